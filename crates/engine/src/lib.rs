@@ -1,0 +1,192 @@
+//! The storage-engine API: the one trait pair every engine implements, as MySQL's
+//! `handler` is for MyISAM and InnoDB. The SQL layer reaches storage only through it.
+//!
+//! An [`Engine`] creates, opens and drops tables; an open [`Table`] scans, looks rows up
+//! through an index by key range, and inserts, updates and deletes rows. Rows cross the
+//! boundary as slices of [`Value`] in the order of [`TableDef::columns`]; index ranges
+//! cross it as byte ranges in the order-preserving encoding of
+//! [`strata_types::keycode`], so engines never interpret SQL.
+//!
+//! The tour of a point select, from the engine's side: the executor calls
+//! [`Table::lock`] for a read lock, builds the key `[1][1][00..07]` for `id = 7` with
+//! `keycode::encode_prefix`, calls [`Table::index_scan`] with the range `[key, successor)`,
+//! and receives the one row through the callback; the guard drops at statement end.
+
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::Arc;
+
+pub use strata_types::{Error, Result, TableDef, Value};
+
+/// Identifies a row inside one table for the duration of a statement (and, for the
+/// `heap` engine, for as long as the row lives: it is the row's offset in the data file).
+pub type RowId = u64;
+
+/// What a scan callback tells the engine to do next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
+/// Table-lock strength, as MySQL's `thr_lock`: readers share, a writer is exclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockMode {
+    Read,
+    Write,
+}
+
+/// A held table lock; released when dropped. Engines without table locks return an
+/// empty guard.
+pub struct TableLock(pub Option<Box<dyn std::any::Any>>);
+
+impl TableLock {
+    pub fn none() -> TableLock {
+        TableLock(None)
+    }
+}
+
+/// A range of encoded index keys (see [`strata_types::keycode`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyRange {
+    pub start: Bound<Vec<u8>>,
+    pub end: Bound<Vec<u8>>,
+}
+
+impl KeyRange {
+    pub fn all() -> KeyRange {
+        KeyRange {
+            start: Bound::Unbounded,
+            end: Bound::Unbounded,
+        }
+    }
+
+    /// Every key that starts with `prefix` (an equality lookup on leading columns).
+    pub fn prefix(prefix: Vec<u8>) -> KeyRange {
+        let end = match strata_types::keycode::prefix_successor(&prefix) {
+            Some(s) => Bound::Excluded(s),
+            None => Bound::Unbounded,
+        };
+        KeyRange {
+            start: Bound::Included(prefix),
+            end,
+        }
+    }
+
+    /// True when `key` lies inside the range.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        let after_start = match &self.start {
+            Bound::Unbounded => true,
+            Bound::Included(s) => key >= s.as_slice(),
+            Bound::Excluded(s) => key > s.as_slice(),
+        };
+        let before_end = match &self.end {
+            Bound::Unbounded => true,
+            Bound::Included(e) => key <= e.as_slice(),
+            Bound::Excluded(e) => key < e.as_slice(),
+        };
+        after_start && before_end
+    }
+}
+
+/// Figures SHOW TABLE STATUS and the planner read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TableStatus {
+    pub rows: u64,
+    pub data_length: u64,
+    pub index_length: u64,
+    pub data_free: u64,
+    /// The next AUTO_INCREMENT value.
+    pub auto_increment: u64,
+}
+
+/// The result of an insert.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inserted {
+    pub row_id: RowId,
+    /// The value the engine generated for the AUTO_INCREMENT column, if it generated one.
+    pub generated_id: Option<u64>,
+}
+
+/// A row callback: receives the row id and the full row; returns whether to go on.
+pub type RowFn<'a> = dyn FnMut(RowId, &[Value]) -> Result<Flow> + 'a;
+
+pub trait Engine: Send + Sync {
+    /// The stored name, `heap` or `btree`.
+    fn name(&self) -> &'static str;
+
+    /// Creates the files of a new, empty table. `path` is the file stem
+    /// (`<datadir>/<db>/<table>`); the engine adds its own extensions.
+    fn create_table(&self, def: &TableDef, path: &Path) -> Result<()>;
+
+    /// Opens an existing table. A missing, truncated or corrupt file is an error that
+    /// names the table, never a panic.
+    fn open_table(&self, def: Arc<TableDef>, path: &Path) -> Result<Arc<dyn Table>>;
+
+    /// Removes the files of a table that is no longer open.
+    fn drop_table(&self, def: &TableDef, path: &Path) -> Result<()>;
+
+    /// Writes every cached change to the files (shutdown, FLUSH TABLES).
+    fn flush(&self) -> Result<()>;
+
+    /// Human-readable cache sizes for the startup banner, e.g. `key cache 8 MiB`.
+    fn describe(&self) -> String;
+}
+
+pub trait Table: Send + Sync {
+    fn def(&self) -> &Arc<TableDef>;
+
+    /// Takes the table lock for one statement (or a LOCK TABLES span). Blocks until
+    /// granted.
+    fn lock(&self, mode: LockMode) -> TableLock;
+
+    /// Calls `f` for every row, in storage order, until it returns [`Flow::Stop`].
+    fn scan(&self, f: &mut RowFn) -> Result<()>;
+
+    /// Calls `f` for every row whose key in index `index` (position in
+    /// [`TableDef::indexes`]) lies in `range`, in key order (descending if `reverse`).
+    fn index_scan(
+        &self,
+        index: usize,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut RowFn,
+    ) -> Result<()>;
+
+    /// Reads one row by id (None if it was deleted).
+    fn fetch(&self, id: RowId) -> Result<Option<Vec<Value>>>;
+
+    /// Inserts a row, checking every unique index. A NULL or 0 in the AUTO_INCREMENT
+    /// column is replaced by the next value; a larger explicit value moves the counter.
+    /// On a duplicate key nothing is changed and [`Error::DuplicateKey`] is returned.
+    fn insert(&self, row: &mut Vec<Value>) -> Result<Inserted>;
+
+    /// Replaces row `id` (whose current contents are `old`) by `new`, maintaining
+    /// every index; returns the row's id afterwards (it may move).
+    fn update(&self, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId>;
+
+    /// Deletes row `id`, whose current contents are `old`.
+    fn delete(&self, id: RowId, old: &[Value]) -> Result<()>;
+
+    /// Removes every row and resets the AUTO_INCREMENT counter.
+    fn truncate(&self) -> Result<()>;
+
+    fn status(&self) -> TableStatus;
+
+    /// Writes cached changes of this table to its files.
+    fn flush(&self) -> Result<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_range_contains_only_prefixed_keys() {
+        let r = KeyRange::prefix(vec![1, 5]);
+        assert!(r.contains(&[1, 5]));
+        assert!(r.contains(&[1, 5, 0xFF, 3]));
+        assert!(!r.contains(&[1, 6]));
+        assert!(!r.contains(&[1, 4, 9]));
+    }
+}

@@ -1,0 +1,414 @@
+//! The one error type of the server, and the one place that maps each kind of failure
+//! to the MySQL error number, SQLSTATE and message a client expects.
+//!
+//! Every layer returns [`Error`]; the wire layer turns it into an ERR packet with
+//! [`Error::code`], [`Error::sqlstate`] and the `Display` text. Messages follow MySQL's
+//! wording so that clients and tests that match on text keep working.
+
+use std::fmt;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// 1064: the statement does not parse. Holds the text near the error.
+    Syntax(String),
+    /// 1235: a construct Strata does not implement, named.
+    NotSupported(String),
+    /// 1295: the statement cannot be prepared; clients fall back to text.
+    UnsupportedPs,
+    /// 1047: a protocol command byte we do not know.
+    UnknownCommand,
+    /// 1045: bad user or password.
+    AccessDenied {
+        user: String,
+        host: String,
+        using_password: bool,
+    },
+    /// 1046
+    NoDatabaseSelected,
+    /// 1049
+    UnknownDatabase(String),
+    /// 1007
+    DatabaseExists(String),
+    /// 1008
+    DropMissingDatabase(String),
+    /// 1146: `db.table` does not exist.
+    NoSuchTable { db: String, table: String },
+    /// 1050
+    TableExists(String),
+    /// 1051: DROP TABLE of a missing table, `db.table`.
+    UnknownTable(String),
+    /// 1054: column name and the clause it appeared in ("field list", "where clause").
+    UnknownColumn { column: String, context: String },
+    /// 1052
+    AmbiguousColumn { column: String, context: String },
+    /// 1060
+    DuplicateColumn(String),
+    /// 1061
+    DuplicateKeyName(String),
+    /// 1068
+    MultiplePrimaryKey,
+    /// 1072
+    KeyColumnMissing(String),
+    /// 1075
+    WrongAutoKey,
+    /// 1067
+    InvalidDefault(String),
+    /// 1176: a named index that does not exist.
+    NoSuchIndex { index: String, table: String },
+    /// 1091
+    CantDropKey(String),
+    /// 1062: the duplicate value as text and the key name.
+    DuplicateKey { value: String, key: String },
+    /// 1048
+    ColumnNotNull(String),
+    /// 1136: row number (1-based).
+    ValueCount(u64),
+    /// 1264: column and row number.
+    OutOfRange { column: String, row: u64 },
+    /// 1406: column and row number.
+    DataTooLong { column: String, row: u64 },
+    /// 1366: type name, value text, column, row.
+    IncorrectValue {
+        kind: String,
+        value: String,
+        column: String,
+        row: u64,
+    },
+    /// 1292: a value that is not a valid date/time, with its type name.
+    TruncatedWrongValue { kind: String, value: String },
+    /// 1193
+    UnknownVariable(String),
+    /// 1231: variable and the value as text.
+    WrongValueForVariable { name: String, value: String },
+    /// 1232
+    WrongTypeForVariable(String),
+    /// 1238: a read-only variable, or the wrong scope.
+    VariableReadOnly(String),
+    /// 1229: a GLOBAL-only variable set with SESSION.
+    VariableIsGlobal(String),
+    /// 1286
+    UnknownEngine(String),
+    /// 1305
+    UnknownFunction(String),
+    /// 1582
+    WrongParamCount(String),
+    /// 1111
+    InvalidGroupUse,
+    /// 1241: expected column count.
+    OperandColumns(usize),
+    /// 1242
+    SubqueryRows,
+    /// 1096
+    NoTablesUsed,
+    /// 1100
+    TableNotLocked(String),
+    /// 1099
+    TableLockedForRead(String),
+    /// 1115
+    UnknownCharset(String),
+    /// 1273
+    UnknownCollation(String),
+    /// 1102
+    WrongDatabaseName(String),
+    /// 1103
+    WrongTableName(String),
+    /// 1074: column, maximum length.
+    ColumnTooLong { column: String, max: u64 },
+    /// 1153
+    PacketTooLarge,
+    /// 1040
+    TooManyConnections,
+    /// 1205
+    LockWaitTimeout,
+    /// 1213
+    Deadlock,
+    /// 1317
+    Interrupted,
+    /// 1194: a table whose files fail their checks; `detail` says which check.
+    Corrupt { table: String, detail: String },
+    /// 1114: the disk or a size limit is full.
+    TableFull(String),
+    /// 1030: an operating-system I/O error in a storage engine.
+    Io(String),
+    /// 1105: an internal invariant broke; the statement is abandoned, the server goes on.
+    Internal(String),
+}
+
+impl Error {
+    /// The MySQL error number.
+    pub fn code(&self) -> u16 {
+        use Error::*;
+        match self {
+            Syntax(_) => 1064,
+            NotSupported(_) => 1235,
+            UnsupportedPs => 1295,
+            UnknownCommand => 1047,
+            AccessDenied { .. } => 1045,
+            NoDatabaseSelected => 1046,
+            UnknownDatabase(_) => 1049,
+            DatabaseExists(_) => 1007,
+            DropMissingDatabase(_) => 1008,
+            NoSuchTable { .. } => 1146,
+            TableExists(_) => 1050,
+            UnknownTable(_) => 1051,
+            UnknownColumn { .. } => 1054,
+            AmbiguousColumn { .. } => 1052,
+            DuplicateColumn(_) => 1060,
+            DuplicateKeyName(_) => 1061,
+            MultiplePrimaryKey => 1068,
+            KeyColumnMissing(_) => 1072,
+            WrongAutoKey => 1075,
+            InvalidDefault(_) => 1067,
+            NoSuchIndex { .. } => 1176,
+            CantDropKey(_) => 1091,
+            DuplicateKey { .. } => 1062,
+            ColumnNotNull(_) => 1048,
+            ValueCount(_) => 1136,
+            OutOfRange { .. } => 1264,
+            DataTooLong { .. } => 1406,
+            IncorrectValue { .. } => 1366,
+            TruncatedWrongValue { .. } => 1292,
+            UnknownVariable(_) => 1193,
+            WrongValueForVariable { .. } => 1231,
+            WrongTypeForVariable(_) => 1232,
+            VariableReadOnly(_) => 1238,
+            VariableIsGlobal(_) => 1229,
+            UnknownEngine(_) => 1286,
+            UnknownFunction(_) => 1305,
+            WrongParamCount(_) => 1582,
+            InvalidGroupUse => 1111,
+            OperandColumns(_) => 1241,
+            SubqueryRows => 1242,
+            NoTablesUsed => 1096,
+            TableNotLocked(_) => 1100,
+            TableLockedForRead(_) => 1099,
+            UnknownCharset(_) => 1115,
+            UnknownCollation(_) => 1273,
+            WrongDatabaseName(_) => 1102,
+            WrongTableName(_) => 1103,
+            ColumnTooLong { .. } => 1074,
+            PacketTooLarge => 1153,
+            TooManyConnections => 1040,
+            LockWaitTimeout => 1205,
+            Deadlock => 1213,
+            Interrupted => 1317,
+            Corrupt { .. } => 1194,
+            TableFull(_) => 1114,
+            Io(_) => 1030,
+            Internal(_) => 1105,
+        }
+    }
+
+    /// The five-character SQLSTATE that goes with [`Error::code`].
+    pub fn sqlstate(&self) -> &'static str {
+        match self.code() {
+            1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091 | 1061 | 1231 | 1232
+            | 1074 | 1115 | 1102 | 1103 | 1286 | 1305 | 1582 | 1273 => "42000",
+            1146 | 1051 => "42S02",
+            1050 => "42S01",
+            1054 => "42S22",
+            1060 => "42S21",
+            1052 | 1062 | 1048 => "23000",
+            1045 => "28000",
+            1046 => "3D000",
+            1136 => "21S01",
+            1241 | 1242 => "21000",
+            1264 => "22003",
+            1406 => "22001",
+            1292 => "22007",
+            1047 | 1153 => "08S01",
+            1040 => "08004",
+            1205 | 1213 => "40001",
+            1317 => "70100",
+            _ => "HY000",
+        }
+    }
+
+    /// Wraps an operating-system error from a storage engine.
+    pub fn io(context: impl fmt::Display, err: std::io::Error) -> Error {
+        if err.raw_os_error() == Some(28) {
+            return Error::TableFull(format!("{context}: {err}"));
+        }
+        Error::Io(format!("{context}: {err}"))
+    }
+
+    /// A corrupt-file error naming the table and what check failed.
+    pub fn corrupt(table: impl Into<String>, detail: impl Into<String>) -> Error {
+        Error::Corrupt {
+            table: table.into(),
+            detail: detail.into(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Error::*;
+        match self {
+            Syntax(near) => write!(
+                f,
+                "You have an error in your SQL syntax; check the manual that corresponds to your \
+                 MySQL server version for the right syntax to use near '{near}'"
+            ),
+            NotSupported(what) => write!(f, "This version of Strata doesn't yet support '{what}'"),
+            UnsupportedPs => {
+                write!(
+                    f,
+                    "This command is not supported in the prepared statement protocol yet"
+                )
+            }
+            UnknownCommand => write!(f, "Unknown command"),
+            AccessDenied {
+                user,
+                host,
+                using_password,
+            } => write!(
+                f,
+                "Access denied for user '{user}'@'{host}' (using password: {})",
+                if *using_password { "YES" } else { "NO" }
+            ),
+            NoDatabaseSelected => write!(f, "No database selected"),
+            UnknownDatabase(db) => write!(f, "Unknown database '{db}'"),
+            DatabaseExists(db) => write!(f, "Can't create database '{db}'; database exists"),
+            DropMissingDatabase(db) => {
+                write!(f, "Can't drop database '{db}'; database doesn't exist")
+            }
+            NoSuchTable { db, table } => write!(f, "Table '{db}.{table}' doesn't exist"),
+            TableExists(t) => write!(f, "Table '{t}' already exists"),
+            UnknownTable(t) => write!(f, "Unknown table '{t}'"),
+            UnknownColumn { column, context } => {
+                write!(f, "Unknown column '{column}' in '{context}'")
+            }
+            AmbiguousColumn { column, context } => {
+                write!(f, "Column '{column}' in {context} is ambiguous")
+            }
+            DuplicateColumn(c) => write!(f, "Duplicate column name '{c}'"),
+            DuplicateKeyName(k) => write!(f, "Duplicate key name '{k}'"),
+            MultiplePrimaryKey => write!(f, "Multiple primary key defined"),
+            KeyColumnMissing(c) => write!(f, "Key column '{c}' doesn't exist in table"),
+            WrongAutoKey => write!(
+                f,
+                "Incorrect table definition; there can be only one auto column and it must be \
+                 defined as a key"
+            ),
+            InvalidDefault(c) => write!(f, "Invalid default value for '{c}'"),
+            NoSuchIndex { index, table } => {
+                write!(f, "Key '{index}' doesn't exist in table '{table}'")
+            }
+            CantDropKey(k) => write!(f, "Can't DROP INDEX `{k}`; check that it exists"),
+            DuplicateKey { value, key } => write!(f, "Duplicate entry '{value}' for key '{key}'"),
+            ColumnNotNull(c) => write!(f, "Column '{c}' cannot be null"),
+            ValueCount(row) => write!(f, "Column count doesn't match value count at row {row}"),
+            OutOfRange { column, row } => {
+                write!(f, "Out of range value for column '{column}' at row {row}")
+            }
+            DataTooLong { column, row } => {
+                write!(f, "Data too long for column '{column}' at row {row}")
+            }
+            IncorrectValue {
+                kind,
+                value,
+                column,
+                row,
+            } => write!(
+                f,
+                "Incorrect {kind} value: '{value}' for column `{column}` at row {row}"
+            ),
+            TruncatedWrongValue { kind, value } => write!(f, "Incorrect {kind} value: '{value}'"),
+            UnknownVariable(v) => write!(f, "Unknown system variable '{v}'"),
+            WrongValueForVariable { name, value } => {
+                write!(
+                    f,
+                    "Variable '{name}' can't be set to the value of '{value}'"
+                )
+            }
+            WrongTypeForVariable(v) => write!(f, "Incorrect argument type to variable '{v}'"),
+            VariableReadOnly(v) => {
+                write!(f, "Variable '{v}' is a read only variable")
+            }
+            VariableIsGlobal(v) => write!(
+                f,
+                "Variable '{v}' is a GLOBAL variable and should be set with SET GLOBAL"
+            ),
+            UnknownEngine(e) => write!(f, "Unknown storage engine '{e}'"),
+            UnknownFunction(n) => write!(f, "FUNCTION {n} does not exist"),
+            WrongParamCount(n) => {
+                write!(
+                    f,
+                    "Incorrect parameter count in the call to native function '{n}'"
+                )
+            }
+            InvalidGroupUse => write!(f, "Invalid use of group function"),
+            OperandColumns(n) => write!(f, "Operand should contain {n} column(s)"),
+            SubqueryRows => write!(f, "Subquery returns more than 1 row"),
+            NoTablesUsed => write!(f, "No tables used"),
+            TableNotLocked(t) => write!(f, "Table '{t}' was not locked with LOCK TABLES"),
+            TableLockedForRead(t) => {
+                write!(
+                    f,
+                    "Table '{t}' was locked with a READ lock and can't be updated"
+                )
+            }
+            UnknownCharset(c) => write!(f, "Unknown character set: '{c}'"),
+            UnknownCollation(c) => write!(f, "Unknown collation: '{c}'"),
+            WrongDatabaseName(d) => write!(f, "Incorrect database name '{d}'"),
+            WrongTableName(t) => write!(f, "Incorrect table name '{t}'"),
+            ColumnTooLong { column, max } => write!(
+                f,
+                "Column length too big for column '{column}' (max = {max}); use BLOB or TEXT \
+                 instead"
+            ),
+            PacketTooLarge => write!(f, "Got a packet bigger than 'max_allowed_packet' bytes"),
+            TooManyConnections => write!(f, "Too many connections"),
+            LockWaitTimeout => write!(f, "Lock wait timeout exceeded; try restarting transaction"),
+            Deadlock => {
+                write!(
+                    f,
+                    "Deadlock found when trying to get lock; try restarting transaction"
+                )
+            }
+            Interrupted => write!(f, "Query execution was interrupted"),
+            Corrupt { table, detail } => {
+                write!(
+                    f,
+                    "Table '{table}' is marked as crashed and should be repaired ({detail})"
+                )
+            }
+            TableFull(t) => write!(f, "The table '{t}' is full"),
+            Io(msg) => write!(f, "Got error from storage engine: {msg}"),
+            Internal(msg) => write!(f, "Internal error: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_errors_carry_mysql_numbers() {
+        let e = Error::NoSuchTable {
+            db: "d".into(),
+            table: "t".into(),
+        };
+        assert_eq!((e.code(), e.sqlstate()), (1146, "42S02"));
+        assert_eq!(e.to_string(), "Table 'd.t' doesn't exist");
+        let e = Error::DuplicateKey {
+            value: "1".into(),
+            key: "PRIMARY".into(),
+        };
+        assert_eq!((e.code(), e.sqlstate()), (1062, "23000"));
+        assert_eq!(Error::Syntax("x".into()).sqlstate(), "42000");
+        assert_eq!(Error::UnknownDatabase("x".into()).code(), 1049);
+    }
+
+    #[test]
+    fn disk_full_maps_to_table_full() {
+        let e = Error::io("t1", std::io::Error::from_raw_os_error(28));
+        assert_eq!(e.code(), 1114);
+    }
+}

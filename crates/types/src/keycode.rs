@@ -1,0 +1,237 @@
+//! The order-preserving ("memcomparable") key encoding every engine stores in its
+//! indexes: encoded keys compare with plain byte comparison in the order SQL compares the
+//! values, and the encoding of a key prefix is a byte prefix of the full key, so a range
+//! over leading columns is a byte range.
+//!
+//! Per column: one byte `0x00` for NULL (NULL sorts first, as in MySQL), else `0x01`
+//! followed by:
+//! - integers: a sign byte (`0x00` negative, `0x01` otherwise) and 8 bytes big-endian
+//!   (the two's-complement bits for negatives, the magnitude otherwise), so signed and
+//!   unsigned values share one order;
+//! - DOUBLE/FLOAT: 8 bytes, the IEEE bits with the sign bit flipped (all bits for negatives);
+//! - DECIMAL: the mantissa at the column's scale, i128 with the sign bit flipped, 16 bytes;
+//! - strings: the collation's weight string with `0x00` escaped as `0x00 0xFF`, ended by
+//!   `0x00 0x01`;
+//! - dates: the packed u64 of [`DateTime::pack`], big-endian.
+
+use crate::collation::Collation;
+use crate::datetime::DateTime;
+use crate::decimal::Decimal;
+use crate::schema::{DataType, IndexDef, TableDef};
+use crate::value::Value;
+
+/// Appends one value encoded for a column of type `ty`. Returns false (leaving `out`
+/// unspecified) when the value cannot be represented exactly in the column's domain,
+/// e.g. 2.5 for an integer column; callers then must not use the index for it.
+pub fn encode_value(out: &mut Vec<u8>, v: &Value, ty: &DataType, coll: Collation) -> bool {
+    if v.is_null() {
+        out.push(0);
+        return true;
+    }
+    out.push(1);
+    if ty.is_integer() {
+        let i: i128 = match v {
+            Value::Int(i) => *i as i128,
+            Value::UInt(u) => *u as i128,
+            Value::Double(d) if d.fract() == 0.0 && d.abs() < 1.8e19 => *d as i128,
+            Value::Decimal(d) if d.rescale(0) == *d => d.rescale(0).mantissa,
+            Value::Bytes(b) => {
+                match std::str::from_utf8(b)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<i128>().ok())
+                {
+                    Some(i) => i,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        };
+        encode_int(out, i);
+        return true;
+    }
+    match ty {
+        DataType::Float | DataType::Double => {
+            let Some(d) = v.to_f64() else { return false };
+            if !v.is_numeric() {
+                return false;
+            }
+            let bits = d.to_bits();
+            let flipped = if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits | (1 << 63)
+            };
+            out.extend_from_slice(&flipped.to_be_bytes());
+            true
+        }
+        DataType::Decimal { scale, .. } => {
+            let d = match v {
+                Value::Decimal(d) => *d,
+                Value::Int(i) => Decimal::from_i64(*i),
+                Value::UInt(u) => Decimal::new(*u as i128, 0),
+                Value::Double(f) => match Decimal::from_f64(*f, *scale) {
+                    Some(d) => d,
+                    None => return false,
+                },
+                _ => return false,
+            };
+            let r = d.rescale(*scale);
+            if r != d {
+                return false;
+            }
+            let bits = (r.mantissa as u128) ^ (1u128 << 127);
+            out.extend_from_slice(&bits.to_be_bytes());
+            true
+        }
+        DataType::Date | DataType::DateTime | DataType::Timestamp => {
+            let dt = match v {
+                Value::DateTime(dt) => *dt,
+                Value::Bytes(b) => match std::str::from_utf8(b).ok().and_then(DateTime::parse) {
+                    Some(dt) => dt,
+                    None => return false,
+                },
+                _ => return false,
+            };
+            out.extend_from_slice(&dt.pack().to_be_bytes());
+            true
+        }
+        _ => {
+            let mut text = Vec::new();
+            let bytes: &[u8] = match v {
+                Value::Bytes(b) => b,
+                other => {
+                    other.write_text(&mut text);
+                    &text
+                }
+            };
+            let mut w = Vec::with_capacity(bytes.len());
+            coll.weight_string(bytes, &mut w);
+            for b in w {
+                if b == 0 {
+                    out.extend_from_slice(&[0, 0xFF]);
+                } else {
+                    out.push(b);
+                }
+            }
+            out.extend_from_slice(&[0, 1]);
+            true
+        }
+    }
+}
+
+fn encode_int(out: &mut Vec<u8>, i: i128) {
+    if i < 0 {
+        out.push(0);
+        out.extend_from_slice(&(i as i64 as u64).to_be_bytes());
+    } else {
+        out.push(1);
+        out.extend_from_slice(&(i.min(u64::MAX as i128) as u64).to_be_bytes());
+    }
+}
+
+/// Encodes the index's columns of a full row. Always exact for stored rows.
+pub fn encode_index_key(out: &mut Vec<u8>, table: &TableDef, index: &IndexDef, row: &[Value]) {
+    for &c in &index.columns {
+        let col = &table.columns[c];
+        encode_value(out, &row[c], &col.data_type, col.collation);
+    }
+}
+
+/// Encodes leading values of an index (a prefix of its columns). False if a value
+/// cannot be represented exactly.
+pub fn encode_prefix(
+    out: &mut Vec<u8>,
+    table: &TableDef,
+    index: &IndexDef,
+    values: &[Value],
+) -> bool {
+    for (v, &c) in values.iter().zip(&index.columns) {
+        let col = &table.columns[c];
+        if !encode_value(out, v, &col.data_type, col.collation) {
+            return false;
+        }
+    }
+    true
+}
+
+/// The smallest byte string greater than every string that starts with `prefix`,
+/// or None when there is none (all 0xFF).
+pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut s = prefix.to_vec();
+    while let Some(last) = s.pop() {
+        if last < 0xFF {
+            s.push(last + 1);
+            return Some(s);
+        }
+    }
+    None
+}
+
+/// True when an encoded key contains a NULL column among its first `columns` columns
+/// (unique indexes allow any number of rows with a NULL in the key, as MySQL does).
+pub fn row_key_has_null(table: &TableDef, index: &IndexDef, row: &[Value]) -> bool {
+    let _ = table;
+    index.columns.iter().any(|&c| row[c].is_null())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(v: Value, ty: DataType, coll: Collation) -> Vec<u8> {
+        let mut out = vec![];
+        assert!(encode_value(&mut out, &v, &ty, coll));
+        out
+    }
+
+    #[test]
+    fn integers_order_across_signs() {
+        let t = DataType::BigInt { unsigned: false };
+        let c = Collation::Binary;
+        let vals = [
+            Value::Null,
+            Value::Int(-5),
+            Value::Int(-1),
+            Value::Int(0),
+            Value::UInt(7),
+            Value::UInt(u64::MAX),
+        ];
+        let encs: Vec<_> = vals.iter().map(|v| enc(v.clone(), t, c)).collect();
+        assert!(encs.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(enc(Value::Int(3), t, c), enc(Value::UInt(3), t, c));
+        let mut o = vec![];
+        assert!(!encode_value(&mut o, &Value::Double(2.5), &t, c));
+    }
+
+    #[test]
+    fn strings_follow_collation_and_prefixes_nest() {
+        let t = DataType::VarChar(10);
+        let a = enc(Value::str("abc "), t, Collation::GeneralCi);
+        let b = enc(Value::str("ABC"), t, Collation::GeneralCi);
+        assert_eq!(a, b);
+        let ab = enc(Value::str("ab"), t, Collation::GeneralCi);
+        assert!(ab < a);
+        let with_nul = enc(
+            Value::Bytes(b"a\0b".to_vec()),
+            DataType::Blob(100),
+            Collation::Binary,
+        );
+        let plain = enc(
+            Value::Bytes(b"a".to_vec()),
+            DataType::Blob(100),
+            Collation::Binary,
+        );
+        assert!(plain < with_nul);
+    }
+
+    #[test]
+    fn doubles_and_successor() {
+        let t = DataType::Double;
+        let c = Collation::Binary;
+        let xs = [-2.5, -0.1, 0.0, 0.1, 3.0];
+        let encs: Vec<_> = xs.iter().map(|x| enc(Value::Double(*x), t, c)).collect();
+        assert!(encs.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(prefix_successor(&[1, 2, 0xFF]), Some(vec![1, 3]));
+        assert_eq!(prefix_successor(&[0xFF]), None);
+    }
+}

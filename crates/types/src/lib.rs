@@ -1,0 +1,24 @@
+//! The vocabulary every Strata layer shares: SQL values ([`Value`]), column types
+//! ([`DataType`]), table and index definitions ([`TableDef`]), the order-preserving key
+//! encoding engines store in their B-trees ([`keycode`]), the collation rules used by
+//! comparisons ([`collation`]), the result-set sink the executor writes into ([`output`]),
+//! and the one error enum whose variants map to MySQL error numbers and SQLSTATEs
+//! ([`Error`]).
+//!
+//! This crate depends on nothing else in the workspace; everything else depends on it.
+
+pub mod collation;
+pub mod datetime;
+pub mod decimal;
+pub mod error;
+pub mod keycode;
+pub mod output;
+pub mod schema;
+pub mod value;
+
+pub use datetime::DateTime;
+pub use decimal::Decimal;
+pub use error::{Error, Result};
+pub use output::{ColumnMeta, EndInfo, FieldType, OkInfo, QueryOutput};
+pub use schema::{Collation, ColumnDef, DataType, IndexDef, TableDef};
+pub use value::Value;

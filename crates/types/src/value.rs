@@ -1,0 +1,200 @@
+//! A SQL value as it moves between layers: NULL, signed and unsigned integers, doubles,
+//! exact decimals, byte strings (text is UTF-8 bytes; the column type says whether it
+//! is text or binary) and date-times. `Display` gives MySQL's text-protocol form.
+
+use crate::datetime::DateTime;
+use crate::decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub enum Value {
+    #[default]
+    Null,
+    Int(i64),
+    UInt(u64),
+    Double(f64),
+    Decimal(Decimal),
+    Bytes(Vec<u8>),
+    DateTime(DateTime),
+}
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    pub fn str(s: &str) -> Value {
+        Value::Bytes(s.as_bytes().to_vec())
+    }
+
+    /// The value as a signed integer, converting as MySQL does in integer context
+    /// (strings parse their leading number; doubles round). None for NULL.
+    pub fn to_i64(&self) -> Option<i64> {
+        match self {
+            Value::Null => None,
+            Value::Int(v) => Some(*v),
+            Value::UInt(v) => Some(*v as i64),
+            Value::Double(d) => Some(d.round() as i64),
+            Value::Decimal(d) => Some(
+                d.rescale(0)
+                    .mantissa
+                    .clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+            ),
+            Value::Bytes(b) => Some(parse_leading_f64(b).round() as i64),
+            Value::DateTime(dt) => Some(datetime_as_number(dt) as i64),
+        }
+    }
+
+    /// The value as a double (NULL is None).
+    pub fn to_f64(&self) -> Option<f64> {
+        match self {
+            Value::Null => None,
+            Value::Int(v) => Some(*v as f64),
+            Value::UInt(v) => Some(*v as f64),
+            Value::Double(d) => Some(*d),
+            Value::Decimal(d) => Some(d.to_f64()),
+            Value::Bytes(b) => Some(parse_leading_f64(b)),
+            Value::DateTime(dt) => Some(datetime_as_number(dt)),
+        }
+    }
+
+    /// True when the value is a number type (not a string or date).
+    pub fn is_numeric(&self) -> bool {
+        matches!(
+            self,
+            Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_)
+        )
+    }
+
+    /// MySQL truthiness: NULL is None, numbers are true when non-zero.
+    pub fn truth(&self) -> Option<bool> {
+        match self {
+            Value::Null => None,
+            Value::Int(v) => Some(*v != 0),
+            Value::UInt(v) => Some(*v != 0),
+            Value::Double(d) => Some(*d != 0.0),
+            Value::Decimal(d) => Some(d.mantissa != 0),
+            Value::Bytes(b) => Some(parse_leading_f64(b) != 0.0),
+            Value::DateTime(_) => Some(true),
+        }
+    }
+
+    /// Text form into a buffer (the text protocol's encoding). NULL writes nothing.
+    pub fn write_text(&self, out: &mut Vec<u8>) {
+        use std::io::Write;
+        match self {
+            Value::Null => {}
+            Value::Int(v) => {
+                let _ = write!(out, "{v}");
+            }
+            Value::UInt(v) => {
+                let _ = write!(out, "{v}");
+            }
+            Value::Double(d) => {
+                let _ = write!(out, "{}", format_double(*d));
+            }
+            Value::Decimal(d) => {
+                let _ = write!(out, "{d}");
+            }
+            Value::Bytes(b) => out.extend_from_slice(b),
+            Value::DateTime(dt) => {
+                let _ = write!(out, "{dt}");
+            }
+        }
+    }
+
+    /// Text form as a String (lossy for non-UTF-8 bytes); "NULL" for NULL.
+    pub fn to_text(&self) -> String {
+        match self {
+            Value::Null => "NULL".into(),
+            Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+            other => {
+                let mut v = Vec::new();
+                other.write_text(&mut v);
+                String::from_utf8_lossy(&v).into_owned()
+            }
+        }
+    }
+}
+
+fn datetime_as_number(dt: &DateTime) -> f64 {
+    (dt.year as f64) * 1e10
+        + dt.month as f64 * 1e8
+        + dt.day as f64 * 1e6
+        + dt.hour as f64 * 1e4
+        + dt.minute as f64 * 100.0
+        + dt.second as f64
+}
+
+/// MySQL prints doubles in their shortest round-trip form, switching to exponent
+/// notation for very large or small magnitudes.
+pub fn format_double(d: f64) -> String {
+    if d == 0.0 {
+        return "0".into();
+    }
+    if d.is_finite() && (d.abs() >= 1e15 || d.abs() < 1e-15) {
+        let s = format!("{d:e}");
+        return s.replace("e", "e+").replace("e+-", "e-");
+    }
+    format!("{d}")
+}
+
+/// Parses the numeric prefix of a string as MySQL does in numeric context
+/// (`'12abc'` is 12, `'abc'` is 0).
+pub fn parse_leading_f64(b: &[u8]) -> f64 {
+    let s = match std::str::from_utf8(b) {
+        Ok(s) => s.trim_start(),
+        Err(_) => return 0.0,
+    };
+    let bytes = s.as_bytes();
+    let mut end = 0;
+    let mut seen_digit = false;
+    let mut seen_dot = false;
+    let mut seen_e = false;
+    while end < bytes.len() {
+        let c = bytes[end];
+        match c {
+            b'0'..=b'9' => seen_digit = true,
+            b'+' | b'-' if end == 0 || matches!(bytes[end - 1], b'e' | b'E') => {}
+            b'.' if !seen_dot && !seen_e => seen_dot = true,
+            b'e' | b'E' if seen_digit && !seen_e => seen_e = true,
+            _ => break,
+        }
+        end += 1;
+    }
+    let mut slice = &s[..end];
+    while !slice.is_empty() {
+        if let Ok(v) = slice.parse::<f64>() {
+            return v;
+        }
+        slice = &slice[..slice.len() - 1];
+    }
+    0.0
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_text())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_context_of_strings() {
+        assert_eq!(Value::str("12abc").to_i64(), Some(12));
+        assert_eq!(Value::str("abc").to_f64(), Some(0.0));
+        assert_eq!(Value::str(" 1.5e2x").to_f64(), Some(150.0));
+        assert_eq!(Value::Null.to_i64(), None);
+    }
+
+    #[test]
+    fn text_forms() {
+        assert_eq!(Value::Double(0.5).to_text(), "0.5");
+        assert_eq!(Value::Double(1e20).to_text(), "1e+20");
+        assert_eq!(Value::Int(-3).to_text(), "-3");
+    }
+}

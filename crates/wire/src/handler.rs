@@ -1,0 +1,93 @@
+//! What the protocol layer needs from the layers below it. The wire crate knows nothing
+//! of SQL: it authenticates a user against [`Backend`], then hands each command of the
+//! connection to that connection's [`Handler`] (implemented by the `session` crate and
+//! plugged in by the server binary), which writes its results into a
+//! [`QueryOutput`] the wire crate provides.
+
+use strata_types::{ColumnMeta, QueryOutput, Result, Value};
+
+/// Server-wide services: users and new sessions.
+pub trait Backend: Send + Sync + 'static {
+    type Handler: Handler;
+
+    /// The configured plaintext password of `user`, or None when no such user exists.
+    /// The protocol layer checks scrambles itself (mysql_native_password and
+    /// caching_sha2_password).
+    fn password_of(&self, user: &str) -> Option<String>;
+
+    /// Opens a session for an authenticated user; `db` is the schema the client asked
+    /// for in its handshake (an unknown one fails with error 1049).
+    fn open_session(&self, connection_id: u32, user: &str, db: Option<&str>)
+        -> Result<Self::Handler>;
+
+    /// `max_allowed_packet` in bytes: larger incoming commands are refused with 1153.
+    fn max_allowed_packet(&self) -> usize {
+        64 << 20
+    }
+
+    /// Connections beyond this are refused with error 1040.
+    fn max_connections(&self) -> usize {
+        1024
+    }
+}
+
+/// A prepared statement as the session reports it to COM_STMT_PREPARE.
+#[derive(Clone, Debug, Default)]
+pub struct PreparedInfo {
+    pub statement_id: u32,
+    /// Number of `?` placeholders.
+    pub params: u16,
+    /// The result columns, when the statement returns rows (empty otherwise).
+    pub columns: Vec<ColumnMeta>,
+}
+
+/// One connection's session. Every method is called on the connection's own thread.
+pub trait Handler {
+    /// COM_QUERY: runs the statements in `sql` and reports each through `out`. With
+    /// `multi_statements` (the client's CLIENT_MULTI_STATEMENTS or COM_SET_OPTION) the
+    /// text may hold several `;`-separated statements: before each one after the first
+    /// the handler calls [`ResultStream::next_result`]. Without it, more than one
+    /// statement is a syntax error (1064).
+    ///
+    /// An `Err` ends the COM_QUERY with an ERR packet; statements after a failing one are
+    /// not run, as in MySQL.
+    fn query(&mut self, sql: &str, multi_statements: bool, out: &mut dyn ResultStream) -> Result<()>;
+
+    /// COM_STMT_PREPARE.
+    fn prepare(&mut self, sql: &str) -> Result<PreparedInfo>;
+
+    /// COM_STMT_EXECUTE with decoded parameters.
+    fn execute(&mut self, statement_id: u32, params: &[Value], out: &mut dyn QueryOutput) -> Result<()>;
+
+    /// COM_STMT_CLOSE (no reply is sent).
+    fn close_statement(&mut self, statement_id: u32);
+
+    /// COM_INIT_DB.
+    fn init_db(&mut self, db: &str) -> Result<()>;
+
+    /// COM_FIELD_LIST: the columns of a table in the current database.
+    fn field_list(&mut self, table: &str) -> Result<Vec<ColumnMeta>>;
+
+    /// COM_RESET_CONNECTION: roll back, drop prepared statements, user variables and
+    /// temporary state, reset session variables.
+    fn reset(&mut self);
+
+    /// Server status flags for OK/EOF packets: SERVER_STATUS_IN_TRANS (1),
+    /// SERVER_STATUS_AUTOCOMMIT (2).
+    fn status_flags(&self) -> u16;
+
+    /// The session's current schema, if any.
+    fn current_db(&self) -> Option<String>;
+
+    /// Called once when the connection ends, however it ends.
+    fn close(&mut self);
+}
+
+/// A [`QueryOutput`] that can carry several results (multi-statement COM_QUERY).
+pub trait ResultStream: QueryOutput {
+    /// Announces that another statement's result follows the one just finished, so the
+    /// previous OK/EOF must carry SERVER_MORE_RESULTS_EXISTS. The wire layer buffers the
+    /// last terminal packet until it knows whether more follow.
+    fn next_result(&mut self) -> Result<()>;
+
+}
