@@ -1,1 +1,37 @@
-//! placeholder
+//! The SQL layer: parse with sqlparser-rs, bind names to the catalog, plan access paths,
+//! execute against the engine API.
+//!
+//! The life of `SELECT c FROM sbtest1 WHERE id = ?` (prepared by sysbench):
+//! 1. `session` calls [`lex::number_placeholders`] and [`parse::parse`] once, at
+//!    COM_STMT_PREPARE, then [`exec::prepare`], which for a query calls
+//!    [`select::plan_select`]: the FROM clause becomes a [`bind::Scope`], `id = ?1` is bound
+//!    to `Cmp(Eq, Column(0), Param(0))` by [`bind::Binder`], and the access-path chooser
+//!    sees an equality on all columns of the unique PRIMARY index (`eq_ref`).
+//! 2. Each COM_STMT_EXECUTE runs [`exec::execute`] → [`select::execute_select`]: it takes
+//!    the table's read lock ([`exec::ExecCtx::lock_tables`]), evaluates the key from the
+//!    parameter, encodes it with `strata_types::keycode`, calls `Table::index_scan` with
+//!    that one-key range, re-checks the WHERE conjuncts on the row, projects `c`, and
+//!    streams the row into the [`strata_types::QueryOutput`] the wire layer gave it.
+//!
+//! Text-protocol statements take the same path through a plan cache keyed by
+//! [`lex::normalize`]d text, so parsing is paid once per statement shape.
+
+pub mod bind;
+pub mod catalog;
+pub mod convert;
+pub mod ddl;
+pub mod dml;
+pub mod exec;
+pub mod expr;
+pub mod functions;
+pub mod lex;
+pub mod parse;
+pub mod select;
+pub mod show;
+
+pub use catalog::Catalog;
+pub use exec::{execute, prepare, ExecCtx, Outcome, Plan, Prepared};
+pub use expr::Env;
+
+/// The version string clients see: MySQL 8.0-compatible, since drivers branch on it.
+pub const SERVER_VERSION: &str = "8.0.36-Strata";

@@ -63,6 +63,8 @@ pub enum Error {
     DuplicateKey { value: String, key: String },
     /// 1048
     ColumnNotNull(String),
+    /// 1364: a NOT NULL column without a default was not given a value.
+    NoDefault(String),
     /// 1136: row number (1-based).
     ValueCount(u64),
     /// 1264: column and row number.
@@ -165,6 +167,7 @@ impl Error {
             CantDropKey(_) => 1091,
             DuplicateKey { .. } => 1062,
             ColumnNotNull(_) => 1048,
+            NoDefault(_) => 1364,
             ValueCount(_) => 1136,
             OutOfRange { .. } => 1264,
             DataTooLong { .. } => 1406,
@@ -300,6 +303,7 @@ impl fmt::Display for Error {
             CantDropKey(k) => write!(f, "Can't DROP INDEX `{k}`; check that it exists"),
             DuplicateKey { value, key } => write!(f, "Duplicate entry '{value}' for key '{key}'"),
             ColumnNotNull(c) => write!(f, "Column '{c}' cannot be null"),
+            NoDefault(c) => write!(f, "Field '{c}' doesn't have a default value"),
             ValueCount(row) => write!(f, "Column count doesn't match value count at row {row}"),
             OutOfRange { column, row } => {
                 write!(f, "Out of range value for column '{column}' at row {row}")

@@ -1,0 +1,699 @@
+//! Name resolution: turns sqlparser expressions into bound [`Expr`]s against a
+//! [`Scope`] (the tables of a FROM clause laid out side by side in one row), choosing
+//! collations and static types on the way, and collecting aggregate calls when binding
+//! a grouped select list.
+//!
+//! The row layout is the concatenation of every scope table's columns in FROM order:
+//! table `i`'s column `j` is row position `tables[i].offset + j`.
+
+use crate::expr::{ArithOp, CmpOp, Expr};
+use crate::functions::{self, Func};
+use crate::lex::{number_value, unescape};
+use sqlparser::ast;
+use std::sync::Arc;
+use strata_engine::Table;
+use strata_types::output::flags;
+use strata_types::{Collation, ColumnMeta, DataType, Error, FieldType, Result, TableDef, Value};
+
+pub struct ScopeTable {
+    /// The name the query uses for the table (its alias, or its name).
+    pub alias: String,
+    pub db: String,
+    pub table: Arc<dyn Table>,
+    pub def: Arc<TableDef>,
+    pub offset: usize,
+}
+
+#[derive(Default)]
+pub struct Scope {
+    pub tables: Vec<ScopeTable>,
+}
+
+impl Scope {
+    pub fn width(&self) -> usize {
+        self.tables.last().map_or(0, |t| t.offset + t.def.columns.len())
+    }
+
+    pub fn push(&mut self, alias: String, db: String, table: Arc<dyn Table>) {
+        let offset = self.width();
+        let def = table.def().clone();
+        self.tables.push(ScopeTable { alias, db, table, def, offset });
+    }
+
+    /// Which table a row position belongs to.
+    pub fn table_of(&self, pos: usize) -> usize {
+        self.tables.iter().rposition(|t| t.offset <= pos).unwrap_or(0)
+    }
+
+    /// Resolves `[db.][table.]column` to a row position.
+    pub fn resolve(&self, parts: &[String], context: &str) -> Result<usize> {
+        let (qual, col) = match parts {
+            [c] => (None, c),
+            [t, c] => (Some((None, t)), c),
+            [d, t, c] => (Some((Some(d), t)), c),
+            _ => return Err(Error::Syntax(parts.join("."))),
+        };
+        let mut found = None;
+        for t in &self.tables {
+            if let Some((db, tname)) = qual {
+                if t.alias != *tname || db.is_some_and(|d| *d != t.db) {
+                    continue;
+                }
+            }
+            if let Some(ci) = t.def.column_index(col) {
+                if found.is_some() {
+                    return Err(Error::AmbiguousColumn { column: col.clone(), context: context.into() });
+                }
+                found = Some(t.offset + ci);
+            }
+        }
+        found.ok_or_else(|| Error::UnknownColumn { column: parts.join("."), context: context.into() })
+    }
+
+    /// The column definition at a row position.
+    pub fn column(&self, pos: usize) -> (&ScopeTable, &strata_types::ColumnDef) {
+        let t = &self.tables[self.table_of(pos)];
+        (t, &t.def.columns[pos - t.offset])
+    }
+}
+
+/// The static type of an expression, for result metadata and for converting values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SType {
+    Int,
+    UInt,
+    Double,
+    Decimal(u8),
+    Text,
+    Binary,
+    DateTime,
+    Date,
+    Null,
+}
+
+impl SType {
+    pub fn of_column(ty: &DataType, coll: Collation) -> SType {
+        match ty {
+            t if t.is_integer() && t.is_unsigned() => SType::UInt,
+            t if t.is_integer() => SType::Int,
+            DataType::Float | DataType::Double => SType::Double,
+            DataType::Decimal { scale, .. } => SType::Decimal(*scale),
+            DataType::Date => SType::Date,
+            DataType::DateTime | DataType::Timestamp => SType::DateTime,
+            _ if coll == Collation::Binary => SType::Binary,
+            _ => SType::Text,
+        }
+    }
+
+    pub fn of_value(v: &Value) -> SType {
+        match v {
+            Value::Null => SType::Null,
+            Value::Int(_) => SType::Int,
+            Value::UInt(_) => SType::UInt,
+            Value::Double(_) => SType::Double,
+            Value::Decimal(d) => SType::Decimal(d.scale),
+            Value::Bytes(_) => SType::Text,
+            Value::DateTime(_) => SType::DateTime,
+        }
+    }
+
+    pub fn meta(self, name: &str) -> ColumnMeta {
+        let ft = match self {
+            SType::Int | SType::UInt => FieldType::LongLong,
+            SType::Double => FieldType::Double,
+            SType::Decimal(_) => FieldType::NewDecimal,
+            SType::Text | SType::Binary => FieldType::VarString,
+            SType::DateTime => FieldType::DateTime,
+            SType::Date => FieldType::Date,
+            SType::Null => FieldType::Null,
+        };
+        let mut m = ColumnMeta::computed(name, ft);
+        match self {
+            SType::UInt => m.flags |= flags::UNSIGNED | flags::NUM,
+            SType::Int => m.flags |= flags::NUM,
+            SType::Decimal(s) => {
+                m.decimals = s;
+                m.flags |= flags::NUM;
+            }
+            SType::Binary => {
+                m.charset = 63;
+                m.flags |= flags::BINARY;
+            }
+            SType::DateTime => m.length = 19,
+            SType::Date => m.length = 10,
+            _ => {}
+        }
+        m
+    }
+}
+
+/// Result metadata for a table column.
+pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) -> ColumnMeta {
+    let mut fl = 0;
+    if !col.nullable {
+        fl |= flags::NOT_NULL;
+    }
+    if col.data_type.is_unsigned() {
+        fl |= flags::UNSIGNED;
+    }
+    if col.auto_increment {
+        fl |= flags::AUTO_INCREMENT;
+    }
+    if col.data_type.is_integer() || matches!(col.data_type, DataType::Decimal { .. } | DataType::Double | DataType::Float) {
+        fl |= flags::NUM;
+    }
+    if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_)) {
+        fl |= flags::BLOB;
+    }
+    if col.collation == Collation::Binary {
+        fl |= flags::BINARY;
+    }
+    if let Some(ci) = t.def.column_index(&col.name) {
+        for ix in &t.def.indexes {
+            if ix.columns.first() == Some(&ci) {
+                fl |= if ix.primary {
+                    flags::PRI_KEY
+                } else if ix.unique {
+                    flags::UNIQUE_KEY
+                } else {
+                    flags::MULTIPLE_KEY
+                };
+            }
+        }
+    }
+    ColumnMeta {
+        schema: t.db.clone(),
+        table: t.alias.clone(),
+        org_table: t.def.name.clone(),
+        name: name.to_string(),
+        org_name: col.name.clone(),
+        field_type: col.data_type.field_type(),
+        flags: fl,
+        charset: if col.data_type.is_text() { col.collation.id() } else { 63 },
+        length: col.data_type.display_length(col.collation),
+        decimals: match col.data_type {
+            DataType::Decimal { scale, .. } => scale,
+            DataType::Float | DataType::Double => 31,
+            _ => 0,
+        },
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    /// A non-grouped column in a grouped query: any (the first) row's value, as MySQL
+    /// without ONLY_FULL_GROUP_BY.
+    AnyValue,
+}
+
+#[derive(Clone, Debug)]
+pub struct AggSpec {
+    pub func: AggFunc,
+    pub arg: Option<Expr>,
+    pub distinct: bool,
+    pub arg_type: SType,
+    pub coll: Collation,
+}
+
+/// Collects aggregate calls and group keys while binding a grouped query.
+#[derive(Default)]
+pub struct Aggregation {
+    /// GROUP BY expressions bound against the source scope, with their display text.
+    pub groups: Vec<(String, Expr, SType, Collation)>,
+    pub aggs: Vec<AggSpec>,
+}
+
+/// The binding context of one clause.
+pub struct Binder<'a> {
+    pub scope: &'a Scope,
+    pub context: &'static str,
+    /// Set while binding a grouped select list, HAVING or ORDER BY: expressions then
+    /// read the aggregate output row (group keys, then aggregates).
+    pub agg: Option<&'a mut Aggregation>,
+    /// Select-list aliases visible to this clause (ORDER BY, HAVING): name, bound expr.
+    pub aliases: &'a [(String, Expr, SType)],
+}
+
+fn ident_parts(idents: &[ast::Ident]) -> Vec<String> {
+    idents.iter().map(|i| i.value.clone()).collect()
+}
+
+pub fn object_name_parts(name: &ast::ObjectName) -> Vec<String> {
+    name.0
+        .iter()
+        .map(|p| match p.as_ident() {
+            Some(i) => i.value.clone(),
+            None => p.to_string(),
+        })
+        .collect()
+}
+
+fn is_aggregate_name(name: &str) -> bool {
+    matches!(name.to_ascii_lowercase().as_str(), "count" | "sum" | "avg" | "min" | "max")
+}
+
+/// True when the AST expression contains an aggregate call.
+pub fn contains_aggregate(e: &ast::Expr) -> bool {
+    let text = e.to_string().to_ascii_lowercase();
+    ["count(", "sum(", "avg(", "min(", "max("].iter().any(|f| text.contains(f))
+}
+
+impl<'a> Binder<'a> {
+    pub fn new(scope: &'a Scope, context: &'static str) -> Binder<'a> {
+        Binder { scope, context, agg: None, aliases: &[] }
+    }
+
+    /// Binds an expression and returns it with its static type and collation.
+    pub fn bind(&mut self, e: &ast::Expr) -> Result<(Expr, SType, Collation)> {
+        if let Some(agg) = self.agg.as_deref() {
+            let text = e.to_string();
+            if let Some(i) = agg.groups.iter().position(|g| g.0.eq_ignore_ascii_case(&text)) {
+                let g = &agg.groups[i];
+                return Ok((Expr::Column(i), g.2, g.3));
+            }
+        }
+        use ast::Expr as A;
+        Ok(match e {
+            A::Identifier(id) => self.bind_name(&[id.value.clone()])?,
+            A::CompoundIdentifier(ids) => self.bind_name(&ident_parts(ids))?,
+            A::Value(v) if placeholder_index(&v.value).is_some() => {
+                let i = placeholder_index(&v.value).unwrap_or(0);
+                (Expr::Param(i), SType::Null, Collation::GeneralCi)
+            }
+            A::Value(v) => {
+                let v = literal(&v.value)?;
+                let t = SType::of_value(&v);
+                (Expr::Literal(v), t, Collation::GeneralCi)
+            }
+            A::Nested(inner) => self.bind(inner)?,
+            A::UnaryOp { op, expr } => {
+                let (x, t, c) = self.bind(expr)?;
+                match op {
+                    ast::UnaryOperator::Minus => {
+                        let t = if t == SType::UInt { SType::Int } else { t };
+                        match x {
+                            Expr::Literal(Value::Int(i)) if i != i64::MIN => (Expr::Literal(Value::Int(-i)), t, c),
+                            Expr::Literal(Value::UInt(u)) if u == 1 << 63 => (Expr::Literal(Value::Int(i64::MIN)), t, c),
+                            x => (Expr::Neg(Box::new(x)), t, c),
+                        }
+                    }
+                    ast::UnaryOperator::Plus => (x, t, c),
+                    ast::UnaryOperator::Not => (Expr::Not(Box::new(x)), SType::Int, c),
+                    other => return Err(Error::NotSupported(format!("operator {other}"))),
+                }
+            }
+            A::BinaryOp { left, op, right } => self.bind_binary(left, op, right)?,
+            A::IsNull(x) => (Expr::IsNull(Box::new(self.bind(x)?.0), false), SType::Int, Collation::GeneralCi),
+            A::IsNotNull(x) => (Expr::IsNull(Box::new(self.bind(x)?.0), true), SType::Int, Collation::GeneralCi),
+            A::IsTrue(x) => (Expr::IsTruth(Box::new(self.bind(x)?.0), true, false), SType::Int, Collation::GeneralCi),
+            A::IsNotTrue(x) => (Expr::IsTruth(Box::new(self.bind(x)?.0), true, true), SType::Int, Collation::GeneralCi),
+            A::IsFalse(x) => (Expr::IsTruth(Box::new(self.bind(x)?.0), false, false), SType::Int, Collation::GeneralCi),
+            A::IsNotFalse(x) => (Expr::IsTruth(Box::new(self.bind(x)?.0), false, true), SType::Int, Collation::GeneralCi),
+            A::Between { expr, negated, low, high } => {
+                let (x, _, c1) = self.bind(expr)?;
+                let (lo, _, c2) = self.bind(low)?;
+                let (hi, _, c3) = self.bind(high)?;
+                let coll = pick_coll(&[(&x, c1), (&lo, c2), (&hi, c3)], self.scope);
+                (
+                    Expr::Between { expr: Box::new(x), low: Box::new(lo), high: Box::new(hi), negated: *negated, coll },
+                    SType::Int,
+                    coll,
+                )
+            }
+            A::InList { expr, list, negated } => {
+                let (x, _, c) = self.bind(expr)?;
+                let mut items = Vec::with_capacity(list.len());
+                for i in list {
+                    items.push(self.bind(i)?.0);
+                }
+                let coll = pick_coll(&[(&x, c)], self.scope);
+                (Expr::InList { expr: Box::new(x), list: items, negated: *negated, coll }, SType::Int, coll)
+            }
+            A::Like { negated, expr, pattern, escape_char, any: false } => {
+                let (x, _, c) = self.bind(expr)?;
+                let (p, _, _) = self.bind(pattern)?;
+                let escape = match escape_char {
+                    None => b'\\',
+                    Some(e) => match e.as_ref() {
+                        ast::Expr::Value(v) => match literal(&v.value)? {
+                            Value::Bytes(b) if b.len() == 1 => b[0],
+                            _ => return Err(Error::Syntax("ESCAPE".into())),
+                        },
+                        _ => return Err(Error::Syntax("ESCAPE".into())),
+                    },
+                };
+                let coll = pick_coll(&[(&x, c)], self.scope);
+                (Expr::Like { expr: Box::new(x), pattern: Box::new(p), negated: *negated, escape, coll }, SType::Int, coll)
+            }
+            A::Case { operand, conditions, else_result, .. } => {
+                let operand = match operand {
+                    Some(o) => Some(Box::new(self.bind(o)?.0)),
+                    None => None,
+                };
+                let mut whens = Vec::new();
+                let mut ty = SType::Null;
+                for cw in conditions {
+                    let w = self.bind(&cw.condition)?.0;
+                    let (r, t, _) = self.bind(&cw.result)?;
+                    ty = unify(ty, t);
+                    whens.push((w, r));
+                }
+                let otherwise = match else_result {
+                    Some(e) => {
+                        let (x, t, _) = self.bind(e)?;
+                        ty = unify(ty, t);
+                        Some(Box::new(x))
+                    }
+                    None => None,
+                };
+                (Expr::Case { operand, whens, otherwise, coll: Collation::GeneralCi }, ty, Collation::GeneralCi)
+            }
+            A::Cast { expr, data_type, .. } => {
+                let (x, _, c) = self.bind(expr)?;
+                let (f, t) = cast_target(data_type)?;
+                let c = if f == Func::CastBinary { Collation::Binary } else { c };
+                (Expr::Func(f, vec![x]), t, c)
+            }
+            A::Function(f) => self.bind_function(f)?,
+            A::TypedString(ts) => {
+                let text = match &ts.value.value {
+                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let v = match functions::to_datetime(&Value::str(&text)) {
+                    Some(d) => Value::DateTime(d),
+                    None => return Err(Error::TruncatedWrongValue { kind: "datetime".into(), value: text }),
+                };
+                (Expr::Literal(v), SType::DateTime, Collation::GeneralCi)
+            }
+            A::Subquery(_) | A::Exists { .. } | A::InSubquery { .. } => {
+                return Err(Error::NotSupported("subqueries".into()))
+            }
+            other => return Err(Error::NotSupported(format!("expression {other}"))),
+        })
+    }
+
+    fn bind_name(&mut self, parts: &[String]) -> Result<(Expr, SType, Collation)> {
+        if let [name] = parts {
+            if let Some(rest) = name.strip_prefix("@@") {
+                return Ok(system_variable(rest, None));
+            }
+            if let Some(rest) = name.strip_prefix('@') {
+                return Ok((Expr::UserVariable(rest.to_ascii_lowercase()), SType::Text, Collation::GeneralCi));
+            }
+            if let Some((_, e, t)) = self.aliases.iter().find(|a| a.0.eq_ignore_ascii_case(name)) {
+                if self.scope.resolve(parts, self.context).is_err() || self.agg.is_some() {
+                    return Ok((e.clone(), *t, Collation::GeneralCi));
+                }
+            }
+        }
+        if let [scope, name] = parts {
+            if let Some(s) = scope.strip_prefix("@@") {
+                return Ok(system_variable(name, Some(s)));
+            }
+        }
+        let pos = self.scope.resolve(parts, self.context)?;
+        let (_, col) = self.scope.column(pos);
+        let (ty, coll) = (SType::of_column(&col.data_type, col.collation), col.collation);
+        if let Some(agg) = self.agg.as_deref_mut() {
+            // A bare column in a grouped query reads any row of its group.
+            let i = agg.aggs.len();
+            agg.aggs.push(AggSpec { func: AggFunc::AnyValue, arg: Some(Expr::Column(pos)), distinct: false, arg_type: ty, coll });
+            return Ok((Expr::Column(agg.groups.len() + i), ty, coll));
+        }
+        Ok((Expr::Column(pos), ty, coll))
+    }
+
+    fn bind_binary(&mut self, left: &ast::Expr, op: &ast::BinaryOperator, right: &ast::Expr) -> Result<(Expr, SType, Collation)> {
+        use ast::BinaryOperator as B;
+        let (l, lt, lc) = self.bind(left)?;
+        let (r, rt, rc) = self.bind(right)?;
+        let cmp = |op| {
+            let coll = pick_coll(&[(&l, lc), (&r, rc)], self.scope);
+            (Expr::Cmp(op, Box::new(l.clone()), Box::new(r.clone()), coll), SType::Int, coll)
+        };
+        let ar = |op| {
+            let t = arith_type(op, lt, rt);
+            (Expr::Arith(op, Box::new(l.clone()), Box::new(r.clone())), t, Collation::GeneralCi)
+        };
+        Ok(match op {
+            B::Eq => cmp(CmpOp::Eq),
+            B::NotEq => cmp(CmpOp::Ne),
+            B::Lt => cmp(CmpOp::Lt),
+            B::LtEq => cmp(CmpOp::Le),
+            B::Gt => cmp(CmpOp::Gt),
+            B::GtEq => cmp(CmpOp::Ge),
+            B::Spaceship => cmp(CmpOp::NullSafeEq),
+            B::Plus => ar(ArithOp::Add),
+            B::Minus => ar(ArithOp::Sub),
+            B::Multiply => ar(ArithOp::Mul),
+            B::Divide => ar(ArithOp::Div),
+            B::Modulo => ar(ArithOp::Mod),
+            B::MyIntegerDivide => ar(ArithOp::IntDiv),
+            B::And => (Expr::And(Box::new(l), Box::new(r)), SType::Int, Collation::GeneralCi),
+            B::Or => (Expr::Or(Box::new(l), Box::new(r)), SType::Int, Collation::GeneralCi),
+            B::Xor => (Expr::Xor(Box::new(l), Box::new(r)), SType::Int, Collation::GeneralCi),
+            B::BitwiseAnd => (Expr::BitOp('&', Box::new(l), Box::new(r)), SType::UInt, Collation::GeneralCi),
+            B::BitwiseOr => (Expr::BitOp('|', Box::new(l), Box::new(r)), SType::UInt, Collation::GeneralCi),
+            B::BitwiseXor => (Expr::BitOp('^', Box::new(l), Box::new(r)), SType::UInt, Collation::GeneralCi),
+            B::PGBitwiseShiftLeft => (Expr::BitOp('<', Box::new(l), Box::new(r)), SType::UInt, Collation::GeneralCi),
+            B::PGBitwiseShiftRight => (Expr::BitOp('>', Box::new(l), Box::new(r)), SType::UInt, Collation::GeneralCi),
+            other => return Err(Error::NotSupported(format!("operator {other}"))),
+        })
+    }
+
+    fn bind_function(&mut self, f: &ast::Function) -> Result<(Expr, SType, Collation)> {
+        let name = object_name_parts(&f.name).join(".");
+        let (args, distinct, star) = match &f.args {
+            ast::FunctionArguments::None => (vec![], false, false),
+            ast::FunctionArguments::List(list) => {
+                let distinct = matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+                let mut args = vec![];
+                let mut star = false;
+                for a in &list.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e.clone()),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        other => return Err(Error::NotSupported(format!("argument {other}"))),
+                    }
+                }
+                (args, distinct, star)
+            }
+            ast::FunctionArguments::Subquery(_) => return Err(Error::NotSupported("subqueries".into())),
+        };
+        if is_aggregate_name(&name) {
+            return self.bind_aggregate(&name, &args, distinct, star);
+        }
+        if name.eq_ignore_ascii_case("values") {
+            return Err(Error::NotSupported("VALUES() outside ON DUPLICATE KEY UPDATE".into()));
+        }
+        let Some((func, min, max)) = functions::lookup(&name) else {
+            return Err(Error::UnknownFunction(name));
+        };
+        if args.len() < min || args.len() > max {
+            return Err(Error::WrongParamCount(name));
+        }
+        let mut bound = Vec::with_capacity(args.len());
+        let mut types = Vec::new();
+        let mut colls = Vec::new();
+        for a in &args {
+            let (e, t, c) = self.bind(a)?;
+            bound.push(e);
+            types.push(t);
+            colls.push(c);
+        }
+        let ty = match func {
+            Func::Database | Func::Version | Func::User | Func::Concat | Func::ConcatWs | Func::Substring
+            | Func::Lower | Func::Upper | Func::Trim | Func::Left | Func::Right | Func::Repeat | Func::Replace
+            | Func::Hex | Func::InetNtoa | Func::CastChar => SType::Text,
+            Func::LastInsertId | Func::ConnectionId | Func::InetAton | Func::FoundRows => SType::UInt,
+            Func::Length | Func::CharLength | Func::UnixTimestamp | Func::RowCount | Func::CastSigned => SType::Int,
+            Func::Now | Func::FromUnixtime | Func::CastDateTime => SType::DateTime,
+            Func::CurDate | Func::CastDate => SType::Date,
+            Func::If => unify(types[1], types[2]),
+            Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => types.iter().fold(SType::Null, |a, b| unify(a, *b)),
+            Func::NullIf | Func::Abs => types[0],
+            Func::Round | Func::Floor | Func::Ceil => match types[0] {
+                SType::Decimal(_) if func != Func::Round => SType::Int,
+                t => t,
+            },
+            Func::Mod => arith_type(ArithOp::Mod, types[0], types[1]),
+            _ => SType::Text,
+        };
+        let coll = colls.first().copied().unwrap_or(Collation::GeneralCi);
+        Ok((Expr::Func(func, bound), ty, coll))
+    }
+
+    fn bind_aggregate(&mut self, name: &str, args: &[ast::Expr], distinct: bool, star: bool) -> Result<(Expr, SType, Collation)> {
+        let context = self.context;
+        let scope = self.scope;
+        let Some(agg) = self.agg.as_deref_mut() else {
+            return Err(Error::InvalidGroupUse);
+        };
+        let lname = name.to_ascii_lowercase();
+        let (func, arg, arg_type, coll) = if star {
+            if lname != "count" {
+                return Err(Error::Syntax(format!("{name}(*)")));
+            }
+            (AggFunc::CountStar, None, SType::Int, Collation::GeneralCi)
+        } else {
+            let [a] = args else { return Err(Error::WrongParamCount(name.to_string())) };
+            if contains_aggregate(a) {
+                return Err(Error::InvalidGroupUse);
+            }
+            let mut inner = Binder { scope, context, agg: None, aliases: &[] };
+            let (e, t, c) = inner.bind(a)?;
+            let func = match lname.as_str() {
+                "count" => AggFunc::Count,
+                "sum" => AggFunc::Sum,
+                "avg" => AggFunc::Avg,
+                "min" => AggFunc::Min,
+                _ => AggFunc::Max,
+            };
+            (func, Some(e), t, c)
+        };
+        let ty = match func {
+            AggFunc::CountStar | AggFunc::Count => SType::Int,
+            AggFunc::Sum => match arg_type {
+                SType::Int | SType::UInt => SType::Decimal(0),
+                SType::Decimal(s) => SType::Decimal(s),
+                _ => SType::Double,
+            },
+            AggFunc::Avg => match arg_type {
+                SType::Int | SType::UInt => SType::Decimal(4),
+                SType::Decimal(s) => SType::Decimal((s + 4).min(30)),
+                _ => SType::Double,
+            },
+            _ => arg_type,
+        };
+        let i = agg.aggs.len();
+        agg.aggs.push(AggSpec { func, arg, distinct, arg_type, coll });
+        Ok((Expr::Column(agg.groups.len() + i), ty, coll))
+    }
+}
+
+fn system_variable(name: &str, scope: Option<&str>) -> (Expr, SType, Collation) {
+    let global = scope.is_some_and(|s| s.eq_ignore_ascii_case("global"));
+    (
+        Expr::SystemVariable { name: name.to_ascii_lowercase(), global },
+        SType::Text,
+        Collation::GeneralCi,
+    )
+}
+
+/// The collation of a comparison: a column's wins over a literal's.
+fn pick_coll(parts: &[(&Expr, Collation)], scope: &Scope) -> Collation {
+    for (e, c) in parts {
+        if let Expr::Column(_) = e {
+            let _ = scope;
+            return *c;
+        }
+    }
+    for (_, c) in parts {
+        if *c != Collation::GeneralCi {
+            return *c;
+        }
+    }
+    Collation::GeneralCi
+}
+
+pub fn unify(a: SType, b: SType) -> SType {
+    use SType::*;
+    match (a, b) {
+        (Null, x) | (x, Null) => x,
+        (x, y) if x == y => x,
+        (Int, UInt) | (UInt, Int) => Int,
+        (Decimal(x), Decimal(y)) => Decimal(x.max(y)),
+        (Decimal(s), Int | UInt) | (Int | UInt, Decimal(s)) => Decimal(s),
+        (Double, Int | UInt | Decimal(_)) | (Int | UInt | Decimal(_), Double) => Double,
+        (Binary, _) | (_, Binary) => Binary,
+        _ => Text,
+    }
+}
+
+fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
+    use SType::*;
+    let num = |t| match t {
+        Text | Binary | DateTime | Date => Double,
+        x => x,
+    };
+    let (a, b) = (num(a), num(b));
+    match op {
+        ArithOp::Div => match (a, b) {
+            (Double, _) | (_, Double) => Double,
+            (Decimal(s), _) => Decimal((s + 4).min(30)),
+            _ => Decimal(4),
+        },
+        ArithOp::IntDiv => Int,
+        _ => match (a, b) {
+            (Null, _) | (_, Null) => Null,
+            (Double, _) | (_, Double) => Double,
+            (Decimal(x), Decimal(y)) => Decimal(if op == ArithOp::Mul { x + y } else { x.max(y) }),
+            (Decimal(s), _) | (_, Decimal(s)) => Decimal(s),
+            (UInt, _) | (_, UInt) => UInt,
+            _ => Int,
+        },
+    }
+}
+
+fn cast_target(dt: &ast::DataType) -> Result<(Func, SType)> {
+    use ast::DataType as D;
+    Ok(match dt {
+        D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => (Func::CastSigned, SType::Int),
+        D::Unsigned | D::UnsignedInteger => (Func::CastUnsigned, SType::UInt),
+        D::Char(_) | D::Varchar(_) | D::Text | D::Nvarchar(_) => (Func::CastChar, SType::Text),
+        D::Binary(_) | D::Varbinary(_) | D::Blob(_) => (Func::CastBinary, SType::Binary),
+        D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => (Func::CastDouble, SType::Double),
+        D::Decimal(info) | D::Numeric(info) => {
+            let (p, s) = match info {
+                ast::ExactNumberInfo::None => (10, 0),
+                ast::ExactNumberInfo::Precision(p) => (*p as u8, 0),
+                ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p as u8, *s as u8),
+            };
+            (Func::CastDecimal(p, s), SType::Decimal(s))
+        }
+        D::Datetime(_) | D::Timestamp(..) => (Func::CastDateTime, SType::DateTime),
+        D::Date => (Func::CastDate, SType::Date),
+        other => return Err(Error::NotSupported(format!("CAST AS {other}"))),
+    })
+}
+
+/// A literal's value.
+pub fn literal(v: &ast::Value) -> Result<Value> {
+    use ast::Value as V;
+    Ok(match v {
+        V::Number(n, _) => number_value(n).ok_or_else(|| Error::Syntax(n.clone()))?,
+        V::SingleQuotedString(s) | V::DoubleQuotedString(s) => Value::str(s),
+        V::HexStringLiteral(h) => {
+            let h = if h.len() % 2 == 1 { format!("0{h}") } else { h.clone() };
+            let mut out = Vec::with_capacity(h.len() / 2);
+            for i in (0..h.len()).step_by(2) {
+                out.push(u8::from_str_radix(&h[i..i + 2], 16).map_err(|_| Error::Syntax(h.clone()))?);
+            }
+            Value::Bytes(out)
+        }
+        V::SingleQuotedByteStringLiteral(b) | V::DoubleQuotedByteStringLiteral(b) => {
+            Value::UInt(u64::from_str_radix(b, 2).map_err(|_| Error::Syntax(b.clone()))?)
+        }
+        V::Boolean(b) => Value::Int(*b as i64),
+        V::Null => Value::Null,
+        V::Placeholder(p) => return Err(Error::Syntax(p.clone())),
+        V::NationalStringLiteral(s) => Value::str(s),
+        V::EscapedStringLiteral(s) => Value::Bytes(unescape(s.as_bytes(), b'\'')),
+        other => return Err(Error::NotSupported(format!("literal {other}"))),
+    })
+}
+
+/// The placeholder number of `?N` (0-based), if the expression is one.
+pub fn placeholder_index(v: &ast::Value) -> Option<usize> {
+    match v {
+        ast::Value::Placeholder(p) => p.strip_prefix('?').and_then(|n| n.parse::<usize>().ok()).map(|n| n - 1),
+        _ => None,
+    }
+}

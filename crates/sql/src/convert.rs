@@ -1,0 +1,226 @@
+//! Storing a value into a column: the conversions MySQL applies on INSERT and UPDATE,
+//! with strict mode (`STRICT_TRANS_TABLES`/`STRICT_ALL_TABLES`, MariaDB's default)
+//! refusing out-of-range numbers (1264), over-long strings (1406), malformed numbers
+//! (1366) and impossible dates (1292) instead of clipping them. Without strict mode the
+//! value is clipped or zeroed, as MySQL does with a warning.
+//!
+//! The result is the column's canonical value: `Int` for signed and `UInt` for unsigned
+//! integers, `Decimal` at the column's scale, `Bytes` for strings (CHAR without its
+//! trailing spaces), `DateTime` for dates.
+
+use strata_types::schema::ColumnDef;
+use strata_types::value::parse_leading_f64;
+use strata_types::{DataType, DateTime, Decimal, Error, Result, Value};
+
+pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let ty = &col.data_type;
+    let out_of_range = || Error::OutOfRange { column: col.name.clone(), row };
+    if let Some((min, max)) = ty.int_range() {
+        let i: i128 = match &v {
+            Value::Int(i) => *i as i128,
+            Value::UInt(u) => *u as i128,
+            Value::Double(d) => {
+                if !d.is_finite() {
+                    return Err(out_of_range());
+                }
+                d.round().clamp(-1e30, 1e30) as i128
+            }
+            Value::Decimal(d) => d.rescale(0).mantissa,
+            Value::DateTime(_) => v.to_i64().unwrap_or(0) as i128,
+            Value::Bytes(b) => {
+                let text = String::from_utf8_lossy(b);
+                let t = text.trim();
+                match t.parse::<i128>() {
+                    Ok(i) => i,
+                    Err(_) => match t.parse::<f64>() {
+                        Ok(f) if f.is_finite() => f.round().clamp(-1e30, 1e30) as i128,
+                        _ if strict => {
+                            return Err(Error::IncorrectValue {
+                                kind: "integer".into(),
+                                value: text.into_owned(),
+                                column: col.name.clone(),
+                                row,
+                            })
+                        }
+                        _ => parse_leading_f64(b).round() as i128,
+                    },
+                }
+            }
+            Value::Null => unreachable!("handled above"),
+        };
+        let i = if i < min || i > max {
+            if strict {
+                return Err(out_of_range());
+            }
+            i.clamp(min, max)
+        } else {
+            i
+        };
+        return Ok(if ty.is_unsigned() { Value::UInt(i as u64) } else { Value::Int(i as i64) });
+    }
+    match ty {
+        DataType::Float | DataType::Double => {
+            let f = match &v {
+                Value::Bytes(b) => {
+                    let text = String::from_utf8_lossy(b);
+                    match text.trim().parse::<f64>() {
+                        Ok(f) => f,
+                        Err(_) if strict => {
+                            return Err(Error::IncorrectValue {
+                                kind: "double".into(),
+                                value: text.into_owned(),
+                                column: col.name.clone(),
+                                row,
+                            })
+                        }
+                        Err(_) => parse_leading_f64(b),
+                    }
+                }
+                other => other.to_f64().unwrap_or(0.0),
+            };
+            if !f.is_finite() {
+                return Err(out_of_range());
+            }
+            Ok(Value::Double(if *ty == DataType::Float { f as f32 as f64 } else { f }))
+        }
+        DataType::Decimal { precision, scale } => {
+            let d = match &v {
+                Value::Decimal(d) => *d,
+                Value::Int(i) => Decimal::from_i64(*i),
+                Value::UInt(u) => Decimal::new(*u as i128, 0),
+                Value::Double(f) => Decimal::from_f64(*f, *scale).ok_or_else(out_of_range)?,
+                Value::Bytes(b) => {
+                    let text = String::from_utf8_lossy(b);
+                    match Decimal::parse(text.trim()) {
+                        Some(d) => d,
+                        None => match text.trim().parse::<f64>() {
+                            Ok(f) => Decimal::from_f64(f, *scale).ok_or_else(out_of_range)?,
+                            Err(_) if strict => {
+                                return Err(Error::IncorrectValue {
+                                    kind: "decimal".into(),
+                                    value: text.into_owned(),
+                                    column: col.name.clone(),
+                                    row,
+                                })
+                            }
+                            Err(_) => Decimal::from_f64(parse_leading_f64(b), *scale).unwrap_or(Decimal::from_i64(0)),
+                        },
+                    }
+                }
+                Value::DateTime(_) => Decimal::from_i64(v.to_i64().unwrap_or(0)),
+                Value::Null => unreachable!("handled above"),
+            };
+            let d = d.rescale(*scale);
+            if d.int_digits() > (*precision - *scale) as u32 {
+                if strict {
+                    return Err(out_of_range());
+                }
+                let max = 10i128.pow(*precision as u32) - 1;
+                return Ok(Value::Decimal(Decimal::new(d.mantissa.clamp(-max, max), *scale)));
+            }
+            Ok(Value::Decimal(d))
+        }
+        DataType::Date | DataType::DateTime | DataType::Timestamp => {
+            let dt = match &v {
+                Value::DateTime(d) => Some(*d),
+                Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(DateTime::parse),
+                Value::Int(_) | Value::UInt(_) => DateTime::parse(&v.to_text()),
+                _ => None,
+            };
+            match dt {
+                Some(mut d) => {
+                    if *ty == DataType::Date {
+                        d = DateTime { hour: 0, minute: 0, second: 0, micro: 0, ..d };
+                    } else {
+                        d.micro = 0;
+                    }
+                    Ok(Value::DateTime(d))
+                }
+                None if strict => Err(Error::TruncatedWrongValue {
+                    kind: if *ty == DataType::Date { "date" } else { "datetime" }.into(),
+                    value: v.to_text(),
+                }),
+                None => Ok(Value::DateTime(DateTime::default())),
+            }
+        }
+        _ => {
+            // Strings.
+            let mut bytes = match v {
+                Value::Bytes(b) => b,
+                other => {
+                    let mut b = Vec::new();
+                    other.write_text(&mut b);
+                    b
+                }
+            };
+            let limit = ty.max_len().unwrap_or(u32::MAX) as usize;
+            let len = if ty.is_text() && !matches!(ty, DataType::Text(_)) {
+                match std::str::from_utf8(&bytes) {
+                    Ok(s) => s.chars().count(),
+                    Err(_) => bytes.len(),
+                }
+            } else {
+                bytes.len()
+            };
+            if matches!(ty, DataType::Char(_)) {
+                while bytes.last() == Some(&b' ') {
+                    bytes.pop();
+                }
+            }
+            let len = len.min(if matches!(ty, DataType::Char(_)) { char_len(&bytes) } else { len });
+            if len > limit {
+                if strict {
+                    return Err(Error::DataTooLong { column: col.name.clone(), row });
+                }
+                bytes = truncate_chars(&bytes, limit, ty.is_text() && !matches!(ty, DataType::Text(_)));
+            }
+            Ok(Value::Bytes(bytes))
+        }
+    }
+}
+
+fn char_len(b: &[u8]) -> usize {
+    std::str::from_utf8(b).map(|s| s.chars().count()).unwrap_or(b.len())
+}
+
+fn truncate_chars(b: &[u8], n: usize, chars: bool) -> Vec<u8> {
+    if !chars {
+        return b[..n.min(b.len())].to_vec();
+    }
+    match std::str::from_utf8(b) {
+        Ok(s) => s.chars().take(n).collect::<String>().into_bytes(),
+        Err(_) => b[..n.min(b.len())].to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata_types::Collation;
+
+    fn col(ty: DataType) -> ColumnDef {
+        ColumnDef { name: "c".into(), data_type: ty, nullable: true, default: None, auto_increment: false, on_update_now: false, collation: Collation::GeneralCi }
+    }
+
+    #[test]
+    fn strict_mode_refuses_bad_values() {
+        let tiny = col(DataType::TinyInt { unsigned: false });
+        assert_eq!(coerce(Value::Int(127), &tiny, 1, true).unwrap(), Value::Int(127));
+        assert_eq!(coerce(Value::Int(300), &tiny, 1, true).unwrap_err().code(), 1264);
+        assert_eq!(coerce(Value::Int(300), &tiny, 1, false).unwrap(), Value::Int(127));
+        assert_eq!(coerce(Value::str("x"), &tiny, 1, true).unwrap_err().code(), 1366);
+        let vc = col(DataType::VarChar(3));
+        assert_eq!(coerce(Value::str("abcd"), &vc, 1, true).unwrap_err().code(), 1406);
+        assert_eq!(coerce(Value::str("héé"), &vc, 1, true).unwrap(), Value::str("héé"));
+        let ch = col(DataType::Char(5));
+        assert_eq!(coerce(Value::str("ab  "), &ch, 1, true).unwrap(), Value::str("ab"));
+        let d = col(DataType::Decimal { precision: 5, scale: 2 });
+        assert_eq!(coerce(Value::str("1.005"), &d, 1, true).unwrap().to_text(), "1.01");
+        assert_eq!(coerce(Value::Int(1000), &d, 1, true).unwrap_err().code(), 1264);
+        let dt = col(DataType::DateTime);
+        assert_eq!(coerce(Value::str("2001-02-30"), &dt, 1, true).unwrap_err().code(), 1292);
+    }
+}

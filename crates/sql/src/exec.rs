@@ -1,0 +1,146 @@
+//! Statement planning and execution entry points: [`prepare`] binds a parsed statement
+//! into a [`Plan`] (reused by prepared statements and the text-protocol plan cache),
+//! [`execute`] runs it with parameter values. Table locks for a statement are taken
+//! here, all at once and in a fixed order (database, table) so two statements can never
+//! wait on each other; under LOCK TABLES the session's locks are used instead.
+
+use crate::catalog::Catalog;
+use crate::dml::{self, DeletePlan, InsertPlan, UpdatePlan};
+use crate::expr::Env;
+use crate::select::{self, SelectPlan};
+use sqlparser::ast;
+use std::collections::HashMap;
+use std::sync::Arc;
+use strata_engine::{LockMode, Table, TableLock};
+use strata_types::{ColumnMeta, Error, OkInfo, QueryOutput, Result, Value};
+
+/// What a statement left behind for the session.
+#[derive(Debug, Default, Clone)]
+pub struct Outcome {
+    /// None for statements that sent a result set.
+    pub ok: Option<OkInfo>,
+    /// Rows sent by a SELECT (for FOUND_ROWS()).
+    pub rows_sent: u64,
+    /// The first AUTO_INCREMENT value this statement generated.
+    pub generated_id: Option<u64>,
+}
+
+impl Outcome {
+    pub fn ok(affected_rows: u64) -> Outcome {
+        Outcome { ok: Some(OkInfo { affected_rows, ..Default::default() }), ..Default::default() }
+    }
+}
+
+/// The session state a statement runs in.
+pub struct ExecCtx<'a> {
+    pub catalog: &'a Catalog,
+    pub current_db: Option<String>,
+    pub env: &'a dyn Env,
+    /// Tables held by LOCK TABLES, when in effect: (db, table) → mode.
+    pub locked_tables: Option<&'a HashMap<(String, String), LockMode>>,
+    pub strict: bool,
+    /// The engine for CREATE TABLE without ENGINE=, as stored (`heap`, `btree`).
+    pub default_engine: String,
+}
+
+/// Locks held for one statement; released on drop.
+#[derive(Default)]
+pub struct TableLocks {
+    held: Vec<(String, String, LockMode, TableLock)>,
+}
+
+impl<'a> ExecCtx<'a> {
+    pub fn table(&self, db: &str, name: &str) -> Result<Arc<dyn Table>> {
+        if crate::catalog::is_system_schema(db) {
+            return Err(Error::NotSupported(format!("{db}.{name}")));
+        }
+        self.catalog.table(db, name)
+    }
+
+    /// Takes (or checks, under LOCK TABLES) the lock a statement needs on a table.
+    pub fn lock_table(&self, locks: &mut TableLocks, db: &str, name: &str, table: &Arc<dyn Table>, mode: LockMode) -> Result<()> {
+        self.lock_tables(locks, vec![(db.to_string(), name.to_string(), table.clone(), mode)])
+    }
+
+    /// Takes every lock a statement needs in one go, sorted, a table once with the
+    /// strongest mode asked for.
+    pub fn lock_tables(&self, locks: &mut TableLocks, mut want: Vec<(String, String, Arc<dyn Table>, LockMode)>) -> Result<()> {
+        if let Some(locked) = self.locked_tables {
+            for (db, name, _, mode) in &want {
+                match locked.get(&(db.clone(), name.clone())) {
+                    None => return Err(Error::TableNotLocked(name.clone())),
+                    Some(LockMode::Read) if *mode == LockMode::Write => {
+                        return Err(Error::TableLockedForRead(name.clone()))
+                    }
+                    _ => {}
+                }
+            }
+            return Ok(());
+        }
+        want.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)).then((b.3 == LockMode::Write).cmp(&(a.3 == LockMode::Write))));
+        want.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+        for (db, name, table, mode) in want {
+            if locks.held.iter().any(|h| h.0 == db && h.1 == name && (h.2 == LockMode::Write || mode == LockMode::Read)) {
+                continue;
+            }
+            let guard = table.lock(mode);
+            locks.held.push((db, name, mode, guard));
+        }
+        Ok(())
+    }
+}
+
+/// A bound statement, ready to run with parameter values.
+pub enum Plan {
+    Select(SelectPlan),
+    Insert(InsertPlan),
+    Update(UpdatePlan),
+    Delete(DeletePlan),
+    /// DDL, SHOW and the like: interpreted from the AST each time.
+    Other(Box<ast::Statement>),
+}
+
+pub struct Prepared {
+    pub plan: Plan,
+    pub params: usize,
+    pub columns: Vec<ColumnMeta>,
+    /// The catalog version the plan was bound under; a newer catalog re-binds.
+    pub catalog_version: u64,
+    pub db: Option<String>,
+    pub statement: ast::Statement,
+}
+
+/// Binds a statement. `params` is the number of `?N` placeholders in it.
+pub fn prepare(stmt: ast::Statement, params: usize, cx: &ExecCtx) -> Result<Prepared> {
+    let catalog_version = cx.catalog.version();
+    let plan = match &stmt {
+        ast::Statement::Query(q) => Plan::Select(select::plan_select(q, cx)?),
+        ast::Statement::Insert(ins) => Plan::Insert(dml::plan_insert(ins, cx)?),
+        ast::Statement::Update(u) => Plan::Update(dml::plan_update(u, cx)?),
+        ast::Statement::Delete(d) => Plan::Delete(dml::plan_delete(d, cx)?),
+        other => Plan::Other(Box::new(other.clone())),
+    };
+    let columns = match &plan {
+        Plan::Select(s) => s.columns.clone(),
+        _ => vec![],
+    };
+    Ok(Prepared { plan, params, columns, catalog_version, db: cx.current_db.clone(), statement: stmt })
+}
+
+/// Runs a bound statement. Result sets go to `out`; OK summaries come back in the
+/// [`Outcome`] for the session to send.
+pub fn execute(p: &Prepared, params: &[Value], cx: &mut ExecCtx, out: &mut dyn QueryOutput) -> Result<Outcome> {
+    if params.len() < p.params {
+        return Err(Error::WrongParamCount("statement".into()));
+    }
+    match &p.plan {
+        Plan::Select(s) => {
+            let rows_sent = select::execute_select(s, cx, params, out)?;
+            Ok(Outcome { ok: None, rows_sent, generated_id: None })
+        }
+        Plan::Insert(i) => dml::execute_insert(i, cx, params),
+        Plan::Update(u) => dml::execute_update(u, cx, params),
+        Plan::Delete(d) => dml::execute_delete(d, cx, params),
+        Plan::Other(stmt) => crate::ddl::execute_other(stmt, cx, out),
+    }
+}

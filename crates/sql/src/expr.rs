@@ -1,0 +1,595 @@
+//! Bound expressions and their evaluation. The binder (`bind.rs`) turns sqlparser's AST
+//! into [`Expr`], resolving every column to a position in the executor's row, so
+//! evaluation is a tree walk over `&[Value]` with no name lookups. Comparisons carry the
+//! collation chosen at bind time; arithmetic and comparison follow MySQL's type rules
+//! (integers stay exact, a string meets a number as a double, NULL propagates).
+
+use crate::functions::{self, Func};
+use std::cmp::Ordering;
+use strata_types::value::parse_leading_f64;
+use strata_types::{Collation, DateTime, Decimal, Error, Result, Value};
+
+/// Session facts an expression may read: system and user variables, and the like.
+pub trait Env {
+    fn system_variable(&self, name: &str, global: bool) -> Result<Value>;
+    fn user_variable(&self, name: &str) -> Value;
+    fn last_insert_id(&self) -> u64;
+    fn database(&self) -> Option<String>;
+    fn user(&self) -> String;
+    fn connection_id(&self) -> u64;
+    /// The statement's start time, so NOW() is stable within a statement.
+    fn now(&self) -> DateTime;
+    fn found_rows(&self) -> u64 {
+        0
+    }
+    fn row_count(&self) -> i64 {
+        -1
+    }
+}
+
+/// What evaluation needs besides the row.
+pub struct EvalCtx<'a> {
+    pub params: &'a [Value],
+    pub env: &'a dyn Env,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// `<=>`: equality where NULL equals NULL.
+    NullSafeEq,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    IntDiv,
+    Mod,
+}
+
+#[derive(Clone, Debug)]
+pub enum Expr {
+    Literal(Value),
+    /// The n-th `?` of a prepared (or normalized) statement.
+    Param(usize),
+    /// A position in the executor's row.
+    Column(usize),
+    Cmp(CmpOp, Box<Expr>, Box<Expr>, Collation),
+    Arith(ArithOp, Box<Expr>, Box<Expr>),
+    Neg(Box<Expr>),
+    BitOp(char, Box<Expr>, Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Xor(Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    IsNull(Box<Expr>, bool),
+    /// `IS [NOT] TRUE/FALSE`: (expr, truth wanted, negated)
+    IsTruth(Box<Expr>, bool, bool),
+    Between { expr: Box<Expr>, low: Box<Expr>, high: Box<Expr>, negated: bool, coll: Collation },
+    InList { expr: Box<Expr>, list: Vec<Expr>, negated: bool, coll: Collation },
+    Like { expr: Box<Expr>, pattern: Box<Expr>, negated: bool, escape: u8, coll: Collation },
+    Case { operand: Option<Box<Expr>>, whens: Vec<(Expr, Expr)>, otherwise: Option<Box<Expr>>, coll: Collation },
+    Func(Func, Vec<Expr>),
+    SystemVariable { name: String, global: bool },
+    UserVariable(String),
+    /// A scalar subquery already run once (uncorrelated), or a constant folded value.
+    Cached(Box<Value>),
+}
+
+impl Expr {
+    pub fn lit(v: Value) -> Expr {
+        Expr::Literal(v)
+    }
+
+    /// True when the expression reads no row column (constants, params, variables).
+    pub fn is_row_independent(&self) -> bool {
+        let mut independent = true;
+        self.walk(&mut |e| {
+            if matches!(e, Expr::Column(_)) {
+                independent = false;
+            }
+        });
+        independent
+    }
+
+    /// Highest row position read, if any.
+    pub fn max_column(&self) -> Option<usize> {
+        let mut max = None;
+        self.walk(&mut |e| {
+            if let Expr::Column(c) = e {
+                max = Some(max.map_or(*c, |m: usize| m.max(*c)));
+            }
+        });
+        max
+    }
+
+    /// Lowest row position read, if any.
+    pub fn min_column(&self) -> Option<usize> {
+        let mut min = None;
+        self.walk(&mut |e| {
+            if let Expr::Column(c) = e {
+                min = Some(min.map_or(*c, |m: usize| m.min(*c)));
+            }
+        });
+        min
+    }
+
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Cmp(_, a, b, _)
+            | Expr::Arith(_, a, b)
+            | Expr::BitOp(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b)
+            | Expr::Xor(a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            Expr::Neg(a) | Expr::Not(a) | Expr::IsNull(a, _) | Expr::IsTruth(a, _, _) => a.walk(f),
+            Expr::Between { expr, low, high, .. } => {
+                expr.walk(f);
+                low.walk(f);
+                high.walk(f);
+            }
+            Expr::InList { expr, list, .. } => {
+                expr.walk(f);
+                list.iter().for_each(|e| e.walk(f));
+            }
+            Expr::Like { expr, pattern, .. } => {
+                expr.walk(f);
+                pattern.walk(f);
+            }
+            Expr::Case { operand, whens, otherwise, .. } => {
+                if let Some(o) = operand {
+                    o.walk(f);
+                }
+                for (w, t) in whens {
+                    w.walk(f);
+                    t.walk(f);
+                }
+                if let Some(o) = otherwise {
+                    o.walk(f);
+                }
+            }
+            Expr::Func(_, args) => args.iter().for_each(|e| e.walk(f)),
+            _ => {}
+        }
+    }
+
+    /// Rewrites every column position with `f` (used when a predicate moves between
+    /// row layouts, e.g. into an aggregate's output row).
+    pub fn map_columns(&mut self, f: &dyn Fn(usize) -> usize) {
+        match self {
+            Expr::Column(c) => *c = f(*c),
+            Expr::Cmp(_, a, b, _)
+            | Expr::Arith(_, a, b)
+            | Expr::BitOp(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b)
+            | Expr::Xor(a, b) => {
+                a.map_columns(f);
+                b.map_columns(f);
+            }
+            Expr::Neg(a) | Expr::Not(a) | Expr::IsNull(a, _) | Expr::IsTruth(a, _, _) => {
+                a.map_columns(f)
+            }
+            Expr::Between { expr, low, high, .. } => {
+                expr.map_columns(f);
+                low.map_columns(f);
+                high.map_columns(f);
+            }
+            Expr::InList { expr, list, .. } => {
+                expr.map_columns(f);
+                list.iter_mut().for_each(|e| e.map_columns(f));
+            }
+            Expr::Like { expr, pattern, .. } => {
+                expr.map_columns(f);
+                pattern.map_columns(f);
+            }
+            Expr::Case { operand, whens, otherwise, .. } => {
+                if let Some(o) = operand {
+                    o.map_columns(f);
+                }
+                for (w, t) in whens {
+                    w.map_columns(f);
+                    t.map_columns(f);
+                }
+                if let Some(o) = otherwise {
+                    o.map_columns(f);
+                }
+            }
+            Expr::Func(_, args) => args.iter_mut().for_each(|e| e.map_columns(f)),
+            _ => {}
+        }
+    }
+
+    pub fn eval(&self, row: &[Value], cx: &EvalCtx) -> Result<Value> {
+        Ok(match self {
+            Expr::Literal(v) => v.clone(),
+            Expr::Cached(v) => (**v).clone(),
+            Expr::Param(i) => cx.params.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::Column(i) => row.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::Cmp(op, a, b, coll) => {
+                let (a, b) = (a.eval(row, cx)?, b.eval(row, cx)?);
+                if *op == CmpOp::NullSafeEq {
+                    return Ok(bool_value(match (a.is_null(), b.is_null()) {
+                        (true, true) => true,
+                        (false, false) => compare(&a, &b, *coll) == Some(Ordering::Equal),
+                        _ => false,
+                    }));
+                }
+                match compare(&a, &b, *coll) {
+                    None => Value::Null,
+                    Some(ord) => bool_value(match op {
+                        CmpOp::Eq => ord == Ordering::Equal,
+                        CmpOp::Ne => ord != Ordering::Equal,
+                        CmpOp::Lt => ord == Ordering::Less,
+                        CmpOp::Le => ord != Ordering::Greater,
+                        CmpOp::Gt => ord == Ordering::Greater,
+                        CmpOp::Ge => ord != Ordering::Less,
+                        CmpOp::NullSafeEq => unreachable!("handled above"),
+                    }),
+                }
+            }
+            Expr::Arith(op, a, b) => arith(*op, &a.eval(row, cx)?, &b.eval(row, cx)?)?,
+            Expr::Neg(a) => match a.eval(row, cx)? {
+                Value::Null => Value::Null,
+                Value::Int(i) => match i.checked_neg() {
+                    Some(v) => Value::Int(v),
+                    None => return Err(Error::OutOfRange { column: "-".into(), row: 1 }),
+                },
+                Value::UInt(u) if u <= i64::MAX as u64 + 1 => Value::Int((u as i64).wrapping_neg()),
+                Value::Decimal(d) => Value::Decimal(Decimal::new(-d.mantissa, d.scale)),
+                other => Value::Double(-other.to_f64().unwrap_or(0.0)),
+            },
+            Expr::BitOp(op, a, b) => {
+                let (a, b) = (a.eval(row, cx)?, b.eval(row, cx)?);
+                if a.is_null() || b.is_null() {
+                    return Ok(Value::Null);
+                }
+                let (x, y) = (to_u64(&a), to_u64(&b));
+                Value::UInt(match op {
+                    '&' => x & y,
+                    '|' => x | y,
+                    '^' => x ^ y,
+                    '<' => x.checked_shl(y as u32).unwrap_or(0),
+                    _ => x.checked_shr(y as u32).unwrap_or(0),
+                })
+            }
+            Expr::And(a, b) => {
+                let x = a.eval(row, cx)?.truth();
+                if x == Some(false) {
+                    return Ok(Value::Int(0));
+                }
+                let y = b.eval(row, cx)?.truth();
+                match (x, y) {
+                    (_, Some(false)) => Value::Int(0),
+                    (Some(true), Some(true)) => Value::Int(1),
+                    _ => Value::Null,
+                }
+            }
+            Expr::Or(a, b) => {
+                let x = a.eval(row, cx)?.truth();
+                if x == Some(true) {
+                    return Ok(Value::Int(1));
+                }
+                let y = b.eval(row, cx)?.truth();
+                match (x, y) {
+                    (_, Some(true)) => Value::Int(1),
+                    (Some(false), Some(false)) => Value::Int(0),
+                    _ => Value::Null,
+                }
+            }
+            Expr::Xor(a, b) => match (a.eval(row, cx)?.truth(), b.eval(row, cx)?.truth()) {
+                (Some(x), Some(y)) => bool_value(x != y),
+                _ => Value::Null,
+            },
+            Expr::Not(a) => match a.eval(row, cx)?.truth() {
+                None => Value::Null,
+                Some(t) => bool_value(!t),
+            },
+            Expr::IsNull(a, negated) => bool_value(a.eval(row, cx)?.is_null() != *negated),
+            Expr::IsTruth(a, want, negated) => {
+                let t = a.eval(row, cx)?.truth();
+                bool_value((t == Some(*want)) != *negated)
+            }
+            Expr::Between { expr, low, high, negated, coll } => {
+                let v = expr.eval(row, cx)?;
+                let lo = compare(&v, &low.eval(row, cx)?, *coll);
+                let hi = compare(&v, &high.eval(row, cx)?, *coll);
+                match (lo, hi) {
+                    (Some(l), Some(h)) => {
+                        bool_value((l != Ordering::Less && h != Ordering::Greater) != *negated)
+                    }
+                    (Some(Ordering::Less), None) | (None, Some(Ordering::Greater)) => {
+                        bool_value(*negated)
+                    }
+                    _ => Value::Null,
+                }
+            }
+            Expr::InList { expr, list, negated, coll } => {
+                let v = expr.eval(row, cx)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                let mut saw_null = false;
+                for item in list {
+                    let x = item.eval(row, cx)?;
+                    match compare(&v, &x, *coll) {
+                        Some(Ordering::Equal) => return Ok(bool_value(!*negated)),
+                        None => saw_null = true,
+                        _ => {}
+                    }
+                }
+                if saw_null {
+                    Value::Null
+                } else {
+                    bool_value(*negated)
+                }
+            }
+            Expr::Like { expr, pattern, negated, escape, coll } => {
+                let (v, p) = (expr.eval(row, cx)?, pattern.eval(row, cx)?);
+                if v.is_null() || p.is_null() {
+                    return Ok(Value::Null);
+                }
+                let (mut vt, mut pt) = (Vec::new(), Vec::new());
+                v.write_text(&mut vt);
+                p.write_text(&mut pt);
+                bool_value(like(&vt, &pt, *escape, *coll) != *negated)
+            }
+            Expr::Case { operand, whens, otherwise, coll } => {
+                let op = match operand {
+                    Some(o) => Some(o.eval(row, cx)?),
+                    None => None,
+                };
+                for (w, then) in whens {
+                    let hit = match &op {
+                        Some(o) => compare(o, &w.eval(row, cx)?, *coll) == Some(Ordering::Equal),
+                        None => w.eval(row, cx)?.truth() == Some(true),
+                    };
+                    if hit {
+                        return then.eval(row, cx);
+                    }
+                }
+                match otherwise {
+                    Some(o) => o.eval(row, cx)?,
+                    None => Value::Null,
+                }
+            }
+            Expr::Func(f, args) => functions::call(*f, args, row, cx)?,
+            Expr::SystemVariable { name, global } => cx.env.system_variable(name, *global)?,
+            Expr::UserVariable(name) => cx.env.user_variable(name),
+        })
+    }
+
+    /// Evaluates as a WHERE/ON/HAVING condition: only TRUE passes.
+    pub fn test(&self, row: &[Value], cx: &EvalCtx) -> Result<bool> {
+        Ok(self.eval(row, cx)?.truth() == Some(true))
+    }
+}
+
+pub fn bool_value(b: bool) -> Value {
+    Value::Int(b as i64)
+}
+
+fn to_u64(v: &Value) -> u64 {
+    match v {
+        Value::UInt(u) => *u,
+        Value::Int(i) => *i as u64,
+        other => other.to_f64().unwrap_or(0.0).round() as i64 as u64,
+    }
+}
+
+/// Compares two values the way MySQL does for `=`/`<`: None when either is NULL.
+/// Numbers compare numerically (exactly for integers and decimals), two strings by the
+/// collation, a string and a number as doubles, a date and a string as dates.
+pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
+    use Value::*;
+    Some(match (a, b) {
+        (Null, _) | (_, Null) => return None,
+        (Int(x), Int(y)) => x.cmp(y),
+        (UInt(x), UInt(y)) => x.cmp(y),
+        (Int(x), UInt(y)) => (*x as i128).cmp(&(*y as i128)),
+        (UInt(x), Int(y)) => (*x as i128).cmp(&(*y as i128)),
+        (Bytes(x), Bytes(y)) => coll.compare(x, y),
+        (Decimal(x), Decimal(y)) => x.cmp(y),
+        (Decimal(x), Int(y)) => x.cmp(&strata_types::Decimal::from_i64(*y)),
+        (Int(x), Decimal(y)) => strata_types::Decimal::from_i64(*x).cmp(y),
+        (DateTime(x), DateTime(y)) => x.cmp(y),
+        (DateTime(x), Bytes(y)) => match std::str::from_utf8(y).ok().and_then(strata_types::DateTime::parse) {
+            Some(d) => x.cmp(&d),
+            None => coll.compare(x.to_string().as_bytes(), y),
+        },
+        (Bytes(x), DateTime(y)) => match std::str::from_utf8(x).ok().and_then(strata_types::DateTime::parse) {
+            Some(d) => d.cmp(y),
+            None => coll.compare(x, y.to_string().as_bytes()),
+        },
+        _ => {
+            let (x, y) = (a.to_f64()?, b.to_f64()?);
+            x.partial_cmp(&y).unwrap_or(Ordering::Equal)
+        }
+    })
+}
+
+/// Total order for sorting (ORDER BY, GROUP BY): NULL first, then as [`compare`].
+pub fn sort_compare(a: &Value, b: &Value, coll: Collation) -> Ordering {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        _ => compare(a, b, coll).unwrap_or(Ordering::Equal),
+    }
+}
+
+fn numeric(v: &Value) -> Value {
+    match v {
+        Value::Bytes(b) => {
+            let f = parse_leading_f64(b);
+            Value::Double(f)
+        }
+        Value::DateTime(_) => Value::Double(v.to_f64().unwrap_or(0.0)),
+        other => other.clone(),
+    }
+}
+
+fn as_decimal(v: &Value) -> Option<Decimal> {
+    match v {
+        Value::Int(i) => Some(Decimal::from_i64(*i)),
+        Value::UInt(u) => Some(Decimal::new(*u as i128, 0)),
+        Value::Decimal(d) => Some(*d),
+        _ => None,
+    }
+}
+
+/// MySQL arithmetic: exact for integers (an overflow is error 1690 in MySQL; here 1264),
+/// decimal when either side is decimal, double otherwise; division yields decimal for
+/// exact operands and NULL on division by zero.
+pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    let (a, b) = (numeric(a), numeric(b));
+    let overflow = || Error::OutOfRange { column: "arithmetic".into(), row: 1 };
+    match (&a, &b) {
+        (Value::Double(_), _) | (_, Value::Double(_)) => {
+            let (x, y) = (a.to_f64().unwrap_or(0.0), b.to_f64().unwrap_or(0.0));
+            Ok(match op {
+                ArithOp::Add => Value::Double(x + y),
+                ArithOp::Sub => Value::Double(x - y),
+                ArithOp::Mul => Value::Double(x * y),
+                ArithOp::Div if y == 0.0 => Value::Null,
+                ArithOp::Div => Value::Double(x / y),
+                ArithOp::IntDiv if y == 0.0 => Value::Null,
+                ArithOp::IntDiv => Value::Int((x / y).trunc() as i64),
+                ArithOp::Mod if y == 0.0 => Value::Null,
+                ArithOp::Mod => Value::Double(x % y),
+            })
+        }
+        (Value::Decimal(_), _) | (_, Value::Decimal(_)) | (_, _) if op == ArithOp::Div => {
+            let (x, y) = (as_decimal(&a).ok_or_else(overflow)?, as_decimal(&b).ok_or_else(overflow)?);
+            Ok(x.checked_div(&y).map(Value::Decimal).unwrap_or(Value::Null))
+        }
+        (Value::Decimal(_), _) | (_, Value::Decimal(_)) => {
+            let (x, y) = (as_decimal(&a).ok_or_else(overflow)?, as_decimal(&b).ok_or_else(overflow)?);
+            let r = match op {
+                ArithOp::Add => x.checked_add(&y),
+                ArithOp::Sub => x.checked_sub(&y),
+                ArithOp::Mul => x.checked_mul(&y),
+                ArithOp::IntDiv => {
+                    return Ok(match x.checked_div(&y) {
+                        Some(q) => Value::Int(q.rescale(0).mantissa as i64),
+                        None => Value::Null,
+                    })
+                }
+                ArithOp::Mod => {
+                    if y.mantissa == 0 {
+                        return Ok(Value::Null);
+                    }
+                    let s = x.scale.max(y.scale);
+                    Some(Decimal::new(x.rescale(s).mantissa % y.rescale(s).mantissa, s))
+                }
+                ArithOp::Div => unreachable!("handled above"),
+            };
+            r.map(Value::Decimal).ok_or_else(overflow)
+        }
+        _ => {
+            // Both integers (signed or unsigned): compute in i128, then fit.
+            let x = match a {
+                Value::Int(i) => i as i128,
+                Value::UInt(u) => u as i128,
+                _ => 0,
+            };
+            let y = match b {
+                Value::Int(i) => i as i128,
+                Value::UInt(u) => u as i128,
+                _ => 0,
+            };
+            let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
+            let r = match op {
+                ArithOp::Add => x + y,
+                ArithOp::Sub => x - y,
+                ArithOp::Mul => x.checked_mul(y).ok_or_else(overflow)?,
+                ArithOp::IntDiv | ArithOp::Mod if y == 0 => return Ok(Value::Null),
+                ArithOp::IntDiv => x / y,
+                ArithOp::Mod => x % y,
+                ArithOp::Div => unreachable!("handled above"),
+            };
+            if unsigned && r >= 0 && r <= u64::MAX as i128 {
+                Ok(Value::UInt(r as u64))
+            } else if unsigned && r < 0 {
+                Err(overflow())
+            } else if r >= i64::MIN as i128 && r <= i64::MAX as i128 {
+                Ok(Value::Int(r as i64))
+            } else {
+                Err(overflow())
+            }
+        }
+    }
+}
+
+/// SQL LIKE with `%` and `_`, compared by the collation.
+pub fn like(text: &[u8], pattern: &[u8], escape: u8, coll: Collation) -> bool {
+    let fold = |s: &[u8]| -> Vec<char> {
+        let s = String::from_utf8_lossy(s);
+        if coll == Collation::GeneralCi {
+            s.chars().flat_map(|c| c.to_uppercase()).collect()
+        } else {
+            s.chars().collect()
+        }
+    };
+    let (t, p) = (fold(text), fold(pattern));
+    fn rec(t: &[char], p: &[char], esc: char) -> bool {
+        if p.is_empty() {
+            return t.is_empty();
+        }
+        match p[0] {
+            '%' => {
+                let rest = &p[1..];
+                (0..=t.len()).any(|i| rec(&t[i..], rest, esc))
+            }
+            '_' => !t.is_empty() && rec(&t[1..], &p[1..], esc),
+            c if c == esc && p.len() > 1 => !t.is_empty() && t[0] == p[1] && rec(&t[1..], &p[2..], esc),
+            c => !t.is_empty() && t[0] == c && rec(&t[1..], &p[1..], esc),
+        }
+    }
+    rec(&t, &p, escape as char)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparisons_follow_mysql_rules() {
+        let ci = Collation::GeneralCi;
+        assert_eq!(compare(&Value::Int(1), &Value::str("1.0"), ci), Some(Ordering::Equal));
+        assert_eq!(compare(&Value::str("a"), &Value::str("A "), ci), Some(Ordering::Equal));
+        assert_eq!(compare(&Value::Null, &Value::Int(1), ci), None);
+        assert_eq!(compare(&Value::Int(-1), &Value::UInt(1), ci), Some(Ordering::Less));
+    }
+
+    #[test]
+    fn arithmetic_types() {
+        assert_eq!(arith(ArithOp::Add, &Value::Int(1), &Value::Int(2)).unwrap(), Value::Int(3));
+        assert_eq!(arith(ArithOp::Div, &Value::Int(1), &Value::Int(0)).unwrap(), Value::Null);
+        assert_eq!(arith(ArithOp::Div, &Value::Int(1), &Value::Int(4)).unwrap().to_text(), "0.2500");
+        assert!(arith(ArithOp::Sub, &Value::UInt(0), &Value::Int(1)).is_err());
+        assert_eq!(arith(ArithOp::Mul, &Value::Double(1.5), &Value::Int(2)).unwrap(), Value::Double(3.0));
+    }
+
+    #[test]
+    fn like_patterns() {
+        assert!(like(b"Hello", b"h%o", b'\\', Collation::GeneralCi));
+        assert!(!like(b"Hello", b"h_o", b'\\', Collation::GeneralCi));
+        assert!(like(b"a%b", b"a\\%b", b'\\', Collation::Binary));
+    }
+}

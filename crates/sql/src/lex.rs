@@ -1,0 +1,322 @@
+//! A small SQL scanner that runs before sqlparser, for two jobs the parser does not do:
+//!
+//! 1. [`number_placeholders`]: rewrites each `?` as `?1`, `?2`, … so a placeholder's
+//!    position is explicit in the AST, whatever order the binder visits clauses in.
+//! 2. [`normalize`]: replaces the literals of a DML statement by numbered placeholders
+//!    and returns them as values. Text-protocol statements that differ only in their
+//!    literals (sysbench's `--db-ps-mode=disable`, ORMs) then share one cached plan, so
+//!    the ~5 µs sqlparser parse and the binder run once per statement shape, not once
+//!    per statement. Literals whose text matters are left alone: the select list (its
+//!    text names the result column), positional `ORDER BY 1`/`GROUP BY 1`, and anything
+//!    with a charset introducer.
+//!
+//! Both skip quoted strings, quoted identifiers and comments.
+
+use strata_types::{Decimal, Value};
+
+/// The value of a numeric literal as MySQL types it: integers are BIGINT (UNSIGNED when
+/// too large for signed, DECIMAL beyond that), a point makes DECIMAL, an exponent DOUBLE.
+pub fn number_value(text: &str) -> Option<Value> {
+    if text.contains(['e', 'E']) {
+        return text.parse::<f64>().ok().map(Value::Double);
+    }
+    if text.contains('.') {
+        return Decimal::parse(text).map(Value::Decimal);
+    }
+    if let Ok(i) = text.parse::<i64>() {
+        return Some(Value::Int(i));
+    }
+    if let Ok(u) = text.parse::<u64>() {
+        return Some(Value::UInt(u));
+    }
+    Decimal::parse(text).map(Value::Decimal)
+}
+
+/// Unescapes a MySQL single- or double-quoted string body (backslash escapes and doubled
+/// quotes), as the server does with the default sql_mode.
+pub fn unescape(body: &[u8], quote: u8) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while i < body.len() {
+        let b = body[i];
+        if b == b'\\' && i + 1 < body.len() {
+            i += 1;
+            out.push(match body[i] {
+                b'n' => b'\n',
+                b't' => b'\t',
+                b'r' => b'\r',
+                b'0' => 0,
+                b'b' => 8,
+                b'Z' => 26,
+                other => other,
+            });
+        } else if b == quote && i + 1 < body.len() && body[i + 1] == quote {
+            out.push(quote);
+            i += 1;
+        } else {
+            out.push(b);
+        }
+        i += 1;
+    }
+    out
+}
+
+#[derive(Debug, PartialEq)]
+enum Tok<'a> {
+    Word(&'a str),
+    Number(&'a str),
+    /// A quoted string: the quote byte and the raw body.
+    Str(u8, &'a [u8]),
+    Question,
+    Other,
+}
+
+/// Scans one token at `i`; returns it and the end offset. Whitespace and comments come
+/// back as `Other` spans that callers copy through.
+fn next_token(s: &[u8], i: usize) -> (Tok<'_>, usize) {
+    let b = s[i];
+    let text = |a: usize, e: usize| std::str::from_utf8(&s[a..e]).unwrap_or("");
+    match b {
+        b'\'' | b'"' => {
+            let mut j = i + 1;
+            while j < s.len() {
+                if s[j] == b'\\' {
+                    j += 2;
+                    continue;
+                }
+                if s[j] == b {
+                    if j + 1 < s.len() && s[j + 1] == b {
+                        j += 2;
+                        continue;
+                    }
+                    return (Tok::Str(b, &s[i + 1..j]), j + 1);
+                }
+                j += 1;
+            }
+            (Tok::Other, s.len())
+        }
+        b'`' => {
+            let mut j = i + 1;
+            while j < s.len() && s[j] != b'`' {
+                j += 1;
+            }
+            (Tok::Other, (j + 1).min(s.len()))
+        }
+        b'#' => {
+            let mut j = i;
+            while j < s.len() && s[j] != b'\n' {
+                j += 1;
+            }
+            (Tok::Other, j)
+        }
+        b'-' if s.get(i + 1) == Some(&b'-') && s.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) => {
+            let mut j = i;
+            while j < s.len() && s[j] != b'\n' {
+                j += 1;
+            }
+            (Tok::Other, j)
+        }
+        b'/' if s.get(i + 1) == Some(&b'*') && s.get(i + 2) != Some(&b'!') => {
+            let mut j = i + 2;
+            while j + 1 < s.len() && !(s[j] == b'*' && s[j + 1] == b'/') {
+                j += 1;
+            }
+            (Tok::Other, (j + 2).min(s.len()))
+        }
+        b'?' => (Tok::Question, i + 1),
+        b'0'..=b'9' => {
+            let mut j = i;
+            while j < s.len() && (s[j].is_ascii_digit() || s[j] == b'.') {
+                j += 1;
+            }
+            if j < s.len() && (s[j] == b'e' || s[j] == b'E') {
+                let mut k = j + 1;
+                if k < s.len() && (s[k] == b'+' || s[k] == b'-') {
+                    k += 1;
+                }
+                if k < s.len() && s[k].is_ascii_digit() {
+                    j = k;
+                    while j < s.len() && s[j].is_ascii_digit() {
+                        j += 1;
+                    }
+                }
+            }
+            // `1abc` is an identifier in MySQL, and `0x1F` a hex literal: not numbers.
+            if j < s.len() && (s[j].is_ascii_alphabetic() || s[j] == b'_') {
+                let mut k = j;
+                while k < s.len() && (s[k].is_ascii_alphanumeric() || s[k] == b'_') {
+                    k += 1;
+                }
+                return (Tok::Word(text(i, k)), k);
+            }
+            (Tok::Number(text(i, j)), j)
+        }
+        c if c.is_ascii_alphabetic() || c == b'_' || c == b'@' || c == b'$' || c >= 0x80 => {
+            let mut j = i + 1;
+            while j < s.len()
+                && (s[j].is_ascii_alphanumeric() || matches!(s[j], b'_' | b'@' | b'$' | b'.') || s[j] >= 0x80)
+            {
+                j += 1;
+            }
+            (Tok::Word(text(i, j)), j)
+        }
+        _ => (Tok::Other, i + 1),
+    }
+}
+
+/// Rewrites `?` placeholders as `?1`, `?2`, …; returns the text and the count.
+pub fn number_placeholders(sql: &str) -> (String, usize) {
+    let s = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    let mut i = 0;
+    while i < s.len() {
+        let (tok, end) = next_token(s, i);
+        if tok == Tok::Question {
+            n += 1;
+            out.push('?');
+            out.push_str(&n.to_string());
+        } else {
+            out.push_str(&sql[i..end]);
+        }
+        i = end;
+    }
+    (out, n)
+}
+
+/// Normalizes a DML statement: literals become `?N` placeholders (numbered after any
+/// placeholders already present is not supported: statements with `?` are not
+/// normalized). Returns None when the statement is not a cacheable shape.
+pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
+    let s = sql.as_bytes();
+    let first = {
+        let mut i = 0;
+        while i < s.len() && s[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let (tok, _) = next_token(s, i.min(s.len().saturating_sub(1)));
+        match tok {
+            Tok::Word(w) => w.to_ascii_uppercase(),
+            _ => return None,
+        }
+    };
+    let is_select = first == "SELECT";
+    if !matches!(first.as_str(), "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE") {
+        return None;
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut values = Vec::new();
+    let mut i = 0;
+    let mut depth = 0i32;
+    let mut seen_from = !is_select;
+    let mut positional = false; // right after ORDER BY / GROUP BY or a comma in their list
+    let mut in_order_list = false;
+    let mut prev_word = String::new();
+    while i < s.len() {
+        let (tok, end) = next_token(s, i);
+        let mut replaced = false;
+        match &tok {
+            Tok::Question => return None,
+            Tok::Word(w) => {
+                let up = w.to_ascii_uppercase();
+                if up == "FROM" && depth == 0 {
+                    seen_from = true;
+                }
+                if up == "BY" && (prev_word == "ORDER" || prev_word == "GROUP") {
+                    positional = true;
+                    in_order_list = true;
+                } else if matches!(up.as_str(), "LIMIT" | "HAVING" | "FOR" | "LOCK" | "UNION" | "WHERE") {
+                    in_order_list = false;
+                    positional = false;
+                } else {
+                    positional = false;
+                }
+                // A charset introducer (`_utf8mb4'x'`, `N'x'`, `X'..'`, `B'..'`) glues to
+                // the string after it: leave that literal as written.
+                if w.starts_with('_') || matches!(up.as_str(), "N" | "X" | "B" | "INTERVAL") {
+                    prev_word = up;
+                    out.push_str(&sql[i..end]);
+                    if let (Tok::Str(..), e2) = next_token(s, end.min(s.len() - 1)) {
+                        if end < s.len() && !s[end].is_ascii_whitespace() {
+                            out.push_str(&sql[end..e2]);
+                            i = e2;
+                            continue;
+                        }
+                    }
+                    i = end;
+                    continue;
+                }
+                prev_word = up;
+            }
+            Tok::Number(text) if seen_from && !positional => {
+                if let Some(v) = number_value(text) {
+                    values.push(v);
+                    replaced = true;
+                }
+            }
+            Tok::Str(q, body) if seen_from && !positional => {
+                values.push(Value::Bytes(unescape(body, *q)));
+                replaced = true;
+            }
+            Tok::Other => {
+                let c = s[i];
+                if c == b'(' {
+                    depth += 1;
+                } else if c == b')' {
+                    depth -= 1;
+                } else if c == b',' && in_order_list && depth == 0 {
+                    positional = true;
+                }
+            }
+            _ => positional = false,
+        }
+        if replaced {
+            out.push('?');
+            out.push_str(&values.len().to_string());
+            positional = false;
+        } else {
+            out.push_str(&sql[i..end]);
+        }
+        i = end;
+    }
+    if values.is_empty() && first != "SELECT" {
+        // Nothing to share between statements, but still a valid key.
+        return Some((out, values));
+    }
+    Some((out, values))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_get_numbers_outside_strings() {
+        let (t, n) = number_placeholders("SELECT '?' , ? FROM t WHERE a=? -- ?\n");
+        assert_eq!(t, "SELECT '?' , ?1 FROM t WHERE a=?2 -- ?\n");
+        assert_eq!(n, 2);
+    }
+
+    #[test]
+    fn sysbench_shapes_normalize() {
+        let (k, v) = normalize("SELECT c FROM sbtest1 WHERE id=5023").unwrap();
+        assert_eq!(k, "SELECT c FROM sbtest1 WHERE id=?1");
+        assert_eq!(v, vec![Value::Int(5023)]);
+        let (k2, _) = normalize("SELECT c FROM sbtest1 WHERE id=77").unwrap();
+        assert_eq!(k, k2);
+        let (k, v) = normalize("INSERT INTO t (id, c) VALUES (0, 'it''s\\n')").unwrap();
+        assert_eq!(k, "INSERT INTO t (id, c) VALUES (?1, ?2)");
+        assert_eq!(v[1], Value::Bytes(b"it's\n".to_vec()));
+    }
+
+    #[test]
+    fn text_that_matters_stays() {
+        let (k, v) = normalize("SELECT 1, 'a' FROM t WHERE x > 2 ORDER BY 1, 2 LIMIT 5").unwrap();
+        assert_eq!(k, "SELECT 1, 'a' FROM t WHERE x > ?1 ORDER BY 1, 2 LIMIT ?2");
+        assert_eq!(v.len(), 2);
+        assert!(normalize("CREATE TABLE t (a int)").is_none());
+        assert!(normalize("SELECT ? FROM t").is_none());
+        let (k, _) = normalize("SELECT a FROM t WHERE b = _utf8mb4'x'").unwrap();
+        assert!(k.ends_with("_utf8mb4'x'"));
+    }
+}

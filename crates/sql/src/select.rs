@@ -1,0 +1,1273 @@
+//! SELECT: planning (FROM → scope, WHERE → per-table access paths and filters, select
+//! list, grouping, ordering, limits) and execution (nested-loop joins that look inner
+//! tables up by index, hash-free grouping in a B-tree keyed by group values, in-memory
+//! sort, DISTINCT, LIMIT with early stop).
+//!
+//! Access paths: for each table the planner looks at the WHERE/ON conjuncts that compare
+//! one of its columns with something already known (a constant, a parameter, or a column
+//! of a table earlier in the join) and picks the index that uses them best: all columns
+//! of a unique index by equality (`eq_ref`/`const`), the longest equality prefix (`ref`),
+//! a range on the next column (`range`), or an IN list on the first column. Every
+//! conjunct is still evaluated as a filter, so an index only ever narrows what is read,
+//! and a value that cannot be encoded as a key falls back to a scan, never to a wrong
+//! answer.
+
+use crate::bind::{self, AggFunc, AggSpec, Aggregation, Binder, SType, Scope};
+use crate::exec::{ExecCtx, TableLocks};
+use crate::expr::{compare, sort_compare, CmpOp, EvalCtx, Expr};
+use sqlparser::ast;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Bound;
+use strata_engine::{Flow, KeyRange, LockMode};
+use strata_types::keycode::{encode_value, prefix_successor};
+use strata_types::{Collation, ColumnMeta, DataType, Decimal, EndInfo, Error, QueryOutput, Result, Value};
+
+#[derive(Clone, Debug)]
+pub enum Access {
+    Scan,
+    Index {
+        index: usize,
+        eq: Vec<Expr>,
+        lower: Option<(Expr, bool)>,
+        upper: Option<(Expr, bool)>,
+        reverse: bool,
+    },
+    IndexIn {
+        index: usize,
+        values: Vec<Expr>,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Level {
+    pub access: Access,
+    /// Conditions checked once this table's row is in place.
+    pub filter: Vec<Expr>,
+    /// LEFT JOIN: the ON condition decides a match; no match yields a NULL row.
+    pub outer: bool,
+    pub on: Vec<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub struct GroupPlan {
+    pub groups: Vec<(Expr, Collation)>,
+    pub aggs: Vec<AggSpec>,
+    pub having: Option<Expr>,
+}
+
+pub struct SelectPlan {
+    pub scope: Scope,
+    pub levels: Vec<Level>,
+    /// Conditions with no table column (checked once).
+    pub const_filter: Vec<Expr>,
+    pub group: Option<GroupPlan>,
+    /// Output expressions: the visible columns, then hidden sort keys.
+    pub projection: Vec<Expr>,
+    pub columns: Vec<ColumnMeta>,
+    /// ORDER BY as (output position, descending, collation).
+    pub order: Vec<(usize, bool, Collation)>,
+    /// The access path already yields rows in ORDER BY order.
+    pub order_satisfied: bool,
+    pub distinct: bool,
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
+    /// `SELECT COUNT(*) FROM t` with nothing else: the engine's exact row count.
+    pub count_star_only: bool,
+}
+
+fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::And(a, b) => {
+            split_conjuncts(*a, out);
+            split_conjuncts(*b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// Resolves a table name against the current database.
+pub fn resolve_table(cx: &ExecCtx, name: &ast::ObjectName) -> Result<(String, String)> {
+    let parts = bind::object_name_parts(name);
+    match parts.as_slice() {
+        [t] => Ok((cx.current_db.clone().ok_or(Error::NoDatabaseSelected)?, t.clone())),
+        [d, t] => Ok((d.clone(), t.clone())),
+        _ => Err(Error::Syntax(name.to_string())),
+    }
+}
+
+pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
+    if q.with.is_some() {
+        return Err(Error::NotSupported("WITH".into()));
+    }
+    let select = match q.body.as_ref() {
+        ast::SetExpr::Select(s) => s,
+        ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => return plan_select(inner, cx),
+        ast::SetExpr::SetOperation { .. } => return Err(Error::NotSupported("UNION".into())),
+        _ => return Err(Error::NotSupported(q.body.to_string())),
+    };
+
+    // FROM: build the scope, collecting ON conditions per level.
+    let mut scope = Scope::default();
+    let mut ons: Vec<(bool, Vec<ast::Expr>)> = Vec::new();
+    let mut using: Vec<(usize, Vec<String>)> = Vec::new();
+    for twj in &select.from {
+        add_factor(&twj.relation, cx, &mut scope)?;
+        ons.push((false, vec![]));
+        for j in &twj.joins {
+            add_factor(&j.relation, cx, &mut scope)?;
+            let (outer, c) = match &j.join_operator {
+                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) | ast::JoinOperator::CrossJoin(c) | ast::JoinOperator::StraightJoin(c) => (false, c),
+                ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, c),
+                other => return Err(Error::NotSupported(format!("join {other:?}").chars().take(40).collect())),
+            };
+            let mut conds = vec![];
+            match c {
+                ast::JoinConstraint::On(e) => conds.push(e.clone()),
+                ast::JoinConstraint::Using(cols) => {
+                    using.push((scope.tables.len() - 1, cols.iter().map(|c| c.to_string()).collect()))
+                }
+                ast::JoinConstraint::None => {}
+                ast::JoinConstraint::Natural => return Err(Error::NotSupported("NATURAL JOIN".into())),
+            }
+            ons.push((outer, conds));
+        }
+    }
+    let n = scope.tables.len();
+    let mut levels: Vec<Level> = (0..n)
+        .map(|i| Level { access: Access::Scan, filter: vec![], outer: ons[i].0, on: vec![] })
+        .collect();
+
+    // WHERE and inner-join ON conjuncts go into one pool; LEFT JOIN ON stays per level.
+    let mut pool = Vec::new();
+    let mut const_filter = Vec::new();
+    if let Some(w) = &select.selection {
+        if bind::contains_aggregate(w) {
+            return Err(Error::InvalidGroupUse);
+        }
+        let (e, _, _) = Binder::new(&scope, "where clause").bind(w)?;
+        split_conjuncts(e, &mut pool);
+    }
+    for (i, (outer, conds)) in ons.iter().enumerate() {
+        for c in conds {
+            let (e, _, _) = Binder::new(&scope, "on clause").bind(c)?;
+            if *outer {
+                split_conjuncts(e, &mut levels[i].on);
+            } else {
+                split_conjuncts(e, &mut pool);
+            }
+        }
+    }
+    for (i, cols) in &using {
+        for c in cols {
+            let right = scope.tables[*i].def.column_index(c).map(|p| scope.tables[*i].offset + p);
+            let left = (0..*i).find_map(|t| scope.tables[t].def.column_index(c).map(|p| scope.tables[t].offset + p));
+            let (Some(l), Some(r)) = (left, right) else {
+                return Err(Error::UnknownColumn { column: c.clone(), context: "from clause".into() });
+            };
+            let coll = scope.column(r).1.collation;
+            let e = Expr::Cmp(CmpOp::Eq, Box::new(Expr::Column(l)), Box::new(Expr::Column(r)), coll);
+            if levels[*i].outer {
+                levels[*i].on.push(e);
+            } else {
+                pool.push(e);
+            }
+        }
+    }
+    for c in pool {
+        match c.max_column() {
+            None => const_filter.push(c),
+            Some(m) => {
+                let lvl = scope.table_of(m);
+                levels[lvl].filter.push(c);
+            }
+        }
+    }
+
+    // Select list.
+    let grouped = !matches!(&select.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
+        || select.projection.iter().any(|p| match p {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => bind::contains_aggregate(e),
+            _ => false,
+        })
+        || select.having.is_some();
+    let mut agg = Aggregation::default();
+    if let ast::GroupByExpr::Expressions(exprs, _) = &select.group_by {
+        for g in exprs {
+            // GROUP BY may name a select-list alias or position.
+            let target = group_target(g, &select.projection)?;
+            let (e, t, c) = Binder::new(&scope, "group statement").bind(&target)?;
+            agg.groups.push((target.to_string(), e, t, c));
+        }
+    } else {
+        return Err(Error::NotSupported("GROUP BY ALL".into()));
+    }
+    let mut projection = Vec::new();
+    let mut columns = Vec::new();
+    let mut aliases: Vec<(String, Expr, SType)> = Vec::new();
+    for item in &select.projection {
+        match item {
+            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
+                let qual = match item {
+                    ast::SelectItem::QualifiedWildcard(ast::SelectItemQualifiedWildcardKind::ObjectName(n), _) => {
+                        Some(bind::object_name_parts(n).last().cloned().unwrap_or_default())
+                    }
+                    _ => None,
+                };
+                let mut any = false;
+                for t in &scope.tables {
+                    if qual.as_ref().is_some_and(|q| *q != t.alias) {
+                        continue;
+                    }
+                    any = true;
+                    for (ci, col) in t.def.columns.iter().enumerate() {
+                        let pos = t.offset + ci;
+                        let e = if grouped {
+                            let ty = SType::of_column(&col.data_type, col.collation);
+                            agg.aggs.push(AggSpec { func: AggFunc::AnyValue, arg: Some(Expr::Column(pos)), distinct: false, arg_type: ty, coll: col.collation });
+                            Expr::Column(agg.groups.len() + agg.aggs.len() - 1)
+                        } else {
+                            Expr::Column(pos)
+                        };
+                        projection.push(e);
+                        columns.push(bind::column_meta(t, col, &col.name));
+                    }
+                }
+                if !any {
+                    if scope.tables.is_empty() {
+                        return Err(Error::NoTablesUsed);
+                    }
+                    return Err(Error::UnknownTable(qual.unwrap_or_default()));
+                }
+            }
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                let alias = match item {
+                    ast::SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+                    _ => None,
+                };
+                let mut b = Binder { scope: &scope, context: "field list", agg: grouped.then_some(&mut agg), aliases: &[] };
+                let (bound, ty, _) = b.bind(e)?;
+                let name = alias.clone().unwrap_or_else(|| display_name(e));
+                let meta = match (&bound, e) {
+                    (Expr::Column(p), ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)) if !grouped => {
+                        let (t, col) = scope.column(*p);
+                        bind::column_meta(t, col, &name)
+                    }
+                    _ => {
+                        let mut m = ty.meta(&name);
+                        // A grouped bare column keeps its table metadata.
+                        if let (ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_), Expr::Column(i)) = (e, &bound) {
+                            if let Some(spec) = (*i).checked_sub(agg.groups.len()).and_then(|j| agg.aggs.get(j)) {
+                                if let Some(Expr::Column(p)) = &spec.arg {
+                                    let (t, col) = scope.column(*p);
+                                    m = bind::column_meta(t, col, &name);
+                                }
+                            } else if let Some((_, Expr::Column(p), _, _)) = agg.groups.get(*i) {
+                                let (t, col) = scope.column(*p);
+                                m = bind::column_meta(t, col, &name);
+                            }
+                        }
+                        m
+                    }
+                };
+                aliases.push((name, bound.clone(), ty));
+                projection.push(bound);
+                columns.push(meta);
+            }
+            other => return Err(Error::NotSupported(other.to_string())),
+        }
+    }
+    let visible = projection.len();
+
+    let having = match &select.having {
+        Some(h) => {
+            let mut b = Binder { scope: &scope, context: "having clause", agg: Some(&mut agg), aliases: &aliases };
+            Some(b.bind(h)?.0)
+        }
+        None => None,
+    };
+
+    // ORDER BY: a position, an alias, or an expression (added as a hidden column).
+    let mut order = Vec::new();
+    if let Some(ob) = &q.order_by {
+        let ast::OrderByKind::Expressions(items) = &ob.kind else {
+            return Err(Error::NotSupported("ORDER BY ALL".into()));
+        };
+        for item in items {
+            let desc = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
+            if let ast::Expr::Value(v) = &item.expr {
+                if let Ok(Value::Int(p)) = bind::literal(&v.value) {
+                    if p < 1 || p as usize > visible {
+                        return Err(Error::UnknownColumn { column: p.to_string(), context: "order clause".into() });
+                    }
+                    let coll = coll_of_output(&projection[p as usize - 1], &scope, &agg);
+                    order.push((p as usize - 1, desc, coll));
+                    continue;
+                }
+            }
+            if let ast::Expr::Identifier(id) = &item.expr {
+                if let Some(i) = columns.iter().take(visible).position(|c| c.name.eq_ignore_ascii_case(&id.value)) {
+                    let ambiguous_with_column = scope.resolve(&[id.value.clone()], "order clause").is_ok()
+                        && !matches!(&projection[i], Expr::Column(_));
+                    if !ambiguous_with_column || grouped {
+                        let coll = coll_of_output(&projection[i], &scope, &agg);
+                        order.push((i, desc, coll));
+                        continue;
+                    }
+                }
+            }
+            let mut b = Binder { scope: &scope, context: "order clause", agg: grouped.then_some(&mut agg), aliases: &aliases };
+            let (e, _, coll) = b.bind(&item.expr)?;
+            let pos = match projection.iter().take(visible).position(|p| same_expr(p, &e)) {
+                Some(p) => p,
+                None => {
+                    projection.push(e);
+                    projection.len() - 1
+                }
+            };
+            order.push((pos, desc, coll));
+        }
+    }
+
+    let (limit, offset) = match &q.limit_clause {
+        None => (None, None),
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+            limit.as_ref().map(|e| bind_limit(e, &scope)).transpose()?,
+            offset.as_ref().map(|o| bind_limit(&o.value, &scope)).transpose()?,
+        ),
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+            (Some(bind_limit(limit, &scope)?), Some(bind_limit(offset, &scope)?))
+        }
+    };
+
+    let group = if grouped {
+        Some(GroupPlan {
+            groups: agg.groups.iter().map(|g| (g.1.clone(), g.3)).collect(),
+            aggs: agg.aggs.clone(),
+            having,
+        })
+    } else {
+        None
+    };
+
+    let distinct = match &select.distinct {
+        None | Some(ast::Distinct::All) => false,
+        Some(ast::Distinct::Distinct) => true,
+        Some(ast::Distinct::On(_)) => return Err(Error::NotSupported("DISTINCT ON".into())),
+    };
+
+    let count_star_only = n == 1
+        && levels[0].filter.is_empty()
+        && const_filter.is_empty()
+        && group.as_ref().is_some_and(|g| g.groups.is_empty() && g.having.is_none() && g.aggs.len() == 1 && g.aggs[0].func == AggFunc::CountStar)
+        && visible == 1;
+
+    let mut plan = SelectPlan {
+        scope,
+        levels,
+        const_filter,
+        group,
+        projection,
+        columns,
+        order,
+        order_satisfied: false,
+        distinct,
+        limit,
+        offset,
+        count_star_only,
+    };
+    choose_access_paths(&mut plan);
+    Ok(plan)
+}
+
+fn bind_limit(e: &ast::Expr, scope: &Scope) -> Result<Expr> {
+    let (x, _, _) = Binder::new(scope, "limit").bind(e)?;
+    if !x.is_row_independent() {
+        return Err(Error::Syntax(e.to_string()));
+    }
+    Ok(x)
+}
+
+fn group_target(g: &ast::Expr, projection: &[ast::SelectItem]) -> Result<ast::Expr> {
+    if let ast::Expr::Value(v) = g {
+        if let Ok(Value::Int(p)) = bind::literal(&v.value) {
+            return match projection.get((p as usize).wrapping_sub(1)) {
+                Some(ast::SelectItem::UnnamedExpr(e)) | Some(ast::SelectItem::ExprWithAlias { expr: e, .. }) => Ok(e.clone()),
+                _ => Err(Error::UnknownColumn { column: p.to_string(), context: "group statement".into() }),
+            };
+        }
+    }
+    if let ast::Expr::Identifier(id) = g {
+        for p in projection {
+            if let ast::SelectItem::ExprWithAlias { expr, alias } = p {
+                if alias.value.eq_ignore_ascii_case(&id.value) {
+                    return Ok(expr.clone());
+                }
+            }
+        }
+    }
+    Ok(g.clone())
+}
+
+fn same_expr(a: &Expr, b: &Expr) -> bool {
+    format!("{a:?}") == format!("{b:?}")
+}
+
+fn coll_of_output(e: &Expr, scope: &Scope, agg: &Aggregation) -> Collation {
+    match e {
+        Expr::Column(p) if agg.groups.is_empty() && agg.aggs.is_empty() => scope.column(*p).1.collation,
+        Expr::Column(p) => {
+            if let Some(g) = agg.groups.get(*p) {
+                g.3
+            } else {
+                agg.aggs.get(*p - agg.groups.len()).map_or(Collation::GeneralCi, |a| a.coll)
+            }
+        }
+        _ => Collation::GeneralCi,
+    }
+}
+
+/// The column name MySQL gives an unaliased select item: the column's name, or the
+/// expression's text.
+fn display_name(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(id) => id.value.clone(),
+        ast::Expr::CompoundIdentifier(ids) => {
+            let last = ids.last().map(|i| i.value.clone()).unwrap_or_default();
+            if ids.first().is_some_and(|i| i.value.starts_with("@@")) {
+                format!("{}.{}", ids[0].value, last)
+            } else {
+                last
+            }
+        }
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+            other => other.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+fn add_factor(f: &ast::TableFactor, cx: &ExecCtx, scope: &mut Scope) -> Result<()> {
+    match f {
+        ast::TableFactor::Table { name, alias, .. } => {
+            let (db, table) = resolve_table(cx, name)?;
+            let handle = cx.table(&db, &table)?;
+            let alias = alias.as_ref().map(|a| a.name.value.clone()).unwrap_or(table);
+            if scope.tables.iter().any(|t| t.alias == alias) {
+                return Err(Error::NotSupported(format!("Not unique table/alias: '{alias}'")));
+            }
+            scope.push(alias, db, handle);
+            Ok(())
+        }
+        ast::TableFactor::Derived { .. } => Err(Error::NotSupported("derived tables".into())),
+        other => Err(Error::NotSupported(format!("table factor {other}"))),
+    }
+}
+
+/// Picks each level's access path from the conjuncts that can drive it.
+fn choose_access_paths(plan: &mut SelectPlan) {
+    let n = plan.scope.tables.len();
+    for lvl in 0..n {
+        let t = &plan.scope.tables[lvl];
+        let (lo, hi) = (t.offset, t.offset + t.def.columns.len());
+        let conds: Vec<&Expr> = if plan.levels[lvl].outer {
+            plan.levels[lvl].on.iter().collect()
+        } else {
+            plan.levels[lvl].filter.iter().collect()
+        };
+        let known = |e: &Expr| e.max_column().is_none_or(|m| m < lo);
+        let mut eqs: Vec<(usize, Expr)> = vec![];
+        let mut ranges: Vec<(usize, Option<(Expr, bool)>, Option<(Expr, bool)>)> = vec![];
+        let mut ins: Vec<(usize, Vec<Expr>)> = vec![];
+        let col_ok = |p: usize, coll: Collation| {
+            let c = &t.def.columns[p - lo];
+            !c.data_type.is_string() || c.collation == coll
+        };
+        for c in conds {
+            match c {
+                Expr::Cmp(op, a, b, coll) => {
+                    let (p, other, op) = match (a.as_ref(), b.as_ref()) {
+                        (Expr::Column(p), o) if (lo..hi).contains(p) && known(o) => (*p, o, *op),
+                        (o, Expr::Column(p)) if (lo..hi).contains(p) && known(o) => (*p, o, flip(*op)),
+                        _ => continue,
+                    };
+                    if !col_ok(p, *coll) {
+                        continue;
+                    }
+                    match op {
+                        CmpOp::Eq => eqs.push((p - lo, other.clone())),
+                        CmpOp::Lt => ranges.push((p - lo, None, Some((other.clone(), false)))),
+                        CmpOp::Le => ranges.push((p - lo, None, Some((other.clone(), true)))),
+                        CmpOp::Gt => ranges.push((p - lo, Some((other.clone(), false)), None)),
+                        CmpOp::Ge => ranges.push((p - lo, Some((other.clone(), true)), None)),
+                        _ => {}
+                    }
+                }
+                Expr::Between { expr, low, high, negated: false, coll } => {
+                    if let Expr::Column(p) = expr.as_ref() {
+                        if (lo..hi).contains(p) && known(low) && known(high) && col_ok(*p, *coll) {
+                            ranges.push((p - lo, Some(((**low).clone(), true)), Some(((**high).clone(), true))));
+                        }
+                    }
+                }
+                Expr::InList { expr, list, negated: false, coll } => {
+                    if let Expr::Column(p) = expr.as_ref() {
+                        if (lo..hi).contains(p) && list.iter().all(known) && col_ok(*p, *coll) {
+                            ins.push((p - lo, list.clone()));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut best: Option<(u32, Access)> = None;
+        for (ix, index) in t.def.indexes.iter().enumerate() {
+            let mut eq = vec![];
+            for &col in &index.columns {
+                match eqs.iter().find(|(c, _)| *c == col) {
+                    Some((_, e)) => eq.push(e.clone()),
+                    None => break,
+                }
+            }
+            let mut score = eq.len() as u32 * 10;
+            let mut lower = None;
+            let mut upper = None;
+            if eq.len() == index.columns.len() && index.unique {
+                score += 100;
+            } else if let Some(&next) = index.columns.get(eq.len()) {
+                for (c, l, u) in &ranges {
+                    if *c == next {
+                        if l.is_some() && lower.is_none() {
+                            lower = l.clone();
+                        }
+                        if u.is_some() && upper.is_none() {
+                            upper = u.clone();
+                        }
+                    }
+                }
+                if lower.is_some() || upper.is_some() {
+                    score += 5;
+                }
+            }
+            let access = if score == 0 {
+                match ins.iter().find(|(c, _)| Some(c) == index.columns.first()) {
+                    Some((_, values)) => {
+                        score = 4;
+                        Access::IndexIn { index: ix, values: values.clone() }
+                    }
+                    None => continue,
+                }
+            } else {
+                Access::Index { index: ix, eq, lower, upper, reverse: false }
+            };
+            if index.primary {
+                score += 1;
+            }
+            if best.as_ref().is_none_or(|(s, _)| score > *s) {
+                best = Some((score, access));
+            }
+        }
+        if let Some((_, access)) = best {
+            plan.levels[lvl].access = access;
+        }
+    }
+    use_index_order(plan);
+}
+
+/// When a single-table query orders by the columns of the index it reads (after its
+/// equality columns), rows already come sorted: skip the sort, and read in reverse for
+/// DESC. With a LIMIT and no usable predicate, prefer such an index over a scan.
+fn use_index_order(plan: &mut SelectPlan) {
+    if plan.scope.tables.len() != 1 || plan.group.is_some() || plan.distinct || plan.order.is_empty() {
+        return;
+    }
+    let t = &plan.scope.tables[0];
+    let mut order_cols = vec![];
+    for (pos, desc, coll) in &plan.order {
+        match plan.projection.get(*pos) {
+            Some(Expr::Column(p)) if t.def.columns[*p].collation == *coll || !t.def.columns[*p].data_type.is_string() => {
+                order_cols.push((*p, *desc))
+            }
+            _ => return,
+        }
+    }
+    let desc = order_cols[0].1;
+    if order_cols.iter().any(|(_, d)| *d != desc) {
+        return;
+    }
+    let fits = |index: &strata_types::IndexDef, skip: usize| {
+        order_cols.len() + skip <= index.columns.len()
+            && order_cols.iter().zip(&index.columns[skip..]).all(|((c, _), ic)| c == ic)
+    };
+    match &mut plan.levels[0].access {
+        Access::Index { index, eq, reverse, .. } => {
+            if fits(&t.def.indexes[*index], eq.len()) {
+                *reverse = desc;
+                plan.order_satisfied = true;
+            }
+        }
+        Access::Scan if plan.limit.is_some() => {
+            if let Some(ix) = t.def.indexes.iter().position(|i| fits(i, 0)) {
+                plan.levels[0].access = Access::Index { index: ix, eq: vec![], lower: None, upper: None, reverse: desc };
+                plan.order_satisfied = true;
+            }
+        }
+        _ => {}
+    }
+}
+
+fn flip(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::Le => CmpOp::Ge,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::Ge => CmpOp::Le,
+        o => o,
+    }
+}
+
+/// Key ranges for one level, evaluated against the row built so far. None means the
+/// values cannot be encoded as keys: scan instead.
+fn key_ranges(plan: &SelectPlan, lvl: usize, row: &[Value], cx: &EvalCtx) -> Result<Option<(usize, Vec<KeyRange>, bool)>> {
+    let t = &plan.scope.tables[lvl];
+    let def = &t.def;
+    let encode = |out: &mut Vec<u8>, col: usize, v: &Value| -> bool {
+        let c = &def.columns[col];
+        if c.data_type.is_string() && !matches!(v, Value::Bytes(_)) {
+            return false;
+        }
+        if matches!(c.data_type, DataType::Double | DataType::Float | DataType::Decimal { .. }) && !v.is_numeric() {
+            return false;
+        }
+        encode_value(out, v, &c.data_type, c.collation)
+    };
+    match &plan.levels[lvl].access {
+        Access::Scan => Ok(None),
+        Access::IndexIn { index, values } => {
+            let col = def.indexes[*index].columns[0];
+            let mut ranges = Vec::with_capacity(values.len());
+            let mut seen = HashSet::new();
+            for e in values {
+                let v = e.eval(row, cx)?;
+                if v.is_null() {
+                    continue;
+                }
+                let mut key = Vec::with_capacity(16);
+                if !encode(&mut key, col, &v) {
+                    return Ok(None);
+                }
+                if seen.insert(key.clone()) {
+                    ranges.push(KeyRange::prefix(key));
+                }
+            }
+            ranges.sort_by(|a, b| match (&a.start, &b.start) {
+                (Bound::Included(x), Bound::Included(y)) => x.cmp(y),
+                _ => Ordering::Equal,
+            });
+            Ok(Some((*index, ranges, false)))
+        }
+        Access::Index { index, eq, lower, upper, reverse } => {
+            let ix = &def.indexes[*index];
+            let mut prefix = Vec::with_capacity(16);
+            for (e, &col) in eq.iter().zip(&ix.columns) {
+                let v = e.eval(row, cx)?;
+                if v.is_null() {
+                    return Ok(Some((*index, vec![], false)));
+                }
+                if !encode(&mut prefix, col, &v) {
+                    return Ok(None);
+                }
+            }
+            let next = ix.columns.get(eq.len()).copied();
+            let bound = |b: &Option<(Expr, bool)>| -> Result<Option<(Option<Vec<u8>>, bool)>> {
+                match (b, next) {
+                    (Some((e, incl)), Some(col)) => {
+                        let v = e.eval(row, cx)?;
+                        if v.is_null() {
+                            return Ok(Some((None, *incl)));
+                        }
+                        let mut k = prefix.clone();
+                        Ok(if encode(&mut k, col, &v) { Some((Some(k), *incl)) } else { None })
+                    }
+                    _ => Ok(Some((None, true))),
+                }
+            };
+            let (Some(lo), Some(hi)) = (bound(lower)?, bound(upper)?) else {
+                return Ok(None);
+            };
+            if (lower.is_some() && lo.0.is_none()) || (upper.is_some() && hi.0.is_none()) {
+                // A NULL bound matches nothing.
+                return Ok(Some((*index, vec![], false)));
+            }
+            let start = match lo {
+                (Some(k), true) => Bound::Included(k),
+                (Some(k), false) => match prefix_successor(&k) {
+                    Some(s) => Bound::Included(s),
+                    None => return Ok(Some((*index, vec![], false))),
+                },
+                (None, _) if next.is_some() && upper.is_some() => {
+                    let mut k = prefix.clone();
+                    k.push(1); // skip NULLs of the range column
+                    Bound::Included(k)
+                }
+                (None, _) if prefix.is_empty() => Bound::Unbounded,
+                (None, _) => Bound::Included(prefix.clone()),
+            };
+            let end = match hi {
+                (Some(k), true) => match prefix_successor(&k) {
+                    Some(s) => Bound::Excluded(s),
+                    None => Bound::Unbounded,
+                },
+                (Some(k), false) => Bound::Excluded(k),
+                (None, _) => match prefix_successor(&prefix) {
+                    Some(s) if !prefix.is_empty() => Bound::Excluded(s),
+                    _ => Bound::Unbounded,
+                },
+            };
+            Ok(Some((*index, vec![KeyRange { start, end }], *reverse)))
+        }
+    }
+}
+
+/// Runs the join from `lvl` down, calling `emit` with each complete row.
+fn run_level(
+    plan: &SelectPlan,
+    lvl: usize,
+    row: &mut Vec<Value>,
+    cx: &EvalCtx,
+    emit: &mut dyn FnMut(&[Value]) -> Result<Flow>,
+) -> Result<Flow> {
+    if lvl == plan.levels.len() {
+        return emit(row);
+    }
+    let level = &plan.levels[lvl];
+    let t = &plan.scope.tables[lvl];
+    let (off, width) = (t.offset, t.def.columns.len());
+    let ranges = key_ranges(plan, lvl, row, cx)?;
+    let mut matched = false;
+    let stopped = std::cell::Cell::new(false);
+    {
+        let mut on_row = |vals: &[Value], row: &mut Vec<Value>| -> Result<Flow> {
+            row[off..off + width].clone_from_slice(vals);
+            for c in &level.on {
+                if !c.test(row, cx)? {
+                    return Ok(Flow::Continue);
+                }
+            }
+            matched = true;
+            for c in &level.filter {
+                if !c.test(row, cx)? {
+                    return Ok(Flow::Continue);
+                }
+            }
+            run_level(plan, lvl + 1, row, cx, emit)
+        };
+        let mut cb = |_id, vals: &[Value]| -> Result<Flow> {
+            let f = on_row(vals, row)?;
+            if f == Flow::Stop {
+                stopped.set(true);
+            }
+            Ok(f)
+        };
+        match ranges {
+            None => t.table.scan(&mut cb)?,
+            Some((index, ranges, reverse)) => {
+                for r in &ranges {
+                    t.table.index_scan(index, r, reverse, &mut cb)?;
+                    if stopped.get() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    if stopped.get() {
+        return Ok(Flow::Stop);
+    }
+    if level.outer && !matched {
+        for v in &mut row[off..off + width] {
+            *v = Value::Null;
+        }
+        for c in &level.filter {
+            if !c.test(row, cx)? {
+                return Ok(Flow::Continue);
+            }
+        }
+        return run_level(plan, lvl + 1, row, cx, emit);
+    }
+    Ok(Flow::Continue)
+}
+
+fn limit_value(e: &Option<Expr>, cx: &EvalCtx) -> Result<Option<u64>> {
+    match e {
+        None => Ok(None),
+        Some(e) => match e.eval(&[], cx)? {
+            Value::Int(i) if i >= 0 => Ok(Some(i as u64)),
+            Value::UInt(u) => Ok(Some(u)),
+            other => Err(Error::Syntax(format!("LIMIT {other}"))),
+        },
+    }
+}
+
+/// Order-preserving bytes for grouping and DISTINCT: equal under SQL comparison (with
+/// the collation) means equal bytes.
+pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
+    match v {
+        Value::Null => out.push(0),
+        Value::Bytes(b) => {
+            out.push(2);
+            let mut w = Vec::new();
+            coll.weight_string(b, &mut w);
+            for x in w {
+                if x == 0 {
+                    out.extend_from_slice(&[0, 0xFF]);
+                } else {
+                    out.push(x);
+                }
+            }
+            out.extend_from_slice(&[0, 1]);
+        }
+        Value::DateTime(d) => {
+            out.push(3);
+            out.extend_from_slice(&d.pack().to_be_bytes());
+        }
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
+            out.push(1);
+            let ok = encode_value(out, &decimal_of(v), &DataType::Decimal { precision: 38, scale: 10 }, coll);
+            debug_assert!(ok);
+        }
+        Value::Double(d) => {
+            out.push(1);
+            match Decimal::from_f64(*d, 10) {
+                Some(dec) => {
+                    encode_value(out, &Value::Decimal(dec), &DataType::Decimal { precision: 38, scale: 10 }, coll);
+                }
+                None => out.extend_from_slice(&d.to_bits().to_be_bytes()),
+            }
+        }
+    }
+}
+
+fn decimal_of(v: &Value) -> Value {
+    match v {
+        Value::Int(i) => Value::Decimal(Decimal::from_i64(*i).rescale(10)),
+        Value::UInt(u) => Value::Decimal(Decimal::new(*u as i128, 0).rescale(10)),
+        Value::Decimal(d) => Value::Decimal(d.rescale(10)),
+        other => other.clone(),
+    }
+}
+
+enum AggState {
+    Count(u64),
+    SumInt(i128, bool),
+    SumDec(Option<Decimal>),
+    SumDouble(f64, bool),
+    Avg(f64, Option<Decimal>, u64),
+    Best(Option<Value>),
+    Any(Option<Value>),
+}
+
+fn new_state(spec: &AggSpec) -> AggState {
+    match spec.func {
+        AggFunc::CountStar | AggFunc::Count => AggState::Count(0),
+        AggFunc::Sum => match spec.arg_type {
+            SType::Int | SType::UInt => AggState::SumInt(0, false),
+            SType::Decimal(_) => AggState::SumDec(None),
+            _ => AggState::SumDouble(0.0, false),
+        },
+        AggFunc::Avg => AggState::Avg(0.0, None, 0),
+        AggFunc::Min | AggFunc::Max => AggState::Best(None),
+        AggFunc::AnyValue => AggState::Any(None),
+    }
+}
+
+fn update_state(state: &mut AggState, spec: &AggSpec, v: Value) {
+    match state {
+        AggState::Count(n) => {
+            if spec.func == AggFunc::CountStar || !v.is_null() {
+                *n += 1
+            }
+        }
+        _ if v.is_null() => {}
+        AggState::SumInt(s, seen) => {
+            *s += match v {
+                Value::Int(i) => i as i128,
+                Value::UInt(u) => u as i128,
+                other => other.to_i64().unwrap_or(0) as i128,
+            };
+            *seen = true;
+        }
+        AggState::SumDec(s) => {
+            let d = match v {
+                Value::Decimal(d) => d,
+                other => Decimal::from_f64(other.to_f64().unwrap_or(0.0), 10).unwrap_or(Decimal::from_i64(0)),
+            };
+            *s = Some(match s {
+                None => d,
+                Some(x) => x.checked_add(&d).unwrap_or(*x),
+            });
+        }
+        AggState::SumDouble(s, seen) => {
+            *s += v.to_f64().unwrap_or(0.0);
+            *seen = true;
+        }
+        AggState::Avg(f, d, n) => {
+            match (&v, spec.arg_type) {
+                (_, SType::Int | SType::UInt | SType::Decimal(_)) => {
+                    let x = match &v {
+                        Value::Decimal(x) => *x,
+                        Value::UInt(u) => Decimal::new(*u as i128, 0),
+                        other => Decimal::from_i64(other.to_i64().unwrap_or(0)),
+                    };
+                    *d = Some(match d {
+                        None => x,
+                        Some(acc) => acc.checked_add(&x).unwrap_or(*acc),
+                    });
+                }
+                _ => *f += v.to_f64().unwrap_or(0.0),
+            }
+            *n += 1;
+        }
+        AggState::Best(b) => {
+            let replace = match b {
+                None => true,
+                Some(cur) => {
+                    let ord = compare(&v, cur, spec.coll).unwrap_or(Ordering::Equal);
+                    if spec.func == AggFunc::Min {
+                        ord == Ordering::Less
+                    } else {
+                        ord == Ordering::Greater
+                    }
+                }
+            };
+            if replace {
+                *b = Some(v);
+            }
+        }
+        AggState::Any(a) => {
+            if a.is_none() {
+                *a = Some(v);
+            }
+        }
+    }
+}
+
+fn finish_state(state: AggState, spec: &AggSpec) -> Value {
+    match state {
+        AggState::Count(n) => Value::Int(n as i64),
+        AggState::SumInt(s, seen) => {
+            if seen {
+                Value::Decimal(Decimal::new(s, 0))
+            } else {
+                Value::Null
+            }
+        }
+        AggState::SumDec(s) => s.map(Value::Decimal).unwrap_or(Value::Null),
+        AggState::SumDouble(s, seen) => {
+            if seen {
+                Value::Double(s)
+            } else {
+                Value::Null
+            }
+        }
+        AggState::Avg(f, d, n) => {
+            if n == 0 {
+                return Value::Null;
+            }
+            match d {
+                Some(d) => {
+                    let scale = match spec.arg_type {
+                        SType::Decimal(s) => (s + 4).min(30),
+                        _ => 4,
+                    };
+                    d.checked_div(&Decimal::new(n as i128, 0)).map(|q| Value::Decimal(q.rescale(scale))).unwrap_or(Value::Null)
+                }
+                None => Value::Double(f / n as f64),
+            }
+        }
+        AggState::Best(b) | AggState::Any(b) => b.unwrap_or(Value::Null),
+    }
+}
+
+struct Group {
+    states: Vec<AggState>,
+    seen: Vec<Option<HashSet<Vec<u8>>>>,
+    keys: Vec<Value>,
+}
+
+/// Runs a planned SELECT, writing the result set to `out`. Returns the row count.
+pub fn execute_select(plan: &SelectPlan, cx: &mut ExecCtx, params: &[Value], out: &mut dyn QueryOutput) -> Result<u64> {
+    let mut locks = TableLocks::default();
+    for t in &plan.scope.tables {
+        cx.lock_table(&mut locks, &t.db, &t.def.name, &t.table, LockMode::Read)?;
+    }
+    let ecx = EvalCtx { params, env: cx.env };
+    let limit = limit_value(&plan.limit, &ecx)?;
+    let offset = limit_value(&plan.offset, &ecx)?.unwrap_or(0);
+    let visible = plan.columns.len();
+    out.columns(&plan.columns)?;
+
+    let mut const_ok = true;
+    for c in &plan.const_filter {
+        if !c.test(&[], &ecx)? {
+            const_ok = false;
+        }
+    }
+
+    // Rows in output order are written here directly when nothing needs buffering.
+    let streaming = plan.group.is_none() && (plan.order.is_empty() || plan.order_satisfied);
+    let mut buffered: Vec<Vec<Value>> = Vec::new();
+    let mut sent = 0u64;
+    let mut skipped = 0u64;
+    let mut distinct_seen: HashSet<Vec<u8>> = HashSet::new();
+    let mut out_row: Vec<Value> = Vec::with_capacity(plan.projection.len());
+    let mut write_err: Option<Error> = None;
+
+    let mut emit_final = |r: &[Value], out: &mut dyn QueryOutput| -> Result<Flow> {
+        if plan.distinct {
+            let mut k = Vec::new();
+            for (i, v) in r[..visible].iter().enumerate() {
+                let coll = if plan.columns[i].charset == 63 { Collation::Binary } else { Collation::GeneralCi };
+                group_key(&mut k, v, coll);
+            }
+            if !distinct_seen.insert(k) {
+                return Ok(Flow::Continue);
+            }
+        }
+        if skipped < offset {
+            skipped += 1;
+            return Ok(Flow::Continue);
+        }
+        if limit.is_some_and(|l| sent >= l) {
+            return Ok(Flow::Stop);
+        }
+        out.row(&r[..visible])?;
+        sent += 1;
+        Ok(if limit.is_some_and(|l| sent >= l) { Flow::Stop } else { Flow::Continue })
+    };
+
+    if plan.count_star_only && const_ok {
+        let n = plan.scope.tables[0].table.status().rows;
+        let mut row = vec![Value::Int(n as i64)];
+        let g = plan.group.as_ref().map(|g| g.groups.len()).unwrap_or(0);
+        if g == 0 {
+            row = plan.projection.iter().map(|e| e.eval(&row, &ecx)).collect::<Result<_>>()?;
+        }
+        if limit != Some(0) && offset == 0 {
+            out.row(&row[..visible])?;
+            sent = 1;
+        }
+        out.end(&EndInfo::default())?;
+        return Ok(sent);
+    }
+
+    let mut row = vec![Value::Null; plan.scope.width()];
+    if let Some(gp) = &plan.group {
+        let mut groups: BTreeMap<Vec<u8>, Group> = BTreeMap::new();
+        if const_ok && limit != Some(0) || !gp.groups.is_empty() {
+            let mut key = Vec::new();
+            if const_ok {
+                run_level(plan, 0, &mut row, &ecx, &mut |r| {
+                    key.clear();
+                    let mut keys = Vec::with_capacity(gp.groups.len());
+                    for (e, coll) in &gp.groups {
+                        let v = e.eval(r, &ecx)?;
+                        group_key(&mut key, &v, *coll);
+                        keys.push(v);
+                    }
+                    let g = match groups.get_mut(&key) {
+                        Some(g) => g,
+                        None => groups.entry(key.clone()).or_insert_with(|| Group {
+                            states: gp.aggs.iter().map(new_state).collect(),
+                            seen: gp.aggs.iter().map(|a| a.distinct.then(HashSet::new)).collect(),
+                            keys,
+                        }),
+                    };
+                    for (i, spec) in gp.aggs.iter().enumerate() {
+                        let v = match &spec.arg {
+                            Some(e) => e.eval(r, &ecx)?,
+                            None => Value::Null,
+                        };
+                        if let Some(seen) = &mut g.seen[i] {
+                            if v.is_null() {
+                                continue;
+                            }
+                            let mut k = Vec::new();
+                            group_key(&mut k, &v, spec.coll);
+                            if !seen.insert(k) {
+                                continue;
+                            }
+                        }
+                        update_state(&mut g.states[i], spec, v);
+                    }
+                    Ok(Flow::Continue)
+                })?;
+            }
+        }
+        if groups.is_empty() && gp.groups.is_empty() {
+            // An aggregate over no rows still yields one row.
+            groups.insert(vec![], Group {
+                states: gp.aggs.iter().map(new_state).collect(),
+                seen: vec![],
+                keys: vec![],
+            });
+        }
+        for (_, g) in groups {
+            let mut agg_row = g.keys;
+            for (state, spec) in g.states.into_iter().zip(&gp.aggs) {
+                agg_row.push(finish_state(state, spec));
+            }
+            if let Some(h) = &gp.having {
+                if !h.test(&agg_row, &ecx)? {
+                    continue;
+                }
+            }
+            let projected: Vec<Value> = plan.projection.iter().map(|e| e.eval(&agg_row, &ecx)).collect::<Result<_>>()?;
+            buffered.push(projected);
+        }
+    } else if const_ok && limit != Some(0) {
+        run_level(plan, 0, &mut row, &ecx, &mut |r| {
+            out_row.clear();
+            for e in &plan.projection {
+                out_row.push(e.eval(r, &ecx)?);
+            }
+            if streaming {
+                match emit_final(&out_row, out) {
+                    Ok(f) => Ok(f),
+                    Err(e) => {
+                        write_err = Some(e.clone());
+                        Err(e)
+                    }
+                }
+            } else {
+                buffered.push(out_row.clone());
+                Ok(Flow::Continue)
+            }
+        })?;
+    }
+    if let Some(e) = write_err {
+        return Err(e);
+    }
+    if !streaming || plan.group.is_some() {
+        if !plan.order.is_empty() {
+            buffered.sort_by(|a, b| {
+                for (pos, desc, coll) in &plan.order {
+                    let o = sort_compare(&a[*pos], &b[*pos], *coll);
+                    if o != Ordering::Equal {
+                        return if *desc { o.reverse() } else { o };
+                    }
+                }
+                Ordering::Equal
+            });
+        }
+        for r in &buffered {
+            if emit_final(r, out)? == Flow::Stop {
+                break;
+            }
+        }
+    }
+    out.end(&EndInfo::default())?;
+    Ok(sent)
+}
+
+/// Plans the row source of a single-table UPDATE or DELETE: its WHERE, ORDER BY and
+/// LIMIT, with the same access-path choice as SELECT.
+pub fn plan_single_table(
+    _cx: &ExecCtx,
+    db: &str,
+    alias: &str,
+    table: std::sync::Arc<dyn strata_engine::Table>,
+    selection: Option<&ast::Expr>,
+    order_by: &[ast::OrderByExpr],
+    limit: Option<&ast::Expr>,
+) -> Result<SelectPlan> {
+    let mut scope = Scope::default();
+    scope.push(alias.to_string(), db.to_string(), table);
+    let mut filter = Vec::new();
+    if let Some(w) = selection {
+        let (e, _, _) = Binder::new(&scope, "where clause").bind(w)?;
+        split_conjuncts(e, &mut filter);
+    }
+    let (const_filter, filter): (Vec<Expr>, Vec<Expr>) = filter.into_iter().partition(|c| c.max_column().is_none());
+    let mut projection = Vec::new();
+    let mut order = Vec::new();
+    for item in order_by {
+        let (e, _, coll) = Binder::new(&scope, "order clause").bind(&item.expr)?;
+        projection.push(e);
+        order.push((projection.len() - 1, matches!(item.options.sort, Some(ast::OrderBySort::Desc)), coll));
+    }
+    let limit = limit.map(|l| bind_limit(l, &scope)).transpose()?;
+    let mut plan = SelectPlan {
+        scope,
+        levels: vec![Level { access: Access::Scan, filter, outer: false, on: vec![] }],
+        const_filter,
+        group: None,
+        projection,
+        columns: vec![],
+        order,
+        order_satisfied: false,
+        distinct: false,
+        limit,
+        offset: None,
+        count_star_only: false,
+    };
+    choose_access_paths(&mut plan);
+    Ok(plan)
+}
+
+/// The rows (with ids) a single-table plan selects, in ORDER BY order, up to LIMIT.
+pub fn matching_rows(plan: &SelectPlan, cx: &ExecCtx, params: &[Value]) -> Result<Vec<(strata_engine::RowId, Vec<Value>)>> {
+    let ecx = EvalCtx { params, env: cx.env };
+    for c in &plan.const_filter {
+        if !c.test(&[], &ecx)? {
+            return Ok(vec![]);
+        }
+    }
+    let limit = limit_value(&plan.limit, &ecx)?;
+    let early_stop = plan.order.is_empty() || plan.order_satisfied;
+    let mut rows = Vec::new();
+    let t = &plan.scope.tables[0];
+    let filter = &plan.levels[0].filter;
+    let mut cb = |id, vals: &[Value]| -> Result<Flow> {
+        for c in filter {
+            if !c.test(vals, &ecx)? {
+                return Ok(Flow::Continue);
+            }
+        }
+        rows.push((id, vals.to_vec()));
+        Ok(if early_stop && limit.is_some_and(|l| rows.len() as u64 >= l) { Flow::Stop } else { Flow::Continue })
+    };
+    if limit != Some(0) {
+        match key_ranges(plan, 0, &[], &ecx)? {
+            None => t.table.scan(&mut cb)?,
+            Some((index, ranges, reverse)) => {
+                for r in &ranges {
+                    t.table.index_scan(index, r, reverse, &mut cb)?;
+                }
+            }
+        }
+    }
+    if !early_stop {
+        let keys: Vec<Vec<Value>> = rows
+            .iter()
+            .map(|(_, r)| plan.projection.iter().map(|e| e.eval(r, &ecx)).collect::<Result<Vec<_>>>())
+            .collect::<Result<_>>()?;
+        let mut idx: Vec<usize> = (0..rows.len()).collect();
+        idx.sort_by(|&a, &b| {
+            for (pos, desc, coll) in &plan.order {
+                let o = sort_compare(&keys[a][*pos], &keys[b][*pos], *coll);
+                if o != Ordering::Equal {
+                    return if *desc { o.reverse() } else { o };
+                }
+            }
+            Ordering::Equal
+        });
+        let mut sorted: Vec<_> = idx.into_iter().map(|i| std::mem::take(&mut rows[i])).collect();
+        if let Some(l) = limit {
+            sorted.truncate(l as usize);
+        }
+        return Ok(sorted);
+    }
+    Ok(rows)
+}
