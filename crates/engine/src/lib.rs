@@ -131,6 +131,11 @@ pub trait Engine: Send + Sync {
 
     /// Human-readable cache sizes for the startup banner, e.g. `key cache 8 MiB`.
     fn describe(&self) -> String;
+
+    /// Counters for SHOW STATUS, named as MySQL names them (e.g. `Key_reads`).
+    fn status_vars(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
 }
 
 pub trait Table: Send + Sync {

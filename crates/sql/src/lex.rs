@@ -286,6 +286,57 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
     Some((out, values))
 }
 
+/// Splits a multi-statement text at top-level `;` (outside quotes and comments).
+/// Empty pieces are dropped.
+pub fn split_statements(sql: &str) -> Vec<&str> {
+    let s = sql.as_bytes();
+    let mut out = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < s.len() {
+        let (_, end) = next_token(s, i);
+        if s[i] == b';' {
+            let piece = sql[start..i].trim();
+            if !piece.is_empty() {
+                out.push(piece);
+            }
+            start = i + 1;
+        }
+        i = end.max(i + 1);
+    }
+    let piece = sql[start..].trim();
+    if !piece.is_empty() {
+        out.push(piece);
+    }
+    out
+}
+
+/// The first word of a statement, upper-cased (skipping leading comments, but not
+/// `/*! ... */` executable comments, whose content counts).
+pub fn first_word(sql: &str) -> String {
+    let s = sql.as_bytes();
+    let mut i = 0;
+    while i < s.len() {
+        if s[i].is_ascii_whitespace() || s[i] == b'(' {
+            i += 1;
+            continue;
+        }
+        if s[i] == b'/' && s.get(i + 1) == Some(&b'*') && s.get(i + 2) == Some(&b'!') {
+            i += 3;
+            while i < s.len() && s[i].is_ascii_digit() {
+                i += 1;
+            }
+            continue;
+        }
+        let (tok, end) = next_token(s, i);
+        match tok {
+            Tok::Word(w) => return w.to_ascii_uppercase(),
+            Tok::Other if end > i + 1 => i = end,
+            _ => return String::new(),
+        }
+    }
+    String::new()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,6 +358,13 @@ mod tests {
         let (k, v) = normalize("INSERT INTO t (id, c) VALUES (0, 'it''s\\n')").unwrap();
         assert_eq!(k, "INSERT INTO t (id, c) VALUES (?1, ?2)");
         assert_eq!(v[1], Value::Bytes(b"it's\n".to_vec()));
+    }
+
+    #[test]
+    fn statements_split_outside_quotes() {
+        assert_eq!(split_statements("SELECT ';'; SELECT 2;"), vec!["SELECT ';'", "SELECT 2"]);
+        assert_eq!(first_word("  /* c */ select 1"), "SELECT");
+        assert_eq!(first_word("/*!40101 SET x=1 */"), "SET");
     }
 
     #[test]

@@ -30,6 +30,25 @@ pub mod select;
 pub mod show;
 
 pub use catalog::Catalog;
+
+use strata_types::{Error, Result, Value};
+
+/// Evaluates a constant expression given as SQL text (the right side of SET).
+pub fn eval_constant(expr_sql: &str, env: &dyn Env) -> Result<Value> {
+    let stmts = parse::parse(&format!("SELECT {expr_sql}"))?;
+    let [sqlparser::ast::Statement::Query(q)] = stmts.as_slice() else {
+        return Err(Error::Syntax(expr_sql.to_string()));
+    };
+    let sqlparser::ast::SetExpr::Select(sel) = q.body.as_ref() else {
+        return Err(Error::Syntax(expr_sql.to_string()));
+    };
+    let [sqlparser::ast::SelectItem::UnnamedExpr(e)] = sel.projection.as_slice() else {
+        return Err(Error::Syntax(expr_sql.to_string()));
+    };
+    let scope = bind::Scope::default();
+    let (x, _, _) = bind::Binder::new(&scope, "field list").bind(e)?;
+    x.eval(&[], &expr::EvalCtx { params: &[], env })
+}
 pub use exec::{execute, prepare, ExecCtx, Outcome, Plan, Prepared};
 pub use expr::Env;
 
