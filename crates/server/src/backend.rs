@@ -1,0 +1,105 @@
+//! The glue between the protocol layer and sessions: implements the wire crate's
+//! [`Backend`] (users, new sessions) and [`Handler`] (one connection's commands) on top
+//! of `strata_session`. Nothing here decides anything; it only forwards.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use strata_session::{ResultSink, Server, Session};
+use strata_types::{ColumnMeta, EndInfo, OkInfo, QueryOutput, Result, Value};
+use strata_wire::{Backend, Handler, PreparedInfo, ResultStream};
+
+pub struct StrataBackend {
+    pub server: Arc<Server>,
+    pub users: BTreeMap<String, String>,
+}
+
+impl Backend for StrataBackend {
+    type Handler = Connection;
+
+    fn password_of(&self, user: &str) -> Option<String> {
+        self.users.get(user).cloned()
+    }
+
+    fn open_session(&self, connection_id: u32, user: &str, db: Option<&str>) -> Result<Connection> {
+        Ok(Connection { session: Session::new(self.server.clone(), connection_id, user, db)? })
+    }
+
+    fn max_allowed_packet(&self) -> usize {
+        self.server.globals.get("max_allowed_packet").to_i64().unwrap_or(64 << 20) as usize
+    }
+
+    fn max_connections(&self) -> usize {
+        self.server.config.max_connections as usize
+    }
+}
+
+pub struct Connection {
+    session: Session,
+}
+
+/// Lets a session write into the wire layer's multi-result stream.
+struct Bridge<'a>(&'a mut dyn ResultStream);
+
+impl QueryOutput for Bridge<'_> {
+    fn columns(&mut self, cols: &[ColumnMeta]) -> Result<()> {
+        self.0.columns(cols)
+    }
+    fn row(&mut self, row: &[Value]) -> Result<()> {
+        self.0.row(row)
+    }
+    fn end(&mut self, info: &EndInfo) -> Result<()> {
+        self.0.end(info)
+    }
+    fn ok(&mut self, info: &OkInfo) -> Result<()> {
+        self.0.ok(info)
+    }
+}
+
+impl ResultSink for Bridge<'_> {
+    fn next_result(&mut self) -> Result<()> {
+        self.0.next_result()
+    }
+}
+
+impl Handler for Connection {
+    fn query(&mut self, sql: &str, multi_statements: bool, out: &mut dyn ResultStream) -> Result<()> {
+        self.session.query(sql, multi_statements, &mut Bridge(out))
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
+        let (statement_id, params, columns) = self.session.prepare(sql)?;
+        Ok(PreparedInfo { statement_id, params, columns })
+    }
+
+    fn execute(&mut self, statement_id: u32, params: &[Value], out: &mut dyn QueryOutput) -> Result<()> {
+        self.session.execute(statement_id, params, out)
+    }
+
+    fn close_statement(&mut self, statement_id: u32) {
+        self.session.close_statement(statement_id)
+    }
+
+    fn init_db(&mut self, db: &str) -> Result<()> {
+        self.session.use_database(db)
+    }
+
+    fn field_list(&mut self, table: &str) -> Result<Vec<ColumnMeta>> {
+        self.session.field_list(table)
+    }
+
+    fn reset(&mut self) {
+        self.session.reset()
+    }
+
+    fn status_flags(&self) -> u16 {
+        self.session.status_flags()
+    }
+
+    fn current_db(&self) -> Option<String> {
+        self.session.current_db()
+    }
+
+    fn close(&mut self) {
+        self.session.close()
+    }
+}

@@ -1,0 +1,181 @@
+//! Server options: from the command line and an optional TOML config file whose keys
+//! are named like the MySQL server variables they mirror (`port`, `datadir`,
+//! `key_buffer_size`, ...). The command line wins over the file; sizes accept MySQL's
+//! K/M/G suffixes.
+
+use clap::Args;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct ServerArgs {
+    /// TCP port to listen on [default: 3306].
+    #[arg(long, short = 'P')]
+    pub port: Option<u16>,
+    /// Address to listen on [default: 127.0.0.1]. A non-loopback address is refused
+    /// while any user has an empty password.
+    #[arg(long = "bind-address", visible_alias = "bind", alias = "bind_address")]
+    pub bind_address: Option<String>,
+    /// Data directory, created on first start [default: ./strata-data].
+    #[arg(long, short = 'D')]
+    pub datadir: Option<PathBuf>,
+    /// TOML file with any of these options, named like the MySQL variables
+    /// (port, bind_address, datadir, default_storage_engine, key_buffer_size,
+    /// max_connections, max_allowed_packet, sql_mode) and a [users] table of
+    /// name = "password".
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Engine for CREATE TABLE without ENGINE=: MyISAM (the `heap` engine) [default: MyISAM].
+    #[arg(long = "default-storage-engine", alias = "default_storage_engine")]
+    pub default_storage_engine: Option<String>,
+    /// Size of the heap engine's key cache, which caches index blocks only (data rows go
+    /// through the OS page cache), e.g. 8M, 1G [default: 8M].
+    #[arg(long = "key-buffer-size", alias = "key_buffer_size", value_parser = parse_size)]
+    pub key_buffer_size: Option<u64>,
+    /// Most client connections at once [default: 1024].
+    #[arg(long = "max-connections", alias = "max_connections")]
+    pub max_connections: Option<u64>,
+    /// Largest packet (and so statement or row) accepted, e.g. 64M [default: 64M].
+    #[arg(long = "max-allowed-packet", alias = "max_allowed_packet", value_parser = parse_size)]
+    pub max_allowed_packet: Option<u64>,
+    /// Default SQL mode [default: MariaDB's: STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION].
+    #[arg(long = "sql-mode", alias = "sql_mode")]
+    pub sql_mode: Option<String>,
+    /// A user as NAME or NAME:PASSWORD; repeatable. Without any, user root with an empty
+    /// password exists.
+    #[arg(long = "user")]
+    pub users: Vec<String>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    port: Option<u16>,
+    bind_address: Option<String>,
+    datadir: Option<PathBuf>,
+    default_storage_engine: Option<String>,
+    key_buffer_size: Option<toml::Value>,
+    max_connections: Option<u64>,
+    max_allowed_packet: Option<toml::Value>,
+    sql_mode: Option<String>,
+    users: Option<BTreeMap<String, String>>,
+}
+
+/// The options in force, after defaults, file and command line.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub port: u16,
+    pub bind_address: String,
+    pub datadir: PathBuf,
+    pub default_storage_engine: String,
+    pub key_buffer_size: u64,
+    pub max_connections: u64,
+    pub max_allowed_packet: u64,
+    pub sql_mode: String,
+    pub users: BTreeMap<String, String>,
+}
+
+pub const DEFAULT_SQL_MODE: &str = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION";
+
+/// Parses `1024`, `16K`, `8M`, `1G`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    num.trim().parse::<u64>().map(|n| n.saturating_mul(mult)).map_err(|_| format!("'{s}' is not a size (e.g. 1024, 64K, 8M, 1G)"))
+}
+
+fn toml_size(v: &toml::Value, name: &str) -> Result<u64, String> {
+    match v {
+        toml::Value::Integer(i) if *i >= 0 => Ok(*i as u64),
+        toml::Value::String(s) => parse_size(s),
+        _ => Err(format!("{name}: expected a size like 8M")),
+    }
+}
+
+impl Settings {
+    pub fn resolve(args: &ServerArgs) -> Result<Settings, String> {
+        let file = match &args.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                toml::from_str::<FileConfig>(&text).map_err(|e| format!("{}: {e}", path.display()))?
+            }
+            None => FileConfig::default(),
+        };
+        let mut users: BTreeMap<String, String> = file.users.clone().unwrap_or_default();
+        for u in &args.users {
+            let (name, pw) = u.split_once(':').unwrap_or((u.as_str(), ""));
+            if name.is_empty() {
+                return Err(format!("--user '{u}': empty user name"));
+            }
+            users.insert(name.to_string(), pw.to_string());
+        }
+        if users.is_empty() {
+            users.insert("root".into(), String::new());
+        }
+        let s = Settings {
+            port: args.port.or(file.port).unwrap_or(3306),
+            bind_address: args.bind_address.clone().or(file.bind_address).unwrap_or_else(|| "127.0.0.1".into()),
+            datadir: args.datadir.clone().or(file.datadir).unwrap_or_else(|| PathBuf::from("strata-data")),
+            default_storage_engine: args
+                .default_storage_engine
+                .clone()
+                .or(file.default_storage_engine)
+                .unwrap_or_else(|| "MyISAM".into()),
+            key_buffer_size: match (args.key_buffer_size, &file.key_buffer_size) {
+                (Some(v), _) => v,
+                (None, Some(v)) => toml_size(v, "key_buffer_size")?,
+                (None, None) => 8 << 20,
+            },
+            max_connections: args.max_connections.or(file.max_connections).unwrap_or(1024),
+            max_allowed_packet: match (args.max_allowed_packet, &file.max_allowed_packet) {
+                (Some(v), _) => v,
+                (None, Some(v)) => toml_size(v, "max_allowed_packet")?,
+                (None, None) => 64 << 20,
+            },
+            sql_mode: args.sql_mode.clone().or(file.sql_mode).unwrap_or_else(|| DEFAULT_SQL_MODE.into()),
+            users,
+        };
+        if s.max_allowed_packet < 1024 || s.max_allowed_packet > 1 << 30 {
+            return Err("max_allowed_packet must be between 1K and 1G".into());
+        }
+        if s.key_buffer_size < 64 << 10 {
+            return Err("key_buffer_size must be at least 64K".into());
+        }
+        if s.max_connections == 0 {
+            return Err("max_connections must be at least 1".into());
+        }
+        let loopback = s.bind_address == "localhost"
+            || s.bind_address.parse::<std::net::IpAddr>().map(|a| a.is_loopback()).unwrap_or(false);
+        if !loopback {
+            if let Some((u, _)) = s.users.iter().find(|(_, p)| p.is_empty()) {
+                return Err(format!(
+                    "refusing to listen on {} while user '{u}' has an empty password (give every user a password with --user NAME:PASSWORD)",
+                    s.bind_address
+                ));
+            }
+        }
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_loopback_rule() {
+        assert_eq!(parse_size("8M").unwrap(), 8 << 20);
+        assert_eq!(parse_size("64k").unwrap(), 64 << 10);
+        assert!(parse_size("x").is_err());
+        let args = ServerArgs { bind_address: Some("0.0.0.0".into()), ..Default::default() };
+        assert!(Settings::resolve(&args).unwrap_err().contains("empty password"));
+        let args = ServerArgs { bind_address: Some("0.0.0.0".into()), users: vec!["root:pw".into()], ..Default::default() };
+        assert!(Settings::resolve(&args).is_ok());
+    }
+}
