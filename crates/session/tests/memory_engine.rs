@@ -1,0 +1,341 @@
+//! Session and SQL behaviour checked in-process against a small in-memory engine (a
+//! `BTreeMap` model of the engine API), so the executor's logic is tested apart from any
+//! on-disk engine. The same statements run against the real engines through the `.slt`
+//! scripts in `tests/slt`.
+
+use parking_lot::RwLock;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use strata_engine::*;
+use strata_session::{ResultSink, Server, ServerConfig, Session};
+use strata_sql::Catalog;
+use strata_types::keycode::encode_index_key;
+use strata_types::output::CollectedOutput;
+use strata_types::{ColumnMeta, EndInfo, Error, OkInfo, QueryOutput, Result, TableDef, Value};
+
+struct MemEngine;
+
+struct MemTable {
+    def: Arc<TableDef>,
+    state: RwLock<MemState>,
+    lock: Arc<RwLock<()>>,
+}
+
+#[derive(Default)]
+struct MemState {
+    rows: BTreeMap<u64, Vec<Value>>,
+    indexes: Vec<BTreeMap<Vec<u8>, u64>>,
+    next_id: u64,
+    auto: u64,
+}
+
+impl MemTable {
+    fn key(&self, ix: usize, row: &[Value], id: u64) -> Vec<u8> {
+        let index = &self.def.indexes[ix];
+        let mut k = Vec::new();
+        encode_index_key(&mut k, &self.def, index, row);
+        if !index.unique || index.columns.iter().any(|&c| row[c].is_null()) {
+            k.extend_from_slice(&id.to_be_bytes());
+        }
+        k
+    }
+}
+
+impl Engine for MemEngine {
+    fn name(&self) -> &'static str {
+        "heap"
+    }
+    fn create_table(&self, _: &TableDef, _: &Path) -> Result<()> {
+        Ok(())
+    }
+    fn open_table(&self, def: Arc<TableDef>, _: &Path) -> Result<Arc<dyn Table>> {
+        let n = def.indexes.len();
+        let auto = def.auto_increment_start.max(1);
+        Ok(Arc::new(MemTable {
+            def,
+            state: RwLock::new(MemState { indexes: vec![BTreeMap::new(); n], next_id: 1, auto, ..Default::default() }),
+            lock: Arc::new(RwLock::new(())),
+        }))
+    }
+    fn drop_table(&self, _: &TableDef, _: &Path) -> Result<()> {
+        Ok(())
+    }
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        "memory".into()
+    }
+}
+
+impl Table for MemTable {
+    fn def(&self) -> &Arc<TableDef> {
+        &self.def
+    }
+    fn lock(&self, mode: LockMode) -> TableLock {
+        let l = self.lock.clone();
+        let g: Box<dyn std::any::Any> = match mode {
+            LockMode::Read => Box::new(l.read_arc()),
+            LockMode::Write => Box::new(l.write_arc()),
+        };
+        TableLock(Some(g))
+    }
+    fn scan(&self, f: &mut RowFn) -> Result<()> {
+        let rows: Vec<(u64, Vec<Value>)> = self.state.read().rows.iter().map(|(k, v)| (*k, v.clone())).collect();
+        for (id, r) in rows {
+            if f(id, &r)? == Flow::Stop {
+                break;
+            }
+        }
+        Ok(())
+    }
+    fn index_scan(&self, index: usize, range: &KeyRange, reverse: bool, f: &mut RowFn) -> Result<()> {
+        let st = self.state.read();
+        let mut hits: Vec<u64> = st.indexes[index]
+            .range((range.start.clone(), range.end.clone()))
+            .map(|(_, id)| *id)
+            .collect();
+        if reverse {
+            hits.reverse();
+        }
+        let rows: Vec<(u64, Vec<Value>)> = hits.into_iter().map(|id| (id, st.rows[&id].clone())).collect();
+        drop(st);
+        for (id, r) in rows {
+            if f(id, &r)? == Flow::Stop {
+                break;
+            }
+        }
+        Ok(())
+    }
+    fn fetch(&self, id: RowId) -> Result<Option<Vec<Value>>> {
+        Ok(self.state.read().rows.get(&id).cloned())
+    }
+    fn insert(&self, row: &mut Vec<Value>) -> Result<Inserted> {
+        let mut st = self.state.write();
+        let mut generated = None;
+        if let Some(a) = self.def.auto_increment_column() {
+            match row[a].to_i64() {
+                None | Some(0) => {
+                    row[a] = Value::Int(st.auto as i64);
+                    generated = Some(st.auto);
+                    st.auto += 1;
+                }
+                Some(v) if v as u64 >= st.auto => st.auto = v as u64 + 1,
+                _ => {}
+            }
+        }
+        let id = st.next_id;
+        for ix in 0..self.def.indexes.len() {
+            let k = self.key(ix, row, id);
+            if st.indexes[ix].contains_key(&k) {
+                let index = &self.def.indexes[ix];
+                let value = index.columns.iter().map(|&c| row[c].to_text()).collect::<Vec<_>>().join("-");
+                return Err(Error::DuplicateKey { value, key: index.name.clone() });
+            }
+        }
+        for ix in 0..self.def.indexes.len() {
+            let k = self.key(ix, row, id);
+            st.indexes[ix].insert(k, id);
+        }
+        st.rows.insert(id, row.clone());
+        st.next_id += 1;
+        Ok(Inserted { row_id: id, generated_id: generated })
+    }
+    fn update(&self, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId> {
+        self.delete(id, old)?;
+        let mut st = self.state.write();
+        for ix in 0..self.def.indexes.len() {
+            let k = self.key(ix, new, id);
+            if st.indexes[ix].contains_key(&k) {
+                drop(st);
+                self.restore(id, old);
+                let index = &self.def.indexes[ix];
+                let value = index.columns.iter().map(|&c| new[c].to_text()).collect::<Vec<_>>().join("-");
+                return Err(Error::DuplicateKey { value, key: index.name.clone() });
+            }
+        }
+        for ix in 0..self.def.indexes.len() {
+            let k = self.key(ix, new, id);
+            st.indexes[ix].insert(k, id);
+        }
+        st.rows.insert(id, new.to_vec());
+        Ok(id)
+    }
+    fn delete(&self, id: RowId, old: &[Value]) -> Result<()> {
+        let mut st = self.state.write();
+        for ix in 0..self.def.indexes.len() {
+            let k = self.key(ix, old, id);
+            st.indexes[ix].remove(&k);
+        }
+        st.rows.remove(&id);
+        Ok(())
+    }
+    fn truncate(&self) -> Result<()> {
+        let mut st = self.state.write();
+        st.rows.clear();
+        st.indexes.iter_mut().for_each(|i| i.clear());
+        st.auto = 1;
+        Ok(())
+    }
+    fn status(&self) -> TableStatus {
+        let st = self.state.read();
+        TableStatus { rows: st.rows.len() as u64, auto_increment: st.auto, ..Default::default() }
+    }
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl MemTable {
+    fn restore(&self, id: u64, row: &[Value]) {
+        let mut st = self.state.write();
+        for ix in 0..self.def.indexes.len() {
+            let k = self.key(ix, row, id);
+            st.indexes[ix].insert(k, id);
+        }
+        st.rows.insert(id, row.to_vec());
+    }
+}
+
+struct Out(CollectedOutput, Vec<CollectedOutput>);
+
+impl QueryOutput for Out {
+    fn columns(&mut self, c: &[ColumnMeta]) -> Result<()> {
+        self.0.columns(c)
+    }
+    fn row(&mut self, r: &[Value]) -> Result<()> {
+        self.0.row(r)
+    }
+    fn end(&mut self, i: &EndInfo) -> Result<()> {
+        self.0.end(i)
+    }
+    fn ok(&mut self, i: &OkInfo) -> Result<()> {
+        self.0.ok(i)
+    }
+}
+
+impl ResultSink for Out {
+    fn next_result(&mut self) -> Result<()> {
+        let done = std::mem::take(&mut self.0);
+        self.1.push(done);
+        Ok(())
+    }
+}
+
+fn session() -> (tempfile::TempDir, Session) {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = Arc::new(Catalog::open(dir.path(), vec![Arc::new(MemEngine)]).unwrap());
+    let server = Arc::new(Server::new(
+        catalog,
+        ServerConfig {
+            datadir: dir.path().into(),
+            port: 0,
+            default_engine: "heap".into(),
+            key_buffer_size: 1 << 20,
+            max_connections: 10,
+            max_allowed_packet: 1 << 20,
+            sql_mode: "STRICT_TRANS_TABLES".into(),
+            hostname: "test".into(),
+        },
+    ));
+    let mut s = Session::new(server, 1, "root", None).unwrap();
+    run(&mut s, "CREATE DATABASE d").unwrap();
+    run(&mut s, "USE d").unwrap();
+    (dir, s)
+}
+
+fn run(s: &mut Session, sql: &str) -> Result<CollectedOutput> {
+    let mut out = Out(CollectedOutput::default(), vec![]);
+    s.query(sql, false, &mut out)?;
+    Ok(out.0)
+}
+
+fn rows(s: &mut Session, sql: &str) -> Vec<String> {
+    match run(s, sql) {
+        Ok(o) => o.rows.iter().map(|r| r.iter().map(|v| v.to_text()).collect::<Vec<_>>().join("|")).collect(),
+        Err(e) => panic!("{sql}: {e}"),
+    }
+}
+
+fn err(s: &mut Session, sql: &str) -> u16 {
+    match run(s, sql) {
+        Ok(_) => panic!("{sql}: expected an error"),
+        Err(e) => e.code(),
+    }
+}
+
+#[test]
+fn sysbench_statements() {
+    let (_d, mut s) = session();
+    run(&mut s, "CREATE TABLE sbtest1(id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) /*! ENGINE = myisam */").unwrap();
+    run(&mut s, "INSERT INTO sbtest1(k, c, pad) VALUES(5,'c1','p1'),(3,'c2','p2'),(5,'c3','p3'),(9,'c4','p4')").unwrap();
+    run(&mut s, "CREATE INDEX k_1 ON sbtest1(k)").unwrap();
+    assert_eq!(rows(&mut s, "SELECT c FROM sbtest1 WHERE id=2"), vec!["c2"]);
+    assert_eq!(rows(&mut s, "SELECT c FROM sbtest1 WHERE id=3"), vec!["c3"]);
+    assert_eq!(rows(&mut s, "SELECT c FROM sbtest1 WHERE id BETWEEN 2 AND 3"), vec!["c2", "c3"]);
+    assert_eq!(rows(&mut s, "SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN 1 AND 3"), vec!["13"]);
+    assert_eq!(rows(&mut s, "SELECT c FROM sbtest1 WHERE id BETWEEN 1 AND 4 ORDER BY c DESC"), vec!["c4", "c3", "c2", "c1"]);
+    assert_eq!(rows(&mut s, "SELECT DISTINCT k FROM sbtest1 WHERE id BETWEEN 1 AND 4 ORDER BY k"), vec!["3", "5", "9"]);
+    run(&mut s, "UPDATE sbtest1 SET k=k+1 WHERE id=1").unwrap();
+    assert_eq!(rows(&mut s, "SELECT k FROM sbtest1 WHERE id=1"), vec!["6"]);
+    run(&mut s, "UPDATE sbtest1 SET c='zz' WHERE id=2").unwrap();
+    run(&mut s, "DELETE FROM sbtest1 WHERE id=3").unwrap();
+    run(&mut s, "INSERT INTO sbtest1 (id, k, c, pad) VALUES (3, 7, 'x', 'y')").unwrap();
+    assert_eq!(rows(&mut s, "SELECT id, k FROM sbtest1 WHERE k IN (7, 9) ORDER BY id"), vec!["3|7", "4|9"]);
+    assert_eq!(err(&mut s, "INSERT INTO sbtest1 (id, k, c, pad) VALUES (3, 7, 'x', 'y')"), 1062);
+    run(&mut s, "INSERT INTO sbtest1 (id, k, c, pad) VALUES (0, 1, 'n', 'n')").unwrap();
+    assert_eq!(rows(&mut s, "SELECT LAST_INSERT_ID()"), vec!["5"]);
+    assert_eq!(rows(&mut s, "SELECT COUNT(*) FROM sbtest1"), vec!["5"]);
+    assert_eq!(rows(&mut s, "SELECT id FROM sbtest1 ORDER BY id DESC LIMIT 2"), vec!["5", "4"]);
+    assert_eq!(rows(&mut s, "SELECT id FROM sbtest1 ORDER BY id LIMIT 1, 2"), vec!["2", "3"]);
+}
+
+#[test]
+fn prepared_statements_and_plan_cache() {
+    let (_d, mut s) = session();
+    run(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))").unwrap();
+    let (id, params, cols) = s.prepare("INSERT INTO t VALUES (?, ?)").unwrap();
+    assert_eq!((params, cols.len()), (2, 0));
+    let mut out = Out(CollectedOutput::default(), vec![]);
+    for i in 1..=3 {
+        s.execute(id, &[Value::Int(i), Value::str(&format!("v{i}"))], &mut out).unwrap();
+    }
+    let (sel, params, cols) = s.prepare("SELECT v FROM t WHERE id = ?").unwrap();
+    assert_eq!((params, cols.len()), (1, 1));
+    let mut out = Out(CollectedOutput::default(), vec![]);
+    s.execute(sel, &[Value::Int(2)], &mut out).unwrap();
+    assert_eq!(out.0.rows, vec![vec![Value::str("v2")]]);
+    for i in 1..=3 {
+        assert_eq!(rows(&mut s, &format!("SELECT v FROM t WHERE id = {i}")), vec![format!("v{i}")]);
+    }
+    let (b, _, _) = s.prepare("BEGIN").unwrap();
+    s.execute(b, &[], &mut out).unwrap();
+    assert_eq!(s.status_flags() & 1, 1);
+}
+
+#[test]
+fn grouping_joins_and_errors() {
+    let (_d, mut s) = session();
+    run(&mut s, "CREATE TABLE a (id INT PRIMARY KEY, g INT, name VARCHAR(20))").unwrap();
+    run(&mut s, "CREATE TABLE b (id INT PRIMARY KEY, a_id INT, KEY (a_id))").unwrap();
+    run(&mut s, "INSERT INTO a VALUES (1, 1, 'x'), (2, 1, 'y'), (3, 2, NULL)").unwrap();
+    run(&mut s, "INSERT INTO b VALUES (10, 1), (11, 1), (12, 3)").unwrap();
+    assert_eq!(rows(&mut s, "SELECT g, COUNT(*), COUNT(name), MAX(id) FROM a GROUP BY g ORDER BY g"), vec!["1|2|2|2", "2|1|0|3"]);
+    assert_eq!(rows(&mut s, "SELECT a.id, b.id FROM a, b WHERE a.id = b.a_id ORDER BY b.id"), vec!["1|10", "1|11", "3|12"]);
+    assert_eq!(rows(&mut s, "SELECT a.id, b.id FROM a LEFT JOIN b ON b.a_id = a.id ORDER BY a.id, b.id"), vec!["1|10", "1|11", "2|NULL", "3|12"]);
+    assert_eq!(rows(&mut s, "SELECT name FROM a WHERE name = 'X'"), vec!["x"]);
+    assert_eq!(rows(&mut s, "SELECT AVG(id), SUM(id) FROM a"), vec!["2.0000|6"]);
+    assert_eq!(rows(&mut s, "SELECT COUNT(*) FROM a WHERE id > 5"), vec!["0"]);
+    assert_eq!(err(&mut s, "SELECT nope FROM a"), 1054);
+    assert_eq!(err(&mut s, "SELECT * FROM nope"), 1146);
+    assert_eq!(err(&mut s, "SELEC 1"), 1064);
+    assert_eq!(err(&mut s, "USE nope"), 1049);
+    assert_eq!(err(&mut s, "CREATE TABLE a (x INT)"), 1050);
+    assert_eq!(err(&mut s, "INSERT INTO a VALUES (1)"), 1136);
+    assert_eq!(rows(&mut s, "SELECT @@version_comment LIMIT 1"), vec!["Strata server (MySQL-compatible)"]);
+    run(&mut s, "SET autocommit=0, @x = 5").unwrap();
+    assert_eq!(rows(&mut s, "SELECT @@autocommit, @x + 1"), vec!["0|6"]);
+    assert_eq!(err(&mut s, "SET nope = 1"), 1193);
+    assert_eq!(rows(&mut s, "SELECT DATABASE(), 1 + 2, CONCAT('a', 'b')"), vec!["d|3|ab"]);
+}
