@@ -161,6 +161,11 @@ pub struct Session {
     next_statement_id: u32,
     plan_cache: HashMap<String, Arc<Prepared>>,
     locked: Option<(HashMap<(String, String), LockMode>, Vec<TableLock>)>,
+    /// Derived from variables, recomputed after every SET so that the statement path
+    /// does no variable lookups: strict sql_mode, default engine, time-zone offset.
+    strict_mode: bool,
+    engine: String,
+    tz_offset: Option<i64>,
 }
 
 /// The view of a session an expression evaluates against.
@@ -216,7 +221,11 @@ impl Session {
             next_statement_id: 1,
             plan_cache: HashMap::new(),
             locked: None,
+            strict_mode: true,
+            engine: String::new(),
+            tz_offset: None,
         };
+        s.refresh_derived()?;
         if let Some(db) = db.filter(|d| !d.is_empty()) {
             s.use_database(db)?;
         }
@@ -249,22 +258,22 @@ impl Session {
         self.get_variable("autocommit", false).ok().and_then(|v| v.truth()).unwrap_or(true)
     }
 
-    fn strict(&self) -> bool {
-        let mode = self.get_variable("sql_mode", false).map(|v| v.to_text()).unwrap_or_default();
-        mode.contains("STRICT_TRANS_TABLES") || mode.contains("STRICT_ALL_TABLES") || mode.contains("TRADITIONAL")
-    }
-
-    fn default_engine(&self) -> Result<String> {
+    /// Recomputes the values derived from variables (after SET, reset, connect).
+    fn refresh_derived(&mut self) -> Result<()> {
+        let mode = self.get_variable("sql_mode", false)?.to_text();
+        self.strict_mode = mode.contains("STRICT_TRANS_TABLES") || mode.contains("STRICT_ALL_TABLES") || mode.contains("TRADITIONAL");
         let v = self.get_variable("default_storage_engine", false)?.to_text();
         let available: Vec<&str> = self.server.catalog.engines().iter().map(|e| e.name()).collect();
-        strata_sql::ddl::engine_name(&v, &available)
+        self.engine = strata_sql::ddl::engine_name(&v, &available)?;
+        let tz = self.get_variable("time_zone", false)?.to_text();
+        self.tz_offset = parse_offset(&tz);
+        Ok(())
     }
 
     /// The statement's clock, in the session's time zone.
     fn now(&self) -> DateTime {
         let utc = DateTime::now();
-        let tz = self.get_variable("time_zone", false).map(|v| v.to_text()).unwrap_or_default();
-        match parse_offset(&tz) {
+        match self.tz_offset {
             Some(secs) => DateTime::from_unix(utc.to_unix() + secs, 0),
             None => utc,
         }
@@ -327,7 +336,7 @@ impl Session {
                     return Err(Error::NotSupported("SET GLOBAL ... = DEFAULT".into()));
                 }
                 self.vars.remove(def.name);
-                return Ok(());
+                return self.refresh_derived();
             }
             Some(v) => v,
         };
@@ -367,7 +376,7 @@ impl Session {
         } else {
             self.vars.insert(def.name, v);
         }
-        Ok(())
+        self.refresh_derived()
     }
 
     /// COM_RESET_CONNECTION: back to a fresh session for the same user and database.
@@ -380,6 +389,7 @@ impl Session {
         self.in_transaction = false;
         self.last_insert_id = 0;
         self.found_rows = 0;
+        let _ = self.refresh_derived();
     }
 
     pub fn close(&mut self) {
@@ -393,8 +403,8 @@ impl Session {
             current_db: self.current_db.clone(),
             env,
             locked_tables: self.locked.as_ref().map(|l| &l.0),
-            strict: self.strict(),
-            default_engine: self.default_engine()?,
+            strict: self.strict_mode,
+            default_engine: &self.engine,
         })
     }
 

@@ -197,7 +197,7 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
         return Err(Error::UnknownDatabase(db));
     }
     let available: Vec<&str> = cx.catalog.engines().iter().map(|e| e.name()).collect();
-    let mut engine = cx.default_engine.clone();
+    let mut engine = cx.default_engine.to_string();
     let mut table_coll = Collation::GeneralCi;
     let mut auto_start = 1u64;
     let mut comment = String::new();

@@ -40,13 +40,18 @@ pub struct ExecCtx<'a> {
     pub locked_tables: Option<&'a HashMap<(String, String), LockMode>>,
     pub strict: bool,
     /// The engine for CREATE TABLE without ENGINE=, as stored (`heap`, `btree`).
-    pub default_engine: String,
+    pub default_engine: &'a str,
 }
 
-/// Locks held for one statement; released on drop.
+/// Locks held for one statement; released on drop. Tables are told apart by the
+/// address of their handle, so taking a lock allocates nothing.
 #[derive(Default)]
 pub struct TableLocks {
-    held: Vec<(String, String, LockMode, TableLock)>,
+    held: Vec<(usize, LockMode, TableLock)>,
+}
+
+fn handle_id(t: &Arc<dyn Table>) -> usize {
+    Arc::as_ptr(t) as *const () as usize
 }
 
 impl<'a> ExecCtx<'a> {
@@ -59,32 +64,37 @@ impl<'a> ExecCtx<'a> {
 
     /// Takes (or checks, under LOCK TABLES) the lock a statement needs on a table.
     pub fn lock_table(&self, locks: &mut TableLocks, db: &str, name: &str, table: &Arc<dyn Table>, mode: LockMode) -> Result<()> {
-        self.lock_tables(locks, vec![(db.to_string(), name.to_string(), table.clone(), mode)])
+        self.lock_tables(locks, &[(db, name, table, mode)])
     }
 
-    /// Takes every lock a statement needs in one go, sorted, a table once with the
-    /// strongest mode asked for.
-    pub fn lock_tables(&self, locks: &mut TableLocks, mut want: Vec<(String, String, Arc<dyn Table>, LockMode)>) -> Result<()> {
+    /// Takes every lock a statement needs in one go, in (database, table) order, a table
+    /// once with the strongest mode asked for.
+    pub fn lock_tables(&self, locks: &mut TableLocks, want: &[(&str, &str, &Arc<dyn Table>, LockMode)]) -> Result<()> {
         if let Some(locked) = self.locked_tables {
-            for (db, name, _, mode) in &want {
-                match locked.get(&(db.clone(), name.clone())) {
-                    None => return Err(Error::TableNotLocked(name.clone())),
+            for (db, name, _, mode) in want {
+                match locked.get(&(db.to_string(), name.to_string())) {
+                    None => return Err(Error::TableNotLocked(name.to_string())),
                     Some(LockMode::Read) if *mode == LockMode::Write => {
-                        return Err(Error::TableLockedForRead(name.clone()))
+                        return Err(Error::TableLockedForRead(name.to_string()))
                     }
                     _ => {}
                 }
             }
             return Ok(());
         }
-        want.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)).then((b.3 == LockMode::Write).cmp(&(a.3 == LockMode::Write))));
-        want.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
-        for (db, name, table, mode) in want {
-            if locks.held.iter().any(|h| h.0 == db && h.1 == name && (h.2 == LockMode::Write || mode == LockMode::Read)) {
+        let mut order: Vec<usize> = (0..want.len()).collect();
+        if want.len() > 1 {
+            order.sort_by(|&a, &b| (want[a].0, want[a].1).cmp(&(want[b].0, want[b].1)));
+        }
+        for i in order {
+            let (_, _, table, mode) = want[i];
+            let id = handle_id(table);
+            let strongest = want.iter().filter(|w| handle_id(w.2) == id).map(|w| w.3).max_by_key(|m| *m == LockMode::Write).unwrap_or(mode);
+            if locks.held.iter().any(|h| h.0 == id) {
                 continue;
             }
-            let guard = table.lock(mode);
-            locks.held.push((db, name, mode, guard));
+            let guard = table.lock(strongest);
+            locks.held.push((id, strongest, guard));
         }
         Ok(())
     }

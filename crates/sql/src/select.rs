@@ -999,9 +999,8 @@ struct Group {
 /// Runs a planned SELECT, writing the result set to `out`. Returns the row count.
 pub fn execute_select(plan: &SelectPlan, cx: &mut ExecCtx, params: &[Value], out: &mut dyn QueryOutput) -> Result<u64> {
     let mut locks = TableLocks::default();
-    for t in &plan.scope.tables {
-        cx.lock_table(&mut locks, &t.db, &t.def.name, &t.table, LockMode::Read)?;
-    }
+    let want: Vec<_> = plan.scope.tables.iter().map(|t| (t.db.as_str(), t.def.name.as_str(), &t.table, LockMode::Read)).collect();
+    cx.lock_tables(&mut locks, &want)?;
     let ecx = EvalCtx { params, env: cx.env };
     let limit = limit_value(&plan.limit, &ecx)?;
     let offset = limit_value(&plan.offset, &ecx)?.unwrap_or(0);
