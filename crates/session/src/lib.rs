@@ -583,6 +583,7 @@ impl Session {
             strata_sql::Plan::Insert(_) => "insert",
             strata_sql::Plan::Update(_) => "update",
             strata_sql::Plan::Delete(_) => "delete",
+            strata_sql::Plan::Explain(_) => "explain",
             strata_sql::Plan::Other(_) => "other",
         };
         self.server.count(com);

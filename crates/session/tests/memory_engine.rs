@@ -339,3 +339,17 @@ fn grouping_joins_and_errors() {
     assert_eq!(err(&mut s, "SET nope = 1"), 1193);
     assert_eq!(rows(&mut s, "SELECT DATABASE(), 1 + 2, CONCAT('a', 'b')"), vec!["d|3|ab"]);
 }
+
+#[test]
+fn explain_shows_access_paths() {
+    let (_d, mut s) = session();
+    run(&mut s, "CREATE TABLE t1 (id INT NOT NULL PRIMARY KEY, i INT NOT NULL, c CHAR(10) NOT NULL, KEY (i))").unwrap();
+    run(&mut s, "INSERT INTO t1 VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, 'c')").unwrap();
+    let plan = rows(&mut s, "EXPLAIN SELECT c FROM t1 WHERE id = 2");
+    assert_eq!(plan, vec!["1|SIMPLE|t1|const|PRIMARY|PRIMARY|4|const|1|"]);
+    let plan = rows(&mut s, "EXPLAIN SELECT count(t1.c), count(t2.c) FROM t1, t1 t2 WHERE t1.id = t2.id");
+    assert_eq!(plan[0], "1|SIMPLE|t1|ALL|PRIMARY|NULL|NULL|NULL|3|");
+    assert_eq!(plan[1], "1|SIMPLE|t2|eq_ref|PRIMARY|PRIMARY|4|d.t1.id|1|");
+    let plan = rows(&mut s, "EXPLAIN SELECT c FROM t1 WHERE id BETWEEN 1 AND 2 ORDER BY c");
+    assert_eq!(plan, vec!["1|SIMPLE|t1|range|PRIMARY|PRIMARY|4|NULL|1|Using where; Using filesort"]);
+}

@@ -106,6 +106,8 @@ pub enum Plan {
     Insert(InsertPlan),
     Update(UpdatePlan),
     Delete(DeletePlan),
+    /// EXPLAIN SELECT.
+    Explain(SelectPlan),
     /// DDL, SHOW and the like: interpreted from the AST each time.
     Other(Box<ast::Statement>),
 }
@@ -128,6 +130,10 @@ pub fn prepare(stmt: ast::Statement, params: usize, cx: &ExecCtx) -> Result<Prep
         ast::Statement::Insert(ins) => Plan::Insert(dml::plan_insert(ins, cx)?),
         ast::Statement::Update(u) => Plan::Update(dml::plan_update(u, cx)?),
         ast::Statement::Delete(d) => Plan::Delete(dml::plan_delete(d, cx)?),
+        ast::Statement::Explain { statement, analyze: false, .. } => match statement.as_ref() {
+            ast::Statement::Query(q) => Plan::Explain(select::plan_select(q, cx)?),
+            other => return Err(Error::NotSupported(format!("EXPLAIN {}", other.to_string().split_whitespace().next().unwrap_or("")))),
+        },
         other => Plan::Other(Box::new(other.clone())),
     };
     let columns = match &plan {
@@ -151,6 +157,7 @@ pub fn execute(p: &Prepared, params: &[Value], cx: &mut ExecCtx, out: &mut dyn Q
         Plan::Insert(i) => dml::execute_insert(i, cx, params),
         Plan::Update(u) => dml::execute_update(u, cx, params),
         Plan::Delete(d) => dml::execute_delete(d, cx, params),
+        Plan::Explain(s) => crate::explain::explain_select(s, out),
         Plan::Other(stmt) => crate::ddl::execute_other(stmt, cx, out),
     }
 }

@@ -22,6 +22,7 @@ pub mod convert;
 pub mod ddl;
 pub mod dml;
 pub mod exec;
+pub mod explain;
 pub mod expr;
 pub mod functions;
 pub mod lex;

@@ -47,6 +47,8 @@ pub struct Level {
     /// LEFT JOIN: the ON condition decides a match; no match yields a NULL row.
     pub outer: bool,
     pub on: Vec<Expr>,
+    /// Indexes a predicate could drive (EXPLAIN's possible_keys).
+    pub possible: Vec<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -135,7 +137,7 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
     }
     let n = scope.tables.len();
     let mut levels: Vec<Level> = (0..n)
-        .map(|i| Level { access: Access::Scan, filter: vec![], outer: ons[i].0, on: vec![] })
+        .map(|i| Level { access: Access::Scan, filter: vec![], outer: ons[i].0, on: vec![], possible: vec![] })
         .collect();
 
     // WHERE and inner-join ON conjuncts go into one pool; LEFT JOIN ON stays per level.
@@ -572,7 +574,43 @@ fn choose_access_paths(plan: &mut SelectPlan) {
             plan.levels[lvl].access = access;
         }
     }
+    mark_possible_keys(plan);
     use_index_order(plan);
+}
+
+/// EXPLAIN's possible_keys: every index whose first column some predicate compares with
+/// a value or with another table's column, wherever that predicate is checked.
+fn mark_possible_keys(plan: &mut SelectPlan) {
+    let mut cols = HashSet::new();
+    let scope = &plan.scope;
+    let other_table = |p: usize, e: &Expr| e.max_column().is_none_or(|m| scope.table_of(m) != scope.table_of(p)) && e.min_column().is_none_or(|m| scope.table_of(m) != scope.table_of(p));
+    for level in &plan.levels {
+        for c in level.filter.iter().chain(&level.on) {
+            match c {
+                Expr::Cmp(op, a, b, _) if *op != CmpOp::Ne => {
+                    if let Expr::Column(p) = a.as_ref() {
+                        if other_table(*p, b) {
+                            cols.insert(*p);
+                        }
+                    }
+                    if let Expr::Column(p) = b.as_ref() {
+                        if other_table(*p, a) {
+                            cols.insert(*p);
+                        }
+                    }
+                }
+                Expr::Between { expr, negated: false, .. } | Expr::InList { expr, negated: false, .. } => {
+                    if let Expr::Column(p) = expr.as_ref() {
+                        cols.insert(*p);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for (lvl, t) in plan.scope.tables.iter().enumerate() {
+        plan.levels[lvl].possible = t.def.indexes.iter().enumerate().filter(|(_, ix)| cols.contains(&(t.offset + ix.columns[0]))).map(|(i, _)| i).collect();
+    }
 }
 
 /// When a single-table query orders by the columns of the index it reads (after its
@@ -1199,7 +1237,7 @@ pub fn plan_single_table(
     let limit = limit.map(|l| bind_limit(l, &scope)).transpose()?;
     let mut plan = SelectPlan {
         scope,
-        levels: vec![Level { access: Access::Scan, filter, outer: false, on: vec![] }],
+        levels: vec![Level { access: Access::Scan, filter, outer: false, on: vec![], possible: vec![] }],
         const_filter,
         group: None,
         projection,
