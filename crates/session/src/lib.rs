@@ -443,7 +443,7 @@ impl Session {
                             let env = SessionEnv { s: self, now };
                             let cx = self.exec_ctx(&env)?;
                             match strata_sql::prepare(stmt, values.len(), &cx) {
-                                Ok(p) if !matches!(p.plan, strata_sql::Plan::Other(_)) => {
+                                Ok(p) if !matches!(p.plan, strata_sql::Plan::Other(_)) && !key.to_ascii_lowercase().contains("information_schema") => {
                                     let p = Arc::new(p);
                                     if self.plan_cache.len() >= PLAN_CACHE_ENTRIES {
                                         self.plan_cache.clear();

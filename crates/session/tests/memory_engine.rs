@@ -352,4 +352,9 @@ fn explain_shows_access_paths() {
     assert_eq!(plan[1], "1|SIMPLE|t2|eq_ref|PRIMARY|PRIMARY|4|d.t1.id|1|");
     let plan = rows(&mut s, "EXPLAIN SELECT c FROM t1 WHERE id BETWEEN 1 AND 2 ORDER BY c");
     assert_eq!(plan, vec!["1|SIMPLE|t1|range|PRIMARY|PRIMARY|4|NULL|1|Using where; Using filesort"]);
+    let t = rows(&mut s, "SELECT TABLE_NAME, ENGINE, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd'");
+    assert_eq!(t, vec!["t1|MyISAM|3"]);
+    let c = rows(&mut s, "SELECT COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_NAME = 't1' ORDER BY ORDINAL_POSITION");
+    assert_eq!(c, vec!["id|int|PRI", "i|int|MUL", "c|char(10)|"]);
+    assert_eq!(rows(&mut s, "SHOW DATABASES"), vec!["d", "information_schema", "performance_schema"]);
 }

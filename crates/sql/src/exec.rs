@@ -33,7 +33,7 @@ impl Outcome {
 
 /// The session state a statement runs in.
 pub struct ExecCtx<'a> {
-    pub catalog: &'a Catalog,
+    pub catalog: &'a Arc<Catalog>,
     pub current_db: Option<String>,
     pub env: &'a dyn Env,
     /// Tables held by LOCK TABLES, when in effect: (db, table) → mode.
@@ -56,8 +56,11 @@ fn handle_id(t: &Arc<dyn Table>) -> usize {
 
 impl<'a> ExecCtx<'a> {
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<dyn Table>> {
+        if db.eq_ignore_ascii_case("information_schema") {
+            return crate::infoschema::table(self.catalog, name);
+        }
         if crate::catalog::is_system_schema(db) {
-            return Err(Error::NotSupported(format!("{db}.{name}")));
+            return Err(Error::NoSuchTable { db: db.to_string(), table: name.to_string() });
         }
         self.catalog.table(db, name)
     }

@@ -25,6 +25,7 @@ pub mod exec;
 pub mod explain;
 pub mod expr;
 pub mod functions;
+pub mod infoschema;
 pub mod lex;
 pub mod parse;
 pub mod select;
