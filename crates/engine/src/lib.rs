@@ -38,7 +38,7 @@ pub enum LockMode {
 
 /// A held table lock; released when dropped. Engines without table locks return an
 /// empty guard.
-pub struct TableLock(pub Option<Box<dyn std::any::Any>>);
+pub struct TableLock(pub Option<Box<dyn std::any::Any + Send>>);
 
 impl TableLock {
     pub fn none() -> TableLock {

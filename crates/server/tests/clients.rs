@@ -83,7 +83,11 @@ fn mariadb_cli_batch_mode() {
     // -e SELECT: tab-separated with a header line (batch mode when stdout is not a tty)
     let out = cli_ok(
         &server,
-        &["cli_db", "-e", "SELECT id, name, age FROM people ORDER BY id"],
+        &[
+            "cli_db",
+            "-e",
+            "SELECT id, name, age FROM people ORDER BY id",
+        ],
         None,
     );
     assert_eq!(out, "id\tname\tage\n1\tann\t31\n2\tbob\tNULL\n3\t\t7\n");
@@ -97,7 +101,8 @@ fn mariadb_cli_batch_mode() {
     assert_eq!(out, "4\t78\nann\t32\ncy\t40\n");
 
     // --batch with headers, USE inside the script, LAST_INSERT_ID()
-    let script = "USE cli_db;\nINSERT INTO people (name) VALUES ('dee');\nSELECT LAST_INSERT_ID() AS id;\n";
+    let script =
+        "USE cli_db;\nINSERT INTO people (name) VALUES ('dee');\nSELECT LAST_INSERT_ID() AS id;\n";
     let out = cli_ok(&server, &["--batch"], Some(script));
     assert_eq!(out, "id\n5\n");
 
@@ -117,7 +122,10 @@ fn mariadb_cli_batch_mode() {
 
     // SHOW DATABASES / SHOW TABLES through the client
     let out = cli_ok(&server, &["-N", "-e", "SHOW DATABASES"], None);
-    assert!(out.lines().any(|l| l == "cli_db"), "SHOW DATABASES: {out:?}");
+    assert!(
+        out.lines().any(|l| l == "cli_db"),
+        "SHOW DATABASES: {out:?}"
+    );
     let out = cli_ok(&server, &["-N", "cli_db", "-e", "SHOW TABLES"], None);
     assert_eq!(out, "people\n");
 
@@ -315,15 +323,19 @@ fn data_survives_clean_restart() {
         conn.query_drop(&sql).unwrap();
     }
     // updates and deletes, through both the primary and secondary indexes
-    conn.query_drop("UPDATE t1 SET k = k + 1000, body = CONCAT(IFNULL(body, ''), '-u') WHERE id % 7 = 0")
+    conn.query_drop(
+        "UPDATE t1 SET k = k + 1000, body = CONCAT(IFNULL(body, ''), '-u') WHERE id % 7 = 0",
+    )
+    .unwrap();
+    conn.query_drop("UPDATE t1 SET name = 'renamed' WHERE k = 17")
         .unwrap();
-    conn.query_drop("UPDATE t1 SET name = 'renamed' WHERE k = 17").unwrap();
     conn.query_drop("DELETE FROM t1 WHERE id % 11 = 0").unwrap();
     conn.query_drop("DELETE FROM t1 WHERE k = 250").unwrap();
     conn.query_drop("UPDATE t2 SET tag = 'tag-3', amount = amount * 2 WHERE n BETWEEN 100 AND 180")
         .unwrap();
     conn.query_drop("DELETE FROM t2 WHERE n > 1900").unwrap();
-    conn.query_drop("DELETE FROM t2 WHERE tag = 'TAG-7' AND n < 1000").unwrap();
+    conn.query_drop("DELETE FROM t2 WHERE tag = 'TAG-7' AND n < 1000")
+        .unwrap();
     let count: Option<i64> = conn.query_first("SELECT COUNT(*) FROM t1").unwrap();
     assert!(count.unwrap() > 4000, "unexpected t1 count {count:?}");
 
@@ -339,12 +351,16 @@ fn data_survives_clean_restart() {
     assert_eq!(tables, vec!["t1".to_string(), "t2".to_string()]);
 
     // constraints still enforced after restart
-    let dup = conn.query_drop("INSERT INTO t2 (code, n) VALUES ('c00000001', 99999)");
+    let (code, n): (String, u64) = conn
+        .query_first("SELECT code, n FROM t2 ORDER BY code LIMIT 1")
+        .unwrap()
+        .expect("t2 is empty after restart");
+    let dup = conn.query_drop(format!("INSERT INTO t2 (code, n) VALUES ('{code}', 99999)"));
     assert!(
         matches!(&dup, Err(mysql::Error::MySqlError(e)) if e.code == 1062),
         "duplicate primary key accepted after restart: {dup:?}"
     );
-    let dup = conn.query_drop("INSERT INTO t2 (code, n) VALUES ('zzz', 2)");
+    let dup = conn.query_drop(format!("INSERT INTO t2 (code, n) VALUES ('zzz', {n})"));
     assert!(
         matches!(&dup, Err(mysql::Error::MySqlError(e)) if e.code == 1062),
         "duplicate unique key accepted after restart: {dup:?}"
@@ -358,16 +374,19 @@ fn data_survives_clean_restart() {
     assert_eq!(new_id, Some(5001), "max id before was {max_id:?}");
 
     // writes made after a restart survive a second restart as well
-    conn.query_drop("UPDATE t1 SET k = 424242 WHERE id = 5001").unwrap();
+    conn.query_drop("UPDATE t1 SET k = 424242 WHERE id = 5001")
+        .unwrap();
     conn.query_drop("DELETE FROM t1 WHERE id = 1").unwrap();
     let before2 = snapshot(&mut conn);
     drop(conn);
     server.restart();
     let mut conn = common::connect(server.port, Some("persist"));
-    assert_eq!(before2, snapshot(&mut conn), "data differs after second restart");
-    let ids: Vec<u32> = conn
-        .query("SELECT id FROM t1 WHERE k = 424242")
-        .unwrap();
+    assert_eq!(
+        before2,
+        snapshot(&mut conn),
+        "data differs after second restart"
+    );
+    let ids: Vec<u32> = conn.query("SELECT id FROM t1 WHERE k = 424242").unwrap();
     assert_eq!(ids, vec![5001]);
 }
 
@@ -396,7 +415,11 @@ fn raw_login(port: u16) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let (seq, greeting) = read_packet(&mut s).expect("read server greeting");
-    assert_eq!(greeting.first(), Some(&10), "protocol version 10 greeting expected");
+    assert_eq!(
+        greeting.first(),
+        Some(&10),
+        "protocol version 10 greeting expected"
+    );
     const CLIENT_LONG_PASSWORD: u32 = 1;
     const CLIENT_PROTOCOL_41: u32 = 0x200;
     const CLIENT_TRANSACTIONS: u32 = 0x2000;
@@ -450,7 +473,9 @@ fn garbage_input_does_not_kill_server() {
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         let _ = read_packet(&mut s);
-        let junk: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let junk: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
         let _ = s.write_all(&junk);
         let mut sink = Vec::new();
         let _ = s.read_to_end(&mut sink);
@@ -483,13 +508,21 @@ fn garbage_input_does_not_kill_server() {
         // unknown command byte -> an error packet, connection still usable
         write_packet(&mut s, 0, &[0xee, 1, 2, 3]).unwrap();
         let (_, reply) = read_packet(&mut s).expect("reply to unknown command");
-        assert_eq!(reply.first(), Some(&0xff), "error packet expected: {reply:?}");
+        assert_eq!(
+            reply.first(),
+            Some(&0xff),
+            "error packet expected: {reply:?}"
+        );
         // COM_QUERY with a query the parser cannot handle
         let mut q = vec![0x03];
         q.extend_from_slice(b"\x01\x02 SELECT \xff\xfe FROM");
         write_packet(&mut s, 0, &q).unwrap();
         let (_, reply) = read_packet(&mut s).expect("reply to garbage query");
-        assert_eq!(reply.first(), Some(&0xff), "error packet expected: {reply:?}");
+        assert_eq!(
+            reply.first(),
+            Some(&0xff),
+            "error packet expected: {reply:?}"
+        );
         // COM_STMT_EXECUTE for a statement that does not exist, truncated
         write_packet(&mut s, 0, &[0x17, 0x99, 0x99]).unwrap();
         let _ = read_packet(&mut s);
@@ -500,7 +533,9 @@ fn garbage_input_does_not_kill_server() {
         let (_, reply) = read_packet(&mut s).expect("reply to SELECT 1");
         assert_eq!(reply, vec![1], "column count packet expected for SELECT 1");
         // now raw garbage, including broken packet headers and sequence numbers
-        let junk: Vec<u8> = (0..20000u32).map(|i| (i.wrapping_mul(40503) >> 7) as u8).collect();
+        let junk: Vec<u8> = (0..20000u32)
+            .map(|i| (i.wrapping_mul(40503) >> 7) as u8)
+            .collect();
         let _ = s.write_all(&junk);
         s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
         let mut sink = [0u8; 65536];
@@ -518,7 +553,8 @@ fn garbage_input_does_not_kill_server() {
             std::thread::spawn(move || {
                 for i in 0..10u32 {
                     if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
-                        s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+                        s.set_read_timeout(Some(Duration::from_millis(500)))
+                            .unwrap();
                         let junk: Vec<u8> = (0..512u32)
                             .map(|j| (j.wrapping_mul(t * 31 + i + 7) >> 3) as u8)
                             .collect();

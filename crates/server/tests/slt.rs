@@ -202,7 +202,11 @@ fn slt_files() -> Vec<PathBuf> {
 }
 
 fn run_file(target: &Target, path: &Path) -> Result<(), String> {
-    let stem = path.file_stem().unwrap().to_string_lossy().replace('-', "_");
+    let stem = path
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .replace('-', "_");
     let db = format!("slt_{stem}");
     let mut admin = target.connect(None).map_err(|e| format!("connect: {e}"))?;
     admin
@@ -226,7 +230,9 @@ fn run_file(target: &Target, path: &Path) -> Result<(), String> {
     if let Some(e) = &target.engine {
         runner.add_label(e);
     }
-    let res = runner.run_file(path).map_err(|e| e.display(true).to_string());
+    let res = runner
+        .run_file(path)
+        .map_err(|e| e.display(true).to_string());
     drop(runner);
     // Clean up (best effort) so an external server does not accumulate databases.
     if res.is_ok() {

@@ -75,7 +75,7 @@ impl Table for MemTable {
     }
     fn lock(&self, mode: LockMode) -> TableLock {
         let l = self.lock.clone();
-        let g: Box<dyn std::any::Any> = match mode {
+        let g: Box<dyn std::any::Any + Send> = match mode {
             LockMode::Read => Box::new(l.read_arc()),
             LockMode::Write => Box::new(l.write_arc()),
         };
@@ -357,4 +357,88 @@ fn explain_shows_access_paths() {
     let c = rows(&mut s, "SELECT COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_NAME = 't1' ORDER BY ORDINAL_POSITION");
     assert_eq!(c, vec!["id|int|PRI", "i|int|MUL", "c|char(10)|"]);
     assert_eq!(rows(&mut s, "SHOW DATABASES"), vec!["d", "information_schema", "performance_schema"]);
+}
+
+/// The shared SQL scripts (`tests/slt`) run in-process against the model engine, so the
+/// SQL layer's answers are checked apart from any storage engine.
+mod slt {
+    use super::*;
+    use sqllogictest::{DBOutput, DefaultColumnType};
+    use strata_types::FieldType;
+
+    #[derive(Debug)]
+    struct SltError(String);
+    impl std::fmt::Display for SltError {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(&self.0)
+        }
+    }
+    impl std::error::Error for SltError {}
+
+    struct Db(Session, tempfile::TempDir);
+
+    impl sqllogictest::DB for Db {
+        type Error = SltError;
+        type ColumnType = DefaultColumnType;
+        fn run(&mut self, sql: &str) -> std::result::Result<DBOutput<DefaultColumnType>, SltError> {
+            let mut out = Out(CollectedOutput::default(), vec![]);
+            self.0
+                .query(sql, true, &mut out)
+                .map_err(|e| SltError(format!("ERROR {} ({}): {}", e.code(), e.sqlstate(), e)))?;
+            let first = out.1.into_iter().next().unwrap_or(out.0);
+            if first.ok.is_some() && first.columns.is_empty() {
+                return Ok(DBOutput::StatementComplete(first.ok.map(|o| o.affected_rows).unwrap_or(0)));
+            }
+            let types = first
+                .columns
+                .iter()
+                .map(|c| match c.field_type {
+                    FieldType::Tiny | FieldType::Short | FieldType::Long | FieldType::Int24 | FieldType::LongLong => DefaultColumnType::Integer,
+                    FieldType::Float | FieldType::Double | FieldType::NewDecimal | FieldType::Decimal => DefaultColumnType::FloatingPoint,
+                    _ => DefaultColumnType::Text,
+                })
+                .collect();
+            let rows = first
+                .rows
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .map(|v| match v {
+                            Value::Null => "NULL".to_string(),
+                            Value::Bytes(b) if b.is_empty() => "(empty)".to_string(),
+                            v => v.to_text(),
+                        })
+                        .collect()
+                })
+                .collect();
+            Ok(DBOutput::Rows { types, rows })
+        }
+    }
+
+    #[test]
+    fn shared_scripts_on_the_model_engine() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/slt");
+        let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "slt")).collect();
+        files.sort();
+        assert!(!files.is_empty());
+        let mut failures = vec![];
+        for f in files {
+            let (d, mut s) = session();
+            let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+            run(&mut s, &format!("CREATE DATABASE slt_{stem}")).unwrap();
+            run(&mut s, &format!("USE slt_{stem}")).unwrap();
+            let mut slot = Some(Db(s, d));
+            let mut runner = sqllogictest::Runner::new(move || {
+                let db = slot.take();
+                async move { db.ok_or_else(|| SltError("one connection per file".into())) }
+            });
+            runner.add_label("strata");
+            runner.add_label("model");
+            if let Err(e) = runner.run_file(&f) {
+                eprintln!("{}: {}", f.display(), e.display(true));
+                failures.push(stem);
+            }
+        }
+        assert!(failures.is_empty(), "failing files: {failures:?}");
+    }
 }

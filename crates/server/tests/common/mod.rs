@@ -45,9 +45,13 @@ pub fn require_program(name: &str, test: &str) -> bool {
         return true;
     }
     if in_ci() {
-        panic!("{test}: required program `{name}` is not installed (CI is set, so this is a failure)");
+        panic!(
+            "{test}: required program `{name}` is not installed (CI is set, so this is a failure)"
+        );
     }
-    eprintln!("NOTE: {test} skipped: program `{name}` is not installed (set CI=1 to make this a failure)");
+    eprintln!(
+        "NOTE: {test} skipped: program `{name}` is not installed (set CI=1 to make this a failure)"
+    );
     false
 }
 
@@ -165,9 +169,9 @@ impl TestServer {
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log);
-        let child = cmd.spawn().unwrap_or_else(|e| {
-            panic!("failed to spawn server {:?}: {e}", cmd.get_program())
-        });
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("failed to spawn server {:?}: {e}", cmd.get_program()));
         self.child = Some(child);
         self.port = port;
         self.wait_ready(Duration::from_secs(20));
