@@ -21,11 +21,17 @@ impl Backend for StrataBackend {
     }
 
     fn open_session(&self, connection_id: u32, user: &str, db: Option<&str>) -> Result<Connection> {
-        Ok(Connection { session: Session::new(self.server.clone(), connection_id, user, db)? })
+        Ok(Connection {
+            session: Session::new(self.server.clone(), connection_id, user, db)?,
+        })
     }
 
     fn max_allowed_packet(&self) -> usize {
-        self.server.globals.get("max_allowed_packet").to_i64().unwrap_or(64 << 20) as usize
+        self.server
+            .globals
+            .get("max_allowed_packet")
+            .to_i64()
+            .unwrap_or(64 << 20) as usize
     }
 
     fn max_connections(&self) -> usize {
@@ -62,16 +68,30 @@ impl ResultSink for Bridge<'_> {
 }
 
 impl Handler for Connection {
-    fn query(&mut self, sql: &str, multi_statements: bool, out: &mut dyn ResultStream) -> Result<()> {
+    fn query(
+        &mut self,
+        sql: &str,
+        multi_statements: bool,
+        out: &mut dyn ResultStream,
+    ) -> Result<()> {
         self.session.query(sql, multi_statements, &mut Bridge(out))
     }
 
     fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
         let (statement_id, params, columns) = self.session.prepare(sql)?;
-        Ok(PreparedInfo { statement_id, params, columns })
+        Ok(PreparedInfo {
+            statement_id,
+            params,
+            columns,
+        })
     }
 
-    fn execute(&mut self, statement_id: u32, params: &[Value], out: &mut dyn QueryOutput) -> Result<()> {
+    fn execute(
+        &mut self,
+        statement_id: u32,
+        params: &[Value],
+        out: &mut dyn QueryOutput,
+    ) -> Result<()> {
         self.session.execute(statement_id, params, out)
     }
 

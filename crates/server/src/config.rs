@@ -76,7 +76,8 @@ pub struct Settings {
     pub users: BTreeMap<String, String>,
 }
 
-pub const DEFAULT_SQL_MODE: &str = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION";
+pub const DEFAULT_SQL_MODE: &str =
+    "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION";
 
 /// Parses `1024`, `16K`, `8M`, `1G`.
 pub fn parse_size(s: &str) -> Result<u64, String> {
@@ -87,7 +88,10 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         Some('G') => (&t[..t.len() - 1], 1 << 30),
         _ => (t, 1),
     };
-    num.trim().parse::<u64>().map(|n| n.saturating_mul(mult)).map_err(|_| format!("'{s}' is not a size (e.g. 1024, 64K, 8M, 1G)"))
+    num.trim()
+        .parse::<u64>()
+        .map(|n| n.saturating_mul(mult))
+        .map_err(|_| format!("'{s}' is not a size (e.g. 1024, 64K, 8M, 1G)"))
 }
 
 fn toml_size(v: &toml::Value, name: &str) -> Result<u64, String> {
@@ -102,8 +106,10 @@ impl Settings {
     pub fn resolve(args: &ServerArgs) -> Result<Settings, String> {
         let file = match &args.config {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-                toml::from_str::<FileConfig>(&text).map_err(|e| format!("{}: {e}", path.display()))?
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                toml::from_str::<FileConfig>(&text)
+                    .map_err(|e| format!("{}: {e}", path.display()))?
             }
             None => FileConfig::default(),
         };
@@ -120,8 +126,16 @@ impl Settings {
         }
         let s = Settings {
             port: args.port.or(file.port).unwrap_or(3306),
-            bind_address: args.bind_address.clone().or(file.bind_address).unwrap_or_else(|| "127.0.0.1".into()),
-            datadir: args.datadir.clone().or(file.datadir).unwrap_or_else(|| PathBuf::from("strata-data")),
+            bind_address: args
+                .bind_address
+                .clone()
+                .or(file.bind_address)
+                .unwrap_or_else(|| "127.0.0.1".into()),
+            datadir: args
+                .datadir
+                .clone()
+                .or(file.datadir)
+                .unwrap_or_else(|| PathBuf::from("strata-data")),
             default_storage_engine: args
                 .default_storage_engine
                 .clone()
@@ -132,13 +146,20 @@ impl Settings {
                 (None, Some(v)) => toml_size(v, "key_buffer_size")?,
                 (None, None) => 8 << 20,
             },
-            max_connections: args.max_connections.or(file.max_connections).unwrap_or(1024),
+            max_connections: args
+                .max_connections
+                .or(file.max_connections)
+                .unwrap_or(1024),
             max_allowed_packet: match (args.max_allowed_packet, &file.max_allowed_packet) {
                 (Some(v), _) => v,
                 (None, Some(v)) => toml_size(v, "max_allowed_packet")?,
                 (None, None) => 64 << 20,
             },
-            sql_mode: args.sql_mode.clone().or(file.sql_mode).unwrap_or_else(|| DEFAULT_SQL_MODE.into()),
+            sql_mode: args
+                .sql_mode
+                .clone()
+                .or(file.sql_mode)
+                .unwrap_or_else(|| DEFAULT_SQL_MODE.into()),
             users,
         };
         if s.max_allowed_packet < 1024 || s.max_allowed_packet > 1 << 30 {
@@ -151,7 +172,10 @@ impl Settings {
             return Err("max_connections must be at least 1".into());
         }
         let loopback = s.bind_address == "localhost"
-            || s.bind_address.parse::<std::net::IpAddr>().map(|a| a.is_loopback()).unwrap_or(false);
+            || s.bind_address
+                .parse::<std::net::IpAddr>()
+                .map(|a| a.is_loopback())
+                .unwrap_or(false);
         if !loopback {
             if let Some((u, _)) = s.users.iter().find(|(_, p)| p.is_empty()) {
                 return Err(format!(
@@ -173,9 +197,18 @@ mod tests {
         assert_eq!(parse_size("8M").unwrap(), 8 << 20);
         assert_eq!(parse_size("64k").unwrap(), 64 << 10);
         assert!(parse_size("x").is_err());
-        let args = ServerArgs { bind_address: Some("0.0.0.0".into()), ..Default::default() };
-        assert!(Settings::resolve(&args).unwrap_err().contains("empty password"));
-        let args = ServerArgs { bind_address: Some("0.0.0.0".into()), users: vec!["root:pw".into()], ..Default::default() };
+        let args = ServerArgs {
+            bind_address: Some("0.0.0.0".into()),
+            ..Default::default()
+        };
+        assert!(Settings::resolve(&args)
+            .unwrap_err()
+            .contains("empty password"));
+        let args = ServerArgs {
+            bind_address: Some("0.0.0.0".into()),
+            users: vec!["root:pw".into()],
+            ..Default::default()
+        };
         assert!(Settings::resolve(&args).is_ok());
     }
 }

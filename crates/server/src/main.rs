@@ -18,7 +18,11 @@ use strata_session::{Server, ServerConfig};
 use strata_sql::Catalog;
 
 #[derive(Parser)]
-#[command(name = "strata", version, about = "Strata: a MySQL-compatible SQL server with MyISAM-style and InnoDB-style storage engines")]
+#[command(
+    name = "strata",
+    version,
+    about = "Strata: a MySQL-compatible SQL server with MyISAM-style and InnoDB-style storage engines"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -61,8 +65,12 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     let available: Vec<&str> = engines.iter().map(|e| e.name()).collect();
     let default_engine = strata_sql::ddl::engine_name(&s.default_storage_engine, &available)
         .map_err(|e| format!("--default-storage-engine: {e}"))?;
-    let catalog = Arc::new(Catalog::open(&s.datadir, engines.clone()).map_err(|e| format!("opening {}: {e}", s.datadir.display()))?);
-    let listener = TcpListener::bind((s.bind_address.as_str(), s.port)).map_err(|e| format!("cannot listen on {}:{}: {e}", s.bind_address, s.port))?;
+    let catalog = Arc::new(
+        Catalog::open(&s.datadir, engines.clone())
+            .map_err(|e| format!("opening {}: {e}", s.datadir.display()))?,
+    );
+    let listener = TcpListener::bind((s.bind_address.as_str(), s.port))
+        .map_err(|e| format!("cannot listen on {}:{}: {e}", s.bind_address, s.port))?;
     let server = Arc::new(Server::new(
         catalog.clone(),
         ServerConfig {
@@ -76,9 +84,18 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
             hostname: std::env::var("HOSTNAME").unwrap_or_else(|_| "localhost".into()),
         },
     ));
-    println!("strata {} listening on {}:{}", strata_sql::SERVER_VERSION, s.bind_address, s.port);
+    println!(
+        "strata {} listening on {}:{}",
+        strata_sql::SERVER_VERSION,
+        s.bind_address,
+        s.port
+    );
     println!("data directory: {}", server.config.datadir.display());
-    println!("default engine: {} ({})", strata_sql::ddl::engine_display(&default_engine), default_engine);
+    println!(
+        "default engine: {} ({})",
+        strata_sql::ddl::engine_display(&default_engine),
+        default_engine
+    );
     for e in catalog.engines() {
         println!("engine {}: {}", e.name(), e.describe());
     }
@@ -88,11 +105,17 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         human(s.max_allowed_packet),
         s.max_connections
     );
-    println!("users: {}", s.users.keys().cloned().collect::<Vec<_>>().join(", "));
+    println!(
+        "users: {}",
+        s.users.keys().cloned().collect::<Vec<_>>().join(", ")
+    );
 
     let shutdown = Arc::new(AtomicBool::new(false));
-    let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT])
-        .map_err(|e| format!("installing signal handlers: {e}"))?;
+    let mut signals = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+    ])
+    .map_err(|e| format!("installing signal handlers: {e}"))?;
     {
         let catalog = catalog.clone();
         let shutdown = shutdown.clone();
@@ -121,7 +144,10 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
             }
         });
     }
-    let backend = Arc::new(backend::StrataBackend { server, users: s.users.clone() });
+    let backend = Arc::new(backend::StrataBackend {
+        server,
+        users: s.users.clone(),
+    });
     strata_wire::serve(listener, backend, shutdown);
     Ok(())
 }

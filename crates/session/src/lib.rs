@@ -22,7 +22,9 @@ use std::time::Instant;
 use strata_engine::{LockMode, TableLock};
 use strata_sql::lex;
 use strata_sql::{Catalog, Env, ExecCtx, Outcome, Prepared};
-use strata_types::{ColumnMeta, DateTime, EndInfo, Error, FieldType, OkInfo, QueryOutput, Result, Value};
+use strata_types::{
+    ColumnMeta, DateTime, EndInfo, Error, FieldType, OkInfo, QueryOutput, Result, Value,
+};
 use vars::{Globals, Kind, VarDef};
 
 /// Startup settings the server was given (command line or config file).
@@ -206,7 +208,12 @@ fn text_col(name: &str) -> ColumnMeta {
 }
 
 impl Session {
-    pub fn new(server: Arc<Server>, connection_id: u32, user: &str, db: Option<&str>) -> Result<Session> {
+    pub fn new(
+        server: Arc<Server>,
+        connection_id: u32,
+        user: &str,
+        db: Option<&str>,
+    ) -> Result<Session> {
         let mut s = Session {
             server,
             connection_id,
@@ -255,15 +262,28 @@ impl Session {
     }
 
     fn autocommit(&self) -> bool {
-        self.get_variable("autocommit", false).ok().and_then(|v| v.truth()).unwrap_or(true)
+        self.get_variable("autocommit", false)
+            .ok()
+            .and_then(|v| v.truth())
+            .unwrap_or(true)
     }
 
     /// Recomputes the values derived from variables (after SET, reset, connect).
     fn refresh_derived(&mut self) -> Result<()> {
         let mode = self.get_variable("sql_mode", false)?.to_text();
-        self.strict_mode = mode.contains("STRICT_TRANS_TABLES") || mode.contains("STRICT_ALL_TABLES") || mode.contains("TRADITIONAL");
-        let v = self.get_variable("default_storage_engine", false)?.to_text();
-        let available: Vec<&str> = self.server.catalog.engines().iter().map(|e| e.name()).collect();
+        self.strict_mode = mode.contains("STRICT_TRANS_TABLES")
+            || mode.contains("STRICT_ALL_TABLES")
+            || mode.contains("TRADITIONAL");
+        let v = self
+            .get_variable("default_storage_engine", false)?
+            .to_text();
+        let available: Vec<&str> = self
+            .server
+            .catalog
+            .engines()
+            .iter()
+            .map(|e| e.name())
+            .collect();
         self.engine = strata_sql::ddl::engine_name(&v, &available)?;
         let tz = self.get_variable("time_zone", false)?.to_text();
         self.tz_offset = parse_offset(&tz);
@@ -299,7 +319,9 @@ impl Session {
         }
         if global {
             if def.scope == vars::Scope::Session {
-                return Err(Error::VariableReadOnly(format!("{name}' is a SESSION variable and can't be used with SET GLOBAL or '@@global.")));
+                return Err(Error::VariableReadOnly(format!(
+                    "{name}' is a SESSION variable and can't be used with SET GLOBAL or '@@global."
+                )));
             }
             return Ok(self.server.globals.get(def.name));
         }
@@ -312,7 +334,8 @@ impl Session {
     fn set_variable(&mut self, name: &str, global: bool, value: Option<Value>) -> Result<()> {
         let lname = name.to_ascii_lowercase();
         let key = vars::canonical(&lname).to_string();
-        let def: &VarDef = vars::lookup(&key).ok_or_else(|| Error::UnknownVariable(name.to_string()))?;
+        let def: &VarDef =
+            vars::lookup(&key).ok_or_else(|| Error::UnknownVariable(name.to_string()))?;
         if !def.dynamic {
             return Err(Error::VariableReadOnly(def.name.to_string()));
         }
@@ -327,7 +350,10 @@ impl Session {
             return Err(Error::VariableIsGlobal(def.name.to_string()));
         }
         if key == "max_allowed_packet" && !global {
-            return Err(Error::VariableReadOnly(format!("{} (SESSION value; set GLOBAL instead)", def.name)));
+            return Err(Error::VariableReadOnly(format!(
+                "{} (SESSION value; set GLOBAL instead)",
+                def.name
+            )));
         }
         let v = match value {
             None => {
@@ -345,7 +371,10 @@ impl Session {
             // silently ignored.
             let ok = matches!(v, Value::UInt(u64::MAX)) || v.to_i64() == Some(-1);
             if !ok {
-                return Err(Error::WrongValueForVariable { name: def.name.into(), value: v.to_text() });
+                return Err(Error::WrongValueForVariable {
+                    name: def.name.into(),
+                    value: v.to_text(),
+                });
             }
             return Ok(());
         }
@@ -353,11 +382,20 @@ impl Session {
         if key == "time_zone" {
             let t = v.to_text();
             if !t.eq_ignore_ascii_case("SYSTEM") && parse_offset(&t).is_none() {
-                return Err(Error::WrongValueForVariable { name: "time_zone".into(), value: t });
+                return Err(Error::WrongValueForVariable {
+                    name: "time_zone".into(),
+                    value: t,
+                });
             }
         }
         if key == "default_storage_engine" {
-            let available: Vec<&str> = self.server.catalog.engines().iter().map(|e| e.name()).collect();
+            let available: Vec<&str> = self
+                .server
+                .catalog
+                .engines()
+                .iter()
+                .map(|e| e.name())
+                .collect();
             let stored = strata_sql::ddl::engine_name(&v.to_text(), &available)?;
             v = Value::str(strata_sql::ddl::engine_display(&stored));
         }
@@ -394,7 +432,9 @@ impl Session {
 
     pub fn close(&mut self) {
         self.locked = None;
-        self.server.threads_connected.fetch_sub(1, Ordering::Relaxed);
+        self.server
+            .threads_connected
+            .fetch_sub(1, Ordering::Relaxed);
     }
 
     fn exec_ctx<'a>(&'a self, env: &'a SessionEnv<'a>) -> Result<ExecCtx<'a>> {
@@ -409,9 +449,18 @@ impl Session {
     }
 
     /// COM_QUERY.
-    pub fn query(&mut self, sql: &str, multi_statements: bool, out: &mut dyn ResultSink) -> Result<()> {
+    pub fn query(
+        &mut self,
+        sql: &str,
+        multi_statements: bool,
+        out: &mut dyn ResultSink,
+    ) -> Result<()> {
         self.server.questions.fetch_add(1, Ordering::Relaxed);
-        let pieces = if multi_statements { lex::split_statements(sql) } else { vec![sql.trim()] };
+        let pieces = if multi_statements {
+            lex::split_statements(sql)
+        } else {
+            vec![sql.trim()]
+        };
         if pieces.is_empty() {
             return Err(Error::Syntax(String::new()));
         }
@@ -435,28 +484,29 @@ impl Session {
             let cached = self.plan_cache.get(&key).cloned();
             let prepared = match cached {
                 Some(p) if self.plan_is_current(&p) => Some(p),
-                _ => {
-                    match strata_sql::parse::parse(&key) {
-                        Ok(mut stmts) if stmts.len() == 1 => {
-                            let stmt = stmts.remove(0);
-                            let now = self.now();
-                            let env = SessionEnv { s: self, now };
-                            let cx = self.exec_ctx(&env)?;
-                            match strata_sql::prepare(stmt, values.len(), &cx) {
-                                Ok(p) if !matches!(p.plan, strata_sql::Plan::Other(_)) && !key.to_ascii_lowercase().contains("information_schema") => {
-                                    let p = Arc::new(p);
-                                    if self.plan_cache.len() >= PLAN_CACHE_ENTRIES {
-                                        self.plan_cache.clear();
-                                    }
-                                    self.plan_cache.insert(key, p.clone());
-                                    Some(p)
+                _ => match strata_sql::parse::parse(&key) {
+                    Ok(mut stmts) if stmts.len() == 1 => {
+                        let stmt = stmts.remove(0);
+                        let now = self.now();
+                        let env = SessionEnv { s: self, now };
+                        let cx = self.exec_ctx(&env)?;
+                        match strata_sql::prepare(stmt, values.len(), &cx) {
+                            Ok(p)
+                                if !matches!(p.plan, strata_sql::Plan::Other(_))
+                                    && !key.to_ascii_lowercase().contains("information_schema") =>
+                            {
+                                let p = Arc::new(p);
+                                if self.plan_cache.len() >= PLAN_CACHE_ENTRIES {
+                                    self.plan_cache.clear();
                                 }
-                                _ => None,
+                                self.plan_cache.insert(key, p.clone());
+                                Some(p)
                             }
+                            _ => None,
                         }
-                        _ => None,
                     }
-                }
+                    _ => None,
+                },
             };
             if let Some(p) = prepared {
                 return self.execute_prepared(&p, &values, out);
@@ -505,13 +555,16 @@ impl Session {
                 let w = strata_sql::show::words(sql);
                 let mut i = 1;
                 let mut global = false;
-                if w.get(i).is_some_and(|x| x.eq_ignore_ascii_case("global") || x.eq_ignore_ascii_case("session")) {
+                if w.get(i).is_some_and(|x| {
+                    x.eq_ignore_ascii_case("global") || x.eq_ignore_ascii_case("session")
+                }) {
                     global = w[i].eq_ignore_ascii_case("global");
                     i += 1;
                 }
                 let what = w.get(i).map(|x| x.to_ascii_uppercase()).unwrap_or_default();
                 let pattern = if w.get(i + 1).is_some_and(|x| x.eq_ignore_ascii_case("like")) {
-                    w.get(i + 2).map(|p| p.trim_start_matches('\u{0}').to_string())
+                    w.get(i + 2)
+                        .map(|p| p.trim_start_matches('\u{0}').to_string())
                 } else {
                     None
                 };
@@ -522,7 +575,9 @@ impl Session {
                     return self.show_status(pattern, out);
                 }
             }
-            "ANALYZE" | "OPTIMIZE" | "CHECK" | "REPAIR" => return self.table_maintenance(&first, sql, out),
+            "ANALYZE" | "OPTIMIZE" | "CHECK" | "REPAIR" => {
+                return self.table_maintenance(&first, sql, out)
+            }
             "DO" => {
                 let expr = sql[2..].trim();
                 let now = self.now();
@@ -568,7 +623,12 @@ impl Session {
         p.catalog_version == self.server.catalog.version() && p.db == self.current_db
     }
 
-    fn execute_prepared(&mut self, p: &Arc<Prepared>, params: &[Value], out: &mut dyn QueryOutput) -> Result<()> {
+    fn execute_prepared(
+        &mut self,
+        p: &Arc<Prepared>,
+        params: &[Value],
+        out: &mut dyn QueryOutput,
+    ) -> Result<()> {
         let p = if self.plan_is_current(p) {
             p.clone()
         } else {
@@ -613,23 +673,44 @@ impl Session {
     fn run_set(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
         let body = sql[3..].trim();
         let upper = body.to_ascii_uppercase();
-        if upper.starts_with("NAMES") || upper.starts_with("CHARACTER SET") || upper.starts_with("CHARSET") {
+        if upper.starts_with("NAMES")
+            || upper.starts_with("CHARACTER SET")
+            || upper.starts_with("CHARSET")
+        {
             let w = strata_sql::show::words(body);
             let skip = if upper.starts_with("CHARACTER") { 2 } else { 1 };
-            let cs = w.get(skip).map(|c| c.trim_start_matches('\u{0}').to_ascii_lowercase()).unwrap_or_default();
+            let cs = w
+                .get(skip)
+                .map(|c| c.trim_start_matches('\u{0}').to_ascii_lowercase())
+                .unwrap_or_default();
             if cs != "default" {
-                let def = vars::lookup("character_set_client").ok_or(Error::UnknownVariable("character_set_client".into()))?;
-                vars::normalize(def, &Value::str(&cs)).map_err(|_| Error::UnknownCharset(cs.clone()))?;
-                for v in ["character_set_client", "character_set_connection", "character_set_results"] {
+                let def = vars::lookup("character_set_client")
+                    .ok_or(Error::UnknownVariable("character_set_client".into()))?;
+                vars::normalize(def, &Value::str(&cs))
+                    .map_err(|_| Error::UnknownCharset(cs.clone()))?;
+                for v in [
+                    "character_set_client",
+                    "character_set_connection",
+                    "character_set_results",
+                ] {
                     self.set_variable(v, false, Some(Value::str(&cs)))?;
                 }
             }
             return out.ok(&OkInfo::default());
         }
-        if upper.starts_with("TRANSACTION") || upper.starts_with("SESSION TRANSACTION") || upper.starts_with("GLOBAL TRANSACTION") {
+        if upper.starts_with("TRANSACTION")
+            || upper.starts_with("SESSION TRANSACTION")
+            || upper.starts_with("GLOBAL TRANSACTION")
+        {
             let global = upper.starts_with("GLOBAL");
             if let Some(i) = upper.find("ISOLATION LEVEL") {
-                let level = upper[i + 15..].trim().split(',').next().unwrap_or("").trim().replace(' ', "-");
+                let level = upper[i + 15..]
+                    .trim()
+                    .split(',')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .replace(' ', "-");
                 self.set_variable("transaction_isolation", global, Some(Value::str(&level)))?;
             }
             if upper.contains("READ ONLY") {
@@ -640,7 +721,8 @@ impl Session {
             return out.ok(&OkInfo::default());
         }
         for assignment in split_top_level_commas(body) {
-            let (lhs, rhs) = split_assignment(assignment).ok_or_else(|| Error::Syntax(assignment.to_string()))?;
+            let (lhs, rhs) = split_assignment(assignment)
+                .ok_or_else(|| Error::Syntax(assignment.to_string()))?;
             let (name, global, is_user) = parse_set_target(lhs)?;
             let now = self.now();
             let value = {
@@ -655,7 +737,8 @@ impl Session {
                 }
             };
             if is_user {
-                self.user_vars.insert(name.to_ascii_lowercase(), value.unwrap_or(Value::Null));
+                self.user_vars
+                    .insert(name.to_ascii_lowercase(), value.unwrap_or(Value::Null));
             } else {
                 self.set_variable(&name, global, value)?;
             }
@@ -663,11 +746,21 @@ impl Session {
         out.ok(&OkInfo::default())
     }
 
-    fn show_variables(&self, global: bool, pattern: Option<String>, out: &mut dyn QueryOutput) -> Result<()> {
+    fn show_variables(
+        &self,
+        global: bool,
+        pattern: Option<String>,
+        out: &mut dyn QueryOutput,
+    ) -> Result<()> {
         out.columns(&[text_col("Variable_name"), text_col("Value")])?;
         for def in vars::VARIABLES {
             if let Some(p) = &pattern {
-                if !strata_sql::expr::like(def.name.as_bytes(), p.as_bytes(), b'\\', strata_types::Collation::GeneralCi) {
+                if !strata_sql::expr::like(
+                    def.name.as_bytes(),
+                    p.as_bytes(),
+                    b'\\',
+                    strata_types::Collation::GeneralCi,
+                ) {
                     continue;
                 }
             }
@@ -683,9 +776,15 @@ impl Session {
     fn show_status(&self, pattern: Option<String>, out: &mut dyn QueryOutput) -> Result<()> {
         let srv = &self.server;
         let mut rows: Vec<(String, u64)> = vec![
-            ("Connections".into(), srv.connections.load(Ordering::Relaxed)),
+            (
+                "Connections".into(),
+                srv.connections.load(Ordering::Relaxed),
+            ),
             ("Questions".into(), srv.questions.load(Ordering::Relaxed)),
-            ("Threads_connected".into(), srv.threads_connected.load(Ordering::Relaxed)),
+            (
+                "Threads_connected".into(),
+                srv.threads_connected.load(Ordering::Relaxed),
+            ),
             ("Uptime".into(), srv.uptime()),
         ];
         for (k, v) in srv.com_counts.lock().iter() {
@@ -698,7 +797,12 @@ impl Session {
         out.columns(&[text_col("Variable_name"), text_col("Value")])?;
         for (k, v) in rows {
             if let Some(p) = &pattern {
-                if !strata_sql::expr::like(k.as_bytes(), p.as_bytes(), b'\\', strata_types::Collation::GeneralCi) {
+                if !strata_sql::expr::like(
+                    k.as_bytes(),
+                    p.as_bytes(),
+                    b'\\',
+                    strata_types::Collation::GeneralCi,
+                ) {
                     continue;
                 }
             }
@@ -712,7 +816,9 @@ impl Session {
         self.locked = None;
         let w = strata_sql::show::words(sql);
         let mut i = 1;
-        if w.get(i).is_some_and(|x| x.eq_ignore_ascii_case("tables") || x.eq_ignore_ascii_case("table")) {
+        if w.get(i)
+            .is_some_and(|x| x.eq_ignore_ascii_case("tables") || x.eq_ignore_ascii_case("table"))
+        {
             i += 1;
         }
         let mut want: Vec<(String, String, LockMode)> = Vec::new();
@@ -727,7 +833,12 @@ impl Session {
             }
             if w.get(i).is_some_and(|x| x.eq_ignore_ascii_case("as")) {
                 i += 2;
-            } else if w.get(i).is_some_and(|x| !matches!(x.to_ascii_uppercase().as_str(), "READ" | "WRITE" | "LOW_PRIORITY")) {
+            } else if w.get(i).is_some_and(|x| {
+                !matches!(
+                    x.to_ascii_uppercase().as_str(),
+                    "READ" | "WRITE" | "LOW_PRIORITY"
+                )
+            }) {
                 i += 1;
             }
             let mut mode = None;
@@ -778,11 +889,18 @@ impl Session {
                 i += 3;
                 r
             } else {
-                let r = (self.current_db.clone().ok_or(Error::NoDatabaseSelected)?, w[i].clone());
+                let r = (
+                    self.current_db.clone().ok_or(Error::NoDatabaseSelected)?,
+                    w[i].clone(),
+                );
                 i += 1;
                 r
             };
-            if ["QUICK", "FAST", "MEDIUM", "EXTENDED", "CHANGED", "FOR", "UPGRADE"].contains(&t.to_ascii_uppercase().as_str()) {
+            if [
+                "QUICK", "FAST", "MEDIUM", "EXTENDED", "CHANGED", "FOR", "UPGRADE",
+            ]
+            .contains(&t.to_ascii_uppercase().as_str())
+            {
                 continue;
             }
             names.push((db, t));
@@ -796,7 +914,11 @@ impl Session {
                 Err(e) => ("Error", e.to_string()),
                 Ok(table) => {
                     let lock = table.lock(LockMode::Read);
-                    let r = if op_l == "check" { check_table(&table) } else { table.flush() };
+                    let r = if op_l == "check" {
+                        check_table(&table)
+                    } else {
+                        table.flush()
+                    };
                     drop(lock);
                     match r {
                         Ok(()) => ("status", "OK".to_string()),
@@ -804,7 +926,12 @@ impl Session {
                     }
                 }
             };
-            out.row(&[Value::str(&full), Value::str(&op_l), Value::str(kind), Value::str(&msg)])?;
+            out.row(&[
+                Value::str(&full),
+                Value::str(&op_l),
+                Value::str(kind),
+                Value::str(&msg),
+            ])?;
         }
         out.end(&EndInfo::default())
     }
@@ -816,7 +943,23 @@ impl Session {
         let id = self.next_statement_id;
         let session_owned = matches!(
             first.as_str(),
-            "BEGIN" | "START" | "COMMIT" | "ROLLBACK" | "SET" | "USE" | "SHOW" | "DESCRIBE" | "DESC" | "LOCK" | "UNLOCK" | "FLUSH" | "DO" | "ANALYZE" | "OPTIMIZE" | "CHECK" | "REPAIR"
+            "BEGIN"
+                | "START"
+                | "COMMIT"
+                | "ROLLBACK"
+                | "SET"
+                | "USE"
+                | "SHOW"
+                | "DESCRIBE"
+                | "DESC"
+                | "LOCK"
+                | "UNLOCK"
+                | "FLUSH"
+                | "DO"
+                | "ANALYZE"
+                | "OPTIMIZE"
+                | "CHECK"
+                | "REPAIR"
         );
         let (text, params) = lex::number_placeholders(sql);
         let entry = if session_owned {
@@ -847,7 +990,9 @@ impl Session {
     pub fn execute(&mut self, id: u32, params: &[Value], out: &mut dyn QueryOutput) -> Result<()> {
         self.server.questions.fetch_add(1, Ordering::Relaxed);
         match self.prepared.get(&id) {
-            None => Err(Error::Internal(format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"))),
+            None => Err(Error::Internal(format!(
+                "Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"
+            ))),
             Some(PreparedStmt::Text(t)) => {
                 let t = t.clone();
                 self.run(&t, out)
@@ -871,7 +1016,11 @@ impl Session {
         let mut scope = strata_sql::bind::Scope::default();
         scope.push(table.to_string(), db, t);
         let st = &scope.tables[0];
-        Ok(def.columns.iter().map(|c| strata_sql::bind::column_meta(st, c, &c.name)).collect())
+        Ok(def
+            .columns
+            .iter()
+            .map(|c| strata_sql::bind::column_meta(st, c, &c.name))
+            .collect())
     }
 }
 
@@ -890,11 +1039,17 @@ fn check_table(table: &Arc<dyn strata_engine::Table>) -> Result<()> {
             Ok(strata_engine::Flow::Continue)
         })?;
         if n != rows {
-            return Err(Error::corrupt(format!("{}.{}", def.db, def.name), format!("index {} has {n} entries for {rows} rows", ix.name)));
+            return Err(Error::corrupt(
+                format!("{}.{}", def.db, def.name),
+                format!("index {} has {n} entries for {rows} rows", ix.name),
+            ));
         }
     }
     if table.status().rows != rows {
-        return Err(Error::corrupt(format!("{}.{}", def.db, def.name), "row count in header differs from data".to_string()));
+        return Err(Error::corrupt(
+            format!("{}.{}", def.db, def.name),
+            "row count in header differs from data".to_string(),
+        ));
     }
     Ok(())
 }
@@ -917,7 +1072,8 @@ fn parse_offset(tz: &str) -> Option<i64> {
 
 fn is_bare_word(s: &str) -> bool {
     !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ',')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ',')
         && !s.chars().next().is_some_and(|c| c.is_ascii_digit())
         && !matches!(s.to_ascii_uppercase().as_str(), "NULL" | "TRUE" | "FALSE")
 }
@@ -972,14 +1128,21 @@ fn parse_set_target(lhs: &str) -> Result<(String, bool, bool)> {
     if let Some(rest) = lower.strip_prefix("@@global.") {
         return Ok((strip(rest), true, false));
     }
-    if let Some(rest) = lower.strip_prefix("@@session.").or_else(|| lower.strip_prefix("@@local.")) {
+    if let Some(rest) = lower
+        .strip_prefix("@@session.")
+        .or_else(|| lower.strip_prefix("@@local."))
+    {
         return Ok((strip(rest), false, false));
     }
     if let Some(rest) = lower.strip_prefix("@@") {
         return Ok((strip(rest), false, false));
     }
     if let Some(rest) = l.strip_prefix('@') {
-        return Ok((rest.trim_matches('`').trim_matches('\'').to_string(), false, true));
+        return Ok((
+            rest.trim_matches('`').trim_matches('\'').to_string(),
+            false,
+            true,
+        ));
     }
     for (prefix, global) in [("global ", true), ("session ", false), ("local ", false)] {
         if let Some(rest) = lower.strip_prefix(prefix) {
@@ -995,9 +1158,18 @@ mod tests {
 
     #[test]
     fn set_parsing_helpers() {
-        assert_eq!(split_top_level_commas("a=1, b=(1,2), c='x,y'"), vec!["a=1", "b=(1,2)", "c='x,y'"]);
-        assert_eq!(parse_set_target("@@GLOBAL.max_allowed_packet").unwrap(), ("max_allowed_packet".into(), true, false));
-        assert_eq!(parse_set_target("SESSION sql_mode").unwrap(), ("sql_mode".into(), false, false));
+        assert_eq!(
+            split_top_level_commas("a=1, b=(1,2), c='x,y'"),
+            vec!["a=1", "b=(1,2)", "c='x,y'"]
+        );
+        assert_eq!(
+            parse_set_target("@@GLOBAL.max_allowed_packet").unwrap(),
+            ("max_allowed_packet".into(), true, false)
+        );
+        assert_eq!(
+            parse_set_target("SESSION sql_mode").unwrap(),
+            ("sql_mode".into(), false, false)
+        );
         assert_eq!(parse_set_target("@x").unwrap(), ("x".into(), false, true));
         assert_eq!(parse_offset("+05:30"), Some(19800));
         assert!(is_bare_word("ON"));

@@ -18,7 +18,10 @@ pub enum Scope {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Bool,
-    Int { min: i64, max: i64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
     Enum(&'static [&'static str]),
     Str,
     /// A comma-separated set of words (sql_mode).
@@ -35,34 +38,94 @@ pub struct VarDef {
 }
 
 const SQL_MODES: &[&str] = &[
-    "REAL_AS_FLOAT", "PIPES_AS_CONCAT", "ANSI_QUOTES", "IGNORE_SPACE", "IGNORE_BAD_TABLE_OPTIONS", "ONLY_FULL_GROUP_BY",
-    "NO_UNSIGNED_SUBTRACTION", "NO_DIR_IN_CREATE", "POSTGRESQL", "ORACLE", "MSSQL", "DB2", "MAXDB", "NO_KEY_OPTIONS",
-    "NO_TABLE_OPTIONS", "NO_FIELD_OPTIONS", "MYSQL323", "MYSQL40", "ANSI", "NO_AUTO_VALUE_ON_ZERO",
-    "NO_BACKSLASH_ESCAPES", "STRICT_TRANS_TABLES", "STRICT_ALL_TABLES", "NO_ZERO_IN_DATE", "NO_ZERO_DATE",
-    "ALLOW_INVALID_DATES", "ERROR_FOR_DIVISION_BY_ZERO", "TRADITIONAL", "NO_AUTO_CREATE_USER",
-    "HIGH_NOT_PRECEDENCE", "NO_ENGINE_SUBSTITUTION", "PAD_CHAR_TO_FULL_LENGTH", "EMPTY_STRING_IS_NULL",
-    "SIMULTANEOUS_ASSIGNMENT", "TIME_ROUND_FRACTIONAL",
+    "REAL_AS_FLOAT",
+    "PIPES_AS_CONCAT",
+    "ANSI_QUOTES",
+    "IGNORE_SPACE",
+    "IGNORE_BAD_TABLE_OPTIONS",
+    "ONLY_FULL_GROUP_BY",
+    "NO_UNSIGNED_SUBTRACTION",
+    "NO_DIR_IN_CREATE",
+    "POSTGRESQL",
+    "ORACLE",
+    "MSSQL",
+    "DB2",
+    "MAXDB",
+    "NO_KEY_OPTIONS",
+    "NO_TABLE_OPTIONS",
+    "NO_FIELD_OPTIONS",
+    "MYSQL323",
+    "MYSQL40",
+    "ANSI",
+    "NO_AUTO_VALUE_ON_ZERO",
+    "NO_BACKSLASH_ESCAPES",
+    "STRICT_TRANS_TABLES",
+    "STRICT_ALL_TABLES",
+    "NO_ZERO_IN_DATE",
+    "NO_ZERO_DATE",
+    "ALLOW_INVALID_DATES",
+    "ERROR_FOR_DIVISION_BY_ZERO",
+    "TRADITIONAL",
+    "NO_AUTO_CREATE_USER",
+    "HIGH_NOT_PRECEDENCE",
+    "NO_ENGINE_SUBSTITUTION",
+    "PAD_CHAR_TO_FULL_LENGTH",
+    "EMPTY_STRING_IS_NULL",
+    "SIMULTANEOUS_ASSIGNMENT",
+    "TIME_ROUND_FRACTIONAL",
 ];
-const ISOLATION: &[&str] = &["READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ", "SERIALIZABLE"];
+const ISOLATION: &[&str] = &[
+    "READ-UNCOMMITTED",
+    "READ-COMMITTED",
+    "REPEATABLE-READ",
+    "SERIALIZABLE",
+];
 const CHARSETS: &[&str] = &["utf8mb4", "utf8", "utf8mb3", "latin1", "binary", "ascii"];
 const COLLATIONS: &[&str] = &[
-    "utf8mb4_general_ci", "utf8mb4_bin", "utf8mb4_unicode_ci", "utf8mb4_0900_ai_ci", "utf8_general_ci",
-    "utf8mb3_general_ci", "latin1_swedish_ci", "binary",
+    "utf8mb4_general_ci",
+    "utf8mb4_bin",
+    "utf8mb4_unicode_ci",
+    "utf8mb4_0900_ai_ci",
+    "utf8_general_ci",
+    "utf8mb3_general_ci",
+    "latin1_swedish_ci",
+    "binary",
 ];
 
 macro_rules! v {
     ($name:expr, $scope:ident, $kind:expr, $dynamic:expr) => {
-        VarDef { name: $name, scope: Scope::$scope, kind: $kind, dynamic: $dynamic }
+        VarDef {
+            name: $name,
+            scope: Scope::$scope,
+            kind: $kind,
+            dynamic: $dynamic,
+        }
     };
 }
 
-const U32: Kind = Kind::Int { min: 0, max: u32::MAX as i64 };
-const U64: Kind = Kind::Int { min: 0, max: i64::MAX };
+const U32: Kind = Kind::Int {
+    min: 0,
+    max: u32::MAX as i64,
+};
+const U64: Kind = Kind::Int {
+    min: 0,
+    max: i64::MAX,
+};
 
 /// Every variable, sorted by name.
 pub static VARIABLES: &[VarDef] = &[
-    v!("auto_increment_increment", Both, Kind::Int { min: 1, max: 1 }, true),
-    v!("auto_increment_offset", Both, Kind::Int { min: 1, max: 1 }, true),
+    v!(
+        "auto_increment_increment",
+        Both,
+        Kind::Int { min: 1, max: 1 },
+        true
+    ),
+    v!(
+        "auto_increment_offset",
+        Both,
+        Kind::Int { min: 1, max: 1 },
+        true
+    ),
     v!("autocommit", Both, Kind::Bool, true),
     v!("character_set_client", Both, Kind::Enum(CHARSETS), true),
     v!("character_set_connection", Both, Kind::Enum(CHARSETS), true),
@@ -73,8 +136,18 @@ pub static VARIABLES: &[VarDef] = &[
     v!("collation_database", Both, Kind::Enum(COLLATIONS), true),
     v!("collation_server", Both, Kind::Enum(COLLATIONS), true),
     v!("datadir", Global, Kind::Str, false),
-    v!("default_storage_engine", Both, Kind::Enum(&["MyISAM", "InnoDB", "heap", "btree"]), true),
-    v!("div_precision_increment", Both, Kind::Int { min: 4, max: 4 }, true),
+    v!(
+        "default_storage_engine",
+        Both,
+        Kind::Enum(&["MyISAM", "InnoDB", "heap", "btree"]),
+        true
+    ),
+    v!(
+        "div_precision_increment",
+        Both,
+        Kind::Int { min: 4, max: 4 },
+        true
+    ),
     v!("error_count", Session, U64, false),
     v!("explicit_defaults_for_timestamp", Both, Kind::Bool, false),
     v!("foreign_key_checks", Both, Kind::Bool, true),
@@ -82,20 +155,78 @@ pub static VARIABLES: &[VarDef] = &[
     v!("hostname", Global, Kind::Str, false),
     v!("identity", Session, U64, true),
     v!("init_connect", Global, Kind::Str, false),
-    v!("interactive_timeout", Both, Kind::Int { min: 1, max: 31_536_000 }, true),
+    v!(
+        "interactive_timeout",
+        Both,
+        Kind::Int {
+            min: 1,
+            max: 31_536_000
+        },
+        true
+    ),
     v!("key_buffer_size", Global, U64, false),
     v!("last_insert_id", Session, U64, true),
     v!("license", Global, Kind::Str, false),
-    v!("lower_case_table_names", Global, Kind::Int { min: 0, max: 2 }, false),
-    v!("max_allowed_packet", Both, Kind::Int { min: 1024, max: 1 << 30 }, true),
-    v!("max_connections", Global, Kind::Int { min: 1, max: 100_000 }, false),
-    v!("net_buffer_length", Both, Kind::Int { min: 1024, max: 1_048_576 }, true),
-    v!("net_read_timeout", Both, Kind::Int { min: 1, max: 31_536_000 }, true),
-    v!("net_write_timeout", Both, Kind::Int { min: 1, max: 31_536_000 }, true),
+    v!(
+        "lower_case_table_names",
+        Global,
+        Kind::Int { min: 0, max: 2 },
+        false
+    ),
+    v!(
+        "max_allowed_packet",
+        Both,
+        Kind::Int {
+            min: 1024,
+            max: 1 << 30
+        },
+        true
+    ),
+    v!(
+        "max_connections",
+        Global,
+        Kind::Int {
+            min: 1,
+            max: 100_000
+        },
+        false
+    ),
+    v!(
+        "net_buffer_length",
+        Both,
+        Kind::Int {
+            min: 1024,
+            max: 1_048_576
+        },
+        true
+    ),
+    v!(
+        "net_read_timeout",
+        Both,
+        Kind::Int {
+            min: 1,
+            max: 31_536_000
+        },
+        true
+    ),
+    v!(
+        "net_write_timeout",
+        Both,
+        Kind::Int {
+            min: 1,
+            max: 31_536_000
+        },
+        true
+    ),
     v!("performance_schema", Global, Kind::Bool, false),
     v!("port", Global, U32, false),
     v!("protocol_version", Global, U32, false),
-    v!("query_cache_size", Global, Kind::Int { min: 0, max: 0 }, false),
+    v!(
+        "query_cache_size",
+        Global,
+        Kind::Int { min: 0, max: 0 },
+        false
+    ),
     v!("query_cache_type", Global, Kind::Enum(&["OFF"]), false),
     v!("server_id", Global, U32, false),
     v!("socket", Global, Kind::Str, false),
@@ -104,8 +235,18 @@ pub static VARIABLES: &[VarDef] = &[
     v!("sql_notes", Both, Kind::Bool, true),
     v!("sql_quote_show_create", Both, Kind::Bool, true),
     v!("sql_safe_updates", Both, Kind::Int { min: 0, max: 0 }, true),
-    v!("sql_select_limit", Both, Kind::Int { min: -1, max: -1 }, true),
-    v!("storage_engine", Both, Kind::Enum(&["MyISAM", "InnoDB", "heap", "btree"]), true),
+    v!(
+        "sql_select_limit",
+        Both,
+        Kind::Int { min: -1, max: -1 },
+        true
+    ),
+    v!(
+        "storage_engine",
+        Both,
+        Kind::Enum(&["MyISAM", "InnoDB", "heap", "btree"]),
+        true
+    ),
     v!("system_time_zone", Global, Kind::Str, false),
     v!("time_zone", Both, Kind::Str, true),
     v!("timestamp", Session, U64, false),
@@ -118,7 +259,15 @@ pub static VARIABLES: &[VarDef] = &[
     v!("version_comment", Global, Kind::Str, false),
     v!("version_compile_machine", Global, Kind::Str, false),
     v!("version_compile_os", Global, Kind::Str, false),
-    v!("wait_timeout", Both, Kind::Int { min: 1, max: 31_536_000 }, true),
+    v!(
+        "wait_timeout",
+        Both,
+        Kind::Int {
+            min: 1,
+            max: 31_536_000
+        },
+        true
+    ),
     v!("warning_count", Session, U64, false),
 ];
 
@@ -141,7 +290,10 @@ pub fn canonical(name: &str) -> &str {
 /// Checks and normalizes a value for a variable (ON/OFF/1/0 for booleans, enum case,
 /// sql_mode word lists, integer ranges). `DEFAULT` is handled by the caller.
 pub fn normalize(def: &VarDef, v: &Value) -> Result<Value> {
-    let bad = || Error::WrongValueForVariable { name: def.name.into(), value: v.to_text() };
+    let bad = || Error::WrongValueForVariable {
+        name: def.name.into(),
+        value: v.to_text(),
+    };
     match def.kind {
         Kind::Bool => match v {
             Value::Int(0) | Value::UInt(0) => Ok(Value::Int(0)),
@@ -151,14 +303,19 @@ pub fn normalize(def: &VarDef, v: &Value) -> Result<Value> {
                 "OFF" | "FALSE" | "0" => Ok(Value::Int(0)),
                 _ => Err(bad()),
             },
-            Value::Double(_) | Value::Decimal(_) => Err(Error::WrongTypeForVariable(def.name.into())),
+            Value::Double(_) | Value::Decimal(_) => {
+                Err(Error::WrongTypeForVariable(def.name.into()))
+            }
             _ => Err(bad()),
         },
         Kind::Int { min, max } => {
             let i = match v {
                 Value::Int(i) => *i as i128,
                 Value::UInt(u) => *u as i128,
-                Value::Bytes(b) => String::from_utf8_lossy(b).trim().parse::<i128>().map_err(|_| Error::WrongTypeForVariable(def.name.into()))?,
+                Value::Bytes(b) => String::from_utf8_lossy(b)
+                    .trim()
+                    .parse::<i128>()
+                    .map_err(|_| Error::WrongTypeForVariable(def.name.into()))?,
                 _ => return Err(Error::WrongTypeForVariable(def.name.into())),
             };
             if min == max && i != min as i128 {
@@ -200,7 +357,9 @@ pub struct Globals {
 
 impl Globals {
     pub fn new(initial: Vec<(&'static str, Value)>) -> Globals {
-        Globals { values: RwLock::new(initial.into_iter().collect()) }
+        Globals {
+            values: RwLock::new(initial.into_iter().collect()),
+        }
     }
 
     pub fn get(&self, name: &str) -> Value {
@@ -236,7 +395,15 @@ mod tests {
         assert_eq!(normalize(ac, &Value::str("off")).unwrap(), Value::Int(0));
         assert!(normalize(ac, &Value::str("maybe")).is_err());
         let m = lookup("sql_mode").unwrap();
-        assert_eq!(normalize(m, &Value::str("strict_trans_tables,no_zero_date")).unwrap(), Value::str("STRICT_TRANS_TABLES,NO_ZERO_DATE"));
-        assert_eq!(normalize(lookup("wait_timeout").unwrap(), &Value::Int(0)).unwrap_err().code(), 1231);
+        assert_eq!(
+            normalize(m, &Value::str("strict_trans_tables,no_zero_date")).unwrap(),
+            Value::str("STRICT_TRANS_TABLES,NO_ZERO_DATE")
+        );
+        assert_eq!(
+            normalize(lookup("wait_timeout").unwrap(), &Value::Int(0))
+                .unwrap_err()
+                .code(),
+            1231
+        );
     }
 }

@@ -54,7 +54,12 @@ impl Engine for MemEngine {
         let auto = def.auto_increment_start.max(1);
         Ok(Arc::new(MemTable {
             def,
-            state: RwLock::new(MemState { indexes: vec![BTreeMap::new(); n], next_id: 1, auto, ..Default::default() }),
+            state: RwLock::new(MemState {
+                indexes: vec![BTreeMap::new(); n],
+                next_id: 1,
+                auto,
+                ..Default::default()
+            }),
             lock: Arc::new(RwLock::new(())),
         }))
     }
@@ -82,7 +87,13 @@ impl Table for MemTable {
         TableLock(Some(g))
     }
     fn scan(&self, f: &mut RowFn) -> Result<()> {
-        let rows: Vec<(u64, Vec<Value>)> = self.state.read().rows.iter().map(|(k, v)| (*k, v.clone())).collect();
+        let rows: Vec<(u64, Vec<Value>)> = self
+            .state
+            .read()
+            .rows
+            .iter()
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
         for (id, r) in rows {
             if f(id, &r)? == Flow::Stop {
                 break;
@@ -90,7 +101,13 @@ impl Table for MemTable {
         }
         Ok(())
     }
-    fn index_scan(&self, index: usize, range: &KeyRange, reverse: bool, f: &mut RowFn) -> Result<()> {
+    fn index_scan(
+        &self,
+        index: usize,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut RowFn,
+    ) -> Result<()> {
         let st = self.state.read();
         let mut hits: Vec<u64> = st.indexes[index]
             .range((range.start.clone(), range.end.clone()))
@@ -99,7 +116,10 @@ impl Table for MemTable {
         if reverse {
             hits.reverse();
         }
-        let rows: Vec<(u64, Vec<Value>)> = hits.into_iter().map(|id| (id, st.rows[&id].clone())).collect();
+        let rows: Vec<(u64, Vec<Value>)> = hits
+            .into_iter()
+            .map(|id| (id, st.rows[&id].clone()))
+            .collect();
         drop(st);
         for (id, r) in rows {
             if f(id, &r)? == Flow::Stop {
@@ -130,8 +150,16 @@ impl Table for MemTable {
             let k = self.key(ix, row, id);
             if st.indexes[ix].contains_key(&k) {
                 let index = &self.def.indexes[ix];
-                let value = index.columns.iter().map(|&c| row[c].to_text()).collect::<Vec<_>>().join("-");
-                return Err(Error::DuplicateKey { value, key: index.name.clone() });
+                let value = index
+                    .columns
+                    .iter()
+                    .map(|&c| row[c].to_text())
+                    .collect::<Vec<_>>()
+                    .join("-");
+                return Err(Error::DuplicateKey {
+                    value,
+                    key: index.name.clone(),
+                });
             }
         }
         for ix in 0..self.def.indexes.len() {
@@ -140,7 +168,10 @@ impl Table for MemTable {
         }
         st.rows.insert(id, row.clone());
         st.next_id += 1;
-        Ok(Inserted { row_id: id, generated_id: generated })
+        Ok(Inserted {
+            row_id: id,
+            generated_id: generated,
+        })
     }
     fn update(&self, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId> {
         self.delete(id, old)?;
@@ -151,8 +182,16 @@ impl Table for MemTable {
                 drop(st);
                 self.restore(id, old);
                 let index = &self.def.indexes[ix];
-                let value = index.columns.iter().map(|&c| new[c].to_text()).collect::<Vec<_>>().join("-");
-                return Err(Error::DuplicateKey { value, key: index.name.clone() });
+                let value = index
+                    .columns
+                    .iter()
+                    .map(|&c| new[c].to_text())
+                    .collect::<Vec<_>>()
+                    .join("-");
+                return Err(Error::DuplicateKey {
+                    value,
+                    key: index.name.clone(),
+                });
             }
         }
         for ix in 0..self.def.indexes.len() {
@@ -180,7 +219,11 @@ impl Table for MemTable {
     }
     fn status(&self) -> TableStatus {
         let st = self.state.read();
-        TableStatus { rows: st.rows.len() as u64, auto_increment: st.auto, ..Default::default() }
+        TableStatus {
+            rows: st.rows.len() as u64,
+            auto_increment: st.auto,
+            ..Default::default()
+        }
     }
     fn flush(&self) -> Result<()> {
         Ok(())
@@ -253,7 +296,11 @@ fn run(s: &mut Session, sql: &str) -> Result<CollectedOutput> {
 
 fn rows(s: &mut Session, sql: &str) -> Vec<String> {
     match run(s, sql) {
-        Ok(o) => o.rows.iter().map(|r| r.iter().map(|v| v.to_text()).collect::<Vec<_>>().join("|")).collect(),
+        Ok(o) => o
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|v| v.to_text()).collect::<Vec<_>>().join("|"))
+            .collect(),
         Err(e) => panic!("{sql}: {e}"),
     }
 }
@@ -273,22 +320,69 @@ fn sysbench_statements() {
     run(&mut s, "CREATE INDEX k_1 ON sbtest1(k)").unwrap();
     assert_eq!(rows(&mut s, "SELECT c FROM sbtest1 WHERE id=2"), vec!["c2"]);
     assert_eq!(rows(&mut s, "SELECT c FROM sbtest1 WHERE id=3"), vec!["c3"]);
-    assert_eq!(rows(&mut s, "SELECT c FROM sbtest1 WHERE id BETWEEN 2 AND 3"), vec!["c2", "c3"]);
-    assert_eq!(rows(&mut s, "SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN 1 AND 3"), vec!["13"]);
-    assert_eq!(rows(&mut s, "SELECT c FROM sbtest1 WHERE id BETWEEN 1 AND 4 ORDER BY c DESC"), vec!["c4", "c3", "c2", "c1"]);
-    assert_eq!(rows(&mut s, "SELECT DISTINCT k FROM sbtest1 WHERE id BETWEEN 1 AND 4 ORDER BY k"), vec!["3", "5", "9"]);
+    assert_eq!(
+        rows(&mut s, "SELECT c FROM sbtest1 WHERE id BETWEEN 2 AND 3"),
+        vec!["c2", "c3"]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN 1 AND 3"
+        ),
+        vec!["13"]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT c FROM sbtest1 WHERE id BETWEEN 1 AND 4 ORDER BY c DESC"
+        ),
+        vec!["c4", "c3", "c2", "c1"]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT DISTINCT k FROM sbtest1 WHERE id BETWEEN 1 AND 4 ORDER BY k"
+        ),
+        vec!["3", "5", "9"]
+    );
     run(&mut s, "UPDATE sbtest1 SET k=k+1 WHERE id=1").unwrap();
     assert_eq!(rows(&mut s, "SELECT k FROM sbtest1 WHERE id=1"), vec!["6"]);
     run(&mut s, "UPDATE sbtest1 SET c='zz' WHERE id=2").unwrap();
     run(&mut s, "DELETE FROM sbtest1 WHERE id=3").unwrap();
-    run(&mut s, "INSERT INTO sbtest1 (id, k, c, pad) VALUES (3, 7, 'x', 'y')").unwrap();
-    assert_eq!(rows(&mut s, "SELECT id, k FROM sbtest1 WHERE k IN (7, 9) ORDER BY id"), vec!["3|7", "4|9"]);
-    assert_eq!(err(&mut s, "INSERT INTO sbtest1 (id, k, c, pad) VALUES (3, 7, 'x', 'y')"), 1062);
-    run(&mut s, "INSERT INTO sbtest1 (id, k, c, pad) VALUES (0, 1, 'n', 'n')").unwrap();
+    run(
+        &mut s,
+        "INSERT INTO sbtest1 (id, k, c, pad) VALUES (3, 7, 'x', 'y')",
+    )
+    .unwrap();
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT id, k FROM sbtest1 WHERE k IN (7, 9) ORDER BY id"
+        ),
+        vec!["3|7", "4|9"]
+    );
+    assert_eq!(
+        err(
+            &mut s,
+            "INSERT INTO sbtest1 (id, k, c, pad) VALUES (3, 7, 'x', 'y')"
+        ),
+        1062
+    );
+    run(
+        &mut s,
+        "INSERT INTO sbtest1 (id, k, c, pad) VALUES (0, 1, 'n', 'n')",
+    )
+    .unwrap();
     assert_eq!(rows(&mut s, "SELECT LAST_INSERT_ID()"), vec!["5"]);
     assert_eq!(rows(&mut s, "SELECT COUNT(*) FROM sbtest1"), vec!["5"]);
-    assert_eq!(rows(&mut s, "SELECT id FROM sbtest1 ORDER BY id DESC LIMIT 2"), vec!["5", "4"]);
-    assert_eq!(rows(&mut s, "SELECT id FROM sbtest1 ORDER BY id LIMIT 1, 2"), vec!["2", "3"]);
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM sbtest1 ORDER BY id DESC LIMIT 2"),
+        vec!["5", "4"]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM sbtest1 ORDER BY id LIMIT 1, 2"),
+        vec!["2", "3"]
+    );
 }
 
 #[test]
@@ -299,7 +393,8 @@ fn prepared_statements_and_plan_cache() {
     assert_eq!((params, cols.len()), (2, 0));
     let mut out = Out(CollectedOutput::default(), vec![]);
     for i in 1..=3 {
-        s.execute(id, &[Value::Int(i), Value::str(&format!("v{i}"))], &mut out).unwrap();
+        s.execute(id, &[Value::Int(i), Value::str(&format!("v{i}"))], &mut out)
+            .unwrap();
     }
     let (sel, params, cols) = s.prepare("SELECT v FROM t WHERE id = ?").unwrap();
     assert_eq!((params, cols.len()), (1, 1));
@@ -307,7 +402,10 @@ fn prepared_statements_and_plan_cache() {
     s.execute(sel, &[Value::Int(2)], &mut out).unwrap();
     assert_eq!(out.0.rows, vec![vec![Value::str("v2")]]);
     for i in 1..=3 {
-        assert_eq!(rows(&mut s, &format!("SELECT v FROM t WHERE id = {i}")), vec![format!("v{i}")]);
+        assert_eq!(
+            rows(&mut s, &format!("SELECT v FROM t WHERE id = {i}")),
+            vec![format!("v{i}")]
+        );
     }
     let (b, _, _) = s.prepare("BEGIN").unwrap();
     s.execute(b, &[], &mut out).unwrap();
@@ -317,46 +415,107 @@ fn prepared_statements_and_plan_cache() {
 #[test]
 fn grouping_joins_and_errors() {
     let (_d, mut s) = session();
-    run(&mut s, "CREATE TABLE a (id INT PRIMARY KEY, g INT, name VARCHAR(20))").unwrap();
-    run(&mut s, "CREATE TABLE b (id INT PRIMARY KEY, a_id INT, KEY (a_id))").unwrap();
-    run(&mut s, "INSERT INTO a VALUES (1, 1, 'x'), (2, 1, 'y'), (3, 2, NULL)").unwrap();
+    run(
+        &mut s,
+        "CREATE TABLE a (id INT PRIMARY KEY, g INT, name VARCHAR(20))",
+    )
+    .unwrap();
+    run(
+        &mut s,
+        "CREATE TABLE b (id INT PRIMARY KEY, a_id INT, KEY (a_id))",
+    )
+    .unwrap();
+    run(
+        &mut s,
+        "INSERT INTO a VALUES (1, 1, 'x'), (2, 1, 'y'), (3, 2, NULL)",
+    )
+    .unwrap();
     run(&mut s, "INSERT INTO b VALUES (10, 1), (11, 1), (12, 3)").unwrap();
-    assert_eq!(rows(&mut s, "SELECT g, COUNT(*), COUNT(name), MAX(id) FROM a GROUP BY g ORDER BY g"), vec!["1|2|2|2", "2|1|0|3"]);
-    assert_eq!(rows(&mut s, "SELECT a.id, b.id FROM a, b WHERE a.id = b.a_id ORDER BY b.id"), vec!["1|10", "1|11", "3|12"]);
-    assert_eq!(rows(&mut s, "SELECT a.id, b.id FROM a LEFT JOIN b ON b.a_id = a.id ORDER BY a.id, b.id"), vec!["1|10", "1|11", "2|NULL", "3|12"]);
-    assert_eq!(rows(&mut s, "SELECT name FROM a WHERE name = 'X'"), vec!["x"]);
-    assert_eq!(rows(&mut s, "SELECT AVG(id), SUM(id) FROM a"), vec!["2.0000|6"]);
-    assert_eq!(rows(&mut s, "SELECT COUNT(*) FROM a WHERE id > 5"), vec!["0"]);
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT g, COUNT(*), COUNT(name), MAX(id) FROM a GROUP BY g ORDER BY g"
+        ),
+        vec!["1|2|2|2", "2|1|0|3"]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT a.id, b.id FROM a, b WHERE a.id = b.a_id ORDER BY b.id"
+        ),
+        vec!["1|10", "1|11", "3|12"]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT a.id, b.id FROM a LEFT JOIN b ON b.a_id = a.id ORDER BY a.id, b.id"
+        ),
+        vec!["1|10", "1|11", "2|NULL", "3|12"]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT name FROM a WHERE name = 'X'"),
+        vec!["x"]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT AVG(id), SUM(id) FROM a"),
+        vec!["2.0000|6"]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT COUNT(*) FROM a WHERE id > 5"),
+        vec!["0"]
+    );
     assert_eq!(err(&mut s, "SELECT nope FROM a"), 1054);
     assert_eq!(err(&mut s, "SELECT * FROM nope"), 1146);
     assert_eq!(err(&mut s, "SELEC 1"), 1064);
     assert_eq!(err(&mut s, "USE nope"), 1049);
     assert_eq!(err(&mut s, "CREATE TABLE a (x INT)"), 1050);
     assert_eq!(err(&mut s, "INSERT INTO a VALUES (1)"), 1136);
-    assert_eq!(rows(&mut s, "SELECT @@version_comment LIMIT 1"), vec!["Strata server (MySQL-compatible)"]);
+    assert_eq!(
+        rows(&mut s, "SELECT @@version_comment LIMIT 1"),
+        vec!["Strata server (MySQL-compatible)"]
+    );
     run(&mut s, "SET autocommit=0, @x = 5").unwrap();
     assert_eq!(rows(&mut s, "SELECT @@autocommit, @x + 1"), vec!["0|6"]);
     assert_eq!(err(&mut s, "SET nope = 1"), 1193);
-    assert_eq!(rows(&mut s, "SELECT DATABASE(), 1 + 2, CONCAT('a', 'b')"), vec!["d|3|ab"]);
+    assert_eq!(
+        rows(&mut s, "SELECT DATABASE(), 1 + 2, CONCAT('a', 'b')"),
+        vec!["d|3|ab"]
+    );
 }
 
 #[test]
 fn explain_shows_access_paths() {
     let (_d, mut s) = session();
     run(&mut s, "CREATE TABLE t1 (id INT NOT NULL PRIMARY KEY, i INT NOT NULL, c CHAR(10) NOT NULL, KEY (i))").unwrap();
-    run(&mut s, "INSERT INTO t1 VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, 'c')").unwrap();
+    run(
+        &mut s,
+        "INSERT INTO t1 VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, 'c')",
+    )
+    .unwrap();
     let plan = rows(&mut s, "EXPLAIN SELECT c FROM t1 WHERE id = 2");
     assert_eq!(plan, vec!["1|SIMPLE|t1|const|PRIMARY|PRIMARY|4|const|1|"]);
-    let plan = rows(&mut s, "EXPLAIN SELECT count(t1.c), count(t2.c) FROM t1, t1 t2 WHERE t1.id = t2.id");
+    let plan = rows(
+        &mut s,
+        "EXPLAIN SELECT count(t1.c), count(t2.c) FROM t1, t1 t2 WHERE t1.id = t2.id",
+    );
     assert_eq!(plan[0], "1|SIMPLE|t1|ALL|PRIMARY|NULL|NULL|NULL|3|");
     assert_eq!(plan[1], "1|SIMPLE|t2|eq_ref|PRIMARY|PRIMARY|4|d.t1.id|1|");
-    let plan = rows(&mut s, "EXPLAIN SELECT c FROM t1 WHERE id BETWEEN 1 AND 2 ORDER BY c");
-    assert_eq!(plan, vec!["1|SIMPLE|t1|range|PRIMARY|PRIMARY|4|NULL|1|Using where; Using filesort"]);
+    let plan = rows(
+        &mut s,
+        "EXPLAIN SELECT c FROM t1 WHERE id BETWEEN 1 AND 2 ORDER BY c",
+    );
+    assert_eq!(
+        plan,
+        vec!["1|SIMPLE|t1|range|PRIMARY|PRIMARY|4|NULL|1|Using where; Using filesort"]
+    );
     let t = rows(&mut s, "SELECT TABLE_NAME, ENGINE, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd'");
     assert_eq!(t, vec!["t1|MyISAM|3"]);
     let c = rows(&mut s, "SELECT COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_NAME = 't1' ORDER BY ORDINAL_POSITION");
     assert_eq!(c, vec!["id|int|PRI", "i|int|MUL", "c|char(10)|"]);
-    assert_eq!(rows(&mut s, "SHOW DATABASES"), vec!["d", "information_schema", "performance_schema"]);
+    assert_eq!(
+        rows(&mut s, "SHOW DATABASES"),
+        vec!["d", "information_schema", "performance_schema"]
+    );
 }
 
 /// The shared SQL scripts (`tests/slt`) run in-process against the model engine, so the
@@ -387,14 +546,23 @@ mod slt {
                 .map_err(|e| SltError(format!("ERROR {} ({}): {}", e.code(), e.sqlstate(), e)))?;
             let first = out.1.into_iter().next().unwrap_or(out.0);
             if first.ok.is_some() && first.columns.is_empty() {
-                return Ok(DBOutput::StatementComplete(first.ok.map(|o| o.affected_rows).unwrap_or(0)));
+                return Ok(DBOutput::StatementComplete(
+                    first.ok.map(|o| o.affected_rows).unwrap_or(0),
+                ));
             }
             let types = first
                 .columns
                 .iter()
                 .map(|c| match c.field_type {
-                    FieldType::Tiny | FieldType::Short | FieldType::Long | FieldType::Int24 | FieldType::LongLong => DefaultColumnType::Integer,
-                    FieldType::Float | FieldType::Double | FieldType::NewDecimal | FieldType::Decimal => DefaultColumnType::FloatingPoint,
+                    FieldType::Tiny
+                    | FieldType::Short
+                    | FieldType::Long
+                    | FieldType::Int24
+                    | FieldType::LongLong => DefaultColumnType::Integer,
+                    FieldType::Float
+                    | FieldType::Double
+                    | FieldType::NewDecimal
+                    | FieldType::Decimal => DefaultColumnType::FloatingPoint,
                     _ => DefaultColumnType::Text,
                 })
                 .collect();
@@ -418,7 +586,11 @@ mod slt {
     #[test]
     fn shared_scripts_on_the_model_engine() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/slt");
-        let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "slt")).collect();
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "slt"))
+            .collect();
         files.sort();
         assert!(!files.is_empty());
         let mut failures = vec![];

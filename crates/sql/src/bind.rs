@@ -31,18 +31,29 @@ pub struct Scope {
 
 impl Scope {
     pub fn width(&self) -> usize {
-        self.tables.last().map_or(0, |t| t.offset + t.def.columns.len())
+        self.tables
+            .last()
+            .map_or(0, |t| t.offset + t.def.columns.len())
     }
 
     pub fn push(&mut self, alias: String, db: String, table: Arc<dyn Table>) {
         let offset = self.width();
         let def = table.def().clone();
-        self.tables.push(ScopeTable { alias, db, table, def, offset });
+        self.tables.push(ScopeTable {
+            alias,
+            db,
+            table,
+            def,
+            offset,
+        });
     }
 
     /// Which table a row position belongs to.
     pub fn table_of(&self, pos: usize) -> usize {
-        self.tables.iter().rposition(|t| t.offset <= pos).unwrap_or(0)
+        self.tables
+            .iter()
+            .rposition(|t| t.offset <= pos)
+            .unwrap_or(0)
     }
 
     /// Resolves `[db.][table.]column` to a row position.
@@ -62,12 +73,18 @@ impl Scope {
             }
             if let Some(ci) = t.def.column_index(col) {
                 if found.is_some() {
-                    return Err(Error::AmbiguousColumn { column: col.clone(), context: context.into() });
+                    return Err(Error::AmbiguousColumn {
+                        column: col.clone(),
+                        context: context.into(),
+                    });
                 }
                 found = Some(t.offset + ci);
             }
         }
-        found.ok_or_else(|| Error::UnknownColumn { column: parts.join("."), context: context.into() })
+        found.ok_or_else(|| Error::UnknownColumn {
+            column: parts.join("."),
+            context: context.into(),
+        })
     }
 
     /// The column definition at a row position.
@@ -159,7 +176,12 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
     if col.auto_increment {
         fl |= flags::AUTO_INCREMENT;
     }
-    if col.data_type.is_integer() || matches!(col.data_type, DataType::Decimal { .. } | DataType::Double | DataType::Float) {
+    if col.data_type.is_integer()
+        || matches!(
+            col.data_type,
+            DataType::Decimal { .. } | DataType::Double | DataType::Float
+        )
+    {
         fl |= flags::NUM;
     }
     if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_)) {
@@ -189,7 +211,11 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
         org_name: col.name.clone(),
         field_type: col.data_type.field_type(),
         flags: fl,
-        charset: if col.data_type.is_text() { col.collation.id() } else { 63 },
+        charset: if col.data_type.is_text() {
+            col.collation.id()
+        } else {
+            63
+        },
         length: col.data_type.display_length(col.collation),
         decimals: match col.data_type {
             DataType::Decimal { scale, .. } => scale,
@@ -255,25 +281,39 @@ pub fn object_name_parts(name: &ast::ObjectName) -> Vec<String> {
 }
 
 fn is_aggregate_name(name: &str) -> bool {
-    matches!(name.to_ascii_lowercase().as_str(), "count" | "sum" | "avg" | "min" | "max")
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "count" | "sum" | "avg" | "min" | "max"
+    )
 }
 
 /// True when the AST expression contains an aggregate call.
 pub fn contains_aggregate(e: &ast::Expr) -> bool {
     let text = e.to_string().to_ascii_lowercase();
-    ["count(", "sum(", "avg(", "min(", "max("].iter().any(|f| text.contains(f))
+    ["count(", "sum(", "avg(", "min(", "max("]
+        .iter()
+        .any(|f| text.contains(f))
 }
 
 impl<'a> Binder<'a> {
     pub fn new(scope: &'a Scope, context: &'static str) -> Binder<'a> {
-        Binder { scope, context, agg: None, aliases: &[] }
+        Binder {
+            scope,
+            context,
+            agg: None,
+            aliases: &[],
+        }
     }
 
     /// Binds an expression and returns it with its static type and collation.
     pub fn bind(&mut self, e: &ast::Expr) -> Result<(Expr, SType, Collation)> {
         if let Some(agg) = self.agg.as_deref() {
             let text = e.to_string();
-            if let Some(i) = agg.groups.iter().position(|g| g.0.eq_ignore_ascii_case(&text)) {
+            if let Some(i) = agg
+                .groups
+                .iter()
+                .position(|g| g.0.eq_ignore_ascii_case(&text))
+            {
                 let g = &agg.groups[i];
                 return Ok((Expr::Column(i), g.2, g.3));
             }
@@ -298,8 +338,12 @@ impl<'a> Binder<'a> {
                     ast::UnaryOperator::Minus => {
                         let t = if t == SType::UInt { SType::Int } else { t };
                         match x {
-                            Expr::Literal(Value::Int(i)) if i != i64::MIN => (Expr::Literal(Value::Int(-i)), t, c),
-                            Expr::Literal(Value::UInt(u)) if u == 1 << 63 => (Expr::Literal(Value::Int(i64::MIN)), t, c),
+                            Expr::Literal(Value::Int(i)) if i != i64::MIN => {
+                                (Expr::Literal(Value::Int(-i)), t, c)
+                            }
+                            Expr::Literal(Value::UInt(u)) if u == 1 << 63 => {
+                                (Expr::Literal(Value::Int(i64::MIN)), t, c)
+                            }
                             x => (Expr::Neg(Box::new(x)), t, c),
                         }
                     }
@@ -309,33 +353,87 @@ impl<'a> Binder<'a> {
                 }
             }
             A::BinaryOp { left, op, right } => self.bind_binary(left, op, right)?,
-            A::IsNull(x) => (Expr::IsNull(Box::new(self.bind(x)?.0), false), SType::Int, Collation::GeneralCi),
-            A::IsNotNull(x) => (Expr::IsNull(Box::new(self.bind(x)?.0), true), SType::Int, Collation::GeneralCi),
-            A::IsTrue(x) => (Expr::IsTruth(Box::new(self.bind(x)?.0), true, false), SType::Int, Collation::GeneralCi),
-            A::IsNotTrue(x) => (Expr::IsTruth(Box::new(self.bind(x)?.0), true, true), SType::Int, Collation::GeneralCi),
-            A::IsFalse(x) => (Expr::IsTruth(Box::new(self.bind(x)?.0), false, false), SType::Int, Collation::GeneralCi),
-            A::IsNotFalse(x) => (Expr::IsTruth(Box::new(self.bind(x)?.0), false, true), SType::Int, Collation::GeneralCi),
-            A::Between { expr, negated, low, high } => {
+            A::IsNull(x) => (
+                Expr::IsNull(Box::new(self.bind(x)?.0), false),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            A::IsNotNull(x) => (
+                Expr::IsNull(Box::new(self.bind(x)?.0), true),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            A::IsTrue(x) => (
+                Expr::IsTruth(Box::new(self.bind(x)?.0), true, false),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            A::IsNotTrue(x) => (
+                Expr::IsTruth(Box::new(self.bind(x)?.0), true, true),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            A::IsFalse(x) => (
+                Expr::IsTruth(Box::new(self.bind(x)?.0), false, false),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            A::IsNotFalse(x) => (
+                Expr::IsTruth(Box::new(self.bind(x)?.0), false, true),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
                 let (x, _, c1) = self.bind(expr)?;
                 let (lo, _, c2) = self.bind(low)?;
                 let (hi, _, c3) = self.bind(high)?;
                 let coll = pick_coll(&[(&x, c1), (&lo, c2), (&hi, c3)], self.scope);
                 (
-                    Expr::Between { expr: Box::new(x), low: Box::new(lo), high: Box::new(hi), negated: *negated, coll },
+                    Expr::Between {
+                        expr: Box::new(x),
+                        low: Box::new(lo),
+                        high: Box::new(hi),
+                        negated: *negated,
+                        coll,
+                    },
                     SType::Int,
                     coll,
                 )
             }
-            A::InList { expr, list, negated } => {
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => {
                 let (x, _, c) = self.bind(expr)?;
                 let mut items = Vec::with_capacity(list.len());
                 for i in list {
                     items.push(self.bind(i)?.0);
                 }
                 let coll = pick_coll(&[(&x, c)], self.scope);
-                (Expr::InList { expr: Box::new(x), list: items, negated: *negated, coll }, SType::Int, coll)
+                (
+                    Expr::InList {
+                        expr: Box::new(x),
+                        list: items,
+                        negated: *negated,
+                        coll,
+                    },
+                    SType::Int,
+                    coll,
+                )
             }
-            A::Like { negated, expr, pattern, escape_char, any: false } => {
+            A::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            } => {
                 let (x, _, c) = self.bind(expr)?;
                 let (p, _, _) = self.bind(pattern)?;
                 let escape = match escape_char {
@@ -349,9 +447,24 @@ impl<'a> Binder<'a> {
                     },
                 };
                 let coll = pick_coll(&[(&x, c)], self.scope);
-                (Expr::Like { expr: Box::new(x), pattern: Box::new(p), negated: *negated, escape, coll }, SType::Int, coll)
+                (
+                    Expr::Like {
+                        expr: Box::new(x),
+                        pattern: Box::new(p),
+                        negated: *negated,
+                        escape,
+                        coll,
+                    },
+                    SType::Int,
+                    coll,
+                )
             }
-            A::Case { operand, conditions, else_result, .. } => {
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
                 let operand = match operand {
                     Some(o) => Some(Box::new(self.bind(o)?.0)),
                     None => None,
@@ -372,23 +485,84 @@ impl<'a> Binder<'a> {
                     }
                     None => None,
                 };
-                (Expr::Case { operand, whens, otherwise, coll: Collation::GeneralCi }, ty, Collation::GeneralCi)
+                (
+                    Expr::Case {
+                        operand,
+                        whens,
+                        otherwise,
+                        coll: Collation::GeneralCi,
+                    },
+                    ty,
+                    Collation::GeneralCi,
+                )
             }
-            A::Cast { expr, data_type, .. } => {
+            A::Cast {
+                expr, data_type, ..
+            } => {
                 let (x, _, c) = self.bind(expr)?;
                 let (f, t) = cast_target(data_type)?;
-                let c = if f == Func::CastBinary { Collation::Binary } else { c };
+                let c = if f == Func::CastBinary {
+                    Collation::Binary
+                } else {
+                    c
+                };
                 (Expr::Func(f, vec![x]), t, c)
             }
             A::Function(f) => self.bind_function(f)?,
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let (x, _, c) = self.bind(expr)?;
+                let mut args = vec![x];
+                match substring_from {
+                    Some(f) => args.push(self.bind(f)?.0),
+                    None => args.push(Expr::Literal(Value::Int(1))),
+                }
+                if let Some(n) = substring_for {
+                    args.push(self.bind(n)?.0);
+                }
+                (Expr::Func(Func::Substring, args), SType::Text, c)
+            }
+            A::Trim {
+                expr,
+                trim_where: None,
+                trim_what: None,
+                trim_characters: None,
+            } => {
+                let (x, _, c) = self.bind(expr)?;
+                (Expr::Func(Func::Trim, vec![x]), SType::Text, c)
+            }
+            A::Ceil { expr, .. } | A::Floor { expr, .. } => {
+                let (x, t, c) = self.bind(expr)?;
+                let f = if matches!(e, A::Ceil { .. }) {
+                    Func::Ceil
+                } else {
+                    Func::Floor
+                };
+                let t = match t {
+                    SType::Decimal(_) => SType::Int,
+                    t => t,
+                };
+                (Expr::Func(f, vec![x]), t, c)
+            }
             A::TypedString(ts) => {
                 let text = match &ts.value.value {
-                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                        s.clone()
+                    }
                     other => other.to_string(),
                 };
                 let v = match functions::to_datetime(&Value::str(&text)) {
                     Some(d) => Value::DateTime(d),
-                    None => return Err(Error::TruncatedWrongValue { kind: "datetime".into(), value: text }),
+                    None => {
+                        return Err(Error::TruncatedWrongValue {
+                            kind: "datetime".into(),
+                            value: text,
+                        })
+                    }
                 };
                 (Expr::Literal(v), SType::DateTime, Collation::GeneralCi)
             }
@@ -405,7 +579,11 @@ impl<'a> Binder<'a> {
                 return Ok(system_variable(rest, None));
             }
             if let Some(rest) = name.strip_prefix('@') {
-                return Ok((Expr::UserVariable(rest.to_ascii_lowercase()), SType::Text, Collation::GeneralCi));
+                return Ok((
+                    Expr::UserVariable(rest.to_ascii_lowercase()),
+                    SType::Text,
+                    Collation::GeneralCi,
+                ));
             }
             if let Some((_, e, t)) = self.aliases.iter().find(|a| a.0.eq_ignore_ascii_case(name)) {
                 if self.scope.resolve(parts, self.context).is_err() || self.agg.is_some() {
@@ -420,27 +598,49 @@ impl<'a> Binder<'a> {
         }
         let pos = self.scope.resolve(parts, self.context)?;
         let (_, col) = self.scope.column(pos);
-        let (ty, coll) = (SType::of_column(&col.data_type, col.collation), col.collation);
+        let (ty, coll) = (
+            SType::of_column(&col.data_type, col.collation),
+            col.collation,
+        );
         if let Some(agg) = self.agg.as_deref_mut() {
             // A bare column in a grouped query reads any row of its group.
             let i = agg.aggs.len();
-            agg.aggs.push(AggSpec { func: AggFunc::AnyValue, arg: Some(Expr::Column(pos)), distinct: false, arg_type: ty, coll });
+            agg.aggs.push(AggSpec {
+                func: AggFunc::AnyValue,
+                arg: Some(Expr::Column(pos)),
+                distinct: false,
+                arg_type: ty,
+                coll,
+            });
             return Ok((Expr::Column(agg.groups.len() + i), ty, coll));
         }
         Ok((Expr::Column(pos), ty, coll))
     }
 
-    fn bind_binary(&mut self, left: &ast::Expr, op: &ast::BinaryOperator, right: &ast::Expr) -> Result<(Expr, SType, Collation)> {
+    fn bind_binary(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+    ) -> Result<(Expr, SType, Collation)> {
         use ast::BinaryOperator as B;
         let (l, lt, lc) = self.bind(left)?;
         let (r, rt, rc) = self.bind(right)?;
         let cmp = |op| {
             let coll = pick_coll(&[(&l, lc), (&r, rc)], self.scope);
-            (Expr::Cmp(op, Box::new(l.clone()), Box::new(r.clone()), coll), SType::Int, coll)
+            (
+                Expr::Cmp(op, Box::new(l.clone()), Box::new(r.clone()), coll),
+                SType::Int,
+                coll,
+            )
         };
         let ar = |op| {
             let t = arith_type(op, lt, rt);
-            (Expr::Arith(op, Box::new(l.clone()), Box::new(r.clone())), t, Collation::GeneralCi)
+            (
+                Expr::Arith(op, Box::new(l.clone()), Box::new(r.clone())),
+                t,
+                Collation::GeneralCi,
+            )
         };
         Ok(match op {
             B::Eq => cmp(CmpOp::Eq),
@@ -456,14 +656,46 @@ impl<'a> Binder<'a> {
             B::Divide => ar(ArithOp::Div),
             B::Modulo => ar(ArithOp::Mod),
             B::MyIntegerDivide => ar(ArithOp::IntDiv),
-            B::And => (Expr::And(Box::new(l), Box::new(r)), SType::Int, Collation::GeneralCi),
-            B::Or => (Expr::Or(Box::new(l), Box::new(r)), SType::Int, Collation::GeneralCi),
-            B::Xor => (Expr::Xor(Box::new(l), Box::new(r)), SType::Int, Collation::GeneralCi),
-            B::BitwiseAnd => (Expr::BitOp('&', Box::new(l), Box::new(r)), SType::UInt, Collation::GeneralCi),
-            B::BitwiseOr => (Expr::BitOp('|', Box::new(l), Box::new(r)), SType::UInt, Collation::GeneralCi),
-            B::BitwiseXor => (Expr::BitOp('^', Box::new(l), Box::new(r)), SType::UInt, Collation::GeneralCi),
-            B::PGBitwiseShiftLeft => (Expr::BitOp('<', Box::new(l), Box::new(r)), SType::UInt, Collation::GeneralCi),
-            B::PGBitwiseShiftRight => (Expr::BitOp('>', Box::new(l), Box::new(r)), SType::UInt, Collation::GeneralCi),
+            B::And => (
+                Expr::And(Box::new(l), Box::new(r)),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            B::Or => (
+                Expr::Or(Box::new(l), Box::new(r)),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            B::Xor => (
+                Expr::Xor(Box::new(l), Box::new(r)),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            B::BitwiseAnd => (
+                Expr::BitOp('&', Box::new(l), Box::new(r)),
+                SType::UInt,
+                Collation::GeneralCi,
+            ),
+            B::BitwiseOr => (
+                Expr::BitOp('|', Box::new(l), Box::new(r)),
+                SType::UInt,
+                Collation::GeneralCi,
+            ),
+            B::BitwiseXor => (
+                Expr::BitOp('^', Box::new(l), Box::new(r)),
+                SType::UInt,
+                Collation::GeneralCi,
+            ),
+            B::PGBitwiseShiftLeft => (
+                Expr::BitOp('<', Box::new(l), Box::new(r)),
+                SType::UInt,
+                Collation::GeneralCi,
+            ),
+            B::PGBitwiseShiftRight => (
+                Expr::BitOp('>', Box::new(l), Box::new(r)),
+                SType::UInt,
+                Collation::GeneralCi,
+            ),
             other => return Err(Error::NotSupported(format!("operator {other}"))),
         })
     }
@@ -473,25 +705,34 @@ impl<'a> Binder<'a> {
         let (args, distinct, star) = match &f.args {
             ast::FunctionArguments::None => (vec![], false, false),
             ast::FunctionArguments::List(list) => {
-                let distinct = matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+                let distinct = matches!(
+                    list.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                );
                 let mut args = vec![];
                 let mut star = false;
                 for a in &list.args {
                     match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e.clone()),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                            args.push(e.clone())
+                        }
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
                         other => return Err(Error::NotSupported(format!("argument {other}"))),
                     }
                 }
                 (args, distinct, star)
             }
-            ast::FunctionArguments::Subquery(_) => return Err(Error::NotSupported("subqueries".into())),
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(Error::NotSupported("subqueries".into()))
+            }
         };
         if is_aggregate_name(&name) {
             return self.bind_aggregate(&name, &args, distinct, star);
         }
         if name.eq_ignore_ascii_case("values") {
-            return Err(Error::NotSupported("VALUES() outside ON DUPLICATE KEY UPDATE".into()));
+            return Err(Error::NotSupported(
+                "VALUES() outside ON DUPLICATE KEY UPDATE".into(),
+            ));
         }
         let Some((func, min, max)) = functions::lookup(&name) else {
             return Err(Error::UnknownFunction(name));
@@ -509,15 +750,36 @@ impl<'a> Binder<'a> {
             colls.push(c);
         }
         let ty = match func {
-            Func::Database | Func::Version | Func::User | Func::Concat | Func::ConcatWs | Func::Substring
-            | Func::Lower | Func::Upper | Func::Trim | Func::Left | Func::Right | Func::Repeat | Func::Replace
-            | Func::Hex | Func::InetNtoa | Func::CastChar => SType::Text,
-            Func::LastInsertId | Func::ConnectionId | Func::InetAton | Func::FoundRows => SType::UInt,
-            Func::Length | Func::CharLength | Func::UnixTimestamp | Func::RowCount | Func::CastSigned => SType::Int,
+            Func::Database
+            | Func::Version
+            | Func::User
+            | Func::Concat
+            | Func::ConcatWs
+            | Func::Substring
+            | Func::Lower
+            | Func::Upper
+            | Func::Trim
+            | Func::Left
+            | Func::Right
+            | Func::Repeat
+            | Func::Replace
+            | Func::Hex
+            | Func::InetNtoa
+            | Func::CastChar => SType::Text,
+            Func::LastInsertId | Func::ConnectionId | Func::InetAton | Func::FoundRows => {
+                SType::UInt
+            }
+            Func::Length
+            | Func::CharLength
+            | Func::UnixTimestamp
+            | Func::RowCount
+            | Func::CastSigned => SType::Int,
             Func::Now | Func::FromUnixtime | Func::CastDateTime => SType::DateTime,
             Func::CurDate | Func::CastDate => SType::Date,
             Func::If => unify(types[1], types[2]),
-            Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => types.iter().fold(SType::Null, |a, b| unify(a, *b)),
+            Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => {
+                types.iter().fold(SType::Null, |a, b| unify(a, *b))
+            }
             Func::NullIf | Func::Abs => types[0],
             Func::Round | Func::Floor | Func::Ceil => match types[0] {
                 SType::Decimal(_) if func != Func::Round => SType::Int,
@@ -530,7 +792,13 @@ impl<'a> Binder<'a> {
         Ok((Expr::Func(func, bound), ty, coll))
     }
 
-    fn bind_aggregate(&mut self, name: &str, args: &[ast::Expr], distinct: bool, star: bool) -> Result<(Expr, SType, Collation)> {
+    fn bind_aggregate(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        distinct: bool,
+        star: bool,
+    ) -> Result<(Expr, SType, Collation)> {
         let context = self.context;
         let scope = self.scope;
         let Some(agg) = self.agg.as_deref_mut() else {
@@ -543,11 +811,18 @@ impl<'a> Binder<'a> {
             }
             (AggFunc::CountStar, None, SType::Int, Collation::GeneralCi)
         } else {
-            let [a] = args else { return Err(Error::WrongParamCount(name.to_string())) };
+            let [a] = args else {
+                return Err(Error::WrongParamCount(name.to_string()));
+            };
             if contains_aggregate(a) {
                 return Err(Error::InvalidGroupUse);
             }
-            let mut inner = Binder { scope, context, agg: None, aliases: &[] };
+            let mut inner = Binder {
+                scope,
+                context,
+                agg: None,
+                aliases: &[],
+            };
             let (e, t, c) = inner.bind(a)?;
             let func = match lname.as_str() {
                 "count" => AggFunc::Count,
@@ -573,7 +848,13 @@ impl<'a> Binder<'a> {
             _ => arg_type,
         };
         let i = agg.aggs.len();
-        agg.aggs.push(AggSpec { func, arg, distinct, arg_type, coll });
+        agg.aggs.push(AggSpec {
+            func,
+            arg,
+            distinct,
+            arg_type,
+            coll,
+        });
         Ok((Expr::Column(agg.groups.len() + i), ty, coll))
     }
 }
@@ -581,7 +862,10 @@ impl<'a> Binder<'a> {
 fn system_variable(name: &str, scope: Option<&str>) -> (Expr, SType, Collation) {
     let global = scope.is_some_and(|s| s.eq_ignore_ascii_case("global"));
     (
-        Expr::SystemVariable { name: name.to_ascii_lowercase(), global },
+        Expr::SystemVariable {
+            name: name.to_ascii_lowercase(),
+            global,
+        },
         SType::Text,
         Collation::GeneralCi,
     )
@@ -645,11 +929,15 @@ fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
 fn cast_target(dt: &ast::DataType) -> Result<(Func, SType)> {
     use ast::DataType as D;
     Ok(match dt {
-        D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => (Func::CastSigned, SType::Int),
+        D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => {
+            (Func::CastSigned, SType::Int)
+        }
         D::Unsigned | D::UnsignedInteger => (Func::CastUnsigned, SType::UInt),
         D::Char(_) | D::Varchar(_) | D::Text | D::Nvarchar(_) => (Func::CastChar, SType::Text),
         D::Binary(_) | D::Varbinary(_) | D::Blob(_) => (Func::CastBinary, SType::Binary),
-        D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => (Func::CastDouble, SType::Double),
+        D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => {
+            (Func::CastDouble, SType::Double)
+        }
         D::Decimal(info) | D::Numeric(info) => {
             let (p, s) = match info {
                 ast::ExactNumberInfo::None => (10, 0),
@@ -671,10 +959,16 @@ pub fn literal(v: &ast::Value) -> Result<Value> {
         V::Number(n, _) => number_value(n).ok_or_else(|| Error::Syntax(n.clone()))?,
         V::SingleQuotedString(s) | V::DoubleQuotedString(s) => Value::str(s),
         V::HexStringLiteral(h) => {
-            let h = if h.len() % 2 == 1 { format!("0{h}") } else { h.clone() };
+            let h = if h.len() % 2 == 1 {
+                format!("0{h}")
+            } else {
+                h.clone()
+            };
             let mut out = Vec::with_capacity(h.len() / 2);
             for i in (0..h.len()).step_by(2) {
-                out.push(u8::from_str_radix(&h[i..i + 2], 16).map_err(|_| Error::Syntax(h.clone()))?);
+                out.push(
+                    u8::from_str_radix(&h[i..i + 2], 16).map_err(|_| Error::Syntax(h.clone()))?,
+                );
             }
             Value::Bytes(out)
         }
@@ -693,7 +987,10 @@ pub fn literal(v: &ast::Value) -> Result<Value> {
 /// The placeholder number of `?N` (0-based), if the expression is one.
 pub fn placeholder_index(v: &ast::Value) -> Option<usize> {
     match v {
-        ast::Value::Placeholder(p) => p.strip_prefix('?').and_then(|n| n.parse::<usize>().ok()).map(|n| n - 1),
+        ast::Value::Placeholder(p) => p
+            .strip_prefix('?')
+            .and_then(|n| n.parse::<usize>().ok())
+            .map(|n| n - 1),
         _ => None,
     }
 }

@@ -61,19 +61,29 @@ impl Catalog {
             if file.format_version != FORMAT_VERSION {
                 return Err(Error::corrupt(
                     "catalog.json",
-                    format!("format version {} is not {FORMAT_VERSION}", file.format_version),
+                    format!(
+                        "format version {} is not {FORMAT_VERSION}",
+                        file.format_version
+                    ),
                 ));
             }
             let mut dbs = cat.dbs.write();
             for name in file.databases {
-                dbs.insert(name, Db { tables: BTreeMap::new() });
+                dbs.insert(
+                    name,
+                    Db {
+                        tables: BTreeMap::new(),
+                    },
+                );
             }
             for def in file.tables {
                 let engine = cat.engine(&def.engine)?;
                 let stem = cat.table_stem(&def.db, &def.name);
                 let handle = engine.open_table(Arc::new(def.clone()), &stem)?;
                 dbs.entry(def.db.clone())
-                    .or_insert_with(|| Db { tables: BTreeMap::new() })
+                    .or_insert_with(|| Db {
+                        tables: BTreeMap::new(),
+                    })
                     .tables
                     .insert(def.name.clone(), handle);
             }
@@ -126,21 +136,34 @@ impl Catalog {
 
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<dyn Table>> {
         let dbs = self.dbs.read();
-        dbs.get(db).and_then(|d| d.tables.get(name)).cloned().ok_or_else(|| {
-            Error::NoSuchTable { db: db.to_string(), table: name.to_string() }
-        })
+        dbs.get(db)
+            .and_then(|d| d.tables.get(name))
+            .cloned()
+            .ok_or_else(|| Error::NoSuchTable {
+                db: db.to_string(),
+                table: name.to_string(),
+            })
     }
 
     pub fn create_database(&self, db: &str, if_not_exists: bool) -> Result<bool> {
         check_name(db, true)?;
         let mut dbs = self.dbs.write();
         if dbs.contains_key(db) || is_system_schema(db) {
-            return if if_not_exists { Ok(false) } else { Err(Error::DatabaseExists(db.into())) };
+            return if if_not_exists {
+                Ok(false)
+            } else {
+                Err(Error::DatabaseExists(db.into()))
+            };
         }
         let dir = self.datadir.join(file_name(db));
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-        dbs.insert(db.to_string(), Db { tables: BTreeMap::new() });
+        dbs.insert(
+            db.to_string(),
+            Db {
+                tables: BTreeMap::new(),
+            },
+        );
         self.persist(&dbs)?;
         Ok(true)
     }
@@ -149,14 +172,19 @@ impl Catalog {
     pub fn drop_database(&self, db: &str, if_exists: bool) -> Result<Option<usize>> {
         let mut dbs = self.dbs.write();
         let Some(entry) = dbs.remove(db) else {
-            return if if_exists { Ok(None) } else { Err(Error::DropMissingDatabase(db.into())) };
+            return if if_exists {
+                Ok(None)
+            } else {
+                Err(Error::DropMissingDatabase(db.into()))
+            };
         };
         self.persist(&dbs)?;
         let n = entry.tables.len();
         for (name, table) in entry.tables {
             let def = table.def().clone();
             drop(table);
-            self.engine(&def.engine)?.drop_table(&def, &self.table_stem(db, &name))?;
+            self.engine(&def.engine)?
+                .drop_table(&def, &self.table_stem(db, &name))?;
         }
         let _ = std::fs::remove_dir(self.datadir.join(file_name(db)));
         Ok(Some(n))
@@ -169,7 +197,11 @@ impl Catalog {
             return Err(Error::UnknownDatabase(def.db.clone()));
         };
         if db.tables.contains_key(&def.name) {
-            return if if_not_exists { Ok(false) } else { Err(Error::TableExists(def.name)) };
+            return if if_not_exists {
+                Ok(false)
+            } else {
+                Err(Error::TableExists(def.name))
+            };
         }
         let engine = self.engine(&def.engine)?;
         let stem = self.table_stem(&def.db, &def.name);
@@ -203,7 +235,8 @@ impl Catalog {
         self.persist(&dbs)?;
         let def = handle.def().clone();
         drop(handle);
-        self.engine(&def.engine)?.drop_table(&def, &self.table_stem(db, name))
+        self.engine(&def.engine)?
+            .drop_table(&def, &self.table_stem(db, name))
     }
 
     /// Replaces a table by a new definition with new, empty files (CREATE INDEX on an
@@ -213,7 +246,10 @@ impl Catalog {
         let old = dbs
             .get_mut(&def.db)
             .and_then(|d| d.tables.remove(&def.name))
-            .ok_or_else(|| Error::NoSuchTable { db: def.db.clone(), table: def.name.clone() })?;
+            .ok_or_else(|| Error::NoSuchTable {
+                db: def.db.clone(),
+                table: def.name.clone(),
+            })?;
         let stem = self.table_stem(&def.db, &def.name);
         let old_def = old.def().clone();
         drop(old);
@@ -253,7 +289,9 @@ impl Catalog {
         f.write_all(&text).map_err(io)?;
         f.sync_all().map_err(io)?;
         std::fs::rename(&tmp, self.datadir.join(CATALOG_FILE)).map_err(io)?;
-        std::fs::File::open(&self.datadir).and_then(|d| d.sync_all()).map_err(io)?;
+        std::fs::File::open(&self.datadir)
+            .and_then(|d| d.sync_all())
+            .map_err(io)?;
         Ok(())
     }
 }

@@ -17,7 +17,10 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
         return Ok(Value::Null);
     }
     let ty = &col.data_type;
-    let out_of_range = || Error::OutOfRange { column: col.name.clone(), row };
+    let out_of_range = || Error::OutOfRange {
+        column: col.name.clone(),
+        row,
+    };
     if let Some((min, max)) = ty.int_range() {
         let i: i128 = match &v {
             Value::Int(i) => *i as i128,
@@ -59,7 +62,11 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
         } else {
             i
         };
-        return Ok(if ty.is_unsigned() { Value::UInt(i as u64) } else { Value::Int(i as i64) });
+        return Ok(if ty.is_unsigned() {
+            Value::UInt(i as u64)
+        } else {
+            Value::Int(i as i64)
+        });
     }
     match ty {
         DataType::Float | DataType::Double => {
@@ -84,7 +91,11 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
             if !f.is_finite() {
                 return Err(out_of_range());
             }
-            Ok(Value::Double(if *ty == DataType::Float { f as f32 as f64 } else { f }))
+            Ok(Value::Double(if *ty == DataType::Float {
+                f as f32 as f64
+            } else {
+                f
+            }))
         }
         DataType::Decimal { precision, scale } => {
             let d = match &v {
@@ -106,7 +117,8 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
                                     row,
                                 })
                             }
-                            Err(_) => Decimal::from_f64(parse_leading_f64(b), *scale).unwrap_or(Decimal::from_i64(0)),
+                            Err(_) => Decimal::from_f64(parse_leading_f64(b), *scale)
+                                .unwrap_or(Decimal::from_i64(0)),
                         },
                     }
                 }
@@ -119,7 +131,10 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
                     return Err(out_of_range());
                 }
                 let max = 10i128.pow(*precision as u32) - 1;
-                return Ok(Value::Decimal(Decimal::new(d.mantissa.clamp(-max, max), *scale)));
+                return Ok(Value::Decimal(Decimal::new(
+                    d.mantissa.clamp(-max, max),
+                    *scale,
+                )));
             }
             Ok(Value::Decimal(d))
         }
@@ -133,14 +148,25 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
             match dt {
                 Some(mut d) => {
                     if *ty == DataType::Date {
-                        d = DateTime { hour: 0, minute: 0, second: 0, micro: 0, ..d };
+                        d = DateTime {
+                            hour: 0,
+                            minute: 0,
+                            second: 0,
+                            micro: 0,
+                            ..d
+                        };
                     } else {
                         d.micro = 0;
                     }
                     Ok(Value::DateTime(d))
                 }
                 None if strict => Err(Error::TruncatedWrongValue {
-                    kind: if *ty == DataType::Date { "date" } else { "datetime" }.into(),
+                    kind: if *ty == DataType::Date {
+                        "date"
+                    } else {
+                        "datetime"
+                    }
+                    .into(),
                     value: v.to_text(),
                 }),
                 None => Ok(Value::DateTime(DateTime::default())),
@@ -170,12 +196,23 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
                     bytes.pop();
                 }
             }
-            let len = len.min(if matches!(ty, DataType::Char(_)) { char_len(&bytes) } else { len });
+            let len = len.min(if matches!(ty, DataType::Char(_)) {
+                char_len(&bytes)
+            } else {
+                len
+            });
             if len > limit {
                 if strict {
-                    return Err(Error::DataTooLong { column: col.name.clone(), row });
+                    return Err(Error::DataTooLong {
+                        column: col.name.clone(),
+                        row,
+                    });
                 }
-                bytes = truncate_chars(&bytes, limit, ty.is_text() && !matches!(ty, DataType::Text(_)));
+                bytes = truncate_chars(
+                    &bytes,
+                    limit,
+                    ty.is_text() && !matches!(ty, DataType::Text(_)),
+                );
             }
             Ok(Value::Bytes(bytes))
         }
@@ -183,7 +220,9 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
 }
 
 fn char_len(b: &[u8]) -> usize {
-    std::str::from_utf8(b).map(|s| s.chars().count()).unwrap_or(b.len())
+    std::str::from_utf8(b)
+        .map(|s| s.chars().count())
+        .unwrap_or(b.len())
 }
 
 fn truncate_chars(b: &[u8], n: usize, chars: bool) -> Vec<u8> {
@@ -202,25 +241,68 @@ mod tests {
     use strata_types::Collation;
 
     fn col(ty: DataType) -> ColumnDef {
-        ColumnDef { name: "c".into(), data_type: ty, nullable: true, default: None, auto_increment: false, on_update_now: false, collation: Collation::GeneralCi }
+        ColumnDef {
+            name: "c".into(),
+            data_type: ty,
+            nullable: true,
+            default: None,
+            auto_increment: false,
+            on_update_now: false,
+            collation: Collation::GeneralCi,
+        }
     }
 
     #[test]
     fn strict_mode_refuses_bad_values() {
         let tiny = col(DataType::TinyInt { unsigned: false });
-        assert_eq!(coerce(Value::Int(127), &tiny, 1, true).unwrap(), Value::Int(127));
-        assert_eq!(coerce(Value::Int(300), &tiny, 1, true).unwrap_err().code(), 1264);
-        assert_eq!(coerce(Value::Int(300), &tiny, 1, false).unwrap(), Value::Int(127));
-        assert_eq!(coerce(Value::str("x"), &tiny, 1, true).unwrap_err().code(), 1366);
+        assert_eq!(
+            coerce(Value::Int(127), &tiny, 1, true).unwrap(),
+            Value::Int(127)
+        );
+        assert_eq!(
+            coerce(Value::Int(300), &tiny, 1, true).unwrap_err().code(),
+            1264
+        );
+        assert_eq!(
+            coerce(Value::Int(300), &tiny, 1, false).unwrap(),
+            Value::Int(127)
+        );
+        assert_eq!(
+            coerce(Value::str("x"), &tiny, 1, true).unwrap_err().code(),
+            1366
+        );
         let vc = col(DataType::VarChar(3));
-        assert_eq!(coerce(Value::str("abcd"), &vc, 1, true).unwrap_err().code(), 1406);
-        assert_eq!(coerce(Value::str("héé"), &vc, 1, true).unwrap(), Value::str("héé"));
+        assert_eq!(
+            coerce(Value::str("abcd"), &vc, 1, true).unwrap_err().code(),
+            1406
+        );
+        assert_eq!(
+            coerce(Value::str("héé"), &vc, 1, true).unwrap(),
+            Value::str("héé")
+        );
         let ch = col(DataType::Char(5));
-        assert_eq!(coerce(Value::str("ab  "), &ch, 1, true).unwrap(), Value::str("ab"));
-        let d = col(DataType::Decimal { precision: 5, scale: 2 });
-        assert_eq!(coerce(Value::str("1.005"), &d, 1, true).unwrap().to_text(), "1.01");
-        assert_eq!(coerce(Value::Int(1000), &d, 1, true).unwrap_err().code(), 1264);
+        assert_eq!(
+            coerce(Value::str("ab  "), &ch, 1, true).unwrap(),
+            Value::str("ab")
+        );
+        let d = col(DataType::Decimal {
+            precision: 5,
+            scale: 2,
+        });
+        assert_eq!(
+            coerce(Value::str("1.005"), &d, 1, true).unwrap().to_text(),
+            "1.01"
+        );
+        assert_eq!(
+            coerce(Value::Int(1000), &d, 1, true).unwrap_err().code(),
+            1264
+        );
         let dt = col(DataType::DateTime);
-        assert_eq!(coerce(Value::str("2001-02-30"), &dt, 1, true).unwrap_err().code(), 1292);
+        assert_eq!(
+            coerce(Value::str("2001-02-30"), &dt, 1, true)
+                .unwrap_err()
+                .code(),
+            1292
+        );
     }
 }

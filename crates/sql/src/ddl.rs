@@ -11,7 +11,9 @@ use crate::exec::{ExecCtx, Outcome, TableLocks};
 use sqlparser::ast;
 use strata_engine::LockMode;
 use strata_types::schema::ColumnDefault;
-use strata_types::{Collation, ColumnDef, DataType, Error, IndexDef, QueryOutput, Result, TableDef, Value};
+use strata_types::{
+    Collation, ColumnDef, DataType, Error, IndexDef, QueryOutput, Result, TableDef, Value,
+};
 
 /// Maps an ENGINE= name to the stored engine name.
 pub fn engine_name(name: &str, available: &[&str]) -> Result<String> {
@@ -35,15 +37,27 @@ pub fn engine_display(stored: &str) -> &'static str {
     }
 }
 
-pub fn execute_other(stmt: &ast::Statement, cx: &mut ExecCtx, _out: &mut dyn QueryOutput) -> Result<Outcome> {
+pub fn execute_other(
+    stmt: &ast::Statement,
+    cx: &mut ExecCtx,
+    _out: &mut dyn QueryOutput,
+) -> Result<Outcome> {
     use ast::Statement as S;
     match stmt {
-        S::CreateDatabase { db_name, if_not_exists, .. } => {
+        S::CreateDatabase {
+            db_name,
+            if_not_exists,
+            ..
+        } => {
             let name = single_name(db_name)?;
             let created = cx.catalog.create_database(&name, *if_not_exists)?;
             Ok(Outcome::ok(created as u64))
         }
-        S::CreateSchema { schema_name, if_not_exists, .. } => {
+        S::CreateSchema {
+            schema_name,
+            if_not_exists,
+            ..
+        } => {
             let name = schema_name.to_string().trim_matches('`').to_string();
             let created = cx.catalog.create_database(&name, *if_not_exists)?;
             Ok(Outcome::ok(created as u64))
@@ -59,7 +73,12 @@ pub fn execute_other(stmt: &ast::Statement, cx: &mut ExecCtx, _out: &mut dyn Que
             add_index(cx, &db, &t, name, cols, ci.unique)?;
             Ok(Outcome::ok(0))
         }
-        S::Drop { object_type, if_exists, names, .. } => match object_type {
+        S::Drop {
+            object_type,
+            if_exists,
+            names,
+            ..
+        } => match object_type {
             ast::ObjectType::Table => {
                 let mut missing = Vec::new();
                 for n in names {
@@ -77,7 +96,11 @@ pub fn execute_other(stmt: &ast::Statement, cx: &mut ExecCtx, _out: &mut dyn Que
                 Ok(Outcome::ok(0))
             }
             ast::ObjectType::Database | ast::ObjectType::Schema => {
-                let name = single_name(names.first().ok_or_else(|| Error::Syntax("DROP DATABASE".into()))?)?;
+                let name = single_name(
+                    names
+                        .first()
+                        .ok_or_else(|| Error::Syntax("DROP DATABASE".into()))?,
+                )?;
                 match cx.catalog.drop_database(&name, *if_exists)? {
                     Some(n) => {
                         if cx.current_db.as_deref() == Some(name.as_str()) {
@@ -102,7 +125,11 @@ pub fn execute_other(stmt: &ast::Statement, cx: &mut ExecCtx, _out: &mut dyn Que
         }
         other => {
             let text = other.to_string();
-            let head: String = text.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+            let head: String = text
+                .split_whitespace()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ");
             Err(Error::NotSupported(head))
         }
     }
@@ -129,20 +156,39 @@ fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
         .collect()
 }
 
-fn add_index(cx: &mut ExecCtx, db: &str, table: &str, mut name: String, cols: Vec<String>, unique: bool) -> Result<()> {
+fn add_index(
+    cx: &mut ExecCtx,
+    db: &str,
+    table: &str,
+    mut name: String,
+    cols: Vec<String>,
+    unique: bool,
+) -> Result<()> {
     let handle = cx.table(db, table)?;
     let mut def = (**handle.def()).clone();
     let positions = cols
         .iter()
-        .map(|c| def.column_index(c).ok_or_else(|| Error::KeyColumnMissing(c.clone())))
+        .map(|c| {
+            def.column_index(c)
+                .ok_or_else(|| Error::KeyColumnMissing(c.clone()))
+        })
         .collect::<Result<Vec<_>>>()?;
     if name.is_empty() {
         name = cols[0].clone();
     }
-    if def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(&name)) {
+    if def
+        .indexes
+        .iter()
+        .any(|i| i.name.eq_ignore_ascii_case(&name))
+    {
         return Err(Error::DuplicateKeyName(name));
     }
-    def.indexes.push(IndexDef { name, columns: positions, unique, primary: false });
+    def.indexes.push(IndexDef {
+        name,
+        columns: positions,
+        unique,
+        primary: false,
+    });
     rebuild_table(cx, db, table, def)
 }
 
@@ -214,7 +260,9 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
                 let v = match value {
                     ast::Expr::Identifier(i) => i.value.clone(),
                     ast::Expr::Value(v) => match &v.value {
-                        ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+                        ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                            s.clone()
+                        }
                         other => other.to_string(),
                     },
                     ast::Expr::Function(f) => object_name_parts(&f.name).join("."),
@@ -248,7 +296,10 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
     let mut indexes: Vec<IndexDef> = Vec::new();
     let mut inline_pk = None;
     for c in &ct.columns {
-        if columns.iter().any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&c.name.value)) {
+        if columns
+            .iter()
+            .any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&c.name.value))
+        {
             return Err(Error::DuplicateColumn(c.name.value.clone()));
         }
         let (data_type, forced_coll) = column_type(&c.data_type, &c.name.value)?;
@@ -259,7 +310,11 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
             default: None,
             auto_increment: false,
             on_update_now: false,
-            collation: if data_type.is_text() { table_coll } else { Collation::Binary },
+            collation: if data_type.is_text() {
+                table_coll
+            } else {
+                Collation::Binary
+            },
         };
         if let Some(fc) = forced_coll {
             col.collation = fc;
@@ -282,7 +337,11 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
                     primary: false,
                 }),
                 ast::ColumnOption::DialectSpecific(tokens) => {
-                    let t = tokens.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" ");
+                    let t = tokens
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ");
                     if t.eq_ignore_ascii_case("AUTO_INCREMENT") {
                         col.auto_increment = true;
                     } else {
@@ -299,7 +358,8 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
                 ast::ColumnOption::Collation(n) => {
                     let n = n.to_string();
                     if col.data_type.is_text() {
-                        col.collation = Collation::from_name(&n).ok_or(Error::UnknownCollation(n))?;
+                        col.collation =
+                            Collation::from_name(&n).ok_or(Error::UnknownCollation(n))?;
                     }
                 }
                 ast::ColumnOption::Comment(_) => {}
@@ -327,11 +387,16 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
             } else {
                 let v = match &e {
                     ast::Expr::Value(v) => literal(&v.value)?,
-                    ast::Expr::UnaryOp { op: ast::UnaryOperator::Minus, expr } => match expr.as_ref() {
+                    ast::Expr::UnaryOp {
+                        op: ast::UnaryOperator::Minus,
+                        expr,
+                    } => match expr.as_ref() {
                         ast::Expr::Value(v) => match literal(&v.value)? {
                             Value::Int(i) => Value::Int(-i),
                             Value::Double(d) => Value::Double(-d),
-                            Value::Decimal(d) => Value::Decimal(strata_types::Decimal::new(-d.mantissa, d.scale)),
+                            Value::Decimal(d) => {
+                                Value::Decimal(strata_types::Decimal::new(-d.mantissa, d.scale))
+                            }
                             _ => return Err(Error::InvalidDefault(col.name.clone())),
                         },
                         _ => return Err(Error::InvalidDefault(col.name.clone())),
@@ -341,43 +406,82 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
                 if v.is_null() && !col.nullable {
                     return Err(Error::InvalidDefault(col.name.clone()));
                 }
-                let v = coerce(v, &col, 1, true).map_err(|_| Error::InvalidDefault(col.name.clone()))?;
+                let v = coerce(v, &col, 1, true)
+                    .map_err(|_| Error::InvalidDefault(col.name.clone()))?;
                 ColumnDefault::Value(v)
             });
         }
-        if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_)) && matches!(col.default, Some(ColumnDefault::Value(ref v)) if !v.is_null()) {
+        if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_))
+            && matches!(col.default, Some(ColumnDefault::Value(ref v)) if !v.is_null())
+        {
             return Err(Error::InvalidDefault(col.name.clone()));
         }
         columns.push(col);
     }
     if columns.is_empty() {
-        return Err(Error::Syntax("a table must have at least one column".into()));
+        return Err(Error::Syntax(
+            "a table must have at least one column".into(),
+        ));
     }
     let mut primary: Option<Vec<usize>> = inline_pk.map(|c| vec![c]);
-    let find = |name: &str, cols: &[ColumnDef]| cols.iter().position(|c| c.name.eq_ignore_ascii_case(name)).ok_or_else(|| Error::KeyColumnMissing(name.to_string()));
+    let find = |name: &str, cols: &[ColumnDef]| {
+        cols.iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| Error::KeyColumnMissing(name.to_string()))
+    };
     for con in &ct.constraints {
         match con {
             ast::TableConstraint::PrimaryKey(pk) => {
                 if primary.is_some() {
                     return Err(Error::MultiplePrimaryKey);
                 }
-                let cols = index_columns(&pk.columns)?.iter().map(|c| find(c, &columns)).collect::<Result<Vec<_>>>()?;
+                let cols = index_columns(&pk.columns)?
+                    .iter()
+                    .map(|c| find(c, &columns))
+                    .collect::<Result<Vec<_>>>()?;
                 primary = Some(cols);
             }
             ast::TableConstraint::Unique(u) => {
                 let names = index_columns(&u.columns)?;
-                let cols = names.iter().map(|c| find(c, &columns)).collect::<Result<Vec<_>>>()?;
-                let name = u.index_name.as_ref().or(u.name.as_ref()).map(|i| i.value.clone()).unwrap_or_else(|| names[0].clone());
-                indexes.push(IndexDef { name, columns: cols, unique: true, primary: false });
+                let cols = names
+                    .iter()
+                    .map(|c| find(c, &columns))
+                    .collect::<Result<Vec<_>>>()?;
+                let name = u
+                    .index_name
+                    .as_ref()
+                    .or(u.name.as_ref())
+                    .map(|i| i.value.clone())
+                    .unwrap_or_else(|| names[0].clone());
+                indexes.push(IndexDef {
+                    name,
+                    columns: cols,
+                    unique: true,
+                    primary: false,
+                });
             }
             ast::TableConstraint::Index(ix) => {
                 let names = index_columns(&ix.columns)?;
-                let cols = names.iter().map(|c| find(c, &columns)).collect::<Result<Vec<_>>>()?;
-                let name = ix.name.as_ref().map(|i| i.value.clone()).unwrap_or_else(|| names[0].clone());
-                indexes.push(IndexDef { name, columns: cols, unique: false, primary: false });
+                let cols = names
+                    .iter()
+                    .map(|c| find(c, &columns))
+                    .collect::<Result<Vec<_>>>()?;
+                let name = ix
+                    .name
+                    .as_ref()
+                    .map(|i| i.value.clone())
+                    .unwrap_or_else(|| names[0].clone());
+                indexes.push(IndexDef {
+                    name,
+                    columns: cols,
+                    unique: false,
+                    primary: false,
+                });
             }
             ast::TableConstraint::ForeignKey(_) | ast::TableConstraint::Check(_) => {
-                return Err(Error::NotSupported("FOREIGN KEY / CHECK constraints".into()))
+                return Err(Error::NotSupported(
+                    "FOREIGN KEY / CHECK constraints".into(),
+                ))
             }
             other => return Err(Error::NotSupported(other.to_string())),
         }
@@ -388,7 +492,10 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
         if seen.iter().any(|s| s.eq_ignore_ascii_case(&ix.name)) {
             let base = ix.name.clone();
             let mut n = 2;
-            while seen.iter().any(|s| s.eq_ignore_ascii_case(&format!("{base}_{n}"))) {
+            while seen
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(&format!("{base}_{n}")))
+            {
                 n += 1;
             }
             ix.name = format!("{base}_{n}");
@@ -402,18 +509,45 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
         for &c in &pk {
             columns[c].nullable = false;
         }
-        indexes.insert(0, IndexDef { name: "PRIMARY".into(), columns: pk, unique: true, primary: true });
+        indexes.insert(
+            0,
+            IndexDef {
+                name: "PRIMARY".into(),
+                columns: pk,
+                unique: true,
+                primary: true,
+            },
+        );
     }
-    let autos: Vec<usize> = columns.iter().enumerate().filter(|(_, c)| c.auto_increment).map(|(i, _)| i).collect();
-    if autos.len() > 1 || autos.first().is_some_and(|a| !indexes.iter().any(|ix| ix.columns[0] == *a)) {
+    let autos: Vec<usize> = columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.auto_increment)
+        .map(|(i, _)| i)
+        .collect();
+    if autos.len() > 1
+        || autos
+            .first()
+            .is_some_and(|a| !indexes.iter().any(|ix| ix.columns[0] == *a))
+    {
         return Err(Error::WrongAutoKey);
     }
     if let Some(&a) = autos.first() {
-        if !columns[a].data_type.is_integer() && !matches!(columns[a].data_type, DataType::Double | DataType::Float) {
+        if !columns[a].data_type.is_integer()
+            && !matches!(columns[a].data_type, DataType::Double | DataType::Float)
+        {
             return Err(Error::WrongAutoKey);
         }
     }
-    let def = TableDef { db, name, engine, columns, indexes, auto_increment_start: auto_start.max(1), comment };
+    let def = TableDef {
+        db,
+        name,
+        engine,
+        columns,
+        indexes,
+        auto_increment_start: auto_start.max(1),
+        comment,
+    };
     let created = cx.catalog.create_table(def, ct.if_not_exists)?;
     let _ = created;
     Ok(Outcome::ok(0))
@@ -430,7 +564,10 @@ fn is_now(e: &ast::Expr) -> bool {
     match e {
         ast::Expr::Function(f) => {
             let n = object_name_parts(&f.name).join(".").to_ascii_lowercase();
-            matches!(n.as_str(), "now" | "current_timestamp" | "localtimestamp" | "localtime")
+            matches!(
+                n.as_str(),
+                "now" | "current_timestamp" | "localtimestamp" | "localtime"
+            )
         }
         ast::Expr::Identifier(i) => i.value.eq_ignore_ascii_case("current_timestamp"),
         _ => false,
@@ -446,7 +583,10 @@ fn column_type(t: &ast::DataType, col: &str) -> Result<(DataType, Option<Collati
             _ => default,
         }
     };
-    let too_long = |max: u64| Error::ColumnTooLong { column: col.to_string(), max };
+    let too_long = |max: u64| Error::ColumnTooLong {
+        column: col.to_string(),
+        max,
+    };
     Ok(match t {
         D::TinyInt(_) | D::Bool | D::Boolean => (DataType::TinyInt { unsigned: false }, None),
         D::TinyIntUnsigned(_) => (DataType::TinyInt { unsigned: true }, None),
@@ -467,9 +607,17 @@ fn column_type(t: &ast::DataType, col: &str) -> Result<(DataType, Option<Collati
                 ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s as u64),
             };
             if p > strata_types::decimal::MAX_PRECISION as u64 || s > p || s > 30 {
-                return Err(Error::NotSupported(format!("DECIMAL({p},{s}) (maximum precision is 38)")));
+                return Err(Error::NotSupported(format!(
+                    "DECIMAL({p},{s}) (maximum precision is 38)"
+                )));
             }
-            (DataType::Decimal { precision: p.max(1) as u8, scale: s as u8 }, None)
+            (
+                DataType::Decimal {
+                    precision: p.max(1) as u8,
+                    scale: s as u8,
+                },
+                None,
+            )
         }
         D::Char(l) | D::Character(l) => {
             let n = char_len(l, 1);

@@ -32,6 +32,8 @@ pub struct InsertPlan {
     /// Column positions the VALUES lists fill, in order.
     pub columns: Vec<usize>,
     pub rows: Vec<Vec<InsertValue>>,
+    /// INSERT ... SELECT: the rows come from this query instead of `rows`.
+    pub select: Option<Box<select::SelectPlan>>,
     pub ignore: bool,
     pub replace: bool,
     /// ON DUPLICATE KEY UPDATE assignments, bound over `[existing row, new row]`
@@ -60,7 +62,10 @@ fn target(cx: &ExecCtx, name: &ast::ObjectName) -> Result<Target> {
 fn column_position(def: &TableDef, name: &ast::ObjectName) -> Result<usize> {
     let parts = bind::object_name_parts(name);
     let col = parts.last().cloned().unwrap_or_default();
-    def.column_index(&col).ok_or_else(|| Error::UnknownColumn { column: col, context: "field list".into() })
+    def.column_index(&col).ok_or_else(|| Error::UnknownColumn {
+        column: col,
+        context: "field list".into(),
+    })
 }
 
 pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
@@ -70,7 +75,11 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
     let target = target(cx, name)?;
     let def = target.def.clone();
     let empty = Scope::default();
-    let mut columns: Vec<usize> = ins.columns.iter().map(|c| column_position(&def, c)).collect::<Result<_>>()?;
+    let mut columns: Vec<usize> = ins
+        .columns
+        .iter()
+        .map(|c| column_position(&def, c))
+        .collect::<Result<_>>()?;
     let mut rows = Vec::new();
     if !ins.assignments.is_empty() {
         // INSERT ... SET a=1, b=2
@@ -87,20 +96,41 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
         let Some(source) = &ins.source else {
             return Err(Error::Syntax("INSERT without VALUES".into()));
         };
-        let ast::SetExpr::Values(values) = source.body.as_ref() else {
-            return Err(Error::NotSupported("INSERT ... SELECT".into()));
-        };
         if columns.is_empty() {
             columns = (0..def.columns.len()).collect();
         }
+        let ast::SetExpr::Values(values) = source.body.as_ref() else {
+            let sub = select::plan_select(source, cx)?;
+            if sub.columns.len() != columns.len() {
+                return Err(Error::ValueCount(1));
+            }
+            return finish_insert_plan(ins, cx, target, columns, vec![], Some(Box::new(sub)));
+        };
         for (i, r) in values.rows.iter().enumerate() {
             let content = &r.content;
             if content.len() != columns.len() && !(content.is_empty() && ins.columns.is_empty()) {
                 return Err(Error::ValueCount(i as u64 + 1));
             }
-            rows.push(content.iter().map(|e| insert_value(e, &empty)).collect::<Result<_>>()?);
+            rows.push(
+                content
+                    .iter()
+                    .map(|e| insert_value(e, &empty))
+                    .collect::<Result<_>>()?,
+            );
         }
     }
+    finish_insert_plan(ins, cx, target, columns, rows, None)
+}
+
+fn finish_insert_plan(
+    ins: &ast::Insert,
+    _cx: &ExecCtx,
+    target: Target,
+    columns: Vec<usize>,
+    rows: Vec<Vec<InsertValue>>,
+    select: Option<Box<select::SelectPlan>>,
+) -> Result<InsertPlan> {
+    let def = target.def.clone();
     let on_duplicate = match &ins.on {
         None => None,
         Some(ast::OnInsert::DuplicateKeyUpdate(assignments)) => {
@@ -125,7 +155,15 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
         }
         Some(_) => return Err(Error::NotSupported("ON CONFLICT".into())),
     };
-    Ok(InsertPlan { target, columns, rows, ignore: ins.ignore, replace: ins.replace_into, on_duplicate })
+    Ok(InsertPlan {
+        target,
+        columns,
+        rows,
+        select,
+        ignore: ins.ignore,
+        replace: ins.replace_into,
+        on_duplicate,
+    })
 }
 
 /// Binds an ODKU expression in which `VALUES(col)` names the row being inserted: such
@@ -138,13 +176,17 @@ fn rewrite_values_fn(e: &ast::Expr, def: &TableDef, width: usize) -> Result<Opti
     let mut e2 = e.clone();
     replace_values_calls(&mut e2);
     let mut scope = Scope::default();
-    let shadow = Arc::new(ShadowTable { def: Arc::new(def.clone()) });
+    let shadow = Arc::new(ShadowTable {
+        def: Arc::new(def.clone()),
+    });
     let mut new_def = def.clone();
     new_def.name = "__new".into();
     for c in &mut new_def.columns {
         c.name = format!("__new__{}", c.name);
     }
-    let shadow_new = Arc::new(ShadowTable { def: Arc::new(new_def) });
+    let shadow_new = Arc::new(ShadowTable {
+        def: Arc::new(new_def),
+    });
     scope.push(def.name.clone(), def.db.clone(), shadow);
     scope.push("__new".into(), def.db.clone(), shadow_new);
     let (bound, _, _) = Binder::new(&scope, "field list").bind(&e2)?;
@@ -155,9 +197,15 @@ fn rewrite_values_fn(e: &ast::Expr, def: &TableDef, width: usize) -> Result<Opti
 fn replace_values_calls(e: &mut ast::Expr) {
     use ast::Expr as A;
     match e {
-        A::Function(f) if bind::object_name_parts(&f.name).join(".").eq_ignore_ascii_case("values") => {
+        A::Function(f)
+            if bind::object_name_parts(&f.name)
+                .join(".")
+                .eq_ignore_ascii_case("values") =>
+        {
             if let ast::FunctionArguments::List(list) = &f.args {
-                if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(A::Identifier(id)))] = list.args.as_slice() {
+                if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(A::Identifier(id)))] =
+                    list.args.as_slice()
+                {
                     *e = A::Identifier(ast::Ident::new(format!("__new__{}", id.value)));
                 }
             }
@@ -196,7 +244,13 @@ impl Table for ShadowTable {
     fn scan(&self, _: &mut strata_engine::RowFn) -> Result<()> {
         Err(Error::Internal("shadow table read".into()))
     }
-    fn index_scan(&self, _: usize, _: &strata_engine::KeyRange, _: bool, _: &mut strata_engine::RowFn) -> Result<()> {
+    fn index_scan(
+        &self,
+        _: usize,
+        _: &strata_engine::KeyRange,
+        _: bool,
+        _: &mut strata_engine::RowFn,
+    ) -> Result<()> {
         Err(Error::Internal("shadow table read".into()))
     }
     fn fetch(&self, _: RowId) -> Result<Option<Vec<Value>>> {
@@ -258,7 +312,11 @@ fn implicit_default(ty: &DataType) -> Value {
 }
 
 /// Finds the existing row that conflicts with `row` on some unique index.
-fn find_conflict(table: &Arc<dyn Table>, def: &TableDef, row: &[Value]) -> Result<Option<(RowId, Vec<Value>)>> {
+fn find_conflict(
+    table: &Arc<dyn Table>,
+    def: &TableDef,
+    row: &[Value],
+) -> Result<Option<(RowId, Vec<Value>)>> {
     for (ix, index) in def.indexes.iter().enumerate() {
         if !index.unique || index.columns.iter().any(|&c| row[c].is_null()) {
             continue;
@@ -266,10 +324,15 @@ fn find_conflict(table: &Arc<dyn Table>, def: &TableDef, row: &[Value]) -> Resul
         let mut key = Vec::new();
         encode_index_key(&mut key, def, index, row);
         let mut found = None;
-        table.index_scan(ix, &strata_engine::KeyRange::prefix(key), false, &mut |id, vals| {
-            found = Some((id, vals.to_vec()));
-            Ok(strata_engine::Flow::Stop)
-        })?;
+        table.index_scan(
+            ix,
+            &strata_engine::KeyRange::prefix(key),
+            false,
+            &mut |id, vals| {
+                found = Some((id, vals.to_vec()));
+                Ok(strata_engine::Flow::Stop)
+            },
+        )?;
         if found.is_some() {
             return Ok(found);
         }
@@ -278,16 +341,43 @@ fn find_conflict(table: &Arc<dyn Table>, def: &TableDef, row: &[Value]) -> Resul
 }
 
 pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
+    let selected: Option<Vec<Vec<InsertValue>>> = match &p.select {
+        Some(sub) => {
+            let mut out = strata_types::output::CollectedOutput::default();
+            select::execute_select(sub, cx, params, &mut out)?;
+            Some(
+                out.rows
+                    .into_iter()
+                    .map(|r| {
+                        r.into_iter()
+                            .map(|v| InsertValue::Expr(Expr::Literal(v)))
+                            .collect()
+                    })
+                    .collect(),
+            )
+        }
+        None => None,
+    };
+    let source_rows = selected.as_ref().unwrap_or(&p.rows);
     let mut locks = TableLocks::default();
-    cx.lock_table(&mut locks, &p.target.db, &p.target.def.name, &p.target.table, LockMode::Write)?;
+    cx.lock_table(
+        &mut locks,
+        &p.target.db,
+        &p.target.def.name,
+        &p.target.table,
+        LockMode::Write,
+    )?;
     let def = &p.target.def;
     let table = &p.target.table;
-    let ecx = EvalCtx { params, env: cx.env };
+    let ecx = EvalCtx {
+        params,
+        env: cx.env,
+    };
     let strict = cx.strict;
     let mut affected = 0u64;
     let mut first_generated = None;
     let mut duplicates = 0u64;
-    for (rn, values) in p.rows.iter().enumerate() {
+    for (rn, values) in source_rows.iter().enumerate() {
         let row_no = rn as u64 + 1;
         let mut row: Vec<Value> = def
             .columns
@@ -318,7 +408,11 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
                     continue;
                 }
                 if named[i] || strict {
-                    return Err(if named[i] { Error::ColumnNotNull(col.name.clone()) } else { Error::NoDefault(col.name.clone()) });
+                    return Err(if named[i] {
+                        Error::ColumnNotNull(col.name.clone())
+                    } else {
+                        Error::NoDefault(col.name.clone())
+                    });
                 }
                 row[i] = implicit_default(&col.data_type);
             }
@@ -365,13 +459,15 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
                                 }
                                 break;
                             }
-                            Err(e @ Error::DuplicateKey { .. }) => match find_conflict(table, def, &row)? {
-                                Some((id, old)) => {
-                                    table.delete(id, &old)?;
-                                    affected += 1;
+                            Err(e @ Error::DuplicateKey { .. }) => {
+                                match find_conflict(table, def, &row)? {
+                                    Some((id, old)) => {
+                                        table.delete(id, &old)?;
+                                        affected += 1;
+                                    }
+                                    None => return Err(e),
                                 }
-                                None => return Err(e),
-                            },
+                            }
                             Err(e) => return Err(e),
                         }
                     }
@@ -380,13 +476,23 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
             Err(e) => return Err(e),
         }
     }
-    let info = if p.rows.len() > 1 {
-        format!("Records: {}  Duplicates: {}  Warnings: {}", p.rows.len(), duplicates, duplicates)
+    let info = if source_rows.len() > 1 || p.select.is_some() {
+        format!(
+            "Records: {}  Duplicates: {}  Warnings: {}",
+            source_rows.len(),
+            duplicates,
+            duplicates
+        )
     } else {
         String::new()
     };
     Ok(Outcome {
-        ok: Some(OkInfo { affected_rows: affected, last_insert_id: first_generated.unwrap_or(0), warnings: duplicates.min(u16::MAX as u64) as u16, info }),
+        ok: Some(OkInfo {
+            affected_rows: affected,
+            last_insert_id: first_generated.unwrap_or(0),
+            warnings: duplicates.min(u16::MAX as u64) as u16,
+            info,
+        }),
         rows_sent: 0,
         generated_id: first_generated,
     })
@@ -394,11 +500,29 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
 
 /// Applies `ON UPDATE CURRENT_TIMESTAMP` when a row really changes; returns whether it
 /// changed.
-fn touch_on_update(def: &TableDef, old: &[Value], new: &mut [Value], assigned: impl Iterator<Item = usize>, cx: &ExecCtx) -> bool {
-    let changed = old.iter().zip(new.iter()).zip(&def.columns).any(|((a, b), c)| {
-        sort_compare(a, b, if c.data_type.is_string() { Collation::Binary } else { c.collation }) != std::cmp::Ordering::Equal
-            || a.is_null() != b.is_null()
-    });
+fn touch_on_update(
+    def: &TableDef,
+    old: &[Value],
+    new: &mut [Value],
+    assigned: impl Iterator<Item = usize>,
+    cx: &ExecCtx,
+) -> bool {
+    let changed = old
+        .iter()
+        .zip(new.iter())
+        .zip(&def.columns)
+        .any(|((a, b), c)| {
+            sort_compare(
+                a,
+                b,
+                if c.data_type.is_string() {
+                    Collation::Binary
+                } else {
+                    c.collation
+                },
+            ) != std::cmp::Ordering::Equal
+                || a.is_null() != b.is_null()
+        });
     if changed {
         let assigned: Vec<usize> = assigned.collect();
         for (i, c) in def.columns.iter().enumerate() {
@@ -421,11 +545,24 @@ fn single_table_source(
         return Err(Error::NotSupported("multi-table UPDATE/DELETE".into()));
     }
     let ast::TableFactor::Table { name, alias, .. } = &table.relation else {
-        return Err(Error::NotSupported("UPDATE/DELETE of a derived table".into()));
+        return Err(Error::NotSupported(
+            "UPDATE/DELETE of a derived table".into(),
+        ));
     };
     let t = target(cx, name)?;
-    let alias = alias.as_ref().map(|a| a.name.value.clone()).unwrap_or(t.def.name.clone());
-    let source = select::plan_single_table(cx, &t.db, &alias, t.table.clone(), selection.as_ref(), order_by, limit.as_ref())?;
+    let alias = alias
+        .as_ref()
+        .map(|a| a.name.value.clone())
+        .unwrap_or(t.def.name.clone());
+    let source = select::plan_single_table(
+        cx,
+        &t.db,
+        &alias,
+        t.table.clone(),
+        selection.as_ref(),
+        order_by,
+        limit.as_ref(),
+    )?;
     let mut scope = Scope::default();
     scope.push(alias, t.db.clone(), t.table.clone());
     Ok((t, source, scope))
@@ -435,7 +572,8 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
     if u.from.is_some() {
         return Err(Error::NotSupported("UPDATE ... FROM".into()));
     }
-    let (target, source, scope) = single_table_source(cx, &u.table, &u.selection, &u.order_by, &u.limit)?;
+    let (target, source, scope) =
+        single_table_source(cx, &u.table, &u.selection, &u.order_by, &u.limit)?;
     let mut assignments = Vec::new();
     for a in &u.assignments {
         let ast::AssignmentTarget::ColumnName(n) = &a.target else {
@@ -445,7 +583,11 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
         let (e, _, _) = Binder::new(&scope, "field list").bind(&a.value)?;
         assignments.push((col, e));
     }
-    Ok(UpdatePlan { target, source, assignments })
+    Ok(UpdatePlan {
+        target,
+        source,
+        assignments,
+    })
 }
 
 pub fn plan_delete(d: &ast::Delete, cx: &ExecCtx) -> Result<DeletePlan> {
@@ -464,9 +606,18 @@ pub fn plan_delete(d: &ast::Delete, cx: &ExecCtx) -> Result<DeletePlan> {
 
 pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
     let mut locks = TableLocks::default();
-    cx.lock_table(&mut locks, &p.target.db, &p.target.def.name, &p.target.table, LockMode::Write)?;
+    cx.lock_table(
+        &mut locks,
+        &p.target.db,
+        &p.target.def.name,
+        &p.target.table,
+        LockMode::Write,
+    )?;
     let rows = select::matching_rows(&p.source, cx, params)?;
-    let ecx = EvalCtx { params, env: cx.env };
+    let ecx = EvalCtx {
+        params,
+        env: cx.env,
+    };
     let def = &p.target.def;
     let (mut changed, matched) = (0u64, rows.len() as u64);
     for (n, (id, old)) in rows.into_iter().enumerate() {
@@ -497,7 +648,13 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
 
 pub fn execute_delete(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
     let mut locks = TableLocks::default();
-    cx.lock_table(&mut locks, &p.target.db, &p.target.def.name, &p.target.table, LockMode::Write)?;
+    cx.lock_table(
+        &mut locks,
+        &p.target.db,
+        &p.target.def.name,
+        &p.target.table,
+        LockMode::Write,
+    )?;
     let rows = select::matching_rows(&p.source, cx, params)?;
     let n = rows.len() as u64;
     for (id, old) in rows {

@@ -27,7 +27,13 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn ok(affected_rows: u64) -> Outcome {
-        Outcome { ok: Some(OkInfo { affected_rows, ..Default::default() }), ..Default::default() }
+        Outcome {
+            ok: Some(OkInfo {
+                affected_rows,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
     }
 }
 
@@ -60,19 +66,33 @@ impl<'a> ExecCtx<'a> {
             return crate::infoschema::table(self.catalog, name);
         }
         if crate::catalog::is_system_schema(db) {
-            return Err(Error::NoSuchTable { db: db.to_string(), table: name.to_string() });
+            return Err(Error::NoSuchTable {
+                db: db.to_string(),
+                table: name.to_string(),
+            });
         }
         self.catalog.table(db, name)
     }
 
     /// Takes (or checks, under LOCK TABLES) the lock a statement needs on a table.
-    pub fn lock_table(&self, locks: &mut TableLocks, db: &str, name: &str, table: &Arc<dyn Table>, mode: LockMode) -> Result<()> {
+    pub fn lock_table(
+        &self,
+        locks: &mut TableLocks,
+        db: &str,
+        name: &str,
+        table: &Arc<dyn Table>,
+        mode: LockMode,
+    ) -> Result<()> {
         self.lock_tables(locks, &[(db, name, table, mode)])
     }
 
     /// Takes every lock a statement needs in one go, in (database, table) order, a table
     /// once with the strongest mode asked for.
-    pub fn lock_tables(&self, locks: &mut TableLocks, want: &[(&str, &str, &Arc<dyn Table>, LockMode)]) -> Result<()> {
+    pub fn lock_tables(
+        &self,
+        locks: &mut TableLocks,
+        want: &[(&str, &str, &Arc<dyn Table>, LockMode)],
+    ) -> Result<()> {
         if let Some(locked) = self.locked_tables {
             for (db, name, _, mode) in want {
                 match locked.get(&(db.to_string(), name.to_string())) {
@@ -92,7 +112,12 @@ impl<'a> ExecCtx<'a> {
         for i in order {
             let (_, _, table, mode) = want[i];
             let id = handle_id(table);
-            let strongest = want.iter().filter(|w| handle_id(w.2) == id).map(|w| w.3).max_by_key(|m| *m == LockMode::Write).unwrap_or(mode);
+            let strongest = want
+                .iter()
+                .filter(|w| handle_id(w.2) == id)
+                .map(|w| w.3)
+                .max_by_key(|m| *m == LockMode::Write)
+                .unwrap_or(mode);
             if locks.held.iter().any(|h| h.0 == id) {
                 continue;
             }
@@ -133,9 +158,18 @@ pub fn prepare(stmt: ast::Statement, params: usize, cx: &ExecCtx) -> Result<Prep
         ast::Statement::Insert(ins) => Plan::Insert(dml::plan_insert(ins, cx)?),
         ast::Statement::Update(u) => Plan::Update(dml::plan_update(u, cx)?),
         ast::Statement::Delete(d) => Plan::Delete(dml::plan_delete(d, cx)?),
-        ast::Statement::Explain { statement, analyze: false, .. } => match statement.as_ref() {
+        ast::Statement::Explain {
+            statement,
+            analyze: false,
+            ..
+        } => match statement.as_ref() {
             ast::Statement::Query(q) => Plan::Explain(select::plan_select(q, cx)?),
-            other => return Err(Error::NotSupported(format!("EXPLAIN {}", other.to_string().split_whitespace().next().unwrap_or("")))),
+            other => {
+                return Err(Error::NotSupported(format!(
+                    "EXPLAIN {}",
+                    other.to_string().split_whitespace().next().unwrap_or("")
+                )))
+            }
         },
         other => Plan::Other(Box::new(other.clone())),
     };
@@ -143,19 +177,35 @@ pub fn prepare(stmt: ast::Statement, params: usize, cx: &ExecCtx) -> Result<Prep
         Plan::Select(s) => s.columns.clone(),
         _ => vec![],
     };
-    Ok(Prepared { plan, params, columns, catalog_version, db: cx.current_db.clone(), statement: stmt })
+    Ok(Prepared {
+        plan,
+        params,
+        columns,
+        catalog_version,
+        db: cx.current_db.clone(),
+        statement: stmt,
+    })
 }
 
 /// Runs a bound statement. Result sets go to `out`; OK summaries come back in the
 /// [`Outcome`] for the session to send.
-pub fn execute(p: &Prepared, params: &[Value], cx: &mut ExecCtx, out: &mut dyn QueryOutput) -> Result<Outcome> {
+pub fn execute(
+    p: &Prepared,
+    params: &[Value],
+    cx: &mut ExecCtx,
+    out: &mut dyn QueryOutput,
+) -> Result<Outcome> {
     if params.len() < p.params {
         return Err(Error::WrongParamCount("statement".into()));
     }
     match &p.plan {
         Plan::Select(s) => {
             let rows_sent = select::execute_select(s, cx, params, out)?;
-            Ok(Outcome { ok: None, rows_sent, generated_id: None })
+            Ok(Outcome {
+                ok: None,
+                rows_sent,
+                generated_id: None,
+            })
         }
         Plan::Insert(i) => dml::execute_insert(i, cx, params),
         Plan::Update(u) => dml::execute_update(u, cx, params),

@@ -6,7 +6,9 @@
 use crate::exec::Outcome;
 use crate::expr::Expr;
 use crate::select::{Access, SelectPlan};
-use strata_types::{ColumnDef, ColumnMeta, DataType, EndInfo, FieldType, QueryOutput, Result, Value};
+use strata_types::{
+    ColumnDef, ColumnMeta, DataType, EndInfo, FieldType, QueryOutput, Result, Value,
+};
 
 /// Bytes a key part takes in MySQL's key_len accounting (utf8mb4 strings).
 fn key_part_len(c: &ColumnDef) -> u64 {
@@ -33,19 +35,58 @@ fn key_part_len(c: &ColumnDef) -> u64 {
 }
 
 pub fn explain_select(plan: &SelectPlan, out: &mut dyn QueryOutput) -> Result<Outcome> {
-    let names = ["id", "select_type", "table", "type", "possible_keys", "key", "key_len", "ref", "rows", "Extra"];
+    let names = [
+        "id",
+        "select_type",
+        "table",
+        "type",
+        "possible_keys",
+        "key",
+        "key_len",
+        "ref",
+        "rows",
+        "Extra",
+    ];
     let cols: Vec<ColumnMeta> = names
         .iter()
-        .map(|n| ColumnMeta::computed(n, if matches!(*n, "id" | "rows") { FieldType::LongLong } else { FieldType::VarString }))
+        .map(|n| {
+            ColumnMeta::computed(
+                n,
+                if matches!(*n, "id" | "rows") {
+                    FieldType::LongLong
+                } else {
+                    FieldType::VarString
+                },
+            )
+        })
         .collect();
     out.columns(&cols)?;
     let n = plan.levels.len();
     if n == 0 {
-        let extra = if plan.const_filter.is_empty() { "No tables used" } else { "Impossible WHERE" };
-        let row = vec![Value::Int(1), Value::str("SIMPLE"), Value::Null, Value::Null, Value::Null, Value::Null, Value::Null, Value::Null, Value::Null, Value::str(extra)];
+        let extra = if plan.const_filter.is_empty() {
+            "No tables used"
+        } else {
+            "Impossible WHERE"
+        };
+        let row = vec![
+            Value::Int(1),
+            Value::str("SIMPLE"),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::str(extra),
+        ];
         out.row(&row)?;
         out.end(&EndInfo::default())?;
-        return Ok(Outcome { ok: None, rows_sent: 1, generated_id: None });
+        return Ok(Outcome {
+            ok: None,
+            rows_sent: 1,
+            generated_id: None,
+        });
     }
     for (i, level) in plan.levels.iter().enumerate() {
         let t = &plan.scope.tables[i];
@@ -67,9 +108,20 @@ pub fn explain_select(plan: &SelectPlan, out: &mut dyn QueryOutput) -> Result<Ou
                     values.len() as u64,
                 )
             }
-            Access::Index { index, eq, lower, upper, .. } => {
+            Access::Index {
+                index,
+                eq,
+                lower,
+                upper,
+                ..
+            } => {
                 let ix = &def.indexes[*index];
-                let mut len: u64 = ix.columns.iter().take(eq.len()).map(|&c| key_part_len(&def.columns[c])).sum();
+                let mut len: u64 = ix
+                    .columns
+                    .iter()
+                    .take(eq.len())
+                    .map(|&c| key_part_len(&def.columns[c]))
+                    .sum();
                 let ranged = lower.is_some() || upper.is_some();
                 if ranged {
                     len += key_part_len(&def.columns[ix.columns[eq.len()]]);
@@ -85,33 +137,73 @@ pub fn explain_select(plan: &SelectPlan, out: &mut dyn QueryOutput) -> Result<Ou
                     })
                     .collect();
                 if ranged {
-                    ("range", Some(ix.name.clone()), Some(len), None, (table_rows / 3).max(1))
+                    (
+                        "range",
+                        Some(ix.name.clone()),
+                        Some(len),
+                        None,
+                        (table_rows / 3).max(1),
+                    )
                 } else if eq.is_empty() {
-                    let full: u64 = ix.columns.iter().map(|&c| key_part_len(&def.columns[c])).sum();
+                    let full: u64 = ix
+                        .columns
+                        .iter()
+                        .map(|&c| key_part_len(&def.columns[c]))
+                        .sum();
                     ("index", Some(ix.name.clone()), Some(full), None, table_rows)
                 } else if all_eq && consts && n == 1 {
-                    ("const", Some(ix.name.clone()), Some(len), Some(refs.join(",")), 1)
+                    (
+                        "const",
+                        Some(ix.name.clone()),
+                        Some(len),
+                        Some(refs.join(",")),
+                        1,
+                    )
                 } else if all_eq {
-                    ("eq_ref", Some(ix.name.clone()), Some(len), Some(refs.join(",")), 1)
+                    (
+                        "eq_ref",
+                        Some(ix.name.clone()),
+                        Some(len),
+                        Some(refs.join(",")),
+                        1,
+                    )
                 } else {
-                    ("ref", Some(ix.name.clone()), Some(len), Some(refs.join(",")), (table_rows / 10).max(1))
+                    (
+                        "ref",
+                        Some(ix.name.clone()),
+                        Some(len),
+                        Some(refs.join(",")),
+                        (table_rows / 10).max(1),
+                    )
                 }
             }
         };
         let possible = if level.possible.is_empty() {
             Value::Null
         } else {
-            Value::str(&level.possible.iter().map(|&p| def.indexes[p].name.clone()).collect::<Vec<_>>().join(","))
+            Value::str(
+                &level
+                    .possible
+                    .iter()
+                    .map(|&p| def.indexes[p].name.clone())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            )
         };
         let mut extra = Vec::new();
-        let enforced_by_key = matches!(kind, "const" | "eq_ref" | "ref") && level.filter.len() <= match &level.access {
-            Access::Index { eq, .. } => eq.len(),
-            _ => 0,
-        };
+        let enforced_by_key = matches!(kind, "const" | "eq_ref" | "ref")
+            && level.filter.len()
+                <= match &level.access {
+                    Access::Index { eq, .. } => eq.len(),
+                    _ => 0,
+                };
         if !level.filter.is_empty() && !enforced_by_key {
             extra.push("Using where");
         }
-        if i == 0 && (plan.group.as_ref().is_some_and(|g| !g.groups.is_empty()) || plan.distinct) && n > 1 {
+        if i == 0
+            && (plan.group.as_ref().is_some_and(|g| !g.groups.is_empty()) || plan.distinct)
+            && n > 1
+        {
             extra.push("Using temporary");
         }
         if i == 0 && !plan.order.is_empty() && !plan.order_satisfied {
@@ -124,7 +216,9 @@ pub fn explain_select(plan: &SelectPlan, out: &mut dyn QueryOutput) -> Result<Ou
             Value::str(kind),
             possible,
             key.map(|k| Value::str(&k)).unwrap_or(Value::Null),
-            key_len.map(|l| Value::str(&l.to_string())).unwrap_or(Value::Null),
+            key_len
+                .map(|l| Value::str(&l.to_string()))
+                .unwrap_or(Value::Null),
             refs.map(|r| Value::str(&r)).unwrap_or(Value::Null),
             Value::UInt(rows),
             Value::str(&extra.join("; ")),
@@ -132,5 +226,9 @@ pub fn explain_select(plan: &SelectPlan, out: &mut dyn QueryOutput) -> Result<Ou
         out.row(&row)?;
     }
     out.end(&EndInfo::default())?;
-    Ok(Outcome { ok: None, rows_sent: n as u64, generated_id: None })
+    Ok(Outcome {
+        ok: None,
+        rows_sent: n as u64,
+        generated_id: None,
+    })
 }

@@ -73,12 +73,37 @@ pub enum Expr {
     IsNull(Box<Expr>, bool),
     /// `IS [NOT] TRUE/FALSE`: (expr, truth wanted, negated)
     IsTruth(Box<Expr>, bool, bool),
-    Between { expr: Box<Expr>, low: Box<Expr>, high: Box<Expr>, negated: bool, coll: Collation },
-    InList { expr: Box<Expr>, list: Vec<Expr>, negated: bool, coll: Collation },
-    Like { expr: Box<Expr>, pattern: Box<Expr>, negated: bool, escape: u8, coll: Collation },
-    Case { operand: Option<Box<Expr>>, whens: Vec<(Expr, Expr)>, otherwise: Option<Box<Expr>>, coll: Collation },
+    Between {
+        expr: Box<Expr>,
+        low: Box<Expr>,
+        high: Box<Expr>,
+        negated: bool,
+        coll: Collation,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+        coll: Collation,
+    },
+    Like {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        negated: bool,
+        escape: u8,
+        coll: Collation,
+    },
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+        coll: Collation,
+    },
     Func(Func, Vec<Expr>),
-    SystemVariable { name: String, global: bool },
+    SystemVariable {
+        name: String,
+        global: bool,
+    },
     UserVariable(String),
     /// A scalar subquery already run once (uncorrelated), or a constant folded value.
     Cached(Box<Value>),
@@ -135,7 +160,9 @@ impl Expr {
                 b.walk(f);
             }
             Expr::Neg(a) | Expr::Not(a) | Expr::IsNull(a, _) | Expr::IsTruth(a, _, _) => a.walk(f),
-            Expr::Between { expr, low, high, .. } => {
+            Expr::Between {
+                expr, low, high, ..
+            } => {
                 expr.walk(f);
                 low.walk(f);
                 high.walk(f);
@@ -148,7 +175,12 @@ impl Expr {
                 expr.walk(f);
                 pattern.walk(f);
             }
-            Expr::Case { operand, whens, otherwise, .. } => {
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+                ..
+            } => {
                 if let Some(o) = operand {
                     o.walk(f);
                 }
@@ -182,7 +214,9 @@ impl Expr {
             Expr::Neg(a) | Expr::Not(a) | Expr::IsNull(a, _) | Expr::IsTruth(a, _, _) => {
                 a.map_columns(f)
             }
-            Expr::Between { expr, low, high, .. } => {
+            Expr::Between {
+                expr, low, high, ..
+            } => {
                 expr.map_columns(f);
                 low.map_columns(f);
                 high.map_columns(f);
@@ -195,7 +229,12 @@ impl Expr {
                 expr.map_columns(f);
                 pattern.map_columns(f);
             }
-            Expr::Case { operand, whens, otherwise, .. } => {
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+                ..
+            } => {
                 if let Some(o) = operand {
                     o.map_columns(f);
                 }
@@ -245,7 +284,12 @@ impl Expr {
                 Value::Null => Value::Null,
                 Value::Int(i) => match i.checked_neg() {
                     Some(v) => Value::Int(v),
-                    None => return Err(Error::OutOfRange { column: "-".into(), row: 1 }),
+                    None => {
+                        return Err(Error::OutOfRange {
+                            column: "-".into(),
+                            row: 1,
+                        })
+                    }
                 },
                 Value::UInt(u) if u <= i64::MAX as u64 + 1 => Value::Int((u as i64).wrapping_neg()),
                 Value::Decimal(d) => Value::Decimal(Decimal::new(-d.mantissa, d.scale)),
@@ -302,7 +346,13 @@ impl Expr {
                 let t = a.eval(row, cx)?.truth();
                 bool_value((t == Some(*want)) != *negated)
             }
-            Expr::Between { expr, low, high, negated, coll } => {
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+                coll,
+            } => {
                 let v = expr.eval(row, cx)?;
                 let lo = compare(&v, &low.eval(row, cx)?, *coll);
                 let hi = compare(&v, &high.eval(row, cx)?, *coll);
@@ -316,7 +366,12 @@ impl Expr {
                     _ => Value::Null,
                 }
             }
-            Expr::InList { expr, list, negated, coll } => {
+            Expr::InList {
+                expr,
+                list,
+                negated,
+                coll,
+            } => {
                 let v = expr.eval(row, cx)?;
                 if v.is_null() {
                     return Ok(Value::Null);
@@ -336,7 +391,13 @@ impl Expr {
                     bool_value(*negated)
                 }
             }
-            Expr::Like { expr, pattern, negated, escape, coll } => {
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                escape,
+                coll,
+            } => {
                 let (v, p) = (expr.eval(row, cx)?, pattern.eval(row, cx)?);
                 if v.is_null() || p.is_null() {
                     return Ok(Value::Null);
@@ -346,7 +407,12 @@ impl Expr {
                 p.write_text(&mut pt);
                 bool_value(like(&vt, &pt, *escape, *coll) != *negated)
             }
-            Expr::Case { operand, whens, otherwise, coll } => {
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+                coll,
+            } => {
                 let op = match operand {
                     Some(o) => Some(o.eval(row, cx)?),
                     None => None,
@@ -405,11 +471,17 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
         (Decimal(x), Int(y)) => x.cmp(&strata_types::Decimal::from_i64(*y)),
         (Int(x), Decimal(y)) => strata_types::Decimal::from_i64(*x).cmp(y),
         (DateTime(x), DateTime(y)) => x.cmp(y),
-        (DateTime(x), Bytes(y)) => match std::str::from_utf8(y).ok().and_then(strata_types::DateTime::parse) {
+        (DateTime(x), Bytes(y)) => match std::str::from_utf8(y)
+            .ok()
+            .and_then(strata_types::DateTime::parse)
+        {
             Some(d) => x.cmp(&d),
             None => coll.compare(x.to_string().as_bytes(), y),
         },
-        (Bytes(x), DateTime(y)) => match std::str::from_utf8(x).ok().and_then(strata_types::DateTime::parse) {
+        (Bytes(x), DateTime(y)) => match std::str::from_utf8(x)
+            .ok()
+            .and_then(strata_types::DateTime::parse)
+        {
             Some(d) => d.cmp(y),
             None => coll.compare(x, y.to_string().as_bytes()),
         },
@@ -458,7 +530,10 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
         return Ok(Value::Null);
     }
     let (a, b) = (numeric(a), numeric(b));
-    let overflow = || Error::OutOfRange { column: "arithmetic".into(), row: 1 };
+    let overflow = || Error::OutOfRange {
+        column: "arithmetic".into(),
+        row: 1,
+    };
     match (&a, &b) {
         (Value::Double(_), _) | (_, Value::Double(_)) => {
             let (x, y) = (a.to_f64().unwrap_or(0.0), b.to_f64().unwrap_or(0.0));
@@ -475,11 +550,17 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
             })
         }
         (Value::Decimal(_), _) | (_, Value::Decimal(_)) | (_, _) if op == ArithOp::Div => {
-            let (x, y) = (as_decimal(&a).ok_or_else(overflow)?, as_decimal(&b).ok_or_else(overflow)?);
+            let (x, y) = (
+                as_decimal(&a).ok_or_else(overflow)?,
+                as_decimal(&b).ok_or_else(overflow)?,
+            );
             Ok(x.checked_div(&y).map(Value::Decimal).unwrap_or(Value::Null))
         }
         (Value::Decimal(_), _) | (_, Value::Decimal(_)) => {
-            let (x, y) = (as_decimal(&a).ok_or_else(overflow)?, as_decimal(&b).ok_or_else(overflow)?);
+            let (x, y) = (
+                as_decimal(&a).ok_or_else(overflow)?,
+                as_decimal(&b).ok_or_else(overflow)?,
+            );
             let r = match op {
                 ArithOp::Add => x.checked_add(&y),
                 ArithOp::Sub => x.checked_sub(&y),
@@ -495,7 +576,10 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
                         return Ok(Value::Null);
                     }
                     let s = x.scale.max(y.scale);
-                    Some(Decimal::new(x.rescale(s).mantissa % y.rescale(s).mantissa, s))
+                    Some(Decimal::new(
+                        x.rescale(s).mantissa % y.rescale(s).mantissa,
+                        s,
+                    ))
                 }
                 ArithOp::Div => unreachable!("handled above"),
             };
@@ -557,7 +641,9 @@ pub fn like(text: &[u8], pattern: &[u8], escape: u8, coll: Collation) -> bool {
                 (0..=t.len()).any(|i| rec(&t[i..], rest, esc))
             }
             '_' => !t.is_empty() && rec(&t[1..], &p[1..], esc),
-            c if c == esc && p.len() > 1 => !t.is_empty() && t[0] == p[1] && rec(&t[1..], &p[2..], esc),
+            c if c == esc && p.len() > 1 => {
+                !t.is_empty() && t[0] == p[1] && rec(&t[1..], &p[2..], esc)
+            }
             c => !t.is_empty() && t[0] == c && rec(&t[1..], &p[1..], esc),
         }
     }
@@ -571,19 +657,42 @@ mod tests {
     #[test]
     fn comparisons_follow_mysql_rules() {
         let ci = Collation::GeneralCi;
-        assert_eq!(compare(&Value::Int(1), &Value::str("1.0"), ci), Some(Ordering::Equal));
-        assert_eq!(compare(&Value::str("a"), &Value::str("A "), ci), Some(Ordering::Equal));
+        assert_eq!(
+            compare(&Value::Int(1), &Value::str("1.0"), ci),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(
+            compare(&Value::str("a"), &Value::str("A "), ci),
+            Some(Ordering::Equal)
+        );
         assert_eq!(compare(&Value::Null, &Value::Int(1), ci), None);
-        assert_eq!(compare(&Value::Int(-1), &Value::UInt(1), ci), Some(Ordering::Less));
+        assert_eq!(
+            compare(&Value::Int(-1), &Value::UInt(1), ci),
+            Some(Ordering::Less)
+        );
     }
 
     #[test]
     fn arithmetic_types() {
-        assert_eq!(arith(ArithOp::Add, &Value::Int(1), &Value::Int(2)).unwrap(), Value::Int(3));
-        assert_eq!(arith(ArithOp::Div, &Value::Int(1), &Value::Int(0)).unwrap(), Value::Null);
-        assert_eq!(arith(ArithOp::Div, &Value::Int(1), &Value::Int(4)).unwrap().to_text(), "0.2500");
+        assert_eq!(
+            arith(ArithOp::Add, &Value::Int(1), &Value::Int(2)).unwrap(),
+            Value::Int(3)
+        );
+        assert_eq!(
+            arith(ArithOp::Div, &Value::Int(1), &Value::Int(0)).unwrap(),
+            Value::Null
+        );
+        assert_eq!(
+            arith(ArithOp::Div, &Value::Int(1), &Value::Int(4))
+                .unwrap()
+                .to_text(),
+            "0.2500"
+        );
         assert!(arith(ArithOp::Sub, &Value::UInt(0), &Value::Int(1)).is_err());
-        assert_eq!(arith(ArithOp::Mul, &Value::Double(1.5), &Value::Int(2)).unwrap(), Value::Double(3.0));
+        assert_eq!(
+            arith(ArithOp::Mul, &Value::Double(1.5), &Value::Int(2)).unwrap(),
+            Value::Double(3.0)
+        );
     }
 
     #[test]

@@ -117,7 +117,11 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
     use Func::*;
     let a0 = || arg(args, 0, row, cx);
     Ok(match f {
-        Database => cx.env.database().map(|d| Value::str(&d)).unwrap_or(Value::Null),
+        Database => cx
+            .env
+            .database()
+            .map(|d| Value::str(&d))
+            .unwrap_or(Value::Null),
         Version => Value::str(crate::SERVER_VERSION),
         LastInsertId => {
             if args.is_empty() {
@@ -131,7 +135,13 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
         Now => Value::DateTime(cx.env.now()),
         CurDate => {
             let n = cx.env.now();
-            Value::DateTime(DateTime { hour: 0, minute: 0, second: 0, micro: 0, ..n })
+            Value::DateTime(DateTime {
+                hour: 0,
+                minute: 0,
+                second: 0,
+                micro: 0,
+                ..n
+            })
         }
         UnixTimestamp => {
             if args.is_empty() {
@@ -159,7 +169,13 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
             v => match v.to_i64() {
                 Some(n) if (0..=u32::MAX as i64).contains(&n) => {
                     let n = n as u32;
-                    Value::str(&format!("{}.{}.{}.{}", n >> 24, (n >> 16) & 255, (n >> 8) & 255, n & 255))
+                    Value::str(&format!(
+                        "{}.{}.{}.{}",
+                        n >> 24,
+                        (n >> 16) & 255,
+                        (n >> 8) & 255,
+                        n & 255
+                    ))
                 }
                 _ => Value::Null,
             },
@@ -230,14 +246,20 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
             if start >= s.len() || len <= 0 {
                 return Ok(Value::str(""));
             }
-            let end = start.saturating_add(len.min(s.len() as i64) as usize).min(s.len());
+            let end = start
+                .saturating_add(len.min(s.len() as i64) as usize)
+                .min(s.len());
             Value::str(&s[start..end].iter().collect::<String>())
         }
         Lower | Upper => match a0()? {
             Value::Null => Value::Null,
             v => {
                 let s = String::from_utf8_lossy(&text(&v)).into_owned();
-                Value::str(&if f == Lower { s.to_lowercase() } else { s.to_uppercase() })
+                Value::str(&if f == Lower {
+                    s.to_lowercase()
+                } else {
+                    s.to_uppercase()
+                })
             }
         },
         Trim => match a0()? {
@@ -252,7 +274,11 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
             }
             let s: Vec<char> = String::from_utf8_lossy(&text(&v)).chars().collect();
             let n = n.to_i64().unwrap_or(0).clamp(0, s.len() as i64) as usize;
-            let part = if f == Left { &s[..n] } else { &s[s.len() - n..] };
+            let part = if f == Left {
+                &s[..n]
+            } else {
+                &s[s.len() - n..]
+            };
             Value::str(&part.iter().collect::<String>())
         }
         Repeat => {
@@ -286,8 +312,15 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
         }
         Hex => match a0()? {
             Value::Null => Value::Null,
-            v @ (Value::Int(_) | Value::UInt(_)) => Value::str(&format!("{:X}", v.to_i64().unwrap_or(0))),
-            v => Value::str(&text(&v).iter().map(|b| format!("{b:02X}")).collect::<String>()),
+            v @ (Value::Int(_) | Value::UInt(_)) => {
+                Value::str(&format!("{:X}", v.to_i64().unwrap_or(0)))
+            }
+            v => Value::str(
+                &text(&v)
+                    .iter()
+                    .map(|b| format!("{b:02X}"))
+                    .collect::<String>(),
+            ),
         },
         If => {
             if a0()?.truth() == Some(true) {
@@ -320,7 +353,10 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
             Value::Null
         }
         Abs => match a0()? {
-            Value::Int(i) => Value::Int(i.checked_abs().ok_or(Error::OutOfRange { column: "abs".into(), row: 1 })?),
+            Value::Int(i) => Value::Int(i.checked_abs().ok_or(Error::OutOfRange {
+                column: "abs".into(),
+                row: 1,
+            })?),
             Value::Decimal(d) => Value::Decimal(Decimal::new(d.mantissa.abs(), d.scale)),
             Value::Null => Value::Null,
             Value::UInt(u) => Value::UInt(u),
@@ -328,7 +364,11 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
         },
         Round => {
             let v = a0()?;
-            let d = if args.len() > 1 { arg(args, 1, row, cx)?.to_i64().unwrap_or(0) } else { 0 };
+            let d = if args.len() > 1 {
+                arg(args, 1, row, cx)?.to_i64().unwrap_or(0)
+            } else {
+                0
+            };
             match v {
                 Value::Null => Value::Null,
                 Value::Int(_) | Value::UInt(_) if d >= 0 => v,
@@ -373,8 +413,13 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
                 best = Some(match best {
                     None => v,
                     Some(b) => {
-                        let ord = crate::expr::sort_compare(&v, &b, strata_types::Collation::GeneralCi);
-                        let take = if f == Greatest { ord.is_gt() } else { ord.is_lt() };
+                        let ord =
+                            crate::expr::sort_compare(&v, &b, strata_types::Collation::GeneralCi);
+                        let take = if f == Greatest {
+                            ord.is_gt()
+                        } else {
+                            ord.is_lt()
+                        };
                         if take {
                             v
                         } else {
@@ -415,7 +460,13 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
                 .unwrap_or(Value::Null),
         },
         CastDateTime | CastDate => match to_datetime(&a0()?) {
-            Some(d) if f == CastDate => Value::DateTime(DateTime { hour: 0, minute: 0, second: 0, micro: 0, ..d }),
+            Some(d) if f == CastDate => Value::DateTime(DateTime {
+                hour: 0,
+                minute: 0,
+                second: 0,
+                micro: 0,
+                ..d
+            }),
             Some(d) => Value::DateTime(d),
             None => Value::Null,
         },

@@ -7,7 +7,9 @@
 use crate::catalog::Catalog;
 use crate::ddl::engine_display;
 use std::sync::Arc;
-use strata_engine::{Flow, Inserted, KeyRange, LockMode, RowFn, RowId, Table, TableLock, TableStatus};
+use strata_engine::{
+    Flow, Inserted, KeyRange, LockMode, RowFn, RowId, Table, TableLock, TableStatus,
+};
 use strata_types::schema::ColumnDefault;
 use strata_types::{Collation, ColumnDef, DataType, Error, Result, TableDef, Value};
 
@@ -34,7 +36,11 @@ fn col(name: &str, data_type: DataType) -> ColumnDef {
         default: None,
         auto_increment: false,
         on_update_now: false,
-        collation: if data_type.is_text() { Collation::Utf8Bin } else { Collation::Binary },
+        collation: if data_type.is_text() {
+            Collation::Utf8Bin
+        } else {
+            Collation::Binary
+        },
     }
 }
 
@@ -51,42 +57,105 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
     let (kind, columns) = match name.to_ascii_uppercase().as_str() {
         "SCHEMATA" => (
             Kind::Schemata,
-            vec![text("CATALOG_NAME"), text("SCHEMA_NAME"), text("DEFAULT_CHARACTER_SET_NAME"), text("DEFAULT_COLLATION_NAME"), text("SQL_PATH"), text("SCHEMA_COMMENT")],
+            vec![
+                text("CATALOG_NAME"),
+                text("SCHEMA_NAME"),
+                text("DEFAULT_CHARACTER_SET_NAME"),
+                text("DEFAULT_COLLATION_NAME"),
+                text("SQL_PATH"),
+                text("SCHEMA_COMMENT"),
+            ],
         ),
         "TABLES" => (
             Kind::Tables,
             vec![
-                text("TABLE_CATALOG"), text("TABLE_SCHEMA"), text("TABLE_NAME"), text("TABLE_TYPE"), text("ENGINE"), num("VERSION"),
-                text("ROW_FORMAT"), num("TABLE_ROWS"), num("AVG_ROW_LENGTH"), num("DATA_LENGTH"), num("MAX_DATA_LENGTH"),
-                num("INDEX_LENGTH"), num("DATA_FREE"), num("AUTO_INCREMENT"), col("CREATE_TIME", DataType::DateTime),
-                col("UPDATE_TIME", DataType::DateTime), col("CHECK_TIME", DataType::DateTime), text("TABLE_COLLATION"),
-                num("CHECKSUM"), text("CREATE_OPTIONS"), text("TABLE_COMMENT"),
+                text("TABLE_CATALOG"),
+                text("TABLE_SCHEMA"),
+                text("TABLE_NAME"),
+                text("TABLE_TYPE"),
+                text("ENGINE"),
+                num("VERSION"),
+                text("ROW_FORMAT"),
+                num("TABLE_ROWS"),
+                num("AVG_ROW_LENGTH"),
+                num("DATA_LENGTH"),
+                num("MAX_DATA_LENGTH"),
+                num("INDEX_LENGTH"),
+                num("DATA_FREE"),
+                num("AUTO_INCREMENT"),
+                col("CREATE_TIME", DataType::DateTime),
+                col("UPDATE_TIME", DataType::DateTime),
+                col("CHECK_TIME", DataType::DateTime),
+                text("TABLE_COLLATION"),
+                num("CHECKSUM"),
+                text("CREATE_OPTIONS"),
+                text("TABLE_COMMENT"),
             ],
         ),
         "COLUMNS" => (
             Kind::Columns,
             vec![
-                text("TABLE_CATALOG"), text("TABLE_SCHEMA"), text("TABLE_NAME"), text("COLUMN_NAME"), num("ORDINAL_POSITION"),
-                text("COLUMN_DEFAULT"), text("IS_NULLABLE"), text("DATA_TYPE"), num("CHARACTER_MAXIMUM_LENGTH"),
-                num("CHARACTER_OCTET_LENGTH"), num("NUMERIC_PRECISION"), num("NUMERIC_SCALE"), num("DATETIME_PRECISION"),
-                text("CHARACTER_SET_NAME"), text("COLLATION_NAME"), text("COLUMN_TYPE"), text("COLUMN_KEY"), text("EXTRA"),
-                text("PRIVILEGES"), text("COLUMN_COMMENT"), text("IS_GENERATED"), text("GENERATION_EXPRESSION"),
+                text("TABLE_CATALOG"),
+                text("TABLE_SCHEMA"),
+                text("TABLE_NAME"),
+                text("COLUMN_NAME"),
+                num("ORDINAL_POSITION"),
+                text("COLUMN_DEFAULT"),
+                text("IS_NULLABLE"),
+                text("DATA_TYPE"),
+                num("CHARACTER_MAXIMUM_LENGTH"),
+                num("CHARACTER_OCTET_LENGTH"),
+                num("NUMERIC_PRECISION"),
+                num("NUMERIC_SCALE"),
+                num("DATETIME_PRECISION"),
+                text("CHARACTER_SET_NAME"),
+                text("COLLATION_NAME"),
+                text("COLUMN_TYPE"),
+                text("COLUMN_KEY"),
+                text("EXTRA"),
+                text("PRIVILEGES"),
+                text("COLUMN_COMMENT"),
+                text("IS_GENERATED"),
+                text("GENERATION_EXPRESSION"),
             ],
         ),
         "STATISTICS" => (
             Kind::Statistics,
             vec![
-                text("TABLE_CATALOG"), text("TABLE_SCHEMA"), text("TABLE_NAME"), num("NON_UNIQUE"), text("INDEX_SCHEMA"),
-                text("INDEX_NAME"), num("SEQ_IN_INDEX"), text("COLUMN_NAME"), text("COLLATION"), num("CARDINALITY"),
-                num("SUB_PART"), text("PACKED"), text("NULLABLE"), text("INDEX_TYPE"), text("COMMENT"), text("INDEX_COMMENT"),
+                text("TABLE_CATALOG"),
+                text("TABLE_SCHEMA"),
+                text("TABLE_NAME"),
+                num("NON_UNIQUE"),
+                text("INDEX_SCHEMA"),
+                text("INDEX_NAME"),
+                num("SEQ_IN_INDEX"),
+                text("COLUMN_NAME"),
+                text("COLLATION"),
+                num("CARDINALITY"),
+                num("SUB_PART"),
+                text("PACKED"),
+                text("NULLABLE"),
+                text("INDEX_TYPE"),
+                text("COMMENT"),
+                text("INDEX_COMMENT"),
             ],
         ),
         "ENGINES" => (
             Kind::Engines,
-            vec![text("ENGINE"), text("SUPPORT"), text("COMMENT"), text("TRANSACTIONS"), text("XA"), text("SAVEPOINTS")],
+            vec![
+                text("ENGINE"),
+                text("SUPPORT"),
+                text("COMMENT"),
+                text("TRANSACTIONS"),
+                text("XA"),
+                text("SAVEPOINTS"),
+            ],
         ),
         _ => {
-            return Err(Error::NoSuchTable { db: "information_schema".into(), table: name.to_string() });
+            return Err(Error::NoSuchTable {
+                db: "information_schema".into(),
+                table: name.to_string(),
+            });
         }
     };
     let def = TableDef {
@@ -98,7 +167,11 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
         auto_increment_start: 1,
         comment: String::new(),
     };
-    Ok(Arc::new(InfoTable { def: Arc::new(def), kind, catalog: catalog.clone() }))
+    Ok(Arc::new(InfoTable {
+        def: Arc::new(def),
+        kind,
+        catalog: catalog.clone(),
+    }))
 }
 
 fn s(v: &str) -> Value {
@@ -118,13 +191,27 @@ impl InfoTable {
         match self.kind {
             Kind::Schemata => {
                 for d in &dbs {
-                    out.push(vec![s("def"), s(d), s("utf8mb4"), s("utf8mb4_general_ci"), Value::Null, s("")]);
+                    out.push(vec![
+                        s("def"),
+                        s(d),
+                        s("utf8mb4"),
+                        s("utf8mb4_general_ci"),
+                        Value::Null,
+                        s(""),
+                    ]);
                 }
             }
             Kind::Engines => {
                 for e in cat.engines() {
                     let tx = if e.name() == "heap" { "NO" } else { "YES" };
-                    out.push(vec![s(engine_display(e.name())), s("YES"), s(&e.describe()), s(tx), s(tx), s(tx)]);
+                    out.push(vec![
+                        s(engine_display(e.name())),
+                        s("YES"),
+                        s(&e.describe()),
+                        s(tx),
+                        s(tx),
+                        s(tx),
+                    ]);
                 }
             }
             _ => {
@@ -143,14 +230,36 @@ impl InfoTable {
         match self.kind {
             Kind::Tables => {
                 let st = t.status();
-                let fixed = def.columns.iter().all(|c| c.data_type.fixed_width().is_some());
+                let fixed = def
+                    .columns
+                    .iter()
+                    .all(|c| c.data_type.fixed_width().is_some());
                 out.push(vec![
-                    s("def"), s(db), s(&def.name), s("BASE TABLE"), s(engine_display(&def.engine)), u(10),
-                    s(if fixed { "Fixed" } else { "Dynamic" }), u(st.rows),
-                    u(st.data_length.checked_div(st.rows).unwrap_or(0)), u(st.data_length), u(0), u(st.index_length),
+                    s("def"),
+                    s(db),
+                    s(&def.name),
+                    s("BASE TABLE"),
+                    s(engine_display(&def.engine)),
+                    u(10),
+                    s(if fixed { "Fixed" } else { "Dynamic" }),
+                    u(st.rows),
+                    u(st.data_length.checked_div(st.rows).unwrap_or(0)),
+                    u(st.data_length),
+                    u(0),
+                    u(st.index_length),
                     u(st.data_free),
-                    if def.auto_increment_column().is_some() { u(st.auto_increment) } else { Value::Null },
-                    Value::Null, Value::Null, Value::Null, s("utf8mb4_general_ci"), Value::Null, s(""), s(&def.comment),
+                    if def.auto_increment_column().is_some() {
+                        u(st.auto_increment)
+                    } else {
+                        Value::Null
+                    },
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    s("utf8mb4_general_ci"),
+                    Value::Null,
+                    s(""),
+                    s(&def.comment),
                 ]);
             }
             Kind::Columns => {
@@ -159,7 +268,9 @@ impl InfoTable {
                     let full = ty.sql_name();
                     let base = full.split(['(', ' ']).next().unwrap_or("").to_string();
                     let (cmax, coct) = match ty.max_len() {
-                        Some(n) if ty.is_text() && !matches!(ty, DataType::Text(_)) => (u(n as u64), u(n as u64 * 4)),
+                        Some(n) if ty.is_text() && !matches!(ty, DataType::Text(_)) => {
+                            (u(n as u64), u(n as u64 * 4))
+                        }
                         Some(n) => (u(n as u64), u(n as u64)),
                         None => (Value::Null, Value::Null),
                     };
@@ -171,14 +282,24 @@ impl InfoTable {
                         DataType::BigInt { unsigned } => (u(if *unsigned { 20 } else { 19 }), u(0)),
                         DataType::Float => (u(12), Value::Null),
                         DataType::Double => (u(22), Value::Null),
-                        DataType::Decimal { precision, scale } => (u(*precision as u64), u(*scale as u64)),
+                        DataType::Decimal { precision, scale } => {
+                            (u(*precision as u64), u(*scale as u64))
+                        }
                         _ => (Value::Null, Value::Null),
                     };
                     let key = def
                         .indexes
                         .iter()
                         .find(|ix| ix.columns.first() == Some(&i))
-                        .map(|ix| if ix.primary { "PRI" } else if ix.unique && ix.columns.len() == 1 { "UNI" } else { "MUL" })
+                        .map(|ix| {
+                            if ix.primary {
+                                "PRI"
+                            } else if ix.unique && ix.columns.len() == 1 {
+                                "UNI"
+                            } else {
+                                "MUL"
+                            }
+                        })
                         .unwrap_or("");
                     let default = match &c.default {
                         None => Value::Null,
@@ -195,12 +316,36 @@ impl InfoTable {
                     }
                     let text = ty.is_text();
                     out.push(vec![
-                        s("def"), s(db), s(&def.name), s(&c.name), u(i as u64 + 1), default,
-                        s(if c.nullable { "YES" } else { "NO" }), s(&base), cmax, coct, prec, scale,
-                        if ty.is_temporal() && *ty != DataType::Date { u(0) } else { Value::Null },
+                        s("def"),
+                        s(db),
+                        s(&def.name),
+                        s(&c.name),
+                        u(i as u64 + 1),
+                        default,
+                        s(if c.nullable { "YES" } else { "NO" }),
+                        s(&base),
+                        cmax,
+                        coct,
+                        prec,
+                        scale,
+                        if ty.is_temporal() && *ty != DataType::Date {
+                            u(0)
+                        } else {
+                            Value::Null
+                        },
                         if text { s("utf8mb4") } else { Value::Null },
-                        if text { s(c.collation.name()) } else { Value::Null },
-                        s(&full), s(key), s(&extra.join(" ")), s("select,insert,update,references"), s(""), s("NEVER"), Value::Null,
+                        if text {
+                            s(c.collation.name())
+                        } else {
+                            Value::Null
+                        },
+                        s(&full),
+                        s(key),
+                        s(&extra.join(" ")),
+                        s("select,insert,update,references"),
+                        s(""),
+                        s("NEVER"),
+                        Value::Null,
                     ]);
                 }
             }
@@ -210,9 +355,22 @@ impl InfoTable {
                     for (seq, &c) in ix.columns.iter().enumerate() {
                         let col = &def.columns[c];
                         out.push(vec![
-                            s("def"), s(db), s(&def.name), u(!ix.unique as u64), s(db), s(&ix.name), u(seq as u64 + 1),
-                            s(&col.name), s("A"), u(rows), Value::Null, Value::Null,
-                            s(if col.nullable { "YES" } else { "" }), s("BTREE"), s(""), s(""),
+                            s("def"),
+                            s(db),
+                            s(&def.name),
+                            u(!ix.unique as u64),
+                            s(db),
+                            s(&ix.name),
+                            u(seq as u64 + 1),
+                            s(&col.name),
+                            s("A"),
+                            u(rows),
+                            Value::Null,
+                            Value::Null,
+                            s(if col.nullable { "YES" } else { "" }),
+                            s("BTREE"),
+                            s(""),
+                            s(""),
                         ]);
                     }
                 }
@@ -242,7 +400,9 @@ impl Table for InfoTable {
         Ok(())
     }
     fn index_scan(&self, _: usize, _: &KeyRange, _: bool, _: &mut RowFn) -> Result<()> {
-        Err(Error::Internal("information_schema tables have no indexes".into()))
+        Err(Error::Internal(
+            "information_schema tables have no indexes".into(),
+        ))
     }
     fn fetch(&self, id: RowId) -> Result<Option<Vec<Value>>> {
         Ok(self.rows()?.into_iter().nth(id as usize))
@@ -260,7 +420,10 @@ impl Table for InfoTable {
         Err(read_only())
     }
     fn status(&self) -> TableStatus {
-        TableStatus { rows: self.rows().map(|r| r.len() as u64).unwrap_or(0), ..Default::default() }
+        TableStatus {
+            rows: self.rows().map(|r| r.len() as u64).unwrap_or(0),
+            ..Default::default()
+        }
     }
     fn flush(&self) -> Result<()> {
         Ok(())

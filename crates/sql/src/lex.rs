@@ -109,7 +109,9 @@ fn next_token(s: &[u8], i: usize) -> (Tok<'_>, usize) {
             }
             (Tok::Other, j)
         }
-        b'-' if s.get(i + 1) == Some(&b'-') && s.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) => {
+        b'-' if s.get(i + 1) == Some(&b'-')
+            && s.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) =>
+        {
             let mut j = i;
             while j < s.len() && s[j] != b'\n' {
                 j += 1;
@@ -154,7 +156,9 @@ fn next_token(s: &[u8], i: usize) -> (Tok<'_>, usize) {
         c if c.is_ascii_alphabetic() || c == b'_' || c == b'@' || c == b'$' || c >= 0x80 => {
             let mut j = i + 1;
             while j < s.len()
-                && (s[j].is_ascii_alphanumeric() || matches!(s[j], b'_' | b'@' | b'$' | b'.') || s[j] >= 0x80)
+                && (s[j].is_ascii_alphanumeric()
+                    || matches!(s[j], b'_' | b'@' | b'$' | b'.')
+                    || s[j] >= 0x80)
             {
                 j += 1;
             }
@@ -201,7 +205,10 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
         }
     };
     let is_select = first == "SELECT";
-    if !matches!(first.as_str(), "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE") {
+    if !matches!(
+        first.as_str(),
+        "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE"
+    ) {
         return None;
     }
     let mut out = String::with_capacity(sql.len());
@@ -225,7 +232,10 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
                 if up == "BY" && (prev_word == "ORDER" || prev_word == "GROUP") {
                     positional = true;
                     in_order_list = true;
-                } else if matches!(up.as_str(), "LIMIT" | "HAVING" | "FOR" | "LOCK" | "UNION" | "WHERE") {
+                } else if matches!(
+                    up.as_str(),
+                    "LIMIT" | "HAVING" | "FOR" | "LOCK" | "UNION" | "WHERE"
+                ) {
                     in_order_list = false;
                     positional = false;
                 } else {
@@ -362,7 +372,10 @@ mod tests {
 
     #[test]
     fn statements_split_outside_quotes() {
-        assert_eq!(split_statements("SELECT ';'; SELECT 2;"), vec!["SELECT ';'", "SELECT 2"]);
+        assert_eq!(
+            split_statements("SELECT ';'; SELECT 2;"),
+            vec!["SELECT ';'", "SELECT 2"]
+        );
         assert_eq!(first_word("  /* c */ select 1"), "SELECT");
         assert_eq!(first_word("/*!40101 SET x=1 */"), "SET");
     }
@@ -370,7 +383,10 @@ mod tests {
     #[test]
     fn text_that_matters_stays() {
         let (k, v) = normalize("SELECT 1, 'a' FROM t WHERE x > 2 ORDER BY 1, 2 LIMIT 5").unwrap();
-        assert_eq!(k, "SELECT 1, 'a' FROM t WHERE x > ?1 ORDER BY 1, 2 LIMIT ?2");
+        assert_eq!(
+            k,
+            "SELECT 1, 'a' FROM t WHERE x > ?1 ORDER BY 1, 2 LIMIT ?2"
+        );
         assert_eq!(v.len(), 2);
         assert!(normalize("CREATE TABLE t (a int)").is_none());
         assert!(normalize("SELECT ? FROM t").is_none());

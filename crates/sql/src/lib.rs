@@ -20,6 +20,7 @@ pub mod bind;
 pub mod catalog;
 pub mod convert;
 pub mod ddl;
+pub mod derived;
 pub mod dml;
 pub mod exec;
 pub mod explain;

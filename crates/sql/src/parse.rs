@@ -15,22 +15,37 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>> {
 fn syntax_error(sql: &str, msg: &str) -> Error {
     let num_after = |key: &str| -> Option<usize> {
         let i = msg.rfind(key)? + key.len();
-        msg[i..].trim_start().split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+        msg[i..]
+            .trim_start()
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
     };
     let near = match (num_after("Line:"), num_after("Column:")) {
         (Some(line), Some(col)) => {
             let mut offset = 0;
             for (i, l) in sql.split_inclusive('\n').enumerate() {
                 if i + 1 == line {
-                    offset += l.char_indices().nth(col.saturating_sub(1)).map_or(l.len(), |(b, _)| b);
+                    offset += l
+                        .char_indices()
+                        .nth(col.saturating_sub(1))
+                        .map_or(l.len(), |(b, _)| b);
                     break;
                 }
                 offset += l.len();
             }
             // Back up to the start of the offending token.
             let rest = sql.get(offset.min(sql.len())..).unwrap_or("");
-            let found = msg.rsplit("found: ").next().and_then(|f| f.split(" at Line").next()).unwrap_or("");
-            match sql[..offset.min(sql.len())].rfind(found).filter(|_| !found.is_empty() && found != "EOF") {
+            let found = msg
+                .rsplit("found: ")
+                .next()
+                .and_then(|f| f.split(" at Line").next())
+                .unwrap_or("");
+            match sql[..offset.min(sql.len())]
+                .rfind(found)
+                .filter(|_| !found.is_empty() && found != "EOF")
+            {
                 Some(start) if offset - start <= found.len() + 1 => &sql[start..],
                 _ => rest,
             }

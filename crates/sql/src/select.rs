@@ -19,9 +19,12 @@ use sqlparser::ast;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
+use std::sync::Arc;
 use strata_engine::{Flow, KeyRange, LockMode};
 use strata_types::keycode::{encode_value, prefix_successor};
-use strata_types::{Collation, ColumnMeta, DataType, Decimal, EndInfo, Error, QueryOutput, Result, Value};
+use strata_types::{
+    Collation, ColumnMeta, DataType, Decimal, EndInfo, Error, QueryOutput, Result, Value,
+};
 
 #[derive(Clone, Debug)]
 pub enum Access {
@@ -76,6 +79,8 @@ pub struct SelectPlan {
     pub offset: Option<Expr>,
     /// `SELECT COUNT(*) FROM t` with nothing else: the engine's exact row count.
     pub count_star_only: bool,
+    /// Subqueries in FROM, run at the start of each execution to fill their tables.
+    pub derived: Vec<(Box<SelectPlan>, Arc<crate::derived::DerivedTable>)>,
 }
 
 fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
@@ -92,7 +97,10 @@ fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
 pub fn resolve_table(cx: &ExecCtx, name: &ast::ObjectName) -> Result<(String, String)> {
     let parts = bind::object_name_parts(name);
     match parts.as_slice() {
-        [t] => Ok((cx.current_db.clone().ok_or(Error::NoDatabaseSelected)?, t.clone())),
+        [t] => Ok((
+            cx.current_db.clone().ok_or(Error::NoDatabaseSelected)?,
+            t.clone(),
+        )),
         [d, t] => Ok((d.clone(), t.clone())),
         _ => Err(Error::Syntax(name.to_string())),
     }
@@ -104,40 +112,59 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
     }
     let select = match q.body.as_ref() {
         ast::SetExpr::Select(s) => s,
-        ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => return plan_select(inner, cx),
+        ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
+            return plan_select(inner, cx)
+        }
         ast::SetExpr::SetOperation { .. } => return Err(Error::NotSupported("UNION".into())),
         _ => return Err(Error::NotSupported(q.body.to_string())),
     };
 
     // FROM: build the scope, collecting ON conditions per level.
     let mut scope = Scope::default();
+    let mut derived = Vec::new();
     let mut ons: Vec<(bool, Vec<ast::Expr>)> = Vec::new();
     let mut using: Vec<(usize, Vec<String>)> = Vec::new();
     for twj in &select.from {
-        add_factor(&twj.relation, cx, &mut scope)?;
+        add_factor(&twj.relation, cx, &mut scope, &mut derived)?;
         ons.push((false, vec![]));
         for j in &twj.joins {
-            add_factor(&j.relation, cx, &mut scope)?;
+            add_factor(&j.relation, cx, &mut scope, &mut derived)?;
             let (outer, c) = match &j.join_operator {
-                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) | ast::JoinOperator::CrossJoin(c) | ast::JoinOperator::StraightJoin(c) => (false, c),
+                ast::JoinOperator::Join(c)
+                | ast::JoinOperator::Inner(c)
+                | ast::JoinOperator::CrossJoin(c)
+                | ast::JoinOperator::StraightJoin(c) => (false, c),
                 ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, c),
-                other => return Err(Error::NotSupported(format!("join {other:?}").chars().take(40).collect())),
+                other => {
+                    return Err(Error::NotSupported(
+                        format!("join {other:?}").chars().take(40).collect(),
+                    ))
+                }
             };
             let mut conds = vec![];
             match c {
                 ast::JoinConstraint::On(e) => conds.push(e.clone()),
-                ast::JoinConstraint::Using(cols) => {
-                    using.push((scope.tables.len() - 1, cols.iter().map(|c| c.to_string()).collect()))
-                }
+                ast::JoinConstraint::Using(cols) => using.push((
+                    scope.tables.len() - 1,
+                    cols.iter().map(|c| c.to_string()).collect(),
+                )),
                 ast::JoinConstraint::None => {}
-                ast::JoinConstraint::Natural => return Err(Error::NotSupported("NATURAL JOIN".into())),
+                ast::JoinConstraint::Natural => {
+                    return Err(Error::NotSupported("NATURAL JOIN".into()))
+                }
             }
             ons.push((outer, conds));
         }
     }
     let n = scope.tables.len();
     let mut levels: Vec<Level> = (0..n)
-        .map(|i| Level { access: Access::Scan, filter: vec![], outer: ons[i].0, on: vec![], possible: vec![] })
+        .map(|i| Level {
+            access: Access::Scan,
+            filter: vec![],
+            outer: ons[i].0,
+            on: vec![],
+            possible: vec![],
+        })
         .collect();
 
     // WHERE and inner-join ON conjuncts go into one pool; LEFT JOIN ON stays per level.
@@ -162,13 +189,29 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
     }
     for (i, cols) in &using {
         for c in cols {
-            let right = scope.tables[*i].def.column_index(c).map(|p| scope.tables[*i].offset + p);
-            let left = (0..*i).find_map(|t| scope.tables[t].def.column_index(c).map(|p| scope.tables[t].offset + p));
+            let right = scope.tables[*i]
+                .def
+                .column_index(c)
+                .map(|p| scope.tables[*i].offset + p);
+            let left = (0..*i).find_map(|t| {
+                scope.tables[t]
+                    .def
+                    .column_index(c)
+                    .map(|p| scope.tables[t].offset + p)
+            });
             let (Some(l), Some(r)) = (left, right) else {
-                return Err(Error::UnknownColumn { column: c.clone(), context: "from clause".into() });
+                return Err(Error::UnknownColumn {
+                    column: c.clone(),
+                    context: "from clause".into(),
+                });
             };
             let coll = scope.column(r).1.collation;
-            let e = Expr::Cmp(CmpOp::Eq, Box::new(Expr::Column(l)), Box::new(Expr::Column(r)), coll);
+            let e = Expr::Cmp(
+                CmpOp::Eq,
+                Box::new(Expr::Column(l)),
+                Box::new(Expr::Column(r)),
+                coll,
+            );
             if levels[*i].outer {
                 levels[*i].on.push(e);
             } else {
@@ -189,7 +232,9 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
     // Select list.
     let grouped = !matches!(&select.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
         || select.projection.iter().any(|p| match p {
-            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => bind::contains_aggregate(e),
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                bind::contains_aggregate(e)
+            }
             _ => false,
         })
         || select.having.is_some();
@@ -211,9 +256,15 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
         match item {
             ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
                 let qual = match item {
-                    ast::SelectItem::QualifiedWildcard(ast::SelectItemQualifiedWildcardKind::ObjectName(n), _) => {
-                        Some(bind::object_name_parts(n).last().cloned().unwrap_or_default())
-                    }
+                    ast::SelectItem::QualifiedWildcard(
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                        _,
+                    ) => Some(
+                        bind::object_name_parts(n)
+                            .last()
+                            .cloned()
+                            .unwrap_or_default(),
+                    ),
                     _ => None,
                 };
                 let mut any = false;
@@ -226,7 +277,13 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
                         let pos = t.offset + ci;
                         let e = if grouped {
                             let ty = SType::of_column(&col.data_type, col.collation);
-                            agg.aggs.push(AggSpec { func: AggFunc::AnyValue, arg: Some(Expr::Column(pos)), distinct: false, arg_type: ty, coll: col.collation });
+                            agg.aggs.push(AggSpec {
+                                func: AggFunc::AnyValue,
+                                arg: Some(Expr::Column(pos)),
+                                distinct: false,
+                                arg_type: ty,
+                                coll: col.collation,
+                            });
                             Expr::Column(agg.groups.len() + agg.aggs.len() - 1)
                         } else {
                             Expr::Column(pos)
@@ -247,19 +304,34 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
                     ast::SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
                     _ => None,
                 };
-                let mut b = Binder { scope: &scope, context: "field list", agg: grouped.then_some(&mut agg), aliases: &[] };
+                let mut b = Binder {
+                    scope: &scope,
+                    context: "field list",
+                    agg: grouped.then_some(&mut agg),
+                    aliases: &[],
+                };
                 let (bound, ty, _) = b.bind(e)?;
                 let name = alias.clone().unwrap_or_else(|| display_name(e));
                 let meta = match (&bound, e) {
-                    (Expr::Column(p), ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)) if !grouped => {
+                    (
+                        Expr::Column(p),
+                        ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_),
+                    ) if !grouped => {
                         let (t, col) = scope.column(*p);
                         bind::column_meta(t, col, &name)
                     }
                     _ => {
                         let mut m = ty.meta(&name);
                         // A grouped bare column keeps its table metadata.
-                        if let (ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_), Expr::Column(i)) = (e, &bound) {
-                            if let Some(spec) = (*i).checked_sub(agg.groups.len()).and_then(|j| agg.aggs.get(j)) {
+                        if let (
+                            ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_),
+                            Expr::Column(i),
+                        ) = (e, &bound)
+                        {
+                            if let Some(spec) = (*i)
+                                .checked_sub(agg.groups.len())
+                                .and_then(|j| agg.aggs.get(j))
+                            {
                                 if let Some(Expr::Column(p)) = &spec.arg {
                                     let (t, col) = scope.column(*p);
                                     m = bind::column_meta(t, col, &name);
@@ -283,7 +355,12 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
 
     let having = match &select.having {
         Some(h) => {
-            let mut b = Binder { scope: &scope, context: "having clause", agg: Some(&mut agg), aliases: &aliases };
+            let mut b = Binder {
+                scope: &scope,
+                context: "having clause",
+                agg: Some(&mut agg),
+                aliases: &aliases,
+            };
             Some(b.bind(h)?.0)
         }
         None => None,
@@ -300,7 +377,10 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
             if let ast::Expr::Value(v) = &item.expr {
                 if let Ok(Value::Int(p)) = bind::literal(&v.value) {
                     if p < 1 || p as usize > visible {
-                        return Err(Error::UnknownColumn { column: p.to_string(), context: "order clause".into() });
+                        return Err(Error::UnknownColumn {
+                            column: p.to_string(),
+                            context: "order clause".into(),
+                        });
                     }
                     let coll = coll_of_output(&projection[p as usize - 1], &scope, &agg);
                     order.push((p as usize - 1, desc, coll));
@@ -308,9 +388,14 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
                 }
             }
             if let ast::Expr::Identifier(id) = &item.expr {
-                if let Some(i) = columns.iter().take(visible).position(|c| c.name.eq_ignore_ascii_case(&id.value)) {
-                    let ambiguous_with_column = scope.resolve(&[id.value.clone()], "order clause").is_ok()
-                        && !matches!(&projection[i], Expr::Column(_));
+                if let Some(i) = columns
+                    .iter()
+                    .take(visible)
+                    .position(|c| c.name.eq_ignore_ascii_case(&id.value))
+                {
+                    let ambiguous_with_column =
+                        scope.resolve(&[id.value.clone()], "order clause").is_ok()
+                            && !matches!(&projection[i], Expr::Column(_));
                     if !ambiguous_with_column || grouped {
                         let coll = coll_of_output(&projection[i], &scope, &agg);
                         order.push((i, desc, coll));
@@ -318,9 +403,18 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
                     }
                 }
             }
-            let mut b = Binder { scope: &scope, context: "order clause", agg: grouped.then_some(&mut agg), aliases: &aliases };
+            let mut b = Binder {
+                scope: &scope,
+                context: "order clause",
+                agg: grouped.then_some(&mut agg),
+                aliases: &aliases,
+            };
             let (e, _, coll) = b.bind(&item.expr)?;
-            let pos = match projection.iter().take(visible).position(|p| same_expr(p, &e)) {
+            let pos = match projection
+                .iter()
+                .take(visible)
+                .position(|p| same_expr(p, &e))
+            {
                 Some(p) => p,
                 None => {
                     projection.push(e);
@@ -335,11 +429,15 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
         None => (None, None),
         Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
             limit.as_ref().map(|e| bind_limit(e, &scope)).transpose()?,
-            offset.as_ref().map(|o| bind_limit(&o.value, &scope)).transpose()?,
+            offset
+                .as_ref()
+                .map(|o| bind_limit(&o.value, &scope))
+                .transpose()?,
         ),
-        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
-            (Some(bind_limit(limit, &scope)?), Some(bind_limit(offset, &scope)?))
-        }
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
+            Some(bind_limit(limit, &scope)?),
+            Some(bind_limit(offset, &scope)?),
+        ),
     };
 
     let group = if grouped {
@@ -361,7 +459,12 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
     let count_star_only = n == 1
         && levels[0].filter.is_empty()
         && const_filter.is_empty()
-        && group.as_ref().is_some_and(|g| g.groups.is_empty() && g.having.is_none() && g.aggs.len() == 1 && g.aggs[0].func == AggFunc::CountStar)
+        && group.as_ref().is_some_and(|g| {
+            g.groups.is_empty()
+                && g.having.is_none()
+                && g.aggs.len() == 1
+                && g.aggs[0].func == AggFunc::CountStar
+        })
         && visible == 1;
 
     let mut plan = SelectPlan {
@@ -377,6 +480,7 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
         limit,
         offset,
         count_star_only,
+        derived,
     };
     choose_access_paths(&mut plan);
     Ok(plan)
@@ -394,8 +498,12 @@ fn group_target(g: &ast::Expr, projection: &[ast::SelectItem]) -> Result<ast::Ex
     if let ast::Expr::Value(v) = g {
         if let Ok(Value::Int(p)) = bind::literal(&v.value) {
             return match projection.get((p as usize).wrapping_sub(1)) {
-                Some(ast::SelectItem::UnnamedExpr(e)) | Some(ast::SelectItem::ExprWithAlias { expr: e, .. }) => Ok(e.clone()),
-                _ => Err(Error::UnknownColumn { column: p.to_string(), context: "group statement".into() }),
+                Some(ast::SelectItem::UnnamedExpr(e))
+                | Some(ast::SelectItem::ExprWithAlias { expr: e, .. }) => Ok(e.clone()),
+                _ => Err(Error::UnknownColumn {
+                    column: p.to_string(),
+                    context: "group statement".into(),
+                }),
             };
         }
     }
@@ -417,12 +525,16 @@ fn same_expr(a: &Expr, b: &Expr) -> bool {
 
 fn coll_of_output(e: &Expr, scope: &Scope, agg: &Aggregation) -> Collation {
     match e {
-        Expr::Column(p) if agg.groups.is_empty() && agg.aggs.is_empty() => scope.column(*p).1.collation,
+        Expr::Column(p) if agg.groups.is_empty() && agg.aggs.is_empty() => {
+            scope.column(*p).1.collation
+        }
         Expr::Column(p) => {
             if let Some(g) = agg.groups.get(*p) {
                 g.3
             } else {
-                agg.aggs.get(*p - agg.groups.len()).map_or(Collation::GeneralCi, |a| a.coll)
+                agg.aggs
+                    .get(*p - agg.groups.len())
+                    .map_or(Collation::GeneralCi, |a| a.coll)
             }
         }
         _ => Collation::GeneralCi,
@@ -450,21 +562,55 @@ fn display_name(e: &ast::Expr) -> String {
     }
 }
 
-fn add_factor(f: &ast::TableFactor, cx: &ExecCtx, scope: &mut Scope) -> Result<()> {
-    match f {
+type Derived = Vec<(Box<SelectPlan>, Arc<crate::derived::DerivedTable>)>;
+
+fn add_factor(
+    f: &ast::TableFactor,
+    cx: &ExecCtx,
+    scope: &mut Scope,
+    derived: &mut Derived,
+) -> Result<()> {
+    let (alias, db, handle): (String, String, Arc<dyn strata_engine::Table>) = match f {
         ast::TableFactor::Table { name, alias, .. } => {
             let (db, table) = resolve_table(cx, name)?;
             let handle = cx.table(&db, &table)?;
-            let alias = alias.as_ref().map(|a| a.name.value.clone()).unwrap_or(table);
-            if scope.tables.iter().any(|t| t.alias == alias) {
-                return Err(Error::NotSupported(format!("Not unique table/alias: '{alias}'")));
-            }
-            scope.push(alias, db, handle);
-            Ok(())
+            (
+                alias
+                    .as_ref()
+                    .map(|a| a.name.value.clone())
+                    .unwrap_or(table),
+                db,
+                handle,
+            )
         }
-        ast::TableFactor::Derived { .. } => Err(Error::NotSupported("derived tables".into())),
-        other => Err(Error::NotSupported(format!("table factor {other}"))),
+        ast::TableFactor::Derived {
+            subquery,
+            alias,
+            lateral: false,
+            ..
+        } => {
+            let Some(alias) = alias else {
+                return Err(Error::Syntax(
+                    "every derived table must have its own alias".into(),
+                ));
+            };
+            let sub = plan_select(subquery, cx)?;
+            let table = Arc::new(crate::derived::DerivedTable::new(
+                &alias.name.value,
+                &sub.columns,
+            )?);
+            derived.push((Box::new(sub), table.clone()));
+            (alias.name.value.clone(), String::new(), table)
+        }
+        other => return Err(Error::NotSupported(format!("table factor {other}"))),
+    };
+    if scope.tables.iter().any(|t| t.alias == alias) {
+        return Err(Error::NotSupported(format!(
+            "Not unique table/alias: '{alias}'"
+        )));
     }
+    scope.push(alias, db, handle);
+    Ok(())
 }
 
 /// Picks each level's access path from the conjuncts that can drive it.
@@ -491,7 +637,9 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                 Expr::Cmp(op, a, b, coll) => {
                     let (p, other, op) = match (a.as_ref(), b.as_ref()) {
                         (Expr::Column(p), o) if (lo..hi).contains(p) && known(o) => (*p, o, *op),
-                        (o, Expr::Column(p)) if (lo..hi).contains(p) && known(o) => (*p, o, flip(*op)),
+                        (o, Expr::Column(p)) if (lo..hi).contains(p) && known(o) => {
+                            (*p, o, flip(*op))
+                        }
                         _ => continue,
                     };
                     if !col_ok(p, *coll) {
@@ -506,14 +654,29 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                         _ => {}
                     }
                 }
-                Expr::Between { expr, low, high, negated: false, coll } => {
+                Expr::Between {
+                    expr,
+                    low,
+                    high,
+                    negated: false,
+                    coll,
+                } => {
                     if let Expr::Column(p) = expr.as_ref() {
                         if (lo..hi).contains(p) && known(low) && known(high) && col_ok(*p, *coll) {
-                            ranges.push((p - lo, Some(((**low).clone(), true)), Some(((**high).clone(), true))));
+                            ranges.push((
+                                p - lo,
+                                Some(((**low).clone(), true)),
+                                Some(((**high).clone(), true)),
+                            ));
                         }
                     }
                 }
-                Expr::InList { expr, list, negated: false, coll } => {
+                Expr::InList {
+                    expr,
+                    list,
+                    negated: false,
+                    coll,
+                } => {
                     if let Expr::Column(p) = expr.as_ref() {
                         if (lo..hi).contains(p) && list.iter().all(known) && col_ok(*p, *coll) {
                             ins.push((p - lo, list.clone()));
@@ -556,12 +719,21 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                 match ins.iter().find(|(c, _)| Some(c) == index.columns.first()) {
                     Some((_, values)) => {
                         score = 4;
-                        Access::IndexIn { index: ix, values: values.clone() }
+                        Access::IndexIn {
+                            index: ix,
+                            values: values.clone(),
+                        }
                     }
                     None => continue,
                 }
             } else {
-                Access::Index { index: ix, eq, lower, upper, reverse: false }
+                Access::Index {
+                    index: ix,
+                    eq,
+                    lower,
+                    upper,
+                    reverse: false,
+                }
             };
             if index.primary {
                 score += 1;
@@ -583,7 +755,12 @@ fn choose_access_paths(plan: &mut SelectPlan) {
 fn mark_possible_keys(plan: &mut SelectPlan) {
     let mut cols = HashSet::new();
     let scope = &plan.scope;
-    let other_table = |p: usize, e: &Expr| e.max_column().is_none_or(|m| scope.table_of(m) != scope.table_of(p)) && e.min_column().is_none_or(|m| scope.table_of(m) != scope.table_of(p));
+    let other_table = |p: usize, e: &Expr| {
+        e.max_column()
+            .is_none_or(|m| scope.table_of(m) != scope.table_of(p))
+            && e.min_column()
+                .is_none_or(|m| scope.table_of(m) != scope.table_of(p))
+    };
     for level in &plan.levels {
         for c in level.filter.iter().chain(&level.on) {
             match c {
@@ -599,7 +776,16 @@ fn mark_possible_keys(plan: &mut SelectPlan) {
                         }
                     }
                 }
-                Expr::Between { expr, negated: false, .. } | Expr::InList { expr, negated: false, .. } => {
+                Expr::Between {
+                    expr,
+                    negated: false,
+                    ..
+                }
+                | Expr::InList {
+                    expr,
+                    negated: false,
+                    ..
+                } => {
                     if let Expr::Column(p) = expr.as_ref() {
                         cols.insert(*p);
                     }
@@ -609,7 +795,14 @@ fn mark_possible_keys(plan: &mut SelectPlan) {
         }
     }
     for (lvl, t) in plan.scope.tables.iter().enumerate() {
-        plan.levels[lvl].possible = t.def.indexes.iter().enumerate().filter(|(_, ix)| cols.contains(&(t.offset + ix.columns[0]))).map(|(i, _)| i).collect();
+        plan.levels[lvl].possible = t
+            .def
+            .indexes
+            .iter()
+            .enumerate()
+            .filter(|(_, ix)| cols.contains(&(t.offset + ix.columns[0])))
+            .map(|(i, _)| i)
+            .collect();
     }
 }
 
@@ -617,14 +810,21 @@ fn mark_possible_keys(plan: &mut SelectPlan) {
 /// equality columns), rows already come sorted: skip the sort, and read in reverse for
 /// DESC. With a LIMIT and no usable predicate, prefer such an index over a scan.
 fn use_index_order(plan: &mut SelectPlan) {
-    if plan.scope.tables.len() != 1 || plan.group.is_some() || plan.distinct || plan.order.is_empty() {
+    if plan.scope.tables.len() != 1
+        || plan.group.is_some()
+        || plan.distinct
+        || plan.order.is_empty()
+    {
         return;
     }
     let t = &plan.scope.tables[0];
     let mut order_cols = vec![];
     for (pos, desc, coll) in &plan.order {
         match plan.projection.get(*pos) {
-            Some(Expr::Column(p)) if t.def.columns[*p].collation == *coll || !t.def.columns[*p].data_type.is_string() => {
+            Some(Expr::Column(p))
+                if t.def.columns[*p].collation == *coll
+                    || !t.def.columns[*p].data_type.is_string() =>
+            {
                 order_cols.push((*p, *desc))
             }
             _ => return,
@@ -636,10 +836,15 @@ fn use_index_order(plan: &mut SelectPlan) {
     }
     let fits = |index: &strata_types::IndexDef, skip: usize| {
         order_cols.len() + skip <= index.columns.len()
-            && order_cols.iter().zip(&index.columns[skip..]).all(|((c, _), ic)| c == ic)
+            && order_cols
+                .iter()
+                .zip(&index.columns[skip..])
+                .all(|((c, _), ic)| c == ic)
     };
     match &mut plan.levels[0].access {
-        Access::Index { index, eq, reverse, .. } => {
+        Access::Index {
+            index, eq, reverse, ..
+        } => {
             if fits(&t.def.indexes[*index], eq.len()) {
                 *reverse = desc;
                 plan.order_satisfied = true;
@@ -647,7 +852,13 @@ fn use_index_order(plan: &mut SelectPlan) {
         }
         Access::Scan if plan.limit.is_some() => {
             if let Some(ix) = t.def.indexes.iter().position(|i| fits(i, 0)) {
-                plan.levels[0].access = Access::Index { index: ix, eq: vec![], lower: None, upper: None, reverse: desc };
+                plan.levels[0].access = Access::Index {
+                    index: ix,
+                    eq: vec![],
+                    lower: None,
+                    upper: None,
+                    reverse: desc,
+                };
                 plan.order_satisfied = true;
             }
         }
@@ -667,7 +878,12 @@ fn flip(op: CmpOp) -> CmpOp {
 
 /// Key ranges for one level, evaluated against the row built so far. None means the
 /// values cannot be encoded as keys: scan instead.
-fn key_ranges(plan: &SelectPlan, lvl: usize, row: &[Value], cx: &EvalCtx) -> Result<Option<(usize, Vec<KeyRange>, bool)>> {
+fn key_ranges(
+    plan: &SelectPlan,
+    lvl: usize,
+    row: &[Value],
+    cx: &EvalCtx,
+) -> Result<Option<(usize, Vec<KeyRange>, bool)>> {
     let t = &plan.scope.tables[lvl];
     let def = &t.def;
     let encode = |out: &mut Vec<u8>, col: usize, v: &Value| -> bool {
@@ -675,7 +891,11 @@ fn key_ranges(plan: &SelectPlan, lvl: usize, row: &[Value], cx: &EvalCtx) -> Res
         if c.data_type.is_string() && !matches!(v, Value::Bytes(_)) {
             return false;
         }
-        if matches!(c.data_type, DataType::Double | DataType::Float | DataType::Decimal { .. }) && !v.is_numeric() {
+        if matches!(
+            c.data_type,
+            DataType::Double | DataType::Float | DataType::Decimal { .. }
+        ) && !v.is_numeric()
+        {
             return false;
         }
         encode_value(out, v, &c.data_type, c.collation)
@@ -705,7 +925,13 @@ fn key_ranges(plan: &SelectPlan, lvl: usize, row: &[Value], cx: &EvalCtx) -> Res
             });
             Ok(Some((*index, ranges, false)))
         }
-        Access::Index { index, eq, lower, upper, reverse } => {
+        Access::Index {
+            index,
+            eq,
+            lower,
+            upper,
+            reverse,
+        } => {
             let ix = &def.indexes[*index];
             let mut prefix = Vec::with_capacity(16);
             for (e, &col) in eq.iter().zip(&ix.columns) {
@@ -726,7 +952,11 @@ fn key_ranges(plan: &SelectPlan, lvl: usize, row: &[Value], cx: &EvalCtx) -> Res
                             return Ok(Some((None, *incl)));
                         }
                         let mut k = prefix.clone();
-                        Ok(if encode(&mut k, col, &v) { Some((Some(k), *incl)) } else { None })
+                        Ok(if encode(&mut k, col, &v) {
+                            Some((Some(k), *incl))
+                        } else {
+                            None
+                        })
                     }
                     _ => Ok(Some((None, true))),
                 }
@@ -872,14 +1102,30 @@ pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
         }
         Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
             out.push(1);
-            let ok = encode_value(out, &decimal_of(v), &DataType::Decimal { precision: 38, scale: 10 }, coll);
+            let ok = encode_value(
+                out,
+                &decimal_of(v),
+                &DataType::Decimal {
+                    precision: 38,
+                    scale: 10,
+                },
+                coll,
+            );
             debug_assert!(ok);
         }
         Value::Double(d) => {
             out.push(1);
             match Decimal::from_f64(*d, 10) {
                 Some(dec) => {
-                    encode_value(out, &Value::Decimal(dec), &DataType::Decimal { precision: 38, scale: 10 }, coll);
+                    encode_value(
+                        out,
+                        &Value::Decimal(dec),
+                        &DataType::Decimal {
+                            precision: 38,
+                            scale: 10,
+                        },
+                        coll,
+                    );
                 }
                 None => out.extend_from_slice(&d.to_bits().to_be_bytes()),
             }
@@ -939,7 +1185,8 @@ fn update_state(state: &mut AggState, spec: &AggSpec, v: Value) {
         AggState::SumDec(s) => {
             let d = match v {
                 Value::Decimal(d) => d,
-                other => Decimal::from_f64(other.to_f64().unwrap_or(0.0), 10).unwrap_or(Decimal::from_i64(0)),
+                other => Decimal::from_f64(other.to_f64().unwrap_or(0.0), 10)
+                    .unwrap_or(Decimal::from_i64(0)),
             };
             *s = Some(match s {
                 None => d,
@@ -1019,7 +1266,9 @@ fn finish_state(state: AggState, spec: &AggSpec) -> Value {
                         SType::Decimal(s) => (s + 4).min(30),
                         _ => 4,
                     };
-                    d.checked_div(&Decimal::new(n as i128, 0)).map(|q| Value::Decimal(q.rescale(scale))).unwrap_or(Value::Null)
+                    d.checked_div(&Decimal::new(n as i128, 0))
+                        .map(|q| Value::Decimal(q.rescale(scale)))
+                        .unwrap_or(Value::Null)
                 }
                 None => Value::Double(f / n as f64),
             }
@@ -1035,11 +1284,29 @@ struct Group {
 }
 
 /// Runs a planned SELECT, writing the result set to `out`. Returns the row count.
-pub fn execute_select(plan: &SelectPlan, cx: &mut ExecCtx, params: &[Value], out: &mut dyn QueryOutput) -> Result<u64> {
+pub fn execute_select(
+    plan: &SelectPlan,
+    cx: &mut ExecCtx,
+    params: &[Value],
+    out: &mut dyn QueryOutput,
+) -> Result<u64> {
+    for (sub, table) in &plan.derived {
+        let mut rows = strata_types::output::CollectedOutput::default();
+        execute_select(sub, cx, params, &mut rows)?;
+        table.fill(rows.rows);
+    }
     let mut locks = TableLocks::default();
-    let want: Vec<_> = plan.scope.tables.iter().map(|t| (t.db.as_str(), t.def.name.as_str(), &t.table, LockMode::Read)).collect();
+    let want: Vec<_> = plan
+        .scope
+        .tables
+        .iter()
+        .map(|t| (t.db.as_str(), t.def.name.as_str(), &t.table, LockMode::Read))
+        .collect();
     cx.lock_tables(&mut locks, &want)?;
-    let ecx = EvalCtx { params, env: cx.env };
+    let ecx = EvalCtx {
+        params,
+        env: cx.env,
+    };
     let limit = limit_value(&plan.limit, &ecx)?;
     let offset = limit_value(&plan.offset, &ecx)?.unwrap_or(0);
     let visible = plan.columns.len();
@@ -1065,7 +1332,11 @@ pub fn execute_select(plan: &SelectPlan, cx: &mut ExecCtx, params: &[Value], out
         if plan.distinct {
             let mut k = Vec::new();
             for (i, v) in r[..visible].iter().enumerate() {
-                let coll = if plan.columns[i].charset == 63 { Collation::Binary } else { Collation::GeneralCi };
+                let coll = if plan.columns[i].charset == 63 {
+                    Collation::Binary
+                } else {
+                    Collation::GeneralCi
+                };
                 group_key(&mut k, v, coll);
             }
             if !distinct_seen.insert(k) {
@@ -1081,7 +1352,11 @@ pub fn execute_select(plan: &SelectPlan, cx: &mut ExecCtx, params: &[Value], out
         }
         out.row(&r[..visible])?;
         sent += 1;
-        Ok(if limit.is_some_and(|l| sent >= l) { Flow::Stop } else { Flow::Continue })
+        Ok(if limit.is_some_and(|l| sent >= l) {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        })
     };
 
     if plan.count_star_only && const_ok {
@@ -1089,7 +1364,11 @@ pub fn execute_select(plan: &SelectPlan, cx: &mut ExecCtx, params: &[Value], out
         let mut row = vec![Value::Int(n as i64)];
         let g = plan.group.as_ref().map(|g| g.groups.len()).unwrap_or(0);
         if g == 0 {
-            row = plan.projection.iter().map(|e| e.eval(&row, &ecx)).collect::<Result<_>>()?;
+            row = plan
+                .projection
+                .iter()
+                .map(|e| e.eval(&row, &ecx))
+                .collect::<Result<_>>()?;
         }
         if limit != Some(0) && offset == 0 {
             out.row(&row[..visible])?;
@@ -1117,7 +1396,11 @@ pub fn execute_select(plan: &SelectPlan, cx: &mut ExecCtx, params: &[Value], out
                         Some(g) => g,
                         None => groups.entry(key.clone()).or_insert_with(|| Group {
                             states: gp.aggs.iter().map(new_state).collect(),
-                            seen: gp.aggs.iter().map(|a| a.distinct.then(HashSet::new)).collect(),
+                            seen: gp
+                                .aggs
+                                .iter()
+                                .map(|a| a.distinct.then(HashSet::new))
+                                .collect(),
                             keys,
                         }),
                     };
@@ -1144,11 +1427,14 @@ pub fn execute_select(plan: &SelectPlan, cx: &mut ExecCtx, params: &[Value], out
         }
         if groups.is_empty() && gp.groups.is_empty() {
             // An aggregate over no rows still yields one row.
-            groups.insert(vec![], Group {
-                states: gp.aggs.iter().map(new_state).collect(),
-                seen: vec![],
-                keys: vec![],
-            });
+            groups.insert(
+                vec![],
+                Group {
+                    states: gp.aggs.iter().map(new_state).collect(),
+                    seen: vec![],
+                    keys: vec![],
+                },
+            );
         }
         for (_, g) in groups {
             let mut agg_row = g.keys;
@@ -1160,7 +1446,11 @@ pub fn execute_select(plan: &SelectPlan, cx: &mut ExecCtx, params: &[Value], out
                     continue;
                 }
             }
-            let projected: Vec<Value> = plan.projection.iter().map(|e| e.eval(&agg_row, &ecx)).collect::<Result<_>>()?;
+            let projected: Vec<Value> = plan
+                .projection
+                .iter()
+                .map(|e| e.eval(&agg_row, &ecx))
+                .collect::<Result<_>>()?;
             buffered.push(projected);
         }
     } else if const_ok && limit != Some(0) {
@@ -1226,18 +1516,29 @@ pub fn plan_single_table(
         let (e, _, _) = Binder::new(&scope, "where clause").bind(w)?;
         split_conjuncts(e, &mut filter);
     }
-    let (const_filter, filter): (Vec<Expr>, Vec<Expr>) = filter.into_iter().partition(|c| c.max_column().is_none());
+    let (const_filter, filter): (Vec<Expr>, Vec<Expr>) =
+        filter.into_iter().partition(|c| c.max_column().is_none());
     let mut projection = Vec::new();
     let mut order = Vec::new();
     for item in order_by {
         let (e, _, coll) = Binder::new(&scope, "order clause").bind(&item.expr)?;
         projection.push(e);
-        order.push((projection.len() - 1, matches!(item.options.sort, Some(ast::OrderBySort::Desc)), coll));
+        order.push((
+            projection.len() - 1,
+            matches!(item.options.sort, Some(ast::OrderBySort::Desc)),
+            coll,
+        ));
     }
     let limit = limit.map(|l| bind_limit(l, &scope)).transpose()?;
     let mut plan = SelectPlan {
         scope,
-        levels: vec![Level { access: Access::Scan, filter, outer: false, on: vec![], possible: vec![] }],
+        levels: vec![Level {
+            access: Access::Scan,
+            filter,
+            outer: false,
+            on: vec![],
+            possible: vec![],
+        }],
         const_filter,
         group: None,
         projection,
@@ -1248,14 +1549,22 @@ pub fn plan_single_table(
         limit,
         offset: None,
         count_star_only: false,
+        derived: vec![],
     };
     choose_access_paths(&mut plan);
     Ok(plan)
 }
 
 /// The rows (with ids) a single-table plan selects, in ORDER BY order, up to LIMIT.
-pub fn matching_rows(plan: &SelectPlan, cx: &ExecCtx, params: &[Value]) -> Result<Vec<(strata_engine::RowId, Vec<Value>)>> {
-    let ecx = EvalCtx { params, env: cx.env };
+pub fn matching_rows(
+    plan: &SelectPlan,
+    cx: &ExecCtx,
+    params: &[Value],
+) -> Result<Vec<(strata_engine::RowId, Vec<Value>)>> {
+    let ecx = EvalCtx {
+        params,
+        env: cx.env,
+    };
     for c in &plan.const_filter {
         if !c.test(&[], &ecx)? {
             return Ok(vec![]);
@@ -1273,7 +1582,13 @@ pub fn matching_rows(plan: &SelectPlan, cx: &ExecCtx, params: &[Value]) -> Resul
             }
         }
         rows.push((id, vals.to_vec()));
-        Ok(if early_stop && limit.is_some_and(|l| rows.len() as u64 >= l) { Flow::Stop } else { Flow::Continue })
+        Ok(
+            if early_stop && limit.is_some_and(|l| rows.len() as u64 >= l) {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            },
+        )
     };
     if limit != Some(0) {
         match key_ranges(plan, 0, &[], &ecx)? {
@@ -1288,7 +1603,12 @@ pub fn matching_rows(plan: &SelectPlan, cx: &ExecCtx, params: &[Value]) -> Resul
     if !early_stop {
         let keys: Vec<Vec<Value>> = rows
             .iter()
-            .map(|(_, r)| plan.projection.iter().map(|e| e.eval(r, &ecx)).collect::<Result<Vec<_>>>())
+            .map(|(_, r)| {
+                plan.projection
+                    .iter()
+                    .map(|e| e.eval(r, &ecx))
+                    .collect::<Result<Vec<_>>>()
+            })
             .collect::<Result<_>>()?;
         let mut idx: Vec<usize> = (0..rows.len()).collect();
         idx.sort_by(|&a, &b| {
@@ -1300,7 +1620,10 @@ pub fn matching_rows(plan: &SelectPlan, cx: &ExecCtx, params: &[Value]) -> Resul
             }
             Ordering::Equal
         });
-        let mut sorted: Vec<_> = idx.into_iter().map(|i| std::mem::take(&mut rows[i])).collect();
+        let mut sorted: Vec<_> = idx
+            .into_iter()
+            .map(|i| std::mem::take(&mut rows[i]))
+            .collect();
         if let Some(l) = limit {
             sorted.truncate(l as usize);
         }

@@ -8,7 +8,9 @@ use crate::ddl::engine_display;
 use crate::exec::{ExecCtx, Outcome};
 use crate::expr::like;
 use strata_types::schema::ColumnDefault;
-use strata_types::{Collation, ColumnMeta, EndInfo, Error, FieldType, QueryOutput, Result, TableDef, Value};
+use strata_types::{
+    Collation, ColumnMeta, EndInfo, Error, FieldType, QueryOutput, Result, TableDef, Value,
+};
 
 /// Splits a statement into words: quoted strings and identifiers stay whole (without
 /// their quotes), `.` `,` `(` `)` `=` `;` are words of their own.
@@ -75,13 +77,21 @@ fn int_col(name: &str) -> ColumnMeta {
     ColumnMeta::computed(name, FieldType::LongLong)
 }
 
-fn send(out: &mut dyn QueryOutput, cols: Vec<ColumnMeta>, rows: Vec<Vec<Value>>) -> Result<Outcome> {
+fn send(
+    out: &mut dyn QueryOutput,
+    cols: Vec<ColumnMeta>,
+    rows: Vec<Vec<Value>>,
+) -> Result<Outcome> {
     out.columns(&cols)?;
     for r in &rows {
         out.row(r)?;
     }
     out.end(&EndInfo::default())?;
-    Ok(Outcome { ok: None, rows_sent: rows.len() as u64, generated_id: None })
+    Ok(Outcome {
+        ok: None,
+        rows_sent: rows.len() as u64,
+        generated_id: None,
+    })
 }
 
 fn s(v: &str) -> Value {
@@ -118,9 +128,17 @@ fn matches(name: &str, pattern: &Option<String>) -> bool {
 /// session handles: VARIABLES, STATUS).
 pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Result<Option<Outcome>> {
     let w = words(sql);
-    let first = w.first().map(|s| s.to_ascii_uppercase()).unwrap_or_default();
-    if first == "DESCRIBE" || first == "DESC" || (first == "EXPLAIN" && w.len() <= 4 && !is(w.get(1), "select")) {
-        let Some((db, t, _)) = table_name(&w, 1) else { return Err(Error::Syntax(sql.into())) };
+    let first = w
+        .first()
+        .map(|s| s.to_ascii_uppercase())
+        .unwrap_or_default();
+    if first == "DESCRIBE"
+        || first == "DESC"
+        || (first == "EXPLAIN" && w.len() <= 4 && !is(w.get(1), "select"))
+    {
+        let Some((db, t, _)) = table_name(&w, 1) else {
+            return Err(Error::Syntax(sql.into()));
+        };
         return describe(cx, db, &t, out).map(Some);
     }
     if first != "SHOW" {
@@ -135,7 +153,10 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
     i += 1;
     let db_arg = |i: usize| -> Result<(String, usize)> {
         if is(w.get(i), "from") || is(w.get(i), "in") {
-            let d = w.get(i + 1).cloned().ok_or_else(|| Error::Syntax(sql.into()))?;
+            let d = w
+                .get(i + 1)
+                .cloned()
+                .ok_or_else(|| Error::Syntax(sql.into()))?;
             Ok((d, i + 2))
         } else {
             Ok((cx.current_db.clone().ok_or(Error::NoDatabaseSelected)?, i))
@@ -148,7 +169,11 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             names.extend(cx.catalog.databases());
             names.push("performance_schema".into());
             names.sort();
-            let rows = names.into_iter().filter(|n| matches(n, &pat)).map(|n| vec![s(&n)]).collect();
+            let rows = names
+                .into_iter()
+                .filter(|n| matches(n, &pat))
+                .map(|n| vec![s(&n)])
+                .collect();
             let title = match &pat {
                 Some(p) => format!("Database ({p})"),
                 None => "Database".into(),
@@ -185,29 +210,51 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
         "CREATE" => {
             let kind = what_next(&w, i - 1);
             if kind == "DATABASE" || kind == "SCHEMA" {
-                let d = w.get(i + 1).cloned().ok_or_else(|| Error::Syntax(sql.into()))?;
+                let d = w
+                    .get(i + 1)
+                    .cloned()
+                    .ok_or_else(|| Error::Syntax(sql.into()))?;
                 if !cx.catalog.database_exists(&d) {
                     return Err(Error::UnknownDatabase(d));
                 }
                 let text = format!("CREATE DATABASE `{d}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */");
-                return send(out, vec![text_col("Database"), text_col("Create Database")], vec![vec![s(&d), s(&text)]]).map(Some);
+                return send(
+                    out,
+                    vec![text_col("Database"), text_col("Create Database")],
+                    vec![vec![s(&d), s(&text)]],
+                )
+                .map(Some);
             }
             if kind != "TABLE" {
                 return Err(Error::NotSupported(format!("SHOW CREATE {kind}")));
             }
             let (db, t, _) = table_name(&w, i + 1).ok_or_else(|| Error::Syntax(sql.into()))?;
-            let db = db.or(cx.current_db.clone()).ok_or(Error::NoDatabaseSelected)?;
+            let db = db
+                .or(cx.current_db.clone())
+                .ok_or(Error::NoDatabaseSelected)?;
             let table = cx.table(&db, &t)?;
             let text = show_create_table(table.def(), table.status().auto_increment);
-            send(out, vec![text_col("Table"), text_col("Create Table")], vec![vec![s(&t), s(&text)]]).map(Some)
+            send(
+                out,
+                vec![text_col("Table"), text_col("Create Table")],
+                vec![vec![s(&t), s(&text)]],
+            )
+            .map(Some)
         }
         "COLUMNS" | "FIELDS" => {
             if !(is(w.get(i), "from") || is(w.get(i), "in")) {
                 return Err(Error::Syntax(sql.into()));
             }
             let (db, t, j) = table_name(&w, i + 1).ok_or_else(|| Error::Syntax(sql.into()))?;
-            let (db2, j) = if is(w.get(j), "from") || is(w.get(j), "in") { (w.get(j + 1).cloned(), j + 2) } else { (None, j) };
-            let db = db.or(db2).or(cx.current_db.clone()).ok_or(Error::NoDatabaseSelected)?;
+            let (db2, j) = if is(w.get(j), "from") || is(w.get(j), "in") {
+                (w.get(j + 1).cloned(), j + 2)
+            } else {
+                (None, j)
+            };
+            let db = db
+                .or(db2)
+                .or(cx.current_db.clone())
+                .ok_or(Error::NoDatabaseSelected)?;
             let pat = like_filter(&w, j);
             show_columns(cx, &db, &t, full, &pat, out).map(Some)
         }
@@ -216,8 +263,15 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
                 return Err(Error::Syntax(sql.into()));
             }
             let (db, t, j) = table_name(&w, i + 1).ok_or_else(|| Error::Syntax(sql.into()))?;
-            let db2 = if is(w.get(j), "from") || is(w.get(j), "in") { w.get(j + 1).cloned() } else { None };
-            let db = db.or(db2).or(cx.current_db.clone()).ok_or(Error::NoDatabaseSelected)?;
+            let db2 = if is(w.get(j), "from") || is(w.get(j), "in") {
+                w.get(j + 1).cloned()
+            } else {
+                None
+            };
+            let db = db
+                .or(db2)
+                .or(cx.current_db.clone())
+                .ok_or(Error::NoDatabaseSelected)?;
             show_index(cx, &db, &t, out).map(Some)
         }
         "TABLE" if is(w.get(i), "status") => {
@@ -229,46 +283,117 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             let mut rows = Vec::new();
             for e in cx.catalog.engines() {
                 let name = engine_display(e.name());
-                let support = if e.name() == cx.default_engine { "DEFAULT" } else { "YES" };
-                let (comment, tx) = if e.name() == "heap" {
-                    ("Strata heap: MyISAM-style data file, B-tree index file, key cache", "NO")
+                let support = if e.name() == cx.default_engine {
+                    "DEFAULT"
                 } else {
-                    ("Strata btree: clustered B+tree, buffer pool, transactions", "YES")
+                    "YES"
+                };
+                let (comment, tx) = if e.name() == "heap" {
+                    (
+                        "Strata heap: MyISAM-style data file, B-tree index file, key cache",
+                        "NO",
+                    )
+                } else {
+                    (
+                        "Strata btree: clustered B+tree, buffer pool, transactions",
+                        "YES",
+                    )
                 };
                 rows.push(vec![s(name), s(support), s(comment), s(tx), s(tx), s(tx)]);
             }
-            let cols = ["Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"].iter().map(|c| text_col(c)).collect();
+            let cols = [
+                "Engine",
+                "Support",
+                "Comment",
+                "Transactions",
+                "XA",
+                "Savepoints",
+            ]
+            .iter()
+            .map(|c| text_col(c))
+            .collect();
             send(out, cols, rows).map(Some)
         }
-        "WARNINGS" | "ERRORS" => {
-            send(out, vec![text_col("Level"), int_col("Code"), text_col("Message")], vec![]).map(Some)
-        }
+        "WARNINGS" | "ERRORS" => send(
+            out,
+            vec![text_col("Level"), int_col("Code"), text_col("Message")],
+            vec![],
+        )
+        .map(Some),
         "COUNT" => Err(Error::NotSupported("SHOW COUNT(*) WARNINGS".into())),
         "CHARACTER" | "CHARSET" => {
             let rows = vec![
-                vec![s("binary"), s("Binary pseudo charset"), s("binary"), Value::Int(1)],
-                vec![s("utf8mb4"), s("UTF-8 Unicode"), s("utf8mb4_general_ci"), Value::Int(4)],
+                vec![
+                    s("binary"),
+                    s("Binary pseudo charset"),
+                    s("binary"),
+                    Value::Int(1),
+                ],
+                vec![
+                    s("utf8mb4"),
+                    s("UTF-8 Unicode"),
+                    s("utf8mb4_general_ci"),
+                    Value::Int(4),
+                ],
             ];
-            let cols = vec![text_col("Charset"), text_col("Description"), text_col("Default collation"), int_col("Maxlen")];
+            let cols = vec![
+                text_col("Charset"),
+                text_col("Description"),
+                text_col("Default collation"),
+                int_col("Maxlen"),
+            ];
             send(out, cols, rows).map(Some)
         }
         "COLLATION" => {
             let rows = [Collation::GeneralCi, Collation::Utf8Bin, Collation::Binary]
                 .iter()
                 .map(|c| {
-                    let cs = if *c == Collation::Binary { "binary" } else { "utf8mb4" };
-                    let dflt = if *c == Collation::GeneralCi || *c == Collation::Binary { "Yes" } else { "" };
-                    vec![s(c.name()), s(cs), Value::Int(c.id() as i64), s(dflt), s("Yes"), Value::Int(1)]
+                    let cs = if *c == Collation::Binary {
+                        "binary"
+                    } else {
+                        "utf8mb4"
+                    };
+                    let dflt = if *c == Collation::GeneralCi || *c == Collation::Binary {
+                        "Yes"
+                    } else {
+                        ""
+                    };
+                    vec![
+                        s(c.name()),
+                        s(cs),
+                        Value::Int(c.id() as i64),
+                        s(dflt),
+                        s("Yes"),
+                        Value::Int(1),
+                    ]
                 })
                 .collect();
-            let cols = ["Collation", "Charset", "Id", "Default", "Compiled", "Sortlen"]
-                .iter()
-                .map(|c| if *c == "Id" || *c == "Sortlen" { int_col(c) } else { text_col(c) })
-                .collect();
+            let cols = [
+                "Collation",
+                "Charset",
+                "Id",
+                "Default",
+                "Compiled",
+                "Sortlen",
+            ]
+            .iter()
+            .map(|c| {
+                if *c == "Id" || *c == "Sortlen" {
+                    int_col(c)
+                } else {
+                    text_col(c)
+                }
+            })
+            .collect();
             send(out, cols, rows).map(Some)
         }
         "PROCESSLIST" => {
-            let cols = ["Id", "User", "Host", "db", "Command", "Time", "State", "Info"].iter().map(|c| text_col(c)).collect();
+            let cols = [
+                "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
+            ]
+            .iter()
+            .map(|c| text_col(c))
+            .collect();
             let row = vec![
                 Value::UInt(cx.env.connection_id()),
                 s(&cx.env.user()),
@@ -282,15 +407,17 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             send(out, cols, vec![row]).map(Some)
         }
         "VARIABLES" | "STATUS" | "SESSION" | "GLOBAL" => Ok(None),
-        "MASTER" | "SLAVE" | "REPLICA" | "BINARY" => {
-            Err(Error::NotSupported(format!("SHOW {what} (replication is not implemented)")))
-        }
+        "MASTER" | "SLAVE" | "REPLICA" | "BINARY" => Err(Error::NotSupported(format!(
+            "SHOW {what} (replication is not implemented)"
+        ))),
         _ => Err(Error::NotSupported(format!("SHOW {what}"))),
     }
 }
 
 fn what_next(w: &[String], i: usize) -> String {
-    w.get(i + 1).map(|s| s.to_ascii_uppercase()).unwrap_or_default()
+    w.get(i + 1)
+        .map(|s| s.to_ascii_uppercase())
+        .unwrap_or_default()
 }
 
 /// The column type as DESCRIBE and SHOW CREATE TABLE print it.
@@ -336,12 +463,26 @@ fn extra_text(c: &strata_types::ColumnDef) -> String {
     e.join(" ")
 }
 
-fn describe(cx: &ExecCtx, db: Option<String>, t: &str, out: &mut dyn QueryOutput) -> Result<Outcome> {
-    let db = db.or(cx.current_db.clone()).ok_or(Error::NoDatabaseSelected)?;
+fn describe(
+    cx: &ExecCtx,
+    db: Option<String>,
+    t: &str,
+    out: &mut dyn QueryOutput,
+) -> Result<Outcome> {
+    let db = db
+        .or(cx.current_db.clone())
+        .ok_or(Error::NoDatabaseSelected)?;
     show_columns(cx, &db, t, false, &None, out)
 }
 
-fn show_columns(cx: &ExecCtx, db: &str, t: &str, full: bool, pat: &Option<String>, out: &mut dyn QueryOutput) -> Result<Outcome> {
+fn show_columns(
+    cx: &ExecCtx,
+    db: &str,
+    t: &str,
+    full: bool,
+    pat: &Option<String>,
+    out: &mut dyn QueryOutput,
+) -> Result<Outcome> {
     let table = cx.table(db, t)?;
     let def = table.def();
     let mut rows = Vec::new();
@@ -351,7 +492,11 @@ fn show_columns(cx: &ExecCtx, db: &str, t: &str, full: bool, pat: &Option<String
         }
         let mut r = vec![s(&c.name), s(&type_text(c))];
         if full {
-            r.push(if c.data_type.is_text() { s(c.collation.name()) } else { Value::Null });
+            r.push(if c.data_type.is_text() {
+                s(c.collation.name())
+            } else {
+                Value::Null
+            });
         }
         r.push(s(if c.nullable { "YES" } else { "NO" }));
         r.push(s(key_text(def, i)));
@@ -389,7 +534,11 @@ fn show_index(cx: &ExecCtx, db: &str, t: &str, out: &mut dyn QueryOutput) -> Res
                 Value::Int(seq as i64 + 1),
                 s(&col.name),
                 s("A"),
-                Value::Int(if ix.unique { rows_est } else { (rows_est / 2).max(1) }),
+                Value::Int(if ix.unique {
+                    rows_est
+                } else {
+                    (rows_est / 2).max(1)
+                }),
                 Value::Null,
                 Value::Null,
                 s(if col.nullable { "YES" } else { "" }),
@@ -402,17 +551,44 @@ fn show_index(cx: &ExecCtx, db: &str, t: &str, out: &mut dyn QueryOutput) -> Res
         }
     }
     let names = [
-        "Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation", "Cardinality", "Sub_part", "Packed",
-        "Null", "Index_type", "Comment", "Index_comment", "Visible", "Expression",
+        "Table",
+        "Non_unique",
+        "Key_name",
+        "Seq_in_index",
+        "Column_name",
+        "Collation",
+        "Cardinality",
+        "Sub_part",
+        "Packed",
+        "Null",
+        "Index_type",
+        "Comment",
+        "Index_comment",
+        "Visible",
+        "Expression",
     ];
     let cols = names
         .iter()
-        .map(|n| if matches!(*n, "Non_unique" | "Seq_in_index" | "Cardinality" | "Sub_part") { int_col(n) } else { text_col(n) })
+        .map(|n| {
+            if matches!(
+                *n,
+                "Non_unique" | "Seq_in_index" | "Cardinality" | "Sub_part"
+            ) {
+                int_col(n)
+            } else {
+                text_col(n)
+            }
+        })
         .collect();
     send(out, cols, rows)
 }
 
-fn show_table_status(cx: &ExecCtx, db: &str, pat: &Option<String>, out: &mut dyn QueryOutput) -> Result<Outcome> {
+fn show_table_status(
+    cx: &ExecCtx,
+    db: &str,
+    pat: &Option<String>,
+    out: &mut dyn QueryOutput,
+) -> Result<Outcome> {
     if !cx.catalog.database_exists(db) {
         return Err(Error::UnknownDatabase(db.into()));
     }
@@ -423,8 +599,15 @@ fn show_table_status(cx: &ExecCtx, db: &str, pat: &Option<String>, out: &mut dyn
             continue;
         }
         let st = t.status();
-        let avg = if st.rows > 0 { st.data_length / st.rows } else { 0 };
-        let fixed = def.columns.iter().all(|c| c.data_type.fixed_width().is_some());
+        let avg = if st.rows > 0 {
+            st.data_length / st.rows
+        } else {
+            0
+        };
+        let fixed = def
+            .columns
+            .iter()
+            .all(|c| c.data_type.fixed_width().is_some());
         rows.push(vec![
             s(&def.name),
             s(engine_display(&def.engine)),
@@ -436,7 +619,11 @@ fn show_table_status(cx: &ExecCtx, db: &str, pat: &Option<String>, out: &mut dyn
             Value::UInt(0),
             Value::UInt(st.index_length),
             Value::UInt(st.data_free),
-            if def.auto_increment_column().is_some() { Value::UInt(st.auto_increment) } else { Value::Null },
+            if def.auto_increment_column().is_some() {
+                Value::UInt(st.auto_increment)
+            } else {
+                Value::Null
+            },
             Value::Null,
             Value::Null,
             Value::Null,
@@ -447,14 +634,35 @@ fn show_table_status(cx: &ExecCtx, db: &str, pat: &Option<String>, out: &mut dyn
         ]);
     }
     let names = [
-        "Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length", "Max_data_length", "Index_length",
-        "Data_free", "Auto_increment", "Create_time", "Update_time", "Check_time", "Collation", "Checksum", "Create_options",
+        "Name",
+        "Engine",
+        "Version",
+        "Row_format",
+        "Rows",
+        "Avg_row_length",
+        "Data_length",
+        "Max_data_length",
+        "Index_length",
+        "Data_free",
+        "Auto_increment",
+        "Create_time",
+        "Update_time",
+        "Check_time",
+        "Collation",
+        "Checksum",
+        "Create_options",
         "Comment",
     ];
     let cols = names
         .iter()
         .enumerate()
-        .map(|(i, n)| if (2..=10).contains(&i) && i != 3 { int_col(n) } else { text_col(n) })
+        .map(|(i, n)| {
+            if (2..=10).contains(&i) && i != 3 {
+                int_col(n)
+            } else {
+                text_col(n)
+            }
+        })
         .collect();
     send(out, cols, rows)
 }
@@ -466,7 +674,10 @@ fn quote_ident(n: &str) -> String {
 fn quote_value(v: &Value) -> String {
     match v {
         Value::Null => "NULL".into(),
-        other => format!("'{}'", other.to_text().replace('\\', "\\\\").replace('\'', "''")),
+        other => format!(
+            "'{}'",
+            other.to_text().replace('\\', "\\\\").replace('\'', "''")
+        ),
     }
 }
 
@@ -489,7 +700,12 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
         match &c.default {
             Some(ColumnDefault::CurrentTimestamp) => l.push_str(" DEFAULT CURRENT_TIMESTAMP"),
             Some(ColumnDefault::Value(v)) => l.push_str(&format!(" DEFAULT {}", quote_value(v))),
-            None if c.nullable && !matches!(c.data_type, strata_types::DataType::Blob(_) | strata_types::DataType::Text(_)) => {
+            None if c.nullable
+                && !matches!(
+                    c.data_type,
+                    strata_types::DataType::Blob(_) | strata_types::DataType::Text(_)
+                ) =>
+            {
                 l.push_str(" DEFAULT NULL")
             }
             None => {}
@@ -500,7 +716,12 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
         lines.push(l);
     }
     for ix in &def.indexes {
-        let cols = ix.columns.iter().map(|&c| quote_ident(&def.columns[c].name)).collect::<Vec<_>>().join(",");
+        let cols = ix
+            .columns
+            .iter()
+            .map(|&c| quote_ident(&def.columns[c].name))
+            .collect::<Vec<_>>()
+            .join(",");
         lines.push(if ix.primary {
             format!("  PRIMARY KEY ({cols})")
         } else if ix.unique {
@@ -509,13 +730,21 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
             format!("  KEY {} ({cols})", quote_ident(&ix.name))
         });
     }
-    let mut text = format!("CREATE TABLE {} (\n{}\n) ENGINE={}", quote_ident(&def.name), lines.join(",\n"), engine_display(&def.engine));
+    let mut text = format!(
+        "CREATE TABLE {} (\n{}\n) ENGINE={}",
+        quote_ident(&def.name),
+        lines.join(",\n"),
+        engine_display(&def.engine)
+    );
     if def.auto_increment_column().is_some() && next_auto > 1 {
         text.push_str(&format!(" AUTO_INCREMENT={next_auto}"));
     }
     text.push_str(" DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci");
     if !def.comment.is_empty() {
-        text.push_str(&format!(" COMMENT={}", quote_value(&Value::str(&def.comment))));
+        text.push_str(&format!(
+            " COMMENT={}",
+            quote_value(&Value::str(&def.comment))
+        ));
     }
     text
 }
@@ -527,7 +756,10 @@ mod tests {
     #[test]
     fn words_split_quotes_and_punctuation() {
         let w = words("SHOW TABLES FROM `my db` LIKE 'a%';");
-        assert_eq!(w, vec!["SHOW", "TABLES", "FROM", "my db", "LIKE", "\u{0}a%"]);
+        assert_eq!(
+            w,
+            vec!["SHOW", "TABLES", "FROM", "my db", "LIKE", "\u{0}a%"]
+        );
         assert_eq!(words("DESC d.t"), vec!["DESC", "d", ".", "t"]);
     }
 }
