@@ -22,7 +22,7 @@ pub struct ServerArgs {
     pub datadir: Option<PathBuf>,
     /// TOML file with any of these options, named like the MySQL variables
     /// (port, bind_address, datadir, default_storage_engine, key_buffer_size,
-    /// max_connections, max_allowed_packet, sql_mode) and a [users] table of
+    /// max_connections, max_allowed_packet, sql_mode, tmpdir, sort_buffer_size) and a [users] table of
     /// name = "password".
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -42,6 +42,13 @@ pub struct ServerArgs {
     /// Default SQL mode [default: MariaDB's: STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION].
     #[arg(long = "sql-mode", alias = "sql_mode")]
     pub sql_mode: Option<String>,
+    /// Directory for sort runs of ORDER BY results larger than sort_buffer_size
+    /// [default: the system temporary directory].
+    #[arg(long)]
+    pub tmpdir: Option<PathBuf>,
+    /// Memory one sort may use before spilling to tmpdir, e.g. 256K, 2M [default: 2M].
+    #[arg(long = "sort-buffer-size", alias = "sort_buffer_size", value_parser = parse_size)]
+    pub sort_buffer_size: Option<u64>,
     /// A user as NAME or NAME:PASSWORD; repeatable. Without any, user root with an empty
     /// password exists.
     #[arg(long = "user")]
@@ -59,6 +66,8 @@ struct FileConfig {
     max_connections: Option<u64>,
     max_allowed_packet: Option<toml::Value>,
     sql_mode: Option<String>,
+    tmpdir: Option<PathBuf>,
+    sort_buffer_size: Option<toml::Value>,
     users: Option<BTreeMap<String, String>>,
 }
 
@@ -73,6 +82,8 @@ pub struct Settings {
     pub max_connections: u64,
     pub max_allowed_packet: u64,
     pub sql_mode: String,
+    pub tmpdir: PathBuf,
+    pub sort_buffer_size: u64,
     pub users: BTreeMap<String, String>,
 }
 
@@ -167,6 +178,12 @@ impl Settings {
         }
         if s.key_buffer_size < 64 << 10 {
             return Err("key_buffer_size must be at least 64K".into());
+        }
+        if s.sort_buffer_size < 32 << 10 {
+            return Err("sort_buffer_size must be at least 32K".into());
+        }
+        if !s.tmpdir.is_dir() {
+            return Err(format!("tmpdir {} is not a directory", s.tmpdir.display()));
         }
         if s.max_connections == 0 {
             return Err("max_connections must be at least 1".into());

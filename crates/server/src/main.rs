@@ -82,6 +82,8 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
             max_allowed_packet: s.max_allowed_packet,
             sql_mode: s.sql_mode.clone(),
             hostname: std::env::var("HOSTNAME").unwrap_or_else(|_| "localhost".into()),
+            tmpdir: s.tmpdir.clone(),
+            sort_buffer_size: s.sort_buffer_size,
         },
     ));
     println!(
@@ -100,11 +102,13 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         println!("engine {}: {}", e.name(), e.describe());
     }
     println!(
-        "memory: key cache {} + per connection up to max_allowed_packet {} x {} connections",
+        "memory: key cache {} (fixed) + per connection: sort buffer {} and packets up to max_allowed_packet {}, at most {} connections",
         human(s.key_buffer_size),
+        human(s.sort_buffer_size),
         human(s.max_allowed_packet),
         s.max_connections
     );
+    println!("tmpdir (sort runs): {}", s.tmpdir.display());
     println!(
         "users: {}",
         s.users.keys().cloned().collect::<Vec<_>>().join(", ")

@@ -38,6 +38,9 @@ pub struct ServerConfig {
     pub max_allowed_packet: u64,
     pub sql_mode: String,
     pub hostname: String,
+    /// Where sorts larger than sort_buffer_size write their runs.
+    pub tmpdir: std::path::PathBuf,
+    pub sort_buffer_size: u64,
 }
 
 /// State every session shares.
@@ -93,6 +96,7 @@ impl Server {
             ("query_cache_type", s("OFF")),
             ("server_id", i(1)),
             ("socket", s("")),
+            ("sort_buffer_size", i(config.sort_buffer_size as i64)),
             ("sql_auto_is_null", i(0)),
             ("sql_mode", s(&config.sql_mode)),
             ("sql_notes", i(1)),
@@ -101,6 +105,7 @@ impl Server {
             ("sql_select_limit", Value::UInt(u64::MAX)),
             ("system_time_zone", s("UTC")),
             ("time_zone", s("SYSTEM")),
+            ("tmpdir", s(&config.tmpdir.display().to_string())),
             ("transaction_isolation", s("REPEATABLE-READ")),
             ("transaction_read_only", i(0)),
             ("unique_checks", i(1)),
@@ -168,6 +173,7 @@ pub struct Session {
     strict_mode: bool,
     engine: String,
     tz_offset: Option<i64>,
+    sort_buffer: usize,
 }
 
 /// The view of a session an expression evaluates against.
@@ -231,6 +237,7 @@ impl Session {
             strict_mode: true,
             engine: String::new(),
             tz_offset: None,
+            sort_buffer: 2 << 20,
         };
         s.refresh_derived()?;
         if let Some(db) = db.filter(|d| !d.is_empty()) {
@@ -287,6 +294,10 @@ impl Session {
         self.engine = strata_sql::ddl::engine_name(&v, &available)?;
         let tz = self.get_variable("time_zone", false)?.to_text();
         self.tz_offset = parse_offset(&tz);
+        self.sort_buffer = self
+            .get_variable("sort_buffer_size", false)?
+            .to_i64()
+            .unwrap_or(2 << 20) as usize;
         Ok(())
     }
 
@@ -445,6 +456,8 @@ impl Session {
             locked_tables: self.locked.as_ref().map(|l| &l.0),
             strict: self.strict_mode,
             default_engine: &self.engine,
+            sort_buffer_size: self.sort_buffer,
+            tmpdir: &self.server.config.tmpdir,
         })
     }
 

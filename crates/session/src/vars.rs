@@ -230,6 +230,15 @@ pub static VARIABLES: &[VarDef] = &[
     v!("query_cache_type", Global, Kind::Enum(&["OFF"]), false),
     v!("server_id", Global, U32, false),
     v!("socket", Global, Kind::Str, false),
+    v!(
+        "sort_buffer_size",
+        Both,
+        Kind::Int {
+            min: 32768,
+            max: 1 << 32
+        },
+        true
+    ),
     v!("sql_auto_is_null", Both, Kind::Int { min: 0, max: 0 }, true),
     v!("sql_mode", Both, Kind::Set(SQL_MODES), true),
     v!("sql_notes", Both, Kind::Bool, true),
@@ -250,6 +259,7 @@ pub static VARIABLES: &[VarDef] = &[
     v!("system_time_zone", Global, Kind::Str, false),
     v!("time_zone", Both, Kind::Str, true),
     v!("timestamp", Session, U64, false),
+    v!("tmpdir", Global, Kind::Str, false),
     v!("transaction_isolation", Both, Kind::Enum(ISOLATION), true),
     v!("transaction_read_only", Both, Kind::Bool, true),
     v!("tx_isolation", Both, Kind::Enum(ISOLATION), true),

@@ -280,6 +280,8 @@ fn session() -> (tempfile::TempDir, Session) {
             max_allowed_packet: 1 << 20,
             sql_mode: "STRICT_TRANS_TABLES".into(),
             hostname: "test".into(),
+            tmpdir: std::env::temp_dir(),
+            sort_buffer_size: 2 << 20,
         },
     ));
     let mut s = Session::new(server, 1, "root", None).unwrap();
@@ -613,4 +615,23 @@ mod slt {
         }
         assert!(failures.is_empty(), "failing files: {failures:?}");
     }
+}
+
+#[test]
+fn order_by_blob_spills_beyond_sort_buffer() {
+    let (_d, mut s) = session();
+    run(&mut s, "CREATE TABLE b (id INT PRIMARY KEY, data BLOB)").unwrap();
+    for i in 0..400 {
+        let k = (i * 37) % 400;
+        run(
+            &mut s,
+            &format!("INSERT INTO b VALUES ({i}, CONCAT('{k:05}', REPEAT('x', 1000)))"),
+        )
+        .unwrap();
+    }
+    run(&mut s, "SET sort_buffer_size = 32768").unwrap();
+    let got = rows(&mut s, "SELECT LEFT(data, 5) FROM b ORDER BY data");
+    let want: Vec<String> = (0..400).map(|k| format!("{k:05}")).collect();
+    assert_eq!(got, want);
+    assert_eq!(err(&mut s, "SET sort_buffer_size = 10"), 1231);
 }

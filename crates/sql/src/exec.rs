@@ -47,6 +47,9 @@ pub struct ExecCtx<'a> {
     pub strict: bool,
     /// The engine for CREATE TABLE without ENGINE=, as stored (`heap`, `btree`).
     pub default_engine: &'a str,
+    /// Memory one sort may use before spilling runs to `tmpdir`.
+    pub sort_buffer_size: usize,
+    pub tmpdir: &'a std::path::Path,
 }
 
 /// Locks held for one statement; released on drop. Tables are told apart by the

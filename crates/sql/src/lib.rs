@@ -31,6 +31,7 @@ pub mod lex;
 pub mod parse;
 pub mod select;
 pub mod show;
+pub mod sort;
 
 pub use catalog::Catalog;
 

@@ -1322,6 +1322,17 @@ pub fn execute_select(
     // Rows in output order are written here directly when nothing needs buffering.
     let streaming = plan.group.is_none() && (plan.order.is_empty() || plan.order_satisfied);
     let mut buffered: Vec<Vec<Value>> = Vec::new();
+    let cmp = |a: &[Value], b: &[Value]| {
+        for (pos, desc, coll) in &plan.order {
+            let o = sort_compare(&a[*pos], &b[*pos], *coll);
+            if o != Ordering::Equal {
+                return if *desc { o.reverse() } else { o };
+            }
+        }
+        Ordering::Equal
+    };
+    let mut sorter = (!plan.order.is_empty() && !plan.order_satisfied)
+        .then(|| crate::sort::ExternalSorter::new(cx.sort_buffer_size, cx.tmpdir, &cmp));
     let mut sent = 0u64;
     let mut skipped = 0u64;
     let mut distinct_seen: HashSet<Vec<u8>> = HashSet::new();
@@ -1451,7 +1462,10 @@ pub fn execute_select(
                 .iter()
                 .map(|e| e.eval(&agg_row, &ecx))
                 .collect::<Result<_>>()?;
-            buffered.push(projected);
+            match sorter.as_mut() {
+                Some(s) => s.push(projected)?,
+                None => buffered.push(projected),
+            }
         }
     } else if const_ok && limit != Some(0) {
         run_level(plan, 0, &mut row, &ecx, &mut |r| {
@@ -1468,7 +1482,10 @@ pub fn execute_select(
                     }
                 }
             } else {
-                buffered.push(out_row.clone());
+                match sorter.as_mut() {
+                    Some(s) => s.push(out_row.clone())?,
+                    None => buffered.push(out_row.clone()),
+                }
                 Ok(Flow::Continue)
             }
         })?;
@@ -1476,23 +1493,13 @@ pub fn execute_select(
     if let Some(e) = write_err {
         return Err(e);
     }
-    if !streaming || plan.group.is_some() {
-        if !plan.order.is_empty() {
-            buffered.sort_by(|a, b| {
-                for (pos, desc, coll) in &plan.order {
-                    let o = sort_compare(&a[*pos], &b[*pos], *coll);
-                    if o != Ordering::Equal {
-                        return if *desc { o.reverse() } else { o };
-                    }
-                }
-                Ordering::Equal
-            });
+    for r in &buffered {
+        if emit_final(r, out)? == Flow::Stop {
+            break;
         }
-        for r in &buffered {
-            if emit_final(r, out)? == Flow::Stop {
-                break;
-            }
-        }
+    }
+    if let Some(sorter) = sorter {
+        sorter.finish(&mut |r| Ok(emit_final(&r, out)? != Flow::Stop))?;
     }
     out.end(&EndInfo::default())?;
     Ok(sent)
