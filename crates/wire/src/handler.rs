@@ -17,8 +17,12 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Opens a session for an authenticated user; `db` is the schema the client asked
     /// for in its handshake (an unknown one fails with error 1049).
-    fn open_session(&self, connection_id: u32, user: &str, db: Option<&str>)
-        -> Result<Self::Handler>;
+    fn open_session(
+        &self,
+        connection_id: u32,
+        user: &str,
+        db: Option<&str>,
+    ) -> Result<Self::Handler>;
 
     /// `max_allowed_packet` in bytes: larger incoming commands are refused with 1153.
     fn max_allowed_packet(&self) -> usize {
@@ -51,13 +55,23 @@ pub trait Handler {
     ///
     /// An `Err` ends the COM_QUERY with an ERR packet; statements after a failing one are
     /// not run, as in MySQL.
-    fn query(&mut self, sql: &str, multi_statements: bool, out: &mut dyn ResultStream) -> Result<()>;
+    fn query(
+        &mut self,
+        sql: &str,
+        multi_statements: bool,
+        out: &mut dyn ResultStream,
+    ) -> Result<()>;
 
     /// COM_STMT_PREPARE.
     fn prepare(&mut self, sql: &str) -> Result<PreparedInfo>;
 
     /// COM_STMT_EXECUTE with decoded parameters.
-    fn execute(&mut self, statement_id: u32, params: &[Value], out: &mut dyn QueryOutput) -> Result<()>;
+    fn execute(
+        &mut self,
+        statement_id: u32,
+        params: &[Value],
+        out: &mut dyn QueryOutput,
+    ) -> Result<()>;
 
     /// COM_STMT_CLOSE (no reply is sent).
     fn close_statement(&mut self, statement_id: u32);
@@ -89,5 +103,4 @@ pub trait ResultStream: QueryOutput {
     /// previous OK/EOF must carry SERVER_MORE_RESULTS_EXISTS. The wire layer buffers the
     /// last terminal packet until it knows whether more follow.
     fn next_result(&mut self) -> Result<()>;
-
 }

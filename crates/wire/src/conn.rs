@@ -1,0 +1,618 @@
+//! One client connection: handshake and authentication, then the command loop.
+//!
+//! Authentication: the greeting offers `mysql_native_password` with a 20-byte salt. A
+//! client that answers with `mysql_native_password` or `caching_sha2_password` (MySQL 8
+//! clients) is checked against that same salt; any other plugin gets an AuthSwitchRequest
+//! to `mysql_native_password`. caching_sha2's fast path ends with AuthMoreData `01 03`.
+//! Full caching_sha2 authentication needs TLS or RSA, which Strata does not offer: a
+//! mismatch is access denied.
+
+use crate::handler::{Backend, Handler};
+use crate::packet::{Cursor, PacketReader, PacketWriter, ReadError};
+use crate::resultset;
+use std::collections::HashMap;
+use std::net::TcpStream;
+use strata_types::{ColumnMeta, Error, FieldType};
+
+pub const SERVER_VERSION: &str = "8.0.36-Strata";
+
+pub mod caps {
+    pub const LONG_PASSWORD: u32 = 1;
+    pub const FOUND_ROWS: u32 = 2;
+    pub const LONG_FLAG: u32 = 4;
+    pub const CONNECT_WITH_DB: u32 = 8;
+    pub const PROTOCOL_41: u32 = 1 << 9;
+    pub const TRANSACTIONS: u32 = 1 << 13;
+    pub const SECURE_CONNECTION: u32 = 1 << 15;
+    pub const MULTI_STATEMENTS: u32 = 1 << 16;
+    pub const MULTI_RESULTS: u32 = 1 << 17;
+    pub const PS_MULTI_RESULTS: u32 = 1 << 18;
+    pub const PLUGIN_AUTH: u32 = 1 << 19;
+    pub const CONNECT_ATTRS: u32 = 1 << 20;
+    pub const PLUGIN_AUTH_LENENC_CLIENT_DATA: u32 = 1 << 21;
+    pub const DEPRECATE_EOF: u32 = 1 << 24;
+    pub const SERVER: u32 = LONG_PASSWORD
+        | FOUND_ROWS
+        | LONG_FLAG
+        | CONNECT_WITH_DB
+        | PROTOCOL_41
+        | TRANSACTIONS
+        | SECURE_CONNECTION
+        | MULTI_STATEMENTS
+        | MULTI_RESULTS
+        | PS_MULTI_RESULTS
+        | PLUGIN_AUTH
+        | CONNECT_ATTRS
+        | PLUGIN_AUTH_LENENC_CLIENT_DATA
+        | DEPRECATE_EOF;
+}
+
+const NATIVE: &str = "mysql_native_password";
+const SHA2: &str = "caching_sha2_password";
+
+/// A prepared statement as the protocol layer tracks it.
+struct Stmt {
+    params: u16,
+    columns: Vec<ColumnMeta>,
+    /// Parameter types from the last execute that sent them: (type, unsigned).
+    types: Vec<(u8, bool)>,
+    long_data: HashMap<u16, Vec<u8>>,
+}
+
+pub struct Conn<'b, B: Backend> {
+    backend: &'b B,
+    stream: TcpStream,
+    reader: PacketReader,
+    pub(crate) w: PacketWriter,
+    pub(crate) client_caps: u32,
+    salt: [u8; 20],
+    id: u32,
+    multi_statements: bool,
+    stmts: HashMap<u32, Stmt>,
+    user: String,
+}
+
+fn random_salt() -> [u8; 20] {
+    let mut s = [0u8; 20];
+    // Printable bytes, no NUL or '$' (some clients treat the salt as a C string).
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0) as u64
+        ^ (&s as *const _ as u64).rotate_left(17);
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        let mut b = [0u8; 8];
+        if std::io::Read::read_exact(&mut f, &mut b).is_ok() {
+            seed ^= u64::from_le_bytes(b);
+        }
+    }
+    for x in s.iter_mut() {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let mut c = 33 + (seed % 94) as u8;
+        if c == b'$' {
+            c = b'%';
+        }
+        *x = c;
+    }
+    s
+}
+
+impl<'b, B: Backend> Conn<'b, B> {
+    pub fn new(backend: &'b B, stream: TcpStream, id: u32) -> Conn<'b, B> {
+        let _ = stream.set_nodelay(true);
+        Conn {
+            backend,
+            stream,
+            reader: PacketReader::new(),
+            w: PacketWriter::new(),
+            client_caps: 0,
+            salt: random_salt(),
+            id,
+            multi_statements: false,
+            stmts: HashMap::new(),
+            user: String::new(),
+        }
+    }
+
+    pub(crate) fn deprecate_eof(&self) -> bool {
+        self.client_caps & caps::DEPRECATE_EOF != 0
+    }
+
+    fn flush(&mut self) -> bool {
+        self.w.flush(&mut self.stream).is_ok()
+    }
+
+    /// Sends an ERR packet as the only packet of a response.
+    fn send_error(&mut self, e: &Error) -> bool {
+        resultset::write_error(&mut self.w, e.code(), e.sqlstate(), &e.to_string());
+        self.flush()
+    }
+
+    fn send_raw_error(&mut self, code: u16, state: &str, msg: &str) -> bool {
+        resultset::write_error(&mut self.w, code, state, msg);
+        self.flush()
+    }
+
+    /// Refuses a connection over the limit before the handshake (as MySQL does).
+    pub fn refuse(mut self, e: &Error) {
+        self.w.seq = 0;
+        self.send_error(e);
+    }
+
+    fn greeting(&mut self) {
+        let w = &mut self.w;
+        w.seq = 0;
+        w.begin();
+        let b = &mut w.buf;
+        b.push(10);
+        b.extend_from_slice(SERVER_VERSION.as_bytes());
+        b.push(0);
+        b.extend_from_slice(&self.id.to_le_bytes());
+        b.extend_from_slice(&self.salt[..8]);
+        b.push(0);
+        b.extend_from_slice(&(caps::SERVER as u16).to_le_bytes());
+        b.push(45);
+        b.extend_from_slice(&2u16.to_le_bytes());
+        b.extend_from_slice(&((caps::SERVER >> 16) as u16).to_le_bytes());
+        b.push(21);
+        b.extend_from_slice(&[0; 10]);
+        b.extend_from_slice(&self.salt[8..]);
+        b.push(0);
+        b.extend_from_slice(NATIVE.as_bytes());
+        b.push(0);
+        w.end();
+    }
+
+    fn check_password(&self, plugin: &str, response: &[u8], password: &str) -> bool {
+        if password.is_empty() {
+            return response.is_empty() || (plugin == NATIVE && response == [0]);
+        }
+        match plugin {
+            NATIVE => mysql_common::auth::plugins::mysql_native_password::scramble_native(
+                &self.salt,
+                password.as_bytes(),
+            )
+            .is_some_and(|s| s[..] == *response),
+            SHA2 => mysql_common::auth::plugins::caching_sha2_password::scramble_sha256(
+                &self.salt,
+                password.as_bytes(),
+            )
+            .is_some_and(|s| s[..] == *response),
+            _ => false,
+        }
+    }
+
+    /// Reads the client's handshake response and authenticates. Returns the user and the
+    /// database it asked for, or None after sending the error.
+    fn authenticate(&mut self, first_packet: Option<Vec<u8>>) -> Option<(String, Option<String>)> {
+        let max = self.backend.max_allowed_packet().max(1 << 20);
+        let payload = match first_packet {
+            Some(p) => p,
+            None => match self.reader.read(&mut self.stream, max) {
+                Ok((seq, p)) => {
+                    self.w.seq = seq.wrapping_add(1);
+                    p.to_vec()
+                }
+                Err(_) => return None,
+            },
+        };
+        let mut c = Cursor::new(&payload);
+        let client_caps = c.u32()?;
+        if client_caps & caps::PROTOCOL_41 == 0 {
+            self.send_raw_error(
+                1047,
+                "08S01",
+                "Strata needs a client that speaks protocol 4.1",
+            );
+            return None;
+        }
+        self.client_caps = client_caps & (caps::SERVER | caps::MULTI_STATEMENTS);
+        c.u32()?;
+        c.u8()?;
+        c.bytes(23)?;
+        let user = String::from_utf8_lossy(c.cstr()).into_owned();
+        let response: Vec<u8> = if client_caps & caps::PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {
+            c.lenenc_str().unwrap_or_default().to_vec()
+        } else if client_caps & caps::SECURE_CONNECTION != 0 {
+            let n = c.u8().unwrap_or(0) as usize;
+            c.bytes(n).unwrap_or_default().to_vec()
+        } else {
+            c.cstr().to_vec()
+        };
+        let db = if client_caps & caps::CONNECT_WITH_DB != 0 {
+            let d = String::from_utf8_lossy(c.cstr()).into_owned();
+            (!d.is_empty()).then_some(d)
+        } else {
+            None
+        };
+        let plugin = if client_caps & caps::PLUGIN_AUTH != 0 {
+            String::from_utf8_lossy(c.cstr()).into_owned()
+        } else {
+            NATIVE.to_string()
+        };
+        self.multi_statements = client_caps & caps::MULTI_STATEMENTS != 0;
+        if !self.auth_user(&user, &plugin, response) {
+            return None;
+        }
+        Some((user, db))
+    }
+
+    /// Checks one user's credentials (switching plugin when needed); sends the error.
+    fn auth_user(&mut self, user: &str, plugin: &str, mut response: Vec<u8>) -> bool {
+        let password = self.backend.password_of(user);
+        let mut plugin = plugin.to_string();
+        if plugin != NATIVE && plugin != SHA2 {
+            // Ask the client to use mysql_native_password with our salt.
+            self.w.begin();
+            self.w.buf.push(0xFE);
+            self.w.buf.extend_from_slice(NATIVE.as_bytes());
+            self.w.buf.push(0);
+            self.w.buf.extend_from_slice(&self.salt);
+            self.w.buf.push(0);
+            self.w.end();
+            if !self.flush() {
+                return false;
+            }
+            match self.reader.read(&mut self.stream, 1 << 20) {
+                Ok((seq, p)) => {
+                    self.w.seq = seq.wrapping_add(1);
+                    response = p.to_vec();
+                }
+                Err(_) => return false,
+            }
+            plugin = NATIVE.to_string();
+        }
+        let ok = password
+            .as_deref()
+            .is_some_and(|pw| self.check_password(&plugin, &response, pw));
+        if !ok {
+            let e = Error::AccessDenied {
+                user: user.to_string(),
+                host: self.peer_host(),
+                using_password: !response.is_empty(),
+            };
+            self.send_error(&e);
+            return false;
+        }
+        if plugin == SHA2 && password.as_deref().is_some_and(|p| !p.is_empty()) {
+            // caching_sha2 fast-auth success.
+            self.w.begin();
+            self.w.buf.extend_from_slice(&[0x01, 0x03]);
+            self.w.end();
+        }
+        true
+    }
+
+    fn peer_host(&self) -> String {
+        self.stream
+            .peer_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_else(|_| "localhost".into())
+    }
+
+    fn write_ok(&mut self, affected: u64, last_id: u64, status: u16, info: &str) {
+        resultset::write_ok(&mut self.w, 0x00, affected, last_id, status, 0, info);
+    }
+
+    /// Runs the connection to its end.
+    pub fn run(mut self) {
+        self.greeting();
+        if !self.flush() {
+            return;
+        }
+        let Some((user, db)) = self.authenticate(None) else {
+            return;
+        };
+        let mut handler = match self.backend.open_session(self.id, &user, db.as_deref()) {
+            Ok(h) => h,
+            Err(e) => {
+                self.send_error(&e);
+                return;
+            }
+        };
+        self.user = user;
+        let status = handler.status_flags();
+        self.write_ok(0, 0, status, "");
+        if self.flush() {
+            self.command_loop(&mut handler);
+        }
+        handler.close();
+    }
+
+    fn command_loop(&mut self, handler: &mut B::Handler) {
+        loop {
+            let max = self.backend.max_allowed_packet();
+            let payload = match self.reader.read(&mut self.stream, max) {
+                Ok((seq, p)) => {
+                    self.w.seq = seq.wrapping_add(1);
+                    p.to_vec()
+                }
+                Err(ReadError::TooLarge(seq)) => {
+                    self.w.seq = seq.wrapping_add(1);
+                    self.send_error(&Error::PacketTooLarge);
+                    return;
+                }
+                Err(ReadError::Closed) => return,
+            };
+            let Some((&cmd, body)) = payload.split_first() else {
+                return;
+            };
+            let keep_going = match cmd {
+                0x01 => return,
+                0x02 => {
+                    let db = String::from_utf8_lossy(body).into_owned();
+                    match handler.init_db(&db) {
+                        Ok(()) => {
+                            let st = handler.status_flags();
+                            self.write_ok(0, 0, st, "");
+                            self.flush()
+                        }
+                        Err(e) => self.send_error(&e),
+                    }
+                }
+                0x03 => self.com_query(handler, body),
+                0x04 => self.com_field_list(handler, body),
+                0x09 => {
+                    self.w.begin();
+                    self.w.buf.extend_from_slice(b"Uptime: 1  Threads: 1  Questions: 0  Slow queries: 0  Opens: 0  Open tables: 0");
+                    self.w.end();
+                    self.flush()
+                }
+                0x0e => {
+                    let st = handler.status_flags();
+                    self.write_ok(0, 0, st, "");
+                    self.flush()
+                }
+                0x11 => match self.com_change_user(handler, body) {
+                    Some(new) => {
+                        handler.close();
+                        *handler = new;
+                        let st = handler.status_flags();
+                        self.write_ok(0, 0, st, "");
+                        self.flush()
+                    }
+                    None => return,
+                },
+                0x16 => self.com_stmt_prepare(handler, body),
+                0x17 => self.com_stmt_execute(handler, body),
+                0x18 => {
+                    let mut c = Cursor::new(body);
+                    if let (Some(id), Some(param)) = (c.u32(), c.u16()) {
+                        let data = c.rest();
+                        if let Some(s) = self.stmts.get_mut(&id) {
+                            s.long_data
+                                .entry(param)
+                                .or_default()
+                                .extend_from_slice(data);
+                        }
+                    }
+                    true
+                }
+                0x19 => {
+                    if let Some(id) = Cursor::new(body).u32() {
+                        self.stmts.remove(&id);
+                        handler.close_statement(id);
+                    }
+                    true
+                }
+                0x1a => {
+                    let id = Cursor::new(body).u32().unwrap_or(0);
+                    match self.stmts.get_mut(&id) {
+                        Some(s) => {
+                            s.long_data.clear();
+                            let st = handler.status_flags();
+                            self.write_ok(0, 0, st, "");
+                            self.flush()
+                        }
+                        None => self.send_raw_error(1243, "HY000", &format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_reset")),
+                    }
+                }
+                0x1b => {
+                    match Cursor::new(body).u16() {
+                        Some(0) => self.multi_statements = true,
+                        Some(1) => self.multi_statements = false,
+                        _ => {
+                            self.send_error(&Error::UnknownCommand);
+                            continue;
+                        }
+                    }
+                    let st = handler.status_flags();
+                    if self.deprecate_eof() {
+                        resultset::write_ok(&mut self.w, 0xFE, 0, 0, st, 0, "");
+                    } else {
+                        resultset::write_eof(&mut self.w, 0, st);
+                    }
+                    self.flush()
+                }
+                0x1f => {
+                    handler.reset();
+                    self.stmts.clear();
+                    let st = handler.status_flags();
+                    self.write_ok(0, 0, st, "");
+                    self.flush()
+                }
+                _ => self.send_error(&Error::UnknownCommand),
+            };
+            if !keep_going {
+                return;
+            }
+        }
+    }
+
+    fn com_query(&mut self, handler: &mut B::Handler, body: &[u8]) -> bool {
+        let sql = String::from_utf8_lossy(body);
+        let status = handler.status_flags();
+        let deprecate_eof = self.deprecate_eof();
+        let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, false, status);
+        let r = handler.query(&sql, self.multi_statements, &mut out);
+        let pending = out.finish();
+        let status = handler.status_flags();
+        match r {
+            Ok(()) => resultset::write_terminal(&mut self.w, pending, status, deprecate_eof),
+            Err(e) => resultset::write_error(&mut self.w, e.code(), e.sqlstate(), &e.to_string()),
+        }
+        self.flush()
+    }
+
+    fn com_field_list(&mut self, handler: &mut B::Handler, body: &[u8]) -> bool {
+        let mut c = Cursor::new(body);
+        let table = String::from_utf8_lossy(c.cstr()).into_owned();
+        match handler.field_list(&table) {
+            Ok(cols) => {
+                for col in &cols {
+                    self.w.begin();
+                    resultset::put_column(&mut self.w.buf, col);
+                    self.w.buf.push(0xFB);
+                    self.w.end();
+                }
+                let st = handler.status_flags();
+                if self.deprecate_eof() {
+                    resultset::write_ok(&mut self.w, 0xFE, 0, 0, st, 0, "");
+                } else {
+                    resultset::write_eof(&mut self.w, 0, st);
+                }
+                self.flush()
+            }
+            Err(e) => self.send_error(&e),
+        }
+    }
+
+    fn com_change_user(&mut self, _handler: &mut B::Handler, body: &[u8]) -> Option<B::Handler> {
+        let mut c = Cursor::new(body);
+        let user = String::from_utf8_lossy(c.cstr()).into_owned();
+        let response = if self.client_caps & caps::SECURE_CONNECTION != 0 {
+            let n = c.u8().unwrap_or(0) as usize;
+            c.bytes(n).unwrap_or_default().to_vec()
+        } else {
+            c.cstr().to_vec()
+        };
+        let db = String::from_utf8_lossy(c.cstr()).into_owned();
+        let _charset = c.u16();
+        let plugin = if self.client_caps & caps::PLUGIN_AUTH != 0 && c.remaining() > 0 {
+            String::from_utf8_lossy(c.cstr()).into_owned()
+        } else {
+            NATIVE.to_string()
+        };
+        if !self.auth_user(&user, &plugin, response) {
+            return None;
+        }
+        self.stmts.clear();
+        match self
+            .backend
+            .open_session(self.id, &user, (!db.is_empty()).then_some(db.as_str()))
+        {
+            Ok(h) => {
+                self.user = user;
+                Some(h)
+            }
+            Err(e) => {
+                self.send_error(&e);
+                None
+            }
+        }
+    }
+
+    fn com_stmt_prepare(&mut self, handler: &mut B::Handler, body: &[u8]) -> bool {
+        let sql = String::from_utf8_lossy(body);
+        match handler.prepare(&sql) {
+            Ok(info) => {
+                let deprecate_eof = self.deprecate_eof();
+                let w = &mut self.w;
+                w.begin();
+                w.buf.push(0);
+                w.buf.extend_from_slice(&info.statement_id.to_le_bytes());
+                w.buf
+                    .extend_from_slice(&(info.columns.len() as u16).to_le_bytes());
+                w.buf.extend_from_slice(&info.params.to_le_bytes());
+                w.buf.push(0);
+                w.buf.extend_from_slice(&0u16.to_le_bytes());
+                w.end();
+                let st = handler.status_flags();
+                if info.params > 0 {
+                    let p = ColumnMeta::computed("?", FieldType::VarString);
+                    for _ in 0..info.params {
+                        w.begin();
+                        resultset::put_column(&mut w.buf, &p);
+                        w.end();
+                    }
+                    if !deprecate_eof {
+                        resultset::write_eof(w, 0, st);
+                    }
+                }
+                if !info.columns.is_empty() {
+                    for col in &info.columns {
+                        w.begin();
+                        resultset::put_column(&mut w.buf, col);
+                        w.end();
+                    }
+                    if !deprecate_eof {
+                        resultset::write_eof(w, 0, st);
+                    }
+                }
+                self.stmts.insert(
+                    info.statement_id,
+                    Stmt {
+                        params: info.params,
+                        columns: info.columns,
+                        types: vec![],
+                        long_data: HashMap::new(),
+                    },
+                );
+                self.flush()
+            }
+            Err(e) => self.send_error(&e),
+        }
+    }
+
+    fn com_stmt_execute(&mut self, handler: &mut B::Handler, body: &[u8]) -> bool {
+        let mut c = Cursor::new(body);
+        let Some(id) = c.u32() else {
+            return self.send_error(&Error::UnknownCommand);
+        };
+        let Some(stmt) = self.stmts.get_mut(&id) else {
+            return self.send_raw_error(
+                1243,
+                "HY000",
+                &format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
+            );
+        };
+        let flags = c.u8().unwrap_or(0);
+        if flags != 0 {
+            return self.send_raw_error(
+                1235,
+                "42000",
+                "This version of Strata doesn't yet support 'cursors'",
+            );
+        }
+        let _iterations = c.u32();
+        let params = match crate::stmt::decode_params(
+            &mut c,
+            stmt.params,
+            &mut stmt.types,
+            &mut stmt.long_data,
+        ) {
+            Ok(p) => p,
+            Err(msg) => {
+                return self.send_raw_error(
+                    1210,
+                    "HY000",
+                    &format!("Incorrect arguments to mysqld_stmt_execute: {msg}"),
+                )
+            }
+        };
+        let _ = &stmt.columns;
+        let status = handler.status_flags();
+        let deprecate_eof = self.deprecate_eof();
+        let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, true, status);
+        let r = handler.execute(id, &params, &mut out);
+        let pending = out.finish();
+        let status = handler.status_flags();
+        match r {
+            Ok(()) => resultset::write_terminal(&mut self.w, pending, status, deprecate_eof),
+            Err(e) => resultset::write_error(&mut self.w, e.code(), e.sqlstate(), &e.to_string()),
+        }
+        self.flush()
+    }
+}

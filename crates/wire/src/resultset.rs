@@ -1,0 +1,305 @@
+//! Result sets and the small response packets: column definitions, text-protocol rows
+//! (COM_QUERY) and binary-protocol rows (COM_STMT_EXECUTE), OK, EOF and ERR.
+//!
+//! [`Writer`] is the [`QueryOutput`] the session writes into. It encodes rows straight
+//! into the connection's output buffer and holds back each result's terminal packet
+//! (OK or EOF) until it knows whether another result follows (multi-statements), since
+//! that packet must then carry SERVER_MORE_RESULTS_EXISTS.
+
+use crate::handler::ResultStream;
+use crate::packet::{put_lenenc_int, put_lenenc_str, PacketWriter};
+use strata_types::{ColumnMeta, EndInfo, FieldType, OkInfo, QueryOutput, Result, Value};
+
+pub const MORE_RESULTS_EXISTS: u16 = 8;
+
+/// The held-back end of a result.
+#[derive(Debug, Default)]
+pub enum Terminal {
+    #[default]
+    None,
+    Ok(OkInfo),
+    Eof(u16),
+}
+
+pub fn write_ok(
+    w: &mut PacketWriter,
+    header: u8,
+    affected: u64,
+    last_id: u64,
+    status: u16,
+    warnings: u16,
+    info: &str,
+) {
+    w.begin();
+    w.buf.push(header);
+    put_lenenc_int(&mut w.buf, affected);
+    put_lenenc_int(&mut w.buf, last_id);
+    w.buf.extend_from_slice(&status.to_le_bytes());
+    w.buf.extend_from_slice(&warnings.to_le_bytes());
+    w.buf.extend_from_slice(info.as_bytes());
+    w.end();
+}
+
+pub fn write_eof(w: &mut PacketWriter, warnings: u16, status: u16) {
+    w.begin();
+    w.buf.push(0xFE);
+    w.buf.extend_from_slice(&warnings.to_le_bytes());
+    w.buf.extend_from_slice(&status.to_le_bytes());
+    w.end();
+}
+
+pub fn write_error(w: &mut PacketWriter, code: u16, state: &str, msg: &str) {
+    w.begin();
+    w.buf.push(0xFF);
+    w.buf.extend_from_slice(&code.to_le_bytes());
+    w.buf.push(b'#');
+    let mut st = [b'H', b'Y', b'0', b'0', b'0'];
+    for (d, s) in st.iter_mut().zip(state.bytes()) {
+        *d = s;
+    }
+    w.buf.extend_from_slice(&st);
+    w.buf.extend_from_slice(msg.as_bytes());
+    w.end();
+}
+
+/// Writes the end of the last result of a command.
+pub fn write_terminal(w: &mut PacketWriter, t: Terminal, status: u16, deprecate_eof: bool) {
+    match t {
+        Terminal::None => write_ok(w, 0, 0, 0, status, 0, ""),
+        Terminal::Ok(i) => write_ok(
+            w,
+            0,
+            i.affected_rows,
+            i.last_insert_id,
+            status,
+            i.warnings,
+            &i.info,
+        ),
+        Terminal::Eof(warn) if deprecate_eof => write_ok(w, 0xFE, 0, 0, status, warn, ""),
+        Terminal::Eof(warn) => write_eof(w, warn, status),
+    }
+}
+
+/// The body of a column-definition packet.
+pub fn put_column(b: &mut Vec<u8>, c: &ColumnMeta) {
+    put_lenenc_str(b, b"def");
+    put_lenenc_str(b, c.schema.as_bytes());
+    put_lenenc_str(b, c.table.as_bytes());
+    put_lenenc_str(b, c.org_table.as_bytes());
+    put_lenenc_str(b, c.name.as_bytes());
+    put_lenenc_str(b, c.org_name.as_bytes());
+    b.push(0x0c);
+    b.extend_from_slice(&c.charset.to_le_bytes());
+    b.extend_from_slice(&c.length.to_le_bytes());
+    b.push(c.field_type as u8);
+    b.extend_from_slice(&c.flags.to_le_bytes());
+    b.push(c.decimals);
+    b.extend_from_slice(&[0, 0]);
+}
+
+pub struct Writer<'a> {
+    w: &'a mut PacketWriter,
+    deprecate_eof: bool,
+    binary: bool,
+    status: u16,
+    columns: Vec<ColumnMeta>,
+    pending: Terminal,
+    scratch: Vec<u8>,
+}
+
+impl<'a> Writer<'a> {
+    pub fn new(
+        w: &'a mut PacketWriter,
+        deprecate_eof: bool,
+        binary: bool,
+        status: u16,
+    ) -> Writer<'a> {
+        Writer {
+            w,
+            deprecate_eof,
+            binary,
+            status,
+            columns: Vec::new(),
+            pending: Terminal::None,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The held-back terminal of the last result.
+    pub fn finish(self) -> Terminal {
+        self.pending
+    }
+
+    fn text_row(&mut self, row: &[Value]) {
+        self.w.begin();
+        for v in row {
+            if v.is_null() {
+                self.w.buf.push(0xFB);
+                continue;
+            }
+            if let Value::Bytes(b) = v {
+                put_lenenc_str(&mut self.w.buf, b);
+                continue;
+            }
+            self.scratch.clear();
+            v.write_text(&mut self.scratch);
+            put_lenenc_str(&mut self.w.buf, &self.scratch);
+        }
+        self.w.end();
+    }
+
+    fn binary_row(&mut self, row: &[Value]) {
+        self.w.begin();
+        let b = &mut self.w.buf;
+        b.push(0);
+        let bitmap_at = b.len();
+        let n = row.len();
+        b.extend(std::iter::repeat_n(0u8, (n + 7 + 2) / 8));
+        for (i, v) in row.iter().enumerate() {
+            let ft = self
+                .columns
+                .get(i)
+                .map_or(FieldType::VarString, |c| c.field_type);
+            if v.is_null() || ft == FieldType::Null {
+                let bit = i + 2;
+                b[bitmap_at + bit / 8] |= 1 << (bit % 8);
+                continue;
+            }
+            put_binary_value(b, v, ft, &mut self.scratch);
+        }
+        self.w.end();
+    }
+}
+
+fn int_of(v: &Value) -> i64 {
+    match v {
+        Value::UInt(u) => *u as i64,
+        other => other.to_i64().unwrap_or(0),
+    }
+}
+
+/// One value in the binary protocol's encoding for its column type.
+pub fn put_binary_value(b: &mut Vec<u8>, v: &Value, ft: FieldType, scratch: &mut Vec<u8>) {
+    match ft {
+        FieldType::Tiny => b.push(int_of(v) as u8),
+        FieldType::Short | FieldType::Year => {
+            b.extend_from_slice(&(int_of(v) as u16).to_le_bytes())
+        }
+        FieldType::Long | FieldType::Int24 => {
+            b.extend_from_slice(&(int_of(v) as u32).to_le_bytes())
+        }
+        FieldType::LongLong => b.extend_from_slice(&(int_of(v) as u64).to_le_bytes()),
+        FieldType::Float => b.extend_from_slice(&(v.to_f64().unwrap_or(0.0) as f32).to_le_bytes()),
+        FieldType::Double => b.extend_from_slice(&v.to_f64().unwrap_or(0.0).to_le_bytes()),
+        FieldType::Date | FieldType::DateTime | FieldType::Timestamp => {
+            let dt = match v {
+                Value::DateTime(d) => Some(*d),
+                Value::Bytes(t) => std::str::from_utf8(t)
+                    .ok()
+                    .and_then(strata_types::DateTime::parse),
+                _ => None,
+            };
+            match dt {
+                None => b.push(0),
+                Some(d)
+                    if ft == FieldType::Date
+                        || (d.hour == 0 && d.minute == 0 && d.second == 0 && d.micro == 0) =>
+                {
+                    b.push(4);
+                    b.extend_from_slice(&d.year.to_le_bytes());
+                    b.extend_from_slice(&[d.month, d.day]);
+                }
+                Some(d) if d.micro == 0 => {
+                    b.push(7);
+                    b.extend_from_slice(&d.year.to_le_bytes());
+                    b.extend_from_slice(&[d.month, d.day, d.hour, d.minute, d.second]);
+                }
+                Some(d) => {
+                    b.push(11);
+                    b.extend_from_slice(&d.year.to_le_bytes());
+                    b.extend_from_slice(&[d.month, d.day, d.hour, d.minute, d.second]);
+                    b.extend_from_slice(&d.micro.to_le_bytes());
+                }
+            }
+        }
+        _ => {
+            if let Value::Bytes(t) = v {
+                put_lenenc_str(b, t);
+            } else {
+                scratch.clear();
+                v.write_text(scratch);
+                put_lenenc_str(b, scratch);
+            }
+        }
+    }
+}
+
+impl QueryOutput for Writer<'_> {
+    fn columns(&mut self, cols: &[ColumnMeta]) -> Result<()> {
+        self.w.begin();
+        put_lenenc_int(&mut self.w.buf, cols.len() as u64);
+        self.w.end();
+        for c in cols {
+            self.w.begin();
+            put_column(&mut self.w.buf, c);
+            self.w.end();
+        }
+        if !self.deprecate_eof {
+            write_eof(self.w, 0, self.status);
+        }
+        self.columns = cols.to_vec();
+        Ok(())
+    }
+
+    fn row(&mut self, row: &[Value]) -> Result<()> {
+        if self.binary {
+            self.binary_row(row);
+        } else {
+            self.text_row(row);
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, info: &EndInfo) -> Result<()> {
+        self.pending = Terminal::Eof(info.warnings);
+        Ok(())
+    }
+
+    fn ok(&mut self, info: &OkInfo) -> Result<()> {
+        self.pending = Terminal::Ok(info.clone());
+        Ok(())
+    }
+}
+
+impl ResultStream for Writer<'_> {
+    fn next_result(&mut self) -> Result<()> {
+        let t = std::mem::take(&mut self.pending);
+        write_terminal(
+            self.w,
+            t,
+            self.status | MORE_RESULTS_EXISTS,
+            self.deprecate_eof,
+        );
+        self.columns.clear();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_values_follow_column_types() {
+        let mut b = Vec::new();
+        let mut s = Vec::new();
+        put_binary_value(&mut b, &Value::Int(-2), FieldType::LongLong, &mut s);
+        assert_eq!(b, (-2i64).to_le_bytes());
+        b.clear();
+        put_binary_value(&mut b, &Value::Int(3), FieldType::Double, &mut s);
+        assert_eq!(b, 3.0f64.to_le_bytes());
+        b.clear();
+        put_binary_value(&mut b, &Value::str("ab"), FieldType::VarString, &mut s);
+        assert_eq!(b, vec![2, b'a', b'b']);
+    }
+}
