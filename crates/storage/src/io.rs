@@ -1,0 +1,121 @@
+//! The narrow I/O trait under every file access (positioned reads and writes, length,
+//! sync), with the real backend over `std::fs::File` (pread/pwrite) and an in-memory
+//! backend for tests that keeps what was written apart from what was made durable, so
+//! a test can build the image a power cut would leave.
+
+use crate::sync::Mutex;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+pub trait FileIo: Send + Sync {
+    fn len(&self) -> io::Result<u64>;
+    /// Fills `buf` from `offset`; reading past the end is `UnexpectedEof`.
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()>;
+    fn set_len(&self, len: u64) -> io::Result<()>;
+    fn sync_data(&self) -> io::Result<()>;
+}
+
+pub struct StdFile(pub std::fs::File);
+
+impl StdFile {
+    pub fn open(path: &std::path::Path, create: bool) -> io::Result<StdFile> {
+        let f = std::fs::OpenOptions::new().read(true).write(true).create(create).truncate(false).open(path)?;
+        Ok(StdFile(f))
+    }
+}
+
+impl FileIo for StdFile {
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.0.metadata()?.len())
+    }
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.0.read_exact_at(buf, offset)
+    }
+    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        self.0.write_all_at(data, offset)
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.0.set_len(len)
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        self.0.sync_data()
+    }
+}
+
+/// An in-memory file: `written` is what reads see, `durable` what survived the last
+/// `sync_data`.
+#[derive(Default)]
+pub struct MemFile {
+    written: Mutex<Vec<u8>>,
+    durable: Mutex<Vec<u8>>,
+}
+
+impl MemFile {
+    pub fn new() -> MemFile {
+        MemFile::default()
+    }
+
+    pub fn from_bytes(b: Vec<u8>) -> MemFile {
+        MemFile { written: Mutex::new(b.clone()), durable: Mutex::new(b) }
+    }
+
+    /// What a crash would leave: the bytes as of the last sync.
+    pub fn crash_image(&self) -> Vec<u8> {
+        self.durable.lock().clone()
+    }
+
+    pub fn contents(&self) -> Vec<u8> {
+        self.written.lock().clone()
+    }
+}
+
+impl FileIo for MemFile {
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.written.lock().len() as u64)
+    }
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let w = self.written.lock();
+        let start = offset as usize;
+        let end = start.checked_add(buf.len()).ok_or(io::ErrorKind::InvalidInput)?;
+        if end > w.len() {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.copy_from_slice(&w[start..end]);
+        Ok(())
+    }
+    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        let mut w = self.written.lock();
+        let end = offset as usize + data.len();
+        if w.len() < end {
+            w.resize(end, 0);
+        }
+        w[offset as usize..end].copy_from_slice(data);
+        Ok(())
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.written.lock().resize(len as usize, 0);
+        Ok(())
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        *self.durable.lock() = self.written.lock().clone();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mem_file_keeps_written_and_durable_apart() {
+        let f = MemFile::new();
+        f.write_at(b"abc", 0).unwrap();
+        f.sync_data().unwrap();
+        f.write_at(b"Z", 1).unwrap();
+        assert_eq!(f.contents(), b"aZc");
+        assert_eq!(f.crash_image(), b"abc");
+        let mut b = [0u8; 4];
+        assert_eq!(f.read_at(&mut b, 0).unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
+    }
+}
