@@ -1,1 +1,576 @@
-//! placeholder
+//! The `heap` engine: MyISAM's design. Each table is a data file of rows
+//! (`.hdat`, read and written with pread/pwrite and cached only by the OS) and an index
+//! file (`.hidx`) holding a B+tree per index whose blocks go through the shared,
+//! segmented key cache of `key_buffer_size` bytes. Table locks follow MyISAM: readers
+//! share, a writer is exclusive. Not crash-safe, as MyISAM is not; a table left open by
+//! a crash has its indexes rebuilt from the data file when next opened.
+//!
+//! The byte layout is in `docs/format/heap.md` and `format.rs`.
+
+pub mod btree;
+pub mod datafile;
+pub mod format;
+
+use btree::{Node, Tree};
+use datafile::{DataFile, DataHeader};
+use format::*;
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+use strata_engine::*;
+use strata_storage::io::{FileIo, StdFile};
+use strata_storage::keycache::{CachedFile, KeyCache};
+use strata_storage::sync::Mutex;
+use strata_types::keycode::encode_index_key;
+use strata_types::IndexDef;
+
+#[derive(Clone, Debug)]
+pub struct HeapConfig {
+    /// Bytes of index blocks the key cache holds.
+    pub key_buffer_size: usize,
+}
+
+impl Default for HeapConfig {
+    fn default() -> Self {
+        HeapConfig {
+            key_buffer_size: 8 << 20,
+        }
+    }
+}
+
+pub struct HeapEngine {
+    cache: Arc<KeyCache>,
+    open: Mutex<HashMap<PathBuf, Weak<HeapTable>>>,
+}
+
+impl HeapEngine {
+    pub fn new(config: HeapConfig) -> HeapEngine {
+        HeapEngine {
+            cache: Arc::new(KeyCache::new(config.key_buffer_size, BLOCK_SIZE)),
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn key_cache(&self) -> &Arc<KeyCache> {
+        &self.cache
+    }
+}
+
+fn paths(stem: &Path) -> (PathBuf, PathBuf) {
+    (stem.with_extension("hdat"), stem.with_extension("hidx"))
+}
+
+fn table_name(def: &TableDef) -> String {
+    format!("{}.{}", def.db, def.name)
+}
+
+impl Engine for HeapEngine {
+    fn name(&self) -> &'static str {
+        "heap"
+    }
+
+    fn create_table(&self, def: &TableDef, path: &Path) -> Result<()> {
+        let (dp, ip) = paths(path);
+        let name = table_name(def);
+        let io = |e| Error::io(&name, e);
+        if let Some(dir) = dp.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let data = StdFile::open(&dp, true).map_err(io)?;
+        data.set_len(0).map_err(io)?;
+        data.set_len(DATA_HEADER_SIZE).map_err(io)?;
+        let header = DataHeader::new(def);
+        header.write(&data).map_err(io)?;
+        data.sync_data().map_err(io)?;
+        let index = StdFile::open(&ip, true).map_err(io)?;
+        index.set_len(0).map_err(io)?;
+        write_empty_index(&index, def.indexes.len()).map_err(io)?;
+        index.sync_data().map_err(io)?;
+        Ok(())
+    }
+
+    fn open_table(&self, def: Arc<TableDef>, path: &Path) -> Result<Arc<dyn Table>> {
+        let (dp, ip) = paths(path);
+        let name = table_name(&def);
+        let missing =
+            |e: std::io::Error| Error::corrupt(&name, format!("cannot open its files: {e}"));
+        let data: Arc<dyn FileIo> = Arc::new(StdFile::open(&dp, false).map_err(missing)?);
+        let index: Arc<dyn FileIo> = Arc::new(StdFile::open(&ip, false).map_err(missing)?);
+        let t = Arc::new(HeapTable::open(def, data, index, self.cache.clone())?);
+        self.open
+            .lock()
+            .insert(path.to_path_buf(), Arc::downgrade(&t));
+        Ok(t)
+    }
+
+    fn drop_table(&self, _def: &TableDef, path: &Path) -> Result<()> {
+        if let Some(t) = self.open.lock().remove(path).and_then(|w| w.upgrade()) {
+            self.cache.drop_file(&t.index);
+        }
+        let (dp, ip) = paths(path);
+        for p in [dp, ip] {
+            match std::fs::remove_file(&p) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(p.display(), e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<()> {
+        let tables: Vec<Arc<HeapTable>> = self
+            .open
+            .lock()
+            .values()
+            .filter_map(|w| w.upgrade())
+            .collect();
+        for t in tables {
+            t.flush()?;
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "key cache {} MiB in {} segments of {}-byte blocks; data rows via pread/pwrite",
+            self.cache.capacity() >> 20,
+            strata_storage::keycache::SEGMENTS,
+            BLOCK_SIZE
+        )
+    }
+
+    fn status_vars(&self) -> Vec<(String, u64)> {
+        let s = self.cache.stats();
+        vec![
+            ("Key_blocks_used".into(), s.blocks_used),
+            ("Key_read_requests".into(), s.read_requests),
+            ("Key_reads".into(), s.reads),
+            ("Key_write_requests".into(), s.write_requests),
+            ("Key_writes".into(), s.writes),
+        ]
+    }
+}
+
+/// Writes the index header and one empty root leaf per index (blocks 1..=n).
+fn write_empty_index(f: &dyn FileIo, n: usize) -> std::io::Result<()> {
+    let mut block = vec![0u8; BLOCK_SIZE];
+    for i in 0..n {
+        Node::leaf().write(&mut block);
+        f.write_at(&block, ((i + 1) * BLOCK_SIZE) as u64)?;
+    }
+    let roots: Vec<u64> = (1..=n as u64).collect();
+    write_index_header(f, &roots, n as u64 + 1)
+}
+
+fn write_index_header(f: &dyn FileIo, roots: &[u64], next_free: u64) -> std::io::Result<()> {
+    let mut b = vec![0u8; BLOCK_SIZE];
+    b[IH_MAGIC..IH_MAGIC + 8].copy_from_slice(INDEX_MAGIC);
+    put_u32(&mut b, IH_VERSION, FORMAT_VERSION);
+    put_u16(&mut b, IH_COUNT, roots.len() as u16);
+    put_u64(&mut b, IH_NEXT_FREE, next_free);
+    for (i, r) in roots.iter().enumerate() {
+        put_u64(&mut b, IH_ROOTS + 8 * i, *r);
+    }
+    let end = IH_ROOTS + 8 * roots.len();
+    let crc = crc32c::crc32c(&b[..end]);
+    put_u32(&mut b, end, crc);
+    f.write_at(&b, 0)
+}
+
+fn read_index_header(f: &dyn FileIo, n: usize) -> std::result::Result<(Vec<u64>, u64), String> {
+    let mut b = vec![0u8; BLOCK_SIZE];
+    f.read_at(&mut b, 0)
+        .map_err(|e| format!("index file header unreadable: {e}"))?;
+    if &b[IH_MAGIC..IH_MAGIC + 8] != INDEX_MAGIC {
+        return Err("index file has a wrong magic number".into());
+    }
+    if get_u32(&b, IH_VERSION) != FORMAT_VERSION {
+        return Err(format!(
+            "index file format version {} is not {FORMAT_VERSION}",
+            get_u32(&b, IH_VERSION)
+        ));
+    }
+    let count = get_u16(&b, IH_COUNT) as usize;
+    if count != n {
+        return Err(format!("index file has {count} indexes, the table {n}"));
+    }
+    let end = IH_ROOTS + 8 * n;
+    if crc32c::crc32c(&b[..end]) != get_u32(&b, end) {
+        return Err("index file header checksum mismatch".into());
+    }
+    let roots = (0..n).map(|i| get_u64(&b, IH_ROOTS + 8 * i)).collect();
+    Ok((roots, get_u64(&b, IH_NEXT_FREE)))
+}
+
+/// Index state changed by writers (under the table's write lock).
+struct IndexState {
+    roots: Vec<u64>,
+    next_free: u64,
+}
+
+pub struct HeapTable {
+    def: Arc<TableDef>,
+    name: String,
+    data: DataFile,
+    index: CachedFile,
+    cache: Arc<KeyCache>,
+    idx: Mutex<IndexState>,
+    lock: Arc<RwLock<()>>,
+}
+
+/// The stored key of a row in an index: the encoded columns, plus the RowId when the
+/// index allows duplicates of that key.
+fn stored_key(def: &TableDef, ix: &IndexDef, row: &[Value], id: RowId, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    encode_index_key(out, def, ix, row);
+    let unique_key = ix.unique && !ix.columns.iter().any(|&c| row[c].is_null());
+    if !unique_key {
+        out.extend_from_slice(&id.to_be_bytes());
+    }
+    unique_key
+}
+
+impl HeapTable {
+    fn open(
+        def: Arc<TableDef>,
+        data: Arc<dyn FileIo>,
+        index_io: Arc<dyn FileIo>,
+        cache: Arc<KeyCache>,
+    ) -> Result<HeapTable> {
+        let name = table_name(&def);
+        let data = DataFile::open(data, &def).map_err(|d| Error::corrupt(&name, d))?;
+        let index = cache.register_file(index_io.clone());
+        let clean = data.header.lock().state == STATE_CLEAN;
+        let (roots, next_free) = if clean {
+            read_index_header(index_io.as_ref(), def.indexes.len())
+                .map_err(|d| Error::corrupt(&name, d))?
+        } else {
+            (vec![], 0)
+        };
+        let t = HeapTable {
+            def,
+            name,
+            data,
+            index,
+            cache,
+            idx: Mutex::new(IndexState { roots, next_free }),
+            lock: Arc::new(RwLock::new(())),
+        };
+        if !clean {
+            t.rebuild()?;
+        }
+        Ok(t)
+    }
+
+    fn io_err(&self, e: std::io::Error) -> Error {
+        if e.kind() == std::io::ErrorKind::InvalidData
+            || e.kind() == std::io::ErrorKind::UnexpectedEof
+        {
+            return Error::corrupt(&self.name, e.to_string());
+        }
+        if e.kind() == std::io::ErrorKind::InvalidInput {
+            return Error::NotSupported(e.to_string());
+        }
+        Error::io(&self.name, e)
+    }
+
+    fn tree(&self) -> Tree<'_> {
+        Tree {
+            cache: &self.cache,
+            file: &self.index,
+        }
+    }
+
+    /// MyISAM's repair after an unclean close: new index file, rebuilt from the rows.
+    fn rebuild(&self) -> Result<()> {
+        self.data.recover().map_err(|e| self.io_err(e))?;
+        self.cache.drop_file(&self.index);
+        let n = self.def.indexes.len();
+        self.index.io.set_len(0).map_err(|e| self.io_err(e))?;
+        write_empty_index(self.index.io.as_ref(), n).map_err(|e| self.io_err(e))?;
+        {
+            let mut idx = self.idx.lock();
+            idx.roots = (1..=n as u64).collect();
+            idx.next_free = n as u64 + 1;
+        }
+        let mut rows = 0u64;
+        let mut max_auto = 0u64;
+        let auto = self.def.auto_increment_column();
+        let mut entries = Vec::new();
+        self.data
+            .scan(&self.def, &mut |id, row| {
+                rows += 1;
+                if let Some(a) = auto {
+                    max_auto = max_auto.max(row[a].to_i64().unwrap_or(0).max(0) as u64);
+                }
+                entries.push((id, row.to_vec()));
+                Ok(Flow::Continue)
+            })
+            .map_err(|e| match e {
+                Error::Corrupt { detail, .. } => Error::corrupt(&self.name, detail),
+                other => other,
+            })?;
+        for (id, row) in &entries {
+            self.insert_keys(*id, row)?;
+        }
+        {
+            let mut h = self.data.header.lock();
+            h.rows = rows;
+            h.auto_increment = h.auto_increment.max(max_auto + 1);
+        }
+        self.flush()
+    }
+
+    fn insert_keys(&self, id: RowId, row: &[Value]) -> Result<()> {
+        let mut key = Vec::with_capacity(64);
+        for (i, ix) in self.def.indexes.iter().enumerate() {
+            stored_key(&self.def, ix, row, id, &mut key);
+            let mut idx = self.idx.lock();
+            let root = idx.roots[i];
+            let mut next = idx.next_free;
+            let new_root = self
+                .tree()
+                .insert(root, &key, id, &mut || {
+                    next += 1;
+                    next - 1
+                })
+                .map_err(|e| self.io_err(e))?;
+            idx.next_free = next;
+            idx.roots[i] = new_root;
+        }
+        Ok(())
+    }
+
+    fn delete_keys(&self, id: RowId, row: &[Value]) -> Result<()> {
+        let mut key = Vec::with_capacity(64);
+        for (i, ix) in self.def.indexes.iter().enumerate() {
+            stored_key(&self.def, ix, row, id, &mut key);
+            let root = self.idx.lock().roots[i];
+            self.tree().delete(root, &key).map_err(|e| self.io_err(e))?;
+        }
+        Ok(())
+    }
+
+    /// The first unique index whose key `row` would duplicate (ignoring row `except`).
+    fn find_duplicate(
+        &self,
+        row: &[Value],
+        except: Option<(RowId, &[Value])>,
+    ) -> Result<Option<usize>> {
+        let mut key = Vec::with_capacity(64);
+        for (i, ix) in self.def.indexes.iter().enumerate() {
+            if !stored_key(&self.def, ix, row, 0, &mut key) {
+                continue;
+            }
+            if let Some((_, old)) = except {
+                let mut old_key = Vec::new();
+                stored_key(&self.def, ix, old, 0, &mut old_key);
+                if old_key == key {
+                    continue;
+                }
+            }
+            let root = self.idx.lock().roots[i];
+            if self
+                .tree()
+                .contains(root, &key)
+                .map_err(|e| self.io_err(e))?
+            {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
+    }
+
+    fn duplicate_error(&self, i: usize, row: &[Value]) -> Error {
+        let ix = &self.def.indexes[i];
+        let value = ix
+            .columns
+            .iter()
+            .map(|&c| row[c].to_text())
+            .collect::<Vec<_>>()
+            .join("-");
+        Error::DuplicateKey {
+            value,
+            key: ix.name.clone(),
+        }
+    }
+}
+
+impl Table for HeapTable {
+    fn def(&self) -> &Arc<TableDef> {
+        &self.def
+    }
+
+    fn lock(&self, mode: LockMode) -> TableLock {
+        let g: Box<dyn std::any::Any + Send> = match mode {
+            LockMode::Read => Box::new(self.lock.read_arc()),
+            LockMode::Write => Box::new(self.lock.write_arc()),
+        };
+        TableLock(Some(g))
+    }
+
+    fn scan(&self, f: &mut RowFn) -> Result<()> {
+        self.data.scan(&self.def, f).map_err(|e| match e {
+            Error::Corrupt { detail, .. } => Error::corrupt(&self.name, detail),
+            other => other,
+        })
+    }
+
+    fn index_scan(
+        &self,
+        index: usize,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut RowFn,
+    ) -> Result<()> {
+        let root = self
+            .idx
+            .lock()
+            .roots
+            .get(index)
+            .copied()
+            .ok_or_else(|| Error::Internal(format!("no index {index}")))?;
+        let mut err = None;
+        let mut buf = Vec::new();
+        self.tree()
+            .scan(root, range, reverse, &mut |id| {
+                let r = match self.data.read_row(&self.def, id, &mut buf) {
+                    Ok(Some(row)) => f(id, &row),
+                    Ok(None) => Err(Error::corrupt(
+                        &self.name,
+                        format!(
+                            "index {} points at deleted row {id}",
+                            self.def.indexes[index].name
+                        ),
+                    )),
+                    Err(e) => Err(e),
+                };
+                match r {
+                    Ok(Flow::Continue) => true,
+                    Ok(Flow::Stop) => false,
+                    Err(e) => {
+                        err = Some(e);
+                        false
+                    }
+                }
+            })
+            .map_err(|e| self.io_err(e))?;
+        match err {
+            Some(Error::Corrupt { detail, .. }) => Err(Error::corrupt(&self.name, detail)),
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn fetch(&self, id: RowId) -> Result<Option<Vec<Value>>> {
+        self.data.read_row(&self.def, id, &mut Vec::new())
+    }
+
+    fn insert(&self, row: &mut Vec<Value>) -> Result<Inserted> {
+        let mut generated = None;
+        if let Some(a) = self.def.auto_increment_column() {
+            let given = match &row[a] {
+                Value::Null => None,
+                v => v.to_i64().filter(|&x| x != 0),
+            };
+            if given.is_none() {
+                let next = self.data.header.lock().auto_increment.max(1);
+                row[a] = if self.def.columns[a].data_type.is_unsigned() {
+                    Value::UInt(next)
+                } else {
+                    Value::Int(next as i64)
+                };
+                generated = Some(next);
+            }
+        }
+        if let Some(i) = self.find_duplicate(row, None)? {
+            return Err(self.duplicate_error(i, row));
+        }
+        let id = self
+            .data
+            .insert(&self.def, row)
+            .map_err(|e| self.io_err(e))?;
+        self.insert_keys(id, row)?;
+        let mut h = self.data.header.lock();
+        h.rows += 1;
+        if let Some(a) = self.def.auto_increment_column() {
+            let v = row[a].to_i64().unwrap_or(0).max(0) as u64;
+            if v >= h.auto_increment {
+                h.auto_increment = v + 1;
+            }
+        }
+        Ok(Inserted {
+            row_id: id,
+            generated_id: generated,
+        })
+    }
+
+    fn update(&self, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId> {
+        if let Some(i) = self.find_duplicate(new, Some((id, old)))? {
+            return Err(self.duplicate_error(i, new));
+        }
+        self.delete_keys(id, old)?;
+        let new_id = self
+            .data
+            .update(&self.def, id, new)
+            .map_err(|e| self.io_err(e))?;
+        self.insert_keys(new_id, new)?;
+        if let Some(a) = self.def.auto_increment_column() {
+            let v = new[a].to_i64().unwrap_or(0).max(0) as u64;
+            let mut h = self.data.header.lock();
+            if v >= h.auto_increment {
+                h.auto_increment = v + 1;
+            }
+        }
+        Ok(new_id)
+    }
+
+    fn delete(&self, id: RowId, old: &[Value]) -> Result<()> {
+        self.delete_keys(id, old)?;
+        self.data.delete(id).map_err(|e| self.io_err(e))?;
+        let mut h = self.data.header.lock();
+        h.rows = h.rows.saturating_sub(1);
+        Ok(())
+    }
+
+    fn truncate(&self) -> Result<()> {
+        self.data.reset(&self.def).map_err(|e| self.io_err(e))?;
+        self.cache.drop_file(&self.index);
+        let n = self.def.indexes.len();
+        self.index.io.set_len(0).map_err(|e| self.io_err(e))?;
+        write_empty_index(self.index.io.as_ref(), n).map_err(|e| self.io_err(e))?;
+        let mut idx = self.idx.lock();
+        idx.roots = (1..=n as u64).collect();
+        idx.next_free = n as u64 + 1;
+        Ok(())
+    }
+
+    fn status(&self) -> TableStatus {
+        let h = self.data.header.lock();
+        TableStatus {
+            rows: h.rows,
+            data_length: h.data_end.saturating_sub(DATA_HEADER_SIZE),
+            index_length: self.idx.lock().next_free * BLOCK_SIZE as u64,
+            data_free: 0,
+            auto_increment: h.auto_increment.max(1),
+        }
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.cache
+            .flush_file(&self.index)
+            .map_err(|e| self.io_err(e))?;
+        {
+            let idx = self.idx.lock();
+            write_index_header(self.index.io.as_ref(), &idx.roots, idx.next_free)
+                .map_err(|e| self.io_err(e))?;
+        }
+        self.index.io.sync_data().map_err(|e| self.io_err(e))?;
+        self.data.mark_clean().map_err(|e| self.io_err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests;
