@@ -171,6 +171,12 @@ impl Settings {
                 .clone()
                 .or(file.sql_mode)
                 .unwrap_or_else(|| DEFAULT_SQL_MODE.into()),
+            tmpdir: args.tmpdir.clone().or(file.tmpdir).unwrap_or_else(std::env::temp_dir),
+            sort_buffer_size: match (args.sort_buffer_size, &file.sort_buffer_size) {
+                (Some(v), _) => v,
+                (None, Some(v)) => toml_size(v, "sort_buffer_size")?,
+                (None, None) => 2 << 20,
+            },
             users,
         };
         if s.max_allowed_packet < 1024 || s.max_allowed_packet > 1 << 30 {

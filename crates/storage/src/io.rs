@@ -20,7 +20,12 @@ pub struct StdFile(pub std::fs::File);
 
 impl StdFile {
     pub fn open(path: &std::path::Path, create: bool) -> io::Result<StdFile> {
-        let f = std::fs::OpenOptions::new().read(true).write(true).create(create).truncate(false).open(path)?;
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(create)
+            .truncate(false)
+            .open(path)?;
         Ok(StdFile(f))
     }
 }
@@ -57,7 +62,10 @@ impl MemFile {
     }
 
     pub fn from_bytes(b: Vec<u8>) -> MemFile {
-        MemFile { written: Mutex::new(b.clone()), durable: Mutex::new(b) }
+        MemFile {
+            written: Mutex::new(b.clone()),
+            durable: Mutex::new(b),
+        }
     }
 
     /// What a crash would leave: the bytes as of the last sync.
@@ -77,7 +85,9 @@ impl FileIo for MemFile {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         let w = self.written.lock();
         let start = offset as usize;
-        let end = start.checked_add(buf.len()).ok_or(io::ErrorKind::InvalidInput)?;
+        let end = start
+            .checked_add(buf.len())
+            .ok_or(io::ErrorKind::InvalidInput)?;
         if end > w.len() {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
@@ -116,6 +126,9 @@ mod tests {
         assert_eq!(f.contents(), b"aZc");
         assert_eq!(f.crash_image(), b"abc");
         let mut b = [0u8; 4];
-        assert_eq!(f.read_at(&mut b, 0).unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
+        assert_eq!(
+            f.read_at(&mut b, 0).unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
     }
 }

@@ -74,7 +74,9 @@ impl KeyCache {
         KeyCache {
             block_size,
             blocks_per_segment: total / SEGMENTS,
-            segments: (0..SEGMENTS).map(|_| Mutex::new(Segment::default())).collect(),
+            segments: (0..SEGMENTS)
+                .map(|_| Mutex::new(Segment::default()))
+                .collect(),
             next_file: AtomicU64::new(1),
             counters: Counters::default(),
         }
@@ -89,16 +91,27 @@ impl KeyCache {
     }
 
     pub fn register_file(&self, io: Arc<dyn FileIo>) -> CachedFile {
-        CachedFile { id: self.next_file.fetch_add(1, Ordering::Relaxed), io }
+        CachedFile {
+            id: self.next_file.fetch_add(1, Ordering::Relaxed),
+            io,
+        }
     }
 
     fn segment(&self, file: u64, block_no: u64) -> &Mutex<Segment> {
-        let h = (file.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ block_no.wrapping_mul(0xC2B2_AE3D_27D4_EB4F)).rotate_left(29);
+        let h = (file.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ block_no.wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+        .rotate_left(29);
         &self.segments[(h % SEGMENTS as u64) as usize]
     }
 
     /// Finds or loads a block in a locked segment; returns its slot.
-    fn slot(&self, seg: &mut Segment, f: &CachedFile, block_no: u64, load: bool) -> io::Result<usize> {
+    fn slot(
+        &self,
+        seg: &mut Segment,
+        f: &CachedFile,
+        block_no: u64,
+        load: bool,
+    ) -> io::Result<usize> {
         if let Some(&i) = seg.map.get(&(f.id, block_no)) {
             seg.blocks[i].referenced = true;
             return Ok(i);
@@ -117,7 +130,14 @@ impl KeyCache {
                 Err(e) => return Err(e),
             }
         }
-        let block = Block { file: f.id, block_no, io: f.io.clone(), data, dirty: false, referenced: true };
+        let block = Block {
+            file: f.id,
+            block_no,
+            io: f.io.clone(),
+            data,
+            dirty: false,
+            referenced: true,
+        };
         let i = if seg.blocks.len() < self.blocks_per_segment {
             seg.blocks.push(block);
             seg.blocks.len() - 1
@@ -134,7 +154,8 @@ impl KeyCache {
             let old = &seg.blocks[victim];
             if old.dirty {
                 self.counters.writes.fetch_add(1, Ordering::Relaxed);
-                old.io.write_at(&old.data, old.block_no * self.block_size as u64)?;
+                old.io
+                    .write_at(&old.data, old.block_no * self.block_size as u64)?;
             }
             let key = (old.file, old.block_no);
             seg.map.remove(&key);
@@ -146,7 +167,12 @@ impl KeyCache {
     }
 
     /// Runs `read` on the block's bytes.
-    pub fn read<R>(&self, f: &CachedFile, block_no: u64, read: impl FnOnce(&[u8]) -> R) -> io::Result<R> {
+    pub fn read<R>(
+        &self,
+        f: &CachedFile,
+        block_no: u64,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> io::Result<R> {
         self.counters.read_requests.fetch_add(1, Ordering::Relaxed);
         let mut seg = self.segment(f.id, block_no).lock();
         let i = self.slot(&mut seg, f, block_no, true)?;
@@ -155,7 +181,13 @@ impl KeyCache {
 
     /// Runs `write` on the block's bytes and marks it dirty. A block past the end of the
     /// file (newly allocated) starts as zeros when `fresh` is set.
-    pub fn write(&self, f: &CachedFile, block_no: u64, fresh: bool, write: impl FnOnce(&mut [u8])) -> io::Result<()> {
+    pub fn write(
+        &self,
+        f: &CachedFile,
+        block_no: u64,
+        fresh: bool,
+        write: impl FnOnce(&mut [u8]),
+    ) -> io::Result<()> {
         self.counters.write_requests.fetch_add(1, Ordering::Relaxed);
         let mut seg = self.segment(f.id, block_no).lock();
         let i = self.slot(&mut seg, f, block_no, !fresh)?;
@@ -202,7 +234,11 @@ impl KeyCache {
             reads: self.counters.reads.load(Ordering::Relaxed),
             write_requests: self.counters.write_requests.load(Ordering::Relaxed),
             writes: self.counters.writes.load(Ordering::Relaxed),
-            blocks_used: self.segments.iter().map(|s| s.lock().map.len() as u64).sum(),
+            blocks_used: self
+                .segments
+                .iter()
+                .map(|s| s.lock().map.len() as u64)
+                .sum(),
         }
     }
 }
@@ -217,10 +253,14 @@ mod tests {
         let cache = KeyCache::new(64 * 512, 512);
         let file = cache.register_file(Arc::new(MemFile::new()));
         for b in 0..500u64 {
-            cache.write(&file, b, true, |d| d[..8].copy_from_slice(&b.to_le_bytes())).unwrap();
+            cache
+                .write(&file, b, true, |d| d[..8].copy_from_slice(&b.to_le_bytes()))
+                .unwrap();
         }
         for b in 0..500u64 {
-            let v = cache.read(&file, b, |d| u64::from_le_bytes(d[..8].try_into().unwrap())).unwrap();
+            let v = cache
+                .read(&file, b, |d| u64::from_le_bytes(d[..8].try_into().unwrap()))
+                .unwrap();
             assert_eq!(v, b);
         }
         let st = cache.stats();

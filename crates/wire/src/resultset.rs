@@ -36,7 +36,10 @@ pub fn write_ok(
     put_lenenc_int(&mut w.buf, last_id);
     w.buf.extend_from_slice(&status.to_le_bytes());
     w.buf.extend_from_slice(&warnings.to_le_bytes());
-    w.buf.extend_from_slice(info.as_bytes());
+    if !info.is_empty() {
+        // MySQL sends the info text length-prefixed, and clients read it so.
+        put_lenenc_str(&mut w.buf, info.as_bytes());
+    }
     w.end();
 }
 
