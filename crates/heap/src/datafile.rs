@@ -332,7 +332,7 @@ impl DataFile {
             let need_header = (pos - chunk_start) as usize + REC_HEADER;
             if need_header > chunk.len() {
                 chunk_start = pos;
-                let n = ((data_end - pos) as usize).min(64 << 10).max(REC_HEADER);
+                let n = ((data_end - pos) as usize).clamp(REC_HEADER, 64 << 10);
                 chunk.resize(n, 0);
                 self.io
                     .read_at(&mut chunk, pos)

@@ -171,7 +171,11 @@ impl Settings {
                 .clone()
                 .or(file.sql_mode)
                 .unwrap_or_else(|| DEFAULT_SQL_MODE.into()),
-            tmpdir: args.tmpdir.clone().or(file.tmpdir).unwrap_or_else(std::env::temp_dir),
+            tmpdir: args
+                .tmpdir
+                .clone()
+                .or(file.tmpdir)
+                .unwrap_or_else(std::env::temp_dir),
             sort_buffer_size: match (args.sort_buffer_size, &file.sort_buffer_size) {
                 (Some(v), _) => v,
                 (None, Some(v)) => toml_size(v, "sort_buffer_size")?,

@@ -46,7 +46,7 @@ fn main() {
 }
 
 fn human(bytes: u64) -> String {
-    if bytes >= 1 << 30 && bytes % (1 << 30) == 0 {
+    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
         format!("{} GiB", bytes >> 30)
     } else if bytes >= 1 << 20 {
         format!("{} MiB", bytes >> 20)
@@ -59,7 +59,6 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     let s = config::Settings::resolve(&args)?;
     let heap: Arc<dyn Engine> = Arc::new(strata_heap::HeapEngine::new(strata_heap::HeapConfig {
         key_buffer_size: s.key_buffer_size as usize,
-        ..Default::default()
     }));
     let engines = vec![heap];
     let available: Vec<&str> = engines.iter().map(|e| e.name()).collect();

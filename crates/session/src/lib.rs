@@ -151,6 +151,9 @@ enum PreparedStmt {
     Text(String),
 }
 
+/// LOCK TABLES in effect: what is locked in which mode, and the held locks.
+type LockedTables = (HashMap<(String, String), LockMode>, Vec<TableLock>);
+
 /// Plans kept per session for text-protocol statements, keyed by normalized text.
 const PLAN_CACHE_ENTRIES: usize = 512;
 
@@ -167,7 +170,7 @@ pub struct Session {
     prepared: HashMap<u32, PreparedStmt>,
     next_statement_id: u32,
     plan_cache: HashMap<String, Arc<Prepared>>,
-    locked: Option<(HashMap<(String, String), LockMode>, Vec<TableLock>)>,
+    locked: Option<LockedTables>,
     /// Derived from variables, recomputed after every SET so that the statement path
     /// does no variable lookups: strict sql_mode, default engine, time-zone offset.
     strict_mode: bool,

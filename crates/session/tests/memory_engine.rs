@@ -536,7 +536,8 @@ mod slt {
     }
     impl std::error::Error for SltError {}
 
-    struct Db(Session, tempfile::TempDir);
+    /// The session, and the data directory it must outlive.
+    struct Db(Session, #[allow(dead_code)] tempfile::TempDir);
 
     impl sqllogictest::DB for Db {
         type Error = SltError;

@@ -320,7 +320,7 @@ impl<'a> Binder<'a> {
         }
         use ast::Expr as A;
         Ok(match e {
-            A::Identifier(id) => self.bind_name(&[id.value.clone()])?,
+            A::Identifier(id) => self.bind_name(std::slice::from_ref(&id.value))?,
             A::CompoundIdentifier(ids) => self.bind_name(&ident_parts(ids))?,
             A::Value(v) if placeholder_index(&v.value).is_some() => {
                 let i = placeholder_index(&v.value).unwrap_or(0);

@@ -393,9 +393,10 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
                     .take(visible)
                     .position(|c| c.name.eq_ignore_ascii_case(&id.value))
                 {
-                    let ambiguous_with_column =
-                        scope.resolve(&[id.value.clone()], "order clause").is_ok()
-                            && !matches!(&projection[i], Expr::Column(_));
+                    let ambiguous_with_column = scope
+                        .resolve(std::slice::from_ref(&id.value), "order clause")
+                        .is_ok()
+                        && !matches!(&projection[i], Expr::Column(_));
                     if !ambiguous_with_column || grouped {
                         let coll = coll_of_output(&projection[i], &scope, &agg);
                         order.push((i, desc, coll));
@@ -613,6 +614,9 @@ fn add_factor(
     Ok(())
 }
 
+/// One side of a range: the bound's expression and whether it is inclusive.
+type Bound1 = Option<(Expr, bool)>;
+
 /// Picks each level's access path from the conjuncts that can drive it.
 fn choose_access_paths(plan: &mut SelectPlan) {
     let n = plan.scope.tables.len();
@@ -626,7 +630,7 @@ fn choose_access_paths(plan: &mut SelectPlan) {
         };
         let known = |e: &Expr| e.max_column().is_none_or(|m| m < lo);
         let mut eqs: Vec<(usize, Expr)> = vec![];
-        let mut ranges: Vec<(usize, Option<(Expr, bool)>, Option<(Expr, bool)>)> = vec![];
+        let mut ranges: Vec<(usize, Bound1, Bound1)> = vec![];
         let mut ins: Vec<(usize, Vec<Expr>)> = vec![];
         let col_ok = |p: usize, coll: Collation| {
             let c = &t.def.columns[p - lo];
@@ -844,11 +848,9 @@ fn use_index_order(plan: &mut SelectPlan) {
     match &mut plan.levels[0].access {
         Access::Index {
             index, eq, reverse, ..
-        } => {
-            if fits(&t.def.indexes[*index], eq.len()) {
-                *reverse = desc;
-                plan.order_satisfied = true;
-            }
+        } if fits(&t.def.indexes[*index], eq.len()) => {
+            *reverse = desc;
+            plan.order_satisfied = true;
         }
         Access::Scan if plan.limit.is_some() => {
             if let Some(ix) = t.def.indexes.iter().position(|i| fits(i, 0)) {

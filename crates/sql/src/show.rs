@@ -599,11 +599,7 @@ fn show_table_status(
             continue;
         }
         let st = t.status();
-        let avg = if st.rows > 0 {
-            st.data_length / st.rows
-        } else {
-            0
-        };
+        let avg = st.data_length.checked_div(st.rows).unwrap_or(0);
         let fixed = def
             .columns
             .iter()

@@ -7,6 +7,7 @@ use crate::sync::Mutex;
 use std::io;
 use std::os::unix::fs::FileExt;
 
+#[allow(clippy::len_without_is_empty)] // a file length, not a collection
 pub trait FileIo: Send + Sync {
     fn len(&self) -> io::Result<u64>;
     /// Fills `buf` from `offset`; reading past the end is `UnexpectedEof`.
