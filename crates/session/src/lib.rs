@@ -177,6 +177,7 @@ pub struct Session {
     engine: String,
     tz_offset: Option<i64>,
     sort_buffer: usize,
+    autocommit_on: bool,
 }
 
 /// The view of a session an expression evaluates against.
@@ -241,6 +242,7 @@ impl Session {
             engine: String::new(),
             tz_offset: None,
             sort_buffer: 2 << 20,
+            autocommit_on: true,
         };
         s.refresh_derived()?;
         if let Some(db) = db.filter(|d| !d.is_empty()) {
@@ -272,10 +274,7 @@ impl Session {
     }
 
     fn autocommit(&self) -> bool {
-        self.get_variable("autocommit", false)
-            .ok()
-            .and_then(|v| v.truth())
-            .unwrap_or(true)
+        self.autocommit_on
     }
 
     /// Recomputes the values derived from variables (after SET, reset, connect).

@@ -1,0 +1,187 @@
+//! Protocol-level behaviour through a real driver (the `mysql` crate): passwords with
+//! mysql_native_password, packets larger than 16 MiB in both directions, the
+//! max_allowed_packet limit, prepared statements with typed parameters, and hundreds of
+//! concurrent connections.
+
+mod common;
+
+use mysql::prelude::Queryable;
+use mysql::{Conn, OptsBuilder};
+
+fn with_password(port: u16, user: &str, pass: &str) -> mysql::Result<Conn> {
+    Conn::new(
+        OptsBuilder::new()
+            .ip_or_hostname(Some("127.0.0.1"))
+            .tcp_port(port)
+            .user(Some(user))
+            .pass(Some(pass))
+            .prefer_socket(false),
+    )
+}
+
+#[test]
+fn passwords_are_checked() {
+    if common::Flavor::from_env() != common::Flavor::Strata {
+        return;
+    }
+    let server = common::TestServer::start(&["--user", "app:s3cret", "--user", "root:rootpw"]);
+    let mut c = with_password(server.port, "app", "s3cret").expect("right password");
+    let v: Option<i64> = c.query_first("SELECT 1 + 1").unwrap();
+    assert_eq!(v, Some(2));
+    match with_password(server.port, "app", "wrong") {
+        Err(mysql::Error::MySqlError(e)) => {
+            assert_eq!((e.code, e.state.as_str()), (1045, "28000"), "{}", e.message);
+            assert!(
+                e.message.contains("Access denied for user 'app'"),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("expected access denied, got {:?}", other.map(|_| ())),
+    }
+    assert!(with_password(server.port, "nobody", "").is_err());
+    // COM_CHANGE_USER re-authenticates.
+    assert!(c
+        .change_user(
+            mysql::ChangeUserOpts::default()
+                .with_user(Some("root".into()))
+                .with_pass(Some("rootpw".into()))
+        )
+        .is_ok());
+    // The mariadb CLI (MariaDB Connector/C) with a password.
+    if common::have_program("mariadb") {
+        let out = std::process::Command::new("mariadb")
+            .args([
+                "--no-defaults",
+                "--protocol=TCP",
+                "-h127.0.0.1",
+                &format!("-P{}", server.port),
+                "-uapp",
+                "-ps3cret",
+                "-N",
+                "-e",
+                "SELECT 7",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "7");
+    }
+}
+
+#[test]
+fn packets_over_16_mib_and_the_packet_limit() {
+    let server = common::TestServer::start(&["--max-allowed-packet", "64M"]);
+    let mut c = common::connect(server.port, None);
+    c.query_drop("CREATE DATABASE big").unwrap();
+    c.query_drop("USE big").unwrap();
+    c.query_drop("CREATE TABLE b (id INT PRIMARY KEY, data LONGBLOB)")
+        .unwrap();
+    let blob: Vec<u8> = (0..(17usize << 20)).map(|i| (i % 251) as u8).collect();
+    // Prepared insert: the parameter travels in a >16 MiB COM_STMT_EXECUTE packet.
+    c.exec_drop("INSERT INTO b VALUES (?, ?)", (1, blob.clone()))
+        .unwrap();
+    // Text protocol: a >16 MiB result row.
+    let back: Option<Vec<u8>> = c.query_first("SELECT data FROM b WHERE id = 1").unwrap();
+    assert_eq!(back.as_deref().map(|b| b.len()), Some(blob.len()));
+    assert!(back.unwrap() == blob, "blob differs after the round trip");
+    // Exactly 16 MiB - 1 + 1 byte payload boundaries round-trip too.
+    let edge = vec![b'e'; (16 << 20) - 1 - 40];
+    c.exec_drop("INSERT INTO b VALUES (?, ?)", (2, edge.clone()))
+        .unwrap();
+    let back: Option<Vec<u8>> = c
+        .exec_first("SELECT data FROM b WHERE id = ?", (2,))
+        .unwrap();
+    assert_eq!(back.map(|b| b.len()), Some(edge.len()));
+    drop(c);
+
+    let small = common::TestServer::start(&["--max-allowed-packet", "1M"]);
+    let mut c = common::connect(small.port, None);
+    let big_query = format!("SELECT '{}'", "x".repeat(2 << 20));
+    match c.query_drop(&big_query) {
+        Err(mysql::Error::MySqlError(e)) => assert_eq!(e.code, 1153, "{}", e.message),
+        Err(_) => {} // the server closes the connection after its error packet
+        Ok(()) => panic!("a 2 MiB packet passed a 1 MiB max_allowed_packet"),
+    }
+    // The server is still there for others.
+    let mut c2 = common::connect(small.port, None);
+    let v: Option<i64> = c2.query_first("SELECT 3").unwrap();
+    assert_eq!(v, Some(3));
+}
+
+#[test]
+fn prepared_statements_with_typed_parameters() {
+    let server = common::TestServer::start(&[]);
+    let mut c = common::connect(server.port, None);
+    c.query_drop("CREATE DATABASE ps").unwrap();
+    c.query_drop("USE ps").unwrap();
+    c.query_drop("CREATE TABLE t (id BIGINT UNSIGNED PRIMARY KEY, d DOUBLE, s VARCHAR(20), n DECIMAL(6,2), ts DATETIME)").unwrap();
+    let ins = c.prep("INSERT INTO t VALUES (?, ?, ?, ?, ?)").unwrap();
+    c.exec_drop(
+        &ins,
+        (u64::MAX, 1.5f64, "héllo", "12.34", "2006-05-26 10:00:00"),
+    )
+    .unwrap();
+    c.exec_drop(
+        &ins,
+        (
+            2u64,
+            mysql::Value::NULL,
+            mysql::Value::NULL,
+            mysql::Value::NULL,
+            mysql::Value::NULL,
+        ),
+    )
+    .unwrap();
+    // Binary-protocol rows: DATETIME arrives as a date value, DECIMAL as text.
+    let row: Option<(u64, f64, String, String, mysql::Value)> = c
+        .exec_first("SELECT id, d, s, n, ts FROM t WHERE id = ?", (u64::MAX,))
+        .unwrap();
+    assert_eq!(
+        row,
+        Some((
+            u64::MAX,
+            1.5,
+            "héllo".into(),
+            "12.34".into(),
+            mysql::Value::Date(2006, 5, 26, 10, 0, 0, 0)
+        ))
+    );
+    let nulls: Option<(Option<f64>, Option<String>)> = c
+        .exec_first("SELECT d, s FROM t WHERE id = ?", (2,))
+        .unwrap();
+    assert_eq!(nulls, Some((None, None)));
+    match c.exec_drop(&ins, (2u64, 0.0f64, "x", "1", "2001-01-01")) {
+        Err(mysql::Error::MySqlError(e)) => assert_eq!(e.code, 1062),
+        other => panic!("expected a duplicate key, got {other:?}"),
+    }
+    // The connection is still usable after the error.
+    let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM t").unwrap();
+    assert_eq!(n, Some(2));
+}
+
+#[test]
+fn three_hundred_concurrent_connections() {
+    let server = common::TestServer::start(&[]);
+    let port = server.port;
+    let threads: Vec<_> = (0..300)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let mut c = common::connect(port, None);
+                let v: Option<i64> = c.query_first(format!("SELECT {i} + 1")).unwrap();
+                assert_eq!(v, Some(i + 1));
+                c
+            })
+        })
+        .collect();
+    let conns: Vec<Conn> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_eq!(conns.len(), 300);
+    let mut c = common::connect(port, None);
+    let rows: Vec<(String, String)> = c.query("SHOW STATUS LIKE 'Threads_connected'").unwrap();
+    let n: usize = rows[0].1.parse().unwrap();
+    assert!(n >= 301, "Threads_connected = {n}");
+}
