@@ -178,6 +178,8 @@ pub struct Session {
     tz_offset: Option<i64>,
     sort_buffer: usize,
     autocommit_on: bool,
+    /// Off only in tests that compare the cached path with the general one.
+    plan_cache_enabled: bool,
 }
 
 /// The view of a session an expression evaluates against.
@@ -243,6 +245,7 @@ impl Session {
             tz_offset: None,
             sort_buffer: 2 << 20,
             autocommit_on: true,
+            plan_cache_enabled: true,
         };
         s.refresh_derived()?;
         if let Some(db) = db.filter(|d| !d.is_empty()) {
@@ -251,6 +254,17 @@ impl Session {
         s.server.connections.fetch_add(1, Ordering::Relaxed);
         s.server.threads_connected.fetch_add(1, Ordering::Relaxed);
         Ok(s)
+    }
+
+    /// Turns the text-protocol plan cache off, so every statement is parsed and bound
+    /// (tests compare both paths).
+    pub fn set_plan_cache(&mut self, enabled: bool) {
+        self.plan_cache_enabled = enabled;
+        self.plan_cache.clear();
+    }
+
+    pub fn server(&self) -> Arc<Server> {
+        self.server.clone()
     }
 
     pub fn current_db(&self) -> Option<String> {
@@ -495,7 +509,7 @@ impl Session {
             return Err(Error::Syntax(String::new()));
         }
         // 1. The plan cache, for statements that differ only in literals.
-        if let Some((key, values)) = lex::normalize(sql) {
+        if let Some((key, values)) = lex::normalize(sql).filter(|_| self.plan_cache_enabled) {
             let cached = self.plan_cache.get(&key).cloned();
             let prepared = match cached {
                 Some(p) if self.plan_is_current(&p) => Some(p),

@@ -636,3 +636,59 @@ fn order_by_blob_spills_beyond_sort_buffer() {
     assert_eq!(got, want);
     assert_eq!(err(&mut s, "SET sort_buffer_size = 10"), 1231);
 }
+
+/// The plan cache (normalized text, literals as parameters) must give exactly what
+/// parsing and binding each statement gives.
+#[test]
+fn plan_cache_matches_the_general_path() {
+    let (_d, mut cached) = session();
+    let mut plain = Session::new(cached_server(&cached), 2, "root", None).unwrap();
+    plain.set_plan_cache(false);
+    let setup = ["CREATE DATABASE a", "CREATE DATABASE b"];
+    for q in setup {
+        run(&mut cached, q).unwrap();
+    }
+    run(&mut cached, "USE a").unwrap();
+    run(&mut plain, "USE b").unwrap();
+    let stmts = [
+        "CREATE TABLE t (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL, c CHAR(20) NOT NULL DEFAULT '', d DECIMAL(6,2), KEY (k))",
+        "INSERT INTO t (k, c, d) VALUES (5, 'it''s', 1.5), (3, 'b\\c', -2.25), (5, 'x', NULL), (-1, 'y', 0)",
+        "INSERT INTO t VALUES (0, 7, 'zz', 3.10)",
+        "UPDATE t SET k = k + 1 WHERE id = 2",
+        "UPDATE t SET c = 'upd', d = d * 2 WHERE k BETWEEN 4 AND 6",
+        "DELETE FROM t WHERE id = 4",
+        "INSERT INTO t (id, k, c) VALUES (4, -3, 'back')",
+        "UPDATE t SET k = 9 WHERE c = 'UPD' ORDER BY id DESC LIMIT 1",
+    ];
+    for q in stmts {
+        let a = run(&mut cached, q)
+            .map(|o| o.ok.map(|i| (i.affected_rows, i.last_insert_id)))
+            .map_err(|e| e.code());
+        let b = run(&mut plain, q)
+            .map(|o| o.ok.map(|i| (i.affected_rows, i.last_insert_id)))
+            .map_err(|e| e.code());
+        assert_eq!(a, b, "{q}");
+    }
+    let queries = [
+        "SELECT c FROM t WHERE id = 2",
+        "SELECT c FROM t WHERE id = 99",
+        "SELECT id, k FROM t WHERE id BETWEEN 1 AND 3 ORDER BY k DESC",
+        "SELECT SUM(k), COUNT(*), MAX(d) FROM t WHERE id BETWEEN 1 AND 5",
+        "SELECT DISTINCT c FROM t WHERE id BETWEEN 1 AND 5 ORDER BY c",
+        "SELECT id FROM t WHERE k IN (4, 6, 9, -3) ORDER BY 1",
+        "SELECT id, c FROM t WHERE c = 'IT''S' OR k < -2",
+        "SELECT id FROM t WHERE d > 1.5 ORDER BY id LIMIT 1, 1",
+        "SELECT k, COUNT(*) FROM t GROUP BY k ORDER BY 2 DESC, 1",
+        "SELECT id FROM t WHERE id = '3'",
+        "SELECT id FROM t WHERE k = -1 - 0",
+    ];
+    for q in queries {
+        for _ in 0..2 {
+            assert_eq!(rows(&mut cached, q), rows(&mut plain, q), "{q}");
+        }
+    }
+}
+
+fn cached_server(s: &Session) -> Arc<Server> {
+    s.server()
+}
