@@ -1,13 +1,11 @@
 //! Derived tables (`FROM (SELECT ...) AS d`): the subquery is planned with the outer
 //! query and run once at the start of each execution; its rows fill a [`DerivedTable`],
-//! which the outer query reads like any table through the engine API (a scan; it has no
-//! indexes). MySQL materializes derived tables the same way.
+//! which the outer query reads like any table through the engine API
+//! ([`crate::rowsource::ReadOnlyTable`]: a scan, no indexes). MySQL materializes derived tables the same way.
 
+use crate::rowsource::RowSource;
 use parking_lot::Mutex;
 use std::sync::Arc;
-use strata_engine::{
-    Flow, Inserted, KeyRange, LockMode, RowFn, RowId, Table, TableLock, TableStatus,
-};
 use strata_types::{
     Collation, ColumnDef, ColumnMeta, DataType, Error, FieldType, Result, TableDef, Value,
 };
@@ -76,51 +74,11 @@ impl DerivedTable {
     }
 }
 
-fn read_only() -> Error {
-    Error::NotSupported("changing a derived table".into())
-}
-
-impl Table for DerivedTable {
+impl RowSource for DerivedTable {
     fn def(&self) -> &Arc<TableDef> {
         &self.def
     }
-    fn lock(&self, _: LockMode) -> TableLock {
-        TableLock::none()
-    }
-    fn scan(&self, f: &mut RowFn) -> Result<()> {
-        let rows = self.rows.lock().clone();
-        for (i, r) in rows.iter().enumerate() {
-            if f(i as RowId, r)? == Flow::Stop {
-                break;
-            }
-        }
-        Ok(())
-    }
-    fn index_scan(&self, _: usize, _: &KeyRange, _: bool, _: &mut RowFn) -> Result<()> {
-        Err(Error::Internal("derived tables have no indexes".into()))
-    }
-    fn fetch(&self, id: RowId) -> Result<Option<Vec<Value>>> {
-        Ok(self.rows.lock().get(id as usize).cloned())
-    }
-    fn insert(&self, _: &mut Vec<Value>) -> Result<Inserted> {
-        Err(read_only())
-    }
-    fn update(&self, _: RowId, _: &[Value], _: &[Value]) -> Result<RowId> {
-        Err(read_only())
-    }
-    fn delete(&self, _: RowId, _: &[Value]) -> Result<()> {
-        Err(read_only())
-    }
-    fn truncate(&self) -> Result<()> {
-        Err(read_only())
-    }
-    fn status(&self) -> TableStatus {
-        TableStatus {
-            rows: self.rows.lock().len() as u64,
-            ..Default::default()
-        }
-    }
-    fn flush(&self) -> Result<()> {
-        Ok(())
+    fn rows(&self) -> Result<Vec<Vec<Value>>> {
+        Ok(self.rows.lock().clone())
     }
 }

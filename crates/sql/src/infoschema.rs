@@ -6,10 +6,9 @@
 
 use crate::catalog::Catalog;
 use crate::ddl::engine_display;
+use crate::rowsource::{ReadOnlyTable, RowSource};
 use std::sync::Arc;
-use strata_engine::{
-    Flow, Inserted, KeyRange, LockMode, RowFn, RowId, Table, TableLock, TableStatus,
-};
+use strata_engine::Table;
 use strata_types::schema::ColumnDefault;
 use strata_types::{Collation, ColumnDef, DataType, Error, Result, TableDef, Value};
 
@@ -167,11 +166,11 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
         auto_increment_start: 1,
         comment: String::new(),
     };
-    Ok(Arc::new(InfoTable {
+    Ok(Arc::new(ReadOnlyTable(InfoTable {
         def: Arc::new(def),
         kind,
         catalog: catalog.clone(),
-    }))
+    })))
 }
 
 fn s(v: &str) -> Value {
@@ -380,52 +379,11 @@ impl InfoTable {
     }
 }
 
-fn read_only() -> Error {
-    Error::NotSupported("changing information_schema".into())
-}
-
-impl Table for InfoTable {
+impl RowSource for InfoTable {
     fn def(&self) -> &Arc<TableDef> {
         &self.def
     }
-    fn lock(&self, _: LockMode) -> TableLock {
-        TableLock::none()
-    }
-    fn scan(&self, f: &mut RowFn) -> Result<()> {
-        for (i, r) in self.rows()?.iter().enumerate() {
-            if f(i as RowId, r)? == Flow::Stop {
-                break;
-            }
-        }
-        Ok(())
-    }
-    fn index_scan(&self, _: usize, _: &KeyRange, _: bool, _: &mut RowFn) -> Result<()> {
-        Err(Error::Internal(
-            "information_schema tables have no indexes".into(),
-        ))
-    }
-    fn fetch(&self, id: RowId) -> Result<Option<Vec<Value>>> {
-        Ok(self.rows()?.into_iter().nth(id as usize))
-    }
-    fn insert(&self, _: &mut Vec<Value>) -> Result<Inserted> {
-        Err(read_only())
-    }
-    fn update(&self, _: RowId, _: &[Value], _: &[Value]) -> Result<RowId> {
-        Err(read_only())
-    }
-    fn delete(&self, _: RowId, _: &[Value]) -> Result<()> {
-        Err(read_only())
-    }
-    fn truncate(&self) -> Result<()> {
-        Err(read_only())
-    }
-    fn status(&self) -> TableStatus {
-        TableStatus {
-            rows: self.rows().map(|r| r.len() as u64).unwrap_or(0),
-            ..Default::default()
-        }
-    }
-    fn flush(&self) -> Result<()> {
-        Ok(())
+    fn rows(&self) -> Result<Vec<Vec<Value>>> {
+        InfoTable::rows(self)
     }
 }

@@ -29,6 +29,7 @@ pub mod functions;
 pub mod infoschema;
 pub mod lex;
 pub mod parse;
+pub mod rowsource;
 pub mod select;
 pub mod show;
 pub mod sort;

@@ -80,7 +80,7 @@ pub struct SelectPlan {
     /// `SELECT COUNT(*) FROM t` with nothing else: the engine's exact row count.
     pub count_star_only: bool,
     /// Subqueries in FROM, run at the start of each execution to fill their tables.
-    pub derived: Vec<(Box<SelectPlan>, Arc<crate::derived::DerivedTable>)>,
+    pub derived: Derived,
 }
 
 fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
@@ -563,7 +563,11 @@ fn display_name(e: &ast::Expr) -> String {
     }
 }
 
-type Derived = Vec<(Box<SelectPlan>, Arc<crate::derived::DerivedTable>)>;
+/// Subqueries in FROM and the tables their rows fill.
+pub type Derived = Vec<(
+    Box<SelectPlan>,
+    Arc<crate::rowsource::ReadOnlyTable<crate::derived::DerivedTable>>,
+)>;
 
 fn add_factor(
     f: &ast::TableFactor,
@@ -596,10 +600,9 @@ fn add_factor(
                 ));
             };
             let sub = plan_select(subquery, cx)?;
-            let table = Arc::new(crate::derived::DerivedTable::new(
-                &alias.name.value,
-                &sub.columns,
-            )?);
+            let table = Arc::new(crate::rowsource::ReadOnlyTable(
+                crate::derived::DerivedTable::new(&alias.name.value, &sub.columns)?,
+            ));
             derived.push((Box::new(sub), table.clone()));
             (alias.name.value.clone(), String::new(), table)
         }
@@ -1295,7 +1298,7 @@ pub fn execute_select(
     for (sub, table) in &plan.derived {
         let mut rows = strata_types::output::CollectedOutput::default();
         execute_select(sub, cx, params, &mut rows)?;
-        table.fill(rows.rows);
+        table.0.fill(rows.rows);
     }
     let mut locks = TableLocks::default();
     let want: Vec<_> = plan
