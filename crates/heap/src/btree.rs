@@ -36,6 +36,20 @@ impl Node {
                 .sum::<usize>()
     }
 
+    /// Where to split an overfull node: at the byte midpoint, not the entry midpoint,
+    /// so that with keys of mixed lengths both halves fit in a block.
+    fn split_point(&self) -> usize {
+        let total: usize = self.entries.iter().map(|(k, _)| 10 + k.len()).sum();
+        let mut acc = 0;
+        for (i, (k, _)) in self.entries.iter().enumerate() {
+            acc += 10 + k.len();
+            if acc * 2 >= total {
+                return (i + 1).clamp(1, self.entries.len() - 1);
+            }
+        }
+        self.entries.len() / 2
+    }
+
     fn parse(b: &[u8]) -> io::Result<Node> {
         let kind = b[NODE_KIND];
         if kind != KIND_LEAF && kind != KIND_INTERNAL {
@@ -327,7 +341,7 @@ impl Tree<'_> {
                 self.store(block, &node, false)?;
                 return Ok(None);
             }
-            let mid = node.entries.len() / 2;
+            let mid = node.split_point();
             let right_block = alloc();
             let right = Node {
                 kind: KIND_LEAF,
@@ -361,7 +375,7 @@ impl Tree<'_> {
             self.store(block, &node, false)?;
             return Ok(None);
         }
-        let mid = node.entries.len() / 2;
+        let mid = node.split_point();
         let mut upper = node.entries.split_off(mid);
         let (up_key, up_child) = upper.remove(0);
         let right_block = alloc();

@@ -353,6 +353,23 @@ impl HeapTable {
         Ok(())
     }
 
+    /// Refuses a row whose key in some index is longer than a node can hold, before
+    /// anything is written.
+    fn check_key_lengths(&self, row: &[Value]) -> Result<()> {
+        let mut key = Vec::with_capacity(64);
+        for ix in &self.def.indexes {
+            stored_key(&self.def, ix, row, 0, &mut key);
+            if key.len() > MAX_KEY {
+                return Err(Error::NotSupported(format!(
+                    "index {} key of {} bytes (the heap engine's limit is {MAX_KEY})",
+                    ix.name,
+                    key.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The first unique index whose key `row` would duplicate (ignoring row `except`).
     fn find_duplicate(
         &self,
@@ -485,6 +502,7 @@ impl Table for HeapTable {
                 generated = Some(next);
             }
         }
+        self.check_key_lengths(row)?;
         if let Some(i) = self.find_duplicate(row, None)? {
             return Err(self.duplicate_error(i, row));
         }
@@ -508,6 +526,7 @@ impl Table for HeapTable {
     }
 
     fn update(&self, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId> {
+        self.check_key_lengths(new)?;
         if let Some(i) = self.find_duplicate(new, Some((id, old)))? {
             return Err(self.duplicate_error(i, new));
         }

@@ -311,3 +311,37 @@ fn concurrent_readers() {
         th.join().unwrap();
     }
 }
+
+#[test]
+fn mixed_length_keys_split_safely_and_long_keys_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut def = sbtest(true);
+    def.columns[2].data_type = DataType::VarChar(1000);
+    def.indexes.push(IndexDef {
+        name: "c".into(),
+        columns: vec![2],
+        unique: false,
+        primary: false,
+    });
+    let engine = HeapEngine::new(HeapConfig {
+        key_buffer_size: 256 << 10,
+    });
+    let t = open(&engine, &def, dir.path(), true).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    for i in 0..3000 {
+        let len = if rng.gen_bool(0.2) {
+            rng.gen_range(600..900)
+        } else {
+            rng.gen_range(1..20)
+        };
+        let c: String = std::iter::repeat_n((b'a' + (i % 26) as u8) as char, len).collect();
+        let mut row = vec![Value::Null, Value::Int(i), Value::str(&c)];
+        t.insert(&mut row).unwrap();
+    }
+    assert_eq!(range_ids(&t, 2, KeyRange::all(), false).len(), 3000);
+    let before = t.status();
+    let mut row = vec![Value::Null, Value::Int(1), Value::str(&"z".repeat(1000))];
+    assert_eq!(t.insert(&mut row).unwrap_err().code(), 1235);
+    assert_eq!(t.status().rows, before.rows);
+    assert_eq!(t.status().data_length, before.data_length);
+}
