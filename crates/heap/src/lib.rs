@@ -283,18 +283,23 @@ impl HeapTable {
         }
     }
 
-    /// MyISAM's repair after an unclean close: new index file, rebuilt from the rows.
-    fn rebuild(&self) -> Result<()> {
-        self.data.recover().map_err(|e| self.io_err(e))?;
+    /// Starts the index file anew: forgets its cached blocks and writes a header and one
+    /// empty root leaf per index (TRUNCATE and repair).
+    fn reset_index(&self) -> Result<()> {
         self.cache.drop_file(&self.index);
         let n = self.def.indexes.len();
         self.index.io.set_len(0).map_err(|e| self.io_err(e))?;
         write_empty_index(self.index.io.as_ref(), n).map_err(|e| self.io_err(e))?;
-        {
-            let mut idx = self.idx.lock();
-            idx.roots = (1..=n as u64).collect();
-            idx.next_free = n as u64 + 1;
-        }
+        let mut idx = self.idx.lock();
+        idx.roots = (1..=n as u64).collect();
+        idx.next_free = n as u64 + 1;
+        Ok(())
+    }
+
+    /// MyISAM's repair after an unclean close: new index file, rebuilt from the rows.
+    fn rebuild(&self) -> Result<()> {
+        self.data.recover().map_err(|e| self.io_err(e))?;
+        self.reset_index()?;
         let mut rows = 0u64;
         let mut max_auto = 0u64;
         let auto = self.def.auto_increment_column();
@@ -556,14 +561,7 @@ impl Table for HeapTable {
 
     fn truncate(&self) -> Result<()> {
         self.data.reset(&self.def).map_err(|e| self.io_err(e))?;
-        self.cache.drop_file(&self.index);
-        let n = self.def.indexes.len();
-        self.index.io.set_len(0).map_err(|e| self.io_err(e))?;
-        write_empty_index(self.index.io.as_ref(), n).map_err(|e| self.io_err(e))?;
-        let mut idx = self.idx.lock();
-        idx.roots = (1..=n as u64).collect();
-        idx.next_free = n as u64 + 1;
-        Ok(())
+        self.reset_index()
     }
 
     fn status(&self) -> TableStatus {
