@@ -7,19 +7,29 @@
 //! cross it as byte ranges in the order-preserving encoding of
 //! [`strata_types::keycode`], so engines never interpret SQL.
 //!
+//! Every data call carries the session's [`Txn`]: transactional engines (`btree`) attach
+//! their per-transaction state to it on first use and read its isolation level and
+//! per-statement [`ReadMode`]; non-transactional engines (`heap`) ignore it, as MyISAM
+//! ignores BEGIN and ROLLBACK.
+//!
 //! The tour of a point select, from the engine's side: the executor calls
 //! [`Table::lock`] for a read lock, builds the key `[1][1][00..07]` for `id = 7` with
 //! `keycode::encode_prefix`, calls [`Table::index_scan`] with the range `[key, successor)`,
 //! and receives the one row through the callback; the guard drops at statement end.
 
+mod txn;
+
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use txn::{Isolation, Participant, ReadMode, Txn};
+
 pub use strata_types::{Error, Result, TableDef, Value};
 
-/// Identifies a row inside one table for the duration of a statement (and, for the
-/// `heap` engine, for as long as the row lives: it is the row's offset in the data file).
+/// Identifies a row inside one table for the duration of a statement (for the `heap`
+/// engine, for as long as the row lives: it is the row's offset in the data file; the
+/// `btree` engine finds rows by primary key and passes an opaque number).
 pub type RowId = u64;
 
 /// What a scan callback tells the engine to do next.
@@ -136,6 +146,32 @@ pub trait Engine: Send + Sync {
     fn status_vars(&self) -> Vec<(String, u64)> {
         Vec::new()
     }
+
+    /// True when the engine has transactions (COMMIT and ROLLBACK mean something).
+    fn transactional(&self) -> bool {
+        false
+    }
+
+    /// The server variables this engine owns (e.g. `innodb_buffer_pool_size`), with
+    /// their current values, for SHOW VARIABLES and `@@name`.
+    fn variables(&self) -> Vec<EngineVar> {
+        Vec::new()
+    }
+
+    /// SET GLOBAL of one of [`Engine::variables`]. A variable that is not dynamic gives
+    /// [`Error::VariableReadOnly`]; a bad value [`Error::WrongValueForVariable`].
+    fn set_variable(&self, name: &str, _value: &Value) -> Result<()> {
+        Err(Error::UnknownVariable(name.to_string()))
+    }
+}
+
+/// A server variable owned by an engine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineVar {
+    pub name: &'static str,
+    pub value: Value,
+    /// False: set only at startup; SET GLOBAL gives error 1238.
+    pub dynamic: bool,
 }
 
 pub trait Table: Send + Sync {
@@ -146,35 +182,42 @@ pub trait Table: Send + Sync {
     fn lock(&self, mode: LockMode) -> TableLock;
 
     /// Calls `f` for every row, in storage order, until it returns [`Flow::Stop`].
-    fn scan(&self, f: &mut RowFn) -> Result<()>;
+    /// Which version of each row is seen follows `txn` (its isolation and read mode).
+    fn scan(&self, txn: &Txn, f: &mut RowFn) -> Result<()>;
 
     /// Calls `f` for every row whose key in index `index` (position in
     /// [`TableDef::indexes`]) lies in `range`, in key order (descending if `reverse`).
     fn index_scan(
         &self,
+        txn: &Txn,
         index: usize,
         range: &KeyRange,
         reverse: bool,
         f: &mut RowFn,
     ) -> Result<()>;
 
-    /// Reads one row by id (None if it was deleted).
-    fn fetch(&self, id: RowId) -> Result<Option<Vec<Value>>>;
-
     /// Inserts a row, checking every unique index. A NULL or 0 in the AUTO_INCREMENT
     /// column is replaced by the next value; a larger explicit value moves the counter.
     /// On a duplicate key nothing is changed and [`Error::DuplicateKey`] is returned.
-    fn insert(&self, row: &mut Vec<Value>) -> Result<Inserted>;
+    fn insert(&self, txn: &Txn, row: &mut Vec<Value>) -> Result<Inserted>;
 
     /// Replaces row `id` (whose current contents are `old`) by `new`, maintaining
     /// every index; returns the row's id afterwards (it may move).
-    fn update(&self, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId>;
+    fn update(&self, txn: &Txn, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId>;
 
     /// Deletes row `id`, whose current contents are `old`.
-    fn delete(&self, id: RowId, old: &[Value]) -> Result<()>;
+    fn delete(&self, txn: &Txn, id: RowId, old: &[Value]) -> Result<()>;
 
-    /// Removes every row and resets the AUTO_INCREMENT counter.
+    /// Removes every row and resets the AUTO_INCREMENT counter (DDL: not undone by
+    /// ROLLBACK).
     fn truncate(&self) -> Result<()>;
+
+    /// CHECK TABLE: verifies the table's structures (for `btree`: page checksums, key
+    /// order, and that every secondary index agrees with the clustered index). `Ok(())`
+    /// is MySQL's `status OK`; an error names what is wrong.
+    fn check(&self, _txn: &Txn) -> Result<()> {
+        Ok(())
+    }
 
     fn status(&self) -> TableStatus;
 
