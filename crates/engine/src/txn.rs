@@ -133,7 +133,11 @@ impl Txn {
     }
 
     fn parts(&self) -> Vec<Arc<dyn Participant>> {
-        self.joined.borrow().iter().map(|j| j.part.clone()).collect()
+        self.joined
+            .borrow()
+            .iter()
+            .map(|j| j.part.clone())
+            .collect()
     }
 
     pub fn begin_statement(&self) {

@@ -433,7 +433,7 @@ impl Table for HeapTable {
         TableLock(Some(g))
     }
 
-    fn scan(&self, f: &mut RowFn) -> Result<()> {
+    fn scan(&self, _txn: &Txn, f: &mut RowFn) -> Result<()> {
         self.data.scan(&self.def, f).map_err(|e| match e {
             Error::Corrupt { detail, .. } => Error::corrupt(&self.name, detail),
             other => other,
@@ -442,6 +442,7 @@ impl Table for HeapTable {
 
     fn index_scan(
         &self,
+        _txn: &Txn,
         index: usize,
         range: &KeyRange,
         reverse: bool,
@@ -486,11 +487,7 @@ impl Table for HeapTable {
         }
     }
 
-    fn fetch(&self, id: RowId) -> Result<Option<Vec<Value>>> {
-        self.data.read_row(&self.def, id, &mut Vec::new())
-    }
-
-    fn insert(&self, row: &mut Vec<Value>) -> Result<Inserted> {
+    fn insert(&self, _txn: &Txn, row: &mut Vec<Value>) -> Result<Inserted> {
         let mut generated = None;
         if let Some(a) = self.def.auto_increment_column() {
             let given = match &row[a] {
@@ -530,7 +527,7 @@ impl Table for HeapTable {
         })
     }
 
-    fn update(&self, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId> {
+    fn update(&self, _txn: &Txn, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId> {
         self.check_key_lengths(new)?;
         if let Some(i) = self.find_duplicate(new, Some((id, old)))? {
             return Err(self.duplicate_error(i, new));
@@ -551,7 +548,7 @@ impl Table for HeapTable {
         Ok(new_id)
     }
 
-    fn delete(&self, id: RowId, old: &[Value]) -> Result<()> {
+    fn delete(&self, _txn: &Txn, id: RowId, old: &[Value]) -> Result<()> {
         self.delete_keys(id, old)?;
         self.data.delete(id).map_err(|e| self.io_err(e))?;
         let mut h = self.data.header.lock();
@@ -562,6 +559,36 @@ impl Table for HeapTable {
     fn truncate(&self) -> Result<()> {
         self.data.reset(&self.def).map_err(|e| self.io_err(e))?;
         self.reset_index()
+    }
+
+    /// Every index must hold exactly the table's rows, and the header's row count must
+    /// agree with the data file (MyISAM's CHECK TABLE checks the same).
+    fn check(&self, txn: &Txn) -> Result<()> {
+        let mut rows = 0u64;
+        self.scan(txn, &mut |_, _| {
+            rows += 1;
+            Ok(Flow::Continue)
+        })?;
+        for (i, ix) in self.def.indexes.iter().enumerate() {
+            let mut n = 0u64;
+            self.index_scan(txn, i, &KeyRange::all(), false, &mut |_, _| {
+                n += 1;
+                Ok(Flow::Continue)
+            })?;
+            if n != rows {
+                return Err(Error::corrupt(
+                    &self.name,
+                    format!("index {} has {n} entries for {rows} rows", ix.name),
+                ));
+            }
+        }
+        if self.data.header.lock().rows != rows {
+            return Err(Error::corrupt(
+                &self.name,
+                "row count in header differs from data".to_string(),
+            ));
+        }
+        Ok(())
     }
 
     fn status(&self) -> TableStatus {

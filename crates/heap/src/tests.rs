@@ -73,7 +73,7 @@ fn open(engine: &HeapEngine, def: &TableDef, dir: &Path, create: bool) -> Result
 
 fn range_ids(t: &Arc<dyn Table>, index: usize, range: KeyRange, reverse: bool) -> Vec<i64> {
     let mut out = vec![];
-    t.index_scan(index, &range, reverse, &mut |_, r| {
+    t.index_scan(&Txn::default(), index, &range, reverse, &mut |_, r| {
         out.push(r[0].to_i64().unwrap());
         Ok(Flow::Continue)
     })
@@ -104,7 +104,7 @@ fn model_check_rows_and_indexes() {
                 let k = rng.gen_range(0..50);
                 let c = "x".repeat(rng.gen_range(0..100));
                 let mut row = vec![Value::Null, Value::Int(k), Value::str(&c)];
-                let ins = t.insert(&mut row).unwrap();
+                let ins = t.insert(&Txn::default(), &mut row).unwrap();
                 let id = ins.generated_id.unwrap() as i64;
                 model.insert(id, (k, c, ins.row_id));
             } else {
@@ -116,10 +116,10 @@ fn model_check_rows_and_indexes() {
                     let nk = rng.gen_range(0..50);
                     let nc = "y".repeat(rng.gen_range(0..120));
                     let new = vec![Value::Int(id), Value::Int(nk), Value::str(&nc)];
-                    let nrid = t.update(rid, &old, &new).unwrap();
+                    let nrid = t.update(&Txn::default(), rid, &old, &new).unwrap();
                     model.insert(id, (nk, nc, nrid));
                 } else {
-                    t.delete(rid, &old).unwrap();
+                    t.delete(&Txn::default(), rid, &old).unwrap();
                     model.remove(&id);
                 }
             }
@@ -152,9 +152,9 @@ fn model_check_rows_and_indexes() {
                 .collect();
             assert_eq!(got, want, "k = {k}");
         }
-        // Full scan matches, and fetch by id agrees.
+        // Full scan matches, with the row ids the inserts returned.
         let mut n = 0;
-        t.scan(&mut |rid, r| {
+        t.scan(&Txn::default(), &mut |rid, r| {
             let id = r[0].to_i64().unwrap();
             assert_eq!(model[&id].2, rid);
             n += 1;
@@ -172,11 +172,17 @@ fn unique_keys_and_auto_increment() {
     let engine = HeapEngine::new(HeapConfig::default());
     let t = open(&engine, &def, dir.path(), true).unwrap();
     let mut r = vec![Value::Int(5), Value::Int(1), Value::Null];
-    assert_eq!(t.insert(&mut r).unwrap().generated_id, None);
+    assert_eq!(
+        t.insert(&Txn::default(), &mut r).unwrap().generated_id,
+        None
+    );
     let mut r = vec![Value::Int(0), Value::Int(1), Value::Null];
-    assert_eq!(t.insert(&mut r).unwrap().generated_id, Some(6));
+    assert_eq!(
+        t.insert(&Txn::default(), &mut r).unwrap().generated_id,
+        Some(6)
+    );
     let mut dup = vec![Value::Int(5), Value::Int(2), Value::Null];
-    match t.insert(&mut dup) {
+    match t.insert(&Txn::default(), &mut dup) {
         Err(Error::DuplicateKey { value, key }) => {
             assert_eq!((value.as_str(), key.as_str()), ("5", "PRIMARY"))
         }
@@ -185,7 +191,10 @@ fn unique_keys_and_auto_increment() {
     assert_eq!(t.status().rows, 2);
     t.truncate().unwrap();
     let mut r = vec![Value::Null, Value::Int(1), Value::Null];
-    assert_eq!(t.insert(&mut r).unwrap().generated_id, Some(1));
+    assert_eq!(
+        t.insert(&Txn::default(), &mut r).unwrap().generated_id,
+        Some(1)
+    );
 }
 
 #[test]
@@ -197,11 +206,12 @@ fn deleted_space_is_reused() {
     let mut ids = vec![];
     for i in 1..=100 {
         let mut r = vec![Value::Int(i), Value::Int(i), Value::str("abc")];
-        ids.push(t.insert(&mut r).unwrap().row_id);
+        ids.push(t.insert(&Txn::default(), &mut r).unwrap().row_id);
     }
     let len = t.status().data_length;
     for (i, rid) in ids.iter().enumerate() {
         t.delete(
+            &Txn::default(),
             *rid,
             &[
                 Value::Int(i as i64 + 1),
@@ -213,7 +223,7 @@ fn deleted_space_is_reused() {
     }
     for i in 1..=100 {
         let mut r = vec![Value::Int(i), Value::Int(i), Value::str("xyz")];
-        t.insert(&mut r).unwrap();
+        t.insert(&Txn::default(), &mut r).unwrap();
     }
     assert_eq!(t.status().data_length, len);
 }
@@ -231,7 +241,7 @@ fn survives_restart_and_repairs_after_unclean_close() {
                 Value::Int(i % 7),
                 Value::str(&format!("row {i}")),
             ];
-            t.insert(&mut r).unwrap();
+            t.insert(&Txn::default(), &mut r).unwrap();
         }
         engine.flush().unwrap();
     }
@@ -245,7 +255,7 @@ fn survives_restart_and_repairs_after_unclean_close() {
         );
         // Modify without flushing: the table is left "open".
         let mut r = vec![Value::Null, Value::Int(3), Value::str("new")];
-        t.insert(&mut r).unwrap();
+        t.insert(&Txn::default(), &mut r).unwrap();
     }
     let engine = HeapEngine::new(HeapConfig::default());
     let t = open(&engine, &def, dir.path(), false).unwrap();
@@ -256,7 +266,10 @@ fn survives_restart_and_repairs_after_unclean_close() {
         3000 / 7 + 2
     );
     let mut r = vec![Value::Null, Value::Int(0), Value::Null];
-    assert_eq!(t.insert(&mut r).unwrap().generated_id, Some(3002));
+    assert_eq!(
+        t.insert(&Txn::default(), &mut r).unwrap().generated_id,
+        Some(3002)
+    );
 }
 
 #[test]
@@ -291,7 +304,7 @@ fn concurrent_readers() {
     let t = open(&engine, &def, dir.path(), true).unwrap();
     for i in 1..=2000 {
         let mut r = vec![Value::Int(i), Value::Int(i), Value::str("c")];
-        t.insert(&mut r).unwrap();
+        t.insert(&Txn::default(), &mut r).unwrap();
     }
     let threads: Vec<_> = (0..4)
         .map(|n| {
@@ -336,12 +349,29 @@ fn mixed_length_keys_split_safely_and_long_keys_are_refused() {
         };
         let c: String = std::iter::repeat_n((b'a' + (i % 26) as u8) as char, len).collect();
         let mut row = vec![Value::Null, Value::Int(i), Value::str(&c)];
-        t.insert(&mut row).unwrap();
+        t.insert(&Txn::default(), &mut row).unwrap();
     }
     assert_eq!(range_ids(&t, 2, KeyRange::all(), false).len(), 3000);
     let before = t.status();
     let mut row = vec![Value::Null, Value::Int(1), Value::str(&"z".repeat(1000))];
-    assert_eq!(t.insert(&mut row).unwrap_err().code(), 1235);
+    assert_eq!(
+        t.insert(&Txn::default(), &mut row).unwrap_err().code(),
+        1235
+    );
     assert_eq!(t.status().rows, before.rows);
     assert_eq!(t.status().data_length, before.data_length);
+}
+
+#[test]
+fn check_passes_on_a_consistent_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = sbtest(true);
+    let engine = HeapEngine::new(HeapConfig::default());
+    let t = open(&engine, &def, dir.path(), true).unwrap();
+    let txn = Txn::default();
+    for i in 1..=300 {
+        let mut r = vec![Value::Int(i), Value::Int(i % 7), Value::str("c")];
+        t.insert(&txn, &mut r).unwrap();
+    }
+    t.check(&txn).unwrap();
 }

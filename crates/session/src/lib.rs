@@ -10,6 +10,16 @@
 //! and DESCRIBE (`sql::show`), and finally parses with sqlparser, binds
 //! (`sql::prepare`) and runs (`sql::execute`) everything else.
 //!
+//! Transactions: the session owns the open [`Txn`] and every statement that reads or
+//! writes tables runs inside one. Under autocommit with no BEGIN, a statement gets its
+//! own Txn, committed when it succeeds and rolled back when it fails; after BEGIN (or
+//! with autocommit=0) the Txn stays open across statements until COMMIT or ROLLBACK, and
+//! each statement is bracketed by `begin_statement`/`end_statement` so a failing one
+//! undoes only itself. DDL, LOCK TABLES, FLUSH and the table-maintenance statements
+//! commit the open transaction first, as MySQL's implicit commit does. A deadlock
+//! (1213) rolls the whole transaction back; a lock wait timeout (1205) only the
+//! statement (MySQL's default innodb_rollback_on_timeout=OFF).
+//!
 //! [`Server`] is what all sessions share: the catalog, global variables, counters.
 
 pub mod vars;
@@ -18,8 +28,8 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
-use strata_engine::{LockMode, TableLock};
+use std::time::{Duration, Instant};
+use strata_engine::{Isolation, LockMode, TableLock, Txn};
 use strata_sql::lex;
 use strata_sql::{Catalog, Env, ExecCtx, Outcome, Prepared};
 use strata_types::{
@@ -80,6 +90,7 @@ impl Server {
             ("have_ssl", s("DISABLED")),
             ("hostname", s(&config.hostname)),
             ("init_connect", s("")),
+            ("innodb_lock_wait_timeout", i(50)),
             ("interactive_timeout", i(28800)),
             ("key_buffer_size", i(config.key_buffer_size as i64)),
             ("license", s("Apache-2.0")),
@@ -115,6 +126,18 @@ impl Server {
             ("version_compile_os", s("Linux")),
             ("wait_timeout", i(28800)),
         ]);
+        // An engine variable is answered by the engine only when vars.rs does not know
+        // the name; a clash would hide the engine's value.
+        for e in catalog.engines() {
+            for v in e.variables() {
+                debug_assert!(
+                    vars::lookup(v.name).is_none(),
+                    "engine {} declares {}, which vars.rs also declares",
+                    e.name(),
+                    v.name
+                );
+            }
+        }
         Server {
             catalog,
             globals,
@@ -166,7 +189,13 @@ pub struct Session {
     user_vars: HashMap<String, Value>,
     last_insert_id: u64,
     found_rows: u64,
-    in_transaction: bool,
+    /// The open transaction: begun by BEGIN, or by a statement under autocommit=0.
+    /// None between transactions (and under autocommit, where a statement's own Txn
+    /// lives only as long as the statement).
+    txn: Option<Txn>,
+    /// SET TRANSACTION ISOLATION LEVEL without GLOBAL/SESSION: the next transaction's
+    /// level, used once.
+    next_isolation: Option<Isolation>,
     prepared: HashMap<u32, PreparedStmt>,
     next_statement_id: u32,
     plan_cache: HashMap<String, Arc<Prepared>>,
@@ -178,6 +207,8 @@ pub struct Session {
     tz_offset: Option<i64>,
     sort_buffer: usize,
     autocommit_on: bool,
+    isolation: Isolation,
+    lock_wait_timeout: Duration,
     /// Off only in tests that compare the cached path with the general one.
     plan_cache_enabled: bool,
 }
@@ -235,7 +266,8 @@ impl Session {
             user_vars: HashMap::new(),
             last_insert_id: 0,
             found_rows: 0,
-            in_transaction: false,
+            txn: None,
+            next_isolation: None,
             prepared: HashMap::new(),
             next_statement_id: 1,
             plan_cache: HashMap::new(),
@@ -245,6 +277,8 @@ impl Session {
             tz_offset: None,
             sort_buffer: 2 << 20,
             autocommit_on: true,
+            isolation: Isolation::RepeatableRead,
+            lock_wait_timeout: Duration::from_secs(50),
             plan_cache_enabled: true,
         };
         s.refresh_derived()?;
@@ -278,7 +312,7 @@ impl Session {
     /// SERVER_STATUS_IN_TRANS (1) and SERVER_STATUS_AUTOCOMMIT (2).
     pub fn status_flags(&self) -> u16 {
         let mut f = 0;
-        if self.in_transaction {
+        if self.txn.is_some() {
             f |= 1;
         }
         if self.autocommit() {
@@ -314,7 +348,111 @@ impl Session {
             .get_variable("sort_buffer_size", false)?
             .to_i64()
             .unwrap_or(2 << 20) as usize;
+        self.autocommit_on = self.get_variable("autocommit", false)?.truth() != Some(false);
+        let iso = self.get_variable("transaction_isolation", false)?.to_text();
+        self.isolation = Isolation::parse(&iso).unwrap_or(Isolation::RepeatableRead);
+        let secs = self
+            .get_variable("innodb_lock_wait_timeout", false)?
+            .to_i64()
+            .unwrap_or(50);
+        self.lock_wait_timeout = Duration::from_secs(secs.max(1) as u64);
         Ok(())
+    }
+
+    /// A new transaction with the session's isolation level (or the one SET TRANSACTION
+    /// chose for the next transaction) and lock wait timeout.
+    fn new_txn(&mut self) -> Txn {
+        let isolation = self.next_isolation.take().unwrap_or(self.isolation);
+        Txn::new(isolation, self.lock_wait_timeout)
+    }
+
+    /// Commits the open transaction, if any (COMMIT, and MySQL's implicit commits).
+    fn commit_open(&mut self) -> Result<()> {
+        match self.txn.take() {
+            Some(t) => t.commit(),
+            None => Ok(()),
+        }
+    }
+
+    /// Rolls the open transaction back, if any. Changes to non-transactional tables
+    /// stay, as on MyISAM.
+    fn rollback_open(&mut self) -> Result<()> {
+        match self.txn.take() {
+            Some(t) => t.rollback(),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs one statement that reads or writes tables inside a transaction: the open
+    /// one, or a new one. `own` gives the statement a transaction of its own that ends
+    /// with it whatever autocommit says (DDL, after the implicit commit).
+    fn in_transaction<T>(
+        &mut self,
+        own: bool,
+        f: impl FnOnce(&mut Session, &Txn) -> Result<T>,
+    ) -> Result<T> {
+        let (txn, opened) = match self.txn.take().filter(|_| !own) {
+            Some(t) => (t, false),
+            None => (self.new_txn(), true),
+        };
+        // A transaction begun here outlives the statement only under autocommit=0.
+        let keep = !opened || (!own && !self.autocommit());
+        txn.begin_statement();
+        let r = f(self, &txn);
+        match r {
+            Ok(v) => {
+                if let Err(e) = txn.end_statement(true) {
+                    // Keep the session out of a transaction in an unknown state. The
+                    // rollback's own error would hide the first, which says more.
+                    let _ = txn.rollback();
+                    return Err(e);
+                }
+                if keep {
+                    self.txn = Some(txn);
+                } else {
+                    // A failed commit (e.g. the log could not be synced) is this
+                    // statement's error.
+                    txn.commit()?;
+                }
+                Ok(v)
+            }
+            Err(Error::Deadlock) => {
+                // The engine chose this transaction as the deadlock victim: all of it is
+                // undone and the session is left outside a transaction, as InnoDB does.
+                // The deadlock is what the client must see, not a rollback error.
+                let _ = txn.rollback();
+                Err(Error::Deadlock)
+            }
+            Err(e) => {
+                // The failed statement undoes only itself (a lock wait timeout too,
+                // innodb_rollback_on_timeout=OFF); the transaction goes on. If even that
+                // undo fails, nothing of the transaction can be trusted: roll it all back.
+                let undone = txn.end_statement(false);
+                if keep && undone.is_ok() {
+                    self.txn = Some(txn);
+                } else {
+                    let _ = txn.rollback();
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs `f` with the open transaction, or a scratch one, without starting or ending
+    /// anything: for statements that read no table rows (SHOW, EXPLAIN, SELECT without
+    /// FROM), which must not open a transaction under autocommit=0.
+    fn outside_transaction<T>(
+        &mut self,
+        f: impl FnOnce(&mut Session, &Txn) -> Result<T>,
+    ) -> Result<T> {
+        match self.txn.take() {
+            Some(t) => {
+                let r = f(self, &t);
+                self.txn = Some(t);
+                r
+            }
+            None => f(self, &Txn::default()),
+        }
     }
 
     /// The statement's clock, in the session's time zone.
@@ -334,10 +472,27 @@ impl Session {
         Ok(())
     }
 
+    /// The current value of a variable an engine owns (global scope), if one does.
+    fn engine_variable(&self, name: &str) -> Option<(Arc<dyn strata_engine::Engine>, Value)> {
+        self.server.catalog.engines().iter().find_map(|e| {
+            e.variables()
+                .into_iter()
+                .find(|v| v.name.eq_ignore_ascii_case(name))
+                .map(|v| (e.clone(), v.value))
+        })
+    }
+
     pub fn get_variable(&self, name: &str, global: bool) -> Result<Value> {
         let lname = name.to_ascii_lowercase();
         let key = vars::canonical(&lname);
-        let def = vars::lookup(key).ok_or_else(|| Error::UnknownVariable(name.to_string()))?;
+        let Some(def) = vars::lookup(key) else {
+            // Engine variables are global; `@@name` reads the global value, as MySQL
+            // does for a global-only variable.
+            return self
+                .engine_variable(key)
+                .map(|(_, v)| v)
+                .ok_or_else(|| Error::UnknownVariable(name.to_string()));
+        };
         match key {
             "last_insert_id" => return Ok(Value::UInt(self.last_insert_id)),
             "warning_count" | "error_count" => return Ok(Value::Int(0)),
@@ -361,8 +516,9 @@ impl Session {
     fn set_variable(&mut self, name: &str, global: bool, value: Option<Value>) -> Result<()> {
         let lname = name.to_ascii_lowercase();
         let key = vars::canonical(&lname).to_string();
-        let def: &VarDef =
-            vars::lookup(&key).ok_or_else(|| Error::UnknownVariable(name.to_string()))?;
+        let Some(def): Option<&VarDef> = vars::lookup(&key) else {
+            return self.set_engine_variable(name, &key, global, value);
+        };
         if !def.dynamic {
             return Err(Error::VariableReadOnly(def.name.to_string()));
         }
@@ -432,9 +588,10 @@ impl Session {
                 // latin1 names is answered in utf8mb4 (ASCII-identical).
             }
         }
-        if key == "autocommit" && v.truth() == Some(true) {
-            // Turning autocommit on commits the open transaction.
-            self.in_transaction = false;
+        if key == "autocommit" && !global && v.truth() == Some(true) {
+            // Turning autocommit on commits the open transaction (its error, such as a
+            // failed log sync, is the SET's).
+            self.commit_open()?;
         }
         if global {
             self.server.globals.set(def.name, v);
@@ -444,6 +601,26 @@ impl Session {
         self.refresh_derived()
     }
 
+    /// SET GLOBAL of a variable an engine owns; the engine checks the value.
+    fn set_engine_variable(
+        &mut self,
+        name: &str,
+        key: &str,
+        global: bool,
+        value: Option<Value>,
+    ) -> Result<()> {
+        let (engine, _) = self
+            .engine_variable(key)
+            .ok_or_else(|| Error::UnknownVariable(name.to_string()))?;
+        if !global {
+            return Err(Error::VariableIsGlobal(key.to_string()));
+        }
+        match value {
+            Some(v) => engine.set_variable(key, &v),
+            None => Err(Error::NotSupported("SET GLOBAL ... = DEFAULT".into())),
+        }
+    }
+
     /// COM_RESET_CONNECTION: back to a fresh session for the same user and database.
     pub fn reset(&mut self) {
         self.vars.clear();
@@ -451,20 +628,26 @@ impl Session {
         self.prepared.clear();
         self.plan_cache.clear();
         self.locked = None;
-        self.in_transaction = false;
+        // MySQL rolls back on reset; an engine error here has no statement to report
+        // it to, and the transaction is gone either way.
+        let _ = self.rollback_open();
+        self.next_isolation = None;
         self.last_insert_id = 0;
         self.found_rows = 0;
         let _ = self.refresh_derived();
     }
 
     pub fn close(&mut self) {
+        // A connection that ends with an open transaction rolls it back; there is no
+        // client left to report an error to.
+        let _ = self.rollback_open();
         self.locked = None;
         self.server
             .threads_connected
             .fetch_sub(1, Ordering::Relaxed);
     }
 
-    fn exec_ctx<'a>(&'a self, env: &'a SessionEnv<'a>) -> Result<ExecCtx<'a>> {
+    fn exec_ctx<'a>(&'a self, env: &'a SessionEnv<'a>, txn: &'a Txn) -> Result<ExecCtx<'a>> {
         Ok(ExecCtx {
             catalog: &self.server.catalog,
             current_db: self.current_db.clone(),
@@ -474,6 +657,7 @@ impl Session {
             default_engine: &self.engine,
             sort_buffer_size: self.sort_buffer,
             tmpdir: &self.server.config.tmpdir,
+            txn,
         })
     }
 
@@ -518,7 +702,9 @@ impl Session {
                         let stmt = stmts.remove(0);
                         let now = self.now();
                         let env = SessionEnv { s: self, now };
-                        let cx = self.exec_ctx(&env)?;
+                        // Binding reads no rows: a scratch transaction will do.
+                        let scratch = Txn::default();
+                        let cx = self.exec_ctx(&env, &scratch)?;
                         match strata_sql::prepare(stmt, values.len(), &cx) {
                             Ok(p)
                                 if !matches!(p.plan, strata_sql::Plan::Other(_))
@@ -551,24 +737,17 @@ impl Session {
                 self.use_database(db.trim_start_matches('\u{0}'))?;
                 return out.ok(&OkInfo::default());
             }
-            "BEGIN" | "START" => {
-                self.server.count("begin");
-                self.in_transaction = true;
-                return out.ok(&OkInfo::default());
+            "BEGIN" | "START" => return self.begin(sql, out),
+            "COMMIT" | "ROLLBACK" => return self.end_transaction(&first, sql, out),
+            "LOCK" => {
+                self.commit_open()?;
+                return self.lock_tables(sql, out);
             }
-            "COMMIT" => {
-                self.server.count("commit");
-                self.in_transaction = false;
-                return out.ok(&OkInfo::default());
-            }
-            "ROLLBACK" => {
-                self.server.count("rollback");
-                // heap tables are not transactional: as on MyISAM, changes stay.
-                self.in_transaction = false;
-                return out.ok(&OkInfo::default());
-            }
-            "LOCK" => return self.lock_tables(sql, out),
             "UNLOCK" => {
+                // UNLOCK TABLES commits only when LOCK TABLES was in effect, as in MySQL.
+                if self.locked.is_some() {
+                    self.commit_open()?;
+                }
                 self.locked = None;
                 return out.ok(&OkInfo::default());
             }
@@ -577,6 +756,7 @@ impl Session {
                 if w.iter().any(|x| x.eq_ignore_ascii_case("lock")) {
                     return Err(Error::NotSupported("FLUSH TABLES WITH READ LOCK".into()));
                 }
+                self.commit_open()?;
                 self.server.catalog.flush()?;
                 return out.ok(&OkInfo::default());
             }
@@ -619,10 +799,13 @@ impl Session {
         }
         // 3. SHOW and DESCRIBE.
         if matches!(first.as_str(), "SHOW" | "DESCRIBE" | "DESC" | "EXPLAIN") {
-            let now = self.now();
-            let env = SessionEnv { s: self, now };
-            let cx = self.exec_ctx(&env)?;
-            if let Some(o) = strata_sql::show::execute_show(sql, &cx, out)? {
+            let shown = self.outside_transaction(|s, txn| {
+                let now = s.now();
+                let env = SessionEnv { s, now };
+                let cx = s.exec_ctx(&env, txn)?;
+                strata_sql::show::execute_show(sql, &cx, out)
+            })?;
+            if let Some(o) = shown {
                 self.found_rows = o.rows_sent;
                 return Ok(());
             }
@@ -642,7 +825,8 @@ impl Session {
         let stmt = stmts.remove(0);
         let now = self.now();
         let env = SessionEnv { s: self, now };
-        let cx = self.exec_ctx(&env)?;
+        let scratch = Txn::default();
+        let cx = self.exec_ctx(&env, &scratch)?;
         let p = strata_sql::prepare(stmt, 0, &cx)?;
         drop(cx);
         self.execute_prepared(&Arc::new(p), &[], out)
@@ -664,7 +848,8 @@ impl Session {
             // The catalog changed (or USE switched databases) since binding: bind again.
             let now = self.now();
             let env = SessionEnv { s: self, now };
-            let cx = self.exec_ctx(&env)?;
+            let scratch = Txn::default();
+            let cx = self.exec_ctx(&env, &scratch)?;
             Arc::new(strata_sql::prepare(p.statement.clone(), p.params, &cx)?)
         };
         let com = match &p.plan {
@@ -676,10 +861,31 @@ impl Session {
             strata_sql::Plan::Other(_) => "other",
         };
         self.server.count(com);
+        let run = |s: &mut Session, txn: &Txn| s.execute_plan(&p, params, txn, out);
+        if p.commits_implicitly() {
+            // DDL: the open transaction is committed first, and the statement's own
+            // work is committed with it, so nothing is left open after it.
+            self.commit_open()?;
+            self.in_transaction(true, run)
+        } else if p.reads_tables() {
+            self.in_transaction(false, run)
+        } else {
+            self.outside_transaction(run)
+        }
+    }
+
+    /// Runs a bound statement in `txn` and reports its outcome.
+    fn execute_plan(
+        &mut self,
+        p: &Prepared,
+        params: &[Value],
+        txn: &Txn,
+        out: &mut dyn QueryOutput,
+    ) -> Result<()> {
         let now = self.now();
         let env = SessionEnv { s: self, now };
-        let mut cx = self.exec_ctx(&env)?;
-        let outcome: Outcome = strata_sql::execute(&p, params, &mut cx, out)?;
+        let mut cx = self.exec_ctx(&env, txn)?;
+        let outcome: Outcome = strata_sql::execute(p, params, &mut cx, out)?;
         let new_db = cx.current_db.clone();
         drop(cx);
         if new_db != self.current_db {
@@ -695,6 +901,80 @@ impl Session {
                 Ok(())
             }
         }
+    }
+
+    /// BEGIN [WORK] / START TRANSACTION [READ ONLY | READ WRITE | WITH CONSISTENT
+    /// SNAPSHOT], ...: commits the open transaction (MySQL's implicit commit) and opens
+    /// a new one.
+    fn begin(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
+        let w: Vec<String> = strata_sql::show::words(sql)
+            .into_iter()
+            .map(|x| x.to_ascii_uppercase())
+            .collect();
+        let rest: &[String] = match w.first().map(String::as_str) {
+            Some("START") if w.get(1).is_some_and(|x| x == "TRANSACTION") => &w[2..],
+            Some("BEGIN") if w.len() == 1 || (w.len() == 2 && w[1] == "WORK") => &[],
+            _ => return Err(Error::Syntax(sql.chars().take(80).collect())),
+        };
+        // The characteristics are accepted: the snapshot of a consistent read is taken
+        // by the engine at the transaction's first read, and READ ONLY is not enforced.
+        let mut i = 0;
+        while i < rest.len() {
+            match rest[i..] {
+                [ref a, ref b, ..] if a == "READ" && (b == "ONLY" || b == "WRITE") => i += 2,
+                [ref a, ref b, ref c, ..]
+                    if a == "WITH" && b == "CONSISTENT" && c == "SNAPSHOT" =>
+                {
+                    i += 3
+                }
+                [ref a, ..] if a == "," && i > 0 => i += 1,
+                _ => return Err(Error::Syntax(rest[i..].join(" "))),
+            }
+        }
+        self.server.count("begin");
+        self.commit_open()?;
+        let txn = self.new_txn();
+        self.txn = Some(txn);
+        out.ok(&OkInfo::default())
+    }
+
+    /// COMMIT / ROLLBACK [WORK] [AND [NO] CHAIN] [[NO] RELEASE].
+    fn end_transaction(&mut self, first: &str, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
+        let w: Vec<String> = strata_sql::show::words(sql)
+            .into_iter()
+            .skip(1)
+            .map(|x| x.to_ascii_uppercase())
+            .collect();
+        let mut rest: &[String] = &w;
+        if rest.first().is_some_and(|x| x == "WORK") {
+            rest = &rest[1..];
+        }
+        let mut chain = false;
+        match rest {
+            [] => {}
+            [a, b] if a == "AND" && b == "CHAIN" => chain = true,
+            [a, b, c] if a == "AND" && b == "NO" && c == "CHAIN" => {}
+            [a, ..] if a == "TO" => {
+                return Err(Error::NotSupported("ROLLBACK TO SAVEPOINT".into()))
+            }
+            _ if rest.iter().any(|x| x == "RELEASE") => {
+                return Err(Error::NotSupported(format!("{first} ... RELEASE")))
+            }
+            _ => return Err(Error::Syntax(sql.chars().take(80).collect())),
+        }
+        if first == "COMMIT" {
+            self.server.count("commit");
+            self.commit_open()?;
+        } else {
+            self.server.count("rollback");
+            // Only transactional engines undo anything: heap changes stay, as on MyISAM.
+            self.rollback_open()?;
+        }
+        if chain {
+            let txn = self.new_txn();
+            self.txn = Some(txn);
+        }
+        out.ok(&OkInfo::default())
     }
 
     /// SET statements: system variables (any scope syntax), user variables, SET NAMES,
@@ -732,6 +1012,7 @@ impl Session {
             || upper.starts_with("GLOBAL TRANSACTION")
         {
             let global = upper.starts_with("GLOBAL");
+            let next_only = upper.starts_with("TRANSACTION");
             if let Some(i) = upper.find("ISOLATION LEVEL") {
                 let level = upper[i + 15..]
                     .trim()
@@ -740,7 +1021,18 @@ impl Session {
                     .unwrap_or("")
                     .trim()
                     .replace(' ', "-");
-                self.set_variable("transaction_isolation", global, Some(Value::str(&level)))?;
+                if next_only {
+                    // Without GLOBAL or SESSION the level is for the next transaction
+                    // only, as in MySQL; the variable keeps its value.
+                    let isolation =
+                        Isolation::parse(&level).ok_or_else(|| Error::WrongValueForVariable {
+                            name: "transaction_isolation".into(),
+                            value: level.clone(),
+                        })?;
+                    self.next_isolation = Some(isolation);
+                } else {
+                    self.set_variable("transaction_isolation", global, Some(Value::str(&level)))?;
+                }
             }
             if upper.contains("READ ONLY") {
                 self.set_variable("transaction_read_only", global, Some(Value::Int(1)))?;
@@ -782,22 +1074,35 @@ impl Session {
         out: &mut dyn QueryOutput,
     ) -> Result<()> {
         out.columns(&[text_col("Variable_name"), text_col("Value")])?;
-        for def in vars::VARIABLES {
-            if let Some(p) = &pattern {
-                if !strata_sql::expr::like(
-                    def.name.as_bytes(),
+        let matches = |name: &str| {
+            pattern.as_ref().is_none_or(|p| {
+                strata_sql::expr::like(
+                    name.as_bytes(),
                     p.as_bytes(),
                     b'\\',
                     strata_types::Collation::GeneralCi,
-                ) {
-                    continue;
-                }
-            }
-            if global && def.scope == vars::Scope::Session {
+                )
+            })
+        };
+        let mut rows: Vec<(&str, Value)> = Vec::new();
+        for def in vars::VARIABLES {
+            if !matches(def.name) || (global && def.scope == vars::Scope::Session) {
                 continue;
             }
             let v = self.get_variable(def.name, global)?;
-            out.row(&[Value::str(def.name), vars::display(def, &v)])?;
+            rows.push((def.name, vars::display(def, &v)));
+        }
+        // The engines' own variables are global, so both scopes show them.
+        for e in self.server.catalog.engines() {
+            for v in e.variables() {
+                if matches(v.name) {
+                    rows.push((v.name, v.value));
+                }
+            }
+        }
+        rows.sort_by(|a, b| a.0.cmp(b.0));
+        for (name, value) in rows {
+            out.row(&[Value::str(name), value])?;
         }
         out.end(&EndInfo::default())
     }
@@ -934,33 +1239,56 @@ impl Session {
             }
             names.push((db, t));
         }
+        // MySQL commits the open transaction before these statements; each then runs
+        // in a transaction of its own.
+        self.commit_open()?;
+        self.in_transaction(true, |s, txn| s.maintain_tables(op, &names, txn, out))
+    }
+
+    /// The report of ANALYZE/OPTIMIZE/CHECK/REPAIR: per table a `status OK` row, or an
+    /// `error` row with the message followed by `status Operation failed`, as MySQL
+    /// writes it.
+    fn maintain_tables(
+        &mut self,
+        op: &str,
+        names: &[(String, String)],
+        txn: &Txn,
+        out: &mut dyn QueryOutput,
+    ) -> Result<()> {
         let cols = ["Table", "Op", "Msg_type", "Msg_text"].map(text_col);
         out.columns(&cols)?;
         let op_l = op.to_ascii_lowercase();
         for (db, t) in names {
             let full = format!("{db}.{t}");
-            let (kind, msg) = match self.server.catalog.table(&db, &t) {
-                Err(e) => ("Error", e.to_string()),
-                Ok(table) => {
-                    let lock = table.lock(LockMode::Read);
-                    let r = if op_l == "check" {
-                        check_table(&table)
-                    } else {
-                        table.flush()
-                    };
-                    drop(lock);
-                    match r {
-                        Ok(()) => ("status", "OK".to_string()),
-                        Err(e) => ("error", e.to_string()),
-                    }
+            let r = self.server.catalog.table(db, t).and_then(|table| {
+                let _lock = table.lock(LockMode::Read);
+                if op_l == "check" {
+                    table.check(txn)
+                } else {
+                    table.flush()
                 }
+            });
+            let mut row = |kind: &str, msg: &str| {
+                out.row(&[
+                    Value::str(&full),
+                    Value::str(&op_l),
+                    Value::str(kind),
+                    Value::str(msg),
+                ])
             };
-            out.row(&[
-                Value::str(&full),
-                Value::str(&op_l),
-                Value::str(kind),
-                Value::str(&msg),
-            ])?;
+            match r {
+                Ok(()) => row("status", "OK")?,
+                Err(e) => {
+                    // A missing table is the statement's "Error" (capitalized, as in
+                    // MySQL); a table that fails its check gets the engine's "error".
+                    let kind = match e {
+                        Error::NoSuchTable { .. } | Error::UnknownDatabase(_) => "Error",
+                        _ => "error",
+                    };
+                    row(kind, &e.to_string())?;
+                    row("status", "Operation failed")?;
+                }
+            }
         }
         out.end(&EndInfo::default())
     }
@@ -1004,7 +1332,8 @@ impl Session {
             let stmt = stmts.remove(0);
             let now = self.now();
             let env = SessionEnv { s: self, now };
-            let cx = self.exec_ctx(&env)?;
+            let scratch = Txn::default();
+            let cx = self.exec_ctx(&env, &scratch)?;
             let p = strata_sql::prepare(stmt, params, &cx)?;
             let cols = p.columns.clone();
             (PreparedStmt::Sql(Arc::new(p)), params, cols)
@@ -1051,36 +1380,6 @@ impl Session {
             .map(|c| strata_sql::bind::column_meta(st, c, &c.name))
             .collect())
     }
-}
-
-/// CHECK TABLE: every index must hold exactly the table's rows.
-fn check_table(table: &Arc<dyn strata_engine::Table>) -> Result<()> {
-    let def = table.def().clone();
-    let mut rows = 0u64;
-    table.scan(&mut |_, _| {
-        rows += 1;
-        Ok(strata_engine::Flow::Continue)
-    })?;
-    for (i, ix) in def.indexes.iter().enumerate() {
-        let mut n = 0u64;
-        table.index_scan(i, &strata_engine::KeyRange::all(), false, &mut |_, _| {
-            n += 1;
-            Ok(strata_engine::Flow::Continue)
-        })?;
-        if n != rows {
-            return Err(Error::corrupt(
-                format!("{}.{}", def.db, def.name),
-                format!("index {} has {n} entries for {rows} rows", ix.name),
-            ));
-        }
-    }
-    if table.status().rows != rows {
-        return Err(Error::corrupt(
-            format!("{}.{}", def.db, def.name),
-            "row count in header differs from data".to_string(),
-        ));
-    }
-    Ok(())
 }
 
 /// `+05:30` / `-08:00` to seconds.

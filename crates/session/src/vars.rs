@@ -155,6 +155,17 @@ pub static VARIABLES: &[VarDef] = &[
     v!("hostname", Global, Kind::Str, false),
     v!("identity", Session, U64, true),
     v!("init_connect", Global, Kind::Str, false),
+    // Owned by the session (it goes into each Txn), not by an engine: engines must not
+    // declare it in `Engine::variables`.
+    v!(
+        "innodb_lock_wait_timeout",
+        Both,
+        Kind::Int {
+            min: 1,
+            max: 1_073_741_824
+        },
+        true
+    ),
     v!(
         "interactive_timeout",
         Both,

@@ -1,7 +1,9 @@
 //! Session and SQL behaviour checked in-process against a small in-memory engine (a
 //! `BTreeMap` model of the engine API), so the executor's logic is tested apart from any
 //! on-disk engine. The same statements run against the real engines through the `.slt`
-//! scripts in `tests/slt`.
+//! scripts in `tests/slt`. The model engine is not transactional (it ignores the
+//! `Txn`, as heap does); `transactions.rs` checks the session's transaction lifecycle
+//! against a transactional fake.
 
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
@@ -86,7 +88,7 @@ impl Table for MemTable {
         };
         TableLock(Some(g))
     }
-    fn scan(&self, f: &mut RowFn) -> Result<()> {
+    fn scan(&self, _: &Txn, f: &mut RowFn) -> Result<()> {
         let rows: Vec<(u64, Vec<Value>)> = self
             .state
             .read()
@@ -103,6 +105,7 @@ impl Table for MemTable {
     }
     fn index_scan(
         &self,
+        _: &Txn,
         index: usize,
         range: &KeyRange,
         reverse: bool,
@@ -128,10 +131,7 @@ impl Table for MemTable {
         }
         Ok(())
     }
-    fn fetch(&self, id: RowId) -> Result<Option<Vec<Value>>> {
-        Ok(self.state.read().rows.get(&id).cloned())
-    }
-    fn insert(&self, row: &mut Vec<Value>) -> Result<Inserted> {
+    fn insert(&self, _: &Txn, row: &mut Vec<Value>) -> Result<Inserted> {
         let mut st = self.state.write();
         let mut generated = None;
         if let Some(a) = self.def.auto_increment_column() {
@@ -173,8 +173,8 @@ impl Table for MemTable {
             generated_id: generated,
         })
     }
-    fn update(&self, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId> {
-        self.delete(id, old)?;
+    fn update(&self, txn: &Txn, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId> {
+        self.delete(txn, id, old)?;
         let mut st = self.state.write();
         for ix in 0..self.def.indexes.len() {
             let k = self.key(ix, new, id);
@@ -201,7 +201,7 @@ impl Table for MemTable {
         st.rows.insert(id, new.to_vec());
         Ok(id)
     }
-    fn delete(&self, id: RowId, old: &[Value]) -> Result<()> {
+    fn delete(&self, _: &Txn, id: RowId, old: &[Value]) -> Result<()> {
         let mut st = self.state.write();
         for ix in 0..self.def.indexes.len() {
             let k = self.key(ix, old, id);

@@ -9,7 +9,7 @@ use crate::bind::{literal, object_name_parts};
 use crate::convert::coerce;
 use crate::exec::{ExecCtx, Outcome, TableLocks};
 use sqlparser::ast;
-use strata_engine::LockMode;
+use strata_engine::{LockMode, Txn};
 use strata_types::schema::ColumnDefault;
 use strata_types::{
     Collation, ColumnDef, DataType, Error, IndexDef, QueryOutput, Result, TableDef, Value,
@@ -195,6 +195,11 @@ fn add_index(
 /// Rebuilds a table under a new definition: reads every row, recreates the files, and
 /// inserts the rows again (how MyISAM's ALTER works). A failure (e.g. a duplicate for a
 /// new UNIQUE index) restores the old definition and rows.
+///
+/// The rows are read in the statement's transaction. They are written in transactions
+/// of the rebuild's own, committed here: DDL is not undone by ROLLBACK, and a failed
+/// statement's rollback would otherwise undo the restored rows (and reach into the
+/// files of the table being replaced).
 fn rebuild_table(cx: &mut ExecCtx, db: &str, table: &str, def: TableDef) -> Result<()> {
     let old = cx.table(db, table)?;
     let old_def = (**old.def()).clone();
@@ -202,7 +207,7 @@ fn rebuild_table(cx: &mut ExecCtx, db: &str, table: &str, def: TableDef) -> Resu
     {
         let mut locks = TableLocks::default();
         cx.lock_table(&mut locks, db, table, &old, LockMode::Write)?;
-        old.scan(&mut |_, r| {
+        old.scan(cx.txn, &mut |_, r| {
             rows.push(r.to_vec());
             Ok(strata_engine::Flow::Continue)
         })?;
@@ -213,18 +218,28 @@ fn rebuild_table(cx: &mut ExecCtx, db: &str, table: &str, def: TableDef) -> Resu
     let mut def = def;
     def.auto_increment_start = auto.max(def.auto_increment_start);
     let new = cx.catalog.replace_table(def)?;
-    for r in &rows {
+    let own_txn = || Txn::new(cx.txn.isolation(), cx.txn.lock_wait_timeout());
+    let copy = own_txn();
+    let copied = rows.iter().try_for_each(|r| {
         let mut r2 = r.clone();
-        if let Err(e) = new.insert(&mut r2) {
-            let mut restore = old_def;
-            restore.auto_increment_start = auto;
-            let back = cx.catalog.replace_table(restore)?;
-            for r in &rows {
-                back.insert(&mut r.clone())?;
-            }
-            return Err(e);
+        new.insert(&copy, &mut r2).map(|_| ())
+    });
+    if let Err(e) = copied {
+        // Undo the partial copy while its table still exists, then bring the old
+        // definition and rows back.
+        copy.rollback()?;
+        drop(new);
+        let mut restore = old_def;
+        restore.auto_increment_start = auto;
+        let back = cx.catalog.replace_table(restore)?;
+        let restored = own_txn();
+        for r in &rows {
+            back.insert(&restored, &mut r.clone())?;
         }
+        restored.commit()?;
+        return Err(e);
     }
+    copy.commit()?;
     new.flush()
 }
 

@@ -3,15 +3,19 @@
 //! sees its own writes (no "Halloween problem"). Values pass through
 //! [`crate::convert::coerce`] before reaching the engine, which checks unique keys and
 //! assigns AUTO_INCREMENT values.
+//!
+//! Every engine call carries the statement's transaction. UPDATE and DELETE read their
+//! target rows with exclusive locks (see [`select::plan_single_table`]); REPLACE and
+//! ON DUPLICATE KEY UPDATE read the conflicting row the same way before changing it.
 
 use crate::bind::{self, Binder, Scope};
 use crate::convert::coerce;
-use crate::exec::{ExecCtx, Outcome, TableLocks};
+use crate::exec::{ExecCtx, Outcome, ReadModeGuard, TableLocks};
 use crate::expr::{sort_compare, EvalCtx, Expr};
 use crate::select::{self, resolve_table};
 use sqlparser::ast;
 use std::sync::Arc;
-use strata_engine::{LockMode, RowId, Table};
+use strata_engine::{LockMode, ReadMode, RowId, Table, Txn};
 use strata_types::keycode::encode_index_key;
 use strata_types::schema::ColumnDefault;
 use strata_types::{Collation, DataType, Error, OkInfo, Result, TableDef, Value};
@@ -241,11 +245,12 @@ impl Table for ShadowTable {
     fn lock(&self, _: LockMode) -> strata_engine::TableLock {
         strata_engine::TableLock::none()
     }
-    fn scan(&self, _: &mut strata_engine::RowFn) -> Result<()> {
+    fn scan(&self, _: &Txn, _: &mut strata_engine::RowFn) -> Result<()> {
         Err(Error::Internal("shadow table read".into()))
     }
     fn index_scan(
         &self,
+        _: &Txn,
         _: usize,
         _: &strata_engine::KeyRange,
         _: bool,
@@ -253,16 +258,13 @@ impl Table for ShadowTable {
     ) -> Result<()> {
         Err(Error::Internal("shadow table read".into()))
     }
-    fn fetch(&self, _: RowId) -> Result<Option<Vec<Value>>> {
-        Err(Error::Internal("shadow table read".into()))
-    }
-    fn insert(&self, _: &mut Vec<Value>) -> Result<strata_engine::Inserted> {
+    fn insert(&self, _: &Txn, _: &mut Vec<Value>) -> Result<strata_engine::Inserted> {
         Err(Error::Internal("shadow table write".into()))
     }
-    fn update(&self, _: RowId, _: &[Value], _: &[Value]) -> Result<RowId> {
+    fn update(&self, _: &Txn, _: RowId, _: &[Value], _: &[Value]) -> Result<RowId> {
         Err(Error::Internal("shadow table write".into()))
     }
-    fn delete(&self, _: RowId, _: &[Value]) -> Result<()> {
+    fn delete(&self, _: &Txn, _: RowId, _: &[Value]) -> Result<()> {
         Err(Error::Internal("shadow table write".into()))
     }
     fn truncate(&self) -> Result<()> {
@@ -311,12 +313,16 @@ fn implicit_default(ty: &DataType) -> Value {
     }
 }
 
-/// Finds the existing row that conflicts with `row` on some unique index.
+/// Finds the existing row that conflicts with `row` on some unique index. The row is
+/// about to be replaced or updated, so it is read locked exclusively: its latest
+/// version, which a consistent read might not even see.
 fn find_conflict(
     table: &Arc<dyn Table>,
+    txn: &Txn,
     def: &TableDef,
     row: &[Value],
 ) -> Result<Option<(RowId, Vec<Value>)>> {
+    let _mode = ReadModeGuard::set(txn, ReadMode::LockExclusive);
     for (ix, index) in def.indexes.iter().enumerate() {
         if !index.unique || index.columns.iter().any(|&c| row[c].is_null()) {
             continue;
@@ -325,6 +331,7 @@ fn find_conflict(
         encode_index_key(&mut key, def, index, row);
         let mut found = None;
         table.index_scan(
+            txn,
             ix,
             &strata_engine::KeyRange::prefix(key),
             false,
@@ -420,7 +427,7 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
             row[i] = coerce(v, col, row_no, strict)?;
         }
         let mut attempt = row.clone();
-        match table.insert(&mut attempt) {
+        match table.insert(cx.txn, &mut attempt) {
             Ok(ins) => {
                 affected += 1;
                 if first_generated.is_none() {
@@ -429,7 +436,7 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
             }
             Err(Error::DuplicateKey { .. }) if p.ignore => duplicates += 1,
             Err(e @ Error::DuplicateKey { .. }) if p.replace || p.on_duplicate.is_some() => {
-                let Some((id, old)) = find_conflict(table, def, &row)? else {
+                let Some((id, old)) = find_conflict(table, cx.txn, def, &row)? else {
                     return Err(e);
                 };
                 if let Some(assignments) = &p.on_duplicate {
@@ -442,16 +449,16 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
                         both[*col] = new[*col].clone();
                     }
                     if touch_on_update(def, &old, &mut new, assignments.iter().map(|a| a.0), cx) {
-                        table.update(id, &old, &new)?;
+                        table.update(cx.txn, id, &old, &new)?;
                         affected += 2;
                     }
                 } else {
                     // REPLACE: delete every conflicting row, then insert.
-                    table.delete(id, &old)?;
+                    table.delete(cx.txn, id, &old)?;
                     affected += 1;
                     loop {
                         let mut attempt = row.clone();
-                        match table.insert(&mut attempt) {
+                        match table.insert(cx.txn, &mut attempt) {
                             Ok(ins) => {
                                 affected += 1;
                                 if first_generated.is_none() {
@@ -460,9 +467,9 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
                                 break;
                             }
                             Err(e @ Error::DuplicateKey { .. }) => {
-                                match find_conflict(table, def, &row)? {
+                                match find_conflict(table, cx.txn, def, &row)? {
                                     Some((id, old)) => {
-                                        table.delete(id, &old)?;
+                                        table.delete(cx.txn, id, &old)?;
                                         affected += 1;
                                     }
                                     None => return Err(e),
@@ -631,7 +638,7 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
             }
         }
         if touch_on_update(def, &old, &mut new, p.assignments.iter().map(|a| a.0), cx) {
-            p.target.table.update(id, &old, &new)?;
+            p.target.table.update(cx.txn, id, &old, &new)?;
             changed += 1;
         }
     }
@@ -658,7 +665,7 @@ pub fn execute_delete(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
     let rows = select::matching_rows(&p.source, cx, params)?;
     let n = rows.len() as u64;
     for (id, old) in rows {
-        p.target.table.delete(id, &old)?;
+        p.target.table.delete(cx.txn, id, &old)?;
     }
     Ok(Outcome::ok(n))
 }

@@ -3,6 +3,10 @@
 //! [`execute`] runs it with parameter values. Table locks for a statement are taken
 //! here, all at once and in a fixed order (database, table) so two statements can never
 //! wait on each other; under LOCK TABLES the session's locks are used instead.
+//!
+//! Every statement runs inside the session's [`Txn`] ([`ExecCtx::txn`]); the session
+//! opens, commits and rolls it back. The executor only sets the per-statement read mode
+//! (FOR UPDATE, the rows UPDATE and DELETE change) through [`ReadModeGuard`].
 
 use crate::catalog::Catalog;
 use crate::dml::{self, DeletePlan, InsertPlan, UpdatePlan};
@@ -11,7 +15,7 @@ use crate::select::{self, SelectPlan};
 use sqlparser::ast;
 use std::collections::HashMap;
 use std::sync::Arc;
-use strata_engine::{LockMode, Table, TableLock};
+use strata_engine::{LockMode, ReadMode, Table, TableLock, Txn};
 use strata_types::{ColumnMeta, Error, OkInfo, QueryOutput, Result, Value};
 
 /// What a statement left behind for the session.
@@ -50,6 +54,30 @@ pub struct ExecCtx<'a> {
     /// Memory one sort may use before spilling runs to `tmpdir`.
     pub sort_buffer_size: usize,
     pub tmpdir: &'a std::path::Path,
+    /// The session's transaction, passed to every table call.
+    pub txn: &'a Txn,
+}
+
+/// Sets the transaction's read mode for one part of a statement and puts the previous
+/// mode back when dropped, so the reads around it (INSERT ... SELECT's source, a
+/// derived table inside a FOR UPDATE query) keep their own mode.
+pub struct ReadModeGuard<'a> {
+    txn: &'a Txn,
+    previous: ReadMode,
+}
+
+impl<'a> ReadModeGuard<'a> {
+    pub fn set(txn: &'a Txn, mode: ReadMode) -> ReadModeGuard<'a> {
+        let previous = txn.read_mode();
+        txn.set_read_mode(mode);
+        ReadModeGuard { txn, previous }
+    }
+}
+
+impl Drop for ReadModeGuard<'_> {
+    fn drop(&mut self) {
+        self.txn.set_read_mode(self.previous);
+    }
 }
 
 /// Locks held for one statement; released on drop. Tables are told apart by the
@@ -151,6 +179,46 @@ pub struct Prepared {
     pub catalog_version: u64,
     pub db: Option<String>,
     pub statement: ast::Statement,
+}
+
+impl Prepared {
+    /// True for statements before which MySQL commits the open transaction and whose
+    /// own work is committed at once (DDL): the session runs them outside any
+    /// transaction the client opened.
+    pub fn commits_implicitly(&self) -> bool {
+        use ast::Statement as S;
+        let Plan::Other(stmt) = &self.plan else {
+            return false;
+        };
+        matches!(
+            **stmt,
+            S::CreateDatabase { .. }
+                | S::CreateSchema { .. }
+                | S::CreateTable(_)
+                | S::CreateIndex(_)
+                | S::CreateView(_)
+                | S::AlterTable(_)
+                | S::AlterIndex { .. }
+                | S::AlterView { .. }
+                | S::Drop { .. }
+                | S::Truncate(_)
+                | S::RenameTable(_)
+                | S::CreateUser(_)
+                | S::AlterUser(_)
+                | S::Grant(_)
+                | S::Revoke(_)
+        )
+    }
+
+    /// True when running the statement reads or writes table rows, so it needs a
+    /// transaction (a SELECT without FROM, or EXPLAIN, does not open one).
+    pub fn reads_tables(&self) -> bool {
+        match &self.plan {
+            Plan::Select(s) => !s.scope.tables.is_empty(),
+            Plan::Explain(_) => false,
+            Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) | Plan::Other(_) => true,
+        }
+    }
 }
 
 /// Binds a statement. `params` is the number of `?N` placeholders in it.

@@ -1,14 +1,81 @@
 //! sqlparser-rs with the MySQL dialect, and the mapping of its errors to MySQL's 1064
 //! message, which quotes the statement from the point where parsing failed.
+//!
+//! sqlparser knows `FOR SHARE` but not MySQL's older spelling `LOCK IN SHARE MODE`
+//! (which sysbench and many applications still send); [`parse`] rewrites the tokens of
+//! the one into the other.
 
 use sqlparser::ast::Statement;
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use strata_types::{Error, Result};
 
 /// Parses one or more `;`-separated statements.
 pub fn parse(sql: &str) -> Result<Vec<Statement>> {
-    Parser::parse_sql(&MySqlDialect {}, sql).map_err(|e| syntax_error(sql, &e.to_string()))
+    let dialect = MySqlDialect {};
+    // Cheap pre-check so the common statement is tokenized once, by the parser.
+    if sql.len() >= 5
+        && sql
+            .as_bytes()
+            .windows(5)
+            .any(|w| w.eq_ignore_ascii_case(b"share"))
+    {
+        if let Some(tokens) = Tokenizer::new(&dialect, sql)
+            .tokenize_with_location()
+            .ok()
+            .and_then(rewrite_lock_in_share_mode)
+        {
+            return Parser::new(&dialect)
+                .with_tokens_with_locations(tokens)
+                .parse_statements()
+                .map_err(|e| syntax_error(sql, &e.to_string()));
+        }
+    }
+    Parser::parse_sql(&dialect, sql).map_err(|e| syntax_error(sql, &e.to_string()))
+}
+
+/// Replaces each unquoted `LOCK IN SHARE MODE` by `FOR SHARE`; None when there is none.
+fn rewrite_lock_in_share_mode(tokens: Vec<TokenWithSpan>) -> Option<Vec<TokenWithSpan>> {
+    let is_word = |t: &TokenWithSpan, w: &str| matches!(&t.token, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    // Positions of the tokens that are not whitespace or comments.
+    let solid: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+        .collect();
+    let mut drop = vec![false; tokens.len()];
+    let mut replace = Vec::new();
+    for w in solid.windows(4) {
+        if is_word(&tokens[w[0]], "lock")
+            && is_word(&tokens[w[1]], "in")
+            && is_word(&tokens[w[2]], "share")
+            && is_word(&tokens[w[3]], "mode")
+        {
+            replace.push(w[0]);
+            // Keep SHARE; drop IN, MODE and the whitespace between LOCK and MODE.
+            for (i, d) in drop.iter_mut().enumerate().take(w[3] + 1).skip(w[0] + 1) {
+                *d = i != w[2];
+            }
+        }
+    }
+    if replace.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(tokens.len());
+    for (i, mut t) in tokens.into_iter().enumerate() {
+        if drop[i] {
+            continue;
+        }
+        if replace.contains(&i) {
+            t.token = Token::make_keyword("FOR");
+            out.push(t);
+            out.push(TokenWithSpan::wrap(Token::Whitespace(
+                sqlparser::tokenizer::Whitespace::Space,
+            )));
+            continue;
+        }
+        out.push(t);
+    }
+    Some(out)
 }
 
 /// Builds MySQL's 1064 from a parser message containing `Line: L, Column: C`.
@@ -67,5 +134,22 @@ mod tests {
         let e = parse("SELECT * FROM t WHERE").unwrap_err();
         assert_eq!(e.code(), 1064);
         assert!(parse("SELECT 1; SELECT 2").unwrap().len() == 2);
+    }
+
+    #[test]
+    fn lock_in_share_mode_is_for_share() {
+        let locks = |sql: &str| match parse(sql).unwrap().remove(0) {
+            Statement::Query(q) => q.locks.iter().map(|l| l.to_string()).collect::<Vec<_>>(),
+            other => panic!("{other}"),
+        };
+        assert_eq!(
+            locks("SELECT c FROM t WHERE id = 1 lock  in share\nmode"),
+            vec!["FOR SHARE"]
+        );
+        assert_eq!(locks("SELECT c FROM t FOR UPDATE"), vec!["FOR UPDATE"]);
+        assert_eq!(locks("SELECT c FROM t FOR SHARE"), vec!["FOR SHARE"]);
+        // Inside a string it is data, not a clause.
+        assert!(locks("SELECT 'LOCK IN SHARE MODE'").is_empty());
+        assert_eq!(parse("SELECT 1 LOCK IN SHARE").unwrap_err().code(), 1064);
     }
 }

@@ -1,11 +1,12 @@
 //! Tables computed by the SQL layer rather than stored by an engine
 //! (information_schema, derived tables): a [`RowSource`] supplies a definition and its
 //! rows, and [`ReadOnlyTable`] presents it through the engine API so every SELECT feature
-//! works on it. They have no indexes (the planner scans them) and refuse changes.
+//! works on it. They have no indexes (the planner scans them), refuse changes, and ignore
+//! the transaction: their rows are computed, not versioned.
 
 use std::sync::Arc;
 use strata_engine::{
-    Flow, Inserted, KeyRange, LockMode, RowFn, RowId, Table, TableLock, TableStatus,
+    Flow, Inserted, KeyRange, LockMode, RowFn, RowId, Table, TableLock, TableStatus, Txn,
 };
 use strata_types::{Error, Result, TableDef, Value};
 
@@ -28,7 +29,7 @@ impl<S: RowSource> Table for ReadOnlyTable<S> {
     fn lock(&self, _: LockMode) -> TableLock {
         TableLock::none()
     }
-    fn scan(&self, f: &mut RowFn) -> Result<()> {
+    fn scan(&self, _: &Txn, f: &mut RowFn) -> Result<()> {
         for (i, r) in self.0.rows()?.iter().enumerate() {
             if f(i as RowId, r)? == Flow::Stop {
                 break;
@@ -36,22 +37,19 @@ impl<S: RowSource> Table for ReadOnlyTable<S> {
         }
         Ok(())
     }
-    fn index_scan(&self, _: usize, _: &KeyRange, _: bool, _: &mut RowFn) -> Result<()> {
+    fn index_scan(&self, _: &Txn, _: usize, _: &KeyRange, _: bool, _: &mut RowFn) -> Result<()> {
         Err(Error::Internal(format!(
             "{} has no indexes",
             self.0.def().name
         )))
     }
-    fn fetch(&self, id: RowId) -> Result<Option<Vec<Value>>> {
-        Ok(self.0.rows()?.into_iter().nth(id as usize))
-    }
-    fn insert(&self, _: &mut Vec<Value>) -> Result<Inserted> {
+    fn insert(&self, _: &Txn, _: &mut Vec<Value>) -> Result<Inserted> {
         Err(read_only(self.0.def()))
     }
-    fn update(&self, _: RowId, _: &[Value], _: &[Value]) -> Result<RowId> {
+    fn update(&self, _: &Txn, _: RowId, _: &[Value], _: &[Value]) -> Result<RowId> {
         Err(read_only(self.0.def()))
     }
-    fn delete(&self, _: RowId, _: &[Value]) -> Result<()> {
+    fn delete(&self, _: &Txn, _: RowId, _: &[Value]) -> Result<()> {
         Err(read_only(self.0.def()))
     }
     fn truncate(&self) -> Result<()> {

@@ -11,16 +11,20 @@
 //! conjunct is still evaluated as a filter, so an index only ever narrows what is read,
 //! and a value that cannot be encoded as a key falls back to a scan, never to a wrong
 //! answer.
+//!
+//! Reads follow the transaction's read mode: a plain SELECT is a consistent read,
+//! `FOR UPDATE` locks exclusively, `FOR SHARE` / `LOCK IN SHARE MODE` share-locks, and
+//! the row source of an UPDATE or DELETE locks exclusively ([`plan_single_table`]).
 
 use crate::bind::{self, AggFunc, AggSpec, Aggregation, Binder, SType, Scope};
-use crate::exec::{ExecCtx, TableLocks};
+use crate::exec::{ExecCtx, ReadModeGuard, TableLocks};
 use crate::expr::{compare, sort_compare, CmpOp, EvalCtx, Expr};
 use sqlparser::ast;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
-use strata_engine::{Flow, KeyRange, LockMode};
+use strata_engine::{Flow, KeyRange, LockMode, ReadMode, Txn};
 use strata_types::keycode::{encode_value, prefix_successor};
 use strata_types::{
     Collation, ColumnMeta, DataType, Decimal, EndInfo, Error, QueryOutput, Result, Value,
@@ -81,6 +85,8 @@ pub struct SelectPlan {
     pub count_star_only: bool,
     /// Subqueries in FROM, run at the start of each execution to fill their tables.
     pub derived: Derived,
+    /// How the tables are read: consistently, or locking (FOR UPDATE / FOR SHARE).
+    pub read_mode: ReadMode,
 }
 
 fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
@@ -106,14 +112,43 @@ pub fn resolve_table(cx: &ExecCtx, name: &ast::ObjectName) -> Result<(String, St
     }
 }
 
+/// The read mode a query's locking clauses ask for: `FOR UPDATE` exclusive, `FOR SHARE`
+/// (and `LOCK IN SHARE MODE`, which [`crate::parse::parse`] rewrites to it) shared; the
+/// strongest wins when several are given.
+fn locking_read_mode(locks: &[ast::LockClause]) -> Result<ReadMode> {
+    let mut mode = ReadMode::Consistent;
+    for l in locks {
+        // The engine API has no way to skip or refuse a locked row, nor to lock only
+        // some tables of a join: refused rather than quietly taken as a plain lock.
+        if let Some(nb) = &l.nonblock {
+            return Err(Error::NotSupported(format!("{l}: {nb}")));
+        }
+        if l.of.is_some() {
+            return Err(Error::NotSupported(format!("{l}")));
+        }
+        mode = match (l.lock_type, mode) {
+            (ast::LockType::Update, _) | (_, ReadMode::LockExclusive) => ReadMode::LockExclusive,
+            (ast::LockType::Share, _) => ReadMode::LockShared,
+        };
+    }
+    Ok(mode)
+}
+
 pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
     if q.with.is_some() {
         return Err(Error::NotSupported("WITH".into()));
     }
+    let read_mode = locking_read_mode(&q.locks)?;
     let select = match q.body.as_ref() {
         ast::SetExpr::Select(s) => s,
         ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
-            return plan_select(inner, cx)
+            let mut plan = plan_select(inner, cx)?;
+            if read_mode != ReadMode::Consistent {
+                // `(SELECT ...) FOR UPDATE`: the outer clause locks the inner reads.
+                plan.read_mode = read_mode;
+                plan.count_star_only = false;
+            }
+            return Ok(plan);
         }
         ast::SetExpr::SetOperation { .. } => return Err(Error::NotSupported("UNION".into())),
         _ => return Err(Error::NotSupported(q.body.to_string())),
@@ -466,7 +501,12 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
                 && g.aggs.len() == 1
                 && g.aggs[0].func == AggFunc::CountStar
         })
-        && visible == 1;
+        && visible == 1
+        // The header's row count is exact only for an engine without transactions
+        // (under MVCC each transaction sees its own count, as InnoDB's COUNT(*) scans),
+        // and a locking read must visit the rows to lock them.
+        && read_mode == ReadMode::Consistent
+        && !is_transactional(cx, &scope.tables[0].def.engine);
 
     let mut plan = SelectPlan {
         scope,
@@ -482,9 +522,18 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
         offset,
         count_star_only,
         derived,
+        read_mode,
     };
     choose_access_paths(&mut plan);
     Ok(plan)
+}
+
+fn is_transactional(cx: &ExecCtx, engine: &str) -> bool {
+    // Tables of no engine (information_schema, derived) are computed, not versioned.
+    cx.catalog
+        .engine(engine)
+        .map(|e| e.transactional())
+        .unwrap_or(false)
 }
 
 fn bind_limit(e: &ast::Expr, scope: &Scope) -> Result<Expr> {
@@ -1006,6 +1055,7 @@ fn key_ranges(
 /// Runs the join from `lvl` down, calling `emit` with each complete row.
 fn run_level(
     plan: &SelectPlan,
+    txn: &Txn,
     lvl: usize,
     row: &mut Vec<Value>,
     cx: &EvalCtx,
@@ -1034,7 +1084,7 @@ fn run_level(
                     return Ok(Flow::Continue);
                 }
             }
-            run_level(plan, lvl + 1, row, cx, emit)
+            run_level(plan, txn, lvl + 1, row, cx, emit)
         };
         let mut cb = |_id, vals: &[Value]| -> Result<Flow> {
             let f = on_row(vals, row)?;
@@ -1044,10 +1094,10 @@ fn run_level(
             Ok(f)
         };
         match ranges {
-            None => t.table.scan(&mut cb)?,
+            None => t.table.scan(txn, &mut cb)?,
             Some((index, ranges, reverse)) => {
                 for r in &ranges {
-                    t.table.index_scan(index, r, reverse, &mut cb)?;
+                    t.table.index_scan(txn, index, r, reverse, &mut cb)?;
                     if stopped.get() {
                         break;
                     }
@@ -1067,7 +1117,7 @@ fn run_level(
                 return Ok(Flow::Continue);
             }
         }
-        return run_level(plan, lvl + 1, row, cx, emit);
+        return run_level(plan, txn, lvl + 1, row, cx, emit);
     }
     Ok(Flow::Continue)
 }
@@ -1308,6 +1358,8 @@ pub fn execute_select(
         .map(|t| (t.db.as_str(), t.def.name.as_str(), &t.table, LockMode::Read))
         .collect();
     cx.lock_tables(&mut locks, &want)?;
+    // After the derived tables ran with their own modes: this query's reads.
+    let _mode = ReadModeGuard::set(cx.txn, plan.read_mode);
     let ecx = EvalCtx {
         params,
         env: cx.env,
@@ -1400,7 +1452,7 @@ pub fn execute_select(
         if const_ok && limit != Some(0) || !gp.groups.is_empty() {
             let mut key = Vec::new();
             if const_ok {
-                run_level(plan, 0, &mut row, &ecx, &mut |r| {
+                run_level(plan, cx.txn, 0, &mut row, &ecx, &mut |r| {
                     key.clear();
                     let mut keys = Vec::with_capacity(gp.groups.len());
                     for (e, coll) in &gp.groups {
@@ -1473,7 +1525,7 @@ pub fn execute_select(
             }
         }
     } else if const_ok && limit != Some(0) {
-        run_level(plan, 0, &mut row, &ecx, &mut |r| {
+        run_level(plan, cx.txn, 0, &mut row, &ecx, &mut |r| {
             out_row.clear();
             for e in &plan.projection {
                 out_row.push(e.eval(r, &ecx)?);
@@ -1511,7 +1563,9 @@ pub fn execute_select(
 }
 
 /// Plans the row source of a single-table UPDATE or DELETE: its WHERE, ORDER BY and
-/// LIMIT, with the same access-path choice as SELECT.
+/// LIMIT, with the same access-path choice as SELECT. It reads with exclusive locks, as
+/// InnoDB does: the rows it hands over are the latest versions, locked until the
+/// transaction ends, so the change is applied to what is really there.
 pub fn plan_single_table(
     _cx: &ExecCtx,
     db: &str,
@@ -1562,6 +1616,7 @@ pub fn plan_single_table(
         offset: None,
         count_star_only: false,
         derived: vec![],
+        read_mode: ReadMode::LockExclusive,
     };
     choose_access_paths(&mut plan);
     Ok(plan)
@@ -1584,6 +1639,7 @@ pub fn matching_rows(
     }
     let limit = limit_value(&plan.limit, &ecx)?;
     let early_stop = plan.order.is_empty() || plan.order_satisfied;
+    let _mode = ReadModeGuard::set(cx.txn, plan.read_mode);
     let mut rows = Vec::new();
     let t = &plan.scope.tables[0];
     let filter = &plan.levels[0].filter;
@@ -1604,10 +1660,10 @@ pub fn matching_rows(
     };
     if limit != Some(0) {
         match key_ranges(plan, 0, &[], &ecx)? {
-            None => t.table.scan(&mut cb)?,
+            None => t.table.scan(cx.txn, &mut cb)?,
             Some((index, ranges, reverse)) => {
                 for r in &ranges {
-                    t.table.index_scan(index, r, reverse, &mut cb)?;
+                    t.table.index_scan(cx.txn, index, r, reverse, &mut cb)?;
                 }
             }
         }

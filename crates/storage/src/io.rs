@@ -29,6 +29,19 @@ impl StdFile {
             .open(path)?;
         Ok(StdFile(f))
     }
+
+    /// Opens with O_DIRECT, bypassing the OS page cache (the buffer pool is the cache).
+    /// Buffers, offsets and lengths must then be aligned to the device's logical block
+    /// size (4096 covers every common one); the buffer pool's pages are. Filesystems
+    /// without O_DIRECT (tmpfs) refuse the open with EINVAL.
+    pub fn open_direct(path: &std::path::Path, create: bool) -> io::Result<StdFile> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true).write(true).create(create).truncate(false);
+        #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+        o.custom_flags(libc::O_DIRECT);
+        Ok(StdFile(o.open(path)?))
+    }
 }
 
 impl FileIo for StdFile {

@@ -1,7 +1,11 @@
 //! Storage primitives that know no engine: the one narrow file I/O trait every file
-//! access goes through ([`io`]), the MyISAM-style key cache of index blocks
-//! ([`keycache`]), and the single import point for locks and atomics ([`sync`]).
+//! access goes through ([`io`]), InnoDB's buffer pool of data and index pages
+//! ([`bufpool`]), the MyISAM-style key cache of index blocks ([`keycache`]), the
+//! write-ahead redo log with group commit ([`redo`]), and the single import point for
+//! locks and atomics ([`sync`]).
 
+pub mod bufpool;
 pub mod io;
 pub mod keycache;
+pub mod redo;
 pub mod sync;

@@ -134,6 +134,10 @@ pub enum Error {
     TableFull(String),
     /// 1030: an operating-system I/O error in a storage engine.
     Io(String),
+    /// 1118: a row too large for the engine's pages; the maximum in bytes.
+    RowTooLarge(usize),
+    /// 1071: an index key too long; the maximum in bytes.
+    KeyTooLong(usize),
     /// 1105: an internal invariant broke; the statement is abandoned, the server goes on.
     Internal(String),
 }
@@ -200,6 +204,8 @@ impl Error {
             Corrupt { .. } => 1194,
             TableFull(_) => 1114,
             Io(_) => 1030,
+            RowTooLarge(_) => 1118,
+            KeyTooLong(_) => 1071,
             Internal(_) => 1105,
         }
     }
@@ -208,7 +214,7 @@ impl Error {
     pub fn sqlstate(&self) -> &'static str {
         match self.code() {
             1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091 | 1061 | 1231 | 1232
-            | 1074 | 1115 | 1102 | 1103 | 1286 | 1305 | 1582 | 1273 => "42000",
+            | 1074 | 1115 | 1102 | 1103 | 1286 | 1305 | 1582 | 1273 | 1118 | 1071 => "42000",
             1146 | 1051 => "42S02",
             1050 => "42S01",
             1054 => "42S22",
@@ -382,6 +388,16 @@ impl fmt::Display for Error {
             }
             TableFull(t) => write!(f, "The table '{t}' is full"),
             Io(msg) => write!(f, "Got error from storage engine: {msg}"),
+            RowTooLarge(max) => write!(
+                f,
+                "Row size too large. The maximum row size for the used table type, not \
+                 counting BLOBs, is {max}. This includes storage overhead, check the manual. \
+                 You have to change some columns to TEXT or BLOBs"
+            ),
+            KeyTooLong(max) => write!(
+                f,
+                "Specified key was too long; max key length is {max} bytes"
+            ),
             Internal(msg) => write!(f, "Internal error: {msg}"),
         }
     }

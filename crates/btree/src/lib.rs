@@ -1,0 +1,877 @@
+//! The `btree` engine: InnoDB's design. Each table is a tablespace (`.ibd`) of 16 KiB
+//! pages holding a clustered B+tree on the primary key and one B+tree per secondary
+//! index; every page goes through one shared buffer pool (`innodb_buffer_pool_size`,
+//! caching data and index pages alike); every change is a mini-transaction logged in the
+//! redo log (`ib_logfile0`) before its page may be written; a transaction commits by
+//! logging a commit record and, under `innodb_flush_log_at_trx_commit=1`, waiting for a
+//! group-committed fsync. Consistent reads use MVCC read views; writes take row locks.
+//!
+//! Modules: `page` (node bytes), `tree` (B+tree with latch coupling), `mtr`
+//! (mini-transactions and their redo), `row` (record encoding), `trx` (ids, read views,
+//! old versions), `lock` (row locks, deadlocks), `table` (row operations), `recovery`
+//! (redo replay and rollback at startup), `check` (CHECK TABLE), `spaces` (the directory
+//! of tablespaces). The byte layout is in `docs/format/btree.md`.
+//!
+//! Background work runs in one master thread: purge of old versions and delete-marked
+//! records, and checkpoints when the log passes half its capacity.
+
+pub mod check;
+pub mod lock;
+pub mod mtr;
+pub mod page;
+pub mod recovery;
+pub mod row;
+pub mod spaces;
+pub mod table;
+pub mod tree;
+pub mod trx;
+
+#[cfg(test)]
+mod tests;
+
+use lock::{Granted, LockKey, LockTable, Mode};
+use mtr::{Mtr, Storage};
+use std::any::Any;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+use strata_engine::*;
+use strata_storage::bufpool::{BufferPool, PoolConfig};
+use strata_storage::io::{FileIo, StdFile};
+use strata_storage::redo::{FlushAtCommit, RedoConfig, RedoLog};
+use strata_storage::sync::{AtomicBool, Mutex, Ordering, RwLock};
+use table::{BtreeTable, Layout};
+use trx::{PurgeBatch, ReadView, TrxSys, UndoItem};
+
+#[derive(Clone, Debug)]
+pub struct BtreeConfig {
+    pub buffer_pool_size: usize,
+    pub page_size: usize,
+    pub log_file_size: u64,
+    pub flush_log_at_trx_commit: FlushAtCommit,
+    /// `innodb_flush_method=O_DIRECT`: tablespaces bypass the OS page cache.
+    pub direct_io: bool,
+    pub adaptive_hash_index: bool,
+    pub old_blocks_pct: u32,
+    pub old_blocks_time_ms: u32,
+}
+
+impl Default for BtreeConfig {
+    fn default() -> Self {
+        BtreeConfig {
+            buffer_pool_size: 128 << 20,
+            page_size: 16384,
+            log_file_size: 96 << 20,
+            flush_log_at_trx_commit: FlushAtCommit::Durable,
+            direct_io: false,
+            adaptive_hash_index: true,
+            old_blocks_pct: 37,
+            old_blocks_time_ms: 1000,
+        }
+    }
+}
+
+/// Maps an I/O error of table `name` to the client's error: a page failing its checks
+/// is corruption (1194, naming table and page), a full disk 1114, the rest 1030.
+pub(crate) fn io_err(name: &str, e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        return Error::corrupt(name, e.to_string());
+    }
+    Error::io(name, e)
+}
+
+pub(crate) struct Inner {
+    pub st: Storage,
+    pub trx: TrxSys,
+    pub locks: LockTable,
+    pub spaces: spaces::SpaceDir,
+    pub cfg: RwLock<BtreeConfig>,
+    tables: RwLock<HashMap<u32, Weak<BtreeTable>>>,
+    /// Held exclusive by a checkpoint, so two never interleave.
+    checkpointing: Mutex<()>,
+    stop: AtomicBool,
+}
+
+pub struct BtreeEngine {
+    inner: Arc<Inner>,
+    _cleaner: strata_storage::bufpool::PageCleaner,
+    _log_flusher: strata_storage::redo::BackgroundFlusher,
+    master: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl BtreeEngine {
+    /// Opens (or creates) the engine's files in `datadir`: the redo log and the space
+    /// directory; replays the log and rolls back transactions a crash interrupted.
+    pub fn open(datadir: &Path, cfg: BtreeConfig) -> Result<BtreeEngine> {
+        std::fs::create_dir_all(datadir).map_err(|e| Error::io(datadir.display(), e))?;
+        let pool = Arc::new(BufferPool::new(PoolConfig {
+            size_bytes: cfg.buffer_pool_size,
+            page_size: cfg.page_size,
+            old_blocks_pct: cfg.old_blocks_pct,
+            old_blocks_time_ms: cfg.old_blocks_time_ms,
+        }));
+        let spaces = spaces::SpaceDir::open(datadir)?;
+        let log_path = datadir.join("ib_logfile0");
+        let rcfg = RedoConfig {
+            capacity: cfg.log_file_size,
+            flush_at_commit: cfg.flush_log_at_trx_commit,
+        };
+        let log_io: Arc<dyn FileIo> =
+            Arc::new(StdFile::open(&log_path, true).map_err(|e| Error::io(log_path.display(), e))?);
+        let fresh = log_io.len().map_err(|e| Error::io(log_path.display(), e))? == 0;
+        let (log, recovered) = if fresh {
+            let log = RedoLog::create(log_io, rcfg).map_err(|e| Error::io("ib_logfile0", e))?;
+            (log, None)
+        } else {
+            let (log, rec) =
+                RedoLog::open(log_io, rcfg).map_err(|e| Error::io("ib_logfile0", e))?;
+            (log, Some(rec))
+        };
+        let log = Arc::new(log);
+        {
+            let log = log.clone();
+            pool.set_wal_hook(Box::new(move |lsn| log.flush_up_to(lsn)));
+        }
+        for s in spaces.list() {
+            let io = open_space_file(&s.path, cfg.direct_io)?;
+            pool.add_space(s.id, io, s.name());
+        }
+        let first_trx = spaces.trx_id_ceiling();
+        let inner = Arc::new(Inner {
+            st: Storage::new(pool.clone(), log.clone()),
+            trx: TrxSys::new(first_trx),
+            locks: LockTable::default(),
+            spaces,
+            cfg: RwLock::new(cfg),
+            tables: RwLock::new(HashMap::new()),
+            checkpointing: Mutex::new(()),
+            stop: AtomicBool::new(false),
+        });
+        if let Some(rec) = recovered {
+            recovery::recover(&inner, rec)?;
+        }
+        // Ids handed out from here on stay below a ceiling written ahead of them.
+        inner.spaces.reserve_trx_ids(inner.trx.peek_next_id())?;
+        let cleaner = pool.start_page_cleaner();
+        let log_flusher = log.start_background_flusher();
+        let master = {
+            let inner = inner.clone();
+            std::thread::Builder::new()
+                .name("btree-master".into())
+                .spawn(move || master_loop(&inner))
+                .map_err(|e| Error::Internal(format!("cannot start the master thread: {e}")))?
+        };
+        Ok(BtreeEngine {
+            inner,
+            _cleaner: cleaner,
+            _log_flusher: log_flusher,
+            master: Mutex::new(Some(master)),
+        })
+    }
+
+    /// Runs purge until no committed change waits for it (tests, shutdown).
+    pub fn purge_all(&self) {
+        while self.inner.purge(usize::MAX) > 0 {}
+    }
+
+    pub fn history_length(&self) -> usize {
+        self.inner.trx.history_length()
+    }
+}
+
+impl Drop for BtreeEngine {
+    fn drop(&mut self) {
+        self.inner.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.master.lock().take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn open_space_file(path: &Path, direct: bool) -> Result<Arc<dyn FileIo>> {
+    let f = if direct {
+        StdFile::open_direct(path, false)
+    } else {
+        StdFile::open(path, false)
+    };
+    Ok(Arc::new(f.map_err(|e| Error::io(path.display(), e))?))
+}
+
+fn master_loop(inner: &Arc<Inner>) {
+    let mut ticks = 0u64;
+    while !inner.stop.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(20));
+        ticks += 1;
+        let purged = inner.purge(2000);
+        if inner.st.log.wants_checkpoint() || ticks % 500 == 0 {
+            if let Err(e) = inner.checkpoint() {
+                eprintln!("btree: checkpoint failed: {e}");
+            }
+        }
+        if purged > 0 {
+            continue;
+        }
+    }
+}
+
+impl Inner {
+    pub(crate) fn table(&self, space: u32) -> Option<Arc<BtreeTable>> {
+        self.tables.read().get(&space).and_then(|w| w.upgrade())
+    }
+
+    /// A fuzzy checkpoint: move the full-image horizon, write every page changed before
+    /// it, and let the log forget what precedes both it and every active transaction's
+    /// first record.
+    pub(crate) fn checkpoint(&self) -> Result<()> {
+        let _g = self.checkpointing.lock();
+        let st = &self.st;
+        let h = st.move_horizon();
+        st.log
+            .flush_up_to(h)
+            .map_err(|e| Error::io("ib_logfile0", e))?;
+        st.pool
+            .flush_older_than(h)
+            .map_err(|e| io_err("the buffer pool", e))?;
+        let mut c = h;
+        if let Some(l) = self.trx.oldest_active_lsn() {
+            c = c.min(l);
+        }
+        if let Some(l) = st.pool.oldest_dirty_lsn() {
+            c = c.min(l);
+        }
+        let c = c.max(st.log.checkpoint_lsn());
+        st.log
+            .checkpoint(c)
+            .map_err(|e| Error::io("ib_logfile0", e))?;
+        Ok(())
+    }
+
+    /// Processes up to `max` purgeable batches; returns how many it did.
+    pub(crate) fn purge(&self, max: usize) -> usize {
+        let batches = self.trx.take_purgeable(max);
+        let n = batches.len();
+        let mut retry = Vec::new();
+        for b in batches {
+            let mut left = Vec::new();
+            for item in b.items {
+                match self.purge_item(b.trx_id, &item) {
+                    Ok(true) => {}
+                    Ok(false) => left.push(item),
+                    Err(e) => {
+                        eprintln!("btree: purge of {} failed: {e}", item.space);
+                        self.trx.versions.remove(item.roll_ptr);
+                    }
+                }
+            }
+            if !left.is_empty() {
+                retry.push(PurgeBatch {
+                    trx_id: b.trx_id,
+                    serial: b.serial,
+                    items: left,
+                });
+            }
+        }
+        if !retry.is_empty() {
+            let mut q = self.trx.purge_queue.lock();
+            for b in retry.into_iter().rev() {
+                q.push_front(b);
+            }
+        }
+        n
+    }
+
+    /// Removes what one committed change left behind once no read view needs it: the
+    /// old version, secondary entries no version uses any more, and the record itself
+    /// when the change was a delete. False when the row is locked (try later).
+    fn purge_item(&self, trx_id: u64, item: &UndoItem) -> Result<bool> {
+        let Some(t) = self.table(item.space) else {
+            self.trx.versions.remove(item.roll_ptr);
+            return Ok(true);
+        };
+        let lay = &t.lay;
+        let key = LockKey {
+            space: item.space,
+            index: 0,
+            key: item.key.clone(),
+        };
+        const PURGE_TRX: u64 = u64::MAX;
+        if !self.locks.try_lock(PURGE_TRX, &key) {
+            return Ok(false);
+        }
+        let res = self.purge_locked(lay, trx_id, item);
+        self.locks.release(PURGE_TRX, std::slice::from_ref(&key));
+        res.map(|_| true)
+    }
+
+    fn purge_locked(&self, lay: &Layout, trx_id: u64, item: &UndoItem) -> Result<()> {
+        let st = &self.st;
+        let old = self.trx.versions.get(item.roll_ptr);
+        self.trx.versions.remove(item.roll_ptr);
+        let old_row = match old.as_ref().and_then(|o| o.value.as_ref()) {
+            Some(v) => Some(lay.decode(v)?),
+            None => None,
+        };
+        let cur = lay
+            .clustered()
+            .get(st, &item.key)
+            .map_err(|e| io_err(&lay.name, e))?;
+        let cur_hdr = cur.as_ref().and_then(|c| row::RecHeader::read(c));
+        let cur_row = match &cur {
+            Some(c) => Some(lay.decode(c)?),
+            None => None,
+        };
+        // Rows whose index entries must survive: the current version and, unless the
+        // record is about to go, every version still in its chain.
+        let tombstone = cur_hdr.is_some_and(|h| h.deleted() && h.trx_id == trx_id);
+        let mut keep: Vec<Vec<Value>> = Vec::new();
+        if !tombstone {
+            keep.extend(cur_row.clone());
+            keep.extend(self.chain_rows(lay, cur.as_deref())?);
+        }
+        let mut drop_rows: Vec<Vec<Value>> = old_row.into_iter().collect();
+        if tombstone {
+            drop_rows.extend(cur_row);
+            lay.clustered()
+                .remove(st, &item.key, &[])
+                .map_err(|e| io_err(&lay.name, e))?;
+        }
+        self.remove_unused_entries(lay, &item.key, &drop_rows, &keep)
+    }
+
+    /// Rows of the older versions reachable from a clustered value.
+    fn chain_rows(&self, lay: &Layout, value: Option<&[u8]>) -> Result<Vec<Vec<Value>>> {
+        let mut out = Vec::new();
+        let mut ptr = value.and_then(row::RecHeader::read).map(|h| h.roll_ptr);
+        let mut guard = 0;
+        while let Some(p) = ptr {
+            let Some(v) = self.trx.versions.get(p) else {
+                break;
+            };
+            let Some(val) = v.value.as_ref() else { break };
+            out.push(lay.decode(val)?);
+            ptr = row::RecHeader::read(val).map(|h| h.roll_ptr);
+            guard += 1;
+            if guard > 1_000_000 {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    fn remove_unused_entries(
+        &self,
+        lay: &Layout,
+        ckey: &[u8],
+        drop_rows: &[Vec<Value>],
+        keep: &[Vec<Value>],
+    ) -> Result<()> {
+        for (tree_no, ix) in lay.secondaries() {
+            for r in drop_rows {
+                let k = lay.entry_key(ix, r, ckey);
+                if keep.iter().any(|kr| lay.entry_key(ix, kr, ckey) == k) {
+                    continue;
+                }
+                lay.trees[tree_no]
+                    .remove(&self.st, &k, &[])
+                    .map_err(|e| io_err(&lay.name, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts clustered record `key` back to `old` (None: removes it) and makes the
+    /// secondary indexes agree: rollback at runtime and after a crash.
+    pub(crate) fn restore(
+        &self,
+        lay: &Layout,
+        key: &[u8],
+        old: Option<&[u8]>,
+        logical: &[u8],
+    ) -> Result<()> {
+        let st = &self.st;
+        let name = &lay.name;
+        let cur = lay.clustered().get(st, key).map_err(|e| io_err(name, e))?;
+        match old {
+            Some(v) => {
+                lay.clustered()
+                    .put(st, key, v, tree::PutMode::Upsert, logical)
+                    .map_err(|e| io_err(name, e))?;
+            }
+            None => {
+                if !lay
+                    .clustered()
+                    .remove(st, key, logical)
+                    .map_err(|e| io_err(name, e))?
+                    && !logical.is_empty()
+                {
+                    st.log.append(logical);
+                }
+            }
+        }
+        let old_row = match old {
+            Some(v) => Some(lay.decode(v)?),
+            None => None,
+        };
+        let mut keep: Vec<Vec<Value>> = old_row.iter().cloned().collect();
+        keep.extend(self.chain_rows(lay, old)?);
+        if let Some(c) = &cur {
+            let r = lay.decode(c)?;
+            self.remove_unused_entries(lay, key, &[r], &keep)?;
+        }
+        if let Some(r) = &old_row {
+            for (tree_no, ix) in lay.secondaries() {
+                let k = lay.entry_key(ix, r, key);
+                lay.trees[tree_no]
+                    .put(st, &k, key, tree::PutMode::Insert, &[])
+                    .map_err(|e| io_err(name, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn truncate_space(&self, lay: &Layout) -> Result<()> {
+        // Nothing in the log may refer to the old pages once the file is emptied.
+        self.checkpoint()?;
+        let st = &self.st;
+        st.pool.drop_space(lay.space);
+        let path = self
+            .spaces
+            .path_of(lay.space)
+            .ok_or_else(|| Error::Internal(format!("space {} has no file", lay.space)))?;
+        let direct = self.cfg.read().direct_io;
+        let io = open_space_file(&path, direct)?;
+        io.set_len(0).map_err(|e| Error::io(&lay.name, e))?;
+        st.pool.add_space(lay.space, io, lay.name.clone());
+        let mut mtr = Mtr::new(st);
+        tree::format_space(
+            &mut mtr,
+            lay.space,
+            lay.trees.len() as u16,
+            st.pool.page_size(),
+        )
+        .map_err(|e| io_err(&lay.name, e))?;
+        mtr.commit();
+        self.checkpoint()
+    }
+
+    /// Rows in a table, estimated from the clustered index's leaf pages.
+    pub(crate) fn estimate_rows(&self, lay: &Layout) -> u64 {
+        let mut n = 0u64;
+        let _ = lay.clustered().range(
+            &self.st,
+            &std::ops::Bound::Unbounded,
+            &std::ops::Bound::Unbounded,
+            false,
+            &mut |b| {
+                n += b.len() as u64;
+                Ok(n < 10_000_000)
+            },
+        );
+        n
+    }
+}
+
+/// The `btree` engine's part of a transaction.
+pub struct BtreeTrx {
+    inner: Arc<Inner>,
+    isolation: Isolation,
+    lock_wait: Duration,
+    state: Mutex<TrxState>,
+}
+
+#[derive(Default)]
+struct TrxState {
+    /// 0 until the first write.
+    id: u64,
+    view: Option<Arc<ReadView>>,
+    undo: Vec<UndoItem>,
+    locks: Vec<LockKey>,
+    finished: bool,
+}
+
+impl BtreeTrx {
+    fn new(inner: Arc<Inner>, txn: &Txn) -> BtreeTrx {
+        BtreeTrx {
+            inner,
+            isolation: txn.isolation(),
+            lock_wait: txn.lock_wait_timeout(),
+            state: Mutex::new(TrxState::default()),
+        }
+    }
+
+    /// The transaction's id, assigned at its first write.
+    pub(crate) fn ensure_id(&self) -> u64 {
+        let mut s = self.state.lock();
+        if s.id == 0 {
+            let lsn = self.inner.st.log.current_lsn();
+            s.id = self.inner.trx.begin(lsn);
+            let next = self.inner.trx.peek_next_id();
+            if next >= self.inner.spaces.trx_id_reserved() {
+                if let Err(e) = self.inner.spaces.reserve_trx_ids(next) {
+                    eprintln!("btree: cannot persist the transaction id ceiling: {e}");
+                }
+            }
+        }
+        s.id
+    }
+
+    /// The read view for a consistent read (made at the first one, as InnoDB does).
+    pub(crate) fn view(&self) -> Arc<ReadView> {
+        let mut s = self.state.lock();
+        if let Some(v) = &s.view {
+            return v.clone();
+        }
+        let v = self.inner.trx.open_view(s.id);
+        s.view = Some(v.clone());
+        v
+    }
+
+    pub(crate) fn lock(&self, lay: &Layout, index: u16, key: &[u8], mode: Mode) -> Result<()> {
+        let id = self.ensure_id();
+        let k = LockKey {
+            space: lay.space,
+            index,
+            key: key.to_vec(),
+        };
+        if self.inner.locks.lock(id, &k, mode, self.lock_wait)? == Granted::New {
+            self.state.lock().locks.push(k);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn record_undo(&self, item: UndoItem, _lsn: u64) {
+        self.state.lock().undo.push(item);
+    }
+
+    fn close_view(&self, s: &mut TrxState) {
+        if let Some(v) = s.view.take() {
+            self.inner.trx.close_view(&v);
+        }
+    }
+
+    /// Undoes `items` newest first.
+    fn undo(&self, items: &[UndoItem], trx_id: u64) -> Result<()> {
+        for item in items.iter().rev() {
+            let Some(t) = self.inner.table(item.space) else {
+                continue;
+            };
+            let old = self.inner.trx.versions.get(item.roll_ptr);
+            let old_val = old.as_ref().and_then(|o| o.value.as_deref());
+            self.inner.restore(&t.lay, &item.key, old_val, &[])?;
+            self.inner.trx.versions.remove(item.roll_ptr);
+        }
+        let _ = trx_id;
+        Ok(())
+    }
+
+    fn finish(&self, s: &mut TrxState) {
+        let locks = std::mem::take(&mut s.locks);
+        if s.id != 0 {
+            self.inner.locks.release(s.id, &locks);
+        }
+        self.close_view(s);
+        s.finished = true;
+    }
+}
+
+impl Participant for BtreeTrx {
+    fn commit(&self) -> Result<()> {
+        let mut s = self.state.lock();
+        if s.finished {
+            return Ok(());
+        }
+        if s.id == 0 {
+            self.finish(&mut s);
+            return Ok(());
+        }
+        let id = s.id;
+        let lsn = self.inner.st.log.append(&recovery::commit_record(id));
+        let serial = self.inner.trx.end(id);
+        let items = std::mem::take(&mut s.undo);
+        if !items.is_empty() {
+            self.inner.trx.purge_queue.lock().push_back(PurgeBatch {
+                trx_id: id,
+                serial,
+                items,
+            });
+        }
+        self.finish(&mut s);
+        drop(s);
+        self.inner
+            .st
+            .log
+            .commit(lsn)
+            .map_err(|e| Error::io("ib_logfile0", e))
+    }
+
+    fn rollback(&self) -> Result<()> {
+        let mut s = self.state.lock();
+        if s.finished {
+            return Ok(());
+        }
+        let items = std::mem::take(&mut s.undo);
+        let id = s.id;
+        let res = self.undo(&items, id);
+        if id != 0 {
+            self.inner.st.log.append(&recovery::rolled_back_record(id));
+            self.inner.trx.end(id);
+        }
+        self.finish(&mut s);
+        res
+    }
+
+    fn savepoint(&self) -> u64 {
+        self.state.lock().undo.len() as u64
+    }
+
+    fn rollback_to(&self, savepoint: u64) -> Result<()> {
+        let mut s = self.state.lock();
+        let at = (savepoint as usize).min(s.undo.len());
+        let items: Vec<UndoItem> = s.undo.drain(at..).collect();
+        let id = s.id;
+        drop(s);
+        self.undo(&items, id)
+    }
+
+    fn end_statement(&self) {
+        if self.isolation == Isolation::ReadCommitted {
+            let mut s = self.state.lock();
+            self.close_view(&mut s);
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Drop for BtreeTrx {
+    /// A transaction dropped without COMMIT (a connection that vanished) rolls back.
+    fn drop(&mut self) {
+        if !self.state.lock().finished {
+            let _ = Participant::rollback(self);
+        }
+    }
+}
+
+impl Engine for BtreeEngine {
+    fn name(&self) -> &'static str {
+        "btree"
+    }
+
+    fn create_table(&self, def: &TableDef, path: &Path) -> Result<()> {
+        let inner = &self.inner;
+        let file = path.with_extension("ibd");
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+        }
+        {
+            let f = StdFile::open(&file, true).map_err(|e| Error::io(file.display(), e))?;
+            f.set_len(0).map_err(|e| Error::io(file.display(), e))?;
+        }
+        let space = inner.spaces.add(&file, def)?;
+        let io = open_space_file(&file, inner.cfg.read().direct_io)?;
+        let name = format!("{}.{}", def.db, def.name);
+        inner.st.pool.add_space(space, io, name.clone());
+        let n = Layout::n_trees(def) as u16;
+        let mut mtr = Mtr::new(&inner.st);
+        tree::format_space(&mut mtr, space, n, inner.st.pool.page_size())
+            .map_err(|e| io_err(&name, e))?;
+        let lsn = mtr.commit();
+        inner
+            .st
+            .log
+            .flush_up_to(lsn)
+            .map_err(|e| Error::io("ib_logfile0", e))?;
+        Ok(())
+    }
+
+    fn open_table(&self, def: Arc<TableDef>, path: &Path) -> Result<Arc<dyn Table>> {
+        let inner = &self.inner;
+        let file = path.with_extension("ibd");
+        let name = format!("{}.{}", def.db, def.name);
+        let space = inner
+            .spaces
+            .id_of(&file)
+            .ok_or_else(|| Error::corrupt(&name, "its tablespace is not in the space directory"))?;
+        inner.spaces.update_def(space, &def)?;
+        let roots = {
+            let mut mtr = Mtr::new(&inner.st);
+            let s = mtr
+                .s(strata_storage::bufpool::PageId { space, page_no: 0 })
+                .map_err(|e| io_err(&name, e))?;
+            tree::read_roots(mtr.get(s))
+                .ok_or_else(|| Error::corrupt(&name, "page 0 is not a space header"))?
+        };
+        if roots.len() != Layout::n_trees(&def) {
+            return Err(Error::corrupt(
+                &name,
+                format!(
+                    "the tablespace has {} indexes, the table {}",
+                    roots.len(),
+                    Layout::n_trees(&def)
+                ),
+            ));
+        }
+        let t = Arc::new(BtreeTable::open(
+            inner.clone(),
+            Layout::new(def, space, &roots),
+        )?);
+        inner.tables.write().insert(space, Arc::downgrade(&t));
+        Ok(t)
+    }
+
+    fn drop_table(&self, _def: &TableDef, path: &Path) -> Result<()> {
+        let inner = &self.inner;
+        let file = path.with_extension("ibd");
+        if let Some(space) = inner.spaces.id_of(&file) {
+            inner.tables.write().remove(&space);
+            inner.st.pool.drop_space(space);
+            inner.spaces.remove(space)?;
+        }
+        match std::fs::remove_file(&file) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(file.display(), e)),
+        }
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.inner.checkpoint()
+    }
+
+    fn describe(&self) -> String {
+        let c = self.inner.cfg.read();
+        format!(
+            "buffer pool {} MiB of {} KiB pages, redo log {} MiB, flush_log_at_trx_commit={}{}",
+            c.buffer_pool_size >> 20,
+            c.page_size >> 10,
+            c.log_file_size >> 20,
+            self.inner.st.log.flush_at_commit() as u8,
+            if c.direct_io { ", O_DIRECT" } else { "" }
+        )
+    }
+
+    fn status_vars(&self) -> Vec<(String, u64)> {
+        let p = self.inner.st.pool.stats();
+        let l = self.inner.st.log.stats();
+        vec![
+            ("Innodb_buffer_pool_pages_total".into(), p.pages_total),
+            ("Innodb_buffer_pool_pages_data".into(), p.pages_data),
+            ("Innodb_buffer_pool_pages_dirty".into(), p.pages_dirty),
+            ("Innodb_buffer_pool_read_requests".into(), p.read_requests),
+            ("Innodb_buffer_pool_reads".into(), p.reads),
+            ("Innodb_buffer_pool_pages_flushed".into(), p.pages_written),
+            ("Innodb_buffer_pool_pages_made_young".into(), p.young_made),
+            (
+                "Innodb_buffer_pool_pages_not_made_young".into(),
+                p.not_young,
+            ),
+            ("Innodb_os_log_fsyncs".into(), l.fsyncs),
+            ("Innodb_os_log_written".into(), l.bytes_written),
+            ("Innodb_log_writes".into(), l.writes),
+            (
+                "Innodb_history_list_length".into(),
+                self.inner.trx.history_length() as u64,
+            ),
+            (
+                "Innodb_active_transactions".into(),
+                self.inner.trx.active_count() as u64,
+            ),
+        ]
+    }
+
+    fn transactional(&self) -> bool {
+        true
+    }
+
+    fn variables(&self) -> Vec<EngineVar> {
+        let c = self.inner.cfg.read();
+        let int = |n: u64| Value::UInt(n);
+        let onoff = |b: bool| Value::str(if b { "ON" } else { "OFF" });
+        vec![
+            EngineVar {
+                name: "innodb_buffer_pool_size",
+                value: int(c.buffer_pool_size as u64),
+                dynamic: false,
+            },
+            EngineVar {
+                name: "innodb_page_size",
+                value: int(c.page_size as u64),
+                dynamic: false,
+            },
+            EngineVar {
+                name: "innodb_log_file_size",
+                value: int(c.log_file_size),
+                dynamic: false,
+            },
+            EngineVar {
+                name: "innodb_flush_log_at_trx_commit",
+                value: int(self.inner.st.log.flush_at_commit() as u64),
+                dynamic: true,
+            },
+            EngineVar {
+                name: "innodb_flush_method",
+                value: Value::str(if c.direct_io { "O_DIRECT" } else { "fsync" }),
+                dynamic: false,
+            },
+            EngineVar {
+                name: "innodb_adaptive_hash_index",
+                value: onoff(c.adaptive_hash_index),
+                dynamic: true,
+            },
+            EngineVar {
+                name: "innodb_old_blocks_pct",
+                value: int(c.old_blocks_pct as u64),
+                dynamic: false,
+            },
+            EngineVar {
+                name: "innodb_old_blocks_time",
+                value: int(c.old_blocks_time_ms as u64),
+                dynamic: false,
+            },
+        ]
+    }
+
+    fn set_variable(&self, name: &str, value: &Value) -> Result<()> {
+        let bad = || Error::WrongValueForVariable {
+            name: name.to_string(),
+            value: value.to_text(),
+        };
+        match name {
+            "innodb_flush_log_at_trx_commit" => {
+                let p = match value.to_i64() {
+                    Some(0) => FlushAtCommit::Never,
+                    Some(1) => FlushAtCommit::Durable,
+                    Some(2) => FlushAtCommit::WriteOnly,
+                    _ => return Err(bad()),
+                };
+                self.inner.st.log.set_flush_at_commit(p);
+                Ok(())
+            }
+            "innodb_adaptive_hash_index" => {
+                let on = match value {
+                    Value::Bytes(b) if b.eq_ignore_ascii_case(b"on") => true,
+                    Value::Bytes(b) if b.eq_ignore_ascii_case(b"off") => false,
+                    v => match v.to_i64() {
+                        Some(0) => false,
+                        Some(1) => true,
+                        _ => return Err(bad()),
+                    },
+                };
+                self.inner.cfg.write().adaptive_hash_index = on;
+                Ok(())
+            }
+            n if self.variables().iter().any(|v| v.name == n) => {
+                Err(Error::VariableReadOnly(n.to_string()))
+            }
+            n => Err(Error::UnknownVariable(n.to_string())),
+        }
+    }
+}
+
+/// The data directory's redo log file name (for tests and tools).
+pub fn log_path(datadir: &Path) -> PathBuf {
+    datadir.join("ib_logfile0")
+}

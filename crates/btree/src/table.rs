@@ -1,0 +1,630 @@
+//! One open `btree` table: the clustered index plus secondary indexes in one tablespace,
+//! and the row operations the SQL layer calls through `strata_engine::Table`.
+//!
+//! Reads: a consistent read walks each record back to the version its read view sees; a
+//! locking read (FOR UPDATE, LOCK IN SHARE MODE, the rows UPDATE and DELETE look at)
+//! locks the clustered key, then reads the latest version. A secondary index entry is
+//! `index columns ‖ clustered key → clustered key`; entries are never changed in place,
+//! so after a key update the old entry stays until purge and every secondary read
+//! re-checks the entry against the row version it found.
+//!
+//! Writes: lock the clustered key, keep the version being replaced in the version store,
+//! write the new version stamped with the transaction's id, and log the old version as
+//! an undo record in the same mini-transaction (recovery rolls back with it).
+
+use crate::lock::Mode;
+use crate::row::{self, RecHeader, FLAG_DELETED, HEADER};
+use crate::tree::{PutMode, Tree};
+use crate::trx::{OldVersion, ReadView, UndoItem};
+use crate::{io_err, BtreeTrx, Inner};
+use std::sync::Arc;
+use strata_engine::*;
+use strata_storage::sync::{AtomicU64, Ordering};
+use strata_types::keycode::{encode_index_key, row_key_has_null};
+use strata_types::IndexDef;
+
+/// Where a table's indexes are in its space, and how its keys are built.
+pub struct Layout {
+    pub def: Arc<TableDef>,
+    pub space: u32,
+    /// trees[0] is the clustered index; trees[i + hidden] is `def.indexes[i]`.
+    pub trees: Vec<Tree>,
+    /// No PRIMARY KEY: the clustered key is an 8-byte hidden row id.
+    pub hidden: bool,
+    pub name: String,
+}
+
+impl Layout {
+    pub fn new(def: Arc<TableDef>, space: u32, roots: &[u32]) -> Layout {
+        let hidden = def.primary_key().is_none();
+        let trees = roots
+            .iter()
+            .enumerate()
+            .map(|(i, &root)| Tree {
+                space,
+                root,
+                index_no: i as u16,
+            })
+            .collect();
+        let name = format!("{}.{}", def.db, def.name);
+        Layout {
+            def,
+            space,
+            trees,
+            hidden,
+            name,
+        }
+    }
+
+    pub fn n_trees(def: &TableDef) -> usize {
+        def.indexes.len() + usize::from(def.primary_key().is_none())
+    }
+
+    pub fn clustered(&self) -> &Tree {
+        &self.trees[0]
+    }
+
+    /// The tree of `def.indexes[i]`.
+    pub fn tree_of_index(&self, i: usize) -> usize {
+        i + usize::from(self.hidden)
+    }
+
+    /// Secondary trees: (tree number, index definition).
+    pub fn secondaries(&self) -> impl Iterator<Item = (usize, &IndexDef)> {
+        let skip = usize::from(!self.hidden);
+        self.def
+            .indexes
+            .iter()
+            .enumerate()
+            .skip(skip)
+            .map(|(i, ix)| (self.tree_of_index(i), ix))
+    }
+
+    pub fn clustered_key(&self, row: &[Value], row_id: u64) -> Vec<u8> {
+        if self.hidden {
+            return row_id.to_be_bytes().to_vec();
+        }
+        let mut k = Vec::new();
+        encode_index_key(&mut k, &self.def, &self.def.indexes[0], row);
+        k
+    }
+
+    pub fn row_id_of(&self, ckey: &[u8]) -> u64 {
+        if self.hidden {
+            ckey.try_into().map(u64::from_be_bytes).unwrap_or(0)
+        } else {
+            0
+        }
+    }
+
+    pub fn entry_key(&self, ix: &IndexDef, row: &[Value], ckey: &[u8]) -> Vec<u8> {
+        let mut k = Vec::new();
+        encode_index_key(&mut k, &self.def, ix, row);
+        k.extend_from_slice(ckey);
+        k
+    }
+
+    /// Decodes the row of a clustered value (header + row).
+    pub fn decode(&self, value: &[u8]) -> Result<Vec<Value>> {
+        value
+            .get(HEADER..)
+            .and_then(|b| row::decode_row(&self.def, b))
+            .ok_or_else(|| Error::corrupt(&self.name, "a clustered record does not decode"))
+    }
+
+    pub fn encode(&self, h: RecHeader, row: &[Value]) -> Vec<u8> {
+        let mut v = Vec::with_capacity(64);
+        h.write(&mut v);
+        row::encode_row(&self.def, row, &mut v);
+        v
+    }
+}
+
+pub struct BtreeTable {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) lay: Layout,
+    autoinc: AtomicU64,
+    next_row_id: AtomicU64,
+}
+
+enum ReadKind {
+    Snapshot(Arc<ReadView>),
+    Latest,
+    Locking(Mode),
+}
+
+impl BtreeTable {
+    pub(crate) fn open(inner: Arc<Inner>, lay: Layout) -> Result<BtreeTable> {
+        let t = BtreeTable {
+            inner,
+            lay,
+            autoinc: AtomicU64::new(0),
+            next_row_id: AtomicU64::new(1),
+        };
+        t.init_counters()?;
+        Ok(t)
+    }
+
+    /// AUTO_INCREMENT and the hidden row id restart at the largest stored value + 1.
+    fn init_counters(&self) -> Result<()> {
+        let st = &self.inner.st;
+        let ai = self.lay.def.auto_increment_column();
+        let mut max_ai = 0u64;
+        let mut max_id = 0u64;
+        let mut err = None;
+        self.lay
+            .clustered()
+            .range(
+                st,
+                &std::ops::Bound::Unbounded,
+                &std::ops::Bound::Unbounded,
+                false,
+                &mut |batch| {
+                    for (k, v) in batch {
+                        max_id = max_id.max(self.lay.row_id_of(&k));
+                        if let Some(c) = ai {
+                            match self.lay.decode(&v) {
+                                Ok(r) => {
+                                    let n = r[c].to_i64().unwrap_or(0).max(0) as u64;
+                                    max_ai = max_ai.max(n);
+                                }
+                                Err(e) => {
+                                    err = Some(e);
+                                    return Ok(false);
+                                }
+                            }
+                        } else if !self.lay.hidden {
+                            return Ok(false);
+                        }
+                    }
+                    Ok(true)
+                },
+            )
+            .map_err(|e| io_err(&self.lay.name, e))?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+        let start = self.lay.def.auto_increment_start.max(1);
+        self.autoinc
+            .store((max_ai + 1).max(start), Ordering::SeqCst);
+        self.next_row_id.store(max_id + 1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn io(&self, e: std::io::Error) -> Error {
+        io_err(&self.lay.name, e)
+    }
+
+    fn with_trx<R>(&self, txn: &Txn, f: impl FnOnce(&BtreeTrx) -> Result<R>) -> Result<R> {
+        let p = match txn.participant("btree") {
+            Some(p) => p,
+            None => {
+                let p: Arc<dyn Participant> = Arc::new(BtreeTrx::new(self.inner.clone(), txn));
+                txn.join("btree", p.clone());
+                p
+            }
+        };
+        match p.as_any().downcast_ref::<BtreeTrx>() {
+            Some(t) => f(t),
+            None => Err(Error::Internal(
+                "btree transaction state of another type".into(),
+            )),
+        }
+    }
+
+    /// The version of a clustered value that `view` sees (None: no visible row).
+    fn visible(&self, view: &ReadView, value: Vec<u8>) -> Option<Vec<u8>> {
+        let mut v = value;
+        loop {
+            let h = RecHeader::read(&v)?;
+            if view.sees(h.trx_id) {
+                return (!h.deleted()).then_some(v);
+            }
+            let old = self.inner.trx.versions.get(h.roll_ptr)?;
+            v = old.value.clone()?;
+        }
+    }
+
+    fn read_kind(&self, txn: &Txn, trx: &BtreeTrx) -> ReadKind {
+        match (txn.read_mode(), txn.isolation()) {
+            (ReadMode::LockExclusive, _) => ReadKind::Locking(Mode::Exclusive),
+            (ReadMode::LockShared, _) | (ReadMode::Consistent, Isolation::Serializable) => {
+                ReadKind::Locking(Mode::Shared)
+            }
+            (ReadMode::Consistent, Isolation::ReadUncommitted) => ReadKind::Latest,
+            (ReadMode::Consistent, _) => ReadKind::Snapshot(trx.view()),
+        }
+    }
+
+    fn read(
+        &self,
+        txn: &Txn,
+        tree_no: usize,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut RowFn,
+    ) -> Result<()> {
+        self.with_trx(txn, |trx| {
+            let kind = self.read_kind(txn, trx);
+            let st = &self.inner.st;
+            let tree = self.lay.trees[tree_no];
+            let ix = (tree_no > 0).then(|| {
+                let i = tree_no - usize::from(self.lay.hidden);
+                &self.lay.def.indexes[i]
+            });
+            let mut err: Option<Error> = None;
+            let mut step = |k: Vec<u8>, v: Vec<u8>| -> Result<Flow> {
+                let ckey = if tree_no == 0 { k.clone() } else { v.clone() };
+                let value = match &kind {
+                    ReadKind::Snapshot(view) => {
+                        let cur = if tree_no == 0 {
+                            Some(v)
+                        } else {
+                            self.lay
+                                .clustered()
+                                .get(st, &ckey)
+                                .map_err(|e| self.io(e))?
+                        };
+                        match cur.and_then(|c| self.visible(view, c)) {
+                            Some(x) => x,
+                            None => return Ok(Flow::Continue),
+                        }
+                    }
+                    ReadKind::Latest => {
+                        let cur = if tree_no == 0 {
+                            Some(v)
+                        } else {
+                            self.lay
+                                .clustered()
+                                .get(st, &ckey)
+                                .map_err(|e| self.io(e))?
+                        };
+                        match cur.filter(|c| RecHeader::read(c).is_some_and(|h| !h.deleted())) {
+                            Some(x) => x,
+                            None => return Ok(Flow::Continue),
+                        }
+                    }
+                    ReadKind::Locking(mode) => {
+                        trx.lock(&self.lay, 0, &ckey, *mode)?;
+                        let cur = self
+                            .lay
+                            .clustered()
+                            .get(st, &ckey)
+                            .map_err(|e| self.io(e))?;
+                        match cur.filter(|c| RecHeader::read(c).is_some_and(|h| !h.deleted())) {
+                            Some(x) => x,
+                            None => return Ok(Flow::Continue),
+                        }
+                    }
+                };
+                let row = self.lay.decode(&value)?;
+                if let Some(ix) = ix {
+                    if self.lay.entry_key(ix, &row, &ckey) != k {
+                        return Ok(Flow::Continue);
+                    }
+                }
+                f(self.lay.row_id_of(&ckey), &row)
+            };
+            tree.range(st, &range.start, &range.end, reverse, &mut |batch| {
+                for (k, v) in batch {
+                    match step(k, v) {
+                        Ok(Flow::Continue) => {}
+                        Ok(Flow::Stop) => return Ok(false),
+                        Err(e) => {
+                            err = Some(e);
+                            return Ok(false);
+                        }
+                    }
+                }
+                Ok(true)
+            })
+            .map_err(|e| self.io(e))?;
+            err.map_or(Ok(()), Err)
+        })
+    }
+
+    /// Checks a unique secondary index for another live row with the same values.
+    fn check_unique(&self, trx: &BtreeTrx, pos: usize, row: &[Value], ckey: &[u8]) -> Result<()> {
+        let ix = &self.lay.def.indexes[pos];
+        if !ix.unique || row_key_has_null(&self.lay.def, ix, row) {
+            return Ok(());
+        }
+        let tree_no = self.lay.tree_of_index(pos);
+        let mut prefix = Vec::new();
+        encode_index_key(&mut prefix, &self.lay.def, ix, row);
+        // Serializes inserters of the same value (they would not see each other's rows).
+        trx.lock(&self.lay, tree_no as u16, &prefix, Mode::Exclusive)?;
+        let range = KeyRange::prefix(prefix.clone());
+        let st = &self.inner.st;
+        let mut candidates = Vec::new();
+        self.lay.trees[tree_no]
+            .range(st, &range.start, &range.end, false, &mut |batch| {
+                candidates.extend(batch.into_iter().map(|(_, v)| v));
+                Ok(true)
+            })
+            .map_err(|e| self.io(e))?;
+        for other in candidates {
+            if other == ckey {
+                continue;
+            }
+            trx.lock(&self.lay, 0, &other, Mode::Shared)?;
+            let Some(cur) = self
+                .lay
+                .clustered()
+                .get(st, &other)
+                .map_err(|e| self.io(e))?
+            else {
+                continue;
+            };
+            if RecHeader::read(&cur).is_none_or(|h| h.deleted()) {
+                continue;
+            }
+            let r = self.lay.decode(&cur)?;
+            let mut k = Vec::new();
+            encode_index_key(&mut k, &self.lay.def, ix, &r);
+            if k == prefix {
+                return Err(Error::DuplicateKey {
+                    value: key_text(ix, row),
+                    key: format!("{}.{}", self.lay.def.name, ix.name),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a new version of the clustered record `ckey` (None: delete-mark of `old`).
+    fn write_version(
+        &self,
+        trx: &BtreeTrx,
+        ckey: &[u8],
+        cur: Option<Vec<u8>>,
+        new_row: Option<&[Value]>,
+    ) -> Result<()> {
+        let st = &self.inner.st;
+        let trx_id = trx.ensure_id();
+        let roll_ptr = self
+            .inner
+            .trx
+            .versions
+            .put(OldVersion { value: cur.clone() });
+        let undo = crate::recovery::undo_record(trx_id, self.lay.space, ckey, cur.as_deref());
+        let h = RecHeader {
+            flags: if new_row.is_none() { FLAG_DELETED } else { 0 },
+            trx_id,
+            roll_ptr,
+        };
+        let value = match (new_row, &cur) {
+            (Some(r), _) => self.lay.encode(h, r),
+            (None, Some(c)) => {
+                let mut v = Vec::with_capacity(c.len());
+                h.write(&mut v);
+                v.extend_from_slice(&c[HEADER..]);
+                v
+            }
+            (None, None) => return Ok(()),
+        };
+        let page_size = st.pool.page_size();
+        if value.len() > crate::tree::max_value(page_size) {
+            self.inner.trx.versions.remove(roll_ptr);
+            return Err(Error::RowTooLarge(
+                crate::tree::max_value(page_size) - HEADER,
+            ));
+        }
+        let res = self
+            .lay
+            .clustered()
+            .put(st, ckey, &value, PutMode::Upsert, &undo);
+        match res {
+            Ok((_, lsn)) => {
+                trx.record_undo(
+                    UndoItem {
+                        space: self.lay.space,
+                        key: ckey.to_vec(),
+                        roll_ptr,
+                    },
+                    lsn,
+                );
+                Ok(())
+            }
+            Err(e) => {
+                self.inner.trx.versions.remove(roll_ptr);
+                Err(self.io(e))
+            }
+        }
+    }
+
+    fn add_entries(&self, row: &[Value], ckey: &[u8], except: Option<&[Value]>) -> Result<()> {
+        let st = &self.inner.st;
+        for (tree_no, ix) in self.lay.secondaries() {
+            let k = self.lay.entry_key(ix, row, ckey);
+            if let Some(old) = except {
+                if self.lay.entry_key(ix, old, ckey) == k {
+                    continue;
+                }
+            }
+            if k.len() > crate::tree::max_key(st.pool.page_size()) {
+                return Err(Error::KeyTooLong(crate::tree::max_key(st.pool.page_size())));
+            }
+            self.lay.trees[tree_no]
+                .put(st, &k, ckey, PutMode::Insert, &[])
+                .map_err(|e| self.io(e))?;
+        }
+        Ok(())
+    }
+
+    fn unique_positions(&self) -> impl Iterator<Item = usize> + '_ {
+        let skip = usize::from(!self.lay.hidden);
+        (skip..self.lay.def.indexes.len()).filter(|&i| self.lay.def.indexes[i].unique)
+    }
+
+    fn insert_row(&self, trx: &BtreeTrx, row: &[Value], ckey: &[u8]) -> Result<()> {
+        let st = &self.inner.st;
+        let page_size = st.pool.page_size();
+        if ckey.len() > crate::tree::max_key(page_size) {
+            return Err(Error::KeyTooLong(crate::tree::max_key(page_size)));
+        }
+        trx.lock(&self.lay, 0, ckey, Mode::Exclusive)?;
+        let cur = self.lay.clustered().get(st, ckey).map_err(|e| self.io(e))?;
+        if let Some(c) = &cur {
+            if RecHeader::read(c).is_none_or(|h| !h.deleted()) {
+                let pk = &self.lay.def.indexes[0];
+                return Err(Error::DuplicateKey {
+                    value: key_text(pk, row),
+                    key: format!("{}.PRIMARY", self.lay.def.name),
+                });
+            }
+        }
+        for pos in self.unique_positions().collect::<Vec<_>>() {
+            self.check_unique(trx, pos, row, ckey)?;
+        }
+        self.write_version(trx, ckey, cur, Some(row))?;
+        self.add_entries(row, ckey, None)
+    }
+}
+
+/// The duplicate value as MySQL prints it in error 1062: the key's columns joined by '-'.
+fn key_text(ix: &IndexDef, row: &[Value]) -> String {
+    ix.columns
+        .iter()
+        .map(|&c| row[c].to_text())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+impl Table for BtreeTable {
+    fn def(&self) -> &Arc<TableDef> {
+        &self.lay.def
+    }
+
+    fn lock(&self, _mode: LockMode) -> TableLock {
+        // Row locks, not table locks: statements on one table run concurrently.
+        TableLock::none()
+    }
+
+    fn scan(&self, txn: &Txn, f: &mut RowFn) -> Result<()> {
+        self.read(txn, 0, &KeyRange::all(), false, f)
+    }
+
+    fn index_scan(
+        &self,
+        txn: &Txn,
+        index: usize,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut RowFn,
+    ) -> Result<()> {
+        self.read(txn, self.lay.tree_of_index(index), range, reverse, f)
+    }
+
+    fn insert(&self, txn: &Txn, row: &mut Vec<Value>) -> Result<Inserted> {
+        let mut generated = None;
+        if let Some(c) = self.lay.def.auto_increment_column() {
+            let given = row[c].to_i64().unwrap_or(0);
+            if row[c].is_null() || given == 0 {
+                let n = self.autoinc.fetch_add(1, Ordering::SeqCst);
+                row[c] = if self.lay.def.columns[c].data_type.is_unsigned() {
+                    Value::UInt(n)
+                } else {
+                    Value::Int(n as i64)
+                };
+                generated = Some(n);
+            } else if given > 0 {
+                self.autoinc.fetch_max(given as u64 + 1, Ordering::SeqCst);
+            }
+        }
+        let row_id = if self.lay.hidden {
+            self.next_row_id.fetch_add(1, Ordering::SeqCst)
+        } else {
+            0
+        };
+        let ckey = self.lay.clustered_key(row, row_id);
+        self.inner.st.log.free_check();
+        self.with_trx(txn, |trx| self.insert_row(trx, row, &ckey))?;
+        Ok(Inserted {
+            row_id,
+            generated_id: generated,
+        })
+    }
+
+    fn update(&self, txn: &Txn, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId> {
+        let okey = self.lay.clustered_key(old, id);
+        let nkey = self.lay.clustered_key(new, id);
+        self.inner.st.log.free_check();
+        self.with_trx(txn, |trx| {
+            if okey != nkey {
+                // The primary key changed: the row moves.
+                self.delete_row(trx, &okey)?;
+                return self.insert_row(trx, new, &nkey);
+            }
+            let st = &self.inner.st;
+            trx.lock(&self.lay, 0, &okey, Mode::Exclusive)?;
+            let cur = self
+                .lay
+                .clustered()
+                .get(st, &okey)
+                .map_err(|e| self.io(e))?;
+            let Some(cur) = cur.filter(|c| RecHeader::read(c).is_some_and(|h| !h.deleted())) else {
+                return Ok(());
+            };
+            for pos in self.unique_positions().collect::<Vec<_>>() {
+                let ix = &self.lay.def.indexes[pos];
+                if ix.columns.iter().any(|&c| old[c] != new[c]) {
+                    self.check_unique(trx, pos, new, &okey)?;
+                }
+            }
+            let cur_row = self.lay.decode(&cur)?;
+            self.write_version(trx, &okey, Some(cur), Some(new))?;
+            self.add_entries(new, &okey, Some(&cur_row))
+        })?;
+        Ok(id)
+    }
+
+    fn delete(&self, txn: &Txn, id: RowId, old: &[Value]) -> Result<()> {
+        let key = self.lay.clustered_key(old, id);
+        self.inner.st.log.free_check();
+        self.with_trx(txn, |trx| self.delete_row(trx, &key))
+    }
+
+    fn truncate(&self) -> Result<()> {
+        self.inner.truncate_space(&self.lay)?;
+        self.autoinc
+            .store(self.lay.def.auto_increment_start.max(1), Ordering::SeqCst);
+        self.next_row_id.store(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn status(&self) -> TableStatus {
+        let pages = self.inner.st.pool.space_pages(self.lay.space) as u64;
+        let page_size = self.inner.st.pool.page_size() as u64;
+        TableStatus {
+            rows: self.inner.estimate_rows(&self.lay),
+            data_length: pages * page_size,
+            index_length: 0,
+            data_free: 0,
+            auto_increment: self.autoinc.load(Ordering::SeqCst),
+        }
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.inner.checkpoint()
+    }
+
+    fn check(&self, txn: &Txn) -> Result<()> {
+        let _ = txn;
+        crate::check::check_table(&self.inner, &self.lay)
+    }
+}
+
+impl BtreeTable {
+    fn delete_row(&self, trx: &BtreeTrx, key: &[u8]) -> Result<()> {
+        let st = &self.inner.st;
+        trx.lock(&self.lay, 0, key, Mode::Exclusive)?;
+        let cur = self.lay.clustered().get(st, key).map_err(|e| self.io(e))?;
+        match cur {
+            Some(c) if RecHeader::read(&c).is_some_and(|h| !h.deleted()) => {
+                self.write_version(trx, key, Some(c), None)
+            }
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! `btree` engine tests through the engine API: rows against a `BTreeMap` model with
+//! page splits, both scan directions, MVCC snapshots at REPEATABLE READ and READ
+//! COMMITTED, rollback of a transaction and of one statement, unique keys, deadlocks,
+//! purge, and recovery after a simulated crash (the engine dropped without flushing a
+//! page, with a transaction left open).
+
+use super::*;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use strata_types::keycode::encode_prefix;
+use strata_types::schema::ColumnDef;
+use strata_types::{Collation, DataType, IndexDef};
+
+fn col(name: &str, t: DataType) -> ColumnDef {
+    ColumnDef {
+        name: name.into(),
+        data_type: t,
+        nullable: true,
+        default: None,
+        auto_increment: false,
+        on_update_now: false,
+        collation: if t.is_text() {
+            Collation::GeneralCi
+        } else {
+            Collation::Binary
+        },
+    }
+}
+
+fn sbtest() -> TableDef {
+    let int = DataType::Int { unsigned: false };
+    let mut id = col("id", int);
+    id.auto_increment = true;
+    id.nullable = false;
+    TableDef {
+        db: "d".into(),
+        name: "t".into(),
+        engine: "btree".into(),
+        columns: vec![id, col("k", int), col("c", DataType::VarChar(200))],
+        indexes: vec![
+            IndexDef {
+                name: "PRIMARY".into(),
+                columns: vec![0],
+                unique: true,
+                primary: true,
+            },
+            IndexDef {
+                name: "k_1".into(),
+                columns: vec![1],
+                unique: false,
+                primary: false,
+            },
+            IndexDef {
+                name: "c_u".into(),
+                columns: vec![2],
+                unique: true,
+                primary: false,
+            },
+        ],
+        auto_increment_start: 1,
+        comment: String::new(),
+    }
+}
+
+fn small() -> BtreeConfig {
+    BtreeConfig {
+        buffer_pool_size: 4 << 20,
+        page_size: 4096,
+        log_file_size: 4 << 20,
+        ..BtreeConfig::default()
+    }
+}
+
+fn setup(dir: &Path, create: bool) -> (BtreeEngine, Arc<dyn Table>) {
+    let e = BtreeEngine::open(dir, small()).unwrap();
+    let def = sbtest();
+    let stem = dir.join("d").join("t");
+    if create {
+        e.create_table(&def, &stem).unwrap();
+    }
+    let t = e.open_table(Arc::new(def), &stem).unwrap();
+    (e, t)
+}
+
+fn row(id: i64, k: i64, c: &str) -> Vec<Value> {
+    vec![Value::Int(id), Value::Int(k), Value::str(c)]
+}
+
+fn all(t: &Arc<dyn Table>, txn: &Txn) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    t.scan(txn, &mut |_, r| {
+        out.push(r.to_vec());
+        Ok(Flow::Continue)
+    })
+    .unwrap();
+    out
+}
+
+fn by_k(t: &Arc<dyn Table>, txn: &Txn, k: i64, reverse: bool) -> Vec<i64> {
+    let def = t.def().clone();
+    let mut key = Vec::new();
+    assert!(encode_prefix(
+        &mut key,
+        &def,
+        &def.indexes[1],
+        &[Value::Int(k)]
+    ));
+    let mut out = Vec::new();
+    t.index_scan(txn, 1, &KeyRange::prefix(key), reverse, &mut |_, r| {
+        out.push(r[0].to_i64().unwrap());
+        Ok(Flow::Continue)
+    })
+    .unwrap();
+    out
+}
+
+fn autocommit(f: impl FnOnce(&Txn) -> Result<()>) -> Result<()> {
+    let txn = Txn::default();
+    txn.begin_statement();
+    let r = f(&txn);
+    txn.end_statement(r.is_ok())?;
+    match r {
+        Ok(()) => txn.commit(),
+        Err(e) => {
+            txn.rollback()?;
+            Err(e)
+        }
+    }
+}
+
+#[test]
+fn rows_match_a_model_through_splits_updates_and_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = setup(dir.path(), true);
+    let mut model = BTreeMap::new();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    for _ in 0..3000 {
+        let id = rng.gen_range(1..2000i64);
+        let k = rng.gen_range(0..50i64);
+        let c = format!("c-{id}-{}", "x".repeat(rng.gen_range(0..150)));
+        match rng.gen_range(0..4) {
+            0 | 1 => {
+                let r = autocommit(|txn| t.insert(txn, &mut row(id, k, &c)).map(|_| ()));
+                match r {
+                    Ok(()) => assert!(model.insert(id, (k, c)).is_none()),
+                    Err(Error::DuplicateKey { .. }) => assert!(model.contains_key(&id)),
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            2 => {
+                if let Some((ok, oc)) = model.get(&id).cloned() {
+                    autocommit(|txn| {
+                        t.update(txn, 0, &row(id, ok, &oc), &row(id, k, &c))
+                            .map(|_| ())
+                    })
+                    .unwrap();
+                    model.insert(id, (k, c));
+                }
+            }
+            _ => {
+                if let Some((ok, oc)) = model.remove(&id) {
+                    autocommit(|txn| t.delete(txn, 0, &row(id, ok, &oc))).unwrap();
+                }
+            }
+        }
+    }
+    let txn = Txn::default();
+    let got = all(&t, &txn);
+    let want: Vec<Vec<Value>> = model.iter().map(|(id, (k, c))| row(*id, *k, c)).collect();
+    assert_eq!(got, want);
+    // Secondary index, both directions, agrees with the model.
+    let mut ids: Vec<i64> = model
+        .iter()
+        .filter(|(_, (k, _))| *k == 7)
+        .map(|(id, _)| *id)
+        .collect();
+    assert_eq!(by_k(&t, &txn, 7, false), ids);
+    ids.reverse();
+    assert_eq!(by_k(&t, &txn, 7, true), ids);
+    let mut rev = Vec::new();
+    t.index_scan(&txn, 0, &KeyRange::all(), true, &mut |_, r| {
+        rev.push(r[0].to_i64().unwrap());
+        Ok(Flow::Continue)
+    })
+    .unwrap();
+    assert_eq!(rev, model.keys().rev().copied().collect::<Vec<_>>());
+    txn.commit().unwrap();
+    e.purge_all();
+    t.check(&Txn::default()).unwrap();
+    // Clean restart: everything is still there.
+    e.flush().unwrap();
+    drop(t);
+    drop(e);
+    let (_e, t) = setup(dir.path(), false);
+    assert_eq!(all(&t, &Txn::default()), want);
+    t.check(&Txn::default()).unwrap();
+}
+
+#[test]
+fn repeatable_read_keeps_its_snapshot_and_read_committed_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_e, t) = setup(dir.path(), true);
+    autocommit(|txn| t.insert(txn, &mut row(1, 10, "a")).map(|_| ())).unwrap();
+    let rr = Txn::new(Isolation::RepeatableRead, Duration::from_secs(5));
+    let rc = Txn::new(Isolation::ReadCommitted, Duration::from_secs(5));
+    assert_eq!(all(&t, &rr).len(), 1);
+    assert_eq!(all(&t, &rc).len(), 1);
+    rc.end_statement(true).unwrap();
+    // Another transaction updates, inserts, deletes, and commits.
+    autocommit(|txn| {
+        t.update(txn, 0, &row(1, 10, "a"), &row(1, 11, "b"))?;
+        t.insert(txn, &mut row(2, 20, "c"))?;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(all(&t, &rr), vec![row(1, 10, "a")]);
+    assert_eq!(by_k(&t, &rr, 10, false), vec![1]);
+    assert_eq!(by_k(&t, &rr, 11, false), Vec::<i64>::new());
+    assert_eq!(all(&t, &rc), vec![row(1, 11, "b"), row(2, 20, "c")]);
+    // A locking read sees the latest committed version even at REPEATABLE READ.
+    rr.set_read_mode(ReadMode::LockShared);
+    assert_eq!(all(&t, &rr).len(), 2);
+    rr.commit().unwrap();
+    rc.commit().unwrap();
+}
+
+#[test]
+fn rollback_undoes_a_transaction_and_a_failed_statement_only_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = setup(dir.path(), true);
+    autocommit(|txn| t.insert(txn, &mut row(1, 1, "one")).map(|_| ())).unwrap();
+    let txn = Txn::default();
+    txn.begin_statement();
+    t.insert(&txn, &mut row(2, 2, "two")).unwrap();
+    txn.end_statement(true).unwrap();
+    txn.begin_statement();
+    t.update(&txn, 0, &row(1, 1, "one"), &row(1, 5, "uno"))
+        .unwrap();
+    // The statement then fails on a duplicate: only its own update is undone.
+    let dup = t.insert(&txn, &mut row(3, 3, "two"));
+    assert!(matches!(dup, Err(Error::DuplicateKey { .. })), "{dup:?}");
+    txn.end_statement(false).unwrap();
+    assert_eq!(all(&t, &txn), vec![row(1, 1, "one"), row(2, 2, "two")]);
+    txn.begin_statement();
+    t.delete(&txn, 0, &row(1, 1, "one")).unwrap();
+    txn.end_statement(true).unwrap();
+    txn.rollback().unwrap();
+    assert_eq!(all(&t, &Txn::default()), vec![row(1, 1, "one")]);
+    e.purge_all();
+    t.check(&Txn::default()).unwrap();
+    assert_eq!(by_k(&t, &Txn::default(), 5, false), Vec::<i64>::new());
+}
+
+#[test]
+fn a_lock_cycle_is_reported_as_a_deadlock() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_e, t) = setup(dir.path(), true);
+    autocommit(|txn| {
+        t.insert(txn, &mut row(1, 1, "a"))?;
+        t.insert(txn, &mut row(2, 2, "b"))?;
+        Ok(())
+    })
+    .unwrap();
+    let t2 = t.clone();
+    let a = Txn::new(Isolation::RepeatableRead, Duration::from_secs(10));
+    t.update(&a, 0, &row(1, 1, "a"), &row(1, 1, "a1")).unwrap();
+    let h = std::thread::spawn(move || {
+        let b = Txn::new(Isolation::RepeatableRead, Duration::from_secs(10));
+        t2.update(&b, 0, &row(2, 2, "b"), &row(2, 2, "b1")).unwrap();
+        let r = t2.update(&b, 0, &row(1, 1, "a"), &row(1, 1, "a2"));
+        match r {
+            Ok(_) => b.commit().map(|_| "b committed"),
+            Err(e) => {
+                b.rollback().unwrap();
+                Err(e)
+            }
+        }
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let r = t.update(&a, 0, &row(2, 2, "b"), &row(2, 2, "b2"));
+    let b_result = if r.is_err() {
+        a.rollback().unwrap();
+        h.join().unwrap()
+    } else {
+        a.commit().unwrap();
+        h.join().unwrap()
+    };
+    // Exactly one of the two was chosen as the victim.
+    assert!(
+        matches!(r, Err(Error::Deadlock)) != matches!(b_result, Err(Error::Deadlock)),
+        "a: {r:?}, b: {b_result:?}"
+    );
+}
+
+#[test]
+fn a_crash_keeps_committed_work_and_rolls_back_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (e, t) = setup(dir.path(), true);
+        for i in 0..500 {
+            autocommit(|txn| {
+                t.insert(txn, &mut row(i, i % 7, &format!("row {i}")))
+                    .map(|_| ())
+            })
+            .unwrap();
+        }
+        autocommit(|txn| t.delete(txn, 0, &row(3, 3, "row 3"))).unwrap();
+        autocommit(|txn| {
+            t.update(txn, 0, &row(4, 4, "row 4"), &row(4, 40, "four"))
+                .map(|_| ())
+        })
+        .unwrap();
+        // An open transaction whose changes may reach the pages but never commit.
+        let open = Txn::default();
+        for i in 1000..1200 {
+            t.insert(&open, &mut row(i, 1, &format!("uncommitted {i}")))
+                .unwrap();
+        }
+        t.update(&open, 0, &row(5, 5, "row 5"), &row(5, 50, "changed"))
+            .unwrap();
+        // Let the page cleaner and a checkpoint write some pages, then "crash".
+        e.inner.checkpoint().unwrap();
+        std::mem::forget(open);
+        drop(t);
+        drop(e);
+    }
+    let (_e, t) = setup(dir.path(), false);
+    let rows = all(&t, &Txn::default());
+    assert_eq!(rows.len(), 499);
+    assert!(rows.iter().all(|r| r[0].to_i64().unwrap() < 1000));
+    assert!(rows.contains(&row(4, 40, "four")));
+    assert!(rows.contains(&row(5, 5, "row 5")));
+    assert!(!rows.iter().any(|r| r[0] == Value::Int(3)));
+    t.check(&Txn::default()).unwrap();
+    // AUTO_INCREMENT continues after the largest id.
+    let txn = Txn::default();
+    let ins = t.insert(
+        &txn,
+        &mut vec![Value::Null, Value::Int(0), Value::str("new")],
+    );
+    assert_eq!(ins.unwrap().generated_id, Some(500));
+    txn.commit().unwrap();
+}
+
+#[test]
+fn purge_removes_old_versions_and_delete_marked_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = setup(dir.path(), true);
+    for i in 0..200 {
+        autocommit(|txn| t.insert(txn, &mut row(i, i, &format!("{i}"))).map(|_| ())).unwrap();
+    }
+    for round in 0..5 {
+        for i in 0..200 {
+            let old = row(i, i + round, &format!("{i}"));
+            let new = row(i, i + round + 1, &format!("{i}"));
+            autocommit(|txn| t.update(txn, 0, &old, &new).map(|_| ())).unwrap();
+        }
+    }
+    for i in 0..100 {
+        autocommit(|txn| t.delete(txn, 0, &row(i, i + 5, &format!("{i}")))).unwrap();
+    }
+    assert!(e.history_length() > 0);
+    e.purge_all();
+    assert_eq!(e.history_length(), 0);
+    assert_eq!(e.inner.trx.versions.len(), 0);
+    t.check(&Txn::default()).unwrap();
+    assert_eq!(all(&t, &Txn::default()).len(), 100);
+}

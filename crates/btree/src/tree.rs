@@ -1,0 +1,668 @@
+//! One B+tree (the clustered index or a secondary index) inside a tablespace: descents
+//! with latch coupling, inserts and in-place updates that split pages bottom-up, record
+//! removal, and range reads in batches.
+//!
+//! Latching, InnoDB's way: every descent goes top-down, so no two threads wait on each
+//! other in a cycle. Readers S-latch a child before releasing its parent. A writer first
+//! tries the optimistic path (S latches down, X on the leaf only); when the leaf would have
+//! to split it starts over pessimistically, X-latching from the root and releasing every
+//! ancestor as soon as a child is safe (has room for one more separator), so only the part
+//! of the path that may change stays latched. The space header (page 0, the page
+//! allocator) is always latched last. Roots never move: a root split moves the root's
+//! records into two new pages. Pages are never merged; empty leaves stay linked and reads
+//! skip them.
+//!
+//! Range reads never run user code under a page latch: they copy one leaf's matching
+//! records, release the latch, hand the batch out, and find the next leaf by descending
+//! again from the last key (so a split in between cannot make them skip or repeat rows).
+
+use crate::mtr::{Mtr, Slot, Storage};
+use crate::page::{self, get_u16, get_u32, put_u16, put_u32};
+use std::io;
+use std::ops::Bound;
+use strata_storage::bufpool::PageId;
+
+/// Space header fields (page 0); see docs/format/btree.md.
+pub const SH_MAGIC: usize = 32;
+pub const SH_VERSION: usize = 40;
+pub const SH_PAGE_SIZE: usize = 44;
+pub const SH_NEXT_FREE: usize = 48;
+pub const SH_NINDEX: usize = 52;
+pub const SH_ROOTS: usize = 54;
+pub const MAGIC: &[u8; 8] = b"STRBTSP1";
+
+#[derive(Clone, Copy, Debug)]
+pub struct Tree {
+    pub space: u32,
+    pub root: u32,
+    pub index_no: u16,
+}
+
+/// One record copied out of a leaf.
+pub type Record = (Vec<u8>, Vec<u8>);
+
+/// How [`Tree::put`] treats an existing record with the same key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum PutMode {
+    /// Insert only; an existing key is left alone and reported.
+    Insert,
+    /// Insert, or replace the existing value.
+    Upsert,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum PutOutcome {
+    Inserted,
+    Replaced,
+    /// [`PutMode::Insert`] found the key: its current value.
+    Exists(Vec<u8>),
+}
+
+/// Largest key and value stored in a node, so a split always leaves room.
+pub fn max_key(page_size: usize) -> usize {
+    page_size / 8 - 16
+}
+pub fn max_value(page_size: usize) -> usize {
+    page_size / 8
+}
+
+fn bad(space: u32, page_no: u32, what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("page {page_no} of space {space}: {what}"),
+    )
+}
+
+impl Tree {
+    fn pid(&self, page_no: u32) -> PageId {
+        PageId {
+            space: self.space,
+            page_no,
+        }
+    }
+
+    fn check_node(&self, mtr: &Mtr, s: Slot) -> io::Result<()> {
+        let p = mtr.get(s);
+        if !page::is_node(p) || page::index_no(p) != self.index_no {
+            let id = mtr.id(s);
+            return Err(bad(id.space, id.page_no, "not a node of this index"));
+        }
+        Ok(())
+    }
+
+    /// Descends to the leaf that holds `key`, S-latching with coupling. Also returns
+    /// the exclusive upper bound of that leaf's key range (None: rightmost).
+    fn leaf_for(&self, mtr: &mut Mtr, key: &[u8]) -> io::Result<(Slot, Option<Vec<u8>>)> {
+        let mut cur = mtr.s(self.pid(self.root))?;
+        let mut upper: Option<Vec<u8>> = None;
+        loop {
+            self.check_node(mtr, cur)?;
+            let p = mtr.get(cur);
+            if page::is_leaf(p) {
+                return Ok((cur, upper));
+            }
+            let i = page::child_slot(p, key);
+            if i + 1 < page::n_slots(p) {
+                upper = Some(page::key(p, i + 1).to_vec());
+            }
+            let child = page::child(p, i);
+            let next = mtr.s(self.pid(child))?;
+            mtr.release(cur);
+            cur = next;
+        }
+    }
+
+    /// Descends to the leaf holding keys just below `key`; returns it and the inclusive
+    /// lower bound of its range (None: leftmost).
+    fn leaf_before(&self, mtr: &mut Mtr, key: &[u8]) -> io::Result<(Slot, Option<Vec<u8>>)> {
+        let mut cur = mtr.s(self.pid(self.root))?;
+        let mut lower: Option<Vec<u8>> = None;
+        loop {
+            self.check_node(mtr, cur)?;
+            let p = mtr.get(cur);
+            if page::is_leaf(p) {
+                return Ok((cur, lower));
+            }
+            let mut i = page::child_slot(p, key);
+            if i > 0 && page::key(p, i) >= key {
+                i -= 1;
+            }
+            if i > 0 {
+                lower = Some(page::key(p, i).to_vec());
+            }
+            let child = page::child(p, i);
+            let next = mtr.s(self.pid(child))?;
+            mtr.release(cur);
+            cur = next;
+        }
+    }
+
+    /// The value stored under `key`, if any.
+    pub fn get(&self, st: &Storage, key: &[u8]) -> io::Result<Option<Vec<u8>>> {
+        let mut mtr = Mtr::new(st);
+        let (leaf, _) = self.leaf_for(&mut mtr, key)?;
+        let p = mtr.get(leaf);
+        Ok(page::search(p, key).ok().map(|i| page::val(p, i).to_vec()))
+    }
+
+    /// Reads the records in `(start, end)` in batches, one leaf at a time, ascending or
+    /// descending; `f` returns false to stop.
+    pub fn range(
+        &self,
+        st: &Storage,
+        start: &Bound<Vec<u8>>,
+        end: &Bound<Vec<u8>>,
+        reverse: bool,
+        f: &mut dyn FnMut(Vec<Record>) -> io::Result<bool>,
+    ) -> io::Result<()> {
+        let above_start = |k: &[u8]| match start {
+            Bound::Unbounded => true,
+            Bound::Included(s) => k >= s.as_slice(),
+            Bound::Excluded(s) => k > s.as_slice(),
+        };
+        let below_end = |k: &[u8]| match end {
+            Bound::Unbounded => true,
+            Bound::Included(e) => k <= e.as_slice(),
+            Bound::Excluded(e) => k < e.as_slice(),
+        };
+        if !reverse {
+            // `from`: every key >= from is still to be read.
+            let mut from: Vec<u8> = match start {
+                Bound::Unbounded => Vec::new(),
+                Bound::Included(s) => s.clone(),
+                Bound::Excluded(s) => successor(s),
+            };
+            loop {
+                let mut mtr = Mtr::new(st);
+                let (leaf, upper) = self.leaf_for(&mut mtr, &from)?;
+                let p = mtr.get(leaf);
+                let first = page::search(p, &from).unwrap_or_else(|i| i);
+                let mut batch = Vec::new();
+                let mut done = false;
+                for i in first..page::n_slots(p) {
+                    let (k, v) = page::rec(p, i);
+                    if !below_end(k) {
+                        done = true;
+                        break;
+                    }
+                    batch.push((k.to_vec(), v.to_vec()));
+                }
+                drop(mtr);
+                let next_from = match batch.last() {
+                    Some((k, _)) => Some(successor(k)),
+                    None => None,
+                };
+                if !batch.is_empty() && !f(batch)? {
+                    return Ok(());
+                }
+                if done {
+                    return Ok(());
+                }
+                from = match (next_from, upper) {
+                    (_, None) => return Ok(()),
+                    (Some(n), Some(u)) => n.max(u),
+                    (None, Some(u)) => u,
+                };
+                if !below_end(&from) && !matches!(end, Bound::Unbounded) {
+                    return Ok(());
+                }
+            }
+        } else {
+            // `before`: every key < before is still to be read (None: all keys).
+            let mut before: Option<Vec<u8>> = match end {
+                Bound::Unbounded => None,
+                Bound::Included(e) => Some(successor(e)),
+                Bound::Excluded(e) => Some(e.clone()),
+            };
+            loop {
+                let mut mtr = Mtr::new(st);
+                let (leaf, lower) = match &before {
+                    Some(b) => self.leaf_before(&mut mtr, b)?,
+                    None => self.rightmost_leaf(&mut mtr)?,
+                };
+                let p = mtr.get(leaf);
+                let last = match &before {
+                    Some(b) => page::search(p, b).unwrap_or_else(|i| i),
+                    None => page::n_slots(p),
+                };
+                let mut batch = Vec::new();
+                let mut done = false;
+                for i in (0..last).rev() {
+                    let (k, v) = page::rec(p, i);
+                    if !above_start(k) {
+                        done = true;
+                        break;
+                    }
+                    batch.push((k.to_vec(), v.to_vec()));
+                }
+                drop(mtr);
+                let next_before = batch.last().map(|(k, _)| k.clone());
+                if !batch.is_empty() && !f(batch)? {
+                    return Ok(());
+                }
+                if done {
+                    return Ok(());
+                }
+                before = match (next_before, lower) {
+                    (_, None) => return Ok(()),
+                    (Some(n), Some(l)) => Some(n.min(l)),
+                    (None, Some(l)) => Some(l),
+                };
+            }
+        }
+    }
+
+    fn rightmost_leaf(&self, mtr: &mut Mtr) -> io::Result<(Slot, Option<Vec<u8>>)> {
+        let mut cur = mtr.s(self.pid(self.root))?;
+        let mut lower = None;
+        loop {
+            self.check_node(mtr, cur)?;
+            let p = mtr.get(cur);
+            if page::is_leaf(p) {
+                return Ok((cur, lower));
+            }
+            let i = page::n_slots(p).saturating_sub(1);
+            if i > 0 {
+                lower = Some(page::key(p, i).to_vec());
+            }
+            let child = page::child(p, i);
+            let next = mtr.s(self.pid(child))?;
+            mtr.release(cur);
+            cur = next;
+        }
+    }
+
+    /// Optimistic descent: S latches on internal nodes, X on the leaf.
+    fn leaf_x(&self, mtr: &mut Mtr, key: &[u8]) -> io::Result<Slot> {
+        let root = mtr.s(self.pid(self.root))?;
+        self.check_node(mtr, root)?;
+        if page::is_leaf(mtr.get(root)) {
+            // A one-level tree: the root is the leaf; take it X instead.
+            mtr.release(root);
+            let r = mtr.x(self.pid(self.root))?;
+            self.check_node(mtr, r)?;
+            if page::is_leaf(mtr.get(r)) {
+                return Ok(r);
+            }
+            // It split meanwhile: fall through to the general descent.
+            mtr.release(r);
+            return self.leaf_x(mtr, key);
+        }
+        let mut cur = root;
+        loop {
+            let p = mtr.get(cur);
+            let child = page::child(p, page::child_slot(p, key));
+            let child_is_leaf = page::level(p) == 1;
+            let next = if child_is_leaf {
+                mtr.x(self.pid(child))?
+            } else {
+                mtr.s(self.pid(child))?
+            };
+            mtr.release(cur);
+            cur = next;
+            self.check_node(mtr, cur)?;
+            if child_is_leaf {
+                return Ok(cur);
+            }
+        }
+    }
+
+    /// Inserts or replaces `key → val` (one mini-transaction, which also carries
+    /// `logical`, e.g. the undo record of the row change). Returns the outcome and the
+    /// LSN the change was logged at.
+    pub fn put(
+        &self,
+        st: &Storage,
+        key: &[u8],
+        val: &[u8],
+        mode: PutMode,
+        logical: &[u8],
+    ) -> io::Result<(PutOutcome, u64)> {
+        let page_size = st.pool.page_size();
+        if key.len() > max_key(page_size) || val.len() > max_value(page_size) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "record too large for a page",
+            ));
+        }
+        // Optimistic: only the leaf changes.
+        {
+            let mut mtr = Mtr::new(st);
+            let leaf = self.leaf_x(&mut mtr, key)?;
+            let p = mtr.get(leaf);
+            match page::search(p, key) {
+                Ok(i) => {
+                    if mode == PutMode::Insert {
+                        return Ok((PutOutcome::Exists(page::val(p, i).to_vec()), 0));
+                    }
+                    let old = page::val(p, i).len();
+                    if page::free_space(p) + old >= val.len() {
+                        page::replace_val(mtr.get_mut(leaf), i, val);
+                        mtr.log_logical(logical);
+                        return Ok((PutOutcome::Replaced, mtr.commit()));
+                    }
+                }
+                Err(i) => {
+                    if page::fits(p, key.len(), val.len()) {
+                        page::insert_at(mtr.get_mut(leaf), i, key, val);
+                        mtr.log_logical(logical);
+                        return Ok((PutOutcome::Inserted, mtr.commit()));
+                    }
+                }
+            }
+        }
+        self.put_pessimistic(st, key, val, mode, logical)
+    }
+
+    fn put_pessimistic(
+        &self,
+        st: &Storage,
+        key: &[u8],
+        val: &[u8],
+        mode: PutMode,
+        logical: &[u8],
+    ) -> io::Result<(PutOutcome, u64)> {
+        let page_size = st.pool.page_size();
+        let sep_room = page::rec_space(max_key(page_size), 4);
+        let mut mtr = Mtr::new(st);
+        // X-latch the path, keeping only the unsafe tail of it.
+        let mut path: Vec<Slot> = Vec::new();
+        let mut cur = mtr.x(self.pid(self.root))?;
+        loop {
+            self.check_node(&mtr, cur)?;
+            let p = mtr.get(cur);
+            let safe = page::free_space(p) >= sep_room + page::rec_space(key.len(), val.len());
+            let leaf = page::is_leaf(p);
+            let child = (!leaf).then(|| page::child(p, page::child_slot(p, key)));
+            if safe {
+                // `cur` can absorb a separator (or the record itself): ancestors are safe.
+                for s in path.drain(..) {
+                    mtr.release(s);
+                }
+            }
+            path.push(cur);
+            match child {
+                None => break,
+                Some(c) => cur = mtr.x(self.pid(c))?,
+            }
+        }
+        let leaf = cur;
+        let p = mtr.get(leaf);
+        let (outcome, pos) = match page::search(p, key) {
+            Ok(i) => {
+                if mode == PutMode::Insert {
+                    return Ok((PutOutcome::Exists(page::val(p, i).to_vec()), 0));
+                }
+                page::remove_at(mtr.get_mut(leaf), i);
+                (PutOutcome::Replaced, i)
+            }
+            Err(i) => (PutOutcome::Inserted, i),
+        };
+        if page::fits(mtr.get(leaf), key.len(), val.len()) {
+            page::insert_at(mtr.get_mut(leaf), pos, key, val);
+        } else {
+            self.split_and_insert(&mut mtr, &path, key, val)?;
+        }
+        mtr.log_logical(logical);
+        Ok((outcome, mtr.commit()))
+    }
+
+    /// Splits the last page of `path` (a leaf) and as many ancestors as needed, then
+    /// inserts `key → val` into the right leaf. Every page in `path` is X-latched, and
+    /// the first one either has room for a separator or is the root.
+    fn split_and_insert(
+        &self,
+        mtr: &mut Mtr,
+        path: &[Slot],
+        key: &[u8],
+        val: &[u8],
+    ) -> io::Result<()> {
+        // Insert (key, val) into node path[d]; split it if needed, pushing the
+        // separator into path[d-1].
+        let mut ins_key = key.to_vec();
+        let mut ins_val = val.to_vec();
+        let mut d = path.len() - 1;
+        loop {
+            let node = path[d];
+            let p = mtr.get(node);
+            let pos = page::search(p, &ins_key).unwrap_or_else(|i| i);
+            if page::fits(p, ins_key.len(), ins_val.len()) {
+                page::insert_at(mtr.get_mut(node), pos, &ins_key, &ins_val);
+                return Ok(());
+            }
+            let is_root = mtr.id(node).page_no == self.root;
+            if is_root {
+                return self.split_root(mtr, node, &ins_key, &ins_val);
+            }
+            let (level, index_no) = (page::level(p), page::index_no(p));
+            let right = self.alloc_page(mtr)?;
+            let right_no = mtr.id(right).page_no;
+            page::init_node(mtr.get_mut(right), level, index_no);
+            let sep = {
+                let mut r = mtr.get(right).to_vec();
+                let mut l = mtr.get(node).to_vec();
+                let sep = page::split(&mut l, &mut r, right_no);
+                mtr.get_mut(node).copy_from_slice(&l);
+                mtr.get_mut(right).copy_from_slice(&r);
+                sep
+            };
+            let target = if ins_key.as_slice() >= sep.as_slice() {
+                right
+            } else {
+                node
+            };
+            let tp = mtr.get(target);
+            let pos = page::search(tp, &ins_key).unwrap_or_else(|i| i);
+            if !page::fits(tp, ins_key.len(), ins_val.len()) {
+                return Err(bad(self.space, right_no, "split left no room"));
+            }
+            page::insert_at(mtr.get_mut(target), pos, &ins_key, &ins_val);
+            if d == 0 {
+                return Err(bad(
+                    self.space,
+                    right_no,
+                    "split reached an unlatched parent",
+                ));
+            }
+            ins_key = sep;
+            ins_val = right_no.to_le_bytes().to_vec();
+            d -= 1;
+        }
+    }
+
+    /// The root keeps its page number: its records move into two new children.
+    fn split_root(&self, mtr: &mut Mtr, root: Slot, key: &[u8], val: &[u8]) -> io::Result<()> {
+        let (level, index_no) = {
+            let p = mtr.get(root);
+            (page::level(p), page::index_no(p))
+        };
+        let left = self.alloc_page(mtr)?;
+        let right = self.alloc_page(mtr)?;
+        let (left_no, right_no) = (mtr.id(left).page_no, mtr.id(right).page_no);
+        let mut l = mtr.get(root).to_vec();
+        page::init_node(&mut l, level, index_no);
+        // Copy the root's records into `l` (init_node cleared them).
+        {
+            let rp = mtr.get(root);
+            for i in 0..page::n_slots(rp) {
+                let (k, v) = page::rec(rp, i);
+                page::insert_at(&mut l, i, k, v);
+            }
+        }
+        let mut r = l.clone();
+        page::init_node(&mut r, level, index_no);
+        let sep = page::split(&mut l, &mut r, right_no);
+        let target = if key >= sep.as_slice() {
+            &mut r
+        } else {
+            &mut l
+        };
+        let pos = page::search(target, key).unwrap_or_else(|i| i);
+        if !page::fits(target, key.len(), val.len()) {
+            return Err(bad(self.space, self.root, "root split left no room"));
+        }
+        page::insert_at(target, pos, key, val);
+        // Keep each new page's own header (ids) from the pool; copy only the body.
+        let body = strata_storage::bufpool::PAGE_HEADER_SIZE;
+        mtr.get_mut(left)[body..].copy_from_slice(&l[body..]);
+        mtr.get_mut(right)[body..].copy_from_slice(&r[body..]);
+        let rp = mtr.get_mut(root);
+        page::init_node(rp, level + 1, index_no);
+        page::insert_at(rp, 0, &[], &left_no.to_le_bytes());
+        page::insert_at(rp, 1, &sep, &right_no.to_le_bytes());
+        Ok(())
+    }
+
+    /// Allocates a page from the space header (latched last, after the tree's pages).
+    fn alloc_page(&self, mtr: &mut Mtr) -> io::Result<Slot> {
+        let hdr = mtr.x(self.pid(0))?;
+        let p = mtr.get(hdr);
+        if &p[SH_MAGIC..SH_MAGIC + 8] != MAGIC {
+            return Err(bad(self.space, 0, "space header has a wrong magic number"));
+        }
+        let no = get_u32(p, SH_NEXT_FREE);
+        put_u32(mtr.get_mut(hdr), SH_NEXT_FREE, no + 1);
+        mtr.create(self.pid(no))
+    }
+
+    /// Removes `key` if present (one mini-transaction carrying `logical`). Returns
+    /// whether it was there.
+    pub fn remove(&self, st: &Storage, key: &[u8], logical: &[u8]) -> io::Result<bool> {
+        let mut mtr = Mtr::new(st);
+        let leaf = self.leaf_x(&mut mtr, key)?;
+        match page::search(mtr.get(leaf), key) {
+            Ok(i) => {
+                page::remove_at(mtr.get_mut(leaf), i);
+                mtr.log_logical(logical);
+                mtr.commit();
+                Ok(true)
+            }
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// Changes the value of an existing record in place when the new value has the same
+    /// length (delete-marking, stamping a new transaction id). Returns false when the
+    /// key is absent.
+    pub fn overwrite_same_len(
+        &self,
+        st: &Storage,
+        key: &[u8],
+        val: &[u8],
+        logical: &[u8],
+    ) -> io::Result<bool> {
+        let mut mtr = Mtr::new(st);
+        let leaf = self.leaf_x(&mut mtr, key)?;
+        match page::search(mtr.get(leaf), key) {
+            Ok(i) if page::val(mtr.get(leaf), i).len() == val.len() => {
+                page::val_mut(mtr.get_mut(leaf), i).copy_from_slice(val);
+                mtr.log_logical(logical);
+                mtr.commit();
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Checks the whole tree: node types, key order inside and across pages, separator
+    /// bounds, levels. Returns the number of leaf records.
+    pub fn verify(&self, st: &Storage) -> io::Result<u64> {
+        let mut count = 0;
+        self.verify_node(st, self.root, None, None, None, &mut count)?;
+        Ok(count)
+    }
+
+    fn verify_node(
+        &self,
+        st: &Storage,
+        page_no: u32,
+        lo: Option<&[u8]>,
+        hi: Option<&[u8]>,
+        level: Option<u16>,
+        count: &mut u64,
+    ) -> io::Result<()> {
+        let mut mtr = Mtr::new(st);
+        let s = mtr.s(self.pid(page_no))?;
+        self.check_node(&mtr, s)?;
+        let p = mtr.get(s).to_vec();
+        drop(mtr);
+        let lv = page::level(&p);
+        if let Some(l) = level {
+            if lv != l {
+                return Err(bad(self.space, page_no, "wrong level"));
+            }
+        }
+        let n = page::n_slots(&p);
+        for i in 0..n {
+            let k = page::key(&p, i);
+            if i > 0 && page::key(&p, i - 1) >= k {
+                return Err(bad(self.space, page_no, "keys out of order"));
+            }
+            let check_lo = !(lv > 0 && i == 0);
+            if check_lo && lo.is_some_and(|lo| k < lo) {
+                return Err(bad(self.space, page_no, "key below its separator"));
+            }
+            if hi.is_some_and(|hi| k >= hi) {
+                return Err(bad(self.space, page_no, "key above its separator"));
+            }
+        }
+        if lv == 0 {
+            *count += n as u64;
+            return Ok(());
+        }
+        for i in 0..n {
+            let clo = if i == 0 { lo } else { Some(page::key(&p, i)) };
+            let chi = if i + 1 < n {
+                Some(page::key(&p, i + 1))
+            } else {
+                hi
+            };
+            self.verify_node(st, page::child(&p, i), clo, chi, Some(lv - 1), count)?;
+        }
+        Ok(())
+    }
+}
+
+/// The smallest key greater than `k`.
+pub fn successor(k: &[u8]) -> Vec<u8> {
+    let mut s = k.to_vec();
+    s.push(0);
+    s
+}
+
+/// Writes a new space's header page and empty root leaves (pages 1..=n) through `mtr`.
+pub fn format_space(mtr: &mut Mtr, space: u32, n_indexes: u16, page_size: usize) -> io::Result<()> {
+    let hdr = mtr.create(PageId { space, page_no: 0 })?;
+    {
+        let p = mtr.get_mut(hdr);
+        page::set_page_type(p, page::TYPE_SPACE_HEADER);
+        p[SH_MAGIC..SH_MAGIC + 8].copy_from_slice(MAGIC);
+        put_u32(p, SH_VERSION, 1);
+        put_u32(p, SH_PAGE_SIZE, page_size as u32);
+        put_u32(p, SH_NEXT_FREE, n_indexes as u32 + 1);
+        put_u16(p, SH_NINDEX, n_indexes);
+        for i in 0..n_indexes as usize {
+            put_u32(p, SH_ROOTS + 4 * i, i as u32 + 1);
+        }
+    }
+    for i in 0..n_indexes {
+        let r = mtr.create(PageId {
+            space,
+            page_no: i as u32 + 1,
+        })?;
+        page::init_node(mtr.get_mut(r), 0, i);
+    }
+    Ok(())
+}
+
+/// Reads the root page numbers from a space header image.
+pub fn read_roots(p: &[u8]) -> Option<Vec<u32>> {
+    if &p[SH_MAGIC..SH_MAGIC + 8] != MAGIC {
+        return None;
+    }
+    let n = get_u16(p, SH_NINDEX) as usize;
+    if SH_ROOTS + 4 * n > p.len() {
+        return None;
+    }
+    Some((0..n).map(|i| get_u32(p, SH_ROOTS + 4 * i)).collect())
+}

@@ -1,0 +1,242 @@
+//! The transaction system: transaction ids, the set of active read-write transactions,
+//! read views (MVCC snapshots), and the in-memory store of old row versions.
+//!
+//! A read view is InnoDB's: a version written by transaction `t` is visible when `t` is
+//! the viewer itself, or `t` is below every id that was active when the view was made,
+//! or below the next unassigned id and not among the active ones. A record names its
+//! writer (`trx_id`) and its previous version (`roll_ptr`, a key into [`VersionStore`]);
+//! a reader walks back until it finds a version its view sees.
+//!
+//! Old versions live only in memory: after a restart no read view exists, and every
+//! record on disk was written by a committed transaction (recovery rolled the others
+//! back). Purge frees the versions of a committed transaction once every read view open
+//! at its commit has closed.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use strata_storage::sync::{AtomicU64, Mutex, Ordering, RwLock};
+
+/// An MVCC snapshot.
+#[derive(Debug)]
+pub struct ReadView {
+    /// The viewing transaction's own id (0 for a read-only one).
+    pub creator: u64,
+    /// Ids below this were committed (or rolled back) when the view was made.
+    pub up_limit: u64,
+    /// Ids at or above this did not exist yet.
+    pub low_limit: u64,
+    /// Ids in between that were still active, sorted.
+    pub active: Vec<u64>,
+    /// Commit serial number when the view was made (purge's horizon).
+    pub serial: u64,
+}
+
+impl ReadView {
+    pub fn sees(&self, trx_id: u64) -> bool {
+        trx_id == self.creator
+            || trx_id < self.up_limit
+            || (trx_id < self.low_limit && self.active.binary_search(&trx_id).is_err())
+    }
+}
+
+/// An old version of a clustered record: its full value (header and row) before a
+/// change, or None when the row did not exist.
+pub struct OldVersion {
+    pub value: Option<Vec<u8>>,
+}
+
+const VERSION_SHARDS: usize = 64;
+
+/// roll_ptr → old version.
+pub struct VersionStore {
+    next: AtomicU64,
+    shards: Vec<Mutex<std::collections::HashMap<u64, Arc<OldVersion>>>>,
+}
+
+impl Default for VersionStore {
+    fn default() -> Self {
+        VersionStore {
+            next: AtomicU64::new(1),
+            shards: (0..VERSION_SHARDS).map(|_| Mutex::default()).collect(),
+        }
+    }
+}
+
+impl VersionStore {
+    pub fn put(&self, v: OldVersion) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.shards[id as usize % VERSION_SHARDS]
+            .lock()
+            .insert(id, Arc::new(v));
+        id
+    }
+    pub fn get(&self, id: u64) -> Option<Arc<OldVersion>> {
+        if id == 0 {
+            return None;
+        }
+        self.shards[id as usize % VERSION_SHARDS]
+            .lock()
+            .get(&id)
+            .cloned()
+    }
+    pub fn remove(&self, id: u64) {
+        self.shards[id as usize % VERSION_SHARDS].lock().remove(&id);
+    }
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().len()).sum()
+    }
+}
+
+/// One row change of a transaction, as undo and purge see it.
+#[derive(Clone, Debug)]
+pub struct UndoItem {
+    pub space: u32,
+    pub key: Vec<u8>,
+    /// The version store entry holding the row as it was before the change.
+    pub roll_ptr: u64,
+}
+
+/// A committed transaction's changes waiting for purge.
+pub struct PurgeBatch {
+    pub trx_id: u64,
+    pub serial: u64,
+    pub items: Vec<UndoItem>,
+}
+
+pub struct TrxSys {
+    next_id: AtomicU64,
+    /// Active read-write transactions: id → LSN of their first log record.
+    active: RwLock<BTreeMap<u64, u64>>,
+    serial: AtomicU64,
+    /// Open read views by serial (a count per serial).
+    views: Mutex<BTreeMap<u64, usize>>,
+    pub versions: VersionStore,
+    pub purge_queue: Mutex<VecDeque<PurgeBatch>>,
+}
+
+impl TrxSys {
+    pub fn new(first_id: u64) -> TrxSys {
+        TrxSys {
+            next_id: AtomicU64::new(first_id.max(1)),
+            active: RwLock::new(BTreeMap::new()),
+            serial: AtomicU64::new(1),
+            views: Mutex::new(BTreeMap::new()),
+            versions: VersionStore::default(),
+            purge_queue: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// The next id that would be assigned (persisted as a ceiling by the engine).
+    pub fn peek_next_id(&self) -> u64 {
+        self.next_id.load(Ordering::SeqCst)
+    }
+
+    /// Makes a transaction read-write: gives it an id and registers it as active.
+    pub fn begin(&self, first_lsn: u64) -> u64 {
+        let mut a = self.active.write();
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        a.insert(id, first_lsn);
+        id
+    }
+
+    /// Ends a transaction: no longer active; returns the commit serial.
+    pub fn end(&self, id: u64) -> u64 {
+        let mut a = self.active.write();
+        a.remove(&id);
+        self.serial.fetch_add(1, Ordering::SeqCst)
+    }
+
+    pub fn open_view(&self, creator: u64) -> Arc<ReadView> {
+        let a = self.active.read();
+        let low_limit = self.next_id.load(Ordering::SeqCst);
+        let active: Vec<u64> = a.keys().copied().filter(|&t| t != creator).collect();
+        let up_limit = active.first().copied().unwrap_or(low_limit);
+        let serial = self.serial.load(Ordering::SeqCst);
+        drop(a);
+        *self.views.lock().entry(serial).or_insert(0) += 1;
+        Arc::new(ReadView {
+            creator,
+            up_limit,
+            low_limit,
+            active,
+            serial,
+        })
+    }
+
+    pub fn close_view(&self, v: &ReadView) {
+        let mut g = self.views.lock();
+        if let Some(c) = g.get_mut(&v.serial) {
+            *c -= 1;
+            if *c == 0 {
+                g.remove(&v.serial);
+            }
+        }
+    }
+
+    /// Batches committed at a serial below this can be purged.
+    pub fn purge_horizon(&self) -> u64 {
+        let oldest = self.views.lock().keys().next().copied();
+        oldest.unwrap_or_else(|| self.serial.load(Ordering::SeqCst) + 1)
+    }
+
+    /// The LSN before which the log must be kept for active transactions' undo.
+    pub fn oldest_active_lsn(&self) -> Option<u64> {
+        self.active.read().values().min().copied()
+    }
+
+    pub fn active_count(&self) -> usize {
+        self.active.read().len()
+    }
+
+    /// Takes the batches purge may process now.
+    pub fn take_purgeable(&self, max: usize) -> Vec<PurgeBatch> {
+        let horizon = self.purge_horizon();
+        let mut q = self.purge_queue.lock();
+        let mut out = Vec::new();
+        while out.len() < max && q.front().is_some_and(|b| b.serial < horizon) {
+            if let Some(b) = q.pop_front() {
+                out.push(b);
+            }
+        }
+        out
+    }
+
+    pub fn history_length(&self) -> usize {
+        self.purge_queue.lock().iter().map(|b| b.items.len()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_see_what_committed_before_them() {
+        let s = TrxSys::new(10);
+        let a = s.begin(0);
+        let b = s.begin(0);
+        let v = s.open_view(0);
+        assert!(!v.sees(a) && !v.sees(b) && v.sees(9));
+        s.end(a);
+        let w = s.open_view(b);
+        assert!(w.sees(a) && w.sees(b) && !v.sees(a));
+        let c = s.begin(0);
+        assert!(!w.sees(c));
+    }
+
+    #[test]
+    fn purge_waits_for_views_open_at_commit() {
+        let s = TrxSys::new(1);
+        let t = s.begin(0);
+        let v = s.open_view(0);
+        let serial = s.end(t);
+        s.purge_queue.lock().push_back(PurgeBatch {
+            trx_id: t,
+            serial,
+            items: vec![],
+        });
+        assert!(s.take_purgeable(10).is_empty());
+        s.close_view(&v);
+        assert_eq!(s.take_purgeable(10).len(), 1);
+    }
+}
