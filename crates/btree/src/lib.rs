@@ -90,6 +90,10 @@ pub(crate) struct Inner {
     tables: RwLock<HashMap<u32, Weak<BtreeTable>>>,
     /// Held exclusive by a checkpoint, so two never interleave.
     checkpointing: Mutex<()>,
+    /// Held while purge works, and by a checkpoint while it re-logs purge's backlog: a
+    /// batch is either finished before the horizon (its pages get flushed) or still in
+    /// the queue (and re-logged after the horizon), never lost in between.
+    purging: Mutex<()>,
     stop: AtomicBool,
 }
 
@@ -146,6 +150,7 @@ impl BtreeEngine {
             cfg: RwLock::new(cfg),
             tables: RwLock::new(HashMap::new()),
             checkpointing: Mutex::new(()),
+            purging: Mutex::new(()),
             stop: AtomicBool::new(false),
         });
         if let Some(rec) = recovered {
@@ -225,14 +230,16 @@ impl Inner {
     /// first record.
     pub(crate) fn checkpoint(&self) -> Result<()> {
         let _g = self.checkpointing.lock();
+        let _p = self.purging.lock();
         let st = &self.st;
         let h = st.move_horizon();
-        st.log
-            .flush_up_to(h)
-            .map_err(|e| Error::io("ib_logfile0", e))?;
         st.pool
             .flush_older_than(h)
             .map_err(|e| io_err("the buffer pool", e))?;
+        self.relog_purge_backlog();
+        st.log
+            .flush_up_to(st.log.current_lsn())
+            .map_err(|e| Error::io("ib_logfile0", e))?;
         let mut c = h;
         if let Some(l) = self.trx.oldest_active_lsn() {
             c = c.min(l);
@@ -247,8 +254,38 @@ impl Inner {
         Ok(())
     }
 
+    /// Writes the committed changes purge has not processed yet into the log after the
+    /// horizon, so the log before it can be forgotten without losing purge's work.
+    fn relog_purge_backlog(&self) {
+        let items: Vec<(u64, UndoItem)> = self
+            .trx
+            .purge_queue
+            .lock()
+            .iter()
+            .flat_map(|b| b.items.iter().map(move |i| (b.trx_id, i.clone())))
+            .collect();
+        let max = (self.st.log.max_payload() as usize).max(1024) / 2;
+        let mut rec = Vec::new();
+        for (trx_id, item) in items {
+            let old = self.trx.versions.get(item.roll_ptr);
+            let old = old.as_ref().and_then(|o| o.value.as_deref());
+            let r = recovery::purge_record(trx_id, item.space, &item.key, old);
+            if !rec.is_empty() && rec.len() + r.len() > max {
+                self.st.log.append(&rec);
+                rec.clear();
+            }
+            if r.len() <= max {
+                rec.extend_from_slice(&r);
+            }
+        }
+        if !rec.is_empty() {
+            self.st.log.append(&rec);
+        }
+    }
+
     /// Processes up to `max` purgeable batches; returns how many it did.
     pub(crate) fn purge(&self, max: usize) -> usize {
+        let _p = self.purging.lock();
         let batches = self.trx.take_purgeable(max);
         let n = batches.len();
         let mut retry = Vec::new();
@@ -285,11 +322,21 @@ impl Inner {
     /// old version, secondary entries no version uses any more, and the record itself
     /// when the change was a delete. False when the row is locked (try later).
     fn purge_item(&self, trx_id: u64, item: &UndoItem) -> Result<bool> {
-        let Some(t) = self.table(item.space) else {
-            self.trx.versions.remove(item.roll_ptr);
-            return Ok(true);
+        // A table not opened yet (purge owed from before a restart) is found through
+        // the space directory; a dropped one needs nothing more.
+        let open = self.table(item.space);
+        let fallback;
+        let lay = match &open {
+            Some(t) => &t.lay,
+            None if self.spaces.path_of(item.space).is_some() => {
+                fallback = self.spaces.layout(self, item.space)?;
+                &fallback
+            }
+            None => {
+                self.trx.versions.remove(item.roll_ptr);
+                return Ok(true);
+            }
         };
-        let lay = &t.lay;
         let key = LockKey {
             space: item.space,
             index: 0,

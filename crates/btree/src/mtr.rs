@@ -19,6 +19,8 @@ pub const REC_PAGES: u8 = 1;
 pub const REC_UNDO: u8 = 2;
 pub const REC_COMMIT: u8 = 3;
 pub const REC_ROLLED_BACK: u8 = 4;
+/// A committed change still waiting for purge, re-logged at a checkpoint.
+pub const REC_PURGE: u8 = 5;
 const FULL: u8 = 0;
 const DIFF: u8 = 1;
 
@@ -94,8 +96,20 @@ impl<'a> Mtr<'a> {
         Ok(self.push(Latched::Read(g)))
     }
 
-    /// Latches a page exclusive for changing it.
+    /// A page this mtr already holds X-latched.
+    fn held_x(&self, id: PageId) -> Option<Slot> {
+        self.pages
+            .iter()
+            .position(|l| matches!(l, Some(Latched::Write { page, .. }) if page.id() == id))
+            .map(Slot)
+    }
+
+    /// Latches a page exclusive for changing it (a page the mtr already holds X is
+    /// returned again: a latch is not re-entrant).
     pub fn x(&mut self, id: PageId) -> io::Result<Slot> {
+        if let Some(s) = self.held_x(id) {
+            return Ok(s);
+        }
         let g = self.st.pool.write(id)?;
         let before: Box<[u8]> = Box::from(&g[..]);
         Ok(self.push(Latched::Write {

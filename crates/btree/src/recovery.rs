@@ -8,8 +8,11 @@
 //! (with the secondary indexes made to agree) gives the same result however many times
 //! it runs, so a crash during recovery is recovered again the same way.
 
-use crate::mtr::{apply_change, parse_record, REC_COMMIT, REC_PAGES, REC_ROLLED_BACK, REC_UNDO};
+use crate::mtr::{
+    apply_change, parse_record, REC_COMMIT, REC_PAGES, REC_PURGE, REC_ROLLED_BACK, REC_UNDO,
+};
 use crate::table::Layout;
+use crate::trx::{OldVersion, PurgeBatch, UndoItem};
 use crate::Inner;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,8 +21,17 @@ use strata_storage::redo::Recovered;
 use strata_types::{Error, Result};
 
 pub fn undo_record(trx_id: u64, space: u32, key: &[u8], old: Option<&[u8]>) -> Vec<u8> {
+    change_record(REC_UNDO, trx_id, space, key, old)
+}
+
+/// A committed change purge has not processed yet (same layout as an undo record).
+pub fn purge_record(trx_id: u64, space: u32, key: &[u8], old: Option<&[u8]>) -> Vec<u8> {
+    change_record(REC_PURGE, trx_id, space, key, old)
+}
+
+fn change_record(kind: u8, trx_id: u64, space: u32, key: &[u8], old: Option<&[u8]>) -> Vec<u8> {
     let mut r = Vec::with_capacity(20 + key.len() + old.map_or(0, |o| o.len()));
-    r.push(REC_UNDO);
+    r.push(kind);
     r.extend_from_slice(&trx_id.to_le_bytes());
     r.extend_from_slice(&space.to_le_bytes());
     r.extend_from_slice(&(key.len() as u16).to_le_bytes());
@@ -67,7 +79,7 @@ pub fn parse_logical(mut b: &[u8]) -> Option<Vec<(u8, u64, Option<Undo>)>> {
                 out.push((kind, trx, None));
                 b = &b[9..];
             }
-            REC_UNDO => {
+            REC_UNDO | REC_PURGE => {
                 let space = u32::from_le_bytes(b.get(9..13)?.try_into().ok()?);
                 let klen = u16::from_le_bytes(b.get(13..15)?.try_into().ok()?) as usize;
                 let key = b.get(15..15 + klen)?.to_vec();
@@ -108,6 +120,8 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
     let known: std::collections::HashSet<u32> = inner.spaces.list().iter().map(|s| s.id).collect();
     // trx id → its undo records in log order.
     let mut open: BTreeMap<u64, Vec<Undo>> = BTreeMap::new();
+    // Committed changes purge still owes: (trx id, change).
+    let mut owed: Vec<(u64, Undo)> = Vec::new();
     let mut report = RecoveryReport::default();
     let corrupt = |what: String| Error::corrupt("ib_logfile0", what);
     for (lsn, payload) in &rec.records {
@@ -148,6 +162,12 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
         for (kind, trx, undo) in items {
             match (kind, undo) {
                 (REC_UNDO, Some(u)) => open.entry(trx).or_default().push(u),
+                (REC_PURGE, Some(u)) => owed.push((trx, u)),
+                (REC_COMMIT, _) => {
+                    for u in open.remove(&trx).unwrap_or_default() {
+                        owed.push((trx, u));
+                    }
+                }
                 _ => {
                     open.remove(&trx);
                 }
@@ -168,6 +188,24 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
         st.log.append(&rolled_back_record(*trx));
         report.rolled_back += 1;
     }
+    // Hand purge what it still owes; no read view exists yet, so all of it is due.
+    let mut q = inner.trx.purge_queue.lock();
+    for (trx_id, u) in owed {
+        if !known.contains(&u.space) {
+            continue;
+        }
+        let roll_ptr = inner.trx.versions.put(OldVersion { value: u.old });
+        q.push_back(PurgeBatch {
+            trx_id,
+            serial: 0,
+            items: vec![UndoItem {
+                space: u.space,
+                key: u.key,
+                roll_ptr,
+            }],
+        });
+    }
+    drop(q);
     inner.checkpoint()?;
     if report.records > 0 {
         println!(

@@ -297,7 +297,7 @@ fn a_crash_keeps_committed_work_and_rolls_back_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     {
         let (e, t) = setup(dir.path(), true);
-        for i in 0..500 {
+        for i in 1..=500 {
             autocommit(|txn| {
                 t.insert(txn, &mut row(i, i % 7, &format!("row {i}")))
                     .map(|_| ())
@@ -324,21 +324,26 @@ fn a_crash_keeps_committed_work_and_rolls_back_the_rest() {
         drop(t);
         drop(e);
     }
-    let (_e, t) = setup(dir.path(), false);
+    let (e, t) = setup(dir.path(), false);
     let rows = all(&t, &Txn::default());
     assert_eq!(rows.len(), 499);
     assert!(rows.iter().all(|r| r[0].to_i64().unwrap() < 1000));
     assert!(rows.contains(&row(4, 40, "four")));
     assert!(rows.contains(&row(5, 5, "row 5")));
     assert!(!rows.iter().any(|r| r[0] == Value::Int(3)));
+    // Purge finishes what the crash interrupted: no stale entry, no tombstone.
+    e.purge_all();
     t.check(&Txn::default()).unwrap();
+    let k4 = by_k(&t, &Txn::default(), 4, false);
+    assert!(!k4.contains(&4) && k4.contains(&11), "{k4:?}");
+    assert_eq!(by_k(&t, &Txn::default(), 40, false), vec![4]);
     // AUTO_INCREMENT continues after the largest id.
     let txn = Txn::default();
     let ins = t.insert(
         &txn,
         &mut vec![Value::Null, Value::Int(0), Value::str("new")],
     );
-    assert_eq!(ins.unwrap().generated_id, Some(500));
+    assert_eq!(ins.unwrap().generated_id, Some(501));
     txn.commit().unwrap();
 }
 
@@ -346,17 +351,17 @@ fn a_crash_keeps_committed_work_and_rolls_back_the_rest() {
 fn purge_removes_old_versions_and_delete_marked_rows() {
     let dir = tempfile::tempdir().unwrap();
     let (e, t) = setup(dir.path(), true);
-    for i in 0..200 {
+    for i in 1..=200 {
         autocommit(|txn| t.insert(txn, &mut row(i, i, &format!("{i}"))).map(|_| ())).unwrap();
     }
     for round in 0..5 {
-        for i in 0..200 {
+        for i in 1..=200 {
             let old = row(i, i + round, &format!("{i}"));
             let new = row(i, i + round + 1, &format!("{i}"));
             autocommit(|txn| t.update(txn, 0, &old, &new).map(|_| ())).unwrap();
         }
     }
-    for i in 0..100 {
+    for i in 1..=100 {
         autocommit(|txn| t.delete(txn, 0, &row(i, i + 5, &format!("{i}")))).unwrap();
     }
     assert!(e.history_length() > 0);

@@ -502,8 +502,9 @@ impl Tree {
             return Err(bad(self.space, self.root, "root split left no room"));
         }
         page::insert_at(target, pos, key, val);
-        // Keep each new page's own header (ids) from the pool; copy only the body.
-        let body = strata_storage::bufpool::PAGE_HEADER_SIZE;
+        // Keep each new page's checksum, LSN and ids (bytes 0..20); copy the node header
+        // and the body.
+        let body = 20;
         mtr.get_mut(left)[body..].copy_from_slice(&l[body..]);
         mtr.get_mut(right)[body..].copy_from_slice(&r[body..]);
         let rp = mtr.get_mut(root);

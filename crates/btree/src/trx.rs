@@ -55,14 +55,21 @@ pub struct VersionStore {
 
 impl Default for VersionStore {
     fn default() -> Self {
-        VersionStore {
-            next: AtomicU64::new(1),
-            shards: (0..VERSION_SHARDS).map(|_| Mutex::default()).collect(),
-        }
+        VersionStore::starting_at(1)
     }
 }
 
 impl VersionStore {
+    /// Roll pointers of this run start at `first`; the engine makes it larger than any
+    /// pointer an earlier run left in a record, so those lead nowhere instead of to a
+    /// version of another row.
+    pub fn starting_at(first: u64) -> VersionStore {
+        VersionStore {
+            next: AtomicU64::new(first.max(1)),
+            shards: (0..VERSION_SHARDS).map(|_| Mutex::default()).collect(),
+        }
+    }
+
     pub fn put(&self, v: OldVersion) -> u64 {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.shards[id as usize % VERSION_SHARDS]
@@ -121,7 +128,9 @@ impl TrxSys {
             active: RwLock::new(BTreeMap::new()),
             serial: AtomicU64::new(1),
             views: Mutex::new(BTreeMap::new()),
-            versions: VersionStore::default(),
+            // Each restart moves the id ceiling up by at least 100,000, so runs' roll
+            // pointer ranges (2^24 per id) never overlap.
+            versions: VersionStore::starting_at(first_id.max(1) << 24),
             purge_queue: Mutex::new(VecDeque::new()),
         }
     }
