@@ -30,7 +30,7 @@ pub(crate) fn check_table(inner: &Inner, lay: &Layout) -> Result<()> {
                     continue;
                 }
                 live += 1;
-                let Ok(row) = lay.decode(&v) else {
+                let Ok(row) = lay.decode(st, &v) else {
                     problem = Some("a clustered record does not decode".into());
                     return Ok(false);
                 };
@@ -60,7 +60,7 @@ pub(crate) fn check_table(inner: &Inner, lay: &Layout) -> Result<()> {
                         problem = Some(format!("index {} has an entry for a missing row", ix.name));
                         return Ok(false);
                     };
-                    let Ok(row) = lay.decode(&v) else {
+                    let Ok(row) = lay.decode(st, &v) else {
                         problem = Some("a clustered record does not decode".into());
                         return Ok(false);
                     };

@@ -18,6 +18,7 @@
 pub mod check;
 pub mod lock;
 pub mod mtr;
+pub mod overflow;
 pub mod page;
 pub mod recovery;
 pub mod row;
@@ -356,7 +357,7 @@ impl Inner {
         let old = self.trx.versions.get(item.roll_ptr);
         self.trx.versions.remove(item.roll_ptr);
         let old_row = match old.as_ref().and_then(|o| o.value.as_ref()) {
-            Some(v) => Some(lay.decode(v)?),
+            Some(v) => Some(lay.decode(&self.st, v)?),
             None => None,
         };
         let cur = lay
@@ -365,7 +366,7 @@ impl Inner {
             .map_err(|e| io_err(&lay.name, e))?;
         let cur_hdr = cur.as_ref().and_then(|c| row::RecHeader::read(c));
         let cur_row = match &cur {
-            Some(c) => Some(lay.decode(c)?),
+            Some(c) => Some(lay.decode(&self.st, c)?),
             None => None,
         };
         // Rows whose index entries must survive: the current version and, unless the
@@ -396,7 +397,7 @@ impl Inner {
                 break;
             };
             let Some(val) = v.value.as_ref() else { break };
-            out.push(lay.decode(val)?);
+            out.push(lay.decode(&self.st, val)?);
             ptr = row::RecHeader::read(val).map(|h| h.roll_ptr);
             guard += 1;
             if guard > 1_000_000 {
@@ -457,13 +458,13 @@ impl Inner {
             }
         }
         let old_row = match old {
-            Some(v) => Some(lay.decode(v)?),
+            Some(v) => Some(lay.decode(&self.st, v)?),
             None => None,
         };
         let mut keep: Vec<Vec<Value>> = old_row.iter().cloned().collect();
         keep.extend(self.chain_rows(lay, old)?);
         if let Some(c) = &cur {
-            let r = lay.decode(c)?;
+            let r = lay.decode(&self.st, c)?;
             self.remove_unused_entries(lay, key, &[r], &keep)?;
         }
         if let Some(r) = &old_row {
@@ -748,7 +749,18 @@ impl Engine for BtreeEngine {
             let s = mtr
                 .s(strata_storage::bufpool::PageId { space, page_no: 0 })
                 .map_err(|e| io_err(&name, e))?;
-            tree::read_roots(mtr.get(s))
+            let hdr = mtr.get(s);
+            let stored = page::get_u32(hdr, tree::SH_PAGE_SIZE) as usize;
+            if stored != inner.st.pool.page_size() {
+                return Err(Error::corrupt(
+                    &name,
+                    format!(
+                        "its pages are {stored} bytes but innodb_page_size is {}",
+                        inner.st.pool.page_size()
+                    ),
+                ));
+            }
+            tree::read_roots(hdr)
                 .ok_or_else(|| Error::corrupt(&name, "page 0 is not a space header"))?
         };
         if roots.len() != Layout::n_trees(&def) {

@@ -104,12 +104,23 @@ impl Layout {
         k
     }
 
-    /// Decodes the row of a clustered value (header + row).
-    pub fn decode(&self, value: &[u8]) -> Result<Vec<Value>> {
-        value
-            .get(HEADER..)
-            .and_then(|b| row::decode_row(&self.def, b))
-            .ok_or_else(|| Error::corrupt(&self.name, "a clustered record does not decode"))
+    /// Decodes the row of a clustered value (header + row, or header + overflow
+    /// pointer).
+    pub fn decode(&self, st: &crate::mtr::Storage, value: &[u8]) -> Result<Vec<Value>> {
+        let bad = || Error::corrupt(&self.name, "a clustered record does not decode");
+        let h = RecHeader::read(value).ok_or_else(bad)?;
+        let chained;
+        let bytes = if h.flags & row::FLAG_OVERFLOW != 0 {
+            let p = value.get(HEADER..HEADER + 8).ok_or_else(bad)?;
+            let len = u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize;
+            let first = u32::from_le_bytes([p[4], p[5], p[6], p[7]]);
+            chained = crate::overflow::read_chain(st, self.space, first, len)
+                .map_err(|e| crate::io_err(&self.name, e))?;
+            &chained[..]
+        } else {
+            &value[HEADER..]
+        };
+        row::decode_row(&self.def, bytes).ok_or_else(bad)
     }
 
     pub fn encode(&self, h: RecHeader, row: &[Value]) -> Vec<u8> {
@@ -125,6 +136,42 @@ pub struct BtreeTable {
     pub(crate) lay: Layout,
     autoinc: AtomicU64,
     next_row_id: AtomicU64,
+    ahi: AdaptiveHash,
+}
+
+const AHI_SHARDS: usize = 64;
+const AHI_SHARD_ENTRIES: usize = 1 << 15;
+
+/// The adaptive hash index: clustered key → the leaf page that held it at the last
+/// equality lookup, in independently locked shards. A stale entry costs one page
+/// check; it is never trusted without one.
+#[derive(Default)]
+struct AdaptiveHash {
+    shards: Vec<strata_storage::sync::Mutex<std::collections::HashMap<Vec<u8>, u32>>>,
+}
+
+impl AdaptiveHash {
+    fn new() -> AdaptiveHash {
+        AdaptiveHash {
+            shards: (0..AHI_SHARDS).map(|_| Default::default()).collect(),
+        }
+    }
+    fn shard(&self, key: &[u8]) -> usize {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        key.hash(&mut h);
+        h.finish() as usize % AHI_SHARDS
+    }
+    fn get(&self, key: &[u8]) -> Option<u32> {
+        self.shards[self.shard(key)].lock().get(key).copied()
+    }
+    fn put(&self, key: &[u8], page: u32) {
+        let mut s = self.shards[self.shard(key)].lock();
+        if s.len() >= AHI_SHARD_ENTRIES {
+            s.clear();
+        }
+        s.insert(key.to_vec(), page);
+    }
 }
 
 enum ReadKind {
@@ -140,6 +187,7 @@ impl BtreeTable {
             lay,
             autoinc: AtomicU64::new(0),
             next_row_id: AtomicU64::new(1),
+            ahi: AdaptiveHash::new(),
         };
         t.init_counters()?;
         Ok(t)
@@ -163,7 +211,7 @@ impl BtreeTable {
                     for (k, v) in batch {
                         max_id = max_id.max(self.lay.row_id_of(&k));
                         if let Some(c) = ai {
-                            match self.lay.decode(&v) {
+                            match self.lay.decode(&self.inner.st, &v) {
                                 Ok(r) => {
                                     let n = r[c].to_i64().unwrap_or(0).max(0) as u64;
                                     max_ai = max_ai.max(n);
@@ -252,62 +300,25 @@ impl BtreeTable {
                 let i = tree_no - usize::from(self.lay.hidden);
                 &self.lay.def.indexes[i]
             });
-            let mut err: Option<Error> = None;
-            let mut step = |k: Vec<u8>, v: Vec<u8>| -> Result<Flow> {
-                let ckey = if tree_no == 0 { k.clone() } else { v.clone() };
-                let value = match &kind {
-                    ReadKind::Snapshot(view) => {
-                        let cur = if tree_no == 0 {
-                            Some(v)
-                        } else {
-                            self.lay
-                                .clustered()
-                                .get(st, &ckey)
-                                .map_err(|e| self.io(e))?
-                        };
-                        match cur.and_then(|c| self.visible(view, c)) {
-                            Some(x) => x,
-                            None => return Ok(Flow::Continue),
+            // An equality lookup of a whole primary key: one record, found through the
+            // adaptive hash index when it is on.
+            if tree_no == 0 && !self.lay.hidden {
+                if let Some(key) = point_key(range) {
+                    let ahi = self.inner.cfg.read().adaptive_hash_index;
+                    let hint = if ahi { self.ahi.get(key) } else { None };
+                    let (found, leaf) = tree.get_hinted(st, key, hint).map_err(|e| self.io(e))?;
+                    if let Some(v) = found {
+                        if ahi && hint != Some(leaf) {
+                            self.ahi.put(key, leaf);
                         }
-                    }
-                    ReadKind::Latest => {
-                        let cur = if tree_no == 0 {
-                            Some(v)
-                        } else {
-                            self.lay
-                                .clustered()
-                                .get(st, &ckey)
-                                .map_err(|e| self.io(e))?
-                        };
-                        match cur.filter(|c| RecHeader::read(c).is_some_and(|h| !h.deleted())) {
-                            Some(x) => x,
-                            None => return Ok(Flow::Continue),
-                        }
-                    }
-                    ReadKind::Locking(mode) => {
-                        trx.lock(&self.lay, 0, &ckey, *mode)?;
-                        let cur = self
-                            .lay
-                            .clustered()
-                            .get(st, &ckey)
-                            .map_err(|e| self.io(e))?;
-                        match cur.filter(|c| RecHeader::read(c).is_some_and(|h| !h.deleted())) {
-                            Some(x) => x,
-                            None => return Ok(Flow::Continue),
-                        }
-                    }
-                };
-                let row = self.lay.decode(&value)?;
-                if let Some(ix) = ix {
-                    if self.lay.entry_key(ix, &row, &ckey) != k {
-                        return Ok(Flow::Continue);
+                        return self.emit(trx, &kind, None, key.to_vec(), v, f).map(|_| ());
                     }
                 }
-                f(self.lay.row_id_of(&ckey), &row)
-            };
+            }
+            let mut err: Option<Error> = None;
             tree.range(st, &range.start, &range.end, reverse, &mut |batch| {
                 for (k, v) in batch {
-                    match step(k, v) {
+                    match self.emit(trx, &kind, ix, k, v, f) {
                         Ok(Flow::Continue) => {}
                         Ok(Flow::Stop) => return Ok(false),
                         Err(e) => {
@@ -321,6 +332,52 @@ impl BtreeTable {
             .map_err(|e| self.io(e))?;
             err.map_or(Ok(()), Err)
         })
+    }
+
+    /// Hands one index record to `f` as the row version the read should see: `k, v` is
+    /// a clustered record (`ix` None) or a secondary entry of index `ix`.
+    fn emit(
+        &self,
+        trx: &BtreeTrx,
+        kind: &ReadKind,
+        ix: Option<&IndexDef>,
+        k: Vec<u8>,
+        v: Vec<u8>,
+        f: &mut RowFn,
+    ) -> Result<Flow> {
+        let st = &self.inner.st;
+        let ckey = if ix.is_none() { k.clone() } else { v.clone() };
+        let clustered = |v: Vec<u8>| -> Result<Option<Vec<u8>>> {
+            if ix.is_none() {
+                Ok(Some(v))
+            } else {
+                self.lay.clustered().get(st, &ckey).map_err(|e| self.io(e))
+            }
+        };
+        let live = |c: &Vec<u8>| RecHeader::read(c).is_some_and(|h| !h.deleted());
+        let value = match kind {
+            ReadKind::Snapshot(view) => clustered(v)?.and_then(|c| self.visible(view, c)),
+            ReadKind::Latest => clustered(v)?.filter(live),
+            ReadKind::Locking(mode) => {
+                trx.lock(&self.lay, 0, &ckey, *mode)?;
+                // The version read before the lock may be gone: read the latest again.
+                self.lay
+                    .clustered()
+                    .get(st, &ckey)
+                    .map_err(|e| self.io(e))?
+                    .filter(live)
+            }
+        };
+        let Some(value) = value else {
+            return Ok(Flow::Continue);
+        };
+        let row = self.lay.decode(&self.inner.st, &value)?;
+        if let Some(ix) = ix {
+            if self.lay.entry_key(ix, &row, &ckey) != k {
+                return Ok(Flow::Continue);
+            }
+        }
+        f(self.lay.row_id_of(&ckey), &row)
     }
 
     /// Checks a unique secondary index for another live row with the same values.
@@ -359,7 +416,7 @@ impl BtreeTable {
             if RecHeader::read(&cur).is_none_or(|h| h.deleted()) {
                 continue;
             }
-            let r = self.lay.decode(&cur)?;
+            let r = self.lay.decode(&self.inner.st, &cur)?;
             let mut k = Vec::new();
             encode_index_key(&mut k, &self.lay.def, ix, &r);
             if k == prefix {
@@ -396,20 +453,42 @@ impl BtreeTable {
         let value = match (new_row, &cur) {
             (Some(r), _) => self.lay.encode(h, r),
             (None, Some(c)) => {
+                // Delete-mark: same row bytes (or the same overflow pointer).
+                let kept = RecHeader::read(c).map_or(0, |o| o.flags & row::FLAG_OVERFLOW);
                 let mut v = Vec::with_capacity(c.len());
-                h.write(&mut v);
+                RecHeader {
+                    flags: h.flags | kept,
+                    ..h
+                }
+                .write(&mut v);
                 v.extend_from_slice(&c[HEADER..]);
                 v
             }
             (None, None) => return Ok(()),
         };
         let page_size = st.pool.page_size();
-        if value.len() > crate::tree::max_value(page_size) {
-            self.inner.trx.versions.remove(roll_ptr);
-            return Err(Error::RowTooLarge(
-                crate::tree::max_value(page_size) - HEADER,
-            ));
-        }
+        let value = if value.len() > crate::tree::max_value(page_size) {
+            // Too big for a leaf: the row goes to an overflow chain.
+            let chain = crate::overflow::write_chain(st, self.lay.space, &value[HEADER..]);
+            let (first, _) = match chain {
+                Ok(c) => c,
+                Err(e) => {
+                    self.inner.trx.versions.remove(roll_ptr);
+                    return Err(self.io(e));
+                }
+            };
+            let mut v = Vec::with_capacity(HEADER + 8);
+            RecHeader {
+                flags: h.flags | row::FLAG_OVERFLOW,
+                ..h
+            }
+            .write(&mut v);
+            v.extend_from_slice(&((value.len() - HEADER) as u32).to_le_bytes());
+            v.extend_from_slice(&first.to_le_bytes());
+            v
+        } else {
+            value
+        };
         let res = self
             .lay
             .clustered()
@@ -479,6 +558,20 @@ impl BtreeTable {
         }
         self.write_version(trx, ckey, cur, Some(row))?;
         self.add_entries(row, ckey, None)
+    }
+}
+
+/// The key of a range that holds exactly the keys starting with it (an equality on
+/// leading index columns), as `KeyRange::prefix` builds it.
+fn point_key(r: &KeyRange) -> Option<&[u8]> {
+    use std::ops::Bound;
+    match (&r.start, &r.end) {
+        (Bound::Included(k), Bound::Excluded(e))
+            if strata_types::keycode::prefix_successor(k).as_deref() == Some(&e[..]) =>
+        {
+            Some(k)
+        }
+        _ => None,
     }
 }
 
@@ -572,7 +665,7 @@ impl Table for BtreeTable {
                     self.check_unique(trx, pos, new, &okey)?;
                 }
             }
-            let cur_row = self.lay.decode(&cur)?;
+            let cur_row = self.lay.decode(&self.inner.st, &cur)?;
             self.write_version(trx, &okey, Some(cur), Some(new))?;
             self.add_entries(new, &okey, Some(&cur_row))
         })?;

@@ -137,6 +137,35 @@ impl Tree {
         }
     }
 
+    /// The value under `key`, trying the leaf page `hint` first (the adaptive hash
+    /// index's guess, which may be stale: a page is trusted only if it is a leaf of this
+    /// index holding the key). Returns the value and the leaf that held it.
+    pub fn get_hinted(
+        &self,
+        st: &Storage,
+        key: &[u8],
+        hint: Option<u32>,
+    ) -> io::Result<(Option<Vec<u8>>, u32)> {
+        let mut mtr = Mtr::new(st);
+        if let Some(h) = hint {
+            let s = mtr.s(self.pid(h))?;
+            let p = mtr.get(s);
+            if page::is_node(p) && page::is_leaf(p) && page::index_no(p) == self.index_no {
+                if let Ok(i) = page::search(p, key) {
+                    return Ok((Some(page::val(p, i).to_vec()), h));
+                }
+            }
+            mtr.release(s);
+        }
+        let (leaf, _) = self.leaf_for(&mut mtr, key)?;
+        let no = mtr.id(leaf).page_no;
+        let p = mtr.get(leaf);
+        Ok((
+            page::search(p, key).ok().map(|i| page::val(p, i).to_vec()),
+            no,
+        ))
+    }
+
     /// The value stored under `key`, if any.
     pub fn get(&self, st: &Storage, key: &[u8]) -> io::Result<Option<Vec<u8>>> {
         let mut mtr = Mtr::new(st);

@@ -22,11 +22,12 @@ pub struct ServerArgs {
     pub datadir: Option<PathBuf>,
     /// TOML file with any of these options, named like the MySQL variables
     /// (port, bind_address, datadir, default_storage_engine, key_buffer_size,
-    /// max_connections, max_allowed_packet, sql_mode, tmpdir, sort_buffer_size) and a [users] table of
-    /// name = "password".
+    /// max_connections, max_allowed_packet, sql_mode, tmpdir, sort_buffer_size, and the
+    /// innodb_* options below) and a [users] table of name = "password".
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Engine for CREATE TABLE without ENGINE=: MyISAM (the `heap` engine) [default: MyISAM].
+    /// Engine for CREATE TABLE without ENGINE=: InnoDB (the `btree` engine) or MyISAM
+    /// (the `heap` engine) [default: InnoDB].
     #[arg(long = "default-storage-engine", alias = "default_storage_engine")]
     pub default_storage_engine: Option<String>,
     /// Size of the heap engine's key cache, which caches index blocks only (data rows go
@@ -49,6 +50,37 @@ pub struct ServerArgs {
     /// Memory one sort may use before spilling to tmpdir, e.g. 256K, 2M [default: 2M].
     #[arg(long = "sort-buffer-size", alias = "sort_buffer_size", value_parser = parse_size)]
     pub sort_buffer_size: Option<u64>,
+    /// The btree engine's buffer pool, which caches data and index pages, e.g. 128M, 1G
+    /// [default: 128M].
+    #[arg(long = "innodb-buffer-pool-size", alias = "innodb_buffer_pool_size", value_parser = parse_size)]
+    pub innodb_buffer_pool_size: Option<u64>,
+    /// Page size of btree tablespaces created from now on: 4K, 8K, 16K, 32K or 64K
+    /// [default: 16K]. Fixed for a data directory once its first table exists.
+    #[arg(long = "innodb-page-size", alias = "innodb_page_size", value_parser = parse_size)]
+    pub innodb_page_size: Option<u64>,
+    /// Size of the redo log (ib_logfile0); checkpoints keep the log within it, e.g. 96M
+    /// [default: 96M]. Fixed when the log is created.
+    #[arg(long = "innodb-log-file-size", alias = "innodb_log_file_size", value_parser = parse_size)]
+    pub innodb_log_file_size: Option<u64>,
+    /// 1: fsync the redo log at every commit (durable; concurrent commits share one
+    /// fsync); 2: write it at commit, fsync about once a second; 0: write and fsync about
+    /// once a second [default: 1]. Also SET GLOBAL.
+    #[arg(
+        long = "innodb-flush-log-at-trx-commit",
+        alias = "innodb_flush_log_at_trx_commit"
+    )]
+    pub innodb_flush_log_at_trx_commit: Option<u8>,
+    /// fsync (tablespaces through the OS page cache) or O_DIRECT (bypass it)
+    /// [default: fsync].
+    #[arg(long = "innodb-flush-method", alias = "innodb_flush_method")]
+    pub innodb_flush_method: Option<String>,
+    /// ON or OFF: remember the leaf page of primary-key lookups to skip the descent
+    /// [default: ON]. Also SET GLOBAL.
+    #[arg(
+        long = "innodb-adaptive-hash-index",
+        alias = "innodb_adaptive_hash_index"
+    )]
+    pub innodb_adaptive_hash_index: Option<String>,
     /// A user as NAME or NAME:PASSWORD; repeatable. Without any, user root with an empty
     /// password exists.
     #[arg(long = "user")]
@@ -68,6 +100,12 @@ struct FileConfig {
     sql_mode: Option<String>,
     tmpdir: Option<PathBuf>,
     sort_buffer_size: Option<toml::Value>,
+    innodb_buffer_pool_size: Option<toml::Value>,
+    innodb_page_size: Option<toml::Value>,
+    innodb_log_file_size: Option<toml::Value>,
+    innodb_flush_log_at_trx_commit: Option<u8>,
+    innodb_flush_method: Option<String>,
+    innodb_adaptive_hash_index: Option<toml::Value>,
     users: Option<BTreeMap<String, String>>,
 }
 
@@ -84,6 +122,12 @@ pub struct Settings {
     pub sql_mode: String,
     pub tmpdir: PathBuf,
     pub sort_buffer_size: u64,
+    pub innodb_buffer_pool_size: u64,
+    pub innodb_page_size: u64,
+    pub innodb_log_file_size: u64,
+    pub innodb_flush_log_at_trx_commit: u8,
+    pub innodb_direct_io: bool,
+    pub innodb_adaptive_hash_index: bool,
     pub users: BTreeMap<String, String>,
 }
 
@@ -110,6 +154,19 @@ fn toml_size(v: &toml::Value, name: &str) -> Result<u64, String> {
         toml::Value::Integer(i) if *i >= 0 => Ok(*i as u64),
         toml::Value::String(s) => parse_size(s),
         _ => Err(format!("{name}: expected a size like 8M")),
+    }
+}
+
+fn size_opt(
+    arg: Option<u64>,
+    file: &Option<toml::Value>,
+    name: &str,
+    default: u64,
+) -> Result<u64, String> {
+    match (arg, file) {
+        (Some(v), _) => Ok(v),
+        (None, Some(v)) => toml_size(v, name),
+        (None, None) => Ok(default),
     }
 }
 
@@ -151,7 +208,7 @@ impl Settings {
                 .default_storage_engine
                 .clone()
                 .or(file.default_storage_engine)
-                .unwrap_or_else(|| "MyISAM".into()),
+                .unwrap_or_else(|| "InnoDB".into()),
             key_buffer_size: match (args.key_buffer_size, &file.key_buffer_size) {
                 (Some(v), _) => v,
                 (None, Some(v)) => toml_size(v, "key_buffer_size")?,
@@ -181,8 +238,79 @@ impl Settings {
                 (None, Some(v)) => toml_size(v, "sort_buffer_size")?,
                 (None, None) => 2 << 20,
             },
+            innodb_buffer_pool_size: size_opt(
+                args.innodb_buffer_pool_size,
+                &file.innodb_buffer_pool_size,
+                "innodb_buffer_pool_size",
+                128 << 20,
+            )?,
+            innodb_page_size: size_opt(
+                args.innodb_page_size,
+                &file.innodb_page_size,
+                "innodb_page_size",
+                16 << 10,
+            )?,
+            innodb_log_file_size: size_opt(
+                args.innodb_log_file_size,
+                &file.innodb_log_file_size,
+                "innodb_log_file_size",
+                96 << 20,
+            )?,
+            innodb_flush_log_at_trx_commit: args
+                .innodb_flush_log_at_trx_commit
+                .or(file.innodb_flush_log_at_trx_commit)
+                .unwrap_or(1),
+            innodb_direct_io: match args
+                .innodb_flush_method
+                .clone()
+                .or(file.innodb_flush_method)
+                .unwrap_or_else(|| "fsync".into())
+                .to_ascii_uppercase()
+                .as_str()
+            {
+                "FSYNC" => false,
+                "O_DIRECT" => true,
+                other => {
+                    return Err(format!(
+                        "innodb_flush_method '{other}': expected fsync or O_DIRECT"
+                    ))
+                }
+            },
+            innodb_adaptive_hash_index: {
+                let v = match (
+                    &args.innodb_adaptive_hash_index,
+                    &file.innodb_adaptive_hash_index,
+                ) {
+                    (Some(v), _) => v.clone(),
+                    (None, Some(toml::Value::Boolean(b))) => b.to_string(),
+                    (None, Some(toml::Value::String(s))) => s.clone(),
+                    (None, Some(v)) => v.to_string(),
+                    (None, None) => "ON".into(),
+                };
+                match v.to_ascii_uppercase().as_str() {
+                    "ON" | "1" | "TRUE" => true,
+                    "OFF" | "0" | "FALSE" => false,
+                    _ => {
+                        return Err(format!(
+                            "innodb_adaptive_hash_index '{v}': expected ON or OFF"
+                        ))
+                    }
+                }
+            },
             users,
         };
+        if !matches!(s.innodb_page_size, 4096 | 8192 | 16384 | 32768 | 65536) {
+            return Err("innodb_page_size must be 4K, 8K, 16K, 32K or 64K".into());
+        }
+        if s.innodb_buffer_pool_size < 5 << 20 {
+            return Err("innodb_buffer_pool_size must be at least 5M".into());
+        }
+        if s.innodb_log_file_size < 1 << 20 {
+            return Err("innodb_log_file_size must be at least 1M".into());
+        }
+        if s.innodb_flush_log_at_trx_commit > 2 {
+            return Err("innodb_flush_log_at_trx_commit must be 0, 1 or 2".into());
+        }
         if s.max_allowed_packet < 1024 || s.max_allowed_packet > 1 << 30 {
             return Err("max_allowed_packet must be between 1K and 1G".into());
         }

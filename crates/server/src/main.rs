@@ -16,6 +16,7 @@ use std::sync::Arc;
 use strata_engine::{Engine, LockMode};
 use strata_session::{Server, ServerConfig};
 use strata_sql::Catalog;
+use strata_storage::redo::FlushAtCommit;
 
 #[derive(Parser)]
 #[command(
@@ -60,7 +61,26 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     let heap: Arc<dyn Engine> = Arc::new(strata_heap::HeapEngine::new(strata_heap::HeapConfig {
         key_buffer_size: s.key_buffer_size as usize,
     }));
-    let engines = vec![heap];
+    let btree: Arc<dyn Engine> = Arc::new(
+        strata_btree::BtreeEngine::open(
+            &s.datadir,
+            strata_btree::BtreeConfig {
+                buffer_pool_size: s.innodb_buffer_pool_size as usize,
+                page_size: s.innodb_page_size as usize,
+                log_file_size: s.innodb_log_file_size,
+                flush_log_at_trx_commit: match s.innodb_flush_log_at_trx_commit {
+                    0 => FlushAtCommit::Never,
+                    2 => FlushAtCommit::WriteOnly,
+                    _ => FlushAtCommit::Durable,
+                },
+                direct_io: s.innodb_direct_io,
+                adaptive_hash_index: s.innodb_adaptive_hash_index,
+                ..Default::default()
+            },
+        )
+        .map_err(|e| format!("starting the btree engine in {}: {e}", s.datadir.display()))?,
+    );
+    let engines = vec![btree, heap];
     let available: Vec<&str> = engines.iter().map(|e| e.name()).collect();
     let default_engine = strata_sql::ddl::engine_name(&s.default_storage_engine, &available)
         .map_err(|e| format!("--default-storage-engine: {e}"))?;
@@ -101,7 +121,8 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         println!("engine {}: {}", e.name(), e.describe());
     }
     println!(
-        "memory: key cache {} (fixed) + per connection: sort buffer {} and packets up to max_allowed_packet {}, at most {} connections",
+        "memory: buffer pool {} + key cache {} (fixed) + per connection: sort buffer {} and packets up to max_allowed_packet {}, at most {} connections",
+        human(s.innodb_buffer_pool_size),
         human(s.key_buffer_size),
         human(s.sort_buffer_size),
         human(s.max_allowed_packet),

@@ -4,9 +4,10 @@
 //!   the files with the label `strata`.
 //! * `STRATA_SLT_TARGET=host:port`: runs against an already-running server instead (the MariaDB
 //!   oracle), with the label `mariadb` (override with `STRATA_SLT_LABEL`).
-//! * `STRATA_SLT_ENGINE=<engine>`: the started server gets `--default-storage-engine <engine>`
-//!   (for an external target the session runs `SET SESSION default_storage_engine=<engine>`);
-//!   the engine name is also added as a label.
+//! * Every file runs twice, once per engine: `sqllogictests_innodb` and
+//!   `sqllogictests_myisam` each start a server with `--default-storage-engine` set, and add
+//!   the engine name as a label. `STRATA_SLT_ENGINE=<engine>` runs only that engine (for an
+//!   external target the session runs `SET SESSION default_storage_engine=<engine>`).
 //! * `STRATA_SLT_FILTER=<substring>`: only run files whose name contains the substring.
 //!
 //! Each file runs on ONE connection (session state persists across records) in a fresh
@@ -123,10 +124,7 @@ struct Target {
 }
 
 impl Target {
-    fn from_env() -> Target {
-        let engine = std::env::var("STRATA_SLT_ENGINE")
-            .ok()
-            .filter(|s| !s.is_empty());
+    fn from_env(engine: Option<String>) -> Target {
         if let Ok(t) = std::env::var("STRATA_SLT_TARGET") {
             let (host, port) = t
                 .rsplit_once(':')
@@ -242,7 +240,23 @@ fn run_file(target: &Target, path: &Path) -> Result<(), String> {
 }
 
 #[test]
-fn sqllogictests() {
+fn sqllogictests_innodb() {
+    run_for_engine("innodb");
+}
+
+#[test]
+fn sqllogictests_myisam() {
+    run_for_engine("myisam");
+}
+
+/// Runs every file against `engine`, unless STRATA_SLT_ENGINE names another one.
+fn run_for_engine(engine: &str) {
+    if let Ok(only) = std::env::var("STRATA_SLT_ENGINE") {
+        if !only.is_empty() && !only.eq_ignore_ascii_case(engine) {
+            eprintln!("slt: skipping {engine} (STRATA_SLT_ENGINE={only})");
+            return;
+        }
+    }
     let files = slt_files();
     assert!(
         !files.is_empty(),
@@ -250,7 +264,7 @@ fn sqllogictests() {
         slt_dir().display(),
         std::env::var("STRATA_SLT_FILTER").ok()
     );
-    let target = Target::from_env();
+    let target = Target::from_env(Some(engine.to_string()));
     eprintln!(
         "running {} slt files against {}:{} (label {})",
         files.len(),
