@@ -82,6 +82,8 @@ pub(crate) fn io_err(name: &str, e: std::io::Error) -> Error {
     Error::io(name, e)
 }
 
+const TRX_SHARDS: usize = 16;
+
 pub(crate) struct Inner {
     pub st: Storage,
     pub trx: TrxSys,
@@ -89,6 +91,9 @@ pub(crate) struct Inner {
     pub spaces: spaces::SpaceDir,
     pub cfg: RwLock<BtreeConfig>,
     tables: RwLock<HashMap<u32, Weak<BtreeTable>>>,
+    /// Every open transaction (sharded), so a checkpoint can re-log their undo.
+    open_trx: Vec<Mutex<HashMap<u64, Weak<BtreeTrx>>>>,
+    next_trx_serial: strata_storage::sync::AtomicU64,
     /// Held exclusive by a checkpoint, so two never interleave.
     checkpointing: Mutex<()>,
     /// Held while purge works, and by a checkpoint while it re-logs purge's backlog: a
@@ -150,6 +155,10 @@ impl BtreeEngine {
             spaces,
             cfg: RwLock::new(cfg),
             tables: RwLock::new(HashMap::new()),
+            open_trx: (0..TRX_SHARDS)
+                .map(|_| Mutex::new(HashMap::new()))
+                .collect(),
+            next_trx_serial: strata_storage::sync::AtomicU64::new(1),
             checkpointing: Mutex::new(()),
             purging: Mutex::new(()),
             stop: AtomicBool::new(false),
@@ -238,13 +247,11 @@ impl Inner {
             .flush_older_than(h)
             .map_err(|e| io_err("the buffer pool", e))?;
         self.relog_purge_backlog();
+        self.relog_open_undo();
         st.log
             .flush_up_to(st.log.current_lsn())
             .map_err(|e| Error::io("ib_logfile0", e))?;
         let mut c = h;
-        if let Some(l) = self.trx.oldest_active_lsn() {
-            c = c.min(l);
-        }
         if let Some(l) = st.pool.oldest_dirty_lsn() {
             c = c.min(l);
         }
@@ -253,6 +260,46 @@ impl Inner {
             .checkpoint(c)
             .map_err(|e| Error::io("ib_logfile0", e))?;
         Ok(())
+    }
+
+    /// Writes the undo of every open transaction into the log after the horizon: a
+    /// transaction that outlives a checkpoint (or writes more than the log holds) then
+    /// never stops the log from moving on, and recovery can still roll it back.
+    fn relog_open_undo(&self) {
+        let open: Vec<Arc<BtreeTrx>> = self
+            .open_trx
+            .iter()
+            .flat_map(|s| {
+                s.lock()
+                    .values()
+                    .filter_map(Weak::upgrade)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let max = (self.st.log.max_payload() as usize).max(1024) / 2;
+        for t in open {
+            let (id, items) = {
+                let s = t.state.lock();
+                (s.id, s.undo.clone())
+            };
+            if id == 0 || items.is_empty() {
+                continue;
+            }
+            let mut rec = Vec::new();
+            for item in items {
+                let old = self.trx.versions.get(item.roll_ptr);
+                let old = old.as_ref().and_then(|o| o.value.as_deref());
+                let r = recovery::undo_record(id, item.space, &item.key, old);
+                if !rec.is_empty() && rec.len() + r.len() > max {
+                    self.st.log.append(&rec);
+                    rec.clear();
+                }
+                rec.extend_from_slice(&r);
+            }
+            if !rec.is_empty() {
+                self.st.log.append(&rec);
+            }
+        }
     }
 
     /// Writes the committed changes purge has not processed yet into the log after the
@@ -525,6 +572,8 @@ pub struct BtreeTrx {
     inner: Arc<Inner>,
     isolation: Isolation,
     lock_wait: Duration,
+    /// Key in the engine's registry of open transactions.
+    serial: u64,
     state: Mutex<TrxState>,
 }
 
@@ -539,13 +588,19 @@ struct TrxState {
 }
 
 impl BtreeTrx {
-    fn new(inner: Arc<Inner>, txn: &Txn) -> BtreeTrx {
-        BtreeTrx {
+    fn new(inner: Arc<Inner>, txn: &Txn) -> Arc<BtreeTrx> {
+        let serial = inner.next_trx_serial.fetch_add(1, Ordering::Relaxed);
+        let t = Arc::new(BtreeTrx {
             inner,
             isolation: txn.isolation(),
             lock_wait: txn.lock_wait_timeout(),
+            serial,
             state: Mutex::new(TrxState::default()),
-        }
+        });
+        t.inner.open_trx[serial as usize % TRX_SHARDS]
+            .lock()
+            .insert(serial, Arc::downgrade(&t));
+        t
     }
 
     /// The transaction's id, assigned at its first write.
@@ -588,8 +643,14 @@ impl BtreeTrx {
         Ok(())
     }
 
-    pub(crate) fn record_undo(&self, item: UndoItem, _lsn: u64) {
+    /// Remembers a change before it is logged (so a checkpoint cannot miss it).
+    pub(crate) fn record_undo(&self, item: UndoItem) {
         self.state.lock().undo.push(item);
+    }
+
+    /// Forgets the change just recorded (its write failed).
+    pub(crate) fn forget_last_undo(&self) {
+        self.state.lock().undo.pop();
     }
 
     fn close_view(&self, s: &mut TrxState) {
@@ -614,6 +675,9 @@ impl BtreeTrx {
     }
 
     fn finish(&self, s: &mut TrxState) {
+        self.inner.open_trx[self.serial as usize % TRX_SHARDS]
+            .lock()
+            .remove(&self.serial);
         let locks = std::mem::take(&mut s.locks);
         if s.id != 0 {
             self.inner.locks.release(s.id, &locks);

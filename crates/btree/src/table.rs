@@ -247,7 +247,7 @@ impl BtreeTable {
         let p = match txn.participant("btree") {
             Some(p) => p,
             None => {
-                let p: Arc<dyn Participant> = Arc::new(BtreeTrx::new(self.inner.clone(), txn));
+                let p: Arc<dyn Participant> = BtreeTrx::new(self.inner.clone(), txn);
                 txn.join("btree", p.clone());
                 p
             }
@@ -489,23 +489,19 @@ impl BtreeTable {
         } else {
             value
         };
+        trx.record_undo(UndoItem {
+            space: self.lay.space,
+            key: ckey.to_vec(),
+            roll_ptr,
+        });
         let res = self
             .lay
             .clustered()
             .put(st, ckey, &value, PutMode::Upsert, &undo);
         match res {
-            Ok((_, lsn)) => {
-                trx.record_undo(
-                    UndoItem {
-                        space: self.lay.space,
-                        key: ckey.to_vec(),
-                        roll_ptr,
-                    },
-                    lsn,
-                );
-                Ok(())
-            }
+            Ok(_) => Ok(()),
             Err(e) => {
+                trx.forget_last_undo();
                 self.inner.trx.versions.remove(roll_ptr);
                 Err(self.io(e))
             }
