@@ -100,6 +100,9 @@ pub(crate) struct Inner {
     /// batch is either finished before the horizon (its pages get flushed) or still in
     /// the queue (and re-logged after the horizon), never lost in between.
     purging: Mutex<()>,
+    /// `innodb_adaptive_hash_index`, read on every primary-key lookup: an atomic, not
+    /// the config lock.
+    pub ahi: AtomicBool,
     stop: AtomicBool,
 }
 
@@ -153,7 +156,7 @@ impl BtreeEngine {
             trx: TrxSys::new(first_trx),
             locks: LockTable::default(),
             spaces,
-            cfg: RwLock::new(cfg),
+            cfg: RwLock::new(cfg.clone()),
             tables: RwLock::new(HashMap::new()),
             open_trx: (0..TRX_SHARDS)
                 .map(|_| Mutex::new(HashMap::new()))
@@ -161,6 +164,7 @@ impl BtreeEngine {
             next_trx_serial: strata_storage::sync::AtomicU64::new(1),
             checkpointing: Mutex::new(()),
             purging: Mutex::new(()),
+            ahi: AtomicBool::new(cfg.adaptive_hash_index),
             stop: AtomicBool::new(false),
         });
         if let Some(rec) = recovered {
@@ -218,14 +222,11 @@ fn master_loop(inner: &Arc<Inner>) {
     while !inner.stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(20));
         ticks += 1;
-        let purged = inner.purge(2000);
-        if inner.st.log.wants_checkpoint() || ticks % 500 == 0 {
+        inner.purge(2000);
+        if inner.st.log.wants_checkpoint() || ticks.is_multiple_of(500) {
             if let Err(e) = inner.checkpoint() {
                 eprintln!("btree: checkpoint failed: {e}");
             }
-        }
-        if purged > 0 {
-            continue;
         }
     }
 }
@@ -984,6 +985,7 @@ impl Engine for BtreeEngine {
                     },
                 };
                 self.inner.cfg.write().adaptive_hash_index = on;
+                self.inner.ahi.store(on, Ordering::Relaxed);
                 Ok(())
             }
             n if self.variables().iter().any(|v| v.name == n) => {

@@ -304,7 +304,7 @@ impl BtreeTable {
             // adaptive hash index when it is on.
             if tree_no == 0 && !self.lay.hidden {
                 if let Some(key) = point_key(range) {
-                    let ahi = self.inner.cfg.read().adaptive_hash_index;
+                    let ahi = self.inner.ahi.load(Ordering::Relaxed);
                     let hint = if ahi { self.ahi.get(key) } else { None };
                     let (found, leaf) = tree.get_hinted(st, key, hint).map_err(|e| self.io(e))?;
                     if let Some(v) = found {

@@ -217,10 +217,7 @@ impl Tree {
                     batch.push((k.to_vec(), v.to_vec()));
                 }
                 drop(mtr);
-                let next_from = match batch.last() {
-                    Some((k, _)) => Some(successor(k)),
-                    None => None,
-                };
+                let next_from = batch.last().map(|(k, _)| successor(k));
                 if !batch.is_empty() && !f(batch)? {
                     return Ok(());
                 }

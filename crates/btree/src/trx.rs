@@ -92,6 +92,9 @@ impl VersionStore {
     pub fn len(&self) -> usize {
         self.shards.iter().map(|s| s.lock().len()).sum()
     }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// One row change of a transaction, as undo and purge see it.

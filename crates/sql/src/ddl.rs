@@ -304,6 +304,14 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
                     ast::CommentDef::WithEq(s) | ast::CommentDef::WithoutEq(s) => s.clone(),
                 }
             }
+            // sqlparser gives `ENGINE = name` its own shape.
+            ast::SqlOption::NamedParenthesizedList(l)
+                if l.key.value.eq_ignore_ascii_case("ENGINE") =>
+            {
+                if let Some(n) = &l.name {
+                    engine = engine_name(&n.value, &available)?;
+                }
+            }
             _ => {}
         }
     }

@@ -237,6 +237,20 @@ impl TestServer {
         self.launch();
     }
 
+    /// SIGKILL: the server dies at whatever instruction it is on, as in a crash (the
+    /// kernel keeps what was written; only what was fsynced survives a power cut).
+    pub fn crash(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts the server again on the same data directory (after [`TestServer::crash`]).
+    pub fn start_again(&mut self) {
+        self.launch();
+    }
+
     /// Whether the process we started is still running.
     pub fn is_running(&mut self) -> bool {
         match self.child.as_mut() {
