@@ -247,15 +247,33 @@ impl Inner {
         st.pool
             .flush_older_than(h)
             .map_err(|e| io_err("the buffer pool", e))?;
-        self.relog_purge_backlog();
-        self.relog_open_undo();
-        st.log
-            .flush_up_to(st.log.current_lsn())
-            .map_err(|e| Error::io("ib_logfile0", e))?;
         let mut c = h;
         if let Some(l) = st.pool.oldest_dirty_lsn() {
             c = c.min(l);
         }
+        // Undo that open transactions and purge still need normally keeps the log from
+        // moving past it. When that would leave the log short of room, the undo is
+        // written again after the horizon instead, if it fits.
+        let hold = [self.trx.oldest_active_lsn(), self.trx.oldest_unpurged_lsn()]
+            .into_iter()
+            .flatten()
+            .min();
+        if let Some(hold) = hold.filter(|&l| l < c) {
+            let relog = self.undo_to_relog();
+            let used = st.log.current_lsn().saturating_sub(st.log.checkpoint_lsn());
+            let free = st.log.capacity().saturating_sub(used);
+            let relog_bytes: usize = relog.iter().map(Vec::len).sum();
+            if st.log.wants_checkpoint() && (relog_bytes as u64) < free / 4 {
+                for r in &relog {
+                    st.log.append(r);
+                }
+            } else {
+                c = hold;
+            }
+        }
+        st.log
+            .flush_up_to(st.log.current_lsn())
+            .map_err(|e| Error::io("ib_logfile0", e))?;
         let c = c.max(st.log.checkpoint_lsn());
         st.log
             .checkpoint(c)
@@ -263,10 +281,34 @@ impl Inner {
         Ok(())
     }
 
-    /// Writes the undo of every open transaction into the log after the horizon: a
-    /// transaction that outlives a checkpoint (or writes more than the log holds) then
-    /// never stops the log from moving on, and recovery can still roll it back.
-    fn relog_open_undo(&self) {
+    /// Log records (each at most a quarter of the log's largest record) that carry
+    /// the undo purge and the open transactions still need: REC_PURGE for committed
+    /// changes purge has not processed, REC_UNDO for open transactions.
+    fn undo_to_relog(&self) -> Vec<Vec<u8>> {
+        let max = (self.st.log.max_payload() as usize).max(1024) / 4;
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        let mut rec = Vec::new();
+        let mut add = |r: Vec<u8>, out: &mut Vec<Vec<u8>>| {
+            if !rec.is_empty() && rec.len() + r.len() > max {
+                out.push(std::mem::take(&mut rec));
+            }
+            rec.extend_from_slice(&r);
+        };
+        let backlog: Vec<(u64, UndoItem)> = self
+            .trx
+            .purge_queue
+            .lock()
+            .iter()
+            .flat_map(|b| b.items.iter().map(move |i| (b.trx_id, i.clone())))
+            .collect();
+        for (trx_id, item) in backlog {
+            let old = self.trx.versions.get(item.roll_ptr);
+            let old = old.as_ref().and_then(|o| o.value.as_deref());
+            add(
+                recovery::purge_record(trx_id, item.space, &item.key, old),
+                &mut out,
+            );
+        }
         let open: Vec<Arc<BtreeTrx>> = self
             .open_trx
             .iter()
@@ -277,64 +319,47 @@ impl Inner {
                     .collect::<Vec<_>>()
             })
             .collect();
-        let max = (self.st.log.max_payload() as usize).max(1024) / 2;
         for t in open {
             let (id, items) = {
                 let s = t.state.lock();
                 (s.id, s.undo.clone())
             };
-            if id == 0 || items.is_empty() {
+            if id == 0 {
                 continue;
             }
-            let mut rec = Vec::new();
             for item in items {
                 let old = self.trx.versions.get(item.roll_ptr);
                 let old = old.as_ref().and_then(|o| o.value.as_deref());
-                let r = recovery::undo_record(id, item.space, &item.key, old);
-                if !rec.is_empty() && rec.len() + r.len() > max {
-                    self.st.log.append(&rec);
-                    rec.clear();
-                }
-                rec.extend_from_slice(&r);
-            }
-            if !rec.is_empty() {
-                self.st.log.append(&rec);
-            }
-        }
-    }
-
-    /// Writes the committed changes purge has not processed yet into the log after the
-    /// horizon, so the log before it can be forgotten without losing purge's work.
-    fn relog_purge_backlog(&self) {
-        let items: Vec<(u64, UndoItem)> = self
-            .trx
-            .purge_queue
-            .lock()
-            .iter()
-            .flat_map(|b| b.items.iter().map(move |i| (b.trx_id, i.clone())))
-            .collect();
-        let max = (self.st.log.max_payload() as usize).max(1024) / 2;
-        let mut rec = Vec::new();
-        for (trx_id, item) in items {
-            let old = self.trx.versions.get(item.roll_ptr);
-            let old = old.as_ref().and_then(|o| o.value.as_deref());
-            let r = recovery::purge_record(trx_id, item.space, &item.key, old);
-            if !rec.is_empty() && rec.len() + r.len() > max {
-                self.st.log.append(&rec);
-                rec.clear();
-            }
-            if r.len() <= max {
-                rec.extend_from_slice(&r);
+                add(
+                    recovery::undo_record(id, item.space, &item.key, old),
+                    &mut out,
+                );
             }
         }
         if !rec.is_empty() {
-            self.st.log.append(&rec);
+            out.push(rec);
         }
+        out
     }
 
     /// Processes up to `max` purgeable batches; returns how many it did.
     pub(crate) fn purge(&self, max: usize) -> usize {
         let _p = self.purging.lock();
+        self.purge_locked_batches(max)
+    }
+
+    /// A committing thread lends purge a hand when history grows: on 2 cores the master
+    /// thread alone gets too little CPU against many writers.
+    fn help_purge(&self) {
+        const LAG: usize = 1000;
+        if self.trx.purge_queue.lock().len() > LAG {
+            if let Some(_p) = self.purging.try_lock() {
+                self.purge_locked_batches(16);
+            }
+        }
+    }
+
+    fn purge_locked_batches(&self, max: usize) -> usize {
         let batches = self.trx.take_purgeable(max);
         let n = batches.len();
         let mut retry = Vec::new();
@@ -354,6 +379,7 @@ impl Inner {
                 retry.push(PurgeBatch {
                     trx_id: b.trx_id,
                     serial: b.serial,
+                    first_lsn: b.first_lsn,
                     items: left,
                 });
             }
@@ -582,6 +608,8 @@ pub struct BtreeTrx {
 struct TrxState {
     /// 0 until the first write.
     id: u64,
+    /// The log's end when the transaction made its first write.
+    first_lsn: u64,
     view: Option<Arc<ReadView>>,
     undo: Vec<UndoItem>,
     locks: Vec<LockKey>,
@@ -609,6 +637,7 @@ impl BtreeTrx {
         let mut s = self.state.lock();
         if s.id == 0 {
             let lsn = self.inner.st.log.current_lsn();
+            s.first_lsn = lsn;
             s.id = self.inner.trx.begin(lsn);
             let next = self.inner.trx.peek_next_id();
             if next >= self.inner.spaces.trx_id_reserved() {
@@ -706,16 +735,20 @@ impl Participant for BtreeTrx {
             self.inner.trx.purge_queue.lock().push_back(PurgeBatch {
                 trx_id: id,
                 serial,
+                first_lsn: s.first_lsn,
                 items,
             });
         }
         self.finish(&mut s);
         drop(s);
-        self.inner
+        let res = self
+            .inner
             .st
             .log
             .commit(lsn)
-            .map_err(|e| Error::io("ib_logfile0", e))
+            .map_err(|e| Error::io("ib_logfile0", e));
+        self.inner.help_purge();
+        res
     }
 
     fn rollback(&self) -> Result<()> {

@@ -198,6 +198,7 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
         q.push_back(PurgeBatch {
             trx_id,
             serial: 0,
+            first_lsn: 0,
             items: vec![UndoItem {
                 space: u.space,
                 key: u.key,

@@ -110,6 +110,9 @@ pub struct UndoItem {
 pub struct PurgeBatch {
     pub trx_id: u64,
     pub serial: u64,
+    /// LSN before the transaction's first undo record: the log must keep it (or a
+    /// re-logged copy) until purge is done with the batch.
+    pub first_lsn: u64,
     pub items: Vec<UndoItem>,
 }
 
@@ -213,6 +216,11 @@ impl TrxSys {
         out
     }
 
+    /// The first LSN of the oldest committed transaction purge has not finished.
+    pub fn oldest_unpurged_lsn(&self) -> Option<u64> {
+        self.purge_queue.lock().iter().map(|b| b.first_lsn).min()
+    }
+
     pub fn history_length(&self) -> usize {
         self.purge_queue.lock().iter().map(|b| b.items.len()).sum()
     }
@@ -245,6 +253,7 @@ mod tests {
         s.purge_queue.lock().push_back(PurgeBatch {
             trx_id: t,
             serial,
+            first_lsn: 0,
             items: vec![],
         });
         assert!(s.take_purgeable(10).is_empty());
