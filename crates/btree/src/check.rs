@@ -69,8 +69,11 @@ pub(crate) fn check_table(inner: &Inner, lay: &Layout) -> Result<()> {
                         entries += 1;
                         continue;
                     }
-                    // A stale entry is fine only while an old version still needs it.
-                    if inner.trx.history_length() == 0 && !deleted {
+                    // A stale entry is fine only while purge (or the sweep after a
+                    // restart) has yet to decide whether an old version needs it.
+                    let settled = inner.trx.history_length() == 0
+                        && inner.swept.load(std::sync::atomic::Ordering::SeqCst);
+                    if settled && !deleted {
                         problem = Some(format!(
                             "index {} has an entry whose row has another key",
                             ix.name

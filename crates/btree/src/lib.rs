@@ -103,6 +103,8 @@ pub(crate) struct Inner {
     /// `innodb_adaptive_hash_index`, read on every primary-key lookup: an atomic, not
     /// the config lock.
     pub ahi: AtomicBool,
+    /// Set once the sweep after startup has finished.
+    pub swept: AtomicBool,
     stop: AtomicBool,
 }
 
@@ -111,6 +113,7 @@ pub struct BtreeEngine {
     _cleaner: strata_storage::bufpool::PageCleaner,
     _log_flusher: strata_storage::redo::BackgroundFlusher,
     master: Mutex<Option<std::thread::JoinHandle<()>>>,
+    purger: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl BtreeEngine {
@@ -165,6 +168,7 @@ impl BtreeEngine {
             checkpointing: Mutex::new(()),
             purging: Mutex::new(()),
             ahi: AtomicBool::new(cfg.adaptive_hash_index),
+            swept: AtomicBool::new(false),
             stop: AtomicBool::new(false),
         });
         if let Some(rec) = recovered {
@@ -181,16 +185,28 @@ impl BtreeEngine {
                 .spawn(move || master_loop(&inner))
                 .map_err(|e| Error::Internal(format!("cannot start the master thread: {e}")))?
         };
+        let purger = {
+            let inner = inner.clone();
+            std::thread::Builder::new()
+                .name("btree-purge".into())
+                .spawn(move || purge_loop(&inner))
+                .map_err(|e| Error::Internal(format!("cannot start the purge thread: {e}")))?
+        };
         Ok(BtreeEngine {
             inner,
             _cleaner: cleaner,
             _log_flusher: log_flusher,
             master: Mutex::new(Some(master)),
+            purger: Mutex::new(Some(purger)),
         })
     }
 
-    /// Runs purge until no committed change waits for it (tests, shutdown).
+    /// Waits for the startup sweep, then runs purge until no committed change waits
+    /// for it (tests, shutdown).
     pub fn purge_all(&self) {
+        while !self.inner.swept.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         while self.inner.purge(usize::MAX) > 0 {}
     }
 
@@ -202,8 +218,10 @@ impl BtreeEngine {
 impl Drop for BtreeEngine {
     fn drop(&mut self) {
         self.inner.stop.store(true, Ordering::SeqCst);
-        if let Some(h) = self.master.lock().take() {
-            let _ = h.join();
+        for t in [&self.master, &self.purger] {
+            if let Some(h) = t.lock().take() {
+                let _ = h.join();
+            }
         }
     }
 }
@@ -217,16 +235,35 @@ fn open_space_file(path: &Path, direct: bool) -> Result<Arc<dyn FileIo>> {
     Ok(Arc::new(f.map_err(|e| Error::io(path.display(), e))?))
 }
 
+/// Checkpoints: when the log passes half its capacity, and every ten seconds.
 fn master_loop(inner: &Arc<Inner>) {
     let mut ticks = 0u64;
     while !inner.stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(20));
         ticks += 1;
-        inner.purge(2000);
         if inner.st.log.wants_checkpoint() || ticks.is_multiple_of(500) {
             if let Err(e) = inner.checkpoint() {
                 eprintln!("btree: checkpoint failed: {e}");
             }
+        }
+    }
+}
+
+/// Purge, in a thread of its own so that its writes never wait on itself for log
+/// space; first the sweep of what an earlier run left unpurged.
+fn purge_loop(inner: &Arc<Inner>) {
+    for s in inner.spaces.list() {
+        if inner.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Err(e) = inner.sweep(s.id) {
+            eprintln!("btree: sweep of {} failed: {e}", s.name());
+        }
+    }
+    inner.swept.store(true, Ordering::SeqCst);
+    while !inner.stop.load(Ordering::SeqCst) {
+        if inner.purge(2000) == 0 {
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 }
@@ -251,14 +288,11 @@ impl Inner {
         if let Some(l) = st.pool.oldest_dirty_lsn() {
             c = c.min(l);
         }
-        // Undo that open transactions and purge still need normally keeps the log from
-        // moving past it. When that would leave the log short of room, the undo is
-        // written again after the horizon instead, if it fits.
-        let hold = [self.trx.oldest_active_lsn(), self.trx.oldest_unpurged_lsn()]
-            .into_iter()
-            .flatten()
-            .min();
-        if let Some(hold) = hold.filter(|&l| l < c) {
+        // Undo that open transactions still need normally keeps the log from moving past
+        // it. When that would leave the log short of room, the undo is written again
+        // after the horizon instead, if it fits. (Purge never holds the log: what it
+        // loses in a crash, the sweep after restart finds again.)
+        if let Some(hold) = self.trx.oldest_active_lsn().filter(|&l| l < c) {
             let relog = self.undo_to_relog();
             let used = st.log.current_lsn().saturating_sub(st.log.checkpoint_lsn());
             let free = st.log.capacity().saturating_sub(used);
@@ -281,9 +315,8 @@ impl Inner {
         Ok(())
     }
 
-    /// Log records (each at most a quarter of the log's largest record) that carry
-    /// the undo purge and the open transactions still need: REC_PURGE for committed
-    /// changes purge has not processed, REC_UNDO for open transactions.
+    /// Log records (each at most a quarter of the log's largest record) that carry the
+    /// undo of the open transactions.
     fn undo_to_relog(&self) -> Vec<Vec<u8>> {
         let max = (self.st.log.max_payload() as usize).max(1024) / 4;
         let mut out: Vec<Vec<u8>> = Vec::new();
@@ -294,21 +327,6 @@ impl Inner {
             }
             rec.extend_from_slice(&r);
         };
-        let backlog: Vec<(u64, UndoItem)> = self
-            .trx
-            .purge_queue
-            .lock()
-            .iter()
-            .flat_map(|b| b.items.iter().map(move |i| (b.trx_id, i.clone())))
-            .collect();
-        for (trx_id, item) in backlog {
-            let old = self.trx.versions.get(item.roll_ptr);
-            let old = old.as_ref().and_then(|o| o.value.as_deref());
-            add(
-                recovery::purge_record(trx_id, item.space, &item.key, old),
-                &mut out,
-            );
-        }
         let open: Vec<Arc<BtreeTrx>> = self
             .open_trx
             .iter()
@@ -459,6 +477,110 @@ impl Inner {
                 .map_err(|e| io_err(&lay.name, e))?;
         }
         self.remove_unused_entries(lay, &item.key, &drop_rows, &keep)
+    }
+
+    /// After a restart: removes delete-marked records of transactions from before it
+    /// and secondary entries that no version of their row uses (purge work a crash cut
+    /// short). Rows locked by a running transaction are left to purge.
+    pub(crate) fn sweep(&self, space: u32) -> Result<()> {
+        let boot_first_trx = self.trx.first_id();
+        let lay = match self.table(space) {
+            Some(t) => t.lay.clone(),
+            None => self.spaces.layout(self, space)?,
+        };
+        let st = &self.st;
+        let unbounded = std::ops::Bound::Unbounded;
+        let mut tombstones = Vec::new();
+        lay.clustered()
+            .range(st, &unbounded, &unbounded, false, &mut |batch| {
+                for (k, v) in batch {
+                    if row::RecHeader::read(&v)
+                        .is_some_and(|h| h.deleted() && h.trx_id < boot_first_trx)
+                    {
+                        tombstones.push(k);
+                    }
+                }
+                Ok(true)
+            })
+            .map_err(|e| io_err(&lay.name, e))?;
+        for key in tombstones {
+            self.with_row_lock(space, &key, || {
+                let Some(v) = lay
+                    .clustered()
+                    .get(st, &key)
+                    .map_err(|e| io_err(&lay.name, e))?
+                else {
+                    return Ok(());
+                };
+                match row::RecHeader::read(&v) {
+                    Some(h) if h.deleted() && h.trx_id < boot_first_trx => {
+                        let r = lay.decode(st, &v)?;
+                        lay.clustered()
+                            .remove(st, &key, &[])
+                            .map_err(|e| io_err(&lay.name, e))?;
+                        self.remove_unused_entries(&lay, &key, &[r], &[])
+                    }
+                    _ => Ok(()),
+                }
+            })?;
+        }
+        for (tree_no, ix) in lay.secondaries() {
+            let mut stale = Vec::new();
+            lay.trees[tree_no]
+                .range(st, &unbounded, &unbounded, false, &mut |batch| {
+                    for (e, ckey) in batch {
+                        let cur = lay.clustered().get(st, &ckey)?;
+                        let live = cur.as_ref().and_then(|c| {
+                            let h = row::RecHeader::read(c)?;
+                            let r = lay.decode(st, c).ok()?;
+                            (!h.deleted() && lay.entry_key(ix, &r, &ckey) == e).then_some(())
+                        });
+                        if live.is_none() {
+                            stale.push((e, ckey));
+                        }
+                    }
+                    Ok(true)
+                })
+                .map_err(|e| io_err(&lay.name, e))?;
+            for (entry, ckey) in stale {
+                self.with_row_lock(space, &ckey, || {
+                    let cur = lay
+                        .clustered()
+                        .get(st, &ckey)
+                        .map_err(|e| io_err(&lay.name, e))?;
+                    let mut keep: Vec<Vec<Value>> = Vec::new();
+                    if let Some(c) = &cur {
+                        keep.push(lay.decode(st, c)?);
+                    }
+                    keep.extend(self.chain_rows(&lay, cur.as_deref())?);
+                    if keep.iter().any(|r| lay.entry_key(ix, r, &ckey) == entry) {
+                        return Ok(());
+                    }
+                    lay.trees[tree_no]
+                        .remove(st, &entry, &[])
+                        .map_err(|e| io_err(&lay.name, e))
+                        .map(|_| ())
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `f` holding the row lock of clustered key `key` as purge (never waiting);
+    /// skips `f` when a transaction holds it.
+    fn with_row_lock(&self, space: u32, key: &[u8], f: impl FnOnce() -> Result<()>) -> Result<()> {
+        const PURGE_TRX: u64 = u64::MAX;
+        let k = LockKey {
+            space,
+            index: 0,
+            key: key.to_vec(),
+        };
+        if !self.locks.try_lock(PURGE_TRX, &k) {
+            return Ok(());
+        }
+        let r = f();
+        self.locks.release(PURGE_TRX, std::slice::from_ref(&k));
+        r
     }
 
     /// Rows of the older versions reachable from a clustered value.

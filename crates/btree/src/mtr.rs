@@ -19,8 +19,6 @@ pub const REC_PAGES: u8 = 1;
 pub const REC_UNDO: u8 = 2;
 pub const REC_COMMIT: u8 = 3;
 pub const REC_ROLLED_BACK: u8 = 4;
-/// A committed change still waiting for purge, re-logged at a checkpoint.
-pub const REC_PURGE: u8 = 5;
 const FULL: u8 = 0;
 const DIFF: u8 = 1;
 

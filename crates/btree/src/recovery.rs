@@ -8,9 +8,7 @@
 //! (with the secondary indexes made to agree) gives the same result however many times
 //! it runs, so a crash during recovery is recovered again the same way.
 
-use crate::mtr::{
-    apply_change, parse_record, REC_COMMIT, REC_PAGES, REC_PURGE, REC_ROLLED_BACK, REC_UNDO,
-};
+use crate::mtr::{apply_change, parse_record, REC_COMMIT, REC_PAGES, REC_ROLLED_BACK, REC_UNDO};
 use crate::table::Layout;
 use crate::trx::{OldVersion, PurgeBatch, UndoItem};
 use crate::Inner;
@@ -22,11 +20,6 @@ use strata_types::{Error, Result};
 
 pub fn undo_record(trx_id: u64, space: u32, key: &[u8], old: Option<&[u8]>) -> Vec<u8> {
     change_record(REC_UNDO, trx_id, space, key, old)
-}
-
-/// A committed change purge has not processed yet (same layout as an undo record).
-pub fn purge_record(trx_id: u64, space: u32, key: &[u8], old: Option<&[u8]>) -> Vec<u8> {
-    change_record(REC_PURGE, trx_id, space, key, old)
 }
 
 fn change_record(kind: u8, trx_id: u64, space: u32, key: &[u8], old: Option<&[u8]>) -> Vec<u8> {
@@ -79,7 +72,7 @@ pub fn parse_logical(mut b: &[u8]) -> Option<Vec<(u8, u64, Option<Undo>)>> {
                 out.push((kind, trx, None));
                 b = &b[9..];
             }
-            REC_UNDO | REC_PURGE => {
+            REC_UNDO => {
                 let space = u32::from_le_bytes(b.get(9..13)?.try_into().ok()?);
                 let klen = u16::from_le_bytes(b.get(13..15)?.try_into().ok()?) as usize;
                 let key = b.get(15..15 + klen)?.to_vec();
@@ -162,7 +155,6 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
         for (kind, trx, undo) in items {
             match (kind, undo) {
                 (REC_UNDO, Some(u)) => open.entry(trx).or_default().push(u),
-                (REC_PURGE, Some(u)) => owed.push((trx, u)),
                 (REC_COMMIT, _) => {
                     for u in open.remove(&trx).unwrap_or_default() {
                         owed.push((trx, u));

@@ -24,6 +24,7 @@ use strata_types::keycode::{encode_index_key, row_key_has_null};
 use strata_types::IndexDef;
 
 /// Where a table's indexes are in its space, and how its keys are built.
+#[derive(Clone)]
 pub struct Layout {
     pub def: Arc<TableDef>,
     pub space: u32,

@@ -117,6 +117,9 @@ pub struct PurgeBatch {
 }
 
 pub struct TrxSys {
+    /// The first id of this run: every smaller id belongs to a transaction of an earlier
+    /// run, committed or rolled back by recovery.
+    first_id: u64,
     next_id: AtomicU64,
     /// Active read-write transactions: id → LSN of their first log record.
     active: RwLock<BTreeMap<u64, u64>>,
@@ -130,6 +133,7 @@ pub struct TrxSys {
 impl TrxSys {
     pub fn new(first_id: u64) -> TrxSys {
         TrxSys {
+            first_id: first_id.max(1),
             next_id: AtomicU64::new(first_id.max(1)),
             active: RwLock::new(BTreeMap::new()),
             serial: AtomicU64::new(1),
@@ -139,6 +143,10 @@ impl TrxSys {
             versions: VersionStore::starting_at(first_id.max(1) << 24),
             purge_queue: Mutex::new(VecDeque::new()),
         }
+    }
+
+    pub fn first_id(&self) -> u64 {
+        self.first_id
     }
 
     /// The next id that would be assigned (persisted as a ceiling by the engine).
@@ -214,11 +222,6 @@ impl TrxSys {
             }
         }
         out
-    }
-
-    /// The first LSN of the oldest committed transaction purge has not finished.
-    pub fn oldest_unpurged_lsn(&self) -> Option<u64> {
-        self.purge_queue.lock().iter().map(|b| b.first_lsn).min()
     }
 
     pub fn history_length(&self) -> usize {
