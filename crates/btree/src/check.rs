@@ -21,8 +21,8 @@ pub(crate) fn check_table(inner: &Inner, lay: &Layout) -> Result<()> {
     let unbounded = Bound::Unbounded;
     lay.clustered()
         .range(st, &unbounded, &unbounded, false, &mut |batch| {
-            for (k, v) in batch {
-                let Some(h) = RecHeader::read(&v) else {
+            for (k, v) in batch.iter() {
+                let Some(h) = RecHeader::read(v) else {
                     problem = Some("a clustered record has no header".into());
                     return Ok(false);
                 };
@@ -30,13 +30,13 @@ pub(crate) fn check_table(inner: &Inner, lay: &Layout) -> Result<()> {
                     continue;
                 }
                 live += 1;
-                let Ok(row) = lay.decode(st, &v) else {
+                let Ok(row) = lay.decode(st, v) else {
                     problem = Some("a clustered record does not decode".into());
                     return Ok(false);
                 };
                 for (tree_no, ix) in lay.secondaries() {
-                    let e = lay.entry_key(ix, &row, &k);
-                    if lay.trees[tree_no].get(st, &e)?.as_deref() != Some(&k[..]) {
+                    let e = lay.entry_key(ix, &row, k);
+                    if lay.trees[tree_no].get(st, &e)?.as_deref() != Some(k) {
                         problem = Some(format!(
                             "index {} has no entry for a row of the clustered index",
                             ix.name
@@ -55,8 +55,8 @@ pub(crate) fn check_table(inner: &Inner, lay: &Layout) -> Result<()> {
         let mut entries = 0u64;
         lay.trees[tree_no]
             .range(st, &unbounded, &unbounded, false, &mut |batch| {
-                for (e, ckey) in batch {
-                    let Some(v) = lay.clustered().get(st, &ckey)? else {
+                for (e, ckey) in batch.iter() {
+                    let Some(v) = lay.clustered().get(st, ckey)? else {
                         problem = Some(format!("index {} has an entry for a missing row", ix.name));
                         return Ok(false);
                     };
@@ -65,7 +65,7 @@ pub(crate) fn check_table(inner: &Inner, lay: &Layout) -> Result<()> {
                         return Ok(false);
                     };
                     let deleted = RecHeader::read(&v).is_none_or(|h| h.deleted());
-                    if !deleted && lay.entry_key(ix, &row, &ckey) == e {
+                    if !deleted && lay.entry_key(ix, &row, ckey) == e {
                         entries += 1;
                         continue;
                     }

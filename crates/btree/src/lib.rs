@@ -493,11 +493,11 @@ impl Inner {
         let mut tombstones = Vec::new();
         lay.clustered()
             .range(st, &unbounded, &unbounded, false, &mut |batch| {
-                for (k, v) in batch {
-                    if row::RecHeader::read(&v)
+                for (k, v) in batch.iter() {
+                    if row::RecHeader::read(v)
                         .is_some_and(|h| h.deleted() && h.trx_id < boot_first_trx)
                     {
-                        tombstones.push(k);
+                        tombstones.push(k.to_vec());
                     }
                 }
                 Ok(true)
@@ -528,15 +528,15 @@ impl Inner {
             let mut stale = Vec::new();
             lay.trees[tree_no]
                 .range(st, &unbounded, &unbounded, false, &mut |batch| {
-                    for (e, ckey) in batch {
-                        let cur = lay.clustered().get(st, &ckey)?;
+                    for (e, ckey) in batch.iter() {
+                        let cur = lay.clustered().get(st, ckey)?;
                         let live = cur.as_ref().and_then(|c| {
                             let h = row::RecHeader::read(c)?;
                             let r = lay.decode(st, c).ok()?;
-                            (!h.deleted() && lay.entry_key(ix, &r, &ckey) == e).then_some(())
+                            (!h.deleted() && lay.entry_key(ix, &r, ckey) == e).then_some(())
                         });
                         if live.is_none() {
-                            stale.push((e, ckey));
+                            stale.push((e.to_vec(), ckey.to_vec()));
                         }
                     }
                     Ok(true)

@@ -209,10 +209,10 @@ impl BtreeTable {
                 &std::ops::Bound::Unbounded,
                 false,
                 &mut |batch| {
-                    for (k, v) in batch {
-                        max_id = max_id.max(self.lay.row_id_of(&k));
+                    for (k, v) in batch.iter() {
+                        max_id = max_id.max(self.lay.row_id_of(k));
                         if let Some(c) = ai {
-                            match self.lay.decode(&self.inner.st, &v) {
+                            match self.lay.decode(&self.inner.st, v) {
                                 Ok(r) => {
                                     let n = r[c].to_i64().unwrap_or(0).max(0) as u64;
                                     max_ai = max_ai.max(n);
@@ -312,13 +312,13 @@ impl BtreeTable {
                         if ahi && hint != Some(leaf) {
                             self.ahi.put(key, leaf);
                         }
-                        return self.emit(trx, &kind, None, key.to_vec(), v, f).map(|_| ());
+                        return self.emit(trx, &kind, None, key, &v, f).map(|_| ());
                     }
                 }
             }
             let mut err: Option<Error> = None;
             tree.range(st, &range.start, &range.end, reverse, &mut |batch| {
-                for (k, v) in batch {
+                for (k, v) in batch.iter() {
                     match self.emit(trx, &kind, ix, k, v, f) {
                         Ok(Flow::Continue) => {}
                         Ok(Flow::Stop) => return Ok(false),
@@ -342,29 +342,40 @@ impl BtreeTable {
         trx: &BtreeTrx,
         kind: &ReadKind,
         ix: Option<&IndexDef>,
-        k: Vec<u8>,
-        v: Vec<u8>,
+        k: &[u8],
+        v: &[u8],
         f: &mut RowFn,
     ) -> Result<Flow> {
         let st = &self.inner.st;
-        let ckey = if ix.is_none() { k.clone() } else { v.clone() };
-        let clustered = |v: Vec<u8>| -> Result<Option<Vec<u8>>> {
+        let ckey: &[u8] = if ix.is_none() { k } else { v };
+        let clustered = || -> Result<Option<Vec<u8>>> {
             if ix.is_none() {
-                Ok(Some(v))
+                Ok(Some(v.to_vec()))
             } else {
-                self.lay.clustered().get(st, &ckey).map_err(|e| self.io(e))
+                self.lay.clustered().get(st, ckey).map_err(|e| self.io(e))
             }
         };
         let live = |c: &Vec<u8>| RecHeader::read(c).is_some_and(|h| !h.deleted());
         let value = match kind {
-            ReadKind::Snapshot(view) => clustered(v)?.and_then(|c| self.visible(view, c)),
-            ReadKind::Latest => clustered(v)?.filter(live),
+            ReadKind::Snapshot(view) => {
+                // The common case, a version the view sees, needs no copy of the record.
+                match RecHeader::read(v) {
+                    Some(h) if ix.is_none() && view.sees(h.trx_id) => {
+                        if h.deleted() {
+                            return Ok(Flow::Continue);
+                        }
+                        return self.emit_row(ix, k, ckey, v, f);
+                    }
+                    _ => clustered()?.and_then(|c| self.visible(view, c)),
+                }
+            }
+            ReadKind::Latest => clustered()?.filter(live),
             ReadKind::Locking(mode) => {
-                trx.lock(&self.lay, 0, &ckey, *mode)?;
+                trx.lock(&self.lay, 0, ckey, *mode)?;
                 // The version read before the lock may be gone: read the latest again.
                 self.lay
                     .clustered()
-                    .get(st, &ckey)
+                    .get(st, ckey)
                     .map_err(|e| self.io(e))?
                     .filter(live)
             }
@@ -372,13 +383,26 @@ impl BtreeTable {
         let Some(value) = value else {
             return Ok(Flow::Continue);
         };
-        let row = self.lay.decode(&self.inner.st, &value)?;
+        self.emit_row(ix, k, ckey, &value, f)
+    }
+
+    /// Decodes a visible clustered value and hands the row to `f` (re-checking a
+    /// secondary entry against the row it leads to).
+    fn emit_row(
+        &self,
+        ix: Option<&IndexDef>,
+        k: &[u8],
+        ckey: &[u8],
+        value: &[u8],
+        f: &mut RowFn,
+    ) -> Result<Flow> {
+        let row = self.lay.decode(&self.inner.st, value)?;
         if let Some(ix) = ix {
-            if self.lay.entry_key(ix, &row, &ckey) != k {
+            if self.lay.entry_key(ix, &row, ckey) != k {
                 return Ok(Flow::Continue);
             }
         }
-        f(self.lay.row_id_of(&ckey), &row)
+        f(self.lay.row_id_of(ckey), &row)
     }
 
     /// Checks a unique secondary index for another live row with the same values.
@@ -397,7 +421,7 @@ impl BtreeTable {
         let mut candidates = Vec::new();
         self.lay.trees[tree_no]
             .range(st, &range.start, &range.end, false, &mut |batch| {
-                candidates.extend(batch.into_iter().map(|(_, v)| v));
+                candidates.extend(batch.iter().map(|(_, v)| v.to_vec()));
                 Ok(true)
             })
             .map_err(|e| self.io(e))?;

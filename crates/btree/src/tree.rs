@@ -38,8 +38,27 @@ pub struct Tree {
     pub index_no: u16,
 }
 
-/// One record copied out of a leaf.
-pub type Record = (Vec<u8>, Vec<u8>);
+/// Records read from one leaf: a copy of the page (one allocation, whatever the number
+/// of records) and the slots that fall in the range, in the order they are to be read.
+pub struct Batch {
+    page: Vec<u8>,
+    slots: Vec<usize>,
+}
+
+impl Batch {
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+        self.slots.iter().map(|&i| page::rec(&self.page, i))
+    }
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+    fn last_key(&self) -> Option<&[u8]> {
+        self.slots.last().map(|&i| page::key(&self.page, i))
+    }
+}
 
 /// How [`Tree::put`] treats an existing record with the same key.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -182,7 +201,7 @@ impl Tree {
         start: &Bound<Vec<u8>>,
         end: &Bound<Vec<u8>>,
         reverse: bool,
-        f: &mut dyn FnMut(Vec<Record>) -> io::Result<bool>,
+        f: &mut dyn FnMut(&Batch) -> io::Result<bool>,
     ) -> io::Result<()> {
         let above_start = |k: &[u8]| match start {
             Bound::Unbounded => true,
@@ -206,19 +225,26 @@ impl Tree {
                 let (leaf, upper) = self.leaf_for(&mut mtr, &from)?;
                 let p = mtr.get(leaf);
                 let first = page::search(p, &from).unwrap_or_else(|i| i);
-                let mut batch = Vec::new();
+                let mut slots = Vec::new();
                 let mut done = false;
                 for i in first..page::n_slots(p) {
-                    let (k, v) = page::rec(p, i);
-                    if !below_end(k) {
+                    if !below_end(page::key(p, i)) {
                         done = true;
                         break;
                     }
-                    batch.push((k.to_vec(), v.to_vec()));
+                    slots.push(i);
                 }
+                let batch = Batch {
+                    page: if slots.is_empty() {
+                        Vec::new()
+                    } else {
+                        p.to_vec()
+                    },
+                    slots,
+                };
                 drop(mtr);
-                let next_from = batch.last().map(|(k, _)| successor(k));
-                if !batch.is_empty() && !f(batch)? {
+                let next_from = batch.last_key().map(successor);
+                if !batch.is_empty() && !f(&batch)? {
                     return Ok(());
                 }
                 if done {
@@ -251,19 +277,26 @@ impl Tree {
                     Some(b) => page::search(p, b).unwrap_or_else(|i| i),
                     None => page::n_slots(p),
                 };
-                let mut batch = Vec::new();
+                let mut slots = Vec::new();
                 let mut done = false;
                 for i in (0..last).rev() {
-                    let (k, v) = page::rec(p, i);
-                    if !above_start(k) {
+                    if !above_start(page::key(p, i)) {
                         done = true;
                         break;
                     }
-                    batch.push((k.to_vec(), v.to_vec()));
+                    slots.push(i);
                 }
+                let batch = Batch {
+                    page: if slots.is_empty() {
+                        Vec::new()
+                    } else {
+                        p.to_vec()
+                    },
+                    slots,
+                };
                 drop(mtr);
-                let next_before = batch.last().map(|(k, _)| k.clone());
-                if !batch.is_empty() && !f(batch)? {
+                let next_before = batch.last_key().map(<[u8]>::to_vec);
+                if !batch.is_empty() && !f(&batch)? {
                     return Ok(());
                 }
                 if done {
