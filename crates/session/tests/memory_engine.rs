@@ -16,7 +16,9 @@ use strata_types::keycode::encode_index_key;
 use strata_types::output::CollectedOutput;
 use strata_types::{ColumnMeta, EndInfo, Error, OkInfo, QueryOutput, Result, TableDef, Value};
 
-struct MemEngine;
+/// The model engine, registered under both stored engine names so the shared scripts
+/// can say ENGINE=MyISAM or ENGINE=InnoDB.
+struct MemEngine(&'static str);
 
 struct MemTable {
     def: Arc<TableDef>,
@@ -46,7 +48,7 @@ impl MemTable {
 
 impl Engine for MemEngine {
     fn name(&self) -> &'static str {
-        "heap"
+        self.0
     }
     fn create_table(&self, _: &TableDef, _: &Path) -> Result<()> {
         Ok(())
@@ -268,7 +270,13 @@ impl ResultSink for Out {
 
 fn session() -> (tempfile::TempDir, Session) {
     let dir = tempfile::tempdir().unwrap();
-    let catalog = Arc::new(Catalog::open(dir.path(), vec![Arc::new(MemEngine)]).unwrap());
+    let catalog = Arc::new(
+        Catalog::open(
+            dir.path(),
+            vec![Arc::new(MemEngine("heap")), Arc::new(MemEngine("btree"))],
+        )
+        .unwrap(),
+    );
     let server = Arc::new(Server::new(
         catalog,
         ServerConfig {
