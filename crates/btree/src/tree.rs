@@ -55,6 +55,30 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
+    /// Takes the slots of leaf `p` in `order` while their keys are `in_range`; also
+    /// says whether it stopped at a key out of range (the range ends in this leaf).
+    fn collect(
+        p: &[u8],
+        order: impl Iterator<Item = usize>,
+        in_range: impl Fn(&[u8]) -> bool,
+    ) -> (Batch, bool) {
+        let mut slots = Vec::new();
+        let mut done = false;
+        for i in order {
+            if !in_range(page::key(p, i)) {
+                done = true;
+                break;
+            }
+            slots.push(i);
+        }
+        let page = if slots.is_empty() {
+            Vec::new()
+        } else {
+            p.to_vec()
+        };
+        (Batch { page, slots }, done)
+    }
+
     fn last_key(&self) -> Option<&[u8]> {
         self.slots.last().map(|&i| page::key(&self.page, i))
     }
@@ -225,23 +249,7 @@ impl Tree {
                 let (leaf, upper) = self.leaf_for(&mut mtr, &from)?;
                 let p = mtr.get(leaf);
                 let first = page::search(p, &from).unwrap_or_else(|i| i);
-                let mut slots = Vec::new();
-                let mut done = false;
-                for i in first..page::n_slots(p) {
-                    if !below_end(page::key(p, i)) {
-                        done = true;
-                        break;
-                    }
-                    slots.push(i);
-                }
-                let batch = Batch {
-                    page: if slots.is_empty() {
-                        Vec::new()
-                    } else {
-                        p.to_vec()
-                    },
-                    slots,
-                };
+                let (batch, done) = Batch::collect(p, first..page::n_slots(p), below_end);
                 drop(mtr);
                 let next_from = batch.last_key().map(successor);
                 if !batch.is_empty() && !f(&batch)? {
@@ -277,23 +285,7 @@ impl Tree {
                     Some(b) => page::search(p, b).unwrap_or_else(|i| i),
                     None => page::n_slots(p),
                 };
-                let mut slots = Vec::new();
-                let mut done = false;
-                for i in (0..last).rev() {
-                    if !above_start(page::key(p, i)) {
-                        done = true;
-                        break;
-                    }
-                    slots.push(i);
-                }
-                let batch = Batch {
-                    page: if slots.is_empty() {
-                        Vec::new()
-                    } else {
-                        p.to_vec()
-                    },
-                    slots,
-                };
+                let (batch, done) = Batch::collect(p, (0..last).rev(), above_start);
                 drop(mtr);
                 let next_before = batch.last_key().map(<[u8]>::to_vec);
                 if !batch.is_empty() && !f(&batch)? {
