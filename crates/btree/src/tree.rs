@@ -116,6 +116,9 @@ fn bad(space: u32, page_no: u32, what: &str) -> io::Error {
     )
 }
 
+/// A bound of a leaf's key range found on the way down (None: open).
+type LeafBound = Option<Vec<u8>>;
+
 impl Tree {
     fn pid(&self, page_no: u32) -> PageId {
         PageId {
@@ -133,18 +136,26 @@ impl Tree {
         Ok(())
     }
 
-    /// Descends to the leaf that holds `key`, S-latching with coupling. Also returns
-    /// the exclusive upper bound of that leaf's key range (None: rightmost).
-    fn leaf_for(&self, mtr: &mut Mtr, key: &[u8]) -> io::Result<(Slot, Option<Vec<u8>>)> {
+    /// Descends from the root to a leaf, S-latching each child before releasing its
+    /// parent; `pick` chooses the child slot in each internal node. Returns the leaf and
+    /// the bounds of its key range: inclusive lower and exclusive upper (None: open).
+    fn descend(
+        &self,
+        mtr: &mut Mtr,
+        pick: impl Fn(&[u8]) -> usize,
+    ) -> io::Result<(Slot, LeafBound, LeafBound)> {
         let mut cur = mtr.s(self.pid(self.root))?;
-        let mut upper: Option<Vec<u8>> = None;
+        let (mut lower, mut upper) = (None, None);
         loop {
             self.check_node(mtr, cur)?;
             let p = mtr.get(cur);
             if page::is_leaf(p) {
-                return Ok((cur, upper));
+                return Ok((cur, lower, upper));
             }
-            let i = page::child_slot(p, key);
+            let i = pick(p);
+            if i > 0 {
+                lower = Some(page::key(p, i).to_vec());
+            }
             if i + 1 < page::n_slots(p) {
                 upper = Some(page::key(p, i + 1).to_vec());
             }
@@ -155,29 +166,29 @@ impl Tree {
         }
     }
 
-    /// Descends to the leaf holding keys just below `key`; returns it and the inclusive
-    /// lower bound of its range (None: leftmost).
+    /// The leaf that holds `key`, and the exclusive upper bound of its range.
+    fn leaf_for(&self, mtr: &mut Mtr, key: &[u8]) -> io::Result<(Slot, Option<Vec<u8>>)> {
+        let (leaf, _, upper) = self.descend(mtr, |p| page::child_slot(p, key))?;
+        Ok((leaf, upper))
+    }
+
+    /// The leaf holding keys just below `key`, and the inclusive lower bound of its range.
     fn leaf_before(&self, mtr: &mut Mtr, key: &[u8]) -> io::Result<(Slot, Option<Vec<u8>>)> {
-        let mut cur = mtr.s(self.pid(self.root))?;
-        let mut lower: Option<Vec<u8>> = None;
-        loop {
-            self.check_node(mtr, cur)?;
-            let p = mtr.get(cur);
-            if page::is_leaf(p) {
-                return Ok((cur, lower));
-            }
-            let mut i = page::child_slot(p, key);
+        let (leaf, lower, _) = self.descend(mtr, |p| {
+            let i = page::child_slot(p, key);
             if i > 0 && page::key(p, i) >= key {
-                i -= 1;
+                i - 1
+            } else {
+                i
             }
-            if i > 0 {
-                lower = Some(page::key(p, i).to_vec());
-            }
-            let child = page::child(p, i);
-            let next = mtr.s(self.pid(child))?;
-            mtr.release(cur);
-            cur = next;
-        }
+        })?;
+        Ok((leaf, lower))
+    }
+
+    /// The rightmost leaf, and the inclusive lower bound of its range.
+    fn rightmost_leaf(&self, mtr: &mut Mtr) -> io::Result<(Slot, Option<Vec<u8>>)> {
+        let (leaf, lower, _) = self.descend(mtr, |p| page::n_slots(p).saturating_sub(1))?;
+        Ok((leaf, lower))
     }
 
     /// The value under `key`, trying the leaf page `hint` first (the adaptive hash
@@ -300,26 +311,6 @@ impl Tree {
                     (None, Some(l)) => Some(l),
                 };
             }
-        }
-    }
-
-    fn rightmost_leaf(&self, mtr: &mut Mtr) -> io::Result<(Slot, Option<Vec<u8>>)> {
-        let mut cur = mtr.s(self.pid(self.root))?;
-        let mut lower = None;
-        loop {
-            self.check_node(mtr, cur)?;
-            let p = mtr.get(cur);
-            if page::is_leaf(p) {
-                return Ok((cur, lower));
-            }
-            let i = page::n_slots(p).saturating_sub(1);
-            if i > 0 {
-                lower = Some(page::key(p, i).to_vec());
-            }
-            let child = page::child(p, i);
-            let next = mtr.s(self.pid(child))?;
-            mtr.release(cur);
-            cur = next;
         }
     }
 
