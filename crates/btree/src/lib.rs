@@ -41,7 +41,10 @@ use strata_engine::*;
 use strata_storage::bufpool::{BufferPool, PoolConfig};
 use strata_storage::io::{FileIo, StdFile};
 use strata_storage::redo::{FlushAtCommit, RedoConfig, RedoLog};
-use strata_storage::sync::{AtomicBool, Mutex, Ordering, RwLock};
+use strata_storage::sync::{
+    AtomicBool, Latch, LatchMutex, Mutex, Ordering, RwLock, SpinPolicy, DEFAULT_SPIN_WAIT_DELAY,
+    DEFAULT_SYNC_SPIN_LOOPS, MAX_SPIN_WAIT_DELAY,
+};
 use table::{BtreeTable, Layout};
 use trx::{PurgeBatch, ReadView, TrxSys, UndoItem};
 
@@ -56,6 +59,12 @@ pub struct BtreeConfig {
     pub adaptive_hash_index: bool,
     pub old_blocks_pct: u32,
     pub old_blocks_time_ms: u32,
+    /// `innodb_sync_spin_loops`: how often a thread re-tests a busy latch before it
+    /// blocks in the OS; 0 blocks at once (like a pthread mutex). See docs/latches.md.
+    pub sync_spin_loops: u32,
+    /// `innodb_spin_wait_delay`: the most delay units (of 50 CPU pauses) between two
+    /// re-tests, capped at 1000.
+    pub spin_wait_delay: u32,
 }
 
 impl Default for BtreeConfig {
@@ -69,6 +78,8 @@ impl Default for BtreeConfig {
             adaptive_hash_index: true,
             old_blocks_pct: 37,
             old_blocks_time_ms: 1000,
+            sync_spin_loops: DEFAULT_SYNC_SPIN_LOOPS,
+            spin_wait_delay: DEFAULT_SPIN_WAIT_DELAY,
         }
     }
 }
@@ -90,9 +101,9 @@ pub(crate) struct Inner {
     pub locks: LockTable,
     pub spaces: spaces::SpaceDir,
     pub cfg: RwLock<BtreeConfig>,
-    tables: RwLock<HashMap<u32, Weak<BtreeTable>>>,
+    tables: Latch<HashMap<u32, Weak<BtreeTable>>>,
     /// Every open transaction (sharded), so a checkpoint can re-log their undo.
-    open_trx: Vec<Mutex<HashMap<u64, Weak<BtreeTrx>>>>,
+    open_trx: Vec<LatchMutex<HashMap<u64, Weak<BtreeTrx>>>>,
     next_trx_serial: strata_storage::sync::AtomicU64,
     /// Held exclusive by a checkpoint, so two never interleave.
     checkpointing: Mutex<()>,
@@ -121,11 +132,15 @@ impl BtreeEngine {
     /// directory; replays the log and rolls back transactions a crash interrupted.
     pub fn open(datadir: &Path, cfg: BtreeConfig) -> Result<BtreeEngine> {
         std::fs::create_dir_all(datadir).map_err(|e| Error::io(datadir.display(), e))?;
+        // One policy for every latch of this engine: the pool's page latches and
+        // mutexes, and the engine-wide ones below. SET GLOBAL changes it in place.
+        let policy = Arc::new(SpinPolicy::new(cfg.sync_spin_loops, cfg.spin_wait_delay));
         let pool = Arc::new(BufferPool::new(PoolConfig {
             size_bytes: cfg.buffer_pool_size,
             page_size: cfg.page_size,
             old_blocks_pct: cfg.old_blocks_pct,
             old_blocks_time_ms: cfg.old_blocks_time_ms,
+            latch_policy: policy.clone(),
         }));
         let spaces = spaces::SpaceDir::open(datadir)?;
         let log_path = datadir.join("ib_logfile0");
@@ -156,13 +171,13 @@ impl BtreeEngine {
         let first_trx = spaces.trx_id_ceiling();
         let inner = Arc::new(Inner {
             st: Storage::new(pool.clone(), log.clone()),
-            trx: TrxSys::new(first_trx),
-            locks: LockTable::default(),
+            trx: TrxSys::with_policy(first_trx, &policy),
+            locks: LockTable::new(&policy),
             spaces,
             cfg: RwLock::new(cfg.clone()),
-            tables: RwLock::new(HashMap::new()),
+            tables: Latch::with_policy(policy.clone(), HashMap::new()),
             open_trx: (0..TRX_SHARDS)
-                .map(|_| Mutex::new(HashMap::new()))
+                .map(|_| LatchMutex::with_policy(policy.clone(), HashMap::new()))
                 .collect(),
             next_trx_serial: strata_storage::sync::AtomicU64::new(1),
             checkpointing: Mutex::new(()),
@@ -1035,7 +1050,7 @@ impl Engine for BtreeEngine {
     fn status_vars(&self) -> Vec<(String, u64)> {
         let p = self.inner.st.pool.stats();
         let l = self.inner.st.log.stats();
-        vec![
+        let mut v = vec![
             ("Innodb_buffer_pool_pages_total".into(), p.pages_total),
             ("Innodb_buffer_pool_pages_data".into(), p.pages_data),
             ("Innodb_buffer_pool_pages_dirty".into(), p.pages_dirty),
@@ -1058,7 +1073,20 @@ impl Engine for BtreeEngine {
                 "Innodb_active_transactions".into(),
                 self.inner.trx.active_count() as u64,
             ),
-        ]
+        ];
+        // Latch waits, as SHOW ENGINE INNODB STATUS's SEMAPHORES section counts them
+        // (and as MariaDB named them as status variables).
+        let w = self.inner.st.pool.latch_policy().stats();
+        for (kind, c) in [
+            ("mutex", w.mutex),
+            ("rwlock_s", w.shared),
+            ("rwlock_x", w.exclusive),
+        ] {
+            v.push((format!("Innodb_{kind}_spin_waits"), c.spin_waits));
+            v.push((format!("Innodb_{kind}_spin_rounds"), c.spin_rounds));
+            v.push((format!("Innodb_{kind}_os_waits"), c.os_waits));
+        }
+        v
     }
 
     fn transactional(&self) -> bool {
@@ -1067,6 +1095,7 @@ impl Engine for BtreeEngine {
 
     fn variables(&self) -> Vec<EngineVar> {
         let c = self.inner.cfg.read();
+        let policy = self.inner.st.pool.latch_policy();
         let int = |n: u64| Value::UInt(n);
         let onoff = |b: bool| Value::str(if b { "ON" } else { "OFF" });
         vec![
@@ -1110,6 +1139,17 @@ impl Engine for BtreeEngine {
                 value: int(c.old_blocks_time_ms as u64),
                 dynamic: false,
             },
+            // Read from the policy the latches use, so what SHOW says is what they do.
+            EngineVar {
+                name: "innodb_sync_spin_loops",
+                value: int(policy.spin_loops() as u64),
+                dynamic: true,
+            },
+            EngineVar {
+                name: "innodb_spin_wait_delay",
+                value: int(policy.spin_wait_delay() as u64),
+                dynamic: true,
+            },
         ]
     }
 
@@ -1141,6 +1181,26 @@ impl Engine for BtreeEngine {
                 };
                 self.inner.cfg.write().adaptive_hash_index = on;
                 self.inner.ahi.store(on, Ordering::Relaxed);
+                Ok(())
+            }
+            // Both take effect at the next wait of every latch of the engine.
+            "innodb_sync_spin_loops" => {
+                let n = value
+                    .to_i64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(bad)?;
+                self.inner.cfg.write().sync_spin_loops = n;
+                self.inner.st.pool.latch_policy().set_spin_loops(n);
+                Ok(())
+            }
+            "innodb_spin_wait_delay" => {
+                let d = value
+                    .to_i64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .filter(|&d| d <= MAX_SPIN_WAIT_DELAY)
+                    .ok_or_else(bad)?;
+                self.inner.cfg.write().spin_wait_delay = d;
+                self.inner.st.pool.latch_policy().set_spin_wait_delay(d);
                 Ok(())
             }
             n if self.variables().iter().any(|v| v.name == n) => {

@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
-use strata_storage::sync::{Condvar, Mutex};
+use strata_storage::sync::{default_policy, Arc, Condvar, LatchMutex, Mutex, SpinPolicy};
 use strata_types::{Error, Result};
 
 const SHARDS: usize = 64;
@@ -52,9 +52,12 @@ struct Shard {
     cv: Condvar,
 }
 
+/// The shards' mutexes stay parking_lot's: a lock wait sleeps on the shard's condition
+/// variable, which needs that mutex, and is a row-lock wait, not a latch wait.
 pub struct LockTable {
     shards: Vec<Shard>,
-    waits_for: Mutex<HashMap<u64, Vec<u64>>>,
+    /// Touched on every grant (to forget a past wait): engine-wide, so a latch mutex.
+    waits_for: LatchMutex<HashMap<u64, Vec<u64>>>,
 }
 
 /// What [`LockTable::lock`] did.
@@ -68,14 +71,19 @@ pub enum Granted {
 
 impl Default for LockTable {
     fn default() -> Self {
-        LockTable {
-            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
-            waits_for: Mutex::new(HashMap::new()),
-        }
+        LockTable::new(&default_policy())
     }
 }
 
 impl LockTable {
+    /// A lock table whose wait-for graph mutex waits per `policy` (the engine's).
+    pub fn new(policy: &Arc<SpinPolicy>) -> LockTable {
+        LockTable {
+            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
+            waits_for: LatchMutex::with_policy(policy.clone(), HashMap::new()),
+        }
+    }
+
     fn shard(&self, k: &LockKey) -> &Shard {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         k.hash(&mut h);

@@ -13,7 +13,7 @@ use crate::page::{get_u16, get_u32, get_u64};
 use std::io;
 use strata_storage::bufpool::{page_lsn, BufferPool, PageId, PageRead, PageWrite};
 use strata_storage::redo::{Lsn, RedoLog};
-use strata_storage::sync::{AtomicU64, Ordering, RwLock};
+use strata_storage::sync::{AtomicU64, Latch, Ordering};
 
 pub const REC_PAGES: u8 = 1;
 pub const REC_UNDO: u8 = 2;
@@ -30,17 +30,18 @@ pub struct Storage {
     fpi_horizon: AtomicU64,
     /// Held shared while a mini-transaction decides full-vs-diff and appends, so a
     /// checkpoint that moves the horizon sees every mtr entirely before or after it.
-    gate: RwLock<()>,
+    gate: Latch<()>,
 }
 
 impl Storage {
     pub fn new(pool: std::sync::Arc<BufferPool>, log: std::sync::Arc<RedoLog>) -> Storage {
         let h = log.current_lsn();
+        let gate = Latch::with_policy(pool.latch_policy().clone(), ());
         Storage {
             pool,
             log,
             fpi_horizon: AtomicU64::new(h),
-            gate: RwLock::new(()),
+            gate,
         }
     }
 

@@ -148,13 +148,20 @@ const AHI_SHARD_ENTRIES: usize = 1 << 15;
 /// check; it is never trusted without one.
 #[derive(Default)]
 struct AdaptiveHash {
-    shards: Vec<strata_storage::sync::Mutex<std::collections::HashMap<Vec<u8>, u32>>>,
+    shards: Vec<strata_storage::sync::LatchMutex<std::collections::HashMap<Vec<u8>, u32>>>,
 }
 
 impl AdaptiveHash {
-    fn new() -> AdaptiveHash {
+    fn new(policy: &Arc<strata_storage::sync::SpinPolicy>) -> AdaptiveHash {
         AdaptiveHash {
-            shards: (0..AHI_SHARDS).map(|_| Default::default()).collect(),
+            shards: (0..AHI_SHARDS)
+                .map(|_| {
+                    strata_storage::sync::LatchMutex::with_policy(
+                        policy.clone(),
+                        Default::default(),
+                    )
+                })
+                .collect(),
         }
     }
     fn shard(&self, key: &[u8]) -> usize {
@@ -183,12 +190,13 @@ enum ReadKind {
 
 impl BtreeTable {
     pub(crate) fn open(inner: Arc<Inner>, lay: Layout) -> Result<BtreeTable> {
+        let ahi = AdaptiveHash::new(inner.st.pool.latch_policy());
         let t = BtreeTable {
             inner,
             lay,
             autoinc: AtomicU64::new(0),
             next_row_id: AtomicU64::new(1),
-            ahi: AdaptiveHash::new(),
+            ahi,
         };
         t.init_counters()?;
         Ok(t)

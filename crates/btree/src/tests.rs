@@ -7,6 +7,7 @@
 use super::*;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
+use strata_storage::bufpool::PageId;
 use strata_types::keycode::encode_prefix;
 use strata_types::schema::ColumnDef;
 use strata_types::{Collation, DataType, IndexDef};
@@ -481,4 +482,92 @@ fn o_direct_tablespaces_read_and_write() {
     let t = e.open_table(def, &stem).unwrap();
     assert_eq!(all(&t, &Txn::default()).len(), 2000);
     t.check(&Txn::default()).unwrap();
+}
+
+fn status(e: &BtreeEngine, name: &str) -> u64 {
+    match e.status_vars().into_iter().find(|(n, _)| n == name) {
+        Some((_, v)) => v,
+        None => panic!("no status variable {name}"),
+    }
+}
+
+fn var(e: &BtreeEngine, name: &str) -> Value {
+    match e.variables().into_iter().find(|v| v.name == name) {
+        Some(v) => v.value,
+        None => panic!("no variable {name}"),
+    }
+}
+
+/// `innodb_sync_spin_loops` and `innodb_spin_wait_delay` come from the config, show,
+/// reject bad values, and change how the engine's latches wait: a read blocked on a
+/// page latch sleeps without spinning at 0, and spins its rounds first at 30.
+#[test]
+fn spin_variables_change_how_page_latches_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = BtreeConfig {
+        sync_spin_loops: 0,
+        ..small()
+    };
+    let e = BtreeEngine::open(dir.path(), cfg).unwrap();
+    let def = sbtest();
+    let stem = dir.path().join("d").join("t");
+    e.create_table(&def, &stem).unwrap();
+    let t = e.open_table(Arc::new(def), &stem).unwrap();
+    for i in 1..=20 {
+        autocommit(|txn| t.insert(txn, &mut row(i, i, &format!("r{i}"))).map(|_| ())).unwrap();
+    }
+    assert_eq!(var(&e, "innodb_sync_spin_loops"), Value::UInt(0));
+    assert_eq!(var(&e, "innodb_spin_wait_delay"), Value::UInt(6));
+    for (name, bad) in [
+        ("innodb_sync_spin_loops", Value::Int(-1)),
+        ("innodb_sync_spin_loops", Value::UInt(1 << 32)),
+        ("innodb_spin_wait_delay", Value::UInt(1001)),
+        ("innodb_spin_wait_delay", Value::Null),
+    ] {
+        let err = e.set_variable(name, &bad).unwrap_err();
+        assert_eq!(err.code(), 1231, "{name} = {bad:?}: {err}");
+    }
+
+    let space = e
+        .inner
+        .spaces
+        .id_of(&stem.with_extension("ibd"))
+        .expect("the table's space");
+    let pool = e.inner.st.pool.clone();
+    // Holds every page of the table X-latched while a reader tries to scan it; returns
+    // how the reader's shared-latch waits moved.
+    let blocked_scan = |t: &Arc<dyn Table>| -> (u64, u64) {
+        let (rounds, sleeps) = (
+            status(&e, "Innodb_rwlock_s_spin_rounds"),
+            status(&e, "Innodb_rwlock_s_os_waits"),
+        );
+        let held: Vec<_> = (0..pool.space_pages(space))
+            .map(|p| pool.write(PageId::new(space, p)).unwrap())
+            .collect();
+        let reader = {
+            let t = t.clone();
+            std::thread::spawn(move || all(&t, &Txn::default()).len())
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        drop(held);
+        assert_eq!(reader.join().unwrap(), 20);
+        (
+            status(&e, "Innodb_rwlock_s_spin_rounds") - rounds,
+            status(&e, "Innodb_rwlock_s_os_waits") - sleeps,
+        )
+    };
+
+    let (rounds, sleeps) = blocked_scan(&t);
+    assert_eq!(rounds, 0, "spinning is off");
+    assert!(sleeps >= 1, "the blocked reader must have slept");
+
+    e.set_variable("innodb_sync_spin_loops", &Value::Int(30))
+        .unwrap();
+    e.set_variable("innodb_spin_wait_delay", &Value::str("1"))
+        .unwrap();
+    assert_eq!(var(&e, "innodb_sync_spin_loops"), Value::UInt(30));
+    assert_eq!(var(&e, "innodb_spin_wait_delay"), Value::UInt(1));
+    let (rounds, sleeps) = blocked_scan(&t);
+    assert!(rounds >= 30, "30 spin rounds before sleeping, got {rounds}");
+    assert!(sleeps >= 1, "a 300 ms hold outlasts the spinning");
 }

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
-use strata_storage::sync::{AtomicU64, Mutex, Ordering, RwLock};
+use strata_storage::sync::{default_policy, AtomicU64, Latch, LatchMutex, Ordering, SpinPolicy};
 
 /// An MVCC snapshot.
 #[derive(Debug)]
@@ -50,12 +50,12 @@ const VERSION_SHARDS: usize = 64;
 /// roll_ptr → old version.
 pub struct VersionStore {
     next: AtomicU64,
-    shards: Vec<Mutex<std::collections::HashMap<u64, Arc<OldVersion>>>>,
+    shards: Vec<LatchMutex<std::collections::HashMap<u64, Arc<OldVersion>>>>,
 }
 
 impl Default for VersionStore {
     fn default() -> Self {
-        VersionStore::starting_at(1)
+        VersionStore::starting_at(1, &default_policy())
     }
 }
 
@@ -63,10 +63,12 @@ impl VersionStore {
     /// Roll pointers of this run start at `first`; the engine makes it larger than any
     /// pointer an earlier run left in a record, so those lead nowhere instead of to a
     /// version of another row.
-    pub fn starting_at(first: u64) -> VersionStore {
+    pub fn starting_at(first: u64, policy: &Arc<SpinPolicy>) -> VersionStore {
         VersionStore {
             next: AtomicU64::new(first.max(1)),
-            shards: (0..VERSION_SHARDS).map(|_| Mutex::default()).collect(),
+            shards: (0..VERSION_SHARDS)
+                .map(|_| LatchMutex::with_policy(policy.clone(), Default::default()))
+                .collect(),
         }
     }
 
@@ -122,26 +124,33 @@ pub struct TrxSys {
     first_id: u64,
     next_id: AtomicU64,
     /// Active read-write transactions: id → LSN of their first log record.
-    active: RwLock<BTreeMap<u64, u64>>,
+    active: Latch<BTreeMap<u64, u64>>,
     serial: AtomicU64,
-    /// Open read views by serial (a count per serial).
-    views: Mutex<BTreeMap<u64, usize>>,
+    /// Open read views by serial (a count per serial): taken by every statement's read
+    /// view, the trx system's hottest mutex.
+    views: LatchMutex<BTreeMap<u64, usize>>,
     pub versions: VersionStore,
-    pub purge_queue: Mutex<VecDeque<PurgeBatch>>,
+    pub purge_queue: LatchMutex<VecDeque<PurgeBatch>>,
 }
 
 impl TrxSys {
+    /// A trx system whose latches wait per the process-wide default policy.
     pub fn new(first_id: u64) -> TrxSys {
+        TrxSys::with_policy(first_id, &default_policy())
+    }
+
+    /// A trx system whose latches wait per `policy` (the engine's).
+    pub fn with_policy(first_id: u64, policy: &Arc<SpinPolicy>) -> TrxSys {
         TrxSys {
             first_id: first_id.max(1),
             next_id: AtomicU64::new(first_id.max(1)),
-            active: RwLock::new(BTreeMap::new()),
+            active: Latch::with_policy(policy.clone(), BTreeMap::new()),
             serial: AtomicU64::new(1),
-            views: Mutex::new(BTreeMap::new()),
+            views: LatchMutex::with_policy(policy.clone(), BTreeMap::new()),
             // Each restart moves the id ceiling up by at least 100,000, so runs' roll
             // pointer ranges (2^24 per id) never overlap.
-            versions: VersionStore::starting_at(first_id.max(1) << 24),
-            purge_queue: Mutex::new(VecDeque::new()),
+            versions: VersionStore::starting_at(first_id.max(1) << 24, policy),
+            purge_queue: LatchMutex::with_policy(policy.clone(), VecDeque::new()),
         }
     }
 

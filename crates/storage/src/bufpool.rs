@@ -7,7 +7,9 @@
 //! # Frames, fixing and latching
 //!
 //! The pool is `size_bytes / page_size` frames, each a 4096-aligned page buffer (so
-//! `O_DIRECT` files work) behind its own reader-writer lock, the page latch. A page is
+//! `O_DIRECT` files work) behind its own reader-writer latch, the page latch (a
+//! [`Latch`], whose spin-or-wait policy is the pool's [`SpinPolicy`], given in
+//! [`PoolConfig::latch_policy`] and shared with the engine's own latches). A page is
 //! *fixed* (pinned: a per-frame atomic count) before it is latched, and pinned frames
 //! are never evicted. The page table (page id → frame) is split into [`SHARDS`]
 //! independently locked shards, so a hit costs one shard read-lock, the frame's pin
@@ -56,8 +58,8 @@
 
 use crate::io::FileIo;
 use crate::sync::{
-    Arc, ArcRwLockReadGuard, ArcRwLockWriteGuard, AtomicBool, AtomicU32, AtomicU64, AtomicUsize,
-    Condvar, Mutex, Ordering, RawRwLock, RwLock, Weak,
+    Arc, ArcLatchRead, ArcLatchWrite, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Condvar,
+    Latch, LatchMutex, Mutex, Ordering, SpinPolicy, Weak,
 };
 use std::alloc::Layout;
 use std::collections::{BTreeSet, HashMap};
@@ -209,6 +211,9 @@ pub struct PoolConfig {
     /// innodb_old_blocks_time: how long after its first access a page in the old
     /// sublist must be accessed again to become young
     pub old_blocks_time_ms: u32,
+    /// How the page latches and the pool's mutexes wait (innodb_sync_spin_loops,
+    /// innodb_spin_wait_delay), and where their waits are counted.
+    pub latch_policy: Arc<SpinPolicy>,
 }
 
 impl Default for PoolConfig {
@@ -218,6 +223,7 @@ impl Default for PoolConfig {
             page_size: DEFAULT_PAGE_SIZE,
             old_blocks_pct: 37,
             old_blocks_time_ms: 1000,
+            latch_policy: Arc::new(SpinPolicy::default()),
         }
     }
 }
@@ -305,7 +311,7 @@ impl DerefMut for PageBuf {
 /// The flush list: dirty frames ordered by oldest_modification. Every frame holds it
 /// so a page guard can reach it without holding the pool.
 struct FlushList {
-    set: Mutex<BTreeSet<(u64, usize)>>,
+    set: LatchMutex<BTreeSet<(u64, usize)>>,
 }
 
 struct Frame {
@@ -319,7 +325,7 @@ struct Frame {
     /// Fix count; EVICTING while a thread owns the frame for reuse.
     pin: AtomicU32,
     /// The page latch and the page.
-    page: Arc<RwLock<PageBuf>>,
+    page: Arc<Latch<PageBuf>>,
     /// CLEAN, or the start lsn of the first change not yet written. Changed only with
     /// the flush list's lock held.
     oldest_mod: AtomicU64,
@@ -372,7 +378,7 @@ impl Drop for Pinned {
 /// A fixed, S-latched page; derefs to the whole page. Unlatches, then unfixes, on drop.
 pub struct PageRead {
     // Field order matters: the latch is released before the pin.
-    guard: ArcRwLockReadGuard<RawRwLock, PageBuf>,
+    guard: ArcLatchRead<PageBuf>,
     _pin: Pinned,
     id: PageId,
 }
@@ -392,7 +398,7 @@ impl Deref for PageRead {
 
 /// A fixed, X-latched page; derefs mutably to the whole page.
 pub struct PageWrite {
-    guard: ArcRwLockWriteGuard<RawRwLock, PageBuf>,
+    guard: ArcLatchWrite<PageBuf>,
     pin: Pinned,
     id: PageId,
 }
@@ -471,12 +477,22 @@ type PageMap = HashMap<u64, usize, BuildHasherDefault<KeyHasher>>;
 /// One part of the page table, with the hit-path counters of its pages so hits do not
 /// share a counter either. Aligned so shards do not share cache lines.
 #[repr(align(128))]
-#[derive(Default)]
 struct Shard {
-    map: RwLock<PageMap>,
+    map: Latch<PageMap>,
     read_requests: AtomicU64,
     young_made: AtomicU64,
     not_young: AtomicU64,
+}
+
+impl Shard {
+    fn new(policy: &Arc<SpinPolicy>) -> Shard {
+        Shard {
+            map: Latch::with_policy(policy.clone(), PageMap::default()),
+            read_requests: AtomicU64::new(0),
+            young_made: AtomicU64::new(0),
+            not_young: AtomicU64::new(0),
+        }
+    }
 }
 
 struct Space {
@@ -574,15 +590,15 @@ struct Inner {
     epoch: Instant,
     frames: Vec<Arc<Frame>>,
     shards: Box<[Shard]>,
-    spaces: RwLock<HashMap<u32, Arc<Space>>>,
+    spaces: Latch<HashMap<u32, Arc<Space>>>,
     next_space_gen: AtomicU64,
-    free: Mutex<Vec<usize>>,
-    lru: Mutex<Lru>,
+    free: LatchMutex<Vec<usize>>,
+    lru: LatchMutex<Lru>,
     /// Young sublist length and insertions at the head, readable without the LRU lock.
     young_len: AtomicUsize,
     young_clock: AtomicU64,
     flush_list: Arc<FlushList>,
-    wal_hook: RwLock<Option<Arc<WalHook>>>,
+    wal_hook: Latch<Option<Arc<WalHook>>>,
     /// The highest lsn the hook has confirmed durable; the log only grows, so lower
     /// page LSNs need no call.
     wal_durable: AtomicU64,
@@ -590,6 +606,7 @@ struct Inner {
     pages_written: AtomicU64,
     evictions: AtomicU64,
     cleaner: Arc<CleanerSignal>,
+    policy: Arc<SpinPolicy>,
 }
 
 /// The buffer pool; share it as `Arc<BufferPool>`. Dropping it writes nothing: at
@@ -630,8 +647,9 @@ impl BufferPool {
             .clamp(MIN_PAGE_SIZE, MAX_PAGE_SIZE)
             .next_power_of_two();
         let n = (cfg.size_bytes / page_size).max(MIN_FRAMES);
+        let policy = cfg.latch_policy;
         let flush_list = Arc::new(FlushList {
-            set: Mutex::new(BTreeSet::new()),
+            set: LatchMutex::with_policy(policy.clone(), BTreeSet::new()),
         });
         let frames = (0..n)
             .map(|idx| {
@@ -640,7 +658,7 @@ impl BufferPool {
                     id: AtomicU64::new(NO_PAGE),
                     space_gen: AtomicU64::new(0),
                     pin: AtomicU32::new(0),
-                    page: Arc::new(RwLock::new(PageBuf::new(page_size))),
+                    page: Arc::new(Latch::with_policy(policy.clone(), PageBuf::new(page_size))),
                     oldest_mod: AtomicU64::new(CLEAN),
                     old: AtomicBool::new(false),
                     first_access: AtomicU64::new(0),
@@ -656,15 +674,15 @@ impl BufferPool {
                 old_time_ms: cfg.old_blocks_time_ms as u64,
                 epoch: Instant::now(),
                 frames,
-                shards: (0..SHARDS).map(|_| Shard::default()).collect(),
-                spaces: RwLock::new(HashMap::new()),
+                shards: (0..SHARDS).map(|_| Shard::new(&policy)).collect(),
+                spaces: Latch::with_policy(policy.clone(), HashMap::new()),
                 next_space_gen: AtomicU64::new(1),
-                free: Mutex::new((0..n).rev().collect()),
-                lru: Mutex::new(Lru::new(n)),
+                free: LatchMutex::with_policy(policy.clone(), (0..n).rev().collect()),
+                lru: LatchMutex::with_policy(policy.clone(), Lru::new(n)),
                 young_len: AtomicUsize::new(0),
                 young_clock: AtomicU64::new(0),
                 flush_list,
-                wal_hook: RwLock::new(None),
+                wal_hook: Latch::with_policy(policy.clone(), None),
                 wal_durable: AtomicU64::new(0),
                 reads: AtomicU64::new(0),
                 pages_written: AtomicU64::new(0),
@@ -673,6 +691,7 @@ impl BufferPool {
                     pending: Mutex::new(false),
                     cv: Condvar::new(),
                 }),
+                policy,
             }),
         }
     }
@@ -705,6 +724,11 @@ impl BufferPool {
 
     pub fn page_size(&self) -> usize {
         self.inner.page_size
+    }
+
+    /// The policy the pool's latches wait by (from [`PoolConfig::latch_policy`]).
+    pub fn latch_policy(&self) -> &Arc<SpinPolicy> {
+        &self.inner.policy
     }
 
     /// Number of frames.
@@ -775,7 +799,7 @@ impl BufferPool {
     pub fn read(&self, id: PageId) -> io::Result<PageRead> {
         let (pin, guard, _) =
             self.inner
-                .fix(id, true, |p| p.read_arc(), ArcRwLockWriteGuard::downgrade)?;
+                .fix(id, true, |p| p.read_arc(), ArcLatchWrite::downgrade)?;
         Ok(PageRead {
             guard,
             _pin: pin,
@@ -916,7 +940,7 @@ impl Inner {
     fn try_hit<G>(
         &self,
         key: u64,
-        latch: &impl Fn(&Arc<RwLock<PageBuf>>) -> G,
+        latch: &impl Fn(&Arc<Latch<PageBuf>>) -> G,
     ) -> Option<(Pinned, G)> {
         let shard = self.shard(key);
         loop {
@@ -980,8 +1004,8 @@ impl Inner {
         &self,
         id: PageId,
         verify: bool,
-        latch: impl Fn(&Arc<RwLock<PageBuf>>) -> G,
-        from_new: impl FnOnce(ArcRwLockWriteGuard<RawRwLock, PageBuf>) -> G,
+        latch: impl Fn(&Arc<Latch<PageBuf>>) -> G,
+        from_new: impl FnOnce(ArcLatchWrite<PageBuf>) -> G,
     ) -> io::Result<(Pinned, G, bool)> {
         let key = Self::check_id(id)?;
         let shard = self.shard(key);
@@ -1029,7 +1053,7 @@ impl Inner {
         &self,
         key: u64,
         space: &Space,
-    ) -> io::Result<Option<(Pinned, ArcRwLockWriteGuard<RawRwLock, PageBuf>)>> {
+    ) -> io::Result<Option<(Pinned, ArcLatchWrite<PageBuf>)>> {
         let i = self.get_free_frame()?;
         let f = self.frames[i].clone();
         // Nobody else pins an owned frame, so this latch is free.
@@ -1111,14 +1135,14 @@ impl Inner {
         Ok(verified)
     }
 
-    fn create(&self, id: PageId) -> io::Result<(Pinned, ArcRwLockWriteGuard<RawRwLock, PageBuf>)> {
+    fn create(&self, id: PageId) -> io::Result<(Pinned, ArcLatchWrite<PageBuf>)> {
         let key = Self::check_id(id)?;
         let space = self.space(id.space)?;
         space
             .high_water
             .fetch_max(id.page_no.saturating_add(1), Ordering::AcqRel);
         let (pin, mut w) = loop {
-            if let Some(hit) = self.try_hit(key, &|p: &Arc<RwLock<PageBuf>>| p.write_arc()) {
+            if let Some(hit) = self.try_hit(key, &|p: &Arc<Latch<PageBuf>>| p.write_arc()) {
                 break hit;
             }
             if let Some((pin, w)) = self.claim_for(key, &space)? {
@@ -1505,6 +1529,7 @@ mod tests {
             page_size: PS,
             old_blocks_pct: 37,
             old_blocks_time_ms: time_ms,
+            ..PoolConfig::default()
         }))
     }
 
