@@ -1,14 +1,17 @@
 //! The data file: a header, then records (live or deleted) one after another. Rows are
-//! read and written with positioned reads and writes through [`FileIo`]; the engine
-//! caches none of them (the OS page cache does, as for MyISAM). Every access to row
-//! bytes goes through this module, so another access method (mmap) can be added here.
+//! read and written with positioned reads and writes through [`FileIo`], or, with
+//! `myisam_use_mmap=ON`, copied from and to a shared memory map of the file (appends
+//! still go through pwrite; the mapping grows by [`MmapGrowth`]). The engine caches no
+//! rows (the OS page cache does, as for MyISAM). Every access to row bytes goes through
+//! this module. The mapping, its budget (`myisam_mmap_size`) and what happens when the
+//! file is truncated underneath are described in `docs/heap-mmap.md`.
 
 use crate::format::*;
 use std::io;
-use std::sync::Arc;
 use strata_engine::{Flow, RowFn, RowId};
 use strata_storage::io::FileIo;
-use strata_storage::sync::Mutex;
+use strata_storage::mmap::{self, Advice, MapFault, Mapping};
+use strata_storage::sync::{Arc, AtomicBool, AtomicU64, Mutex, Ordering, RwLock};
 use strata_types::{Error, Result, TableDef, Value};
 
 #[derive(Clone, Debug)]
@@ -75,17 +78,163 @@ impl DataHeader {
     }
 }
 
+/// How a data file's mapping keeps up with a growing file. Appends always go through
+/// pwrite; the question is when the mapping is made larger (a remap: a new mapping is
+/// built, swapped in under the write lock, the old one unmapped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmapGrowth {
+    /// MySQL 5.1's policy: map exactly the file, and remap after every `n` appends;
+    /// rows appended since the last remap are read with pread.
+    EveryAppends(u32),
+    /// Map past the end of the file (pages there become readable as pwrite extends the
+    /// file, with no remap): when data reaches the end of the mapping, grow it to what
+    /// is needed plus its current length, clamped to `[min, max_step]` bytes. Remaps are
+    /// logarithmic in the file size up to `max_step`, then one per `max_step` bytes.
+    Geometric { min: u64, max_step: u64 },
+}
+
+impl Default for MmapGrowth {
+    /// Measured in `benches/mmap_growth.rs`, reasoning in `docs/heap-mmap.md`.
+    fn default() -> Self {
+        MmapGrowth::Geometric {
+            min: 1 << 20,
+            max_step: 256 << 20,
+        }
+    }
+}
+
+/// Engine-wide mmap settings (`myisam_use_mmap`, `myisam_mmap_size`) and the budget
+/// every data file's mapping is counted against.
+pub struct MmapSettings {
+    enabled: AtomicBool,
+    limit: AtomicU64,
+    /// Bytes currently mapped, over all data files.
+    mapped: AtomicU64,
+    /// Bumped on every change of the settings; a data file that sees a new generation
+    /// decides again whether (and how much) to map.
+    generation: AtomicU64,
+    growth: MmapGrowth,
+    remaps: AtomicU64,
+    fallbacks: AtomicU64,
+}
+
+impl MmapSettings {
+    pub fn new(enabled: bool, limit: u64, growth: MmapGrowth) -> MmapSettings {
+        MmapSettings {
+            enabled: AtomicBool::new(enabled),
+            limit: AtomicU64::new(limit),
+            mapped: AtomicU64::new(0),
+            generation: AtomicU64::new(1),
+            growth,
+            remaps: AtomicU64::new(0),
+            fallbacks: AtomicU64::new(0),
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled.load(Ordering::Relaxed)
+    }
+
+    pub fn limit(&self) -> u64 {
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    pub fn set_enabled(&self, on: bool) {
+        self.enabled.store(on, Ordering::Relaxed);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub fn set_limit(&self, bytes: u64) {
+        self.limit.store(bytes, Ordering::Relaxed);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Bytes mapped now, over all data files.
+    pub fn mapped(&self) -> u64 {
+        self.mapped.load(Ordering::Relaxed)
+    }
+
+    /// Mappings made (first maps and remaps).
+    pub fn remaps(&self) -> u64 {
+        self.remaps.load(Ordering::Relaxed)
+    }
+
+    /// Times a file could not be mapped within `myisam_mmap_size` and uses pread.
+    pub fn fallbacks(&self) -> u64 {
+        self.fallbacks.load(Ordering::Relaxed)
+    }
+
+    fn reserve(&self, n: u64) -> bool {
+        let limit = self.limit();
+        self.mapped
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |m| {
+                m.checked_add(n).filter(|&t| t <= limit)
+            })
+            .is_ok()
+    }
+
+    fn release(&self, n: u64) {
+        self.mapped.fetch_sub(n, Ordering::AcqRel);
+    }
+}
+
+/// A mapping and its share of the budget, given back when it is dropped.
+struct Held {
+    map: Mapping,
+    settings: Arc<MmapSettings>,
+    /// Bytes of the budget this mapping gives back when dropped: its length, except
+    /// while a remap hands the old mapping's share over to the new one.
+    accounted: u64,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.settings.release(self.accounted);
+    }
+}
+
+struct MapState {
+    held: Option<Held>,
+    /// The settings generation this state was decided under.
+    generation: u64,
+}
+
 pub struct DataFile {
     io: Arc<dyn FileIo>,
+    /// Record capacity of a fixed-length table (0: variable length); never changes.
+    fixed: usize,
+    /// `header.data_end`, readable without the header mutex (readers never take it).
+    data_end: AtomicU64,
     pub header: Mutex<DataHeader>,
+    settings: Arc<MmapSettings>,
+    /// The mapping. Readers hold the read lock only while they copy a record out, so a
+    /// remap (write lock) waits for copies in flight and no copy spans two mappings.
+    map: RwLock<MapState>,
+    /// Whether `map` may hold a mapping: lets pread mode skip the lock entirely.
+    maybe_mapped: AtomicBool,
+    /// A fault showed the file shorter than we mapped: no mapping until the file is
+    /// rewritten (TRUNCATE, repair).
+    poisoned: AtomicBool,
+    /// Something was written through the mapping since the last flush (msync it).
+    map_written: AtomicBool,
+    /// Appends since the last remap (`MmapGrowth::EveryAppends`).
+    appends: AtomicU64,
 }
 
 fn bad(what: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what)
 }
 
+fn round_up(n: u64, to: u64) -> u64 {
+    n.div_ceil(to).saturating_mul(to)
+}
+
 impl DataFile {
-    pub fn open(io: Arc<dyn FileIo>, def: &TableDef) -> std::result::Result<DataFile, String> {
+    pub fn open(
+        io: Arc<dyn FileIo>,
+        def: &TableDef,
+        settings: Arc<MmapSettings>,
+    ) -> std::result::Result<DataFile, String> {
         let header = DataHeader::read(io.as_ref())?;
         let len = io.len().map_err(|e| e.to_string())?;
         if header.data_end > len || header.data_end < DATA_HEADER_SIZE {
@@ -103,8 +252,259 @@ impl DataFile {
         }
         Ok(DataFile {
             io,
+            fixed: expect as usize,
+            data_end: AtomicU64::new(header.data_end),
             header: Mutex::new(header),
+            settings,
+            map: RwLock::new(MapState {
+                held: None,
+                generation: 0,
+            }),
+            maybe_mapped: AtomicBool::new(true),
+            poisoned: AtomicBool::new(false),
+            map_written: AtomicBool::new(false),
+            appends: AtomicU64::new(0),
         })
+    }
+
+    /// True while this file is read through a mapping (tests, benchmarks).
+    pub fn is_mapped(&self) -> bool {
+        self.map.read().held.is_some()
+    }
+
+    fn set_end(&self, h: &mut DataHeader, end: u64) {
+        h.data_end = end;
+        self.data_end.store(end, Ordering::Release);
+    }
+
+    /// Decides again, under a new settings generation, whether to map and how much.
+    fn refresh(&self, generation: u64) {
+        let mut st = self.map.write();
+        if st.generation == generation {
+            return;
+        }
+        st.generation = generation;
+        let want = self.settings.enabled()
+            && !self.poisoned.load(Ordering::Acquire)
+            && self.io.raw_fd().is_some();
+        let end = self.data_end.load(Ordering::Acquire);
+        let keep = want
+            && st.held.as_ref().is_some_and(|h| h.map.len() as u64 >= end)
+            && self.settings.mapped() <= self.settings.limit();
+        if keep {
+            return;
+        }
+        let old = st.held.take();
+        if want {
+            drop(old); // give its budget back before asking for the new one
+            st.held = self.new_mapping(end, 0);
+        } else {
+            drop(old);
+        }
+        self.maybe_mapped
+            .store(st.held.is_some() || want, Ordering::Release);
+    }
+
+    /// Maps the file for `need` bytes of data (and room to grow, by the policy), within
+    /// the budget; None when it does not fit (the file is then read with pread). A
+    /// remap passes the `current` mapping's length, whose share of the budget the new
+    /// mapping takes over (only the growth is reserved here).
+    fn new_mapping(&self, need: u64, current: u64) -> Option<Held> {
+        let fd = self.io.raw_fd()?;
+        let page = mmap::page_size() as u64;
+        let target = match self.settings.growth {
+            MmapGrowth::EveryAppends(_) => need,
+            MmapGrowth::Geometric { min, max_step } => {
+                round_up(need + current.clamp(min, max_step.max(min)), page)
+            }
+        };
+        let reserve = |len: u64| self.settings.reserve(len.saturating_sub(current));
+        let len = if reserve(target) {
+            target
+        } else if target > need && reserve(need) {
+            need
+        } else {
+            self.settings.fallbacks.fetch_add(1, Ordering::Relaxed);
+            return None;
+        };
+        let reserved = len.saturating_sub(current);
+        let held = match usize::try_from(len)
+            .map_err(io::Error::other)
+            .and_then(|l| Mapping::map(fd, l))
+        {
+            Ok(map) => Held {
+                map,
+                settings: self.settings.clone(),
+                accounted: reserved,
+            },
+            Err(_) => {
+                self.settings.release(reserved);
+                self.settings.fallbacks.fetch_add(1, Ordering::Relaxed);
+                return None;
+            }
+        };
+        // Rows are read one at a time in index order, i.e. at random places: readahead
+        // on a page miss would read (and evict) pages around the record that the next
+        // lookup is unlikely to want. Scans do not use the mapping (see `scan`), so
+        // nothing here wants sequential readahead. A failed hint changes nothing.
+        let _ = held.map.advise(Advice::Random);
+        self.settings.remaps.fetch_add(1, Ordering::Relaxed);
+        Some(held)
+    }
+
+    /// Runs `op` on the mapping when mmap is on and the mapping covers `[off, off+n)`
+    /// inside the data (never past the data end: appends go through pwrite). None: use
+    /// the file.
+    fn with_map<R>(
+        &self,
+        off: u64,
+        n: usize,
+        op: impl FnOnce(&Mapping) -> std::result::Result<R, MapFault>,
+    ) -> Option<std::result::Result<R, MapFault>> {
+        if !self.maybe_mapped.load(Ordering::Acquire) && !self.settings.enabled() {
+            return None;
+        }
+        let end = off.checked_add(n as u64)?;
+        if end > self.data_end.load(Ordering::Acquire) {
+            return None;
+        }
+        let generation = self.settings.generation.load(Ordering::Acquire);
+        let mut st = self.map.read();
+        if st.generation != generation {
+            drop(st);
+            self.refresh(generation);
+            st = self.map.read();
+        }
+        let held = st.held.as_ref()?;
+        if end > held.map.len() as u64 {
+            return None;
+        }
+        Some(op(&held.map))
+    }
+
+    /// A copy through the mapping saw a fault. One in our own mapping means the file is
+    /// shorter than when we mapped it: drop the mapping for good (until the file is
+    /// rewritten); the caller then asks the file, which answers with the truth.
+    fn on_fault(&self, f: MapFault) {
+        if f.own {
+            self.poisoned.store(true, Ordering::Release);
+            let old = self.map.write().held.take();
+            drop(old);
+        }
+    }
+
+    /// Reads `buf.len()` bytes at `off`: a memory copy from the mapping when there is
+    /// one covering them, else pread.
+    fn read_bytes(&self, buf: &mut [u8], off: u64) -> io::Result<()> {
+        match self.with_map(off, buf.len(), |m| m.read(buf, off as usize)) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(f)) => {
+                self.on_fault(f);
+                self.io
+                    .read_at(buf, off)
+                    .map_err(|e| self.truncated(e, off))
+            }
+            None => self.io.read_at(buf, off),
+        }
+    }
+
+    fn truncated(&self, e: io::Error, off: u64) -> io::Error {
+        if e.kind() != io::ErrorKind::UnexpectedEof {
+            return e;
+        }
+        let len = self.io.len().unwrap_or(0);
+        bad(format!(
+            "data file is {len} bytes but data ends at {} (truncated by another process?); \
+             reading at {off}",
+            self.data_end.load(Ordering::Acquire)
+        ))
+    }
+
+    /// Writes `data` at `off`: into the mapping for bytes inside the data (in-place
+    /// updates), with pwrite for appends and when unmapped.
+    fn write_bytes(&self, data: &[u8], off: u64) -> io::Result<()> {
+        match self.with_map(off, data.len(), |m| m.write(data, off as usize)) {
+            Some(Ok(())) => {
+                self.map_written.store(true, Ordering::Relaxed);
+                Ok(())
+            }
+            Some(Err(f)) => {
+                // The bytes may have landed in a zero page instead of the file. Write
+                // them through the file, but only where the file still has them: a
+                // pwrite past a truncation would silently grow it back with a hole.
+                self.on_fault(f);
+                let len = self.io.len()?;
+                if off + data.len() as u64 > len {
+                    return Err(self.truncated(io::ErrorKind::UnexpectedEof.into(), off));
+                }
+                self.io.write_at(data, off)
+            }
+            None => self.io.write_at(data, off),
+        }
+    }
+
+    /// After an append moved the data end to `end`: grow the mapping when the policy
+    /// says so. Called by writers (under the header mutex).
+    fn grew(&self, end: u64) {
+        if !self.maybe_mapped.load(Ordering::Acquire) {
+            return;
+        }
+        let current = {
+            let st = self.map.read();
+            match &st.held {
+                Some(h) => h.map.len() as u64,
+                None => return,
+            }
+        };
+        match self.settings.growth {
+            MmapGrowth::EveryAppends(n) => {
+                if self.appends.fetch_add(1, Ordering::Relaxed) + 1 < n as u64 {
+                    return;
+                }
+                self.appends.store(0, Ordering::Relaxed);
+            }
+            MmapGrowth::Geometric { .. } => {
+                if end <= current {
+                    return;
+                }
+            }
+        }
+        // Build the new mapping outside the lock; readers keep using the old one until
+        // the swap, which waits for copies in flight.
+        let Some(new) = self.new_mapping(end, current) else {
+            // Over the budget: pread from now on (until the settings change).
+            let old = self.map.write().held.take();
+            drop(old);
+            return;
+        };
+        let mut new = new;
+        let old = {
+            let mut st = self.map.write();
+            match st.held.as_mut() {
+                Some(old) if old.map.len() as u64 == current => {
+                    // The new mapping takes over the old one's share of the budget.
+                    new.accounted += std::mem::take(&mut old.accounted);
+                    st.held.replace(new)
+                }
+                // Unmapped or replaced meanwhile (settings changed, fault): keep that;
+                // `new` gives back only what it reserved.
+                _ => Some(new),
+            }
+        };
+        drop(old); // munmap outside the lock
+    }
+
+    /// Forgets the mapping and decides afresh at the next access (the file was
+    /// rewritten: TRUNCATE, repair).
+    fn remap_afresh(&self) {
+        self.poisoned.store(false, Ordering::Release);
+        let old = {
+            let mut st = self.map.write();
+            st.generation = 0;
+            st.held.take()
+        };
+        self.maybe_mapped.store(true, Ordering::Release);
+        drop(old);
     }
 
     /// Marks the file as modified (synced) before its first change since the last flush.
@@ -119,6 +519,14 @@ impl DataFile {
 
     pub fn mark_clean(&self) -> io::Result<()> {
         let mut h = self.header.lock();
+        if self.map_written.swap(false, Ordering::AcqRel) {
+            // Linux's fsync covers pages dirtied through a shared mapping; msync says
+            // so explicitly and is what POSIX asks for.
+            let st = self.map.read();
+            if let Some(held) = &st.held {
+                held.map.sync(h.data_end as usize)?;
+            }
+        }
         h.state = STATE_CLEAN;
         h.write(self.io.as_ref())?;
         self.io.sync_data()
@@ -130,7 +538,7 @@ impl DataFile {
             return Err(bad(format!("row id {id} outside the data file")));
         }
         let mut b = [0u8; REC_HEADER];
-        self.io.read_at(&mut b, id)?;
+        self.read_bytes(&mut b, id)?;
         let (cap, len) = (
             get_u32(&b, REC_CAPACITY) as usize,
             get_u32(&b, REC_LENGTH) as usize,
@@ -148,39 +556,37 @@ impl DataFile {
         b.extend_from_slice(&(payload.len() as u32).to_le_bytes());
         b.extend_from_slice(payload);
         b.resize(REC_HEADER + cap, 0);
-        self.io.write_at(&b, id)
+        self.write_bytes(&b, id)
     }
 
-    /// Reads a row (one pread for fixed-length records); None when it is deleted.
+    /// Reads a row (one pread or one memory copy for fixed-length records); None when
+    /// it is deleted. Takes no lock but the mapping's read lock (shared).
     pub fn read_row(
         &self,
         def: &TableDef,
         id: RowId,
         buf: &mut Vec<u8>,
     ) -> Result<Option<Vec<Value>>> {
-        let (fixed, data_end) = {
-            let h = self.header.lock();
-            (h.fixed_capacity as usize, h.data_end)
-        };
+        let fixed = self.fixed;
+        let data_end = self.data_end.load(Ordering::Acquire);
         let corrupt = |d: String| Error::corrupt("", d);
+        let read_err = |e: io::Error| match e.kind() {
+            io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => corrupt(e.to_string()),
+            _ => Error::io("reading a row", e),
+        };
         let (flag, len) = if fixed > 0 {
             let total = REC_HEADER + fixed;
             if id < DATA_HEADER_SIZE || id + total as u64 > data_end {
                 return Err(corrupt(format!("row id {id} outside the data file")));
             }
             buf.resize(total, 0);
-            self.io
-                .read_at(buf, id)
-                .map_err(|e| Error::io("reading a row", e))?;
+            self.read_bytes(buf, id).map_err(read_err)?;
             (buf[REC_FLAG], get_u32(buf, REC_LENGTH) as usize)
         } else {
-            let (flag, _cap, len) = self
-                .record_header(id, data_end)
-                .map_err(|e| corrupt(e.to_string()))?;
+            let (flag, _cap, len) = self.record_header(id, data_end).map_err(read_err)?;
             buf.resize(REC_HEADER + len, 0);
-            self.io
-                .read_at(&mut buf[REC_HEADER..], id + REC_HEADER as u64)
-                .map_err(|e| Error::io("reading a row", e))?;
+            self.read_bytes(&mut buf[REC_HEADER..], id + REC_HEADER as u64)
+                .map_err(read_err)?;
             (flag, len)
         };
         if flag != REC_LIVE {
@@ -204,7 +610,7 @@ impl DataFile {
 
     /// Writes a payload into a reused deleted record or at the end; returns its id.
     fn place(&self, h: &mut DataHeader, payload: &[u8]) -> io::Result<RowId> {
-        let fixed = h.fixed_capacity as usize;
+        let fixed = self.fixed;
         if h.deleted_head != 0 {
             let id = h.deleted_head;
             let (flag, cap, _) = self.record_header(id, h.data_end)?;
@@ -213,7 +619,7 @@ impl DataFile {
             }
             if cap >= payload.len() {
                 let mut next = [0u8; 8];
-                self.io.read_at(&mut next, id + REC_HEADER as u64)?;
+                self.read_bytes(&mut next, id + REC_HEADER as u64)?;
                 h.deleted_head = u64::from_le_bytes(next);
                 self.write_record(id, cap, payload)?;
                 return Ok(id);
@@ -225,8 +631,11 @@ impl DataFile {
             payload.len().max(MIN_CAPACITY)
         };
         let id = h.data_end;
+        // At the data end: `write_bytes` sends it through pwrite.
         self.write_record(id, cap, payload)?;
-        h.data_end += (REC_HEADER + cap) as u64;
+        let end = h.data_end + (REC_HEADER + cap) as u64;
+        self.set_end(h, end);
+        self.grew(end);
         Ok(id)
     }
 
@@ -249,11 +658,8 @@ impl DataFile {
     }
 
     fn free(&self, h: &mut DataHeader, id: RowId) -> io::Result<()> {
-        let mut b = [0u8; 1];
-        b[0] = REC_DELETED;
-        self.io.write_at(&b, id)?;
-        self.io
-            .write_at(&h.deleted_head.to_le_bytes(), id + REC_HEADER as u64)?;
+        self.write_bytes(&[REC_DELETED], id)?;
+        self.write_bytes(&h.deleted_head.to_le_bytes(), id + REC_HEADER as u64)?;
         h.deleted_head = id;
         Ok(())
     }
@@ -273,6 +679,9 @@ impl DataFile {
         let mut h = self.header.lock();
         *h = DataHeader::new(def);
         h.state = STATE_DIRTY;
+        self.data_end.store(h.data_end, Ordering::Release);
+        self.remap_afresh();
+        self.map_written.store(false, Ordering::Relaxed);
         self.io.set_len(DATA_HEADER_SIZE)?;
         h.write(self.io.as_ref())?;
         self.io.sync_data()
@@ -280,9 +689,10 @@ impl DataFile {
 
     /// After an unclean close the header's end of data and deleted chain may be stale:
     /// walk the records to find the real end (dropping a torn record at the tail) and
-    /// chain every deleted record again.
+    /// chain every deleted record again. Uses the file only (pread/pwrite).
     pub fn recover(&self) -> io::Result<()> {
         let mut h = self.header.lock();
+        self.remap_afresh();
         let len = self.io.len()?;
         let mut pos = DATA_HEADER_SIZE;
         let mut deleted = Vec::new();
@@ -295,7 +705,7 @@ impl DataFile {
                 get_u32(&b, REC_LENGTH) as usize,
             );
             let total = (REC_HEADER + cap) as u64;
-            let fixed_ok = h.fixed_capacity == 0 || cap == h.fixed_capacity as usize;
+            let fixed_ok = self.fixed == 0 || cap == self.fixed;
             if (flag != REC_LIVE && flag != REC_DELETED)
                 || rlen > cap
                 || cap < MIN_CAPACITY
@@ -310,7 +720,7 @@ impl DataFile {
             pos += total;
         }
         self.io.set_len(pos)?;
-        h.data_end = pos;
+        self.set_end(&mut h, pos);
         h.deleted_head = 0;
         for id in deleted {
             self.io
@@ -321,8 +731,12 @@ impl DataFile {
     }
 
     /// Calls `f` for every live row in file order, reading 64 KiB at a time.
+    ///
+    /// Scans use pread even with mmap on: one call per 64 KiB costs little next to
+    /// decoding the rows, and the file descriptor keeps the kernel's sequential
+    /// readahead, which the mapping gives up (it is advised MADV_RANDOM for lookups).
     pub fn scan(&self, def: &TableDef, f: &mut RowFn) -> Result<()> {
-        let data_end = self.header.lock().data_end;
+        let data_end = self.data_end.load(Ordering::Acquire);
         let corrupt = |d: String| Error::corrupt("", d);
         let mut chunk: Vec<u8> = Vec::new();
         let mut chunk_start = DATA_HEADER_SIZE;

@@ -1,8 +1,10 @@
 //! The `heap` engine: MyISAM's design. Each table is a data file of rows
-//! (`.hdat`, read and written with pread/pwrite and cached only by the OS) and an index
-//! file (`.hidx`) holding a B+tree per index whose blocks go through the shared,
-//! segmented key cache of `key_buffer_size` bytes. Table locks follow MyISAM: readers
-//! share, a writer is exclusive. Not crash-safe, as MyISAM is not; a table left open by
+//! (`.hdat`, read and written with pread/pwrite, or through a memory map with
+//! `myisam_use_mmap=ON`, and cached only by the OS) and an index file (`.hidx`) holding
+//! a B+tree per index whose blocks go through the shared, segmented key cache of
+//! `key_buffer_size` bytes in `key_cache_segments` segments. Table locks follow MyISAM:
+//! readers share (a read-write lock's shared side; nothing on a reader's path takes a
+//! table-wide mutex), a writer is exclusive. Not crash-safe, as MyISAM is not; a table left open by
 //! a crash has its indexes rebuilt from the data file when next opened.
 //!
 //! The byte layout is in `docs/format/heap.md` and `format.rs`.
@@ -12,7 +14,8 @@ pub mod datafile;
 pub mod format;
 
 use btree::{Node, Tree};
-use datafile::{DataFile, DataHeader};
+pub use datafile::MmapGrowth;
+use datafile::{DataFile, DataHeader, MmapSettings};
 use format::*;
 use parking_lot::RwLock;
 use std::collections::HashMap;
@@ -20,8 +23,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use strata_engine::*;
 use strata_storage::io::{FileIo, StdFile};
-use strata_storage::keycache::{CachedFile, KeyCache};
-use strata_storage::sync::Mutex;
+use strata_storage::keycache::{CachedFile, KeyCache, MAX_SEGMENTS};
+use strata_storage::sync::{AtomicU64, Mutex, Ordering};
 use strata_types::keycode::encode_index_key;
 use strata_types::IndexDef;
 
@@ -29,31 +32,97 @@ use strata_types::IndexDef;
 pub struct HeapConfig {
     /// Bytes of index blocks the key cache holds.
     pub key_buffer_size: usize,
+    /// `key_cache_segments`: 0 (or 1) is one unsegmented cache, up to 64.
+    pub key_cache_segments: usize,
+    /// `myisam_use_mmap`: read and update rows through memory maps of the data files.
+    pub myisam_use_mmap: bool,
+    /// `myisam_mmap_size`: bytes of data files that may be mapped at once; files that do
+    /// not fit are read with pread.
+    pub myisam_mmap_size: u64,
+    /// How a mapping grows with its file (a benchmark knob; not a server variable).
+    pub mmap_growth: MmapGrowth,
 }
+
+/// MySQL's default `myisam_mmap_size` on 64-bit: no limit.
+pub const DEFAULT_MMAP_SIZE: u64 = u64::MAX;
 
 impl Default for HeapConfig {
     fn default() -> Self {
         HeapConfig {
             key_buffer_size: 8 << 20,
+            key_cache_segments: strata_storage::keycache::DEFAULT_SEGMENTS,
+            myisam_use_mmap: false,
+            myisam_mmap_size: DEFAULT_MMAP_SIZE,
+            mmap_growth: MmapGrowth::default(),
         }
     }
 }
 
 pub struct HeapEngine {
     cache: Arc<KeyCache>,
+    mmap: Arc<MmapSettings>,
+    /// `key_buffer_size` and `key_cache_segments` as last set; changing either rebuilds
+    /// the cache (the mutex orders concurrent SET GLOBALs).
+    cache_shape: Mutex<(usize, usize)>,
     open: Mutex<HashMap<PathBuf, Weak<HeapTable>>>,
 }
 
 impl HeapEngine {
     pub fn new(config: HeapConfig) -> HeapEngine {
+        let segments = config.key_cache_segments.min(MAX_SEGMENTS);
         HeapEngine {
-            cache: Arc::new(KeyCache::new(config.key_buffer_size, BLOCK_SIZE)),
+            cache: Arc::new(KeyCache::with_segments(
+                config.key_buffer_size,
+                BLOCK_SIZE,
+                segments,
+            )),
+            mmap: Arc::new(MmapSettings::new(
+                config.myisam_use_mmap,
+                config.myisam_mmap_size,
+                config.mmap_growth,
+            )),
+            cache_shape: Mutex::new((config.key_buffer_size, segments)),
             open: Mutex::new(HashMap::new()),
         }
     }
 
     pub fn key_cache(&self) -> &Arc<KeyCache> {
         &self.cache
+    }
+
+    /// The mmap settings and counters (remaps, bytes mapped) shared by every table.
+    pub fn mmap_settings(&self) -> &Arc<MmapSettings> {
+        &self.mmap
+    }
+}
+
+/// Smallest `key_buffer_size` (the server's own check agrees).
+const MIN_KEY_BUFFER: u64 = 64 << 10;
+/// MySQL's smallest `myisam_mmap_size`.
+const MIN_MMAP_SIZE: u64 = 7;
+
+/// ON/OFF, 1/0, TRUE/FALSE, as MySQL takes a boolean variable.
+fn parse_bool(v: &Value) -> Option<bool> {
+    let word = match v {
+        Value::Bytes(b) => b.to_ascii_lowercase(),
+        v => {
+            return v
+                .to_i64()
+                .and_then(|i| [false, true].get(i as usize).copied())
+        }
+    };
+    match &word[..] {
+        b"on" | b"true" | b"1" => Some(true),
+        b"off" | b"false" | b"0" => Some(false),
+        _ => None,
+    }
+}
+
+/// A non-negative integer value (an unsigned one too).
+fn parse_u64(v: &Value) -> Option<u64> {
+    match v {
+        Value::UInt(u) => Some(*u),
+        v => v.to_i64().and_then(|i| u64::try_from(i).ok()),
     }
 }
 
@@ -97,7 +166,13 @@ impl Engine for HeapEngine {
             |e: std::io::Error| Error::corrupt(&name, format!("cannot open its files: {e}"));
         let data: Arc<dyn FileIo> = Arc::new(StdFile::open(&dp, false).map_err(missing)?);
         let index: Arc<dyn FileIo> = Arc::new(StdFile::open(&ip, false).map_err(missing)?);
-        let t = Arc::new(HeapTable::open(def, data, index, self.cache.clone())?);
+        let t = Arc::new(HeapTable::open(
+            def,
+            data,
+            index,
+            self.cache.clone(),
+            self.mmap.clone(),
+        )?);
         self.open
             .lock()
             .insert(path.to_path_buf(), Arc::downgrade(&t));
@@ -134,11 +209,83 @@ impl Engine for HeapEngine {
 
     fn describe(&self) -> String {
         format!(
-            "key cache {} MiB in {} segments of {}-byte blocks; data rows via pread/pwrite",
+            "key cache {} MiB in {} segments of {}-byte blocks; data rows via {}",
             self.cache.capacity() >> 20,
-            strata_storage::keycache::SEGMENTS,
-            BLOCK_SIZE
+            self.cache.segments(),
+            BLOCK_SIZE,
+            if self.mmap.enabled() {
+                "mmap (appends via pwrite)"
+            } else {
+                "pread/pwrite"
+            }
         )
+    }
+
+    fn variables(&self) -> Vec<EngineVar> {
+        let (size, segments) = *self.cache_shape.lock();
+        vec![
+            EngineVar {
+                name: "key_buffer_size",
+                value: Value::UInt(size as u64),
+                dynamic: true,
+            },
+            EngineVar {
+                name: "key_cache_segments",
+                value: Value::UInt(segments as u64),
+                dynamic: true,
+            },
+            EngineVar {
+                name: "myisam_mmap_size",
+                value: Value::UInt(self.mmap.limit()),
+                dynamic: true,
+            },
+            EngineVar {
+                name: "myisam_use_mmap",
+                value: Value::str(if self.mmap.enabled() { "ON" } else { "OFF" }),
+                dynamic: true,
+            },
+        ]
+    }
+
+    fn set_variable(&self, name: &str, value: &Value) -> Result<()> {
+        let bad = || Error::WrongValueForVariable {
+            name: name.to_string(),
+            value: value.to_text(),
+        };
+        match name {
+            "myisam_use_mmap" => {
+                self.mmap.set_enabled(parse_bool(value).ok_or_else(bad)?);
+                Ok(())
+            }
+            "myisam_mmap_size" => {
+                let n = parse_u64(value).ok_or_else(bad)?;
+                // MySQL clamps a too-small value to its minimum.
+                self.mmap.set_limit(n.max(MIN_MMAP_SIZE));
+                Ok(())
+            }
+            "key_buffer_size" | "key_cache_segments" => {
+                let n = parse_u64(value).ok_or_else(bad)?;
+                let mut shape = self.cache_shape.lock();
+                let new = if name == "key_buffer_size" {
+                    if n < MIN_KEY_BUFFER {
+                        return Err(bad());
+                    }
+                    (usize::try_from(n).map_err(|_| bad())?, shape.1)
+                } else {
+                    if n > MAX_SEGMENTS as u64 {
+                        return Err(bad());
+                    }
+                    (shape.0, n as usize)
+                };
+                // MariaDB rebuilds the key cache on either change; so do we.
+                self.cache
+                    .resize(new.0, new.1)
+                    .map_err(|e| Error::io("resizing the key cache", e))?;
+                *shape = new;
+                Ok(())
+            }
+            n => Err(Error::UnknownVariable(n.to_string())),
+        }
     }
 
     fn status_vars(&self) -> Vec<(String, u64)> {
@@ -206,7 +353,6 @@ fn read_index_header(f: &dyn FileIo, n: usize) -> std::result::Result<(Vec<u64>,
 
 /// Index state changed by writers (under the table's write lock).
 struct IndexState {
-    roots: Vec<u64>,
     next_free: u64,
 }
 
@@ -217,6 +363,10 @@ pub struct HeapTable {
     index: CachedFile,
     cache: Arc<KeyCache>,
     idx: Mutex<IndexState>,
+    /// Root block of each index. Readers load them without a lock (a table-wide mutex
+    /// here would serialize every index lookup of the table); writers change them
+    /// under the table's write lock, holding `idx` for the block allocator.
+    roots: Vec<AtomicU64>,
     lock: Arc<RwLock<()>>,
 }
 
@@ -238,16 +388,17 @@ impl HeapTable {
         data: Arc<dyn FileIo>,
         index_io: Arc<dyn FileIo>,
         cache: Arc<KeyCache>,
+        mmap: Arc<MmapSettings>,
     ) -> Result<HeapTable> {
         let name = table_name(&def);
-        let data = DataFile::open(data, &def).map_err(|d| Error::corrupt(&name, d))?;
+        let data = DataFile::open(data, &def, mmap).map_err(|d| Error::corrupt(&name, d))?;
         let index = cache.register_file(index_io.clone());
         let clean = data.header.lock().state == STATE_CLEAN;
         let (roots, next_free) = if clean {
             read_index_header(index_io.as_ref(), def.indexes.len())
                 .map_err(|d| Error::corrupt(&name, d))?
         } else {
-            (vec![], 0)
+            (vec![0; def.indexes.len()], 0)
         };
         let t = HeapTable {
             def,
@@ -255,7 +406,8 @@ impl HeapTable {
             data,
             index,
             cache,
-            idx: Mutex::new(IndexState { roots, next_free }),
+            idx: Mutex::new(IndexState { next_free }),
+            roots: roots.into_iter().map(AtomicU64::new).collect(),
             lock: Arc::new(RwLock::new(())),
         };
         if !clean {
@@ -276,6 +428,10 @@ impl HeapTable {
         Error::io(&self.name, e)
     }
 
+    fn root(&self, index: usize) -> u64 {
+        self.roots[index].load(Ordering::Acquire)
+    }
+
     fn tree(&self) -> Tree<'_> {
         Tree {
             cache: &self.cache,
@@ -291,7 +447,9 @@ impl HeapTable {
         self.index.io.set_len(0).map_err(|e| self.io_err(e))?;
         write_empty_index(self.index.io.as_ref(), n).map_err(|e| self.io_err(e))?;
         let mut idx = self.idx.lock();
-        idx.roots = (1..=n as u64).collect();
+        for (i, r) in self.roots.iter().enumerate() {
+            r.store(i as u64 + 1, Ordering::Release);
+        }
         idx.next_free = n as u64 + 1;
         Ok(())
     }
@@ -333,7 +491,7 @@ impl HeapTable {
         for (i, ix) in self.def.indexes.iter().enumerate() {
             stored_key(&self.def, ix, row, id, &mut key);
             let mut idx = self.idx.lock();
-            let root = idx.roots[i];
+            let root = self.root(i);
             let mut next = idx.next_free;
             let new_root = self
                 .tree()
@@ -343,7 +501,7 @@ impl HeapTable {
                 })
                 .map_err(|e| self.io_err(e))?;
             idx.next_free = next;
-            idx.roots[i] = new_root;
+            self.roots[i].store(new_root, Ordering::Release);
         }
         Ok(())
     }
@@ -352,7 +510,7 @@ impl HeapTable {
         let mut key = Vec::with_capacity(64);
         for (i, ix) in self.def.indexes.iter().enumerate() {
             stored_key(&self.def, ix, row, id, &mut key);
-            let root = self.idx.lock().roots[i];
+            let root = self.root(i);
             self.tree().delete(root, &key).map_err(|e| self.io_err(e))?;
         }
         Ok(())
@@ -393,7 +551,7 @@ impl HeapTable {
                     continue;
                 }
             }
-            let root = self.idx.lock().roots[i];
+            let root = self.root(i);
             if self
                 .tree()
                 .contains(root, &key)
@@ -449,11 +607,9 @@ impl Table for HeapTable {
         f: &mut RowFn,
     ) -> Result<()> {
         let root = self
-            .idx
-            .lock()
             .roots
             .get(index)
-            .copied()
+            .map(|r| r.load(Ordering::Acquire))
             .ok_or_else(|| Error::Internal(format!("no index {index}")))?;
         let mut err = None;
         let mut buf = Vec::new();
@@ -608,7 +764,8 @@ impl Table for HeapTable {
             .map_err(|e| self.io_err(e))?;
         {
             let idx = self.idx.lock();
-            write_index_header(self.index.io.as_ref(), &idx.roots, idx.next_free)
+            let roots: Vec<u64> = (0..self.roots.len()).map(|i| self.root(i)).collect();
+            write_index_header(self.index.io.as_ref(), &roots, idx.next_free)
                 .map_err(|e| self.io_err(e))?;
         }
         self.index.io.sync_data().map_err(|e| self.io_err(e))?;

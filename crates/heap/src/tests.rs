@@ -94,6 +94,7 @@ fn model_check_rows_and_indexes() {
         let def = sbtest(varlen);
         let engine = HeapEngine::new(HeapConfig {
             key_buffer_size: 256 << 10,
+            ..Default::default()
         });
         let t = open(&engine, &def, dir.path(), true).unwrap();
         let mut model: BTreeMap<i64, (i64, String, RowId)> = BTreeMap::new();
@@ -338,6 +339,7 @@ fn mixed_length_keys_split_safely_and_long_keys_are_refused() {
     });
     let engine = HeapEngine::new(HeapConfig {
         key_buffer_size: 256 << 10,
+        ..Default::default()
     });
     let t = open(&engine, &def, dir.path(), true).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(3);
@@ -375,3 +377,5 @@ fn check_passes_on_a_consistent_table() {
     }
     t.check(&txn).unwrap();
 }
+
+mod mmap;

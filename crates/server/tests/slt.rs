@@ -8,6 +8,9 @@
 //!   `sqllogictests_myisam` each start a server with `--default-storage-engine` set, and add
 //!   the engine name as a label. `STRATA_SLT_ENGINE=<engine>` runs only that engine (for an
 //!   external target the session runs `SET SESSION default_storage_engine=<engine>`).
+//! * `sqllogictests_myisam_mmap` runs the MyISAM pass again on a server started with
+//!   `--myisam-use-mmap` (rows read and updated through memory maps), same label; it is
+//!   skipped against an external target.
 //! * `STRATA_SLT_FILTER=<substring>`: only run files whose name contains the substring.
 //!
 //! Each file runs on ONE connection (session state persists across records) in a fresh
@@ -124,7 +127,7 @@ struct Target {
 }
 
 impl Target {
-    fn from_env(engine: Option<String>) -> Target {
+    fn from_env(engine: Option<String>, server_args: &[&str]) -> Target {
         if let Ok(t) = std::env::var("STRATA_SLT_TARGET") {
             let (host, port) = t
                 .rsplit_once(':')
@@ -139,7 +142,7 @@ impl Target {
                 _server: None,
             };
         }
-        let mut args: Vec<String> = Vec::new();
+        let mut args: Vec<String> = server_args.iter().map(|a| a.to_string()).collect();
         if let Some(e) = &engine {
             args.push("--default-storage-engine".into());
             args.push(e.clone());
@@ -249,8 +252,22 @@ fn sqllogictests_myisam() {
     run_for_engine("myisam");
 }
 
+#[test]
+fn sqllogictests_myisam_mmap() {
+    if std::env::var("STRATA_SLT_TARGET").is_ok() {
+        eprintln!("slt: the mmap pass needs a server this test starts; skipped");
+        return;
+    }
+    run_for_engine_with("myisam", &["--myisam-use-mmap"]);
+}
+
 /// Runs every file against `engine`, unless STRATA_SLT_ENGINE names another one.
 fn run_for_engine(engine: &str) {
+    run_for_engine_with(engine, &[])
+}
+
+/// As [`run_for_engine`], on a server started with `server_args` as well.
+fn run_for_engine_with(engine: &str, server_args: &[&str]) {
     if let Ok(only) = std::env::var("STRATA_SLT_ENGINE") {
         if !only.is_empty() && !only.eq_ignore_ascii_case(engine) {
             eprintln!("slt: skipping {engine} (STRATA_SLT_ENGINE={only})");
@@ -264,7 +281,7 @@ fn run_for_engine(engine: &str) {
         slt_dir().display(),
         std::env::var("STRATA_SLT_FILTER").ok()
     );
-    let target = Target::from_env(Some(engine.to_string()));
+    let target = Target::from_env(Some(engine.to_string()), server_args);
     eprintln!(
         "running {} slt files against {}:{} (label {})",
         files.len(),

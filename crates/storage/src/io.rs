@@ -15,6 +15,11 @@ pub trait FileIo: Send + Sync {
     fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()>;
     fn set_len(&self, len: u64) -> io::Result<()>;
     fn sync_data(&self) -> io::Result<()>;
+    /// The OS file descriptor, for callers that map the file into memory; None for a
+    /// backend that has no file (tests), which is then read with `read_at` only.
+    fn raw_fd(&self) -> Option<std::os::unix::io::RawFd> {
+        None
+    }
 }
 
 pub struct StdFile(pub std::fs::File);
@@ -59,6 +64,9 @@ impl FileIo for StdFile {
     }
     fn sync_data(&self) -> io::Result<()> {
         self.0.sync_data()
+    }
+    fn raw_fd(&self) -> Option<std::os::unix::io::RawFd> {
+        Some(std::os::unix::io::AsRawFd::as_raw_fd(&self.0))
     }
 }
 

@@ -2,22 +2,43 @@
 //! go through the OS page cache). Capacity is `key_buffer_size` bytes of fixed-size
 //! blocks.
 //!
-//! No global mutex: blocks are spread over [`SEGMENTS`] segments by a hash of (file,
-//! block number), each segment with its own lock, its own share of the capacity and its
-//! own clock hand for eviction — MariaDB's segmented key cache, which is what fixes the
-//! collapse the 2010 self-join benchmark shows. A lookup holds one segment's lock only
-//! while it copies out or parses the block.
+//! No global mutex: blocks are spread over `key_cache_segments` segments by a hash of
+//! (file, block number), each segment with its own lock, its own share of the capacity,
+//! its own clock hand and its own counters — MariaDB's segmented key cache, which is
+//! what fixes the collapse the 2010 self-join benchmark shows. A lookup that hits holds
+//! one segment's lock only while it copies out or parses the block; nothing else on
+//! that path writes shared memory (the SHOW STATUS counters live in the segment, under
+//! its lock, and are summed when asked for).
+//!
+//! Resizing (`key_buffer_size`) and re-segmenting (`key_cache_segments`) at run time
+//! rebuild the cache, as MariaDB does: every segment lock is taken, dirty blocks are
+//! written back, the blocks are forgotten and the new shape is published. The segment
+//! array is allocated at its maximum size once, so a lookup finds its segment with one
+//! atomic load (the active count) and, holding the segment lock, checks that the shape
+//! it hashed with is still the one in force (`Segment::shape`), retrying otherwise.
 //!
 //! Eviction is CLOCK (second chance): a hit sets the block's reference bit; the hand
 //! clears bits until it finds an unreferenced block, writing it back first if dirty.
 
 use crate::io::FileIo;
-use crate::sync::{Arc, AtomicU64, Mutex, Ordering};
+use crate::sync::{Arc, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
 use std::collections::HashMap;
 use std::io;
 
-/// Number of independently locked parts of the cache.
-pub const SEGMENTS: usize = 16;
+/// Most segments a cache may have (MariaDB's limit for `key_cache_segments`).
+pub const MAX_SEGMENTS: usize = 64;
+
+/// Strata's default `key_cache_segments`. MariaDB's default is 0 (one unsegmented
+/// cache: MyISAM's global key-cache mutex), which is exactly what collapses under
+/// concurrent readers in seed 002, so Strata segments by default. 16 makes two lookups
+/// on different blocks collide on a lock 1/16 of the time, which keeps a few dozen cores
+/// (a lookup holds its segment well under a microsecond) from queueing, while each
+/// segment of the default 8 MiB cache still holds 128 blocks, enough for its CLOCK to
+/// approximate LRU; more segments mostly cost eviction quality in small caches.
+pub const DEFAULT_SEGMENTS: usize = 16;
+
+/// A segment never holds fewer blocks than this (a B-tree descent revisits its path).
+const MIN_BLOCKS_PER_SEGMENT: usize = 2;
 
 /// A file the cache serves blocks of.
 #[derive(Clone)]
@@ -40,22 +61,29 @@ struct Segment {
     map: HashMap<(u64, u64), usize>,
     blocks: Vec<Block>,
     hand: usize,
+    /// The segment count of the shape this segment belongs to (0: not in use).
+    shape: usize,
+    /// Blocks this segment may hold.
+    capacity: usize,
+    counters: Counters,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct Counters {
-    read_requests: AtomicU64,
-    reads: AtomicU64,
-    write_requests: AtomicU64,
-    writes: AtomicU64,
+    read_requests: u64,
+    reads: u64,
+    write_requests: u64,
+    writes: u64,
 }
 
 pub struct KeyCache {
     block_size: usize,
-    blocks_per_segment: usize,
-    segments: Vec<Mutex<Segment>>,
+    segments: Box<[Mutex<Segment>]>,
+    /// Segments in use, 1..=MAX_SEGMENTS.
+    active: AtomicUsize,
+    /// Blocks over all active segments.
+    total_blocks: AtomicUsize,
     next_file: AtomicU64,
-    counters: Counters,
 }
 
 /// Counters as SHOW STATUS names them.
@@ -68,18 +96,71 @@ pub struct KeyCacheStats {
     pub blocks_used: u64,
 }
 
+/// The segment count actually used for a `key_cache_segments` value (0 = unsegmented).
+fn effective_segments(segments: usize) -> usize {
+    segments.clamp(1, MAX_SEGMENTS)
+}
+
 impl KeyCache {
+    /// A cache of `capacity_bytes` in [`DEFAULT_SEGMENTS`] segments.
     pub fn new(capacity_bytes: usize, block_size: usize) -> KeyCache {
-        let total = (capacity_bytes / block_size).max(SEGMENTS * 2);
-        KeyCache {
+        KeyCache::with_segments(capacity_bytes, block_size, DEFAULT_SEGMENTS)
+    }
+
+    /// A cache of `capacity_bytes` in `segments` segments (0 or 1: one segment).
+    pub fn with_segments(capacity_bytes: usize, block_size: usize, segments: usize) -> KeyCache {
+        let cache = KeyCache {
             block_size,
-            blocks_per_segment: total / SEGMENTS,
-            segments: (0..SEGMENTS)
+            segments: (0..MAX_SEGMENTS)
                 .map(|_| Mutex::new(Segment::default()))
                 .collect(),
+            active: AtomicUsize::new(1),
+            total_blocks: AtomicUsize::new(0),
             next_file: AtomicU64::new(1),
-            counters: Counters::default(),
+        };
+        let mut guards: Vec<_> = cache.segments.iter().map(|s| s.lock()).collect();
+        cache.shape(&mut guards, capacity_bytes, segments);
+        drop(guards);
+        cache
+    }
+
+    /// Sets the shape of a cache whose every segment is locked and empty.
+    fn shape(&self, guards: &mut [MutexGuard<'_, Segment>], capacity_bytes: usize, segs: usize) {
+        let n = effective_segments(segs);
+        let total = (capacity_bytes / self.block_size).max(n * MIN_BLOCKS_PER_SEGMENT);
+        for (i, g) in guards.iter_mut().enumerate() {
+            g.map.clear();
+            g.blocks.clear();
+            g.blocks.shrink_to_fit();
+            g.hand = 0;
+            g.shape = if i < n { n } else { 0 };
+            // Spread the remainder so the total is what was asked for.
+            g.capacity = if i < n {
+                total / n + usize::from(i < total % n)
+            } else {
+                0
+            };
         }
+        self.total_blocks.store(total, Ordering::Relaxed);
+        self.active.store(n, Ordering::Release);
+    }
+
+    /// Rebuilds the cache with a new size and segment count (SET GLOBAL
+    /// key_buffer_size / key_cache_segments): writes every dirty block back, forgets
+    /// every block, and starts empty in the new shape. Lookups wait while it runs. On a
+    /// write error the cache keeps its old shape (the blocks written are clean).
+    pub fn resize(&self, capacity_bytes: usize, segments: usize) -> io::Result<()> {
+        let mut guards: Vec<_> = self.segments.iter().map(|s| s.lock()).collect();
+        for g in guards.iter_mut() {
+            let seg = &mut **g;
+            for b in seg.blocks.iter_mut().filter(|b| b.dirty) {
+                seg.counters.writes += 1;
+                b.io.write_at(&b.data, b.block_no * self.block_size as u64)?;
+                b.dirty = false;
+            }
+        }
+        self.shape(&mut guards, capacity_bytes, segments);
+        Ok(())
     }
 
     pub fn block_size(&self) -> usize {
@@ -87,7 +168,12 @@ impl KeyCache {
     }
 
     pub fn capacity(&self) -> usize {
-        self.blocks_per_segment * SEGMENTS * self.block_size
+        self.total_blocks.load(Ordering::Relaxed) * self.block_size
+    }
+
+    /// Segments in use (1 = unsegmented).
+    pub fn segments(&self) -> usize {
+        self.active.load(Ordering::Acquire)
     }
 
     pub fn register_file(&self, io: Arc<dyn FileIo>) -> CachedFile {
@@ -97,11 +183,19 @@ impl KeyCache {
         }
     }
 
-    fn segment(&self, file: u64, block_no: u64) -> &Mutex<Segment> {
+    /// Locks the segment that holds (file, block) in the shape in force.
+    fn segment(&self, file: u64, block_no: u64) -> MutexGuard<'_, Segment> {
         let h = (file.wrapping_mul(0x9E37_79B9_7F4A_7C15)
             ^ block_no.wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
         .rotate_left(29);
-        &self.segments[(h % SEGMENTS as u64) as usize]
+        loop {
+            let n = self.active.load(Ordering::Acquire);
+            let g = self.segments[(h % n as u64) as usize].lock();
+            // A resize between the load and the lock changed the shape: hash again.
+            if g.shape == n {
+                return g;
+            }
+        }
     }
 
     /// Finds or loads a block in a locked segment; returns its slot.
@@ -118,17 +212,9 @@ impl KeyCache {
         }
         let mut data = vec![0u8; self.block_size].into_boxed_slice();
         if load {
-            self.counters.reads.fetch_add(1, Ordering::Relaxed);
-            let off = block_no * self.block_size as u64;
-            match f.io.read_at(&mut data, off) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                    // A block past the end of the file reads as zeros only when asked
-                    // for writing; for reads it is a truncated file.
-                    return Err(e);
-                }
-                Err(e) => return Err(e),
-            }
+            seg.counters.reads += 1;
+            // Past the end of the file is UnexpectedEof: a truncated index file.
+            f.io.read_at(&mut data, block_no * self.block_size as u64)?;
         }
         let block = Block {
             file: f.id,
@@ -138,7 +224,7 @@ impl KeyCache {
             dirty: false,
             referenced: true,
         };
-        let i = if seg.blocks.len() < self.blocks_per_segment {
+        let i = if seg.blocks.len() < seg.capacity {
             seg.blocks.push(block);
             seg.blocks.len() - 1
         } else {
@@ -153,7 +239,7 @@ impl KeyCache {
             };
             let old = &seg.blocks[victim];
             if old.dirty {
-                self.counters.writes.fetch_add(1, Ordering::Relaxed);
+                seg.counters.writes += 1;
                 old.io
                     .write_at(&old.data, old.block_no * self.block_size as u64)?;
             }
@@ -173,8 +259,8 @@ impl KeyCache {
         block_no: u64,
         read: impl FnOnce(&[u8]) -> R,
     ) -> io::Result<R> {
-        self.counters.read_requests.fetch_add(1, Ordering::Relaxed);
-        let mut seg = self.segment(f.id, block_no).lock();
+        let mut seg = self.segment(f.id, block_no);
+        seg.counters.read_requests += 1;
         let i = self.slot(&mut seg, f, block_no, true)?;
         Ok(read(&seg.blocks[i].data))
     }
@@ -188,8 +274,8 @@ impl KeyCache {
         fresh: bool,
         write: impl FnOnce(&mut [u8]),
     ) -> io::Result<()> {
-        self.counters.write_requests.fetch_add(1, Ordering::Relaxed);
-        let mut seg = self.segment(f.id, block_no).lock();
+        let mut seg = self.segment(f.id, block_no);
+        seg.counters.write_requests += 1;
         let i = self.slot(&mut seg, f, block_no, !fresh)?;
         let b = &mut seg.blocks[i];
         if fresh {
@@ -202,10 +288,11 @@ impl KeyCache {
 
     /// Writes every dirty block of a file back (not synced: the caller syncs).
     pub fn flush_file(&self, f: &CachedFile) -> io::Result<()> {
-        for seg in &self.segments {
-            let mut seg = seg.lock();
+        for seg in self.segments.iter() {
+            let mut g = seg.lock();
+            let seg = &mut *g;
             for b in seg.blocks.iter_mut().filter(|b| b.file == f.id && b.dirty) {
-                self.counters.writes.fetch_add(1, Ordering::Relaxed);
+                seg.counters.writes += 1;
                 b.io.write_at(&b.data, b.block_no * self.block_size as u64)?;
                 b.dirty = false;
             }
@@ -215,7 +302,7 @@ impl KeyCache {
 
     /// Forgets a file's blocks without writing them (drop, truncate, rebuild).
     pub fn drop_file(&self, f: &CachedFile) {
-        for seg in &self.segments {
+        for seg in self.segments.iter() {
             let mut seg = seg.lock();
             let Segment { map, blocks, .. } = &mut *seg;
             for b in blocks.iter_mut().filter(|b| b.file == f.id) {
@@ -229,17 +316,16 @@ impl KeyCache {
     }
 
     pub fn stats(&self) -> KeyCacheStats {
-        KeyCacheStats {
-            read_requests: self.counters.read_requests.load(Ordering::Relaxed),
-            reads: self.counters.reads.load(Ordering::Relaxed),
-            write_requests: self.counters.write_requests.load(Ordering::Relaxed),
-            writes: self.counters.writes.load(Ordering::Relaxed),
-            blocks_used: self
-                .segments
-                .iter()
-                .map(|s| s.lock().map.len() as u64)
-                .sum(),
+        let mut st = KeyCacheStats::default();
+        for seg in self.segments.iter() {
+            let g = seg.lock();
+            st.read_requests += g.counters.read_requests;
+            st.reads += g.counters.reads;
+            st.write_requests += g.counters.write_requests;
+            st.writes += g.counters.writes;
+            st.blocks_used += g.map.len() as u64;
         }
+        st
     }
 }
 
@@ -287,6 +373,55 @@ mod tests {
             })
             .collect();
         for t in threads {
+            t.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn resize_and_resegment_keep_every_write() {
+        let cache = KeyCache::with_segments(64 * 512, 512, 0);
+        assert_eq!(cache.segments(), 1);
+        let file = cache.register_file(Arc::new(MemFile::new()));
+        for b in 0..300u64 {
+            cache.write(&file, b, true, |d| d[0] = b as u8).unwrap();
+        }
+        for (size, segs) in [(16 * 512, 4), (256 * 512, 64), (8 * 512, 1), (1 << 20, 16)] {
+            cache.resize(size, segs).unwrap();
+            assert_eq!(cache.segments(), segs);
+            assert!(cache.capacity() >= size.min(segs * 2 * 512));
+            assert_eq!(cache.stats().blocks_used, 0, "a resize starts empty");
+            for b in 0..300u64 {
+                assert_eq!(cache.read(&file, b, |d| d[0]).unwrap(), b as u8);
+            }
+            cache.write(&file, 7, false, |d| d[1] = segs as u8).unwrap();
+        }
+        assert_eq!(cache.read(&file, 7, |d| d[1]).unwrap(), 16);
+    }
+
+    #[test]
+    fn lookups_run_through_concurrent_resizes() {
+        let cache = Arc::new(KeyCache::new(64 * 256, 256));
+        let file = cache.register_file(Arc::new(MemFile::new()));
+        for b in 0..200u64 {
+            cache.write(&file, b, true, |d| d[0] = b as u8).unwrap();
+        }
+        let readers: Vec<_> = (0..3)
+            .map(|t| {
+                let (cache, file) = (cache.clone(), file.clone());
+                std::thread::spawn(move || {
+                    for i in 0..20_000u64 {
+                        let b = (i * 13 + t) % 200;
+                        assert_eq!(cache.read(&file, b, |d| d[0]).unwrap(), b as u8);
+                    }
+                })
+            })
+            .collect();
+        for i in 0..50usize {
+            cache
+                .resize((32 + i) * 256, [1, 2, 7, 16, 64][i % 5])
+                .unwrap();
+        }
+        for t in readers {
             t.join().unwrap();
         }
     }

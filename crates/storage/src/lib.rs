@@ -1,11 +1,13 @@
 //! Storage primitives that know no engine: the one narrow file I/O trait every file
 //! access goes through ([`io`]), InnoDB's buffer pool of data and index pages
 //! ([`bufpool`]), the MyISAM-style key cache of index blocks ([`keycache`]), the
-//! write-ahead redo log with group commit ([`redo`]), and the single import point for
+//! write-ahead redo log with group commit ([`redo`]), memory maps of data files that
+//! survive truncation by another process ([`mmap`]), and the single import point for
 //! locks and atomics ([`sync`]).
 
 pub mod bufpool;
 pub mod io;
 pub mod keycache;
+pub mod mmap;
 pub mod redo;
 pub mod sync;
