@@ -47,6 +47,82 @@ pub mod caps {
         | DEPRECATE_EOF;
 }
 
+/// What COM_STATISTICS reports (the `mariadb` client's `\s` prints it): uptime since the
+/// server began serving, connections open now, and statements received (COM_QUERY and
+/// COM_STMT_EXECUTE), counted here because the protocol layer sees every one.
+pub mod stats {
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    use std::sync::OnceLock;
+    use std::time::Instant;
+
+    static STARTED: OnceLock<Instant> = OnceLock::new();
+    static OPEN: AtomicUsize = AtomicUsize::new(0);
+    static QUESTIONS: AtomicU64 = AtomicU64::new(0);
+
+    pub fn mark_started() {
+        STARTED.get_or_init(Instant::now);
+    }
+
+    pub fn question() {
+        QUESTIONS.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts one open connection for as long as it lives.
+    pub struct Open(());
+
+    impl Open {
+        pub fn new() -> Open {
+            OPEN.fetch_add(1, Ordering::Relaxed);
+            Open(())
+        }
+    }
+
+    impl Default for Open {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    impl Drop for Open {
+        fn drop(&mut self) {
+            OPEN.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The COM_STATISTICS text, in MySQL's layout.
+    pub fn line() -> String {
+        let uptime = STARTED.get_or_init(Instant::now).elapsed().as_secs().max(1);
+        let questions = QUESTIONS.load(Ordering::Relaxed);
+        format!(
+            "Uptime: {uptime}  Threads: {}  Questions: {questions}  Slow queries: 0  Opens: 0  \
+             Open tables: 0  Queries per second avg: {:.3}",
+            OPEN.load(Ordering::Relaxed),
+            questions as f64 / uptime as f64
+        )
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn statistics_count_connections_and_questions() {
+            super::mark_started();
+            let before = super::QUESTIONS.load(super::Ordering::Relaxed);
+            let open = super::Open::new();
+            super::question();
+            let line = super::line();
+            assert!(line.starts_with("Uptime: "), "{line}");
+            let field = |name: &str| -> u64 {
+                let rest = &line[line.find(name).expect(name) + name.len()..];
+                rest.split_whitespace().next().unwrap().parse().unwrap()
+            };
+            assert!(field("Threads: ") >= 1, "{line}");
+            assert!(field("Questions: ") > before, "{line}");
+            assert!(line.contains("Queries per second avg: "), "{line}");
+            drop(open);
+        }
+    }
+}
+
 const NATIVE: &str = "mysql_native_password";
 const SHA2: &str = "caching_sha2_password";
 
@@ -298,6 +374,7 @@ impl<'b, B: Backend> Conn<'b, B> {
 
     /// Runs the connection to its end.
     pub fn run(mut self) {
+        let _open = stats::Open::new();
         self.greeting();
         if !self.flush() {
             return;
@@ -356,7 +433,7 @@ impl<'b, B: Backend> Conn<'b, B> {
                 0x04 => self.com_field_list(handler, body),
                 0x09 => {
                     self.w.begin();
-                    self.w.buf.extend_from_slice(b"Uptime: 1  Threads: 1  Questions: 0  Slow queries: 0  Opens: 0  Open tables: 0");
+                    self.w.buf.extend_from_slice(stats::line().as_bytes());
                     self.w.end();
                     self.flush()
                 }
@@ -442,6 +519,7 @@ impl<'b, B: Backend> Conn<'b, B> {
     }
 
     fn com_query(&mut self, handler: &mut B::Handler, body: &[u8]) -> bool {
+        stats::question();
         let sql = String::from_utf8_lossy(body);
         let status = handler.status_flags();
         let deprecate_eof = self.deprecate_eof();
@@ -567,6 +645,7 @@ impl<'b, B: Backend> Conn<'b, B> {
     }
 
     fn com_stmt_execute(&mut self, handler: &mut B::Handler, body: &[u8]) -> bool {
+        stats::question();
         let mut c = Cursor::new(body);
         let Some(id) = c.u32() else {
             return self.send_error(&Error::UnknownCommand);

@@ -28,6 +28,7 @@ use strata_types::Error;
 
 /// Accepts connections until `shutdown` is set, each on its own thread.
 pub fn serve<B: Backend>(listener: TcpListener, backend: Arc<B>, shutdown: Arc<AtomicBool>) {
+    conn::stats::mark_started();
     let next_id = AtomicU32::new(1);
     let active = Arc::new(AtomicUsize::new(0));
     for stream in listener.incoming() {

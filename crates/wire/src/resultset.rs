@@ -163,7 +163,7 @@ impl<'a> Writer<'a> {
                 .columns
                 .get(i)
                 .map_or(FieldType::VarString, |c| c.field_type);
-            if v.is_null() || ft == FieldType::Null {
+            if v.is_null() {
                 let bit = i + 2;
                 b[bitmap_at + bit / 8] |= 1 << (bit % 8);
                 continue;
@@ -237,12 +237,35 @@ pub fn put_binary_value(b: &mut Vec<u8>, v: &Value, ft: FieldType, scratch: &mut
     }
 }
 
+/// The column definition to send for `c` in a binary-protocol result. A binary row can
+/// only carry NULL in a column declared MYSQL_TYPE_NULL, yet an expression over a
+/// parameter may be typed NULL at prepare time and still yield values at execution
+/// (`SELECT ? + 1`): such a column is declared VAR_STRING instead, so every value reaches
+/// the client as its text rather than being lost.
+fn binary_column(c: &ColumnMeta) -> ColumnMeta {
+    let mut c = c.clone();
+    if c.field_type == FieldType::Null {
+        c.field_type = FieldType::VarString;
+        c.charset = 45;
+        c.flags &= !strata_types::output::flags::BINARY;
+    }
+    c
+}
+
 impl QueryOutput for Writer<'_> {
     fn columns(&mut self, cols: &[ColumnMeta]) -> Result<()> {
         self.w.begin();
         put_lenenc_int(&mut self.w.buf, cols.len() as u64);
         self.w.end();
-        for c in cols {
+        self.columns.clear();
+        self.columns.extend(cols.iter().map(|c| {
+            if self.binary {
+                binary_column(c)
+            } else {
+                c.clone()
+            }
+        }));
+        for c in &self.columns {
             self.w.begin();
             put_column(&mut self.w.buf, c);
             self.w.end();
@@ -250,7 +273,6 @@ impl QueryOutput for Writer<'_> {
         if !self.deprecate_eof {
             write_eof(self.w, 0, self.status);
         }
-        self.columns = cols.to_vec();
         Ok(())
     }
 
@@ -304,5 +326,42 @@ mod tests {
         b.clear();
         put_binary_value(&mut b, &Value::str("ab"), FieldType::VarString, &mut s);
         assert_eq!(b, vec![2, b'a', b'b']);
+    }
+
+    /// The payloads of the packets in `buf` (4-byte headers stripped).
+    fn payloads(mut buf: &[u8]) -> Vec<Vec<u8>> {
+        let mut out = vec![];
+        while buf.len() >= 4 {
+            let n = buf[0] as usize | (buf[1] as usize) << 8 | (buf[2] as usize) << 16;
+            out.push(buf[4..4 + n].to_vec());
+            buf = &buf[4 + n..];
+        }
+        out
+    }
+
+    #[test]
+    fn binary_result_keeps_values_of_null_typed_columns() {
+        let mut w = PacketWriter::new();
+        let mut out = Writer::new(&mut w, true, true, 2);
+        let cols = [
+            ColumnMeta::computed("? + 1", FieldType::Null),
+            ColumnMeta::computed("n", FieldType::LongLong),
+        ];
+        out.columns(&cols).unwrap();
+        out.row(&[Value::Int(42), Value::Null]).unwrap();
+        out.row(&[Value::Null, Value::Int(-1)]).unwrap();
+        let p = payloads(&w.buf);
+        assert_eq!(p.len(), 5, "count, 2 column definitions, 2 rows");
+        // Column 1 is declared VAR_STRING in utf8mb4: type byte after the 0x0c block.
+        let def = &p[1];
+        let at = def.len() - 6;
+        assert_eq!(def[at], FieldType::VarString as u8);
+        assert_eq!(u16::from_le_bytes([def[at - 6], def[at - 5]]), 45);
+        // Row 1: header, NULL bitmap (column 2 is bit 3), then "42" as a string.
+        assert_eq!(p[3], vec![0, 0b1000, 2, b'4', b'2']);
+        // Row 2: column 1 NULL (bit 2), column 2 as LONGLONG.
+        let mut r2 = vec![0, 0b100];
+        r2.extend_from_slice(&(-1i64).to_le_bytes());
+        assert_eq!(p[4], r2);
     }
 }

@@ -28,12 +28,18 @@ pub fn decode_params(
             types.push((t, flag & 0x80 != 0));
         }
     }
+    let is_null = |i: usize| bitmap[i / 8] & (1 << (i % 8)) != 0;
     if types.len() != n {
+        // Clients may leave the types out when every parameter is NULL (Connector/J does on
+        // a first execute with only setNull): the bitmap alone says what each one is.
+        if (0..n).all(is_null) {
+            return Ok(vec![Value::Null; n]);
+        }
         return Err("parameter types were never sent".into());
     }
     let mut out = Vec::with_capacity(n);
     for (i, &(t, unsigned)) in types.iter().enumerate() {
-        if bitmap[i / 8] & (1 << (i % 8)) != 0 {
+        if is_null(i) {
             out.push(Value::Null);
             continue;
         }
@@ -163,5 +169,17 @@ mod tests {
             &mut HashMap::new()
         )
         .is_err());
+    }
+
+    #[test]
+    fn all_null_parameters_need_no_types() {
+        // 2 params, both NULL in the bitmap, new-params-bound flag 0 and no types: as
+        // Connector/J sends a first execute whose parameters were all set with setNull.
+        let p = vec![0b11, 0];
+        let v = decode_params(&mut Cursor::new(&p), 2, &mut vec![], &mut HashMap::new()).unwrap();
+        assert_eq!(v, vec![Value::Null, Value::Null]);
+        // One non-NULL parameter without a type is still an error.
+        let p = vec![0b01, 0];
+        assert!(decode_params(&mut Cursor::new(&p), 2, &mut vec![], &mut HashMap::new()).is_err());
     }
 }
