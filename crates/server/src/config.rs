@@ -22,7 +22,7 @@ pub struct ServerArgs {
     pub datadir: Option<PathBuf>,
     /// TOML file with any of these options, named like the MySQL variables
     /// (port, bind_address, datadir, default_storage_engine, key_buffer_size,
-    /// max_connections, max_allowed_packet, sql_mode, tmpdir, sort_buffer_size, and the
+    /// key_cache_segments, myisam_use_mmap, myisam_mmap_size, max_connections, max_allowed_packet, sql_mode, tmpdir, sort_buffer_size, and the
     /// innodb_* options below) and a [users] table of name = "password".
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -34,6 +34,25 @@ pub struct ServerArgs {
     /// through the OS page cache), e.g. 8M, 1G [default: 8M].
     #[arg(long = "key-buffer-size", alias = "key_buffer_size", value_parser = parse_size)]
     pub key_buffer_size: Option<u64>,
+    /// Independently locked segments of the key cache, 0..64; 0 or 1 is one unsegmented
+    /// cache (MariaDB's default, MyISAM's global key-cache mutex) [default: 16]. Also
+    /// SET GLOBAL (rebuilds the cache), as is key_buffer_size.
+    #[arg(long = "key-cache-segments", alias = "key_cache_segments")]
+    pub key_cache_segments: Option<u64>,
+    /// ON or OFF: read and update heap (MyISAM) rows through memory maps of the data
+    /// files instead of pread/pwrite; `--myisam-use-mmap` alone means ON [default: OFF].
+    /// Also SET GLOBAL.
+    #[arg(
+        long = "myisam-use-mmap",
+        alias = "myisam_use_mmap",
+        num_args = 0..=1,
+        default_missing_value = "ON"
+    )]
+    pub myisam_use_mmap: Option<String>,
+    /// Most bytes of heap data files mapped at once; files beyond it use pread/pwrite,
+    /// e.g. 1G [default: unlimited, as MySQL on 64-bit]. Also SET GLOBAL.
+    #[arg(long = "myisam-mmap-size", alias = "myisam_mmap_size", value_parser = parse_size)]
+    pub myisam_mmap_size: Option<u64>,
     /// Most client connections at once [default: 1024].
     #[arg(long = "max-connections", alias = "max_connections")]
     pub max_connections: Option<u64>,
@@ -81,6 +100,15 @@ pub struct ServerArgs {
         alias = "innodb_adaptive_hash_index"
     )]
     pub innodb_adaptive_hash_index: Option<String>,
+    /// Times a thread re-tests a busy InnoDB latch (pausing a random while between
+    /// tests) before it blocks in the OS; 0 blocks at once, like a pthread mutex
+    /// [default: 30]. Also SET GLOBAL.
+    #[arg(long = "innodb-sync-spin-loops", alias = "innodb_sync_spin_loops")]
+    pub innodb_sync_spin_loops: Option<u32>,
+    /// Most units (of 50 CPU pauses) of the random pause between two re-tests of a busy
+    /// latch, 0..=1000 [default: 6]. Also SET GLOBAL.
+    #[arg(long = "innodb-spin-wait-delay", alias = "innodb_spin_wait_delay")]
+    pub innodb_spin_wait_delay: Option<u32>,
     /// A user as NAME or NAME:PASSWORD; repeatable. Without any, user root with an empty
     /// password exists.
     #[arg(long = "user")]
@@ -95,6 +123,9 @@ struct FileConfig {
     datadir: Option<PathBuf>,
     default_storage_engine: Option<String>,
     key_buffer_size: Option<toml::Value>,
+    key_cache_segments: Option<u64>,
+    myisam_use_mmap: Option<toml::Value>,
+    myisam_mmap_size: Option<toml::Value>,
     max_connections: Option<u64>,
     max_allowed_packet: Option<toml::Value>,
     sql_mode: Option<String>,
@@ -106,6 +137,8 @@ struct FileConfig {
     innodb_flush_log_at_trx_commit: Option<u8>,
     innodb_flush_method: Option<String>,
     innodb_adaptive_hash_index: Option<toml::Value>,
+    innodb_sync_spin_loops: Option<u32>,
+    innodb_spin_wait_delay: Option<u32>,
     users: Option<BTreeMap<String, String>>,
 }
 
@@ -117,6 +150,9 @@ pub struct Settings {
     pub datadir: PathBuf,
     pub default_storage_engine: String,
     pub key_buffer_size: u64,
+    pub key_cache_segments: u64,
+    pub myisam_use_mmap: bool,
+    pub myisam_mmap_size: u64,
     pub max_connections: u64,
     pub max_allowed_packet: u64,
     pub sql_mode: String,
@@ -128,6 +164,8 @@ pub struct Settings {
     pub innodb_flush_log_at_trx_commit: u8,
     pub innodb_direct_io: bool,
     pub innodb_adaptive_hash_index: bool,
+    pub innodb_sync_spin_loops: u32,
+    pub innodb_spin_wait_delay: u32,
     pub users: BTreeMap<String, String>,
 }
 
@@ -154,6 +192,27 @@ fn toml_size(v: &toml::Value, name: &str) -> Result<u64, String> {
         toml::Value::Integer(i) if *i >= 0 => Ok(*i as u64),
         toml::Value::String(s) => parse_size(s),
         _ => Err(format!("{name}: expected a size like 8M")),
+    }
+}
+
+/// An ON/OFF option from the command line or the file.
+fn on_off_opt(
+    arg: &Option<String>,
+    file: &Option<toml::Value>,
+    name: &str,
+    default: bool,
+) -> Result<bool, String> {
+    let v = match (arg, file) {
+        (Some(v), _) => v.clone(),
+        (None, Some(toml::Value::Boolean(b))) => b.to_string(),
+        (None, Some(toml::Value::String(s))) => s.clone(),
+        (None, Some(v)) => v.to_string(),
+        (None, None) => return Ok(default),
+    };
+    match v.to_ascii_uppercase().as_str() {
+        "ON" | "1" | "TRUE" => Ok(true),
+        "OFF" | "0" | "FALSE" => Ok(false),
+        _ => Err(format!("{name} '{v}': expected ON or OFF")),
     }
 }
 
@@ -214,6 +273,22 @@ impl Settings {
                 (None, Some(v)) => toml_size(v, "key_buffer_size")?,
                 (None, None) => 8 << 20,
             },
+            key_cache_segments: args
+                .key_cache_segments
+                .or(file.key_cache_segments)
+                .unwrap_or(16),
+            myisam_use_mmap: on_off_opt(
+                &args.myisam_use_mmap,
+                &file.myisam_use_mmap,
+                "myisam_use_mmap",
+                false,
+            )?,
+            myisam_mmap_size: size_opt(
+                args.myisam_mmap_size,
+                &file.myisam_mmap_size,
+                "myisam_mmap_size",
+                u64::MAX,
+            )?,
             max_connections: args
                 .max_connections
                 .or(file.max_connections)
@@ -297,6 +372,14 @@ impl Settings {
                     }
                 }
             },
+            innodb_sync_spin_loops: args
+                .innodb_sync_spin_loops
+                .or(file.innodb_sync_spin_loops)
+                .unwrap_or(30),
+            innodb_spin_wait_delay: args
+                .innodb_spin_wait_delay
+                .or(file.innodb_spin_wait_delay)
+                .unwrap_or(6),
             users,
         };
         if !matches!(s.innodb_page_size, 4096 | 8192 | 16384 | 32768 | 65536) {
@@ -308,6 +391,9 @@ impl Settings {
         if s.innodb_log_file_size < 1 << 20 {
             return Err("innodb_log_file_size must be at least 1M".into());
         }
+        if s.innodb_spin_wait_delay > 1000 {
+            return Err("innodb_spin_wait_delay must be between 0 and 1000".into());
+        }
         if s.innodb_flush_log_at_trx_commit > 2 {
             return Err("innodb_flush_log_at_trx_commit must be 0, 1 or 2".into());
         }
@@ -316,6 +402,9 @@ impl Settings {
         }
         if s.key_buffer_size < 64 << 10 {
             return Err("key_buffer_size must be at least 64K".into());
+        }
+        if s.key_cache_segments > 64 {
+            return Err("key_cache_segments must be between 0 and 64".into());
         }
         if s.sort_buffer_size < 32 << 10 {
             return Err("sort_buffer_size must be at least 32K".into());

@@ -1,10 +1,12 @@
-//! The `strata` binary: `strata server` starts the MySQL-protocol server.
+//! The `strata` binary: `strata server` starts the MySQL-protocol server; `strata bench`
+//! runs the seeds' experiments (crates/bench).
 //!
 //! Startup: resolve settings (command line over config file over defaults), open the
-//! data directory's catalog with the engines, print where the server listens and what it
-//! will use, then accept connections (wire crate), one thread each. SIGTERM or SIGINT
-//! takes every table's write lock (so no statement is half-way), flushes every engine's
-//! caches to the files, and exits.
+//! data directory's catalog with the engines (`strata_bench::inprocess::open_server`,
+//! shared with the in-process bench so both measure the same construction), print where
+//! the server listens and what it will use, then accept connections (wire crate), one
+//! thread each. SIGTERM or SIGINT takes every table's write lock (so no statement is
+//! half-way), flushes every engine's caches to the files, and exits.
 
 mod backend;
 mod config;
@@ -13,10 +15,8 @@ use clap::{Parser, Subcommand};
 use std::net::TcpListener;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use strata_engine::{Engine, LockMode};
-use strata_session::{Server, ServerConfig};
-use strata_sql::Catalog;
-use strata_storage::redo::FlushAtCommit;
+use strata_bench::inprocess::{open_server, ServerSettings};
+use strata_engine::LockMode;
 
 #[derive(Parser)]
 #[command(
@@ -33,16 +33,24 @@ struct Cli {
 enum Command {
     /// Start the server (MySQL protocol, default 127.0.0.1:3306, data in ./strata-data).
     Server(config::ServerArgs),
+    /// Run a benchmark scenario (the seeds' experiments) in-process or against a server
+    /// on this machine; see docs/bench.md.
+    Bench(strata_bench::BenchArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Server(args) => run_server(args),
+        Command::Server(args) => run_server(args).map(|()| 0),
+        Command::Bench(args) => strata_bench::run(args),
     };
-    if let Err(e) = result {
-        eprintln!("strata: {e}");
-        std::process::exit(1);
+    match result {
+        Ok(0) => {}
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("strata: {e}");
+            std::process::exit(1);
+        }
     }
 }
 
@@ -58,53 +66,51 @@ fn human(bytes: u64) -> String {
 
 fn run_server(args: config::ServerArgs) -> Result<(), String> {
     let s = config::Settings::resolve(&args)?;
-    let heap: Arc<dyn Engine> = Arc::new(strata_heap::HeapEngine::new(strata_heap::HeapConfig {
-        key_buffer_size: s.key_buffer_size as usize,
-    }));
-    let btree: Arc<dyn Engine> = Arc::new(
-        strata_btree::BtreeEngine::open(
-            &s.datadir,
-            strata_btree::BtreeConfig {
-                buffer_pool_size: s.innodb_buffer_pool_size as usize,
-                page_size: s.innodb_page_size as usize,
-                log_file_size: s.innodb_log_file_size,
-                flush_log_at_trx_commit: match s.innodb_flush_log_at_trx_commit {
-                    0 => FlushAtCommit::Never,
-                    2 => FlushAtCommit::WriteOnly,
-                    _ => FlushAtCommit::Durable,
-                },
-                direct_io: s.innodb_direct_io,
-                adaptive_hash_index: s.innodb_adaptive_hash_index,
-                ..Default::default()
-            },
-        )
-        .map_err(|e| format!("starting the btree engine in {}: {e}", s.datadir.display()))?,
-    );
-    let engines = vec![btree, heap];
-    let available: Vec<&str> = engines.iter().map(|e| e.name()).collect();
-    let default_engine = strata_sql::ddl::engine_name(&s.default_storage_engine, &available)
-        .map_err(|e| format!("--default-storage-engine: {e}"))?;
-    let catalog = Arc::new(
-        Catalog::open(&s.datadir, engines.clone())
-            .map_err(|e| format!("opening {}: {e}", s.datadir.display()))?,
-    );
+    let server = open_server(&ServerSettings {
+        datadir: s.datadir.clone(),
+        port: s.port,
+        default_storage_engine: s.default_storage_engine.clone(),
+        key_buffer_size: s.key_buffer_size,
+        max_connections: s.max_connections,
+        max_allowed_packet: s.max_allowed_packet,
+        sql_mode: s.sql_mode.clone(),
+        tmpdir: s.tmpdir.clone(),
+        sort_buffer_size: s.sort_buffer_size,
+        innodb_buffer_pool_size: s.innodb_buffer_pool_size,
+        innodb_page_size: s.innodb_page_size,
+        innodb_log_file_size: s.innodb_log_file_size,
+        innodb_flush_log_at_trx_commit: s.innodb_flush_log_at_trx_commit,
+        innodb_direct_io: s.innodb_direct_io,
+        innodb_adaptive_hash_index: s.innodb_adaptive_hash_index,
+    })?;
+    let catalog = server.catalog.clone();
+    // The heap engine's own options, applied as their SET GLOBAL would be (the engine
+    // checks them; the key cache is still empty, so its rebuild costs nothing).
+    if let Some(heap) = catalog.engines().iter().find(|e| e.name() == "heap") {
+        use strata_types::Value::UInt;
+        for (name, value) in [
+            ("key_cache_segments", UInt(s.key_cache_segments)),
+            ("myisam_mmap_size", UInt(s.myisam_mmap_size)),
+            ("myisam_use_mmap", UInt(s.myisam_use_mmap as u64)),
+        ] {
+            heap.set_variable(name, &value)
+                .map_err(|e| format!("--{}: {e}", name.replace('_', "-")))?;
+        }
+    }
+    // The btree engine's latch policy, likewise applied as SET GLOBAL would be.
+    if let Some(btree) = catalog.engines().iter().find(|e| e.name() == "btree") {
+        for (name, value) in [
+            ("innodb_sync_spin_loops", s.innodb_sync_spin_loops),
+            ("innodb_spin_wait_delay", s.innodb_spin_wait_delay),
+        ] {
+            btree
+                .set_variable(name, &strata_types::Value::UInt(value as u64))
+                .map_err(|e| format!("--{}: {e}", name.replace('_', "-")))?;
+        }
+    }
+    let default_engine = server.config.default_engine.clone();
     let listener = TcpListener::bind((s.bind_address.as_str(), s.port))
         .map_err(|e| format!("cannot listen on {}:{}: {e}", s.bind_address, s.port))?;
-    let server = Arc::new(Server::new(
-        catalog.clone(),
-        ServerConfig {
-            datadir: std::fs::canonicalize(&s.datadir).unwrap_or(s.datadir.clone()),
-            port: s.port,
-            default_engine: default_engine.clone(),
-            key_buffer_size: s.key_buffer_size,
-            max_connections: s.max_connections,
-            max_allowed_packet: s.max_allowed_packet,
-            sql_mode: s.sql_mode.clone(),
-            hostname: std::env::var("HOSTNAME").unwrap_or_else(|_| "localhost".into()),
-            tmpdir: s.tmpdir.clone(),
-            sort_buffer_size: s.sort_buffer_size,
-        },
-    ));
     println!(
         "strata {} listening on {}:{}",
         strata_sql::SERVER_VERSION,

@@ -175,7 +175,6 @@ pub static VARIABLES: &[VarDef] = &[
         },
         true
     ),
-    v!("key_buffer_size", Global, U64, false),
     v!("last_insert_id", Session, U64, true),
     v!("license", Global, Kind::Str, false),
     v!(
