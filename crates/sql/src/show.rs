@@ -314,12 +314,22 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             .collect();
             send(out, cols, rows).map(Some)
         }
-        "WARNINGS" | "ERRORS" => send(
-            out,
-            vec![text_col("Level"), int_col("Code"), text_col("Message")],
-            vec![],
-        )
-        .map(Some),
+        "WARNINGS" | "ERRORS" => {
+            let errors_only = what == "ERRORS";
+            let rows = cx
+                .env
+                .warnings()
+                .into_iter()
+                .filter(|w| !errors_only || w.level == crate::expr::WarnLevel::Error)
+                .map(|w| vec![s(w.level.name()), Value::Int(w.code as i64), s(&w.message)])
+                .collect();
+            send(
+                out,
+                vec![text_col("Level"), int_col("Code"), text_col("Message")],
+                rows,
+            )
+            .map(Some)
+        }
         "COUNT" => Err(Error::NotSupported("SHOW COUNT(*) WARNINGS".into())),
         "CHARACTER" | "CHARSET" => {
             let rows = vec![
