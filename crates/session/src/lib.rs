@@ -1423,7 +1423,14 @@ impl Session {
             }
             (PreparedStmt::Text(sql.to_string()), 0, vec![])
         } else {
-            let mut stmts = strata_sql::parse::parse(&text)?;
+            let mut stmts = strata_sql::parse::parse(&text).map_err(|e| match e {
+                // Quote the client's text, not our numbered placeholders.
+                Error::SyntaxAt { near, line } => Error::SyntaxAt {
+                    near: lex::unnumber_placeholders(&near),
+                    line,
+                },
+                e => e,
+            })?;
             if stmts.len() != 1 {
                 return Err(Error::Syntax(sql.chars().take(80).collect()));
             }

@@ -224,6 +224,14 @@ const EMPTY_TABLES: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// Every table `information_schema` has, for SHOW TABLES.
+pub fn table_names() -> Vec<&'static str> {
+    let mut names = vec!["COLUMNS", "ENGINES", "SCHEMATA", "STATISTICS", "TABLES"];
+    names.extend(EMPTY_TABLES.iter().map(|(n, _)| *n));
+    names.sort_unstable();
+    names
+}
+
 /// Opens `information_schema.<name>` (case-insensitive), if it is one Strata provides.
 pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
     let (kind, columns) = match name.to_ascii_uppercase().as_str() {

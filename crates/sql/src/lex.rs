@@ -169,6 +169,34 @@ fn next_token(s: &[u8], i: usize) -> (Tok<'_>, usize) {
 }
 
 /// Rewrites `?` placeholders as `?1`, `?2`, …; returns the text and the count.
+pub fn unnumber_placeholders(text: &str) -> String {
+    if !text.contains('?') {
+        return text.to_string();
+    }
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut last = 0;
+    while i < b.len() {
+        match next_token(b, i) {
+            (Tok::Question, end) => {
+                let mut j = i + 1;
+                while j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+                out.push_str(&text[last..i + 1]);
+                last = j;
+                i = j.max(end);
+            }
+            (_, end) => i = end.max(i + 1),
+        }
+    }
+    out.push_str(&text[last.min(text.len())..]);
+    out
+}
+
+/// Rewrites each `?` outside quotes and comments as `?1`, `?2`, …; returns the text and
+/// the count. [`unnumber_placeholders`] undoes it for names and messages.
 pub fn number_placeholders(sql: &str) -> (String, usize) {
     let s = sql.as_bytes();
     let mut out = String::with_capacity(sql.len() + 8);
@@ -427,6 +455,10 @@ mod tests {
 
     #[test]
     fn placeholders_get_numbers_outside_strings() {
+        assert_eq!(
+            unnumber_placeholders("CONCAT(?3, '?1') + ?12"),
+            "CONCAT(?, '?1') + ?"
+        );
         let (t, n) = number_placeholders("SELECT '?' , ? FROM t WHERE a=? -- ?\n");
         assert_eq!(t, "SELECT '?' , ?1 FROM t WHERE a=?2 -- ?\n");
         assert_eq!(n, 2);

@@ -495,6 +495,36 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
         Some(ast::Distinct::Distinct) => true,
         Some(ast::Distinct::On(_)) => return Err(Error::NotSupported("DISTINCT ON".into())),
     };
+    // DISTINCT without GROUP BY is grouping by the whole output row (as MySQL plans
+    // it), so it shares grouping's memory bound and spill to disk. Hidden ORDER BY keys
+    // are grouped on too; the output filter then still removes rows equal in what shows.
+    let (group, projection, distinct) = match group {
+        None if distinct => {
+            let groups = projection
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let coll = match columns.get(i) {
+                        Some(c) if c.charset == 63 => Collation::Binary,
+                        _ => Collation::GeneralCi,
+                    };
+                    (e.clone(), coll)
+                })
+                .collect::<Vec<_>>();
+            let exposed = (0..projection.len()).map(Expr::Column).collect();
+            let still_filter = projection.len() > visible;
+            (
+                Some(GroupPlan {
+                    groups,
+                    aggs: vec![],
+                    having: None,
+                }),
+                exposed,
+                still_filter,
+            )
+        }
+        g => (g, projection, distinct),
+    };
 
     let count_star_only = n == 1
         && levels[0].filter.is_empty()
@@ -612,7 +642,7 @@ fn display_name(e: &ast::Expr) -> String {
             ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
             other => other.to_string(),
         },
-        other => other.to_string(),
+        other => crate::lex::unnumber_placeholders(&other.to_string()),
     }
 }
 
@@ -1517,8 +1547,71 @@ fn value_bytes(v: &Value) -> usize {
     }
 }
 
+/// Holds back the column definitions until the first row, so a column whose type was
+/// unknown when the statement was prepared (`SELECT ? + 1`: the parameter's type comes
+/// with each execution) is described by the value it actually has.
+struct TypesFromFirstRow<'a> {
+    inner: &'a mut dyn QueryOutput,
+    pending: Option<Vec<ColumnMeta>>,
+}
+
+impl TypesFromFirstRow<'_> {
+    fn send_columns(&mut self, row: Option<&[Value]>) -> Result<()> {
+        if let Some(mut cols) = self.pending.take() {
+            if let Some(row) = row {
+                for (c, v) in cols.iter_mut().zip(row) {
+                    if c.field_type == strata_types::FieldType::Null && !v.is_null() {
+                        *c = SType::of_value(v).meta(&c.name);
+                    }
+                }
+            }
+            self.inner.columns(&cols)?;
+        }
+        Ok(())
+    }
+}
+
+impl QueryOutput for TypesFromFirstRow<'_> {
+    fn columns(&mut self, cols: &[ColumnMeta]) -> Result<()> {
+        self.pending = Some(cols.to_vec());
+        Ok(())
+    }
+    fn row(&mut self, row: &[Value]) -> Result<()> {
+        self.send_columns(Some(row))?;
+        self.inner.row(row)
+    }
+    fn end(&mut self, info: &EndInfo) -> Result<()> {
+        self.send_columns(None)?;
+        self.inner.end(info)
+    }
+    fn ok(&mut self, info: &strata_types::OkInfo) -> Result<()> {
+        self.inner.ok(info)
+    }
+}
+
 /// Runs a planned SELECT, writing the result set to `out`. Returns the row count.
 pub fn execute_select(
+    plan: &SelectPlan,
+    cx: &mut ExecCtx,
+    params: &[Value],
+    out: &mut dyn QueryOutput,
+) -> Result<u64> {
+    if !params.is_empty()
+        && plan
+            .columns
+            .iter()
+            .any(|c| c.field_type == strata_types::FieldType::Null)
+    {
+        let mut typed = TypesFromFirstRow {
+            inner: out,
+            pending: None,
+        };
+        return execute_select_to(plan, cx, params, &mut typed);
+    }
+    execute_select_to(plan, cx, params, out)
+}
+
+fn execute_select_to(
     plan: &SelectPlan,
     cx: &mut ExecCtx,
     params: &[Value],
