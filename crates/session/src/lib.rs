@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use strata_engine::{Isolation, LockMode, TableLock, Txn};
 use strata_sql::lex;
-use strata_sql::{Catalog, Env, ExecCtx, Outcome, Prepared};
+use strata_sql::{Catalog, Env, ExecCtx, Outcome, Prepared, WarnLevel, Warning};
 use strata_types::{
     ColumnMeta, DateTime, EndInfo, Error, FieldType, OkInfo, QueryOutput, Result, Value,
 };
@@ -189,6 +189,9 @@ pub struct Session {
     user_vars: HashMap<String, Value>,
     last_insert_id: u64,
     found_rows: u64,
+    /// The diagnostics area: the notes, warnings and error of the last statement (SHOW
+    /// WARNINGS). A lock only because expressions add to it through a shared reference.
+    diagnostics: std::sync::Mutex<Vec<Warning>>,
     /// The open transaction: begun by BEGIN, or by a statement under autocommit=0.
     /// None between transactions (and under autocommit, where a statement's own Txn
     /// lives only as long as the statement).
@@ -244,6 +247,25 @@ impl Env for SessionEnv<'_> {
     fn found_rows(&self) -> u64 {
         self.s.found_rows
     }
+    fn warn(&self, level: WarnLevel, code: u16, message: String) {
+        if let Ok(mut d) = self.s.diagnostics.lock() {
+            // MySQL keeps max_error_count (64) entries.
+            if d.len() < 64 {
+                d.push(Warning {
+                    level,
+                    code,
+                    message,
+                });
+            }
+        }
+    }
+    fn warnings(&self) -> Vec<Warning> {
+        self.s
+            .diagnostics
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_default()
+    }
 }
 
 fn text_col(name: &str) -> ColumnMeta {
@@ -266,6 +288,7 @@ impl Session {
             user_vars: HashMap::new(),
             last_insert_id: 0,
             found_rows: 0,
+            diagnostics: Default::default(),
             txn: None,
             next_isolation: None,
             prepared: HashMap::new(),
@@ -681,14 +704,58 @@ impl Session {
             if i > 0 {
                 out.next_result()?;
             }
-            self.run(piece, out)?;
+            self.run_with_diagnostics(piece, out)?;
         }
         Ok(())
     }
 
+    /// Runs one statement with a fresh diagnostics area (SHOW WARNINGS and SHOW ERRORS
+    /// look at the previous one instead), recording the error if it fails.
+    fn run_with_diagnostics(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
+        if !lex::is_diagnostics_statement(sql) {
+            self.clear_diagnostics();
+        }
+        let r = self.run(sql, out);
+        if let Err(e) = &r {
+            self.note_error(e);
+        }
+        r
+    }
+
+    fn clear_diagnostics(&self) {
+        if let Ok(mut d) = self.diagnostics.lock() {
+            d.clear();
+        }
+    }
+
+    fn note_error(&self, e: &Error) {
+        if let Ok(mut d) = self.diagnostics.lock() {
+            d.push(Warning {
+                level: WarnLevel::Error,
+                code: e.code(),
+                message: e.to_string(),
+            });
+        }
+    }
+
+    /// Warnings the current statement has raised so far (for OK and EOF packets).
+    fn warning_count(&self) -> u16 {
+        self.diagnostics
+            .lock()
+            .map(|d| d.len().min(u16::MAX as usize) as u16)
+            .unwrap_or(0)
+    }
+
     /// Runs one statement given as text.
     pub fn run(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
-        let sql = sql.trim().trim_end_matches(';').trim();
+        let mut sql = sql.trim().trim_end_matches(';').trim();
+        if let Some(inner) = lex::unwrap_executable_comment(sql) {
+            // A dump's version-gated statement; one gated out is a comment, done.
+            sql = inner.trim().trim_end_matches(';').trim();
+            if sql.is_empty() {
+                return out.ok(&OkInfo::default());
+            }
+        }
         if sql.is_empty() {
             return Err(Error::Syntax(String::new()));
         }
@@ -795,6 +862,32 @@ impl Session {
                 return out.ok(&OkInfo::default());
             }
             "KILL" => return Err(Error::NotSupported("KILL".into())),
+            "ALTER" => {
+                // ALTER TABLE t DISABLE|ENABLE KEYS, which dumps wrap around their
+                // inserts: index maintenance is never deferred here, so it only names
+                // the table (a missing one is still 1146).
+                let w = strata_sql::show::words(sql);
+                let u: Vec<String> = w.iter().map(|x| x.to_ascii_uppercase()).collect();
+                let n = u.len();
+                if n >= 5
+                    && u[1] == "TABLE"
+                    && u[n - 1] == "KEYS"
+                    && (u[n - 2] == "DISABLE" || u[n - 2] == "ENABLE")
+                {
+                    let (db, t) = if n == 7 && w[3] == "." {
+                        (w[2].clone(), w[4].clone())
+                    } else if n == 5 {
+                        (
+                            self.current_db.clone().ok_or(Error::NoDatabaseSelected)?,
+                            w[2].clone(),
+                        )
+                    } else {
+                        return Err(Error::Syntax(sql.chars().take(80).collect()));
+                    };
+                    self.server.catalog.table(&db, &t)?;
+                    return out.ok(&OkInfo::default());
+                }
+            }
             _ => {}
         }
         // 3. SHOW and DESCRIBE.
@@ -895,7 +988,10 @@ impl Session {
             self.last_insert_id = id;
         }
         match outcome.ok {
-            Some(info) => out.ok(&info),
+            Some(mut info) => {
+                info.warnings = info.warnings.max(self.warning_count());
+                out.ok(&info)
+            }
             None => {
                 self.found_rows = outcome.rows_sent;
                 Ok(())
@@ -1265,6 +1361,8 @@ impl Session {
                 if op_l == "check" {
                     table.check(txn)
                 } else {
+                    // ANALYZE (and OPTIMIZE) refresh the planner's statistics.
+                    self.server.catalog.stats().forget(&table);
                     table.flush()
                 }
             });
@@ -1325,7 +1423,14 @@ impl Session {
             }
             (PreparedStmt::Text(sql.to_string()), 0, vec![])
         } else {
-            let mut stmts = strata_sql::parse::parse(&text)?;
+            let mut stmts = strata_sql::parse::parse(&text).map_err(|e| match e {
+                // Quote the client's text, not our numbered placeholders.
+                Error::SyntaxAt { near, line } => Error::SyntaxAt {
+                    near: lex::unnumber_placeholders(&near),
+                    line,
+                },
+                e => e,
+            })?;
             if stmts.len() != 1 {
                 return Err(Error::Syntax(sql.chars().take(80).collect()));
             }
@@ -1357,7 +1462,12 @@ impl Session {
             }
             Some(PreparedStmt::Sql(p)) => {
                 let p = p.clone();
-                self.execute_prepared(&p, params, out)
+                self.clear_diagnostics();
+                let r = self.execute_prepared(&p, params, out);
+                if let Err(e) = &r {
+                    self.note_error(e);
+                }
+                r
             }
         }
     }

@@ -347,6 +347,8 @@ pub fn normalize(def: &VarDef, v: &Value) -> Result<Value> {
             }
             Ok(Value::Int(i as i64))
         }
+        // NULL means "send results unconverted" (Connector/J sets it on connect).
+        Kind::Enum(_) if v.is_null() && def.name == "character_set_results" => Ok(Value::Null),
         Kind::Enum(choices) => {
             let t = v.to_text();
             choices

@@ -957,7 +957,9 @@ pub fn literal(v: &ast::Value) -> Result<Value> {
     use ast::Value as V;
     Ok(match v {
         V::Number(n, _) => number_value(n).ok_or_else(|| Error::Syntax(n.clone()))?,
-        V::SingleQuotedString(s) | V::DoubleQuotedString(s) => Value::str(s),
+        V::SingleQuotedString(s) | V::DoubleQuotedString(s) => {
+            Value::Bytes(strata_types::sqltext::literal_bytes(s.as_bytes()))
+        }
         V::HexStringLiteral(h) => {
             let h = if h.len() % 2 == 1 {
                 format!("0{h}")

@@ -37,6 +37,7 @@ pub struct Catalog {
     engines: Vec<Arc<dyn Engine>>,
     dbs: RwLock<BTreeMap<String, Db>>,
     version: AtomicU64,
+    stats: crate::stats::StatsCache,
 }
 
 /// Databases every MySQL server shows and that cannot be created or dropped.
@@ -52,6 +53,7 @@ impl Catalog {
             engines,
             dbs: RwLock::new(BTreeMap::new()),
             version: AtomicU64::new(1),
+            stats: Default::default(),
         };
         let path = datadir.join(CATALOG_FILE);
         if path.exists() {
@@ -89,6 +91,11 @@ impl Catalog {
             }
         }
         Ok(cat)
+    }
+
+    /// The planner's table statistics.
+    pub fn stats(&self) -> &crate::stats::StatsCache {
+        &self.stats
     }
 
     pub fn datadir(&self) -> &Path {

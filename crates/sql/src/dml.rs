@@ -11,7 +11,7 @@
 use crate::bind::{self, Binder, Scope};
 use crate::convert::coerce;
 use crate::exec::{ExecCtx, Outcome, ReadModeGuard, TableLocks};
-use crate::expr::{sort_compare, EvalCtx, Expr};
+use crate::expr::{sort_compare, EvalCtx, Expr, WarnLevel};
 use crate::select::{self, resolve_table};
 use sqlparser::ast;
 use std::sync::Arc;
@@ -383,7 +383,10 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
     let strict = cx.strict;
     let mut affected = 0u64;
     let mut first_generated = None;
+    // Rows that met an existing key (updated, replaced or ignored), and of those the
+    // ignored ones, which are also warnings.
     let mut duplicates = 0u64;
+    let mut ignored = 0u64;
     for (rn, values) in source_rows.iter().enumerate() {
         let row_no = rn as u64 + 1;
         let mut row: Vec<Value> = def
@@ -434,11 +437,16 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
                     first_generated = ins.generated_id;
                 }
             }
-            Err(Error::DuplicateKey { .. }) if p.ignore => duplicates += 1,
+            Err(e @ Error::DuplicateKey { .. }) if p.ignore => {
+                duplicates += 1;
+                ignored += 1;
+                cx.env.warn(WarnLevel::Warning, e.code(), e.to_string());
+            }
             Err(e @ Error::DuplicateKey { .. }) if p.replace || p.on_duplicate.is_some() => {
                 let Some((id, old)) = find_conflict(table, cx.txn, def, &row)? else {
                     return Err(e);
                 };
+                duplicates += 1;
                 if let Some(assignments) = &p.on_duplicate {
                     let mut both = old.clone();
                     both.extend(row.iter().cloned());
@@ -488,7 +496,7 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
             "Records: {}  Duplicates: {}  Warnings: {}",
             source_rows.len(),
             duplicates,
-            duplicates
+            ignored
         )
     } else {
         String::new()
@@ -497,7 +505,7 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
         ok: Some(OkInfo {
             affected_rows: affected,
             last_insert_id: first_generated.unwrap_or(0),
-            warnings: duplicates.min(u16::MAX as u64) as u16,
+            warnings: ignored.min(u16::MAX as u64) as u16,
             info,
         }),
         rows_sent: 0,

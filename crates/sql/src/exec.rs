@@ -126,6 +126,10 @@ impl<'a> ExecCtx<'a> {
     ) -> Result<()> {
         if let Some(locked) = self.locked_tables {
             for (db, name, _, mode) in want {
+                // information_schema is readable under LOCK TABLES (mysqldump reads it).
+                if db.eq_ignore_ascii_case("information_schema") {
+                    continue;
+                }
                 match locked.get(&(db.to_string(), name.to_string())) {
                     None => return Err(Error::TableNotLocked(name.to_string())),
                     Some(LockMode::Read) if *mode == LockMode::Write => {
@@ -281,7 +285,7 @@ pub fn execute(
         Plan::Insert(i) => dml::execute_insert(i, cx, params),
         Plan::Update(u) => dml::execute_update(u, cx, params),
         Plan::Delete(d) => dml::execute_delete(d, cx, params),
-        Plan::Explain(s) => crate::explain::explain_select(s, out),
+        Plan::Explain(s) => crate::explain::explain_select(s, cx, out),
         Plan::Other(stmt) => crate::ddl::execute_other(stmt, cx, out),
     }
 }

@@ -25,6 +25,37 @@ pub trait Env {
     fn row_count(&self) -> i64 {
         -1
     }
+    /// Adds a note to the statement's diagnostics area (SHOW WARNINGS).
+    fn warn(&self, _level: WarnLevel, _code: u16, _message: String) {}
+    /// The previous statement's diagnostics area, for SHOW WARNINGS.
+    fn warnings(&self) -> Vec<Warning> {
+        vec![]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarnLevel {
+    Note,
+    Warning,
+    Error,
+}
+
+impl WarnLevel {
+    pub fn name(self) -> &'static str {
+        match self {
+            WarnLevel::Note => "Note",
+            WarnLevel::Warning => "Warning",
+            WarnLevel::Error => "Error",
+        }
+    }
+}
+
+/// One entry of a diagnostics area.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    pub level: WarnLevel,
+    pub code: u16,
+    pub message: String,
 }
 
 /// What evaluation needs besides the row.

@@ -19,6 +19,10 @@ enum Kind {
     Columns,
     Statistics,
     Engines,
+    /// Tables for objects Strata does not have (tablespace files, triggers, views,
+    /// routines, events, partitions, foreign keys): the right columns, never a row, so
+    /// clients that look for such objects find none instead of failing.
+    Empty,
 }
 
 pub struct InfoTable {
@@ -49,6 +53,183 @@ fn text(name: &str) -> ColumnDef {
 
 fn num(name: &str) -> ColumnDef {
     col(name, DataType::BigInt { unsigned: true })
+}
+
+/// The always-empty tables and their columns (those clients such as mysqldump select).
+const EMPTY_TABLES: &[(&str, &[&str])] = &[
+    (
+        "FILES",
+        &[
+            "FILE_ID",
+            "FILE_NAME",
+            "FILE_TYPE",
+            "TABLESPACE_NAME",
+            "TABLE_CATALOG",
+            "TABLE_SCHEMA",
+            "TABLE_NAME",
+            "LOGFILE_GROUP_NAME",
+            "LOGFILE_GROUP_NUMBER",
+            "ENGINE",
+            "FULLTEXT_KEYS",
+            "DELETED_ROWS",
+            "UPDATE_COUNT",
+            "FREE_EXTENTS",
+            "TOTAL_EXTENTS",
+            "EXTENT_SIZE",
+            "INITIAL_SIZE",
+            "MAXIMUM_SIZE",
+            "AUTOEXTEND_SIZE",
+            "CREATION_TIME",
+            "LAST_UPDATE_TIME",
+            "LAST_ACCESS_TIME",
+            "RECOVER_TIME",
+            "TRANSACTION_COUNTER",
+            "VERSION",
+            "ROW_FORMAT",
+            "TABLE_ROWS",
+            "AVG_ROW_LENGTH",
+            "DATA_LENGTH",
+            "MAX_DATA_LENGTH",
+            "INDEX_LENGTH",
+            "DATA_FREE",
+            "CREATE_TIME",
+            "UPDATE_TIME",
+            "CHECK_TIME",
+            "CHECKSUM",
+            "STATUS",
+            "EXTRA",
+        ],
+    ),
+    (
+        "TRIGGERS",
+        &[
+            "TRIGGER_CATALOG",
+            "TRIGGER_SCHEMA",
+            "TRIGGER_NAME",
+            "EVENT_MANIPULATION",
+            "EVENT_OBJECT_CATALOG",
+            "EVENT_OBJECT_SCHEMA",
+            "EVENT_OBJECT_TABLE",
+            "ACTION_ORDER",
+            "ACTION_CONDITION",
+            "ACTION_STATEMENT",
+            "ACTION_ORIENTATION",
+            "ACTION_TIMING",
+            "CREATED",
+            "SQL_MODE",
+            "DEFINER",
+            "CHARACTER_SET_CLIENT",
+            "COLLATION_CONNECTION",
+            "DATABASE_COLLATION",
+        ],
+    ),
+    (
+        "VIEWS",
+        &[
+            "TABLE_CATALOG",
+            "TABLE_SCHEMA",
+            "TABLE_NAME",
+            "VIEW_DEFINITION",
+            "CHECK_OPTION",
+            "IS_UPDATABLE",
+            "DEFINER",
+            "SECURITY_TYPE",
+            "CHARACTER_SET_CLIENT",
+            "COLLATION_CONNECTION",
+            "ALGORITHM",
+        ],
+    ),
+    (
+        "ROUTINES",
+        &[
+            "SPECIFIC_NAME",
+            "ROUTINE_CATALOG",
+            "ROUTINE_SCHEMA",
+            "ROUTINE_NAME",
+            "ROUTINE_TYPE",
+            "DATA_TYPE",
+            "ROUTINE_BODY",
+            "ROUTINE_DEFINITION",
+            "IS_DETERMINISTIC",
+            "SQL_DATA_ACCESS",
+            "SECURITY_TYPE",
+            "CREATED",
+            "LAST_ALTERED",
+            "SQL_MODE",
+            "ROUTINE_COMMENT",
+            "DEFINER",
+        ],
+    ),
+    (
+        "EVENTS",
+        &[
+            "EVENT_CATALOG",
+            "EVENT_SCHEMA",
+            "EVENT_NAME",
+            "DEFINER",
+            "TIME_ZONE",
+            "EVENT_BODY",
+            "EVENT_DEFINITION",
+            "EVENT_TYPE",
+            "STATUS",
+        ],
+    ),
+    (
+        "PARTITIONS",
+        &[
+            "TABLE_CATALOG",
+            "TABLE_SCHEMA",
+            "TABLE_NAME",
+            "PARTITION_NAME",
+            "SUBPARTITION_NAME",
+            "PARTITION_ORDINAL_POSITION",
+            "PARTITION_METHOD",
+            "PARTITION_EXPRESSION",
+            "PARTITION_DESCRIPTION",
+            "TABLE_ROWS",
+        ],
+    ),
+    (
+        "KEY_COLUMN_USAGE",
+        &[
+            "CONSTRAINT_CATALOG",
+            "CONSTRAINT_SCHEMA",
+            "CONSTRAINT_NAME",
+            "TABLE_CATALOG",
+            "TABLE_SCHEMA",
+            "TABLE_NAME",
+            "COLUMN_NAME",
+            "ORDINAL_POSITION",
+            "POSITION_IN_UNIQUE_CONSTRAINT",
+            "REFERENCED_TABLE_SCHEMA",
+            "REFERENCED_TABLE_NAME",
+            "REFERENCED_COLUMN_NAME",
+        ],
+    ),
+    (
+        "REFERENTIAL_CONSTRAINTS",
+        &[
+            "CONSTRAINT_CATALOG",
+            "CONSTRAINT_SCHEMA",
+            "CONSTRAINT_NAME",
+            "UNIQUE_CONSTRAINT_CATALOG",
+            "UNIQUE_CONSTRAINT_SCHEMA",
+            "UNIQUE_CONSTRAINT_NAME",
+            "MATCH_OPTION",
+            "UPDATE_RULE",
+            "DELETE_RULE",
+            "TABLE_NAME",
+            "REFERENCED_TABLE_NAME",
+        ],
+    ),
+];
+
+/// Every table `information_schema` has, for SHOW TABLES.
+pub fn table_names() -> Vec<&'static str> {
+    let mut names = vec!["COLUMNS", "ENGINES", "SCHEMATA", "STATISTICS", "TABLES"];
+    names.extend(EMPTY_TABLES.iter().map(|(n, _)| *n));
+    names.sort_unstable();
+    names
 }
 
 /// Opens `information_schema.<name>` (case-insensitive), if it is one Strata provides.
@@ -150,12 +331,15 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
                 text("SAVEPOINTS"),
             ],
         ),
-        _ => {
-            return Err(Error::NoSuchTable {
-                db: "information_schema".into(),
-                table: name.to_string(),
-            });
-        }
+        other => match EMPTY_TABLES.iter().find(|(n, _)| *n == other) {
+            Some((_, cols)) => (Kind::Empty, cols.iter().map(|c| text(c)).collect()),
+            None => {
+                return Err(Error::NoSuchTable {
+                    db: "information_schema".into(),
+                    table: name.to_string(),
+                })
+            }
+        },
     };
     let def = TableDef {
         db: "information_schema".into(),
@@ -200,6 +384,7 @@ impl InfoTable {
                     ]);
                 }
             }
+            Kind::Empty => {}
             Kind::Engines => {
                 for e in cat.engines() {
                     let tx = if e.name() == "heap" { "NO" } else { "YES" };

@@ -58,7 +58,7 @@ pub fn unescape(body: &[u8], quote: u8) -> Vec<u8> {
         }
         i += 1;
     }
-    out
+    strata_types::sqltext::literal_bytes(&out)
 }
 
 #[derive(Debug, PartialEq)]
@@ -169,6 +169,34 @@ fn next_token(s: &[u8], i: usize) -> (Tok<'_>, usize) {
 }
 
 /// Rewrites `?` placeholders as `?1`, `?2`, …; returns the text and the count.
+pub fn unnumber_placeholders(text: &str) -> String {
+    if !text.contains('?') {
+        return text.to_string();
+    }
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut last = 0;
+    while i < b.len() {
+        match next_token(b, i) {
+            (Tok::Question, end) => {
+                let mut j = i + 1;
+                while j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+                out.push_str(&text[last..i + 1]);
+                last = j;
+                i = j.max(end);
+            }
+            (_, end) => i = end.max(i + 1),
+        }
+    }
+    out.push_str(&text[last.min(text.len())..]);
+    out
+}
+
+/// Rewrites each `?` outside quotes and comments as `?1`, `?2`, …; returns the text and
+/// the count. [`unnumber_placeholders`] undoes it for names and messages.
 pub fn number_placeholders(sql: &str) -> (String, usize) {
     let s = sql.as_bytes();
     let mut out = String::with_capacity(sql.len() + 8);
@@ -320,6 +348,80 @@ pub fn split_statements(sql: &str) -> Vec<&str> {
     out
 }
 
+/// The server version executable comments are compared with (`/*!50503 ... */` runs on
+/// 5.5.3 and later): MySQL 8.0.36, the version Strata reports.
+pub const EXECUTABLE_COMMENT_VERSION: u32 = 80036;
+
+/// A statement that is one executable comment, as mysqldump writes them
+/// (`/*!40101 SET NAMES utf8mb4 */`), becomes its content when its version is not newer
+/// than ours, and nothing when it is, or when it is MariaDB's `/*M!...*/` form (which a
+/// MySQL server reads as a plain comment). None when the statement is not of that shape.
+pub fn unwrap_executable_comment(sql: &str) -> Option<&str> {
+    let t = skip_leading_comments(sql);
+    if t.is_empty() && t.len() != sql.trim().len() {
+        return Some("");
+    }
+    let mariadb = t.starts_with("/*M!");
+    if !(t.starts_with("/*!") || mariadb) || !t.ends_with("*/") || t.len() < 5 {
+        return None;
+    }
+    let body = &t[if mariadb { 4 } else { 3 }..t.len() - 2];
+    // The comment must close only at the end.
+    if body.contains("*/") {
+        return None;
+    }
+    let digits = body.bytes().take_while(|b| b.is_ascii_digit()).count();
+    if mariadb {
+        return Some("");
+    }
+    let version: u32 = if digits == 0 {
+        0
+    } else {
+        body[..digits].parse().unwrap_or(u32::MAX)
+    };
+    if version > EXECUTABLE_COMMENT_VERSION {
+        return Some("");
+    }
+    Some(body[digits..].trim())
+}
+
+/// The statement after any leading plain comments (`/* */`, `-- `, `#`) and MariaDB
+/// `/*M!...*/` comments, which a MySQL server ignores.
+fn skip_leading_comments(sql: &str) -> &str {
+    let mut t = sql.trim();
+    loop {
+        if t.starts_with("/*") && !t.starts_with("/*!") {
+            match t[2..].find("*/") {
+                Some(end) => t = t[end + 4..].trim(),
+                None => return t,
+            }
+        } else if t.starts_with("-- ") || t.starts_with('#') || t == "--" {
+            match t.find('\n') {
+                Some(end) => t = t[end + 1..].trim(),
+                None => return "",
+            }
+        } else {
+            return t;
+        }
+    }
+}
+
+/// SHOW WARNINGS, SHOW ERRORS, SHOW COUNT(*) WARNINGS/ERRORS: the statements that read
+/// the diagnostics area instead of starting a new one.
+pub fn is_diagnostics_statement(sql: &str) -> bool {
+    if first_word(sql) != "SHOW" {
+        return false;
+    }
+    let upper = sql.to_ascii_uppercase();
+    let w: Vec<&str> = upper
+        .split(|c: char| c.is_ascii_whitespace() || c == ';')
+        .filter(|x| !x.is_empty())
+        .collect();
+    matches!(w.get(1), Some(&"WARNINGS") | Some(&"ERRORS"))
+        || (w.get(1).is_some_and(|x| x.starts_with("COUNT"))
+            && w.iter().any(|x| *x == "WARNINGS" || *x == "ERRORS"))
+}
+
 /// The first word of a statement, upper-cased (skipping leading comments, but not
 /// `/*! ... */` executable comments, whose content counts).
 pub fn first_word(sql: &str) -> String {
@@ -353,6 +455,10 @@ mod tests {
 
     #[test]
     fn placeholders_get_numbers_outside_strings() {
+        assert_eq!(
+            unnumber_placeholders("CONCAT(?3, '?1') + ?12"),
+            "CONCAT(?, '?1') + ?"
+        );
         let (t, n) = number_placeholders("SELECT '?' , ? FROM t WHERE a=? -- ?\n");
         assert_eq!(t, "SELECT '?' , ?1 FROM t WHERE a=?2 -- ?\n");
         assert_eq!(n, 2);
@@ -378,6 +484,27 @@ mod tests {
         );
         assert_eq!(first_word("  /* c */ select 1"), "SELECT");
         assert_eq!(first_word("/*!40101 SET x=1 */"), "SET");
+        assert_eq!(
+            unwrap_executable_comment("/*!40101 SET x=1 */"),
+            Some("SET x=1")
+        );
+        assert_eq!(unwrap_executable_comment(" /*!SET x=1*/ "), Some("SET x=1"));
+        assert_eq!(unwrap_executable_comment("/*!90000 SET x=1 */"), Some(""));
+        assert_eq!(unwrap_executable_comment("/*M!100101 SET x=1 */"), Some(""));
+        assert_eq!(
+            unwrap_executable_comment("/*!40101 SET x=1 */ + /*!1 */"),
+            None
+        );
+        assert_eq!(unwrap_executable_comment("SET x=1"), None);
+        assert_eq!(
+            unwrap_executable_comment("/*M!999999\\- sandbox */ \n\n/*!40101 SET x=1 */"),
+            Some("SET x=1")
+        );
+        assert_eq!(
+            unwrap_executable_comment("-- hi\n/*!SET x=1 */"),
+            Some("SET x=1")
+        );
+        assert_eq!(unwrap_executable_comment("/* only a comment */"), Some(""));
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub mod rowsource;
 pub mod select;
 pub mod show;
 pub mod sort;
+pub mod stats;
 
 pub use catalog::Catalog;
 
@@ -55,7 +56,7 @@ pub fn eval_constant(expr_sql: &str, env: &dyn Env) -> Result<Value> {
     x.eval(&[], &expr::EvalCtx { params: &[], env })
 }
 pub use exec::{execute, prepare, ExecCtx, Outcome, Plan, Prepared};
-pub use expr::Env;
+pub use expr::{Env, WarnLevel, Warning};
 
 /// The version string clients see: MySQL 8.0-compatible, since drivers branch on it.
 pub const SERVER_VERSION: &str = "8.0.36-Strata";

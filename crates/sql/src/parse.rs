@@ -89,6 +89,7 @@ fn syntax_error(sql: &str, msg: &str) -> Error {
             .parse()
             .ok()
     };
+    let line = num_after("Line:").unwrap_or(1).max(1);
     let near = match (num_after("Line:"), num_after("Column:")) {
         (Some(line), Some(col)) => {
             let mut offset = 0;
@@ -120,7 +121,7 @@ fn syntax_error(sql: &str, msg: &str) -> Error {
         _ => "",
     };
     let near: String = near.chars().take(80).collect();
-    Error::Syntax(near)
+    Error::SyntaxAt { near, line }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 use crate::bind::{self, AggFunc, AggSpec, Aggregation, Binder, SType, Scope};
 use crate::exec::{ExecCtx, ReadModeGuard, TableLocks};
 use crate::expr::{compare, sort_compare, CmpOp, EvalCtx, Expr};
+use crate::stats::TableStats;
 use sqlparser::ast;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
@@ -48,6 +49,8 @@ pub enum Access {
 
 #[derive(Clone, Debug)]
 pub struct Level {
+    /// The table this level reads (its position in the scope, i.e. in FROM).
+    pub table: usize,
     pub access: Access,
     /// Conditions checked once this table's row is in place.
     pub filter: Vec<Expr>,
@@ -194,6 +197,7 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
     let n = scope.tables.len();
     let mut levels: Vec<Level> = (0..n)
         .map(|i| Level {
+            table: i,
             access: Access::Scan,
             filter: vec![],
             outer: ons[i].0,
@@ -491,6 +495,36 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
         Some(ast::Distinct::Distinct) => true,
         Some(ast::Distinct::On(_)) => return Err(Error::NotSupported("DISTINCT ON".into())),
     };
+    // DISTINCT without GROUP BY is grouping by the whole output row (as MySQL plans
+    // it), so it shares grouping's memory bound and spill to disk. Hidden ORDER BY keys
+    // are grouped on too; the output filter then still removes rows equal in what shows.
+    let (group, projection, distinct) = match group {
+        None if distinct => {
+            let groups = projection
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let coll = match columns.get(i) {
+                        Some(c) if c.charset == 63 => Collation::Binary,
+                        _ => Collation::GeneralCi,
+                    };
+                    (e.clone(), coll)
+                })
+                .collect::<Vec<_>>();
+            let exposed = (0..projection.len()).map(Expr::Column).collect();
+            let still_filter = projection.len() > visible;
+            (
+                Some(GroupPlan {
+                    groups,
+                    aggs: vec![],
+                    having: None,
+                }),
+                exposed,
+                still_filter,
+            )
+        }
+        g => (g, projection, distinct),
+    };
 
     let count_star_only = n == 1
         && levels[0].filter.is_empty()
@@ -524,7 +558,7 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
         derived,
         read_mode,
     };
-    choose_access_paths(&mut plan);
+    choose_access_paths(&mut plan, cx);
     Ok(plan)
 }
 
@@ -608,7 +642,7 @@ fn display_name(e: &ast::Expr) -> String {
             ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
             other => other.to_string(),
         },
-        other => other.to_string(),
+        other => crate::lex::unnumber_placeholders(&other.to_string()),
     }
 }
 
@@ -670,140 +704,306 @@ fn add_factor(
 type Bound1 = Option<(Expr, bool)>;
 
 /// Picks each level's access path from the conjuncts that can drive it.
-fn choose_access_paths(plan: &mut SelectPlan) {
-    let n = plan.scope.tables.len();
-    for lvl in 0..n {
-        let t = &plan.scope.tables[lvl];
-        let (lo, hi) = (t.offset, t.offset + t.def.columns.len());
-        let conds: Vec<&Expr> = if plan.levels[lvl].outer {
-            plan.levels[lvl].on.iter().collect()
+/// Which tables (bit per scope position) an expression reads.
+fn tables_mask(scope: &Scope, e: &Expr) -> u64 {
+    let mut m = 0u64;
+    e.walk(&mut |x| {
+        if let Expr::Column(c) = x {
+            m |= 1 << scope.table_of(*c);
+        }
+    });
+    m
+}
+
+/// The best index access to table `ti` given the conjuncts it may use and the tables
+/// already placed before it in the join (their columns are known values).
+fn best_access(scope: &Scope, ti: usize, conds: &[&Expr], placed: u64) -> Option<(u32, Access)> {
+    let t = &scope.tables[ti];
+    let (lo, hi) = (t.offset, t.offset + t.def.columns.len());
+    let known = |e: &Expr| tables_mask(scope, e) & !placed == 0;
+    let mut eqs: Vec<(usize, Expr)> = vec![];
+    let mut ranges: Vec<(usize, Bound1, Bound1)> = vec![];
+    let mut ins: Vec<(usize, Vec<Expr>)> = vec![];
+    let col_ok = |p: usize, coll: Collation| {
+        let c = &t.def.columns[p - lo];
+        !c.data_type.is_string() || c.collation == coll
+    };
+    for &c in conds {
+        match c {
+            Expr::Cmp(op, a, b, coll) => {
+                let (p, other, op) = match (a.as_ref(), b.as_ref()) {
+                    (Expr::Column(p), o) if (lo..hi).contains(p) && known(o) => (*p, o, *op),
+                    (o, Expr::Column(p)) if (lo..hi).contains(p) && known(o) => (*p, o, flip(*op)),
+                    _ => continue,
+                };
+                if !col_ok(p, *coll) {
+                    continue;
+                }
+                match op {
+                    CmpOp::Eq => eqs.push((p - lo, other.clone())),
+                    CmpOp::Lt => ranges.push((p - lo, None, Some((other.clone(), false)))),
+                    CmpOp::Le => ranges.push((p - lo, None, Some((other.clone(), true)))),
+                    CmpOp::Gt => ranges.push((p - lo, Some((other.clone(), false)), None)),
+                    CmpOp::Ge => ranges.push((p - lo, Some((other.clone(), true)), None)),
+                    _ => {}
+                }
+            }
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated: false,
+                coll,
+            } => {
+                if let Expr::Column(p) = expr.as_ref() {
+                    if (lo..hi).contains(p) && known(low) && known(high) && col_ok(*p, *coll) {
+                        ranges.push((
+                            p - lo,
+                            Some(((**low).clone(), true)),
+                            Some(((**high).clone(), true)),
+                        ));
+                    }
+                }
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated: false,
+                coll,
+            } => {
+                if let Expr::Column(p) = expr.as_ref() {
+                    if (lo..hi).contains(p) && list.iter().all(known) && col_ok(*p, *coll) {
+                        ins.push((p - lo, list.clone()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut best: Option<(u32, Access)> = None;
+    for (ix, index) in t.def.indexes.iter().enumerate() {
+        let mut eq = vec![];
+        for &col in &index.columns {
+            match eqs.iter().find(|(c, _)| *c == col) {
+                Some((_, e)) => eq.push(e.clone()),
+                None => break,
+            }
+        }
+        let mut score = eq.len() as u32 * 10;
+        let mut lower = None;
+        let mut upper = None;
+        if eq.len() == index.columns.len() && index.unique {
+            score += 100;
+        } else if let Some(&next) = index.columns.get(eq.len()) {
+            for (c, l, u) in &ranges {
+                if *c == next {
+                    if l.is_some() && lower.is_none() {
+                        lower = l.clone();
+                    }
+                    if u.is_some() && upper.is_none() {
+                        upper = u.clone();
+                    }
+                }
+            }
+            if lower.is_some() || upper.is_some() {
+                score += 5;
+            }
+        }
+        let access = if score == 0 {
+            match ins.iter().find(|(c, _)| Some(c) == index.columns.first()) {
+                Some((_, values)) => {
+                    score = 4;
+                    Access::IndexIn {
+                        index: ix,
+                        values: values.clone(),
+                    }
+                }
+                None => continue,
+            }
         } else {
-            plan.levels[lvl].filter.iter().collect()
+            Access::Index {
+                index: ix,
+                eq,
+                lower,
+                upper,
+                reverse: false,
+            }
         };
-        let known = |e: &Expr| e.max_column().is_none_or(|m| m < lo);
-        let mut eqs: Vec<(usize, Expr)> = vec![];
-        let mut ranges: Vec<(usize, Bound1, Bound1)> = vec![];
-        let mut ins: Vec<(usize, Vec<Expr>)> = vec![];
-        let col_ok = |p: usize, coll: Collation| {
-            let c = &t.def.columns[p - lo];
-            !c.data_type.is_string() || c.collation == coll
+        if index.primary {
+            score += 1;
+        }
+        if best.as_ref().is_none_or(|(s, _)| score > *s) {
+            best = Some((score, access));
+        }
+    }
+    best
+}
+
+/// Plans the join: the table order (by estimated cost, for inner joins of up to
+/// [`MAX_REORDER`] tables), each table's access path, and where each condition is
+/// checked (at the first table by which all it reads is in place).
+fn choose_access_paths(plan: &mut SelectPlan, cx: &ExecCtx) {
+    let n = plan.levels.len();
+    if (2..=MAX_REORDER).contains(&n) && !plan.levels.iter().any(|l| l.outer) {
+        choose_join_order(plan, cx);
+    }
+    let mut placed = 0u64;
+    for lvl in 0..n {
+        let ti = plan.levels[lvl].table;
+        let level = &plan.levels[lvl];
+        let conds: Vec<&Expr> = if level.outer {
+            level.on.iter().collect()
+        } else {
+            level.filter.iter().collect()
         };
-        for c in conds {
-            match c {
-                Expr::Cmp(op, a, b, coll) => {
-                    let (p, other, op) = match (a.as_ref(), b.as_ref()) {
-                        (Expr::Column(p), o) if (lo..hi).contains(p) && known(o) => (*p, o, *op),
-                        (o, Expr::Column(p)) if (lo..hi).contains(p) && known(o) => {
-                            (*p, o, flip(*op))
-                        }
-                        _ => continue,
-                    };
-                    if !col_ok(p, *coll) {
-                        continue;
-                    }
-                    match op {
-                        CmpOp::Eq => eqs.push((p - lo, other.clone())),
-                        CmpOp::Lt => ranges.push((p - lo, None, Some((other.clone(), false)))),
-                        CmpOp::Le => ranges.push((p - lo, None, Some((other.clone(), true)))),
-                        CmpOp::Gt => ranges.push((p - lo, Some((other.clone(), false)), None)),
-                        CmpOp::Ge => ranges.push((p - lo, Some((other.clone(), true)), None)),
-                        _ => {}
-                    }
-                }
-                Expr::Between {
-                    expr,
-                    low,
-                    high,
-                    negated: false,
-                    coll,
-                } => {
-                    if let Expr::Column(p) = expr.as_ref() {
-                        if (lo..hi).contains(p) && known(low) && known(high) && col_ok(*p, *coll) {
-                            ranges.push((
-                                p - lo,
-                                Some(((**low).clone(), true)),
-                                Some(((**high).clone(), true)),
-                            ));
-                        }
-                    }
-                }
-                Expr::InList {
-                    expr,
-                    list,
-                    negated: false,
-                    coll,
-                } => {
-                    if let Expr::Column(p) = expr.as_ref() {
-                        if (lo..hi).contains(p) && list.iter().all(known) && col_ok(*p, *coll) {
-                            ins.push((p - lo, list.clone()));
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let mut best: Option<(u32, Access)> = None;
-        for (ix, index) in t.def.indexes.iter().enumerate() {
-            let mut eq = vec![];
-            for &col in &index.columns {
-                match eqs.iter().find(|(c, _)| *c == col) {
-                    Some((_, e)) => eq.push(e.clone()),
-                    None => break,
-                }
-            }
-            let mut score = eq.len() as u32 * 10;
-            let mut lower = None;
-            let mut upper = None;
-            if eq.len() == index.columns.len() && index.unique {
-                score += 100;
-            } else if let Some(&next) = index.columns.get(eq.len()) {
-                for (c, l, u) in &ranges {
-                    if *c == next {
-                        if l.is_some() && lower.is_none() {
-                            lower = l.clone();
-                        }
-                        if u.is_some() && upper.is_none() {
-                            upper = u.clone();
-                        }
-                    }
-                }
-                if lower.is_some() || upper.is_some() {
-                    score += 5;
-                }
-            }
-            let access = if score == 0 {
-                match ins.iter().find(|(c, _)| Some(c) == index.columns.first()) {
-                    Some((_, values)) => {
-                        score = 4;
-                        Access::IndexIn {
-                            index: ix,
-                            values: values.clone(),
-                        }
-                    }
-                    None => continue,
-                }
-            } else {
-                Access::Index {
-                    index: ix,
-                    eq,
-                    lower,
-                    upper,
-                    reverse: false,
-                }
-            };
-            if index.primary {
-                score += 1;
-            }
-            if best.as_ref().is_none_or(|(s, _)| score > *s) {
-                best = Some((score, access));
-            }
-        }
-        if let Some((_, access)) = best {
+        if let Some((_, access)) = best_access(&plan.scope, ti, &conds, placed) {
             plan.levels[lvl].access = access;
         }
+        placed |= 1 << ti;
     }
     mark_possible_keys(plan);
     use_index_order(plan);
+}
+
+/// Joins of more tables than this keep the order of the FROM clause (n! orders).
+const MAX_REORDER: usize = 7;
+
+/// Planner statistics for a table, sampled under a read lock (not under LOCK TABLES,
+/// whose locks the session already holds). None when they cannot be read.
+pub fn table_stats(cx: &ExecCtx, table: &Arc<dyn strata_engine::Table>) -> Option<Arc<TableStats>> {
+    let _lock = cx
+        .locked_tables
+        .is_none()
+        .then(|| table.lock(strata_engine::LockMode::Read));
+    cx.catalog.stats().get(table, cx.txn).ok()
+}
+
+/// Estimated rows one lookup with `access` reads, from the statistics.
+pub fn access_rows(access: &Access, def: &strata_types::TableDef, stats: &TableStats) -> f64 {
+    let rows = stats.rows.max(1) as f64;
+    match access {
+        Access::Scan => rows,
+        Access::IndexIn { index, values } => {
+            (values.len() as f64 * stats.rows_per_lookup(*index, 1)).min(rows)
+        }
+        Access::Index {
+            index,
+            eq,
+            lower,
+            upper,
+            ..
+        } => {
+            let ix = &def.indexes[*index];
+            let base = if eq.is_empty() {
+                rows
+            } else if eq.len() == ix.columns.len() && ix.unique {
+                1.0
+            } else {
+                stats.rows_per_lookup(*index, eq.len())
+            };
+            // Without a count, a closed range is taken to select a twentieth of what the
+            // equality prefix leaves, an open one a third (the old MySQL guesses).
+            match (lower.is_some(), upper.is_some()) {
+                (true, true) => (base / 20.0).max(1.0),
+                (true, false) | (false, true) => (base / 3.0).max(1.0),
+                _ => base,
+            }
+        }
+    }
+}
+
+/// Picks the cheapest order of an inner join: for every order (depth-first, cut off
+/// once a partial order costs more than the best full one), the cost is the rows read,
+/// each table's estimated rows per lookup times the rows of the tables before it.
+/// Ties keep the FROM order.
+fn choose_join_order(plan: &mut SelectPlan, cx: &ExecCtx) {
+    let n = plan.levels.len();
+    let mut stats = Vec::with_capacity(n);
+    for t in &plan.scope.tables {
+        match table_stats(cx, &t.table) {
+            Some(s) => stats.push(s),
+            None => return,
+        }
+    }
+    let mut pool: Vec<(u64, Expr)> = Vec::new();
+    for level in &mut plan.levels {
+        for e in std::mem::take(&mut level.filter) {
+            pool.push((tables_mask(&plan.scope, &e), e));
+        }
+    }
+    let scope = &plan.scope;
+    let step = |ti: usize, placed: u64| -> f64 {
+        let bit = 1u64 << ti;
+        let conds: Vec<&Expr> = pool
+            .iter()
+            .filter(|(m, _)| m & bit != 0 && m & !(placed | bit) == 0)
+            .map(|(_, e)| e)
+            .collect();
+        let access = best_access(scope, ti, &conds, placed).map_or(Access::Scan, |(_, a)| a);
+        access_rows(&access, &scope.tables[ti].def, &stats[ti])
+    };
+    struct Search<'a> {
+        n: usize,
+        step: &'a dyn Fn(usize, u64) -> f64,
+        best: (f64, Vec<usize>),
+        order: Vec<usize>,
+    }
+    fn dfs(s: &mut Search, placed: u64, prefix_rows: f64, cost: f64) {
+        if cost >= s.best.0 {
+            return;
+        }
+        if s.order.len() == s.n {
+            s.best = (cost, s.order.clone());
+            return;
+        }
+        for ti in 0..s.n {
+            if placed & (1 << ti) != 0 {
+                continue;
+            }
+            let rows = (s.step)(ti, placed);
+            s.order.push(ti);
+            dfs(
+                s,
+                placed | (1 << ti),
+                prefix_rows * rows,
+                cost + prefix_rows * rows,
+            );
+            s.order.pop();
+        }
+    }
+    // The FROM order's cost first, so only a strictly cheaper order replaces it.
+    let mut from_cost = 0.0;
+    let mut prefix = 1.0;
+    let mut placed = 0u64;
+    for ti in 0..n {
+        let rows = step(ti, placed);
+        from_cost += prefix * rows;
+        prefix *= rows;
+        placed |= 1 << ti;
+    }
+    let mut search = Search {
+        n,
+        step: &step,
+        best: (from_cost * 0.999, (0..n).collect()),
+        order: Vec::with_capacity(n),
+    };
+    dfs(&mut search, 0, 1.0, 0.0);
+    let order = search.best.1;
+    let mut old: Vec<Option<Level>> = std::mem::take(&mut plan.levels)
+        .into_iter()
+        .map(Some)
+        .collect();
+    plan.levels = order.iter().filter_map(|&ti| old[ti].take()).collect();
+    let mut covered = Vec::with_capacity(n);
+    let mut placed = 0u64;
+    for level in &plan.levels {
+        placed |= 1 << level.table;
+        covered.push(placed);
+    }
+    for (m, e) in pool {
+        let lvl = covered.iter().position(|c| m & !c == 0).unwrap_or(n - 1);
+        plan.levels[lvl].filter.push(e);
+    }
 }
 
 /// EXPLAIN's possible_keys: every index whose first column some predicate compares with
@@ -850,8 +1050,9 @@ fn mark_possible_keys(plan: &mut SelectPlan) {
             }
         }
     }
-    for (lvl, t) in plan.scope.tables.iter().enumerate() {
-        plan.levels[lvl].possible = t
+    for level in &mut plan.levels {
+        let t = &plan.scope.tables[level.table];
+        level.possible = t
             .def
             .indexes
             .iter()
@@ -866,22 +1067,22 @@ fn mark_possible_keys(plan: &mut SelectPlan) {
 /// equality columns), rows already come sorted: skip the sort, and read in reverse for
 /// DESC. With a LIMIT and no usable predicate, prefer such an index over a scan.
 fn use_index_order(plan: &mut SelectPlan) {
-    if plan.scope.tables.len() != 1
-        || plan.group.is_some()
-        || plan.distinct
-        || plan.order.is_empty()
-    {
+    if plan.group.is_some() || plan.distinct || plan.order.is_empty() {
         return;
     }
-    let t = &plan.scope.tables[0];
+    // Rows leave a nested-loop join in the order the first table yields them, so an
+    // ORDER BY on the first table's columns alone can come from its index too.
+    let t = &plan.scope.tables[plan.levels[0].table];
     let mut order_cols = vec![];
     for (pos, desc, coll) in &plan.order {
         match plan.projection.get(*pos) {
-            Some(Expr::Column(p))
-                if t.def.columns[*p].collation == *coll
-                    || !t.def.columns[*p].data_type.is_string() =>
-            {
-                order_cols.push((*p, *desc))
+            Some(Expr::Column(p)) if (t.offset..t.offset + t.def.columns.len()).contains(p) => {
+                let p = *p - t.offset;
+                if t.def.columns[p].collation == *coll || !t.def.columns[p].data_type.is_string() {
+                    order_cols.push((p, *desc))
+                } else {
+                    return;
+                }
             }
             _ => return,
         }
@@ -932,13 +1133,13 @@ fn flip(op: CmpOp) -> CmpOp {
 
 /// Key ranges for one level, evaluated against the row built so far. None means the
 /// values cannot be encoded as keys: scan instead.
-fn key_ranges(
+pub(crate) fn key_ranges(
     plan: &SelectPlan,
     lvl: usize,
     row: &[Value],
     cx: &EvalCtx,
 ) -> Result<Option<(usize, Vec<KeyRange>, bool)>> {
-    let t = &plan.scope.tables[lvl];
+    let t = &plan.scope.tables[plan.levels[lvl].table];
     let def = &t.def;
     let encode = |out: &mut Vec<u8>, col: usize, v: &Value| -> bool {
         let c = &def.columns[col];
@@ -1065,7 +1266,7 @@ fn run_level(
         return emit(row);
     }
     let level = &plan.levels[lvl];
-    let t = &plan.scope.tables[lvl];
+    let t = &plan.scope.tables[level.table];
     let (off, width) = (t.offset, t.def.columns.len());
     let ranges = key_ranges(plan, lvl, row, cx)?;
     let mut matched = false;
@@ -1338,8 +1539,79 @@ struct Group {
     keys: Vec<Value>,
 }
 
+/// Approximate heap bytes of a value, for the memory bound of grouping.
+fn value_bytes(v: &Value) -> usize {
+    match v {
+        Value::Bytes(b) => 24 + b.len(),
+        _ => 24,
+    }
+}
+
+/// Holds back the column definitions until the first row, so a column whose type was
+/// unknown when the statement was prepared (`SELECT ? + 1`: the parameter's type comes
+/// with each execution) is described by the value it actually has.
+struct TypesFromFirstRow<'a> {
+    inner: &'a mut dyn QueryOutput,
+    pending: Option<Vec<ColumnMeta>>,
+}
+
+impl TypesFromFirstRow<'_> {
+    fn send_columns(&mut self, row: Option<&[Value]>) -> Result<()> {
+        if let Some(mut cols) = self.pending.take() {
+            if let Some(row) = row {
+                for (c, v) in cols.iter_mut().zip(row) {
+                    if c.field_type == strata_types::FieldType::Null && !v.is_null() {
+                        *c = SType::of_value(v).meta(&c.name);
+                    }
+                }
+            }
+            self.inner.columns(&cols)?;
+        }
+        Ok(())
+    }
+}
+
+impl QueryOutput for TypesFromFirstRow<'_> {
+    fn columns(&mut self, cols: &[ColumnMeta]) -> Result<()> {
+        self.pending = Some(cols.to_vec());
+        Ok(())
+    }
+    fn row(&mut self, row: &[Value]) -> Result<()> {
+        self.send_columns(Some(row))?;
+        self.inner.row(row)
+    }
+    fn end(&mut self, info: &EndInfo) -> Result<()> {
+        self.send_columns(None)?;
+        self.inner.end(info)
+    }
+    fn ok(&mut self, info: &strata_types::OkInfo) -> Result<()> {
+        self.inner.ok(info)
+    }
+}
+
 /// Runs a planned SELECT, writing the result set to `out`. Returns the row count.
 pub fn execute_select(
+    plan: &SelectPlan,
+    cx: &mut ExecCtx,
+    params: &[Value],
+    out: &mut dyn QueryOutput,
+) -> Result<u64> {
+    if !params.is_empty()
+        && plan
+            .columns
+            .iter()
+            .any(|c| c.field_type == strata_types::FieldType::Null)
+    {
+        let mut typed = TypesFromFirstRow {
+            inner: out,
+            pending: None,
+        };
+        return execute_select_to(plan, cx, params, &mut typed);
+    }
+    execute_select_to(plan, cx, params, out)
+}
+
+fn execute_select_to(
     plan: &SelectPlan,
     cx: &mut ExecCtx,
     params: &[Value],
@@ -1428,7 +1700,7 @@ pub fn execute_select(
     };
 
     if plan.count_star_only && const_ok {
-        let n = plan.scope.tables[0].table.status().rows;
+        let n = plan.scope.tables[plan.levels[0].table].table.status().rows;
         let mut row = vec![Value::Int(n as i64)];
         let g = plan.group.as_ref().map(|g| g.groups.len()).unwrap_or(0);
         if g == 0 {
@@ -1448,80 +1720,164 @@ pub fn execute_select(
 
     let mut row = vec![Value::Null; plan.scope.width()];
     if let Some(gp) = &plan.group {
+        // Turns one finished group into its output row: HAVING, then the projection,
+        // then into the sort, the buffer, or (after a spill, in group order) out.
+        let mut finish_group =
+            |g: Group, direct: bool, out: &mut dyn QueryOutput| -> Result<Flow> {
+                let mut agg_row = g.keys;
+                for (state, spec) in g.states.into_iter().zip(&gp.aggs) {
+                    agg_row.push(finish_state(state, spec));
+                }
+                if let Some(h) = &gp.having {
+                    if !h.test(&agg_row, &ecx)? {
+                        return Ok(Flow::Continue);
+                    }
+                }
+                let projected: Vec<Value> = plan
+                    .projection
+                    .iter()
+                    .map(|e| e.eval(&agg_row, &ecx))
+                    .collect::<Result<_>>()?;
+                match sorter.as_mut() {
+                    Some(s) => s.push(projected)?,
+                    None if direct => return emit_final(&projected, out),
+                    None => buffered.push(projected),
+                }
+                Ok(Flow::Continue)
+            };
+        let new_group = |keys: Vec<Value>| Group {
+            states: gp.aggs.iter().map(new_state).collect(),
+            seen: gp
+                .aggs
+                .iter()
+                .map(|a| a.distinct.then(HashSet::new))
+                .collect(),
+            keys,
+        };
+        let accumulate = |g: &mut Group, args: &mut dyn Iterator<Item = Value>| {
+            for (i, (spec, v)) in gp.aggs.iter().zip(args).enumerate() {
+                if let Some(seen) = &mut g.seen[i] {
+                    if v.is_null() {
+                        continue;
+                    }
+                    let mut k = Vec::new();
+                    group_key(&mut k, &v, spec.coll);
+                    if !seen.insert(k) {
+                        continue;
+                    }
+                }
+                update_state(&mut g.states[i], spec, v);
+            }
+        };
         let mut groups: BTreeMap<Vec<u8>, Group> = BTreeMap::new();
+        // Bytes the groups hold, roughly; past sort_buffer_size they go to disk.
+        let mut group_bytes = 0usize;
+        let mut spill = false;
         if const_ok && limit != Some(0) || !gp.groups.is_empty() {
             let mut key = Vec::new();
             if const_ok {
                 run_level(plan, cx.txn, 0, &mut row, &ecx, &mut |r| {
                     key.clear();
-                    let mut keys = Vec::with_capacity(gp.groups.len());
                     for (e, coll) in &gp.groups {
-                        let v = e.eval(r, &ecx)?;
-                        group_key(&mut key, &v, *coll);
-                        keys.push(v);
+                        group_key(&mut key, &e.eval(r, &ecx)?, *coll);
                     }
                     let g = match groups.get_mut(&key) {
                         Some(g) => g,
-                        None => groups.entry(key.clone()).or_insert_with(|| Group {
-                            states: gp.aggs.iter().map(new_state).collect(),
-                            seen: gp
-                                .aggs
+                        None => {
+                            let keys = gp
+                                .groups
                                 .iter()
-                                .map(|a| a.distinct.then(HashSet::new))
-                                .collect(),
-                            keys,
-                        }),
-                    };
-                    for (i, spec) in gp.aggs.iter().enumerate() {
-                        let v = match &spec.arg {
-                            Some(e) => e.eval(r, &ecx)?,
-                            None => Value::Null,
-                        };
-                        if let Some(seen) = &mut g.seen[i] {
-                            if v.is_null() {
-                                continue;
+                                .map(|(e, _)| e.eval(r, &ecx))
+                                .collect::<Result<Vec<_>>>()?;
+                            group_bytes += 2 * key.len()
+                                + keys.iter().map(value_bytes).sum::<usize>()
+                                + 48 * gp.aggs.len()
+                                + 64;
+                            if group_bytes > cx.sort_buffer_size && !gp.groups.is_empty() {
+                                spill = true;
+                                return Ok(Flow::Stop);
                             }
-                            let mut k = Vec::new();
-                            group_key(&mut k, &v, spec.coll);
-                            if !seen.insert(k) {
-                                continue;
-                            }
+                            groups.entry(key.clone()).or_insert_with(|| new_group(keys))
                         }
-                        update_state(&mut g.states[i], spec, v);
-                    }
+                    };
+                    let args = gp
+                        .aggs
+                        .iter()
+                        .map(|spec| match &spec.arg {
+                            Some(e) => e.eval(r, &ecx),
+                            None => Ok(Value::Null),
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    accumulate(g, &mut args.into_iter());
                     Ok(Flow::Continue)
                 })?;
             }
         }
-        if groups.is_empty() && gp.groups.is_empty() {
-            // An aggregate over no rows still yields one row.
-            groups.insert(
-                vec![],
-                Group {
-                    states: gp.aggs.iter().map(new_state).collect(),
-                    seen: vec![],
-                    keys: vec![],
-                },
-            );
-        }
-        for (_, g) in groups {
-            let mut agg_row = g.keys;
-            for (state, spec) in g.states.into_iter().zip(&gp.aggs) {
-                agg_row.push(finish_state(state, spec));
-            }
-            if let Some(h) = &gp.having {
-                if !h.test(&agg_row, &ecx)? {
-                    continue;
+        if spill {
+            // Too many groups for memory: read the rows again, sort them by group key
+            // through temporary files, and aggregate each run of equal keys as it
+            // streams back.
+            drop(groups);
+            let by_key = |a: &[Value], b: &[Value]| match (&a[0], &b[0]) {
+                (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
+                _ => Ordering::Equal,
+            };
+            let mut pre = crate::sort::ExternalSorter::new(cx.sort_buffer_size, cx.tmpdir, &by_key);
+            let ng = gp.groups.len();
+            run_level(plan, cx.txn, 0, &mut row, &ecx, &mut |r| {
+                let mut key = Vec::new();
+                let mut pre_row = Vec::with_capacity(1 + ng + gp.aggs.len());
+                pre_row.push(Value::Null);
+                for (e, coll) in &gp.groups {
+                    let v = e.eval(r, &ecx)?;
+                    group_key(&mut key, &v, *coll);
+                    pre_row.push(v);
                 }
+                pre_row[0] = Value::Bytes(key);
+                for spec in &gp.aggs {
+                    pre_row.push(match &spec.arg {
+                        Some(e) => e.eval(r, &ecx)?,
+                        None => Value::Null,
+                    });
+                }
+                pre.push(pre_row)?;
+                Ok(Flow::Continue)
+            })?;
+            let mut current: Option<(Value, Group)> = None;
+            let mut stopped = false;
+            pre.finish(&mut |mut r| {
+                let args: Vec<Value> = r.drain(1 + ng..).collect();
+                let keys: Vec<Value> = r.drain(1..).collect();
+                let key = r.pop().unwrap_or(Value::Null);
+                if current.as_ref().is_some_and(|(k, _)| *k != key) {
+                    if let Some((_, g)) = current.take() {
+                        if finish_group(g, true, out)? == Flow::Stop {
+                            stopped = true;
+                            return Ok(false);
+                        }
+                    }
+                }
+                let (_, g) = current.get_or_insert_with(|| (key, new_group(keys)));
+                accumulate(g, &mut args.into_iter());
+                Ok(true)
+            })?;
+            if let Some((_, g)) = current.take().filter(|_| !stopped) {
+                finish_group(g, true, out)?;
             }
-            let projected: Vec<Value> = plan
-                .projection
-                .iter()
-                .map(|e| e.eval(&agg_row, &ecx))
-                .collect::<Result<_>>()?;
-            match sorter.as_mut() {
-                Some(s) => s.push(projected)?,
-                None => buffered.push(projected),
+        } else {
+            if groups.is_empty() && gp.groups.is_empty() {
+                // An aggregate over no rows still yields one row.
+                groups.insert(
+                    vec![],
+                    Group {
+                        states: gp.aggs.iter().map(new_state).collect(),
+                        seen: vec![],
+                        keys: vec![],
+                    },
+                );
+            }
+            for (_, g) in groups {
+                finish_group(g, false, out)?;
             }
         }
     } else if const_ok && limit != Some(0) {
@@ -1567,7 +1923,7 @@ pub fn execute_select(
 /// InnoDB does: the rows it hands over are the latest versions, locked until the
 /// transaction ends, so the change is applied to what is really there.
 pub fn plan_single_table(
-    _cx: &ExecCtx,
+    cx: &ExecCtx,
     db: &str,
     alias: &str,
     table: std::sync::Arc<dyn strata_engine::Table>,
@@ -1599,6 +1955,7 @@ pub fn plan_single_table(
     let mut plan = SelectPlan {
         scope,
         levels: vec![Level {
+            table: 0,
             access: Access::Scan,
             filter,
             outer: false,
@@ -1618,7 +1975,7 @@ pub fn plan_single_table(
         derived: vec![],
         read_mode: ReadMode::LockExclusive,
     };
-    choose_access_paths(&mut plan);
+    choose_access_paths(&mut plan, cx);
     Ok(plan)
 }
 
@@ -1641,7 +1998,7 @@ pub fn matching_rows(
     let early_stop = plan.order.is_empty() || plan.order_satisfied;
     let _mode = ReadModeGuard::set(cx.txn, plan.read_mode);
     let mut rows = Vec::new();
-    let t = &plan.scope.tables[0];
+    let t = &plan.scope.tables[plan.levels[0].table];
     let filter = &plan.levels[0].filter;
     let mut cb = |id, vals: &[Value]| -> Result<Flow> {
         for c in filter {

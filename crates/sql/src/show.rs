@@ -191,12 +191,29 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
                 None => format!("Tables_in_{db}"),
             };
             let mut rows = Vec::new();
-            for t in cx.catalog.tables(&db)? {
-                let name = t.def().name.clone();
+            let (names, kind) = if db.eq_ignore_ascii_case("information_schema") {
+                (
+                    crate::infoschema::table_names()
+                        .into_iter()
+                        .map(String::from)
+                        .collect::<Vec<_>>(),
+                    "SYSTEM VIEW",
+                )
+            } else {
+                (
+                    cx.catalog
+                        .tables(&db)?
+                        .iter()
+                        .map(|t| t.def().name.clone())
+                        .collect(),
+                    "BASE TABLE",
+                )
+            };
+            for name in names {
                 if matches(&name, &pat) {
                     let mut r = vec![s(&name)];
                     if full {
-                        r.push(s("BASE TABLE"));
+                        r.push(s(kind));
                     }
                     rows.push(r);
                 }
@@ -314,12 +331,22 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             .collect();
             send(out, cols, rows).map(Some)
         }
-        "WARNINGS" | "ERRORS" => send(
-            out,
-            vec![text_col("Level"), int_col("Code"), text_col("Message")],
-            vec![],
-        )
-        .map(Some),
+        "WARNINGS" | "ERRORS" => {
+            let errors_only = what == "ERRORS";
+            let rows = cx
+                .env
+                .warnings()
+                .into_iter()
+                .filter(|w| !errors_only || w.level == crate::expr::WarnLevel::Error)
+                .map(|w| vec![s(w.level.name()), Value::Int(w.code as i64), s(&w.message)])
+                .collect();
+            send(
+                out,
+                vec![text_col("Level"), int_col("Code"), text_col("Message")],
+                rows,
+            )
+            .map(Some)
+        }
         "COUNT" => Err(Error::NotSupported("SHOW COUNT(*) WARNINGS".into())),
         "CHARACTER" | "CHARSET" => {
             let rows = vec![

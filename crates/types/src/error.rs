@@ -11,8 +11,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
-    /// 1064: the statement does not parse. Holds the text near the error.
+    /// 1064: the statement does not parse. Holds the text near the error (on line 1).
     Syntax(String),
+    /// 1064 from the parser, which knows the line the error is on.
+    SyntaxAt { near: String, line: usize },
     /// 1235: a construct Strata does not implement, named.
     NotSupported(String),
     /// 1295: the statement cannot be prepared; clients fall back to text.
@@ -147,7 +149,7 @@ impl Error {
     pub fn code(&self) -> u16 {
         use Error::*;
         match self {
-            Syntax(_) => 1064,
+            Syntax(_) | SyntaxAt { .. } => 1064,
             NotSupported(_) => 1235,
             UnsupportedPs => 1295,
             UnknownCommand => 1047,
@@ -259,7 +261,12 @@ impl fmt::Display for Error {
             Syntax(near) => write!(
                 f,
                 "You have an error in your SQL syntax; check the manual that corresponds to your \
-                 MySQL server version for the right syntax to use near '{near}'"
+                 MySQL server version for the right syntax to use near '{near}' at line 1"
+            ),
+            SyntaxAt { near, line } => write!(
+                f,
+                "You have an error in your SQL syntax; check the manual that corresponds to your \
+                 MySQL server version for the right syntax to use near '{near}' at line {line}"
             ),
             NotSupported(what) => write!(f, "This version of Strata doesn't yet support '{what}'"),
             UnsupportedPs => {

@@ -14,6 +14,7 @@ pub mod error;
 pub mod keycode;
 pub mod output;
 pub mod schema;
+pub mod sqltext;
 pub mod value;
 
 pub use datetime::DateTime;
