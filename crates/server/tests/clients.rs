@@ -1,7 +1,8 @@
 //! Client-facing integration tests against a freshly started server:
 //! * the `mariadb` command-line client in batch mode (output format, errors, exit codes);
 //! * data and schema survive a clean SIGTERM shutdown and restart on the same datadir;
-//! * malformed input over the wire does not bring the server down.
+//! * malformed input over the wire does not bring the server down;
+//! * `mysqldump` of a database restored into another gives identical contents.
 
 mod common;
 
@@ -167,6 +168,137 @@ fn mariadb_cli_batch_mode() {
     // the server is still fine
     let out = cli_ok(&server, &["-N", "-e", "SELECT 1 + 1"], None);
     assert_eq!(out, "2\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// (a2) mysqldump, restored with the mariadb client
+
+/// The dump program: `mysqldump`, or `mariadb-dump` where that is its name.
+fn dump_program() -> Option<&'static str> {
+    ["mysqldump", "mariadb-dump"]
+        .into_iter()
+        .find(|p| common::have_program(p))
+}
+
+#[test]
+fn mysqldump_round_trip() {
+    let Some(dump) = dump_program() else {
+        assert!(!common::in_ci(), "mysqldump is not installed");
+        eprintln!("skipped: no mysqldump");
+        return;
+    };
+    let server = TestServer::start(&[]);
+    let mut conn = common::connect(server.port, None);
+    for sql in [
+        "CREATE DATABASE src",
+        "USE src",
+        "CREATE TABLE a (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(40) NOT NULL, \
+         score DECIMAL(8,2), born DATE, seen DATETIME, \
+         ts TIMESTAMP NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, \
+         data BLOB, note TEXT, KEY name_idx (name), UNIQUE KEY u (born, name)) ENGINE=InnoDB",
+        "CREATE TABLE b (k CHAR(10) PRIMARY KEY, v BIGINT UNSIGNED, f DOUBLE, t TINYINT) \
+         ENGINE=MyISAM",
+        "CREATE TABLE empty_one (n INT) ENGINE=InnoDB",
+        "INSERT INTO b VALUES ('x', 18446744073709551615, 1.5e300, -128), ('y', 0, -0.125, 127), \
+         ('z', NULL, NULL, NULL)",
+    ] {
+        conn.query_drop(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    // Every byte value in a BLOB, quotes, backslashes, newlines and non-ASCII text.
+    let all_bytes: Vec<u8> = (0..=255u8).rev().collect();
+    conn.exec_drop(
+        "INSERT INTO a (name, score, born, seen, data, note) VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            "alice",
+            "12.50",
+            "1990-01-02",
+            "2020-03-04 05:06:07",
+            all_bytes.clone(),
+            "it's \"quoted\"\nnew line \\ back\\slash",
+        ),
+    )
+    .unwrap();
+    conn.query_drop(
+        "INSERT INTO a (name, score, born, seen, data, note) VALUES \
+         ('bob', NULL, NULL, NULL, NULL, NULL), ('ünï ✓', -3.25, '2000-02-29', \
+         '1999-12-31 23:59:59', '', '')",
+    )
+    .unwrap();
+    for i in 0..300 {
+        conn.exec_drop(
+            "INSERT INTO a (name, score, data) VALUES (?, ?, ?)",
+            (
+                format!("n{i}"),
+                i as f64 / 4.0,
+                vec![(i % 256) as u8; i % 7],
+            ),
+        )
+        .unwrap();
+    }
+
+    let out = Command::new(dump)
+        .args(["--no-defaults", "--protocol=TCP", "-h127.0.0.1"])
+        .arg(format!("-P{}", server.port))
+        .args(["-uroot", "src"])
+        .output()
+        .expect("run mysqldump");
+    assert!(
+        out.status.success(),
+        "{dump} failed ({}): {}\nserver log:\n{}",
+        out.status,
+        text(&out.stderr),
+        server.log_tail()
+    );
+    // The dump is bytes, not text: BLOB values are written raw inside quotes.
+    let dumped = out.stdout;
+    let as_text = text(&dumped);
+    assert!(as_text.contains("CREATE TABLE `a`") && as_text.contains("INSERT INTO `b`"));
+
+    conn.query_drop("CREATE DATABASE dst").unwrap();
+    let mut restore = Command::new("mariadb")
+        .args(["--no-defaults", "--protocol=TCP", "-h127.0.0.1"])
+        .arg(format!("-P{}", server.port))
+        .args(["-uroot", "dst"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn mariadb client");
+    restore
+        .stdin
+        .take()
+        .expect("client stdin")
+        .write_all(&dumped)
+        .expect("feed the dump");
+    let restored = restore.wait_with_output().expect("wait for mariadb client");
+    assert!(
+        restored.status.success(),
+        "restoring the dump failed: {}",
+        text(&restored.stderr)
+    );
+
+    for table in ["a", "b", "empty_one"] {
+        for (what, sql) in [
+            ("rows", format!("SELECT * FROM {{db}}.{table} ORDER BY 1")),
+            ("schema", format!("SHOW CREATE TABLE {{db}}.{table}")),
+            ("status", format!("SELECT engine, table_rows, auto_increment FROM information_schema.tables WHERE table_schema = '{{db}}' AND table_name = '{table}'")),
+        ] {
+            let src = checksum(&mut conn, &sql.replace("{db}", "src"));
+            let dst = checksum(&mut conn, &sql.replace("{db}", "dst"));
+            assert_eq!(src, dst, "{what} of {table} differ after the dump and restore");
+        }
+    }
+    let blob: Option<Vec<u8>> = conn
+        .query_first("SELECT data FROM dst.a WHERE name = 'alice'")
+        .unwrap();
+    assert_eq!(
+        blob,
+        Some(all_bytes),
+        "BLOB bytes changed in the round trip"
+    );
+    let n: Option<u64> = conn.query_first("SELECT COUNT(*) FROM dst.a").unwrap();
+    assert_eq!(n, Some(303));
 }
 
 // ---------------------------------------------------------------------------------------------

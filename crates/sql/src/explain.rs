@@ -112,6 +112,9 @@ pub fn explain_select(
             generated_id: None,
         });
     }
+    // Tables read as one row known before the join runs (MySQL's "const" tables): a
+    // unique key equal to constants or to columns of other const tables.
+    let mut const_tables: Vec<usize> = Vec::new();
     for (i, level) in plan.levels.iter().enumerate() {
         let t = &plan.scope.tables[level.table];
         let def = &t.def;
@@ -153,7 +156,10 @@ pub fn explain_select(
                     len += key_part_len(&def.columns[ix.columns[eq.len()]]);
                 }
                 let all_eq = eq.len() == ix.columns.len() && ix.unique;
-                let consts = eq.iter().all(|e| e.is_row_independent());
+                let consts = eq.iter().all(|e| {
+                    e.is_row_independent()
+                        || matches!(e, Expr::Column(p) if const_tables.contains(&plan.scope.table_of(*p)))
+                });
                 let refs: Vec<String> = eq
                     .iter()
                     .map(|e| match e {
@@ -189,12 +195,13 @@ pub fn explain_select(
                         .map(|&c| key_part_len(&def.columns[c]))
                         .sum();
                     ("index", Some(ix.name.clone()), Some(full), None, table_rows)
-                } else if all_eq && consts && n == 1 {
+                } else if all_eq && consts {
+                    const_tables.push(level.table);
                     (
                         "const",
                         Some(ix.name.clone()),
                         Some(len),
-                        Some(refs.join(",")),
+                        Some(vec!["const"; refs.len()].join(",")),
                         1,
                     )
                 } else if all_eq {

@@ -520,7 +520,8 @@ impl<'b, B: Backend> Conn<'b, B> {
 
     fn com_query(&mut self, handler: &mut B::Handler, body: &[u8]) -> bool {
         stats::question();
-        let sql = String::from_utf8_lossy(body);
+        // Not lossy: a string literal may carry any bytes (see strata_types::sqltext).
+        let sql = strata_types::sqltext::decode(body);
         let status = handler.status_flags();
         let deprecate_eof = self.deprecate_eof();
         let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, false, status);
@@ -593,7 +594,8 @@ impl<'b, B: Backend> Conn<'b, B> {
     }
 
     fn com_stmt_prepare(&mut self, handler: &mut B::Handler, body: &[u8]) -> bool {
-        let sql = String::from_utf8_lossy(body);
+        // Not lossy: a string literal may carry any bytes (see strata_types::sqltext).
+        let sql = strata_types::sqltext::decode(body);
         match handler.prepare(&sql) {
             Ok(info) => {
                 let deprecate_eof = self.deprecate_eof();

@@ -135,7 +135,7 @@ impl<'a> Writer<'a> {
 
     fn text_row(&mut self, row: &[Value]) {
         self.w.begin();
-        for v in row {
+        for (i, v) in row.iter().enumerate() {
             if v.is_null() {
                 self.w.buf.push(0xFB);
                 continue;
@@ -146,6 +146,15 @@ impl<'a> Writer<'a> {
             }
             self.scratch.clear();
             v.write_text(&mut self.scratch);
+            // A DATE column's value is held as a date-time at midnight: show the date.
+            if matches!(v, Value::DateTime(_))
+                && self
+                    .columns
+                    .get(i)
+                    .is_some_and(|c| c.field_type == FieldType::Date)
+            {
+                self.scratch.truncate(10);
+            }
             put_lenenc_str(&mut self.w.buf, &self.scratch);
         }
         self.w.end();
