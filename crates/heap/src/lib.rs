@@ -571,9 +571,10 @@ impl HeapTable {
             .map(|&c| row[c].to_text())
             .collect::<Vec<_>>()
             .join("-");
+        // MySQL 8's form, `table.key`, as the btree engine writes it.
         Error::DuplicateKey {
             value,
-            key: ix.name.clone(),
+            key: format!("{}.{}", self.def.name, ix.name),
         }
     }
 }

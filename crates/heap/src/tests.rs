@@ -185,7 +185,7 @@ fn unique_keys_and_auto_increment() {
     let mut dup = vec![Value::Int(5), Value::Int(2), Value::Null];
     match t.insert(&Txn::default(), &mut dup) {
         Err(Error::DuplicateKey { value, key }) => {
-            assert_eq!((value.as_str(), key.as_str()), ("5", "PRIMARY"))
+            assert_eq!((value.as_str(), key.as_str()), ("5", "t.PRIMARY"))
         }
         other => panic!("{other:?}"),
     }

@@ -160,7 +160,7 @@ impl Table for MemTable {
                     .join("-");
                 return Err(Error::DuplicateKey {
                     value,
-                    key: index.name.clone(),
+                    key: format!("{}.{}", self.def.name, index.name),
                 });
             }
         }
@@ -192,7 +192,7 @@ impl Table for MemTable {
                     .join("-");
                 return Err(Error::DuplicateKey {
                     value,
-                    key: index.name.clone(),
+                    key: format!("{}.{}", self.def.name, index.name),
                 });
             }
         }
@@ -516,7 +516,7 @@ fn explain_shows_access_paths() {
     );
     assert_eq!(
         plan,
-        vec!["1|SIMPLE|t1|range|PRIMARY|PRIMARY|4|NULL|1|Using where; Using filesort"]
+        vec!["1|SIMPLE|t1|range|PRIMARY|PRIMARY|4|NULL|2|Using where; Using filesort"]
     );
     let t = rows(&mut s, "SELECT TABLE_NAME, ENGINE, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd'");
     assert_eq!(t, vec!["t1|MyISAM|3"]);
