@@ -614,6 +614,10 @@ fn key_text(ix: &IndexDef, row: &[Value]) -> String {
 }
 
 impl Table for BtreeTable {
+    fn clustered_primary(&self) -> bool {
+        true
+    }
+
     fn def(&self) -> &Arc<TableDef> {
         &self.lay.def
     }

@@ -219,6 +219,13 @@ pub trait Table: Send + Sync {
         Ok(())
     }
 
+    /// Whether rows live in the primary key's index (InnoDB's clustered index), so a read
+    /// through the primary key never visits anything but that index. EXPLAIN's
+    /// "Using index" rests on it.
+    fn clustered_primary(&self) -> bool {
+        false
+    }
+
     fn status(&self) -> TableStatus;
 
     /// Writes cached changes of this table to its files.

@@ -35,6 +35,47 @@ fn key_part_len(c: &ColumnDef) -> u64 {
     base + c.nullable as u64
 }
 
+/// The columns (table positions) of scope table `ti` that the query reads anywhere.
+fn columns_used(plan: &SelectPlan, ti: usize) -> Vec<usize> {
+    let t = &plan.scope.tables[ti];
+    let range = t.offset..t.offset + t.def.columns.len();
+    let mut used = Vec::new();
+    let mut note = |e: &Expr| {
+        e.walk(&mut |x| {
+            if let Expr::Column(p) = x {
+                if range.contains(p) && !used.contains(&(p - t.offset)) {
+                    used.push(p - t.offset);
+                }
+            }
+        })
+    };
+    for level in &plan.levels {
+        level.filter.iter().chain(&level.on).for_each(&mut note);
+        match &level.access {
+            Access::Index {
+                eq, lower, upper, ..
+            } => {
+                eq.iter().for_each(&mut note);
+                lower.iter().chain(upper).for_each(|b| note(&b.0));
+            }
+            Access::IndexIn { values, .. } => values.iter().for_each(&mut note),
+            Access::Scan => {}
+        }
+    }
+    match &plan.group {
+        // After grouping the projection reads the grouped row, not the tables.
+        Some(g) => {
+            g.groups.iter().for_each(|(e, _)| note(e));
+            g.aggs
+                .iter()
+                .filter_map(|a| a.arg.as_ref())
+                .for_each(&mut note);
+        }
+        None => plan.projection.iter().for_each(&mut note),
+    }
+    used
+}
+
 /// Index entries EXPLAIN counts at most for one range estimate.
 const RANGE_COUNT_CAP: u64 = 100_000;
 
@@ -247,6 +288,18 @@ pub fn explain_select(
             if eq.iter().any(|e| !matches!(e, Expr::Column(_)) && !e.is_row_independent()));
         if (!level.filter.is_empty() && !enforced_by_key) || func_ref {
             extra.push("Using where");
+        }
+        // An index-only read: only possible here through a clustered primary key (the
+        // record is the index entry) when every column the query reads of this table is
+        // a key column, MySQL's rule for "Using index".
+        if let Access::Index { index, .. } = &level.access {
+            let ix = &def.indexes[*index];
+            if ix.primary && t.table.clustered_primary() {
+                let used = columns_used(plan, level.table);
+                if used.iter().all(|c| ix.columns.contains(c)) {
+                    extra.push("Using index");
+                }
+            }
         }
         if i == 0 && (plan.group.as_ref().is_some_and(|g| !g.groups.is_empty()) || plan.distinct) {
             extra.push("Using temporary");
