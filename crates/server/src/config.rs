@@ -172,20 +172,8 @@ pub struct Settings {
 pub const DEFAULT_SQL_MODE: &str =
     "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION";
 
-/// Parses `1024`, `16K`, `8M`, `1G`.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
-    };
-    num.trim()
-        .parse::<u64>()
-        .map(|n| n.saturating_mul(mult))
-        .map_err(|_| format!("'{s}' is not a size (e.g. 1024, 64K, 8M, 1G)"))
-}
+/// Sizes as `1024`, `16K`, `8M`, `1G`: one parser for the server's and the bench's options.
+pub use strata_bench::args::parse_size;
 
 fn toml_size(v: &toml::Value, name: &str) -> Result<u64, String> {
     match v {
