@@ -15,6 +15,7 @@
 //! Background work runs in one master thread: purge of old versions and delete-marked
 //! records, and checkpoints when the log passes half its capacity.
 
+pub mod ceiling;
 pub mod check;
 pub mod lock;
 pub mod mtr;
@@ -90,7 +91,7 @@ pub(crate) fn io_err(name: &str, e: std::io::Error) -> Error {
     if e.kind() == std::io::ErrorKind::InvalidData {
         return Error::corrupt(name, e.to_string());
     }
-    Error::io(name, e)
+    Error::table_io(name, e)
 }
 
 const TRX_SHARDS: usize = 16;

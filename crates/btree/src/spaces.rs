@@ -1,11 +1,14 @@
 //! The space directory, `btree-spaces.json` in the data directory: which tablespace file
-//! has which space id and table definition, the next space id, and the ceiling below
-//! which transaction ids have been handed out. Recovery needs all of it before the SQL
-//! layer opens any table (to find the files the log refers to and to roll back with the
-//! right indexes). Every change rewrites the file atomically (write, fsync, rename, fsync
-//! the directory). Space ids are never reused, so a log record of a dropped table can
-//! never land in a new one.
+//! has which space id and table definition, and the next space id. Recovery needs it
+//! before the SQL layer opens any table (to find the files the log refers to and to roll
+//! back with the right indexes). Every change rewrites the file atomically (write,
+//! fsync, rename, fsync the directory). Space ids are never reused, so a log record of a
+//! dropped table can never land in a new one. The ceiling below which transaction ids
+//! have been handed out is raised often and must not need disk space, so it lives in
+//! its own file written in place ([`crate::ceiling`]); the JSON keeps a copy, read as a
+//! floor (data directories from before that file).
 
+use crate::ceiling::CeilingFile;
 use crate::table::Layout;
 use crate::Inner;
 use serde::{Deserialize, Serialize};
@@ -43,6 +46,7 @@ struct Dir {
 pub struct SpaceDir {
     datadir: PathBuf,
     dir: Mutex<Dir>,
+    ceiling: Mutex<CeilingFile>,
 }
 
 const FILE: &str = "btree-spaces.json";
@@ -63,9 +67,18 @@ impl SpaceDir {
         for s in &mut dir.spaces {
             s.path = datadir.join(&s.file);
         }
+        let (ceiling, held) = CeilingFile::open(datadir, dir.trx_id_ceiling).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                Error::corrupt(crate::ceiling::FILE, e.to_string())
+            } else {
+                Error::io(datadir.join(crate::ceiling::FILE).display(), e)
+            }
+        })?;
+        dir.trx_id_ceiling = dir.trx_id_ceiling.max(held.unwrap_or(0));
         Ok(SpaceDir {
             datadir: datadir.to_path_buf(),
             dir: Mutex::new(dir),
+            ceiling: Mutex::new(ceiling),
         })
     }
 
@@ -172,10 +185,12 @@ impl SpaceDir {
         if d.trx_id_ceiling > next_id {
             return Ok(());
         }
-        let mut next = d.clone();
-        next.trx_id_ceiling = next_id + TRX_ID_MARGIN;
-        self.save(&next)?;
-        *d = next;
+        let raised = next_id + TRX_ID_MARGIN;
+        self.ceiling
+            .lock()
+            .write(raised)
+            .map_err(|e| Error::io(self.datadir.join(crate::ceiling::FILE).display(), e))?;
+        d.trx_id_ceiling = raised;
         Ok(())
     }
 

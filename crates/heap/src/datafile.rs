@@ -653,8 +653,11 @@ impl DataFile {
             self.write_record(id, cap, &payload)?;
             return Ok(id);
         }
+        // Place the new copy before freeing the old: if the append fails (a full
+        // disk), the row is still where it was.
+        let moved = self.place(&mut h, &payload)?;
         self.free(&mut h, id)?;
-        self.place(&mut h, &payload)
+        Ok(moved)
     }
 
     fn free(&self, h: &mut DataHeader, id: RowId) -> io::Result<()> {

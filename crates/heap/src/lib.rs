@@ -142,7 +142,7 @@ impl Engine for HeapEngine {
     fn create_table(&self, def: &TableDef, path: &Path) -> Result<()> {
         let (dp, ip) = paths(path);
         let name = table_name(def);
-        let io = |e| Error::io(&name, e);
+        let io = |e| Error::table_io(&name, e);
         if let Some(dir) = dp.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
@@ -354,7 +354,13 @@ fn read_index_header(f: &dyn FileIo, n: usize) -> std::result::Result<(Vec<u64>,
 /// Index state changed by writers (under the table's write lock).
 struct IndexState {
     next_free: u64,
+    /// Blocks of the index file known to have disk space (written or reserved).
+    reserved: u64,
 }
+
+/// The most blocks one index can allocate for one key: a split at every level and a
+/// new root. Depth stays far below this (a 4 KiB node holds at least four keys).
+const WORST_SPLITS_PER_INDEX: u64 = 32;
 
 pub struct HeapTable {
     def: Arc<TableDef>,
@@ -400,13 +406,17 @@ impl HeapTable {
         } else {
             (vec![0; def.indexes.len()], 0)
         };
+        let reserved = index_io.len().unwrap_or(0) / BLOCK_SIZE as u64;
         let t = HeapTable {
             def,
             name,
             data,
             index,
             cache,
-            idx: Mutex::new(IndexState { next_free }),
+            idx: Mutex::new(IndexState {
+                next_free,
+                reserved,
+            }),
             roots: roots.into_iter().map(AtomicU64::new).collect(),
             lock: Arc::new(RwLock::new(())),
         };
@@ -425,7 +435,7 @@ impl HeapTable {
         if e.kind() == std::io::ErrorKind::InvalidInput {
             return Error::NotSupported(e.to_string());
         }
-        Error::io(&self.name, e)
+        Error::table_io(&self.name, e)
     }
 
     fn root(&self, index: usize) -> u64 {
@@ -451,6 +461,33 @@ impl HeapTable {
             r.store(i as u64 + 1, Ordering::Release);
         }
         idx.next_free = n as u64 + 1;
+        idx.reserved = idx.next_free;
+        Ok(())
+    }
+
+    /// Reserves disk blocks for the most index blocks one row's keys can allocate,
+    /// before anything of the row is written: a full disk then fails the statement with
+    /// nothing changed, instead of leaving a split half done or a cached index block
+    /// that can never be written back. Grows in steps of an eighth of the file.
+    fn reserve_index_room(&self) -> Result<()> {
+        let mut idx = self.idx.lock();
+        let need = idx.next_free + self.def.indexes.len() as u64 * WORST_SPLITS_PER_INDEX;
+        if need <= idx.reserved {
+            return Ok(());
+        }
+        let bs = BLOCK_SIZE as u64;
+        let have = idx.reserved;
+        let want = need.max(have + (have / 8).max(256));
+        let io = self.index.io.as_ref();
+        idx.reserved = match io.reserve(have * bs, (want - have) * bs) {
+            Ok(()) => want,
+            Err(e) if strata_types::error::is_disk_full(&e) => {
+                io.reserve(have * bs, (need - have) * bs)
+                    .map_err(|e| self.io_err(e))?;
+                need
+            }
+            Err(e) => return Err(self.io_err(e)),
+        };
         Ok(())
     }
 
@@ -665,6 +702,7 @@ impl Table for HeapTable {
         if let Some(i) = self.find_duplicate(row, None)? {
             return Err(self.duplicate_error(i, row));
         }
+        self.reserve_index_room()?;
         let id = self
             .data
             .insert(&self.def, row)
@@ -689,11 +727,14 @@ impl Table for HeapTable {
         if let Some(i) = self.find_duplicate(new, Some((id, old)))? {
             return Err(self.duplicate_error(i, new));
         }
-        self.delete_keys(id, old)?;
+        self.reserve_index_room()?;
+        // The row first: if it cannot be written (a full disk as it moves), the old row
+        // and its keys are untouched.
         let new_id = self
             .data
             .update(&self.def, id, new)
             .map_err(|e| self.io_err(e))?;
+        self.delete_keys(id, old)?;
         self.insert_keys(new_id, new)?;
         if let Some(a) = self.def.auto_increment_column() {
             let v = new[a].to_i64().unwrap_or(0).max(0) as u64;

@@ -503,6 +503,49 @@ struct Space {
     high_water: AtomicU32,
     /// Written since the last fsync.
     unsynced: AtomicBool,
+    /// Bytes of the file whose disk blocks are known to exist or be reserved: a page
+    /// created below it can always be written back. Growing it takes `growing`.
+    reserved: AtomicU64,
+    growing: Mutex<()>,
+}
+
+impl Space {
+    /// Makes sure page `page_no` has disk blocks before it is handed out, growing the
+    /// reservation in steps of an eighth of the file (64 pages to 64 MiB), as InnoDB
+    /// extends a tablespace. On a full disk it tries for exactly the page, then fails
+    /// with the OS error: the statement that wanted the page gets it, while every page
+    /// already created stays writable.
+    fn reserve_page(&self, page_no: u32, page_size: usize) -> io::Result<()> {
+        let ps = page_size as u64;
+        let need = (page_no as u64 + 1) * ps;
+        if need <= self.reserved.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let _g = self.growing.lock();
+        let have = self.reserved.load(Ordering::Acquire);
+        if need <= have {
+            return Ok(());
+        }
+        let step = (have / 8).clamp(64 * ps, 64 << 20);
+        let want = need.max(have + step).div_ceil(ps) * ps;
+        let got = match self.io.reserve(have, want - have) {
+            Ok(()) => want,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded
+                ) =>
+            {
+                self.io
+                    .reserve(have, need - have)
+                    .map_err(|e| named(e, format!("extending {} to page {page_no}", self.name)))?;
+                need
+            }
+            Err(e) => return Err(named(e, format!("extending {}", self.name))),
+        };
+        self.reserved.store(got, Ordering::Release);
+        Ok(())
+    }
 }
 
 /// The LRU list as index links over the frames; the head is the young end. `boundary`
@@ -761,6 +804,9 @@ impl BufferPool {
                 false,
             ),
         };
+        // What the file already holds has its blocks (unless sparse, which only a
+        // crash mid-extension or an outside tool leaves; growth reserves from here).
+        let reserved = io.len().unwrap_or(0);
         spaces.insert(
             space,
             Arc::new(Space {
@@ -769,6 +815,8 @@ impl BufferPool {
                 gen,
                 high_water: AtomicU32::new(high_water),
                 unsynced: AtomicBool::new(unsynced),
+                reserved: AtomicU64::new(reserved),
+                growing: Mutex::new(()),
             }),
         );
     }
@@ -1138,6 +1186,7 @@ impl Inner {
     fn create(&self, id: PageId) -> io::Result<(Pinned, ArcLatchWrite<PageBuf>)> {
         let key = Self::check_id(id)?;
         let space = self.space(id.space)?;
+        space.reserve_page(id.page_no, self.page_size)?;
         space
             .high_water
             .fetch_max(id.page_no.saturating_add(1), Ordering::AcqRel);

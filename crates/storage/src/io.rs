@@ -15,6 +15,15 @@ pub trait FileIo: Send + Sync {
     fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()>;
     fn set_len(&self, len: u64) -> io::Result<()>;
     fn sync_data(&self) -> io::Result<()>;
+    /// Reserves disk blocks for `offset..offset + len` without changing the length, so
+    /// that later writes there cannot fail for want of space: a full disk is then met
+    /// where an error can still be returned to a client (a statement growing a table,
+    /// creating the redo log), not by a background write of something already
+    /// committed. Backends without a disk, and filesystems that cannot reserve, do
+    /// nothing.
+    fn reserve(&self, _offset: u64, _len: u64) -> io::Result<()> {
+        Ok(())
+    }
     /// The OS file descriptor, for callers that map the file into memory; None for a
     /// backend that has no file (tests), which is then read with `read_at` only.
     fn raw_fd(&self) -> Option<std::os::unix::io::RawFd> {
@@ -64,6 +73,28 @@ impl FileIo for StdFile {
     }
     fn sync_data(&self) -> io::Result<()> {
         self.0.sync_data()
+    }
+    #[cfg(target_os = "linux")]
+    fn reserve(&self, offset: u64, len: u64) -> io::Result<()> {
+        let fd = std::os::unix::io::AsRawFd::as_raw_fd(&self.0);
+        let (Ok(off), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+            return Err(io::Error::from(io::ErrorKind::InvalidInput));
+        };
+        loop {
+            // SAFETY: fallocate only reads its integer arguments; fd is open for the
+            // life of `self`.
+            let rc = unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, off, len) };
+            if rc == 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                // The filesystem cannot reserve: writes stay best effort there.
+                Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => return Ok(()),
+                _ => return Err(e),
+            }
+        }
     }
     fn raw_fd(&self) -> Option<std::os::unix::io::RawFd> {
         Some(std::os::unix::io::AsRawFd::as_raw_fd(&self.0))

@@ -357,6 +357,8 @@ impl RedoLog {
         check_capacity(cfg.capacity).map_err(invalid_input)?;
         io.set_len(0)?;
         io.set_len(HEADER_SIZE + cfg.capacity)?;
+        // Its blocks are reserved now: a commit must never meet a full disk in the log.
+        io.reserve(0, HEADER_SIZE + cfg.capacity)?;
         let slot = Slot {
             lsn: START_LSN,
             number: 0,
@@ -418,6 +420,7 @@ impl RedoLog {
         if io.len()? < HEADER_SIZE + capacity {
             io.set_len(HEADER_SIZE + capacity)?;
         }
+        io.reserve(0, HEADER_SIZE + capacity)?;
         let recovered = scan(&*io, capacity, slot.lsn)?;
         let bumped = Slot {
             lsn: slot.lsn,

@@ -237,12 +237,20 @@ impl Error {
         }
     }
 
-    /// Wraps an operating-system error from a storage engine.
+    /// Wraps an operating-system error met while doing `context` (1030, naming it).
     pub fn io(context: impl fmt::Display, err: std::io::Error) -> Error {
-        if err.raw_os_error() == Some(28) {
-            return Error::TableFull(format!("{context}: {err}"));
-        }
         Error::Io(format!("{context}: {err}"))
+    }
+
+    /// Wraps an operating-system error from table `db.table`: a full disk (ENOSPC, or
+    /// a quota: EDQUOT) is 1114 "The table 't1' is full", as MySQL reports a tablespace
+    /// it cannot extend (naming the table alone); anything else is 1030.
+    pub fn table_io(qualified: &str, err: std::io::Error) -> Error {
+        if is_disk_full(&err) {
+            let table = qualified.split_once('.').map_or(qualified, |(_, t)| t);
+            return Error::TableFull(table.to_string());
+        }
+        Error::io(qualified, err)
     }
 
     /// A corrupt-file error naming the table and what check failed.
@@ -435,7 +443,21 @@ mod tests {
 
     #[test]
     fn disk_full_maps_to_table_full() {
-        let e = Error::io("t1", std::io::Error::from_raw_os_error(28));
+        let e = Error::table_io("db.t1", std::io::Error::from_raw_os_error(28));
         assert_eq!(e.code(), 1114);
+        assert_eq!(e.to_string(), "The table 't1' is full");
+        let other = Error::table_io("db.t1", std::io::Error::from_raw_os_error(5));
+        assert_eq!(other.code(), 1030);
+        let sort = Error::io("writing a sort run", std::io::Error::from_raw_os_error(28));
+        assert_eq!(sort.code(), 1030);
     }
+}
+
+/// Whether an OS error says the filesystem has no room (ENOSPC) or a quota is spent
+/// (EDQUOT); by kind, so an error re-wrapped with a message still counts.
+pub fn is_disk_full(err: &std::io::Error) -> bool {
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    )
 }

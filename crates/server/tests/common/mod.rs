@@ -111,6 +111,26 @@ impl TestServer {
         s
     }
 
+    /// Starts a server whose data directory is `datadir` (created if absent; a test
+    /// that mounts a filesystem there owns it); the log goes to a temporary directory.
+    pub fn start_at(datadir: &Path, extra_args: &[&str]) -> TestServer {
+        let tmp = tempfile::Builder::new()
+            .prefix("strata-test-")
+            .tempdir()
+            .expect("create temp dir");
+        let mut s = TestServer {
+            flavor: Flavor::from_env(),
+            port: 0,
+            datadir: datadir.to_path_buf(),
+            extra_args: extra_args.iter().map(|s| s.to_string()).collect(),
+            child: None,
+            log_path: tmp.path().join("server.log"),
+            _tmp: Some(tmp),
+        };
+        s.launch();
+        s
+    }
+
     pub fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
