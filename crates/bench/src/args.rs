@@ -146,10 +146,10 @@ pub struct BenchArgs {
     #[arg(long = "svg-dir")]
     pub svg_dir: Option<PathBuf>,
 
-    /// In-process: the btree engine's buffer pool [default: 128M].
+    /// In-process: the btree engine's buffer pool [default: 128M; 1G for selfjoin and latch].
     #[arg(long = "innodb-buffer-pool-size", value_parser = parse_size)]
     pub innodb_buffer_pool_size: Option<u64>,
-    /// In-process: the heap engine's key cache [default: 8M].
+    /// In-process: the heap engine's key cache [default: 8M; 512M for selfjoin and latch].
     #[arg(long = "key-buffer-size", value_parser = parse_size)]
     pub key_buffer_size: Option<u64>,
     /// In-process: directory for sort runs (ORDER BY beyond sort_buffer_size)

@@ -44,25 +44,17 @@ struct ThreadResult {
     events: u64,
     statements: u64,
     retried: u64,
-    /// Start of the first and end of the last measured event.
-    span: Option<(Instant, Instant)>,
     error: Option<String>,
 }
 
-impl ThreadResult {
-    fn busy_secs(&self) -> f64 {
-        self.span
-            .map(|(a, b)| b.duration_since(a).as_secs_f64())
-            .unwrap_or(0.0)
-    }
-}
-
 /// Runs `threads` clients on `db`: a warm-up of `warmup`, then a measured period of at
-/// least `time`, extended until every client has started a measured event (so an event
-/// longer than the period is still measured). Events that start in the measured period
-/// are counted, including the ones finishing after it. The rate is the sum over clients
-/// of events / (end of the last - start of the first), which has no edge bias from
-/// events cut by the period's ends, however long they are.
+/// least `time`, extended until every client has completed an event in it (so an event
+/// longer than the period is still measured). Events that complete in the period are
+/// counted, and the rate is their number over the period's length, as sysbench does:
+/// in a steady state completions per second are the throughput, whatever the event
+/// length, and with many more clients than cores no client's bursts are mistaken for
+/// its rate (a rate per client over its own busy span overstates a client that was
+/// scheduled late).
 ///
 /// A statement error other than deadlock, lock wait timeout or duplicate key stops
 /// that client, and the first such error makes the whole cell an error: a statement
@@ -97,6 +89,8 @@ pub fn timed(
         "{msg} [{bar:30}] {elapsed}",
         format!("{label}: {threads} thread(s)"),
     );
+    let mut measure_start = Instant::now();
+    let mut measure_end = measure_start;
     std::thread::scope(|scope| {
         for (i, (mut client, hist)) in clients.into_iter().enumerate() {
             let (phase, done, ready, barrier, results) =
@@ -108,31 +102,26 @@ pub fn timed(
                     events: 0,
                     statements: 0,
                     retried: 0,
-                    span: None,
                     error: None,
                 };
                 let mut counted_ready = false;
                 barrier.wait();
                 loop {
-                    let p = phase.load(Ordering::Acquire);
-                    if p == STOP {
+                    if phase.load(Ordering::Acquire) == STOP {
                         break;
-                    }
-                    let measuring = p == MEASURE;
-                    if measuring && !counted_ready {
-                        counted_ready = true;
-                        ready.fetch_add(1, Ordering::AcqRel);
                     }
                     let start = Instant::now();
                     let outcome = event(client.as_mut(), &mut rng);
                     let end = Instant::now();
-                    if measuring {
-                        let first = r.span.map(|s| s.0).unwrap_or(start);
-                        r.span = Some((first, end));
-                    }
+                    // Counted when it completes inside the measured period.
+                    let measuring = phase.load(Ordering::Acquire) == MEASURE;
                     match outcome {
                         Ok(n) => {
                             if measuring {
+                                if !counted_ready {
+                                    counted_ready = true;
+                                    ready.fetch_add(1, Ordering::AcqRel);
+                                }
                                 r.events += 1;
                                 r.statements += n;
                                 let micros = end.duration_since(start).as_micros().max(1);
@@ -140,7 +129,13 @@ pub fn timed(
                                 done.fetch_add(1, Ordering::Relaxed);
                             }
                         }
-                        Err(e) if e.is_retryable() || e.code == Some(1062) => r.retried += 1,
+                        Err(e) if e.is_retryable() || e.code == Some(1062) => {
+                            r.retried += 1;
+                            if measuring && !counted_ready {
+                                counted_ready = true;
+                                ready.fetch_add(1, Ordering::AcqRel);
+                            }
+                        }
                         Err(e) => {
                             r.error = Some(e.to_string());
                             break;
@@ -171,8 +166,8 @@ pub fn timed(
                 Duration::from_millis(50).min(warmup.saturating_sub(start.elapsed())),
             );
         }
+        measure_start = Instant::now();
         phase.store(MEASURE, Ordering::Release);
-        let measure_start = Instant::now();
         while measure_start.elapsed() < time || ready.load(Ordering::Acquire) < threads as u64 {
             tick(&pb);
             let left = time.saturating_sub(measure_start.elapsed());
@@ -182,6 +177,7 @@ pub fn timed(
                 Duration::from_millis(50).min(left)
             });
         }
+        measure_end = Instant::now();
         phase.store(STOP, Ordering::Release);
     });
     pb.finish_and_clear();
@@ -192,8 +188,7 @@ pub fn timed(
         return Err(format!("{label}: a client thread panicked"));
     }
     let mut hist = Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
-    let (mut events, mut retried) = (0, 0);
-    let (mut rate, mut qps) = (0.0, 0.0);
+    let (mut events, mut retried, mut statements) = (0, 0, 0);
     for r in &results {
         if let Some(e) = &r.error {
             return Err(e.clone());
@@ -201,13 +196,15 @@ pub fn timed(
         hist.add(&r.hist)
             .map_err(|e| format!("merging latencies: {e}"))?;
         events += r.events;
+        statements += r.statements;
         retried += r.retried;
-        let busy = r.busy_secs();
-        if busy > 0.0 {
-            rate += r.events as f64 / busy;
-            qps += r.statements as f64 / busy;
-        }
     }
+    let period = measure_end.duration_since(measure_start).as_secs_f64();
+    let (rate, qps) = if period > 0.0 {
+        (events as f64 / period, statements as f64 / period)
+    } else {
+        (0.0, 0.0)
+    };
     if events == 0 {
         return Err(format!(
             "{label}: no event completed{}",

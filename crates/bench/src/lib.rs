@@ -39,6 +39,13 @@ pub fn run(args: BenchArgs) -> Result<i32, String> {
     let a = &ctx.args;
     println!("# strata bench {}", a.scenario.name());
     println!("target: {}", target.describe());
+    if target.is_in_process() {
+        println!(
+            "caches: key_buffer_size {} MiB (heap), innodb_buffer_pool_size {} MiB (btree)",
+            ctx.settings.key_buffer_size >> 20,
+            ctx.settings.innodb_buffer_pool_size >> 20
+        );
+    }
     println!(
         "scale {}: {} s measured + {} s warm-up per cell{}",
         a.scale,

@@ -5,10 +5,13 @@
 //! No global mutex: blocks are spread over `key_cache_segments` segments by a hash of
 //! (file, block number), each segment with its own lock, its own share of the capacity,
 //! its own clock hand and its own counters — MariaDB's segmented key cache, which is
-//! what fixes the collapse the 2010 self-join benchmark shows. A lookup that hits holds
-//! one segment's lock only while it copies out or parses the block; nothing else on
-//! that path writes shared memory (the SHOW STATUS counters live in the segment, under
-//! its lock, and are summed when asked for).
+//! what fixes the collapse the 2010 self-join benchmark shows. Each segment's lock is a
+//! reader-writer lock: a lookup that hits holds it shared while it copies out or parses
+//! the block, so concurrent lookups of the same block (every descent starts at the
+//! root) never queue behind each other; a miss, a write or an eviction takes it
+//! exclusive. On the hit path only the block's reference bit (written only when it was
+//! clear) and the segment's read-request counter are written; the SHOW STATUS counters
+//! live in the segments and are summed when asked for.
 //!
 //! Resizing (`key_buffer_size`) and re-segmenting (`key_cache_segments`) at run time
 //! rebuild the cache, as MariaDB does: every segment lock is taken, dirty blocks are
@@ -21,7 +24,9 @@
 //! clears bits until it finds an unreferenced block, writing it back first if dirty.
 
 use crate::io::FileIo;
-use crate::sync::{Arc, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
+use crate::sync::{
+    Arc, AtomicBool, AtomicU64, AtomicUsize, Ordering, RwLock, RwLockReadGuard, RwLockWriteGuard,
+};
 use std::collections::HashMap;
 use std::io;
 
@@ -53,7 +58,8 @@ struct Block {
     io: Arc<dyn FileIo>,
     data: Box<[u8]>,
     dirty: bool,
-    referenced: bool,
+    /// CLOCK's second-chance bit, set by hits under the shared lock.
+    referenced: AtomicBool,
 }
 
 #[derive(Default)]
@@ -66,11 +72,12 @@ struct Segment {
     /// Blocks this segment may hold.
     capacity: usize,
     counters: Counters,
+    /// Key_read_requests, counted by hits under the shared lock.
+    read_requests: AtomicU64,
 }
 
 #[derive(Default, Clone, Copy)]
 struct Counters {
-    read_requests: u64,
     reads: u64,
     write_requests: u64,
     writes: u64,
@@ -78,7 +85,7 @@ struct Counters {
 
 pub struct KeyCache {
     block_size: usize,
-    segments: Box<[Mutex<Segment>]>,
+    segments: Box<[RwLock<Segment>]>,
     /// Segments in use, 1..=MAX_SEGMENTS.
     active: AtomicUsize,
     /// Blocks over all active segments.
@@ -112,20 +119,25 @@ impl KeyCache {
         let cache = KeyCache {
             block_size,
             segments: (0..MAX_SEGMENTS)
-                .map(|_| Mutex::new(Segment::default()))
+                .map(|_| RwLock::new(Segment::default()))
                 .collect(),
             active: AtomicUsize::new(1),
             total_blocks: AtomicUsize::new(0),
             next_file: AtomicU64::new(1),
         };
-        let mut guards: Vec<_> = cache.segments.iter().map(|s| s.lock()).collect();
+        let mut guards: Vec<_> = cache.segments.iter().map(|s| s.write()).collect();
         cache.shape(&mut guards, capacity_bytes, segments);
         drop(guards);
         cache
     }
 
     /// Sets the shape of a cache whose every segment is locked and empty.
-    fn shape(&self, guards: &mut [MutexGuard<'_, Segment>], capacity_bytes: usize, segs: usize) {
+    fn shape(
+        &self,
+        guards: &mut [RwLockWriteGuard<'_, Segment>],
+        capacity_bytes: usize,
+        segs: usize,
+    ) {
         let n = effective_segments(segs);
         let total = (capacity_bytes / self.block_size).max(n * MIN_BLOCKS_PER_SEGMENT);
         for (i, g) in guards.iter_mut().enumerate() {
@@ -150,7 +162,7 @@ impl KeyCache {
     /// every block, and starts empty in the new shape. Lookups wait while it runs. On a
     /// write error the cache keeps its old shape (the blocks written are clean).
     pub fn resize(&self, capacity_bytes: usize, segments: usize) -> io::Result<()> {
-        let mut guards: Vec<_> = self.segments.iter().map(|s| s.lock()).collect();
+        let mut guards: Vec<_> = self.segments.iter().map(|s| s.write()).collect();
         for g in guards.iter_mut() {
             let seg = &mut **g;
             for b in seg.blocks.iter_mut().filter(|b| b.dirty) {
@@ -183,15 +195,30 @@ impl KeyCache {
         }
     }
 
-    /// Locks the segment that holds (file, block) in the shape in force.
-    fn segment(&self, file: u64, block_no: u64) -> MutexGuard<'_, Segment> {
-        let h = (file.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            ^ block_no.wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
-        .rotate_left(29);
+    fn hash(file: u64, block_no: u64) -> u64 {
+        (file.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ block_no.wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+            .rotate_left(29)
+    }
+
+    /// Locks exclusive the segment that holds (file, block) in the shape in force.
+    fn segment(&self, file: u64, block_no: u64) -> RwLockWriteGuard<'_, Segment> {
+        let h = Self::hash(file, block_no);
         loop {
             let n = self.active.load(Ordering::Acquire);
-            let g = self.segments[(h % n as u64) as usize].lock();
+            let g = self.segments[(h % n as u64) as usize].write();
             // A resize between the load and the lock changed the shape: hash again.
+            if g.shape == n {
+                return g;
+            }
+        }
+    }
+
+    /// Locks shared the segment that holds (file, block) in the shape in force.
+    fn segment_shared(&self, file: u64, block_no: u64) -> RwLockReadGuard<'_, Segment> {
+        let h = Self::hash(file, block_no);
+        loop {
+            let n = self.active.load(Ordering::Acquire);
+            let g = self.segments[(h % n as u64) as usize].read();
             if g.shape == n {
                 return g;
             }
@@ -207,7 +234,7 @@ impl KeyCache {
         load: bool,
     ) -> io::Result<usize> {
         if let Some(&i) = seg.map.get(&(f.id, block_no)) {
-            seg.blocks[i].referenced = true;
+            seg.blocks[i].referenced.store(true, Ordering::Relaxed);
             return Ok(i);
         }
         let mut data = vec![0u8; self.block_size].into_boxed_slice();
@@ -222,7 +249,7 @@ impl KeyCache {
             io: f.io.clone(),
             data,
             dirty: false,
-            referenced: true,
+            referenced: AtomicBool::new(true),
         };
         let i = if seg.blocks.len() < seg.capacity {
             seg.blocks.push(block);
@@ -231,8 +258,8 @@ impl KeyCache {
             let victim = loop {
                 let h = seg.hand % seg.blocks.len();
                 seg.hand = h + 1;
-                if seg.blocks[h].referenced {
-                    seg.blocks[h].referenced = false;
+                if seg.blocks[h].referenced.load(Ordering::Relaxed) {
+                    seg.blocks[h].referenced.store(false, Ordering::Relaxed);
                 } else {
                     break h;
                 }
@@ -259,8 +286,22 @@ impl KeyCache {
         block_no: u64,
         read: impl FnOnce(&[u8]) -> R,
     ) -> io::Result<R> {
+        {
+            let seg = self.segment_shared(f.id, block_no);
+            seg.read_requests.fetch_add(1, Ordering::Relaxed);
+            if let Some(&i) = seg.map.get(&(f.id, block_no)) {
+                let b = &seg.blocks[i];
+                // Only when clear: a store to a hot block's line on every hit would be
+                // the contention the shared lock avoids.
+                if !b.referenced.load(Ordering::Relaxed) {
+                    b.referenced.store(true, Ordering::Relaxed);
+                }
+                return Ok(read(&b.data));
+            }
+        }
+        // A miss: load it under the exclusive lock (slot looks again first: another
+        // thread may have loaded it in between).
         let mut seg = self.segment(f.id, block_no);
-        seg.counters.read_requests += 1;
         let i = self.slot(&mut seg, f, block_no, true)?;
         Ok(read(&seg.blocks[i].data))
     }
@@ -289,7 +330,7 @@ impl KeyCache {
     /// Writes every dirty block of a file back (not synced: the caller syncs).
     pub fn flush_file(&self, f: &CachedFile) -> io::Result<()> {
         for seg in self.segments.iter() {
-            let mut g = seg.lock();
+            let mut g = seg.write();
             let seg = &mut *g;
             for b in seg.blocks.iter_mut().filter(|b| b.file == f.id && b.dirty) {
                 seg.counters.writes += 1;
@@ -303,14 +344,14 @@ impl KeyCache {
     /// Forgets a file's blocks without writing them (drop, truncate, rebuild).
     pub fn drop_file(&self, f: &CachedFile) {
         for seg in self.segments.iter() {
-            let mut seg = seg.lock();
+            let mut seg = seg.write();
             let Segment { map, blocks, .. } = &mut *seg;
             for b in blocks.iter_mut().filter(|b| b.file == f.id) {
                 map.remove(&(b.file, b.block_no));
                 // Leave the slot as an unreferenced, clean block of no file.
                 b.file = u64::MAX;
                 b.dirty = false;
-                b.referenced = false;
+                b.referenced.store(false, Ordering::Relaxed);
             }
         }
     }
@@ -318,8 +359,8 @@ impl KeyCache {
     pub fn stats(&self) -> KeyCacheStats {
         let mut st = KeyCacheStats::default();
         for seg in self.segments.iter() {
-            let g = seg.lock();
-            st.read_requests += g.counters.read_requests;
+            let g = seg.read();
+            st.read_requests += g.read_requests.load(Ordering::Relaxed);
             st.reads += g.counters.reads;
             st.write_requests += g.counters.write_requests;
             st.writes += g.counters.writes;

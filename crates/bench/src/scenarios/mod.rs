@@ -44,6 +44,16 @@ impl Ctx {
             eprintln!("note: --tmpfs-dir is used in-process only; over the wire the server's data directory cannot be moved");
         }
         let mut settings = ServerSettings::defaults(std::path::PathBuf::new());
+        // Seeds 002 and 003 measure contention on a server whose caches hold the whole
+        // 2,000,000-row table, not I/O: in-process, these scenarios size the key cache
+        // and the buffer pool so (at the default scale) unless told otherwise.
+        if matches!(args.scenario, Scenario::Selfjoin | Scenario::Latch) {
+            let s = args.scale.clamp(0.001, 1.0);
+            settings.key_buffer_size = ((512u64 << 20) as f64 * s) as u64;
+            settings.innodb_buffer_pool_size = ((1u64 << 30) as f64 * s) as u64;
+            settings.key_buffer_size = settings.key_buffer_size.max(8 << 20);
+            settings.innodb_buffer_pool_size = settings.innodb_buffer_pool_size.max(32 << 20);
+        }
         if let Some(v) = args.innodb_buffer_pool_size {
             settings.innodb_buffer_pool_size = v;
         }
