@@ -420,6 +420,15 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// Whether an OS error says the filesystem has no room (ENOSPC) or a quota is spent
+/// (EDQUOT); by kind, so an error re-wrapped with a message still counts.
+pub fn is_disk_full(err: &std::io::Error) -> bool {
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -451,13 +460,4 @@ mod tests {
         let sort = Error::io("writing a sort run", std::io::Error::from_raw_os_error(28));
         assert_eq!(sort.code(), 1030);
     }
-}
-
-/// Whether an OS error says the filesystem has no room (ENOSPC) or a quota is spent
-/// (EDQUOT); by kind, so an error re-wrapped with a message still counts.
-pub fn is_disk_full(err: &std::io::Error) -> bool {
-    matches!(
-        err.kind(),
-        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
-    )
 }
