@@ -478,16 +478,14 @@ impl HeapTable {
         let bs = BLOCK_SIZE as u64;
         let have = idx.reserved;
         let want = need.max(have + (have / 8).max(256));
-        let io = self.index.io.as_ref();
-        idx.reserved = match io.reserve(have * bs, (want - have) * bs) {
-            Ok(()) => want,
-            Err(e) if strata_types::error::is_disk_full(&e) => {
-                io.reserve(have * bs, (need - have) * bs)
-                    .map_err(|e| self.io_err(e))?;
-                need
-            }
-            Err(e) => return Err(self.io_err(e)),
-        };
+        idx.reserved = strata_storage::io::reserve_ahead(
+            self.index.io.as_ref(),
+            have * bs,
+            need * bs,
+            want * bs,
+        )
+        .map_err(|e| self.io_err(e))?
+            / bs;
         Ok(())
     }
 

@@ -528,21 +528,8 @@ impl Space {
         }
         let step = (have / 8).clamp(64 * ps, 64 << 20);
         let want = need.max(have + step).div_ceil(ps) * ps;
-        let got = match self.io.reserve(have, want - have) {
-            Ok(()) => want,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded
-                ) =>
-            {
-                self.io
-                    .reserve(have, need - have)
-                    .map_err(|e| named(e, format!("extending {} to page {page_no}", self.name)))?;
-                need
-            }
-            Err(e) => return Err(named(e, format!("extending {}", self.name))),
-        };
+        let got = crate::io::reserve_ahead(&*self.io, have, need, want)
+            .map_err(|e| named(e, format!("extending {} to page {page_no}", self.name)))?;
         self.reserved.store(got, Ordering::Release);
         Ok(())
     }

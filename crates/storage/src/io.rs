@@ -31,6 +31,25 @@ pub trait FileIo: Send + Sync {
     }
 }
 
+/// Grows a reservation made with [`FileIo::reserve`] from `have` bytes to `want`, or, on
+/// a full disk, to exactly `need` (the caller's immediate use, `need <= want`), so the
+/// last free blocks still serve. Returns the new reserved length.
+pub fn reserve_ahead(io: &dyn FileIo, have: u64, need: u64, want: u64) -> io::Result<u64> {
+    match io.reserve(have, want - have) {
+        Ok(()) => Ok(want),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded
+            ) =>
+        {
+            io.reserve(have, need - have)?;
+            Ok(need)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 pub struct StdFile(pub std::fs::File);
 
 impl StdFile {

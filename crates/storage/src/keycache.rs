@@ -202,23 +202,25 @@ impl KeyCache {
 
     /// Locks exclusive the segment that holds (file, block) in the shape in force.
     fn segment(&self, file: u64, block_no: u64) -> RwLockWriteGuard<'_, Segment> {
-        let h = Self::hash(file, block_no);
-        loop {
-            let n = self.active.load(Ordering::Acquire);
-            let g = self.segments[(h % n as u64) as usize].write();
-            // A resize between the load and the lock changed the shape: hash again.
-            if g.shape == n {
-                return g;
-            }
-        }
+        self.locked_segment(file, block_no, RwLock::write)
     }
 
     /// Locks shared the segment that holds (file, block) in the shape in force.
     fn segment_shared(&self, file: u64, block_no: u64) -> RwLockReadGuard<'_, Segment> {
+        self.locked_segment(file, block_no, RwLock::read)
+    }
+
+    fn locked_segment<'a, G: std::ops::Deref<Target = Segment>>(
+        &'a self,
+        file: u64,
+        block_no: u64,
+        lock: impl Fn(&'a RwLock<Segment>) -> G,
+    ) -> G {
         let h = Self::hash(file, block_no);
         loop {
             let n = self.active.load(Ordering::Acquire);
-            let g = self.segments[(h % n as u64) as usize].read();
+            let g = lock(&self.segments[(h % n as u64) as usize]);
+            // A resize between the load and the lock changed the shape: hash again.
             if g.shape == n {
                 return g;
             }
