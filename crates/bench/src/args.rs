@@ -128,6 +128,10 @@ pub struct BenchArgs {
     /// Workloads of the oltp scenario [default: point_select,read_only,read_write,update_index,update_non_index].
     #[arg(long, value_delimiter = ',', value_enum)]
     pub workload: Option<Vec<Workload>>,
+    /// Rows each selfjoin query selects, e.g. 1,10 [default: 1,10,100,1000,10000]; the
+    /// index-only variant runs for the largest of them up to 1000.
+    #[arg(long, value_delimiter = ',')]
+    pub ranges: Option<Vec<u64>>,
     /// Shrink the scenario: rows, bytes and durations are multiplied by this, thread
     /// lists are capped, e.g. 0.01 for a smoke test.
     #[arg(long, default_value = "1", value_parser = parse_scale)]

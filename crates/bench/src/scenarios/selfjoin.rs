@@ -24,7 +24,17 @@ pub fn run(ctx: &Ctx, target: &Target, out: &mut Out) -> Result<(), String> {
     let engines = ctx.engines(["MyISAM", "InnoDB"])?;
     let rows = ctx.rows(2_000_000, 2000);
     let clients = ctx.threads(&CLIENTS);
-    let ranges: Vec<u64> = RANGES.iter().copied().filter(|&r| r <= rows / 2).collect();
+    let wanted = ctx.args.ranges.clone().unwrap_or_else(|| RANGES.to_vec());
+    let ranges: Vec<u64> = wanted
+        .into_iter()
+        .filter(|&r| r >= 1 && r <= rows / 2)
+        .collect();
+    if ranges.is_empty() {
+        return Err(format!(
+            "selfjoin: no range in --ranges is between 1 and half the table ({})",
+            rows / 2
+        ));
+    }
     println!(
         "selfjoin: table sbtest of {rows} rows, ranges {ranges:?}, clients {clients:?}, engines {}\n",
         engines.join(" vs ")
