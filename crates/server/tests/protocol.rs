@@ -185,3 +185,43 @@ fn three_hundred_concurrent_connections() {
     let n: usize = rows[0].1.parse().unwrap();
     assert!(n >= 301, "Threads_connected = {n}");
 }
+
+/// `Com_<statement>` counters count every statement of their kind, from every
+/// connection, and SHOW STATUS lists them even at zero (as MySQL does).
+#[test]
+fn com_counters_count_statements() {
+    let server = common::TestServer::start(&[]);
+    let mut c = common::connect(server.port, None);
+    let com = |c: &mut Conn, name: &str| -> u64 {
+        let rows: Vec<(String, String)> = c
+            .query(format!("SHOW GLOBAL STATUS LIKE 'Com_{name}'"))
+            .unwrap();
+        assert_eq!(rows.len(), 1, "Com_{name} listed once");
+        rows[0].1.parse().unwrap()
+    };
+    assert_eq!(com(&mut c, "delete"), 0);
+    c.query_drop("CREATE DATABASE d").unwrap();
+    c.query_drop("CREATE TABLE d.t (id INT PRIMARY KEY)")
+        .unwrap();
+    // Connected before the baseline: a driver may run statements of its own at connect.
+    let conns: Vec<Conn> = (0..4).map(|_| common::connect(server.port, None)).collect();
+    let (sel, ins) = (com(&mut c, "select"), com(&mut c, "insert"));
+    let threads: Vec<_> = conns
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut c)| {
+            std::thread::spawn(move || {
+                for j in 0..25 {
+                    c.query_drop(format!("INSERT INTO d.t VALUES ({})", i * 100 + j))
+                        .unwrap();
+                    let _: Vec<i64> = c.query("SELECT id FROM d.t LIMIT 1").unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(com(&mut c, "insert"), ins + 100);
+    assert_eq!(com(&mut c, "select"), sel + 100);
+}
