@@ -61,13 +61,27 @@ pub struct Server {
     pub questions: AtomicU64,
     pub connections: AtomicU64,
     pub threads_connected: AtomicU64,
-    /// `Com_<name>` status counters, one atomic each in the order of [`COM_NAMES`]:
-    /// every statement bumps one, so no lock (a mutex here was a global one; at 1024
-    /// clients every thread queued behind a holder the scheduler had preempted).
+    /// `Com_<name>` status counters, one atomic per [`Com`]: every statement bumps one,
+    /// so no lock (a mutex here was a global one; at 1024 clients every thread queued
+    /// behind a holder the scheduler had preempted).
     com_counts: [AtomicU64; COM_NAMES.len()],
 }
 
-/// The statement kinds counted as `Com_<name>` (SHOW STATUS).
+/// The statement kinds counted as `Com_<name>` (SHOW STATUS); `as usize` indexes
+/// [`COM_NAMES`].
+#[derive(Clone, Copy)]
+enum Com {
+    Begin,
+    Commit,
+    Delete,
+    Explain,
+    Insert,
+    Other,
+    Rollback,
+    Select,
+    Update,
+}
+
 const COM_NAMES: [&str; 9] = [
     "begin", "commit", "delete", "explain", "insert", "other", "rollback", "select", "update",
 ];
@@ -161,10 +175,8 @@ impl Server {
         self.started.elapsed().as_secs()
     }
 
-    fn count(&self, com: &'static str) {
-        if let Some(i) = COM_NAMES.iter().position(|&n| n == com) {
-            self.com_counts[i].fetch_add(1, Ordering::Relaxed);
-        }
+    fn count(&self, com: Com) {
+        self.com_counts[com as usize].fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -955,12 +967,12 @@ impl Session {
             Arc::new(strata_sql::prepare(p.statement.clone(), p.params, &cx)?)
         };
         let com = match &p.plan {
-            strata_sql::Plan::Select(_) => "select",
-            strata_sql::Plan::Insert(_) => "insert",
-            strata_sql::Plan::Update(_) => "update",
-            strata_sql::Plan::Delete(_) => "delete",
-            strata_sql::Plan::Explain(_) => "explain",
-            strata_sql::Plan::Other(_) => "other",
+            strata_sql::Plan::Select(_) => Com::Select,
+            strata_sql::Plan::Insert(_) => Com::Insert,
+            strata_sql::Plan::Update(_) => Com::Update,
+            strata_sql::Plan::Delete(_) => Com::Delete,
+            strata_sql::Plan::Explain(_) => Com::Explain,
+            strata_sql::Plan::Other(_) => Com::Other,
         };
         self.server.count(com);
         let run = |s: &mut Session, txn: &Txn| s.execute_plan(&p, params, txn, out);
@@ -1036,7 +1048,7 @@ impl Session {
                 _ => return Err(Error::Syntax(rest[i..].join(" "))),
             }
         }
-        self.server.count("begin");
+        self.server.count(Com::Begin);
         self.commit_open()?;
         let txn = self.new_txn();
         self.txn = Some(txn);
@@ -1068,10 +1080,10 @@ impl Session {
             _ => return Err(Error::Syntax(sql.chars().take(80).collect())),
         }
         if first == "COMMIT" {
-            self.server.count("commit");
+            self.server.count(Com::Commit);
             self.commit_open()?;
         } else {
-            self.server.count("rollback");
+            self.server.count(Com::Rollback);
             // Only transactional engines undo anything: heap changes stay, as on MyISAM.
             self.rollback_open()?;
         }
