@@ -365,7 +365,7 @@ impl Inner {
                 let old = self.trx.versions.get(item.roll_ptr);
                 let old = old.as_ref().and_then(|o| o.value.as_deref());
                 add(
-                    recovery::undo_record(id, item.space, &item.key, old),
+                    recovery::undo_record(id, item.undo_no, item.space, &item.key, old),
                     &mut out,
                 );
             }
@@ -750,6 +750,8 @@ struct TrxState {
     first_lsn: u64,
     view: Option<Arc<ReadView>>,
     undo: Vec<UndoItem>,
+    /// The next change's undo number.
+    next_undo_no: u32,
     locks: Vec<LockKey>,
     finished: bool,
 }
@@ -811,9 +813,19 @@ impl BtreeTrx {
         Ok(())
     }
 
-    /// Remembers a change before it is logged (so a checkpoint cannot miss it).
-    pub(crate) fn record_undo(&self, item: UndoItem) {
-        self.state.lock().undo.push(item);
+    /// Remembers a change before it is logged (so a checkpoint cannot miss it); returns
+    /// the change's undo number.
+    pub(crate) fn record_undo(&self, space: u32, key: &[u8], roll_ptr: u64) -> u32 {
+        let mut s = self.state.lock();
+        let undo_no = s.next_undo_no;
+        s.next_undo_no += 1;
+        s.undo.push(UndoItem {
+            space,
+            key: key.to_vec(),
+            roll_ptr,
+            undo_no,
+        });
+        undo_no
     }
 
     /// Forgets the change just recorded (its write failed).

@@ -18,14 +18,19 @@ use strata_storage::bufpool::page_lsn;
 use strata_storage::redo::Recovered;
 use strata_types::{Error, Result};
 
-pub fn undo_record(trx_id: u64, space: u32, key: &[u8], old: Option<&[u8]>) -> Vec<u8> {
-    change_record(REC_UNDO, trx_id, space, key, old)
-}
-
-fn change_record(kind: u8, trx_id: u64, space: u32, key: &[u8], old: Option<&[u8]>) -> Vec<u8> {
-    let mut r = Vec::with_capacity(20 + key.len() + old.map_or(0, |o| o.len()));
-    r.push(kind);
+/// The logical undo of one change: `undo_no` orders the transaction's changes and names
+/// a copy of this record written again by a checkpoint.
+pub fn undo_record(
+    trx_id: u64,
+    undo_no: u32,
+    space: u32,
+    key: &[u8],
+    old: Option<&[u8]>,
+) -> Vec<u8> {
+    let mut r = Vec::with_capacity(24 + key.len() + old.map_or(0, |o| o.len()));
+    r.push(REC_UNDO);
     r.extend_from_slice(&trx_id.to_le_bytes());
+    r.extend_from_slice(&undo_no.to_le_bytes());
     r.extend_from_slice(&space.to_le_bytes());
     r.extend_from_slice(&(key.len() as u16).to_le_bytes());
     r.extend_from_slice(key);
@@ -54,6 +59,7 @@ pub fn rolled_back_record(trx_id: u64) -> Vec<u8> {
 
 /// One undo record read back from the log.
 pub struct Undo {
+    pub undo_no: u32,
     pub space: u32,
     pub key: Vec<u8>,
     pub old: Option<Vec<u8>>,
@@ -73,10 +79,14 @@ pub fn parse_logical(mut b: &[u8]) -> Option<Vec<(u8, u64, Option<Undo>)>> {
                 b = &b[9..];
             }
             REC_UNDO => {
-                let space = u32::from_le_bytes(b.get(9..13)?.try_into().ok()?);
-                let klen = u16::from_le_bytes(b.get(13..15)?.try_into().ok()?) as usize;
-                let key = b.get(15..15 + klen)?.to_vec();
-                let mut at = 15 + klen;
+                let u32_at = |at: usize| -> Option<u32> {
+                    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+                };
+                let undo_no = u32_at(9)?;
+                let space = u32_at(13)?;
+                let klen = u16::from_le_bytes(b.get(17..19)?.try_into().ok()?) as usize;
+                let key = b.get(19..19 + klen)?.to_vec();
+                let mut at = 19 + klen;
                 let old = match *b.get(at)? {
                     0 => {
                         at += 1;
@@ -90,13 +100,58 @@ pub fn parse_logical(mut b: &[u8]) -> Option<Vec<(u8, u64, Option<Undo>)>> {
                         Some(v)
                     }
                 };
-                out.push((kind, trx, Some(Undo { space, key, old })));
+                out.push((
+                    kind,
+                    trx,
+                    Some(Undo {
+                        undo_no,
+                        space,
+                        key,
+                        old,
+                    }),
+                ));
                 b = &b[at..];
             }
             _ => return None,
         }
     }
     Some(out)
+}
+
+/// The logical records of the log sorted by transaction as recovery reads them.
+#[derive(Default)]
+struct UndoSort {
+    /// Open transactions: trx id → undo records by undo number. A checkpoint's relogged
+    /// copy of a change has the original's number and content, so it replaces it.
+    open: BTreeMap<u64, BTreeMap<u32, Undo>>,
+    /// Committed changes purge still owes: (trx id, change).
+    owed: Vec<(u64, Undo)>,
+    /// Transactions whose commit or rollback record has been read.
+    finished: std::collections::HashSet<u64>,
+}
+
+impl UndoSort {
+    fn note(&mut self, kind: u8, trx: u64, undo: Option<Undo>) {
+        match (kind, undo) {
+            // A checkpoint may relog an open transaction's undo just after that
+            // transaction committed or rolled back (ids are never reused): such a copy
+            // is stale, and rolling it back would undo committed work.
+            (REC_UNDO, Some(_)) if self.finished.contains(&trx) => {}
+            (REC_UNDO, Some(u)) => {
+                self.open.entry(trx).or_default().insert(u.undo_no, u);
+            }
+            (REC_COMMIT, _) => {
+                self.finished.insert(trx);
+                for (_, u) in self.open.remove(&trx).unwrap_or_default() {
+                    self.owed.push((trx, u));
+                }
+            }
+            _ => {
+                self.finished.insert(trx);
+                self.open.remove(&trx);
+            }
+        }
+    }
 }
 
 /// What recovery found, for the startup line and the tests.
@@ -111,10 +166,7 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
     let st = &inner.st;
     let page_size = st.pool.page_size();
     let known: std::collections::HashSet<u32> = inner.spaces.list().iter().map(|s| s.id).collect();
-    // trx id → its undo records in log order.
-    let mut open: BTreeMap<u64, Vec<Undo>> = BTreeMap::new();
-    // Committed changes purge still owes: (trx id, change).
-    let mut owed: Vec<(u64, Undo)> = Vec::new();
+    let mut undo = UndoSort::default();
     let mut report = RecoveryReport::default();
     let corrupt = |what: String| Error::corrupt("ib_logfile0", what);
     for (lsn, payload) in &rec.records {
@@ -152,24 +204,14 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
         };
         let items = parse_logical(logical)
             .ok_or_else(|| corrupt(format!("redo record ending at {lsn} is malformed")))?;
-        for (kind, trx, undo) in items {
-            match (kind, undo) {
-                (REC_UNDO, Some(u)) => open.entry(trx).or_default().push(u),
-                (REC_COMMIT, _) => {
-                    for u in open.remove(&trx).unwrap_or_default() {
-                        owed.push((trx, u));
-                    }
-                }
-                _ => {
-                    open.remove(&trx);
-                }
-            }
+        for (kind, trx, u) in items {
+            undo.note(kind, trx, u);
         }
     }
     // Roll back, newest transaction first, each newest change first.
     let mut layouts: BTreeMap<u32, Option<Layout>> = BTreeMap::new();
-    for (trx, undos) in open.iter().rev() {
-        for u in undos.iter().rev() {
+    for (trx, undos) in undo.open.iter().rev() {
+        for u in undos.values().rev() {
             let lay = layouts
                 .entry(u.space)
                 .or_insert_with(|| inner.spaces.layout(inner, u.space).ok());
@@ -182,7 +224,7 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
     }
     // Hand purge what it still owes; no read view exists yet, so all of it is due.
     let mut q = inner.trx.purge_queue.lock();
-    for (trx_id, u) in owed {
+    for (trx_id, u) in undo.owed {
         if !known.contains(&u.space) {
             continue;
         }
@@ -195,6 +237,7 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
                 space: u.space,
                 key: u.key,
                 roll_ptr,
+                undo_no: u.undo_no,
             }],
         });
     }
@@ -215,19 +258,60 @@ mod tests {
 
     #[test]
     fn logical_records_round_trip() {
-        let mut b = undo_record(7, 3, b"key", Some(b"old"));
-        b.extend(undo_record(7, 3, b"k2", None));
+        let mut b = undo_record(7, 0, 3, b"key", Some(b"old"));
+        b.extend(undo_record(7, 1, 3, b"k2", None));
         b.extend(commit_record(7));
         let v = parse_logical(&b).unwrap();
         assert_eq!(v.len(), 3);
         let u = v[0].2.as_ref().unwrap();
         assert_eq!(
-            (u.space, &u.key[..], u.old.as_deref()),
-            (3, &b"key"[..], Some(&b"old"[..]))
+            (u.undo_no, u.space, &u.key[..], u.old.as_deref()),
+            (0, 3, &b"key"[..], Some(&b"old"[..]))
         );
         assert!(v[1].2.as_ref().unwrap().old.is_none());
         assert_eq!((v[2].0, v[2].1), (REC_COMMIT, 7));
         assert!(parse_logical(&b[..b.len() - 3]).is_none());
         assert!(parse_logical(&[9, 0, 0, 0, 0, 0, 0, 0, 0]).is_none());
+    }
+
+    fn undo(undo_no: u32, old: &[u8]) -> Option<Undo> {
+        Some(Undo {
+            undo_no,
+            space: 1,
+            key: b"k".to_vec(),
+            old: Some(old.to_vec()),
+        })
+    }
+
+    /// The log after a checkpoint: change 1 of trx 7 (change 0 precedes the checkpoint),
+    /// then the checkpoint's copy of changes 0 and 1. Rollback must end at change 0's
+    /// image, each change restored once.
+    #[test]
+    fn a_relogged_change_replaces_its_original() {
+        let mut s = UndoSort::default();
+        s.note(REC_UNDO, 7, undo(1, b"x1"));
+        s.note(REC_UNDO, 7, undo(0, b"x0"));
+        s.note(REC_UNDO, 7, undo(1, b"x1"));
+        let order: Vec<&[u8]> = s.open[&7]
+            .values()
+            .rev()
+            .map(|u| u.old.as_deref().unwrap())
+            .collect();
+        assert_eq!(order, vec![&b"x1"[..], &b"x0"[..]]);
+    }
+
+    /// A checkpoint relogged trx 7's undo just after its commit record: nothing of it
+    /// may be rolled back, and purge still gets its change once.
+    #[test]
+    fn undo_relogged_after_the_commit_is_ignored() {
+        let mut s = UndoSort::default();
+        s.note(REC_UNDO, 7, undo(0, b"x0"));
+        s.note(REC_COMMIT, 7, None);
+        s.note(REC_UNDO, 7, undo(0, b"x0"));
+        s.note(REC_UNDO, 8, undo(0, b"y0"));
+        s.note(REC_ROLLED_BACK, 8, None);
+        s.note(REC_UNDO, 8, undo(0, b"y0"));
+        assert!(s.open.is_empty());
+        assert_eq!(s.owed.len(), 1);
     }
 }

@@ -15,7 +15,7 @@
 use crate::lock::Mode;
 use crate::row::{self, RecHeader, FLAG_DELETED, HEADER};
 use crate::tree::{PutMode, Tree};
-use crate::trx::{OldVersion, ReadView, UndoItem};
+use crate::trx::{OldVersion, ReadView};
 use crate::{io_err, BtreeTrx, Inner};
 use std::sync::Arc;
 use strata_engine::*;
@@ -477,7 +477,6 @@ impl BtreeTable {
             .trx
             .versions
             .put(OldVersion { value: cur.clone() });
-        let undo = crate::recovery::undo_record(trx_id, self.lay.space, ckey, cur.as_deref());
         let h = RecHeader {
             flags: if new_row.is_none() { FLAG_DELETED } else { 0 },
             trx_id,
@@ -522,11 +521,9 @@ impl BtreeTable {
         } else {
             value
         };
-        trx.record_undo(UndoItem {
-            space: self.lay.space,
-            key: ckey.to_vec(),
-            roll_ptr,
-        });
+        let undo_no = trx.record_undo(self.lay.space, ckey, roll_ptr);
+        let undo =
+            crate::recovery::undo_record(trx_id, undo_no, self.lay.space, ckey, cur.as_deref());
         let res = self
             .lay
             .clustered()

@@ -351,6 +351,49 @@ fn a_crash_keeps_committed_work_and_rolls_back_the_rest() {
     txn.commit().unwrap();
 }
 
+/// The race the crash test found: a checkpoint copies an open transaction's undo to
+/// relog it, the transaction commits, another one changes the same row and commits,
+/// and only then is the copy appended. Recovery must not roll the first one back.
+#[test]
+fn undo_relogged_after_a_commit_does_not_undo_committed_work() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (e, t) = setup(dir.path(), true);
+        for i in 1..=10 {
+            autocommit(|txn| {
+                t.insert(txn, &mut row(i, i, &format!("start {i}")))
+                    .map(|_| ())
+            })
+            .unwrap();
+        }
+        let txn = Txn::default();
+        t.update(&txn, 0, &row(5, 5, "start 5"), &row(5, 5, "t1"))
+            .unwrap();
+        t.update(&txn, 0, &row(5, 5, "t1"), &row(5, 5, "t2"))
+            .unwrap();
+        let relog = e.inner.undo_to_relog();
+        assert!(!relog.is_empty());
+        txn.commit().unwrap();
+        autocommit(|txn| {
+            t.update(txn, 0, &row(5, 5, "t2"), &row(5, 5, "u1"))
+                .map(|_| ())
+        })
+        .unwrap();
+        for r in &relog {
+            e.inner.st.log.append(r);
+        }
+        let end = e.inner.st.log.current_lsn();
+        e.inner.st.log.flush_up_to(end).unwrap();
+        drop(t);
+        drop(e);
+    }
+    let (_e, t) = setup(dir.path(), false);
+    let rows = all(&t, &Txn::default());
+    assert!(rows.contains(&row(5, 5, "u1")), "{rows:?}");
+    assert_eq!(rows.len(), 10);
+    t.check(&Txn::default()).unwrap();
+}
+
 #[test]
 fn purge_removes_old_versions_and_delete_marked_rows() {
     let dir = tempfile::tempdir().unwrap();

@@ -106,6 +106,9 @@ pub struct UndoItem {
     pub key: Vec<u8>,
     /// The version store entry holding the row as it was before the change.
     pub roll_ptr: u64,
+    /// Position in the transaction's changes (never reused within it), logged with the
+    /// undo so recovery can tell a relogged copy from a new change.
+    pub undo_no: u32,
 }
 
 /// A committed transaction's changes waiting for purge.

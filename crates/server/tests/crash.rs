@@ -7,7 +7,9 @@
 //!   each account's balance equals its start plus its ledger entries);
 //! * CHECK TABLE finds every secondary index in agreement with its clustered index.
 //!
-//! CI runs 20 cycles; `STRATA_CRASH_CYCLES=500` runs a longer soak by hand.
+//! CI runs 20 cycles; `STRATA_CRASH_CYCLES=500` runs a longer soak by hand, and
+//! `STRATA_CRASH_SNAPSHOT=DIR` keeps a copy of each crashed data directory (before
+//! recovery) in `DIR/cycleN` for diagnosis.
 
 mod common;
 
@@ -183,6 +185,19 @@ fn kill_9_at_random_moments_loses_no_acknowledged_commit() {
             acked.entry(w).or_default().extend(a);
         }
         next_seq += 1_000_000;
+        // For diagnosis: keep the data directory as the crash left it, before recovery.
+        if let Ok(dir) = std::env::var("STRATA_CRASH_SNAPSHOT") {
+            let to = std::path::Path::new(&dir).join(format!("cycle{cycle}"));
+            let _ = std::fs::remove_dir_all(&to);
+            std::fs::create_dir_all(&dir).unwrap();
+            let ok = std::process::Command::new("cp")
+                .arg("-a")
+                .arg(&server.datadir)
+                .arg(&to)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "could not copy the data directory to {}", to.display());
+        }
         server.start_again();
         check(server.port, &acked, cycle);
         eprintln!("crash cycle {cycle}: {n} commits acknowledged before SIGKILL; all present");
