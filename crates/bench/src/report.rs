@@ -26,6 +26,9 @@ pub struct Measure {
     /// Deadlocks, lock wait timeouts and duplicate keys of delete+insert, which are
     /// retried as sysbench does.
     pub retried: u64,
+    /// Clients that completed no event in the measured period (timed runs): starved by
+    /// the system under test (or by this machine's scheduler) while others ran.
+    pub idle_clients: u64,
 }
 
 impl Measure {
@@ -40,6 +43,7 @@ impl Measure {
             events,
             qps: None,
             retried: 0,
+            idle_clients: 0,
         }
     }
 }
@@ -281,6 +285,19 @@ pub fn render(t: &Table) -> String {
             keys.join(", ")
         );
     }
+    for r in &t.rows {
+        for (col, name, c) in [("A", &t.a_name, &r.a), ("B", &t.b_name, &r.b)] {
+            if let Cell::Measured(m) = c {
+                if m.idle_clients > 0 {
+                    let _ = writeln!(
+                        out,
+                        "starved {col} ({name}) at {} {}: {} client(s) completed no event in the measured period",
+                        t.key_name, r.key, m.idle_clients
+                    );
+                }
+            }
+        }
+    }
     for n in &t.notes {
         let _ = writeln!(out, "note: {n}");
     }
@@ -302,7 +319,7 @@ fn opt(v: Option<f64>) -> String {
 /// One line per cell: scenario, table, key, column, value, latencies, seed value.
 pub fn write_csv(path: &Path, scenario: &str, tables: &[Table]) -> Result<(), String> {
     let mut s = String::from(
-        "scenario,table,unit,key,column,name,value,qps,p50_ms,p95_ms,p99_ms,max_ms,events,retried,missing,seed_value\n",
+        "scenario,table,unit,key,column,name,value,qps,p50_ms,p95_ms,p99_ms,max_ms,events,retried,idle_clients,missing,seed_value\n",
     );
     for t in tables {
         for r in &t.rows {
@@ -311,8 +328,8 @@ pub fn write_csv(path: &Path, scenario: &str, tables: &[Table]) -> Result<(), St
                 ("A", &t.a_name, &r.a, seed.map(|x| x.0)),
                 ("B", &t.b_name, &r.b, seed.map(|x| x.1)),
             ] {
-                // value, qps, p50, p95, p99, max, events, retried, missing
-                let measured: [String; 9] = match cell {
+                // value, qps, p50, p95, p99, max, events, retried, idle clients, missing
+                let measured: [String; 10] = match cell {
                     Cell::Measured(m) => [
                         m.value.to_string(),
                         opt(m.qps),
@@ -322,11 +339,12 @@ pub fn write_csv(path: &Path, scenario: &str, tables: &[Table]) -> Result<(), St
                         opt(m.max_ms),
                         m.events.to_string(),
                         m.retried.to_string(),
+                        m.idle_clients.to_string(),
                         String::new(),
                     ],
                     Cell::Missing(why) => {
-                        let mut f: [String; 9] = Default::default();
-                        f[8] = why.clone();
+                        let mut f: [String; 10] = Default::default();
+                        f[9] = why.clone();
                         f
                     }
                 };
