@@ -88,7 +88,10 @@ struct ThreadResult {
     error: Option<String>,
 }
 
-/// Runs `threads` clients on `db`: a warm-up of `warmup`, then a measured period of at
+/// Runs `threads` clients on `db`: a warm-up of at least `warmup`, extended until as many
+/// events have completed as there are clients (the clients start together, so events
+/// longer than the warm-up would otherwise all end together inside the measured period
+/// instead of being spread over it as in a steady state), then a measured period of at
 /// least `time`, extended until as many events have completed in it as there are
 /// clients (so an event longer than the period is still measured: the period is then at
 /// least about one event long). It does not wait for every client: with hundreds of
@@ -125,7 +128,9 @@ pub fn timed(
     }
     let phase = AtomicU8::new(WARMUP);
     let done = AtomicU64::new(0);
-    // Measured events completed or retried, and clients stopped by an error.
+    // Warm-up events completed or retried; then the same for measured events, and
+    // clients stopped by an error.
+    let warm = AtomicU64::new(0);
     let attempts = AtomicU64::new(0);
     let stopped = AtomicU64::new(0);
     let gate = StartGate::new();
@@ -141,8 +146,8 @@ pub fn timed(
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
         for (i, (mut client, hist)) in clients.into_iter().enumerate() {
-            let (phase, done, attempts, stopped, gate, results) =
-                (&phase, &done, &attempts, &stopped, &gate, &results);
+            let (phase, done, warm, attempts, stopped, gate, results) =
+                (&phase, &done, &warm, &attempts, &stopped, &gate, &results);
             let h = scope.spawn(move || {
                 let mut rng = StdRng::seed_from_u64(seed.wrapping_add(i as u64 * 7919));
                 let mut r = ThreadResult {
@@ -162,6 +167,7 @@ pub fn timed(
                     let end = Instant::now();
                     // Counted when it completes inside the measured period.
                     let measuring = phase.load(Ordering::Acquire) == MEASURE;
+                    let counter = if measuring { attempts } else { warm };
                     match outcome {
                         Ok(n) => {
                             if measuring {
@@ -170,14 +176,12 @@ pub fn timed(
                                 let micros = end.duration_since(start).as_micros().max(1);
                                 let _ = r.hist.record(micros as u64);
                                 done.fetch_add(1, Ordering::Relaxed);
-                                attempts.fetch_add(1, Ordering::Relaxed);
                             }
+                            counter.fetch_add(1, Ordering::Relaxed);
                         }
                         Err(e) if e.is_retryable() || e.code == Some(1062) => {
                             r.retried += 1;
-                            if measuring {
-                                attempts.fetch_add(1, Ordering::Relaxed);
-                            }
+                            counter.fetch_add(1, Ordering::Relaxed);
                         }
                         Err(e) => {
                             r.error = Some(e.to_string());
@@ -202,11 +206,17 @@ pub fn timed(
                 done.load(Ordering::Relaxed)
             ));
         };
-        while start.elapsed() < warmup {
+        while start.elapsed() < warmup
+            || warm.load(Ordering::Acquire) < threads as u64
+                && stopped.load(Ordering::Acquire) < threads as u64
+        {
             tick(&pb);
-            std::thread::sleep(
-                Duration::from_millis(50).min(warmup.saturating_sub(start.elapsed())),
-            );
+            let left = warmup.saturating_sub(start.elapsed());
+            std::thread::sleep(if left.is_zero() {
+                Duration::from_millis(5)
+            } else {
+                Duration::from_millis(50).min(left)
+            });
         }
         measure_start = Instant::now();
         phase.store(MEASURE, Ordering::Release);
