@@ -184,6 +184,23 @@ fn mmap_scenario() {
     let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(text.lines().count(), 1 + 7 * 2 * 2, "{text}");
     assert!(text.starts_with("scenario,table,"), "{text}");
+    // Every line has the header's fields; a measured cell counts its starved clients.
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let idle = header.iter().position(|h| *h == "idle_clients").unwrap();
+    for line in text.lines().skip(1) {
+        // Split on commas outside double quotes (the unit field is quoted).
+        let mut quoted = false;
+        let f: Vec<&str> = line
+            .split(|c| {
+                if c == '"' {
+                    quoted = !quoted;
+                }
+                c == ',' && !quoted
+            })
+            .collect();
+        assert_eq!(f.len(), header.len(), "{line}");
+        assert!(f[idle].parse::<u64>().is_ok(), "{line}");
+    }
     // JSON: the same tables with the seed's rows.
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
