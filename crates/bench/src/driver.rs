@@ -206,32 +206,26 @@ pub fn timed(
                 done.load(Ordering::Relaxed)
             ));
         };
-        while start.elapsed() < warmup
-            || warm.load(Ordering::Acquire) < threads as u64
-                && stopped.load(Ordering::Acquire) < threads as u64
-        {
-            tick(&pb);
-            let left = warmup.saturating_sub(start.elapsed());
-            std::thread::sleep(if left.is_zero() {
-                Duration::from_millis(5)
-            } else {
-                Duration::from_millis(50).min(left)
-            });
-        }
+        // At least `min` from `from`, and until `counter` holds one event per client (or
+        // every client has stopped on an error).
+        let run_phase = |from: Instant, min: Duration, counter: &AtomicU64| {
+            while from.elapsed() < min
+                || counter.load(Ordering::Acquire) < threads as u64
+                    && stopped.load(Ordering::Acquire) < threads as u64
+            {
+                tick(&pb);
+                let left = min.saturating_sub(from.elapsed());
+                std::thread::sleep(if left.is_zero() {
+                    Duration::from_millis(1)
+                } else {
+                    Duration::from_millis(50).min(left)
+                });
+            }
+        };
+        run_phase(start, warmup, &warm);
         measure_start = Instant::now();
         phase.store(MEASURE, Ordering::Release);
-        while measure_start.elapsed() < time
-            || attempts.load(Ordering::Acquire) < threads as u64
-                && stopped.load(Ordering::Acquire) < threads as u64
-        {
-            tick(&pb);
-            let left = time.saturating_sub(measure_start.elapsed());
-            std::thread::sleep(if left.is_zero() {
-                Duration::from_millis(1)
-            } else {
-                Duration::from_millis(50).min(left)
-            });
-        }
+        run_phase(measure_start, time, &attempts);
         measure_end = Instant::now();
         phase.store(STOP, Ordering::Release);
     });
