@@ -9,7 +9,8 @@
 //!
 //! Locking: `buf` (the in-memory tail) is held only to assign an LSN and copy a frame in,
 //! or to swap the whole tail out; `writer` serializes writes to the file; `syncer` only
-//! says whether a group commit leader is fsyncing (never held across I/O). So appends
+//! says whether a group commit leader is fsyncing and up to where (never held across
+//! I/O). So appends
 //! never wait for I/O and writes can proceed during an fsync. Lock order: `ckpt` →
 //! `writer` → `buf`; `syncer` and `broken_reason` are taken alone.
 
@@ -122,6 +123,16 @@ struct CheckpointState {
     next_number: u64,
 }
 
+/// Group commit state, under `RedoLog::syncer`.
+struct GroupCommit {
+    /// True while a leader writes and fsyncs.
+    syncing: bool,
+    /// Number of the last fsync started; its waiters sleep on `synced[seq % 2]`.
+    seq: u64,
+    /// What that fsync makes durable: every record ending at or before this LSN.
+    target: Lsn,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Slot {
     lsn: Lsn,
@@ -143,10 +154,11 @@ pub struct RedoLog {
     space: Condvar,
     /// The spare buffer swapped with `buf.data`; holding it is the right to write.
     writer: Mutex<Vec<u8>>,
-    /// True while a group commit leader writes and fsyncs.
-    syncer: Mutex<bool>,
-    /// Signalled when the leader is done.
-    synced: Condvar,
+    /// Whether a group commit leader is writing and fsyncing, and what it covers.
+    syncer: Mutex<GroupCommit>,
+    /// Waiters of fsync number `n` sleep on `synced[n % 2]`: those its leader covers on
+    /// the current one, those that came too late for it on the other (see `flush_up_to`).
+    synced: [Condvar; 2],
     ckpt: Mutex<CheckpointState>,
     current_lsn: AtomicU64,
     written_lsn: AtomicU64,
@@ -339,8 +351,12 @@ impl RedoLog {
             }),
             space: Condvar::new(),
             writer: Mutex::new(Vec::new()),
-            syncer: Mutex::new(false),
-            synced: Condvar::new(),
+            syncer: Mutex::new(GroupCommit {
+                syncing: false,
+                seq: 0,
+                target: end_lsn,
+            }),
+            synced: [Condvar::new(), Condvar::new()],
             ckpt: Mutex::new(CheckpointState {
                 next_number: slot.number.wrapping_add(1),
             }),
@@ -583,48 +599,66 @@ impl RedoLog {
     }
 
     /// Writes and fsyncs so that at least `lsn` is durable (an `lsn` past the end means
-    /// everything appended). Group commit: if an fsync is in progress the caller waits
-    /// for it to finish, then re-checks the durable LSN; otherwise it becomes the
-    /// leader, writes everything appended so far, fsyncs once and wakes every waiter.
-    /// Waiters covered by that fsync return together without I/O.
+    /// everything appended). Group commit: if no fsync is in progress the caller becomes
+    /// the leader, takes the current LSN as its target, writes everything appended,
+    /// fsyncs once, publishes the target as durable and wakes its waiters. A caller that
+    /// finds an fsync in progress waits: on that fsync's condvar if the target covers
+    /// it, else on the other one, from which the leader, when done, wakes just one
+    /// thread to lead the next fsync (whose target then covers all the others). So a
+    /// commit that arrives during an fsync sleeps once, not once per fsync it overlaps.
     pub fn flush_up_to(&self, lsn: Lsn) -> io::Result<()> {
         let lsn = lsn.min(self.current_lsn());
         if self.flushed_lsn.load(Ordering::Acquire) >= lsn {
             return Ok(());
         }
-        let mut syncing = self.syncer.lock();
+        let mut group = self.syncer.lock();
         loop {
             self.check_broken()?;
             if self.flushed_lsn.load(Ordering::Acquire) >= lsn {
                 return Ok(());
             }
-            if !*syncing {
+            if !group.syncing {
                 break;
             }
-            self.synced.wait(&mut syncing);
+            let next = u64::from(lsn > group.target);
+            let cv = &self.synced[((group.seq + next) % 2) as usize];
+            cv.wait(&mut group);
         }
-        *syncing = true;
-        drop(syncing);
+        group.syncing = true;
+        group.seq += 1;
+        // Every record that ends at or before this is in the buffer or already written,
+        // so the write below covers it; a waiter compares its LSN with it.
+        let target = self.current_lsn();
+        group.target = target;
+        let seq = group.seq;
+        drop(group);
         let result = self.write_and_sync();
-        let mut syncing = self.syncer.lock();
-        if let Ok(target) = result {
-            // Published under `syncer` so a waiter can't check, miss it, then sleep.
+        let mut group = self.syncer.lock();
+        if result.is_ok() {
+            // Published under `syncer` so a waiter can't check, miss it, then sleep. Only
+            // the target, though more may be on disk: a thread that waited for the next
+            // fsync must not find itself covered, or nobody might lead that fsync.
             self.flushed_lsn.fetch_max(target, Ordering::AcqRel);
         }
-        *syncing = false;
-        self.synced.notify_all();
+        group.syncing = false;
+        self.synced[(seq % 2) as usize].notify_all();
+        if result.is_ok() {
+            self.synced[((seq + 1) % 2) as usize].notify_one();
+        } else {
+            self.synced[((seq + 1) % 2) as usize].notify_all();
+        }
         result.map(|_| ())
     }
 
     /// The group commit leader's work: everything appended so far, one fsync.
-    fn write_and_sync(&self) -> io::Result<Lsn> {
-        let target = {
+    fn write_and_sync(&self) -> io::Result<()> {
+        {
             let mut spare = self.writer.lock();
-            self.write_locked(&mut spare, Lsn::MAX)?
-        };
+            self.write_locked(&mut spare, Lsn::MAX)?;
+        }
         self.io.sync_data().map_err(|e| self.fail(e))?;
         self.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
-        Ok(target)
+        Ok(())
     }
 
     /// What a transaction commit does with its commit record's end LSN, per the policy.
@@ -1451,6 +1485,40 @@ mod tests {
             std::thread::sleep(self.sync_delay);
             self.inner.sync_data()
         }
+    }
+
+    #[test]
+    fn latecomers_to_an_fsync_share_the_next_one() {
+        // Commits that arrive while a leader fsyncs wait for the next fsync; exactly one
+        // of them must lead it (none may be left asleep) and it must cover them all.
+        let file = Arc::new(TestFile::new(Duration::from_millis(300)));
+        let log = Arc::new(RedoLog::create(file, cfg(256 * 1024)).unwrap());
+        let (done, finished) = std::sync::mpsc::channel();
+        let commit = |tag: u8| {
+            let log = Arc::clone(&log);
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let end = log.append(&[tag; 50]);
+                log.commit(end).unwrap();
+                assert!(log.flushed_lsn() >= end);
+                done.send(tag).unwrap();
+            })
+        };
+        commit(0);
+        std::thread::sleep(Duration::from_millis(100));
+        (1..=3).for_each(|t| drop(commit(t)));
+        for _ in 0..4 {
+            // A latecomer nobody wakes would hang here; fail instead.
+            finished
+                .recv_timeout(Duration::from_secs(20))
+                .expect("every commit returns");
+        }
+        assert_eq!(
+            log.stats().fsyncs,
+            2,
+            "one fsync for the leader, one for the rest"
+        );
+        assert_eq!(log.flushed_lsn(), log.current_lsn());
     }
 
     #[test]
