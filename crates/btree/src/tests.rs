@@ -461,6 +461,33 @@ fn rows_of_several_megabytes_live_in_overflow_chains() {
     assert_eq!(rows, vec![row(1, 3, &b), row(2, 2, "small")]);
 }
 
+/// Bytes of the tablespace after inserting ids `order` (one autocommit each).
+fn tablespace_bytes(order: impl Iterator<Item = i64>) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = setup(dir.path(), true);
+    for i in order {
+        let c = format!("{i:0>100}");
+        autocommit(|txn| t.insert(txn, &mut row(i, i, &c)).map(|_| ())).unwrap();
+    }
+    e.purge_all();
+    e.flush().unwrap();
+    std::fs::metadata(dir.path().join("d").join("t.ibd"))
+        .unwrap()
+        .len()
+}
+
+#[test]
+fn ascending_inserts_fill_their_pages() {
+    // A half-and-half split leaves ascending inserts' pages half full for good, as it
+    // does descending ones; splitting at the insert point fills them.
+    let ascending = tablespace_bytes(1..=3000);
+    let descending = tablespace_bytes((1..=3000).rev());
+    assert!(
+        (ascending as f64) < 0.7 * descending as f64,
+        "ascending {ascending} bytes, descending {descending} bytes"
+    );
+}
+
 #[test]
 fn a_corrupt_page_is_reported_with_its_table_and_page_number() {
     let dir = tempfile::tempdir().unwrap();

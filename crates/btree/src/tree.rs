@@ -509,10 +509,19 @@ impl Tree {
                 return self.split_root(mtr, node, &ins_key, &ins_val);
             }
             let (level, index_no) = (page::level(p), page::index_no(p));
+            let appending = pos == page::n_slots(p) && page::next(p) == 0;
             let right = self.alloc_page(mtr)?;
             let right_no = mtr.id(right).page_no;
             page::init_node(mtr.get_mut(right), level, index_no);
-            let sep = {
+            // `appending`: inserting past the last record of the rightmost node at its level is what
+            // ascending keys do (AUTO_INCREMENT, the hidden row id, a sorted load): split
+            // there, leaving this node full and the new one with just the new record, as
+            // InnoDB does for sequential inserts. A half-and-half split would leave every
+            // page of such a table half empty for good (twice the disk and the pool).
+            let sep = if appending {
+                page::set_next(mtr.get_mut(node), right_no);
+                ins_key.clone()
+            } else {
                 let mut r = mtr.get(right).to_vec();
                 let mut l = mtr.get(node).to_vec();
                 let sep = page::split(&mut l, &mut r, right_no);
