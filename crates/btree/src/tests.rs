@@ -229,6 +229,38 @@ fn repeatable_read_keeps_its_snapshot_and_read_committed_does_not() {
 }
 
 #[test]
+fn purge_keeps_the_index_entry_of_a_version_a_view_still_reads() {
+    // k: 10 -> 11 -> 10 (both committed before the view) -> 12 (after it). Purging the
+    // first change drops the entry k=10 unless some version still needed uses it: the
+    // view reads the row as k=10 (the version the last change replaced), so it must
+    // stay. A chain walk that stopped too early would drop it.
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = setup(dir.path(), true);
+    let set_k = |from: i64, to: i64| {
+        autocommit(|txn| {
+            t.update(txn, 0, &row(1, from, "a"), &row(1, to, "a"))
+                .map(|_| ())
+        })
+        .unwrap()
+    };
+    autocommit(|txn| t.insert(txn, &mut row(1, 10, "a")).map(|_| ())).unwrap();
+    set_k(10, 11);
+    set_k(11, 10);
+    let view = Txn::default();
+    assert_eq!(by_k(&t, &view, 10, false), vec![1]);
+    set_k(10, 12);
+    e.purge_all();
+    assert_eq!(by_k(&t, &view, 10, false), vec![1]);
+    assert_eq!(by_k(&t, &view, 11, false), Vec::<i64>::new());
+    assert_eq!(by_k(&t, &Txn::default(), 12, false), vec![1]);
+    view.commit().unwrap();
+    e.purge_all();
+    assert_eq!(e.history_length(), 0);
+    assert_eq!(by_k(&t, &Txn::default(), 10, false), Vec::<i64>::new());
+    t.check(&Txn::default()).unwrap();
+}
+
+#[test]
 fn rollback_undoes_a_transaction_and_a_failed_statement_only_itself() {
     let dir = tempfile::tempdir().unwrap();
     let (e, t) = setup(dir.path(), true);

@@ -129,9 +129,9 @@ pub struct TrxSys {
     /// Active read-write transactions: id → LSN of their first log record.
     active: Latch<BTreeMap<u64, u64>>,
     serial: AtomicU64,
-    /// Open read views by serial (a count per serial): taken by every statement's read
-    /// view, the trx system's hottest mutex.
-    views: LatchMutex<BTreeMap<u64, usize>>,
+    /// Open read views by serial: how many, and the smallest `up_limit` among them.
+    /// Taken by every statement's read view, the trx system's hottest mutex.
+    views: LatchMutex<BTreeMap<u64, (usize, u64)>>,
     pub versions: VersionStore,
     pub purge_queue: LatchMutex<VecDeque<PurgeBatch>>,
 }
@@ -187,8 +187,14 @@ impl TrxSys {
         let active: Vec<u64> = a.keys().copied().filter(|&t| t != creator).collect();
         let up_limit = active.first().copied().unwrap_or(low_limit);
         let serial = self.serial.load(Ordering::SeqCst);
+        // Registered before `active` is released, so `visible_to_all_below` never misses
+        // a view whose snapshot predates a commit it has already seen.
+        let mut views = self.views.lock();
+        let e = views.entry(serial).or_insert((0, up_limit));
+        e.0 += 1;
+        e.1 = e.1.min(up_limit);
+        drop(views);
         drop(a);
-        *self.views.lock().entry(serial).or_insert(0) += 1;
         Arc::new(ReadView {
             creator,
             up_limit,
@@ -200,7 +206,7 @@ impl TrxSys {
 
     pub fn close_view(&self, v: &ReadView) {
         let mut g = self.views.lock();
-        if let Some(c) = g.get_mut(&v.serial) {
+        if let Some((c, _)) = g.get_mut(&v.serial) {
             *c -= 1;
             if *c == 0 {
                 g.remove(&v.serial);
@@ -212,6 +218,27 @@ impl TrxSys {
     pub fn purge_horizon(&self) -> u64 {
         let oldest = self.views.lock().keys().next().copied();
         oldest.unwrap_or_else(|| self.serial.load(Ordering::SeqCst) + 1)
+    }
+
+    /// Every transaction with an id below this has ended and is seen by every read view
+    /// open now or later: the smallest of the open views' `up_limit`s, the oldest active
+    /// id and the next id. Purge uses it to stop walking a row's version chain at the
+    /// first version that no view can need. Reads `active` before the views: a view
+    /// registers while it holds `active`, so one that opens after this read sees every
+    /// transaction that was not active then.
+    pub fn visible_to_all_below(&self) -> u64 {
+        let (oldest_active, next) = {
+            let a = self.active.read();
+            (
+                a.keys().next().copied(),
+                self.next_id.load(Ordering::SeqCst),
+            )
+        };
+        let oldest_view = self.views.lock().values().map(|&(_, up)| up).min();
+        [oldest_active, oldest_view]
+            .into_iter()
+            .flatten()
+            .fold(next, u64::min)
     }
 
     /// The LSN before which the log must be kept for active transactions' undo.
