@@ -9,8 +9,10 @@
 //! ancestor as soon as a child is safe (has room for one more separator), so only the part
 //! of the path that may change stays latched. The space header (page 0, the page
 //! allocator) is always latched last. Roots never move: a root split moves the root's
-//! records into two new pages. Pages are never merged; empty leaves stay linked and reads
-//! skip them.
+//! records into two new pages. A split divides a node's bytes in half, except that an
+//! insert past the end of the rightmost node at its level starts the new node with just
+//! itself, so ascending keys fill their pages. Pages are never merged; empty leaves stay
+//! linked and reads skip them.
 //!
 //! Range reads never run user code under a page latch: they copy one leaf's matching
 //! records, release the latch, hand the batch out, and find the next leaf by descending
@@ -513,10 +515,10 @@ impl Tree {
             let right = self.alloc_page(mtr)?;
             let right_no = mtr.id(right).page_no;
             page::init_node(mtr.get_mut(right), level, index_no);
-            // `appending`: inserting past the last record of the rightmost node at its level is what
-            // ascending keys do (AUTO_INCREMENT, the hidden row id, a sorted load): split
+            // `appending`: past the last record of the rightmost node at its level is where
+            // ascending keys go (AUTO_INCREMENT, the hidden row id, a sorted load). Split
             // there, leaving this node full and the new one with just the new record, as
-            // InnoDB does for sequential inserts. A half-and-half split would leave every
+            // InnoDB does for sequential inserts: a half-and-half split would leave every
             // page of such a table half empty for good (twice the disk and the pool).
             let sep = if appending {
                 page::set_next(mtr.get_mut(node), right_no);

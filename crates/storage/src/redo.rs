@@ -10,9 +10,8 @@
 //! Locking: `buf` (the in-memory tail) is held only to assign an LSN and copy a frame in,
 //! or to swap the whole tail out; `writer` serializes writes to the file; `syncer` only
 //! says whether a group commit leader is fsyncing and up to where (never held across
-//! I/O). So appends
-//! never wait for I/O and writes can proceed during an fsync. Lock order: `ckpt` →
-//! `writer` → `buf`; `syncer` and `broken_reason` are taken alone.
+//! I/O). So appends never wait for I/O and writes can proceed during an fsync. Lock
+//! order: `ckpt` → `writer` → `buf`; `syncer` and `broken_reason` are taken alone.
 
 use crate::io::FileIo;
 use crate::sync::{Arc, AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard, Ordering};
