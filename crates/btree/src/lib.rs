@@ -607,7 +607,9 @@ impl Inner {
         r
     }
 
-    /// Rows of the older versions reachable from a clustered value.
+    /// Rows of the older versions reachable from a clustered value, stopping at a version
+    /// replaced by a transaction below `visible_below`, which every view sees past (0:
+    /// the whole chain).
     fn chain_rows(
         &self,
         lay: &Layout,

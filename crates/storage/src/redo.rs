@@ -633,20 +633,23 @@ impl RedoLog {
         drop(group);
         let result = self.write_and_sync();
         let mut group = self.syncer.lock();
-        if result.is_ok() {
-            // Published under `syncer` so a waiter can't check, miss it, then sleep. Only
-            // the target, though more may be on disk: a thread that waited for the next
-            // fsync must not find itself covered, or nobody might lead that fsync.
-            self.flushed_lsn.fetch_max(target, Ordering::AcqRel);
-        }
         group.syncing = false;
         self.synced[(seq % 2) as usize].notify_all();
-        if result.is_ok() {
-            self.synced[((seq + 1) % 2) as usize].notify_one();
-        } else {
-            self.synced[((seq + 1) % 2) as usize].notify_all();
+        let latecomers = &self.synced[((seq + 1) % 2) as usize];
+        match result {
+            Ok(()) => {
+                // Published under `syncer` so a waiter can't check, miss it, then sleep.
+                // Only the target, though more may be on disk: a thread that waited for
+                // the next fsync must not find itself covered, or nobody might lead it.
+                self.flushed_lsn.fetch_max(target, Ordering::AcqRel);
+                latecomers.notify_one();
+            }
+            // Every latecomer must wake to see the log is broken.
+            Err(_) => {
+                latecomers.notify_all();
+            }
         }
-        result.map(|_| ())
+        result
     }
 
     /// The group commit leader's work: everything appended so far, one fsync.
