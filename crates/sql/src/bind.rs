@@ -287,12 +287,37 @@ fn is_aggregate_name(name: &str) -> bool {
     )
 }
 
-/// True when the AST expression contains an aggregate call.
+/// True when the expression calls an aggregate function of its own query block: found
+/// on the syntax tree, so a string literal such as `'count('` is text, an aggregate
+/// inside a subquery belongs to that subquery, and a windowed call (`SUM(x) OVER ()`)
+/// is not a grouping aggregate (though an aggregate among its arguments is).
 pub fn contains_aggregate(e: &ast::Expr) -> bool {
-    let text = e.to_string().to_ascii_lowercase();
-    ["count(", "sum(", "avg(", "min(", "max("]
-        .iter()
-        .any(|f| text.contains(f))
+    use sqlparser::ast::{Visit, Visitor};
+    use std::ops::ControlFlow;
+    struct Finder {
+        /// How many subqueries the walk is inside.
+        nested: usize,
+    }
+    impl Visitor for Finder {
+        type Break = ();
+        fn pre_visit_query(&mut self, _q: &ast::Query) -> ControlFlow<()> {
+            self.nested += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _q: &ast::Query) -> ControlFlow<()> {
+            self.nested -= 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
+            if let ast::Expr::Function(f) = e {
+                if self.nested == 0 && f.over.is_none() && is_aggregate_name(&f.name.to_string()) {
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    e.visit(&mut Finder { nested: 0 }).is_break()
 }
 
 impl<'a> Binder<'a> {
@@ -307,6 +332,9 @@ impl<'a> Binder<'a> {
 
     /// Binds an expression and returns it with its static type and collation.
     pub fn bind(&mut self, e: &ast::Expr) -> Result<(Expr, SType, Collation)> {
+        // Binding recurses once per level of the expression: stop with 1436 before the
+        // stack runs out (the parser bounds depth, but a binder frame is larger).
+        strata_types::stack::check()?;
         if let Some(agg) = self.agg.as_deref() {
             let text = e.to_string();
             if let Some(i) = agg
@@ -702,6 +730,12 @@ impl<'a> Binder<'a> {
 
     fn bind_function(&mut self, f: &ast::Function) -> Result<(Expr, SType, Collation)> {
         let name = object_name_parts(&f.name).join(".");
+        if f.over.is_some() {
+            // Refused rather than run as a plain aggregate, which returns other rows.
+            return Err(Error::NotSupported(format!(
+                "window function {name}() OVER"
+            )));
+        }
         let (args, distinct, star) = match &f.args {
             ast::FunctionArguments::None => (vec![], false, false),
             ast::FunctionArguments::List(list) => {

@@ -288,6 +288,18 @@ impl Expr {
             Expr::Cached(v) => (**v).clone(),
             Expr::Param(i) => cx.params.get(*i).cloned().unwrap_or(Value::Null),
             Expr::Column(i) => row.get(*i).cloned().unwrap_or(Value::Null),
+            _ => return self.eval_inner(row, cx),
+        })
+    }
+
+    /// Evaluates a node that has operands: each such level checks the stack first, so
+    /// a tree deeper than the thread can hold ends in 1436, not a crash.
+    fn eval_inner(&self, row: &[Value], cx: &EvalCtx) -> Result<Value> {
+        strata_types::stack::check()?;
+        Ok(match self {
+            Expr::Literal(_) | Expr::Cached(_) | Expr::Param(_) | Expr::Column(_) => {
+                return self.eval(row, cx)
+            }
             Expr::Cmp(op, a, b, coll) => {
                 let (a, b) = (a.eval(row, cx)?, b.eval(row, cx)?);
                 if *op == CmpOp::NullSafeEq {

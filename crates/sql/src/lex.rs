@@ -168,6 +168,119 @@ fn next_token(s: &[u8], i: usize) -> (Tok<'_>, usize) {
     }
 }
 
+/// What one parenthesised group or prefix operator weighs in [`nesting_bound`], in chain links.
+pub const GROUP_WEIGHT: usize = 6;
+
+/// An upper bound on how deep the syntax tree of `sql` can be, found without parsing:
+/// a run of binary operators parses into a left-deep chain (`1+1+…+1` of N terms is N
+/// levels deep, though the parser builds it in a loop), and each parenthesis, function
+/// call or subquery adds a level. Per parenthesised group the bound is the operators of
+/// its longest comma-separated part plus its deepest inner group, so a long `IN (…)`
+/// list or a multi-row VALUES stays shallow. The parser and everything that walks its
+/// tree recursively (formatting, cloning, dropping) are then known to fit the stack
+/// before they start ([`crate::parse::parse`]).
+///
+/// The unit is one link of an operator chain; a group or a prefix operator (`NOT`, a
+/// unary minus) counts [`GROUP_WEIGHT`] units, since the parser's recursive descent into
+/// it takes several times the stack of a chain link.
+pub fn nesting_bound(sql: &str) -> usize {
+    let s = sql.as_bytes();
+    // Per open group: (units in the current part, deepest inner group in it, deepest part so far).
+    let mut stack: Vec<(usize, usize, usize)> = vec![(0, 0, 0)];
+    let close_part = |g: &mut (usize, usize, usize)| {
+        g.2 = g.2.max(g.0 + g.1);
+        g.0 = 0;
+        g.1 = 0;
+    };
+    // Whether the last token ended an operand: an operator after an operand is binary (a
+    // chain link the parser builds in a loop), elsewhere it is a prefix the parser
+    // descends into recursively, as into a group.
+    let mut after_operand = false;
+    let mut i = 0;
+    while i < s.len() {
+        let (tok, end) = next_token(s, i);
+        let top = stack.len() - 1;
+        match tok {
+            Tok::Word(w) => {
+                let is = |list: &[&str]| list.iter().any(|k| w.eq_ignore_ascii_case(k));
+                if is(&[
+                    "not", "binary", "interval", "exists", "case", "when", "then", "else",
+                ]) {
+                    stack[top].0 += GROUP_WEIGHT;
+                    after_operand = false;
+                } else if is(&[
+                    "and",
+                    "or",
+                    "xor",
+                    "div",
+                    "mod",
+                    "is",
+                    "like",
+                    "between",
+                    "regexp",
+                    "rlike",
+                    "in",
+                    "collate",
+                    "select",
+                    "any",
+                    "some",
+                    "all",
+                    "escape",
+                    "sounds",
+                    "union",
+                    "intersect",
+                    "except",
+                    "where",
+                    "having",
+                    "on",
+                ]) {
+                    stack[top].0 += 1;
+                    after_operand = false;
+                } else {
+                    after_operand = true;
+                }
+            }
+            Tok::Number(_) | Tok::Str(..) | Tok::Question => after_operand = true,
+            Tok::Other if end == i + 1 => match s[i] {
+                b'(' => {
+                    stack.push((0, 0, 0));
+                    after_operand = false;
+                }
+                b')' if stack.len() > 1 => {
+                    let mut g = stack.pop().unwrap_or_default();
+                    close_part(&mut g);
+                    let parent = stack.len() - 1;
+                    stack[parent].1 = stack[parent].1.max(g.2 + GROUP_WEIGHT);
+                    after_operand = true;
+                }
+                b',' | b';' => {
+                    close_part(&mut stack[top]);
+                    after_operand = false;
+                }
+                b'+' | b'-' | b'*' | b'/' | b'%' | b'&' | b'|' | b'^' | b'=' | b'<' | b'>'
+                | b'!' | b'~' | b':' => {
+                    stack[top].0 += if after_operand { 1 } else { GROUP_WEIGHT };
+                    after_operand = false;
+                }
+                c if c.is_ascii_whitespace() => {}
+                _ => after_operand = false,
+            },
+            _ => {}
+        }
+        i = end;
+    }
+    // Unclosed groups still count: the parser descends into them before it fails.
+    while stack.len() > 1 {
+        let mut g = stack.pop().unwrap_or_default();
+        close_part(&mut g);
+        let parent = stack.len() - 1;
+        stack[parent].1 = stack[parent].1.max(g.2 + GROUP_WEIGHT);
+    }
+    let mut root = stack.pop().unwrap_or_default();
+    close_part(&mut root);
+    root.2 + 1
+}
+
 /// Rewrites `?` placeholders as `?1`, `?2`, …; returns the text and the count.
 pub fn unnumber_placeholders(text: &str) -> String {
     if !text.contains('?') {
@@ -452,6 +565,23 @@ pub fn first_word(sql: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_bound_counts_chains_and_groups_not_lists() {
+        let chain = format!("SELECT 1{}", "+1".repeat(1200));
+        assert!(nesting_bound(&chain) > 1200);
+        let nested = format!("SELECT {}1{}", "(".repeat(300), ")".repeat(300));
+        assert!(nesting_bound(&nested) > 300);
+        let list = format!("SELECT * FROM t WHERE id IN (1{})", ",-1".repeat(5000));
+        assert!(nesting_bound(&list) < 30, "{}", nesting_bound(&list));
+        let values = format!("INSERT INTO t VALUES (1+1){}", ",(1+1)".repeat(5000));
+        assert!(nesting_bound(&values) < 30);
+        // Operators inside strings and comments do not count.
+        let quoted = format!("SELECT '{}' /* {} */", "+".repeat(5000), "+".repeat(5000));
+        assert!(nesting_bound(&quoted) < 5, "{}", nesting_bound(&quoted));
+        // An unclosed group still counts.
+        assert!(nesting_bound(&format!("SELECT {}", "(".repeat(100))) > 100);
+    }
 
     #[test]
     fn placeholders_get_numbers_outside_strings() {

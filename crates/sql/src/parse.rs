@@ -11,9 +11,44 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use strata_types::{Error, Result};
 
+/// Stack one unit of [`crate::lex::nesting_bound`] may take: a link of an operator chain
+/// in formatting, cloning and dropping, or a third of a parenthesised level in the
+/// parser's recursive descent (4-6 KiB measured in a release build for parentheses and
+/// `NOT`), with a margin.
+const STACK_PER_LEVEL: usize = 1536;
+
+/// How deep a statement may nest on this thread: what its remaining stack can hold.
+/// A connection thread (16 MiB) takes about 10,000 units: a 1,200-term chain (MariaDB
+/// itself answers 1436 to that), a 4,000-term `OR` list, or 1,600 nested parentheses;
+/// deeper statements get 1436 instead of a crash.
+fn depth_budget() -> usize {
+    strata_types::stack::remaining()
+        .map(|r| r.saturating_sub(strata_types::stack::RED_ZONE) / STACK_PER_LEVEL)
+        .unwrap_or(1000)
+}
+
 /// Parses one or more `;`-separated statements.
 pub fn parse(sql: &str) -> Result<Vec<Statement>> {
+    let budget = depth_budget();
+    if crate::lex::nesting_bound(sql) > budget {
+        return Err(too_deep());
+    }
+    parse_within(sql, budget)
+}
+
+/// 1436, as MySQL answers a statement nested deeper than its thread stack allows.
+fn too_deep() -> Error {
+    let size = strata_types::stack::remaining().unwrap_or(0);
+    Error::StackOverrun {
+        used: size.saturating_sub(strata_types::stack::RED_ZONE),
+        size,
+    }
+}
+
+fn parse_within(sql: &str, budget: usize) -> Result<Vec<Statement>> {
     let dialect = MySqlDialect {};
+    let recursion = budget / crate::lex::GROUP_WEIGHT;
+    let parser = || Parser::new(&dialect).with_recursion_limit(recursion.max(1));
     // Cheap pre-check so the common statement is tokenized once, by the parser.
     if sql.len() >= 5
         && sql
@@ -26,13 +61,23 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>> {
             .ok()
             .and_then(rewrite_lock_in_share_mode)
         {
-            return Parser::new(&dialect)
+            return parser()
                 .with_tokens_with_locations(tokens)
                 .parse_statements()
-                .map_err(|e| syntax_error(sql, &e.to_string()));
+                .map_err(|e| parse_error(sql, e));
         }
     }
-    Parser::parse_sql(&dialect, sql).map_err(|e| syntax_error(sql, &e.to_string()))
+    parser()
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(|e| parse_error(sql, e))
+}
+
+fn parse_error(sql: &str, e: sqlparser::parser::ParserError) -> Error {
+    match e {
+        sqlparser::parser::ParserError::RecursionLimitExceeded => too_deep(),
+        other => syntax_error(sql, &other.to_string()),
+    }
 }
 
 /// Replaces each unquoted `LOCK IN SHARE MODE` by `FOR SHARE`; None when there is none.
@@ -135,6 +180,36 @@ mod tests {
         let e = parse("SELECT * FROM t WHERE").unwrap_err();
         assert_eq!(e.code(), 1064);
         assert!(parse("SELECT 1; SELECT 2").unwrap().len() == 2);
+    }
+
+    #[test]
+    fn statements_deeper_than_the_stack_allows_get_1436() {
+        // On a thread with a 16 MiB stack, like a connection's.
+        let run = |sql: String| {
+            std::thread::Builder::new()
+                .stack_size(16 << 20)
+                .spawn(move || parse(&sql).map(|_| ()).map_err(|e| e.code()))
+                .unwrap()
+                .join()
+                .unwrap()
+        };
+        assert_eq!(run(format!("SELECT 1{}", "+1".repeat(1200))), Ok(()));
+        assert_eq!(
+            run(format!("SELECT {}1{}", "(".repeat(500), ")".repeat(500))),
+            Ok(())
+        );
+        assert_eq!(run(format!("SELECT 1{}", "+1".repeat(100_000))), Err(1436));
+        assert_eq!(run(format!("SELECT {}1", "(".repeat(100_000))), Err(1436));
+        assert_eq!(run(format!("SELECT {}1", "- ".repeat(100_000))), Err(1436));
+        assert_eq!(
+            run(format!("SELECT {}1", "NOT ".repeat(100_000))),
+            Err(1436)
+        );
+        // Right at the bound: prefix operators are recursive in the parser.
+        for prefix in ["NOT ", "- ", "~", "!", "BINARY "] {
+            let sql = format!("SELECT {}1", prefix.repeat(3000));
+            assert!(matches!(run(sql), Ok(()) | Err(1436)), "{prefix}");
+        }
     }
 
     #[test]

@@ -281,7 +281,7 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
     if let ast::GroupByExpr::Expressions(exprs, _) = &select.group_by {
         for g in exprs {
             // GROUP BY may name a select-list alias or position.
-            let target = group_target(g, &select.projection)?;
+            let target = group_target(g, &select.projection, &scope)?;
             let (e, t, c) = Binder::new(&scope, "group statement").bind(&target)?;
             agg.groups.push((target.to_string(), e, t, c));
         }
@@ -578,7 +578,7 @@ fn bind_limit(e: &ast::Expr, scope: &Scope) -> Result<Expr> {
     Ok(x)
 }
 
-fn group_target(g: &ast::Expr, projection: &[ast::SelectItem]) -> Result<ast::Expr> {
+fn group_target(g: &ast::Expr, projection: &[ast::SelectItem], scope: &Scope) -> Result<ast::Expr> {
     if let ast::Expr::Value(v) = g {
         if let Ok(Value::Int(p)) = bind::literal(&v.value) {
             return match projection.get((p as usize).wrapping_sub(1)) {
@@ -591,7 +591,15 @@ fn group_target(g: &ast::Expr, projection: &[ast::SelectItem]) -> Result<ast::Ex
             };
         }
     }
+    // A name that is a column of the FROM tables is that column, even when a select-list
+    // alias has the same name: MySQL searches FROM before the select list for GROUP BY.
     if let ast::Expr::Identifier(id) = g {
+        if scope
+            .resolve(std::slice::from_ref(&id.value), "group statement")
+            .is_ok()
+        {
+            return Ok(g.clone());
+        }
         for p in projection {
             if let ast::SelectItem::ExprWithAlias { expr, alias } = p {
                 if alias.value.eq_ignore_ascii_case(&id.value) {

@@ -140,6 +140,8 @@ pub enum Error {
     RowTooLarge(usize),
     /// 1071: an index key too long; the maximum in bytes.
     KeyTooLong(usize),
+    /// 1436: an expression or query nested too deep for the connection thread's stack.
+    StackOverrun { used: usize, size: usize },
     /// 1105: an internal invariant broke; the statement is abandoned, the server goes on.
     Internal(String),
 }
@@ -208,6 +210,7 @@ impl Error {
             Io(_) => 1030,
             RowTooLarge(_) => 1118,
             KeyTooLong(_) => 1071,
+            StackOverrun { .. } => 1436,
             Internal(_) => 1105,
         }
     }
@@ -412,6 +415,12 @@ impl fmt::Display for Error {
             KeyTooLong(max) => write!(
                 f,
                 "Specified key was too long; max key length is {max} bytes"
+            ),
+            StackOverrun { used, size } => write!(
+                f,
+                "Thread stack overrun:  {used} bytes used of a {size} byte stack, and {} bytes \
+                 needed.  Simplify the statement: it nests expressions or subqueries too deeply.",
+                crate::stack::RED_ZONE
             ),
             Internal(msg) => write!(f, "Internal error: {msg}"),
         }

@@ -27,6 +27,13 @@ use std::sync::Arc;
 use strata_types::Error;
 
 /// Accepts connections until `shutdown` is set, each on its own thread.
+/// The stack of a connection thread. Parsing, binding and evaluating a statement recurse
+/// once per level of its syntax tree, and MySQL clients send deep trees (ORMs emit long
+/// `OR` chains); the parser bounds a statement's depth by what the remaining stack holds
+/// and answers 1436 past it (`strata_sql::parse`). 16 MiB of address space holds about
+/// 3,000 levels; only the pages a statement touches become resident.
+pub const CONNECTION_STACK: usize = 16 << 20;
+
 pub fn serve<B: Backend>(listener: TcpListener, backend: Arc<B>, shutdown: Arc<AtomicBool>) {
     conn::stats::mark_started();
     let next_id = AtomicU32::new(1);
@@ -42,7 +49,7 @@ pub fn serve<B: Backend>(listener: TcpListener, backend: Arc<B>, shutdown: Arc<A
         let n = active.fetch_add(1, Ordering::SeqCst) + 1;
         let spawned = std::thread::Builder::new()
             .name(format!("conn-{id}"))
-            .stack_size(2 << 20)
+            .stack_size(CONNECTION_STACK)
             .spawn(move || {
                 if n > backend.max_connections() {
                     conn::Conn::new(&*backend, stream, id).refuse(&Error::TooManyConnections);

@@ -1,0 +1,61 @@
+//! Nothing one client sends can stop the server for the others: statements nested deeper
+//! than a connection thread's stack get MySQL's 1436 (or run), and the server answers the
+//! next client. Runs against the strata binary (or MariaDB with `STRATA_TEST_FLAVOR`).
+
+mod common;
+
+use mysql::prelude::Queryable;
+
+/// Sends `sql` on a fresh connection and returns the error code, if any.
+fn outcome(port: u16, sql: &str) -> Result<(), u16> {
+    let mut c = common::connect(port, None);
+    match c.query_drop(sql) {
+        Ok(()) => Ok(()),
+        Err(mysql::Error::MySqlError(e)) => Err(e.code),
+        Err(other) => panic!("not a server error (did the server die?): {other}"),
+    }
+}
+
+#[test]
+fn deep_statements_get_an_error_or_an_answer_never_a_crash() {
+    let server = common::TestServer::start(&[]);
+    let port = server.port;
+    let statements = [
+        // 1,200 terms (2.4 KB) once overflowed the connection thread's stack.
+        format!("SELECT 1{}", "+1".repeat(1_200)),
+        format!("SELECT 1{}", "+1".repeat(1_000_000)),
+        format!("SELECT {}1{}", "(".repeat(100_000), ")".repeat(100_000)),
+        format!("SELECT {}1", "NOT ".repeat(100_000)),
+        format!("SELECT {}1", "- ".repeat(100_000)),
+        format!("SELECT {}", "CONCAT(".repeat(50_000)),
+        format!(
+            "SELECT 1 FROM DUAL WHERE {}",
+            (0..20_000)
+                .map(|i| format!("{i} = {i}"))
+                .collect::<Vec<_>>()
+                .join(" OR ")
+        ),
+    ];
+    for sql in &statements {
+        match outcome(port, sql) {
+            Ok(()) | Err(1436) | Err(1064) => {}
+            Err(code) => panic!("{}…: unexpected error {code}", &sql[..40]),
+        }
+        // The server still answers, on a new connection.
+        let mut c = common::connect(port, None);
+        let one: Option<i64> = c.query_first("SELECT 1").unwrap();
+        assert_eq!(one, Some(1), "after {}…", &sql[..40]);
+    }
+    // The chain MySQL's users send runs and gives the right answer on Strata.
+    if server.flavor == common::Flavor::Strata {
+        let mut c = common::connect(port, None);
+        let sum: Option<i64> = c
+            .query_first(format!("SELECT 1{}", "+1".repeat(1_200)))
+            .unwrap();
+        assert_eq!(sum, Some(1_201));
+        assert_eq!(
+            outcome(port, &format!("SELECT 1{}", "+1".repeat(1_000_000))),
+            Err(1436)
+        );
+    }
+}
