@@ -6,7 +6,7 @@
 //! The row layout is the concatenation of every scope table's columns in FROM order:
 //! table `i`'s column `j` is row position `tables[i].offset + j`.
 
-use crate::expr::{ArithOp, CmpOp, Expr};
+use crate::expr::{ArithOp, CmpOp, Expr, Subquery, SubqueryKind};
 use crate::functions::{self, Func};
 use crate::lex::{number_value, unescape};
 use sqlparser::ast;
@@ -22,6 +22,9 @@ pub struct ScopeTable {
     pub table: Arc<dyn Table>,
     pub def: Arc<TableDef>,
     pub offset: usize,
+    /// A derived table or CTE: its rows are materialized at run time into this slot of
+    /// the execution's state, never into the plan.
+    pub slot: Option<usize>,
 }
 
 #[derive(Default)]
@@ -45,6 +48,7 @@ impl Scope {
             table,
             def,
             offset,
+            slot: None,
         });
     }
 
@@ -131,6 +135,31 @@ impl SType {
             Value::Decimal(d) => SType::Decimal(d.scale),
             Value::Bytes(_) => SType::Text,
             Value::DateTime(_) => SType::DateTime,
+        }
+    }
+
+    /// The static type of a result column (a subquery's, a derived table's).
+    pub fn of_meta(m: &ColumnMeta) -> SType {
+        match m.field_type {
+            FieldType::Tiny
+            | FieldType::Short
+            | FieldType::Long
+            | FieldType::Int24
+            | FieldType::LongLong
+            | FieldType::Year => {
+                if m.flags & flags::UNSIGNED != 0 {
+                    SType::UInt
+                } else {
+                    SType::Int
+                }
+            }
+            FieldType::Float | FieldType::Double => SType::Double,
+            FieldType::NewDecimal | FieldType::Decimal => SType::Decimal(m.decimals),
+            FieldType::Date => SType::Date,
+            FieldType::DateTime | FieldType::Timestamp => SType::DateTime,
+            FieldType::Null => SType::Null,
+            _ if m.charset == 63 => SType::Binary,
+            _ => SType::Text,
         }
     }
 
@@ -255,6 +284,87 @@ pub struct Aggregation {
     pub aggs: Vec<AggSpec>,
 }
 
+/// Plans the subqueries the binder meets (implemented by the query planner, so binding
+/// needs no knowledge of plans): returns the subquery's id in the statement, its result
+/// columns, and the expressions of the enclosing query it reads, in the enclosing
+/// query's row layout.
+pub trait SubqueryPlanner {
+    fn plan_subquery(&self, q: &ast::Query, outer: &Outer) -> Result<PlannedSubquery>;
+}
+
+pub struct PlannedSubquery {
+    pub id: usize,
+    pub columns: Vec<ColumnMeta>,
+    pub correlated: Vec<Expr>,
+}
+
+/// What one query block binds in: the planner for its subqueries and, for a subquery,
+/// the enclosing query it may read (a scope chain, one link per nesting level).
+pub struct BindEnv<'a> {
+    pub planner: &'a dyn SubqueryPlanner,
+    pub parent: Option<&'a Outer<'a>>,
+    /// The enclosing query's expressions this query reads, each bound in the enclosing
+    /// query's layout; this query sees the i-th as `Expr::OuterRef(i)`.
+    pub correlated: std::cell::RefCell<Vec<Expr>>,
+}
+
+/// The enclosing query as a subquery sees it.
+pub struct Outer<'a> {
+    pub scope: &'a Scope,
+    pub env: &'a BindEnv<'a>,
+}
+
+impl BindEnv<'_> {
+    /// Resolves a name not found in this query's own FROM: in the enclosing query, then
+    /// further out. Returns this query's `OuterRef` for it, or None when no enclosing
+    /// query has the column.
+    fn resolve_outer(&self, parts: &[String], context: &str) -> Result<Option<Expr>> {
+        let Some(outer) = self.parent else {
+            return Ok(None);
+        };
+        let in_parent = match outer.scope.resolve(parts, context) {
+            Ok(pos) => Expr::Column(pos),
+            Err(Error::UnknownColumn { .. }) => match outer.env.resolve_outer(parts, context)? {
+                Some(e) => e,
+                None => return Ok(None),
+            },
+            Err(other) => return Err(other),
+        };
+        let mut corr = self.correlated.borrow_mut();
+        let i = match corr.iter().position(|c| same_column(c, &in_parent)) {
+            Some(i) => i,
+            None => {
+                corr.push(in_parent);
+                corr.len() - 1
+            }
+        };
+        Ok(Some(Expr::OuterRef(i)))
+    }
+
+    /// The type and collation of an outer column, for the binder.
+    fn outer_column_type(&self, parts: &[String], context: &str) -> (SType, Collation) {
+        let mut env = self;
+        while let Some(outer) = env.parent {
+            if let Ok(pos) = outer.scope.resolve(parts, context) {
+                let (_, col) = outer.scope.column(pos);
+                return (
+                    SType::of_column(&col.data_type, col.collation),
+                    col.collation,
+                );
+            }
+            env = outer.env;
+        }
+        (SType::Null, Collation::GeneralCi)
+    }
+}
+
+fn same_column(a: &Expr, b: &Expr) -> bool {
+    match (a, b) {
+        (Expr::Column(x), Expr::Column(y)) | (Expr::OuterRef(x), Expr::OuterRef(y)) => x == y,
+        _ => false,
+    }
+}
+
 /// The binding context of one clause.
 pub struct Binder<'a> {
     pub scope: &'a Scope,
@@ -264,6 +374,8 @@ pub struct Binder<'a> {
     pub agg: Option<&'a mut Aggregation>,
     /// Select-list aliases visible to this clause (ORDER BY, HAVING): name, bound expr.
     pub aliases: &'a [(String, Expr, SType)],
+    /// Subqueries and outer references: None where a statement cannot have them.
+    pub env: Option<&'a BindEnv<'a>>,
 }
 
 fn ident_parts(idents: &[ast::Ident]) -> Vec<String> {
@@ -327,6 +439,15 @@ impl<'a> Binder<'a> {
             context,
             agg: None,
             aliases: &[],
+            env: None,
+        }
+    }
+
+    /// A binder for a clause of a query block that may hold subqueries.
+    pub fn in_env(scope: &'a Scope, context: &'static str, env: &'a BindEnv<'a>) -> Binder<'a> {
+        Binder {
+            env: Some(env),
+            ..Binder::new(scope, context)
         }
     }
 
@@ -594,11 +715,157 @@ impl<'a> Binder<'a> {
                 };
                 (Expr::Literal(v), SType::DateTime, Collation::GeneralCi)
             }
-            A::Subquery(_) | A::Exists { .. } | A::InSubquery { .. } => {
-                return Err(Error::NotSupported("subqueries".into()))
+            A::Subquery(q) => {
+                let sub = self.plan_subquery(q, 1)?;
+                let col = &sub.columns[0];
+                let ty = SType::of_meta(col);
+                let coll = if col.charset == 63 {
+                    Collation::Binary
+                } else {
+                    Collation::GeneralCi
+                };
+                (self.subquery(sub, SubqueryKind::Scalar), ty, coll)
+            }
+            A::Exists { subquery, negated } => {
+                let sub = self.plan_subquery(subquery, 0)?;
+                let kind = SubqueryKind::Exists { negated: *negated };
+                (self.subquery(sub, kind), SType::Int, Collation::GeneralCi)
+            }
+            A::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let operands: Vec<&ast::Expr> = match expr.as_ref() {
+                    A::Tuple(items) => items.iter().collect(),
+                    A::Nested(inner) if matches!(inner.as_ref(), A::Tuple(_)) => {
+                        match inner.as_ref() {
+                            A::Tuple(items) => items.iter().collect(),
+                            _ => vec![],
+                        }
+                    }
+                    one => vec![one],
+                };
+                let mut lhs = Vec::with_capacity(operands.len());
+                let mut lhs_types = Vec::with_capacity(operands.len());
+                for o in &operands {
+                    let (x, t, c) = self.bind(o)?;
+                    lhs.push(x);
+                    lhs_types.push((t, c));
+                }
+                let sub = self.plan_subquery(subquery, operands.len())?;
+                let (colls, hashable) = in_comparison(&lhs_types, &sub.columns);
+                let kind = SubqueryKind::In {
+                    lhs,
+                    negated: *negated,
+                    colls,
+                    hashable,
+                };
+                (self.subquery(sub, kind), SType::Int, Collation::GeneralCi)
+            }
+            A::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | A::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, A::AllOp { .. });
+                let A::Subquery(q) = right.as_ref() else {
+                    return Err(Error::NotSupported("ANY/ALL of a non-subquery".into()));
+                };
+                let op = match compare_op {
+                    ast::BinaryOperator::Eq => CmpOp::Eq,
+                    ast::BinaryOperator::NotEq => CmpOp::Ne,
+                    ast::BinaryOperator::Lt => CmpOp::Lt,
+                    ast::BinaryOperator::LtEq => CmpOp::Le,
+                    ast::BinaryOperator::Gt => CmpOp::Gt,
+                    ast::BinaryOperator::GtEq => CmpOp::Ge,
+                    other => return Err(Error::NotSupported(format!("{other} ANY/ALL"))),
+                };
+                let (x, t, c) = self.bind(left)?;
+                let sub = self.plan_subquery(q, 1)?;
+                let (colls, _) = in_comparison(&[(t, c)], &sub.columns);
+                let kind = SubqueryKind::Quantified {
+                    lhs: Box::new(x),
+                    op,
+                    all,
+                    coll: colls[0],
+                };
+                (self.subquery(sub, kind), SType::Int, Collation::GeneralCi)
             }
             other => return Err(Error::NotSupported(format!("expression {other}"))),
         })
+    }
+
+    /// Plans a subquery of this clause; `columns` is the column count its use needs (0:
+    /// any, for EXISTS). 1241 when the count differs.
+    fn plan_subquery(&mut self, q: &ast::Query, columns: usize) -> Result<PlannedSubquery> {
+        let Some(env) = self.env else {
+            return Err(Error::NotSupported(format!(
+                "a subquery in the {}",
+                self.context
+            )));
+        };
+        let outer = Outer {
+            scope: self.scope,
+            env,
+        };
+        let mut sub = env.planner.plan_subquery(q, &outer)?;
+        if columns > 0 && sub.columns.len() != columns {
+            return Err(Error::OperandColumns(columns));
+        }
+        // In a grouped select list, HAVING or ORDER BY the subquery runs on the grouped
+        // row: the columns it reads are group keys or (like a bare column) any value of
+        // the group.
+        if self.agg.is_some() {
+            for c in &mut sub.correlated {
+                if let Expr::Column(pos) = c {
+                    *c = self.grouped_column(*pos);
+                }
+            }
+        }
+        Ok(sub)
+    }
+
+    fn subquery(&self, sub: PlannedSubquery, kind: SubqueryKind) -> Expr {
+        Expr::Subquery(Box::new(Subquery {
+            id: sub.id,
+            kind,
+            correlated: sub.correlated,
+        }))
+    }
+
+    /// A FROM column read in a grouped clause: its group key, or any row's value.
+    fn grouped_column(&mut self, pos: usize) -> Expr {
+        let Some(agg) = self.agg.as_deref_mut() else {
+            return Expr::Column(pos);
+        };
+        if let Some(i) = agg
+            .groups
+            .iter()
+            .position(|g| matches!(g.1, Expr::Column(p) if p == pos))
+        {
+            return Expr::Column(i);
+        }
+        let (_, col) = self.scope.column(pos);
+        let (ty, coll) = (
+            SType::of_column(&col.data_type, col.collation),
+            col.collation,
+        );
+        let i = agg.aggs.len();
+        agg.aggs.push(AggSpec {
+            func: AggFunc::AnyValue,
+            arg: Some(Expr::Column(pos)),
+            distinct: false,
+            arg_type: ty,
+            coll,
+        });
+        Expr::Column(agg.groups.len() + i)
     }
 
     fn bind_name(&mut self, parts: &[String]) -> Result<(Expr, SType, Collation)> {
@@ -624,7 +891,21 @@ impl<'a> Binder<'a> {
                 return Ok(system_variable(name, Some(s)));
             }
         }
-        let pos = self.scope.resolve(parts, self.context)?;
+        let pos = match self.scope.resolve(parts, self.context) {
+            Ok(pos) => pos,
+            Err(e @ Error::UnknownColumn { .. }) => {
+                // Not a column of this query: a column of an enclosing one (correlation).
+                let Some(env) = self.env else { return Err(e) };
+                return match env.resolve_outer(parts, self.context)? {
+                    Some(outer) => {
+                        let (ty, coll) = env.outer_column_type(parts, self.context);
+                        Ok((outer, ty, coll))
+                    }
+                    None => Err(e),
+                };
+            }
+            Err(e) => return Err(e),
+        };
         let (_, col) = self.scope.column(pos);
         let (ty, coll) = (
             SType::of_column(&col.data_type, col.collation),
@@ -856,8 +1137,22 @@ impl<'a> Binder<'a> {
                 context,
                 agg: None,
                 aliases: &[],
+                env: self.env,
             };
             let (e, t, c) = inner.bind(a)?;
+            // An aggregate of only an enclosing query's columns aggregates in that query
+            // (MySQL); not done here, so refused rather than computed per subquery row.
+            let (mut local, mut outer) = (false, false);
+            e.walk(&mut |x| match x {
+                Expr::Column(_) => local = true,
+                Expr::OuterRef(_) => outer = true,
+                _ => {}
+            });
+            if outer && !local {
+                return Err(Error::NotSupported(
+                    "an aggregate of only outer-query columns in a subquery".into(),
+                ));
+            }
             let func = match lname.as_str() {
                 "count" => AggFunc::Count,
                 "sum" => AggFunc::Sum,
@@ -919,6 +1214,40 @@ fn pick_coll(parts: &[(&Expr, Collation)], scope: &Scope) -> Collation {
         }
     }
     Collation::GeneralCi
+}
+
+/// The collation of each column comparison of `lhs IN (subquery)`, and whether equal
+/// values have equal group-key bytes on every column (numbers with numbers, strings with
+/// strings, dates with dates), which lets the subquery's rows be probed as a hash set.
+fn in_comparison(lhs: &[(SType, Collation)], columns: &[ColumnMeta]) -> (Vec<Collation>, bool) {
+    let class = |t: SType| match t {
+        SType::Int | SType::UInt | SType::Double | SType::Decimal(_) => 0,
+        SType::Text | SType::Binary => 1,
+        SType::Date | SType::DateTime => 2,
+        SType::Null => 3,
+    };
+    let mut hashable = true;
+    let mut colls = Vec::with_capacity(lhs.len());
+    for ((t, c), m) in lhs.iter().zip(columns) {
+        let right = SType::of_meta(m);
+        let right_coll = if m.charset == 63 {
+            Collation::Binary
+        } else {
+            Collation::GeneralCi
+        };
+        // The operand's collation wins over the subquery column's, as a column's over a
+        // literal's; a binary string on either side compares bytes.
+        let coll = if *c == Collation::Binary || right_coll == Collation::Binary {
+            Collation::Binary
+        } else {
+            *c
+        };
+        if class(*t) != class(right) || class(*t) == 3 {
+            hashable = false;
+        }
+        colls.push(coll);
+    }
+    (colls, hashable)
 }
 
 pub fn unify(a: SType, b: SType) -> SType {

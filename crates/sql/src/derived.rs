@@ -1,10 +1,9 @@
-//! Derived tables (`FROM (SELECT ...) AS d`): the subquery is planned with the outer
-//! query and run once at the start of each execution; its rows fill a [`DerivedTable`],
-//! which the outer query reads like any table through the engine API
-//! ([`crate::rowsource::ReadOnlyTable`]: a scan, no indexes). MySQL materializes derived tables the same way.
+//! Derived tables and CTE references (`FROM (SELECT ...) AS d`, `WITH d AS (...)`): the
+//! table definition the binder sees, built from the subquery's result columns. The rows
+//! are not here: the executor materializes them into a slot of the statement's
+//! execution state ([`crate::bind::ScopeTable::slot`]), so a cached plan holds none.
 
 use crate::rowsource::RowSource;
-use parking_lot::Mutex;
 use std::sync::Arc;
 use strata_types::{
     Collation, ColumnDef, ColumnMeta, DataType, Error, FieldType, Result, TableDef, Value,
@@ -12,14 +11,21 @@ use strata_types::{
 
 pub struct DerivedTable {
     def: Arc<TableDef>,
-    rows: Mutex<Vec<Vec<Value>>>,
 }
 
 impl DerivedTable {
-    /// A table whose columns are the subquery's result columns.
-    pub fn new(alias: &str, columns: &[ColumnMeta]) -> Result<DerivedTable> {
+    /// A table whose columns are the subquery's result columns, renamed by `names` when
+    /// the query gives a column list (`d (a, b)`, `WITH d (a, b) AS`).
+    pub fn new(alias: &str, columns: &[ColumnMeta], names: &[String]) -> Result<DerivedTable> {
+        if !names.is_empty() && names.len() != columns.len() {
+            return Err(Error::ViewColumnCount);
+        }
         let mut cols: Vec<ColumnDef> = Vec::new();
-        for c in columns {
+        for (i, c) in columns.iter().enumerate() {
+            let mut c = c.clone();
+            if let Some(n) = names.get(i) {
+                c.name = n.clone();
+            }
             if cols.iter().any(|x| x.name.eq_ignore_ascii_case(&c.name)) {
                 return Err(Error::DuplicateColumn(c.name.clone()));
             }
@@ -63,14 +69,7 @@ impl DerivedTable {
             auto_increment_start: 1,
             comment: String::new(),
         };
-        Ok(DerivedTable {
-            def: Arc::new(def),
-            rows: Mutex::new(Vec::new()),
-        })
-    }
-
-    pub fn fill(&self, rows: Vec<Vec<Value>>) {
-        *self.rows.lock() = rows;
+        Ok(DerivedTable { def: Arc::new(def) })
     }
 }
 
@@ -79,6 +78,10 @@ impl RowSource for DerivedTable {
         &self.def
     }
     fn rows(&self) -> Result<Vec<Vec<Value>>> {
-        Ok(self.rows.lock().clone())
+        // The executor reads the slot instead; reaching this is a planner bug.
+        Err(Error::Internal(format!(
+            "derived table {} read through the engine API",
+            self.def.name
+        )))
     }
 }

@@ -37,7 +37,7 @@ pub struct InsertPlan {
     pub columns: Vec<usize>,
     pub rows: Vec<Vec<InsertValue>>,
     /// INSERT ... SELECT: the rows come from this query instead of `rows`.
-    pub select: Option<Box<select::SelectPlan>>,
+    pub select: Option<Box<crate::query::QueryStatement>>,
     pub ignore: bool,
     pub replace: bool,
     /// ON DUPLICATE KEY UPDATE assignments, bound over `[existing row, new row]`
@@ -104,8 +104,8 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
             columns = (0..def.columns.len()).collect();
         }
         let ast::SetExpr::Values(values) = source.body.as_ref() else {
-            let sub = select::plan_select(source, cx)?;
-            if sub.columns.len() != columns.len() {
+            let sub = crate::query::Planner::new(cx).plan_statement(source)?;
+            if sub.columns().len() != columns.len() {
                 return Err(Error::ValueCount(1));
             }
             return finish_insert_plan(ins, cx, target, columns, vec![], Some(Box::new(sub)));
@@ -132,7 +132,7 @@ fn finish_insert_plan(
     target: Target,
     columns: Vec<usize>,
     rows: Vec<Vec<InsertValue>>,
-    select: Option<Box<select::SelectPlan>>,
+    select: Option<Box<crate::query::QueryStatement>>,
 ) -> Result<InsertPlan> {
     let def = target.def.clone();
     let on_duplicate = match &ins.on {
@@ -350,11 +350,9 @@ fn find_conflict(
 pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
     let selected: Option<Vec<Vec<InsertValue>>> = match &p.select {
         Some(sub) => {
-            let mut out = strata_types::output::CollectedOutput::default();
-            select::execute_select(sub, cx, params, &mut out)?;
+            let rows = crate::run_query::collect_rows(sub, cx, params)?;
             Some(
-                out.rows
-                    .into_iter()
+                rows.into_iter()
                     .map(|r| {
                         r.into_iter()
                             .map(|v| InsertValue::Expr(Expr::Literal(v)))
@@ -376,10 +374,7 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
     )?;
     let def = &p.target.def;
     let table = &p.target.table;
-    let ecx = EvalCtx {
-        params,
-        env: cx.env,
-    };
+    let ecx = EvalCtx::new(params, cx.env);
     let strict = cx.strict;
     let mut affected = 0u64;
     let mut first_generated = None;
@@ -629,10 +624,7 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
         LockMode::Write,
     )?;
     let rows = select::matching_rows(&p.source, cx, params)?;
-    let ecx = EvalCtx {
-        params,
-        env: cx.env,
-    };
+    let ecx = EvalCtx::new(params, cx.env);
     let def = &p.target.def;
     let (mut changed, matched) = (0u64, rows.len() as u64);
     for (n, (id, old)) in rows.into_iter().enumerate() {

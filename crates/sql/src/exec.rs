@@ -11,7 +11,7 @@
 use crate::catalog::Catalog;
 use crate::dml::{self, DeletePlan, InsertPlan, UpdatePlan};
 use crate::expr::Env;
-use crate::select::{self, SelectPlan};
+use crate::query::{Planner, QueryStatement};
 use sqlparser::ast;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -165,12 +165,12 @@ impl<'a> ExecCtx<'a> {
 
 /// A bound statement, ready to run with parameter values.
 pub enum Plan {
-    Select(SelectPlan),
+    Select(QueryStatement),
     Insert(InsertPlan),
     Update(UpdatePlan),
     Delete(DeletePlan),
     /// EXPLAIN SELECT.
-    Explain(SelectPlan),
+    Explain(QueryStatement),
     /// DDL, SHOW and the like: interpreted from the AST each time.
     Other(Box<ast::Statement>),
 }
@@ -218,7 +218,7 @@ impl Prepared {
     /// transaction (a SELECT without FROM, or EXPLAIN, does not open one).
     pub fn reads_tables(&self) -> bool {
         match &self.plan {
-            Plan::Select(s) => !s.scope.tables.is_empty(),
+            Plan::Select(s) => !s.tables.is_empty() || s.slots > 0,
             Plan::Explain(_) => false,
             Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) | Plan::Other(_) => true,
         }
@@ -229,7 +229,7 @@ impl Prepared {
 pub fn prepare(stmt: ast::Statement, params: usize, cx: &ExecCtx) -> Result<Prepared> {
     let catalog_version = cx.catalog.version();
     let plan = match &stmt {
-        ast::Statement::Query(q) => Plan::Select(select::plan_select(q, cx)?),
+        ast::Statement::Query(q) => Plan::Select(Planner::new(cx).plan_statement(q)?),
         ast::Statement::Insert(ins) => Plan::Insert(dml::plan_insert(ins, cx)?),
         ast::Statement::Update(u) => Plan::Update(dml::plan_update(u, cx)?),
         ast::Statement::Delete(d) => Plan::Delete(dml::plan_delete(d, cx)?),
@@ -238,7 +238,7 @@ pub fn prepare(stmt: ast::Statement, params: usize, cx: &ExecCtx) -> Result<Prep
             analyze: false,
             ..
         } => match statement.as_ref() {
-            ast::Statement::Query(q) => Plan::Explain(select::plan_select(q, cx)?),
+            ast::Statement::Query(q) => Plan::Explain(Planner::new(cx).plan_statement(q)?),
             other => {
                 return Err(Error::NotSupported(format!(
                     "EXPLAIN {}",
@@ -249,7 +249,7 @@ pub fn prepare(stmt: ast::Statement, params: usize, cx: &ExecCtx) -> Result<Prep
         other => Plan::Other(Box::new(other.clone())),
     };
     let columns = match &plan {
-        Plan::Select(s) => s.columns.clone(),
+        Plan::Select(s) => s.columns().to_vec(),
         _ => vec![],
     };
     Ok(Prepared {
@@ -275,7 +275,7 @@ pub fn execute(
     }
     match &p.plan {
         Plan::Select(s) => {
-            let rows_sent = select::execute_select(s, cx, params, out)?;
+            let rows_sent = crate::run_query::execute(s, cx, params, out)?;
             Ok(Outcome {
                 ok: None,
                 rows_sent,
@@ -285,7 +285,14 @@ pub fn execute(
         Plan::Insert(i) => dml::execute_insert(i, cx, params),
         Plan::Update(u) => dml::execute_update(u, cx, params),
         Plan::Delete(d) => dml::execute_delete(d, cx, params),
-        Plan::Explain(s) => crate::explain::explain_select(s, cx, out),
+        Plan::Explain(s) => match s.root.as_block() {
+            Some(b) if s.subqueries.is_empty() && s.slots == 0 => {
+                crate::explain::explain_select(b, cx, out)
+            }
+            _ => Err(Error::NotSupported(
+                "EXPLAIN of a query with subqueries, derived tables or set operations".into(),
+            )),
+        },
         Plan::Other(stmt) => crate::ddl::execute_other(stmt, cx, out),
     }
 }

@@ -81,10 +81,7 @@ const RANGE_COUNT_CAP: u64 = 100_000;
 
 /// Rows level `lvl`'s index ranges hold, counted when its bounds are constants.
 fn range_count(plan: &SelectPlan, lvl: usize, cx: &ExecCtx) -> Option<u64> {
-    let ecx = EvalCtx {
-        params: &[],
-        env: cx.env,
-    };
+    let ecx = EvalCtx::new(&[], cx.env);
     let row = vec![Value::Null; plan.scope.width()];
     let (index, ranges, _) = key_ranges(plan, lvl, &row, &ecx).ok()??;
     let table = &plan.scope.tables[plan.levels[lvl].table].table;

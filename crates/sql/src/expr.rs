@@ -62,6 +62,101 @@ pub struct Warning {
 pub struct EvalCtx<'a> {
     pub params: &'a [Value],
     pub env: &'a dyn Env,
+    /// The values this query reads from the query enclosing it (a correlated subquery's
+    /// outer columns, in the order of [`Subquery::correlated`]); read by [`Expr::OuterRef`].
+    pub outer: &'a [Value],
+    /// Runs subqueries; None where the statement has none (DML value lists, SET).
+    pub runner: Option<&'a dyn SubqueryRunner>,
+}
+
+impl<'a> EvalCtx<'a> {
+    pub fn new(params: &'a [Value], env: &'a dyn Env) -> EvalCtx<'a> {
+        EvalCtx {
+            params,
+            env,
+            outer: &[],
+            runner: None,
+        }
+    }
+}
+
+/// A subquery inside an expression. Its plan lives in the statement's plan, found by
+/// `id`; the expression keeps only what it must evaluate in its own row: the outer
+/// values the subquery reads (`correlated`) and, for IN/ANY/ALL, the left operand.
+#[derive(Clone, Debug)]
+pub struct Subquery {
+    pub id: usize,
+    pub kind: SubqueryKind,
+    /// Evaluated in the enclosing row; the subquery reads them as `OuterRef(i)`.
+    pub correlated: Vec<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub enum SubqueryKind {
+    /// `(SELECT x …)`: its one value, NULL for no row, 1242 for more than one.
+    Scalar,
+    /// `[NOT] EXISTS (SELECT …)`
+    Exists { negated: bool },
+    /// `lhs [NOT] IN (SELECT …)`, `(a, b) IN (SELECT x, y …)`. `hashable`: the operand and
+    /// the subquery's columns compare by value class (numbers with numbers, strings of
+    /// one collation), so equal values have equal [`crate::keys::group_key`] bytes and
+    /// the subquery's rows can be probed as a hash set.
+    In {
+        lhs: Vec<Expr>,
+        negated: bool,
+        colls: Vec<Collation>,
+        hashable: bool,
+    },
+    /// `lhs op ANY|SOME|ALL (SELECT …)`
+    Quantified {
+        lhs: Box<Expr>,
+        op: CmpOp,
+        all: bool,
+        coll: Collation,
+    },
+}
+
+/// The rows a subquery produced, with a hash set of them built on first probe.
+pub struct SubqueryRows {
+    pub rows: Vec<Vec<Value>>,
+    /// group_key bytes of every row without NULLs; whether some row has a NULL.
+    probe: std::sync::OnceLock<(std::collections::HashSet<Vec<u8>>, bool)>,
+}
+
+impl SubqueryRows {
+    pub fn new(rows: Vec<Vec<Value>>) -> SubqueryRows {
+        SubqueryRows {
+            rows,
+            probe: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn probe(&self, colls: &[Collation]) -> &(std::collections::HashSet<Vec<u8>>, bool) {
+        self.probe.get_or_init(|| {
+            let mut set = std::collections::HashSet::with_capacity(self.rows.len());
+            let mut has_null = false;
+            for r in &self.rows {
+                if r.iter().any(Value::is_null) {
+                    has_null = true;
+                    continue;
+                }
+                let mut k = Vec::new();
+                for (v, c) in r.iter().zip(colls) {
+                    crate::keys::group_key(&mut k, v, *c);
+                }
+                set.insert(k);
+            }
+            (set, has_null)
+        })
+    }
+}
+
+/// Runs the subquery `id` of the statement with the given outer values (the executor
+/// implements it; expressions only ask).
+pub trait SubqueryRunner {
+    fn rows(&self, id: usize, correlated: Vec<Value>) -> Result<std::rc::Rc<SubqueryRows>>;
+    /// The materialized rows of a derived table or CTE.
+    fn slot_rows(&self, slot: usize) -> Result<std::rc::Rc<SubqueryRows>>;
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,6 +233,9 @@ pub enum Expr {
     UserVariable(String),
     /// A scalar subquery already run once (uncorrelated), or a constant folded value.
     Cached(Box<Value>),
+    /// The i-th value the enclosing query passes to this (correlated) subquery.
+    OuterRef(usize),
+    Subquery(Box<Subquery>),
 }
 
 impl Expr {
@@ -224,6 +322,16 @@ impl Expr {
                 }
             }
             Expr::Func(_, args) => args.iter().for_each(|e| e.walk(f)),
+            // A subquery reads the enclosing row through its correlated expressions (and
+            // its left operand); its own columns belong to another row.
+            Expr::Subquery(s) => {
+                s.correlated.iter().for_each(|e| e.walk(f));
+                match &s.kind {
+                    SubqueryKind::In { lhs, .. } => lhs.iter().for_each(|e| e.walk(f)),
+                    SubqueryKind::Quantified { lhs, .. } => lhs.walk(f),
+                    SubqueryKind::Scalar | SubqueryKind::Exists { .. } => {}
+                }
+            }
             _ => {}
         }
     }
@@ -278,6 +386,14 @@ impl Expr {
                 }
             }
             Expr::Func(_, args) => args.iter_mut().for_each(|e| e.map_columns(f)),
+            Expr::Subquery(s) => {
+                s.correlated.iter_mut().for_each(|e| e.map_columns(f));
+                match &mut s.kind {
+                    SubqueryKind::In { lhs, .. } => lhs.iter_mut().for_each(|e| e.map_columns(f)),
+                    SubqueryKind::Quantified { lhs, .. } => lhs.map_columns(f),
+                    SubqueryKind::Scalar | SubqueryKind::Exists { .. } => {}
+                }
+            }
             _ => {}
         }
     }
@@ -288,6 +404,7 @@ impl Expr {
             Expr::Cached(v) => (**v).clone(),
             Expr::Param(i) => cx.params.get(*i).cloned().unwrap_or(Value::Null),
             Expr::Column(i) => row.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::OuterRef(i) => cx.outer.get(*i).cloned().unwrap_or(Value::Null),
             _ => return self.eval_inner(row, cx),
         })
     }
@@ -297,9 +414,12 @@ impl Expr {
     fn eval_inner(&self, row: &[Value], cx: &EvalCtx) -> Result<Value> {
         strata_types::stack::check()?;
         Ok(match self {
-            Expr::Literal(_) | Expr::Cached(_) | Expr::Param(_) | Expr::Column(_) => {
-                return self.eval(row, cx)
-            }
+            Expr::Literal(_)
+            | Expr::Cached(_)
+            | Expr::Param(_)
+            | Expr::Column(_)
+            | Expr::OuterRef(_) => return self.eval(row, cx),
+            Expr::Subquery(s) => return eval_subquery(s, row, cx),
             Expr::Cmp(op, a, b, coll) => {
                 let (a, b) = (a.eval(row, cx)?, b.eval(row, cx)?);
                 if *op == CmpOp::NullSafeEq {
@@ -483,6 +603,134 @@ impl Expr {
     /// Evaluates as a WHERE/ON/HAVING condition: only TRUE passes.
     pub fn test(&self, row: &[Value], cx: &EvalCtx) -> Result<bool> {
         Ok(self.eval(row, cx)?.truth() == Some(true))
+    }
+}
+
+/// Evaluates a subquery expression with MySQL's NULL rules for IN, ANY and ALL.
+fn eval_subquery(s: &Subquery, row: &[Value], cx: &EvalCtx) -> Result<Value> {
+    let Some(runner) = cx.runner else {
+        return Err(Error::NotSupported("a subquery in this statement".into()));
+    };
+    let correlated = s
+        .correlated
+        .iter()
+        .map(|e| e.eval(row, cx))
+        .collect::<Result<Vec<_>>>()?;
+    // Operands first: MySQL evaluates the left side before running the subquery.
+    match &s.kind {
+        SubqueryKind::Scalar => {
+            let rows = runner.rows(s.id, correlated)?;
+            match rows.rows.as_slice() {
+                [] => Ok(Value::Null),
+                [one] => Ok(one.first().cloned().unwrap_or(Value::Null)),
+                _ => Err(Error::SubqueryRows),
+            }
+        }
+        SubqueryKind::Exists { negated } => {
+            let rows = runner.rows(s.id, correlated)?;
+            Ok(bool_value(rows.rows.is_empty() == *negated))
+        }
+        SubqueryKind::In {
+            lhs,
+            negated,
+            colls,
+            hashable,
+        } => {
+            let left = lhs
+                .iter()
+                .map(|e| e.eval(row, cx))
+                .collect::<Result<Vec<_>>>()?;
+            let rows = runner.rows(s.id, correlated)?;
+            let found = in_rows(&left, &rows, colls, *hashable);
+            Ok(match found {
+                None => Value::Null,
+                Some(b) => bool_value(b != *negated),
+            })
+        }
+        SubqueryKind::Quantified { lhs, op, all, coll } => {
+            let left = lhs.eval(row, cx)?;
+            let rows = runner.rows(s.id, correlated)?;
+            // ANY: TRUE if some comparison is TRUE, else NULL if some is NULL, else
+            // FALSE. ALL: FALSE if some is FALSE, else NULL if some is NULL, else TRUE.
+            let mut saw_null = false;
+            for r in &rows.rows {
+                let right = r.first().cloned().unwrap_or(Value::Null);
+                let cmp = Expr::Cmp(
+                    *op,
+                    Box::new(Expr::Literal(left.clone())),
+                    Box::new(Expr::Literal(right)),
+                    *coll,
+                );
+                match cmp.eval(&[], cx)?.truth() {
+                    None => saw_null = true,
+                    Some(t) if t != *all => return Ok(bool_value(t)),
+                    Some(_) => {}
+                }
+            }
+            Ok(if saw_null {
+                Value::Null
+            } else {
+                bool_value(*all)
+            })
+        }
+    }
+}
+
+/// `left IN rows`: Some(true) on a match, None when no match is certain only because of
+/// NULLs, Some(false) otherwise (MySQL's three-valued IN).
+fn in_rows(
+    left: &[Value],
+    rows: &SubqueryRows,
+    colls: &[Collation],
+    hashable: bool,
+) -> Option<bool> {
+    if rows.rows.is_empty() {
+        return Some(false);
+    }
+    if left.iter().any(Value::is_null) && left.len() == 1 {
+        return None;
+    }
+    if hashable && !left.iter().any(Value::is_null) {
+        let (set, has_null) = rows.probe(colls);
+        let mut k = Vec::new();
+        for (v, c) in left.iter().zip(colls) {
+            crate::keys::group_key(&mut k, v, *c);
+        }
+        if set.contains(&k) {
+            return Some(true);
+        }
+        if !has_null {
+            return Some(false);
+        }
+    }
+    // Row by row: a row matches when every column is equal; a row none of whose columns
+    // is unequal but some compare NULL makes the answer NULL unless another matches.
+    let mut saw_null = false;
+    for r in &rows.rows {
+        let mut all_equal = true;
+        let mut unknown = false;
+        for ((l, v), c) in left.iter().zip(r).zip(colls) {
+            match compare(l, v, *c) {
+                Some(Ordering::Equal) => {}
+                Some(_) => {
+                    all_equal = false;
+                    unknown = false;
+                    break;
+                }
+                None => unknown = true,
+            }
+        }
+        if all_equal && !unknown {
+            return Some(true);
+        }
+        if all_equal && unknown {
+            saw_null = true;
+        }
+    }
+    if saw_null {
+        None
+    } else {
+        Some(false)
     }
 }
 

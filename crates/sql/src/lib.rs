@@ -27,9 +27,12 @@ pub mod explain;
 pub mod expr;
 pub mod functions;
 pub mod infoschema;
+pub mod keys;
 pub mod lex;
 pub mod parse;
+pub mod query;
 pub mod rowsource;
+pub mod run_query;
 pub mod select;
 pub mod show;
 pub mod sort;
@@ -53,7 +56,7 @@ pub fn eval_constant(expr_sql: &str, env: &dyn Env) -> Result<Value> {
     };
     let scope = bind::Scope::default();
     let (x, _, _) = bind::Binder::new(&scope, "field list").bind(e)?;
-    x.eval(&[], &expr::EvalCtx { params: &[], env })
+    x.eval(&[], &expr::EvalCtx::new(&[], env))
 }
 pub use exec::{execute, prepare, ExecCtx, Outcome, Plan, Prepared};
 pub use expr::{Env, WarnLevel, Warning};

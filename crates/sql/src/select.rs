@@ -16,16 +16,19 @@
 //! `FOR UPDATE` locks exclusively, `FOR SHARE` / `LOCK IN SHARE MODE` share-locks, and
 //! the row source of an UPDATE or DELETE locks exclusively ([`plan_single_table`]).
 
-use crate::bind::{self, AggFunc, AggSpec, Aggregation, Binder, SType, Scope};
-use crate::exec::{ExecCtx, ReadModeGuard, TableLocks};
+use crate::bind::{self, AggFunc, AggSpec, Aggregation, BindEnv, Binder, SType, Scope};
+use crate::exec::{ExecCtx, ReadModeGuard};
 use crate::expr::{compare, sort_compare, CmpOp, EvalCtx, Expr};
+use crate::keys::group_key;
+use crate::query::{Planner, QueryPlan, Relation};
+use crate::run_query::Executor;
 use crate::stats::TableStats;
 use sqlparser::ast;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
-use strata_engine::{Flow, KeyRange, LockMode, ReadMode, Txn};
+use strata_engine::{Flow, KeyRange, ReadMode, Txn};
 use strata_types::keycode::{encode_value, prefix_successor};
 use strata_types::{
     Collation, ColumnMeta, DataType, Decimal, EndInfo, Error, QueryOutput, Result, Value,
@@ -137,25 +140,17 @@ fn locking_read_mode(locks: &[ast::LockClause]) -> Result<ReadMode> {
     Ok(mode)
 }
 
-pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
-    if q.with.is_some() {
-        return Err(Error::NotSupported("WITH".into()));
-    }
+/// Plans one query block: `select` with the ORDER BY, LIMIT and locking clauses of `q`
+/// (empty for a block inside a set operation). Subqueries and outer references bind
+/// through `env`; derived tables and CTEs through `planner`.
+pub fn plan_block(
+    q: &ast::Query,
+    select: &ast::Select,
+    planner: &Planner,
+    env: &BindEnv,
+) -> Result<SelectPlan> {
+    let cx = planner.cx;
     let read_mode = locking_read_mode(&q.locks)?;
-    let select = match q.body.as_ref() {
-        ast::SetExpr::Select(s) => s,
-        ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
-            let mut plan = plan_select(inner, cx)?;
-            if read_mode != ReadMode::Consistent {
-                // `(SELECT ...) FOR UPDATE`: the outer clause locks the inner reads.
-                plan.read_mode = read_mode;
-                plan.count_star_only = false;
-            }
-            return Ok(plan);
-        }
-        ast::SetExpr::SetOperation { .. } => return Err(Error::NotSupported("UNION".into())),
-        _ => return Err(Error::NotSupported(q.body.to_string())),
-    };
 
     // FROM: build the scope, collecting ON conditions per level.
     let mut scope = Scope::default();
@@ -163,10 +158,10 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
     let mut ons: Vec<(bool, Vec<ast::Expr>)> = Vec::new();
     let mut using: Vec<(usize, Vec<String>)> = Vec::new();
     for twj in &select.from {
-        add_factor(&twj.relation, cx, &mut scope, &mut derived)?;
+        add_factor(&twj.relation, planner, &mut scope, &mut derived)?;
         ons.push((false, vec![]));
         for j in &twj.joins {
-            add_factor(&j.relation, cx, &mut scope, &mut derived)?;
+            add_factor(&j.relation, planner, &mut scope, &mut derived)?;
             let (outer, c) = match &j.join_operator {
                 ast::JoinOperator::Join(c)
                 | ast::JoinOperator::Inner(c)
@@ -213,12 +208,12 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
         if bind::contains_aggregate(w) {
             return Err(Error::InvalidGroupUse);
         }
-        let (e, _, _) = Binder::new(&scope, "where clause").bind(w)?;
+        let (e, _, _) = Binder::in_env(&scope, "where clause", env).bind(w)?;
         split_conjuncts(e, &mut pool);
     }
     for (i, (outer, conds)) in ons.iter().enumerate() {
         for c in conds {
-            let (e, _, _) = Binder::new(&scope, "on clause").bind(c)?;
+            let (e, _, _) = Binder::in_env(&scope, "on clause", env).bind(c)?;
             if *outer {
                 split_conjuncts(e, &mut levels[i].on);
             } else {
@@ -282,7 +277,7 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
         for g in exprs {
             // GROUP BY may name a select-list alias or position.
             let target = group_target(g, &select.projection, &scope)?;
-            let (e, t, c) = Binder::new(&scope, "group statement").bind(&target)?;
+            let (e, t, c) = Binder::in_env(&scope, "group statement", env).bind(&target)?;
             agg.groups.push((target.to_string(), e, t, c));
         }
     } else {
@@ -348,6 +343,7 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
                     context: "field list",
                     agg: grouped.then_some(&mut agg),
                     aliases: &[],
+                    env: Some(env),
                 };
                 let (bound, ty, _) = b.bind(e)?;
                 let name = alias.clone().unwrap_or_else(|| display_name(e));
@@ -399,6 +395,7 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
                 context: "having clause",
                 agg: Some(&mut agg),
                 aliases: &aliases,
+                env: Some(env),
             };
             Some(b.bind(h)?.0)
         }
@@ -448,6 +445,7 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
                 context: "order clause",
                 agg: grouped.then_some(&mut agg),
                 aliases: &aliases,
+                env: Some(env),
             };
             let (e, _, coll) = b.bind(&item.expr)?;
             let pos = match projection
@@ -465,20 +463,7 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
         }
     }
 
-    let (limit, offset) = match &q.limit_clause {
-        None => (None, None),
-        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
-            limit.as_ref().map(|e| bind_limit(e, &scope)).transpose()?,
-            offset
-                .as_ref()
-                .map(|o| bind_limit(&o.value, &scope))
-                .transpose()?,
-        ),
-        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
-            Some(bind_limit(limit, &scope)?),
-            Some(bind_limit(offset, &scope)?),
-        ),
-    };
+    let (limit, offset) = bind_limits(q.limit_clause.as_ref(), env)?;
 
     let group = if grouped {
         Some(GroupPlan {
@@ -540,6 +525,7 @@ pub fn plan_select(q: &ast::Query, cx: &ExecCtx) -> Result<SelectPlan> {
         // (under MVCC each transaction sees its own count, as InnoDB's COUNT(*) scans),
         // and a locking read must visit the rows to lock them.
         && read_mode == ReadMode::Consistent
+        && scope.tables[0].slot.is_none()
         && !is_transactional(cx, &scope.tables[0].def.engine);
 
     let mut plan = SelectPlan {
@@ -576,6 +562,28 @@ fn bind_limit(e: &ast::Expr, scope: &Scope) -> Result<Expr> {
         return Err(Error::Syntax(e.to_string()));
     }
     Ok(x)
+}
+
+/// LIMIT and OFFSET of a query: constants or parameters only.
+pub fn bind_limits(
+    clause: Option<&ast::LimitClause>,
+    _env: &BindEnv,
+) -> Result<(Option<Expr>, Option<Expr>)> {
+    let scope = Scope::default();
+    Ok(match clause {
+        None => (None, None),
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+            limit.as_ref().map(|e| bind_limit(e, &scope)).transpose()?,
+            offset
+                .as_ref()
+                .map(|o| bind_limit(&o.value, &scope))
+                .transpose()?,
+        ),
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
+            Some(bind_limit(limit, &scope)?),
+            Some(bind_limit(offset, &scope)?),
+        ),
+    })
 }
 
 fn group_target(g: &ast::Expr, projection: &[ast::SelectItem], scope: &Scope) -> Result<ast::Expr> {
@@ -654,30 +662,31 @@ fn display_name(e: &ast::Expr) -> String {
     }
 }
 
-/// Subqueries in FROM and the tables their rows fill.
-pub type Derived = Vec<(
-    Box<SelectPlan>,
-    Arc<crate::rowsource::ReadOnlyTable<crate::derived::DerivedTable>>,
-)>;
+/// Derived tables and CTEs a block reads: the slot each is materialized into at run
+/// time and the plan that fills it (None: a recursive CTE's work table, filled by the
+/// iteration around the block).
+pub type Derived = Vec<(usize, Option<Arc<QueryPlan>>)>;
 
 fn add_factor(
     f: &ast::TableFactor,
-    cx: &ExecCtx,
+    planner: &Planner,
     scope: &mut Scope,
     derived: &mut Derived,
 ) -> Result<()> {
-    let (alias, db, handle): (String, String, Arc<dyn strata_engine::Table>) = match f {
+    let (alias, db, handle, slot): (String, String, Arc<dyn strata_engine::Table>, _) = match f {
         ast::TableFactor::Table { name, alias, .. } => {
-            let (db, table) = resolve_table(cx, name)?;
-            let handle = cx.table(&db, &table)?;
-            (
-                alias
-                    .as_ref()
-                    .map(|a| a.name.value.clone())
-                    .unwrap_or(table),
-                db,
-                handle,
-            )
+            let (db, table, rel) = planner.relation(name)?;
+            let alias = alias
+                .as_ref()
+                .map(|a| a.name.value.clone())
+                .unwrap_or(table);
+            match rel {
+                Relation::Engine(handle) => (alias, db, handle, None),
+                Relation::Cte { table, slot, plan } => {
+                    derived.push((slot, plan));
+                    (alias, db, table, Some(slot))
+                }
+            }
         }
         ast::TableFactor::Derived {
             subquery,
@@ -686,25 +695,29 @@ fn add_factor(
             ..
         } => {
             let Some(alias) = alias else {
-                return Err(Error::Syntax(
-                    "every derived table must have its own alias".into(),
-                ));
+                return Err(Error::DerivedNeedsAlias);
             };
-            let sub = plan_select(subquery, cx)?;
+            let sub = planner.plan_derived(subquery)?;
+            let names: Vec<String> = alias.columns.iter().map(|c| c.name.value.clone()).collect();
             let table = Arc::new(crate::rowsource::ReadOnlyTable(
-                crate::derived::DerivedTable::new(&alias.name.value, &sub.columns)?,
+                crate::derived::DerivedTable::new(&alias.name.value, sub.columns(), &names)?,
             ));
-            derived.push((Box::new(sub), table.clone()));
-            (alias.name.value.clone(), String::new(), table)
+            let slot = planner.new_slot();
+            derived.push((slot, Some(Arc::new(sub))));
+            (alias.name.value.clone(), String::new(), table, Some(slot))
+        }
+        ast::TableFactor::Derived { lateral: true, .. } => {
+            return Err(Error::NotSupported("LATERAL derived tables".into()))
         }
         other => return Err(Error::NotSupported(format!("table factor {other}"))),
     };
     if scope.tables.iter().any(|t| t.alias == alias) {
-        return Err(Error::NotSupported(format!(
-            "Not unique table/alias: '{alias}'"
-        )));
+        return Err(Error::NonUniqueTable(alias));
     }
     scope.push(alias, db, handle);
+    if let Some(t) = scope.tables.last_mut() {
+        t.slot = slot;
+    }
     Ok(())
 }
 
@@ -1303,6 +1316,17 @@ fn run_level(
             Ok(f)
         };
         match ranges {
+            None if t.slot.is_some() => {
+                let Some(runner) = cx.runner else {
+                    return Err(Error::Internal("derived table without an executor".into()));
+                };
+                let rows = runner.slot_rows(t.slot.unwrap_or_default())?;
+                for r in &rows.rows {
+                    if cb(strata_engine::RowId::default(), r)? == Flow::Stop {
+                        break;
+                    }
+                }
+            }
             None => t.table.scan(txn, &mut cb)?,
             Some((index, ranges, reverse)) => {
                 for r in &ranges {
@@ -1331,7 +1355,7 @@ fn run_level(
     Ok(Flow::Continue)
 }
 
-fn limit_value(e: &Option<Expr>, cx: &EvalCtx) -> Result<Option<u64>> {
+pub(crate) fn limit_value(e: &Option<Expr>, cx: &EvalCtx) -> Result<Option<u64>> {
     match e {
         None => Ok(None),
         Some(e) => match e.eval(&[], cx)? {
@@ -1339,70 +1363,6 @@ fn limit_value(e: &Option<Expr>, cx: &EvalCtx) -> Result<Option<u64>> {
             Value::UInt(u) => Ok(Some(u)),
             other => Err(Error::Syntax(format!("LIMIT {other}"))),
         },
-    }
-}
-
-/// Order-preserving bytes for grouping and DISTINCT: equal under SQL comparison (with
-/// the collation) means equal bytes.
-pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
-    match v {
-        Value::Null => out.push(0),
-        Value::Bytes(b) => {
-            out.push(2);
-            let mut w = Vec::new();
-            coll.weight_string(b, &mut w);
-            for x in w {
-                if x == 0 {
-                    out.extend_from_slice(&[0, 0xFF]);
-                } else {
-                    out.push(x);
-                }
-            }
-            out.extend_from_slice(&[0, 1]);
-        }
-        Value::DateTime(d) => {
-            out.push(3);
-            out.extend_from_slice(&d.pack().to_be_bytes());
-        }
-        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
-            out.push(1);
-            let ok = encode_value(
-                out,
-                &decimal_of(v),
-                &DataType::Decimal {
-                    precision: 38,
-                    scale: 10,
-                },
-                coll,
-            );
-            debug_assert!(ok);
-        }
-        Value::Double(d) => {
-            out.push(1);
-            match Decimal::from_f64(*d, 10) {
-                Some(dec) => {
-                    encode_value(
-                        out,
-                        &Value::Decimal(dec),
-                        &DataType::Decimal {
-                            precision: 38,
-                            scale: 10,
-                        },
-                        coll,
-                    );
-                }
-                None => out.extend_from_slice(&d.to_bits().to_be_bytes()),
-            }
-        }
-    }
-}
-
-fn decimal_of(v: &Value) -> Value {
-    match v {
-        Value::Int(i) => Value::Decimal(Decimal::from_i64(*i).rescale(10)),
-        Value::UInt(u) => Value::Decimal(Decimal::new(*u as i128, 0).rescale(10)),
-        Value::Decimal(d) => Value::Decimal(d.rescale(10)),
-        other => other.clone(),
     }
 }
 
@@ -1597,14 +1557,16 @@ impl QueryOutput for TypesFromFirstRow<'_> {
     }
 }
 
-/// Runs a planned SELECT, writing the result set to `out`. Returns the row count.
-pub fn execute_select(
+/// Runs one query block, writing its result set to `out`; `outer` holds the values of
+/// an enclosing query that a correlated subquery reads. Returns the row count. The
+/// executor has taken the statement's table locks.
+pub fn execute_block(
     plan: &SelectPlan,
-    cx: &mut ExecCtx,
-    params: &[Value],
+    ex: &Executor,
+    outer: &[Value],
     out: &mut dyn QueryOutput,
 ) -> Result<u64> {
-    if !params.is_empty()
+    if !ex.params.is_empty()
         && plan
             .columns
             .iter()
@@ -1614,35 +1576,31 @@ pub fn execute_select(
             inner: out,
             pending: None,
         };
-        return execute_select_to(plan, cx, params, &mut typed);
+        return execute_block_to(plan, ex, outer, &mut typed);
     }
-    execute_select_to(plan, cx, params, out)
+    execute_block_to(plan, ex, outer, out)
 }
 
-fn execute_select_to(
+fn execute_block_to(
     plan: &SelectPlan,
-    cx: &mut ExecCtx,
-    params: &[Value],
+    ex: &Executor,
+    outer: &[Value],
     out: &mut dyn QueryOutput,
 ) -> Result<u64> {
-    for (sub, table) in &plan.derived {
-        let mut rows = strata_types::output::CollectedOutput::default();
-        execute_select(sub, cx, params, &mut rows)?;
-        table.0.fill(rows.rows);
+    for (slot, sub) in &plan.derived {
+        if let Some(sub) = sub {
+            ex.materialize(*slot, sub)?;
+        }
     }
-    let mut locks = TableLocks::default();
-    let want: Vec<_> = plan
-        .scope
-        .tables
-        .iter()
-        .map(|t| (t.db.as_str(), t.def.name.as_str(), &t.table, LockMode::Read))
-        .collect();
-    cx.lock_tables(&mut locks, &want)?;
+    let cx = ex.cx;
+    let params = ex.params;
     // After the derived tables ran with their own modes: this query's reads.
     let _mode = ReadModeGuard::set(cx.txn, plan.read_mode);
     let ecx = EvalCtx {
         params,
         env: cx.env,
+        outer,
+        runner: Some(ex),
     };
     let limit = limit_value(&plan.limit, &ecx)?;
     let offset = limit_value(&plan.offset, &ecx)?.unwrap_or(0);
@@ -1993,10 +1951,7 @@ pub fn matching_rows(
     cx: &ExecCtx,
     params: &[Value],
 ) -> Result<Vec<(strata_engine::RowId, Vec<Value>)>> {
-    let ecx = EvalCtx {
-        params,
-        env: cx.env,
-    };
+    let ecx = EvalCtx::new(params, cx.env);
     for c in &plan.const_filter {
         if !c.test(&[], &ecx)? {
             return Ok(vec![]);

@@ -10,7 +10,7 @@
 //! `ANALYZE TABLE`. The cache lives in the catalog, keyed by the open table handle, so a
 //! dropped or re-created table starts afresh.
 
-use crate::select::group_key;
+use crate::keys::group_key;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use strata_engine::{Flow, KeyRange, Table, Txn};

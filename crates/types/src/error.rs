@@ -140,6 +140,16 @@ pub enum Error {
     RowTooLarge(usize),
     /// 1071: an index key too long; the maximum in bytes.
     KeyTooLong(usize),
+    /// 1248: a derived table without an alias.
+    DerivedNeedsAlias,
+    /// 1066: two tables of one FROM with the same name or alias.
+    NonUniqueTable(String),
+    /// 1222: the parts of a UNION/INTERSECT/EXCEPT have different column counts.
+    WrongColumnCountInSetOp,
+    /// 1353: a derived table's or CTE's column list does not match its SELECT list.
+    ViewColumnCount,
+    /// 3636: a recursive CTE ran more iterations than `cte_max_recursion_depth`.
+    RecursionDepth(u64),
     /// 1436: an expression or query nested too deep for the connection thread's stack.
     StackOverrun { used: usize, size: usize },
     /// 1105: an internal invariant broke; the statement is abandoned, the server goes on.
@@ -211,6 +221,11 @@ impl Error {
             RowTooLarge(_) => 1118,
             KeyTooLong(_) => 1071,
             StackOverrun { .. } => 1436,
+            ViewColumnCount => 1353,
+            WrongColumnCountInSetOp => 1222,
+            DerivedNeedsAlias => 1248,
+            NonUniqueTable(_) => 1066,
+            RecursionDepth(_) => 3636,
             Internal(_) => 1105,
         }
     }
@@ -218,8 +233,10 @@ impl Error {
     /// The five-character SQLSTATE that goes with [`Error::code`].
     pub fn sqlstate(&self) -> &'static str {
         match self.code() {
-            1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091 | 1061 | 1231 | 1232
-            | 1074 | 1115 | 1102 | 1103 | 1286 | 1305 | 1582 | 1273 | 1118 | 1071 => "42000",
+            1066 | 1248 | 1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091 | 1061
+            | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1286 | 1305 | 1582 | 1273 | 1118 | 1071 => {
+                "42000"
+            }
             1146 | 1051 => "42S02",
             1050 => "42S01",
             1054 => "42S22",
@@ -228,7 +245,7 @@ impl Error {
             1045 => "28000",
             1046 => "3D000",
             1136 => "21S01",
-            1241 | 1242 => "21000",
+            1241 | 1242 | 1222 => "21000",
             1264 => "22003",
             1406 => "22001",
             1292 => "22007",
@@ -415,6 +432,23 @@ impl fmt::Display for Error {
             KeyTooLong(max) => write!(
                 f,
                 "Specified key was too long; max key length is {max} bytes"
+            ),
+            DerivedNeedsAlias => write!(f, "Every derived table must have its own alias"),
+            NonUniqueTable(t) => write!(f, "Not unique table/alias: '{t}'"),
+            WrongColumnCountInSetOp => write!(
+                f,
+                "The used SELECT statements have a different number of columns"
+            ),
+            ViewColumnCount => write!(
+                f,
+                "In definition of view, derived table or common table expression, SELECT list \
+                 and column names list have different column counts"
+            ),
+            RecursionDepth(n) => write!(
+                f,
+                "Recursive query aborted after {} iterations. Try increasing \
+                 @@cte_max_recursion_depth to a larger value.",
+                n + 1
             ),
             StackOverrun { used, size } => write!(
                 f,

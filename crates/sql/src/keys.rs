@@ -1,0 +1,70 @@
+//! Order-preserving byte keys for values under SQL equality: two values that compare
+//! equal (with the collation) get the same bytes, so grouping, DISTINCT, set operations
+//! and `IN (subquery)` can find equal values by hashing or sorting bytes.
+
+use strata_types::keycode::encode_value;
+use strata_types::{Collation, DataType, Decimal, Value};
+
+/// Order-preserving bytes for grouping and DISTINCT: equal under SQL comparison (with
+/// the collation) means equal bytes.
+pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
+    match v {
+        Value::Null => out.push(0),
+        Value::Bytes(b) => {
+            out.push(2);
+            let mut w = Vec::new();
+            coll.weight_string(b, &mut w);
+            for x in w {
+                if x == 0 {
+                    out.extend_from_slice(&[0, 0xFF]);
+                } else {
+                    out.push(x);
+                }
+            }
+            out.extend_from_slice(&[0, 1]);
+        }
+        Value::DateTime(d) => {
+            out.push(3);
+            out.extend_from_slice(&d.pack().to_be_bytes());
+        }
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
+            out.push(1);
+            let ok = encode_value(
+                out,
+                &decimal_of(v),
+                &DataType::Decimal {
+                    precision: 38,
+                    scale: 10,
+                },
+                coll,
+            );
+            debug_assert!(ok);
+        }
+        Value::Double(d) => {
+            out.push(1);
+            match Decimal::from_f64(*d, 10) {
+                Some(dec) => {
+                    encode_value(
+                        out,
+                        &Value::Decimal(dec),
+                        &DataType::Decimal {
+                            precision: 38,
+                            scale: 10,
+                        },
+                        coll,
+                    );
+                }
+                None => out.extend_from_slice(&d.to_bits().to_be_bytes()),
+            }
+        }
+    }
+}
+
+fn decimal_of(v: &Value) -> Value {
+    match v {
+        Value::Int(i) => Value::Decimal(Decimal::from_i64(*i).rescale(10)),
+        Value::UInt(u) => Value::Decimal(Decimal::new(*u as i128, 0).rescale(10)),
+        Value::Decimal(d) => Value::Decimal(d.rescale(10)),
+        other => other.clone(),
+    }
+}
