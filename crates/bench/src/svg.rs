@@ -372,11 +372,12 @@ pub fn bars(t: &Table) -> String {
                 );
             }
         }
+        // Keys such as "total (12 queries)" keep their first part under the bar.
         let _ = writeln!(
             out,
             r#"<text x="{cx:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"#,
             base + 15.0,
-            esc(&r.key)
+            esc(r.key.split(" (").next().unwrap_or(&r.key))
         );
     }
     for (i, (name, color)) in [(&t.a_name, COLOR_A), (&t.b_name, COLOR_B)]
