@@ -28,6 +28,9 @@ pub enum Scenario {
     /// seed 001: update_key with the binary log off and on, and the redo flush policy
     /// (innodb_flush_log_at_trx_commit 1 vs 2).
     Groupcommit,
+    /// TPC-H: the 8 tables at --scale-factor and the 22 queries, timed on this target
+    /// and (--compare) on a second server, each result checked against the other's.
+    Tpch,
 }
 
 impl Scenario {
@@ -40,6 +43,7 @@ impl Scenario {
             Scenario::Latch => "latch",
             Scenario::Pagecache => "pagecache",
             Scenario::Groupcommit => "groupcommit",
+            Scenario::Tpch => "tpch",
         }
     }
 }
@@ -65,6 +69,22 @@ fn parse_scale(s: &str) -> Result<f64, String> {
         _ => Err(format!(
             "'{s}': --scale takes a number in (0, 1], e.g. 0.01"
         )),
+    }
+}
+
+fn parse_scale_factor(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 100.0 => Ok(v),
+        _ => Err(format!(
+            "'{s}': --scale-factor takes a number in (0, 100], e.g. 0.01 or 1"
+        )),
+    }
+}
+
+fn parse_repeat(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(v) if v >= 1 => Ok(v),
+        _ => Err(format!("'{s}': --repeat takes a count of at least 1")),
     }
 }
 
@@ -139,6 +159,29 @@ pub struct BenchArgs {
     /// Seed of the random numbers (ids, values).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+
+    /// tpch: the TPC-H scale factor (SF 1 is 6,001,215 lineitem rows; 0.01 for a quick look).
+    #[arg(long = "scale-factor", default_value = "0.1", value_parser = parse_scale_factor)]
+    pub scale_factor: f64,
+    /// tpch: a second server (host:port, loopback only) that gets the same data and
+    /// queries over the wire; every result is checked against its result.
+    #[arg(long)]
+    pub compare: Option<String>,
+    /// tpch: user for the --compare server [default: --user].
+    #[arg(long = "compare-user")]
+    pub compare_user: Option<String>,
+    /// tpch: password for the --compare server [default: --password].
+    #[arg(long = "compare-password")]
+    pub compare_password: Option<String>,
+    /// tpch: timed runs of each query after its unmeasured warm run; the median is shown.
+    #[arg(long, default_value = "1", value_parser = parse_repeat)]
+    pub repeat: usize,
+    /// tpch: seconds one query may run before it is reported as timed out.
+    #[arg(long = "query-timeout", default_value = "300", value_parser = parse_secs)]
+    pub query_timeout: f64,
+    /// tpch: which of the 22 queries to run, e.g. 1,6,14 [default: all].
+    #[arg(long, value_delimiter = ',')]
+    pub queries: Option<Vec<u32>>,
 
     /// Write every cell as CSV to this file.
     #[arg(long)]

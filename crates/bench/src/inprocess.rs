@@ -11,7 +11,7 @@ use strata_engine::Engine;
 use strata_session::{ResultSink, Server, ServerConfig, Session};
 use strata_sql::Catalog;
 use strata_storage::redo::FlushAtCommit;
-use strata_types::{ColumnMeta, EndInfo, OkInfo, QueryOutput, Value};
+use strata_types::{ColumnMeta, EndInfo, FieldType, OkInfo, QueryOutput, Value};
 
 /// What a server needs to open its data directory: the startup settings that reach the
 /// engines, the catalog and [`ServerConfig`] (the network and user options stay with
@@ -144,16 +144,38 @@ struct Sink {
     rows: u64,
     affected: u64,
     values: Vec<Vec<String>>,
+    /// Which columns are DATE: their values are held as date-times at midnight, and
+    /// kept values must read as a client over the wire reads them (the wire layer
+    /// prints the date alone).
+    date_columns: Vec<bool>,
 }
 
 impl QueryOutput for Sink {
-    fn columns(&mut self, _: &[ColumnMeta]) -> strata_types::Result<()> {
+    fn columns(&mut self, cols: &[ColumnMeta]) -> strata_types::Result<()> {
+        if self.keep {
+            self.date_columns = cols
+                .iter()
+                .map(|c| c.field_type == FieldType::Date)
+                .collect();
+        }
         Ok(())
     }
     fn row(&mut self, row: &[Value]) -> strata_types::Result<()> {
         self.rows += 1;
         if self.keep {
-            self.values.push(row.iter().map(Value::to_text).collect());
+            let dates = &self.date_columns;
+            self.values.push(
+                row.iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        let mut t = v.to_text();
+                        if matches!(v, Value::DateTime(_)) && dates.get(i) == Some(&true) {
+                            t.truncate(10);
+                        }
+                        t
+                    })
+                    .collect(),
+            );
         }
         Ok(())
     }
@@ -179,6 +201,7 @@ impl InProcessClient {
             rows: 0,
             affected: 0,
             values: Vec::new(),
+            date_columns: Vec::new(),
         };
         self.session
             .query(sql, false, &mut sink)

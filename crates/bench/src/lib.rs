@@ -46,17 +46,28 @@ pub fn run(args: BenchArgs) -> Result<i32, String> {
             ctx.settings.innodb_buffer_pool_size >> 20
         );
     }
-    println!(
-        "scale {}: {} s measured + {} s warm-up per cell{}",
-        a.scale,
-        report::fmt_num(ctx.time().as_secs_f64()),
-        report::fmt_num(ctx.warmup().as_secs_f64()),
-        if a.scale < 1.0 {
-            " (a smoke test: sizes, durations and thread lists shrunk; not for comparison)"
-        } else {
-            ""
-        }
-    );
+    if a.scenario == args::Scenario::Tpch {
+        // TPC-H has its own size (the scale factor) and runs each query a fixed number
+        // of times, not for a period.
+        println!(
+            "scale factor {}: each query once unmeasured, then {} timed run(s), the median shown; {} s timeout per query",
+            a.scale_factor,
+            a.repeat,
+            report::fmt_num(a.query_timeout)
+        );
+    } else {
+        println!(
+            "scale {}: {} s measured + {} s warm-up per cell{}",
+            a.scale,
+            report::fmt_num(ctx.time().as_secs_f64()),
+            report::fmt_num(ctx.warmup().as_secs_f64()),
+            if a.scale < 1.0 {
+                " (a smoke test: sizes, durations and thread lists shrunk; not for comparison)"
+            } else {
+                ""
+            }
+        );
+    }
     println!();
     let mut out = scenarios::Out::new(a.svg_dir.clone());
     let result = scenarios::run(&ctx, &target, &mut out);

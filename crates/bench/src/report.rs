@@ -70,6 +70,10 @@ pub struct Row {
     pub key: String,
     pub a: Cell,
     pub b: Cell,
+    /// A check of the row's results beside its timings (tpch: `ok`, `mismatch ...`,
+    /// `error ...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
 }
 
 impl Row {
@@ -130,6 +134,17 @@ impl Table {
             key: key.into(),
             a,
             b,
+            result: None,
+        });
+    }
+
+    /// A row with the check of its results.
+    pub fn push_checked(&mut self, key: impl Into<String>, a: Cell, b: Cell, result: String) {
+        self.rows.push(Row {
+            key: key.into(),
+            a,
+            b,
+            result: Some(result),
         });
     }
 }
@@ -316,10 +331,11 @@ fn opt(v: Option<f64>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
 }
 
-/// One line per cell: scenario, table, key, column, value, latencies, seed value.
+/// One line per cell: scenario, table, key, column, value, latencies, seed value and
+/// the row's result check (tpch).
 pub fn write_csv(path: &Path, scenario: &str, tables: &[Table]) -> Result<(), String> {
     let mut s = String::from(
-        "scenario,table,unit,key,column,name,value,qps,p50_ms,p95_ms,p99_ms,max_ms,events,retried,idle_clients,missing,seed_value\n",
+        "scenario,table,unit,key,column,name,value,qps,p50_ms,p95_ms,p99_ms,max_ms,events,retried,idle_clients,missing,seed_value,result\n",
     );
     for t in tables {
         for r in &t.rows {
@@ -358,6 +374,7 @@ pub fn write_csv(path: &Path, scenario: &str, tables: &[Table]) -> Result<(), St
                 ];
                 fields.extend(measured);
                 fields.push(seed_v.map(|v| v.show()).unwrap_or_default());
+                fields.push(r.result.clone().unwrap_or_default());
                 let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
                 s.push_str(&line.join(","));
                 s.push('\n');

@@ -2,8 +2,9 @@
 //! on the left and the ratio B/A today against the seed's ratio on the right. Ratios
 //! are what compare across machines and decades (absolute numbers from 2006 hardware
 //! would squash today's onto one axis), so the seed appears in the ratio panel only.
-//! A chart is a few dozen SVG elements; a plotting library would add dependencies for
-//! no gain here.
+//! [`bars`] draws tables of independent rows (the TPC-H queries) as grouped bars on a
+//! log axis instead. A chart is a few dozen SVG elements; a plotting library would add
+//! dependencies for no gain here.
 
 use crate::report::{fmt_num, Table};
 use std::fmt::Write as _;
@@ -259,6 +260,159 @@ pub fn write(dir: &Path, t: &Table) -> Result<PathBuf, String> {
     Ok(path)
 }
 
+/// A grouped bar chart of one table on a logarithmic axis: per row the A and B bars
+/// side by side (a missing cell drawn as a cross on the axis), and above each pair A/B
+/// as a factor. For tables whose rows are independent measurements of very different
+/// sizes (the 22 TPC-H queries span milliseconds to minutes), where a line through the
+/// rows would suggest a trend and a linear axis would flatten the short ones.
+pub fn bars(t: &Table) -> String {
+    let p = Panel {
+        x: 70.0,
+        y: 60.0,
+        w: WIDTH - 100.0,
+        h: HEIGHT - 130.0,
+    };
+    let values: Vec<f64> = t
+        .rows
+        .iter()
+        .flat_map(|r| [r.a.value(), r.b.value()])
+        .flatten()
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .collect();
+    let lo = values
+        .iter()
+        .fold(f64::INFINITY, |m, v| m.min(*v))
+        .log10()
+        .floor();
+    let hi = values.iter().fold(0.0f64, |m, v| m.max(*v)).log10().ceil();
+    let (lo, hi) = if values.is_empty() {
+        (0.0, 1.0)
+    } else if hi <= lo {
+        (lo, lo + 1.0)
+    } else {
+        (lo, hi)
+    };
+    let yof = |v: f64| p.y + p.h - (v.log10() - lo) / (hi - lo) * p.h;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif">"#
+    );
+    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="22" font-size="15" text-anchor="middle">{}</text>"#,
+        WIDTH / 2.0,
+        esc(&t.title)
+    );
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="{}" font-size="12" text-anchor="middle">{} (log scale); above each pair: A/B</text>"#,
+        WIDTH / 2.0,
+        p.y - 24.0,
+        esc(&t.unit)
+    );
+    let _ = writeln!(
+        out,
+        r##"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#999"/>"##,
+        p.x, p.y, p.w, p.h
+    );
+    let mut e = lo;
+    while e <= hi {
+        let v = 10f64.powf(e);
+        let y = yof(v);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#e5e5e5"/><text x="{}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
+            p.x,
+            p.x + p.w,
+            p.x - 4.0,
+            y + 4.0,
+            esc(&axis_label(v))
+        );
+        e += 1.0;
+    }
+    let n = t.rows.len().max(1);
+    let slot = p.w / n as f64;
+    let bar_w = (slot * 0.35).min(24.0);
+    let base = p.y + p.h;
+    for (i, r) in t.rows.iter().enumerate() {
+        let cx = p.x + slot * (i as f64 + 0.5);
+        for (k, (cell, color)) in [(&r.a, COLOR_A), (&r.b, COLOR_B)].iter().enumerate() {
+            let x = if k == 0 { cx - bar_w } else { cx };
+            match cell.value().filter(|v| *v > 0.0 && v.is_finite()) {
+                Some(v) => {
+                    let y = yof(v).min(base);
+                    let _ = writeln!(
+                        out,
+                        r#"<rect x="{x:.1}" y="{y:.1}" width="{bar_w:.1}" height="{:.1}" fill="{color}"><title>{}: {}</title></rect>"#,
+                        base - y,
+                        esc(&r.key),
+                        esc(&fmt_num(v))
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        r#"<text x="{:.1}" y="{:.1}" font-size="12" fill="{color}" text-anchor="middle">×</text>"#,
+                        x + bar_w / 2.0,
+                        base - 3.0
+                    );
+                }
+            }
+        }
+        if let (Some(a), Some(b)) = (r.a.value(), r.b.value()) {
+            if b > 0.0 {
+                let top = yof(a.max(b).max(10f64.powf(lo))).min(base);
+                let _ = writeln!(
+                    out,
+                    r#"<text x="{cx:.1}" y="{:.1}" font-size="9" text-anchor="middle">{:.2}</text>"#,
+                    top - 3.0,
+                    a / b
+                );
+            }
+        }
+        // Keys such as "total (12 queries)" keep their first part under the bar.
+        let _ = writeln!(
+            out,
+            r#"<text x="{cx:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"#,
+            base + 15.0,
+            esc(r.key.split(" (").next().unwrap_or(&r.key))
+        );
+    }
+    for (i, (name, color)) in [(&t.a_name, COLOR_A), (&t.b_name, COLOR_B)]
+        .iter()
+        .enumerate()
+    {
+        let x = p.x + 10.0 + 220.0 * i as f64;
+        let y = HEIGHT - 30.0;
+        let _ = writeln!(
+            out,
+            r#"<rect x="{x}" y="{}" width="14" height="10" fill="{color}"/><text x="{}" y="{y}" font-size="11">{}: {}</text>"#,
+            y - 9.0,
+            x + 18.0,
+            if i == 0 { "A" } else { "B" },
+            esc(name)
+        );
+    }
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="{}" font-size="11">× = not measured (error or timeout)</text>"#,
+        p.x + 460.0,
+        HEIGHT - 30.0
+    );
+    out.push_str("</svg>\n");
+    out
+}
+
+/// Writes [`bars`] of `t` as `<dir>/<table id>.svg`; returns the path.
+pub fn write_bars(dir: &Path, t: &Table) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let path = dir.join(format!("{}.svg", t.id));
+    std::fs::write(&path, bars(t)).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    Ok(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,5 +444,33 @@ mod tests {
         assert!(svg.contains("A &amp; B"));
         // A: one segment of two points; B: one point; ratio: one point; seed: two.
         assert_eq!(svg.matches("<polyline").count(), 4, "{svg}");
+    }
+
+    #[test]
+    fn bar_chart_has_a_bar_per_measured_cell() {
+        let mut t = crate::report::Table::new("q", "Q", "Query", "ms per query", "a", "b");
+        t.push(
+            "Q1",
+            Cell::Measured(Measure::seconds(3.0, 1)),
+            Cell::Measured(Measure::seconds(1500.0, 1)),
+        );
+        t.push(
+            "Q2",
+            Cell::Missing("error".into()),
+            Cell::Measured(Measure::seconds(20.0, 1)),
+        );
+        let svg = bars(&t);
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        // Two bars for Q1, one for Q2, plus the frame and the legend's two swatches.
+        assert_eq!(svg.matches("<rect").count(), 1 + 1 + 3 + 2, "{svg}");
+        assert!(
+            svg.contains(">×</text>") && svg.contains(">0.00</text>"),
+            "{svg}"
+        );
+        // Decades 1..10000 on the axis.
+        assert!(
+            svg.contains(">10000</text>") && svg.contains(">1</text>"),
+            "{svg}"
+        );
     }
 }

@@ -3,7 +3,11 @@
 //! measured number in every cell that the server can measure, the seed's figures
 //! beside them, and a clear statement (plus exit status 2) for every half the server
 //! cannot run yet (mmap data access, latch variants, the binary log, tmpfs). CSV, JSON
-//! and SVG outputs are checked on one scenario.
+//! and SVG outputs are checked on one scenario. `tpch` runs over the wire against a
+//! Strata server started here, and checks its results against a second server when
+//! `STRATA_BENCH_COMPARE=host:port` names one (e.g. a MariaDB 10.11).
+
+mod common;
 
 use std::path::Path;
 use std::process::Command;
@@ -354,4 +358,118 @@ fn oltp_scenario_and_bad_options() {
     assert!(run.stderr.contains("loopback"), "{}", run.stderr);
     let run = bench(&["join", "--scale", "2"]);
     assert_ne!(run.code, 0);
+}
+
+/// TPC-H at SF 0.01 against a Strata server started here: the loader's row counts are
+/// the specification's (lineitem's is dbgen's for this scale factor), every query gets
+/// a result column (`ok`/`ran`, or the server's error), and with a second server
+/// (`STRATA_BENCH_COMPARE=host:port`) every query both servers ran gave equal results.
+#[test]
+fn tpch_scenario() {
+    let server = common::TestServer::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("tpch.csv");
+    let svg = dir.path().join("svg");
+    let port = server.port.to_string();
+    let compare = std::env::var("STRATA_BENCH_COMPARE").ok();
+    let mut args = vec![
+        "tpch",
+        "--scale-factor",
+        "0.01",
+        "--port",
+        &port,
+        // At SF 0.01 MariaDB answers each query in well under a second; a query that
+        // takes Strata longer is reported as a timeout, which keeps the test short.
+        "--query-timeout",
+        "5",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--svg-dir",
+        svg.to_str().unwrap(),
+    ];
+    if let Some(c) = &compare {
+        args.extend(["--compare", c.as_str()]);
+    } else {
+        eprintln!("NOTE: tpch_scenario: STRATA_BENCH_COMPARE not set, results are not compared");
+    }
+    let run = bench(&args);
+    let ctx = || format!("stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    // 0, or 2 when some query was refused, timed out or differed; never 1.
+    assert!(run.code == 0 || run.code == EXIT_INCOMPLETE, "{}", ctx());
+    let t = tables(&run.stdout);
+    assert_eq!(t.len(), 2, "{}", ctx());
+
+    // The loader: generated rows and SELECT COUNT(*) on each server.
+    let counts = &t[0];
+    let servers = if compare.is_some() { 2 } else { 1 };
+    assert_eq!(
+        &counts.header[..3],
+        &["Table", "generated", "Strata"],
+        "{}",
+        ctx()
+    );
+    assert_eq!(counts.header.len(), 2 + servers, "{}", ctx());
+    let expected = [
+        ("region", "5"),
+        ("nation", "25"),
+        ("part", "2000"),
+        ("supplier", "100"),
+        ("partsupp", "8000"),
+        ("customer", "1500"),
+        ("orders", "15000"),
+        ("lineitem", "60175"),
+    ];
+    assert_eq!(counts.rows.len(), expected.len(), "{}", ctx());
+    for (row, (name, n)) in counts.rows.iter().zip(expected) {
+        assert_eq!(row[0], name, "{}", ctx());
+        for v in &row[1..] {
+            assert_eq!(v, n, "{name}: {}", ctx());
+        }
+    }
+
+    // The queries: Q1..Q22 and the total.
+    let q = &t[1];
+    assert_eq!(q.header[0], "Query", "{}", ctx());
+    assert_eq!(q.header[1], "strata ms", "{}", ctx());
+    assert_eq!(&q.header[3..], &["ratio", "result"], "{}", ctx());
+    assert_eq!(q.rows.len(), 23, "{}", ctx());
+    let mut ran = 0;
+    for (i, r) in q.rows.iter().take(22).enumerate() {
+        assert_eq!(r[0], format!("Q{}", i + 1), "{}", ctx());
+        let result = r[4].as_str();
+        if result.starts_with("ok") || result.starts_with("ran") {
+            ran += 1;
+            assert!(is_number(&r[1]), "{r:?}: {}", ctx());
+        } else {
+            assert_eq!(r[1], "n/a", "{r:?}: {}", ctx());
+        }
+        if compare.is_some() {
+            // Whatever Strata answers must be MariaDB's answer.
+            assert!(!result.starts_with("mismatch"), "{r:?}: {}", ctx());
+            if result.starts_with("ok") {
+                assert!(is_number(&r[2]) && is_number(&r[3]), "{r:?}: {}", ctx());
+            }
+        } else {
+            assert!(
+                result.starts_with("ran")
+                    || result.starts_with("error")
+                    || result.starts_with("timeout"),
+                "{r:?}: {}",
+                ctx()
+            );
+        }
+    }
+    // Strata runs some of the queries today (Q3 and Q13 at least).
+    assert!(ran >= 2, "{}", ctx());
+    assert!(q.rows[22][0].starts_with("total"), "{}", ctx());
+
+    // CSV: a header and two lines (A and B) per query and the total.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count(), 1 + 23 * 2, "{text}");
+    assert!(text.lines().next().unwrap().ends_with(",result"), "{text}");
+    let chart = std::fs::read_to_string(svg.join("tpch.svg")).unwrap();
+    assert!(
+        chart.starts_with("<svg") && chart.contains("<rect"),
+        "{chart}"
+    );
 }

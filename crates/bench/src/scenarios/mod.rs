@@ -10,6 +10,7 @@ mod mmap;
 mod oltp;
 mod pagecache;
 mod selfjoin;
+mod tpch;
 
 use crate::args::{BenchArgs, Scenario};
 use crate::client::{Client, Target};
@@ -231,5 +232,6 @@ pub fn run(ctx: &Ctx, target: &Target, out: &mut Out) -> Result<(), String> {
         Scenario::Latch => latch::run(ctx, target, out),
         Scenario::Pagecache => pagecache::run(ctx, target, out),
         Scenario::Groupcommit => groupcommit::run(ctx, target, out),
+        Scenario::Tpch => tpch::run(ctx, target, out),
     }
 }
