@@ -15,6 +15,7 @@ pub mod keycode;
 pub mod output;
 pub mod schema;
 pub mod sqltext;
+mod u256;
 pub mod value;
 
 pub use datetime::DateTime;
