@@ -132,7 +132,7 @@ impl SType {
             Value::Int(_) => SType::Int,
             Value::UInt(_) => SType::UInt,
             Value::Double(_) => SType::Double,
-            Value::Decimal(d) => SType::Decimal(d.scale),
+            Value::Decimal(d) => SType::Decimal(d.shown),
             Value::Bytes(_) => SType::Text,
             Value::DateTime(_) => SType::DateTime,
         }
@@ -634,16 +634,13 @@ impl<'a> Binder<'a> {
                     }
                     None => None,
                 };
-                (
-                    Expr::Case {
-                        operand,
-                        whens,
-                        otherwise,
-                        coll: Collation::GeneralCi,
-                    },
-                    ty,
-                    Collation::GeneralCi,
-                )
+                let case = Expr::Case {
+                    operand,
+                    whens,
+                    otherwise,
+                    coll: Collation::GeneralCi,
+                };
+                (show_scale(case, ty), ty, Collation::GeneralCi)
             }
             A::Cast {
                 expr, data_type, ..
@@ -1096,15 +1093,23 @@ impl<'a> Binder<'a> {
                 types.iter().fold(SType::Null, |a, b| unify(a, *b))
             }
             Func::NullIf | Func::Abs => types[0],
-            Func::Round | Func::Floor | Func::Ceil => match types[0] {
-                SType::Decimal(_) if func != Func::Round => SType::Int,
+            Func::Floor | Func::Ceil => match types[0] {
+                SType::Decimal(_) => SType::Int,
                 t => t,
             },
+            Func::Round => round_type(types[0], bound.get(1)),
             Func::Mod => arith_type(ArithOp::Mod, types[0], types[1]),
             _ => SType::Text,
         };
         let coll = colls.first().copied().unwrap_or(Collation::GeneralCi);
-        Ok((Expr::Func(func, bound), ty, coll))
+        let e = Expr::Func(func, bound);
+        let e = match func {
+            Func::If | Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => {
+                show_scale(e, ty)
+            }
+            _ => e,
+        };
+        Ok((e, ty, coll))
     }
 
     fn bind_aggregate(
@@ -1264,8 +1269,15 @@ pub fn unify(a: SType, b: SType) -> SType {
     }
 }
 
+/// The static type of `a op b`, as MySQL resolves it; the declared scale of a DECIMAL
+/// result is the `shown` scale `strata_types::Decimal` gives its values, so the two
+/// rules must agree: `+`, `-` and `%` take the larger scale, `*` the sum, `/` the
+/// dividend's plus 4 (all at most 30). `/` of two exact operands is DECIMAL; `DIV` is
+/// BIGINT, UNSIGNED when either operand is; `%` of integers is UNSIGNED when its
+/// dividend is, the others when either operand is. Strings and dates count as DOUBLE.
 fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
     use SType::*;
+    const MAX_SCALE: u8 = strata_types::decimal::MAX_SCALE;
     let num = |t| match t {
         Text | Binary | DateTime | Date => Double,
         x => x,
@@ -1274,18 +1286,48 @@ fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
     match op {
         ArithOp::Div => match (a, b) {
             (Double, _) | (_, Double) => Double,
-            (Decimal(s), _) => Decimal((s + 4).min(30)),
-            _ => Decimal(4),
+            (Decimal(s), _) => Decimal((s + strata_types::decimal::DIV_INCREMENT).min(MAX_SCALE)),
+            _ => Decimal(strata_types::decimal::DIV_INCREMENT),
         },
-        ArithOp::IntDiv => Int,
-        _ => match (a, b) {
-            (Null, _) | (_, Null) => Null,
-            (Double, _) | (_, Double) => Double,
-            (Decimal(x), Decimal(y)) => Decimal(if op == ArithOp::Mul { x + y } else { x.max(y) }),
-            (Decimal(s), _) | (_, Decimal(s)) => Decimal(s),
+        ArithOp::IntDiv => match (a, b) {
             (UInt, _) | (_, UInt) => UInt,
             _ => Int,
         },
+        _ => match (a, b) {
+            (Null, _) | (_, Null) => Null,
+            (Double, _) | (_, Double) => Double,
+            (Decimal(x), Decimal(y)) if op == ArithOp::Mul => Decimal((x + y).min(MAX_SCALE)),
+            (Decimal(x), Decimal(y)) => Decimal(x.max(y)),
+            (Decimal(s), _) | (_, Decimal(s)) if op == ArithOp::Mul => Decimal(s.min(MAX_SCALE)),
+            (Decimal(s), _) | (_, Decimal(s)) => Decimal(s),
+            (UInt, _) => UInt,
+            (_, UInt) if op != ArithOp::Mod => UInt,
+            _ => Int,
+        },
+    }
+}
+
+/// The static type of ROUND(x[, d]): a DECIMAL rounds to `d` digits when `d` is a
+/// constant (0 when negative, at most 30), else keeps x's scale; other types keep
+/// their type.
+fn round_type(arg: SType, digits: Option<&Expr>) -> SType {
+    match (arg, digits) {
+        (SType::Decimal(_), None) => SType::Decimal(0),
+        (SType::Decimal(_), Some(Expr::Literal(v))) => SType::Decimal(
+            v.to_i64()
+                .unwrap_or(0)
+                .clamp(0, strata_types::decimal::MAX_SCALE as i64) as u8,
+        ),
+        (t, _) => t,
+    }
+}
+
+/// A decimal-typed IF/IFNULL/COALESCE/GREATEST/LEAST/CASE, wrapped so its values are
+/// DECIMALs shown at the declared scale (see `Func::ShowScale`).
+fn show_scale(e: Expr, ty: SType) -> Expr {
+    match ty {
+        SType::Decimal(s) => Expr::Func(Func::ShowScale(s), vec![e]),
+        _ => e,
     }
 }
 
@@ -1357,5 +1399,72 @@ pub fn placeholder_index(v: &ast::Value) -> Option<usize> {
             .and_then(|n| n.parse::<usize>().ok())
             .map(|n| n - 1),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::arith;
+    use strata_types::Decimal;
+
+    /// The declared scale `arith_type` gives a DECIMAL result is the scale its values
+    /// show: the two rules are written twice and must agree.
+    #[test]
+    fn static_scale_matches_the_values() {
+        let operands = [
+            (Value::Int(59), SType::Int),
+            (Value::UInt(14), SType::UInt),
+            (Value::Decimal(Decimal::new(-190, 2)), SType::Decimal(2)),
+            (Value::Decimal(Decimal::new(7, 1)), SType::Decimal(1)),
+            (
+                Value::Decimal(Decimal::new(123456789012345678, 18)),
+                SType::Decimal(18),
+            ),
+        ];
+        let ops = [
+            ArithOp::Add,
+            ArithOp::Sub,
+            ArithOp::Mul,
+            ArithOp::Div,
+            ArithOp::IntDiv,
+            ArithOp::Mod,
+        ];
+        for (a, at) in &operands {
+            for (b, bt) in &operands {
+                for op in ops {
+                    // An unsigned result below zero is error 1690, as in MySQL.
+                    let Ok(v) = arith(op, a, b) else { continue };
+                    let t = arith_type(op, *at, *bt);
+                    match v {
+                        Value::Decimal(d) => {
+                            assert_eq!(t, SType::Decimal(d.shown), "{a:?} {op:?} {b:?}")
+                        }
+                        Value::Int(_) => assert_eq!(t, SType::Int, "{a:?} {op:?} {b:?}"),
+                        Value::UInt(_) => assert_eq!(t, SType::UInt, "{a:?} {op:?} {b:?}"),
+                        other => panic!("{a:?} {op:?} {b:?} gave {other:?}"),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn round_declares_its_digits() {
+        let lit = |i| Expr::Literal(Value::Int(i));
+        assert_eq!(
+            round_type(SType::Decimal(4), Some(&lit(6))),
+            SType::Decimal(6)
+        );
+        assert_eq!(
+            round_type(SType::Decimal(4), Some(&lit(-2))),
+            SType::Decimal(0)
+        );
+        assert_eq!(round_type(SType::Decimal(4), None), SType::Decimal(0));
+        assert_eq!(
+            round_type(SType::Decimal(4), Some(&Expr::Column(0))),
+            SType::Decimal(4)
+        );
+        assert_eq!(round_type(SType::Double, Some(&lit(2))), SType::Double);
     }
 }

@@ -448,14 +448,14 @@ impl Expr {
                 Value::Int(i) => match i.checked_neg() {
                     Some(v) => Value::Int(v),
                     None => {
-                        return Err(Error::OutOfRange {
-                            column: "-".into(),
-                            row: 1,
+                        return Err(Error::ValueOutOfRange {
+                            kind: "BIGINT".into(),
+                            expr: format!("-({i})"),
                         })
                     }
                 },
                 Value::UInt(u) if u <= i64::MAX as u64 + 1 => Value::Int((u as i64).wrapping_neg()),
-                Value::Decimal(d) => Value::Decimal(Decimal::new(-d.mantissa, d.scale)),
+                Value::Decimal(d) => Value::Decimal(-d),
                 other => Value::Double(-other.to_f64().unwrap_or(0.0)),
             },
             Expr::BitOp(op, a, b) => {
@@ -761,6 +761,8 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
         (Decimal(x), Decimal(y)) => x.cmp(y),
         (Decimal(x), Int(y)) => x.cmp(&strata_types::Decimal::from_i64(*y)),
         (Int(x), Decimal(y)) => strata_types::Decimal::from_i64(*x).cmp(y),
+        (Decimal(x), UInt(y)) => x.cmp(&strata_types::Decimal::from_u64(*y)),
+        (UInt(x), Decimal(y)) => strata_types::Decimal::from_u64(*x).cmp(y),
         (DateTime(x), DateTime(y)) => x.cmp(y),
         (DateTime(x), Bytes(y)) => match std::str::from_utf8(y)
             .ok()
@@ -783,12 +785,20 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
     })
 }
 
-/// Total order for sorting (ORDER BY, GROUP BY): NULL first, then as [`compare`].
+/// Total order for sorting (ORDER BY): NULL first, then as [`compare`], except that a
+/// decimal sorts by its value rounded to the scale it shows, as MySQL builds a sort key
+/// from an expression's declared scale (`1/70000` and `2/70000` both sort as 0.0000).
 pub fn sort_compare(a: &Value, b: &Value, coll: Collation) -> Ordering {
-    match (a.is_null(), b.is_null()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Less,
-        (false, true) => Ordering::Greater,
+    match (a, b) {
+        (Value::Null, Value::Null) => Ordering::Equal,
+        (Value::Null, _) => Ordering::Less,
+        (_, Value::Null) => Ordering::Greater,
+        (Value::Decimal(x), _) if x.scale > x.shown => {
+            sort_compare(&Value::Decimal(x.rescale(x.shown)), b, coll)
+        }
+        (_, Value::Decimal(y)) if y.scale > y.shown => {
+            sort_compare(a, &Value::Decimal(y.rescale(y.shown)), coll)
+        }
         _ => compare(a, b, coll).unwrap_or(Ordering::Equal),
     }
 }
@@ -804,109 +814,148 @@ fn numeric(v: &Value) -> Value {
     }
 }
 
+/// An exact operand as a decimal; a double by its shortest digits (DIV only). None
+/// when a double is beyond 38 digits.
 fn as_decimal(v: &Value) -> Option<Decimal> {
     match v {
         Value::Int(i) => Some(Decimal::from_i64(*i)),
-        Value::UInt(u) => Some(Decimal::new(*u as i128, 0)),
+        Value::UInt(u) => Some(Decimal::from_u64(*u)),
         Value::Decimal(d) => Some(*d),
+        Value::Double(f) => Decimal::from_f64_digits(*f),
         _ => None,
     }
 }
 
-/// MySQL arithmetic: exact for integers (an overflow is error 1690 in MySQL; here 1264),
-/// decimal when either side is decimal, double otherwise; division yields decimal for
-/// exact operands and NULL on division by zero.
+fn op_text(op: ArithOp) -> &'static str {
+    match op {
+        ArithOp::Add => "+",
+        ArithOp::Sub => "-",
+        ArithOp::Mul => "*",
+        ArithOp::Div => "/",
+        ArithOp::IntDiv => "DIV",
+        ArithOp::Mod => "%",
+    }
+}
+
+/// Error 1690 for `a op b` whose result does not fit `kind`.
+fn out_of_range(kind: &str, op: ArithOp, a: &Value, b: &Value) -> Error {
+    Error::ValueOutOfRange {
+        kind: kind.into(),
+        expr: format!("({} {} {})", a.to_text(), op_text(op), b.to_text()),
+    }
+}
+
+/// An integer result as BIGINT (UNSIGNED when `unsigned`), or error 1690.
+fn fit_integer(r: i128, unsigned: bool, op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
+    if unsigned {
+        u64::try_from(r)
+            .map(Value::UInt)
+            .map_err(|_| out_of_range("BIGINT UNSIGNED", op, a, b))
+    } else {
+        i64::try_from(r)
+            .map(Value::Int)
+            .map_err(|_| out_of_range("BIGINT", op, a, b))
+    }
+}
+
+/// MySQL arithmetic. Integers stay exact BIGINTs (UNSIGNED when an operand is; for `%`
+/// when the dividend is); an overflow is error 1690. DECIMAL when either side is
+/// decimal, with MySQL's digits (see `strata_types::decimal`), and for `/` of two
+/// exact operands. DOUBLE when either side is a double or a string, except `DIV`,
+/// which divides exactly in decimal whenever an operand is not an integer and
+/// truncates toward zero (`1.9 DIV 1` is 1). Division by zero (`/`, `DIV`, `%`) is NULL.
 pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
     }
-    let (a, b) = (numeric(a), numeric(b));
-    let overflow = || Error::OutOfRange {
-        column: "arithmetic".into(),
-        row: 1,
-    };
-    match (&a, &b) {
+    let (x, y) = (numeric(a), numeric(b));
+    let decimal_overflow = || out_of_range("DECIMAL", op, a, b);
+    let unsigned_either = matches!(x, Value::UInt(_)) || matches!(y, Value::UInt(_));
+    let integers =
+        matches!(x, Value::Int(_) | Value::UInt(_)) && matches!(y, Value::Int(_) | Value::UInt(_));
+    if op == ArithOp::IntDiv && !integers {
+        let (Some(p), Some(q)) = (as_decimal(&x), as_decimal(&y)) else {
+            return Err(out_of_range("BIGINT", op, a, b));
+        };
+        if q.is_zero() {
+            return Ok(Value::Null);
+        }
+        let kind = if unsigned_either {
+            "BIGINT UNSIGNED"
+        } else {
+            "BIGINT"
+        };
+        let r = p
+            .div_trunc(&q)
+            .ok_or_else(|| out_of_range(kind, op, a, b))?;
+        return fit_integer(r, unsigned_either, op, a, b);
+    }
+    match (&x, &y) {
         (Value::Double(_), _) | (_, Value::Double(_)) => {
-            let (x, y) = (a.to_f64().unwrap_or(0.0), b.to_f64().unwrap_or(0.0));
+            let (f, g) = (x.to_f64().unwrap_or(0.0), y.to_f64().unwrap_or(0.0));
             Ok(match op {
-                ArithOp::Add => Value::Double(x + y),
-                ArithOp::Sub => Value::Double(x - y),
-                ArithOp::Mul => Value::Double(x * y),
-                ArithOp::Div if y == 0.0 => Value::Null,
-                ArithOp::Div => Value::Double(x / y),
-                ArithOp::IntDiv if y == 0.0 => Value::Null,
-                ArithOp::IntDiv => Value::Int((x / y).trunc() as i64),
-                ArithOp::Mod if y == 0.0 => Value::Null,
-                ArithOp::Mod => Value::Double(x % y),
+                ArithOp::Add => Value::Double(f + g),
+                ArithOp::Sub => Value::Double(f - g),
+                ArithOp::Mul => Value::Double(f * g),
+                ArithOp::Div | ArithOp::Mod if g == 0.0 => Value::Null,
+                ArithOp::Div => Value::Double(f / g),
+                ArithOp::Mod => Value::Double(f % g),
+                ArithOp::IntDiv => unreachable!("decimal above"),
             })
         }
         (Value::Decimal(_), _) | (_, Value::Decimal(_)) | (_, _) if op == ArithOp::Div => {
-            let (x, y) = (
-                as_decimal(&a).ok_or_else(overflow)?,
-                as_decimal(&b).ok_or_else(overflow)?,
+            let (p, q) = (
+                as_decimal(&x).ok_or_else(decimal_overflow)?,
+                as_decimal(&y).ok_or_else(decimal_overflow)?,
             );
-            Ok(x.checked_div(&y).map(Value::Decimal).unwrap_or(Value::Null))
+            if q.is_zero() {
+                return Ok(Value::Null);
+            }
+            p.checked_div(&q)
+                .map(Value::Decimal)
+                .ok_or_else(decimal_overflow)
         }
         (Value::Decimal(_), _) | (_, Value::Decimal(_)) => {
-            let (x, y) = (
-                as_decimal(&a).ok_or_else(overflow)?,
-                as_decimal(&b).ok_or_else(overflow)?,
+            let (p, q) = (
+                as_decimal(&x).ok_or_else(decimal_overflow)?,
+                as_decimal(&y).ok_or_else(decimal_overflow)?,
             );
             let r = match op {
-                ArithOp::Add => x.checked_add(&y),
-                ArithOp::Sub => x.checked_sub(&y),
-                ArithOp::Mul => x.checked_mul(&y),
-                ArithOp::IntDiv => {
-                    return Ok(match x.checked_div(&y) {
-                        Some(q) => Value::Int(q.rescale(0).mantissa as i64),
-                        None => Value::Null,
-                    })
-                }
-                ArithOp::Mod => {
-                    if y.mantissa == 0 {
-                        return Ok(Value::Null);
-                    }
-                    let s = x.scale.max(y.scale);
-                    Some(Decimal::new(
-                        x.rescale(s).mantissa % y.rescale(s).mantissa,
-                        s,
-                    ))
-                }
-                ArithOp::Div => unreachable!("handled above"),
+                ArithOp::Add => p.checked_add(&q),
+                ArithOp::Sub => p.checked_sub(&q),
+                ArithOp::Mul => p.checked_mul(&q),
+                ArithOp::Mod if q.is_zero() => return Ok(Value::Null),
+                ArithOp::Mod => p.checked_rem(&q),
+                ArithOp::Div | ArithOp::IntDiv => unreachable!("handled above"),
             };
-            r.map(Value::Decimal).ok_or_else(overflow)
+            r.map(Value::Decimal).ok_or_else(decimal_overflow)
         }
         _ => {
             // Both integers (signed or unsigned): compute in i128, then fit.
-            let x = match a {
-                Value::Int(i) => i as i128,
-                Value::UInt(u) => u as i128,
+            let int = |v: &Value| match v {
+                Value::Int(i) => *i as i128,
+                Value::UInt(u) => *u as i128,
                 _ => 0,
             };
-            let y = match b {
-                Value::Int(i) => i as i128,
-                Value::UInt(u) => u as i128,
-                _ => 0,
-            };
-            let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
+            let (p, q) = (int(&x), int(&y));
             let r = match op {
-                ArithOp::Add => x + y,
-                ArithOp::Sub => x - y,
-                ArithOp::Mul => x.checked_mul(y).ok_or_else(overflow)?,
-                ArithOp::IntDiv | ArithOp::Mod if y == 0 => return Ok(Value::Null),
-                ArithOp::IntDiv => x / y,
-                ArithOp::Mod => x % y,
+                ArithOp::Add => p + q,
+                ArithOp::Sub => p - q,
+                ArithOp::Mul => p
+                    .checked_mul(q)
+                    .ok_or_else(|| out_of_range("BIGINT", op, a, b))?,
+                ArithOp::IntDiv | ArithOp::Mod if q == 0 => return Ok(Value::Null),
+                ArithOp::IntDiv => p / q,
+                ArithOp::Mod => p % q,
                 ArithOp::Div => unreachable!("handled above"),
             };
-            if unsigned && r >= 0 && r <= u64::MAX as i128 {
-                Ok(Value::UInt(r as u64))
-            } else if unsigned && r < 0 {
-                Err(overflow())
-            } else if r >= i64::MIN as i128 && r <= i64::MAX as i128 {
-                Ok(Value::Int(r as i64))
+            // `%` is unsigned when its dividend is, the others when either operand is.
+            let unsigned = if op == ArithOp::Mod {
+                matches!(x, Value::UInt(_))
             } else {
-                Err(overflow())
-            }
+                unsigned_either
+            };
+            fit_integer(r, unsigned, op, a, b)
         }
     }
 }
@@ -983,6 +1032,138 @@ mod tests {
         assert_eq!(
             arith(ArithOp::Mul, &Value::Double(1.5), &Value::Int(2)).unwrap(),
             Value::Double(3.0)
+        );
+    }
+
+    fn dec(s: &str) -> Value {
+        Value::Decimal(Decimal::parse(s).unwrap())
+    }
+
+    fn text(v: Result<Value>) -> String {
+        v.unwrap().to_text()
+    }
+
+    #[test]
+    fn division_keeps_hidden_digits() {
+        // 59/14 holds 4.214285714 and shows 4.2143; times 14 it is 58.999999996,
+        // shown 59.0000, and not equal to 59 (MySQL compares every digit).
+        let q = arith(ArithOp::Div, &Value::Int(59), &Value::Int(14)).unwrap();
+        assert_eq!(q.to_text(), "4.2143");
+        let p = arith(ArithOp::Mul, &q, &Value::Int(14)).unwrap();
+        assert_eq!(p.to_text(), "59.0000");
+        assert_eq!(
+            compare(&p, &Value::Int(59), Collation::Binary),
+            Some(Ordering::Less)
+        );
+        assert_eq!(p.to_f64(), Some(58.999999996));
+        assert_eq!(text(arith(ArithOp::IntDiv, &p, &Value::Int(1))), "58");
+        // Sorting uses the shown value: ties with 59.0000.
+        assert_eq!(
+            sort_compare(&p, &dec("59.0000"), Collation::Binary),
+            Ordering::Equal
+        );
+        // 1/3/3 shows 8 digits; the dividend's scale plus 4.
+        let third = arith(ArithOp::Div, &Value::Int(1), &Value::Int(3)).unwrap();
+        assert_eq!(
+            text(arith(ArithOp::Div, &third, &Value::Int(3))),
+            "0.11111111"
+        );
+        assert_eq!(
+            text(arith(ArithOp::Div, &dec("1.5"), &Value::Int(7))),
+            "0.21429"
+        );
+        assert_eq!(text(arith(ArithOp::Div, &dec("1.5"), &dec("0.0"))), "NULL");
+    }
+
+    #[test]
+    fn integer_division_truncates() {
+        let one = Value::Int(1);
+        assert_eq!(text(arith(ArithOp::IntDiv, &dec("1.9"), &one)), "1");
+        assert_eq!(text(arith(ArithOp::IntDiv, &dec("-1.9"), &one)), "-1");
+        assert_eq!(
+            text(arith(
+                ArithOp::IntDiv,
+                &Value::Double(0.3),
+                &Value::Double(0.1)
+            )),
+            "3"
+        );
+        assert_eq!(
+            text(arith(
+                ArithOp::IntDiv,
+                &Value::str("0.3"),
+                &Value::str("0.1")
+            )),
+            "3"
+        );
+        assert_eq!(
+            text(arith(ArithOp::IntDiv, &Value::Int(5), &dec("0.3"))),
+            "16"
+        );
+        assert_eq!(
+            text(arith(ArithOp::IntDiv, &Value::Int(-10), &Value::Int(3))),
+            "-3"
+        );
+        assert_eq!(
+            text(arith(ArithOp::IntDiv, &dec("1.9"), &Value::Int(0))),
+            "NULL"
+        );
+        assert_eq!(
+            arith(ArithOp::IntDiv, &Value::UInt(u64::MAX), &one).unwrap(),
+            Value::UInt(u64::MAX)
+        );
+        assert_eq!(
+            arith(ArithOp::IntDiv, &dec("-0.5"), &Value::UInt(1)).unwrap(),
+            Value::UInt(0)
+        );
+        for (a, b) in [
+            (Value::Double(1e300), one.clone()),
+            (dec("92233720368547758070.9"), one.clone()),
+            (dec("-1.5"), Value::UInt(1)),
+            (Value::Int(-1), Value::UInt(1)),
+            (Value::Int(i64::MIN), Value::Int(-1)),
+        ] {
+            let e = arith(ArithOp::IntDiv, &a, &b).unwrap_err();
+            assert_eq!(e.code(), 1690, "{a:?} DIV {b:?}");
+        }
+    }
+
+    #[test]
+    fn remainders() {
+        assert_eq!(
+            text(arith(ArithOp::Mod, &dec("7.5"), &Value::Int(2))),
+            "1.5"
+        );
+        assert_eq!(
+            text(arith(ArithOp::Mod, &dec("-7.5"), &Value::Int(2))),
+            "-1.5"
+        );
+        assert_eq!(
+            text(arith(ArithOp::Mod, &Value::Int(7), &dec("2.25"))),
+            "0.25"
+        );
+        assert_eq!(
+            text(arith(ArithOp::Mod, &dec("1.9"), &Value::Int(0))),
+            "NULL"
+        );
+        assert_eq!(
+            text(arith(ArithOp::Mod, &Value::Double(7.5), &Value::Int(2))),
+            "1.5"
+        );
+        // The dividend decides UNSIGNED.
+        assert_eq!(
+            arith(ArithOp::Mod, &Value::Int(10), &Value::UInt(3)).unwrap(),
+            Value::Int(1)
+        );
+        assert_eq!(
+            arith(ArithOp::Mod, &Value::UInt(10), &Value::Int(-3)).unwrap(),
+            Value::UInt(1)
+        );
+        assert_eq!(
+            arith(ArithOp::Mul, &Value::Int(i64::MAX), &Value::Int(2))
+                .unwrap_err()
+                .code(),
+            1690
         );
     }
 

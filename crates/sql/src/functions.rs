@@ -53,6 +53,11 @@ pub enum Func {
     CastDecimal(u8, u8),
     CastDateTime,
     CastDate,
+    /// Not callable by name: the binder wraps a decimal-typed IF, IFNULL, COALESCE,
+    /// GREATEST, LEAST or CASE in it, so that its value is a DECIMAL shown at the
+    /// expression's declared scale whichever branch it came from, as MySQL converts
+    /// every branch to the result type (`IF(1, 2, 1.25)` is `2.00`).
+    ShowScale(u8),
 }
 
 /// (function, minimum args, maximum args) for a SQL function name.
@@ -357,7 +362,7 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
                 column: "abs".into(),
                 row: 1,
             })?),
-            Value::Decimal(d) => Value::Decimal(Decimal::new(d.mantissa.abs(), d.scale)),
+            Value::Decimal(d) => Value::Decimal(d.abs()),
             Value::Null => Value::Null,
             Value::UInt(u) => Value::UInt(u),
             v => Value::Double(v.to_f64().unwrap_or(0.0).abs()),
@@ -372,7 +377,7 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
             match v {
                 Value::Null => Value::Null,
                 Value::Int(_) | Value::UInt(_) if d >= 0 => v,
-                Value::Decimal(x) => Value::Decimal(x.rescale(d.clamp(0, 30) as u8)),
+                Value::Decimal(x) => Value::Decimal(x.round_to(d, false)),
                 v => {
                     let x = v.to_f64().unwrap_or(0.0);
                     let m = 10f64.powi(d as i32);
@@ -413,8 +418,9 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
                 best = Some(match best {
                     None => v,
                     Some(b) => {
-                        let ord =
-                            crate::expr::sort_compare(&v, &b, strata_types::Collation::GeneralCi);
+                        // Every digit counts here, as in MySQL (not the sort order).
+                        let ord = crate::expr::compare(&v, &b, strata_types::Collation::GeneralCi)
+                            .unwrap_or(std::cmp::Ordering::Equal);
                         let take = if f == Greatest {
                             ord.is_gt()
                         } else {
@@ -450,14 +456,34 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
             Value::Null => Value::Null,
             v => Value::Double(v.to_f64().unwrap_or(0.0)),
         },
-        CastDecimal(_, scale) => match a0()? {
-            Value::Null => Value::Null,
-            Value::Decimal(d) => Value::Decimal(d.rescale(scale)),
-            Value::Int(i) => Value::Decimal(Decimal::from_i64(i).rescale(scale)),
-            v => Decimal::parse(&String::from_utf8_lossy(&text(&v)))
-                .or_else(|| Decimal::from_f64(v.to_f64().unwrap_or(0.0), scale))
-                .map(|d| Value::Decimal(d.rescale(scale)))
-                .unwrap_or(Value::Null),
+        CastDecimal(precision, scale) => {
+            let d = match a0()? {
+                Value::Null => return Ok(Value::Null),
+                Value::Decimal(d) => d,
+                Value::Int(i) => Decimal::from_i64(i),
+                Value::UInt(u) => Decimal::from_u64(u),
+                v => match Decimal::parse(&String::from_utf8_lossy(&text(&v)))
+                    .or_else(|| Decimal::from_f64(v.to_f64().unwrap_or(0.0), scale))
+                {
+                    Some(d) => d,
+                    None => return Ok(Value::Null),
+                },
+            };
+            // Rounded from every digit held; beyond DECIMAL(p,s) it is the largest
+            // value of that type, as MySQL clamps.
+            let d = d.rescale(scale);
+            if d.int_digits() > precision.saturating_sub(scale) as u32 {
+                let max = 10i128.pow(precision.min(38) as u32) - 1;
+                Value::Decimal(Decimal::new(d.mantissa.clamp(-max, max), scale))
+            } else {
+                Value::Decimal(d)
+            }
+        }
+        ShowScale(s) => match a0()? {
+            Value::Decimal(d) => Value::Decimal(d.with_shown(s)),
+            Value::Int(i) => Value::Decimal(Decimal::from_i64(i).with_shown(s)),
+            Value::UInt(u) => Value::Decimal(Decimal::from_u64(u).with_shown(s)),
+            v => v,
         },
         CastDateTime | CastDate => match to_datetime(&a0()?) {
             Some(d) if f == CastDate => Value::DateTime(DateTime {

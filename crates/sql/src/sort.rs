@@ -191,6 +191,7 @@ pub fn encode_row(row: &[Value], out: &mut Vec<u8>) {
                 out.push(4);
                 out.extend_from_slice(&d.mantissa.to_le_bytes());
                 out.push(d.scale);
+                out.push(d.shown);
             }
             Value::Bytes(b) => {
                 out.push(5);
@@ -224,7 +225,8 @@ pub fn decode_row(mut b: &[u8]) -> Option<Vec<Value>> {
             3 => Value::Double(f64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
             4 => {
                 let m = i128::from_le_bytes(take(&mut b, 16)?.try_into().ok()?);
-                Value::Decimal(Decimal::new(m, take(&mut b, 1)?[0]))
+                let s = take(&mut b, 2)?;
+                Value::Decimal(Decimal::new(m, s[0]).with_shown(s[1]))
             }
             5 => {
                 let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
@@ -274,11 +276,15 @@ mod tests {
             Value::UInt(7),
             Value::Double(1.5),
             Value::Decimal(Decimal::new(-1234, 2)),
+            // A quotient holding more digits than it shows keeps both.
+            Value::Decimal(Decimal::new(4214285714, 9).with_shown(4)),
             Value::str("héllo"),
             Value::DateTime(DateTime::parse("2006-05-26 10:00:00").unwrap()),
         ];
         let mut b = Vec::new();
         encode_row(&row, &mut b);
-        assert_eq!(decode_row(&b).unwrap(), row);
+        let back = decode_row(&b).unwrap();
+        assert_eq!(back, row);
+        assert_eq!(back[5].to_text(), "4.2143");
     }
 }

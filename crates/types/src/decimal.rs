@@ -1,28 +1,135 @@
-//! DECIMAL(p,s) values: an exact integer mantissa with a decimal scale, enough for the
-//! 38 digits a column may declare here (MySQL allows 65; wider declarations are refused).
+//! DECIMAL values and their arithmetic, digit for digit as MySQL computes them.
+//!
+//! A DECIMAL expression in MySQL has a *declared* scale, fixed when the statement is
+//! resolved and sent as the result column's `decimals`; its values may hold more
+//! fractional digits than that. A quotient is computed to whole 9-digit groups beyond
+//! the operands' digits (`59/14` holds 4.214285714, declared scale 4) and a product
+//! keeps the digits of both factors (up to 31). Later arithmetic and comparisons use
+//! every digit held (`59/14*14` is 58.999999996); only turning the value into text, for
+//! a result row, CONCAT or CAST AS CHAR, rounds it to the declared scale (59.0000).
+//!
+//! So a [`Decimal`] carries both: `scale`, the fractional digits its mantissa holds, and
+//! `shown`, the declared scale. Each operation derives `shown` from its operands'
+//! `shown` by the same rules the binder uses for the static type (`bind::arith_type`),
+//! so a value prints itself at its expression's declared scale wherever it becomes text,
+//! and no layer has to carry the static type to the place of that conversion. Storing
+//! into a DECIMAL(p,s) column or CAST AS DECIMAL rounds the full value ([`Decimal::rescale`]).
+//!
+//! Capacity: 38 significant digits (an `i128` mantissa), as many as a column may
+//! declare here. MySQL's buffers hold 81; when an exact intermediate result needs more
+//! than 38, low fractional digits are dropped (truncated), as MySQL does at its own
+//! limit, which only touches digits far beyond any declared scale. A result whose
+//! integer part alone needs more than 38 digits is an overflow (None).
 
+use crate::u256::{POW10, U256};
 use std::cmp::Ordering;
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(from = "Stored", into = "Stored")]
 pub struct Decimal {
     /// The value times 10^scale.
     pub mantissa: i128,
+    /// Fractional digits held.
     pub scale: u8,
+    /// Fractional digits shown when the value becomes text: the declared scale.
+    pub shown: u8,
 }
 
+/// Digits a value may hold, and the most a column or literal may declare.
 pub const MAX_PRECISION: u8 = 38;
+/// The most fractional digits a DECIMAL expression declares (MySQL's DECIMAL_MAX_SCALE).
+pub const MAX_SCALE: u8 = 30;
+/// Fractional digits a quotient's declared scale adds to its dividend's
+/// (MySQL's `div_precision_increment`, at its default).
+pub const DIV_INCREMENT: u8 = 4;
+/// Fractional digits a product keeps at most (MySQL's DECIMAL_NOT_SPECIFIED).
+const MUL_MAX_SCALE: u32 = 31;
+/// 10^38: every mantissa's magnitude stays below it.
+const LIMIT: u128 = POW10[38];
+
+/// The persisted form (catalog defaults): a stored value is at its column's scale, so
+/// only the digits are kept and `shown` is restored equal to `scale`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Stored {
+    mantissa: i128,
+    scale: u8,
+}
+
+impl From<Stored> for Decimal {
+    fn from(s: Stored) -> Decimal {
+        Decimal::new(s.mantissa, s.scale)
+    }
+}
+
+impl From<Decimal> for Stored {
+    fn from(d: Decimal) -> Stored {
+        Stored {
+            mantissa: d.mantissa,
+            scale: d.scale,
+        }
+    }
+}
+
+/// `n` rounded up to a whole number of MySQL's 9-digit groups.
+fn round_up_9(n: u32) -> u32 {
+    n.div_ceil(9) * 9
+}
+
+/// A decimal from a sign and a magnitude at `scale`, dropping low fractional digits
+/// (truncating) until it fits in 38 digits with at most 38 of them fractional. None when
+/// that would drop a digit the value shows: an overflow, never a wrong digit.
+fn fit(neg: bool, mut mag: U256, mut scale: u32, shown: u8) -> Option<Decimal> {
+    if scale > MAX_PRECISION as u32 {
+        mag = mag.div_pow10(scale - MAX_PRECISION as u32);
+        scale = MAX_PRECISION as u32;
+    }
+    loop {
+        if let Some(m) = mag.to_u128().filter(|m| *m < LIMIT) {
+            let m = m as i128;
+            return Some(Decimal {
+                mantissa: if neg { -m } else { m },
+                scale: scale as u8,
+                shown,
+            });
+        }
+        if scale <= shown as u32 {
+            return None;
+        }
+        let excess = mag
+            .digits_at_least()
+            .saturating_sub(38)
+            .clamp(1, scale - shown as u32);
+        mag = mag.div_pow10(excess);
+        scale -= excess;
+    }
+}
 
 impl Decimal {
+    /// A value at `scale`, shown at that scale (a column value, a literal).
     pub fn new(mantissa: i128, scale: u8) -> Decimal {
-        Decimal { mantissa, scale }
+        Decimal {
+            mantissa,
+            scale,
+            shown: scale,
+        }
     }
 
     pub fn from_i64(v: i64) -> Decimal {
-        Decimal {
-            mantissa: v as i128,
-            scale: 0,
-        }
+        Decimal::new(v as i128, 0)
+    }
+
+    pub fn from_u64(v: u64) -> Decimal {
+        Decimal::new(v as i128, 0)
+    }
+
+    /// The same value, shown at `shown` fractional digits.
+    pub fn with_shown(self, shown: u8) -> Decimal {
+        Decimal { shown, ..self }
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.mantissa == 0
     }
 
     /// Parses `-123.456` (also `1e3`-free plain forms only). None if not a number.
@@ -48,37 +155,61 @@ impl Decimal {
         for b in int.bytes().chain(frac.bytes()) {
             m = m * 10 + (b - b'0') as i128;
         }
-        Some(Decimal {
-            mantissa: if neg { -m } else { m },
-            scale: frac.len() as u8,
-        })
+        Some(Decimal::new(if neg { -m } else { m }, frac.len() as u8))
     }
 
+    /// `v` rounded to `scale` digits (storing a double into a DECIMAL column).
     pub fn from_f64(v: f64, scale: u8) -> Option<Decimal> {
         let scaled = (v * 10f64.powi(scale as i32)).round();
         if !scaled.is_finite() || scaled.abs() >= 1e38 {
             return None;
         }
-        Some(Decimal {
-            mantissa: scaled as i128,
-            scale,
-        })
+        Some(Decimal::new(scaled as i128, scale))
+    }
+
+    /// The decimal a double stands for in decimal arithmetic: its shortest round-trip
+    /// digits, as MySQL converts a double operand (`1.9e0 DIV 1` is 1, not 0.999…).
+    /// None when it does not fit in 38 integer digits (or is not finite).
+    pub fn from_f64_digits(v: f64) -> Option<Decimal> {
+        if !v.is_finite() {
+            return None;
+        }
+        let text = format!("{v:e}");
+        let (mant, exp) = text.split_once('e')?;
+        let exp: i32 = exp.parse().ok()?;
+        let neg = mant.starts_with('-');
+        let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
+        let m: u128 = digits.parse().ok()?;
+        // value = m * 10^(exp - (digits - 1))
+        let shift = exp - (digits.len() as i32 - 1);
+        if shift >= 0 {
+            let mag = U256::from_u128(m).checked_mul_pow10(shift as u32)?;
+            fit(neg, mag, 0, 0)
+        } else {
+            let scale = (-shift) as u32;
+            let d = fit(neg, U256::from_u128(m), scale, 0)?;
+            Some(d.with_shown(d.scale))
+        }
     }
 
     pub fn to_f64(&self) -> f64 {
-        self.mantissa as f64 / 10f64.powi(self.scale as i32)
+        if self.mantissa.unsigned_abs() < 1 << 53 && self.scale <= 22 {
+            // Both exact in a double, so the one division rounds correctly.
+            return self.mantissa as f64 / 10f64.powi(self.scale as i32);
+        }
+        self.digits_text().parse().unwrap_or(0.0)
     }
 
-    /// Rounds half away from zero to `scale` digits (MySQL's rule for DECIMAL).
+    /// Rounds half away from zero to `scale` digits (MySQL's rule for DECIMAL), shown
+    /// at that scale: storing into a DECIMAL(p,s) column, CAST AS DECIMAL.
     pub fn rescale(&self, scale: u8) -> Decimal {
         match scale.cmp(&self.scale) {
-            Ordering::Equal => *self,
-            Ordering::Greater => Decimal {
-                mantissa: self
-                    .mantissa
+            Ordering::Equal => Decimal::new(self.mantissa, scale),
+            Ordering::Greater => Decimal::new(
+                self.mantissa
                     .saturating_mul(10i128.pow((scale - self.scale) as u32)),
                 scale,
-            },
+            ),
             Ordering::Less => {
                 let div = 10i128.pow((self.scale - scale) as u32);
                 let q = self.mantissa / div;
@@ -88,8 +219,43 @@ impl Decimal {
                 } else {
                     q
                 };
-                Decimal { mantissa: q, scale }
+                Decimal::new(q, scale)
             }
+        }
+    }
+
+    /// ROUND(x, d) (or TRUNCATE when `truncate`): to `d` fractional digits, or to tens,
+    /// hundreds… when `d` is negative; half away from zero. Shown at `d` (0 when
+    /// negative, at most 30) as MySQL declares it.
+    pub fn round_to(&self, d: i64, truncate: bool) -> Decimal {
+        let d = d.min(MAX_SCALE as i64);
+        let shown = d.clamp(0, MAX_SCALE as i64) as u8;
+        if d >= self.scale as i64 {
+            return self.with_shown(shown);
+        }
+        // Digits to drop from the mantissa; beyond 38 everything goes.
+        let drop = (self.scale as i64 - d).min(39) as u32;
+        let keep_scale = d.max(0) as u8;
+        let (m, neg) = (self.mantissa.unsigned_abs(), self.mantissa < 0);
+        let r = if drop > 38 {
+            0
+        } else {
+            let div = POW10[drop as usize];
+            let (q, rem) = (m / div, m % div);
+            let q = if !truncate && rem * 2 >= div {
+                q + 1
+            } else {
+                q
+            };
+            // Back to `keep_scale` digits: a negative `d` leaves zeros left of the point.
+            let up = (keep_scale as i64 - d) as u32;
+            q.saturating_mul(POW10[up.min(38) as usize])
+        };
+        let r = r.min(i128::MAX as u128) as i128;
+        Decimal {
+            mantissa: if neg { -r } else { r },
+            scale: keep_scale,
+            shown,
         }
     }
 
@@ -103,54 +269,189 @@ impl Decimal {
         }
     }
 
+    /// Magnitudes of both operands at their common scale `s`.
+    fn aligned(&self, o: &Decimal) -> (U256, U256, u32) {
+        let s = self.scale.max(o.scale) as u32;
+        let up = |d: &Decimal| {
+            // Mantissas stay below 10^38 and scales at most 38: no overflow in 256 bits.
+            U256::from_u128(d.mantissa.unsigned_abs())
+                .checked_mul_pow10(s - d.scale as u32)
+                .unwrap_or(U256 {
+                    hi: u128::MAX,
+                    lo: u128::MAX,
+                })
+        };
+        (up(self), up(o), s)
+    }
+
+    /// Exact sum; shown at the larger of the operands' shown scales.
     pub fn checked_add(&self, o: &Decimal) -> Option<Decimal> {
+        let shown = self.shown.max(o.shown);
         let s = self.scale.max(o.scale);
-        let a = self.rescale(s).mantissa;
-        let b = o.rescale(s).mantissa;
-        Some(Decimal {
-            mantissa: a.checked_add(b)?,
-            scale: s,
-        })
+        let fast = (|| {
+            let a = self
+                .mantissa
+                .checked_mul(POW10[(s - self.scale) as usize] as i128)?;
+            let b = o
+                .mantissa
+                .checked_mul(POW10[(s - o.scale) as usize] as i128)?;
+            a.checked_add(b).filter(|m| m.unsigned_abs() < LIMIT)
+        })();
+        if let Some(m) = fast {
+            return Some(Decimal {
+                mantissa: m,
+                scale: s,
+                shown,
+            });
+        }
+        let (a, b, s) = self.aligned(o);
+        let (an, bn) = (self.mantissa < 0, o.mantissa < 0);
+        let (mag, neg) = if an == bn {
+            (a.checked_add(b)?, an)
+        } else if a >= b {
+            (a.sub(b), an)
+        } else {
+            (b.sub(a), bn)
+        };
+        fit(neg, mag, s, shown)
     }
 
     pub fn checked_sub(&self, o: &Decimal) -> Option<Decimal> {
-        self.checked_add(&Decimal {
-            mantissa: -o.mantissa,
-            scale: o.scale,
-        })
+        self.checked_add(&-*o)
     }
 
+    pub fn abs(&self) -> Decimal {
+        Decimal {
+            mantissa: self.mantissa.abs(),
+            ..*self
+        }
+    }
+
+    /// Product, keeping at most 31 fractional digits (truncated); shown at the sum of
+    /// the shown scales, at most 30.
     pub fn checked_mul(&self, o: &Decimal) -> Option<Decimal> {
-        let m = self.mantissa.checked_mul(o.mantissa)?;
-        let d = Decimal {
-            mantissa: m,
-            scale: self.scale + o.scale,
-        };
-        Some(if d.scale > 30 { d.rescale(30) } else { d })
+        let shown = (self.shown as u32 + o.shown as u32).min(MAX_SCALE as u32) as u8;
+        let full = self.scale as u32 + o.scale as u32;
+        let scale = full.min(MUL_MAX_SCALE);
+        let neg = (self.mantissa < 0) != (o.mantissa < 0);
+        let (a, b) = (self.mantissa.unsigned_abs(), o.mantissa.unsigned_abs());
+        let mag = match a.checked_mul(b) {
+            Some(p) => U256::from_u128(p),
+            None => U256::mul_wide(a, b),
+        }
+        .div_pow10(full - scale);
+        fit(neg, mag, scale, shown)
     }
 
-    /// Division with 4 more digits than the dividend, as MySQL's div_precision_increment.
+    /// Quotient as MySQL's decimal division computes it: the dividend's and divisor's
+    /// fractional digits are taken in whole 9-digit groups, the increment (4) is added
+    /// less the digits that rounding-up already added, the sum is rounded up to whole
+    /// groups again, and the quotient is truncated there (`59/14` holds 4.214285714,
+    /// `1/3/3` 0.111111111000000000). Shown at the dividend's shown scale plus 4.
+    /// None when `o` is zero or the integer part overflows.
     pub fn checked_div(&self, o: &Decimal) -> Option<Decimal> {
         if o.mantissa == 0 {
             return None;
         }
-        let scale = (self.scale + 4).min(30);
-        // self/o = (a/10^sa)/(b/10^sb); result mantissa = a*10^(scale - sa + sb) / b
-        let shift = scale as i32 - self.scale as i32 + o.scale as i32;
-        let num = if shift >= 0 {
-            self.mantissa
-                .checked_mul(10i128.checked_pow(shift as u32)?)?
-        } else {
-            self.mantissa / 10i128.pow((-shift) as u32)
+        let shown = (self.shown + DIV_INCREMENT).min(MAX_SCALE);
+        if self.mantissa == 0 {
+            return Some(Decimal {
+                mantissa: 0,
+                scale: 0,
+                shown,
+            });
+        }
+        let (sa, sb) = (self.scale as u32, o.scale as u32);
+        let (ra, rb) = (round_up_9(sa), round_up_9(sb));
+        let incr = (DIV_INCREMENT as u32).saturating_sub((ra - sa) + (rb - sb));
+        let frac = round_up_9(ra + rb + incr);
+        // Keep the numerator within 77 digits (256 bits); the quotient then still has
+        // more than the 38 digits `fit` keeps, so the truncation point is unaffected.
+        let (a, b) = (self.mantissa.unsigned_abs(), o.mantissa.unsigned_abs());
+        let room = 77 - (a.ilog10() as i64 + 1) + sa as i64 - sb as i64;
+        let frac = (frac as i64)
+            .min(38)
+            .min(room)
+            .max(sa as i64 - sb as i64)
+            .max(0) as u32;
+        let k = frac + sb - sa;
+        let neg = (self.mantissa < 0) != (o.mantissa < 0);
+        let fast = (k <= 38)
+            .then(|| a.checked_mul(POW10[k as usize]))
+            .flatten();
+        let q = match fast {
+            Some(n) => U256::from_u128(n / b),
+            None => U256::from_u128(a).checked_mul_pow10(k)?.div_rem(b).0,
         };
-        let q = num / o.mantissa;
-        let r = num % o.mantissa;
-        let q = if r.abs() * 2 >= o.mantissa.abs() {
-            q + (num.signum() * o.mantissa.signum())
+        fit(neg, q, frac, shown)
+    }
+
+    /// `self DIV o`: the quotient truncated toward zero, exactly. None when `o` is zero
+    /// or the quotient does not fit in an `i128` (the caller's range check fails it).
+    pub fn div_trunc(&self, o: &Decimal) -> Option<i128> {
+        if o.mantissa == 0 {
+            return None;
+        }
+        let (a, b, _) = self.aligned(o);
+        let q = match b.to_u128() {
+            Some(b) => a.div_rem(b).0.to_u128()?,
+            None => 0, // b >= 2^128 > a: only the larger-scale side was scaled up.
+        };
+        let q = i128::try_from(q).ok()?;
+        Some(if (self.mantissa < 0) != (o.mantissa < 0) {
+            -q
         } else {
             q
+        })
+    }
+
+    /// `self MOD o`: the remainder of truncating division, with the dividend's sign,
+    /// exact at the larger scale; shown at the larger shown scale. None when `o` is zero.
+    pub fn checked_rem(&self, o: &Decimal) -> Option<Decimal> {
+        if o.mantissa == 0 {
+            return None;
+        }
+        let (a, b, s) = self.aligned(o);
+        let r = match b.to_u128() {
+            Some(b) => a.div_rem(b).1,
+            // b >= 2^128 means only b was scaled up, so a is the dividend's own
+            // mantissa and smaller than b.
+            None => a.lo,
         };
-        Some(Decimal { mantissa: q, scale })
+        let r = r as i128;
+        Some(Decimal {
+            mantissa: if self.mantissa < 0 { -r } else { r },
+            scale: s as u8,
+            shown: self.shown.max(o.shown),
+        })
+    }
+
+    /// Every digit held, without rounding to the shown scale.
+    fn digits_text(&self) -> String {
+        let digits = self.mantissa.unsigned_abs().to_string();
+        let scale = self.scale as usize;
+        let sign = if self.mantissa < 0 { "-" } else { "" };
+        if scale == 0 {
+            return format!("{sign}{digits}");
+        }
+        let padded = if digits.len() <= scale {
+            format!("{}{}", "0".repeat(scale + 1 - digits.len()), digits)
+        } else {
+            digits
+        };
+        let (i, fr) = padded.split_at(padded.len() - scale);
+        format!("{sign}{i}.{fr}")
+    }
+}
+
+impl std::ops::Neg for Decimal {
+    type Output = Decimal;
+
+    fn neg(self) -> Decimal {
+        Decimal {
+            mantissa: -self.mantissa,
+            ..self
+        }
     }
 }
 
@@ -166,28 +467,52 @@ impl PartialOrd for Decimal {
     }
 }
 impl Ord for Decimal {
+    /// By value, every digit held (`shown` plays no part), as MySQL compares decimals.
     fn cmp(&self, o: &Decimal) -> Ordering {
+        if self.scale == o.scale {
+            return self.mantissa.cmp(&o.mantissa);
+        }
         let s = self.scale.max(o.scale);
-        self.rescale(s).mantissa.cmp(&o.rescale(s).mantissa)
+        let up = |d: &Decimal| {
+            d.mantissa
+                .checked_mul(*POW10.get((s - d.scale) as usize)? as i128)
+        };
+        if let (Some(a), Some(b)) = (up(self), up(o)) {
+            return a.cmp(&b);
+        }
+        let (an, bn) = (self.mantissa < 0, o.mantissa < 0);
+        if an != bn {
+            return if an {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
+        }
+        let (a, b, _) = self.aligned(o);
+        if an {
+            b.cmp(&a)
+        } else {
+            a.cmp(&b)
+        }
     }
 }
 
 impl fmt::Display for Decimal {
+    /// The text form at the shown scale: rounded (half away from zero) when more
+    /// digits are held, padded with zeros when fewer.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let neg = self.mantissa < 0;
-        let digits = self.mantissa.unsigned_abs().to_string();
-        let scale = self.scale as usize;
-        let sign = if neg { "-" } else { "" };
-        if scale == 0 {
-            return write!(f, "{sign}{digits}");
-        }
-        let padded = if digits.len() <= scale {
-            format!("{}{}", "0".repeat(scale + 1 - digits.len()), digits)
+        let d = if self.scale > self.shown {
+            self.rescale(self.shown)
         } else {
-            digits
+            *self
         };
-        let (i, fr) = padded.split_at(padded.len() - scale);
-        write!(f, "{sign}{i}.{fr}")
+        let text = d.digits_text();
+        let pad = (self.shown - d.scale) as usize;
+        if pad == 0 {
+            return f.write_str(&text);
+        }
+        let point = if d.scale == 0 { "." } else { "" };
+        write!(f, "{text}{point}{}", "0".repeat(pad))
     }
 }
 
@@ -195,22 +520,172 @@ impl fmt::Display for Decimal {
 mod tests {
     use super::*;
 
+    fn d(s: &str) -> Decimal {
+        Decimal::parse(s).unwrap()
+    }
+
+    /// Every digit held, for checking the internal value.
+    fn held(x: Decimal) -> String {
+        x.digits_text()
+    }
+
     #[test]
     fn parse_format_round() {
-        let d = Decimal::parse("-12.345").unwrap();
-        assert_eq!(d.to_string(), "-12.345");
-        assert_eq!(d.rescale(2).to_string(), "-12.35");
-        assert_eq!(Decimal::parse("0.5").unwrap().rescale(0).to_string(), "1");
-        assert_eq!(Decimal::parse("3").unwrap().rescale(2).to_string(), "3.00");
-        assert_eq!(Decimal::parse(".05").unwrap().to_string(), "0.05");
+        let x = d("-12.345");
+        assert_eq!(x.to_string(), "-12.345");
+        assert_eq!(x.rescale(2).to_string(), "-12.35");
+        assert_eq!(d("0.5").rescale(0).to_string(), "1");
+        assert_eq!(d("3").rescale(2).to_string(), "3.00");
+        assert_eq!(d(".05").to_string(), "0.05");
         assert!(Decimal::parse("1x").is_none());
-        let q = Decimal::from_i64(1)
+        assert_eq!(d("1.50"), d("1.5"));
+        assert_eq!(d("1.5").with_shown(4).to_string(), "1.5000");
+        assert_eq!(d("2").with_shown(2).to_string(), "2.00");
+    }
+
+    #[test]
+    fn division_keeps_whole_groups_of_nine_digits() {
+        let q = Decimal::from_i64(59)
+            .checked_div(&Decimal::from_i64(14))
+            .unwrap();
+        assert_eq!(held(q), "4.214285714");
+        assert_eq!(q.to_string(), "4.2143");
+        let p = q.checked_mul(&Decimal::from_i64(14)).unwrap();
+        assert_eq!(held(p), "58.999999996");
+        assert_eq!(p.to_string(), "59.0000");
+        assert!(p < Decimal::from_i64(59));
+        // 1/3/3: the second quotient takes another group.
+        let third = Decimal::from_i64(1)
             .checked_div(&Decimal::from_i64(3))
             .unwrap();
-        assert_eq!(q.to_string(), "0.3333");
+        let ninth = third.checked_div(&Decimal::from_i64(3)).unwrap();
+        assert_eq!(held(ninth), "0.111111111000000000");
+        assert_eq!(ninth.to_string(), "0.11111111");
+        // Digits the dividend's group already pads count against the increment.
+        let q = d("1.12345678").checked_div(&Decimal::from_i64(7)).unwrap();
+        assert_eq!(held(q), "0.160493825714285714");
+        assert_eq!(q.to_string(), "0.160493825714");
+        let q = Decimal::from_i64(1).checked_div(&d("0.3")).unwrap();
+        assert_eq!(held(q), "3.333333333");
+        let q = Decimal::from_i64(1)
+            .checked_div(&d("0.33333333333"))
+            .unwrap();
+        assert_eq!(held(q), "3.000000000030000000");
+        // Signs, zero, a zero divisor.
+        let q = Decimal::from_i64(-2)
+            .checked_div(&Decimal::from_i64(3))
+            .unwrap();
         assert_eq!(
-            Decimal::parse("1.50").unwrap(),
-            Decimal::parse("1.5").unwrap()
+            (held(q).as_str(), q.to_string().as_str()),
+            ("-0.666666666", "-0.6667")
         );
+        let z = Decimal::from_i64(0)
+            .checked_div(&Decimal::from_i64(3))
+            .unwrap();
+        assert_eq!(z.to_string(), "0.0000");
+        assert!(Decimal::from_i64(1).checked_div(&d("0.0")).is_none());
+    }
+
+    #[test]
+    fn deep_chains_truncate_past_38_digits() {
+        // 1/7 five times: MySQL holds 45 fractional digits; 38 are kept here, and the
+        // shown 20 agree.
+        let mut x = Decimal::from_i64(1);
+        for _ in 0..5 {
+            x = x.checked_div(&Decimal::from_i64(7)).unwrap();
+        }
+        assert_eq!(x.shown, 20);
+        assert_eq!(x.to_string(), "0.00005949901790920450");
+        // A product of two long quotients needs the wide path and keeps 31 digits.
+        let a = d("0.020408163142857142");
+        let p = a.checked_mul(&a).unwrap();
+        assert_eq!(p.scale, 31);
+        assert_eq!(held(p), "0.0004164931228654726997084550204");
+        // A big integer part leaves less room for held digits, but a shown digit is
+        // never dropped: that is an overflow.
+        let big = Decimal::from_i64(10i64.pow(17))
+            .checked_mul(&Decimal::from_i64(10i64.pow(17)))
+            .unwrap();
+        let q = big.checked_div(&Decimal::from_i64(3)).unwrap();
+        assert_eq!(held(q), "3333333333333333333333333333333333.3333");
+        assert!(q.checked_add(&d("0.00001")).is_none());
+        let bigger = big.checked_mul(&Decimal::from_i64(100)).unwrap();
+        assert!(bigger.checked_div(&Decimal::from_i64(3)).is_none());
+        let huge = bigger.checked_mul(&Decimal::from_i64(10)).unwrap();
+        assert!(huge.checked_mul(&Decimal::from_i64(1000)).is_none());
+    }
+
+    #[test]
+    fn products_sums_and_comparisons() {
+        assert_eq!(
+            d("2.50")
+                .checked_mul(&Decimal::from_i64(4))
+                .unwrap()
+                .to_string(),
+            "10.00"
+        );
+        assert_eq!(
+            d("0.01").checked_mul(&d("0.01")).unwrap().to_string(),
+            "0.0001"
+        );
+        assert_eq!(d("0.1").checked_add(&d("0.2")).unwrap(), d("0.3"));
+        assert_eq!(
+            d("1.5").checked_sub(&d("2.25")).unwrap().to_string(),
+            "-0.75"
+        );
+        assert!(d("-1.5") < d("-1.25"));
+        assert!(d("-0.000000001") < Decimal::from_i64(0));
+        let tiny = Decimal {
+            mantissa: 1,
+            scale: 38,
+            shown: 30,
+        };
+        assert!(tiny > Decimal::from_i64(0));
+        assert!(Decimal::from_i64(i64::MAX) > tiny);
+        assert_eq!(tiny.to_string(), "0.000000000000000000000000000000");
+    }
+
+    #[test]
+    fn integer_division_and_remainder() {
+        let one = Decimal::from_i64(1);
+        assert_eq!(d("1.9").div_trunc(&one), Some(1));
+        assert_eq!(d("-1.9").div_trunc(&one), Some(-1));
+        assert_eq!(d("7.5").div_trunc(&d("2.5")), Some(3));
+        assert_eq!(Decimal::from_i64(5).div_trunc(&d("0.3")), Some(16));
+        assert_eq!(one.div_trunc(&d("0")), None);
+        let r = d("7.5").checked_rem(&Decimal::from_i64(2)).unwrap();
+        assert_eq!(r.to_string(), "1.5");
+        let r = d("-7.5").checked_rem(&Decimal::from_i64(-2)).unwrap();
+        assert_eq!(r.to_string(), "-1.5");
+        assert_eq!(d("5.3").checked_rem(&d("0.7")).unwrap().to_string(), "0.4");
+        assert!(d("5.3").checked_rem(&d("0.00")).is_none());
+    }
+
+    #[test]
+    fn rounding_functions() {
+        let q = Decimal::from_i64(59)
+            .checked_div(&Decimal::from_i64(14))
+            .unwrap();
+        assert_eq!(q.round_to(6, false).to_string(), "4.214286");
+        assert_eq!(q.round_to(6, true).to_string(), "4.214285");
+        assert_eq!(q.round_to(0, false).to_string(), "4");
+        assert_eq!(d("1.5").round_to(3, false).to_string(), "1.500");
+        assert_eq!(d("1234.5678").round_to(-2, false).to_string(), "1200");
+        assert_eq!(d("-2.5").round_to(0, false).to_string(), "-3");
+        assert_eq!(d("-1250").round_to(-2, false).to_string(), "-1300");
+        assert_eq!(d("99.5").round_to(-3, false).to_string(), "0");
+    }
+
+    #[test]
+    fn doubles_by_their_shortest_digits() {
+        assert_eq!(Decimal::from_f64_digits(1.9).unwrap(), d("1.9"));
+        assert_eq!(Decimal::from_f64_digits(0.3).unwrap(), d("0.3"));
+        assert_eq!(Decimal::from_f64_digits(-2.5e-7).unwrap(), d("-0.00000025"));
+        assert_eq!(
+            Decimal::from_f64_digits(1e20).unwrap(),
+            d("100000000000000000000")
+        );
+        assert!(Decimal::from_f64_digits(1e300).is_none());
+        assert_eq!(d("58.999999996").to_f64(), 58.999999996);
     }
 }

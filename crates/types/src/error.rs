@@ -71,6 +71,9 @@ pub enum Error {
     ValueCount(u64),
     /// 1264: column and row number.
     OutOfRange { column: String, row: u64 },
+    /// 1690: an expression's result does not fit its type: the type name ("BIGINT",
+    /// "BIGINT UNSIGNED", "DECIMAL") and the expression.
+    ValueOutOfRange { kind: String, expr: String },
     /// 1406: column and row number.
     DataTooLong { column: String, row: u64 },
     /// 1366: type name, value text, column, row.
@@ -188,6 +191,7 @@ impl Error {
             NoDefault(_) => 1364,
             ValueCount(_) => 1136,
             OutOfRange { .. } => 1264,
+            ValueOutOfRange { .. } => 1690,
             DataTooLong { .. } => 1406,
             IncorrectValue { .. } => 1366,
             TruncatedWrongValue { .. } => 1292,
@@ -246,7 +250,7 @@ impl Error {
             1046 => "3D000",
             1136 => "21S01",
             1241 | 1242 | 1222 => "21000",
-            1264 => "22003",
+            1264 | 1690 => "22003",
             1406 => "22001",
             1292 => "22007",
             1047 | 1153 => "08S01",
@@ -349,6 +353,7 @@ impl fmt::Display for Error {
             OutOfRange { column, row } => {
                 write!(f, "Out of range value for column '{column}' at row {row}")
             }
+            ValueOutOfRange { kind, expr } => write!(f, "{kind} value is out of range in '{expr}'"),
             DataTooLong { column, row } => {
                 write!(f, "Data too long for column '{column}' at row {row}")
             }

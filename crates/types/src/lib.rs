@@ -16,6 +16,7 @@ pub mod output;
 pub mod schema;
 pub mod sqltext;
 pub mod stack;
+mod u256;
 pub mod value;
 
 pub use datetime::DateTime;
