@@ -4,12 +4,13 @@
 //! The life of `SELECT c FROM sbtest1 WHERE id = ?` (prepared by sysbench):
 //! 1. `session` calls [`lex::number_placeholders`] and [`parse::parse`] once, at
 //!    COM_STMT_PREPARE, then [`exec::prepare`], which for a query calls
-//!    [`select::plan_select`]: the FROM clause becomes a [`bind::Scope`], `id = ?1` is bound
-//!    to `Cmp(Eq, Column(0), Param(0))` by [`bind::Binder`], and the access-path chooser
-//!    sees an equality on all columns of the unique PRIMARY index (`eq_ref`).
-//! 2. Each COM_STMT_EXECUTE runs [`exec::execute`] → [`select::execute_select`]: it takes
-//!    the table's read lock ([`exec::ExecCtx::lock_tables`]), evaluates the key from the
-//!    parameter, encodes it with `strata_types::keycode`, calls `Table::index_scan` with
+//!    [`query::Planner`] and [`select::plan_block`]: the FROM clause becomes a
+//!    [`bind::Scope`], `id = ?1` is bound to `Cmp(Eq, Column(0), Param(0))` by
+//!    [`bind::Binder`], and the access-path chooser sees an equality on all columns of
+//!    the unique PRIMARY index (`eq_ref`).
+//! 2. Each COM_STMT_EXECUTE runs [`exec::execute`] → [`run_query::execute`], which takes
+//!    the statement's table locks ([`exec::ExecCtx::lock_tables`]), then
+//!    [`select::execute_block`]: it evaluates the key from the parameter, encodes it with `strata_types::keycode`, calls `Table::index_scan` with
 //!    that one-key range, re-checks the WHERE conjuncts on the row, projects `c`, and
 //!    streams the row into the [`strata_types::QueryOutput`] the wire layer gave it.
 //!
