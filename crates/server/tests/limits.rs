@@ -59,3 +59,47 @@ fn deep_statements_get_an_error_or_an_answer_never_a_crash() {
         );
     }
 }
+
+#[test]
+fn joins_past_61_tables_get_1116_and_wide_joins_are_planned_greedily() {
+    let server = common::TestServer::start(&[]);
+    let mut c = common::connect(server.port, None);
+    c.query_drop("CREATE DATABASE wide").unwrap();
+    c.query_drop("USE wide").unwrap();
+    c.query_drop("CREATE TABLE w (id INT PRIMARY KEY, nxt INT)")
+        .unwrap();
+    let rows: Vec<String> = (1..=200).map(|i| format!("({i}, {})", i + 1)).collect();
+    c.query_drop(format!("INSERT INTO w VALUES {}", rows.join(",")))
+        .unwrap();
+    // 62 tables: MySQL's limit is 61 (the planner keeps a bit per table).
+    let from: Vec<String> = (0..62).map(|i| format!("w t{i}")).collect();
+    match c.query_drop(format!("SELECT 1 FROM {}", from.join(", "))) {
+        Err(mysql::Error::MySqlError(e)) => assert_eq!(e.code, 1116, "{}", e.message),
+        other => panic!("expected 1116, got {other:?}"),
+    }
+    // A chain of 21 tables written in the worst order for a nested loop (the last table
+    // first): the greedy order starts from the constant and follows the chain by index.
+    let n = 21;
+    let from: Vec<String> = (0..n).rev().map(|i| format!("w t{i}")).collect();
+    let mut conds: Vec<String> = (1..n)
+        .map(|i| format!("t{i}.id = t{}.nxt", i - 1))
+        .collect();
+    conds.push("t0.id = 5".into());
+    let count: Option<i64> = c
+        .query_first(format!(
+            "SELECT COUNT(*) FROM {} WHERE {}",
+            from.join(", "),
+            conds.join(" AND ")
+        ))
+        .unwrap();
+    assert_eq!(count, Some(1));
+    let last: Option<i64> = c
+        .query_first(format!(
+            "SELECT t{}.id FROM {} WHERE {}",
+            n - 1,
+            from.join(", "),
+            conds.join(" AND ")
+        ))
+        .unwrap();
+    assert_eq!(last, Some(5 + n as i64 - 1));
+}

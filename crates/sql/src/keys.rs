@@ -64,7 +64,9 @@ fn decimal_of(v: &Value) -> Value {
     match v {
         Value::Int(i) => Value::Decimal(Decimal::from_i64(*i).rescale(10)),
         Value::UInt(u) => Value::Decimal(Decimal::new(*u as i128, 0).rescale(10)),
-        Value::Decimal(d) => Value::Decimal(d.rescale(10)),
+        // Grouped by the value shown (MySQL groups `a / 70000` for a = 1, 2, 3 as one
+        // 0.0000), then at a common scale so 1.5 and 1.50 meet.
+        Value::Decimal(d) => Value::Decimal(d.rescale(d.shown).rescale(10)),
         other => other.clone(),
     }
 }

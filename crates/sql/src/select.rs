@@ -190,6 +190,9 @@ pub fn plan_block(
         }
     }
     let n = scope.tables.len();
+    if n > MAX_JOIN_TABLES {
+        return Err(Error::TooManyTables(MAX_JOIN_TABLES));
+    }
     let mut levels: Vec<Level> = (0..n)
         .map(|i| Level {
             table: i,
@@ -865,7 +868,7 @@ fn best_access(scope: &Scope, ti: usize, conds: &[&Expr], placed: u64) -> Option
 /// checked (at the first table by which all it reads is in place).
 fn choose_access_paths(plan: &mut SelectPlan, cx: &ExecCtx) {
     let n = plan.levels.len();
-    if (2..=MAX_REORDER).contains(&n) && !plan.levels.iter().any(|l| l.outer) {
+    if n >= 2 && !plan.levels.iter().any(|l| l.outer) {
         choose_join_order(plan, cx);
     }
     let mut placed = 0u64;
@@ -886,8 +889,14 @@ fn choose_access_paths(plan: &mut SelectPlan, cx: &ExecCtx) {
     use_index_order(plan);
 }
 
-/// Joins of more tables than this keep the order of the FROM clause (n! orders).
+/// Joins of up to this many tables try every order (n! at worst, cut by cost); larger
+/// ones are ordered greedily, cheapest next table first, as MySQL bounds its search with
+/// `optimizer_search_depth`.
 const MAX_REORDER: usize = 7;
+
+/// The most tables one query block may join: the planner keeps a bit per table in a
+/// u64 (MySQL's limit is 61 too).
+pub const MAX_JOIN_TABLES: usize = 61;
 
 /// Planner statistics for a table, sampled under a read lock (not under LOCK TABLES,
 /// whose locks the session already holds). None when they cannot be read.
@@ -1008,8 +1017,27 @@ fn choose_join_order(plan: &mut SelectPlan, cx: &ExecCtx) {
         best: (from_cost * 0.999, (0..n).collect()),
         order: Vec::with_capacity(n),
     };
-    dfs(&mut search, 0, 1.0, 0.0);
-    let order = search.best.1;
+    let order = if n <= MAX_REORDER {
+        dfs(&mut search, 0, 1.0, 0.0);
+        search.best.1
+    } else {
+        // Greedy: at each step the table that reads the fewest rows given those placed.
+        let mut order = Vec::with_capacity(n);
+        let mut placed = 0u64;
+        for _ in 0..n {
+            let next = (0..n)
+                .filter(|ti| placed & (1 << ti) == 0)
+                .min_by(|&a, &b| {
+                    step(a, placed)
+                        .partial_cmp(&step(b, placed))
+                        .unwrap_or(Ordering::Equal)
+                })
+                .unwrap_or(0);
+            order.push(next);
+            placed |= 1 << next;
+        }
+        order
+    };
     let mut old: Vec<Option<Level>> = std::mem::take(&mut plan.levels)
         .into_iter()
         .map(Some)
@@ -1490,8 +1518,10 @@ fn finish_state(state: AggState, spec: &AggSpec) -> Value {
                         SType::Decimal(s) => (s + 4).min(30),
                         _ => 4,
                     };
+                    // Shown at the declared scale, every digit kept for what follows
+                    // (`AVG(a) * 3` must not multiply a rounded average).
                     d.checked_div(&Decimal::new(n as i128, 0))
-                        .map(|q| Value::Decimal(q.rescale(scale)))
+                        .map(|q| Value::Decimal(q.with_shown(scale)))
                         .unwrap_or(Value::Null)
                 }
                 None => Value::Double(f / n as f64),

@@ -143,6 +143,8 @@ pub enum Error {
     RowTooLarge(usize),
     /// 1071: an index key too long; the maximum in bytes.
     KeyTooLong(usize),
+    /// 1116: more tables in one join than the planner can hold.
+    TooManyTables(usize),
     /// 1248: a derived table without an alias.
     DerivedNeedsAlias,
     /// 1066: two tables of one FROM with the same name or alias.
@@ -228,6 +230,7 @@ impl Error {
             ViewColumnCount => 1353,
             WrongColumnCountInSetOp => 1222,
             DerivedNeedsAlias => 1248,
+            TooManyTables(_) => 1116,
             NonUniqueTable(_) => 1066,
             RecursionDepth(_) => 3636,
             Internal(_) => 1105,
@@ -439,6 +442,10 @@ impl fmt::Display for Error {
                 "Specified key was too long; max key length is {max} bytes"
             ),
             DerivedNeedsAlias => write!(f, "Every derived table must have its own alias"),
+            TooManyTables(n) => write!(
+                f,
+                "Too many tables; MySQL can only use {n} tables in a join"
+            ),
             NonUniqueTable(t) => write!(f, "Not unique table/alias: '{t}'"),
             WrongColumnCountInSetOp => write!(
                 f,
