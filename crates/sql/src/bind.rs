@@ -284,6 +284,21 @@ pub struct Aggregation {
     pub aggs: Vec<AggSpec>,
 }
 
+impl Aggregation {
+    /// A bare column in a grouped query: it reads any row of its group (MySQL without
+    /// ONLY_FULL_GROUP_BY). Returns its position in the aggregate output row.
+    pub fn any_value(&mut self, pos: usize, ty: SType, coll: Collation) -> Expr {
+        self.aggs.push(AggSpec {
+            func: AggFunc::AnyValue,
+            arg: Some(Expr::Column(pos)),
+            distinct: false,
+            arg_type: ty,
+            coll,
+        });
+        Expr::Column(self.groups.len() + self.aggs.len() - 1)
+    }
+}
+
 /// Plans the subqueries the binder meets (implemented by the query planner, so binding
 /// needs no knowledge of plans): returns the subquery's id in the statement, its result
 /// columns, and the expressions of the enclosing query it reads, in the enclosing
@@ -854,15 +869,7 @@ impl<'a> Binder<'a> {
             SType::of_column(&col.data_type, col.collation),
             col.collation,
         );
-        let i = agg.aggs.len();
-        agg.aggs.push(AggSpec {
-            func: AggFunc::AnyValue,
-            arg: Some(Expr::Column(pos)),
-            distinct: false,
-            arg_type: ty,
-            coll,
-        });
-        Expr::Column(agg.groups.len() + i)
+        agg.any_value(pos, ty, coll)
     }
 
     fn bind_name(&mut self, parts: &[String]) -> Result<(Expr, SType, Collation)> {
@@ -909,16 +916,7 @@ impl<'a> Binder<'a> {
             col.collation,
         );
         if let Some(agg) = self.agg.as_deref_mut() {
-            // A bare column in a grouped query reads any row of its group.
-            let i = agg.aggs.len();
-            agg.aggs.push(AggSpec {
-                func: AggFunc::AnyValue,
-                arg: Some(Expr::Column(pos)),
-                distinct: false,
-                arg_type: ty,
-                coll,
-            });
-            return Ok((Expr::Column(agg.groups.len() + i), ty, coll));
+            return Ok((agg.any_value(pos, ty, coll), ty, coll));
         }
         Ok((Expr::Column(pos), ty, coll))
     }
@@ -1466,5 +1464,128 @@ mod tests {
             SType::Decimal(4)
         );
         assert_eq!(round_type(SType::Double, Some(&lit(2))), SType::Double);
+    }
+}
+
+#[cfg(test)]
+mod correlation_tests {
+    //! The binder's scope chain and aggregate detection, without a catalog: tables are
+    //! derived-table definitions, and a stand-in planner binds a subquery's WHERE.
+    use super::*;
+    use crate::derived::DerivedTable;
+    use crate::rowsource::ReadOnlyTable;
+    use std::cell::RefCell;
+
+    fn table(name: &str, cols: &[&str]) -> Arc<dyn Table> {
+        let metas: Vec<ColumnMeta> = cols
+            .iter()
+            .map(|c| ColumnMeta::computed(c, FieldType::LongLong))
+            .collect();
+        Arc::new(ReadOnlyTable(DerivedTable::new(name, &metas, &[]).unwrap()))
+    }
+
+    fn expr(sql: &str) -> ast::Expr {
+        match crate::parse::parse(&format!("SELECT {sql}"))
+            .unwrap()
+            .remove(0)
+        {
+            ast::Statement::Query(q) => match *q.body {
+                ast::SetExpr::Select(s) => match s.projection.into_iter().next() {
+                    Some(ast::SelectItem::UnnamedExpr(e)) => e,
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other}"),
+            },
+            other => panic!("{other}"),
+        }
+    }
+
+    /// Binds a subquery's WHERE clause against a scope of table `u (tid, y)`.
+    struct WherePlanner;
+
+    impl SubqueryPlanner for WherePlanner {
+        fn plan_subquery(&self, q: &ast::Query, outer: &Outer) -> Result<PlannedSubquery> {
+            let mut scope = Scope::default();
+            scope.push("u".into(), "d".into(), table("u", &["tid", "y"]));
+            let env = BindEnv {
+                planner: self,
+                parent: Some(outer),
+                correlated: RefCell::new(vec![]),
+            };
+            let ast::SetExpr::Select(s) = q.body.as_ref() else {
+                panic!("a block")
+            };
+            if let Some(w) = &s.selection {
+                Binder::in_env(&scope, "where clause", &env).bind(w)?;
+            }
+            Ok(PlannedSubquery {
+                id: 7,
+                columns: vec![ColumnMeta::computed("tid", FieldType::LongLong)],
+                correlated: env.correlated.into_inner(),
+            })
+        }
+    }
+
+    #[test]
+    fn an_outer_column_becomes_a_correlated_value_of_the_subquery() {
+        let mut scope = Scope::default();
+        scope.push("t".into(), "d".into(), table("t", &["id", "x"]));
+        let env = BindEnv {
+            planner: &WherePlanner,
+            parent: None,
+            correlated: RefCell::new(vec![]),
+        };
+        let e = expr("x IN (SELECT tid FROM u WHERE u.y = t.id AND u.tid <> x AND y > t.id)");
+        let (bound, _, _) = Binder::in_env(&scope, "where clause", &env)
+            .bind(&e)
+            .unwrap();
+        let Expr::Subquery(s) = bound else {
+            panic!("{bound:?}")
+        };
+        assert_eq!(s.id, 7);
+        // t.id and x, each once, in the outer query's layout (t.id is position 0).
+        assert!(matches!(
+            s.correlated.as_slice(),
+            [Expr::Column(0), Expr::Column(1)]
+        ));
+        let SubqueryKind::In { lhs, hashable, .. } = &s.kind else {
+            panic!("{:?}", s.kind)
+        };
+        assert!(matches!(lhs.as_slice(), [Expr::Column(1)]));
+        assert!(hashable);
+        // The outer query itself reads no enclosing query.
+        assert!(env.correlated.borrow().is_empty());
+    }
+
+    #[test]
+    fn a_name_in_neither_scope_is_unknown_and_no_planner_means_1235() {
+        let mut scope = Scope::default();
+        scope.push("t".into(), "d".into(), table("t", &["id"]));
+        let env = BindEnv {
+            planner: &WherePlanner,
+            parent: None,
+            correlated: RefCell::new(vec![]),
+        };
+        let e = expr("EXISTS (SELECT 1 FROM u WHERE u.y = nowhere)");
+        let err = Binder::in_env(&scope, "where clause", &env)
+            .bind(&e)
+            .unwrap_err();
+        assert_eq!(err.code(), 1054);
+        let err = Binder::new(&scope, "field list").bind(&e).unwrap_err();
+        assert_eq!(err.code(), 1235);
+    }
+
+    #[test]
+    fn aggregates_are_found_on_the_tree_not_in_text() {
+        assert!(!contains_aggregate(&expr("'count('")));
+        assert!(!contains_aggregate(&expr("CONCAT('max(', x)")));
+        assert!(contains_aggregate(&expr("1 + COUNT(*)")));
+        assert!(contains_aggregate(&expr("CASE WHEN x THEN max(y) END")));
+        // A windowed call is not a grouping aggregate; an aggregate inside one is.
+        assert!(!contains_aggregate(&expr("SUM(x) OVER ()")));
+        assert!(contains_aggregate(&expr("SUM(SUM(x)) OVER ()")));
+        // A subquery's aggregates are its own.
+        assert!(!contains_aggregate(&expr("(SELECT COUNT(*) FROM u)")));
+        assert!(contains_aggregate(&expr("(SELECT 1) + MIN(x)")));
     }
 }

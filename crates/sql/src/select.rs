@@ -314,14 +314,7 @@ pub fn plan_block(
                         let pos = t.offset + ci;
                         let e = if grouped {
                             let ty = SType::of_column(&col.data_type, col.collation);
-                            agg.aggs.push(AggSpec {
-                                func: AggFunc::AnyValue,
-                                arg: Some(Expr::Column(pos)),
-                                distinct: false,
-                                arg_type: ty,
-                                coll: col.collation,
-                            });
-                            Expr::Column(agg.groups.len() + agg.aggs.len() - 1)
+                            agg.any_value(pos, ty, col.collation)
                         } else {
                             Expr::Column(pos)
                         };
