@@ -14,7 +14,7 @@
 //!   `STRATA_TEST_ORACLE=mariadb` starts a private MariaDB instead of strata (label `mariadb`).
 //! * `STRATA_CORPUS_FILTER=<substring>`: only files whose path contains it.
 //! * `STRATA_CORPUS_ENGINE=innodb|myisam`: only that engine.
-//! * `STRATA_CORPUS_TIMEOUT=<seconds>`: the per-record client timeout (default 10).
+//! * `STRATA_CORPUS_TIMEOUT=<seconds>`: the per-record client timeout (default 2).
 //! * `STRATA_CORPUS_UPDATE=1`: rewrite the baseline lines of the files run.
 //!
 //! The per-file table, the failure categories and the records slower than a second go to
@@ -243,7 +243,7 @@ fn sqllogictest_corpus() {
         std::env::var("STRATA_CORPUS_TIMEOUT")
             .ok()
             .and_then(|s| s.parse::<f64>().ok())
-            .unwrap_or(10.0),
+            .unwrap_or(2.0),
     );
     let start = Instant::now();
     let mut measured = baseline::Baseline::new();
