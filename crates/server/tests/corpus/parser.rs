@@ -14,11 +14,11 @@ pub const ENGINE: &str = "mysql";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SortMode {
     /// In the order the server returned them.
-    NoSort,
+    Unsorted,
     /// Rows sorted as lists of strings.
-    RowSort,
+    Rows,
     /// All values sorted as strings, row boundaries ignored.
-    ValueSort,
+    Values,
 }
 
 /// What a query is expected to produce.
@@ -111,9 +111,9 @@ fn directive(line: &str) -> &str {
 
 fn parse_sort(word: Option<&str>, line: usize) -> Result<SortMode, ParseError> {
     match word {
-        None | Some("nosort") => Ok(SortMode::NoSort),
-        Some("rowsort") => Ok(SortMode::RowSort),
-        Some("valuesort") => Ok(SortMode::ValueSort),
+        None | Some("nosort") => Ok(SortMode::Unsorted),
+        Some("rowsort") => Ok(SortMode::Rows),
+        Some("valuesort") => Ok(SortMode::Values),
         Some(other) => Err(ParseError {
             line,
             message: format!("unknown sort mode {other:?}"),
@@ -308,7 +308,7 @@ halt
                 expected,
             } => {
                 assert_eq!(types, "IT");
-                assert_eq!(*sort, SortMode::RowSort);
+                assert_eq!(*sort, SortMode::Rows);
                 assert_eq!(label.as_deref(), Some("label-1"));
                 assert_eq!(expected.count(), 4);
             }

@@ -102,7 +102,7 @@ pub fn slow(files: &[FileResult]) -> Vec<(String, usize, Duration, String)> {
                 .map(|r| (f.name.clone(), r.line, r.elapsed, sql_prefix(&r.sql, 80)))
         })
         .collect();
-    v.sort_by(|a, b| b.2.cmp(&a.2));
+    v.sort_by_key(|e| std::cmp::Reverse(e.2));
     v
 }
 

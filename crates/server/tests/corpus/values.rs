@@ -83,13 +83,13 @@ pub fn normalize(values: &mut [String], expected_types: &str) {
 /// Orders values as the record asks; `columns` is the row width for `rowsort`.
 pub fn sort(values: Vec<String>, mode: SortMode, columns: usize) -> Vec<String> {
     match mode {
-        SortMode::NoSort => values,
-        SortMode::ValueSort => {
+        SortMode::Unsorted => values,
+        SortMode::Values => {
             let mut v = values;
             v.sort();
             v
         }
-        SortMode::RowSort => {
+        SortMode::Rows => {
             let width = columns.max(1);
             let mut rows: Vec<Vec<String>> = Vec::with_capacity(values.len() / width + 1);
             let mut it = values.into_iter().peekable();
@@ -198,11 +198,11 @@ mod tests {
     fn sorting_and_hashing() {
         let v = strings(&["2", "b", "10", "a", "2", "a"]);
         assert_eq!(
-            sort(v.clone(), SortMode::RowSort, 2),
+            sort(v.clone(), SortMode::Rows, 2),
             strings(&["10", "a", "2", "a", "2", "b"])
         );
         assert_eq!(
-            sort(v, SortMode::ValueSort, 2),
+            sort(v, SortMode::Values, 2),
             strings(&["10", "2", "2", "a", "a", "b"])
         );
         // md5 of "1\n2\n", as `printf '1\n2\n' | md5sum` prints it.
