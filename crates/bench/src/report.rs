@@ -246,37 +246,7 @@ pub fn render(t: &Table) -> String {
         }
         lines.push(line);
     }
-    let widths: Vec<usize> = (0..lines[0].len())
-        .map(|i| lines.iter().map(|l| l[i].len()).max().unwrap_or(0))
-        .collect();
-    for (n, l) in lines.iter().enumerate() {
-        let cells: Vec<String> = l
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if i == 0 {
-                    format!("{c:<w$}", w = widths[i])
-                } else {
-                    format!("{c:>w$}", w = widths[i])
-                }
-            })
-            .collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-        if n == 0 {
-            let rule: Vec<String> = widths
-                .iter()
-                .enumerate()
-                .map(|(i, w)| {
-                    if i == 0 {
-                        "-".repeat(*w)
-                    } else {
-                        format!("{}:", "-".repeat(w.saturating_sub(1)))
-                    }
-                })
-                .collect();
-            let _ = writeln!(out, "| {} |", rule.join(" | "));
-        }
-    }
+    out.push_str(&grid(&lines, &[]));
     if let Some(s) = &t.seed {
         let _ = writeln!(out, "seed figures: {}", s.source);
     }
@@ -329,6 +299,51 @@ fn csv_field(s: &str) -> String {
 
 fn opt(v: Option<f64>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+/// Lines as a markdown table, the first being the header; `left` columns (and the
+/// first) are left-aligned, others right-aligned.
+pub fn grid(lines: &[Vec<String>], left: &[usize]) -> String {
+    let cols = lines.first().map(Vec::len).unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l.get(i).map(|c| c.chars().count()).unwrap_or(0))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for (n, l) in lines.iter().enumerate() {
+        let cells: Vec<String> = (0..cols)
+            .map(|i| {
+                let c = l.get(i).map(String::as_str).unwrap_or("");
+                let pad = widths[i].saturating_sub(c.chars().count());
+                if i == 0 || left.contains(&i) {
+                    format!("{c}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{c}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+        if n == 0 {
+            let rule: Vec<String> = widths
+                .iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    if i == 0 || left.contains(&i) {
+                        "-".repeat(*w)
+                    } else {
+                        format!("{}:", "-".repeat(w.saturating_sub(1)))
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "| {} |", rule.join(" | "));
+        }
+    }
+    out
 }
 
 /// One line per cell: scenario, table, key, column, value, latencies, seed value and

@@ -321,53 +321,8 @@ fn print_counts(
         }
         lines.push(l);
     }
-    print!("{}", grid(&lines, &[]));
+    print!("{}", crate::report::grid(&lines, &[]));
     println!();
-}
-
-/// Lines as a markdown table, the first being the header; `left` columns (and the
-/// first) are left-aligned, others right-aligned.
-fn grid(lines: &[Vec<String>], left: &[usize]) -> String {
-    let cols = lines.first().map(Vec::len).unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|i| {
-            lines
-                .iter()
-                .map(|l| l.get(i).map(|c| c.chars().count()).unwrap_or(0))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for (n, l) in lines.iter().enumerate() {
-        let cells: Vec<String> = (0..cols)
-            .map(|i| {
-                let c = l.get(i).map(String::as_str).unwrap_or("");
-                let pad = widths[i].saturating_sub(c.chars().count());
-                if i == 0 || left.contains(&i) {
-                    format!("{c}{}", " ".repeat(pad))
-                } else {
-                    format!("{}{c}", " ".repeat(pad))
-                }
-            })
-            .collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-        if n == 0 {
-            let rule: Vec<String> = widths
-                .iter()
-                .enumerate()
-                .map(|(i, w)| {
-                    if i == 0 || left.contains(&i) {
-                        "-".repeat(*w)
-                    } else {
-                        format!("{}:", "-".repeat(w.saturating_sub(1)))
-                    }
-                })
-                .collect();
-            let _ = writeln!(out, "| {} |", rule.join(" | "));
-        }
-    }
-    out
 }
 
 /// The query table: `Query | A ms | B ms | ratio | result`, errors cut to one line.
@@ -403,7 +358,7 @@ fn render(t: &Table) -> String {
             one_line(r.result.as_deref().unwrap_or(""), 160),
         ]);
     }
-    out.push_str(&grid(&lines, &[4]));
+    out.push_str(&crate::report::grid(&lines, &[4]));
     for n in &t.notes {
         let _ = writeln!(out, "note: {n}");
     }
