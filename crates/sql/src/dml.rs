@@ -8,10 +8,12 @@
 //! target rows with exclusive locks (see [`select::plan_single_table`]); REPLACE and
 //! ON DUPLICATE KEY UPDATE read the conflicting row the same way before changing it.
 
-use crate::bind::{self, Binder, Scope};
+use crate::bind::{self, BindEnv, Binder, Scope};
 use crate::convert::coerce;
 use crate::exec::{ExecCtx, Outcome, ReadModeGuard, TableLocks};
-use crate::expr::{sort_compare, EvalCtx, Expr, WarnLevel};
+use crate::expr::{sort_compare, Expr, WarnLevel};
+use crate::query::{Planner, SubqueryPlans};
+use crate::run_query::Executor;
 use crate::select::{self, resolve_table};
 use sqlparser::ast;
 use std::sync::Arc;
@@ -43,17 +45,23 @@ pub struct InsertPlan {
     /// ON DUPLICATE KEY UPDATE assignments, bound over `[existing row, new row]`
     /// (`VALUES(c)` reads the new row).
     pub on_duplicate: Option<Vec<(usize, Expr)>>,
+    /// Subqueries of the VALUES lists and the ON DUPLICATE KEY UPDATE values.
+    pub subqueries: SubqueryPlans,
 }
 
 pub struct UpdatePlan {
     pub target: Target,
     pub source: select::SelectPlan,
     pub assignments: Vec<(usize, Expr)>,
+    /// Subqueries of WHERE, ORDER BY and the SET values.
+    pub subqueries: SubqueryPlans,
 }
 
 pub struct DeletePlan {
     pub target: Target,
     pub source: select::SelectPlan,
+    /// Subqueries of WHERE and ORDER BY.
+    pub subqueries: SubqueryPlans,
 }
 
 fn target(cx: &ExecCtx, name: &ast::ObjectName) -> Result<Target> {
@@ -79,6 +87,8 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
     let target = target(cx, name)?;
     let def = target.def.clone();
     let empty = Scope::default();
+    let planner = Planner::new(cx);
+    let env = planner.root_env();
     let mut columns: Vec<usize> = ins
         .columns
         .iter()
@@ -93,7 +103,7 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
                 return Err(Error::NotSupported("tuple assignment".into()));
             };
             columns.push(column_position(&def, n)?);
-            row.push(insert_value(&a.value, &empty)?);
+            row.push(insert_value(&a.value, &empty, &env)?);
         }
         rows.push(row);
     } else {
@@ -108,7 +118,8 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
             if sub.columns().len() != columns.len() {
                 return Err(Error::ValueCount(1));
             }
-            return finish_insert_plan(ins, cx, target, columns, vec![], Some(Box::new(sub)));
+            drop(env);
+            return finish_insert_plan(ins, target, columns, vec![], Some(Box::new(sub)), planner);
         };
         for (i, r) in values.rows.iter().enumerate() {
             let content = &r.content;
@@ -118,22 +129,26 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
             rows.push(
                 content
                     .iter()
-                    .map(|e| insert_value(e, &empty))
+                    .map(|e| insert_value(e, &empty, &env))
                     .collect::<Result<_>>()?,
             );
         }
     }
-    finish_insert_plan(ins, cx, target, columns, rows, None)
+    drop(env);
+    finish_insert_plan(ins, target, columns, rows, None, planner)
 }
 
+/// Binds ON DUPLICATE KEY UPDATE and completes the plan; `planner` holds the
+/// subqueries bound so far.
 fn finish_insert_plan(
     ins: &ast::Insert,
-    _cx: &ExecCtx,
     target: Target,
     columns: Vec<usize>,
     rows: Vec<Vec<InsertValue>>,
     select: Option<Box<crate::query::QueryStatement>>,
+    planner: Planner,
 ) -> Result<InsertPlan> {
+    let env = planner.root_env();
     let def = target.def.clone();
     let on_duplicate = match &ins.on {
         None => None,
@@ -151,7 +166,7 @@ fn finish_insert_plan(
                 let value = rewrite_values_fn(&a.value, &def, width)?;
                 let e = match value {
                     Some(e) => e,
-                    None => Binder::new(&scope, "field list").bind(&a.value)?.0,
+                    None => Binder::in_env(&scope, "field list", &env).bind(&a.value)?.0,
                 };
                 out.push((col, e));
             }
@@ -159,6 +174,9 @@ fn finish_insert_plan(
         }
         Some(_) => return Err(Error::NotSupported("ON CONFLICT".into())),
     };
+    drop(env);
+    let subqueries = planner.finish();
+    subqueries.check_target_not_read(&target.db, &target.def.name)?;
     Ok(InsertPlan {
         target,
         columns,
@@ -167,6 +185,7 @@ fn finish_insert_plan(
         ignore: ins.ignore,
         replace: ins.replace_into,
         on_duplicate,
+        subqueries,
     })
 }
 
@@ -278,13 +297,13 @@ impl Table for ShadowTable {
     }
 }
 
-fn insert_value(e: &ast::Expr, scope: &Scope) -> Result<InsertValue> {
+fn insert_value(e: &ast::Expr, scope: &Scope, env: &BindEnv) -> Result<InsertValue> {
     if let ast::Expr::Identifier(id) = e {
         if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") {
             return Ok(InsertValue::Default);
         }
     }
-    let (x, _, _) = Binder::new(scope, "field list").bind(e)?;
+    let (x, _, _) = Binder::in_env(scope, "field list", env).bind(e)?;
     Ok(InsertValue::Expr(x))
 }
 
@@ -364,17 +383,11 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
         None => None,
     };
     let source_rows = selected.as_ref().unwrap_or(&p.rows);
-    let mut locks = TableLocks::default();
-    cx.lock_table(
-        &mut locks,
-        &p.target.db,
-        &p.target.def.name,
-        &p.target.table,
-        LockMode::Write,
-    )?;
+    let _locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
     let def = &p.target.def;
     let table = &p.target.table;
-    let ecx = EvalCtx::new(params, cx.env);
+    let ex = Executor::new(&p.subqueries.subqueries, cx, params);
+    let ecx = ex.eval_ctx(&[]);
     let strict = cx.strict;
     let mut affected = 0u64;
     let mut first_generated = None;
@@ -550,6 +563,7 @@ fn single_table_source(
     selection: &Option<ast::Expr>,
     order_by: &[ast::OrderByExpr],
     limit: &Option<ast::Expr>,
+    env: &BindEnv,
 ) -> Result<(Target, select::SelectPlan, Scope)> {
     if !table.joins.is_empty() {
         return Err(Error::NotSupported("multi-table UPDATE/DELETE".into()));
@@ -572,6 +586,7 @@ fn single_table_source(
         selection.as_ref(),
         order_by,
         limit.as_ref(),
+        env,
     )?;
     let mut scope = Scope::default();
     scope.push(alias, t.db.clone(), t.table.clone());
@@ -582,21 +597,27 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
     if u.from.is_some() {
         return Err(Error::NotSupported("UPDATE ... FROM".into()));
     }
+    let planner = Planner::new(cx);
+    let env = planner.root_env();
     let (target, source, scope) =
-        single_table_source(cx, &u.table, &u.selection, &u.order_by, &u.limit)?;
+        single_table_source(cx, &u.table, &u.selection, &u.order_by, &u.limit, &env)?;
     let mut assignments = Vec::new();
     for a in &u.assignments {
         let ast::AssignmentTarget::ColumnName(n) = &a.target else {
             return Err(Error::NotSupported("tuple assignment".into()));
         };
         let col = column_position(&target.def, n)?;
-        let (e, _, _) = Binder::new(&scope, "field list").bind(&a.value)?;
+        let (e, _, _) = Binder::in_env(&scope, "field list", &env).bind(&a.value)?;
         assignments.push((col, e));
     }
+    drop(env);
+    let subqueries = planner.finish();
+    subqueries.check_target_not_read(&target.db, &target.def.name)?;
     Ok(UpdatePlan {
         target,
         source,
         assignments,
+        subqueries,
     })
 }
 
@@ -610,21 +631,46 @@ pub fn plan_delete(d: &ast::Delete, cx: &ExecCtx) -> Result<DeletePlan> {
     let [table] = from.as_slice() else {
         return Err(Error::NotSupported("multi-table DELETE".into()));
     };
-    let (target, source, _) = single_table_source(cx, table, &d.selection, &d.order_by, &d.limit)?;
-    Ok(DeletePlan { target, source })
+    let planner = Planner::new(cx);
+    let env = planner.root_env();
+    let (target, source, _) =
+        single_table_source(cx, table, &d.selection, &d.order_by, &d.limit, &env)?;
+    drop(env);
+    let subqueries = planner.finish();
+    subqueries.check_target_not_read(&target.db, &target.def.name)?;
+    Ok(DeletePlan {
+        target,
+        source,
+        subqueries,
+    })
+}
+
+/// Locks the target table for writing and every table the subqueries read for
+/// reading, in the one order every statement uses.
+fn lock_target_and_reads(
+    cx: &ExecCtx,
+    target: &Target,
+    subqueries: &SubqueryPlans,
+) -> Result<TableLocks> {
+    let mut locks = TableLocks::default();
+    let mut want = vec![(
+        target.db.as_str(),
+        target.def.name.as_str(),
+        &target.table,
+        LockMode::Write,
+    )];
+    for (db, name, t) in &subqueries.tables {
+        want.push((db.as_str(), name.as_str(), t, LockMode::Read));
+    }
+    cx.lock_tables(&mut locks, &want)?;
+    Ok(locks)
 }
 
 pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
-    let mut locks = TableLocks::default();
-    cx.lock_table(
-        &mut locks,
-        &p.target.db,
-        &p.target.def.name,
-        &p.target.table,
-        LockMode::Write,
-    )?;
-    let rows = select::matching_rows(&p.source, cx, params)?;
-    let ecx = EvalCtx::new(params, cx.env);
+    let _locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
+    let ex = Executor::new(&p.subqueries.subqueries, cx, params);
+    let ecx = ex.eval_ctx(&[]);
+    let rows = select::matching_rows(&p.source, cx, &ecx)?;
     let def = &p.target.def;
     let (mut changed, matched) = (0u64, rows.len() as u64);
     for (n, (id, old)) in rows.into_iter().enumerate() {
@@ -654,15 +700,9 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
 }
 
 pub fn execute_delete(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
-    let mut locks = TableLocks::default();
-    cx.lock_table(
-        &mut locks,
-        &p.target.db,
-        &p.target.def.name,
-        &p.target.table,
-        LockMode::Write,
-    )?;
-    let rows = select::matching_rows(&p.source, cx, params)?;
+    let _locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
+    let ex = Executor::new(&p.subqueries.subqueries, cx, params);
+    let rows = select::matching_rows(&p.source, cx, &ex.eval_ctx(&[]))?;
     let n = rows.len() as u64;
     for (id, old) in rows {
         p.target.table.delete(cx.txn, id, &old)?;

@@ -107,6 +107,38 @@ impl QueryStatement {
     }
 }
 
+/// The subqueries of an UPDATE or DELETE (by id) and the tables they read.
+#[derive(Default)]
+pub struct SubqueryPlans {
+    pub subqueries: Vec<Arc<QueryPlan>>,
+    pub tables: Vec<ReadTable>,
+}
+
+impl SubqueryPlans {
+    /// MySQL's rule for a statement that changes `db.name`: its subqueries may not read
+    /// that table in their own FROM (1093), since they would see rows the statement is
+    /// changing; reading it through a derived table is allowed, as the derived table is
+    /// materialized before the first change.
+    pub fn check_target_not_read(&self, db: &str, name: &str) -> Result<()> {
+        fn reads(plan: &QueryPlan, db: &str, name: &str) -> bool {
+            match plan {
+                QueryPlan::Block(b) => b.scope.tables.iter().any(|t| {
+                    t.slot.is_none()
+                        && t.db.eq_ignore_ascii_case(db)
+                        && t.def.name.eq_ignore_ascii_case(name)
+                }),
+                QueryPlan::SetOp(s) => reads(&s.left, db, name) || reads(&s.right, db, name),
+                QueryPlan::Ordered(o) => reads(&o.input, db, name),
+                QueryPlan::Recursive(r) => reads(&r.anchor, db, name) || reads(&r.step, db, name),
+            }
+        }
+        match self.subqueries.iter().any(|p| reads(p, db, name)) {
+            true => Err(Error::TargetTableRead(name.to_string())),
+            false => Ok(()),
+        }
+    }
+}
+
 /// A CTE name in scope: its columns, its slot and (once planned) its body.
 #[derive(Clone)]
 struct CteDef {
@@ -151,13 +183,19 @@ impl<'p, 'c> Planner<'p, 'c> {
         }
     }
 
-    /// Plans a whole query statement.
-    pub fn plan_statement(self, q: &ast::Query) -> Result<QueryStatement> {
-        let env = BindEnv {
-            planner: &self,
+    /// The binding environment of a statement's outermost clauses: subqueries are
+    /// planned here, and there is no enclosing query to read.
+    pub fn root_env(&self) -> BindEnv<'_> {
+        BindEnv {
+            planner: self,
             parent: None,
             correlated: RefCell::new(Vec::new()),
-        };
+        }
+    }
+
+    /// Plans a whole query statement.
+    pub fn plan_statement(self, q: &ast::Query) -> Result<QueryStatement> {
+        let env = self.root_env();
         let root = self.plan_query(q, &env)?;
         drop(env);
         Ok(QueryStatement {
@@ -166,6 +204,15 @@ impl<'p, 'c> Planner<'p, 'c> {
             slots: self.next_slot.get(),
             tables: self.tables.into_inner(),
         })
+    }
+
+    /// What a statement that is not a query (UPDATE, DELETE) keeps of its planning:
+    /// the subqueries its clauses bound, and the tables they read.
+    pub fn finish(self) -> SubqueryPlans {
+        SubqueryPlans {
+            subqueries: self.subqueries.into_inner(),
+            tables: self.tables.into_inner(),
+        }
     }
 
     pub fn new_slot(&self) -> usize {

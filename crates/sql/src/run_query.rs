@@ -18,6 +18,7 @@ use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
+use std::sync::Arc;
 use strata_engine::LockMode;
 use strata_types::output::CollectedOutput;
 use strata_types::{
@@ -30,7 +31,8 @@ const DEFAULT_RECURSION_DEPTH: u64 = 1000;
 pub struct Executor<'a, 'c> {
     pub cx: &'a ExecCtx<'c>,
     pub params: &'a [Value],
-    stmt: &'a QueryStatement,
+    /// The statement's subquery plans, by id.
+    subqueries: &'a [Arc<QueryPlan>],
     slots: RefCell<Vec<Option<Rc<SubqueryRows>>>>,
     /// Uncorrelated subqueries' rows, by subquery id: each runs once per execution.
     uncorrelated: RefCell<HashMap<usize, Rc<SubqueryRows>>>,
@@ -50,7 +52,7 @@ pub fn execute(
         .map(|(db, name, t)| (db.as_str(), name.as_str(), t, LockMode::Read))
         .collect();
     cx.lock_tables(&mut locks, &want)?;
-    let ex = Executor::new(stmt, cx, params);
+    let ex = Executor::new(&stmt.subqueries, cx, params);
     match &stmt.root {
         // The common case streams straight from the block.
         QueryPlan::Block(b) => select::execute_block(b, &ex, &[], out),
@@ -66,11 +68,12 @@ pub fn execute(
 }
 
 impl<'a, 'c> Executor<'a, 'c> {
-    fn new(stmt: &'a QueryStatement, cx: &'a ExecCtx<'c>, params: &'a [Value]) -> Self {
+    /// The execution state of one statement whose subquery plans are `subqueries`.
+    pub fn new(subqueries: &'a [Arc<QueryPlan>], cx: &'a ExecCtx<'c>, params: &'a [Value]) -> Self {
         Executor {
             cx,
             params,
-            stmt,
+            subqueries,
             slots: RefCell::new(Vec::new()),
             uncorrelated: RefCell::new(HashMap::new()),
         }
@@ -278,7 +281,9 @@ impl<'a, 'c> Executor<'a, 'c> {
         Ok(())
     }
 
-    fn eval_ctx<'e>(&'e self, outer: &'e [Value]) -> EvalCtx<'e> {
+    /// What expressions of this statement evaluate with: its parameters, the
+    /// enclosing query's values `outer`, and this executor to run subqueries.
+    pub fn eval_ctx<'e>(&'e self, outer: &'e [Value]) -> EvalCtx<'e> {
         EvalCtx {
             params: self.params,
             env: self.cx.env,
@@ -290,7 +295,7 @@ impl<'a, 'c> Executor<'a, 'c> {
 
 impl SubqueryRunner for Executor<'_, '_> {
     fn rows(&self, id: usize, correlated: Vec<Value>) -> Result<Rc<SubqueryRows>> {
-        let Some(plan) = self.stmt.subqueries.get(id) else {
+        let Some(plan) = self.subqueries.get(id) else {
             return Err(Error::Internal(format!("subquery {id} has no plan")));
         };
         if correlated.is_empty() {

@@ -157,7 +157,7 @@ pub fn plan_block(
     let mut derived = Vec::new();
     let mut ons: Vec<(bool, Vec<ast::Expr>)> = Vec::new();
     let mut using: Vec<(usize, Vec<String>)> = Vec::new();
-    for twj in &select.from {
+    for twj in without_dual(&select.from) {
         add_factor(&twj.relation, planner, &mut scope, &mut derived)?;
         ons.push((false, vec![]));
         for j in &twj.joins {
@@ -542,6 +542,28 @@ pub fn plan_block(
     };
     choose_access_paths(&mut plan, cx);
     Ok(plan)
+}
+
+/// `FROM DUAL` (MySQL's name for "no table", unquoted and alone) reads as no FROM.
+fn without_dual(from: &[ast::TableWithJoins]) -> &[ast::TableWithJoins] {
+    if let [only] = from {
+        if let ast::TableFactor::Table {
+            name, alias: None, ..
+        } = &only.relation
+        {
+            if let [part] = name.0.as_slice() {
+                if let Some(id) = part.as_ident() {
+                    if only.joins.is_empty()
+                        && id.quote_style.is_none()
+                        && id.value.eq_ignore_ascii_case("dual")
+                    {
+                        return &[];
+                    }
+                }
+            }
+        }
+    }
+    from
 }
 
 fn is_transactional(cx: &ExecCtx, engine: &str) -> bool {
@@ -1919,12 +1941,13 @@ pub fn plan_single_table(
     selection: Option<&ast::Expr>,
     order_by: &[ast::OrderByExpr],
     limit: Option<&ast::Expr>,
+    env: &BindEnv,
 ) -> Result<SelectPlan> {
     let mut scope = Scope::default();
     scope.push(alias.to_string(), db.to_string(), table);
     let mut filter = Vec::new();
     if let Some(w) = selection {
-        let (e, _, _) = Binder::new(&scope, "where clause").bind(w)?;
+        let (e, _, _) = Binder::in_env(&scope, "where clause", env).bind(w)?;
         split_conjuncts(e, &mut filter);
     }
     let (const_filter, filter): (Vec<Expr>, Vec<Expr>) =
@@ -1932,7 +1955,7 @@ pub fn plan_single_table(
     let mut projection = Vec::new();
     let mut order = Vec::new();
     for item in order_by {
-        let (e, _, coll) = Binder::new(&scope, "order clause").bind(&item.expr)?;
+        let (e, _, coll) = Binder::in_env(&scope, "order clause", env).bind(&item.expr)?;
         projection.push(e);
         order.push((
             projection.len() - 1,
@@ -1968,19 +1991,19 @@ pub fn plan_single_table(
     Ok(plan)
 }
 
-/// The rows (with ids) a single-table plan selects, in ORDER BY order, up to LIMIT.
+/// The rows (with ids) a single-table plan selects, in ORDER BY order, up to LIMIT;
+/// `ecx` runs the statement's subqueries.
 pub fn matching_rows(
     plan: &SelectPlan,
     cx: &ExecCtx,
-    params: &[Value],
+    ecx: &EvalCtx,
 ) -> Result<Vec<(strata_engine::RowId, Vec<Value>)>> {
-    let ecx = EvalCtx::new(params, cx.env);
     for c in &plan.const_filter {
-        if !c.test(&[], &ecx)? {
+        if !c.test(&[], ecx)? {
             return Ok(vec![]);
         }
     }
-    let limit = limit_value(&plan.limit, &ecx)?;
+    let limit = limit_value(&plan.limit, ecx)?;
     let early_stop = plan.order.is_empty() || plan.order_satisfied;
     let _mode = ReadModeGuard::set(cx.txn, plan.read_mode);
     let mut rows = Vec::new();
@@ -1988,7 +2011,7 @@ pub fn matching_rows(
     let filter = &plan.levels[0].filter;
     let mut cb = |id, vals: &[Value]| -> Result<Flow> {
         for c in filter {
-            if !c.test(vals, &ecx)? {
+            if !c.test(vals, ecx)? {
                 return Ok(Flow::Continue);
             }
         }
@@ -2002,7 +2025,7 @@ pub fn matching_rows(
         )
     };
     if limit != Some(0) {
-        match key_ranges(plan, 0, &[], &ecx)? {
+        match key_ranges(plan, 0, &[], ecx)? {
             None => t.table.scan(cx.txn, &mut cb)?,
             Some((index, ranges, reverse)) => {
                 for r in &ranges {
@@ -2017,7 +2040,7 @@ pub fn matching_rows(
             .map(|(_, r)| {
                 plan.projection
                     .iter()
-                    .map(|e| e.eval(r, &ecx))
+                    .map(|e| e.eval(r, ecx))
                     .collect::<Result<Vec<_>>>()
             })
             .collect::<Result<_>>()?;

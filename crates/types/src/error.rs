@@ -155,6 +155,9 @@ pub enum Error {
     ViewColumnCount,
     /// 3636: a recursive CTE ran more iterations than `cte_max_recursion_depth`.
     RecursionDepth(u64),
+    /// 1093: an UPDATE or DELETE whose subquery reads the table it changes (directly,
+    /// not through a materialized derived table).
+    TargetTableRead(String),
     /// 1436: an expression or query nested too deep for the connection thread's stack.
     StackOverrun { used: usize, size: usize },
     /// 1105: an internal invariant broke; the statement is abandoned, the server goes on.
@@ -233,6 +236,7 @@ impl Error {
             TooManyTables(_) => 1116,
             NonUniqueTable(_) => 1066,
             RecursionDepth(_) => 3636,
+            TargetTableRead(_) => 1093,
             Internal(_) => 1105,
         }
     }
@@ -467,6 +471,10 @@ impl fmt::Display for Error {
                 "Thread stack overrun:  {used} bytes used of a {size} byte stack, and {} bytes \
                  needed.  Simplify the statement: it nests expressions or subqueries too deeply.",
                 crate::stack::RED_ZONE
+            ),
+            TargetTableRead(t) => write!(
+                f,
+                "You can't specify target table '{t}' for update in FROM clause"
             ),
             Internal(msg) => write!(f, "Internal error: {msg}"),
         }
