@@ -6,6 +6,7 @@
 //! The row layout is the concatenation of every scope table's columns in FROM order:
 //! table `i`'s column `j` is row position `tables[i].offset + j`.
 
+use crate::decorrelate;
 use crate::expr::{ArithOp, CmpOp, Expr, Subquery, SubqueryKind};
 use crate::functions::{self, Func};
 use crate::lex::{number_value, unescape};
@@ -305,6 +306,9 @@ impl Aggregation {
 /// query's row layout.
 pub trait SubqueryPlanner {
     fn plan_subquery(&self, q: &ast::Query, outer: &Outer) -> Result<PlannedSubquery>;
+    /// The column names of a FROM table name (a CTE in scope or a table), for rewrite
+    /// rules that classify names before binding; None if it names neither.
+    fn table_columns(&self, name: &ast::ObjectName) -> Option<Vec<String>>;
 }
 
 pub struct PlannedSubquery {
@@ -739,6 +743,9 @@ impl<'a> Binder<'a> {
                 (self.subquery(sub, SubqueryKind::Scalar), ty, coll)
             }
             A::Exists { subquery, negated } => {
+                if let Some(semi) = self.exists_as_semijoin(subquery, *negated) {
+                    return Ok((semi, SType::Int, Collation::GeneralCi));
+                }
                 let sub = self.plan_subquery(subquery, 0)?;
                 let kind = SubqueryKind::Exists { negated: *negated };
                 (self.subquery(sub, kind), SType::Int, Collation::GeneralCi)
@@ -842,6 +849,45 @@ impl<'a> Binder<'a> {
             }
         }
         Ok(sub)
+    }
+
+    /// `[NOT] EXISTS (q)` through [`decorrelate::exists_as_in`]: `(outer…) IN (q')`
+    /// `IS [NOT] TRUE` with q' uncorrelated, so it runs once and is probed as a hash
+    /// set. None (bind as written) when the rule does not apply, when anything in the
+    /// rewritten form fails to bind, or when q' still reads the enclosing query.
+    fn exists_as_semijoin(&mut self, q: &ast::Query, negated: bool) -> Option<Expr> {
+        // In a grouped clause outer values are group values; leave those as written.
+        let env = self.env.filter(|_| self.agg.is_none())?;
+        let mut tables = Vec::new();
+        for (name, alias) in decorrelate::from_tables(q)? {
+            let columns = env.planner.table_columns(&name)?;
+            let shown = alias.or_else(|| object_name_parts(&name).pop())?;
+            tables.push((shown, columns));
+        }
+        let semi = decorrelate::exists_as_in(q, &decorrelate::InnerTables { tables })?;
+        let mut lhs = Vec::with_capacity(semi.outer.len());
+        let mut lhs_types = Vec::with_capacity(semi.outer.len());
+        for o in &semi.outer {
+            let (x, t, c) = self.bind(o).ok()?;
+            lhs.push(x);
+            lhs_types.push((t, c));
+        }
+        let sub = self.plan_subquery(&semi.query, semi.outer.len()).ok()?;
+        if !sub.correlated.is_empty() {
+            return None;
+        }
+        let (colls, hashable) = in_comparison(&lhs_types, &sub.columns);
+        let kind = SubqueryKind::In {
+            lhs,
+            negated: false,
+            colls,
+            hashable,
+        };
+        Some(Expr::IsTruth(
+            Box::new(self.subquery(sub, kind)),
+            true,
+            negated,
+        ))
     }
 
     fn subquery(&self, sub: PlannedSubquery, kind: SubqueryKind) -> Expr {
@@ -1524,6 +1570,59 @@ mod correlation_tests {
                 correlated: env.correlated.into_inner(),
             })
         }
+
+        fn table_columns(&self, name: &ast::ObjectName) -> Option<Vec<String>> {
+            (name.to_string() == "u").then(|| vec!["tid".into(), "y".into()])
+        }
+    }
+
+    fn bind_where_of_t(sql: &str) -> Expr {
+        let mut scope = Scope::default();
+        scope.push("t".into(), "d".into(), table("t", &["id", "x"]));
+        let env = BindEnv {
+            planner: &WherePlanner,
+            parent: None,
+            correlated: RefCell::new(vec![]),
+        };
+        let e = expr(sql);
+        let (bound, _, _) = Binder::in_env(&scope, "where clause", &env)
+            .bind(&e)
+            .expect("binds");
+        bound
+    }
+
+    #[test]
+    fn an_equality_correlated_exists_binds_as_an_uncorrelated_in_is_true() {
+        let bound = bind_where_of_t("EXISTS (SELECT 1 FROM u WHERE u.tid = t.id AND y > 1)");
+        let Expr::IsTruth(inner, true, false) = &bound else {
+            panic!("not IS TRUE: {bound:?}")
+        };
+        let Expr::Subquery(s) = inner.as_ref() else {
+            panic!("{inner:?}")
+        };
+        assert!(s.correlated.is_empty(), "the subquery reads no outer value");
+        let SubqueryKind::In { lhs, negated, .. } = &s.kind else {
+            panic!("{:?}", s.kind)
+        };
+        assert!(!negated);
+        assert!(matches!(lhs.as_slice(), [Expr::Column(0)]), "{lhs:?}");
+        // NOT EXISTS is IS NOT TRUE of the same IN, never NULL.
+        let bound = bind_where_of_t("NOT EXISTS (SELECT 1 FROM u WHERE t.x = tid)");
+        assert!(
+            matches!(&bound, Expr::IsTruth(_, true, true))
+                || matches!(&bound, Expr::Not(x) if matches!(x.as_ref(), Expr::IsTruth(_, true, false))),
+            "{bound:?}"
+        );
+    }
+
+    #[test]
+    fn an_exists_correlated_otherwise_stays_a_correlated_exists() {
+        let bound = bind_where_of_t("EXISTS (SELECT 1 FROM u WHERE u.tid > t.id)");
+        let Expr::Subquery(s) = &bound else {
+            panic!("{bound:?}")
+        };
+        assert!(matches!(s.kind, SubqueryKind::Exists { negated: false }));
+        assert_eq!(s.correlated.len(), 1);
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod bind;
 pub mod catalog;
 pub mod convert;
 pub mod ddl;
+pub mod decorrelate;
 pub mod derived;
 pub mod dml;
 pub mod exec;

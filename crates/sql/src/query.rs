@@ -491,6 +491,24 @@ impl SubqueryPlanner for Planner<'_, '_> {
             correlated: env.correlated.into_inner(),
         })
     }
+
+    fn table_columns(&self, name: &ast::ObjectName) -> Option<Vec<String>> {
+        let parts = bind::object_name_parts(name);
+        if let [single] = parts.as_slice() {
+            let ctes = self.ctes.borrow();
+            if let Some(cte) = ctes
+                .iter()
+                .rev()
+                .find(|c| c.name.eq_ignore_ascii_case(single))
+            {
+                return Some(cte.columns.iter().map(|c| c.name.clone()).collect());
+            }
+        }
+        let (db, table) = select::resolve_table(self.cx, name).ok()?;
+        let handle = self.cx.table(&db, &table).ok()?;
+        let def = handle.def();
+        Some(def.columns.iter().map(|c| c.name.clone()).collect())
+    }
 }
 
 /// A query with only a body (the blocks of a set operation have no clauses of their

@@ -1,0 +1,335 @@
+//! Rewrite rule: a correlated `EXISTS` whose correlation is only equalities becomes an
+//! uncorrelated `IN` (a semi-join probed as a hash set).
+//!
+//! `EXISTS (SELECT … FROM u WHERE u.k = t.k AND u.v > 5)` run as written executes the
+//! subquery once per outer row: O(outer × inner) when `u.k` has no index. Split its
+//! WHERE into the equalities that pair an inner-only side with an outer-only side and
+//! the rest; when the rest reads no outer column, the subquery is
+//!
+//! ```text
+//! (t.k) IN (SELECT u.k FROM u WHERE u.v > 5)   -- uncorrelated: runs once
+//! ```
+//!
+//! and the executor runs an uncorrelated subquery once per statement and probes its rows
+//! as a hash set, so the whole predicate costs O(outer + inner). `EXISTS` is TRUE or
+//! FALSE, never NULL, where `IN` may be NULL (a NULL key): the binder therefore wraps the
+//! rewritten form in `IS TRUE` (`NOT EXISTS` in `IS NOT TRUE`), which is exactly
+//! "some inner row has equal, non-NULL keys and passes the rest".
+//!
+//! The rule works on the syntax tree, before binding: a column reference is inner when
+//! its qualifier names a table of the subquery's FROM, or, unqualified, when one of those
+//! tables has a column of that name (MySQL resolves names innermost first). Anything it
+//! cannot classify with certainty (subqueries in a conjunct, three-part names, derived
+//! tables, GROUP BY, aggregates, LIMIT) leaves the query as written. The binder still
+//! plans the result and keeps it only if it came out uncorrelated.
+
+use sqlparser::ast;
+
+/// The tables of the subquery's FROM as names resolve against them: each table's
+/// name-or-alias and its column names.
+pub struct InnerTables {
+    pub tables: Vec<(String, Vec<String>)>,
+}
+
+impl InnerTables {
+    fn has_alias(&self, q: &str) -> bool {
+        self.tables.iter().any(|(a, _)| a.eq_ignore_ascii_case(q))
+    }
+
+    fn has_column(&self, c: &str) -> bool {
+        self.tables
+            .iter()
+            .any(|(_, cols)| cols.iter().any(|x| x.eq_ignore_ascii_case(c)))
+    }
+}
+
+/// The rewritten form: `(outer…) IN (query)`.
+#[derive(Debug)]
+pub struct SemiJoin {
+    /// The outer side of each equality, bound in the enclosing query.
+    pub outer: Vec<ast::Expr>,
+    /// `SELECT <inner sides> FROM <same FROM> WHERE <the other conjuncts>`.
+    pub query: ast::Query,
+}
+
+/// The FROM tables a rewrite needs to know, as (table name, alias): plain tables only.
+/// None when the FROM has anything else (derived tables, table functions).
+pub fn from_tables(q: &ast::Query) -> Option<Vec<(ast::ObjectName, Option<String>)>> {
+    let select = simple_block(q)?;
+    let mut out = Vec::new();
+    for twj in &select.from {
+        for factor in std::iter::once(&twj.relation).chain(twj.joins.iter().map(|j| &j.relation)) {
+            let ast::TableFactor::Table { name, alias, .. } = factor else {
+                return None;
+            };
+            out.push((name.clone(), alias.as_ref().map(|a| a.name.value.clone())));
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The query's single SELECT block, when it has no clause that changes what EXISTS sees
+/// beyond WHERE (WITH, LIMIT, GROUP BY, HAVING, aggregates, windows, locking).
+fn simple_block(q: &ast::Query) -> Option<&ast::Select> {
+    if q.with.is_some() || q.limit_clause.is_some() || !q.locks.is_empty() || q.fetch.is_some() {
+        return None;
+    }
+    let ast::SetExpr::Select(s) = q.body.as_ref() else {
+        return None;
+    };
+    let grouped = !matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty());
+    if grouped
+        || s.having.is_some()
+        || !s.named_window.is_empty()
+        || s.qualify.is_some()
+        || s.projection.iter().any(|item| match item {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                crate::bind::contains_aggregate(e) || has_window(e)
+            }
+            _ => false,
+        })
+    {
+        return None;
+    }
+    Some(s)
+}
+
+fn has_window(e: &ast::Expr) -> bool {
+    use sqlparser::ast::{Visit, Visitor};
+    use std::ops::ControlFlow;
+    struct W;
+    impl Visitor for W {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
+            match e {
+                ast::Expr::Function(f) if f.over.is_some() => ControlFlow::Break(()),
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    e.visit(&mut W).is_break()
+}
+
+/// Where the column references of an expression resolve.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+enum Side {
+    /// No column reference (a constant).
+    None,
+    Inner,
+    Outer,
+    /// Both, or something the rule cannot classify.
+    Mixed,
+}
+
+fn combine(a: Side, b: Side) -> Side {
+    match (a, b) {
+        (Side::None, x) | (x, Side::None) => x,
+        (x, y) if x == y => x,
+        _ => Side::Mixed,
+    }
+}
+
+fn side_of(e: &ast::Expr, inner: &InnerTables) -> Side {
+    use sqlparser::ast::{Visit, Visitor};
+    use std::ops::ControlFlow;
+    struct Classify<'a> {
+        inner: &'a InnerTables,
+        side: Side,
+    }
+    impl Visitor for Classify<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, _q: &ast::Query) -> ControlFlow<()> {
+            // A nested subquery may read either side at any depth: not classified.
+            self.side = Side::Mixed;
+            ControlFlow::Break(())
+        }
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
+            let here = match e {
+                ast::Expr::Identifier(id) => {
+                    if self.inner.has_column(&id.value) {
+                        Side::Inner
+                    } else {
+                        Side::Outer
+                    }
+                }
+                ast::Expr::CompoundIdentifier(parts) => match parts.as_slice() {
+                    [t, _] if self.inner.has_alias(&t.value) => Side::Inner,
+                    [_, _] => Side::Outer,
+                    _ => Side::Mixed,
+                },
+                ast::Expr::Function(f) if f.over.is_some() => Side::Mixed,
+                _ => return ControlFlow::Continue(()),
+            };
+            self.side = combine(self.side, here);
+            if self.side == Side::Mixed {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+    }
+    let mut c = Classify {
+        inner,
+        side: Side::None,
+    };
+    let _ = e.visit(&mut c);
+    c.side
+}
+
+fn conjuncts(e: &ast::Expr, out: &mut Vec<ast::Expr>) {
+    match e {
+        ast::Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::And,
+            right,
+        } => {
+            conjuncts(left, out);
+            conjuncts(right, out);
+        }
+        ast::Expr::Nested(inner) => conjuncts(inner, out),
+        other => out.push(other.clone()),
+    }
+}
+
+/// Rewrites `EXISTS (q)` as `(outer…) IN (q')` when q's correlation is only equalities;
+/// None when the rule does not apply.
+pub fn exists_as_in(q: &ast::Query, inner: &InnerTables) -> Option<SemiJoin> {
+    let select = simple_block(q)?;
+    let mut parts = Vec::new();
+    conjuncts(select.selection.as_ref()?, &mut parts);
+    let mut outer = Vec::new();
+    let mut projection = Vec::new();
+    let mut rest = Vec::new();
+    for c in parts {
+        if let ast::Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::Eq,
+            right,
+        } = &c
+        {
+            match (side_of(left, inner), side_of(right, inner)) {
+                (Side::Inner, Side::Outer) => {
+                    projection.push(left.as_ref().clone());
+                    outer.push(right.as_ref().clone());
+                    continue;
+                }
+                (Side::Outer, Side::Inner) => {
+                    projection.push(right.as_ref().clone());
+                    outer.push(left.as_ref().clone());
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match side_of(&c, inner) {
+            Side::None | Side::Inner => rest.push(c),
+            Side::Outer | Side::Mixed => return None,
+        }
+    }
+    if outer.is_empty() {
+        return None;
+    }
+    let mut block = select.clone();
+    block.projection = projection
+        .into_iter()
+        .map(ast::SelectItem::UnnamedExpr)
+        .collect();
+    block.distinct = None;
+    block.selection = rest.into_iter().reduce(|a, b| ast::Expr::BinaryOp {
+        left: Box::new(a),
+        op: ast::BinaryOperator::And,
+        right: Box::new(b),
+    });
+    let mut query = q.clone();
+    query.order_by = None;
+    query.body = Box::new(ast::SetExpr::Select(Box::new(block)));
+    Some(SemiJoin { outer, query })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(sql: &str) -> ast::Query {
+        let stmts = crate::parse::parse(sql).expect("test SQL parses");
+        match stmts.into_iter().next() {
+            Some(ast::Statement::Query(q)) => *q,
+            other => panic!("not a query: {other:?}"),
+        }
+    }
+
+    fn u_table() -> InnerTables {
+        InnerTables {
+            tables: vec![("u".into(), vec!["k".into(), "v".into(), "name".into()])],
+        }
+    }
+
+    #[test]
+    fn equality_correlation_becomes_an_uncorrelated_in() {
+        let q = query("SELECT 1 FROM u WHERE u.k = t.k AND v > 5");
+        let sj = exists_as_in(&q, &u_table()).expect("rule applies");
+        assert_eq!(sj.outer.len(), 1);
+        assert_eq!(sj.outer[0].to_string(), "t.k");
+        assert_eq!(sj.query.to_string(), "SELECT u.k FROM u WHERE v > 5");
+    }
+
+    #[test]
+    fn sides_are_found_either_way_round_and_several_keys_pair_up() {
+        let q = query("SELECT * FROM u WHERE t.a = k AND (t.b + 1 = u.v)");
+        let sj = exists_as_in(&q, &u_table()).expect("rule applies");
+        let outer: Vec<String> = sj.outer.iter().map(|e| e.to_string()).collect();
+        assert_eq!(outer, ["t.a", "t.b + 1"]);
+        assert_eq!(sj.query.to_string(), "SELECT k, u.v FROM u");
+    }
+
+    #[test]
+    fn other_correlation_leaves_the_query_as_written() {
+        let u = u_table();
+        // A non-equality reading the outer query.
+        assert!(
+            exists_as_in(&query("SELECT 1 FROM u WHERE u.k = t.k AND u.v > t.v"), &u).is_none()
+        );
+        // An OR mixing both sides.
+        assert!(exists_as_in(&query("SELECT 1 FROM u WHERE u.k = t.k OR v = 1"), &u).is_none());
+        // No correlation at all: nothing to do (it already runs once).
+        assert!(exists_as_in(&query("SELECT 1 FROM u WHERE v = 1"), &u).is_none());
+        // A nested subquery in a conjunct is not classified.
+        assert!(exists_as_in(
+            &query("SELECT 1 FROM u WHERE u.k = t.k AND v IN (SELECT x FROM w)"),
+            &u
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn clauses_that_change_what_exists_sees_block_the_rule() {
+        let u = u_table();
+        for sql in [
+            "SELECT 1 FROM u WHERE u.k = t.k LIMIT 0",
+            "SELECT k FROM u WHERE u.k = t.k GROUP BY k",
+            "SELECT COUNT(*) FROM u WHERE u.k = t.k",
+            "SELECT 1 FROM u WHERE u.k = t.k HAVING 1",
+            "SELECT 1 FROM u WHERE u.k = t.k UNION SELECT 2",
+        ] {
+            assert!(exists_as_in(&query(sql), &u).is_none(), "{sql}");
+        }
+    }
+
+    #[test]
+    fn unqualified_names_resolve_innermost_first() {
+        // `name` is a column of u, so `name = t.x` pairs inner with outer; `zzz` is not,
+        // so it belongs to the outer query.
+        let q = query("SELECT 1 FROM u WHERE name = zzz");
+        let sj = exists_as_in(&q, &u_table()).expect("rule applies");
+        assert_eq!(sj.outer[0].to_string(), "zzz");
+        assert_eq!(sj.query.to_string(), "SELECT name FROM u");
+    }
+
+    #[test]
+    fn only_plain_tables_are_named() {
+        assert!(from_tables(&query("SELECT 1 FROM (SELECT 1) AS d WHERE 1")).is_none());
+        let t = from_tables(&query("SELECT 1 FROM u AS x JOIN w ON x.a = w.a")).expect("plain");
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[0].1.as_deref(), Some("x"));
+    }
+}
