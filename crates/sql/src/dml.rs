@@ -578,11 +578,11 @@ fn single_table_source(
         .as_ref()
         .map(|a| a.name.value.clone())
         .unwrap_or(t.def.name.clone());
+    let mut source_scope = Scope::default();
+    source_scope.push(alias.clone(), t.db.clone(), t.table.clone());
     let source = select::plan_single_table(
         cx,
-        &t.db,
-        &alias,
-        t.table.clone(),
+        source_scope,
         selection.as_ref(),
         order_by,
         limit.as_ref(),

@@ -1933,18 +1933,15 @@ fn execute_block_to(
 /// LIMIT, with the same access-path choice as SELECT. It reads with exclusive locks, as
 /// InnoDB does: the rows it hands over are the latest versions, locked until the
 /// transaction ends, so the change is applied to what is really there.
+/// `scope` holds the one target table.
 pub fn plan_single_table(
     cx: &ExecCtx,
-    db: &str,
-    alias: &str,
-    table: std::sync::Arc<dyn strata_engine::Table>,
+    scope: Scope,
     selection: Option<&ast::Expr>,
     order_by: &[ast::OrderByExpr],
     limit: Option<&ast::Expr>,
     env: &BindEnv,
 ) -> Result<SelectPlan> {
-    let mut scope = Scope::default();
-    scope.push(alias.to_string(), db.to_string(), table);
     let mut filter = Vec::new();
     if let Some(w) = selection {
         let (e, _, _) = Binder::in_env(&scope, "where clause", env).bind(w)?;
