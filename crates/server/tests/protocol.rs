@@ -164,6 +164,46 @@ fn prepared_statements_with_typed_parameters() {
     assert_eq!(n, Some(2));
 }
 
+/// MySQL names an unaliased expression column by its text as written; drivers that
+/// return rows as maps key them by it. Checked on both protocols and through a derived
+/// table (whose columns the plan cache must not share between different literals).
+#[test]
+fn result_columns_are_named_as_the_client_wrote_them() {
+    let server = common::TestServer::start(&[]);
+    let mut c = common::connect(server.port, None);
+    let names = |c: &mut Conn, sql: &str| -> Vec<String> {
+        let result = c.query_iter(sql).unwrap();
+        result
+            .columns()
+            .as_ref()
+            .iter()
+            .map(|col| col.name_str().into_owned())
+            .collect()
+    };
+    assert_eq!(
+        names(
+            &mut c,
+            "SELECT 1+1, CONCAT('a','b') ,  count(*) , 'x', -2, 1 AS one"
+        ),
+        ["1+1", "CONCAT('a','b')", "count(*)", "x", "-2", "one"]
+    );
+    assert_eq!(
+        names(&mut c, "SELECT * FROM (SELECT 1+1, 3) AS d WHERE 1 = 1"),
+        ["1+1", "3"]
+    );
+    assert_eq!(
+        names(&mut c, "SELECT * FROM (SELECT 2+2, 4) AS d WHERE 1 = 1"),
+        ["2+2", "4"]
+    );
+    let stmt = c.prep("SELECT ?+1, ?").unwrap();
+    let cols: Vec<String> = stmt
+        .columns()
+        .iter()
+        .map(|col| col.name_str().into_owned())
+        .collect();
+    assert_eq!(cols, ["?+1", "?"]);
+}
+
 #[test]
 fn three_hundred_concurrent_connections() {
     let server = common::TestServer::start(&[]);

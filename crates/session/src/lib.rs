@@ -793,7 +793,7 @@ impl Session {
                         // Binding reads no rows: a scratch transaction will do.
                         let scratch = Txn::default();
                         let cx = self.exec_ctx(&env, &scratch)?;
-                        match strata_sql::prepare(stmt, values.len(), &cx) {
+                        match strata_sql::prepare(stmt, &key, values.len(), &cx) {
                             Ok(p)
                                 if !matches!(p.plan, strata_sql::Plan::Other(_))
                                     && !key.to_ascii_lowercase().contains("information_schema") =>
@@ -941,7 +941,7 @@ impl Session {
         let env = SessionEnv { s: self, now };
         let scratch = Txn::default();
         let cx = self.exec_ctx(&env, &scratch)?;
-        let p = strata_sql::prepare(stmt, 0, &cx)?;
+        let p = strata_sql::prepare(stmt, &text, 0, &cx)?;
         drop(cx);
         self.execute_prepared(&Arc::new(p), &[], out)
     }
@@ -964,7 +964,12 @@ impl Session {
             let env = SessionEnv { s: self, now };
             let scratch = Txn::default();
             let cx = self.exec_ctx(&env, &scratch)?;
-            Arc::new(strata_sql::prepare(p.statement.clone(), p.params, &cx)?)
+            Arc::new(strata_sql::prepare(
+                p.statement.clone(),
+                &p.source,
+                p.params,
+                &cx,
+            )?)
         };
         let com = match &p.plan {
             strata_sql::Plan::Select(_) => Com::Select,
@@ -1460,7 +1465,7 @@ impl Session {
             let env = SessionEnv { s: self, now };
             let scratch = Txn::default();
             let cx = self.exec_ctx(&env, &scratch)?;
-            let p = strata_sql::prepare(stmt, params, &cx)?;
+            let p = strata_sql::prepare(stmt, &text, params, &cx)?;
             let cols = p.columns.clone();
             (PreparedStmt::Sql(Arc::new(p)), params, cols)
         };

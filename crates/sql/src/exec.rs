@@ -183,6 +183,8 @@ pub struct Prepared {
     pub catalog_version: u64,
     pub db: Option<String>,
     pub statement: ast::Statement,
+    /// The text `statement` was parsed from, for binding it again.
+    pub source: String,
 }
 
 impl Prepared {
@@ -226,10 +228,17 @@ impl Prepared {
 }
 
 /// Binds a statement. `params` is the number of `?N` placeholders in it.
-pub fn prepare(stmt: ast::Statement, params: usize, cx: &ExecCtx) -> Result<Prepared> {
+/// Plans a statement parsed from `source` (its text as parsed: result columns without
+/// an alias are named by their text in it).
+pub fn prepare(
+    stmt: ast::Statement,
+    source: &str,
+    params: usize,
+    cx: &ExecCtx,
+) -> Result<Prepared> {
     let catalog_version = cx.catalog.version();
     let plan = match &stmt {
-        ast::Statement::Query(q) => Plan::Select(Planner::new(cx).plan_statement(q)?),
+        ast::Statement::Query(q) => Plan::Select(Planner::for_text(cx, source).plan_statement(q)?),
         ast::Statement::Insert(ins) => Plan::Insert(dml::plan_insert(ins, cx)?),
         ast::Statement::Update(u) => Plan::Update(dml::plan_update(u, cx)?),
         ast::Statement::Delete(d) => Plan::Delete(dml::plan_delete(d, cx)?),
@@ -238,7 +247,9 @@ pub fn prepare(stmt: ast::Statement, params: usize, cx: &ExecCtx) -> Result<Prep
             analyze: false,
             ..
         } => match statement.as_ref() {
-            ast::Statement::Query(q) => Plan::Explain(Planner::new(cx).plan_statement(q)?),
+            ast::Statement::Query(q) => {
+                Plan::Explain(Planner::for_text(cx, source).plan_statement(q)?)
+            }
             other => {
                 return Err(Error::NotSupported(format!(
                     "EXPLAIN {}",
@@ -259,6 +270,7 @@ pub fn prepare(stmt: ast::Statement, params: usize, cx: &ExecCtx) -> Result<Prep
         catalog_version,
         db: cx.current_db.clone(),
         statement: stmt,
+        source: source.to_string(),
     })
 }
 

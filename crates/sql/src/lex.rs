@@ -345,7 +345,6 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
             _ => return None,
         }
     };
-    let is_select = first == "SELECT";
     if !matches!(
         first.as_str(),
         "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE"
@@ -356,7 +355,10 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
     let mut values = Vec::new();
     let mut i = 0;
     let mut depth = 0i32;
-    let mut seen_from = !is_select;
+    // Per parenthesis level: inside a SELECT list, whose literals stay in the key,
+    // because the columns' names are their text (`SELECT 1+1` is named `1+1`), at any
+    // depth (a derived table's columns are named the same way).
+    let mut select_list: Vec<bool> = vec![false];
     let mut positional = false; // right after ORDER BY / GROUP BY or a comma in their list
     let mut in_order_list = false;
     let mut prev_word = String::new();
@@ -367,8 +369,14 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
             Tok::Question => return None,
             Tok::Word(w) => {
                 let up = w.to_ascii_uppercase();
-                if up == "FROM" && depth == 0 {
-                    seen_from = true;
+                let here = select_list.last_mut();
+                match up.as_str() {
+                    "SELECT" => here.into_iter().for_each(|f| *f = true),
+                    "FROM" | "WHERE" | "GROUP" | "HAVING" | "ORDER" | "LIMIT" | "UNION"
+                    | "EXCEPT" | "INTERSECT" | "INTO" | "WINDOW" | "FOR" | "LOCK" => {
+                        here.into_iter().for_each(|f| *f = false)
+                    }
+                    _ => {}
                 }
                 if up == "BY" && (prev_word == "ORDER" || prev_word == "GROUP") {
                     positional = true;
@@ -399,13 +407,13 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
                 }
                 prev_word = up;
             }
-            Tok::Number(text) if seen_from && !positional => {
+            Tok::Number(text) if !in_select_list(&select_list) && !positional => {
                 if let Some(v) = number_value(text) {
                     values.push(v);
                     replaced = true;
                 }
             }
-            Tok::Str(q, body) if seen_from && !positional => {
+            Tok::Str(q, body) if !in_select_list(&select_list) && !positional => {
                 values.push(Value::Bytes(unescape(body, *q)));
                 replaced = true;
             }
@@ -413,8 +421,13 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
                 let c = s[i];
                 if c == b'(' {
                     depth += 1;
+                    let inherited = in_select_list(&select_list);
+                    select_list.push(inherited);
                 } else if c == b')' {
                     depth -= 1;
+                    if select_list.len() > 1 {
+                        select_list.pop();
+                    }
                 } else if c == b',' && in_order_list && depth == 0 {
                     positional = true;
                 }
@@ -435,6 +448,129 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
         return Some((out, values));
     }
     Some((out, values))
+}
+
+/// The text of every select-list item of every query block in `sql`, nested ones
+/// included, as written (modifiers such as `DISTINCT` and surrounding blanks left out).
+/// MySQL names an unaliased expression column by this text (`SELECT 1+1` → `1+1`).
+pub fn select_items<'a>(sql: &'a str) -> Vec<&'a str> {
+    const LIST_END: [&str; 13] = [
+        "FROM",
+        "WHERE",
+        "GROUP",
+        "HAVING",
+        "ORDER",
+        "LIMIT",
+        "UNION",
+        "EXCEPT",
+        "INTERSECT",
+        "INTO",
+        "WINDOW",
+        "FOR",
+        "LOCK",
+    ];
+    const MODIFIERS: [&str; 10] = [
+        "ALL",
+        "DISTINCT",
+        "DISTINCTROW",
+        "HIGH_PRIORITY",
+        "STRAIGHT_JOIN",
+        "SQL_SMALL_RESULT",
+        "SQL_BIG_RESULT",
+        "SQL_BUFFER_RESULT",
+        "SQL_NO_CACHE",
+        "SQL_CALC_FOUND_ROWS",
+    ];
+    /// One SELECT list being read: its parenthesis depth and where its item began
+    /// (None until the first token after the modifiers).
+    struct List {
+        depth: i32,
+        start: Option<usize>,
+    }
+    let s = sql.as_bytes();
+    let mut items = Vec::new();
+    let mut lists: Vec<List> = Vec::new();
+    let mut depth = 0i32;
+    let mut i = 0;
+    let close = |items: &mut Vec<&'a str>, start: Option<usize>, end: usize| {
+        if let Some(a) = start {
+            let text = sql[a..end].trim();
+            if !text.is_empty() {
+                items.push(text);
+            }
+        }
+    };
+    while i < s.len() {
+        let (tok, end) = next_token(s, i);
+        let blank = matches!(tok, Tok::Other)
+            && (s[i].is_ascii_whitespace()
+                || s[i..].starts_with(b"/*")
+                || s[i] == b'#'
+                || s[i..].starts_with(b"--"));
+        let in_list = lists.last().is_some_and(|l| l.depth == depth);
+        match tok {
+            Tok::Word(w) if in_list && LIST_END.iter().any(|k| k.eq_ignore_ascii_case(w)) => {
+                if let Some(l) = lists.pop() {
+                    close(&mut items, l.start, i);
+                }
+            }
+            Tok::Word(w)
+                if in_list
+                    && lists.last().is_some_and(|l| l.start.is_none())
+                    && MODIFIERS.iter().any(|k| k.eq_ignore_ascii_case(w)) => {}
+            Tok::Word(w) if w.eq_ignore_ascii_case("SELECT") => {
+                if let Some(l) = lists
+                    .last_mut()
+                    .filter(|l| l.depth == depth && l.start.is_none())
+                {
+                    l.start = Some(i);
+                }
+                lists.push(List { depth, start: None });
+            }
+            Tok::Other if !blank && s[i] == b'(' => {
+                if let Some(l) = lists
+                    .last_mut()
+                    .filter(|l| l.depth == depth && l.start.is_none())
+                {
+                    l.start = Some(i);
+                }
+                depth += 1;
+            }
+            Tok::Other if !blank && (s[i] == b')' || s[i] == b';') => {
+                if s[i] == b')' {
+                    depth -= 1;
+                }
+                while let Some(l) = lists.last().filter(|l| l.depth > depth || s[i] == b';') {
+                    let start = l.start;
+                    lists.pop();
+                    close(&mut items, start, i);
+                }
+            }
+            Tok::Other if in_list && !blank && s[i] == b',' => {
+                if let Some(l) = lists.last_mut() {
+                    close(&mut items, l.start.take(), i);
+                }
+            }
+            _ if blank => {}
+            _ => {
+                if let Some(l) = lists
+                    .last_mut()
+                    .filter(|l| l.depth == depth && l.start.is_none())
+                {
+                    l.start = Some(i);
+                }
+            }
+        }
+        i = end.max(i + 1);
+    }
+    while let Some(l) = lists.pop() {
+        close(&mut items, l.start, s.len());
+    }
+    items
+}
+
+fn in_select_list(levels: &[bool]) -> bool {
+    levels.last().copied().unwrap_or(false)
 }
 
 /// Splits a multi-statement text at top-level `;` (outside quotes and comments).
@@ -635,6 +771,39 @@ mod tests {
             Some("SET x=1")
         );
         assert_eq!(unwrap_executable_comment("/* only a comment */"), Some(""));
+    }
+
+    #[test]
+    fn select_items_are_found_as_written() {
+        assert_eq!(
+            select_items("SELECT DISTINCT 1+1 ,  a  +  b AS x, CONCAT('a','b') FROM t WHERE 1"),
+            ["1+1", "a  +  b AS x", "CONCAT('a','b')"]
+        );
+        // Nested blocks, in the order their lists end; commas inside calls and
+        // subqueries do not split an item.
+        assert_eq!(
+            select_items("SELECT (SELECT x+1 FROM u), f(a, b) FROM (SELECT 2 * 3) AS d"),
+            ["x+1", "(SELECT x+1 FROM u)", "f(a, b)", "2 * 3"]
+        );
+        assert_eq!(select_items("SELECT 1+1; SELECT 2"), ["1+1", "2"]);
+        assert_eq!(
+            select_items("SELECT /* hint */ SQL_NO_CACHE a-1 UNION SELECT 'x,y'"),
+            ["a-1", "'x,y'"]
+        );
+        assert_eq!(select_items("INSERT INTO t SELECT a||b FROM u"), ["a||b"]);
+    }
+
+    #[test]
+    fn select_list_literals_stay_in_the_key_at_any_depth() {
+        // The derived table's column is named `1+1`: two texts that differ there must
+        // not share a plan.
+        let (k, v) =
+            normalize("SELECT * FROM (SELECT 1+1 FROM t WHERE a = 5) AS d WHERE b = 7").unwrap();
+        assert_eq!(
+            k,
+            "SELECT * FROM (SELECT 1+1 FROM t WHERE a = ?1) AS d WHERE b = ?2"
+        );
+        assert_eq!(v.len(), 2);
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub mod explain;
 pub mod expr;
 pub mod functions;
 pub mod infoschema;
+pub mod item_names;
 pub mod keys;
 pub mod lex;
 pub mod parse;

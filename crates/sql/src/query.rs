@@ -16,6 +16,7 @@
 use crate::bind::{self, BindEnv, Outer, PlannedSubquery, SType, SubqueryPlanner};
 use crate::exec::ExecCtx;
 use crate::expr::Expr;
+use crate::item_names::ItemNames;
 use crate::select::{self, SelectPlan};
 use sqlparser::ast;
 use std::cell::{Cell, RefCell};
@@ -158,6 +159,8 @@ pub struct Planner<'p, 'c> {
     /// CTEs visible where planning is (innermost last).
     ctes: RefCell<Vec<CteDef>>,
     tables: RefCell<Vec<ReadTable>>,
+    /// How unaliased select-list columns are named (their text as written).
+    pub names: ItemNames,
 }
 
 /// What a table name in FROM turned out to be.
@@ -180,6 +183,16 @@ impl<'p, 'c> Planner<'p, 'c> {
             next_slot: Cell::new(0),
             ctes: RefCell::new(Vec::new()),
             tables: RefCell::new(Vec::new()),
+            names: ItemNames::default(),
+        }
+    }
+
+    /// A planner for a statement parsed from `source`: its columns are named as the
+    /// client wrote them.
+    pub fn for_text(cx: &'p ExecCtx<'c>, source: &str) -> Planner<'p, 'c> {
+        Planner {
+            names: ItemNames::of(source),
+            ..Planner::new(cx)
         }
     }
 

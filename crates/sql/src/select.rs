@@ -342,7 +342,7 @@ pub fn plan_block(
                     env: Some(env),
                 };
                 let (bound, ty, _) = b.bind(e)?;
-                let name = alias.clone().unwrap_or_else(|| display_name(e));
+                let name = alias.clone().unwrap_or_else(|| planner.names.name(e));
                 let meta = match (&bound, e) {
                     (
                         Expr::Column(p),
@@ -661,25 +661,6 @@ fn coll_of_output(e: &Expr, scope: &Scope, agg: &Aggregation) -> Collation {
 
 /// The column name MySQL gives an unaliased select item: the column's name, or the
 /// expression's text.
-fn display_name(e: &ast::Expr) -> String {
-    match e {
-        ast::Expr::Identifier(id) => id.value.clone(),
-        ast::Expr::CompoundIdentifier(ids) => {
-            let last = ids.last().map(|i| i.value.clone()).unwrap_or_default();
-            if ids.first().is_some_and(|i| i.value.starts_with("@@")) {
-                format!("{}.{}", ids[0].value, last)
-            } else {
-                last
-            }
-        }
-        ast::Expr::Value(v) => match &v.value {
-            ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
-            other => other.to_string(),
-        },
-        other => crate::lex::unnumber_placeholders(&other.to_string()),
-    }
-}
-
 /// Derived tables and CTEs a block reads: the slot each is materialized into at run
 /// time and the plan that fills it (None: a recursive CTE's work table, filled by the
 /// iteration around the block).
