@@ -103,6 +103,7 @@ impl Server {
             ("collation_connection", s("utf8mb4_general_ci")),
             ("collation_database", s("utf8mb4_general_ci")),
             ("collation_server", s("utf8mb4_general_ci")),
+            ("cte_max_recursion_depth", i(1000)),
             ("datadir", s(&config.datadir.display().to_string())),
             ("default_storage_engine", s(engine_display)),
             ("div_precision_increment", i(4)),

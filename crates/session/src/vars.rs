@@ -135,6 +135,15 @@ pub static VARIABLES: &[VarDef] = &[
     v!("collation_connection", Both, Kind::Enum(COLLATIONS), true),
     v!("collation_database", Both, Kind::Enum(COLLATIONS), true),
     v!("collation_server", Both, Kind::Enum(COLLATIONS), true),
+    v!(
+        "cte_max_recursion_depth",
+        Both,
+        Kind::Int {
+            min: 0,
+            max: 4294967295
+        },
+        true
+    ),
     v!("datadir", Global, Kind::Str, false),
     v!(
         "default_storage_engine",
