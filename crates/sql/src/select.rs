@@ -16,7 +16,9 @@
 //! `FOR UPDATE` locks exclusively, `FOR SHARE` / `LOCK IN SHARE MODE` share-locks, and
 //! the row source of an UPDATE or DELETE locks exclusively ([`plan_single_table`]).
 
-use crate::aggregate::{finish_state, new_state, update_state, AggState};
+use crate::aggregate::{
+    self, eval_inputs, feed, finish_state_in, input_count, new_state, AggState,
+};
 use crate::bind::{self, AggFunc, AggSpec, Aggregation, BindEnv, Binder, SType, Scope};
 use crate::exec::{ExecCtx, ReadModeGuard};
 use crate::expr::{sort_compare, CmpOp, EvalCtx, Expr};
@@ -68,6 +70,9 @@ pub struct GroupPlan {
     pub groups: Vec<(Expr, Collation)>,
     pub aggs: Vec<AggSpec>,
     pub having: Option<Expr>,
+    /// WITH ROLLUP: after each run of groups sharing a prefix of the GROUP BY values, a
+    /// super-aggregate row over that prefix (the rest NULL), down to the grand total.
+    pub rollup: bool,
 }
 
 pub struct SelectPlan {
@@ -275,7 +280,13 @@ pub fn plan_block(
         })
         || select.having.is_some();
     let mut agg = Aggregation::default();
-    if let ast::GroupByExpr::Expressions(exprs, _) = &select.group_by {
+    if let ast::GroupByExpr::Expressions(exprs, modifiers) = &select.group_by {
+        for m in modifiers {
+            match m {
+                ast::GroupByWithModifier::Rollup => agg.rollup = true,
+                other => return Err(Error::NotSupported(format!("GROUP BY … {other}"))),
+            }
+        }
         for g in exprs {
             // GROUP BY may name a select-list alias or position.
             let target = group_target(g, &select.projection, &scope)?;
@@ -374,6 +385,25 @@ pub fn plan_block(
                         m
                     }
                 };
+                let meta = match &bound {
+                    Expr::Column(i) if grouped => match (*i)
+                        .checked_sub(agg.groups.len())
+                        .and_then(|j| agg.aggs.get(j))
+                    {
+                        Some(spec) => {
+                            let max_len = cx
+                                .env
+                                .system_variable("group_concat_max_len", false)
+                                .ok()
+                                .and_then(|v| v.to_i64())
+                                .unwrap_or(1024)
+                                .max(0) as u64;
+                            aggregate::result_meta(spec, &meta, max_len)
+                        }
+                        None => meta,
+                    },
+                    _ => meta,
+                };
                 aliases.push((name, bound.clone(), ty));
                 projection.push(bound);
                 columns.push(meta);
@@ -382,6 +412,12 @@ pub fn plan_block(
         }
     }
     let visible = projection.len();
+    if agg.rollup {
+        // Super-aggregate rows show NULL in the rolled-up columns.
+        for c in &mut columns {
+            c.flags &= !strata_types::output::flags::NOT_NULL;
+        }
+    }
 
     let having = match &select.having {
         Some(h) => {
@@ -465,6 +501,7 @@ pub fn plan_block(
             groups: agg.groups.iter().map(|g| (g.1.clone(), g.3)).collect(),
             aggs: agg.aggs.clone(),
             having,
+            rollup: agg.rollup,
         })
     } else {
         None
@@ -498,6 +535,7 @@ pub fn plan_block(
                     groups,
                     aggs: vec![],
                     having: None,
+                    rollup: false,
                 }),
                 exposed,
                 still_filter,
@@ -1390,6 +1428,9 @@ struct Group {
     states: Vec<AggState>,
     seen: Vec<Option<HashSet<Vec<u8>>>>,
     keys: Vec<Value>,
+    /// How many GROUP BY values this group keeps: all of them, or fewer for a
+    /// WITH ROLLUP super-aggregate row (the rest show as NULL).
+    level: usize,
 }
 
 /// Approximate heap bytes of a value, for the memory bound of grouping.
@@ -1577,7 +1618,11 @@ fn execute_block_to(
             |g: Group, direct: bool, out: &mut dyn QueryOutput| -> Result<Flow> {
                 let mut agg_row = g.keys;
                 for (state, spec) in g.states.into_iter().zip(&gp.aggs) {
-                    agg_row.push(finish_state(state, spec));
+                    agg_row.push(if spec.func == AggFunc::Grouping {
+                        aggregate::grouping_value(spec, g.level)
+                    } else {
+                        finish_state_in(state, spec, cx.env)
+                    });
                 }
                 if let Some(h) = &gp.having {
                     if !h.test(&agg_row, &ecx)? {
@@ -1596,7 +1641,8 @@ fn execute_block_to(
                 }
                 Ok(Flow::Continue)
             };
-        let new_group = |keys: Vec<Value>| Group {
+        let ng = gp.groups.len();
+        let new_group = |keys: Vec<Value>, level: usize| Group {
             states: gp.aggs.iter().map(new_state).collect(),
             seen: gp
                 .aggs
@@ -1604,21 +1650,39 @@ fn execute_block_to(
                 .map(|a| a.distinct.then(HashSet::new))
                 .collect(),
             keys,
+            level,
         };
-        let accumulate = |g: &mut Group, args: &mut dyn Iterator<Item = Value>| {
-            for (i, (spec, v)) in gp.aggs.iter().zip(args).enumerate() {
-                if let Some(seen) = &mut g.seen[i] {
-                    if v.is_null() {
-                        continue;
-                    }
-                    let mut k = Vec::new();
-                    group_key(&mut k, &v, spec.coll);
-                    if !seen.insert(k) {
-                        continue;
-                    }
-                }
-                update_state(&mut g.states[i], spec, v);
+        // Rows fed so far, numbered for GROUP_CONCAT's truncation warning.
+        let row_no = std::cell::Cell::new(0u64);
+        let accumulate = |g: &mut Group, args: &[Value], row_no: u64| -> Result<()> {
+            let mut rest = args;
+            for (i, spec) in gp.aggs.iter().enumerate() {
+                let n = input_count(spec).min(rest.len());
+                let (mine, after) = rest.split_at(n);
+                rest = after;
+                feed(
+                    &mut g.states[i],
+                    &mut g.seen[i],
+                    spec,
+                    mine.to_vec(),
+                    row_no,
+                )?;
             }
+            Ok(())
+        };
+        // WITH ROLLUP: the key of the super-aggregate over the first `level` GROUP BY
+        // values. Group keys are prefix-free and never start with 0xFF, so the marker
+        // sorts this entry after every group that shares the prefix and before the next
+        // prefix, which is MySQL's output order.
+        let rollup_key = |full: &[Value], level: usize| -> (Vec<u8>, Vec<Value>) {
+            let mut k = Vec::new();
+            for ((_, coll), v) in gp.groups.iter().zip(full).take(level) {
+                group_key(&mut k, v, *coll);
+            }
+            k.push(0xFF);
+            let mut keys = full[..level].to_vec();
+            keys.resize(ng, Value::Null);
+            (k, keys)
         };
         let mut groups: BTreeMap<Vec<u8>, Group> = BTreeMap::new();
         // Bytes the groups hold, roughly; past sort_buffer_size they go to disk.
@@ -1648,21 +1712,33 @@ fn execute_block_to(
                                 spill = true;
                                 return Ok(Flow::Stop);
                             }
-                            groups.entry(key.clone()).or_insert_with(|| new_group(keys))
+                            groups
+                                .entry(key.clone())
+                                .or_insert_with(|| new_group(keys, ng))
                         }
                     };
-                    let args = gp
-                        .aggs
-                        .iter()
-                        .map(|spec| match &spec.arg {
-                            Some(e) => e.eval(r, &ecx),
-                            None => Ok(Value::Null),
-                        })
-                        .collect::<Result<Vec<_>>>()?;
-                    accumulate(g, &mut args.into_iter());
+                    let mut args = Vec::new();
+                    for spec in &gp.aggs {
+                        eval_inputs(spec, r, &ecx, &mut args)?;
+                    }
+                    let full_keys = gp.rollup.then(|| g.keys.clone());
+                    row_no.set(row_no.get() + 1);
+                    accumulate(g, &args, row_no.get())?;
+                    if let Some(full) = full_keys {
+                        for level in (0..ng).rev() {
+                            let (k, keys) = rollup_key(&full, level);
+                            let sg = groups.entry(k).or_insert_with(|| new_group(keys, level));
+                            accumulate(sg, &args, row_no.get())?;
+                        }
+                    }
                     Ok(Flow::Continue)
                 })?;
             }
+        }
+        if spill && gp.rollup {
+            return Err(Error::NotSupported(
+                "WITH ROLLUP over more groups than sort_buffer_size holds".into(),
+            ));
         }
         if spill {
             // Too many groups for memory: read the rows again, sort them by group key
@@ -1674,7 +1750,6 @@ fn execute_block_to(
                 _ => Ordering::Equal,
             };
             let mut pre = crate::sort::ExternalSorter::new(cx.sort_buffer_size, cx.tmpdir, &by_key);
-            let ng = gp.groups.len();
             run_level(plan, cx.txn, 0, &mut row, &ecx, &mut |r| {
                 let mut key = Vec::new();
                 let mut pre_row = Vec::with_capacity(1 + ng + gp.aggs.len());
@@ -1686,10 +1761,7 @@ fn execute_block_to(
                 }
                 pre_row[0] = Value::Bytes(key);
                 for spec in &gp.aggs {
-                    pre_row.push(match &spec.arg {
-                        Some(e) => e.eval(r, &ecx)?,
-                        None => Value::Null,
-                    });
+                    eval_inputs(spec, r, &ecx, &mut pre_row)?;
                 }
                 pre.push(pre_row)?;
                 Ok(Flow::Continue)
@@ -1708,8 +1780,9 @@ fn execute_block_to(
                         }
                     }
                 }
-                let (_, g) = current.get_or_insert_with(|| (key, new_group(keys)));
-                accumulate(g, &mut args.into_iter());
+                let (_, g) = current.get_or_insert_with(|| (key, new_group(keys, ng)));
+                row_no.set(row_no.get() + 1);
+                accumulate(g, &args, row_no.get())?;
                 Ok(true)
             })?;
             if let Some((_, g)) = current.take().filter(|_| !stopped) {
@@ -1724,6 +1797,7 @@ fn execute_block_to(
                         states: gp.aggs.iter().map(new_state).collect(),
                         seen: vec![],
                         keys: vec![],
+                        level: 0,
                     },
                 );
             }
