@@ -265,23 +265,12 @@ fn update_inputs(state: &mut AggState, spec: &AggSpec, mut vals: Vec<Value>, row
     }
 }
 
-/// A value as the 64 bits BIT_AND/OR/XOR work on: MySQL's integer conversion, with a
-/// negative number taken as its two's-complement bits.
+/// A value as the 64 bits BIT_AND/OR/XOR work on: MySQL's integer conversion (a
+/// double or decimal past the signed range saturates, as MySQL's `val_int` does), with
+/// a negative number taken as its two's-complement bits.
 fn bits_of(v: &Value) -> u64 {
     match v {
         Value::UInt(u) => *u,
-        Value::Int(i) => *i as u64,
-        Value::Double(d) if *d >= 9.223372036854775807e18 => {
-            if *d >= 1.8446744073709551615e19 {
-                u64::MAX
-            } else {
-                d.round() as u64
-            }
-        }
-        Value::Decimal(d) if d.mantissa > 0 => {
-            let m = d.rescale(0).mantissa;
-            m.clamp(0, u64::MAX as i128) as u64
-        }
         other => other.to_i64().unwrap_or(0) as u64,
     }
 }
@@ -610,6 +599,11 @@ mod tests {
         assert_eq!(
             run(&spec(AggFunc::BitOr, SType::Text), &[Value::str("12abc")]),
             Value::UInt(12)
+        );
+        // Past the signed range a double saturates, as MySQL's integer conversion does.
+        assert_eq!(
+            run(&spec(AggFunc::BitOr, SType::Double), &[Value::Double(1e19)]),
+            Value::UInt(i64::MAX as u64)
         );
     }
 

@@ -1337,17 +1337,14 @@ impl<'a> Binder<'a> {
                 return Err(Error::NotSupported(format!("{name}() of a binary string")));
             }
             AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => {
-                let types =
+                let mut types =
                     std::iter::once(spec.arg_type).chain(spec.more_args.iter().map(|m| m.1));
-                if let Some(t) = types
-                    .filter(|t| {
-                        matches!(
-                            t,
-                            SType::Binary | SType::Date | SType::DateTime | SType::Double
-                        )
-                    })
-                    .next()
-                {
+                if let Some(t) = types.find(|t| {
+                    matches!(
+                        t,
+                        SType::Binary | SType::Date | SType::DateTime | SType::Double
+                    )
+                }) {
                     // MySQL's JSON forms of these (base64 opaque values, dates with six
                     // fractional digits, doubles in JSON's own notation) are not
                     // written yet.
