@@ -164,8 +164,14 @@ fn update_inputs(state: &mut AggState, spec: &AggSpec, mut vals: Vec<Value>, row
             }
             let keys = vals.split_off(nargs.min(vals.len()));
             let mut text = Vec::new();
-            for v in &vals {
+            let types = std::iter::once(spec.arg_type).chain(spec.more_args.iter().map(|m| m.1));
+            for (v, ty) in vals.iter().zip(types) {
+                let at = text.len();
                 v.write_text(&mut text);
+                if ty == SType::Date && matches!(v, Value::DateTime(_)) {
+                    // A DATE is held as a date-time at midnight: show the date only.
+                    text.truncate(at + 10);
+                }
             }
             items.push((keys, text, row_no));
             return;
@@ -719,6 +725,13 @@ mod tests {
         };
         assert_eq!(finish_state_in(st, &plain, &two), Value::str("a"));
         assert_eq!(run(&plain, &[Value::Null]), Value::Null);
+        // A DATE argument shows as a date, not as the date-time it is held as.
+        let dates = spec(AggFunc::GroupConcat, SType::Date);
+        let day = DateTime::parse("2024-02-29").unwrap();
+        assert_eq!(
+            run(&dates, &[Value::DateTime(day)]),
+            Value::str("2024-02-29")
+        );
     }
 
     #[test]
