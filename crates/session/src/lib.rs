@@ -109,6 +109,7 @@ impl Server {
             ("div_precision_increment", i(4)),
             ("explicit_defaults_for_timestamp", i(1)),
             ("foreign_key_checks", i(1)),
+            ("group_concat_max_len", i(1024)),
             ("have_ssl", s("DISABLED")),
             ("hostname", s(&config.hostname)),
             ("init_connect", s("")),

@@ -184,6 +184,15 @@ pub static VARIABLES: &[VarDef] = &[
         },
         true
     ),
+    v!(
+        "group_concat_max_len",
+        Both,
+        Kind::Int {
+            min: 4,
+            max: i64::MAX
+        },
+        true
+    ),
     v!("last_insert_id", Session, U64, true),
     v!("license", Global, Kind::Str, false),
     v!(

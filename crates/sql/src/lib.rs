@@ -17,6 +17,7 @@
 //! Text-protocol statements take the same path through a plan cache keyed by
 //! [`lex::normalize`]d text, so parsing is paid once per statement shape.
 
+pub mod aggregate;
 pub mod bind;
 pub mod catalog;
 pub mod convert;

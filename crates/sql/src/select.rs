@@ -16,9 +16,12 @@
 //! `FOR UPDATE` locks exclusively, `FOR SHARE` / `LOCK IN SHARE MODE` share-locks, and
 //! the row source of an UPDATE or DELETE locks exclusively ([`plan_single_table`]).
 
+use crate::aggregate::{
+    self, eval_inputs, feed, finish_state_in, input_count, new_state, AggState,
+};
 use crate::bind::{self, AggFunc, AggSpec, Aggregation, BindEnv, Binder, SType, Scope};
 use crate::exec::{ExecCtx, ReadModeGuard};
-use crate::expr::{compare, sort_compare, CmpOp, EvalCtx, Expr};
+use crate::expr::{sort_compare, CmpOp, EvalCtx, Expr};
 use crate::keys::group_key;
 use crate::query::{Planner, QueryPlan, Relation};
 use crate::run_query::Executor;
@@ -30,9 +33,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 use strata_engine::{Flow, KeyRange, ReadMode, Txn};
 use strata_types::keycode::{encode_value, prefix_successor};
-use strata_types::{
-    Collation, ColumnMeta, DataType, Decimal, EndInfo, Error, QueryOutput, Result, Value,
-};
+use strata_types::{Collation, ColumnMeta, DataType, EndInfo, Error, QueryOutput, Result, Value};
 
 #[derive(Clone, Debug)]
 pub enum Access {
@@ -69,6 +70,9 @@ pub struct GroupPlan {
     pub groups: Vec<(Expr, Collation)>,
     pub aggs: Vec<AggSpec>,
     pub having: Option<Expr>,
+    /// WITH ROLLUP: after each run of groups sharing a prefix of the GROUP BY values, a
+    /// super-aggregate row over that prefix (the rest NULL), down to the grand total.
+    pub rollup: bool,
 }
 
 pub struct SelectPlan {
@@ -276,7 +280,13 @@ pub fn plan_block(
         })
         || select.having.is_some();
     let mut agg = Aggregation::default();
-    if let ast::GroupByExpr::Expressions(exprs, _) = &select.group_by {
+    if let ast::GroupByExpr::Expressions(exprs, modifiers) = &select.group_by {
+        for m in modifiers {
+            match m {
+                ast::GroupByWithModifier::Rollup => agg.rollup = true,
+                other => return Err(Error::NotSupported(format!("GROUP BY … {other}"))),
+            }
+        }
         for g in exprs {
             // GROUP BY may name a select-list alias or position.
             let target = group_target(g, &select.projection, &scope)?;
@@ -375,6 +385,25 @@ pub fn plan_block(
                         m
                     }
                 };
+                let meta = match &bound {
+                    Expr::Column(i) if grouped => match (*i)
+                        .checked_sub(agg.groups.len())
+                        .and_then(|j| agg.aggs.get(j))
+                    {
+                        Some(spec) => {
+                            let max_len = cx
+                                .env
+                                .system_variable("group_concat_max_len", false)
+                                .ok()
+                                .and_then(|v| v.to_i64())
+                                .unwrap_or(1024)
+                                .max(0) as u64;
+                            aggregate::result_meta(spec, &meta, max_len)
+                        }
+                        None => meta,
+                    },
+                    _ => meta,
+                };
                 aliases.push((name, bound.clone(), ty));
                 projection.push(bound);
                 columns.push(meta);
@@ -383,6 +412,12 @@ pub fn plan_block(
         }
     }
     let visible = projection.len();
+    if agg.rollup {
+        // Super-aggregate rows show NULL in the rolled-up columns.
+        for c in &mut columns {
+            c.flags &= !strata_types::output::flags::NOT_NULL;
+        }
+    }
 
     let having = match &select.having {
         Some(h) => {
@@ -466,6 +501,7 @@ pub fn plan_block(
             groups: agg.groups.iter().map(|g| (g.1.clone(), g.3)).collect(),
             aggs: agg.aggs.clone(),
             having,
+            rollup: agg.rollup,
         })
     } else {
         None
@@ -499,6 +535,7 @@ pub fn plan_block(
                     groups,
                     aggs: vec![],
                     having: None,
+                    rollup: false,
                 }),
                 exposed,
                 still_filter,
@@ -1390,147 +1427,13 @@ pub(crate) fn limit_value(e: &Option<Expr>, cx: &EvalCtx) -> Result<Option<u64>>
     }
 }
 
-enum AggState {
-    Count(u64),
-    SumInt(i128, bool),
-    SumDec(Option<Decimal>),
-    SumDouble(f64, bool),
-    Avg(f64, Option<Decimal>, u64),
-    Best(Option<Value>),
-    Any(Option<Value>),
-}
-
-fn new_state(spec: &AggSpec) -> AggState {
-    match spec.func {
-        AggFunc::CountStar | AggFunc::Count => AggState::Count(0),
-        AggFunc::Sum => match spec.arg_type {
-            SType::Int | SType::UInt => AggState::SumInt(0, false),
-            SType::Decimal(_) => AggState::SumDec(None),
-            _ => AggState::SumDouble(0.0, false),
-        },
-        AggFunc::Avg => AggState::Avg(0.0, None, 0),
-        AggFunc::Min | AggFunc::Max => AggState::Best(None),
-        AggFunc::AnyValue => AggState::Any(None),
-    }
-}
-
-fn update_state(state: &mut AggState, spec: &AggSpec, v: Value) {
-    match state {
-        AggState::Count(n) => {
-            if spec.func == AggFunc::CountStar || !v.is_null() {
-                *n += 1
-            }
-        }
-        _ if v.is_null() => {}
-        AggState::SumInt(s, seen) => {
-            *s += match v {
-                Value::Int(i) => i as i128,
-                Value::UInt(u) => u as i128,
-                other => other.to_i64().unwrap_or(0) as i128,
-            };
-            *seen = true;
-        }
-        AggState::SumDec(s) => {
-            let d = match v {
-                Value::Decimal(d) => d,
-                other => Decimal::from_f64(other.to_f64().unwrap_or(0.0), 10)
-                    .unwrap_or(Decimal::from_i64(0)),
-            };
-            *s = Some(match s {
-                None => d,
-                Some(x) => x.checked_add(&d).unwrap_or(*x),
-            });
-        }
-        AggState::SumDouble(s, seen) => {
-            *s += v.to_f64().unwrap_or(0.0);
-            *seen = true;
-        }
-        AggState::Avg(f, d, n) => {
-            match (&v, spec.arg_type) {
-                (_, SType::Int | SType::UInt | SType::Decimal(_)) => {
-                    let x = match &v {
-                        Value::Decimal(x) => *x,
-                        Value::UInt(u) => Decimal::new(*u as i128, 0),
-                        other => Decimal::from_i64(other.to_i64().unwrap_or(0)),
-                    };
-                    *d = Some(match d {
-                        None => x,
-                        Some(acc) => acc.checked_add(&x).unwrap_or(*acc),
-                    });
-                }
-                _ => *f += v.to_f64().unwrap_or(0.0),
-            }
-            *n += 1;
-        }
-        AggState::Best(b) => {
-            let replace = match b {
-                None => true,
-                Some(cur) => {
-                    let ord = compare(&v, cur, spec.coll).unwrap_or(Ordering::Equal);
-                    if spec.func == AggFunc::Min {
-                        ord == Ordering::Less
-                    } else {
-                        ord == Ordering::Greater
-                    }
-                }
-            };
-            if replace {
-                *b = Some(v);
-            }
-        }
-        AggState::Any(a) => {
-            if a.is_none() {
-                *a = Some(v);
-            }
-        }
-    }
-}
-
-fn finish_state(state: AggState, spec: &AggSpec) -> Value {
-    match state {
-        AggState::Count(n) => Value::Int(n as i64),
-        AggState::SumInt(s, seen) => {
-            if seen {
-                Value::Decimal(Decimal::new(s, 0))
-            } else {
-                Value::Null
-            }
-        }
-        AggState::SumDec(s) => s.map(Value::Decimal).unwrap_or(Value::Null),
-        AggState::SumDouble(s, seen) => {
-            if seen {
-                Value::Double(s)
-            } else {
-                Value::Null
-            }
-        }
-        AggState::Avg(f, d, n) => {
-            if n == 0 {
-                return Value::Null;
-            }
-            match d {
-                Some(d) => {
-                    let scale = match spec.arg_type {
-                        SType::Decimal(s) => (s + 4).min(30),
-                        _ => 4,
-                    };
-                    // Shown at the declared scale, every digit kept for what follows
-                    // (`AVG(a) * 3` must not multiply a rounded average).
-                    d.checked_div(&Decimal::new(n as i128, 0))
-                        .map(|q| Value::Decimal(q.with_shown(scale)))
-                        .unwrap_or(Value::Null)
-                }
-                None => Value::Double(f / n as f64),
-            }
-        }
-        AggState::Best(b) | AggState::Any(b) => b.unwrap_or(Value::Null),
-    }
-}
-
 struct Group {
     states: Vec<AggState>,
     seen: Vec<Option<HashSet<Vec<u8>>>>,
     keys: Vec<Value>,
+    /// How many GROUP BY values this group keeps: all of them, or fewer for a
+    /// WITH ROLLUP super-aggregate row (the rest show as NULL).
+    level: usize,
 }
 
 /// Approximate heap bytes of a value, for the memory bound of grouping.
@@ -1718,7 +1621,11 @@ fn execute_block_to(
             |g: Group, direct: bool, out: &mut dyn QueryOutput| -> Result<Flow> {
                 let mut agg_row = g.keys;
                 for (state, spec) in g.states.into_iter().zip(&gp.aggs) {
-                    agg_row.push(finish_state(state, spec));
+                    agg_row.push(if spec.func == AggFunc::Grouping {
+                        aggregate::grouping_value(spec, g.level)
+                    } else {
+                        finish_state_in(state, spec, cx.env)
+                    });
                 }
                 if let Some(h) = &gp.having {
                     if !h.test(&agg_row, &ecx)? {
@@ -1737,7 +1644,8 @@ fn execute_block_to(
                 }
                 Ok(Flow::Continue)
             };
-        let new_group = |keys: Vec<Value>| Group {
+        let ng = gp.groups.len();
+        let new_group = |keys: Vec<Value>, level: usize| Group {
             states: gp.aggs.iter().map(new_state).collect(),
             seen: gp
                 .aggs
@@ -1745,21 +1653,39 @@ fn execute_block_to(
                 .map(|a| a.distinct.then(HashSet::new))
                 .collect(),
             keys,
+            level,
         };
-        let accumulate = |g: &mut Group, args: &mut dyn Iterator<Item = Value>| {
-            for (i, (spec, v)) in gp.aggs.iter().zip(args).enumerate() {
-                if let Some(seen) = &mut g.seen[i] {
-                    if v.is_null() {
-                        continue;
-                    }
-                    let mut k = Vec::new();
-                    group_key(&mut k, &v, spec.coll);
-                    if !seen.insert(k) {
-                        continue;
-                    }
-                }
-                update_state(&mut g.states[i], spec, v);
+        // Rows fed so far, numbered for GROUP_CONCAT's truncation warning.
+        let row_no = std::cell::Cell::new(0u64);
+        let accumulate = |g: &mut Group, args: &[Value], row_no: u64| -> Result<()> {
+            let mut rest = args;
+            for (i, spec) in gp.aggs.iter().enumerate() {
+                let n = input_count(spec).min(rest.len());
+                let (mine, after) = rest.split_at(n);
+                rest = after;
+                feed(
+                    &mut g.states[i],
+                    &mut g.seen[i],
+                    spec,
+                    mine.to_vec(),
+                    row_no,
+                )?;
             }
+            Ok(())
+        };
+        // WITH ROLLUP: the key of the super-aggregate over the first `level` GROUP BY
+        // values. Group keys are prefix-free and never start with 0xFF, so the marker
+        // sorts this entry after every group that shares the prefix and before the next
+        // prefix, which is MySQL's output order.
+        let rollup_key = |full: &[Value], level: usize| -> (Vec<u8>, Vec<Value>) {
+            let mut k = Vec::new();
+            for ((_, coll), v) in gp.groups.iter().zip(full).take(level) {
+                group_key(&mut k, v, *coll);
+            }
+            k.push(0xFF);
+            let mut keys = full[..level].to_vec();
+            keys.resize(ng, Value::Null);
+            (k, keys)
         };
         let mut groups: BTreeMap<Vec<u8>, Group> = BTreeMap::new();
         // Bytes the groups hold, roughly; past sort_buffer_size they go to disk.
@@ -1789,21 +1715,33 @@ fn execute_block_to(
                                 spill = true;
                                 return Ok(Flow::Stop);
                             }
-                            groups.entry(key.clone()).or_insert_with(|| new_group(keys))
+                            groups
+                                .entry(key.clone())
+                                .or_insert_with(|| new_group(keys, ng))
                         }
                     };
-                    let args = gp
-                        .aggs
-                        .iter()
-                        .map(|spec| match &spec.arg {
-                            Some(e) => e.eval(r, &ecx),
-                            None => Ok(Value::Null),
-                        })
-                        .collect::<Result<Vec<_>>>()?;
-                    accumulate(g, &mut args.into_iter());
+                    let mut args = Vec::new();
+                    for spec in &gp.aggs {
+                        eval_inputs(spec, r, &ecx, &mut args)?;
+                    }
+                    let full_keys = gp.rollup.then(|| g.keys.clone());
+                    row_no.set(row_no.get() + 1);
+                    accumulate(g, &args, row_no.get())?;
+                    if let Some(full) = full_keys {
+                        for level in (0..ng).rev() {
+                            let (k, keys) = rollup_key(&full, level);
+                            let sg = groups.entry(k).or_insert_with(|| new_group(keys, level));
+                            accumulate(sg, &args, row_no.get())?;
+                        }
+                    }
                     Ok(Flow::Continue)
                 })?;
             }
+        }
+        if spill && gp.rollup {
+            return Err(Error::NotSupported(
+                "WITH ROLLUP over more groups than sort_buffer_size holds".into(),
+            ));
         }
         if spill {
             // Too many groups for memory: read the rows again, sort them by group key
@@ -1815,7 +1753,6 @@ fn execute_block_to(
                 _ => Ordering::Equal,
             };
             let mut pre = crate::sort::ExternalSorter::new(cx.sort_buffer_size, cx.tmpdir, &by_key);
-            let ng = gp.groups.len();
             run_level(plan, cx.txn, 0, &mut row, &ecx, &mut |r| {
                 let mut key = Vec::new();
                 let mut pre_row = Vec::with_capacity(1 + ng + gp.aggs.len());
@@ -1827,10 +1764,7 @@ fn execute_block_to(
                 }
                 pre_row[0] = Value::Bytes(key);
                 for spec in &gp.aggs {
-                    pre_row.push(match &spec.arg {
-                        Some(e) => e.eval(r, &ecx)?,
-                        None => Value::Null,
-                    });
+                    eval_inputs(spec, r, &ecx, &mut pre_row)?;
                 }
                 pre.push(pre_row)?;
                 Ok(Flow::Continue)
@@ -1849,8 +1783,9 @@ fn execute_block_to(
                         }
                     }
                 }
-                let (_, g) = current.get_or_insert_with(|| (key, new_group(keys)));
-                accumulate(g, &mut args.into_iter());
+                let (_, g) = current.get_or_insert_with(|| (key, new_group(keys, ng)));
+                row_no.set(row_no.get() + 1);
+                accumulate(g, &args, row_no.get())?;
                 Ok(true)
             })?;
             if let Some((_, g)) = current.take().filter(|_| !stopped) {
@@ -1865,6 +1800,7 @@ fn execute_block_to(
                         states: gp.aggs.iter().map(new_state).collect(),
                         seen: vec![],
                         keys: vec![],
+                        level: 0,
                     },
                 );
             }

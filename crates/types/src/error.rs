@@ -103,6 +103,10 @@ pub enum Error {
     WrongParamCount(String),
     /// 1111
     InvalidGroupUse,
+    /// 3580: argument number (1-based) of GROUPING() that is no GROUP BY expression.
+    GroupingArgNotGrouped(usize),
+    /// 3158: a JSON object member name (JSON_OBJECTAGG key) is NULL.
+    JsonNullKey,
     /// 1241: expected column count.
     OperandColumns(usize),
     /// 1242
@@ -209,6 +213,8 @@ impl Error {
             UnknownFunction(_) => 1305,
             WrongParamCount(_) => 1582,
             InvalidGroupUse => 1111,
+            GroupingArgNotGrouped(_) => 3580,
+            JsonNullKey => 3158,
             OperandColumns(_) => 1241,
             SubqueryRows => 1242,
             NoTablesUsed => 1096,
@@ -264,6 +270,7 @@ impl Error {
             1040 => "08004",
             1205 | 1213 => "40001",
             1317 => "70100",
+            3158 => "22032",
             _ => "HY000",
         }
     }
@@ -391,6 +398,10 @@ impl fmt::Display for Error {
             ),
             UnknownEngine(e) => write!(f, "Unknown storage engine '{e}'"),
             UnknownFunction(n) => write!(f, "FUNCTION {n} does not exist"),
+            GroupingArgNotGrouped(n) => {
+                write!(f, "Argument #{n} of GROUPING function is not in GROUP BY")
+            }
+            JsonNullKey => write!(f, "JSON documents may not contain NULL member names."),
             WrongParamCount(n) => {
                 write!(
                     f,

@@ -26,6 +26,8 @@ pub enum FieldType {
     Year = 13,
     VarChar = 15,
     Bit = 16,
+    /// JSON values (MySQL 8 sends JSON results with this type; MariaDB has none).
+    Json = 245,
     NewDecimal = 246,
     Blob = 252,
     VarString = 253,
