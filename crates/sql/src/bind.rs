@@ -391,6 +391,9 @@ pub struct Binder<'a> {
     pub aliases: &'a [(String, Expr, SType)],
     /// Subqueries and outer references: None where a statement cannot have them.
     pub env: Option<&'a BindEnv<'a>>,
+    /// The block's window calls: set only for the select list and ORDER BY, the
+    /// clauses where a window function may be (elsewhere it is error 3593).
+    pub windows: Option<&'a mut crate::window::bind::Collector>,
 }
 
 fn ident_parts(idents: &[ast::Ident]) -> Vec<String> {
@@ -455,6 +458,7 @@ impl<'a> Binder<'a> {
             agg: None,
             aliases: &[],
             env: None,
+            windows: None,
         }
     }
 
@@ -885,6 +889,10 @@ impl<'a> Binder<'a> {
                 ));
             }
             if let Some((_, e, t)) = self.aliases.iter().find(|a| a.0.eq_ignore_ascii_case(name)) {
+                if self.windows.is_none() && crate::window::has_marker(e) {
+                    // A windowed select item's value exists only after HAVING.
+                    return Err(Error::WindowInvalidAliasUse(name.clone()));
+                }
                 if self.scope.resolve(parts, self.context).is_err() || self.agg.is_some() {
                     return Ok((e.clone(), *t, Collation::GeneralCi));
                 }
@@ -1007,10 +1015,7 @@ impl<'a> Binder<'a> {
     fn bind_function(&mut self, f: &ast::Function) -> Result<(Expr, SType, Collation)> {
         let name = object_name_parts(&f.name).join(".");
         if f.over.is_some() {
-            // Refused rather than run as a plain aggregate, which returns other rows.
-            return Err(Error::NotSupported(format!(
-                "window function {name}() OVER"
-            )));
+            return crate::window::bind::bind_call(self, f, &name);
         }
         let (args, distinct, star) = match &f.args {
             ast::FunctionArguments::None => (vec![], false, false),
@@ -1141,6 +1146,7 @@ impl<'a> Binder<'a> {
                 agg: None,
                 aliases: &[],
                 env: self.env,
+                windows: None,
             };
             let (e, t, c) = inner.bind(a)?;
             // An aggregate of only an enclosing query's columns aggregates in that query

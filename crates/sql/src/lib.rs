@@ -38,6 +38,7 @@ pub mod select;
 pub mod show;
 pub mod sort;
 pub mod stats;
+pub mod window;
 
 pub use catalog::Catalog;
 
