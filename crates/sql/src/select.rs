@@ -1674,6 +1674,9 @@ fn execute_block_to(
     };
     let limit = limit_value(&plan.limit, &ecx)?;
     let offset = limit_value(&plan.offset, &ecx)?.unwrap_or(0);
+    if let Some(w) = &plan.windows {
+        window::eval::check_constants(w, &ecx)?;
+    }
     let visible = plan.columns.len();
     out.columns(&plan.columns)?;
 

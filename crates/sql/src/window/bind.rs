@@ -358,6 +358,19 @@ fn bind_with(
             if let Some((e, _, _)) = bound.get(1) {
                 check_count_arg(e, 0, lname)?;
             }
+            // A parameter's type is known only when the statement runs, but the
+            // result's type (the argument's and the default's together) is sent first:
+            // a string default of an integer column would show as a number.
+            if let Some((e, SType::Null, _)) = bound.get(2) {
+                let mut param = false;
+                e.walk(&mut |x| param |= matches!(x, Expr::Param(_)));
+                if param {
+                    return Err(Error::NotSupported(format!(
+                        "a parameter as the default of {}",
+                        lname.to_ascii_uppercase()
+                    )));
+                }
+            }
         }
         WinFunc::NthValue => check_count_arg(&bound[1].0, 1, lname)?,
         _ => {}

@@ -129,26 +129,38 @@ struct Run<'a> {
     count: u64,
 }
 
+/// Checks the constants of a block's windows (frame offsets, count arguments), which
+/// may be parameters: done before the result set starts, so a bad value is an error
+/// instead of a result.
+pub fn check_constants(plan: &WindowPlan, ecx: &EvalCtx) -> Result<()> {
+    for w in &plan.windows {
+        frame::resolve(&w.frame, ecx, &w.name)?;
+    }
+    for call in &plan.calls {
+        count_arg(call, ecx)?;
+    }
+    Ok(())
+}
+
+/// A call's constant count argument: NTILE's buckets, LAG/LEAD's offset (1 when not
+/// given), NTH_VALUE's N; 0 for the other functions.
+fn count_arg(call: &WindowCall, ecx: &EvalCtx) -> Result<u64> {
+    let (name, at, min, default) = match call.func {
+        WinFunc::Ntile => ("ntile", 0, 1, 1),
+        WinFunc::Lag => ("lag", 1, 0, 1),
+        WinFunc::Lead => ("lead", 1, 0, 1),
+        WinFunc::NthValue => ("nth_value", 1, 1, 1),
+        _ => return Ok(0),
+    };
+    match call.args.get(at) {
+        Some(e) => count_value(&e.eval(&[], ecx)?, min, name),
+        None => Ok(default),
+    }
+}
+
 impl<'a> Run<'a> {
     fn new(call: &'a WindowCall, rows: &[Vec<Value>], ecx: &EvalCtx) -> Result<Run<'a>> {
-        let name = match call.func {
-            WinFunc::Ntile => "ntile",
-            WinFunc::Lag => "lag",
-            WinFunc::Lead => "lead",
-            _ => "nth_value",
-        };
-        let constant = |i: usize, min: u64, default: u64| -> Result<u64> {
-            match call.args.get(i) {
-                Some(e) => count_value(&e.eval(&[], ecx)?, min, name),
-                None => Ok(default),
-            }
-        };
-        let count = match call.func {
-            WinFunc::Ntile => constant(0, 1, 1)?,
-            WinFunc::Lag | WinFunc::Lead => constant(1, 0, 1)?,
-            WinFunc::NthValue => constant(1, 1, 1)?,
-            _ => 0,
-        };
+        let count = count_arg(call, ecx)?;
         let reads_values = matches!(
             call.func,
             WinFunc::Lag
