@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashSet};
 use strata_types::output::flags;
 use strata_types::{ColumnMeta, Decimal, Error, FieldType, Result, Value};
 
+#[derive(Clone)]
 pub(crate) enum AggState {
     Count(u64),
     SumInt(i128, bool),

@@ -441,6 +441,9 @@ pub struct Binder<'a> {
     pub aliases: &'a [(String, Expr, SType)],
     /// Subqueries and outer references: None where a statement cannot have them.
     pub env: Option<&'a BindEnv<'a>>,
+    /// The block's window calls: set only for the select list and ORDER BY, the
+    /// clauses where a window function may be (elsewhere it is error 3593).
+    pub windows: Option<&'a mut crate::window::bind::Collector>,
 }
 
 fn ident_parts(idents: &[ast::Ident]) -> Vec<String> {
@@ -575,6 +578,7 @@ impl<'a> Binder<'a> {
             agg: None,
             aliases: &[],
             env: None,
+            windows: None,
         }
     }
 
@@ -1047,6 +1051,10 @@ impl<'a> Binder<'a> {
                 ));
             }
             if let Some((_, e, t)) = self.aliases.iter().find(|a| a.0.eq_ignore_ascii_case(name)) {
+                if self.windows.is_none() && crate::window::has_marker(e) {
+                    // A windowed select item's value exists only after HAVING.
+                    return Err(Error::WindowInvalidAliasUse(name.clone()));
+                }
                 if self.scope.resolve(parts, self.context).is_err() || self.agg.is_some() {
                     return Ok((e.clone(), *t, Collation::GeneralCi));
                 }
@@ -1169,10 +1177,7 @@ impl<'a> Binder<'a> {
     fn bind_function(&mut self, f: &ast::Function) -> Result<(Expr, SType, Collation)> {
         let name = object_name_parts(&f.name).join(".");
         if f.over.is_some() {
-            // Refused rather than run as a plain aggregate, which returns other rows.
-            return Err(Error::NotSupported(format!(
-                "window function {name}() OVER"
-            )));
+            return crate::window::bind::bind_call(self, f, &name);
         }
         let mut clauses: &[ast::FunctionArgumentClause] = &[];
         let (args, distinct, star) = match &f.args {
@@ -1336,6 +1341,7 @@ impl<'a> Binder<'a> {
             agg: None,
             aliases: &[],
             env,
+            windows: None,
         };
         let mut bound = Vec::with_capacity(args.len());
         let (mut local, mut outer) = (false, false);
@@ -1440,7 +1446,7 @@ impl<'a> Binder<'a> {
     }
 
     /// GROUPING(a, …) of a WITH ROLLUP query: each argument must be one of the GROUP BY
-    /// expressions (3580 otherwise); outside ROLLUP it is 1111, as in MySQL.
+    /// expressions (3602 otherwise); outside ROLLUP it is 1111, as in MySQL.
     fn bind_grouping(&mut self, args: &[ast::Expr], odd: bool) -> Result<(Expr, SType, Collation)> {
         if odd || args.is_empty() {
             return Err(Error::Syntax("GROUPING(".into()));
@@ -1468,6 +1474,7 @@ impl<'a> Binder<'a> {
                     agg: None,
                     aliases: &[],
                     env,
+                    windows: None,
                 };
                 if let Ok((e, _, _)) = inner.bind(a) {
                     pos = agg.groups.iter().position(|g| same_column(&g.1, &e));
@@ -1998,6 +2005,7 @@ mod aggregate_tests {
             agg: Some(agg),
             aliases: &[],
             env: None,
+            windows: None,
         };
         Ok(b.bind(&expr(sql))?.1)
     }
@@ -2126,7 +2134,7 @@ mod aggregate_tests {
             [(Expr::Column(1), _, _), (Expr::Column(0), _, _)]
         ));
         let err = bind_grouped("GROUPING(a, d)", &mut agg).unwrap_err();
-        assert_eq!(err.code(), 3580);
+        assert_eq!(err.code(), 3602);
         assert_eq!(
             err.to_string(),
             "Argument #2 of GROUPING function is not in GROUP BY"

@@ -41,6 +41,7 @@ pub mod select;
 pub mod show;
 pub mod sort;
 pub mod stats;
+pub mod window;
 
 pub use catalog::Catalog;
 

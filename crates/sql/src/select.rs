@@ -26,6 +26,7 @@ use crate::keys::group_key;
 use crate::query::{Planner, QueryPlan, Relation};
 use crate::run_query::Executor;
 use crate::stats::TableStats;
+use crate::window::{self, WindowPlan};
 use sqlparser::ast;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
@@ -97,6 +98,9 @@ pub struct SelectPlan {
     pub derived: Derived,
     /// How the tables are read: consistently, or locking (FOR UPDATE / FOR SHARE).
     pub read_mode: ReadMode,
+    /// Window functions, computed over the rows the projection reads (FROM rows, or
+    /// grouped rows after HAVING); their values follow those rows' columns.
+    pub windows: Option<WindowPlan>,
 }
 
 fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
@@ -280,6 +284,7 @@ pub fn plan_block(
         })
         || select.having.is_some();
     let mut agg = Aggregation::default();
+    let mut windows = window::bind::Collector::new(&select.named_window)?;
     if let ast::GroupByExpr::Expressions(exprs, modifiers) = &select.group_by {
         for m in modifiers {
             match m {
@@ -350,6 +355,7 @@ pub fn plan_block(
                     agg: grouped.then_some(&mut agg),
                     aliases: &[],
                     env: Some(env),
+                    windows: Some(&mut windows),
                 };
                 let (bound, ty, _) = b.bind(e)?;
                 let name = alias.clone().unwrap_or_else(|| planner.names.name(e));
@@ -427,6 +433,7 @@ pub fn plan_block(
                 agg: Some(&mut agg),
                 aliases: &aliases,
                 env: Some(env),
+                windows: None,
             };
             Some(b.bind(h)?.0)
         }
@@ -449,7 +456,7 @@ pub fn plan_block(
                             context: "order clause".into(),
                         });
                     }
-                    let coll = coll_of_output(&projection[p as usize - 1], &scope, &agg);
+                    let coll = output_coll(&projection[p as usize - 1], &scope, &agg, &windows);
                     order.push((p as usize - 1, desc, coll));
                     continue;
                 }
@@ -465,7 +472,7 @@ pub fn plan_block(
                         .is_ok()
                         && !matches!(&projection[i], Expr::Column(_));
                     if !ambiguous_with_column || grouped {
-                        let coll = coll_of_output(&projection[i], &scope, &agg);
+                        let coll = output_coll(&projection[i], &scope, &agg, &windows);
                         order.push((i, desc, coll));
                         continue;
                     }
@@ -477,6 +484,7 @@ pub fn plan_block(
                 agg: grouped.then_some(&mut agg),
                 aliases: &aliases,
                 env: Some(env),
+                windows: Some(&mut windows),
             };
             let (e, _, coll) = b.bind(&item.expr)?;
             let pos = match projection
@@ -495,6 +503,22 @@ pub fn plan_block(
     }
 
     let (limit, offset) = bind_limits(q.limit_clause.as_ref(), env)?;
+
+    // Every clause is bound, so the rows the windows see have their final width: the
+    // calls' values go right after them.
+    let windows = if windows.plan.calls.is_empty() {
+        None
+    } else {
+        let base = if grouped {
+            agg.groups.len() + agg.aggs.len()
+        } else {
+            scope.width()
+        };
+        for e in &mut projection {
+            window::place(e, base);
+        }
+        Some(windows.plan)
+    };
 
     let group = if grouped {
         Some(GroupPlan {
@@ -515,8 +539,10 @@ pub fn plan_block(
     // DISTINCT without GROUP BY is grouping by the whole output row (as MySQL plans
     // it), so it shares grouping's memory bound and spill to disk. Hidden ORDER BY keys
     // are grouped on too; the output filter then still removes rows equal in what shows.
+    // With window functions DISTINCT applies to their results, after they are computed:
+    // it stays a filter on the output.
     let (group, projection, distinct) = match group {
-        None if distinct => {
+        None if distinct && windows.is_none() => {
             let groups = projection
                 .iter()
                 .enumerate()
@@ -559,6 +585,7 @@ pub fn plan_block(
         // and a locking read must visit the rows to lock them.
         && read_mode == ReadMode::Consistent
         && scope.tables[0].slot.is_none()
+        && windows.is_none()
         && !is_transactional(cx, &scope.tables[0].def.engine);
 
     let mut plan = SelectPlan {
@@ -576,6 +603,7 @@ pub fn plan_block(
         count_star_only,
         derived,
         read_mode,
+        windows,
     };
     choose_access_paths(&mut plan, cx);
     Ok(plan)
@@ -676,6 +704,24 @@ fn group_target(g: &ast::Expr, projection: &[ast::SelectItem], scope: &Scope) ->
 
 fn same_expr(a: &Expr, b: &Expr) -> bool {
     format!("{a:?}") == format!("{b:?}")
+}
+
+/// The collation ORDER BY sorts an output column with: a window call's is its
+/// argument's.
+fn output_coll(
+    e: &Expr,
+    scope: &Scope,
+    agg: &Aggregation,
+    windows: &window::bind::Collector,
+) -> Collation {
+    match window::marker_call(e) {
+        Some(k) => windows
+            .plan
+            .calls
+            .get(k)
+            .map_or(Collation::GeneralCi, |c| c.coll),
+        None => coll_of_output(e, scope, agg),
+    }
 }
 
 fn coll_of_output(e: &Expr, scope: &Scope, agg: &Aggregation) -> Collation {
@@ -1533,6 +1579,9 @@ fn execute_block_to(
     };
     let limit = limit_value(&plan.limit, &ecx)?;
     let offset = limit_value(&plan.offset, &ecx)?.unwrap_or(0);
+    if let Some(w) = &plan.windows {
+        window::eval::check_constants(w, &ecx)?;
+    }
     let visible = plan.columns.len();
     out.columns(&plan.columns)?;
 
@@ -1544,8 +1593,13 @@ fn execute_block_to(
     }
 
     // Rows in output order are written here directly when nothing needs buffering.
-    let streaming = plan.group.is_none() && (plan.order.is_empty() || plan.order_satisfied);
+    let streaming = plan.group.is_none()
+        && plan.windows.is_none()
+        && (plan.order.is_empty() || plan.order_satisfied);
     let mut buffered: Vec<Vec<Value>> = Vec::new();
+    // With window functions: the rows the projection reads, kept until every one is
+    // known, then extended with the calls' values.
+    let mut window_rows: Vec<Vec<Value>> = Vec::new();
     let cmp = |a: &[Value], b: &[Value]| {
         for (pos, desc, coll) in &plan.order {
             let o = sort_compare(&a[*pos], &b[*pos], *coll);
@@ -1631,6 +1685,10 @@ fn execute_block_to(
                     if !h.test(&agg_row, &ecx)? {
                         return Ok(Flow::Continue);
                     }
+                }
+                if plan.windows.is_some() {
+                    window_rows.push(agg_row);
+                    return Ok(Flow::Continue);
                 }
                 let projected: Vec<Value> = plan
                     .projection
@@ -1810,6 +1868,10 @@ fn execute_block_to(
         }
     } else if const_ok && limit != Some(0) {
         run_level(plan, cx.txn, 0, &mut row, &ecx, &mut |r| {
+            if plan.windows.is_some() {
+                window_rows.push(r.to_vec());
+                return Ok(Flow::Continue);
+            }
             out_row.clear();
             for e in &plan.projection {
                 out_row.push(e.eval(r, &ecx)?);
@@ -1833,6 +1895,20 @@ fn execute_block_to(
     }
     if let Some(e) = write_err {
         return Err(e);
+    }
+    if let Some(w) = &plan.windows {
+        window::eval::compute(w, &mut window_rows, &ecx)?;
+        for r in &window_rows {
+            let projected: Vec<Value> = plan
+                .projection
+                .iter()
+                .map(|e| e.eval(r, &ecx))
+                .collect::<Result<_>>()?;
+            match sorter.as_mut() {
+                Some(s) => s.push(projected)?,
+                None => buffered.push(projected),
+            }
+        }
     }
     for r in &buffered {
         if emit_final(r, out)? == Flow::Stop {
@@ -1900,6 +1976,7 @@ pub fn plan_single_table(
         count_star_only: false,
         derived: vec![],
         read_mode: ReadMode::LockExclusive,
+        windows: None,
     };
     choose_access_paths(&mut plan, cx);
     Ok(plan)

@@ -103,7 +103,7 @@ pub enum Error {
     WrongParamCount(String),
     /// 1111
     InvalidGroupUse,
-    /// 3580: argument number (1-based) of GROUPING() that is no GROUP BY expression.
+    /// 3602: argument number (1-based) of GROUPING() that is no GROUP BY expression.
     GroupingArgNotGrouped(usize),
     /// 3158: a JSON object member name (JSON_OBJECTAGG key) is NULL.
     JsonNullKey,
@@ -164,6 +164,38 @@ pub enum Error {
     TargetTableRead(String),
     /// 1436: an expression or query nested too deep for the connection thread's stack.
     StackOverrun { used: usize, size: usize },
+    /// 1210: a function's argument out of what it accepts (`NTILE(0)`, `LAG(x, -1)`);
+    /// the function's name.
+    WrongArguments(String),
+    /// 3579: `OVER w` names no window of the WINDOW clause.
+    WindowNoSuchWindow(String),
+    /// 3580: named windows that refer to each other in a cycle.
+    WindowCircularity,
+    /// 3581: a window that refines another and has its own PARTITION BY.
+    WindowNoChildPartitioning,
+    /// 3582: a window with a frame, referred to by another window.
+    WindowNoInheritFrame(String),
+    /// 3583: (the refining window, the refined one), both with ORDER BY.
+    WindowNoRedefineOrderBy(String, String),
+    /// 3584: a frame starting at UNBOUNDED FOLLOWING.
+    WindowFrameStartIllegal(String),
+    /// 3585: a frame ending at UNBOUNDED PRECEDING.
+    WindowFrameEndIllegal(String),
+    /// 3586: a frame offset that is negative, NULL or (for ROWS) not an integer.
+    WindowFrameIllegal(String),
+    /// 3587: RANGE with an offset and not exactly one numeric or temporal ORDER BY key.
+    WindowRangeFrameOrderType(String),
+    /// 3588: RANGE with a numeric offset on a temporal ORDER BY key.
+    WindowRangeFrameTemporalType(String),
+    /// 3591: two windows of one WINDOW clause with the same name.
+    WindowDuplicateName(String),
+    /// 3593: a window function where none may be (WHERE, GROUP BY, HAVING, inside an
+    /// aggregate or another window function); the function's name.
+    WindowInvalidUse(String),
+    /// 3594: the alias of a windowed select item where windows may not be (HAVING).
+    WindowInvalidAliasUse(String),
+    /// 3595: a window function inside a window's PARTITION BY or ORDER BY.
+    WindowNestedInSpec(String),
     /// 1105: an internal invariant broke; the statement is abandoned, the server goes on.
     Internal(String),
 }
@@ -213,7 +245,7 @@ impl Error {
             UnknownFunction(_) => 1305,
             WrongParamCount(_) => 1582,
             InvalidGroupUse => 1111,
-            GroupingArgNotGrouped(_) => 3580,
+            GroupingArgNotGrouped(_) => 3602,
             JsonNullKey => 3158,
             OperandColumns(_) => 1241,
             SubqueryRows => 1242,
@@ -243,6 +275,21 @@ impl Error {
             NonUniqueTable(_) => 1066,
             RecursionDepth(_) => 3636,
             TargetTableRead(_) => 1093,
+            WrongArguments(_) => 1210,
+            WindowNoSuchWindow(_) => 3579,
+            WindowCircularity => 3580,
+            WindowNoChildPartitioning => 3581,
+            WindowNoInheritFrame(_) => 3582,
+            WindowNoRedefineOrderBy(..) => 3583,
+            WindowFrameStartIllegal(_) => 3584,
+            WindowFrameEndIllegal(_) => 3585,
+            WindowFrameIllegal(_) => 3586,
+            WindowRangeFrameOrderType(_) => 3587,
+            WindowRangeFrameTemporalType(_) => 3588,
+            WindowDuplicateName(_) => 3591,
+            WindowInvalidUse(_) => 3593,
+            WindowInvalidAliasUse(_) => 3594,
+            WindowNestedInSpec(_) => 3595,
             Internal(_) => 1105,
         }
     }
@@ -486,6 +533,58 @@ impl fmt::Display for Error {
             TargetTableRead(t) => write!(
                 f,
                 "You can't specify target table '{t}' for update in FROM clause"
+            ),
+            WrongArguments(func) => write!(f, "Incorrect arguments to {func}"),
+            WindowNoSuchWindow(w) => write!(f, "Window name '{w}' is not defined."),
+            WindowCircularity => {
+                write!(f, "There is a circularity in the window dependency graph.")
+            }
+            WindowNoChildPartitioning => write!(
+                f,
+                "A window which depends on another cannot define partitioning."
+            ),
+            WindowNoInheritFrame(w) => write!(
+                f,
+                "Window '{w}' has a frame definition, so cannot be referenced by another window."
+            ),
+            WindowNoRedefineOrderBy(w, base) => write!(
+                f,
+                "Window '{w}' cannot inherit '{base}' since both contain an ORDER BY clause."
+            ),
+            WindowFrameStartIllegal(w) => write!(
+                f,
+                "Window '{w}': frame start cannot be UNBOUNDED FOLLOWING."
+            ),
+            WindowFrameEndIllegal(w) => {
+                write!(f, "Window '{w}': frame end cannot be UNBOUNDED PRECEDING.")
+            }
+            WindowFrameIllegal(w) => write!(
+                f,
+                "Window '{w}': frame start or end is negative, NULL or of non-integral type"
+            ),
+            WindowRangeFrameOrderType(w) => write!(
+                f,
+                "Window '{w}' with RANGE N PRECEDING/FOLLOWING frame requires exactly one \
+                 ORDER BY expression, of numeric or temporal type"
+            ),
+            WindowRangeFrameTemporalType(w) => write!(
+                f,
+                "Window '{w}' with RANGE frame has ORDER BY expression of datetime type. Only \
+                 INTERVAL bound value allowed."
+            ),
+            WindowDuplicateName(w) => write!(f, "Window '{w}' is defined twice."),
+            WindowInvalidUse(func) => write!(
+                f,
+                "You cannot use the window function '{func}' in this context.'"
+            ),
+            WindowInvalidAliasUse(a) => write!(
+                f,
+                "You cannot use the alias '{a}' of an expression containing a window function \
+                 in this context.'"
+            ),
+            WindowNestedInSpec(w) => write!(
+                f,
+                "You cannot nest a window function in the specification of window '{w}'."
             ),
             Internal(msg) => write!(f, "Internal error: {msg}"),
         }
