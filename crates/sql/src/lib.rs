@@ -18,8 +18,12 @@
 //! [`lex::normalize`]d text, so parsing is paid once per statement shape.
 
 pub mod bind;
+pub mod bind_char;
+pub mod bind_date;
 pub mod catalog;
 pub mod convert;
+pub mod datefmt;
+pub mod datefns;
 pub mod ddl;
 pub mod derived;
 pub mod dml;
@@ -28,16 +32,19 @@ pub mod explain;
 pub mod expr;
 pub mod functions;
 pub mod infoschema;
+pub mod interval;
 pub mod keys;
 pub mod lex;
 pub mod parse;
 pub mod query;
+pub mod rewrite;
 pub mod rowsource;
 pub mod run_query;
 pub mod select;
 pub mod show;
 pub mod sort;
 pub mod stats;
+pub mod temporal;
 
 pub use catalog::Catalog;
 
