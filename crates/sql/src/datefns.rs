@@ -200,8 +200,9 @@ pub fn calc_week(
 pub fn week_mode(mode: i64) -> (bool, bool, bool) {
     let m = mode & 7;
     let monday_first = m & 1 != 0;
-    // Modes without Monday-first count weeks from the first Sunday, and vice versa.
-    let first_weekday = (m & 4 != 0) != !monday_first;
+    // Bit 4 means "week 1 starts on the first Sunday/Monday" for Monday-first modes and
+    // the reverse for Sunday-first ones.
+    let first_weekday = (m & 4 != 0) == monday_first;
     (monday_first, m & 2 != 0, first_weekday)
 }
 
@@ -338,10 +339,7 @@ pub fn eval(
             };
             let mode = match f {
                 WeekOfYear => 3,
-                _ if args.len() > 1 => match num(&a(1)?) {
-                    Some(m) => m,
-                    None => 0,
-                },
+                _ if args.len() > 1 => num(&a(1)?).unwrap_or_default(),
                 _ => 0,
             };
             let (mf, wy, fw) = week_mode(mode);
