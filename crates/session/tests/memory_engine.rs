@@ -577,14 +577,22 @@ mod slt {
                     _ => DefaultColumnType::Text,
                 })
                 .collect();
+            let is_date: Vec<bool> = first
+                .columns
+                .iter()
+                .map(|c| c.field_type == FieldType::Date)
+                .collect();
             let rows = first
                 .rows
                 .iter()
                 .map(|r| {
                     r.iter()
-                        .map(|v| match v {
+                        .enumerate()
+                        .map(|(i, v)| match v {
                             Value::Null => "NULL".to_string(),
                             Value::Bytes(b) if b.is_empty() => "(empty)".to_string(),
+                            // As the wire layer shows a DATE column's date-time value.
+                            Value::DateTime(d) if is_date.get(i) == Some(&true) => d.date_string(),
                             v => v.to_text(),
                         })
                         .collect()

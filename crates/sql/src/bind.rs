@@ -110,6 +110,8 @@ pub enum SType {
     Binary,
     DateTime,
     Date,
+    /// TIME(fsp): its values are their text (`-01:02:03.5`).
+    Time(u8),
     Null,
 }
 
@@ -158,6 +160,7 @@ impl SType {
             FieldType::NewDecimal | FieldType::Decimal => SType::Decimal(m.decimals),
             FieldType::Date => SType::Date,
             FieldType::DateTime | FieldType::Timestamp => SType::DateTime,
+            FieldType::Time => SType::Time(m.decimals),
             FieldType::Null => SType::Null,
             _ if m.charset == 63 => SType::Binary,
             _ => SType::Text,
@@ -172,6 +175,7 @@ impl SType {
             SType::Text | SType::Binary => FieldType::VarString,
             SType::DateTime => FieldType::DateTime,
             SType::Date => FieldType::Date,
+            SType::Time(_) => FieldType::Time,
             SType::Null => FieldType::Null,
         };
         let mut m = ColumnMeta::computed(name, ft);
@@ -188,6 +192,10 @@ impl SType {
             }
             SType::DateTime => m.length = 19,
             SType::Date => m.length = 10,
+            SType::Time(fsp) => {
+                m.length = 10 + if fsp > 0 { fsp as u32 + 1 } else { 0 };
+                m.decimals = fsp;
+            }
             _ => {}
         }
         m
@@ -723,7 +731,7 @@ impl<'a> Binder<'a> {
                 any: false,
             } => {
                 let (x, _, c) = self.bind(expr)?;
-                let (p, _, _) = self.bind(pattern)?;
+                let (p, _, pc) = self.bind(pattern)?;
                 let escape = match escape_char {
                     None => b'\\',
                     Some(e) => match e.as_ref() {
@@ -734,7 +742,7 @@ impl<'a> Binder<'a> {
                         _ => return Err(Error::Syntax("ESCAPE".into())),
                     },
                 };
-                let coll = pick_coll(&[(&x, c)], self.scope);
+                let coll = pick_coll(&[(&x, c), (&p, pc)], self.scope);
                 (
                     Expr::Like {
                         expr: Box::new(x),
@@ -833,23 +841,9 @@ impl<'a> Binder<'a> {
                 };
                 (Expr::Func(f, vec![x]), t, c)
             }
-            A::TypedString(ts) => {
-                let text = match &ts.value.value {
-                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
-                        s.clone()
-                    }
-                    other => other.to_string(),
-                };
-                let v = match functions::to_datetime(&Value::str(&text)) {
-                    Some(d) => Value::DateTime(d),
-                    None => {
-                        return Err(Error::TruncatedWrongValue {
-                            kind: "datetime".into(),
-                            value: text,
-                        })
-                    }
-                };
-                (Expr::Literal(v), SType::DateTime, Collation::GeneralCi)
+            A::TypedString(ts) => self.bind_typed_literal(ts)?,
+            A::Extract { field, expr, .. } => {
+                self.bind_extract(crate::bind_date::unit_of_field(field)?, expr)?
             }
             A::Subquery(q) => {
                 let sub = self.plan_subquery(q, 1)?;
@@ -1068,6 +1062,11 @@ impl<'a> Binder<'a> {
         let pos = match self.scope.resolve(parts, self.context) {
             Ok(pos) => pos,
             Err(e @ Error::UnknownColumn { .. }) => {
+                if let [name] = parts {
+                    if let Some(b) = self.bind_date_keyword(name) {
+                        return Ok(b);
+                    }
+                }
                 // Not a column of this query: a column of an enclosing one (correlation).
                 let Some(env) = self.env else { return Err(e) };
                 return match env.resolve_outer(parts, self.context)? {
@@ -1098,8 +1097,15 @@ impl<'a> Binder<'a> {
         right: &ast::Expr,
     ) -> Result<(Expr, SType, Collation)> {
         use ast::BinaryOperator as B;
+        if let Some(b) = self.bind_interval_arith(left, op, right)? {
+            return Ok(b);
+        }
         let (l, lt, lc) = self.bind(left)?;
         let (r, rt, rc) = self.bind(right)?;
+        if matches!(lt, SType::Time(_)) || matches!(rt, SType::Time(_)) {
+            // TIME values are held as text, which neither compares nor adds as a TIME.
+            return Err(Error::NotSupported(format!("operator {op} on TIME values")));
+        }
         let cmp = |op| {
             let coll = pick_coll(&[(&l, lc), (&r, rc)], self.scope);
             (
@@ -1223,6 +1229,12 @@ impl<'a> Binder<'a> {
             };
             return self.bind(a);
         }
+        if let Some(b) = self.bind_date_function(f, &name, &args)? {
+            return Ok(b);
+        }
+        if let Some(b) = self.bind_char(f, &args)? {
+            return Ok(b);
+        }
         if name.eq_ignore_ascii_case("values") {
             return Err(Error::NotSupported(
                 "VALUES() outside ON DUPLICATE KEY UPDATE".into(),
@@ -1279,7 +1291,7 @@ impl<'a> Binder<'a> {
                 SType::Decimal(_) => SType::Int,
                 t => t,
             },
-            Func::Round => round_type(types[0], bound.get(1)),
+            Func::Round | Func::Truncate => round_type(types[0], bound.get(1)),
             Func::Mod => arith_type(ArithOp::Mod, types[0], types[1]),
             _ => SType::Text,
         };
@@ -1517,6 +1529,11 @@ fn system_variable(name: &str, scope: Option<&str>) -> (Expr, SType, Collation) 
 
 /// The collation of a comparison: a column's wins over a literal's.
 fn pick_coll(parts: &[(&Expr, Collation)], scope: &Scope) -> Collation {
+    // A binary string on either side makes the comparison binary (`x = BINARY 'a'`,
+    // `x LIKE BINARY 'a%'`), as in MySQL.
+    if parts.iter().any(|(_, c)| *c == Collation::Binary) {
+        return Collation::Binary;
+    }
     for (e, c) in parts {
         if let Expr::Column(_) = e {
             let _ = scope;
@@ -1540,6 +1557,7 @@ fn in_comparison(lhs: &[(SType, Collation)], columns: &[ColumnMeta]) -> (Vec<Col
         SType::Text | SType::Binary => 1,
         SType::Date | SType::DateTime => 2,
         SType::Null => 3,
+        SType::Time(_) => 4,
     };
     let mut hashable = true;
     let mut colls = Vec::with_capacity(lhs.len());
@@ -1589,7 +1607,7 @@ fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
     use SType::*;
     const MAX_SCALE: u8 = strata_types::decimal::MAX_SCALE;
     let num = |t| match t {
-        Text | Binary | DateTime | Date => Double,
+        Text | Binary | DateTime | Date | Time(_) => Double,
         x => x,
     };
     let (a, b) = (num(a), num(b));

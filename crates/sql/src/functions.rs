@@ -53,6 +53,18 @@ pub enum Func {
     CastDecimal(u8, u8),
     CastDateTime,
     CastDate,
+    /// A date/time function (`datefns.rs`); `date_arg` when its first argument is a
+    /// DATE-typed expression.
+    Date {
+        f: crate::datefns::DateFn,
+        date_arg: bool,
+    },
+    /// CHAR(n, …): the bytes of each integer, big-endian. With `USING utf8mb4` (`text`)
+    /// the result is text, NULL when the bytes are not UTF-8.
+    Char {
+        text: bool,
+    },
+    Truncate,
     /// Not callable by name: the binder wraps a decimal-typed IF, IFNULL, COALESCE,
     /// GREATEST, LEAST or CASE in it, so that its value is a DECIMAL shown at the
     /// expression's declared scale whichever branch it came from, as MySQL converts
@@ -94,6 +106,7 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "coalesce" => (Coalesce, 1, usize::MAX),
         "abs" => (Abs, 1, 1),
         "round" => (Round, 1, 2),
+        "truncate" => (Truncate, 2, 2),
         "floor" => (Floor, 1, 1),
         "ceil" | "ceiling" => (Ceil, 1, 1),
         "mod" => (Mod, 2, 2),
@@ -159,7 +172,10 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
             }
         }
         FromUnixtime => match a0()?.to_i64() {
-            Some(s) if s >= 0 => Value::DateTime(DateTime::from_unix(s, 0)),
+            // MySQL's range ends at 3001-01-19 03:14:07 UTC.
+            Some(s) if (0..=32_536_771_199).contains(&s) => {
+                Value::DateTime(DateTime::from_unix(s, 0))
+            }
             _ => Value::Null,
         },
         InetAton => {
@@ -435,6 +451,66 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
                 });
             }
             best.unwrap_or(Value::Null)
+        }
+        Date { f, date_arg } => return crate::datefns::eval(f, date_arg, args, row, cx),
+        Char { text } => {
+            let mut out = Vec::with_capacity(args.len());
+            for e in args {
+                let v = e.eval(row, cx)?;
+                let Some(n) = v.to_i64() else {
+                    continue;
+                };
+                // MySQL takes the low 32 bits and writes them without leading zero bytes.
+                let n = n as u32;
+                let bytes = n.to_be_bytes();
+                let skip = (n.leading_zeros() / 8).min(3) as usize;
+                out.extend_from_slice(&bytes[skip..]);
+            }
+            if text && std::str::from_utf8(&out).is_err() {
+                let hex: String = out.iter().map(|b| format!("{b:02X}")).collect();
+                cx.env.warn(
+                    crate::expr::WarnLevel::Warning,
+                    1300,
+                    format!("Invalid utf8mb4 character string: '{hex}'"),
+                );
+                return Ok(Value::Null);
+            }
+            Value::Bytes(out)
+        }
+        Truncate => {
+            let (v, d) = (a0()?, arg(args, 1, row, cx)?);
+            let Some(d) = d.to_i64() else {
+                return Ok(Value::Null);
+            };
+            match v {
+                Value::Null => Value::Null,
+                Value::Int(i) if d < 0 => {
+                    let p = 10i128.checked_pow((-d).min(40) as u32).unwrap_or(i128::MAX);
+                    Value::Int((i as i128 / p * p) as i64)
+                }
+                Value::UInt(u) if d < 0 => {
+                    let p = 10i128.checked_pow((-d).min(40) as u32).unwrap_or(i128::MAX);
+                    Value::UInt((u as i128 / p * p) as u64)
+                }
+                v @ (Value::Int(_) | Value::UInt(_)) => v,
+                Value::Decimal(x) => Value::Decimal(x.round_to(d, true)),
+                v => {
+                    let x = v.to_f64().unwrap_or(0.0);
+                    let r = if d >= 0 {
+                        let m = 10f64.powi(d.min(400) as i32);
+                        let t = (x * m).trunc() / m;
+                        if t.is_finite() {
+                            t
+                        } else {
+                            x
+                        }
+                    } else {
+                        let m = 10f64.powi((-d).min(400) as i32);
+                        (x / m).trunc() * m
+                    };
+                    Value::Double(r)
+                }
+            }
         }
         FoundRows => Value::UInt(cx.env.found_rows()),
         RowCount => Value::Int(cx.env.row_count()),

@@ -19,8 +19,12 @@
 
 pub mod aggregate;
 pub mod bind;
+pub mod bind_char;
+pub mod bind_date;
 pub mod catalog;
 pub mod convert;
+pub mod datefmt;
+pub mod datefns;
 pub mod ddl;
 pub mod decorrelate;
 pub mod derived;
@@ -30,17 +34,20 @@ pub mod explain;
 pub mod expr;
 pub mod functions;
 pub mod infoschema;
+pub mod interval;
 pub mod item_names;
 pub mod keys;
 pub mod lex;
 pub mod parse;
 pub mod query;
+pub mod rewrite;
 pub mod rowsource;
 pub mod run_query;
 pub mod select;
 pub mod show;
 pub mod sort;
 pub mod stats;
+pub mod temporal;
 pub mod window;
 
 pub use catalog::Catalog;

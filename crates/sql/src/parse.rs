@@ -49,22 +49,34 @@ fn parse_within(sql: &str, budget: usize) -> Result<Vec<Statement>> {
     let dialect = MySqlDialect {};
     let recursion = budget / crate::lex::GROUP_WEIGHT;
     let parser = || Parser::new(&dialect).with_recursion_limit(recursion.max(1));
-    // Cheap pre-check so the common statement is tokenized once, by the parser.
-    if sql.len() >= 5
+    // Cheap pre-checks so the common statement is tokenized once, by the parser.
+    let share = sql.len() >= 5
         && sql
             .as_bytes()
             .windows(5)
-            .any(|w| w.eq_ignore_ascii_case(b"share"))
-    {
-        if let Some(tokens) = Tokenizer::new(&dialect, sql)
-            .tokenize_with_location()
-            .ok()
-            .and_then(rewrite_lock_in_share_mode)
-        {
-            return parser()
-                .with_tokens_with_locations(tokens)
-                .parse_statements()
-                .map_err(|e| parse_error(sql, e));
+            .any(|w| w.eq_ignore_ascii_case(b"share"));
+    let forms = crate::rewrite::may_need(sql);
+    if share || forms {
+        if let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() {
+            let mut changed = false;
+            if forms {
+                if let Some(t) = crate::rewrite::rewrite(&tokens) {
+                    tokens = t;
+                    changed = true;
+                }
+            }
+            if share {
+                if let Some(t) = rewrite_lock_in_share_mode(tokens.clone()) {
+                    tokens = t;
+                    changed = true;
+                }
+            }
+            if changed {
+                return parser()
+                    .with_tokens_with_locations(tokens)
+                    .parse_statements()
+                    .map_err(|e| parse_error(sql, e));
+            }
         }
     }
     parser()

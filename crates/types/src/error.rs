@@ -85,6 +85,11 @@ pub enum Error {
     },
     /// 1292: a value that is not a valid date/time, with its type name.
     TruncatedWrongValue { kind: String, value: String },
+    /// 1525: a typed literal (`DATE '…'`, `TIME '…'`, `TIMESTAMP '…'`) whose text is
+    /// not a value of its type; the kind is upper case, as MySQL prints it.
+    WrongLiteral { kind: String, value: String },
+    /// 1426: a fractional-seconds precision above 6 (`NOW(7)`).
+    TooBigPrecision { precision: u64, func: String },
     /// 1193
     UnknownVariable(String),
     /// 1231: variable and the value as text.
@@ -236,6 +241,8 @@ impl Error {
             DataTooLong { .. } => 1406,
             IncorrectValue { .. } => 1366,
             TruncatedWrongValue { .. } => 1292,
+            WrongLiteral { .. } => 1525,
+            TooBigPrecision { .. } => 1426,
             UnknownVariable(_) => 1193,
             WrongValueForVariable { .. } => 1231,
             WrongTypeForVariable(_) => 1232,
@@ -313,6 +320,7 @@ impl Error {
             1264 | 1690 => "22003",
             1406 => "22001",
             1292 => "22007",
+            1426 => "42000",
             1047 | 1153 => "08S01",
             1040 => "08004",
             1205 | 1213 => "40001",
@@ -428,6 +436,11 @@ impl fmt::Display for Error {
                 "Incorrect {kind} value: '{value}' for column `{column}` at row {row}"
             ),
             TruncatedWrongValue { kind, value } => write!(f, "Incorrect {kind} value: '{value}'"),
+            WrongLiteral { kind, value } => write!(f, "Incorrect {kind} value: '{value}'"),
+            TooBigPrecision { precision, func } => write!(
+                f,
+                "Too-big precision {precision} specified for '{func}'. Maximum is 6."
+            ),
             UnknownVariable(v) => write!(f, "Unknown system variable '{v}'"),
             WrongValueForVariable { name, value } => {
                 write!(

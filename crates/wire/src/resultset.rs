@@ -234,6 +234,7 @@ pub fn put_binary_value(b: &mut Vec<u8>, v: &Value, ft: FieldType, scratch: &mut
                 }
             }
         }
+        FieldType::Time => put_binary_time(b, v),
         _ => {
             if let Value::Bytes(t) = v {
                 put_lenenc_str(b, t);
@@ -243,6 +244,44 @@ pub fn put_binary_value(b: &mut Vec<u8>, v: &Value, ft: FieldType, scratch: &mut
                 put_lenenc_str(b, scratch);
             }
         }
+    }
+}
+
+/// A TIME in the binary protocol: length (0, 8 or 12), sign, days, hours, minutes,
+/// seconds and microseconds. The executor holds TIME values as their text
+/// (`[-]h:mm:ss[.f]`, hours past 23 allowed).
+fn put_binary_time(b: &mut Vec<u8>, v: &Value) {
+    let text = match v {
+        Value::Bytes(t) => String::from_utf8_lossy(t).into_owned(),
+        other => other.to_text(),
+    };
+    let (neg, rest) = match text.trim().strip_prefix('-') {
+        Some(r) => (true, r.to_string()),
+        None => (false, text.trim().to_string()),
+    };
+    let (hms, frac) = rest.split_once('.').unwrap_or((&rest, ""));
+    let mut parts = hms.split(':').map(|p| p.parse::<u64>().unwrap_or(0));
+    let (h, m, s) = (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    );
+    let micro = if frac.is_empty() {
+        0
+    } else {
+        let digits: String = frac.chars().take(6).collect();
+        digits.parse::<u32>().unwrap_or(0) * 10u32.pow(6 - digits.len() as u32)
+    };
+    if h == 0 && m == 0 && s == 0 && micro == 0 {
+        b.push(0);
+        return;
+    }
+    b.push(if micro == 0 { 8 } else { 12 });
+    b.push(neg as u8);
+    b.extend_from_slice(&((h / 24) as u32).to_le_bytes());
+    b.extend_from_slice(&[(h % 24) as u8, m as u8, s as u8]);
+    if micro != 0 {
+        b.extend_from_slice(&micro.to_le_bytes());
     }
 }
 
