@@ -195,6 +195,11 @@ fn result_columns_are_named_as_the_client_wrote_them() {
         names(&mut c, "SELECT * FROM (SELECT 2+2, 4) AS d WHERE 1 = 1"),
         ["2+2", "4"]
     );
+    // A FROM inside a call is not the select list's end.
+    assert_eq!(
+        names(&mut c, "SELECT EXTRACT(DAY FROM '2024-01-02'), 7 MOD 3"),
+        ["EXTRACT(DAY FROM '2024-01-02')", "7 MOD 3"]
+    );
     let stmt = c.prep("SELECT ?+1, ?").unwrap();
     let cols: Vec<String> = stmt
         .columns()

@@ -358,7 +358,9 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
     // Per parenthesis level: inside a SELECT list, whose literals stay in the key,
     // because the columns' names are their text (`SELECT 1+1` is named `1+1`), at any
     // depth (a derived table's columns are named the same way).
-    let mut select_list: Vec<bool> = vec![false];
+    // Each level is (inside a select list, whether this level's own SELECT set it): a
+    // clause word ends only a level's own list, not the FROM of `EXTRACT(x FROM d)`.
+    let mut select_list: Vec<(bool, bool)> = vec![(false, false)];
     let mut positional = false; // right after ORDER BY / GROUP BY or a comma in their list
     let mut in_order_list = false;
     let mut prev_word = String::new();
@@ -371,10 +373,10 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
                 let up = w.to_ascii_uppercase();
                 let here = select_list.last_mut();
                 match up.as_str() {
-                    "SELECT" => here.into_iter().for_each(|f| *f = true),
+                    "SELECT" => here.into_iter().for_each(|f| *f = (true, true)),
                     "FROM" | "WHERE" | "GROUP" | "HAVING" | "ORDER" | "LIMIT" | "UNION"
                     | "EXCEPT" | "INTERSECT" | "INTO" | "WINDOW" | "FOR" | "LOCK" => {
-                        here.into_iter().for_each(|f| *f = false)
+                        here.into_iter().filter(|f| f.1).for_each(|f| f.0 = false)
                     }
                     _ => {}
                 }
@@ -422,7 +424,7 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
                 if c == b'(' {
                     depth += 1;
                     let inherited = in_select_list(&select_list);
-                    select_list.push(inherited);
+                    select_list.push((inherited, false));
                 } else if c == b')' {
                     depth -= 1;
                     if select_list.len() > 1 {
@@ -569,8 +571,8 @@ pub fn select_items<'a>(sql: &'a str) -> Vec<&'a str> {
     items
 }
 
-fn in_select_list(levels: &[bool]) -> bool {
-    levels.last().copied().unwrap_or(false)
+fn in_select_list(levels: &[(bool, bool)]) -> bool {
+    levels.last().is_some_and(|l| l.0)
 }
 
 /// Splits a multi-statement text at top-level `;` (outside quotes and comments).
@@ -804,6 +806,16 @@ mod tests {
             "SELECT * FROM (SELECT 1+1 FROM t WHERE a = ?1) AS d WHERE b = ?2"
         );
         assert_eq!(v.len(), 2);
+        // FROM inside a call does not end the select list.
+        let (k, v) = normalize(
+            "SELECT EXTRACT(DAY FROM '2024-01-02'), TRIM(LEADING 'x' FROM 'xa') FROM t WHERE a = 1",
+        )
+        .unwrap();
+        assert_eq!(
+            k,
+            "SELECT EXTRACT(DAY FROM '2024-01-02'), TRIM(LEADING 'x' FROM 'xa') FROM t WHERE a = ?1"
+        );
+        assert_eq!(v.len(), 1);
     }
 
     #[test]
