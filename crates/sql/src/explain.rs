@@ -59,6 +59,7 @@ fn columns_used(plan: &SelectPlan, ti: usize) -> Vec<usize> {
                 lower.iter().chain(upper).for_each(|b| note(&b.0));
             }
             Access::IndexIn { values, .. } => values.iter().for_each(&mut note),
+            Access::JoinBuffer { keys } => keys.iter().for_each(|k| note(&k.probe)),
             Access::Scan => {}
         }
     }
@@ -164,7 +165,7 @@ pub fn explain_select(
             format!("{}.{}.{}", st.db, st.alias, c.name)
         };
         let (kind, key, key_len, refs, rows) = match &level.access {
-            Access::Scan => ("ALL", None, None, None, table_rows),
+            Access::Scan | Access::JoinBuffer { .. } => ("ALL", None, None, None, table_rows),
             Access::IndexIn { index, .. } => {
                 let ix = &def.indexes[*index];
                 (
@@ -297,6 +298,9 @@ pub fn explain_select(
                     extra.push("Using index");
                 }
             }
+        }
+        if let Access::JoinBuffer { .. } = level.access {
+            extra.push("Using join buffer (hash join)");
         }
         if i == 0 && (plan.group.as_ref().is_some_and(|g| !g.groups.is_empty()) || plan.distinct) {
             extra.push("Using temporary");

@@ -70,6 +70,20 @@ fn parse_within(sql: &str, budget: usize) -> Result<Vec<Statement>> {
     parser()
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_statements())
+        .or_else(|e| {
+            // MySQL's `(a, b) JOIN c` and `(a)`: retried once with the list rewritten.
+            let retry = Tokenizer::new(&dialect, sql)
+                .tokenize_with_location()
+                .ok()
+                .and_then(|t| crate::join_commas::rewrite(&t))
+                .and_then(|t| {
+                    parser()
+                        .with_tokens_with_locations(t)
+                        .parse_statements()
+                        .ok()
+                });
+            retry.ok_or(e)
+        })
         .map_err(|e| parse_error(sql, e))
 }
 
