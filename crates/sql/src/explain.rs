@@ -275,8 +275,10 @@ pub fn explain_select(
             )
         };
         let mut extra = Vec::new();
+        // An outer join's ON conditions are checked on the row like WHERE's.
+        let checks = level.filter.len() + level.on.len();
         let enforced_by_key = matches!(kind, "const" | "eq_ref" | "ref")
-            && level.filter.len()
+            && checks
                 <= match &level.access {
                     Access::Index { eq, .. } => eq.len(),
                     _ => 0,
@@ -284,7 +286,7 @@ pub fn explain_select(
         // A key compared with an expression ("func") is rechecked on the row.
         let func_ref = matches!(&level.access, Access::Index { eq, .. }
             if eq.iter().any(|e| !matches!(e, Expr::Column(_)) && !e.is_row_independent()));
-        if (!level.filter.is_empty() && !enforced_by_key) || func_ref {
+        if (checks > 0 && !enforced_by_key) || func_ref {
             extra.push("Using where");
         }
         // An index-only read: only possible here through a clustered primary key (the

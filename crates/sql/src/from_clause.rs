@@ -231,13 +231,20 @@ impl Builder<'_, '_, '_> {
                 }
             }
             ast::JoinConstraint::Natural => {
+                // Every name both operands show; one shown twice on a side is 1052.
                 for &l in &left.star {
-                    let name = &self.scope.column(l).1.name;
-                    if let Some(&r) = right
+                    let name = self.scope.column(l).1.name.clone();
+                    let on_right = right
                         .star
                         .iter()
-                        .find(|&&r| self.scope.column(r).1.name.eq_ignore_ascii_case(name))
+                        .any(|&r| self.scope.column(r).1.name.eq_ignore_ascii_case(&name));
+                    if on_right
+                        && !common
+                            .iter()
+                            .any(|&(x, _)| self.scope.column(x).1.name.eq_ignore_ascii_case(&name))
                     {
+                        let l = self.common_column(&left.star, &name)?;
+                        let r = self.common_column(&right.star, &name)?;
                         common.push((l, r));
                     }
                 }
