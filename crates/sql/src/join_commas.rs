@@ -83,9 +83,7 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
         let t = &tokens[i].token;
         let prev = si.checked_sub(1).map(|p| &tokens[solid[p]].token);
         let next = solid.get(si + 1).map(|&n| &tokens[n].token);
-        let Some(top) = stack.last_mut() else {
-            return None;
-        };
+        let top = stack.last_mut()?;
         match t {
             Token::LParen => {
                 let after_table_position = match prev {
@@ -105,9 +103,7 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
                 stack.push(Frame::new(after_table_position && !subquery, i, si));
             }
             Token::RParen => {
-                let Some(f) = stack.pop() else {
-                    return None;
-                };
+                let f = stack.pop()?;
                 if stack.is_empty() {
                     return None;
                 }

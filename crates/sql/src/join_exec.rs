@@ -11,6 +11,9 @@ use std::rc::Rc;
 use strata_engine::{Flow, Txn};
 use strata_types::{Error, Result, Value};
 
+/// What a level does with each row its table yields: (the row's values, the join row).
+type OnRow<'r> = dyn FnMut(&[Value], &mut [Value]) -> Result<Flow> + 'r;
+
 /// One run of a join: the groups' matched flags and the levels' join buffers.
 struct JoinRun<'a> {
     plan: &'a SelectPlan,
@@ -153,12 +156,7 @@ impl JoinRun<'_> {
     }
 
     /// Reads the level's table by its access path (a scan when it has no index use).
-    fn read(
-        &self,
-        lvl: usize,
-        row: &mut [Value],
-        on_row: &mut dyn FnMut(&[Value], &mut [Value]) -> Result<Flow>,
-    ) -> Result<()> {
+    fn read(&self, lvl: usize, row: &mut [Value], on_row: &mut OnRow<'_>) -> Result<()> {
         let plan = self.plan;
         let t = &plan.scope.tables[plan.levels[lvl].table];
         let ranges = key_ranges(plan, lvl, row, self.cx)?;

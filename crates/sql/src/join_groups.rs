@@ -76,8 +76,8 @@ pub fn place(
         starts: vec![None; n],
         const_filter: vec![],
     };
-    for l in 0..n {
-        let mut g = innermost(order[l]);
+    for (l, &t) in order.iter().enumerate() {
+        let mut g = innermost(t);
         while let Some(gi) = g {
             p.chain[l].push((gi, 0));
             if groups[gi].last != l {

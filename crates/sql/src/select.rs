@@ -1,4 +1,4 @@
-//! SELECT: planning (FROM → scope, WHERE → per-table access paths and filters, select
+//! SELECT: planning (FROM → scope → per-table access paths and filters, select
 //! list, grouping, ordering, limits) and execution (nested-loop joins that look inner
 //! tables up by index, hash-free grouping in a B-tree keyed by group values, in-memory
 //! sort, DISTINCT, LIMIT with early stop).
