@@ -16,6 +16,7 @@ use strata_engine::Table;
 use strata_types::output::flags;
 use strata_types::{Collation, ColumnMeta, DataType, Error, FieldType, Result, TableDef, Value};
 
+#[derive(Clone)]
 pub struct ScopeTable {
     /// The name the query uses for the table (its alias, or its name).
     pub alias: String,
@@ -28,9 +29,16 @@ pub struct ScopeTable {
     pub slot: Option<usize>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Scope {
     pub tables: Vec<ScopeTable>,
+    /// `JOIN … USING` / `NATURAL JOIN`: a common column position mapped to the one that
+    /// stands for both sides (MySQL's coalesced column), for unqualified names. Set by
+    /// [`crate::from_clause`].
+    pub coalesced: Vec<(usize, usize)>,
+    /// The columns `SELECT *` lists, in order, when a USING/NATURAL join changes them
+    /// (common columns once, first); empty: every column in FROM order.
+    pub star: Vec<usize>,
 }
 
 impl Scope {
@@ -77,19 +85,37 @@ impl Scope {
                 }
             }
             if let Some(ci) = t.def.column_index(col) {
-                if found.is_some() {
+                // Both sides of a USING column are one column to an unqualified name.
+                let pos = match qual {
+                    None => self.coalesced_column(t.offset + ci),
+                    Some(_) => t.offset + ci,
+                };
+                if found.is_some_and(|f| f != pos) {
                     return Err(Error::AmbiguousColumn {
                         column: col.clone(),
                         context: context.into(),
                     });
                 }
-                found = Some(t.offset + ci);
+                found = Some(pos);
             }
         }
         found.ok_or_else(|| Error::UnknownColumn {
             column: parts.join("."),
             context: context.into(),
         })
+    }
+
+    /// The position an unqualified name of column `pos` means: itself, or the column
+    /// that stands for it after `USING`/`NATURAL` (followed through nested joins).
+    pub fn coalesced_column(&self, mut pos: usize) -> usize {
+        // Each step moves to a column of an enclosing join; the bound guards a cycle.
+        for _ in 0..=self.coalesced.len() {
+            match self.coalesced.iter().find(|(from, _)| *from == pos) {
+                Some((_, to)) => pos = *to,
+                None => break,
+            }
+        }
+        pos
     }
 
     /// The column definition at a row position.

@@ -59,6 +59,7 @@ fn columns_used(plan: &SelectPlan, ti: usize) -> Vec<usize> {
                 lower.iter().chain(upper).for_each(|b| note(&b.0));
             }
             Access::IndexIn { values, .. } => values.iter().for_each(&mut note),
+            Access::JoinBuffer { keys } => keys.iter().for_each(|k| note(&k.probe)),
             Access::Scan => {}
         }
     }
@@ -170,7 +171,7 @@ pub fn explain_select(
             format!("{}.{}.{}", st.db, st.alias, c.name)
         };
         let (kind, key, key_len, refs, rows) = match &level.access {
-            Access::Scan => ("ALL", None, None, None, table_rows),
+            Access::Scan | Access::JoinBuffer { .. } => ("ALL", None, None, None, table_rows),
             Access::IndexIn { index, .. } => {
                 let ix = &def.indexes[*index];
                 (
@@ -280,8 +281,10 @@ pub fn explain_select(
             )
         };
         let mut extra = Vec::new();
+        // An outer join's ON conditions are checked on the row like WHERE's.
+        let checks = level.filter.len() + level.on.len();
         let enforced_by_key = matches!(kind, "const" | "eq_ref" | "ref")
-            && level.filter.len()
+            && checks
                 <= match &level.access {
                     Access::Index { eq, .. } => eq.len(),
                     _ => 0,
@@ -289,7 +292,7 @@ pub fn explain_select(
         // A key compared with an expression ("func") is rechecked on the row.
         let func_ref = matches!(&level.access, Access::Index { eq, .. }
             if eq.iter().any(|e| !matches!(e, Expr::Column(_)) && !e.is_row_independent()));
-        if (!level.filter.is_empty() && !enforced_by_key) || func_ref {
+        if (checks > 0 && !enforced_by_key) || func_ref {
             extra.push("Using where");
         }
         // An index-only read: only possible here through a clustered primary key (the
@@ -303,6 +306,9 @@ pub fn explain_select(
                     extra.push("Using index");
                 }
             }
+        }
+        if let Access::JoinBuffer { .. } = level.access {
+            extra.push("Using join buffer (hash join)");
         }
         if i == 0 && (plan.group.as_ref().is_some_and(|g| !g.groups.is_empty()) || plan.distinct) {
             extra.push("Using temporary");

@@ -55,12 +55,12 @@ fn parse_within(sql: &str, budget: usize) -> Result<Vec<Statement>> {
             .as_bytes()
             .windows(5)
             .any(|w| w.eq_ignore_ascii_case(b"share"));
-    let forms = crate::rewrite::may_need(sql);
+    let forms = crate::token_rewrite::may_need(sql);
     if share || forms {
         if let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() {
             let mut changed = false;
             if forms {
-                if let Some(t) = crate::rewrite::rewrite(&tokens) {
+                if let Some(t) = crate::token_rewrite::rewrite(&tokens) {
                     tokens = t;
                     changed = true;
                 }
@@ -82,6 +82,20 @@ fn parse_within(sql: &str, budget: usize) -> Result<Vec<Statement>> {
     parser()
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_statements())
+        .or_else(|e| {
+            // MySQL's `(a, b) JOIN c` and `(a)`: retried once with the list rewritten.
+            let retry = Tokenizer::new(&dialect, sql)
+                .tokenize_with_location()
+                .ok()
+                .and_then(|t| crate::join_commas::rewrite(&t))
+                .and_then(|t| {
+                    parser()
+                        .with_tokens_with_locations(t)
+                        .parse_statements()
+                        .ok()
+                });
+            retry.ok_or(e)
+        })
         .map_err(|e| parse_error(sql, e))
 }
 

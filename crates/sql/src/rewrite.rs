@@ -1,301 +1,195 @@
-//! Token rewrites for MySQL forms sqlparser does not read (or reads with the wrong
-//! precedence), applied before parsing:
-//! - compound interval units `DAY_HOUR` … `YEAR_MONTH` become `DAY TO HOUR` (and
-//!   `SECOND_MICROSECOND`, whose `SECOND TO …` sqlparser refuses, `MICROSECOND TO
-//!   SECOND`), which `bind_date::interval_unit` maps back;
-//! - `EXTRACT(compound_unit FROM e)` becomes an internal call `[extract]('UNIT', e)`;
-//! - infix `MOD` becomes `%`;
-//! - `CHAR(args USING cs)` becomes an internal call `[char]('cs', args)`;
-//! - the prefix `BINARY x` becomes `CAST(x AS BINARY)` around its one operand, since
-//!   sqlparser would apply it to the whole comparison after it (`BINARY 'a' = 'A'`).
+//! Rewrite rules on bound conditions, applied before access paths are chosen.
 //!
-//! Internal names carry a quote style no client can write (`bind_date::INTERNAL_QUOTE`).
-//! These words are reserved in MySQL, so unquoted they are never names.
+//! OR factoring: `(p.k = l.k AND a) OR (p.k = l.k AND b)` becomes
+//! `p.k = l.k AND (a OR b)`. A conjunct every branch of an OR shares is pulled out, so it
+//! becomes a conjunct of its own that can drive an index lookup or a hash join (TPC-H
+//! Q19 repeats its join condition in each branch). The rule is exact in SQL's
+//! three-valued logic, which distributes AND over OR like any distributive lattice;
+//! when a branch is nothing but shared conjuncts the OR absorbs the others
+//! (`a OR (a AND b)` is `a`, for NULL too).
 
-use crate::bind_date::INTERNAL_QUOTE;
-use sqlparser::keywords::Keyword;
-use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
+use crate::expr::Expr;
 
-const COMPOUND: [(&str, &str, &str); 11] = [
-    ("DAY_HOUR", "DAY", "HOUR"),
-    ("DAY_MINUTE", "DAY", "MINUTE"),
-    ("DAY_SECOND", "DAY", "SECOND"),
-    ("DAY_MICROSECOND", "DAY", "MICROSECOND"),
-    ("HOUR_MINUTE", "HOUR", "MINUTE"),
-    ("HOUR_SECOND", "HOUR", "SECOND"),
-    ("HOUR_MICROSECOND", "HOUR", "MICROSECOND"),
-    ("MINUTE_SECOND", "MINUTE", "SECOND"),
-    ("MINUTE_MICROSECOND", "MINUTE", "MICROSECOND"),
-    ("SECOND_MICROSECOND", "MICROSECOND", "SECOND"),
-    ("YEAR_MONTH", "YEAR", "MONTH"),
-];
-
-/// Whether the text may hold one of the rewritten forms (a cheap test before
-/// tokenizing twice).
-pub fn may_need(sql: &str) -> bool {
-    let lower = sql.to_ascii_lowercase();
-    [
-        "mod", "char", "binary", "day_", "hour_", "minute_", "second_", "year_",
-    ]
-    .iter()
-    .any(|w| lower.contains(w))
-}
-
-fn word_is(t: &Token, w: &str) -> bool {
-    matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
-}
-
-fn internal(name: &str) -> Token {
-    Token::Word(Word {
-        value: name.into(),
-        quote_style: Some(INTERNAL_QUOTE),
-        keyword: Keyword::NoKeyword,
-    })
-}
-
-fn wrap(t: Token) -> TokenWithSpan {
-    TokenWithSpan::wrap(t)
-}
-
-/// The index just past the group opened by the `(` at `open` (None if unbalanced).
-fn group_end(tokens: &[TokenWithSpan], open: usize) -> Option<usize> {
-    let mut depth = 0i32;
-    for (i, t) in tokens.iter().enumerate().skip(open) {
-        match t.token {
-            Token::LParen => depth += 1,
-            Token::RParen => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            _ => {}
+/// Splits a condition into its AND-ed conjuncts, each with its ORs factored.
+pub fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::And(a, b) => {
+            conjuncts(*a, out);
+            conjuncts(*b, out);
         }
+        Expr::Or(..) => match factor_or(e) {
+            Expr::And(a, b) => {
+                conjuncts(*a, out);
+                conjuncts(*b, out);
+            }
+            other => out.push(other),
+        },
+        other => out.push(other),
     }
-    None
 }
 
-fn next_solid(tokens: &[TokenWithSpan], from: usize) -> Option<usize> {
-    (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
-}
-
-/// Tokens after which an expression starts, where a `BINARY` is the operator.
-fn starts_operand(t: Option<&Token>) -> bool {
-    let Some(t) = t else {
-        return false;
-    };
-    match t {
-        Token::LParen
-        | Token::Comma
-        | Token::Eq
-        | Token::DoubleEq
-        | Token::Neq
-        | Token::Lt
-        | Token::Gt
-        | Token::LtEq
-        | Token::GtEq
-        | Token::Spaceship
-        | Token::Plus
-        | Token::Minus
-        | Token::Mul
-        | Token::Div
-        | Token::Mod => true,
-        Token::Word(w) if w.quote_style.is_none() => [
-            "SELECT", "WHERE", "AND", "OR", "NOT", "XOR", "ON", "HAVING", "WHEN", "THEN", "ELSE",
-            "BY", "DISTINCT", "BETWEEN", "IN", "IS",
-        ]
+/// Pulls the conjuncts every branch of an OR shares out of it (see the module comment).
+pub fn factor_or(e: Expr) -> Expr {
+    let mut branches_in = Vec::new();
+    disjuncts(e, &mut branches_in);
+    let mut branches: Vec<Vec<Expr>> = branches_in
+        .into_iter()
+        .map(|d| {
+            let mut cs = Vec::new();
+            conjuncts(d, &mut cs);
+            cs
+        })
+        .collect();
+    let keys: Vec<Vec<String>> = branches
         .iter()
-        .any(|k| w.value.eq_ignore_ascii_case(k)),
-        _ => false,
-    }
-}
-
-/// The end (exclusive) of the single operand starting at `i`, or None when it is not
-/// one of the plain forms (a literal, a possibly-qualified name or call, a group).
-fn operand_end(tokens: &[TokenWithSpan], i: usize) -> Option<usize> {
-    match &tokens.get(i)?.token {
-        Token::LParen => group_end(tokens, i),
-        Token::SingleQuotedString(_)
-        | Token::DoubleQuotedString(_)
-        | Token::Number(..)
-        | Token::HexStringLiteral(_)
-        | Token::NationalStringLiteral(_) => Some(i + 1),
-        Token::Word(w) if w.quote_style.is_some() || w.keyword == Keyword::NoKeyword => {
-            let mut end = i + 1;
-            while matches!(tokens.get(end).map(|t| &t.token), Some(Token::Period))
-                && matches!(tokens.get(end + 1).map(|t| &t.token), Some(Token::Word(_)))
-            {
-                end += 2;
-            }
-            if matches!(tokens.get(end).map(|t| &t.token), Some(Token::LParen)) {
-                end = group_end(tokens, end)?;
-            }
-            Some(end)
+        .map(|b| b.iter().map(key).collect())
+        .collect();
+    let mut common: Vec<Expr> = Vec::new();
+    let mut common_keys: Vec<String> = Vec::new();
+    for (c, k) in branches[0].iter().zip(&keys[0]) {
+        if common_keys.contains(k) || !deterministic(c) {
+            continue;
         }
-        _ => None,
+        if keys[1..].iter().all(|b| b.contains(k)) {
+            common.push(c.clone());
+            common_keys.push(k.clone());
+        }
     }
-}
-
-/// Applies the rewrites; None when nothing changed.
-pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
-    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len() + 8);
-    let mut changed = false;
-    // Tokens to drop (CHAR's `USING cs`) and to replace (`FROM` after EXTRACT's unit).
-    let mut skip = vec![false; tokens.len()];
-    let mut comma_at = vec![false; tokens.len()];
-    // Where a BINARY operand ends: emit `AS BINARY )` there.
-    let mut close_binary = vec![0usize; tokens.len() + 1];
-    let last_solid = |out: &Vec<TokenWithSpan>| {
-        out.iter()
-            .rev()
-            .find(|t| !matches!(t.token, Token::Whitespace(_)))
-            .map(|t| t.token.clone())
+    if !common.is_empty() {
+        for b in &mut branches {
+            b.retain(|c| !common_keys.contains(&key(c)));
+        }
+    }
+    // A branch left empty is TRUE given the common part: the OR adds nothing.
+    let rest = if branches.iter().any(|b| b.is_empty()) {
+        None
+    } else {
+        branches
+            .into_iter()
+            .map(and_all)
+            .reduce(|a, b| Expr::Or(Box::new(a), Box::new(b)))
     };
-    let mut i = 0;
-    while i < tokens.len() {
-        for _ in 0..close_binary[i] {
-            out.push(wrap(Token::make_keyword("AS")));
-            out.push(wrap(Token::make_keyword("BINARY")));
-            out.push(wrap(Token::RParen));
+    common
+        .into_iter()
+        .chain(rest)
+        .reduce(|a, b| Expr::And(Box::new(a), Box::new(b)))
+        .unwrap_or(Expr::Literal(strata_types::Value::Int(1)))
+}
+
+fn disjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Or(a, b) => {
+            disjuncts(*a, out);
+            disjuncts(*b, out);
         }
-        if skip[i] {
-            i += 1;
-            continue;
-        }
-        if comma_at[i] {
-            out.push(wrap(Token::Comma));
-            i += 1;
-            continue;
-        }
-        let t = &tokens[i];
-        if let Token::Word(w) = &t.token {
-            if w.quote_style.is_none() {
-                let up = w.value.to_ascii_uppercase();
-                if let Some((name, a, b)) = COMPOUND.iter().find(|c| c.0 == up) {
-                    changed = true;
-                    let prev = last_solid(&out);
-                    let before_prev = out
-                        .iter()
-                        .rev()
-                        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-                        .nth(1)
-                        .map(|t| t.token.clone());
-                    let from = next_solid(tokens, i + 1);
-                    let in_extract = prev == Some(Token::LParen)
-                        && before_prev.as_ref().is_some_and(|p| word_is(p, "EXTRACT"))
-                        && from.is_some_and(|f| word_is(&tokens[f].token, "FROM"));
-                    if let (true, Some(f)) = (in_extract, from) {
-                        // Replace `EXTRACT (` already emitted by `[extract] (`.
-                        let lp = out.iter().rposition(|t| t.token == Token::LParen);
-                        if let Some(lp) = lp {
-                            if let Some(ex) =
-                                out[..lp].iter().rposition(|t| word_is(&t.token, "EXTRACT"))
-                            {
-                                out[ex] = wrap(internal("extract"));
-                            }
-                        }
-                        out.push(wrap(Token::SingleQuotedString((*name).into())));
-                        comma_at[f] = true;
-                    } else {
-                        out.push(wrap(Token::make_keyword(a)));
-                        out.push(wrap(Token::Whitespace(
-                            sqlparser::tokenizer::Whitespace::Space,
-                        )));
-                        out.push(wrap(Token::make_keyword("TO")));
-                        out.push(wrap(Token::Whitespace(
-                            sqlparser::tokenizer::Whitespace::Space,
-                        )));
-                        out.push(wrap(Token::make_keyword(b)));
-                    }
-                    i += 1;
-                    continue;
-                }
-                let next = next_solid(tokens, i + 1);
-                let next_tok = next.map(|n| &tokens[n].token);
-                if up == "MOD" && next_tok != Some(&Token::LParen) && last_solid(&out).is_some() {
-                    changed = true;
-                    out.push(wrap(Token::Mod));
-                    i += 1;
-                    continue;
-                }
-                if up == "CHAR" && next_tok == Some(&Token::LParen) {
-                    if let Some(open) = next {
-                        if let Some(end) = group_end(tokens, open) {
-                            // `… USING cs )`: the last two solid tokens before `)`.
-                            let solid: Vec<usize> = (open + 1..end - 1)
-                                .filter(|&k| !matches!(tokens[k].token, Token::Whitespace(_)))
-                                .collect();
-                            if let [.., u, cs] = solid.as_slice() {
-                                if word_is(&tokens[*u].token, "USING") {
-                                    if let Token::Word(csw) = &tokens[*cs].token {
-                                        changed = true;
-                                        out.push(wrap(internal("char")));
-                                        out.push(wrap(Token::LParen));
-                                        out.push(wrap(Token::SingleQuotedString(
-                                            csw.value.clone(),
-                                        )));
-                                        out.push(wrap(Token::Comma));
-                                        skip[open] = true;
-                                        skip[*u] = true;
-                                        skip[*cs] = true;
-                                        i += 1;
-                                        continue;
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                if up == "BINARY" && starts_operand(last_solid(&out).as_ref()) {
-                    if let Some(n) = next {
-                        if let Some(end) = operand_end(tokens, n) {
-                            changed = true;
-                            out.push(wrap(Token::make_keyword("CAST")));
-                            out.push(wrap(Token::LParen));
-                            close_binary[end] += 1;
-                            i = n;
-                            continue;
-                        }
-                    }
-                }
-            }
-        }
-        out.push(t.clone());
-        i += 1;
+        other => out.push(other),
     }
-    for _ in 0..close_binary[tokens.len()] {
-        out.push(wrap(Token::make_keyword("AS")));
-        out.push(wrap(Token::make_keyword("BINARY")));
-        out.push(wrap(Token::RParen));
-    }
-    changed.then_some(out)
+}
+
+fn and_all(cs: Vec<Expr>) -> Expr {
+    cs.into_iter()
+        .reduce(|a, b| Expr::And(Box::new(a), Box::new(b)))
+        .unwrap_or(Expr::Literal(strata_types::Value::Int(1)))
+}
+
+/// Structural identity of a bound expression (columns are positions, so equal text
+/// means the same computation).
+fn key(e: &Expr) -> String {
+    format!("{e:?}")
+}
+
+/// Whether two evaluations of `e` on the same row must agree: a subquery or a user
+/// variable may not (each occurrence is planned and run on its own).
+fn deterministic(e: &Expr) -> bool {
+    let mut ok = true;
+    e.walk(&mut |x| {
+        if matches!(x, Expr::Subquery(_) | Expr::UserVariable(_)) {
+            ok = false;
+        }
+    });
+    ok
 }
 
 #[cfg(test)]
 mod tests {
-    fn sql(s: &str) -> String {
-        crate::parse::parse(s).unwrap()[0].to_string()
+    use super::*;
+    use crate::expr::CmpOp;
+    use strata_types::{Collation, Value};
+
+    fn eq(a: usize, b: usize) -> Expr {
+        Expr::Cmp(
+            CmpOp::Eq,
+            Box::new(Expr::Column(a)),
+            Box::new(Expr::Column(b)),
+            Collation::GeneralCi,
+        )
+    }
+    fn lit(c: usize, v: i64) -> Expr {
+        Expr::Cmp(
+            CmpOp::Eq,
+            Box::new(Expr::Column(c)),
+            Box::new(Expr::Literal(Value::Int(v))),
+            Collation::GeneralCi,
+        )
+    }
+    fn and(a: Expr, b: Expr) -> Expr {
+        Expr::And(Box::new(a), Box::new(b))
+    }
+    fn or(a: Expr, b: Expr) -> Expr {
+        Expr::Or(Box::new(a), Box::new(b))
     }
 
     #[test]
-    fn forms_are_rewritten() {
-        assert_eq!(sql("SELECT 7 MOD 3"), "SELECT 7 % 3");
-        assert_eq!(sql("SELECT MOD(7, 3)"), "SELECT MOD(7, 3)");
-        assert!(sql("SELECT d + INTERVAL '1:2' HOUR_MINUTE").contains("HOUR TO MINUTE"));
-        assert!(sql("SELECT EXTRACT(DAY_HOUR FROM d)").contains("'DAY_HOUR', d"));
-        assert!(sql("SELECT EXTRACT(YEAR FROM d)").contains("EXTRACT(YEAR FROM d)"));
-        assert!(sql("SELECT CHAR(65, 66 USING utf8mb4)").contains("'utf8mb4', 65, 66"));
-        assert_eq!(sql("SELECT CHAR(65)"), "SELECT CHAR(65)");
-        assert_eq!(
-            sql("SELECT BINARY 'a' = 'A'"),
-            "SELECT CAST('a' AS BINARY) = 'A'"
+    fn shared_join_condition_leaves_the_or() {
+        let e = or(
+            and(eq(0, 5), lit(1, 1)),
+            or(and(lit(2, 2), eq(0, 5)), and(eq(0, 5), lit(3, 3))),
         );
-        assert_eq!(
-            sql("SELECT * FROM t WHERE BINARY t.c = 'A'"),
-            "SELECT * FROM t WHERE CAST(t.c AS BINARY) = 'A'"
+        let mut out = Vec::new();
+        conjuncts(e, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(key(&out[0]), key(&eq(0, 5)));
+        let expected = or(or(lit(1, 1), lit(2, 2)), lit(3, 3));
+        assert_eq!(key(&out[1]), key(&expected));
+    }
+
+    #[test]
+    fn nothing_shared_keeps_the_or() {
+        let e = or(and(eq(0, 5), lit(1, 1)), and(eq(0, 6), lit(1, 2)));
+        let mut out = Vec::new();
+        conjuncts(e.clone(), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(key(&out[0]), key(&e));
+    }
+
+    #[test]
+    fn a_branch_of_only_shared_conjuncts_absorbs_the_rest() {
+        // a OR (a AND b) is a
+        let e = or(eq(0, 5), and(eq(0, 5), lit(1, 1)));
+        let mut out = Vec::new();
+        conjuncts(e, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(key(&out[0]), key(&eq(0, 5)));
+    }
+
+    #[test]
+    fn several_shared_conjuncts_all_come_out() {
+        let e = or(
+            and(and(eq(0, 5), lit(4, 4)), lit(1, 1)),
+            and(lit(4, 4), and(lit(2, 2), eq(0, 5))),
         );
-        assert_eq!(sql("SELECT CAST(x AS BINARY)"), "SELECT CAST(x AS BINARY)");
-        // Inside strings nothing changes.
-        assert_eq!(sql("SELECT 'a MOD b'"), "SELECT 'a MOD b'");
+        let mut out = Vec::new();
+        conjuncts(e, &mut out);
+        assert_eq!(out.len(), 3);
+        assert_eq!(key(&out[2]), key(&or(lit(1, 1), lit(2, 2))));
+    }
+
+    #[test]
+    fn user_variables_are_not_shared() {
+        let v = Expr::UserVariable("x".into());
+        let e = or(and(v.clone(), lit(1, 1)), and(v, lit(1, 2)));
+        let mut out = Vec::new();
+        conjuncts(e, &mut out);
+        assert_eq!(out.len(), 1);
     }
 }

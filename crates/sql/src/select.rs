@@ -1,4 +1,4 @@
-//! SELECT: planning (FROM → scope, WHERE → per-table access paths and filters, select
+//! SELECT: planning (FROM → scope → per-table access paths and filters, select
 //! list, grouping, ordering, limits) and execution (nested-loop joins that look inner
 //! tables up by index, hash-free grouping in a B-tree keyed by group values, in-memory
 //! sort, DISTINCT, LIMIT with early stop).
@@ -50,6 +50,11 @@ pub enum Access {
         index: usize,
         values: Vec<Expr>,
     },
+    /// No usable index on an inner table: read it once into a hash join buffer keyed
+    /// on these equi-join columns (none: one bucket) and probe it per outer row.
+    JoinBuffer {
+        keys: Vec<crate::hash_join::HashKey>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -59,9 +64,15 @@ pub struct Level {
     pub access: Access,
     /// Conditions checked once this table's row is in place.
     pub filter: Vec<Expr>,
-    /// LEFT JOIN: the ON condition decides a match; no match yields a NULL row.
+    /// The table is inside an outer-join group (the inner side of a LEFT JOIN).
     pub outer: bool,
+    /// The outer-join groups' conditions checked here, in `chain` order.
     pub on: Vec<Expr>,
+    /// (group, how many of `on` are its): the innermost group of this table first,
+    /// then enclosing groups while this level is their last ([`crate::join_groups`]).
+    pub chain: Vec<(usize, usize)>,
+    /// The outer-join group whose first level this is.
+    pub starts: Option<usize>,
     /// Indexes a predicate could drive (EXPLAIN's possible_keys).
     pub possible: Vec<usize>,
 }
@@ -79,6 +90,10 @@ pub struct GroupPlan {
 pub struct SelectPlan {
     pub scope: Scope,
     pub levels: Vec<Level>,
+    /// Outer-join groups (see [`crate::join_groups`]).
+    pub groups: Vec<crate::join_groups::JoinGroup>,
+    /// Outer joins or STRAIGHT_JOIN: the levels stay in the FROM clause's order.
+    pub fixed_order: bool,
     /// Conditions with no table column (checked once).
     pub const_filter: Vec<Expr>,
     pub group: Option<GroupPlan>,
@@ -160,119 +175,54 @@ pub fn plan_block(
     let cx = planner.cx;
     let read_mode = locking_read_mode(&q.locks)?;
 
-    // FROM: build the scope, collecting ON conditions per level.
-    let mut scope = Scope::default();
-    let mut derived = Vec::new();
-    let mut ons: Vec<(bool, Vec<ast::Expr>)> = Vec::new();
-    let mut using: Vec<(usize, Vec<String>)> = Vec::new();
-    for twj in without_dual(&select.from) {
-        add_factor(&twj.relation, planner, &mut scope, &mut derived)?;
-        ons.push((false, vec![]));
-        for j in &twj.joins {
-            add_factor(&j.relation, planner, &mut scope, &mut derived)?;
-            let (outer, c) = match &j.join_operator {
-                ast::JoinOperator::Join(c)
-                | ast::JoinOperator::Inner(c)
-                | ast::JoinOperator::CrossJoin(c)
-                | ast::JoinOperator::StraightJoin(c) => (false, c),
-                ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, c),
-                other => {
-                    return Err(Error::NotSupported(
-                        format!("join {other:?}").chars().take(40).collect(),
-                    ))
-                }
-            };
-            let mut conds = vec![];
-            match c {
-                ast::JoinConstraint::On(e) => conds.push(e.clone()),
-                ast::JoinConstraint::Using(cols) => using.push((
-                    scope.tables.len() - 1,
-                    cols.iter().map(|c| c.to_string()).collect(),
-                )),
-                ast::JoinConstraint::None => {}
-                ast::JoinConstraint::Natural => {
-                    return Err(Error::NotSupported("NATURAL JOIN".into()))
-                }
-            }
-            ons.push((outer, conds));
-        }
-    }
+    // FROM: the scope, the join order outer joins fix, and the join conditions.
+    let straight = select
+        .select_modifiers
+        .as_ref()
+        .is_some_and(|m| m.straight_join);
+    let from = crate::from_clause::plan_from(without_dual(&select.from), straight, planner, env)?;
+    let scope = from.scope;
+    let derived = from.derived;
     let n = scope.tables.len();
     if n > MAX_JOIN_TABLES {
         return Err(Error::TooManyTables(MAX_JOIN_TABLES));
     }
-    let mut levels: Vec<Level> = (0..n)
-        .map(|i| Level {
-            table: i,
-            access: Access::Scan,
-            filter: vec![],
-            outer: ons[i].0,
-            on: vec![],
-            possible: vec![],
-        })
-        .collect();
 
-    // WHERE and inner-join ON conjuncts go into one pool; LEFT JOIN ON stays per level.
-    let mut pool = Vec::new();
-    let mut const_filter = Vec::new();
+    // WHERE and the join conditions, each placed at the level where it is checked.
+    let mut conds: Vec<(Option<usize>, Expr)> = Vec::new();
     if let Some(w) = &select.selection {
         if bind::contains_aggregate(w) {
             return Err(Error::InvalidGroupUse);
         }
         let (e, _, _) = Binder::in_env(&scope, "where clause", env).bind(w)?;
-        split_conjuncts(e, &mut pool);
+        let mut pool = Vec::new();
+        crate::rewrite::conjuncts(e, &mut pool);
+        conds.extend(pool.into_iter().map(|e| (None, e)));
     }
-    for (i, (outer, conds)) in ons.iter().enumerate() {
-        for c in conds {
-            let (e, _, _) = Binder::in_env(&scope, "on clause", env).bind(c)?;
-            if *outer {
-                split_conjuncts(e, &mut levels[i].on);
-            } else {
-                split_conjuncts(e, &mut pool);
-            }
-        }
-    }
-    for (i, cols) in &using {
-        for c in cols {
-            let right = scope.tables[*i]
-                .def
-                .column_index(c)
-                .map(|p| scope.tables[*i].offset + p);
-            let left = (0..*i).find_map(|t| {
-                scope.tables[t]
-                    .def
-                    .column_index(c)
-                    .map(|p| scope.tables[t].offset + p)
-            });
-            let (Some(l), Some(r)) = (left, right) else {
-                return Err(Error::UnknownColumn {
-                    column: c.clone(),
-                    context: "from clause".into(),
-                });
-            };
-            let coll = scope.column(r).1.collation;
-            let e = Expr::Cmp(
-                CmpOp::Eq,
-                Box::new(Expr::Column(l)),
-                Box::new(Expr::Column(r)),
-                coll,
-            );
-            if levels[*i].outer {
-                levels[*i].on.push(e);
-            } else {
-                pool.push(e);
-            }
-        }
-    }
-    for c in pool {
-        match c.max_column() {
-            None => const_filter.push(c),
-            Some(m) => {
-                let lvl = scope.table_of(m);
-                levels[lvl].filter.push(c);
-            }
-        }
-    }
+    conds.extend(from.conds);
+    let mut groups = from.groups;
+    let conds = conds
+        .into_iter()
+        .map(|(owner, e)| (owner, tables_mask(&scope, &e), e))
+        .collect();
+    let mut placed = crate::join_groups::place(&from.order, &mut groups, conds)?;
+    let const_filter = std::mem::take(&mut placed.const_filter);
+    let levels: Vec<Level> = from
+        .order
+        .iter()
+        .enumerate()
+        .map(|(l, &t)| Level {
+            table: t,
+            access: Access::Scan,
+            filter: std::mem::take(&mut placed.filter[l]),
+            outer: !placed.chain[l].is_empty(),
+            on: std::mem::take(&mut placed.on[l]),
+            chain: std::mem::take(&mut placed.chain[l]),
+            starts: placed.starts[l],
+            possible: vec![],
+        })
+        .collect();
+    let fixed_order = from.fixed;
 
     // Select list.
     let grouped = !matches!(&select.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
@@ -320,7 +270,25 @@ pub fn plan_block(
                     _ => None,
                 };
                 let mut any = false;
+                if qual.is_none() && !scope.star.is_empty() {
+                    // USING/NATURAL joins: their common columns once, first.
+                    any = true;
+                    for &pos in &scope.star {
+                        let (t, col) = scope.column(pos);
+                        let e = if grouped {
+                            let ty = SType::of_column(&col.data_type, col.collation);
+                            agg.any_value(pos, ty, col.collation)
+                        } else {
+                            Expr::Column(pos)
+                        };
+                        projection.push(e);
+                        columns.push(bind::column_meta(t, col, &col.name));
+                    }
+                }
                 for t in &scope.tables {
+                    if qual.is_none() && !scope.star.is_empty() {
+                        break;
+                    }
                     if qual.as_ref().is_some_and(|q| *q != t.alias) {
                         continue;
                     }
@@ -591,6 +559,8 @@ pub fn plan_block(
     let mut plan = SelectPlan {
         scope,
         levels,
+        groups,
+        fixed_order,
         const_filter,
         group,
         projection,
@@ -749,7 +719,7 @@ fn coll_of_output(e: &Expr, scope: &Scope, agg: &Aggregation) -> Collation {
 /// iteration around the block).
 pub type Derived = Vec<(usize, Option<Arc<QueryPlan>>)>;
 
-fn add_factor(
+pub(crate) fn add_factor(
     f: &ast::TableFactor,
     planner: &Planner,
     scope: &mut Scope,
@@ -947,20 +917,30 @@ fn best_access(scope: &Scope, ti: usize, conds: &[&Expr], placed: u64) -> Option
 /// checked (at the first table by which all it reads is in place).
 fn choose_access_paths(plan: &mut SelectPlan, cx: &ExecCtx) {
     let n = plan.levels.len();
-    if n >= 2 && !plan.levels.iter().any(|l| l.outer) {
+    if n >= 2 && !plan.fixed_order {
         choose_join_order(plan, cx);
     }
     let mut placed = 0u64;
     for lvl in 0..n {
         let ti = plan.levels[lvl].table;
         let level = &plan.levels[lvl];
+        // Inside an outer-join group only the innermost group's own conditions may
+        // narrow the read: the rest must also see the rows that fail them.
         let conds: Vec<&Expr> = if level.outer {
-            level.on.iter().collect()
+            let own = level.chain.first().map_or(0, |c| c.1);
+            level.on[..own].iter().collect()
         } else {
             level.filter.iter().collect()
         };
-        if let Some((_, access)) = best_access(&plan.scope, ti, &conds, placed) {
-            plan.levels[lvl].access = access;
+        match best_access(&plan.scope, ti, &conds, placed) {
+            Some((_, access)) => plan.levels[lvl].access = access,
+            // An inner table read by scan is read once, into a hash join buffer.
+            None if lvl > 0 => {
+                plan.levels[lvl].access = Access::JoinBuffer {
+                    keys: crate::hash_join::hash_keys(&plan.scope, ti, &conds, placed),
+                }
+            }
+            None => {}
         }
         placed |= 1 << ti;
     }
@@ -991,7 +971,7 @@ pub fn table_stats(cx: &ExecCtx, table: &Arc<dyn strata_engine::Table>) -> Optio
 pub fn access_rows(access: &Access, def: &strata_types::TableDef, stats: &TableStats) -> f64 {
     let rows = stats.rows.max(1) as f64;
     match access {
-        Access::Scan => rows,
+        Access::Scan | Access::JoinBuffer { .. } => rows,
         Access::IndexIn { index, values } => {
             (values.len() as f64 * stats.rows_per_lookup(*index, 1)).min(rows)
         }
@@ -1284,7 +1264,7 @@ pub(crate) fn key_ranges(
         encode_value(out, v, &c.data_type, c.collation)
     };
     match &plan.levels[lvl].access {
-        Access::Scan => Ok(None),
+        Access::Scan | Access::JoinBuffer { .. } => Ok(None),
         Access::IndexIn { index, values } => {
             let col = def.indexes[*index].columns[0];
             let mut ranges = Vec::with_capacity(values.len());
@@ -1381,85 +1361,17 @@ pub(crate) fn key_ranges(
     }
 }
 
-/// Runs the join from `lvl` down, calling `emit` with each complete row.
+/// Runs the join, calling `emit` with each complete row (`lvl` is 0: the whole join).
 fn run_level(
     plan: &SelectPlan,
     txn: &Txn,
     lvl: usize,
-    row: &mut Vec<Value>,
+    row: &mut [Value],
     cx: &EvalCtx,
     emit: &mut dyn FnMut(&[Value]) -> Result<Flow>,
 ) -> Result<Flow> {
-    if lvl == plan.levels.len() {
-        return emit(row);
-    }
-    let level = &plan.levels[lvl];
-    let t = &plan.scope.tables[level.table];
-    let (off, width) = (t.offset, t.def.columns.len());
-    let ranges = key_ranges(plan, lvl, row, cx)?;
-    let mut matched = false;
-    let stopped = std::cell::Cell::new(false);
-    {
-        let mut on_row = |vals: &[Value], row: &mut Vec<Value>| -> Result<Flow> {
-            row[off..off + width].clone_from_slice(vals);
-            for c in &level.on {
-                if !c.test(row, cx)? {
-                    return Ok(Flow::Continue);
-                }
-            }
-            matched = true;
-            for c in &level.filter {
-                if !c.test(row, cx)? {
-                    return Ok(Flow::Continue);
-                }
-            }
-            run_level(plan, txn, lvl + 1, row, cx, emit)
-        };
-        let mut cb = |_id, vals: &[Value]| -> Result<Flow> {
-            let f = on_row(vals, row)?;
-            if f == Flow::Stop {
-                stopped.set(true);
-            }
-            Ok(f)
-        };
-        match ranges {
-            None if t.slot.is_some() => {
-                let Some(runner) = cx.runner else {
-                    return Err(Error::Internal("derived table without an executor".into()));
-                };
-                let rows = runner.slot_rows(t.slot.unwrap_or_default())?;
-                for r in &rows.rows {
-                    if cb(strata_engine::RowId::default(), r)? == Flow::Stop {
-                        break;
-                    }
-                }
-            }
-            None => t.table.scan(txn, &mut cb)?,
-            Some((index, ranges, reverse)) => {
-                for r in &ranges {
-                    t.table.index_scan(txn, index, r, reverse, &mut cb)?;
-                    if stopped.get() {
-                        break;
-                    }
-                }
-            }
-        }
-    }
-    if stopped.get() {
-        return Ok(Flow::Stop);
-    }
-    if level.outer && !matched {
-        for v in &mut row[off..off + width] {
-            *v = Value::Null;
-        }
-        for c in &level.filter {
-            if !c.test(row, cx)? {
-                return Ok(Flow::Continue);
-            }
-        }
-        return run_level(plan, txn, lvl + 1, row, cx, emit);
-    }
-    Ok(Flow::Continue)
+    debug_assert_eq!(lvl, 0);
+    crate::join_exec::run(plan, txn, row, cx, emit)
 }
 
 pub(crate) fn limit_value(e: &Option<Expr>, cx: &EvalCtx) -> Result<Option<u64>> {
@@ -1962,8 +1874,12 @@ pub fn plan_single_table(
             filter,
             outer: false,
             on: vec![],
+            chain: vec![],
+            starts: None,
             possible: vec![],
         }],
+        groups: vec![],
+        fixed_order: false,
         const_filter,
         group: None,
         projection,
