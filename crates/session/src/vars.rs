@@ -160,6 +160,15 @@ pub static VARIABLES: &[VarDef] = &[
     v!("error_count", Session, U64, false),
     v!("explicit_defaults_for_timestamp", Both, Kind::Bool, false),
     v!("foreign_key_checks", Both, Kind::Bool, true),
+    v!(
+        "group_concat_max_len",
+        Both,
+        Kind::Int {
+            min: 4,
+            max: i64::MAX
+        },
+        true
+    ),
     v!("have_ssl", Global, Kind::Str, false),
     v!("hostname", Global, Kind::Str, false),
     v!("identity", Session, U64, true),
@@ -181,15 +190,6 @@ pub static VARIABLES: &[VarDef] = &[
         Kind::Int {
             min: 1,
             max: 31_536_000
-        },
-        true
-    ),
-    v!(
-        "group_concat_max_len",
-        Both,
-        Kind::Int {
-            min: 4,
-            max: i64::MAX
         },
         true
     ),
