@@ -98,16 +98,161 @@ fn key(e: &Expr) -> String {
     format!("{e:?}")
 }
 
-/// Whether two evaluations of `e` on the same row must agree: a subquery or a user
-/// variable may not (each occurrence is planned and run on its own).
+/// Whether two evaluations of `e` on the same row must agree: a subquery, a user
+/// variable or `SYSDATE()` (the clock when it runs) may not.
 fn deterministic(e: &Expr) -> bool {
     let mut ok = true;
     e.walk(&mut |x| {
-        if matches!(x, Expr::Subquery(_) | Expr::UserVariable(_)) {
+        if matches!(
+            x,
+            Expr::Subquery(_)
+                | Expr::UserVariable(_)
+                | Expr::Func(
+                    crate::functions::Func::Date {
+                        f: crate::datefns::DateFn::SysDate(_),
+                        ..
+                    },
+                    _
+                )
+        ) {
             ok = false;
         }
     });
     ok
+}
+
+/// Implied single-table conditions of OR conjuncts: for `(A1 AND J1) OR (A2 AND J2)`
+/// where every branch has conjuncts that read only table T (`A1`, `A2`), the condition
+/// `A1 OR A2` on T alone follows from it (a TRUE branch makes its own T-part TRUE), so
+/// adding it as one more conjunct keeps the rows the same while letting T be filtered
+/// before the join — TPC-H Q19's `part` is cut from 20,000 rows to the few dozen of its
+/// brands and containers before `lineitem` is probed. `mask` gives the tables an
+/// expression reads (bit per table); `tables` is how many there are. Only for a join:
+/// with one table the condition is already on it.
+pub fn implied_by_ors(conds: &[Expr], tables: usize, mask: &dyn Fn(&Expr) -> u64) -> Vec<Expr> {
+    let mut out = Vec::new();
+    if tables < 2 {
+        return out;
+    }
+    for c in conds {
+        if !matches!(c, Expr::Or(..)) || mask(c).count_ones() < 2 || !deterministic(c) {
+            continue;
+        }
+        let mut branches = Vec::new();
+        disjuncts(c.clone(), &mut branches);
+        let split: Vec<Vec<Expr>> = branches
+            .into_iter()
+            .map(|b| {
+                let mut parts = Vec::new();
+                and_parts(b, &mut parts);
+                parts
+            })
+            .collect();
+        for t in 0..tables.min(64) {
+            let bit = 1u64 << t;
+            let mut per_branch = Vec::with_capacity(split.len());
+            for parts in &split {
+                let mine: Vec<Expr> = parts.iter().filter(|p| mask(p) == bit).cloned().collect();
+                if mine.is_empty() {
+                    break;
+                }
+                per_branch.push(and_all(mine));
+            }
+            if per_branch.len() == split.len() {
+                if let Some(implied) = per_branch
+                    .into_iter()
+                    .reduce(|a, b| Expr::Or(Box::new(a), Box::new(b)))
+                {
+                    out.push(implied);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn and_parts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::And(a, b) => {
+            and_parts(*a, out);
+            and_parts(*b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+#[cfg(test)]
+mod implied_tests {
+    use super::*;
+    use crate::expr::CmpOp;
+    use strata_types::{Collation, Value};
+
+    fn eq_lit(c: usize, v: i64) -> Expr {
+        Expr::Cmp(
+            CmpOp::Eq,
+            Box::new(Expr::Column(c)),
+            Box::new(Expr::Literal(Value::Int(v))),
+            Collation::GeneralCi,
+        )
+    }
+    fn and(a: Expr, b: Expr) -> Expr {
+        Expr::And(Box::new(a), Box::new(b))
+    }
+    fn or(a: Expr, b: Expr) -> Expr {
+        Expr::Or(Box::new(a), Box::new(b))
+    }
+    /// Two tables: columns 0–1 are table 0's, 2–3 table 1's.
+    fn mask(e: &Expr) -> u64 {
+        let mut m = 0;
+        e.walk(&mut |x| {
+            if let Expr::Column(c) = x {
+                m |= 1 << (c / 2);
+            }
+        });
+        m
+    }
+
+    #[test]
+    fn each_table_gets_the_or_of_its_parts_of_every_branch() {
+        // (t0.a = 1 AND t1.x = 5) OR (t0.a = 2 AND t0.b = 3 AND t1.x = 6)
+        let c = or(
+            and(eq_lit(0, 1), eq_lit(2, 5)),
+            and(and(eq_lit(0, 2), eq_lit(1, 3)), eq_lit(2, 6)),
+        );
+        let got = implied_by_ors(&[c], 2, &mask);
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            format!("{:?}", got[0]),
+            format!("{:?}", or(eq_lit(0, 1), and(eq_lit(0, 2), eq_lit(1, 3))))
+        );
+        assert_eq!(
+            format!("{:?}", got[1]),
+            format!("{:?}", or(eq_lit(2, 5), eq_lit(2, 6)))
+        );
+    }
+
+    #[test]
+    fn a_branch_without_a_part_on_the_table_implies_nothing_for_it() {
+        // (t0.a = 1 AND t1.x = 5) OR t1.x = 6: table 0 is unconstrained in branch 2.
+        let c = or(and(eq_lit(0, 1), eq_lit(2, 5)), eq_lit(2, 6));
+        let got = implied_by_ors(&[c], 2, &mask);
+        assert_eq!(got.len(), 1);
+        assert_eq!(
+            format!("{:?}", got[0]),
+            format!("{:?}", or(eq_lit(2, 5), eq_lit(2, 6)))
+        );
+    }
+
+    #[test]
+    fn single_table_ors_and_single_table_queries_are_left_alone() {
+        let c = or(eq_lit(0, 1), eq_lit(1, 2));
+        assert!(implied_by_ors(std::slice::from_ref(&c), 2, &mask).is_empty());
+        let j = or(
+            and(eq_lit(0, 1), eq_lit(2, 5)),
+            and(eq_lit(0, 2), eq_lit(2, 6)),
+        );
+        assert!(implied_by_ors(&[j], 1, &mask).is_empty());
+    }
 }
 
 #[cfg(test)]

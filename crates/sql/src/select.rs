@@ -197,7 +197,9 @@ pub fn plan_block(
         let (e, _, _) = Binder::in_env(&scope, "where clause", env).bind(w)?;
         let mut pool = Vec::new();
         crate::rewrite::conjuncts(e, &mut pool);
-        conds.extend(pool.into_iter().map(|e| (None, e)));
+        let implied =
+            crate::rewrite::implied_by_ors(&pool, scope.tables.len(), &|e| tables_mask(&scope, e));
+        conds.extend(pool.into_iter().chain(implied).map(|e| (None, e)));
     }
     conds.extend(from.conds);
     let mut groups = from.groups;
