@@ -1419,6 +1419,10 @@ impl<'a> Binder<'a> {
             spec.more_args = it.collect();
             spec
         };
+        if matches!(func, AggFunc::Min | AggFunc::Max) && matches!(spec.arg_type, SType::Time(_)) {
+            // TIME values are text inside Strata: their text order is not MySQL's.
+            return Err(Error::NotSupported(format!("{name}() of a TIME value")));
+        }
         match func {
             AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor
                 if spec.arg_type == SType::Binary =>
