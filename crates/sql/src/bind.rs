@@ -576,13 +576,22 @@ pub fn aggregate_type(func: AggFunc, arg_type: SType, more: &[(Expr, SType, Coll
 /// inside a subquery belongs to that subquery, and a windowed call (`SUM(x) OVER ()`)
 /// is not a grouping aggregate (though an aggregate among its arguments is).
 pub fn contains_aggregate(e: &ast::Expr) -> bool {
+    has_call_of_this_block(e, &|f| {
+        f.over.is_none() && is_aggregate_name(&f.name.to_string())
+    })
+}
+
+/// True when `e` calls a function that `wanted` accepts, outside any subquery of `e`
+/// (a subquery's calls belong to its own query block).
+pub fn has_call_of_this_block(e: &ast::Expr, wanted: &dyn Fn(&ast::Function) -> bool) -> bool {
     use sqlparser::ast::{Visit, Visitor};
     use std::ops::ControlFlow;
-    struct Finder {
+    struct Finder<'w> {
         /// How many subqueries the walk is inside.
         nested: usize,
+        wanted: &'w dyn Fn(&ast::Function) -> bool,
     }
-    impl Visitor for Finder {
+    impl Visitor for Finder<'_> {
         type Break = ();
         fn pre_visit_query(&mut self, _q: &ast::Query) -> ControlFlow<()> {
             self.nested += 1;
@@ -593,15 +602,15 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
             ControlFlow::Continue(())
         }
         fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
-            if let ast::Expr::Function(f) = e {
-                if self.nested == 0 && f.over.is_none() && is_aggregate_name(&f.name.to_string()) {
-                    return ControlFlow::Break(());
+            match e {
+                ast::Expr::Function(f) if self.nested == 0 && (self.wanted)(f) => {
+                    ControlFlow::Break(())
                 }
+                _ => ControlFlow::Continue(()),
             }
-            ControlFlow::Continue(())
         }
     }
-    e.visit(&mut Finder { nested: 0 }).is_break()
+    e.visit(&mut Finder { nested: 0, wanted }).is_break()
 }
 
 impl<'a> Binder<'a> {

@@ -202,31 +202,7 @@ fn function_args(f: &ast::Function) -> Result<(Vec<ast::Expr>, bool, bool)> {
 /// True when a window function occurs in the expression (outside subqueries, whose
 /// windows are their own).
 fn has_window_call(e: &ast::Expr) -> bool {
-    use sqlparser::ast::{Visit, Visitor};
-    use std::ops::ControlFlow;
-    struct Finder {
-        nested: usize,
-    }
-    impl Visitor for Finder {
-        type Break = ();
-        fn pre_visit_query(&mut self, _q: &ast::Query) -> ControlFlow<()> {
-            self.nested += 1;
-            ControlFlow::Continue(())
-        }
-        fn post_visit_query(&mut self, _q: &ast::Query) -> ControlFlow<()> {
-            self.nested -= 1;
-            ControlFlow::Continue(())
-        }
-        fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
-            match e {
-                ast::Expr::Function(f) if self.nested == 0 && f.over.is_some() => {
-                    ControlFlow::Break(())
-                }
-                _ => ControlFlow::Continue(()),
-            }
-        }
-    }
-    e.visit(&mut Finder { nested: 0 }).is_break()
+    crate::bind::has_call_of_this_block(e, &|f| f.over.is_some())
 }
 
 /// True when a bound expression is a constant of the statement: no column, no outer
