@@ -1854,19 +1854,7 @@ mod correlation_tests {
     }
 
     fn expr(sql: &str) -> ast::Expr {
-        match crate::parse::parse(&format!("SELECT {sql}"))
-            .unwrap()
-            .remove(0)
-        {
-            ast::Statement::Query(q) => match *q.body {
-                ast::SetExpr::Select(s) => match s.projection.into_iter().next() {
-                    Some(ast::SelectItem::UnnamedExpr(e)) => e,
-                    other => panic!("{other:?}"),
-                },
-                other => panic!("{other}"),
-            },
-            other => panic!("{other}"),
-        }
+        crate::parse::test_expr(sql)
     }
 
     /// Binds a subquery's WHERE clause against a scope of table `u (tid, y)`.
@@ -2038,19 +2026,7 @@ mod aggregate_tests {
     }
 
     fn expr(sql: &str) -> ast::Expr {
-        match crate::parse::parse(&format!("SELECT {sql}"))
-            .unwrap()
-            .remove(0)
-        {
-            ast::Statement::Query(q) => match *q.body {
-                ast::SetExpr::Select(s) => match s.projection.into_iter().next() {
-                    Some(ast::SelectItem::UnnamedExpr(e)) => e,
-                    other => panic!("{other:?}"),
-                },
-                other => panic!("{other}"),
-            },
-            other => panic!("{other}"),
-        }
+        crate::parse::test_expr(sql)
     }
 
     /// Binds `sql` as a grouped select item; returns the result type and the specs.

@@ -195,6 +195,25 @@ fn syntax_error(sql: &str, msg: &str) -> Error {
     Error::SyntaxAt { near, line }
 }
 
+/// Test helper: the one expression of `SELECT <sql>`, parsed (panics on anything else).
+#[cfg(test)]
+pub(crate) fn test_expr(sql: &str) -> sqlparser::ast::Expr {
+    use sqlparser::ast;
+    match parse(&format!("SELECT {sql}"))
+        .expect("test SQL parses")
+        .remove(0)
+    {
+        ast::Statement::Query(q) => match *q.body {
+            ast::SetExpr::Select(s) => match s.projection.into_iter().next() {
+                Some(ast::SelectItem::UnnamedExpr(e)) => e,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other}"),
+        },
+        other => panic!("{other}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

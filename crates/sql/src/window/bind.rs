@@ -604,19 +604,7 @@ mod tests {
 
     #[test]
     fn windowed_calls_are_found_outside_subqueries_only() {
-        let e = |sql: &str| match crate::parse::parse(&format!("SELECT {sql}"))
-            .unwrap()
-            .remove(0)
-        {
-            ast::Statement::Query(q) => match *q.body {
-                ast::SetExpr::Select(s) => match s.projection.into_iter().next() {
-                    Some(ast::SelectItem::UnnamedExpr(e)) => e,
-                    other => panic!("{other:?}"),
-                },
-                other => panic!("{other}"),
-            },
-            other => panic!("{other}"),
-        };
+        let e = crate::parse::test_expr;
         assert!(has_window_call(&e("1 + ROW_NUMBER() OVER ()")));
         assert!(!has_window_call(&e("SUM(x)")));
         assert!(!has_window_call(&e("(SELECT RANK() OVER () FROM u)")));
