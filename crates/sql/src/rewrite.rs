@@ -182,80 +182,6 @@ fn and_parts(e: Expr, out: &mut Vec<Expr>) {
 }
 
 #[cfg(test)]
-mod implied_tests {
-    use super::*;
-    use crate::expr::CmpOp;
-    use strata_types::{Collation, Value};
-
-    fn eq_lit(c: usize, v: i64) -> Expr {
-        Expr::Cmp(
-            CmpOp::Eq,
-            Box::new(Expr::Column(c)),
-            Box::new(Expr::Literal(Value::Int(v))),
-            Collation::GeneralCi,
-        )
-    }
-    fn and(a: Expr, b: Expr) -> Expr {
-        Expr::And(Box::new(a), Box::new(b))
-    }
-    fn or(a: Expr, b: Expr) -> Expr {
-        Expr::Or(Box::new(a), Box::new(b))
-    }
-    /// Two tables: columns 0–1 are table 0's, 2–3 table 1's.
-    fn mask(e: &Expr) -> u64 {
-        let mut m = 0;
-        e.walk(&mut |x| {
-            if let Expr::Column(c) = x {
-                m |= 1 << (c / 2);
-            }
-        });
-        m
-    }
-
-    #[test]
-    fn each_table_gets_the_or_of_its_parts_of_every_branch() {
-        // (t0.a = 1 AND t1.x = 5) OR (t0.a = 2 AND t0.b = 3 AND t1.x = 6)
-        let c = or(
-            and(eq_lit(0, 1), eq_lit(2, 5)),
-            and(and(eq_lit(0, 2), eq_lit(1, 3)), eq_lit(2, 6)),
-        );
-        let got = implied_by_ors(&[c], 2, &mask);
-        assert_eq!(got.len(), 2);
-        assert_eq!(
-            format!("{:?}", got[0]),
-            format!("{:?}", or(eq_lit(0, 1), and(eq_lit(0, 2), eq_lit(1, 3))))
-        );
-        assert_eq!(
-            format!("{:?}", got[1]),
-            format!("{:?}", or(eq_lit(2, 5), eq_lit(2, 6)))
-        );
-    }
-
-    #[test]
-    fn a_branch_without_a_part_on_the_table_implies_nothing_for_it() {
-        // (t0.a = 1 AND t1.x = 5) OR t1.x = 6: table 0 is unconstrained in branch 2.
-        let c = or(and(eq_lit(0, 1), eq_lit(2, 5)), eq_lit(2, 6));
-        let got = implied_by_ors(&[c], 2, &mask);
-        assert_eq!(got.len(), 1);
-        assert_eq!(
-            format!("{:?}", got[0]),
-            format!("{:?}", or(eq_lit(2, 5), eq_lit(2, 6)))
-        );
-    }
-
-    #[test]
-    fn single_table_ors_and_single_table_queries_are_left_alone() {
-        let c = or(eq_lit(0, 1), eq_lit(1, 2));
-        assert!(implied_by_ors(std::slice::from_ref(&c), 2, &mask).is_empty());
-        let j = or(
-            and(eq_lit(0, 1), eq_lit(2, 5)),
-            and(eq_lit(0, 2), eq_lit(2, 6)),
-        );
-        assert!(implied_by_ors(&[j], 1, &mask).is_empty());
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use super::*;
     use crate::expr::CmpOp;
@@ -336,5 +262,55 @@ mod tests {
         let mut out = Vec::new();
         conjuncts(e, &mut out);
         assert_eq!(out.len(), 1);
+    }
+
+    /// Two tables: columns 0–1 are table 0's, 2–3 table 1's.
+    fn mask(e: &Expr) -> u64 {
+        let mut m = 0;
+        e.walk(&mut |x| {
+            if let Expr::Column(c) = x {
+                m |= 1 << (c / 2);
+            }
+        });
+        m
+    }
+
+    #[test]
+    fn each_table_gets_the_or_of_its_parts_of_every_branch() {
+        // (t0.a = 1 AND t1.x = 5) OR (t0.a = 2 AND t0.b = 3 AND t1.x = 6)
+        let c = or(
+            and(lit(0, 1), lit(2, 5)),
+            and(and(lit(0, 2), lit(1, 3)), lit(2, 6)),
+        );
+        let got = implied_by_ors(&[c], 2, &mask);
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            format!("{:?}", got[0]),
+            format!("{:?}", or(lit(0, 1), and(lit(0, 2), lit(1, 3))))
+        );
+        assert_eq!(
+            format!("{:?}", got[1]),
+            format!("{:?}", or(lit(2, 5), lit(2, 6)))
+        );
+    }
+
+    #[test]
+    fn a_branch_without_a_part_on_the_table_implies_nothing_for_it() {
+        // (t0.a = 1 AND t1.x = 5) OR t1.x = 6: table 0 is unconstrained in branch 2.
+        let c = or(and(lit(0, 1), lit(2, 5)), lit(2, 6));
+        let got = implied_by_ors(&[c], 2, &mask);
+        assert_eq!(got.len(), 1);
+        assert_eq!(
+            format!("{:?}", got[0]),
+            format!("{:?}", or(lit(2, 5), lit(2, 6)))
+        );
+    }
+
+    #[test]
+    fn single_table_ors_and_single_table_queries_are_left_alone() {
+        let c = or(lit(0, 1), lit(1, 2));
+        assert!(implied_by_ors(std::slice::from_ref(&c), 2, &mask).is_empty());
+        let j = or(and(lit(0, 1), lit(2, 5)), and(lit(0, 2), lit(2, 6)));
+        assert!(implied_by_ors(&[j], 1, &mask).is_empty());
     }
 }
