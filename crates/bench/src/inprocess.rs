@@ -94,7 +94,7 @@ pub fn open_server(s: &ServerSettings) -> Result<Arc<Server>, String> {
     );
     let engines = vec![btree, heap];
     let available: Vec<&str> = engines.iter().map(|e| e.name()).collect();
-    let default_engine = strata_sql::ddl::engine_name(&s.default_storage_engine, &available)
+    let default_engine = strata_sql::engine_name(&s.default_storage_engine, &available)
         .map_err(|e| format!("--default-storage-engine: {e}"))?;
     let catalog = Arc::new(
         Catalog::open(&s.datadir, engines)

@@ -120,7 +120,7 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     println!("data directory: {}", server.config.datadir.display());
     println!(
         "default engine: {} ({})",
-        strata_sql::ddl::engine_display(&default_engine),
+        strata_sql::engine_display(&default_engine),
         default_engine
     );
     for e in catalog.engines() {

@@ -3,8 +3,8 @@
 //! statements, LOCK TABLES locks, LAST_INSERT_ID — and dispatching each statement.
 //!
 //! The life of a COM_QUERY here: [`Session::query`] splits the text into statements
-//! (`sql::lex::split_statements`); for each, [`Session::run`] first tries the plan cache
-//! (`sql::lex::normalize` turns `... WHERE id=5023` into `... WHERE id=?1` + `[5023]`;
+//! (`sql::text::split_statements`); for each, [`Session::run`] first tries the plan cache
+//! (`sql::text::normalize` turns `... WHERE id=5023` into `... WHERE id=?1` + `[5023]`;
 //! a hit skips parsing and binding), then the statements the session owns (SET, SHOW
 //! VARIABLES/STATUS, USE, BEGIN/COMMIT/ROLLBACK, LOCK/UNLOCK TABLES, FLUSH), then SHOW
 //! and DESCRIBE (`sql::show`), and finally parses with sqlparser, binds
@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use strata_engine::{Isolation, LockMode, TableLock, Txn};
-use strata_sql::lex;
+use strata_sql::text;
 use strata_sql::{Catalog, Env, ExecCtx, Outcome, Prepared, WarnLevel, Warning};
 use strata_types::{
     ColumnMeta, DateTime, EndInfo, Error, FieldType, OkInfo, QueryOutput, Result, Value,
@@ -90,7 +90,7 @@ impl Server {
     pub fn new(catalog: Arc<Catalog>, config: ServerConfig) -> Server {
         let s = |v: &str| Value::str(v);
         let i = |v: i64| Value::Int(v);
-        let engine_display = strata_sql::ddl::engine_display(&config.default_engine);
+        let engine_display = strata_sql::engine_display(&config.default_engine);
         let globals = Globals::new(vec![
             ("auto_increment_increment", i(1)),
             ("auto_increment_offset", i(1)),
@@ -387,7 +387,7 @@ impl Session {
             .iter()
             .map(|e| e.name())
             .collect();
-        self.engine = strata_sql::ddl::engine_name(&v, &available)?;
+        self.engine = strata_sql::engine_name(&v, &available)?;
         let tz = self.get_variable("time_zone", false)?.to_text();
         self.tz_offset = parse_offset(&tz);
         self.sort_buffer = self
@@ -625,8 +625,8 @@ impl Session {
                 .iter()
                 .map(|e| e.name())
                 .collect();
-            let stored = strata_sql::ddl::engine_name(&v.to_text(), &available)?;
-            v = Value::str(strata_sql::ddl::engine_display(&stored));
+            let stored = strata_sql::engine_name(&v.to_text(), &available)?;
+            v = Value::str(strata_sql::engine_display(&stored));
         }
         if let Kind::Enum(_) = def.kind {
             if key.starts_with("character_set") || key.starts_with("collation") {
@@ -716,7 +716,7 @@ impl Session {
     ) -> Result<()> {
         self.server.questions.fetch_add(1, Ordering::Relaxed);
         let pieces = if multi_statements {
-            lex::split_statements(sql)
+            text::split_statements(sql)
         } else {
             vec![sql.trim()]
         };
@@ -735,7 +735,7 @@ impl Session {
     /// Runs one statement with a fresh diagnostics area (SHOW WARNINGS and SHOW ERRORS
     /// look at the previous one instead), recording the error if it fails.
     fn run_with_diagnostics(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
-        if !lex::is_diagnostics_statement(sql) {
+        if !text::is_diagnostics_statement(sql) {
             self.clear_diagnostics();
         }
         let r = self.run(sql, out);
@@ -772,7 +772,7 @@ impl Session {
     /// Runs one statement given as text.
     pub fn run(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
         let mut sql = sql.trim().trim_end_matches(';').trim();
-        if let Some(inner) = lex::unwrap_executable_comment(sql) {
+        if let Some(inner) = text::unwrap_executable_comment(sql) {
             // A dump's version-gated statement; one gated out is a comment, done.
             sql = inner.trim().trim_end_matches(';').trim();
             if sql.is_empty() {
@@ -783,11 +783,11 @@ impl Session {
             return Err(Error::Syntax(String::new()));
         }
         // 1. The plan cache, for statements that differ only in literals.
-        if let Some((key, values)) = lex::normalize(sql).filter(|_| self.plan_cache_enabled) {
+        if let Some((key, values)) = text::normalize(sql).filter(|_| self.plan_cache_enabled) {
             let cached = self.plan_cache.get(&key).cloned();
             let prepared = match cached {
                 Some(p) if self.plan_is_current(&p) => Some(p),
-                _ => match strata_sql::parse::parse(&key) {
+                _ => match strata_sql::parse(&key) {
                     Ok(mut stmts) if stmts.len() == 1 => {
                         let stmt = stmts.remove(0);
                         let now = self.now();
@@ -818,11 +818,11 @@ impl Session {
             }
         }
         // 2. Statements the session owns.
-        let first = lex::first_word(sql);
+        let first = text::first_word(sql);
         match first.as_str() {
             "SET" => return self.run_set(sql, out),
             "USE" => {
-                let w = strata_sql::show::words(sql);
+                let w = strata_sql::text::words(sql);
                 let db = w.get(1).ok_or_else(|| Error::Syntax(sql.into()))?;
                 self.use_database(db.trim_start_matches('\u{0}'))?;
                 return out.ok(&OkInfo::default());
@@ -842,7 +842,7 @@ impl Session {
                 return out.ok(&OkInfo::default());
             }
             "FLUSH" => {
-                let w = strata_sql::show::words(sql);
+                let w = strata_sql::text::words(sql);
                 if w.iter().any(|x| x.eq_ignore_ascii_case("lock")) {
                     return Err(Error::NotSupported("FLUSH TABLES WITH READ LOCK".into()));
                 }
@@ -851,7 +851,7 @@ impl Session {
                 return out.ok(&OkInfo::default());
             }
             "SHOW" => {
-                let w = strata_sql::show::words(sql);
+                let w = strata_sql::text::words(sql);
                 let mut i = 1;
                 let mut global = false;
                 if w.get(i).is_some_and(|x| {
@@ -889,7 +889,7 @@ impl Session {
                 // ALTER TABLE t DISABLE|ENABLE KEYS, which dumps wrap around their
                 // inserts: index maintenance is never deferred here, so it only names
                 // the table (a missing one is still 1146).
-                let w = strata_sql::show::words(sql);
+                let w = strata_sql::text::words(sql);
                 let u: Vec<String> = w.iter().map(|x| x.to_ascii_uppercase()).collect();
                 let n = u.len();
                 if n >= 5
@@ -919,7 +919,7 @@ impl Session {
                 let now = s.now();
                 let env = SessionEnv { s, now };
                 let cx = s.exec_ctx(&env, txn)?;
-                strata_sql::show::execute_show(sql, &cx, out)
+                strata_sql::execute_show(sql, &cx, out)
             })?;
             if let Some(o) = shown {
                 self.found_rows = o.rows_sent;
@@ -930,11 +930,11 @@ impl Session {
             }
         }
         // 4. Everything else through sqlparser.
-        let (text, params) = lex::number_placeholders(sql);
+        let (text, params) = text::number_placeholders(sql);
         if params > 0 {
             return Err(Error::Syntax("?".into()));
         }
-        let mut stmts = strata_sql::parse::parse(&text)?;
+        let mut stmts = strata_sql::parse(&text)?;
         if stmts.len() != 1 {
             return Err(Error::Syntax(sql.chars().take(80).collect()));
         }
@@ -1031,7 +1031,7 @@ impl Session {
     /// SNAPSHOT], ...: commits the open transaction (MySQL's implicit commit) and opens
     /// a new one.
     fn begin(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
-        let w: Vec<String> = strata_sql::show::words(sql)
+        let w: Vec<String> = strata_sql::text::words(sql)
             .into_iter()
             .map(|x| x.to_ascii_uppercase())
             .collect();
@@ -1064,7 +1064,7 @@ impl Session {
 
     /// COMMIT / ROLLBACK [WORK] [AND [NO] CHAIN] [[NO] RELEASE].
     fn end_transaction(&mut self, first: &str, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
-        let w: Vec<String> = strata_sql::show::words(sql)
+        let w: Vec<String> = strata_sql::text::words(sql)
             .into_iter()
             .skip(1)
             .map(|x| x.to_ascii_uppercase())
@@ -1110,7 +1110,7 @@ impl Session {
             || upper.starts_with("CHARACTER SET")
             || upper.starts_with("CHARSET")
         {
-            let w = strata_sql::show::words(body);
+            let w = strata_sql::text::words(body);
             let skip = if upper.starts_with("CHARACTER") { 2 } else { 1 };
             let cs = w
                 .get(skip)
@@ -1200,7 +1200,7 @@ impl Session {
         out.columns(&[text_col("Variable_name"), text_col("Value")])?;
         let matches = |name: &str| {
             pattern.as_ref().is_none_or(|p| {
-                strata_sql::expr::like(
+                strata_sql::like(
                     name.as_bytes(),
                     p.as_bytes(),
                     b'\\',
@@ -1255,7 +1255,7 @@ impl Session {
         out.columns(&[text_col("Variable_name"), text_col("Value")])?;
         for (k, v) in rows {
             if let Some(p) = &pattern {
-                if !strata_sql::expr::like(
+                if !strata_sql::like(
                     k.as_bytes(),
                     p.as_bytes(),
                     b'\\',
@@ -1272,7 +1272,7 @@ impl Session {
     /// LOCK TABLES t [AS a] READ [LOCAL] | [LOW_PRIORITY] WRITE, ...
     fn lock_tables(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
         self.locked = None;
-        let w = strata_sql::show::words(sql);
+        let w = strata_sql::text::words(sql);
         let mut i = 1;
         if w.get(i)
             .is_some_and(|x| x.eq_ignore_ascii_case("tables") || x.eq_ignore_ascii_case("table"))
@@ -1334,7 +1334,7 @@ impl Session {
 
     /// ANALYZE/OPTIMIZE/CHECK/REPAIR TABLE: MySQL's four-column report per table.
     fn table_maintenance(&mut self, op: &str, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
-        let w = strata_sql::show::words(sql);
+        let w = strata_sql::text::words(sql);
         let mut names = Vec::new();
         let mut i = 2;
         while i < w.len() {
@@ -1422,7 +1422,7 @@ impl Session {
     /// COM_STMT_PREPARE: returns (id, parameter count, result columns).
     pub fn prepare(&mut self, sql: &str) -> Result<(u32, u16, Vec<ColumnMeta>)> {
         let sql = sql.trim().trim_end_matches(';').trim();
-        let first = lex::first_word(sql);
+        let first = text::first_word(sql);
         let id = self.next_statement_id;
         let session_owned = matches!(
             first.as_str(),
@@ -1444,17 +1444,17 @@ impl Session {
                 | "CHECK"
                 | "REPAIR"
         );
-        let (text, params) = lex::number_placeholders(sql);
+        let (text, params) = text::number_placeholders(sql);
         let entry = if session_owned {
             if params > 0 {
                 return Err(Error::UnsupportedPs);
             }
             (PreparedStmt::Text(sql.to_string()), 0, vec![])
         } else {
-            let mut stmts = strata_sql::parse::parse(&text).map_err(|e| match e {
+            let mut stmts = strata_sql::parse(&text).map_err(|e| match e {
                 // Quote the client's text, not our numbered placeholders.
                 Error::SyntaxAt { near, line } => Error::SyntaxAt {
-                    near: lex::unnumber_placeholders(&near),
+                    near: text::unnumber_placeholders(&near),
                     line,
                 },
                 e => e,
@@ -1507,16 +1507,7 @@ impl Session {
     /// COM_FIELD_LIST: the columns of a table in the current database.
     pub fn field_list(&mut self, table: &str) -> Result<Vec<ColumnMeta>> {
         let db = self.current_db.clone().ok_or(Error::NoDatabaseSelected)?;
-        let t = self.server.catalog.table(&db, table)?;
-        let def = t.def().clone();
-        let mut scope = strata_sql::bind::Scope::default();
-        scope.push(table.to_string(), db, t);
-        let st = &scope.tables[0];
-        Ok(def
-            .columns
-            .iter()
-            .map(|c| strata_sql::bind::column_meta(st, c, &c.name))
-            .collect())
+        strata_sql::table_columns(&db, table, &self.server.catalog)
     }
 }
 

@@ -17,44 +17,33 @@
 //! Text-protocol statements take the same path through a plan cache keyed by
 //! [`lex::normalize`]d text, so parsing is paid once per statement shape.
 
-pub mod aggregate;
-pub mod bind;
-pub mod bind_char;
-pub mod bind_date;
+pub(crate) mod bind;
 pub mod catalog;
-pub mod convert;
-pub mod datefmt;
-pub mod datefns;
-pub mod ddl;
-pub mod decorrelate;
-pub mod derived;
-pub mod dml;
-pub mod exec;
-pub mod explain;
-pub mod expr;
-pub mod from_clause;
-pub mod functions;
-pub mod hash_join;
-pub mod infoschema;
-pub mod interval;
-pub mod item_names;
-pub mod join_commas;
-pub mod join_exec;
-pub mod join_groups;
-pub mod keys;
-pub mod lex;
-pub mod parse;
-pub mod query;
-pub mod rewrite;
-pub mod rowsource;
-pub mod run_query;
-pub mod select;
-pub mod show;
-pub mod sort;
-pub mod stats;
-pub mod temporal;
-pub mod token_rewrite;
-pub mod window;
+pub(crate) mod datetime;
+pub(crate) mod exec;
+pub(crate) mod expr;
+pub(crate) mod optimizer;
+pub(crate) mod parse;
+pub(crate) mod plan;
+pub(crate) mod statement;
+pub(crate) mod statements;
+pub(crate) mod window;
+
+/// Statement text as the session handles it before (or instead of) parsing: the first word,
+/// `/*!NNNNN */` comments, splitting multi-statements, plan-cache normalisation and
+/// placeholders, the word list SHOW and SET statements are classified by.
+pub mod text {
+    pub use crate::parse::lex::{
+        first_word, is_diagnostics_statement, normalize, number_placeholders, split_statements,
+        unnumber_placeholders, unwrap_executable_comment,
+    };
+    pub use crate::statements::show::words;
+}
+
+pub use expr::like;
+pub use parse::parse;
+pub use statements::ddl::{engine_display, engine_name};
+pub use statements::show::execute_show;
 
 pub use catalog::Catalog;
 
@@ -76,7 +65,25 @@ pub fn eval_constant(expr_sql: &str, env: &dyn Env) -> Result<Value> {
     let (x, _, _) = bind::Binder::new(&scope, "field list").bind(e)?;
     x.eval(&[], &expr::EvalCtx::new(&[], env))
 }
-pub use exec::{execute, prepare, ExecCtx, Outcome, Plan, Prepared};
+pub use statement::{execute, prepare, ExecCtx, Outcome, Plan, Prepared};
+
+/// The columns of a table as a result set describes them (COM_FIELD_LIST).
+pub fn table_columns(
+    db: &str,
+    table: &str,
+    catalog: &Catalog,
+) -> Result<Vec<strata_types::ColumnMeta>> {
+    let t = catalog.table(db, table)?;
+    let def = t.def().clone();
+    let mut scope = bind::Scope::default();
+    scope.push(table.to_string(), db.to_string(), t);
+    let st = &scope.tables[0];
+    Ok(def
+        .columns
+        .iter()
+        .map(|c| bind::column_meta(st, c, &c.name))
+        .collect())
+}
 pub use expr::{Env, WarnLevel, Warning};
 
 /// The version string clients see: MySQL 8.0-compatible, since drivers branch on it.

@@ -7,8 +7,8 @@
 
 use super::{marker, Bound, Frame, Unit, WinFunc, Window, WindowCall, WindowPlan};
 use crate::bind::{unify, AggFunc, AggSpec, Binder, SType};
+use crate::expr::functions::Func;
 use crate::expr::Expr;
-use crate::functions::Func;
 use sqlparser::ast;
 use strata_types::{Collation, Error, Result, Value};
 

@@ -10,7 +10,7 @@
 
 use super::frame::{self, Peers, RangeKey, Resolved};
 use super::{bind::count_value, WinFunc, WindowCall, WindowPlan};
-use crate::aggregate::{finish_state, new_state, update_state};
+use crate::exec::aggregate::{finish_state, new_state, update_state};
 use crate::expr::{sort_compare, EvalCtx};
 use std::cmp::Ordering;
 use strata_types::{Collation, Error, Result, Value};

@@ -1,0 +1,2193 @@
+//! Name resolution: turns sqlparser expressions into bound [`Expr`]s against a
+//! [`Scope`] (the tables of a FROM clause laid out side by side in one row), choosing
+//! collations and static types on the way, and collecting aggregate calls when binding
+//! a grouped select list.
+//!
+//! The row layout is the concatenation of every scope table's columns in FROM order:
+//! table `i`'s column `j` is row position `tables[i].offset + j`.
+
+pub mod char_fn;
+pub mod datetime;
+pub mod derived;
+pub mod from_clause;
+pub mod item_names;
+
+use crate::expr::functions::{self, Func};
+use crate::expr::{ArithOp, CmpOp, Expr, Subquery, SubqueryKind};
+use crate::optimizer::decorrelate;
+use crate::parse::lex::{number_value, unescape};
+use sqlparser::ast;
+use std::sync::Arc;
+use strata_engine::Table;
+use strata_types::output::flags;
+use strata_types::{Collation, ColumnMeta, DataType, Error, FieldType, Result, TableDef, Value};
+
+#[derive(Clone)]
+pub struct ScopeTable {
+    /// The name the query uses for the table (its alias, or its name).
+    pub alias: String,
+    pub db: String,
+    pub table: Arc<dyn Table>,
+    pub def: Arc<TableDef>,
+    pub offset: usize,
+    /// A derived table or CTE: its rows are materialized at run time into this slot of
+    /// the execution's state, never into the plan.
+    pub slot: Option<usize>,
+}
+
+#[derive(Default, Clone)]
+pub struct Scope {
+    pub tables: Vec<ScopeTable>,
+    /// `JOIN … USING` / `NATURAL JOIN`: a common column position mapped to the one that
+    /// stands for both sides (MySQL's coalesced column), for unqualified names. Set by
+    /// [`crate::bind::from_clause`].
+    pub coalesced: Vec<(usize, usize)>,
+    /// The columns `SELECT *` lists, in order, when a USING/NATURAL join changes them
+    /// (common columns once, first); empty: every column in FROM order.
+    pub star: Vec<usize>,
+}
+
+impl Scope {
+    pub fn width(&self) -> usize {
+        self.tables
+            .last()
+            .map_or(0, |t| t.offset + t.def.columns.len())
+    }
+
+    pub fn push(&mut self, alias: String, db: String, table: Arc<dyn Table>) {
+        let offset = self.width();
+        let def = table.def().clone();
+        self.tables.push(ScopeTable {
+            alias,
+            db,
+            table,
+            def,
+            offset,
+            slot: None,
+        });
+    }
+
+    /// Which table a row position belongs to.
+    pub fn table_of(&self, pos: usize) -> usize {
+        self.tables
+            .iter()
+            .rposition(|t| t.offset <= pos)
+            .unwrap_or(0)
+    }
+
+    /// Resolves `[db.][table.]column` to a row position.
+    pub fn resolve(&self, parts: &[String], context: &str) -> Result<usize> {
+        let (qual, col) = match parts {
+            [c] => (None, c),
+            [t, c] => (Some((None, t)), c),
+            [d, t, c] => (Some((Some(d), t)), c),
+            _ => return Err(Error::Syntax(parts.join("."))),
+        };
+        let mut found = None;
+        for t in &self.tables {
+            if let Some((db, tname)) = qual {
+                if t.alias != *tname || db.is_some_and(|d| *d != t.db) {
+                    continue;
+                }
+            }
+            if let Some(ci) = t.def.column_index(col) {
+                // Both sides of a USING column are one column to an unqualified name.
+                let pos = match qual {
+                    None => self.coalesced_column(t.offset + ci),
+                    Some(_) => t.offset + ci,
+                };
+                if found.is_some_and(|f| f != pos) {
+                    return Err(Error::AmbiguousColumn {
+                        column: col.clone(),
+                        context: context.into(),
+                    });
+                }
+                found = Some(pos);
+            }
+        }
+        found.ok_or_else(|| Error::UnknownColumn {
+            column: parts.join("."),
+            context: context.into(),
+        })
+    }
+
+    /// The position an unqualified name of column `pos` means: itself, or the column
+    /// that stands for it after `USING`/`NATURAL` (followed through nested joins).
+    pub fn coalesced_column(&self, mut pos: usize) -> usize {
+        // Each step moves to a column of an enclosing join; the bound guards a cycle.
+        for _ in 0..=self.coalesced.len() {
+            match self.coalesced.iter().find(|(from, _)| *from == pos) {
+                Some((_, to)) => pos = *to,
+                None => break,
+            }
+        }
+        pos
+    }
+
+    /// The column definition at a row position.
+    pub fn column(&self, pos: usize) -> (&ScopeTable, &strata_types::ColumnDef) {
+        let t = &self.tables[self.table_of(pos)];
+        (t, &t.def.columns[pos - t.offset])
+    }
+}
+
+/// The static type of an expression, for result metadata and for converting values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SType {
+    Int,
+    UInt,
+    Double,
+    Decimal(u8),
+    Text,
+    Binary,
+    DateTime,
+    Date,
+    /// TIME(fsp): its values are their text (`-01:02:03.5`).
+    Time(u8),
+    Null,
+}
+
+impl SType {
+    pub fn of_column(ty: &DataType, coll: Collation) -> SType {
+        match ty {
+            t if t.is_integer() && t.is_unsigned() => SType::UInt,
+            t if t.is_integer() => SType::Int,
+            DataType::Float | DataType::Double => SType::Double,
+            DataType::Decimal { scale, .. } => SType::Decimal(*scale),
+            DataType::Date => SType::Date,
+            DataType::DateTime | DataType::Timestamp => SType::DateTime,
+            _ if coll == Collation::Binary => SType::Binary,
+            _ => SType::Text,
+        }
+    }
+
+    pub fn of_value(v: &Value) -> SType {
+        match v {
+            Value::Null => SType::Null,
+            Value::Int(_) => SType::Int,
+            Value::UInt(_) => SType::UInt,
+            Value::Double(_) => SType::Double,
+            Value::Decimal(d) => SType::Decimal(d.shown),
+            Value::Bytes(_) => SType::Text,
+            Value::DateTime(_) => SType::DateTime,
+        }
+    }
+
+    /// The static type of a result column (a subquery's, a derived table's).
+    pub fn of_meta(m: &ColumnMeta) -> SType {
+        match m.field_type {
+            FieldType::Tiny
+            | FieldType::Short
+            | FieldType::Long
+            | FieldType::Int24
+            | FieldType::LongLong
+            | FieldType::Year => {
+                if m.flags & flags::UNSIGNED != 0 {
+                    SType::UInt
+                } else {
+                    SType::Int
+                }
+            }
+            FieldType::Float | FieldType::Double => SType::Double,
+            FieldType::NewDecimal | FieldType::Decimal => SType::Decimal(m.decimals),
+            FieldType::Date => SType::Date,
+            FieldType::DateTime | FieldType::Timestamp => SType::DateTime,
+            FieldType::Time => SType::Time(m.decimals),
+            FieldType::Null => SType::Null,
+            _ if m.charset == 63 => SType::Binary,
+            _ => SType::Text,
+        }
+    }
+
+    pub fn meta(self, name: &str) -> ColumnMeta {
+        let ft = match self {
+            SType::Int | SType::UInt => FieldType::LongLong,
+            SType::Double => FieldType::Double,
+            SType::Decimal(_) => FieldType::NewDecimal,
+            SType::Text | SType::Binary => FieldType::VarString,
+            SType::DateTime => FieldType::DateTime,
+            SType::Date => FieldType::Date,
+            SType::Time(_) => FieldType::Time,
+            SType::Null => FieldType::Null,
+        };
+        let mut m = ColumnMeta::computed(name, ft);
+        match self {
+            SType::UInt => m.flags |= flags::UNSIGNED | flags::NUM,
+            SType::Int => m.flags |= flags::NUM,
+            SType::Decimal(s) => {
+                m.decimals = s;
+                m.flags |= flags::NUM;
+            }
+            SType::Binary => {
+                m.charset = 63;
+                m.flags |= flags::BINARY;
+            }
+            SType::DateTime => m.length = 19,
+            SType::Date => m.length = 10,
+            SType::Time(fsp) => {
+                m.length = 10 + if fsp > 0 { fsp as u32 + 1 } else { 0 };
+                m.decimals = fsp;
+            }
+            _ => {}
+        }
+        m
+    }
+}
+
+/// Result metadata for a table column.
+pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) -> ColumnMeta {
+    let mut fl = 0;
+    if !col.nullable {
+        fl |= flags::NOT_NULL;
+    }
+    if col.data_type.is_unsigned() {
+        fl |= flags::UNSIGNED;
+    }
+    if col.auto_increment {
+        fl |= flags::AUTO_INCREMENT;
+    }
+    if col.data_type.is_integer()
+        || matches!(
+            col.data_type,
+            DataType::Decimal { .. } | DataType::Double | DataType::Float
+        )
+    {
+        fl |= flags::NUM;
+    }
+    if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_)) {
+        fl |= flags::BLOB;
+    }
+    if col.collation == Collation::Binary {
+        fl |= flags::BINARY;
+    }
+    if let Some(ci) = t.def.column_index(&col.name) {
+        for ix in &t.def.indexes {
+            if ix.columns.first() == Some(&ci) {
+                fl |= if ix.primary {
+                    flags::PRI_KEY
+                } else if ix.unique {
+                    flags::UNIQUE_KEY
+                } else {
+                    flags::MULTIPLE_KEY
+                };
+            }
+        }
+    }
+    ColumnMeta {
+        schema: t.db.clone(),
+        table: t.alias.clone(),
+        org_table: t.def.name.clone(),
+        name: name.to_string(),
+        org_name: col.name.clone(),
+        field_type: col.data_type.field_type(),
+        flags: fl,
+        charset: if col.data_type.is_text() {
+            col.collation.id()
+        } else {
+            63
+        },
+        length: col.data_type.display_length(col.collation),
+        decimals: match col.data_type {
+            DataType::Decimal { scale, .. } => scale,
+            DataType::Float | DataType::Double => 31,
+            _ => 0,
+        },
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    /// A non-grouped column in a grouped query: any (the first) row's value, as MySQL
+    /// without ONLY_FULL_GROUP_BY.
+    AnyValue,
+    /// STD, STDDEV, STDDEV_POP.
+    StdPop,
+    StdSamp,
+    /// VARIANCE, VAR_POP.
+    VarPop,
+    VarSamp,
+    BitAnd,
+    BitOr,
+    BitXor,
+    GroupConcat,
+    JsonArrayAgg,
+    JsonObjectAgg,
+    /// GROUPING(…) of a WITH ROLLUP query: its `more_args` are `Column(i)`, the positions
+    /// of the GROUP BY expressions it names; the value comes from the row's rollup level.
+    Grouping,
+}
+
+#[derive(Clone, Debug)]
+pub struct AggSpec {
+    pub func: AggFunc,
+    pub arg: Option<Expr>,
+    pub distinct: bool,
+    pub arg_type: SType,
+    pub coll: Collation,
+    /// Arguments after the first (`COUNT(DISTINCT a, b)`, `GROUP_CONCAT(a, b)`,
+    /// JSON_OBJECTAGG's value), with their types and collations.
+    pub more_args: Vec<(Expr, SType, Collation)>,
+    /// GROUP_CONCAT's ORDER BY: expression, descending, collation.
+    pub order: Vec<(Expr, bool, Collation)>,
+    /// GROUP_CONCAT's SEPARATOR (`,` unless given).
+    pub separator: Vec<u8>,
+}
+
+impl AggSpec {
+    /// A one-argument (or argument-less) aggregate call.
+    pub fn new(
+        func: AggFunc,
+        arg: Option<Expr>,
+        distinct: bool,
+        arg_type: SType,
+        coll: Collation,
+    ) -> AggSpec {
+        AggSpec {
+            func,
+            arg,
+            distinct,
+            arg_type,
+            coll,
+            more_args: vec![],
+            order: vec![],
+            separator: b",".to_vec(),
+        }
+    }
+}
+
+/// Collects aggregate calls and group keys while binding a grouped query.
+#[derive(Default)]
+pub struct Aggregation {
+    /// GROUP BY expressions bound against the source scope, with their display text.
+    pub groups: Vec<(String, Expr, SType, Collation)>,
+    pub aggs: Vec<AggSpec>,
+    /// GROUP BY … WITH ROLLUP: GROUPING() is allowed.
+    pub rollup: bool,
+}
+
+impl Aggregation {
+    /// A bare column in a grouped query: it reads any row of its group (MySQL without
+    /// ONLY_FULL_GROUP_BY). Returns its position in the aggregate output row.
+    pub fn any_value(&mut self, pos: usize, ty: SType, coll: Collation) -> Expr {
+        self.aggs.push(AggSpec::new(
+            AggFunc::AnyValue,
+            Some(Expr::Column(pos)),
+            false,
+            ty,
+            coll,
+        ));
+        Expr::Column(self.groups.len() + self.aggs.len() - 1)
+    }
+}
+
+/// Plans the subqueries the binder meets (implemented by the query planner, so binding
+/// needs no knowledge of plans): returns the subquery's id in the statement, its result
+/// columns, and the expressions of the enclosing query it reads, in the enclosing
+/// query's row layout.
+pub trait SubqueryPlanner {
+    fn plan_subquery(&self, q: &ast::Query, outer: &Outer) -> Result<PlannedSubquery>;
+    /// The column names of a FROM table name (a CTE in scope or a table), for rewrite
+    /// rules that classify names before binding; None if it names neither.
+    fn table_columns(&self, name: &ast::ObjectName) -> Option<Vec<String>>;
+}
+
+pub struct PlannedSubquery {
+    pub id: usize,
+    pub columns: Vec<ColumnMeta>,
+    pub correlated: Vec<Expr>,
+}
+
+/// What one query block binds in: the planner for its subqueries and, for a subquery,
+/// the enclosing query it may read (a scope chain, one link per nesting level).
+pub struct BindEnv<'a> {
+    pub planner: &'a dyn SubqueryPlanner,
+    pub parent: Option<&'a Outer<'a>>,
+    /// The enclosing query's expressions this query reads, each bound in the enclosing
+    /// query's layout; this query sees the i-th as `Expr::OuterRef(i)`.
+    pub correlated: std::cell::RefCell<Vec<Expr>>,
+}
+
+/// The enclosing query as a subquery sees it.
+pub struct Outer<'a> {
+    pub scope: &'a Scope,
+    pub env: &'a BindEnv<'a>,
+}
+
+impl BindEnv<'_> {
+    /// Resolves a name not found in this query's own FROM: in the enclosing query, then
+    /// further out. Returns this query's `OuterRef` for it, or None when no enclosing
+    /// query has the column.
+    fn resolve_outer(&self, parts: &[String], context: &str) -> Result<Option<Expr>> {
+        let Some(outer) = self.parent else {
+            return Ok(None);
+        };
+        let in_parent = match outer.scope.resolve(parts, context) {
+            Ok(pos) => Expr::Column(pos),
+            Err(Error::UnknownColumn { .. }) => match outer.env.resolve_outer(parts, context)? {
+                Some(e) => e,
+                None => return Ok(None),
+            },
+            Err(other) => return Err(other),
+        };
+        let mut corr = self.correlated.borrow_mut();
+        let i = match corr.iter().position(|c| same_column(c, &in_parent)) {
+            Some(i) => i,
+            None => {
+                corr.push(in_parent);
+                corr.len() - 1
+            }
+        };
+        Ok(Some(Expr::OuterRef(i)))
+    }
+
+    /// The type and collation of an outer column, for the binder.
+    fn outer_column_type(&self, parts: &[String], context: &str) -> (SType, Collation) {
+        let mut env = self;
+        while let Some(outer) = env.parent {
+            if let Ok(pos) = outer.scope.resolve(parts, context) {
+                let (_, col) = outer.scope.column(pos);
+                return (
+                    SType::of_column(&col.data_type, col.collation),
+                    col.collation,
+                );
+            }
+            env = outer.env;
+        }
+        (SType::Null, Collation::GeneralCi)
+    }
+}
+
+fn same_column(a: &Expr, b: &Expr) -> bool {
+    match (a, b) {
+        (Expr::Column(x), Expr::Column(y)) | (Expr::OuterRef(x), Expr::OuterRef(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// The binding context of one clause.
+pub struct Binder<'a> {
+    pub scope: &'a Scope,
+    pub context: &'static str,
+    /// Set while binding a grouped select list, HAVING or ORDER BY: expressions then
+    /// read the aggregate output row (group keys, then aggregates).
+    pub agg: Option<&'a mut Aggregation>,
+    /// Select-list aliases visible to this clause (ORDER BY, HAVING): name, bound expr.
+    pub aliases: &'a [(String, Expr, SType)],
+    /// Subqueries and outer references: None where a statement cannot have them.
+    pub env: Option<&'a BindEnv<'a>>,
+    /// The block's window calls: set only for the select list and ORDER BY, the
+    /// clauses where a window function may be (elsewhere it is error 3593).
+    pub windows: Option<&'a mut crate::window::bind::Collector>,
+}
+
+fn ident_parts(idents: &[ast::Ident]) -> Vec<String> {
+    idents.iter().map(|i| i.value.clone()).collect()
+}
+
+pub fn object_name_parts(name: &ast::ObjectName) -> Vec<String> {
+    name.0
+        .iter()
+        .map(|p| match p.as_ident() {
+            Some(i) => i.value.clone(),
+            None => p.to_string(),
+        })
+        .collect()
+}
+
+fn is_aggregate_name(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "count"
+            | "sum"
+            | "avg"
+            | "min"
+            | "max"
+            | "std"
+            | "stddev"
+            | "stddev_pop"
+            | "stddev_samp"
+            | "variance"
+            | "var_pop"
+            | "var_samp"
+            | "bit_and"
+            | "bit_or"
+            | "bit_xor"
+            | "group_concat"
+            | "json_arrayagg"
+            | "json_objectagg"
+            | "grouping"
+    )
+}
+
+/// The aggregate a (lower-case) name calls, its argument count bounds, and whether
+/// MySQL's grammar takes DISTINCT in it. A call outside these is a syntax error (1064)
+/// in MySQL, not a wrong-parameter-count one: these are grammar rules, not functions.
+fn aggregate_shape(lname: &str) -> Option<(AggFunc, usize, usize, bool)> {
+    Some(match lname {
+        "count" => (AggFunc::Count, 1, 1, true),
+        "sum" => (AggFunc::Sum, 1, 1, true),
+        "avg" => (AggFunc::Avg, 1, 1, true),
+        "min" => (AggFunc::Min, 1, 1, true),
+        "max" => (AggFunc::Max, 1, 1, true),
+        "std" | "stddev" | "stddev_pop" => (AggFunc::StdPop, 1, 1, false),
+        "stddev_samp" => (AggFunc::StdSamp, 1, 1, false),
+        "variance" | "var_pop" => (AggFunc::VarPop, 1, 1, false),
+        "var_samp" => (AggFunc::VarSamp, 1, 1, false),
+        "bit_and" => (AggFunc::BitAnd, 1, 1, false),
+        "bit_or" => (AggFunc::BitOr, 1, 1, false),
+        "bit_xor" => (AggFunc::BitXor, 1, 1, false),
+        "group_concat" => (AggFunc::GroupConcat, 1, usize::MAX, true),
+        "json_arrayagg" => (AggFunc::JsonArrayAgg, 1, 1, false),
+        "json_objectagg" => (AggFunc::JsonObjectAgg, 2, 2, false),
+        _ => return None,
+    })
+}
+
+/// The result type of an aggregate over arguments of these types.
+pub fn aggregate_type(func: AggFunc, arg_type: SType, more: &[(Expr, SType, Collation)]) -> SType {
+    match func {
+        AggFunc::CountStar | AggFunc::Count | AggFunc::Grouping => SType::Int,
+        AggFunc::Sum => match arg_type {
+            SType::Int | SType::UInt => SType::Decimal(0),
+            SType::Decimal(s) => SType::Decimal(s),
+            _ => SType::Double,
+        },
+        AggFunc::Avg => match arg_type {
+            SType::Int | SType::UInt => SType::Decimal(4),
+            SType::Decimal(s) => SType::Decimal((s + 4).min(30)),
+            _ => SType::Double,
+        },
+        AggFunc::StdPop | AggFunc::StdSamp | AggFunc::VarPop | AggFunc::VarSamp => SType::Double,
+        AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => SType::UInt,
+        AggFunc::GroupConcat => {
+            if arg_type == SType::Binary || more.iter().any(|m| m.1 == SType::Binary) {
+                SType::Binary
+            } else {
+                SType::Text
+            }
+        }
+        AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => SType::Text,
+        AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => arg_type,
+    }
+}
+
+/// True when the expression calls an aggregate function of its own query block: found
+/// on the syntax tree, so a string literal such as `'count('` is text, an aggregate
+/// inside a subquery belongs to that subquery, and a windowed call (`SUM(x) OVER ()`)
+/// is not a grouping aggregate (though an aggregate among its arguments is).
+pub fn contains_aggregate(e: &ast::Expr) -> bool {
+    has_call_of_this_block(e, &|f| {
+        f.over.is_none() && is_aggregate_name(&f.name.to_string())
+    })
+}
+
+/// True when `e` calls a function that `wanted` accepts, outside any subquery of `e`
+/// (a subquery's calls belong to its own query block).
+pub fn has_call_of_this_block(e: &ast::Expr, wanted: &dyn Fn(&ast::Function) -> bool) -> bool {
+    use sqlparser::ast::{Visit, Visitor};
+    use std::ops::ControlFlow;
+    struct Finder<'w> {
+        /// How many subqueries the walk is inside.
+        nested: usize,
+        wanted: &'w dyn Fn(&ast::Function) -> bool,
+    }
+    impl Visitor for Finder<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, _q: &ast::Query) -> ControlFlow<()> {
+            self.nested += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _q: &ast::Query) -> ControlFlow<()> {
+            self.nested -= 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
+            match e {
+                ast::Expr::Function(f) if self.nested == 0 && (self.wanted)(f) => {
+                    ControlFlow::Break(())
+                }
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    e.visit(&mut Finder { nested: 0, wanted }).is_break()
+}
+
+impl<'a> Binder<'a> {
+    pub fn new(scope: &'a Scope, context: &'static str) -> Binder<'a> {
+        Binder {
+            scope,
+            context,
+            agg: None,
+            aliases: &[],
+            env: None,
+            windows: None,
+        }
+    }
+
+    /// A binder for a clause of a query block that may hold subqueries.
+    pub fn in_env(scope: &'a Scope, context: &'static str, env: &'a BindEnv<'a>) -> Binder<'a> {
+        Binder {
+            env: Some(env),
+            ..Binder::new(scope, context)
+        }
+    }
+
+    /// Binds an expression and returns it with its static type and collation.
+    pub fn bind(&mut self, e: &ast::Expr) -> Result<(Expr, SType, Collation)> {
+        // Binding recurses once per level of the expression: stop with 1436 before the
+        // stack runs out (the parser bounds depth, but a binder frame is larger).
+        strata_types::stack::check()?;
+        if let Some(agg) = self.agg.as_deref() {
+            let text = e.to_string();
+            if let Some(i) = agg
+                .groups
+                .iter()
+                .position(|g| g.0.eq_ignore_ascii_case(&text))
+            {
+                let g = &agg.groups[i];
+                return Ok((Expr::Column(i), g.2, g.3));
+            }
+        }
+        use ast::Expr as A;
+        Ok(match e {
+            A::Identifier(id) => self.bind_name(std::slice::from_ref(&id.value))?,
+            A::CompoundIdentifier(ids) => self.bind_name(&ident_parts(ids))?,
+            A::Value(v) if placeholder_index(&v.value).is_some() => {
+                let i = placeholder_index(&v.value).unwrap_or(0);
+                (Expr::Param(i), SType::Null, Collation::GeneralCi)
+            }
+            A::Value(v) => {
+                let v = literal(&v.value)?;
+                let t = SType::of_value(&v);
+                (Expr::Literal(v), t, Collation::GeneralCi)
+            }
+            A::Nested(inner) => self.bind(inner)?,
+            A::UnaryOp { op, expr } => {
+                let (x, t, c) = self.bind(expr)?;
+                match op {
+                    ast::UnaryOperator::Minus => {
+                        let t = if t == SType::UInt { SType::Int } else { t };
+                        match x {
+                            Expr::Literal(Value::Int(i)) if i != i64::MIN => {
+                                (Expr::Literal(Value::Int(-i)), t, c)
+                            }
+                            Expr::Literal(Value::UInt(u)) if u == 1 << 63 => {
+                                (Expr::Literal(Value::Int(i64::MIN)), t, c)
+                            }
+                            x => (Expr::Neg(Box::new(x)), t, c),
+                        }
+                    }
+                    ast::UnaryOperator::Plus => (x, t, c),
+                    ast::UnaryOperator::Not => (Expr::Not(Box::new(x)), SType::Int, c),
+                    other => return Err(Error::NotSupported(format!("operator {other}"))),
+                }
+            }
+            A::BinaryOp { left, op, right } => self.bind_binary(left, op, right)?,
+            A::IsNull(x) => (
+                Expr::IsNull(Box::new(self.bind(x)?.0), false),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            A::IsNotNull(x) => (
+                Expr::IsNull(Box::new(self.bind(x)?.0), true),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            A::IsTrue(x) => (
+                Expr::IsTruth(Box::new(self.bind(x)?.0), true, false),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            A::IsNotTrue(x) => (
+                Expr::IsTruth(Box::new(self.bind(x)?.0), true, true),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            A::IsFalse(x) => (
+                Expr::IsTruth(Box::new(self.bind(x)?.0), false, false),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            A::IsNotFalse(x) => (
+                Expr::IsTruth(Box::new(self.bind(x)?.0), false, true),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let (x, _, c1) = self.bind(expr)?;
+                let (lo, _, c2) = self.bind(low)?;
+                let (hi, _, c3) = self.bind(high)?;
+                let coll = pick_coll(&[(&x, c1), (&lo, c2), (&hi, c3)], self.scope);
+                (
+                    Expr::Between {
+                        expr: Box::new(x),
+                        low: Box::new(lo),
+                        high: Box::new(hi),
+                        negated: *negated,
+                        coll,
+                    },
+                    SType::Int,
+                    coll,
+                )
+            }
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let (x, _, c) = self.bind(expr)?;
+                let mut items = Vec::with_capacity(list.len());
+                for i in list {
+                    items.push(self.bind(i)?.0);
+                }
+                let coll = pick_coll(&[(&x, c)], self.scope);
+                (
+                    Expr::InList {
+                        expr: Box::new(x),
+                        list: items,
+                        negated: *negated,
+                        coll,
+                    },
+                    SType::Int,
+                    coll,
+                )
+            }
+            A::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            } => {
+                let (x, _, c) = self.bind(expr)?;
+                let (p, _, pc) = self.bind(pattern)?;
+                let escape = match escape_char {
+                    None => b'\\',
+                    Some(e) => match e.as_ref() {
+                        ast::Expr::Value(v) => match literal(&v.value)? {
+                            Value::Bytes(b) if b.len() == 1 => b[0],
+                            _ => return Err(Error::Syntax("ESCAPE".into())),
+                        },
+                        _ => return Err(Error::Syntax("ESCAPE".into())),
+                    },
+                };
+                let coll = pick_coll(&[(&x, c), (&p, pc)], self.scope);
+                (
+                    Expr::Like {
+                        expr: Box::new(x),
+                        pattern: Box::new(p),
+                        negated: *negated,
+                        escape,
+                        coll,
+                    },
+                    SType::Int,
+                    coll,
+                )
+            }
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let operand = match operand {
+                    Some(o) => Some(Box::new(self.bind(o)?.0)),
+                    None => None,
+                };
+                let mut whens = Vec::new();
+                let mut ty = SType::Null;
+                for cw in conditions {
+                    let w = self.bind(&cw.condition)?.0;
+                    let (r, t, _) = self.bind(&cw.result)?;
+                    ty = unify(ty, t);
+                    whens.push((w, r));
+                }
+                let otherwise = match else_result {
+                    Some(e) => {
+                        let (x, t, _) = self.bind(e)?;
+                        ty = unify(ty, t);
+                        Some(Box::new(x))
+                    }
+                    None => None,
+                };
+                let case = Expr::Case {
+                    operand,
+                    whens,
+                    otherwise,
+                    coll: Collation::GeneralCi,
+                };
+                (show_scale(case, ty), ty, Collation::GeneralCi)
+            }
+            A::Cast {
+                expr, data_type, ..
+            } => {
+                let (x, _, c) = self.bind(expr)?;
+                let (f, t) = cast_target(data_type)?;
+                let c = if f == Func::CastBinary {
+                    Collation::Binary
+                } else {
+                    c
+                };
+                (Expr::Func(f, vec![x]), t, c)
+            }
+            A::Function(f) => self.bind_function(f)?,
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let (x, _, c) = self.bind(expr)?;
+                let mut args = vec![x];
+                match substring_from {
+                    Some(f) => args.push(self.bind(f)?.0),
+                    None => args.push(Expr::Literal(Value::Int(1))),
+                }
+                if let Some(n) = substring_for {
+                    args.push(self.bind(n)?.0);
+                }
+                (Expr::Func(Func::Substring, args), SType::Text, c)
+            }
+            A::Trim {
+                expr,
+                trim_where: None,
+                trim_what: None,
+                trim_characters: None,
+            } => {
+                let (x, _, c) = self.bind(expr)?;
+                (Expr::Func(Func::Trim, vec![x]), SType::Text, c)
+            }
+            A::Ceil { expr, .. } | A::Floor { expr, .. } => {
+                let (x, t, c) = self.bind(expr)?;
+                let f = if matches!(e, A::Ceil { .. }) {
+                    Func::Ceil
+                } else {
+                    Func::Floor
+                };
+                let t = match t {
+                    SType::Decimal(_) => SType::Int,
+                    t => t,
+                };
+                (Expr::Func(f, vec![x]), t, c)
+            }
+            A::TypedString(ts) => self.bind_typed_literal(ts)?,
+            A::Extract { field, expr, .. } => {
+                self.bind_extract(crate::bind::datetime::unit_of_field(field)?, expr)?
+            }
+            A::Subquery(q) => {
+                let sub = self.plan_subquery(q, 1)?;
+                let col = &sub.columns[0];
+                let ty = SType::of_meta(col);
+                let coll = if col.charset == 63 {
+                    Collation::Binary
+                } else {
+                    Collation::GeneralCi
+                };
+                (self.subquery(sub, SubqueryKind::Scalar), ty, coll)
+            }
+            A::Exists { subquery, negated } => {
+                if let Some(semi) = self.exists_as_semijoin(subquery, *negated) {
+                    return Ok((semi, SType::Int, Collation::GeneralCi));
+                }
+                let sub = self.plan_subquery(subquery, 0)?;
+                let kind = SubqueryKind::Exists { negated: *negated };
+                (self.subquery(sub, kind), SType::Int, Collation::GeneralCi)
+            }
+            A::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let operands: Vec<&ast::Expr> = match expr.as_ref() {
+                    A::Tuple(items) => items.iter().collect(),
+                    A::Nested(inner) if matches!(inner.as_ref(), A::Tuple(_)) => {
+                        match inner.as_ref() {
+                            A::Tuple(items) => items.iter().collect(),
+                            _ => vec![],
+                        }
+                    }
+                    one => vec![one],
+                };
+                let mut lhs = Vec::with_capacity(operands.len());
+                let mut lhs_types = Vec::with_capacity(operands.len());
+                for o in &operands {
+                    let (x, t, c) = self.bind(o)?;
+                    lhs.push(x);
+                    lhs_types.push((t, c));
+                }
+                let sub = self.plan_subquery(subquery, operands.len())?;
+                let (colls, hashable) = in_comparison(&lhs_types, &sub.columns);
+                let kind = SubqueryKind::In {
+                    lhs,
+                    negated: *negated,
+                    colls,
+                    hashable,
+                };
+                (self.subquery(sub, kind), SType::Int, Collation::GeneralCi)
+            }
+            A::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | A::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, A::AllOp { .. });
+                let A::Subquery(q) = right.as_ref() else {
+                    return Err(Error::NotSupported("ANY/ALL of a non-subquery".into()));
+                };
+                let op = match compare_op {
+                    ast::BinaryOperator::Eq => CmpOp::Eq,
+                    ast::BinaryOperator::NotEq => CmpOp::Ne,
+                    ast::BinaryOperator::Lt => CmpOp::Lt,
+                    ast::BinaryOperator::LtEq => CmpOp::Le,
+                    ast::BinaryOperator::Gt => CmpOp::Gt,
+                    ast::BinaryOperator::GtEq => CmpOp::Ge,
+                    other => return Err(Error::NotSupported(format!("{other} ANY/ALL"))),
+                };
+                let (x, t, c) = self.bind(left)?;
+                let sub = self.plan_subquery(q, 1)?;
+                let (colls, _) = in_comparison(&[(t, c)], &sub.columns);
+                let kind = SubqueryKind::Quantified {
+                    lhs: Box::new(x),
+                    op,
+                    all,
+                    coll: colls[0],
+                };
+                (self.subquery(sub, kind), SType::Int, Collation::GeneralCi)
+            }
+            other => return Err(Error::NotSupported(format!("expression {other}"))),
+        })
+    }
+
+    /// Plans a subquery of this clause; `columns` is the column count its use needs (0:
+    /// any, for EXISTS). 1241 when the count differs.
+    fn plan_subquery(&mut self, q: &ast::Query, columns: usize) -> Result<PlannedSubquery> {
+        let Some(env) = self.env else {
+            return Err(Error::NotSupported(format!(
+                "a subquery in the {}",
+                self.context
+            )));
+        };
+        let outer = Outer {
+            scope: self.scope,
+            env,
+        };
+        let mut sub = env.planner.plan_subquery(q, &outer)?;
+        if columns > 0 && sub.columns.len() != columns {
+            return Err(Error::OperandColumns(columns));
+        }
+        // In a grouped select list, HAVING or ORDER BY the subquery runs on the grouped
+        // row: the columns it reads are group keys or (like a bare column) any value of
+        // the group.
+        if self.agg.is_some() {
+            for c in &mut sub.correlated {
+                if let Expr::Column(pos) = c {
+                    *c = self.grouped_column(*pos);
+                }
+            }
+        }
+        Ok(sub)
+    }
+
+    /// `[NOT] EXISTS (q)` through [`decorrelate::exists_as_in`]: `(outer…) IN (q')`
+    /// `IS [NOT] TRUE` with q' uncorrelated, so it runs once and is probed as a hash
+    /// set. None (bind as written) when the rule does not apply, when anything in the
+    /// rewritten form fails to bind, or when q' still reads the enclosing query.
+    fn exists_as_semijoin(&mut self, q: &ast::Query, negated: bool) -> Option<Expr> {
+        // In a grouped clause outer values are group values; leave those as written.
+        let env = self.env.filter(|_| self.agg.is_none())?;
+        let mut tables = Vec::new();
+        for (name, alias) in decorrelate::from_tables(q)? {
+            let columns = env.planner.table_columns(&name)?;
+            let shown = alias.or_else(|| object_name_parts(&name).pop())?;
+            tables.push((shown, columns));
+        }
+        let semi = decorrelate::exists_as_in(q, &decorrelate::InnerTables { tables })?;
+        let mut lhs = Vec::with_capacity(semi.outer.len());
+        let mut lhs_types = Vec::with_capacity(semi.outer.len());
+        for o in &semi.outer {
+            let (x, t, c) = self.bind(o).ok()?;
+            lhs.push(x);
+            lhs_types.push((t, c));
+        }
+        let sub = self.plan_subquery(&semi.query, semi.outer.len()).ok()?;
+        if !sub.correlated.is_empty() {
+            return None;
+        }
+        let (colls, hashable) = in_comparison(&lhs_types, &sub.columns);
+        let kind = SubqueryKind::In {
+            lhs,
+            negated: false,
+            colls,
+            hashable,
+        };
+        Some(Expr::IsTruth(
+            Box::new(self.subquery(sub, kind)),
+            true,
+            negated,
+        ))
+    }
+
+    fn subquery(&self, sub: PlannedSubquery, kind: SubqueryKind) -> Expr {
+        Expr::Subquery(Box::new(Subquery {
+            id: sub.id,
+            kind,
+            correlated: sub.correlated,
+        }))
+    }
+
+    /// A FROM column read in a grouped clause: its group key, or any row's value.
+    fn grouped_column(&mut self, pos: usize) -> Expr {
+        let Some(agg) = self.agg.as_deref_mut() else {
+            return Expr::Column(pos);
+        };
+        if let Some(i) = agg
+            .groups
+            .iter()
+            .position(|g| matches!(g.1, Expr::Column(p) if p == pos))
+        {
+            return Expr::Column(i);
+        }
+        let (_, col) = self.scope.column(pos);
+        let (ty, coll) = (
+            SType::of_column(&col.data_type, col.collation),
+            col.collation,
+        );
+        agg.any_value(pos, ty, coll)
+    }
+
+    fn bind_name(&mut self, parts: &[String]) -> Result<(Expr, SType, Collation)> {
+        if let [name] = parts {
+            if let Some(rest) = name.strip_prefix("@@") {
+                return Ok(system_variable(rest, None));
+            }
+            if let Some(rest) = name.strip_prefix('@') {
+                return Ok((
+                    Expr::UserVariable(rest.to_ascii_lowercase()),
+                    SType::Text,
+                    Collation::GeneralCi,
+                ));
+            }
+            if let Some((_, e, t)) = self.aliases.iter().find(|a| a.0.eq_ignore_ascii_case(name)) {
+                if self.windows.is_none() && crate::window::has_marker(e) {
+                    // A windowed select item's value exists only after HAVING.
+                    return Err(Error::WindowInvalidAliasUse(name.clone()));
+                }
+                if self.scope.resolve(parts, self.context).is_err() || self.agg.is_some() {
+                    return Ok((e.clone(), *t, Collation::GeneralCi));
+                }
+            }
+        }
+        if let [scope, name] = parts {
+            if let Some(s) = scope.strip_prefix("@@") {
+                return Ok(system_variable(name, Some(s)));
+            }
+        }
+        let pos = match self.scope.resolve(parts, self.context) {
+            Ok(pos) => pos,
+            Err(e @ Error::UnknownColumn { .. }) => {
+                if let [name] = parts {
+                    if let Some(b) = self.bind_date_keyword(name) {
+                        return Ok(b);
+                    }
+                }
+                // Not a column of this query: a column of an enclosing one (correlation).
+                let Some(env) = self.env else { return Err(e) };
+                return match env.resolve_outer(parts, self.context)? {
+                    Some(outer) => {
+                        let (ty, coll) = env.outer_column_type(parts, self.context);
+                        Ok((outer, ty, coll))
+                    }
+                    None => Err(e),
+                };
+            }
+            Err(e) => return Err(e),
+        };
+        let (_, col) = self.scope.column(pos);
+        let (ty, coll) = (
+            SType::of_column(&col.data_type, col.collation),
+            col.collation,
+        );
+        if let Some(agg) = self.agg.as_deref_mut() {
+            return Ok((agg.any_value(pos, ty, coll), ty, coll));
+        }
+        Ok((Expr::Column(pos), ty, coll))
+    }
+
+    fn bind_binary(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+    ) -> Result<(Expr, SType, Collation)> {
+        use ast::BinaryOperator as B;
+        if let Some(b) = self.bind_interval_arith(left, op, right)? {
+            return Ok(b);
+        }
+        let (l, lt, lc) = self.bind(left)?;
+        let (r, rt, rc) = self.bind(right)?;
+        if matches!(lt, SType::Time(_)) || matches!(rt, SType::Time(_)) {
+            // TIME values are held as text, which neither compares nor adds as a TIME.
+            return Err(Error::NotSupported(format!("operator {op} on TIME values")));
+        }
+        let cmp = |op| {
+            let coll = pick_coll(&[(&l, lc), (&r, rc)], self.scope);
+            (
+                Expr::Cmp(op, Box::new(l.clone()), Box::new(r.clone()), coll),
+                SType::Int,
+                coll,
+            )
+        };
+        let ar = |op| {
+            let t = arith_type(op, lt, rt);
+            (
+                Expr::Arith(op, Box::new(l.clone()), Box::new(r.clone())),
+                t,
+                Collation::GeneralCi,
+            )
+        };
+        Ok(match op {
+            B::Eq => cmp(CmpOp::Eq),
+            B::NotEq => cmp(CmpOp::Ne),
+            B::Lt => cmp(CmpOp::Lt),
+            B::LtEq => cmp(CmpOp::Le),
+            B::Gt => cmp(CmpOp::Gt),
+            B::GtEq => cmp(CmpOp::Ge),
+            B::Spaceship => cmp(CmpOp::NullSafeEq),
+            B::Plus => ar(ArithOp::Add),
+            B::Minus => ar(ArithOp::Sub),
+            B::Multiply => ar(ArithOp::Mul),
+            B::Divide => ar(ArithOp::Div),
+            B::Modulo => ar(ArithOp::Mod),
+            B::MyIntegerDivide => ar(ArithOp::IntDiv),
+            B::And => (
+                Expr::And(Box::new(l), Box::new(r)),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            B::Or => (
+                Expr::Or(Box::new(l), Box::new(r)),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            B::Xor => (
+                Expr::Xor(Box::new(l), Box::new(r)),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            B::BitwiseAnd => (
+                Expr::BitOp('&', Box::new(l), Box::new(r)),
+                SType::UInt,
+                Collation::GeneralCi,
+            ),
+            B::BitwiseOr => (
+                Expr::BitOp('|', Box::new(l), Box::new(r)),
+                SType::UInt,
+                Collation::GeneralCi,
+            ),
+            B::BitwiseXor => (
+                Expr::BitOp('^', Box::new(l), Box::new(r)),
+                SType::UInt,
+                Collation::GeneralCi,
+            ),
+            B::PGBitwiseShiftLeft => (
+                Expr::BitOp('<', Box::new(l), Box::new(r)),
+                SType::UInt,
+                Collation::GeneralCi,
+            ),
+            B::PGBitwiseShiftRight => (
+                Expr::BitOp('>', Box::new(l), Box::new(r)),
+                SType::UInt,
+                Collation::GeneralCi,
+            ),
+            other => return Err(Error::NotSupported(format!("operator {other}"))),
+        })
+    }
+
+    fn bind_function(&mut self, f: &ast::Function) -> Result<(Expr, SType, Collation)> {
+        let name = object_name_parts(&f.name).join(".");
+        if f.over.is_some() {
+            return crate::window::bind::bind_call(self, f, &name);
+        }
+        let mut clauses: &[ast::FunctionArgumentClause] = &[];
+        let (args, distinct, star) = match &f.args {
+            ast::FunctionArguments::None => (vec![], false, false),
+            ast::FunctionArguments::List(list) => {
+                let distinct = matches!(
+                    list.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                );
+                let mut args = vec![];
+                let mut star = false;
+                for a in &list.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                            args.push(e.clone())
+                        }
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        other => return Err(Error::NotSupported(format!("argument {other}"))),
+                    }
+                }
+                clauses = &list.clauses;
+                (args, distinct, star)
+            }
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(Error::NotSupported("subqueries".into()))
+            }
+        };
+        if name.eq_ignore_ascii_case("grouping") {
+            return self.bind_grouping(&args, distinct || star || !clauses.is_empty());
+        }
+        if is_aggregate_name(&name) {
+            return self.bind_aggregate(&name, &args, distinct, star, clauses);
+        }
+        if !clauses.is_empty() || distinct {
+            // ORDER BY, SEPARATOR and DISTINCT belong to aggregates only.
+            return Err(Error::Syntax(f.to_string()));
+        }
+        if name.eq_ignore_ascii_case("any_value") {
+            // Not an aggregate: it only exempts its argument from ONLY_FULL_GROUP_BY,
+            // which Strata does not enforce; a bare column already reads any row.
+            let [a] = args.as_slice() else {
+                return Err(Error::WrongParamCount(name));
+            };
+            return self.bind(a);
+        }
+        if let Some(b) = self.bind_date_function(f, &name, &args)? {
+            return Ok(b);
+        }
+        if let Some(b) = self.bind_char(f, &args)? {
+            return Ok(b);
+        }
+        if name.eq_ignore_ascii_case("values") {
+            return Err(Error::NotSupported(
+                "VALUES() outside ON DUPLICATE KEY UPDATE".into(),
+            ));
+        }
+        let Some((func, min, max)) = functions::lookup(&name) else {
+            return Err(Error::UnknownFunction(name));
+        };
+        if args.len() < min || args.len() > max {
+            return Err(Error::WrongParamCount(name));
+        }
+        let mut bound = Vec::with_capacity(args.len());
+        let mut types = Vec::new();
+        let mut colls = Vec::new();
+        for a in &args {
+            let (e, t, c) = self.bind(a)?;
+            bound.push(e);
+            types.push(t);
+            colls.push(c);
+        }
+        let ty = match func {
+            Func::Database
+            | Func::Version
+            | Func::User
+            | Func::Concat
+            | Func::ConcatWs
+            | Func::Substring
+            | Func::Lower
+            | Func::Upper
+            | Func::Trim
+            | Func::Left
+            | Func::Right
+            | Func::Repeat
+            | Func::Replace
+            | Func::Hex
+            | Func::InetNtoa
+            | Func::CastChar => SType::Text,
+            Func::LastInsertId | Func::ConnectionId | Func::InetAton | Func::FoundRows => {
+                SType::UInt
+            }
+            Func::Length
+            | Func::CharLength
+            | Func::UnixTimestamp
+            | Func::RowCount
+            | Func::CastSigned => SType::Int,
+            Func::Now | Func::FromUnixtime | Func::CastDateTime => SType::DateTime,
+            Func::CurDate | Func::CastDate => SType::Date,
+            Func::If => unify(types[1], types[2]),
+            Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => {
+                types.iter().fold(SType::Null, |a, b| unify(a, *b))
+            }
+            Func::NullIf | Func::Abs => types[0],
+            Func::Floor | Func::Ceil => match types[0] {
+                SType::Decimal(_) => SType::Int,
+                t => t,
+            },
+            Func::Round | Func::Truncate => round_type(types[0], bound.get(1)),
+            Func::Mod => arith_type(ArithOp::Mod, types[0], types[1]),
+            _ => SType::Text,
+        };
+        let coll = colls.first().copied().unwrap_or(Collation::GeneralCi);
+        let e = Expr::Func(func, bound);
+        let e = match func {
+            Func::If | Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => {
+                show_scale(e, ty)
+            }
+            _ => e,
+        };
+        Ok((e, ty, coll))
+    }
+
+    fn bind_aggregate(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        distinct: bool,
+        star: bool,
+        clauses: &[ast::FunctionArgumentClause],
+    ) -> Result<(Expr, SType, Collation)> {
+        let context = self.context;
+        let scope = self.scope;
+        let env = self.env;
+        let lname = name.to_ascii_lowercase();
+        let Some((func, min, max, takes_distinct)) = aggregate_shape(&lname) else {
+            return Err(Error::Syntax(format!("{name}(")));
+        };
+        // What MySQL's grammar refuses: `SUM(*)`, `SUM(a, b)`, `STD(DISTINCT a)`,
+        // `SUM(a ORDER BY b)` (all 1064); COUNT takes a list only after DISTINCT.
+        let max = if func == AggFunc::Count && distinct {
+            usize::MAX
+        } else {
+            max
+        };
+        let shape_ok = if star {
+            func == AggFunc::Count && !distinct && args.is_empty()
+        } else {
+            (min..=max).contains(&args.len()) && (takes_distinct || !distinct)
+        };
+        let clauses_ok = clauses.iter().all(|c| {
+            func == AggFunc::GroupConcat
+                && matches!(
+                    c,
+                    ast::FunctionArgumentClause::OrderBy(_)
+                        | ast::FunctionArgumentClause::Separator(_)
+                )
+        });
+        if !shape_ok || !clauses_ok {
+            return Err(Error::Syntax(format!("{name}(")));
+        }
+        if self.agg.is_none() {
+            return Err(Error::InvalidGroupUse);
+        }
+        let mut inner = Binder {
+            scope,
+            context,
+            agg: None,
+            aliases: &[],
+            env,
+            windows: None,
+        };
+        let mut bound = Vec::with_capacity(args.len());
+        let (mut local, mut outer) = (false, false);
+        for a in args {
+            if contains_aggregate(a) {
+                return Err(Error::InvalidGroupUse);
+            }
+            let (e, t, c) = inner.bind(a)?;
+            e.walk(&mut |x| match x {
+                Expr::Column(_) => local = true,
+                Expr::OuterRef(_) => outer = true,
+                _ => {}
+            });
+            bound.push((e, t, c));
+        }
+        // An aggregate of only an enclosing query's columns aggregates in that query
+        // (MySQL); not done here, so refused rather than computed per subquery row.
+        if outer && !local {
+            return Err(Error::NotSupported(
+                "an aggregate of only outer-query columns in a subquery".into(),
+            ));
+        }
+        let mut spec = if star {
+            AggSpec::new(
+                AggFunc::CountStar,
+                None,
+                false,
+                SType::Int,
+                Collation::GeneralCi,
+            )
+        } else {
+            let mut it = bound.into_iter();
+            let Some((e, t, c)) = it.next() else {
+                return Err(Error::Syntax(format!("{name}(")));
+            };
+            let mut spec = AggSpec::new(func, Some(e), distinct, t, c);
+            spec.more_args = it.collect();
+            spec
+        };
+        if matches!(func, AggFunc::Min | AggFunc::Max) && matches!(spec.arg_type, SType::Time(_)) {
+            // TIME values are text inside Strata: their text order is not MySQL's.
+            return Err(Error::NotSupported(format!("{name}() of a TIME value")));
+        }
+        match func {
+            AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor
+                if spec.arg_type == SType::Binary =>
+            {
+                // MySQL 8 works bytewise on binary strings and returns a binary string.
+                return Err(Error::NotSupported(format!("{name}() of a binary string")));
+            }
+            AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => {
+                let mut types =
+                    std::iter::once(spec.arg_type).chain(spec.more_args.iter().map(|m| m.1));
+                if let Some(t) = types.find(|t| {
+                    matches!(
+                        t,
+                        SType::Binary | SType::Date | SType::DateTime | SType::Double
+                    )
+                }) {
+                    // MySQL's JSON forms of these (base64 opaque values, dates with six
+                    // fractional digits, doubles in JSON's own notation) are not
+                    // written yet.
+                    return Err(Error::NotSupported(format!("{name}() of a {t:?} value")));
+                }
+            }
+            _ => {}
+        }
+        for c in clauses {
+            match c {
+                ast::FunctionArgumentClause::OrderBy(items) => {
+                    for item in items {
+                        if let ast::Expr::Value(v) = &item.expr {
+                            if matches!(literal(&v.value), Ok(Value::Int(_))) {
+                                // A position names an argument in MySQL.
+                                return Err(Error::NotSupported(
+                                    "a position in GROUP_CONCAT's ORDER BY".into(),
+                                ));
+                            }
+                        }
+                        if contains_aggregate(&item.expr) {
+                            return Err(Error::InvalidGroupUse);
+                        }
+                        let (e, _, c) = inner.bind(&item.expr)?;
+                        let desc = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
+                        spec.order.push((e, desc, c));
+                    }
+                }
+                ast::FunctionArgumentClause::Separator(v) => match literal(&v.value)? {
+                    Value::Bytes(b) => spec.separator = b,
+                    _ => return Err(Error::Syntax(format!("SEPARATOR {v}"))),
+                },
+                _ => return Err(Error::Syntax(format!("{name}("))),
+            }
+        }
+        let ty = aggregate_type(spec.func, spec.arg_type, &spec.more_args);
+        let coll = match ty {
+            SType::Binary => Collation::Binary,
+            _ => spec.coll,
+        };
+        let Some(agg) = self.agg.as_deref_mut() else {
+            return Err(Error::InvalidGroupUse);
+        };
+        let i = agg.aggs.len();
+        agg.aggs.push(spec);
+        Ok((Expr::Column(agg.groups.len() + i), ty, coll))
+    }
+
+    /// GROUPING(a, …) of a WITH ROLLUP query: each argument must be one of the GROUP BY
+    /// expressions (3602 otherwise); outside ROLLUP it is 1111, as in MySQL.
+    fn bind_grouping(&mut self, args: &[ast::Expr], odd: bool) -> Result<(Expr, SType, Collation)> {
+        if odd || args.is_empty() {
+            return Err(Error::Syntax("GROUPING(".into()));
+        }
+        let scope = self.scope;
+        let env = self.env;
+        let context = self.context;
+        let Some(agg) = self.agg.as_deref_mut() else {
+            return Err(Error::InvalidGroupUse);
+        };
+        if !agg.rollup {
+            return Err(Error::InvalidGroupUse);
+        }
+        let mut positions = Vec::with_capacity(args.len());
+        for (n, a) in args.iter().enumerate() {
+            let text = a.to_string();
+            let mut pos = agg
+                .groups
+                .iter()
+                .position(|g| g.0.eq_ignore_ascii_case(&text));
+            if pos.is_none() && !contains_aggregate(a) {
+                let mut inner = Binder {
+                    scope,
+                    context,
+                    agg: None,
+                    aliases: &[],
+                    env,
+                    windows: None,
+                };
+                if let Ok((e, _, _)) = inner.bind(a) {
+                    pos = agg.groups.iter().position(|g| same_column(&g.1, &e));
+                }
+            }
+            let Some(p) = pos else {
+                return Err(Error::GroupingArgNotGrouped(n + 1));
+            };
+            positions.push((Expr::Column(p), SType::Int, Collation::GeneralCi));
+        }
+        let mut spec = AggSpec::new(
+            AggFunc::Grouping,
+            None,
+            false,
+            SType::Int,
+            Collation::GeneralCi,
+        );
+        spec.more_args = positions;
+        let i = agg.aggs.len();
+        agg.aggs.push(spec);
+        Ok((
+            Expr::Column(agg.groups.len() + i),
+            SType::Int,
+            Collation::GeneralCi,
+        ))
+    }
+}
+
+fn system_variable(name: &str, scope: Option<&str>) -> (Expr, SType, Collation) {
+    let global = scope.is_some_and(|s| s.eq_ignore_ascii_case("global"));
+    (
+        Expr::SystemVariable {
+            name: name.to_ascii_lowercase(),
+            global,
+        },
+        SType::Text,
+        Collation::GeneralCi,
+    )
+}
+
+/// The collation of a comparison: a column's wins over a literal's.
+fn pick_coll(parts: &[(&Expr, Collation)], scope: &Scope) -> Collation {
+    // A binary string on either side makes the comparison binary (`x = BINARY 'a'`,
+    // `x LIKE BINARY 'a%'`), as in MySQL.
+    if parts.iter().any(|(_, c)| *c == Collation::Binary) {
+        return Collation::Binary;
+    }
+    for (e, c) in parts {
+        if let Expr::Column(_) = e {
+            let _ = scope;
+            return *c;
+        }
+    }
+    for (_, c) in parts {
+        if *c != Collation::GeneralCi {
+            return *c;
+        }
+    }
+    Collation::GeneralCi
+}
+
+/// The collation of each column comparison of `lhs IN (subquery)`, and whether equal
+/// values have equal group-key bytes on every column (numbers with numbers, strings with
+/// strings, dates with dates), which lets the subquery's rows be probed as a hash set.
+fn in_comparison(lhs: &[(SType, Collation)], columns: &[ColumnMeta]) -> (Vec<Collation>, bool) {
+    let class = |t: SType| match t {
+        SType::Int | SType::UInt | SType::Double | SType::Decimal(_) => 0,
+        SType::Text | SType::Binary => 1,
+        SType::Date | SType::DateTime => 2,
+        SType::Null => 3,
+        SType::Time(_) => 4,
+    };
+    let mut hashable = true;
+    let mut colls = Vec::with_capacity(lhs.len());
+    for ((t, c), m) in lhs.iter().zip(columns) {
+        let right = SType::of_meta(m);
+        let right_coll = if m.charset == 63 {
+            Collation::Binary
+        } else {
+            Collation::GeneralCi
+        };
+        // The operand's collation wins over the subquery column's, as a column's over a
+        // literal's; a binary string on either side compares bytes.
+        let coll = if *c == Collation::Binary || right_coll == Collation::Binary {
+            Collation::Binary
+        } else {
+            *c
+        };
+        if class(*t) != class(right) || class(*t) == 3 {
+            hashable = false;
+        }
+        colls.push(coll);
+    }
+    (colls, hashable)
+}
+
+pub fn unify(a: SType, b: SType) -> SType {
+    use SType::*;
+    match (a, b) {
+        (Null, x) | (x, Null) => x,
+        (x, y) if x == y => x,
+        (Int, UInt) | (UInt, Int) => Int,
+        (Decimal(x), Decimal(y)) => Decimal(x.max(y)),
+        (Decimal(s), Int | UInt) | (Int | UInt, Decimal(s)) => Decimal(s),
+        (Double, Int | UInt | Decimal(_)) | (Int | UInt | Decimal(_), Double) => Double,
+        (Binary, _) | (_, Binary) => Binary,
+        _ => Text,
+    }
+}
+
+/// The static type of `a op b`, as MySQL resolves it; the declared scale of a DECIMAL
+/// result is the `shown` scale `strata_types::Decimal` gives its values, so the two
+/// rules must agree: `+`, `-` and `%` take the larger scale, `*` the sum, `/` the
+/// dividend's plus 4 (all at most 30). `/` of two exact operands is DECIMAL; `DIV` is
+/// BIGINT, UNSIGNED when either operand is; `%` of integers is UNSIGNED when its
+/// dividend is, the others when either operand is. Strings and dates count as DOUBLE.
+fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
+    use SType::*;
+    const MAX_SCALE: u8 = strata_types::decimal::MAX_SCALE;
+    let num = |t| match t {
+        Text | Binary | DateTime | Date | Time(_) => Double,
+        x => x,
+    };
+    let (a, b) = (num(a), num(b));
+    match op {
+        ArithOp::Div => match (a, b) {
+            (Double, _) | (_, Double) => Double,
+            (Decimal(s), _) => Decimal((s + strata_types::decimal::DIV_INCREMENT).min(MAX_SCALE)),
+            _ => Decimal(strata_types::decimal::DIV_INCREMENT),
+        },
+        ArithOp::IntDiv => match (a, b) {
+            (UInt, _) | (_, UInt) => UInt,
+            _ => Int,
+        },
+        _ => match (a, b) {
+            (Null, _) | (_, Null) => Null,
+            (Double, _) | (_, Double) => Double,
+            (Decimal(x), Decimal(y)) if op == ArithOp::Mul => Decimal((x + y).min(MAX_SCALE)),
+            (Decimal(x), Decimal(y)) => Decimal(x.max(y)),
+            (Decimal(s), _) | (_, Decimal(s)) if op == ArithOp::Mul => Decimal(s.min(MAX_SCALE)),
+            (Decimal(s), _) | (_, Decimal(s)) => Decimal(s),
+            (UInt, _) => UInt,
+            (_, UInt) if op != ArithOp::Mod => UInt,
+            _ => Int,
+        },
+    }
+}
+
+/// The static type of ROUND(x[, d]): a DECIMAL rounds to `d` digits when `d` is a
+/// constant (0 when negative, at most 30), else keeps x's scale; other types keep
+/// their type.
+fn round_type(arg: SType, digits: Option<&Expr>) -> SType {
+    match (arg, digits) {
+        (SType::Decimal(_), None) => SType::Decimal(0),
+        (SType::Decimal(_), Some(Expr::Literal(v))) => SType::Decimal(
+            v.to_i64()
+                .unwrap_or(0)
+                .clamp(0, strata_types::decimal::MAX_SCALE as i64) as u8,
+        ),
+        (t, _) => t,
+    }
+}
+
+/// A decimal-typed IF/IFNULL/COALESCE/GREATEST/LEAST/CASE, wrapped so its values are
+/// DECIMALs shown at the declared scale (see `Func::ShowScale`).
+fn show_scale(e: Expr, ty: SType) -> Expr {
+    match ty {
+        SType::Decimal(s) => Expr::Func(Func::ShowScale(s), vec![e]),
+        _ => e,
+    }
+}
+
+fn cast_target(dt: &ast::DataType) -> Result<(Func, SType)> {
+    use ast::DataType as D;
+    Ok(match dt {
+        D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => {
+            (Func::CastSigned, SType::Int)
+        }
+        D::Unsigned | D::UnsignedInteger => (Func::CastUnsigned, SType::UInt),
+        D::Char(_) | D::Varchar(_) | D::Text | D::Nvarchar(_) => (Func::CastChar, SType::Text),
+        D::Binary(_) | D::Varbinary(_) | D::Blob(_) => (Func::CastBinary, SType::Binary),
+        D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => {
+            (Func::CastDouble, SType::Double)
+        }
+        D::Decimal(info) | D::Numeric(info) => {
+            let (p, s) = match info {
+                ast::ExactNumberInfo::None => (10, 0),
+                ast::ExactNumberInfo::Precision(p) => (*p as u8, 0),
+                ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p as u8, *s as u8),
+            };
+            (Func::CastDecimal(p, s), SType::Decimal(s))
+        }
+        D::Datetime(_) | D::Timestamp(..) => (Func::CastDateTime, SType::DateTime),
+        D::Date => (Func::CastDate, SType::Date),
+        other => return Err(Error::NotSupported(format!("CAST AS {other}"))),
+    })
+}
+
+/// A literal's value.
+pub fn literal(v: &ast::Value) -> Result<Value> {
+    use ast::Value as V;
+    Ok(match v {
+        V::Number(n, _) => number_value(n).ok_or_else(|| Error::Syntax(n.clone()))?,
+        V::SingleQuotedString(s) | V::DoubleQuotedString(s) => {
+            Value::Bytes(strata_types::sqltext::literal_bytes(s.as_bytes()))
+        }
+        V::HexStringLiteral(h) => {
+            let h = if h.len() % 2 == 1 {
+                format!("0{h}")
+            } else {
+                h.clone()
+            };
+            let mut out = Vec::with_capacity(h.len() / 2);
+            for i in (0..h.len()).step_by(2) {
+                out.push(
+                    u8::from_str_radix(&h[i..i + 2], 16).map_err(|_| Error::Syntax(h.clone()))?,
+                );
+            }
+            Value::Bytes(out)
+        }
+        V::SingleQuotedByteStringLiteral(b) | V::DoubleQuotedByteStringLiteral(b) => {
+            Value::UInt(u64::from_str_radix(b, 2).map_err(|_| Error::Syntax(b.clone()))?)
+        }
+        V::Boolean(b) => Value::Int(*b as i64),
+        V::Null => Value::Null,
+        V::Placeholder(p) => return Err(Error::Syntax(p.clone())),
+        V::NationalStringLiteral(s) => Value::str(s),
+        V::EscapedStringLiteral(s) => Value::Bytes(unescape(s.as_bytes(), b'\'')),
+        other => return Err(Error::NotSupported(format!("literal {other}"))),
+    })
+}
+
+/// The placeholder number of `?N` (0-based), if the expression is one.
+pub fn placeholder_index(v: &ast::Value) -> Option<usize> {
+    match v {
+        ast::Value::Placeholder(p) => p
+            .strip_prefix('?')
+            .and_then(|n| n.parse::<usize>().ok())
+            .map(|n| n - 1),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::arith;
+    use strata_types::Decimal;
+
+    /// The declared scale `arith_type` gives a DECIMAL result is the scale its values
+    /// show: the two rules are written twice and must agree.
+    #[test]
+    fn static_scale_matches_the_values() {
+        let operands = [
+            (Value::Int(59), SType::Int),
+            (Value::UInt(14), SType::UInt),
+            (Value::Decimal(Decimal::new(-190, 2)), SType::Decimal(2)),
+            (Value::Decimal(Decimal::new(7, 1)), SType::Decimal(1)),
+            (
+                Value::Decimal(Decimal::new(123456789012345678, 18)),
+                SType::Decimal(18),
+            ),
+        ];
+        let ops = [
+            ArithOp::Add,
+            ArithOp::Sub,
+            ArithOp::Mul,
+            ArithOp::Div,
+            ArithOp::IntDiv,
+            ArithOp::Mod,
+        ];
+        for (a, at) in &operands {
+            for (b, bt) in &operands {
+                for op in ops {
+                    // An unsigned result below zero is error 1690, as in MySQL.
+                    let Ok(v) = arith(op, a, b) else { continue };
+                    let t = arith_type(op, *at, *bt);
+                    match v {
+                        Value::Decimal(d) => {
+                            assert_eq!(t, SType::Decimal(d.shown), "{a:?} {op:?} {b:?}")
+                        }
+                        Value::Int(_) => assert_eq!(t, SType::Int, "{a:?} {op:?} {b:?}"),
+                        Value::UInt(_) => assert_eq!(t, SType::UInt, "{a:?} {op:?} {b:?}"),
+                        other => panic!("{a:?} {op:?} {b:?} gave {other:?}"),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn round_declares_its_digits() {
+        let lit = |i| Expr::Literal(Value::Int(i));
+        assert_eq!(
+            round_type(SType::Decimal(4), Some(&lit(6))),
+            SType::Decimal(6)
+        );
+        assert_eq!(
+            round_type(SType::Decimal(4), Some(&lit(-2))),
+            SType::Decimal(0)
+        );
+        assert_eq!(round_type(SType::Decimal(4), None), SType::Decimal(0));
+        assert_eq!(
+            round_type(SType::Decimal(4), Some(&Expr::Column(0))),
+            SType::Decimal(4)
+        );
+        assert_eq!(round_type(SType::Double, Some(&lit(2))), SType::Double);
+    }
+}
+
+#[cfg(test)]
+mod correlation_tests {
+    //! The binder's scope chain and aggregate detection, without a catalog: tables are
+    //! derived-table definitions, and a stand-in planner binds a subquery's WHERE.
+    use super::*;
+    use crate::bind::derived::DerivedTable;
+    use crate::catalog::rowsource::ReadOnlyTable;
+    use std::cell::RefCell;
+
+    fn table(name: &str, cols: &[&str]) -> Arc<dyn Table> {
+        let metas: Vec<ColumnMeta> = cols
+            .iter()
+            .map(|c| ColumnMeta::computed(c, FieldType::LongLong))
+            .collect();
+        Arc::new(ReadOnlyTable(DerivedTable::new(name, &metas, &[]).unwrap()))
+    }
+
+    fn expr(sql: &str) -> ast::Expr {
+        crate::parse::test_expr(sql)
+    }
+
+    /// Binds a subquery's WHERE clause against a scope of table `u (tid, y)`.
+    struct WherePlanner;
+
+    impl SubqueryPlanner for WherePlanner {
+        fn plan_subquery(&self, q: &ast::Query, outer: &Outer) -> Result<PlannedSubquery> {
+            let mut scope = Scope::default();
+            scope.push("u".into(), "d".into(), table("u", &["tid", "y"]));
+            let env = BindEnv {
+                planner: self,
+                parent: Some(outer),
+                correlated: RefCell::new(vec![]),
+            };
+            let ast::SetExpr::Select(s) = q.body.as_ref() else {
+                panic!("a block")
+            };
+            if let Some(w) = &s.selection {
+                Binder::in_env(&scope, "where clause", &env).bind(w)?;
+            }
+            Ok(PlannedSubquery {
+                id: 7,
+                columns: vec![ColumnMeta::computed("tid", FieldType::LongLong)],
+                correlated: env.correlated.into_inner(),
+            })
+        }
+
+        fn table_columns(&self, name: &ast::ObjectName) -> Option<Vec<String>> {
+            (name.to_string() == "u").then(|| vec!["tid".into(), "y".into()])
+        }
+    }
+
+    fn bind_where_of_t(sql: &str) -> Expr {
+        let mut scope = Scope::default();
+        scope.push("t".into(), "d".into(), table("t", &["id", "x"]));
+        let env = BindEnv {
+            planner: &WherePlanner,
+            parent: None,
+            correlated: RefCell::new(vec![]),
+        };
+        let e = expr(sql);
+        let (bound, _, _) = Binder::in_env(&scope, "where clause", &env)
+            .bind(&e)
+            .expect("binds");
+        bound
+    }
+
+    #[test]
+    fn an_equality_correlated_exists_binds_as_an_uncorrelated_in_is_true() {
+        let bound = bind_where_of_t("EXISTS (SELECT 1 FROM u WHERE u.tid = t.id AND y > 1)");
+        let Expr::IsTruth(inner, true, false) = &bound else {
+            panic!("not IS TRUE: {bound:?}")
+        };
+        let Expr::Subquery(s) = inner.as_ref() else {
+            panic!("{inner:?}")
+        };
+        assert!(s.correlated.is_empty(), "the subquery reads no outer value");
+        let SubqueryKind::In { lhs, negated, .. } = &s.kind else {
+            panic!("{:?}", s.kind)
+        };
+        assert!(!negated);
+        assert!(matches!(lhs.as_slice(), [Expr::Column(0)]), "{lhs:?}");
+        // NOT EXISTS is IS NOT TRUE of the same IN, never NULL.
+        let bound = bind_where_of_t("NOT EXISTS (SELECT 1 FROM u WHERE t.x = tid)");
+        assert!(
+            matches!(&bound, Expr::IsTruth(_, true, true))
+                || matches!(&bound, Expr::Not(x) if matches!(x.as_ref(), Expr::IsTruth(_, true, false))),
+            "{bound:?}"
+        );
+    }
+
+    #[test]
+    fn an_exists_correlated_otherwise_stays_a_correlated_exists() {
+        let bound = bind_where_of_t("EXISTS (SELECT 1 FROM u WHERE u.tid > t.id)");
+        let Expr::Subquery(s) = &bound else {
+            panic!("{bound:?}")
+        };
+        assert!(matches!(s.kind, SubqueryKind::Exists { negated: false }));
+        assert_eq!(s.correlated.len(), 1);
+    }
+
+    #[test]
+    fn an_outer_column_becomes_a_correlated_value_of_the_subquery() {
+        let mut scope = Scope::default();
+        scope.push("t".into(), "d".into(), table("t", &["id", "x"]));
+        let env = BindEnv {
+            planner: &WherePlanner,
+            parent: None,
+            correlated: RefCell::new(vec![]),
+        };
+        let e = expr("x IN (SELECT tid FROM u WHERE u.y = t.id AND u.tid <> x AND y > t.id)");
+        let (bound, _, _) = Binder::in_env(&scope, "where clause", &env)
+            .bind(&e)
+            .unwrap();
+        let Expr::Subquery(s) = bound else {
+            panic!("{bound:?}")
+        };
+        assert_eq!(s.id, 7);
+        // t.id and x, each once, in the outer query's layout (t.id is position 0).
+        assert!(matches!(
+            s.correlated.as_slice(),
+            [Expr::Column(0), Expr::Column(1)]
+        ));
+        let SubqueryKind::In { lhs, hashable, .. } = &s.kind else {
+            panic!("{:?}", s.kind)
+        };
+        assert!(matches!(lhs.as_slice(), [Expr::Column(1)]));
+        assert!(hashable);
+        // The outer query itself reads no enclosing query.
+        assert!(env.correlated.borrow().is_empty());
+    }
+
+    #[test]
+    fn a_name_in_neither_scope_is_unknown_and_no_planner_means_1235() {
+        let mut scope = Scope::default();
+        scope.push("t".into(), "d".into(), table("t", &["id"]));
+        let env = BindEnv {
+            planner: &WherePlanner,
+            parent: None,
+            correlated: RefCell::new(vec![]),
+        };
+        let e = expr("EXISTS (SELECT 1 FROM u WHERE u.y = nowhere)");
+        let err = Binder::in_env(&scope, "where clause", &env)
+            .bind(&e)
+            .unwrap_err();
+        assert_eq!(err.code(), 1054);
+        let err = Binder::new(&scope, "field list").bind(&e).unwrap_err();
+        assert_eq!(err.code(), 1235);
+    }
+
+    #[test]
+    fn aggregates_are_found_on_the_tree_not_in_text() {
+        assert!(!contains_aggregate(&expr("'count('")));
+        assert!(!contains_aggregate(&expr("CONCAT('max(', x)")));
+        assert!(contains_aggregate(&expr("1 + COUNT(*)")));
+        assert!(contains_aggregate(&expr("CASE WHEN x THEN max(y) END")));
+        // A windowed call is not a grouping aggregate; an aggregate inside one is.
+        assert!(!contains_aggregate(&expr("SUM(x) OVER ()")));
+        assert!(contains_aggregate(&expr("SUM(SUM(x)) OVER ()")));
+        // A subquery's aggregates are its own.
+        assert!(!contains_aggregate(&expr("(SELECT COUNT(*) FROM u)")));
+        assert!(contains_aggregate(&expr("(SELECT 1) + MIN(x)")));
+    }
+}
+
+#[cfg(test)]
+mod aggregate_tests {
+    //! Binding aggregate calls: the shapes MySQL's grammar takes, the specs collected,
+    //! result types, GROUPING() against the GROUP BY list.
+    use super::*;
+    use crate::bind::derived::DerivedTable;
+    use crate::catalog::rowsource::ReadOnlyTable;
+
+    fn scope() -> Scope {
+        let metas = vec![
+            ColumnMeta::computed("a", FieldType::LongLong),
+            ColumnMeta::computed("s", FieldType::VarString),
+            ColumnMeta::computed("d", FieldType::Double),
+            ColumnMeta {
+                charset: 63,
+                ..ColumnMeta::computed("b", FieldType::VarString)
+            },
+        ];
+        let t: Arc<dyn Table> =
+            Arc::new(ReadOnlyTable(DerivedTable::new("t", &metas, &[]).unwrap()));
+        let mut scope = Scope::default();
+        scope.push("t".into(), "d".into(), t);
+        scope
+    }
+
+    fn expr(sql: &str) -> ast::Expr {
+        crate::parse::test_expr(sql)
+    }
+
+    /// Binds `sql` as a grouped select item; returns the result type and the specs.
+    fn bind_grouped(sql: &str, agg: &mut Aggregation) -> Result<SType> {
+        let scope = scope();
+        let mut b = Binder {
+            scope: &scope,
+            context: "field list",
+            agg: Some(agg),
+            aliases: &[],
+            env: None,
+            windows: None,
+        };
+        Ok(b.bind(&expr(sql))?.1)
+    }
+
+    fn code(sql: &str) -> u16 {
+        bind_grouped(sql, &mut Aggregation::default())
+            .unwrap_err()
+            .code()
+    }
+
+    #[test]
+    fn the_new_aggregates_have_mysql_result_types() {
+        for (sql, ty) in [
+            ("STD(a)", SType::Double),
+            ("STDDEV_SAMP(a)", SType::Double),
+            ("VAR_POP(s)", SType::Double),
+            ("VARIANCE(d)", SType::Double),
+            ("BIT_AND(a)", SType::UInt),
+            ("BIT_XOR(d)", SType::UInt),
+            ("GROUP_CONCAT(a)", SType::Text),
+            ("JSON_ARRAYAGG(a)", SType::Text),
+            ("COUNT(DISTINCT a, s)", SType::Int),
+            ("COUNT(*)", SType::Int),
+            ("SUM(DISTINCT a)", SType::Decimal(0)),
+        ] {
+            assert_eq!(
+                bind_grouped(sql, &mut Aggregation::default()).unwrap(),
+                ty,
+                "{sql}"
+            );
+        }
+    }
+
+    #[test]
+    fn group_concat_collects_arguments_order_and_separator() {
+        let mut agg = Aggregation::default();
+        bind_grouped(
+            "GROUP_CONCAT(DISTINCT a, s ORDER BY s DESC, a SEPARATOR '; ')",
+            &mut agg,
+        )
+        .unwrap();
+        let spec = &agg.aggs[0];
+        assert_eq!(spec.func, AggFunc::GroupConcat);
+        assert!(spec.distinct);
+        assert!(matches!(spec.arg, Some(Expr::Column(0))));
+        assert!(matches!(
+            spec.more_args.as_slice(),
+            [(Expr::Column(1), SType::Text, _)]
+        ));
+        assert!(matches!(
+            spec.order.as_slice(),
+            [(Expr::Column(1), true, _), (Expr::Column(0), false, _)]
+        ));
+        assert_eq!(spec.separator, b"; ");
+        let mut agg = Aggregation::default();
+        bind_grouped("GROUP_CONCAT(s)", &mut agg).unwrap();
+        assert_eq!(agg.aggs[0].separator, b",");
+    }
+
+    #[test]
+    fn shapes_the_grammar_refuses_are_syntax_errors() {
+        for sql in [
+            "SUM(a, d)",
+            "COUNT(a, s)",
+            "STD(DISTINCT a)",
+            "BIT_OR(DISTINCT a)",
+            "JSON_ARRAYAGG(DISTINCT a)",
+            "JSON_OBJECTAGG(a)",
+            "JSON_ARRAYAGG(a, s)",
+            "SUM(a ORDER BY a)",
+            "COUNT(DISTINCT *)",
+            "SUM(*)",
+            "ABS(a ORDER BY a)",
+        ] {
+            assert_eq!(code(sql), 1064, "{sql}");
+        }
+        // Nested aggregates, and an aggregate where none is allowed.
+        assert_eq!(code("SUM(COUNT(a))"), 1111);
+        let scope = scope();
+        let err = Binder::new(&scope, "where clause")
+            .bind(&expr("STD(a)"))
+            .unwrap_err();
+        assert_eq!(err.code(), 1111);
+    }
+
+    #[test]
+    fn any_value_is_its_argument() {
+        let mut agg = Aggregation::default();
+        let ty = bind_grouped("ANY_VALUE(s)", &mut agg).unwrap();
+        assert_eq!(ty, SType::Text);
+        assert_eq!(agg.aggs[0].func, AggFunc::AnyValue);
+        assert_eq!(code("ANY_VALUE(a, s)"), 1582);
+        let scope = scope();
+        let (e, _, _) = Binder::new(&scope, "field list")
+            .bind(&expr("ANY_VALUE(d)"))
+            .unwrap();
+        assert!(matches!(e, Expr::Column(2)));
+    }
+
+    #[test]
+    fn grouping_names_group_by_expressions_under_rollup_only() {
+        let group = |agg: &mut Aggregation, text: &str, pos: usize| {
+            agg.groups.push((
+                text.into(),
+                Expr::Column(pos),
+                SType::Int,
+                Collation::GeneralCi,
+            ));
+        };
+        let mut agg = Aggregation::default();
+        group(&mut agg, "a", 0);
+        group(&mut agg, "s", 1);
+        assert_eq!(
+            bind_grouped("GROUPING(a)", &mut agg).unwrap_err().code(),
+            1111
+        );
+        agg.rollup = true;
+        assert_eq!(
+            bind_grouped("GROUPING(s, t.a)", &mut agg).unwrap(),
+            SType::Int
+        );
+        let spec = &agg.aggs[0];
+        assert_eq!(spec.func, AggFunc::Grouping);
+        assert!(matches!(
+            spec.more_args.as_slice(),
+            [(Expr::Column(1), _, _), (Expr::Column(0), _, _)]
+        ));
+        let err = bind_grouped("GROUPING(a, d)", &mut agg).unwrap_err();
+        assert_eq!(err.code(), 3602);
+        assert_eq!(
+            err.to_string(),
+            "Argument #2 of GROUPING function is not in GROUP BY"
+        );
+    }
+
+    #[test]
+    fn json_aggregates_of_values_without_a_json_form_yet_are_refused() {
+        assert_eq!(code("JSON_ARRAYAGG(b)"), 1235);
+        assert_eq!(code("JSON_OBJECTAGG(s, d)"), 1235);
+        assert_eq!(code("BIT_AND(b)"), 1235);
+        assert_eq!(
+            bind_grouped("GROUP_CONCAT(s, b)", &mut Aggregation::default()).unwrap(),
+            SType::Binary
+        );
+    }
+}

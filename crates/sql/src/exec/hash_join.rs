@@ -1,0 +1,272 @@
+//! The hash join: an inner table with no usable index is read once per execution into
+//! a join buffer, hashed on the columns an equi-join condition compares with tables
+//! already read, and probed for each outer row, instead of being scanned again for every
+//! outer row. Without such a condition the buffer is one bucket (MySQL's hash join
+//! without keys, a cartesian product from memory).
+//!
+//! The plan holds only which columns are keys ([`HashKey`]); the buffer belongs to the
+//! execution. Keys are the bytes [`group_key`] gives under the comparison's collation,
+//! so values that compare equal meet; a NULL key never matches. Only pairs of columns
+//! whose comparison those bytes follow exactly are hashed (integers and decimals,
+//! strings, temporals); every condition is still checked on the rows a probe yields,
+//! so the hash only narrows what is read. A table too big for [`JOIN_BUFFER_BYTES`] is
+//! read again per outer row as before: slower, never different.
+
+use crate::bind::{SType, Scope, ScopeTable};
+use crate::expr::keys::group_key;
+use crate::expr::{CmpOp, EvalCtx, Expr};
+use std::collections::HashMap;
+use strata_engine::{Flow, Txn};
+use strata_types::{Collation, Error, Result, Value};
+
+/// The most bytes (roughly) one join buffer holds.
+pub const JOIN_BUFFER_BYTES: usize = 256 << 20;
+
+/// One key of a hash join: `probe` (read from the tables before) equals the inner
+/// table's `column` under `coll`.
+#[derive(Clone, Debug)]
+pub struct HashKey {
+    pub probe: Expr,
+    pub column: usize,
+    pub coll: Collation,
+}
+
+/// The hash keys the conditions give for scope table `ti`, with `placed` (bit per scope
+/// table) already read.
+pub fn hash_keys(scope: &Scope, ti: usize, conds: &[&Expr], placed: u64) -> Vec<HashKey> {
+    let t = &scope.tables[ti];
+    let range = t.offset..t.offset + t.def.columns.len();
+    let mut keys: Vec<HashKey> = Vec::new();
+    for c in conds {
+        let Expr::Cmp(CmpOp::Eq, a, b, coll) = c else {
+            continue;
+        };
+        let (inner, probe) = match (a.as_ref(), b.as_ref()) {
+            (Expr::Column(i), Expr::Column(o)) if range.contains(i) && !range.contains(o) => {
+                (*i, *o)
+            }
+            (Expr::Column(o), Expr::Column(i)) if range.contains(i) && !range.contains(o) => {
+                (*i, *o)
+            }
+            _ => continue,
+        };
+        if placed & (1u64 << scope.table_of(probe)) == 0 {
+            continue;
+        }
+        let class = |p: usize| {
+            let (_, col) = scope.column(p);
+            key_class(SType::of_column(&col.data_type, col.collation))
+        };
+        if class(inner).is_none() || class(inner) != class(probe) {
+            continue;
+        }
+        if keys.iter().any(|k| k.column == inner - t.offset) {
+            continue;
+        }
+        keys.push(HashKey {
+            probe: Expr::Column(probe),
+            column: inner - t.offset,
+            coll: *coll,
+        });
+    }
+    keys
+}
+
+/// Types whose equality the group-key bytes follow exactly, by class: values of one
+/// class that compare equal get equal bytes. Doubles are left out (their bytes are
+/// rounded).
+fn key_class(t: SType) -> Option<u8> {
+    match t {
+        SType::Int | SType::UInt | SType::Decimal(_) => Some(1),
+        SType::Text | SType::Binary => Some(2),
+        SType::Date | SType::DateTime => Some(3),
+        _ => None,
+    }
+}
+
+/// An inner table's rows in memory, bucketed by key.
+pub struct JoinBuffer {
+    rows: Vec<Vec<Value>>,
+    /// Key bytes → positions in `rows`; None when the join has no keys.
+    buckets: Option<HashMap<Vec<u8>, Vec<u32>>>,
+}
+
+impl JoinBuffer {
+    /// Reads the table once. None when it holds more than [`JOIN_BUFFER_BYTES`].
+    pub fn build(
+        t: &ScopeTable,
+        keys: &[HashKey],
+        txn: &Txn,
+        cx: &EvalCtx,
+    ) -> Result<Option<JoinBuffer>> {
+        let mut rows: Vec<Vec<Value>> = Vec::new();
+        let mut bytes = 0usize;
+        let mut too_big = false;
+        let mut take = |vals: &[Value]| -> Flow {
+            bytes += 32 + vals.iter().map(value_bytes).sum::<usize>();
+            if bytes > JOIN_BUFFER_BYTES {
+                too_big = true;
+                return Flow::Stop;
+            }
+            rows.push(vals.to_vec());
+            Flow::Continue
+        };
+        match t.slot {
+            Some(slot) => {
+                let Some(runner) = cx.runner else {
+                    return Err(Error::Internal("derived table without an executor".into()));
+                };
+                for r in &runner.slot_rows(slot)?.rows {
+                    if take(r) == Flow::Stop {
+                        break;
+                    }
+                }
+            }
+            None => t.table.scan(txn, &mut |_, vals| Ok(take(vals)))?,
+        }
+        if too_big {
+            return Ok(None);
+        }
+        let buckets = (!keys.is_empty()).then(|| {
+            let mut m: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
+            let mut key = Vec::new();
+            'rows: for (i, r) in rows.iter().enumerate() {
+                key.clear();
+                for k in keys {
+                    let v = &r[k.column];
+                    if v.is_null() {
+                        continue 'rows;
+                    }
+                    group_key(&mut key, v, k.coll);
+                }
+                m.entry(key.clone()).or_default().push(i as u32);
+            }
+            m
+        });
+        Ok(Some(JoinBuffer { rows, buckets }))
+    }
+
+    /// The buffered rows whose keys equal the probe's values in `row`.
+    pub fn lookup(&self, keys: &[HashKey], row: &[Value], cx: &EvalCtx) -> Result<Hits<'_>> {
+        let Some(buckets) = &self.buckets else {
+            return Ok(Hits::All);
+        };
+        let mut key = Vec::new();
+        for k in keys {
+            let v = k.probe.eval(row, cx)?;
+            if v.is_null() {
+                return Ok(Hits::These(&[]));
+            }
+            group_key(&mut key, &v, k.coll);
+        }
+        Ok(Hits::These(buckets.get(&key).map_or(&[], |h| h.as_slice())))
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn row(&self, i: usize) -> &[Value] {
+        &self.rows[i]
+    }
+}
+
+/// What a probe found: every row (no keys), or these positions.
+pub enum Hits<'a> {
+    All,
+    These(&'a [u32]),
+}
+
+impl Hits<'_> {
+    /// The positions found, in buffer order, given the buffer's length.
+    pub fn positions(&self, len: usize) -> Box<dyn Iterator<Item = usize> + '_> {
+        match self {
+            Hits::All => Box::new(0..len),
+            Hits::These(h) => Box::new(h.iter().map(|&i| i as usize)),
+        }
+    }
+}
+
+fn value_bytes(v: &Value) -> usize {
+    match v {
+        Value::Bytes(b) => 24 + b.len(),
+        _ => 24,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Probing reads no session state.
+    struct NoEnv;
+    impl crate::expr::Env for NoEnv {
+        fn system_variable(&self, _: &str, _: bool) -> Result<Value> {
+            Ok(Value::Null)
+        }
+        fn user_variable(&self, _: &str) -> Value {
+            Value::Null
+        }
+        fn last_insert_id(&self) -> u64 {
+            0
+        }
+        fn database(&self) -> Option<String> {
+            None
+        }
+        fn user(&self) -> String {
+            String::new()
+        }
+        fn connection_id(&self) -> u64 {
+            0
+        }
+        fn now(&self) -> strata_types::DateTime {
+            strata_types::DateTime::parse("2000-01-01 00:00:00").unwrap_or_default()
+        }
+    }
+
+    #[test]
+    fn only_exactly_hashable_pairs_are_keys() {
+        assert_eq!(key_class(SType::Int), key_class(SType::Decimal(2)));
+        assert_ne!(key_class(SType::Int), key_class(SType::Text));
+        assert_eq!(key_class(SType::Double), None);
+        assert_eq!(key_class(SType::Date), key_class(SType::DateTime));
+    }
+
+    #[test]
+    fn probe_matches_by_collation_and_never_on_null() {
+        let keys = vec![HashKey {
+            probe: Expr::Column(0),
+            column: 0,
+            coll: Collation::GeneralCi,
+        }];
+        let rows = vec![
+            vec![Value::str("abc"), Value::Int(1)],
+            vec![Value::Null, Value::Int(2)],
+            vec![Value::str("ABC"), Value::Int(3)],
+            vec![Value::str("x"), Value::Int(4)],
+        ];
+        let mut m: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
+        for (i, r) in rows.iter().enumerate() {
+            if r[0].is_null() {
+                continue;
+            }
+            let mut k = Vec::new();
+            group_key(&mut k, &r[0], Collation::GeneralCi);
+            m.entry(k).or_default().push(i as u32);
+        }
+        let buf = JoinBuffer {
+            rows,
+            buckets: Some(m),
+        };
+        let cx = EvalCtx::new(&[], &NoEnv);
+        let found = |probe: Value| -> Vec<Value> {
+            let hits = buf.lookup(&keys, &[probe], &cx).unwrap();
+            hits.positions(buf.len())
+                .map(|i| buf.row(i)[1].clone())
+                .collect()
+        };
+        assert_eq!(found(Value::str("Abc")), vec![Value::Int(1), Value::Int(3)]);
+        assert!(found(Value::Null).is_empty());
+        assert!(found(Value::str("y")).is_empty());
+    }
+}

@@ -1,0 +1,197 @@
+//! Runs a block's join: a nested loop over the levels in join order, each reading its
+//! table by index lookup, by scan, or (for an inner table without a usable index) from
+//! a hash join buffer built once per run; outer-join groups are NULL-extended as a whole
+//! when no combination of their rows matches (see [`crate::plan::join_groups`]).
+
+use crate::exec::hash_join::JoinBuffer;
+use crate::expr::EvalCtx;
+use crate::plan::block::{key_ranges, Access, SelectPlan};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use strata_engine::{Flow, Txn};
+use strata_types::{Error, Result, Value};
+
+/// What a level does with each row its table yields: (the row's values, the join row).
+type OnRow<'r> = dyn FnMut(&[Value], &mut [Value]) -> Result<Flow> + 'r;
+
+/// One run of a join: the groups' matched flags and the levels' join buffers.
+struct JoinRun<'a> {
+    plan: &'a SelectPlan,
+    txn: &'a Txn,
+    cx: &'a EvalCtx<'a>,
+    found: Vec<Cell<bool>>,
+    /// Per level: not built yet, built, or (Some(None)) too big to buffer.
+    buffers: Vec<RefCell<Option<Option<Rc<JoinBuffer>>>>>,
+}
+
+/// Runs the join, calling `emit` with each complete row.
+pub fn run(
+    plan: &SelectPlan,
+    txn: &Txn,
+    row: &mut [Value],
+    cx: &EvalCtx,
+    emit: &mut dyn FnMut(&[Value]) -> Result<Flow>,
+) -> Result<Flow> {
+    let run = JoinRun {
+        plan,
+        txn,
+        cx,
+        found: plan.groups.iter().map(|_| Cell::new(false)).collect(),
+        buffers: plan.levels.iter().map(|_| RefCell::new(None)).collect(),
+    };
+    run.level(0, row, emit)
+}
+
+impl JoinRun<'_> {
+    fn level(
+        &self,
+        lvl: usize,
+        row: &mut [Value],
+        emit: &mut dyn FnMut(&[Value]) -> Result<Flow>,
+    ) -> Result<Flow> {
+        let plan = self.plan;
+        if lvl == plan.levels.len() {
+            return emit(row);
+        }
+        let level = &plan.levels[lvl];
+        if let Some(g) = level.starts {
+            self.found[g].set(false);
+        }
+        let t = &plan.scope.tables[level.table];
+        let (off, width) = (t.offset, t.def.columns.len());
+        let mut stopped = false;
+        {
+            let mut on_row = |vals: &[Value], row: &mut [Value]| -> Result<Flow> {
+                row[off..off + width].clone_from_slice(vals);
+                let f = self.after_row(lvl, 0, row, emit)?;
+                if f == Flow::Stop {
+                    stopped = true;
+                }
+                Ok(f)
+            };
+            match &level.access {
+                Access::JoinBuffer { keys } => match self.buffer(lvl, keys)? {
+                    Some(buf) => {
+                        let hits = buf.lookup(keys, row, self.cx)?;
+                        for i in hits.positions(buf.len()) {
+                            if on_row(buf.row(i), row)? == Flow::Stop {
+                                break;
+                            }
+                        }
+                    }
+                    None => self.read(lvl, row, &mut on_row)?,
+                },
+                _ => self.read(lvl, row, &mut on_row)?,
+            }
+        }
+        if stopped {
+            return Ok(Flow::Stop);
+        }
+        if let Some(g) = level.starts {
+            if !self.found[g].get() {
+                // Nothing in the group matched: one row with all of it NULL.
+                let group = &plan.groups[g];
+                for l in group.first..=group.last {
+                    let t = &plan.scope.tables[plan.levels[l].table];
+                    for v in &mut row[t.offset..t.offset + t.def.columns.len()] {
+                        *v = Value::Null;
+                    }
+                }
+                let last = &plan.levels[group.last];
+                let Some(pos) = last.chain.iter().position(|(c, _)| *c == g) else {
+                    return Err(Error::Internal("outer join group not on its chain".into()));
+                };
+                return self.after_row(group.last, pos + 1, row, emit);
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// A row is in place at `lvl` (or, from `from` > 0, a nested group ending here was
+    /// NULL-extended): checks the conditions of the level's groups from chain position
+    /// `from` outward, marks the groups that end here as matched, checks the block's
+    /// conditions and goes on to the next level.
+    fn after_row(
+        &self,
+        lvl: usize,
+        from: usize,
+        row: &mut [Value],
+        emit: &mut dyn FnMut(&[Value]) -> Result<Flow>,
+    ) -> Result<Flow> {
+        let level = &self.plan.levels[lvl];
+        let mut k: usize = level.chain[..from].iter().map(|(_, n)| n).sum();
+        for &(g, n) in &level.chain[from..] {
+            for c in &level.on[k..k + n] {
+                if !c.test(row, self.cx)? {
+                    return Ok(Flow::Continue);
+                }
+            }
+            k += n;
+            if self.plan.groups[g].last != lvl {
+                break;
+            }
+            self.found[g].set(true);
+        }
+        for c in &level.filter {
+            if !c.test(row, self.cx)? {
+                return Ok(Flow::Continue);
+            }
+        }
+        self.level(lvl + 1, row, emit)
+    }
+
+    /// The level's join buffer, built on first use; None when the table is too big.
+    fn buffer(
+        &self,
+        lvl: usize,
+        keys: &[crate::exec::hash_join::HashKey],
+    ) -> Result<Option<Rc<JoinBuffer>>> {
+        if let Some(b) = self.buffers[lvl].borrow().as_ref() {
+            return Ok(b.clone());
+        }
+        let t = &self.plan.scope.tables[self.plan.levels[lvl].table];
+        let built = JoinBuffer::build(t, keys, self.txn, self.cx)?.map(Rc::new);
+        *self.buffers[lvl].borrow_mut() = Some(built.clone());
+        Ok(built)
+    }
+
+    /// Reads the level's table by its access path (a scan when it has no index use).
+    fn read(&self, lvl: usize, row: &mut [Value], on_row: &mut OnRow<'_>) -> Result<()> {
+        let plan = self.plan;
+        let t = &plan.scope.tables[plan.levels[lvl].table];
+        let ranges = key_ranges(plan, lvl, row, self.cx)?;
+        let stopped = Cell::new(false);
+        let mut cb = |_id, vals: &[Value]| -> Result<Flow> {
+            let f = on_row(vals, row)?;
+            if f == Flow::Stop {
+                stopped.set(true);
+            }
+            Ok(f)
+        };
+        match ranges {
+            None => match t.slot {
+                Some(slot) => {
+                    let Some(runner) = self.cx.runner else {
+                        return Err(Error::Internal("derived table without an executor".into()));
+                    };
+                    let rows = runner.slot_rows(slot)?;
+                    for r in &rows.rows {
+                        if cb(strata_engine::RowId::default(), r)? == Flow::Stop {
+                            break;
+                        }
+                    }
+                }
+                None => t.table.scan(self.txn, &mut cb)?,
+            },
+            Some((index, ranges, reverse)) => {
+                for r in &ranges {
+                    t.table.index_scan(self.txn, index, r, reverse, &mut cb)?;
+                    if stopped.get() {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1180 @@
+//! Bound expressions and their evaluation. The binder (`bind.rs`) turns sqlparser's AST
+//! into [`Expr`], resolving every column to a position in the executor's row, so
+//! evaluation is a tree walk over `&[Value]` with no name lookups. Comparisons carry the
+//! collation chosen at bind time; arithmetic and comparison follow MySQL's type rules
+//! (integers stay exact, a string meets a number as a double, NULL propagates).
+
+pub mod convert;
+pub mod functions;
+pub mod keys;
+
+use functions::Func;
+use std::cmp::Ordering;
+use strata_types::value::parse_leading_f64;
+use strata_types::{Collation, DateTime, Decimal, Error, Result, Value};
+
+/// Session facts an expression may read: system and user variables, and the like.
+pub trait Env {
+    fn system_variable(&self, name: &str, global: bool) -> Result<Value>;
+    fn user_variable(&self, name: &str) -> Value;
+    fn last_insert_id(&self) -> u64;
+    fn database(&self) -> Option<String>;
+    fn user(&self) -> String;
+    fn connection_id(&self) -> u64;
+    /// The statement's start time, so NOW() is stable within a statement.
+    fn now(&self) -> DateTime;
+    fn found_rows(&self) -> u64 {
+        0
+    }
+    fn row_count(&self) -> i64 {
+        -1
+    }
+    /// Adds a note to the statement's diagnostics area (SHOW WARNINGS).
+    fn warn(&self, _level: WarnLevel, _code: u16, _message: String) {}
+    /// The previous statement's diagnostics area, for SHOW WARNINGS.
+    fn warnings(&self) -> Vec<Warning> {
+        vec![]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarnLevel {
+    Note,
+    Warning,
+    Error,
+}
+
+impl WarnLevel {
+    pub fn name(self) -> &'static str {
+        match self {
+            WarnLevel::Note => "Note",
+            WarnLevel::Warning => "Warning",
+            WarnLevel::Error => "Error",
+        }
+    }
+}
+
+/// One entry of a diagnostics area.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    pub level: WarnLevel,
+    pub code: u16,
+    pub message: String,
+}
+
+/// What evaluation needs besides the row.
+pub struct EvalCtx<'a> {
+    pub params: &'a [Value],
+    pub env: &'a dyn Env,
+    /// The values this query reads from the query enclosing it (a correlated subquery's
+    /// outer columns, in the order of [`Subquery::correlated`]); read by [`Expr::OuterRef`].
+    pub outer: &'a [Value],
+    /// Runs subqueries; None where the statement has none (DML value lists, SET).
+    pub runner: Option<&'a dyn SubqueryRunner>,
+}
+
+impl<'a> EvalCtx<'a> {
+    pub fn new(params: &'a [Value], env: &'a dyn Env) -> EvalCtx<'a> {
+        EvalCtx {
+            params,
+            env,
+            outer: &[],
+            runner: None,
+        }
+    }
+}
+
+/// A subquery inside an expression. Its plan lives in the statement's plan, found by
+/// `id`; the expression keeps only what it must evaluate in its own row: the outer
+/// values the subquery reads (`correlated`) and, for IN/ANY/ALL, the left operand.
+#[derive(Clone, Debug)]
+pub struct Subquery {
+    pub id: usize,
+    pub kind: SubqueryKind,
+    /// Evaluated in the enclosing row; the subquery reads them as `OuterRef(i)`.
+    pub correlated: Vec<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub enum SubqueryKind {
+    /// `(SELECT x …)`: its one value, NULL for no row, 1242 for more than one.
+    Scalar,
+    /// `[NOT] EXISTS (SELECT …)`
+    Exists { negated: bool },
+    /// `lhs [NOT] IN (SELECT …)`, `(a, b) IN (SELECT x, y …)`. `hashable`: the operand and
+    /// the subquery's columns compare by value class (numbers with numbers, strings of
+    /// one collation), so equal values have equal [`crate::expr::keys::group_key`] bytes and
+    /// the subquery's rows can be probed as a hash set.
+    In {
+        lhs: Vec<Expr>,
+        negated: bool,
+        colls: Vec<Collation>,
+        hashable: bool,
+    },
+    /// `lhs op ANY|SOME|ALL (SELECT …)`
+    Quantified {
+        lhs: Box<Expr>,
+        op: CmpOp,
+        all: bool,
+        coll: Collation,
+    },
+}
+
+/// The rows a subquery produced, with a hash set of them built on first probe.
+pub struct SubqueryRows {
+    pub rows: Vec<Vec<Value>>,
+    /// group_key bytes of every row without NULLs; whether some row has a NULL.
+    probe: std::sync::OnceLock<(std::collections::HashSet<Vec<u8>>, bool)>,
+}
+
+impl SubqueryRows {
+    pub fn new(rows: Vec<Vec<Value>>) -> SubqueryRows {
+        SubqueryRows {
+            rows,
+            probe: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn probe(&self, colls: &[Collation]) -> &(std::collections::HashSet<Vec<u8>>, bool) {
+        self.probe.get_or_init(|| {
+            let mut set = std::collections::HashSet::with_capacity(self.rows.len());
+            let mut has_null = false;
+            for r in &self.rows {
+                if r.iter().any(Value::is_null) {
+                    has_null = true;
+                    continue;
+                }
+                let mut k = Vec::new();
+                for (v, c) in r.iter().zip(colls) {
+                    crate::expr::keys::group_key(&mut k, v, *c);
+                }
+                set.insert(k);
+            }
+            (set, has_null)
+        })
+    }
+}
+
+/// Runs the subquery `id` of the statement with the given outer values (the executor
+/// implements it; expressions only ask).
+pub trait SubqueryRunner {
+    fn rows(&self, id: usize, correlated: Vec<Value>) -> Result<std::rc::Rc<SubqueryRows>>;
+    /// The materialized rows of a derived table or CTE.
+    fn slot_rows(&self, slot: usize) -> Result<std::rc::Rc<SubqueryRows>>;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// `<=>`: equality where NULL equals NULL.
+    NullSafeEq,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    IntDiv,
+    Mod,
+}
+
+#[derive(Clone, Debug)]
+pub enum Expr {
+    Literal(Value),
+    /// The n-th `?` of a prepared (or normalized) statement.
+    Param(usize),
+    /// A position in the executor's row.
+    Column(usize),
+    Cmp(CmpOp, Box<Expr>, Box<Expr>, Collation),
+    Arith(ArithOp, Box<Expr>, Box<Expr>),
+    Neg(Box<Expr>),
+    BitOp(char, Box<Expr>, Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Xor(Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    IsNull(Box<Expr>, bool),
+    /// `IS [NOT] TRUE/FALSE`: (expr, truth wanted, negated)
+    IsTruth(Box<Expr>, bool, bool),
+    Between {
+        expr: Box<Expr>,
+        low: Box<Expr>,
+        high: Box<Expr>,
+        negated: bool,
+        coll: Collation,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+        coll: Collation,
+    },
+    Like {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        negated: bool,
+        escape: u8,
+        coll: Collation,
+    },
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+        coll: Collation,
+    },
+    Func(Func, Vec<Expr>),
+    SystemVariable {
+        name: String,
+        global: bool,
+    },
+    UserVariable(String),
+    /// A scalar subquery already run once (uncorrelated), or a constant folded value.
+    Cached(Box<Value>),
+    /// The i-th value the enclosing query passes to this (correlated) subquery.
+    OuterRef(usize),
+    Subquery(Box<Subquery>),
+}
+
+impl Expr {
+    pub fn lit(v: Value) -> Expr {
+        Expr::Literal(v)
+    }
+
+    /// True when the expression reads no row column (constants, params, variables).
+    pub fn is_row_independent(&self) -> bool {
+        let mut independent = true;
+        self.walk(&mut |e| {
+            if matches!(e, Expr::Column(_)) {
+                independent = false;
+            }
+        });
+        independent
+    }
+
+    /// Highest row position read, if any.
+    pub fn max_column(&self) -> Option<usize> {
+        let mut max = None;
+        self.walk(&mut |e| {
+            if let Expr::Column(c) = e {
+                max = Some(max.map_or(*c, |m: usize| m.max(*c)));
+            }
+        });
+        max
+    }
+
+    /// Lowest row position read, if any.
+    pub fn min_column(&self) -> Option<usize> {
+        let mut min = None;
+        self.walk(&mut |e| {
+            if let Expr::Column(c) = e {
+                min = Some(min.map_or(*c, |m: usize| m.min(*c)));
+            }
+        });
+        min
+    }
+
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Cmp(_, a, b, _)
+            | Expr::Arith(_, a, b)
+            | Expr::BitOp(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b)
+            | Expr::Xor(a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            Expr::Neg(a) | Expr::Not(a) | Expr::IsNull(a, _) | Expr::IsTruth(a, _, _) => a.walk(f),
+            Expr::Between {
+                expr, low, high, ..
+            } => {
+                expr.walk(f);
+                low.walk(f);
+                high.walk(f);
+            }
+            Expr::InList { expr, list, .. } => {
+                expr.walk(f);
+                list.iter().for_each(|e| e.walk(f));
+            }
+            Expr::Like { expr, pattern, .. } => {
+                expr.walk(f);
+                pattern.walk(f);
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+                ..
+            } => {
+                if let Some(o) = operand {
+                    o.walk(f);
+                }
+                for (w, t) in whens {
+                    w.walk(f);
+                    t.walk(f);
+                }
+                if let Some(o) = otherwise {
+                    o.walk(f);
+                }
+            }
+            Expr::Func(_, args) => args.iter().for_each(|e| e.walk(f)),
+            // A subquery reads the enclosing row through its correlated expressions (and
+            // its left operand); its own columns belong to another row.
+            Expr::Subquery(s) => {
+                s.correlated.iter().for_each(|e| e.walk(f));
+                match &s.kind {
+                    SubqueryKind::In { lhs, .. } => lhs.iter().for_each(|e| e.walk(f)),
+                    SubqueryKind::Quantified { lhs, .. } => lhs.walk(f),
+                    SubqueryKind::Scalar | SubqueryKind::Exists { .. } => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Rewrites every column position with `f` (used when a predicate moves between
+    /// row layouts, e.g. into an aggregate's output row).
+    pub fn map_columns(&mut self, f: &dyn Fn(usize) -> usize) {
+        match self {
+            Expr::Column(c) => *c = f(*c),
+            Expr::Cmp(_, a, b, _)
+            | Expr::Arith(_, a, b)
+            | Expr::BitOp(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b)
+            | Expr::Xor(a, b) => {
+                a.map_columns(f);
+                b.map_columns(f);
+            }
+            Expr::Neg(a) | Expr::Not(a) | Expr::IsNull(a, _) | Expr::IsTruth(a, _, _) => {
+                a.map_columns(f)
+            }
+            Expr::Between {
+                expr, low, high, ..
+            } => {
+                expr.map_columns(f);
+                low.map_columns(f);
+                high.map_columns(f);
+            }
+            Expr::InList { expr, list, .. } => {
+                expr.map_columns(f);
+                list.iter_mut().for_each(|e| e.map_columns(f));
+            }
+            Expr::Like { expr, pattern, .. } => {
+                expr.map_columns(f);
+                pattern.map_columns(f);
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+                ..
+            } => {
+                if let Some(o) = operand {
+                    o.map_columns(f);
+                }
+                for (w, t) in whens {
+                    w.map_columns(f);
+                    t.map_columns(f);
+                }
+                if let Some(o) = otherwise {
+                    o.map_columns(f);
+                }
+            }
+            Expr::Func(_, args) => args.iter_mut().for_each(|e| e.map_columns(f)),
+            Expr::Subquery(s) => {
+                s.correlated.iter_mut().for_each(|e| e.map_columns(f));
+                match &mut s.kind {
+                    SubqueryKind::In { lhs, .. } => lhs.iter_mut().for_each(|e| e.map_columns(f)),
+                    SubqueryKind::Quantified { lhs, .. } => lhs.map_columns(f),
+                    SubqueryKind::Scalar | SubqueryKind::Exists { .. } => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn eval(&self, row: &[Value], cx: &EvalCtx) -> Result<Value> {
+        Ok(match self {
+            Expr::Literal(v) => v.clone(),
+            Expr::Cached(v) => (**v).clone(),
+            Expr::Param(i) => cx.params.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::Column(i) => row.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::OuterRef(i) => cx.outer.get(*i).cloned().unwrap_or(Value::Null),
+            _ => return self.eval_inner(row, cx),
+        })
+    }
+
+    /// Evaluates a node that has operands: each such level checks the stack first, so
+    /// a tree deeper than the thread can hold ends in 1436, not a crash.
+    fn eval_inner(&self, row: &[Value], cx: &EvalCtx) -> Result<Value> {
+        strata_types::stack::check()?;
+        Ok(match self {
+            Expr::Literal(_)
+            | Expr::Cached(_)
+            | Expr::Param(_)
+            | Expr::Column(_)
+            | Expr::OuterRef(_) => return self.eval(row, cx),
+            Expr::Subquery(s) => return eval_subquery(s, row, cx),
+            Expr::Cmp(op, a, b, coll) => {
+                let (a, b) = (a.eval(row, cx)?, b.eval(row, cx)?);
+                if *op == CmpOp::NullSafeEq {
+                    return Ok(bool_value(match (a.is_null(), b.is_null()) {
+                        (true, true) => true,
+                        (false, false) => compare(&a, &b, *coll) == Some(Ordering::Equal),
+                        _ => false,
+                    }));
+                }
+                match compare(&a, &b, *coll) {
+                    None => Value::Null,
+                    Some(ord) => bool_value(match op {
+                        CmpOp::Eq => ord == Ordering::Equal,
+                        CmpOp::Ne => ord != Ordering::Equal,
+                        CmpOp::Lt => ord == Ordering::Less,
+                        CmpOp::Le => ord != Ordering::Greater,
+                        CmpOp::Gt => ord == Ordering::Greater,
+                        CmpOp::Ge => ord != Ordering::Less,
+                        CmpOp::NullSafeEq => unreachable!("handled above"),
+                    }),
+                }
+            }
+            Expr::Arith(op, a, b) => arith(*op, &a.eval(row, cx)?, &b.eval(row, cx)?)?,
+            Expr::Neg(a) => match a.eval(row, cx)? {
+                Value::Null => Value::Null,
+                Value::Int(i) => match i.checked_neg() {
+                    Some(v) => Value::Int(v),
+                    None => {
+                        return Err(Error::ValueOutOfRange {
+                            kind: "BIGINT".into(),
+                            expr: format!("-({i})"),
+                        })
+                    }
+                },
+                Value::UInt(u) if u <= i64::MAX as u64 + 1 => Value::Int((u as i64).wrapping_neg()),
+                Value::Decimal(d) => Value::Decimal(-d),
+                other => Value::Double(-other.to_f64().unwrap_or(0.0)),
+            },
+            Expr::BitOp(op, a, b) => {
+                let (a, b) = (a.eval(row, cx)?, b.eval(row, cx)?);
+                if a.is_null() || b.is_null() {
+                    return Ok(Value::Null);
+                }
+                let (x, y) = (to_u64(&a), to_u64(&b));
+                Value::UInt(match op {
+                    '&' => x & y,
+                    '|' => x | y,
+                    '^' => x ^ y,
+                    '<' => x.checked_shl(y as u32).unwrap_or(0),
+                    _ => x.checked_shr(y as u32).unwrap_or(0),
+                })
+            }
+            Expr::And(a, b) => {
+                let x = a.eval(row, cx)?.truth();
+                if x == Some(false) {
+                    return Ok(Value::Int(0));
+                }
+                let y = b.eval(row, cx)?.truth();
+                match (x, y) {
+                    (_, Some(false)) => Value::Int(0),
+                    (Some(true), Some(true)) => Value::Int(1),
+                    _ => Value::Null,
+                }
+            }
+            Expr::Or(a, b) => {
+                let x = a.eval(row, cx)?.truth();
+                if x == Some(true) {
+                    return Ok(Value::Int(1));
+                }
+                let y = b.eval(row, cx)?.truth();
+                match (x, y) {
+                    (_, Some(true)) => Value::Int(1),
+                    (Some(false), Some(false)) => Value::Int(0),
+                    _ => Value::Null,
+                }
+            }
+            Expr::Xor(a, b) => match (a.eval(row, cx)?.truth(), b.eval(row, cx)?.truth()) {
+                (Some(x), Some(y)) => bool_value(x != y),
+                _ => Value::Null,
+            },
+            Expr::Not(a) => match a.eval(row, cx)?.truth() {
+                None => Value::Null,
+                Some(t) => bool_value(!t),
+            },
+            Expr::IsNull(a, negated) => bool_value(a.eval(row, cx)?.is_null() != *negated),
+            Expr::IsTruth(a, want, negated) => {
+                let t = a.eval(row, cx)?.truth();
+                bool_value((t == Some(*want)) != *negated)
+            }
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+                coll,
+            } => {
+                let v = expr.eval(row, cx)?;
+                let lo = compare(&v, &low.eval(row, cx)?, *coll);
+                let hi = compare(&v, &high.eval(row, cx)?, *coll);
+                match (lo, hi) {
+                    (Some(l), Some(h)) => {
+                        bool_value((l != Ordering::Less && h != Ordering::Greater) != *negated)
+                    }
+                    (Some(Ordering::Less), None) | (None, Some(Ordering::Greater)) => {
+                        bool_value(*negated)
+                    }
+                    _ => Value::Null,
+                }
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated,
+                coll,
+            } => {
+                let v = expr.eval(row, cx)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                let mut saw_null = false;
+                for item in list {
+                    let x = item.eval(row, cx)?;
+                    match compare(&v, &x, *coll) {
+                        Some(Ordering::Equal) => return Ok(bool_value(!*negated)),
+                        None => saw_null = true,
+                        _ => {}
+                    }
+                }
+                if saw_null {
+                    Value::Null
+                } else {
+                    bool_value(*negated)
+                }
+            }
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                escape,
+                coll,
+            } => {
+                let (v, p) = (expr.eval(row, cx)?, pattern.eval(row, cx)?);
+                if v.is_null() || p.is_null() {
+                    return Ok(Value::Null);
+                }
+                let (mut vt, mut pt) = (Vec::new(), Vec::new());
+                v.write_text(&mut vt);
+                p.write_text(&mut pt);
+                bool_value(like(&vt, &pt, *escape, *coll) != *negated)
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+                coll,
+            } => {
+                let op = match operand {
+                    Some(o) => Some(o.eval(row, cx)?),
+                    None => None,
+                };
+                for (w, then) in whens {
+                    let hit = match &op {
+                        Some(o) => compare(o, &w.eval(row, cx)?, *coll) == Some(Ordering::Equal),
+                        None => w.eval(row, cx)?.truth() == Some(true),
+                    };
+                    if hit {
+                        return then.eval(row, cx);
+                    }
+                }
+                match otherwise {
+                    Some(o) => o.eval(row, cx)?,
+                    None => Value::Null,
+                }
+            }
+            Expr::Func(f, args) => functions::call(*f, args, row, cx)?,
+            Expr::SystemVariable { name, global } => cx.env.system_variable(name, *global)?,
+            Expr::UserVariable(name) => cx.env.user_variable(name),
+        })
+    }
+
+    /// Evaluates as a WHERE/ON/HAVING condition: only TRUE passes.
+    pub fn test(&self, row: &[Value], cx: &EvalCtx) -> Result<bool> {
+        Ok(self.eval(row, cx)?.truth() == Some(true))
+    }
+}
+
+/// Evaluates a subquery expression with MySQL's NULL rules for IN, ANY and ALL.
+fn eval_subquery(s: &Subquery, row: &[Value], cx: &EvalCtx) -> Result<Value> {
+    let Some(runner) = cx.runner else {
+        return Err(Error::NotSupported("a subquery in this statement".into()));
+    };
+    let correlated = s
+        .correlated
+        .iter()
+        .map(|e| e.eval(row, cx))
+        .collect::<Result<Vec<_>>>()?;
+    // Operands first: MySQL evaluates the left side before running the subquery.
+    match &s.kind {
+        SubqueryKind::Scalar => {
+            let rows = runner.rows(s.id, correlated)?;
+            match rows.rows.as_slice() {
+                [] => Ok(Value::Null),
+                [one] => Ok(one.first().cloned().unwrap_or(Value::Null)),
+                _ => Err(Error::SubqueryRows),
+            }
+        }
+        SubqueryKind::Exists { negated } => {
+            let rows = runner.rows(s.id, correlated)?;
+            Ok(bool_value(rows.rows.is_empty() == *negated))
+        }
+        SubqueryKind::In {
+            lhs,
+            negated,
+            colls,
+            hashable,
+        } => {
+            let left = lhs
+                .iter()
+                .map(|e| e.eval(row, cx))
+                .collect::<Result<Vec<_>>>()?;
+            let rows = runner.rows(s.id, correlated)?;
+            let found = in_rows(&left, &rows, colls, *hashable);
+            Ok(match found {
+                None => Value::Null,
+                Some(b) => bool_value(b != *negated),
+            })
+        }
+        SubqueryKind::Quantified { lhs, op, all, coll } => {
+            let left = lhs.eval(row, cx)?;
+            let rows = runner.rows(s.id, correlated)?;
+            // ANY: TRUE if some comparison is TRUE, else NULL if some is NULL, else
+            // FALSE. ALL: FALSE if some is FALSE, else NULL if some is NULL, else TRUE.
+            let mut saw_null = false;
+            for r in &rows.rows {
+                let right = r.first().cloned().unwrap_or(Value::Null);
+                let cmp = Expr::Cmp(
+                    *op,
+                    Box::new(Expr::Literal(left.clone())),
+                    Box::new(Expr::Literal(right)),
+                    *coll,
+                );
+                match cmp.eval(&[], cx)?.truth() {
+                    None => saw_null = true,
+                    Some(t) if t != *all => return Ok(bool_value(t)),
+                    Some(_) => {}
+                }
+            }
+            Ok(if saw_null {
+                Value::Null
+            } else {
+                bool_value(*all)
+            })
+        }
+    }
+}
+
+/// `left IN rows`: Some(true) on a match, None when no match is certain only because of
+/// NULLs, Some(false) otherwise (MySQL's three-valued IN).
+fn in_rows(
+    left: &[Value],
+    rows: &SubqueryRows,
+    colls: &[Collation],
+    hashable: bool,
+) -> Option<bool> {
+    if rows.rows.is_empty() {
+        return Some(false);
+    }
+    if left.iter().any(Value::is_null) && left.len() == 1 {
+        return None;
+    }
+    if hashable && !left.iter().any(Value::is_null) {
+        let (set, has_null) = rows.probe(colls);
+        let mut k = Vec::new();
+        for (v, c) in left.iter().zip(colls) {
+            crate::expr::keys::group_key(&mut k, v, *c);
+        }
+        if set.contains(&k) {
+            return Some(true);
+        }
+        if !has_null {
+            return Some(false);
+        }
+    }
+    // Row by row: a row matches when every column is equal; a row none of whose columns
+    // is unequal but some compare NULL makes the answer NULL unless another matches.
+    let mut saw_null = false;
+    for r in &rows.rows {
+        let mut all_equal = true;
+        let mut unknown = false;
+        for ((l, v), c) in left.iter().zip(r).zip(colls) {
+            match compare(l, v, *c) {
+                Some(Ordering::Equal) => {}
+                Some(_) => {
+                    all_equal = false;
+                    unknown = false;
+                    break;
+                }
+                None => unknown = true,
+            }
+        }
+        if all_equal && !unknown {
+            return Some(true);
+        }
+        if all_equal && unknown {
+            saw_null = true;
+        }
+    }
+    if saw_null {
+        None
+    } else {
+        Some(false)
+    }
+}
+
+pub fn bool_value(b: bool) -> Value {
+    Value::Int(b as i64)
+}
+
+fn to_u64(v: &Value) -> u64 {
+    match v {
+        Value::UInt(u) => *u,
+        Value::Int(i) => *i as u64,
+        other => other.to_f64().unwrap_or(0.0).round() as i64 as u64,
+    }
+}
+
+/// Compares two values the way MySQL does for `=`/`<`: None when either is NULL.
+/// Numbers compare numerically (exactly for integers and decimals), two strings by the
+/// collation, a string and a number as doubles, a date and a string as dates.
+pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
+    use Value::*;
+    Some(match (a, b) {
+        (Null, _) | (_, Null) => return None,
+        (Int(x), Int(y)) => x.cmp(y),
+        (UInt(x), UInt(y)) => x.cmp(y),
+        (Int(x), UInt(y)) => (*x as i128).cmp(&(*y as i128)),
+        (UInt(x), Int(y)) => (*x as i128).cmp(&(*y as i128)),
+        (Bytes(x), Bytes(y)) => coll.compare(x, y),
+        (Decimal(x), Decimal(y)) => x.cmp(y),
+        (Decimal(x), Int(y)) => x.cmp(&strata_types::Decimal::from_i64(*y)),
+        (Int(x), Decimal(y)) => strata_types::Decimal::from_i64(*x).cmp(y),
+        (Decimal(x), UInt(y)) => x.cmp(&strata_types::Decimal::from_u64(*y)),
+        (UInt(x), Decimal(y)) => strata_types::Decimal::from_u64(*x).cmp(y),
+        (DateTime(x), DateTime(y)) => x.cmp(y),
+        (DateTime(x), Bytes(y)) => match std::str::from_utf8(y)
+            .ok()
+            .and_then(strata_types::DateTime::parse)
+        {
+            Some(d) => x.cmp(&d),
+            None => coll.compare(x.to_string().as_bytes(), y),
+        },
+        (Bytes(x), DateTime(y)) => match std::str::from_utf8(x)
+            .ok()
+            .and_then(strata_types::DateTime::parse)
+        {
+            Some(d) => d.cmp(y),
+            None => coll.compare(x, y.to_string().as_bytes()),
+        },
+        _ => {
+            let (x, y) = (a.to_f64()?, b.to_f64()?);
+            x.partial_cmp(&y).unwrap_or(Ordering::Equal)
+        }
+    })
+}
+
+/// Total order for sorting (ORDER BY): NULL first, then as [`compare`], except that a
+/// decimal sorts by its value rounded to the scale it shows, as MySQL builds a sort key
+/// from an expression's declared scale (`1/70000` and `2/70000` both sort as 0.0000).
+pub fn sort_compare(a: &Value, b: &Value, coll: Collation) -> Ordering {
+    match (a, b) {
+        (Value::Null, Value::Null) => Ordering::Equal,
+        (Value::Null, _) => Ordering::Less,
+        (_, Value::Null) => Ordering::Greater,
+        (Value::Decimal(x), _) if x.scale > x.shown => {
+            sort_compare(&Value::Decimal(x.rescale(x.shown)), b, coll)
+        }
+        (_, Value::Decimal(y)) if y.scale > y.shown => {
+            sort_compare(a, &Value::Decimal(y.rescale(y.shown)), coll)
+        }
+        _ => compare(a, b, coll).unwrap_or(Ordering::Equal),
+    }
+}
+
+fn numeric(v: &Value) -> Value {
+    match v {
+        Value::Bytes(b) => {
+            let f = parse_leading_f64(b);
+            Value::Double(f)
+        }
+        Value::DateTime(_) => Value::Double(v.to_f64().unwrap_or(0.0)),
+        other => other.clone(),
+    }
+}
+
+/// An exact operand as a decimal; a double by its shortest digits (DIV only). None
+/// when a double is beyond 38 digits.
+fn as_decimal(v: &Value) -> Option<Decimal> {
+    match v {
+        Value::Int(i) => Some(Decimal::from_i64(*i)),
+        Value::UInt(u) => Some(Decimal::from_u64(*u)),
+        Value::Decimal(d) => Some(*d),
+        Value::Double(f) => Decimal::from_f64_digits(*f),
+        _ => None,
+    }
+}
+
+fn op_text(op: ArithOp) -> &'static str {
+    match op {
+        ArithOp::Add => "+",
+        ArithOp::Sub => "-",
+        ArithOp::Mul => "*",
+        ArithOp::Div => "/",
+        ArithOp::IntDiv => "DIV",
+        ArithOp::Mod => "%",
+    }
+}
+
+/// Error 1690 for `a op b` whose result does not fit `kind`.
+fn out_of_range(kind: &str, op: ArithOp, a: &Value, b: &Value) -> Error {
+    Error::ValueOutOfRange {
+        kind: kind.into(),
+        expr: format!("({} {} {})", a.to_text(), op_text(op), b.to_text()),
+    }
+}
+
+/// An integer result as BIGINT (UNSIGNED when `unsigned`), or error 1690.
+fn fit_integer(r: i128, unsigned: bool, op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
+    if unsigned {
+        u64::try_from(r)
+            .map(Value::UInt)
+            .map_err(|_| out_of_range("BIGINT UNSIGNED", op, a, b))
+    } else {
+        i64::try_from(r)
+            .map(Value::Int)
+            .map_err(|_| out_of_range("BIGINT", op, a, b))
+    }
+}
+
+/// MySQL arithmetic. Integers stay exact BIGINTs (UNSIGNED when an operand is; for `%`
+/// when the dividend is); an overflow is error 1690. DECIMAL when either side is
+/// decimal, with MySQL's digits (see `strata_types::decimal`), and for `/` of two
+/// exact operands. DOUBLE when either side is a double or a string, except `DIV`,
+/// which divides exactly in decimal whenever an operand is not an integer and
+/// truncates toward zero (`1.9 DIV 1` is 1). Division by zero (`/`, `DIV`, `%`) is NULL.
+pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    let (x, y) = (numeric(a), numeric(b));
+    let decimal_overflow = || out_of_range("DECIMAL", op, a, b);
+    let unsigned_either = matches!(x, Value::UInt(_)) || matches!(y, Value::UInt(_));
+    let integers =
+        matches!(x, Value::Int(_) | Value::UInt(_)) && matches!(y, Value::Int(_) | Value::UInt(_));
+    if op == ArithOp::IntDiv && !integers {
+        let (Some(p), Some(q)) = (as_decimal(&x), as_decimal(&y)) else {
+            return Err(out_of_range("BIGINT", op, a, b));
+        };
+        if q.is_zero() {
+            return Ok(Value::Null);
+        }
+        let kind = if unsigned_either {
+            "BIGINT UNSIGNED"
+        } else {
+            "BIGINT"
+        };
+        let r = p
+            .div_trunc(&q)
+            .ok_or_else(|| out_of_range(kind, op, a, b))?;
+        return fit_integer(r, unsigned_either, op, a, b);
+    }
+    match (&x, &y) {
+        (Value::Double(_), _) | (_, Value::Double(_)) => {
+            let (f, g) = (x.to_f64().unwrap_or(0.0), y.to_f64().unwrap_or(0.0));
+            Ok(match op {
+                ArithOp::Add => Value::Double(f + g),
+                ArithOp::Sub => Value::Double(f - g),
+                ArithOp::Mul => Value::Double(f * g),
+                ArithOp::Div | ArithOp::Mod if g == 0.0 => Value::Null,
+                ArithOp::Div => Value::Double(f / g),
+                ArithOp::Mod => Value::Double(f % g),
+                ArithOp::IntDiv => unreachable!("decimal above"),
+            })
+        }
+        (Value::Decimal(_), _) | (_, Value::Decimal(_)) | (_, _) if op == ArithOp::Div => {
+            let (p, q) = (
+                as_decimal(&x).ok_or_else(decimal_overflow)?,
+                as_decimal(&y).ok_or_else(decimal_overflow)?,
+            );
+            if q.is_zero() {
+                return Ok(Value::Null);
+            }
+            p.checked_div(&q)
+                .map(Value::Decimal)
+                .ok_or_else(decimal_overflow)
+        }
+        (Value::Decimal(_), _) | (_, Value::Decimal(_)) => {
+            let (p, q) = (
+                as_decimal(&x).ok_or_else(decimal_overflow)?,
+                as_decimal(&y).ok_or_else(decimal_overflow)?,
+            );
+            let r = match op {
+                ArithOp::Add => p.checked_add(&q),
+                ArithOp::Sub => p.checked_sub(&q),
+                ArithOp::Mul => p.checked_mul(&q),
+                ArithOp::Mod if q.is_zero() => return Ok(Value::Null),
+                ArithOp::Mod => p.checked_rem(&q),
+                ArithOp::Div | ArithOp::IntDiv => unreachable!("handled above"),
+            };
+            r.map(Value::Decimal).ok_or_else(decimal_overflow)
+        }
+        _ => {
+            // Both integers (signed or unsigned): compute in i128, then fit.
+            let int = |v: &Value| match v {
+                Value::Int(i) => *i as i128,
+                Value::UInt(u) => *u as i128,
+                _ => 0,
+            };
+            let (p, q) = (int(&x), int(&y));
+            let r = match op {
+                ArithOp::Add => p + q,
+                ArithOp::Sub => p - q,
+                ArithOp::Mul => p
+                    .checked_mul(q)
+                    .ok_or_else(|| out_of_range("BIGINT", op, a, b))?,
+                ArithOp::IntDiv | ArithOp::Mod if q == 0 => return Ok(Value::Null),
+                ArithOp::IntDiv => p / q,
+                ArithOp::Mod => p % q,
+                ArithOp::Div => unreachable!("handled above"),
+            };
+            // `%` is unsigned when its dividend is, the others when either operand is.
+            let unsigned = if op == ArithOp::Mod {
+                matches!(x, Value::UInt(_))
+            } else {
+                unsigned_either
+            };
+            fit_integer(r, unsigned, op, a, b)
+        }
+    }
+}
+
+/// SQL LIKE with `%` and `_`, compared by the collation.
+pub fn like(text: &[u8], pattern: &[u8], escape: u8, coll: Collation) -> bool {
+    let fold = |s: &[u8]| -> Vec<char> {
+        let s = String::from_utf8_lossy(s);
+        if coll == Collation::GeneralCi {
+            s.chars().flat_map(|c| c.to_uppercase()).collect()
+        } else {
+            s.chars().collect()
+        }
+    };
+    let (t, p) = (fold(text), fold(pattern));
+    fn rec(t: &[char], p: &[char], esc: char) -> bool {
+        if p.is_empty() {
+            return t.is_empty();
+        }
+        match p[0] {
+            '%' => {
+                let rest = &p[1..];
+                (0..=t.len()).any(|i| rec(&t[i..], rest, esc))
+            }
+            '_' => !t.is_empty() && rec(&t[1..], &p[1..], esc),
+            c if c == esc && p.len() > 1 => {
+                !t.is_empty() && t[0] == p[1] && rec(&t[1..], &p[2..], esc)
+            }
+            c => !t.is_empty() && t[0] == c && rec(&t[1..], &p[1..], esc),
+        }
+    }
+    rec(&t, &p, escape as char)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparisons_follow_mysql_rules() {
+        let ci = Collation::GeneralCi;
+        assert_eq!(
+            compare(&Value::Int(1), &Value::str("1.0"), ci),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(
+            compare(&Value::str("a"), &Value::str("A "), ci),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(compare(&Value::Null, &Value::Int(1), ci), None);
+        assert_eq!(
+            compare(&Value::Int(-1), &Value::UInt(1), ci),
+            Some(Ordering::Less)
+        );
+    }
+
+    #[test]
+    fn arithmetic_types() {
+        assert_eq!(
+            arith(ArithOp::Add, &Value::Int(1), &Value::Int(2)).unwrap(),
+            Value::Int(3)
+        );
+        assert_eq!(
+            arith(ArithOp::Div, &Value::Int(1), &Value::Int(0)).unwrap(),
+            Value::Null
+        );
+        assert_eq!(
+            arith(ArithOp::Div, &Value::Int(1), &Value::Int(4))
+                .unwrap()
+                .to_text(),
+            "0.2500"
+        );
+        assert!(arith(ArithOp::Sub, &Value::UInt(0), &Value::Int(1)).is_err());
+        assert_eq!(
+            arith(ArithOp::Mul, &Value::Double(1.5), &Value::Int(2)).unwrap(),
+            Value::Double(3.0)
+        );
+    }
+
+    fn dec(s: &str) -> Value {
+        Value::Decimal(Decimal::parse(s).unwrap())
+    }
+
+    fn text(v: Result<Value>) -> String {
+        v.unwrap().to_text()
+    }
+
+    #[test]
+    fn division_keeps_hidden_digits() {
+        // 59/14 holds 4.214285714 and shows 4.2143; times 14 it is 58.999999996,
+        // shown 59.0000, and not equal to 59 (MySQL compares every digit).
+        let q = arith(ArithOp::Div, &Value::Int(59), &Value::Int(14)).unwrap();
+        assert_eq!(q.to_text(), "4.2143");
+        let p = arith(ArithOp::Mul, &q, &Value::Int(14)).unwrap();
+        assert_eq!(p.to_text(), "59.0000");
+        assert_eq!(
+            compare(&p, &Value::Int(59), Collation::Binary),
+            Some(Ordering::Less)
+        );
+        assert_eq!(p.to_f64(), Some(58.999999996));
+        assert_eq!(text(arith(ArithOp::IntDiv, &p, &Value::Int(1))), "58");
+        // Sorting uses the shown value: ties with 59.0000.
+        assert_eq!(
+            sort_compare(&p, &dec("59.0000"), Collation::Binary),
+            Ordering::Equal
+        );
+        // 1/3/3 shows 8 digits; the dividend's scale plus 4.
+        let third = arith(ArithOp::Div, &Value::Int(1), &Value::Int(3)).unwrap();
+        assert_eq!(
+            text(arith(ArithOp::Div, &third, &Value::Int(3))),
+            "0.11111111"
+        );
+        assert_eq!(
+            text(arith(ArithOp::Div, &dec("1.5"), &Value::Int(7))),
+            "0.21429"
+        );
+        assert_eq!(text(arith(ArithOp::Div, &dec("1.5"), &dec("0.0"))), "NULL");
+    }
+
+    #[test]
+    fn integer_division_truncates() {
+        let one = Value::Int(1);
+        assert_eq!(text(arith(ArithOp::IntDiv, &dec("1.9"), &one)), "1");
+        assert_eq!(text(arith(ArithOp::IntDiv, &dec("-1.9"), &one)), "-1");
+        assert_eq!(
+            text(arith(
+                ArithOp::IntDiv,
+                &Value::Double(0.3),
+                &Value::Double(0.1)
+            )),
+            "3"
+        );
+        assert_eq!(
+            text(arith(
+                ArithOp::IntDiv,
+                &Value::str("0.3"),
+                &Value::str("0.1")
+            )),
+            "3"
+        );
+        assert_eq!(
+            text(arith(ArithOp::IntDiv, &Value::Int(5), &dec("0.3"))),
+            "16"
+        );
+        assert_eq!(
+            text(arith(ArithOp::IntDiv, &Value::Int(-10), &Value::Int(3))),
+            "-3"
+        );
+        assert_eq!(
+            text(arith(ArithOp::IntDiv, &dec("1.9"), &Value::Int(0))),
+            "NULL"
+        );
+        assert_eq!(
+            arith(ArithOp::IntDiv, &Value::UInt(u64::MAX), &one).unwrap(),
+            Value::UInt(u64::MAX)
+        );
+        assert_eq!(
+            arith(ArithOp::IntDiv, &dec("-0.5"), &Value::UInt(1)).unwrap(),
+            Value::UInt(0)
+        );
+        for (a, b) in [
+            (Value::Double(1e300), one.clone()),
+            (dec("92233720368547758070.9"), one.clone()),
+            (dec("-1.5"), Value::UInt(1)),
+            (Value::Int(-1), Value::UInt(1)),
+            (Value::Int(i64::MIN), Value::Int(-1)),
+        ] {
+            let e = arith(ArithOp::IntDiv, &a, &b).unwrap_err();
+            assert_eq!(e.code(), 1690, "{a:?} DIV {b:?}");
+        }
+    }
+
+    #[test]
+    fn remainders() {
+        assert_eq!(
+            text(arith(ArithOp::Mod, &dec("7.5"), &Value::Int(2))),
+            "1.5"
+        );
+        assert_eq!(
+            text(arith(ArithOp::Mod, &dec("-7.5"), &Value::Int(2))),
+            "-1.5"
+        );
+        assert_eq!(
+            text(arith(ArithOp::Mod, &Value::Int(7), &dec("2.25"))),
+            "0.25"
+        );
+        assert_eq!(
+            text(arith(ArithOp::Mod, &dec("1.9"), &Value::Int(0))),
+            "NULL"
+        );
+        assert_eq!(
+            text(arith(ArithOp::Mod, &Value::Double(7.5), &Value::Int(2))),
+            "1.5"
+        );
+        // The dividend decides UNSIGNED.
+        assert_eq!(
+            arith(ArithOp::Mod, &Value::Int(10), &Value::UInt(3)).unwrap(),
+            Value::Int(1)
+        );
+        assert_eq!(
+            arith(ArithOp::Mod, &Value::UInt(10), &Value::Int(-3)).unwrap(),
+            Value::UInt(1)
+        );
+        assert_eq!(
+            arith(ArithOp::Mul, &Value::Int(i64::MAX), &Value::Int(2))
+                .unwrap_err()
+                .code(),
+            1690
+        );
+    }
+
+    #[test]
+    fn like_patterns() {
+        assert!(like(b"Hello", b"h%o", b'\\', Collation::GeneralCi));
+        assert!(!like(b"Hello", b"h_o", b'\\', Collation::GeneralCi));
+        assert!(like(b"a%b", b"a\\%b", b'\\', Collation::Binary));
+    }
+}

@@ -1,0 +1,301 @@
+//! Token rewrites for MySQL forms sqlparser does not read (or reads with the wrong
+//! precedence), applied before parsing:
+//! - compound interval units `DAY_HOUR` … `YEAR_MONTH` become `DAY TO HOUR` (and
+//!   `SECOND_MICROSECOND`, whose `SECOND TO …` sqlparser refuses, `MICROSECOND TO
+//!   SECOND`), which `bind_date::interval_unit` maps back;
+//! - `EXTRACT(compound_unit FROM e)` becomes an internal call `[extract]('UNIT', e)`;
+//! - infix `MOD` becomes `%`;
+//! - `CHAR(args USING cs)` becomes an internal call `[char]('cs', args)`;
+//! - the prefix `BINARY x` becomes `CAST(x AS BINARY)` around its one operand, since
+//!   sqlparser would apply it to the whole comparison after it (`BINARY 'a' = 'A'`).
+//!
+//! Internal names carry a quote style no client can write (`bind_date::INTERNAL_QUOTE`).
+//! These words are reserved in MySQL, so unquoted they are never names.
+
+use crate::bind::datetime::INTERNAL_QUOTE;
+use sqlparser::keywords::Keyword;
+use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
+
+const COMPOUND: [(&str, &str, &str); 11] = [
+    ("DAY_HOUR", "DAY", "HOUR"),
+    ("DAY_MINUTE", "DAY", "MINUTE"),
+    ("DAY_SECOND", "DAY", "SECOND"),
+    ("DAY_MICROSECOND", "DAY", "MICROSECOND"),
+    ("HOUR_MINUTE", "HOUR", "MINUTE"),
+    ("HOUR_SECOND", "HOUR", "SECOND"),
+    ("HOUR_MICROSECOND", "HOUR", "MICROSECOND"),
+    ("MINUTE_SECOND", "MINUTE", "SECOND"),
+    ("MINUTE_MICROSECOND", "MINUTE", "MICROSECOND"),
+    ("SECOND_MICROSECOND", "MICROSECOND", "SECOND"),
+    ("YEAR_MONTH", "YEAR", "MONTH"),
+];
+
+/// Whether the text may hold one of the rewritten forms (a cheap test before
+/// tokenizing twice).
+pub fn may_need(sql: &str) -> bool {
+    let lower = sql.to_ascii_lowercase();
+    [
+        "mod", "char", "binary", "day_", "hour_", "minute_", "second_", "year_",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+fn word_is(t: &Token, w: &str) -> bool {
+    matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
+}
+
+fn internal(name: &str) -> Token {
+    Token::Word(Word {
+        value: name.into(),
+        quote_style: Some(INTERNAL_QUOTE),
+        keyword: Keyword::NoKeyword,
+    })
+}
+
+fn wrap(t: Token) -> TokenWithSpan {
+    TokenWithSpan::wrap(t)
+}
+
+/// The index just past the group opened by the `(` at `open` (None if unbalanced).
+fn group_end(tokens: &[TokenWithSpan], open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, t) in tokens.iter().enumerate().skip(open) {
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn next_solid(tokens: &[TokenWithSpan], from: usize) -> Option<usize> {
+    (from..tokens.len()).find(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+}
+
+/// Tokens after which an expression starts, where a `BINARY` is the operator.
+fn starts_operand(t: Option<&Token>) -> bool {
+    let Some(t) = t else {
+        return false;
+    };
+    match t {
+        Token::LParen
+        | Token::Comma
+        | Token::Eq
+        | Token::DoubleEq
+        | Token::Neq
+        | Token::Lt
+        | Token::Gt
+        | Token::LtEq
+        | Token::GtEq
+        | Token::Spaceship
+        | Token::Plus
+        | Token::Minus
+        | Token::Mul
+        | Token::Div
+        | Token::Mod => true,
+        Token::Word(w) if w.quote_style.is_none() => [
+            "SELECT", "WHERE", "AND", "OR", "NOT", "XOR", "ON", "HAVING", "WHEN", "THEN", "ELSE",
+            "BY", "DISTINCT", "BETWEEN", "IN", "IS",
+        ]
+        .iter()
+        .any(|k| w.value.eq_ignore_ascii_case(k)),
+        _ => false,
+    }
+}
+
+/// The end (exclusive) of the single operand starting at `i`, or None when it is not
+/// one of the plain forms (a literal, a possibly-qualified name or call, a group).
+fn operand_end(tokens: &[TokenWithSpan], i: usize) -> Option<usize> {
+    match &tokens.get(i)?.token {
+        Token::LParen => group_end(tokens, i),
+        Token::SingleQuotedString(_)
+        | Token::DoubleQuotedString(_)
+        | Token::Number(..)
+        | Token::HexStringLiteral(_)
+        | Token::NationalStringLiteral(_) => Some(i + 1),
+        Token::Word(w) if w.quote_style.is_some() || w.keyword == Keyword::NoKeyword => {
+            let mut end = i + 1;
+            while matches!(tokens.get(end).map(|t| &t.token), Some(Token::Period))
+                && matches!(tokens.get(end + 1).map(|t| &t.token), Some(Token::Word(_)))
+            {
+                end += 2;
+            }
+            if matches!(tokens.get(end).map(|t| &t.token), Some(Token::LParen)) {
+                end = group_end(tokens, end)?;
+            }
+            Some(end)
+        }
+        _ => None,
+    }
+}
+
+/// Applies the rewrites; None when nothing changed.
+pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len() + 8);
+    let mut changed = false;
+    // Tokens to drop (CHAR's `USING cs`) and to replace (`FROM` after EXTRACT's unit).
+    let mut skip = vec![false; tokens.len()];
+    let mut comma_at = vec![false; tokens.len()];
+    // Where a BINARY operand ends: emit `AS BINARY )` there.
+    let mut close_binary = vec![0usize; tokens.len() + 1];
+    let last_solid = |out: &Vec<TokenWithSpan>| {
+        out.iter()
+            .rev()
+            .find(|t| !matches!(t.token, Token::Whitespace(_)))
+            .map(|t| t.token.clone())
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        for _ in 0..close_binary[i] {
+            out.push(wrap(Token::make_keyword("AS")));
+            out.push(wrap(Token::make_keyword("BINARY")));
+            out.push(wrap(Token::RParen));
+        }
+        if skip[i] {
+            i += 1;
+            continue;
+        }
+        if comma_at[i] {
+            out.push(wrap(Token::Comma));
+            i += 1;
+            continue;
+        }
+        let t = &tokens[i];
+        if let Token::Word(w) = &t.token {
+            if w.quote_style.is_none() {
+                let up = w.value.to_ascii_uppercase();
+                if let Some((name, a, b)) = COMPOUND.iter().find(|c| c.0 == up) {
+                    changed = true;
+                    let prev = last_solid(&out);
+                    let before_prev = out
+                        .iter()
+                        .rev()
+                        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+                        .nth(1)
+                        .map(|t| t.token.clone());
+                    let from = next_solid(tokens, i + 1);
+                    let in_extract = prev == Some(Token::LParen)
+                        && before_prev.as_ref().is_some_and(|p| word_is(p, "EXTRACT"))
+                        && from.is_some_and(|f| word_is(&tokens[f].token, "FROM"));
+                    if let (true, Some(f)) = (in_extract, from) {
+                        // Replace `EXTRACT (` already emitted by `[extract] (`.
+                        let lp = out.iter().rposition(|t| t.token == Token::LParen);
+                        if let Some(lp) = lp {
+                            if let Some(ex) =
+                                out[..lp].iter().rposition(|t| word_is(&t.token, "EXTRACT"))
+                            {
+                                out[ex] = wrap(internal("extract"));
+                            }
+                        }
+                        out.push(wrap(Token::SingleQuotedString((*name).into())));
+                        comma_at[f] = true;
+                    } else {
+                        out.push(wrap(Token::make_keyword(a)));
+                        out.push(wrap(Token::Whitespace(
+                            sqlparser::tokenizer::Whitespace::Space,
+                        )));
+                        out.push(wrap(Token::make_keyword("TO")));
+                        out.push(wrap(Token::Whitespace(
+                            sqlparser::tokenizer::Whitespace::Space,
+                        )));
+                        out.push(wrap(Token::make_keyword(b)));
+                    }
+                    i += 1;
+                    continue;
+                }
+                let next = next_solid(tokens, i + 1);
+                let next_tok = next.map(|n| &tokens[n].token);
+                if up == "MOD" && next_tok != Some(&Token::LParen) && last_solid(&out).is_some() {
+                    changed = true;
+                    out.push(wrap(Token::Mod));
+                    i += 1;
+                    continue;
+                }
+                if up == "CHAR" && next_tok == Some(&Token::LParen) {
+                    if let Some(open) = next {
+                        if let Some(end) = group_end(tokens, open) {
+                            // `… USING cs )`: the last two solid tokens before `)`.
+                            let solid: Vec<usize> = (open + 1..end - 1)
+                                .filter(|&k| !matches!(tokens[k].token, Token::Whitespace(_)))
+                                .collect();
+                            if let [.., u, cs] = solid.as_slice() {
+                                if word_is(&tokens[*u].token, "USING") {
+                                    if let Token::Word(csw) = &tokens[*cs].token {
+                                        changed = true;
+                                        out.push(wrap(internal("char")));
+                                        out.push(wrap(Token::LParen));
+                                        out.push(wrap(Token::SingleQuotedString(
+                                            csw.value.clone(),
+                                        )));
+                                        out.push(wrap(Token::Comma));
+                                        skip[open] = true;
+                                        skip[*u] = true;
+                                        skip[*cs] = true;
+                                        i += 1;
+                                        continue;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                if up == "BINARY" && starts_operand(last_solid(&out).as_ref()) {
+                    if let Some(n) = next {
+                        if let Some(end) = operand_end(tokens, n) {
+                            changed = true;
+                            out.push(wrap(Token::make_keyword("CAST")));
+                            out.push(wrap(Token::LParen));
+                            close_binary[end] += 1;
+                            i = n;
+                            continue;
+                        }
+                    }
+                }
+            }
+        }
+        out.push(t.clone());
+        i += 1;
+    }
+    for _ in 0..close_binary[tokens.len()] {
+        out.push(wrap(Token::make_keyword("AS")));
+        out.push(wrap(Token::make_keyword("BINARY")));
+        out.push(wrap(Token::RParen));
+    }
+    changed.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    fn sql(s: &str) -> String {
+        crate::parse::parse(s).unwrap()[0].to_string()
+    }
+
+    #[test]
+    fn forms_are_rewritten() {
+        assert_eq!(sql("SELECT 7 MOD 3"), "SELECT 7 % 3");
+        assert_eq!(sql("SELECT MOD(7, 3)"), "SELECT MOD(7, 3)");
+        assert!(sql("SELECT d + INTERVAL '1:2' HOUR_MINUTE").contains("HOUR TO MINUTE"));
+        assert!(sql("SELECT EXTRACT(DAY_HOUR FROM d)").contains("'DAY_HOUR', d"));
+        assert!(sql("SELECT EXTRACT(YEAR FROM d)").contains("EXTRACT(YEAR FROM d)"));
+        assert!(sql("SELECT CHAR(65, 66 USING utf8mb4)").contains("'utf8mb4', 65, 66"));
+        assert_eq!(sql("SELECT CHAR(65)"), "SELECT CHAR(65)");
+        assert_eq!(
+            sql("SELECT BINARY 'a' = 'A'"),
+            "SELECT CAST('a' AS BINARY) = 'A'"
+        );
+        assert_eq!(
+            sql("SELECT * FROM t WHERE BINARY t.c = 'A'"),
+            "SELECT * FROM t WHERE CAST(t.c AS BINARY) = 'A'"
+        );
+        assert_eq!(sql("SELECT CAST(x AS BINARY)"), "SELECT CAST(x AS BINARY)");
+        // Inside strings nothing changes.
+        assert_eq!(sql("SELECT 'a MOD b'"), "SELECT 'a MOD b'");
+    }
+}

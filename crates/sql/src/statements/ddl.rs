@@ -1,0 +1,692 @@
+//! Data definition: CREATE/DROP DATABASE, CREATE TABLE (types, NULL/NOT NULL, DEFAULT,
+//! AUTO_INCREMENT, ON UPDATE CURRENT_TIMESTAMP, PRIMARY KEY, UNIQUE, KEY/INDEX,
+//! ENGINE=, CHARSET/COLLATE), CREATE INDEX, DROP TABLE, DROP INDEX, TRUNCATE. A table
+//! definition is checked here the way MySQL checks it (one primary key, one
+//! AUTO_INCREMENT column that leads a key, known columns in keys) before the catalog
+//! asks the engine to create files.
+
+use crate::bind::{literal, object_name_parts};
+use crate::expr::convert::coerce;
+use crate::statement::{ExecCtx, Outcome, TableLocks};
+use sqlparser::ast;
+use strata_engine::{LockMode, Txn};
+use strata_types::schema::ColumnDefault;
+use strata_types::{
+    Collation, ColumnDef, DataType, Error, IndexDef, QueryOutput, Result, TableDef, Value,
+};
+
+/// Maps an ENGINE= name to the stored engine name.
+pub fn engine_name(name: &str, available: &[&str]) -> Result<String> {
+    let stored = match name.to_ascii_lowercase().as_str() {
+        "myisam" | "heap" => "heap",
+        "innodb" | "btree" => "btree",
+        _ => return Err(Error::UnknownEngine(name.to_string())),
+    };
+    if available.contains(&stored) {
+        Ok(stored.to_string())
+    } else {
+        Err(Error::UnknownEngine(name.to_string()))
+    }
+}
+
+/// The MySQL name users see for a stored engine name.
+pub fn engine_display(stored: &str) -> &'static str {
+    match stored {
+        "heap" => "MyISAM",
+        _ => "InnoDB",
+    }
+}
+
+pub fn execute_other(
+    stmt: &ast::Statement,
+    cx: &mut ExecCtx,
+    _out: &mut dyn QueryOutput,
+) -> Result<Outcome> {
+    use ast::Statement as S;
+    match stmt {
+        S::CreateDatabase {
+            db_name,
+            if_not_exists,
+            ..
+        } => {
+            let name = single_name(db_name)?;
+            let created = cx.catalog.create_database(&name, *if_not_exists)?;
+            Ok(Outcome::ok(created as u64))
+        }
+        S::CreateSchema {
+            schema_name,
+            if_not_exists,
+            ..
+        } => {
+            let name = schema_name.to_string().trim_matches('`').to_string();
+            let created = cx.catalog.create_database(&name, *if_not_exists)?;
+            Ok(Outcome::ok(created as u64))
+        }
+        S::CreateTable(ct) => create_table(ct, cx),
+        S::CreateIndex(ci) => {
+            let (db, t) = crate::plan::block::resolve_table(cx, &ci.table_name)?;
+            let name = match &ci.name {
+                Some(n) => single_name(n)?,
+                None => String::new(),
+            };
+            let cols = index_columns(&ci.columns)?;
+            add_index(cx, &db, &t, name, cols, ci.unique)?;
+            Ok(Outcome::ok(0))
+        }
+        S::Drop {
+            object_type,
+            if_exists,
+            names,
+            ..
+        } => match object_type {
+            ast::ObjectType::Table => {
+                let mut missing = Vec::new();
+                for n in names {
+                    let (db, t) = crate::plan::block::resolve_table(cx, n)?;
+                    match cx.catalog.drop_table(&db, &t) {
+                        Ok(()) => {}
+                        Err(Error::UnknownTable(_)) if *if_exists => {}
+                        Err(Error::UnknownTable(name)) => missing.push(name),
+                        Err(e) => return Err(e),
+                    }
+                }
+                if !missing.is_empty() {
+                    return Err(Error::UnknownTable(missing.join(",")));
+                }
+                Ok(Outcome::ok(0))
+            }
+            ast::ObjectType::Database | ast::ObjectType::Schema => {
+                let name = single_name(
+                    names
+                        .first()
+                        .ok_or_else(|| Error::Syntax("DROP DATABASE".into()))?,
+                )?;
+                match cx.catalog.drop_database(&name, *if_exists)? {
+                    Some(n) => {
+                        if cx.current_db.as_deref() == Some(name.as_str()) {
+                            cx.current_db = None;
+                        }
+                        Ok(Outcome::ok(n as u64))
+                    }
+                    None => Ok(Outcome::ok(0)),
+                }
+            }
+            other => Err(Error::NotSupported(format!("DROP {other}"))),
+        },
+        S::Truncate(t) => {
+            for target in &t.table_names {
+                let (db, name) = crate::plan::block::resolve_table(cx, &target.name)?;
+                let table = cx.table(&db, &name)?;
+                let mut locks = TableLocks::default();
+                cx.lock_table(&mut locks, &db, &name, &table, LockMode::Write)?;
+                table.truncate()?;
+            }
+            Ok(Outcome::ok(0))
+        }
+        other => {
+            let text = other.to_string();
+            let head: String = text
+                .split_whitespace()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ");
+            Err(Error::NotSupported(head))
+        }
+    }
+}
+
+fn single_name(n: &ast::ObjectName) -> Result<String> {
+    let parts = object_name_parts(n);
+    match parts.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => Err(Error::Syntax(n.to_string())),
+    }
+}
+
+fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
+    cols.iter()
+        .map(|c| match &c.column.expr {
+            ast::Expr::Identifier(id) => Ok(id.value.clone()),
+            ast::Expr::Function(f) => {
+                // KEY (c(10)): a prefix index; indexed here on the whole column.
+                Ok(object_name_parts(&f.name).join("."))
+            }
+            other => Err(Error::NotSupported(format!("index on expression {other}"))),
+        })
+        .collect()
+}
+
+fn add_index(
+    cx: &mut ExecCtx,
+    db: &str,
+    table: &str,
+    mut name: String,
+    cols: Vec<String>,
+    unique: bool,
+) -> Result<()> {
+    let handle = cx.table(db, table)?;
+    let mut def = (**handle.def()).clone();
+    let positions = cols
+        .iter()
+        .map(|c| {
+            def.column_index(c)
+                .ok_or_else(|| Error::KeyColumnMissing(c.clone()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if name.is_empty() {
+        name = cols[0].clone();
+    }
+    if def
+        .indexes
+        .iter()
+        .any(|i| i.name.eq_ignore_ascii_case(&name))
+    {
+        return Err(Error::DuplicateKeyName(name));
+    }
+    def.indexes.push(IndexDef {
+        name,
+        columns: positions,
+        unique,
+        primary: false,
+    });
+    rebuild_table(cx, db, table, def)
+}
+
+/// Rebuilds a table under a new definition: reads every row, recreates the files, and
+/// inserts the rows again (how MyISAM's ALTER works). A failure (e.g. a duplicate for a
+/// new UNIQUE index) restores the old definition and rows.
+///
+/// The rows are read in the statement's transaction. They are written in transactions
+/// of the rebuild's own, committed here: DDL is not undone by ROLLBACK, and a failed
+/// statement's rollback would otherwise undo the restored rows (and reach into the
+/// files of the table being replaced).
+fn rebuild_table(cx: &mut ExecCtx, db: &str, table: &str, def: TableDef) -> Result<()> {
+    let old = cx.table(db, table)?;
+    let old_def = (**old.def()).clone();
+    let mut rows = Vec::new();
+    {
+        let mut locks = TableLocks::default();
+        cx.lock_table(&mut locks, db, table, &old, LockMode::Write)?;
+        old.scan(cx.txn, &mut |_, r| {
+            rows.push(r.to_vec());
+            Ok(strata_engine::Flow::Continue)
+        })?;
+        old.flush()?;
+    }
+    let auto = old.status().auto_increment;
+    drop(old);
+    let mut def = def;
+    def.auto_increment_start = auto.max(def.auto_increment_start);
+    let new = cx.catalog.replace_table(def)?;
+    let own_txn = || Txn::new(cx.txn.isolation(), cx.txn.lock_wait_timeout());
+    let copy = own_txn();
+    let copied = rows.iter().try_for_each(|r| {
+        let mut r2 = r.clone();
+        new.insert(&copy, &mut r2).map(|_| ())
+    });
+    if let Err(e) = copied {
+        // Undo the partial copy while its table still exists, then bring the old
+        // definition and rows back.
+        copy.rollback()?;
+        drop(new);
+        let mut restore = old_def;
+        restore.auto_increment_start = auto;
+        let back = cx.catalog.replace_table(restore)?;
+        let restored = own_txn();
+        for r in &rows {
+            back.insert(&restored, &mut r.clone())?;
+        }
+        restored.commit()?;
+        return Err(e);
+    }
+    copy.commit()?;
+    new.flush()
+}
+
+fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
+    if ct.query.is_some() {
+        return Err(Error::NotSupported("CREATE TABLE ... SELECT".into()));
+    }
+    if ct.like.is_some() {
+        return Err(Error::NotSupported("CREATE TABLE ... LIKE".into()));
+    }
+    if ct.temporary {
+        return Err(Error::NotSupported("CREATE TEMPORARY TABLE".into()));
+    }
+    let (db, name) = crate::plan::block::resolve_table(cx, &ct.name)?;
+    if !cx.catalog.database_exists(&db) {
+        return Err(Error::UnknownDatabase(db));
+    }
+    let available: Vec<&str> = cx.catalog.engines().iter().map(|e| e.name()).collect();
+    let mut engine = cx.default_engine.to_string();
+    let mut table_coll = Collation::GeneralCi;
+    let mut auto_start = 1u64;
+    let mut comment = String::new();
+    let opts: &[ast::SqlOption] = match &ct.table_options {
+        ast::CreateTableOptions::None => &[],
+        ast::CreateTableOptions::With(o)
+        | ast::CreateTableOptions::Options(o)
+        | ast::CreateTableOptions::Plain(o)
+        | ast::CreateTableOptions::TableProperties(o) => o,
+    };
+    for o in opts {
+        match o {
+            ast::SqlOption::KeyValue { key, value } => {
+                let v = match value {
+                    ast::Expr::Identifier(i) => i.value.clone(),
+                    ast::Expr::Value(v) => match &v.value {
+                        ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                            s.clone()
+                        }
+                        other => other.to_string(),
+                    },
+                    ast::Expr::Function(f) => object_name_parts(&f.name).join("."),
+                    other => other.to_string(),
+                };
+                match key.value.to_ascii_uppercase().replace(' ', "_").as_str() {
+                    "ENGINE" => engine = engine_name(&v, &available)?,
+                    "COLLATE" | "DEFAULT_COLLATE" => {
+                        table_coll = Collation::from_name(&v).ok_or(Error::UnknownCollation(v))?
+                    }
+                    "AUTO_INCREMENT" => auto_start = v.parse().unwrap_or(1),
+                    "COMMENT" => comment = v,
+                    "CHARSET" | "DEFAULT_CHARSET" | "CHARACTER_SET" | "DEFAULT_CHARACTER_SET" => {
+                        check_charset(&v)?;
+                        if v.eq_ignore_ascii_case("binary") {
+                            table_coll = Collation::Binary;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ast::SqlOption::Comment(c) => {
+                comment = match c {
+                    ast::CommentDef::WithEq(s) | ast::CommentDef::WithoutEq(s) => s.clone(),
+                }
+            }
+            // sqlparser gives `ENGINE = name` its own shape.
+            ast::SqlOption::NamedParenthesizedList(l)
+                if l.key.value.eq_ignore_ascii_case("ENGINE") =>
+            {
+                if let Some(n) = &l.name {
+                    engine = engine_name(&n.value, &available)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut columns = Vec::new();
+    let mut indexes: Vec<IndexDef> = Vec::new();
+    let mut inline_pk = None;
+    for c in &ct.columns {
+        if columns
+            .iter()
+            .any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&c.name.value))
+        {
+            return Err(Error::DuplicateColumn(c.name.value.clone()));
+        }
+        let (data_type, forced_coll) = column_type(&c.data_type, &c.name.value)?;
+        let mut col = ColumnDef {
+            name: c.name.value.clone(),
+            data_type,
+            nullable: true,
+            default: None,
+            auto_increment: false,
+            on_update_now: false,
+            collation: if data_type.is_text() {
+                table_coll
+            } else {
+                Collation::Binary
+            },
+        };
+        if let Some(fc) = forced_coll {
+            col.collation = fc;
+        }
+        let mut explicit_null = false;
+        let mut default_expr = None;
+        for o in &c.options {
+            match &o.option {
+                ast::ColumnOption::Null => {
+                    col.nullable = true;
+                    explicit_null = true;
+                }
+                ast::ColumnOption::NotNull => col.nullable = false,
+                ast::ColumnOption::Default(e) => default_expr = Some(e.clone()),
+                ast::ColumnOption::PrimaryKey(_) => inline_pk = Some(columns.len()),
+                ast::ColumnOption::Unique(_) => indexes.push(IndexDef {
+                    name: c.name.value.clone(),
+                    columns: vec![columns.len()],
+                    unique: true,
+                    primary: false,
+                }),
+                ast::ColumnOption::DialectSpecific(tokens) => {
+                    let t = tokens
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    if t.eq_ignore_ascii_case("AUTO_INCREMENT") {
+                        col.auto_increment = true;
+                    } else {
+                        return Err(Error::NotSupported(t));
+                    }
+                }
+                ast::ColumnOption::CharacterSet(cs) => {
+                    let cs = cs.to_string();
+                    check_charset(&cs)?;
+                    if cs.eq_ignore_ascii_case("binary") {
+                        col.collation = Collation::Binary;
+                    }
+                }
+                ast::ColumnOption::Collation(n) => {
+                    let n = n.to_string();
+                    if col.data_type.is_text() {
+                        col.collation =
+                            Collation::from_name(&n).ok_or(Error::UnknownCollation(n))?;
+                    }
+                }
+                ast::ColumnOption::Comment(_) => {}
+                ast::ColumnOption::OnUpdate(e) if is_now(e) => col.on_update_now = true,
+                other => return Err(Error::NotSupported(format!("column option {other}"))),
+            }
+        }
+        if col.auto_increment || (inline_pk == Some(columns.len())) {
+            col.nullable = false;
+        }
+        if col.data_type == DataType::Timestamp && !explicit_null && default_expr.is_none() {
+            // MariaDB 10.11 defaults (explicit_defaults_for_timestamp=ON): a TIMESTAMP
+            // column is NULL-able with no automatic behaviour unless declared NOT NULL;
+            // a NOT NULL TIMESTAMP without a default gets CURRENT_TIMESTAMP on insert.
+            if !col.nullable {
+                col.default = Some(ColumnDefault::CurrentTimestamp);
+            }
+        }
+        if let Some(e) = default_expr {
+            col.default = Some(if is_now(&e) {
+                if !col.data_type.is_temporal() {
+                    return Err(Error::InvalidDefault(col.name.clone()));
+                }
+                ColumnDefault::CurrentTimestamp
+            } else {
+                let v = match &e {
+                    ast::Expr::Value(v) => literal(&v.value)?,
+                    ast::Expr::UnaryOp {
+                        op: ast::UnaryOperator::Minus,
+                        expr,
+                    } => match expr.as_ref() {
+                        ast::Expr::Value(v) => match literal(&v.value)? {
+                            Value::Int(i) => Value::Int(-i),
+                            Value::Double(d) => Value::Double(-d),
+                            Value::Decimal(d) => {
+                                Value::Decimal(strata_types::Decimal::new(-d.mantissa, d.scale))
+                            }
+                            _ => return Err(Error::InvalidDefault(col.name.clone())),
+                        },
+                        _ => return Err(Error::InvalidDefault(col.name.clone())),
+                    },
+                    _ => return Err(Error::InvalidDefault(col.name.clone())),
+                };
+                if v.is_null() && !col.nullable {
+                    return Err(Error::InvalidDefault(col.name.clone()));
+                }
+                let v = coerce(v, &col, 1, true)
+                    .map_err(|_| Error::InvalidDefault(col.name.clone()))?;
+                ColumnDefault::Value(v)
+            });
+        }
+        if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_))
+            && matches!(col.default, Some(ColumnDefault::Value(ref v)) if !v.is_null())
+        {
+            return Err(Error::InvalidDefault(col.name.clone()));
+        }
+        columns.push(col);
+    }
+    if columns.is_empty() {
+        return Err(Error::Syntax(
+            "a table must have at least one column".into(),
+        ));
+    }
+    let mut primary: Option<Vec<usize>> = inline_pk.map(|c| vec![c]);
+    let find = |name: &str, cols: &[ColumnDef]| {
+        cols.iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| Error::KeyColumnMissing(name.to_string()))
+    };
+    for con in &ct.constraints {
+        match con {
+            ast::TableConstraint::PrimaryKey(pk) => {
+                if primary.is_some() {
+                    return Err(Error::MultiplePrimaryKey);
+                }
+                let cols = index_columns(&pk.columns)?
+                    .iter()
+                    .map(|c| find(c, &columns))
+                    .collect::<Result<Vec<_>>>()?;
+                primary = Some(cols);
+            }
+            ast::TableConstraint::Unique(u) => {
+                let names = index_columns(&u.columns)?;
+                let cols = names
+                    .iter()
+                    .map(|c| find(c, &columns))
+                    .collect::<Result<Vec<_>>>()?;
+                let name = u
+                    .index_name
+                    .as_ref()
+                    .or(u.name.as_ref())
+                    .map(|i| i.value.clone())
+                    .unwrap_or_else(|| names[0].clone());
+                indexes.push(IndexDef {
+                    name,
+                    columns: cols,
+                    unique: true,
+                    primary: false,
+                });
+            }
+            ast::TableConstraint::Index(ix) => {
+                let names = index_columns(&ix.columns)?;
+                let cols = names
+                    .iter()
+                    .map(|c| find(c, &columns))
+                    .collect::<Result<Vec<_>>>()?;
+                let name = ix
+                    .name
+                    .as_ref()
+                    .map(|i| i.value.clone())
+                    .unwrap_or_else(|| names[0].clone());
+                indexes.push(IndexDef {
+                    name,
+                    columns: cols,
+                    unique: false,
+                    primary: false,
+                });
+            }
+            ast::TableConstraint::ForeignKey(_) | ast::TableConstraint::Check(_) => {
+                return Err(Error::NotSupported(
+                    "FOREIGN KEY / CHECK constraints".into(),
+                ))
+            }
+            other => return Err(Error::NotSupported(other.to_string())),
+        }
+    }
+    // Unnamed keys that collide get MySQL's _2, _3 suffixes.
+    let mut seen: Vec<String> = Vec::new();
+    for ix in &mut indexes {
+        if seen.iter().any(|s| s.eq_ignore_ascii_case(&ix.name)) {
+            let base = ix.name.clone();
+            let mut n = 2;
+            while seen
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(&format!("{base}_{n}")))
+            {
+                n += 1;
+            }
+            ix.name = format!("{base}_{n}");
+        }
+        if ix.name.eq_ignore_ascii_case("PRIMARY") {
+            return Err(Error::DuplicateKeyName(ix.name.clone()));
+        }
+        seen.push(ix.name.clone());
+    }
+    if let Some(pk) = primary {
+        for &c in &pk {
+            columns[c].nullable = false;
+        }
+        indexes.insert(
+            0,
+            IndexDef {
+                name: "PRIMARY".into(),
+                columns: pk,
+                unique: true,
+                primary: true,
+            },
+        );
+    }
+    let autos: Vec<usize> = columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.auto_increment)
+        .map(|(i, _)| i)
+        .collect();
+    if autos.len() > 1
+        || autos
+            .first()
+            .is_some_and(|a| !indexes.iter().any(|ix| ix.columns[0] == *a))
+    {
+        return Err(Error::WrongAutoKey);
+    }
+    if let Some(&a) = autos.first() {
+        if !columns[a].data_type.is_integer()
+            && !matches!(columns[a].data_type, DataType::Double | DataType::Float)
+        {
+            return Err(Error::WrongAutoKey);
+        }
+    }
+    let def = TableDef {
+        db,
+        name,
+        engine,
+        columns,
+        indexes,
+        auto_increment_start: auto_start.max(1),
+        comment,
+    };
+    let created = cx.catalog.create_table(def, ct.if_not_exists)?;
+    let _ = created;
+    Ok(Outcome::ok(0))
+}
+
+fn check_charset(cs: &str) -> Result<()> {
+    match cs.to_ascii_lowercase().as_str() {
+        "utf8mb4" | "utf8" | "utf8mb3" | "latin1" | "ascii" | "binary" => Ok(()),
+        _ => Err(Error::UnknownCharset(cs.to_string())),
+    }
+}
+
+fn is_now(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Function(f) => {
+            let n = object_name_parts(&f.name).join(".").to_ascii_lowercase();
+            matches!(
+                n.as_str(),
+                "now" | "current_timestamp" | "localtimestamp" | "localtime"
+            )
+        }
+        ast::Expr::Identifier(i) => i.value.eq_ignore_ascii_case("current_timestamp"),
+        _ => false,
+    }
+}
+
+/// The column type, and a collation it forces (binary strings).
+fn column_type(t: &ast::DataType, col: &str) -> Result<(DataType, Option<Collation>)> {
+    use ast::DataType as D;
+    let char_len = |l: &Option<ast::CharacterLength>, default: u64| -> u64 {
+        match l {
+            Some(ast::CharacterLength::IntegerLength { length, .. }) => *length,
+            _ => default,
+        }
+    };
+    let too_long = |max: u64| Error::ColumnTooLong {
+        column: col.to_string(),
+        max,
+    };
+    Ok(match t {
+        D::TinyInt(_) | D::Bool | D::Boolean => (DataType::TinyInt { unsigned: false }, None),
+        D::TinyIntUnsigned(_) => (DataType::TinyInt { unsigned: true }, None),
+        D::SmallInt(_) => (DataType::SmallInt { unsigned: false }, None),
+        D::SmallIntUnsigned(_) => (DataType::SmallInt { unsigned: true }, None),
+        D::MediumInt(_) => (DataType::MediumInt { unsigned: false }, None),
+        D::MediumIntUnsigned(_) => (DataType::MediumInt { unsigned: true }, None),
+        D::Int(_) | D::Integer(_) => (DataType::Int { unsigned: false }, None),
+        D::IntUnsigned(_) | D::IntegerUnsigned(_) => (DataType::Int { unsigned: true }, None),
+        D::BigInt(_) => (DataType::BigInt { unsigned: false }, None),
+        D::BigIntUnsigned(_) => (DataType::BigInt { unsigned: true }, None),
+        D::Float(_) | D::Real => (DataType::Float, None),
+        D::Double(_) | D::DoublePrecision => (DataType::Double, None),
+        D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {
+            let (p, s) = match info {
+                ast::ExactNumberInfo::None => (10, 0),
+                ast::ExactNumberInfo::Precision(p) => (*p, 0),
+                ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s as u64),
+            };
+            if p > strata_types::decimal::MAX_PRECISION as u64 || s > p || s > 30 {
+                return Err(Error::NotSupported(format!(
+                    "DECIMAL({p},{s}) (maximum precision is 38)"
+                )));
+            }
+            (
+                DataType::Decimal {
+                    precision: p.max(1) as u8,
+                    scale: s as u8,
+                },
+                None,
+            )
+        }
+        D::Char(l) | D::Character(l) => {
+            let n = char_len(l, 1);
+            if n > 255 {
+                return Err(too_long(255));
+            }
+            (DataType::Char(n as u32), None)
+        }
+        D::Varchar(l) | D::CharacterVarying(l) | D::CharVarying(l) | D::Nvarchar(l) => {
+            let n = char_len(l, 0);
+            if l.is_none() {
+                return Err(Error::Syntax("VARCHAR needs a length".into()));
+            }
+            if n > 16383 {
+                return Err(too_long(16383));
+            }
+            (DataType::VarChar(n as u32), None)
+        }
+        D::Binary(l) => {
+            let n = l.unwrap_or(1);
+            if n > 255 {
+                return Err(too_long(255));
+            }
+            (DataType::Binary(n as u32), Some(Collation::Binary))
+        }
+        D::Varbinary(l) => {
+            let n = match l {
+                Some(ast::BinaryLength::IntegerLength { length }) => *length,
+                _ => return Err(Error::Syntax("VARBINARY needs a length".into())),
+            };
+            if n > 65535 {
+                return Err(too_long(65535));
+            }
+            (DataType::VarBinary(n as u32), Some(Collation::Binary))
+        }
+        D::TinyText => (DataType::Text(255), None),
+        D::Text => (DataType::Text(65535), None),
+        D::MediumText => (DataType::Text(16_777_215), None),
+        D::LongText => (DataType::Text(u32::MAX), None),
+        D::TinyBlob => (DataType::Blob(255), Some(Collation::Binary)),
+        D::Blob(_) => (DataType::Blob(65535), Some(Collation::Binary)),
+        D::MediumBlob => (DataType::Blob(16_777_215), Some(Collation::Binary)),
+        D::LongBlob => (DataType::Blob(u32::MAX), Some(Collation::Binary)),
+        D::Date => (DataType::Date, None),
+        D::Datetime(_) => (DataType::DateTime, None),
+        D::Timestamp(..) => (DataType::Timestamp, None),
+        other => return Err(Error::NotSupported(format!("column type {other}"))),
+    })
+}

@@ -1,0 +1,711 @@
+//! INSERT (with IGNORE, REPLACE and ON DUPLICATE KEY UPDATE), UPDATE and DELETE on one
+//! table. Rows to change are collected first and changed after, so a statement never
+//! sees its own writes (no "Halloween problem"). Values pass through
+//! [`crate::expr::convert::coerce`] before reaching the engine, which checks unique keys and
+//! assigns AUTO_INCREMENT values.
+//!
+//! Every engine call carries the statement's transaction. UPDATE and DELETE read their
+//! target rows with exclusive locks (see [`select::plan_single_table`]); REPLACE and
+//! ON DUPLICATE KEY UPDATE read the conflicting row the same way before changing it.
+
+use crate::bind::{self, BindEnv, Binder, Scope};
+use crate::exec::executor::Executor;
+use crate::expr::convert::coerce;
+use crate::expr::{sort_compare, Expr, WarnLevel};
+use crate::plan::block::{self as select, resolve_table};
+use crate::plan::query::{Planner, SubqueryPlans};
+use crate::statement::{ExecCtx, Outcome, ReadModeGuard, TableLocks};
+use sqlparser::ast;
+use std::sync::Arc;
+use strata_engine::{LockMode, ReadMode, RowId, Table, Txn};
+use strata_types::keycode::encode_index_key;
+use strata_types::schema::ColumnDefault;
+use strata_types::{Collation, DataType, Error, OkInfo, Result, TableDef, Value};
+
+pub struct Target {
+    pub db: String,
+    pub table: Arc<dyn Table>,
+    pub def: Arc<TableDef>,
+}
+
+pub enum InsertValue {
+    Expr(Expr),
+    Default,
+}
+
+pub struct InsertPlan {
+    pub target: Target,
+    /// Column positions the VALUES lists fill, in order.
+    pub columns: Vec<usize>,
+    pub rows: Vec<Vec<InsertValue>>,
+    /// INSERT ... SELECT: the rows come from this query instead of `rows`.
+    pub select: Option<Box<crate::plan::query::QueryStatement>>,
+    pub ignore: bool,
+    pub replace: bool,
+    /// ON DUPLICATE KEY UPDATE assignments, bound over `[existing row, new row]`
+    /// (`VALUES(c)` reads the new row).
+    pub on_duplicate: Option<Vec<(usize, Expr)>>,
+    /// Subqueries of the VALUES lists and the ON DUPLICATE KEY UPDATE values.
+    pub subqueries: SubqueryPlans,
+}
+
+pub struct UpdatePlan {
+    pub target: Target,
+    pub source: select::SelectPlan,
+    pub assignments: Vec<(usize, Expr)>,
+    /// Subqueries of WHERE, ORDER BY and the SET values.
+    pub subqueries: SubqueryPlans,
+}
+
+pub struct DeletePlan {
+    pub target: Target,
+    pub source: select::SelectPlan,
+    /// Subqueries of WHERE and ORDER BY.
+    pub subqueries: SubqueryPlans,
+}
+
+fn target(cx: &ExecCtx, name: &ast::ObjectName) -> Result<Target> {
+    let (db, t) = resolve_table(cx, name)?;
+    let table = cx.table(&db, &t)?;
+    let def = table.def().clone();
+    Ok(Target { db, table, def })
+}
+
+fn column_position(def: &TableDef, name: &ast::ObjectName) -> Result<usize> {
+    let parts = bind::object_name_parts(name);
+    let col = parts.last().cloned().unwrap_or_default();
+    def.column_index(&col).ok_or_else(|| Error::UnknownColumn {
+        column: col,
+        context: "field list".into(),
+    })
+}
+
+pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
+    let ast::TableObject::TableName(name) = &ins.table else {
+        return Err(Error::NotSupported("INSERT INTO a table function".into()));
+    };
+    let target = target(cx, name)?;
+    let def = target.def.clone();
+    let empty = Scope::default();
+    let planner = Planner::new(cx);
+    let env = planner.root_env();
+    let mut columns: Vec<usize> = ins
+        .columns
+        .iter()
+        .map(|c| column_position(&def, c))
+        .collect::<Result<_>>()?;
+    let mut rows = Vec::new();
+    if !ins.assignments.is_empty() {
+        // INSERT ... SET a=1, b=2
+        let mut row = Vec::new();
+        for a in &ins.assignments {
+            let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                return Err(Error::NotSupported("tuple assignment".into()));
+            };
+            columns.push(column_position(&def, n)?);
+            row.push(insert_value(&a.value, &empty, &env)?);
+        }
+        rows.push(row);
+    } else {
+        let Some(source) = &ins.source else {
+            return Err(Error::Syntax("INSERT without VALUES".into()));
+        };
+        if columns.is_empty() {
+            columns = (0..def.columns.len()).collect();
+        }
+        let ast::SetExpr::Values(values) = source.body.as_ref() else {
+            let sub = crate::plan::query::Planner::new(cx).plan_statement(source)?;
+            if sub.columns().len() != columns.len() {
+                return Err(Error::ValueCount(1));
+            }
+            drop(env);
+            return finish_insert_plan(ins, target, columns, vec![], Some(Box::new(sub)), planner);
+        };
+        for (i, r) in values.rows.iter().enumerate() {
+            let content = &r.content;
+            if content.len() != columns.len() && !(content.is_empty() && ins.columns.is_empty()) {
+                return Err(Error::ValueCount(i as u64 + 1));
+            }
+            rows.push(
+                content
+                    .iter()
+                    .map(|e| insert_value(e, &empty, &env))
+                    .collect::<Result<_>>()?,
+            );
+        }
+    }
+    drop(env);
+    finish_insert_plan(ins, target, columns, rows, None, planner)
+}
+
+/// Binds ON DUPLICATE KEY UPDATE and completes the plan; `planner` holds the
+/// subqueries bound so far.
+fn finish_insert_plan(
+    ins: &ast::Insert,
+    target: Target,
+    columns: Vec<usize>,
+    rows: Vec<Vec<InsertValue>>,
+    select: Option<Box<crate::plan::query::QueryStatement>>,
+    planner: Planner,
+) -> Result<InsertPlan> {
+    let env = planner.root_env();
+    let def = target.def.clone();
+    let on_duplicate = match &ins.on {
+        None => None,
+        Some(ast::OnInsert::DuplicateKeyUpdate(assignments)) => {
+            // Scope: the existing row, then the new row (for VALUES()).
+            let mut scope = Scope::default();
+            scope.push(def.name.clone(), target.db.clone(), target.table.clone());
+            let width = def.columns.len();
+            let mut out = Vec::new();
+            for a in assignments {
+                let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                    return Err(Error::NotSupported("tuple assignment".into()));
+                };
+                let col = column_position(&def, n)?;
+                let value = rewrite_values_fn(&a.value, &def, width)?;
+                let e = match value {
+                    Some(e) => e,
+                    None => Binder::in_env(&scope, "field list", &env).bind(&a.value)?.0,
+                };
+                out.push((col, e));
+            }
+            Some(out)
+        }
+        Some(_) => return Err(Error::NotSupported("ON CONFLICT".into())),
+    };
+    drop(env);
+    let subqueries = planner.finish();
+    subqueries.check_target_not_read(&target.db, &target.def.name)?;
+    Ok(InsertPlan {
+        target,
+        columns,
+        rows,
+        select,
+        ignore: ins.ignore,
+        replace: ins.replace_into,
+        on_duplicate,
+        subqueries,
+    })
+}
+
+/// Binds an ODKU expression in which `VALUES(col)` names the row being inserted: such
+/// calls become `Column(width + col)`. Returns None when there is no VALUES() call.
+fn rewrite_values_fn(e: &ast::Expr, def: &TableDef, width: usize) -> Result<Option<Expr>> {
+    if !e.to_string().to_ascii_uppercase().contains("VALUES(") {
+        return Ok(None);
+    }
+    // Rewrite the AST text: VALUES(c) -> a reference to a pseudo table `__new`.
+    let mut e2 = e.clone();
+    replace_values_calls(&mut e2);
+    let mut scope = Scope::default();
+    let shadow = Arc::new(ShadowTable {
+        def: Arc::new(def.clone()),
+    });
+    let mut new_def = def.clone();
+    new_def.name = "__new".into();
+    for c in &mut new_def.columns {
+        c.name = format!("__new__{}", c.name);
+    }
+    let shadow_new = Arc::new(ShadowTable {
+        def: Arc::new(new_def),
+    });
+    scope.push(def.name.clone(), def.db.clone(), shadow);
+    scope.push("__new".into(), def.db.clone(), shadow_new);
+    let (bound, _, _) = Binder::new(&scope, "field list").bind(&e2)?;
+    let _ = width;
+    Ok(Some(bound))
+}
+
+fn replace_values_calls(e: &mut ast::Expr) {
+    use ast::Expr as A;
+    match e {
+        A::Function(f)
+            if bind::object_name_parts(&f.name)
+                .join(".")
+                .eq_ignore_ascii_case("values") =>
+        {
+            if let ast::FunctionArguments::List(list) = &f.args {
+                if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(A::Identifier(id)))] =
+                    list.args.as_slice()
+                {
+                    *e = A::Identifier(ast::Ident::new(format!("__new__{}", id.value)));
+                }
+            }
+        }
+        A::BinaryOp { left, right, .. } => {
+            replace_values_calls(left);
+            replace_values_calls(right);
+        }
+        A::UnaryOp { expr, .. } | A::Nested(expr) => replace_values_calls(expr),
+        A::Function(f) => {
+            if let ast::FunctionArguments::List(list) = &mut f.args {
+                for a in &mut list.args {
+                    if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) = a {
+                        replace_values_calls(x);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A table handle used only for name resolution (never read): lets the binder resolve
+/// `__new.col` in ODKU expressions.
+struct ShadowTable {
+    def: Arc<TableDef>,
+}
+
+impl Table for ShadowTable {
+    fn def(&self) -> &Arc<TableDef> {
+        &self.def
+    }
+    fn lock(&self, _: LockMode) -> strata_engine::TableLock {
+        strata_engine::TableLock::none()
+    }
+    fn scan(&self, _: &Txn, _: &mut strata_engine::RowFn) -> Result<()> {
+        Err(Error::Internal("shadow table read".into()))
+    }
+    fn index_scan(
+        &self,
+        _: &Txn,
+        _: usize,
+        _: &strata_engine::KeyRange,
+        _: bool,
+        _: &mut strata_engine::RowFn,
+    ) -> Result<()> {
+        Err(Error::Internal("shadow table read".into()))
+    }
+    fn insert(&self, _: &Txn, _: &mut Vec<Value>) -> Result<strata_engine::Inserted> {
+        Err(Error::Internal("shadow table write".into()))
+    }
+    fn update(&self, _: &Txn, _: RowId, _: &[Value], _: &[Value]) -> Result<RowId> {
+        Err(Error::Internal("shadow table write".into()))
+    }
+    fn delete(&self, _: &Txn, _: RowId, _: &[Value]) -> Result<()> {
+        Err(Error::Internal("shadow table write".into()))
+    }
+    fn truncate(&self) -> Result<()> {
+        Err(Error::Internal("shadow table write".into()))
+    }
+    fn status(&self) -> strata_engine::TableStatus {
+        Default::default()
+    }
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+fn insert_value(e: &ast::Expr, scope: &Scope, env: &BindEnv) -> Result<InsertValue> {
+    if let ast::Expr::Identifier(id) = e {
+        if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") {
+            return Ok(InsertValue::Default);
+        }
+    }
+    let (x, _, _) = Binder::in_env(scope, "field list", env).bind(e)?;
+    Ok(InsertValue::Expr(x))
+}
+
+/// The value a column gets when an INSERT does not name it (or says DEFAULT).
+pub fn default_value(col: &strata_types::ColumnDef, cx: &ExecCtx, strict: bool) -> Result<Value> {
+    match &col.default {
+        Some(ColumnDefault::Value(v)) => Ok(v.clone()),
+        Some(ColumnDefault::CurrentTimestamp) => Ok(Value::DateTime(cx.env.now())),
+        None if col.nullable || col.auto_increment => Ok(Value::Null),
+        None if strict => Err(Error::NoDefault(col.name.clone())),
+        None => Ok(implicit_default(&col.data_type)),
+    }
+}
+
+fn implicit_default(ty: &DataType) -> Value {
+    if ty.is_integer() {
+        Value::Int(0)
+    } else if ty.is_string() {
+        Value::Bytes(vec![])
+    } else if ty.is_temporal() {
+        Value::DateTime(Default::default())
+    } else if let DataType::Decimal { .. } = ty {
+        Value::Decimal(strata_types::Decimal::from_i64(0))
+    } else {
+        Value::Double(0.0)
+    }
+}
+
+/// Finds the existing row that conflicts with `row` on some unique index. The row is
+/// about to be replaced or updated, so it is read locked exclusively: its latest
+/// version, which a consistent read might not even see.
+fn find_conflict(
+    table: &Arc<dyn Table>,
+    txn: &Txn,
+    def: &TableDef,
+    row: &[Value],
+) -> Result<Option<(RowId, Vec<Value>)>> {
+    let _mode = ReadModeGuard::set(txn, ReadMode::LockExclusive);
+    for (ix, index) in def.indexes.iter().enumerate() {
+        if !index.unique || index.columns.iter().any(|&c| row[c].is_null()) {
+            continue;
+        }
+        let mut key = Vec::new();
+        encode_index_key(&mut key, def, index, row);
+        let mut found = None;
+        table.index_scan(
+            txn,
+            ix,
+            &strata_engine::KeyRange::prefix(key),
+            false,
+            &mut |id, vals| {
+                found = Some((id, vals.to_vec()));
+                Ok(strata_engine::Flow::Stop)
+            },
+        )?;
+        if found.is_some() {
+            return Ok(found);
+        }
+    }
+    Ok(None)
+}
+
+pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
+    let selected: Option<Vec<Vec<InsertValue>>> = match &p.select {
+        Some(sub) => {
+            let rows = crate::exec::executor::collect_rows(sub, cx, params)?;
+            Some(
+                rows.into_iter()
+                    .map(|r| {
+                        r.into_iter()
+                            .map(|v| InsertValue::Expr(Expr::Literal(v)))
+                            .collect()
+                    })
+                    .collect(),
+            )
+        }
+        None => None,
+    };
+    let source_rows = selected.as_ref().unwrap_or(&p.rows);
+    let _locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
+    let def = &p.target.def;
+    let table = &p.target.table;
+    let ex = Executor::new(&p.subqueries.subqueries, cx, params);
+    let ecx = ex.eval_ctx(&[]);
+    let strict = cx.strict;
+    let mut affected = 0u64;
+    let mut first_generated = None;
+    // Rows that met an existing key (updated, replaced or ignored), and of those the
+    // ignored ones, which are also warnings.
+    let mut duplicates = 0u64;
+    let mut ignored = 0u64;
+    for (rn, values) in source_rows.iter().enumerate() {
+        let row_no = rn as u64 + 1;
+        let mut row: Vec<Value> = def
+            .columns
+            .iter()
+            .map(|col| match &col.default {
+                Some(ColumnDefault::Value(v)) => v.clone(),
+                Some(ColumnDefault::CurrentTimestamp) => Value::DateTime(cx.env.now()),
+                None => Value::Null,
+            })
+            .collect();
+        // Columns not named get defaults; a NOT NULL column without one is an error
+        // only when it was not named.
+        let mut named = vec![false; def.columns.len()];
+        for (v, &c) in values.iter().zip(&p.columns) {
+            named[c] = true;
+            row[c] = match v {
+                InsertValue::Default => default_value(&def.columns[c], cx, strict)?,
+                InsertValue::Expr(e) => e.eval(&[], &ecx)?,
+            };
+        }
+        for (i, col) in def.columns.iter().enumerate() {
+            if row[i].is_null() && !col.nullable {
+                if col.auto_increment {
+                    continue;
+                }
+                if matches!(col.data_type, DataType::Timestamp) {
+                    row[i] = Value::DateTime(cx.env.now());
+                    continue;
+                }
+                if named[i] || strict {
+                    return Err(if named[i] {
+                        Error::ColumnNotNull(col.name.clone())
+                    } else {
+                        Error::NoDefault(col.name.clone())
+                    });
+                }
+                row[i] = implicit_default(&col.data_type);
+            }
+            let v = std::mem::take(&mut row[i]);
+            row[i] = coerce(v, col, row_no, strict)?;
+        }
+        let mut attempt = row.clone();
+        match table.insert(cx.txn, &mut attempt) {
+            Ok(ins) => {
+                affected += 1;
+                if first_generated.is_none() {
+                    first_generated = ins.generated_id;
+                }
+            }
+            Err(e @ Error::DuplicateKey { .. }) if p.ignore => {
+                duplicates += 1;
+                ignored += 1;
+                cx.env.warn(WarnLevel::Warning, e.code(), e.to_string());
+            }
+            Err(e @ Error::DuplicateKey { .. }) if p.replace || p.on_duplicate.is_some() => {
+                let Some((id, old)) = find_conflict(table, cx.txn, def, &row)? else {
+                    return Err(e);
+                };
+                duplicates += 1;
+                if let Some(assignments) = &p.on_duplicate {
+                    let mut both = old.clone();
+                    both.extend(row.iter().cloned());
+                    let mut new = old.clone();
+                    for (col, e) in assignments {
+                        let v = e.eval(&both, &ecx)?;
+                        new[*col] = coerce(v, &def.columns[*col], row_no, strict)?;
+                        both[*col] = new[*col].clone();
+                    }
+                    if touch_on_update(def, &old, &mut new, assignments.iter().map(|a| a.0), cx) {
+                        table.update(cx.txn, id, &old, &new)?;
+                        affected += 2;
+                    }
+                } else {
+                    // REPLACE: delete every conflicting row, then insert.
+                    table.delete(cx.txn, id, &old)?;
+                    affected += 1;
+                    loop {
+                        let mut attempt = row.clone();
+                        match table.insert(cx.txn, &mut attempt) {
+                            Ok(ins) => {
+                                affected += 1;
+                                if first_generated.is_none() {
+                                    first_generated = ins.generated_id;
+                                }
+                                break;
+                            }
+                            Err(e @ Error::DuplicateKey { .. }) => {
+                                match find_conflict(table, cx.txn, def, &row)? {
+                                    Some((id, old)) => {
+                                        table.delete(cx.txn, id, &old)?;
+                                        affected += 1;
+                                    }
+                                    None => return Err(e),
+                                }
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let info = if source_rows.len() > 1 || p.select.is_some() {
+        format!(
+            "Records: {}  Duplicates: {}  Warnings: {}",
+            source_rows.len(),
+            duplicates,
+            ignored
+        )
+    } else {
+        String::new()
+    };
+    Ok(Outcome {
+        ok: Some(OkInfo {
+            affected_rows: affected,
+            last_insert_id: first_generated.unwrap_or(0),
+            warnings: ignored.min(u16::MAX as u64) as u16,
+            info,
+        }),
+        rows_sent: 0,
+        generated_id: first_generated,
+    })
+}
+
+/// Applies `ON UPDATE CURRENT_TIMESTAMP` when a row really changes; returns whether it
+/// changed.
+fn touch_on_update(
+    def: &TableDef,
+    old: &[Value],
+    new: &mut [Value],
+    assigned: impl Iterator<Item = usize>,
+    cx: &ExecCtx,
+) -> bool {
+    let changed = old
+        .iter()
+        .zip(new.iter())
+        .zip(&def.columns)
+        .any(|((a, b), c)| {
+            sort_compare(
+                a,
+                b,
+                if c.data_type.is_string() {
+                    Collation::Binary
+                } else {
+                    c.collation
+                },
+            ) != std::cmp::Ordering::Equal
+                || a.is_null() != b.is_null()
+        });
+    if changed {
+        let assigned: Vec<usize> = assigned.collect();
+        for (i, c) in def.columns.iter().enumerate() {
+            if c.on_update_now && !assigned.contains(&i) {
+                new[i] = Value::DateTime(cx.env.now());
+            }
+        }
+    }
+    changed
+}
+
+fn single_table_source(
+    cx: &ExecCtx,
+    table: &ast::TableWithJoins,
+    selection: &Option<ast::Expr>,
+    order_by: &[ast::OrderByExpr],
+    limit: &Option<ast::Expr>,
+    env: &BindEnv,
+) -> Result<(Target, select::SelectPlan, Scope)> {
+    if !table.joins.is_empty() {
+        return Err(Error::NotSupported("multi-table UPDATE/DELETE".into()));
+    }
+    let ast::TableFactor::Table { name, alias, .. } = &table.relation else {
+        return Err(Error::NotSupported(
+            "UPDATE/DELETE of a derived table".into(),
+        ));
+    };
+    let t = target(cx, name)?;
+    let alias = alias
+        .as_ref()
+        .map(|a| a.name.value.clone())
+        .unwrap_or(t.def.name.clone());
+    let mut source_scope = Scope::default();
+    source_scope.push(alias.clone(), t.db.clone(), t.table.clone());
+    let source = select::plan_single_table(
+        cx,
+        source_scope,
+        selection.as_ref(),
+        order_by,
+        limit.as_ref(),
+        env,
+    )?;
+    let mut scope = Scope::default();
+    scope.push(alias, t.db.clone(), t.table.clone());
+    Ok((t, source, scope))
+}
+
+pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
+    if u.from.is_some() {
+        return Err(Error::NotSupported("UPDATE ... FROM".into()));
+    }
+    let planner = Planner::new(cx);
+    let env = planner.root_env();
+    let (target, source, scope) =
+        single_table_source(cx, &u.table, &u.selection, &u.order_by, &u.limit, &env)?;
+    let mut assignments = Vec::new();
+    for a in &u.assignments {
+        let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+            return Err(Error::NotSupported("tuple assignment".into()));
+        };
+        let col = column_position(&target.def, n)?;
+        let (e, _, _) = Binder::in_env(&scope, "field list", &env).bind(&a.value)?;
+        assignments.push((col, e));
+    }
+    drop(env);
+    let subqueries = planner.finish();
+    subqueries.check_target_not_read(&target.db, &target.def.name)?;
+    Ok(UpdatePlan {
+        target,
+        source,
+        assignments,
+        subqueries,
+    })
+}
+
+pub fn plan_delete(d: &ast::Delete, cx: &ExecCtx) -> Result<DeletePlan> {
+    if !d.tables.is_empty() || d.using.is_some() {
+        return Err(Error::NotSupported("multi-table DELETE".into()));
+    }
+    let from = match &d.from {
+        ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
+    };
+    let [table] = from.as_slice() else {
+        return Err(Error::NotSupported("multi-table DELETE".into()));
+    };
+    let planner = Planner::new(cx);
+    let env = planner.root_env();
+    let (target, source, _) =
+        single_table_source(cx, table, &d.selection, &d.order_by, &d.limit, &env)?;
+    drop(env);
+    let subqueries = planner.finish();
+    subqueries.check_target_not_read(&target.db, &target.def.name)?;
+    Ok(DeletePlan {
+        target,
+        source,
+        subqueries,
+    })
+}
+
+/// Locks the target table for writing and every table the subqueries read for
+/// reading, in the one order every statement uses.
+fn lock_target_and_reads(
+    cx: &ExecCtx,
+    target: &Target,
+    subqueries: &SubqueryPlans,
+) -> Result<TableLocks> {
+    let mut locks = TableLocks::default();
+    let mut want = vec![(
+        target.db.as_str(),
+        target.def.name.as_str(),
+        &target.table,
+        LockMode::Write,
+    )];
+    for (db, name, t) in &subqueries.tables {
+        want.push((db.as_str(), name.as_str(), t, LockMode::Read));
+    }
+    cx.lock_tables(&mut locks, &want)?;
+    Ok(locks)
+}
+
+pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
+    let _locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
+    let ex = Executor::new(&p.subqueries.subqueries, cx, params);
+    let ecx = ex.eval_ctx(&[]);
+    let rows = select::matching_rows(&p.source, cx, &ecx)?;
+    let def = &p.target.def;
+    let (mut changed, matched) = (0u64, rows.len() as u64);
+    for (n, (id, old)) in rows.into_iter().enumerate() {
+        let mut new = old.clone();
+        for (col, e) in &p.assignments {
+            // Later assignments see earlier ones, as in MySQL.
+            let v = e.eval(&new, &ecx)?;
+            new[*col] = coerce(v, &def.columns[*col], n as u64 + 1, cx.strict)?;
+            if new[*col].is_null() && !def.columns[*col].nullable {
+                return Err(Error::ColumnNotNull(def.columns[*col].name.clone()));
+            }
+        }
+        if touch_on_update(def, &old, &mut new, p.assignments.iter().map(|a| a.0), cx) {
+            p.target.table.update(cx.txn, id, &old, &new)?;
+            changed += 1;
+        }
+    }
+    Ok(Outcome {
+        ok: Some(OkInfo {
+            affected_rows: changed,
+            last_insert_id: 0,
+            warnings: 0,
+            info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+        }),
+        ..Default::default()
+    })
+}
+
+pub fn execute_delete(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
+    let _locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
+    let ex = Executor::new(&p.subqueries.subqueries, cx, params);
+    let rows = select::matching_rows(&p.source, cx, &ex.eval_ctx(&[]))?;
+    let n = rows.len() as u64;
+    for (id, old) in rows {
+        p.target.table.delete(cx.txn, id, &old)?;
+    }
+    Ok(Outcome::ok(n))
+}

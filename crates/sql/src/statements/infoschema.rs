@@ -1,0 +1,574 @@
+//! `information_schema`: SCHEMATA, TABLES, COLUMNS, STATISTICS and ENGINES as read-only
+//! tables computed from the catalog when scanned. They implement the engine API like any
+//! table, so every SELECT feature works on them; they have no indexes, so the planner
+//! scans them. Column names and types follow MySQL, since clients (mysqldump, ORMs,
+//! GUIs) read them by name.
+
+use crate::catalog::rowsource::{ReadOnlyTable, RowSource};
+use crate::catalog::Catalog;
+use crate::statements::ddl::engine_display;
+use std::sync::Arc;
+use strata_engine::Table;
+use strata_types::schema::ColumnDefault;
+use strata_types::{Collation, ColumnDef, DataType, Error, Result, TableDef, Value};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Schemata,
+    Tables,
+    Columns,
+    Statistics,
+    Engines,
+    /// Tables for objects Strata does not have (tablespace files, triggers, views,
+    /// routines, events, partitions, foreign keys): the right columns, never a row, so
+    /// clients that look for such objects find none instead of failing.
+    Empty,
+}
+
+pub struct InfoTable {
+    def: Arc<TableDef>,
+    kind: Kind,
+    catalog: Arc<Catalog>,
+}
+
+fn col(name: &str, data_type: DataType) -> ColumnDef {
+    ColumnDef {
+        name: name.to_string(),
+        data_type,
+        nullable: true,
+        default: None,
+        auto_increment: false,
+        on_update_now: false,
+        collation: if data_type.is_text() {
+            Collation::Utf8Bin
+        } else {
+            Collation::Binary
+        },
+    }
+}
+
+fn text(name: &str) -> ColumnDef {
+    col(name, DataType::VarChar(512))
+}
+
+fn num(name: &str) -> ColumnDef {
+    col(name, DataType::BigInt { unsigned: true })
+}
+
+/// The always-empty tables and their columns (those clients such as mysqldump select).
+const EMPTY_TABLES: &[(&str, &[&str])] = &[
+    (
+        "FILES",
+        &[
+            "FILE_ID",
+            "FILE_NAME",
+            "FILE_TYPE",
+            "TABLESPACE_NAME",
+            "TABLE_CATALOG",
+            "TABLE_SCHEMA",
+            "TABLE_NAME",
+            "LOGFILE_GROUP_NAME",
+            "LOGFILE_GROUP_NUMBER",
+            "ENGINE",
+            "FULLTEXT_KEYS",
+            "DELETED_ROWS",
+            "UPDATE_COUNT",
+            "FREE_EXTENTS",
+            "TOTAL_EXTENTS",
+            "EXTENT_SIZE",
+            "INITIAL_SIZE",
+            "MAXIMUM_SIZE",
+            "AUTOEXTEND_SIZE",
+            "CREATION_TIME",
+            "LAST_UPDATE_TIME",
+            "LAST_ACCESS_TIME",
+            "RECOVER_TIME",
+            "TRANSACTION_COUNTER",
+            "VERSION",
+            "ROW_FORMAT",
+            "TABLE_ROWS",
+            "AVG_ROW_LENGTH",
+            "DATA_LENGTH",
+            "MAX_DATA_LENGTH",
+            "INDEX_LENGTH",
+            "DATA_FREE",
+            "CREATE_TIME",
+            "UPDATE_TIME",
+            "CHECK_TIME",
+            "CHECKSUM",
+            "STATUS",
+            "EXTRA",
+        ],
+    ),
+    (
+        "TRIGGERS",
+        &[
+            "TRIGGER_CATALOG",
+            "TRIGGER_SCHEMA",
+            "TRIGGER_NAME",
+            "EVENT_MANIPULATION",
+            "EVENT_OBJECT_CATALOG",
+            "EVENT_OBJECT_SCHEMA",
+            "EVENT_OBJECT_TABLE",
+            "ACTION_ORDER",
+            "ACTION_CONDITION",
+            "ACTION_STATEMENT",
+            "ACTION_ORIENTATION",
+            "ACTION_TIMING",
+            "CREATED",
+            "SQL_MODE",
+            "DEFINER",
+            "CHARACTER_SET_CLIENT",
+            "COLLATION_CONNECTION",
+            "DATABASE_COLLATION",
+        ],
+    ),
+    (
+        "VIEWS",
+        &[
+            "TABLE_CATALOG",
+            "TABLE_SCHEMA",
+            "TABLE_NAME",
+            "VIEW_DEFINITION",
+            "CHECK_OPTION",
+            "IS_UPDATABLE",
+            "DEFINER",
+            "SECURITY_TYPE",
+            "CHARACTER_SET_CLIENT",
+            "COLLATION_CONNECTION",
+            "ALGORITHM",
+        ],
+    ),
+    (
+        "ROUTINES",
+        &[
+            "SPECIFIC_NAME",
+            "ROUTINE_CATALOG",
+            "ROUTINE_SCHEMA",
+            "ROUTINE_NAME",
+            "ROUTINE_TYPE",
+            "DATA_TYPE",
+            "ROUTINE_BODY",
+            "ROUTINE_DEFINITION",
+            "IS_DETERMINISTIC",
+            "SQL_DATA_ACCESS",
+            "SECURITY_TYPE",
+            "CREATED",
+            "LAST_ALTERED",
+            "SQL_MODE",
+            "ROUTINE_COMMENT",
+            "DEFINER",
+        ],
+    ),
+    (
+        "EVENTS",
+        &[
+            "EVENT_CATALOG",
+            "EVENT_SCHEMA",
+            "EVENT_NAME",
+            "DEFINER",
+            "TIME_ZONE",
+            "EVENT_BODY",
+            "EVENT_DEFINITION",
+            "EVENT_TYPE",
+            "STATUS",
+        ],
+    ),
+    (
+        "PARTITIONS",
+        &[
+            "TABLE_CATALOG",
+            "TABLE_SCHEMA",
+            "TABLE_NAME",
+            "PARTITION_NAME",
+            "SUBPARTITION_NAME",
+            "PARTITION_ORDINAL_POSITION",
+            "PARTITION_METHOD",
+            "PARTITION_EXPRESSION",
+            "PARTITION_DESCRIPTION",
+            "TABLE_ROWS",
+        ],
+    ),
+    (
+        "KEY_COLUMN_USAGE",
+        &[
+            "CONSTRAINT_CATALOG",
+            "CONSTRAINT_SCHEMA",
+            "CONSTRAINT_NAME",
+            "TABLE_CATALOG",
+            "TABLE_SCHEMA",
+            "TABLE_NAME",
+            "COLUMN_NAME",
+            "ORDINAL_POSITION",
+            "POSITION_IN_UNIQUE_CONSTRAINT",
+            "REFERENCED_TABLE_SCHEMA",
+            "REFERENCED_TABLE_NAME",
+            "REFERENCED_COLUMN_NAME",
+        ],
+    ),
+    (
+        "REFERENTIAL_CONSTRAINTS",
+        &[
+            "CONSTRAINT_CATALOG",
+            "CONSTRAINT_SCHEMA",
+            "CONSTRAINT_NAME",
+            "UNIQUE_CONSTRAINT_CATALOG",
+            "UNIQUE_CONSTRAINT_SCHEMA",
+            "UNIQUE_CONSTRAINT_NAME",
+            "MATCH_OPTION",
+            "UPDATE_RULE",
+            "DELETE_RULE",
+            "TABLE_NAME",
+            "REFERENCED_TABLE_NAME",
+        ],
+    ),
+];
+
+/// Every table `information_schema` has, for SHOW TABLES.
+pub fn table_names() -> Vec<&'static str> {
+    let mut names = vec!["COLUMNS", "ENGINES", "SCHEMATA", "STATISTICS", "TABLES"];
+    names.extend(EMPTY_TABLES.iter().map(|(n, _)| *n));
+    names.sort_unstable();
+    names
+}
+
+/// Opens `information_schema.<name>` (case-insensitive), if it is one Strata provides.
+pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
+    let (kind, columns) = match name.to_ascii_uppercase().as_str() {
+        "SCHEMATA" => (
+            Kind::Schemata,
+            vec![
+                text("CATALOG_NAME"),
+                text("SCHEMA_NAME"),
+                text("DEFAULT_CHARACTER_SET_NAME"),
+                text("DEFAULT_COLLATION_NAME"),
+                text("SQL_PATH"),
+                text("SCHEMA_COMMENT"),
+            ],
+        ),
+        "TABLES" => (
+            Kind::Tables,
+            vec![
+                text("TABLE_CATALOG"),
+                text("TABLE_SCHEMA"),
+                text("TABLE_NAME"),
+                text("TABLE_TYPE"),
+                text("ENGINE"),
+                num("VERSION"),
+                text("ROW_FORMAT"),
+                num("TABLE_ROWS"),
+                num("AVG_ROW_LENGTH"),
+                num("DATA_LENGTH"),
+                num("MAX_DATA_LENGTH"),
+                num("INDEX_LENGTH"),
+                num("DATA_FREE"),
+                num("AUTO_INCREMENT"),
+                col("CREATE_TIME", DataType::DateTime),
+                col("UPDATE_TIME", DataType::DateTime),
+                col("CHECK_TIME", DataType::DateTime),
+                text("TABLE_COLLATION"),
+                num("CHECKSUM"),
+                text("CREATE_OPTIONS"),
+                text("TABLE_COMMENT"),
+            ],
+        ),
+        "COLUMNS" => (
+            Kind::Columns,
+            vec![
+                text("TABLE_CATALOG"),
+                text("TABLE_SCHEMA"),
+                text("TABLE_NAME"),
+                text("COLUMN_NAME"),
+                num("ORDINAL_POSITION"),
+                text("COLUMN_DEFAULT"),
+                text("IS_NULLABLE"),
+                text("DATA_TYPE"),
+                num("CHARACTER_MAXIMUM_LENGTH"),
+                num("CHARACTER_OCTET_LENGTH"),
+                num("NUMERIC_PRECISION"),
+                num("NUMERIC_SCALE"),
+                num("DATETIME_PRECISION"),
+                text("CHARACTER_SET_NAME"),
+                text("COLLATION_NAME"),
+                text("COLUMN_TYPE"),
+                text("COLUMN_KEY"),
+                text("EXTRA"),
+                text("PRIVILEGES"),
+                text("COLUMN_COMMENT"),
+                text("IS_GENERATED"),
+                text("GENERATION_EXPRESSION"),
+            ],
+        ),
+        "STATISTICS" => (
+            Kind::Statistics,
+            vec![
+                text("TABLE_CATALOG"),
+                text("TABLE_SCHEMA"),
+                text("TABLE_NAME"),
+                num("NON_UNIQUE"),
+                text("INDEX_SCHEMA"),
+                text("INDEX_NAME"),
+                num("SEQ_IN_INDEX"),
+                text("COLUMN_NAME"),
+                text("COLLATION"),
+                num("CARDINALITY"),
+                num("SUB_PART"),
+                text("PACKED"),
+                text("NULLABLE"),
+                text("INDEX_TYPE"),
+                text("COMMENT"),
+                text("INDEX_COMMENT"),
+            ],
+        ),
+        "ENGINES" => (
+            Kind::Engines,
+            vec![
+                text("ENGINE"),
+                text("SUPPORT"),
+                text("COMMENT"),
+                text("TRANSACTIONS"),
+                text("XA"),
+                text("SAVEPOINTS"),
+            ],
+        ),
+        other => match EMPTY_TABLES.iter().find(|(n, _)| *n == other) {
+            Some((_, cols)) => (Kind::Empty, cols.iter().map(|c| text(c)).collect()),
+            None => {
+                return Err(Error::NoSuchTable {
+                    db: "information_schema".into(),
+                    table: name.to_string(),
+                })
+            }
+        },
+    };
+    let def = TableDef {
+        db: "information_schema".into(),
+        name: name.to_ascii_uppercase(),
+        engine: "system".into(),
+        columns,
+        indexes: vec![],
+        auto_increment_start: 1,
+        comment: String::new(),
+    };
+    Ok(Arc::new(ReadOnlyTable(InfoTable {
+        def: Arc::new(def),
+        kind,
+        catalog: catalog.clone(),
+    })))
+}
+
+fn s(v: &str) -> Value {
+    Value::str(v)
+}
+
+fn u(v: u64) -> Value {
+    Value::UInt(v)
+}
+
+impl InfoTable {
+    fn rows(&self) -> Result<Vec<Vec<Value>>> {
+        let cat = &self.catalog;
+        let mut dbs = vec!["information_schema".to_string()];
+        dbs.extend(cat.databases());
+        let mut out = Vec::new();
+        match self.kind {
+            Kind::Schemata => {
+                for d in &dbs {
+                    out.push(vec![
+                        s("def"),
+                        s(d),
+                        s("utf8mb4"),
+                        s("utf8mb4_general_ci"),
+                        Value::Null,
+                        s(""),
+                    ]);
+                }
+            }
+            Kind::Empty => {}
+            Kind::Engines => {
+                for e in cat.engines() {
+                    let tx = if e.name() == "heap" { "NO" } else { "YES" };
+                    out.push(vec![
+                        s(engine_display(e.name())),
+                        s("YES"),
+                        s(&e.describe()),
+                        s(tx),
+                        s(tx),
+                        s(tx),
+                    ]);
+                }
+            }
+            _ => {
+                for d in cat.databases() {
+                    for t in cat.tables(&d)? {
+                        self.table_rows(&d, &t, &mut out);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn table_rows(&self, db: &str, t: &Arc<dyn Table>, out: &mut Vec<Vec<Value>>) {
+        let def = t.def();
+        match self.kind {
+            Kind::Tables => {
+                let st = t.status();
+                let fixed = def
+                    .columns
+                    .iter()
+                    .all(|c| c.data_type.fixed_width().is_some());
+                out.push(vec![
+                    s("def"),
+                    s(db),
+                    s(&def.name),
+                    s("BASE TABLE"),
+                    s(engine_display(&def.engine)),
+                    u(10),
+                    s(if fixed { "Fixed" } else { "Dynamic" }),
+                    u(st.rows),
+                    u(st.data_length.checked_div(st.rows).unwrap_or(0)),
+                    u(st.data_length),
+                    u(0),
+                    u(st.index_length),
+                    u(st.data_free),
+                    if def.auto_increment_column().is_some() {
+                        u(st.auto_increment)
+                    } else {
+                        Value::Null
+                    },
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    s("utf8mb4_general_ci"),
+                    Value::Null,
+                    s(""),
+                    s(&def.comment),
+                ]);
+            }
+            Kind::Columns => {
+                for (i, c) in def.columns.iter().enumerate() {
+                    let ty = &c.data_type;
+                    let full = ty.sql_name();
+                    let base = full.split(['(', ' ']).next().unwrap_or("").to_string();
+                    let (cmax, coct) = match ty.max_len() {
+                        Some(n) if ty.is_text() && !matches!(ty, DataType::Text(_)) => {
+                            (u(n as u64), u(n as u64 * 4))
+                        }
+                        Some(n) => (u(n as u64), u(n as u64)),
+                        None => (Value::Null, Value::Null),
+                    };
+                    let (prec, scale) = match ty {
+                        DataType::TinyInt { .. } => (u(3), u(0)),
+                        DataType::SmallInt { .. } => (u(5), u(0)),
+                        DataType::MediumInt { .. } => (u(7), u(0)),
+                        DataType::Int { .. } => (u(10), u(0)),
+                        DataType::BigInt { unsigned } => (u(if *unsigned { 20 } else { 19 }), u(0)),
+                        DataType::Float => (u(12), Value::Null),
+                        DataType::Double => (u(22), Value::Null),
+                        DataType::Decimal { precision, scale } => {
+                            (u(*precision as u64), u(*scale as u64))
+                        }
+                        _ => (Value::Null, Value::Null),
+                    };
+                    let key = def
+                        .indexes
+                        .iter()
+                        .find(|ix| ix.columns.first() == Some(&i))
+                        .map(|ix| {
+                            if ix.primary {
+                                "PRI"
+                            } else if ix.unique && ix.columns.len() == 1 {
+                                "UNI"
+                            } else {
+                                "MUL"
+                            }
+                        })
+                        .unwrap_or("");
+                    let default = match &c.default {
+                        None => Value::Null,
+                        Some(ColumnDefault::CurrentTimestamp) => s("CURRENT_TIMESTAMP"),
+                        Some(ColumnDefault::Value(v)) if v.is_null() => Value::Null,
+                        Some(ColumnDefault::Value(v)) => s(&v.to_text()),
+                    };
+                    let mut extra = Vec::new();
+                    if c.auto_increment {
+                        extra.push("auto_increment");
+                    }
+                    if c.on_update_now {
+                        extra.push("on update CURRENT_TIMESTAMP");
+                    }
+                    let text = ty.is_text();
+                    out.push(vec![
+                        s("def"),
+                        s(db),
+                        s(&def.name),
+                        s(&c.name),
+                        u(i as u64 + 1),
+                        default,
+                        s(if c.nullable { "YES" } else { "NO" }),
+                        s(&base),
+                        cmax,
+                        coct,
+                        prec,
+                        scale,
+                        if ty.is_temporal() && *ty != DataType::Date {
+                            u(0)
+                        } else {
+                            Value::Null
+                        },
+                        if text { s("utf8mb4") } else { Value::Null },
+                        if text {
+                            s(c.collation.name())
+                        } else {
+                            Value::Null
+                        },
+                        s(&full),
+                        s(key),
+                        s(&extra.join(" ")),
+                        s("select,insert,update,references"),
+                        s(""),
+                        s("NEVER"),
+                        Value::Null,
+                    ]);
+                }
+            }
+            Kind::Statistics => {
+                let rows = t.status().rows;
+                for ix in &def.indexes {
+                    for (seq, &c) in ix.columns.iter().enumerate() {
+                        let col = &def.columns[c];
+                        out.push(vec![
+                            s("def"),
+                            s(db),
+                            s(&def.name),
+                            u(!ix.unique as u64),
+                            s(db),
+                            s(&ix.name),
+                            u(seq as u64 + 1),
+                            s(&col.name),
+                            s("A"),
+                            u(rows),
+                            Value::Null,
+                            Value::Null,
+                            s(if col.nullable { "YES" } else { "" }),
+                            s("BTREE"),
+                            s(""),
+                            s(""),
+                        ]);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl RowSource for InfoTable {
+    fn def(&self) -> &Arc<TableDef> {
+        &self.def
+    }
+    fn rows(&self) -> Result<Vec<Vec<Value>>> {
+        InfoTable::rows(self)
+    }
+}
