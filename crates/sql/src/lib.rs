@@ -19,6 +19,7 @@
 
 pub(crate) mod bind;
 pub mod catalog;
+pub(crate) mod context;
 pub(crate) mod datetime;
 pub(crate) mod exec;
 pub(crate) mod expr;
@@ -40,9 +41,9 @@ pub mod text {
     pub use crate::statements::show::words;
 }
 
+pub use catalog::engines::{engine_display, engine_name};
 pub use expr::like;
 pub use parse::parse;
-pub use statements::ddl::{engine_display, engine_name};
 pub use statements::show::execute_show;
 
 pub use catalog::Catalog;
@@ -65,7 +66,8 @@ pub fn eval_constant(expr_sql: &str, env: &dyn Env) -> Result<Value> {
     let (x, _, _) = bind::Binder::new(&scope, "field list").bind(e)?;
     x.eval(&[], &expr::EvalCtx::new(&[], env))
 }
-pub use statement::{execute, prepare, ExecCtx, Outcome, Plan, Prepared};
+pub use context::{ExecCtx, Outcome};
+pub use statement::{execute, prepare, Plan, Prepared};
 
 /// The columns of a table as a result set describes them (COM_FIELD_LIST).
 pub fn table_columns(

@@ -1,167 +1,18 @@
 //! Statement planning and execution entry points: [`prepare`] binds a parsed statement
 //! into a [`Plan`] (reused by prepared statements and the text-protocol plan cache),
-//! [`execute`] runs it with parameter values. Table locks for a statement are taken
-//! here, all at once and in a fixed order (database, table) so two statements can never
-//! wait on each other; under LOCK TABLES the session's locks are used instead.
+//! [`execute`] runs it with parameter values, in the context ([`crate::context::ExecCtx`])
+//! the session gives it. This is the top of the crate: it dispatches to the query planner
+//! and executor and to the other statements; nothing below imports it.
 //!
-//! Every statement runs inside the session's [`Txn`] ([`ExecCtx::txn`]); the session
-//! opens, commits and rolls it back. The executor only sets the per-statement read mode
-//! (FOR UPDATE, the rows UPDATE and DELETE change) through [`ReadModeGuard`].
+//! Every statement runs inside the session's transaction (`ExecCtx::txn`); the session
+//! opens, commits and rolls it back.
 
-use crate::catalog::Catalog;
-use crate::expr::Env;
+use crate::context::{ExecCtx, Outcome};
 use crate::plan::query::{Planner, QueryStatement};
 use crate::statements::dml::{self, DeletePlan, InsertPlan, UpdatePlan};
 use sqlparser::ast;
-use std::collections::HashMap;
-use std::sync::Arc;
-use strata_engine::{LockMode, ReadMode, Table, TableLock, Txn};
-use strata_types::{ColumnMeta, Error, OkInfo, QueryOutput, Result, Value};
 
-/// What a statement left behind for the session.
-#[derive(Debug, Default, Clone)]
-pub struct Outcome {
-    /// None for statements that sent a result set.
-    pub ok: Option<OkInfo>,
-    /// Rows sent by a SELECT (for FOUND_ROWS()).
-    pub rows_sent: u64,
-    /// The first AUTO_INCREMENT value this statement generated.
-    pub generated_id: Option<u64>,
-}
-
-impl Outcome {
-    pub fn ok(affected_rows: u64) -> Outcome {
-        Outcome {
-            ok: Some(OkInfo {
-                affected_rows,
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
-    }
-}
-
-/// The session state a statement runs in.
-pub struct ExecCtx<'a> {
-    pub catalog: &'a Arc<Catalog>,
-    pub current_db: Option<String>,
-    pub env: &'a dyn Env,
-    /// Tables held by LOCK TABLES, when in effect: (db, table) → mode.
-    pub locked_tables: Option<&'a HashMap<(String, String), LockMode>>,
-    pub strict: bool,
-    /// The engine for CREATE TABLE without ENGINE=, as stored (`heap`, `btree`).
-    pub default_engine: &'a str,
-    /// Memory one sort may use before spilling runs to `tmpdir`.
-    pub sort_buffer_size: usize,
-    pub tmpdir: &'a std::path::Path,
-    /// The session's transaction, passed to every table call.
-    pub txn: &'a Txn,
-}
-
-/// Sets the transaction's read mode for one part of a statement and puts the previous
-/// mode back when dropped, so the reads around it (INSERT ... SELECT's source, a
-/// derived table inside a FOR UPDATE query) keep their own mode.
-pub struct ReadModeGuard<'a> {
-    txn: &'a Txn,
-    previous: ReadMode,
-}
-
-impl<'a> ReadModeGuard<'a> {
-    pub fn set(txn: &'a Txn, mode: ReadMode) -> ReadModeGuard<'a> {
-        let previous = txn.read_mode();
-        txn.set_read_mode(mode);
-        ReadModeGuard { txn, previous }
-    }
-}
-
-impl Drop for ReadModeGuard<'_> {
-    fn drop(&mut self) {
-        self.txn.set_read_mode(self.previous);
-    }
-}
-
-/// Locks held for one statement; released on drop. Tables are told apart by the
-/// address of their handle, so taking a lock allocates nothing.
-#[derive(Default)]
-pub struct TableLocks {
-    held: Vec<(usize, LockMode, TableLock)>,
-}
-
-fn handle_id(t: &Arc<dyn Table>) -> usize {
-    Arc::as_ptr(t) as *const () as usize
-}
-
-impl<'a> ExecCtx<'a> {
-    pub fn table(&self, db: &str, name: &str) -> Result<Arc<dyn Table>> {
-        if db.eq_ignore_ascii_case("information_schema") {
-            return crate::statements::infoschema::table(self.catalog, name);
-        }
-        if crate::catalog::is_system_schema(db) {
-            return Err(Error::NoSuchTable {
-                db: db.to_string(),
-                table: name.to_string(),
-            });
-        }
-        self.catalog.table(db, name)
-    }
-
-    /// Takes (or checks, under LOCK TABLES) the lock a statement needs on a table.
-    pub fn lock_table(
-        &self,
-        locks: &mut TableLocks,
-        db: &str,
-        name: &str,
-        table: &Arc<dyn Table>,
-        mode: LockMode,
-    ) -> Result<()> {
-        self.lock_tables(locks, &[(db, name, table, mode)])
-    }
-
-    /// Takes every lock a statement needs in one go, in (database, table) order, a table
-    /// once with the strongest mode asked for.
-    pub fn lock_tables(
-        &self,
-        locks: &mut TableLocks,
-        want: &[(&str, &str, &Arc<dyn Table>, LockMode)],
-    ) -> Result<()> {
-        if let Some(locked) = self.locked_tables {
-            for (db, name, _, mode) in want {
-                // information_schema is readable under LOCK TABLES (mysqldump reads it).
-                if db.eq_ignore_ascii_case("information_schema") {
-                    continue;
-                }
-                match locked.get(&(db.to_string(), name.to_string())) {
-                    None => return Err(Error::TableNotLocked(name.to_string())),
-                    Some(LockMode::Read) if *mode == LockMode::Write => {
-                        return Err(Error::TableLockedForRead(name.to_string()))
-                    }
-                    _ => {}
-                }
-            }
-            return Ok(());
-        }
-        let mut order: Vec<usize> = (0..want.len()).collect();
-        if want.len() > 1 {
-            order.sort_by(|&a, &b| (want[a].0, want[a].1).cmp(&(want[b].0, want[b].1)));
-        }
-        for i in order {
-            let (_, _, table, mode) = want[i];
-            let id = handle_id(table);
-            let strongest = want
-                .iter()
-                .filter(|w| handle_id(w.2) == id)
-                .map(|w| w.3)
-                .max_by_key(|m| *m == LockMode::Write)
-                .unwrap_or(mode);
-            if locks.held.iter().any(|h| h.0 == id) {
-                continue;
-            }
-            let guard = table.lock(strongest);
-            locks.held.push((id, strongest, guard));
-        }
-        Ok(())
-    }
-}
+use strata_types::{ColumnMeta, Error, QueryOutput, Result, Value};
 
 /// A bound statement, ready to run with parameter values.
 pub enum Plan {

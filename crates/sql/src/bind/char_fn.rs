@@ -1,10 +1,10 @@
 //! Binding `CHAR(n, … [USING charset])`. The parser rewrites the `USING` form into an
 //! internal call whose first argument is the character set's name (see `parse.rs`).
 
-use crate::bind::datetime::INTERNAL_QUOTE;
 use crate::bind::{Binder, SType};
 use crate::expr::functions::Func;
 use crate::expr::Expr;
+use crate::parse::token_rewrite::INTERNAL_QUOTE;
 use sqlparser::ast;
 use strata_types::{Collation, Error, Result};
 

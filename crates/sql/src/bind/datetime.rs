@@ -10,15 +10,11 @@ use crate::datetime::interval::Unit;
 use crate::datetime::temporal;
 use crate::expr::functions::Func;
 use crate::expr::Expr;
+use crate::parse::token_rewrite::INTERNAL_QUOTE;
 use sqlparser::ast;
 use strata_types::{Collation, Error, Result, Value};
 
 type Bound = (Expr, SType, Collation);
-
-/// The quote style the parser's rewrites give the internal function names they create
-/// (`EXTRACT` of a compound unit, `CHAR(… USING …)`): a quote no client can write, so a
-/// user's function of the same name is never taken for one of them.
-pub const INTERNAL_QUOTE: char = '[';
 
 fn syntax(what: &str) -> Error {
     Error::Syntax(what.to_string())

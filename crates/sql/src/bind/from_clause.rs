@@ -218,7 +218,7 @@ impl Builder<'_, '_, '_> {
             }
             ast::JoinConstraint::Using(cols) => {
                 for c in cols {
-                    let name = crate::bind::object_name_parts(c)
+                    let name = crate::parse::object_name_parts(c)
                         .last()
                         .cloned()
                         .unwrap_or_default();

@@ -16,6 +16,7 @@ use crate::expr::functions::{self, Func};
 use crate::expr::{ArithOp, CmpOp, Expr, Subquery, SubqueryKind};
 use crate::optimizer::decorrelate;
 use crate::parse::lex::{number_value, unescape};
+use crate::parse::object_name_parts;
 use sqlparser::ast;
 use std::sync::Arc;
 use strata_engine::Table;
@@ -488,16 +489,6 @@ pub struct Binder<'a> {
 
 fn ident_parts(idents: &[ast::Ident]) -> Vec<String> {
     idents.iter().map(|i| i.value.clone()).collect()
-}
-
-pub fn object_name_parts(name: &ast::ObjectName) -> Vec<String> {
-    name.0
-        .iter()
-        .map(|p| match p.as_ident() {
-            Some(i) => i.value.clone(),
-            None => p.to_string(),
-        })
-        .collect()
 }
 
 fn is_aggregate_name(name: &str) -> bool {

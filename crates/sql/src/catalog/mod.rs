@@ -8,6 +8,8 @@
 //! DML takes the catalog's read lock only long enough to clone a table handle; DDL takes
 //! the write lock and bumps [`Catalog::version`], which invalidates cached plans.
 
+pub mod engines;
+pub mod infoschema;
 pub mod rowsource;
 pub mod stats;
 

@@ -9,11 +9,11 @@
 //! on itself. Query blocks run in `select.rs`; an expression asks the executor for a
 //! subquery's rows through [`SubqueryRunner`].
 
+use crate::context::{ExecCtx, TableLocks};
 use crate::expr::keys::group_key;
 use crate::expr::{sort_compare, EvalCtx, SubqueryRows, SubqueryRunner};
 use crate::plan::block::{self as select, limit_value};
 use crate::plan::query::{OrderedPlan, QueryPlan, QueryStatement, RecursivePlan, SetOp, SetOpPlan};
-use crate::statement::{ExecCtx, TableLocks};
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};

@@ -200,6 +200,16 @@ fn syntax_error(sql: &str, msg: &str) -> Error {
 }
 
 /// Test helper: the one expression of `SELECT <sql>`, parsed (panics on anything else).
+pub fn object_name_parts(name: &sqlparser::ast::ObjectName) -> Vec<String> {
+    name.0
+        .iter()
+        .map(|p| match p.as_ident() {
+            Some(i) => i.value.clone(),
+            None => p.to_string(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 pub(crate) fn test_expr(sql: &str) -> sqlparser::ast::Expr {
     use sqlparser::ast;

@@ -9,12 +9,16 @@
 //! - the prefix `BINARY x` becomes `CAST(x AS BINARY)` around its one operand, since
 //!   sqlparser would apply it to the whole comparison after it (`BINARY 'a' = 'A'`).
 //!
-//! Internal names carry a quote style no client can write (`bind_date::INTERNAL_QUOTE`).
+//! Internal names carry a quote style no client can write ([`INTERNAL_QUOTE`]).
 //! These words are reserved in MySQL, so unquoted they are never names.
 
-use crate::bind::datetime::INTERNAL_QUOTE;
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
+
+/// The quote style the parser's rewrites give the internal function names they create
+/// (`EXTRACT` of a compound unit, `CHAR(… USING …)`): a quote no client can write, so a
+/// user's function of the same name is never taken for one of them.
+pub const INTERNAL_QUOTE: char = '[';
 
 const COMPOUND: [(&str, &str, &str); 11] = [
     ("DAY_HOUR", "DAY", "HOUR"),

@@ -18,6 +18,7 @@
 
 use crate::bind::{self, AggFunc, AggSpec, Aggregation, BindEnv, Binder, SType, Scope};
 use crate::catalog::stats::TableStats;
+use crate::context::{ExecCtx, ReadModeGuard};
 use crate::exec::aggregate::{
     self, eval_inputs, feed, finish_state_in, input_count, new_state, AggState,
 };
@@ -25,7 +26,6 @@ use crate::exec::executor::Executor;
 use crate::expr::keys::group_key;
 use crate::expr::{sort_compare, CmpOp, EvalCtx, Expr};
 use crate::plan::query::{Planner, QueryPlan, Relation};
-use crate::statement::{ExecCtx, ReadModeGuard};
 use crate::window::{self, WindowPlan};
 use sqlparser::ast;
 use std::cmp::Ordering;
@@ -129,17 +129,6 @@ fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
 }
 
 /// Resolves a table name against the current database.
-pub fn resolve_table(cx: &ExecCtx, name: &ast::ObjectName) -> Result<(String, String)> {
-    let parts = bind::object_name_parts(name);
-    match parts.as_slice() {
-        [t] => Ok((
-            cx.current_db.clone().ok_or(Error::NoDatabaseSelected)?,
-            t.clone(),
-        )),
-        [d, t] => Ok((d.clone(), t.clone())),
-        _ => Err(Error::Syntax(name.to_string())),
-    }
-}
 
 /// The read mode a query's locking clauses ask for: `FOR UPDATE` exclusive, `FOR SHARE`
 /// (and `LOCK IN SHARE MODE`, which [`crate::parse::parse`] rewrites to it) shared; the
@@ -266,7 +255,7 @@ pub fn plan_block(
                         ast::SelectItemQualifiedWildcardKind::ObjectName(n),
                         _,
                     ) => Some(
-                        bind::object_name_parts(n)
+                        crate::parse::object_name_parts(n)
                             .last()
                             .cloned()
                             .unwrap_or_default(),

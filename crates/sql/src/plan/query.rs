@@ -15,9 +15,9 @@
 
 use crate::bind::item_names::ItemNames;
 use crate::bind::{self, BindEnv, Outer, PlannedSubquery, SType, SubqueryPlanner};
+use crate::context::ExecCtx;
 use crate::expr::Expr;
 use crate::plan::block::{self as select, SelectPlan};
-use crate::statement::ExecCtx;
 use sqlparser::ast;
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -243,7 +243,7 @@ impl<'p, 'c> Planner<'p, 'c> {
 
     /// Resolves a FROM table name: a CTE in scope (unqualified names only), else a table.
     pub fn relation(&self, name: &ast::ObjectName) -> Result<(String, String, Relation)> {
-        let parts = bind::object_name_parts(name);
+        let parts = crate::parse::object_name_parts(name);
         if let [single] = parts.as_slice() {
             let found = self
                 .ctes
@@ -267,7 +267,7 @@ impl<'p, 'c> Planner<'p, 'c> {
                 ));
             }
         }
-        let (db, table) = select::resolve_table(self.cx, name)?;
+        let (db, table) = crate::context::resolve_table(self.cx, name)?;
         let handle = self.cx.table(&db, &table)?;
         self.note_table(&db, &table, &handle);
         Ok((db, table, Relation::Engine(handle)))
@@ -507,7 +507,7 @@ impl SubqueryPlanner for Planner<'_, '_> {
     }
 
     fn table_columns(&self, name: &ast::ObjectName) -> Option<Vec<String>> {
-        let parts = bind::object_name_parts(name);
+        let parts = crate::parse::object_name_parts(name);
         if let [single] = parts.as_slice() {
             let ctes = self.ctes.borrow();
             if let Some(cte) = ctes
@@ -518,7 +518,7 @@ impl SubqueryPlanner for Planner<'_, '_> {
                 return Some(cte.columns.iter().map(|c| c.name.clone()).collect());
             }
         }
-        let (db, table) = select::resolve_table(self.cx, name).ok()?;
+        let (db, table) = crate::context::resolve_table(self.cx, name).ok()?;
         let handle = self.cx.table(&db, &table).ok()?;
         let def = handle.def();
         Some(def.columns.iter().map(|c| c.name.clone()).collect())
@@ -550,7 +550,7 @@ fn query_mentions(q: &ast::Query, name: &str) -> bool {
     impl Visitor for Finder<'_> {
         type Break = ();
         fn pre_visit_relation(&mut self, r: &ast::ObjectName) -> ControlFlow<()> {
-            let parts = bind::object_name_parts(r);
+            let parts = crate::parse::object_name_parts(r);
             if parts.len() == 1 && parts[0].eq_ignore_ascii_case(self.0) {
                 return ControlFlow::Break(());
             }

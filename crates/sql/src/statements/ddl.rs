@@ -5,37 +5,17 @@
 //! AUTO_INCREMENT column that leads a key, known columns in keys) before the catalog
 //! asks the engine to create files.
 
-use crate::bind::{literal, object_name_parts};
+use crate::bind::literal;
+use crate::catalog::engines::engine_name;
+use crate::context::{ExecCtx, Outcome, TableLocks};
 use crate::expr::convert::coerce;
-use crate::statement::{ExecCtx, Outcome, TableLocks};
+use crate::parse::object_name_parts;
 use sqlparser::ast;
 use strata_engine::{LockMode, Txn};
 use strata_types::schema::ColumnDefault;
 use strata_types::{
     Collation, ColumnDef, DataType, Error, IndexDef, QueryOutput, Result, TableDef, Value,
 };
-
-/// Maps an ENGINE= name to the stored engine name.
-pub fn engine_name(name: &str, available: &[&str]) -> Result<String> {
-    let stored = match name.to_ascii_lowercase().as_str() {
-        "myisam" | "heap" => "heap",
-        "innodb" | "btree" => "btree",
-        _ => return Err(Error::UnknownEngine(name.to_string())),
-    };
-    if available.contains(&stored) {
-        Ok(stored.to_string())
-    } else {
-        Err(Error::UnknownEngine(name.to_string()))
-    }
-}
-
-/// The MySQL name users see for a stored engine name.
-pub fn engine_display(stored: &str) -> &'static str {
-    match stored {
-        "heap" => "MyISAM",
-        _ => "InnoDB",
-    }
-}
 
 pub fn execute_other(
     stmt: &ast::Statement,
@@ -64,7 +44,7 @@ pub fn execute_other(
         }
         S::CreateTable(ct) => create_table(ct, cx),
         S::CreateIndex(ci) => {
-            let (db, t) = crate::plan::block::resolve_table(cx, &ci.table_name)?;
+            let (db, t) = crate::context::resolve_table(cx, &ci.table_name)?;
             let name = match &ci.name {
                 Some(n) => single_name(n)?,
                 None => String::new(),
@@ -82,7 +62,7 @@ pub fn execute_other(
             ast::ObjectType::Table => {
                 let mut missing = Vec::new();
                 for n in names {
-                    let (db, t) = crate::plan::block::resolve_table(cx, n)?;
+                    let (db, t) = crate::context::resolve_table(cx, n)?;
                     match cx.catalog.drop_table(&db, &t) {
                         Ok(()) => {}
                         Err(Error::UnknownTable(_)) if *if_exists => {}
@@ -115,7 +95,7 @@ pub fn execute_other(
         },
         S::Truncate(t) => {
             for target in &t.table_names {
-                let (db, name) = crate::plan::block::resolve_table(cx, &target.name)?;
+                let (db, name) = crate::context::resolve_table(cx, &target.name)?;
                 let table = cx.table(&db, &name)?;
                 let mut locks = TableLocks::default();
                 cx.lock_table(&mut locks, &db, &name, &table, LockMode::Write)?;
@@ -253,7 +233,7 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
     if ct.temporary {
         return Err(Error::NotSupported("CREATE TEMPORARY TABLE".into()));
     }
-    let (db, name) = crate::plan::block::resolve_table(cx, &ct.name)?;
+    let (db, name) = crate::context::resolve_table(cx, &ct.name)?;
     if !cx.catalog.database_exists(&db) {
         return Err(Error::UnknownDatabase(db));
     }

@@ -8,13 +8,14 @@
 //! target rows with exclusive locks (see [`select::plan_single_table`]); REPLACE and
 //! ON DUPLICATE KEY UPDATE read the conflicting row the same way before changing it.
 
-use crate::bind::{self, BindEnv, Binder, Scope};
+use crate::bind::{BindEnv, Binder, Scope};
+use crate::context::resolve_table;
+use crate::context::{ExecCtx, Outcome, ReadModeGuard, TableLocks};
 use crate::exec::executor::Executor;
 use crate::expr::convert::coerce;
 use crate::expr::{sort_compare, Expr, WarnLevel};
-use crate::plan::block::{self as select, resolve_table};
+use crate::plan::block as select;
 use crate::plan::query::{Planner, SubqueryPlans};
-use crate::statement::{ExecCtx, Outcome, ReadModeGuard, TableLocks};
 use sqlparser::ast;
 use std::sync::Arc;
 use strata_engine::{LockMode, ReadMode, RowId, Table, Txn};
@@ -72,7 +73,7 @@ fn target(cx: &ExecCtx, name: &ast::ObjectName) -> Result<Target> {
 }
 
 fn column_position(def: &TableDef, name: &ast::ObjectName) -> Result<usize> {
-    let parts = bind::object_name_parts(name);
+    let parts = crate::parse::object_name_parts(name);
     let col = parts.last().cloned().unwrap_or_default();
     def.column_index(&col).ok_or_else(|| Error::UnknownColumn {
         column: col,
@@ -221,7 +222,7 @@ fn replace_values_calls(e: &mut ast::Expr) {
     use ast::Expr as A;
     match e {
         A::Function(f)
-            if bind::object_name_parts(&f.name)
+            if crate::parse::object_name_parts(&f.name)
                 .join(".")
                 .eq_ignore_ascii_case("values") =>
         {

@@ -4,9 +4,9 @@
 //! the key is compared with, an estimate of rows read, and Extra notes.
 
 use crate::catalog::stats::count_range;
+use crate::context::{ExecCtx, Outcome};
 use crate::expr::{EvalCtx, Expr};
 use crate::plan::block::{access_rows, key_ranges, table_stats, Access, SelectPlan};
-use crate::statement::{ExecCtx, Outcome};
 use strata_types::{
     ColumnDef, ColumnMeta, DataType, EndInfo, Error, FieldType, QueryOutput, Result, Value,
 };

@@ -4,9 +4,9 @@
 //! ERRORS, CHARACTER SET, COLLATION, PROCESSLIST, and DESCRIBE/DESC. Column names and
 //! layouts are MySQL's, since GUIs and dump tools read them by position.
 
+use crate::catalog::engines::engine_display;
+use crate::context::{ExecCtx, Outcome};
 use crate::expr::like;
-use crate::statement::{ExecCtx, Outcome};
-use crate::statements::ddl::engine_display;
 use strata_types::schema::ColumnDefault;
 use strata_types::{
     Collation, ColumnMeta, EndInfo, Error, FieldType, QueryOutput, Result, TableDef, Value,
@@ -193,7 +193,7 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             let mut rows = Vec::new();
             let (names, kind) = if db.eq_ignore_ascii_case("information_schema") {
                 (
-                    crate::statements::infoschema::table_names()
+                    crate::catalog::infoschema::table_names()
                         .into_iter()
                         .map(String::from)
                         .collect::<Vec<_>>(),

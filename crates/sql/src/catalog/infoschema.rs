@@ -4,9 +4,9 @@
 //! scans them. Column names and types follow MySQL, since clients (mysqldump, ORMs,
 //! GUIs) read them by name.
 
+use crate::catalog::engines::engine_display;
 use crate::catalog::rowsource::{ReadOnlyTable, RowSource};
 use crate::catalog::Catalog;
-use crate::statements::ddl::engine_display;
 use std::sync::Arc;
 use strata_engine::Table;
 use strata_types::schema::ColumnDefault;
