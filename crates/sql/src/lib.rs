@@ -26,9 +26,9 @@ pub(crate) mod expr;
 pub(crate) mod optimizer;
 pub(crate) mod parse;
 pub(crate) mod plan;
+pub(crate) mod planner;
 pub(crate) mod statement;
 pub(crate) mod statements;
-pub(crate) mod window;
 
 /// Statement text as the session handles it before (or instead of) parsing: the first word,
 /// `/*!NNNNN */` comments, splitting multi-statements, plan-cache normalisation and

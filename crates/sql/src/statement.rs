@@ -8,7 +8,8 @@
 //! opens, commits and rolls it back.
 
 use crate::context::{ExecCtx, Outcome};
-use crate::plan::query::{Planner, QueryStatement};
+use crate::plan::query::QueryStatement;
+use crate::planner::query::Planner;
 use crate::statements::dml::{self, DeletePlan, InsertPlan, UpdatePlan};
 use sqlparser::ast;
 

@@ -9,8 +9,8 @@
 pub mod char_fn;
 pub mod datetime;
 pub mod derived;
-pub mod from_clause;
 pub mod item_names;
+pub mod window;
 
 use crate::expr::functions::{self, Func};
 use crate::expr::{ArithOp, CmpOp, Expr, Subquery, SubqueryKind};
@@ -41,7 +41,7 @@ pub struct Scope {
     pub tables: Vec<ScopeTable>,
     /// `JOIN … USING` / `NATURAL JOIN`: a common column position mapped to the one that
     /// stands for both sides (MySQL's coalesced column), for unqualified names. Set by
-    /// [`crate::bind::from_clause`].
+    /// [`crate::planner::from_clause`].
     pub coalesced: Vec<(usize, usize)>,
     /// The columns `SELECT *` lists, in order, when a USING/NATURAL join changes them
     /// (common columns once, first); empty: every column in FROM order.
@@ -484,7 +484,7 @@ pub struct Binder<'a> {
     pub env: Option<&'a BindEnv<'a>>,
     /// The block's window calls: set only for the select list and ORDER BY, the
     /// clauses where a window function may be (elsewhere it is error 3593).
-    pub windows: Option<&'a mut crate::window::bind::Collector>,
+    pub windows: Option<&'a mut window::call::Collector>,
 }
 
 fn ident_parts(idents: &[ast::Ident]) -> Vec<String> {
@@ -1077,7 +1077,7 @@ impl<'a> Binder<'a> {
                 ));
             }
             if let Some((_, e, t)) = self.aliases.iter().find(|a| a.0.eq_ignore_ascii_case(name)) {
-                if self.windows.is_none() && crate::window::has_marker(e) {
+                if self.windows.is_none() && window::has_marker(e) {
                     // A windowed select item's value exists only after HAVING.
                     return Err(Error::WindowInvalidAliasUse(name.clone()));
                 }
@@ -1215,7 +1215,7 @@ impl<'a> Binder<'a> {
     fn bind_function(&mut self, f: &ast::Function) -> Result<(Expr, SType, Collation)> {
         let name = object_name_parts(&f.name).join(".");
         if f.over.is_some() {
-            return crate::window::bind::bind_call(self, f, &name);
+            return window::call::bind_call(self, f, &name);
         }
         let mut clauses: &[ast::FunctionArgumentClause] = &[];
         let (args, distinct, star) = match &f.args {

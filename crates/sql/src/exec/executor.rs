@@ -10,9 +10,9 @@
 //! subquery's rows through [`SubqueryRunner`].
 
 use crate::context::{ExecCtx, TableLocks};
+use crate::exec::block::{self as select, limit_value};
 use crate::expr::keys::group_key;
 use crate::expr::{sort_compare, EvalCtx, SubqueryRows, SubqueryRunner};
-use crate::plan::block::{self as select, limit_value};
 use crate::plan::query::{OrderedPlan, QueryPlan, QueryStatement, RecursivePlan, SetOp, SetOpPlan};
 use std::cell::RefCell;
 use std::cmp::Ordering;

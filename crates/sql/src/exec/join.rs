@@ -3,9 +3,10 @@
 //! a hash join buffer built once per run; outer-join groups are NULL-extended as a whole
 //! when no combination of their rows matches (see [`crate::plan::join_groups`]).
 
+use crate::exec::block::key_ranges;
 use crate::exec::hash_join::JoinBuffer;
 use crate::expr::EvalCtx;
-use crate::plan::block::{key_ranges, Access, SelectPlan};
+use crate::plan::block::{Access, SelectPlan};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use strata_engine::{Flow, Txn};

@@ -3,7 +3,9 @@
 //! beyond memory ([`sort`]) and aggregate accumulators ([`aggregate`]).
 
 pub mod aggregate;
+pub mod block;
 pub mod executor;
 pub mod hash_join;
 pub mod join;
 pub mod sort;
+pub mod window;

@@ -5,17 +5,20 @@
 //! assigns AUTO_INCREMENT values.
 //!
 //! Every engine call carries the statement's transaction. UPDATE and DELETE read their
-//! target rows with exclusive locks (see [`select::plan_single_table`]); REPLACE and
+//! target rows with exclusive locks (see [`crate::planner::block::plan_single_table`]); REPLACE and
 //! ON DUPLICATE KEY UPDATE read the conflicting row the same way before changing it.
 
 use crate::bind::{BindEnv, Binder, Scope};
 use crate::context::resolve_table;
 use crate::context::{ExecCtx, Outcome, ReadModeGuard, TableLocks};
+use crate::exec::block::matching_rows;
 use crate::exec::executor::Executor;
 use crate::expr::convert::coerce;
 use crate::expr::{sort_compare, Expr, WarnLevel};
-use crate::plan::block as select;
-use crate::plan::query::{Planner, SubqueryPlans};
+use crate::plan::block::SelectPlan;
+use crate::plan::query::SubqueryPlans;
+use crate::planner::block::plan_single_table;
+use crate::planner::query::Planner;
 use sqlparser::ast;
 use std::sync::Arc;
 use strata_engine::{LockMode, ReadMode, RowId, Table, Txn};
@@ -52,7 +55,7 @@ pub struct InsertPlan {
 
 pub struct UpdatePlan {
     pub target: Target,
-    pub source: select::SelectPlan,
+    pub source: SelectPlan,
     pub assignments: Vec<(usize, Expr)>,
     /// Subqueries of WHERE, ORDER BY and the SET values.
     pub subqueries: SubqueryPlans,
@@ -60,7 +63,7 @@ pub struct UpdatePlan {
 
 pub struct DeletePlan {
     pub target: Target,
-    pub source: select::SelectPlan,
+    pub source: SelectPlan,
     /// Subqueries of WHERE and ORDER BY.
     pub subqueries: SubqueryPlans,
 }
@@ -115,7 +118,7 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
             columns = (0..def.columns.len()).collect();
         }
         let ast::SetExpr::Values(values) = source.body.as_ref() else {
-            let sub = crate::plan::query::Planner::new(cx).plan_statement(source)?;
+            let sub = Planner::new(cx).plan_statement(source)?;
             if sub.columns().len() != columns.len() {
                 return Err(Error::ValueCount(1));
             }
@@ -565,7 +568,7 @@ fn single_table_source(
     order_by: &[ast::OrderByExpr],
     limit: &Option<ast::Expr>,
     env: &BindEnv,
-) -> Result<(Target, select::SelectPlan, Scope)> {
+) -> Result<(Target, SelectPlan, Scope)> {
     if !table.joins.is_empty() {
         return Err(Error::NotSupported("multi-table UPDATE/DELETE".into()));
     }
@@ -581,7 +584,7 @@ fn single_table_source(
         .unwrap_or(t.def.name.clone());
     let mut source_scope = Scope::default();
     source_scope.push(alias.clone(), t.db.clone(), t.table.clone());
-    let source = select::plan_single_table(
+    let source = plan_single_table(
         cx,
         source_scope,
         selection.as_ref(),
@@ -671,7 +674,7 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
     let _locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
     let ex = Executor::new(&p.subqueries.subqueries, cx, params);
     let ecx = ex.eval_ctx(&[]);
-    let rows = select::matching_rows(&p.source, cx, &ecx)?;
+    let rows = matching_rows(&p.source, cx, &ecx)?;
     let def = &p.target.def;
     let (mut changed, matched) = (0u64, rows.len() as u64);
     for (n, (id, old)) in rows.into_iter().enumerate() {
@@ -703,7 +706,7 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
 pub fn execute_delete(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
     let _locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
     let ex = Executor::new(&p.subqueries.subqueries, cx, params);
-    let rows = select::matching_rows(&p.source, cx, &ex.eval_ctx(&[]))?;
+    let rows = matching_rows(&p.source, cx, &ex.eval_ctx(&[]))?;
     let n = rows.len() as u64;
     for (id, old) in rows {
         p.target.table.delete(cx.txn, id, &old)?;

@@ -5,8 +5,10 @@
 
 use crate::catalog::stats::count_range;
 use crate::context::{ExecCtx, Outcome};
+use crate::exec::block::key_ranges;
 use crate::expr::{EvalCtx, Expr};
-use crate::plan::block::{access_rows, key_ranges, table_stats, Access, SelectPlan};
+use crate::optimizer::join_order::{access_rows, table_stats};
+use crate::plan::block::{Access, SelectPlan};
 use strata_types::{
     ColumnDef, ColumnMeta, DataType, EndInfo, Error, FieldType, QueryOutput, Result, Value,
 };

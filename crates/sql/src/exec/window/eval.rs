@@ -9,7 +9,8 @@
 //! row; other frames are recomputed per row.
 
 use super::frame::{self, Peers, RangeKey, Resolved};
-use super::{bind::count_value, WinFunc, WindowCall, WindowPlan};
+use crate::bind::window::call::count_value;
+use crate::bind::window::{WinFunc, WindowCall, WindowPlan};
 use crate::exec::aggregate::{finish_state, new_state, update_state};
 use crate::expr::{sort_compare, EvalCtx};
 use std::cmp::Ordering;

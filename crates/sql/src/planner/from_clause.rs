@@ -17,9 +17,11 @@
 
 use crate::bind::{BindEnv, Binder, Scope};
 use crate::expr::{CmpOp, Expr};
-use crate::plan::block::{add_factor, Derived, MAX_JOIN_TABLES};
+use crate::optimizer::join_order::MAX_JOIN_TABLES;
+use crate::plan::block::Derived;
 use crate::plan::join_groups::JoinGroup;
-use crate::plan::query::Planner;
+use crate::planner::block::add_factor;
+use crate::planner::query::Planner;
 use sqlparser::ast;
 use strata_types::{Error, Result};
 

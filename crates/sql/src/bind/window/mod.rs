@@ -13,13 +13,11 @@
 //! [`bind`] turns `OVER` clauses and the WINDOW clause into [`Window`]s, [`frame`] finds
 //! each row's frame in its partition, and [`eval`] runs the calls.
 
-pub mod bind;
-pub mod eval;
-pub mod frame;
+pub mod call;
 
 use crate::bind::{AggSpec, SType};
 use crate::expr::Expr;
-use strata_types::Collation;
+use strata_types::{Collation, Error, Result, Value};
 
 /// What a window call computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,6 +147,23 @@ pub fn has_marker(e: &Expr) -> bool {
 /// Moves the markers to the columns the calls' values take: `base + call`.
 pub fn place(e: &mut Expr, base: usize) {
     e.map_columns(&|c| if c >= MARK { base + (c - MARK) } else { c });
+}
+
+/// 3586 unless `v` is an offset the unit takes: a non-negative integer for ROWS, a
+/// non-negative number for RANGE.
+pub fn check_offset(unit: Unit, v: &Value, window: &str) -> Result<()> {
+    let ok = match (unit, v) {
+        (_, Value::Int(i)) => *i >= 0,
+        (_, Value::UInt(_)) => true,
+        (Unit::Range, Value::Decimal(d)) => d.mantissa >= 0,
+        (Unit::Range, Value::Double(f)) => *f >= 0.0,
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::WindowFrameIllegal(window.to_string()))
+    }
 }
 
 #[cfg(test)]

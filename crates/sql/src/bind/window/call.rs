@@ -472,7 +472,7 @@ fn bind_frame(
                 }
                 let (x, _, _) = b.bind(e)?;
                 if let Expr::Literal(v) = &x {
-                    super::frame::check_offset(unit, v, wname)?;
+                    super::check_offset(unit, v, wname)?;
                 }
                 if matches!(wb, ast::WindowFrameBound::Preceding(_)) {
                     Bound::Preceding(x)

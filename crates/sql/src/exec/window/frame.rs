@@ -5,10 +5,10 @@
 //! equal on every ORDER BY key, or every row of the partition when there is no ORDER
 //! BY) share RANK, CUME_DIST and a RANGE frame's CURRENT ROW.
 
-use super::{Bound, Frame, Unit};
+use crate::bind::window::{check_offset, Bound, Frame, Unit};
 use crate::expr::{compare, sort_compare, EvalCtx};
 use std::cmp::Ordering;
-use strata_types::{Collation, Decimal, Error, Result, Value};
+use strata_types::{Collation, Decimal, Result, Value};
 
 /// For each position, the first position of its peer group and the one after its last.
 pub struct Peers {
@@ -55,23 +55,6 @@ pub struct Resolved {
     pub unit: Unit,
     pub start: At,
     pub end: At,
-}
-
-/// 3586 unless `v` is an offset the unit takes: a non-negative integer for ROWS, a
-/// non-negative number for RANGE.
-pub fn check_offset(unit: Unit, v: &Value, window: &str) -> Result<()> {
-    let ok = match (unit, v) {
-        (_, Value::Int(i)) => *i >= 0,
-        (_, Value::UInt(_)) => true,
-        (Unit::Range, Value::Decimal(d)) => d.mantissa >= 0,
-        (Unit::Range, Value::Double(f)) => *f >= 0.0,
-        _ => false,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::WindowFrameIllegal(window.to_string()))
-    }
 }
 
 /// Evaluates and checks a frame's offsets for one execution.

@@ -1,0 +1,282 @@
+//! Access paths: for each table the optimizer looks at the WHERE/ON conjuncts that compare
+//! one of its columns with something already known (a constant, a parameter, or a column
+//! of a table earlier in the join) and picks the index that uses them best: all columns
+//! of a unique index by equality (`eq_ref`/`const`), the longest equality prefix (`ref`),
+//! a range on the next column (`range`), or an IN list on the first column. Every
+//! conjunct is still evaluated as a filter, so an index only ever narrows what is read.
+//! Also EXPLAIN's possible keys and reading in index order to satisfy ORDER BY.
+
+use crate::bind::Scope;
+use crate::expr::{CmpOp, Expr};
+use crate::plan::block::{Access, SelectPlan};
+use std::collections::HashSet;
+use strata_types::Collation;
+
+/// One side of a range: the bound's expression and whether it is inclusive.
+pub(crate) type Bound1 = Option<(Expr, bool)>;
+
+/// Picks each level's access path from the conjuncts that can drive it.
+/// Which tables (bit per scope position) an expression reads.
+pub(crate) fn tables_mask(scope: &Scope, e: &Expr) -> u64 {
+    let mut m = 0u64;
+    e.walk(&mut |x| {
+        if let Expr::Column(c) = x {
+            m |= 1 << scope.table_of(*c);
+        }
+    });
+    m
+}
+
+/// The best index access to table `ti` given the conjuncts it may use and the tables
+/// already placed before it in the join (their columns are known values).
+pub(crate) fn best_access(
+    scope: &Scope,
+    ti: usize,
+    conds: &[&Expr],
+    placed: u64,
+) -> Option<(u32, Access)> {
+    let t = &scope.tables[ti];
+    let (lo, hi) = (t.offset, t.offset + t.def.columns.len());
+    let known = |e: &Expr| tables_mask(scope, e) & !placed == 0;
+    let mut eqs: Vec<(usize, Expr)> = vec![];
+    let mut ranges: Vec<(usize, Bound1, Bound1)> = vec![];
+    let mut ins: Vec<(usize, Vec<Expr>)> = vec![];
+    let col_ok = |p: usize, coll: Collation| {
+        let c = &t.def.columns[p - lo];
+        !c.data_type.is_string() || c.collation == coll
+    };
+    for &c in conds {
+        match c {
+            Expr::Cmp(op, a, b, coll) => {
+                let (p, other, op) = match (a.as_ref(), b.as_ref()) {
+                    (Expr::Column(p), o) if (lo..hi).contains(p) && known(o) => (*p, o, *op),
+                    (o, Expr::Column(p)) if (lo..hi).contains(p) && known(o) => (*p, o, flip(*op)),
+                    _ => continue,
+                };
+                if !col_ok(p, *coll) {
+                    continue;
+                }
+                match op {
+                    CmpOp::Eq => eqs.push((p - lo, other.clone())),
+                    CmpOp::Lt => ranges.push((p - lo, None, Some((other.clone(), false)))),
+                    CmpOp::Le => ranges.push((p - lo, None, Some((other.clone(), true)))),
+                    CmpOp::Gt => ranges.push((p - lo, Some((other.clone(), false)), None)),
+                    CmpOp::Ge => ranges.push((p - lo, Some((other.clone(), true)), None)),
+                    _ => {}
+                }
+            }
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated: false,
+                coll,
+            } => {
+                if let Expr::Column(p) = expr.as_ref() {
+                    if (lo..hi).contains(p) && known(low) && known(high) && col_ok(*p, *coll) {
+                        ranges.push((
+                            p - lo,
+                            Some(((**low).clone(), true)),
+                            Some(((**high).clone(), true)),
+                        ));
+                    }
+                }
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated: false,
+                coll,
+            } => {
+                if let Expr::Column(p) = expr.as_ref() {
+                    if (lo..hi).contains(p) && list.iter().all(known) && col_ok(*p, *coll) {
+                        ins.push((p - lo, list.clone()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut best: Option<(u32, Access)> = None;
+    for (ix, index) in t.def.indexes.iter().enumerate() {
+        let mut eq = vec![];
+        for &col in &index.columns {
+            match eqs.iter().find(|(c, _)| *c == col) {
+                Some((_, e)) => eq.push(e.clone()),
+                None => break,
+            }
+        }
+        let mut score = eq.len() as u32 * 10;
+        let mut lower = None;
+        let mut upper = None;
+        if eq.len() == index.columns.len() && index.unique {
+            score += 100;
+        } else if let Some(&next) = index.columns.get(eq.len()) {
+            for (c, l, u) in &ranges {
+                if *c == next {
+                    if l.is_some() && lower.is_none() {
+                        lower = l.clone();
+                    }
+                    if u.is_some() && upper.is_none() {
+                        upper = u.clone();
+                    }
+                }
+            }
+            if lower.is_some() || upper.is_some() {
+                score += 5;
+            }
+        }
+        let access = if score == 0 {
+            match ins.iter().find(|(c, _)| Some(c) == index.columns.first()) {
+                Some((_, values)) => {
+                    score = 4;
+                    Access::IndexIn {
+                        index: ix,
+                        values: values.clone(),
+                    }
+                }
+                None => continue,
+            }
+        } else {
+            Access::Index {
+                index: ix,
+                eq,
+                lower,
+                upper,
+                reverse: false,
+            }
+        };
+        if index.primary {
+            score += 1;
+        }
+        if best.as_ref().is_none_or(|(s, _)| score > *s) {
+            best = Some((score, access));
+        }
+    }
+    best
+}
+
+/// EXPLAIN's possible_keys: every index whose first column some predicate compares with
+/// a value or with another table's column, wherever that predicate is checked.
+pub(crate) fn mark_possible_keys(plan: &mut SelectPlan) {
+    let mut cols = HashSet::new();
+    let scope = &plan.scope;
+    let other_table = |p: usize, e: &Expr| {
+        e.max_column()
+            .is_none_or(|m| scope.table_of(m) != scope.table_of(p))
+            && e.min_column()
+                .is_none_or(|m| scope.table_of(m) != scope.table_of(p))
+    };
+    for level in &plan.levels {
+        for c in level.filter.iter().chain(&level.on) {
+            match c {
+                Expr::Cmp(op, a, b, _) if *op != CmpOp::Ne => {
+                    if let Expr::Column(p) = a.as_ref() {
+                        if other_table(*p, b) {
+                            cols.insert(*p);
+                        }
+                    }
+                    if let Expr::Column(p) = b.as_ref() {
+                        if other_table(*p, a) {
+                            cols.insert(*p);
+                        }
+                    }
+                }
+                Expr::Between {
+                    expr,
+                    negated: false,
+                    ..
+                }
+                | Expr::InList {
+                    expr,
+                    negated: false,
+                    ..
+                } => {
+                    if let Expr::Column(p) = expr.as_ref() {
+                        cols.insert(*p);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for level in &mut plan.levels {
+        let t = &plan.scope.tables[level.table];
+        level.possible = t
+            .def
+            .indexes
+            .iter()
+            .enumerate()
+            .filter(|(_, ix)| cols.contains(&(t.offset + ix.columns[0])))
+            .map(|(i, _)| i)
+            .collect();
+    }
+}
+
+/// When a single-table query orders by the columns of the index it reads (after its
+/// equality columns), rows already come sorted: skip the sort, and read in reverse for
+/// DESC. With a LIMIT and no usable predicate, prefer such an index over a scan.
+pub(crate) fn use_index_order(plan: &mut SelectPlan) {
+    if plan.group.is_some() || plan.distinct || plan.order.is_empty() {
+        return;
+    }
+    // Rows leave a nested-loop join in the order the first table yields them, so an
+    // ORDER BY on the first table's columns alone can come from its index too.
+    let t = &plan.scope.tables[plan.levels[0].table];
+    let mut order_cols = vec![];
+    for (pos, desc, coll) in &plan.order {
+        match plan.projection.get(*pos) {
+            Some(Expr::Column(p)) if (t.offset..t.offset + t.def.columns.len()).contains(p) => {
+                let p = *p - t.offset;
+                if t.def.columns[p].collation == *coll || !t.def.columns[p].data_type.is_string() {
+                    order_cols.push((p, *desc))
+                } else {
+                    return;
+                }
+            }
+            _ => return,
+        }
+    }
+    let desc = order_cols[0].1;
+    if order_cols.iter().any(|(_, d)| *d != desc) {
+        return;
+    }
+    let fits = |index: &strata_types::IndexDef, skip: usize| {
+        order_cols.len() + skip <= index.columns.len()
+            && order_cols
+                .iter()
+                .zip(&index.columns[skip..])
+                .all(|((c, _), ic)| c == ic)
+    };
+    match &mut plan.levels[0].access {
+        Access::Index {
+            index, eq, reverse, ..
+        } if fits(&t.def.indexes[*index], eq.len()) => {
+            *reverse = desc;
+            plan.order_satisfied = true;
+        }
+        Access::Scan if plan.limit.is_some() => {
+            if let Some(ix) = t.def.indexes.iter().position(|i| fits(i, 0)) {
+                plan.levels[0].access = Access::Index {
+                    index: ix,
+                    eq: vec![],
+                    lower: None,
+                    upper: None,
+                    reverse: desc,
+                };
+                plan.order_satisfied = true;
+            }
+        }
+        _ => {}
+    }
+}
+
+pub(crate) fn flip(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::Le => CmpOp::Ge,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::Ge => CmpOp::Le,
+        o => o,
+    }
+}

@@ -1,0 +1,745 @@
+//! Planning one query block (SELECT): FROM → scope → conjuncts placed on the tables they
+//! read, the select list, grouping, HAVING, ordering, limits and windows bound with the
+//! [`crate::bind::Binder`]; then the optimizer picks access paths and join order
+//! ([`crate::optimizer::choose_access_paths`]). Also the row source of a single-table
+//! UPDATE/DELETE ([`plan_single_table`]).
+//!
+//! Reads follow the transaction's read mode: a plain SELECT is a consistent read,
+//! `FOR UPDATE` locks exclusively, `FOR SHARE` / `LOCK IN SHARE MODE` share-locks, and
+//! the row source of an UPDATE or DELETE locks exclusively.
+
+use crate::bind::window;
+use crate::bind::{self, AggFunc, Aggregation, BindEnv, Binder, SType, Scope};
+use crate::context::ExecCtx;
+use crate::exec::aggregate::{self};
+use crate::expr::Expr;
+use crate::optimizer::access::tables_mask;
+use crate::optimizer::choose_access_paths;
+use crate::optimizer::join_order::MAX_JOIN_TABLES;
+use crate::plan::block::{Access, Derived, GroupPlan, Level, SelectPlan};
+use crate::planner::query::{Planner, Relation};
+use sqlparser::ast;
+use std::sync::Arc;
+use strata_engine::ReadMode;
+use strata_types::{Collation, Error, Result, Value};
+
+pub(crate) fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::And(a, b) => {
+            split_conjuncts(*a, out);
+            split_conjuncts(*b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// Resolves a table name against the current database.
+
+/// The read mode a query's locking clauses ask for: `FOR UPDATE` exclusive, `FOR SHARE`
+/// (and `LOCK IN SHARE MODE`, which [`crate::parse::parse`] rewrites to it) shared; the
+/// strongest wins when several are given.
+pub(crate) fn locking_read_mode(locks: &[ast::LockClause]) -> Result<ReadMode> {
+    let mut mode = ReadMode::Consistent;
+    for l in locks {
+        // The engine API has no way to skip or refuse a locked row, nor to lock only
+        // some tables of a join: refused rather than quietly taken as a plain lock.
+        if let Some(nb) = &l.nonblock {
+            return Err(Error::NotSupported(format!("{l}: {nb}")));
+        }
+        if l.of.is_some() {
+            return Err(Error::NotSupported(format!("{l}")));
+        }
+        mode = match (l.lock_type, mode) {
+            (ast::LockType::Update, _) | (_, ReadMode::LockExclusive) => ReadMode::LockExclusive,
+            (ast::LockType::Share, _) => ReadMode::LockShared,
+        };
+    }
+    Ok(mode)
+}
+
+/// Plans one query block: `select` with the ORDER BY, LIMIT and locking clauses of `q`
+/// (empty for a block inside a set operation). Subqueries and outer references bind
+/// through `env`; derived tables and CTEs through `planner`.
+pub fn plan_block(
+    q: &ast::Query,
+    select: &ast::Select,
+    planner: &Planner,
+    env: &BindEnv,
+) -> Result<SelectPlan> {
+    let cx = planner.cx;
+    let read_mode = locking_read_mode(&q.locks)?;
+
+    // FROM: the scope, the join order outer joins fix, and the join conditions.
+    let straight = select
+        .select_modifiers
+        .as_ref()
+        .is_some_and(|m| m.straight_join);
+    let from =
+        crate::planner::from_clause::plan_from(without_dual(&select.from), straight, planner, env)?;
+    let scope = from.scope;
+    let derived = from.derived;
+    let n = scope.tables.len();
+    if n > MAX_JOIN_TABLES {
+        return Err(Error::TooManyTables(MAX_JOIN_TABLES));
+    }
+
+    // WHERE and the join conditions, each placed at the level where it is checked.
+    let mut conds: Vec<(Option<usize>, Expr)> = Vec::new();
+    if let Some(w) = &select.selection {
+        if bind::contains_aggregate(w) {
+            return Err(Error::InvalidGroupUse);
+        }
+        let (e, _, _) = Binder::in_env(&scope, "where clause", env).bind(w)?;
+        let mut pool = Vec::new();
+        crate::optimizer::rewrite::conjuncts(e, &mut pool);
+        let implied = crate::optimizer::rewrite::implied_by_ors(&pool, scope.tables.len(), &|e| {
+            tables_mask(&scope, e)
+        });
+        conds.extend(pool.into_iter().chain(implied).map(|e| (None, e)));
+    }
+    conds.extend(from.conds);
+    let mut groups = from.groups;
+    let conds = conds
+        .into_iter()
+        .map(|(owner, e)| (owner, tables_mask(&scope, &e), e))
+        .collect();
+    let mut placed = crate::plan::join_groups::place(&from.order, &mut groups, conds)?;
+    let const_filter = std::mem::take(&mut placed.const_filter);
+    let levels: Vec<Level> = from
+        .order
+        .iter()
+        .enumerate()
+        .map(|(l, &t)| Level {
+            table: t,
+            access: Access::Scan,
+            filter: std::mem::take(&mut placed.filter[l]),
+            outer: !placed.chain[l].is_empty(),
+            on: std::mem::take(&mut placed.on[l]),
+            chain: std::mem::take(&mut placed.chain[l]),
+            starts: placed.starts[l],
+            possible: vec![],
+        })
+        .collect();
+    let fixed_order = from.fixed;
+
+    // Select list.
+    let grouped = !matches!(&select.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
+        || select.projection.iter().any(|p| match p {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                bind::contains_aggregate(e)
+            }
+            _ => false,
+        })
+        || select.having.is_some();
+    let mut agg = Aggregation::default();
+    let mut windows = window::call::Collector::new(&select.named_window)?;
+    if let ast::GroupByExpr::Expressions(exprs, modifiers) = &select.group_by {
+        for m in modifiers {
+            match m {
+                ast::GroupByWithModifier::Rollup => agg.rollup = true,
+                other => return Err(Error::NotSupported(format!("GROUP BY … {other}"))),
+            }
+        }
+        for g in exprs {
+            // GROUP BY may name a select-list alias or position.
+            let target = group_target(g, &select.projection, &scope)?;
+            let (e, t, c) = Binder::in_env(&scope, "group statement", env).bind(&target)?;
+            agg.groups.push((target.to_string(), e, t, c));
+        }
+    } else {
+        return Err(Error::NotSupported("GROUP BY ALL".into()));
+    }
+    let mut projection = Vec::new();
+    let mut columns = Vec::new();
+    let mut aliases: Vec<(String, Expr, SType)> = Vec::new();
+    for item in &select.projection {
+        match item {
+            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
+                let qual = match item {
+                    ast::SelectItem::QualifiedWildcard(
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                        _,
+                    ) => Some(
+                        crate::parse::object_name_parts(n)
+                            .last()
+                            .cloned()
+                            .unwrap_or_default(),
+                    ),
+                    _ => None,
+                };
+                let mut any = false;
+                if qual.is_none() && !scope.star.is_empty() {
+                    // USING/NATURAL joins: their common columns once, first.
+                    any = true;
+                    for &pos in &scope.star {
+                        let (t, col) = scope.column(pos);
+                        let e = if grouped {
+                            let ty = SType::of_column(&col.data_type, col.collation);
+                            agg.any_value(pos, ty, col.collation)
+                        } else {
+                            Expr::Column(pos)
+                        };
+                        projection.push(e);
+                        columns.push(bind::column_meta(t, col, &col.name));
+                    }
+                }
+                for t in &scope.tables {
+                    if qual.is_none() && !scope.star.is_empty() {
+                        break;
+                    }
+                    if qual.as_ref().is_some_and(|q| *q != t.alias) {
+                        continue;
+                    }
+                    any = true;
+                    for (ci, col) in t.def.columns.iter().enumerate() {
+                        let pos = t.offset + ci;
+                        let e = if grouped {
+                            let ty = SType::of_column(&col.data_type, col.collation);
+                            agg.any_value(pos, ty, col.collation)
+                        } else {
+                            Expr::Column(pos)
+                        };
+                        projection.push(e);
+                        columns.push(bind::column_meta(t, col, &col.name));
+                    }
+                }
+                if !any {
+                    if scope.tables.is_empty() {
+                        return Err(Error::NoTablesUsed);
+                    }
+                    return Err(Error::UnknownTable(qual.unwrap_or_default()));
+                }
+            }
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                let alias = match item {
+                    ast::SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+                    _ => None,
+                };
+                let mut b = Binder {
+                    scope: &scope,
+                    context: "field list",
+                    agg: grouped.then_some(&mut agg),
+                    aliases: &[],
+                    env: Some(env),
+                    windows: Some(&mut windows),
+                };
+                let (bound, ty, _) = b.bind(e)?;
+                let name = alias.clone().unwrap_or_else(|| planner.names.name(e));
+                let meta = match (&bound, e) {
+                    (
+                        Expr::Column(p),
+                        ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_),
+                    ) if !grouped => {
+                        let (t, col) = scope.column(*p);
+                        bind::column_meta(t, col, &name)
+                    }
+                    _ => {
+                        let mut m = ty.meta(&name);
+                        // A grouped bare column keeps its table metadata.
+                        if let (
+                            ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_),
+                            Expr::Column(i),
+                        ) = (e, &bound)
+                        {
+                            if let Some(spec) = (*i)
+                                .checked_sub(agg.groups.len())
+                                .and_then(|j| agg.aggs.get(j))
+                            {
+                                if let Some(Expr::Column(p)) = &spec.arg {
+                                    let (t, col) = scope.column(*p);
+                                    m = bind::column_meta(t, col, &name);
+                                }
+                            } else if let Some((_, Expr::Column(p), _, _)) = agg.groups.get(*i) {
+                                let (t, col) = scope.column(*p);
+                                m = bind::column_meta(t, col, &name);
+                            }
+                        }
+                        m
+                    }
+                };
+                let meta = match &bound {
+                    Expr::Column(i) if grouped => match (*i)
+                        .checked_sub(agg.groups.len())
+                        .and_then(|j| agg.aggs.get(j))
+                    {
+                        Some(spec) => {
+                            let max_len = cx
+                                .env
+                                .system_variable("group_concat_max_len", false)
+                                .ok()
+                                .and_then(|v| v.to_i64())
+                                .unwrap_or(1024)
+                                .max(0) as u64;
+                            aggregate::result_meta(spec, &meta, max_len)
+                        }
+                        None => meta,
+                    },
+                    _ => meta,
+                };
+                aliases.push((name, bound.clone(), ty));
+                projection.push(bound);
+                columns.push(meta);
+            }
+            other => return Err(Error::NotSupported(other.to_string())),
+        }
+    }
+    let visible = projection.len();
+    if agg.rollup {
+        // Super-aggregate rows show NULL in the rolled-up columns.
+        for c in &mut columns {
+            c.flags &= !strata_types::output::flags::NOT_NULL;
+        }
+    }
+
+    let having = match &select.having {
+        Some(h) => {
+            let mut b = Binder {
+                scope: &scope,
+                context: "having clause",
+                agg: Some(&mut agg),
+                aliases: &aliases,
+                env: Some(env),
+                windows: None,
+            };
+            Some(b.bind(h)?.0)
+        }
+        None => None,
+    };
+
+    // ORDER BY: a position, an alias, or an expression (added as a hidden column).
+    let mut order = Vec::new();
+    if let Some(ob) = &q.order_by {
+        let ast::OrderByKind::Expressions(items) = &ob.kind else {
+            return Err(Error::NotSupported("ORDER BY ALL".into()));
+        };
+        for item in items {
+            let desc = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
+            if let ast::Expr::Value(v) = &item.expr {
+                if let Ok(Value::Int(p)) = bind::literal(&v.value) {
+                    if p < 1 || p as usize > visible {
+                        return Err(Error::UnknownColumn {
+                            column: p.to_string(),
+                            context: "order clause".into(),
+                        });
+                    }
+                    refuse_time_order(columns[p as usize - 1].field_type)?;
+                    let coll = output_coll(&projection[p as usize - 1], &scope, &agg, &windows);
+                    order.push((p as usize - 1, desc, coll));
+                    continue;
+                }
+            }
+            if let ast::Expr::Identifier(id) = &item.expr {
+                if let Some(i) = columns
+                    .iter()
+                    .take(visible)
+                    .position(|c| c.name.eq_ignore_ascii_case(&id.value))
+                {
+                    let ambiguous_with_column = scope
+                        .resolve(std::slice::from_ref(&id.value), "order clause")
+                        .is_ok()
+                        && !matches!(&projection[i], Expr::Column(_));
+                    if !ambiguous_with_column || grouped {
+                        refuse_time_order(columns[i].field_type)?;
+                        let coll = output_coll(&projection[i], &scope, &agg, &windows);
+                        order.push((i, desc, coll));
+                        continue;
+                    }
+                }
+            }
+            let mut b = Binder {
+                scope: &scope,
+                context: "order clause",
+                agg: grouped.then_some(&mut agg),
+                aliases: &aliases,
+                env: Some(env),
+                windows: Some(&mut windows),
+            };
+            let (e, ty, coll) = b.bind(&item.expr)?;
+            refuse_time_order(ty.meta("").field_type)?;
+            let pos = match projection
+                .iter()
+                .take(visible)
+                .position(|p| same_expr(p, &e))
+            {
+                Some(p) => p,
+                None => {
+                    projection.push(e);
+                    projection.len() - 1
+                }
+            };
+            order.push((pos, desc, coll));
+        }
+    }
+
+    let (limit, offset) = bind_limits(q.limit_clause.as_ref(), env)?;
+
+    // Every clause is bound, so the rows the windows see have their final width: the
+    // calls' values go right after them.
+    let windows = if windows.plan.calls.is_empty() {
+        None
+    } else {
+        let base = if grouped {
+            agg.groups.len() + agg.aggs.len()
+        } else {
+            scope.width()
+        };
+        for e in &mut projection {
+            window::place(e, base);
+        }
+        Some(windows.plan)
+    };
+
+    let group = if grouped {
+        Some(GroupPlan {
+            groups: agg.groups.iter().map(|g| (g.1.clone(), g.3)).collect(),
+            aggs: agg.aggs.clone(),
+            having,
+            rollup: agg.rollup,
+        })
+    } else {
+        None
+    };
+
+    let distinct = match &select.distinct {
+        None | Some(ast::Distinct::All) => false,
+        Some(ast::Distinct::Distinct) => true,
+        Some(ast::Distinct::On(_)) => return Err(Error::NotSupported("DISTINCT ON".into())),
+    };
+    // DISTINCT without GROUP BY is grouping by the whole output row (as MySQL plans
+    // it), so it shares grouping's memory bound and spill to disk. Hidden ORDER BY keys
+    // are grouped on too; the output filter then still removes rows equal in what shows.
+    // With window functions DISTINCT applies to their results, after they are computed:
+    // it stays a filter on the output.
+    let (group, projection, distinct) = match group {
+        None if distinct && windows.is_none() => {
+            let groups = projection
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let coll = match columns.get(i) {
+                        Some(c) if c.charset == 63 => Collation::Binary,
+                        _ => Collation::GeneralCi,
+                    };
+                    (e.clone(), coll)
+                })
+                .collect::<Vec<_>>();
+            let exposed = (0..projection.len()).map(Expr::Column).collect();
+            let still_filter = projection.len() > visible;
+            (
+                Some(GroupPlan {
+                    groups,
+                    aggs: vec![],
+                    having: None,
+                    rollup: false,
+                }),
+                exposed,
+                still_filter,
+            )
+        }
+        g => (g, projection, distinct),
+    };
+
+    let count_star_only = n == 1
+        && levels[0].filter.is_empty()
+        && const_filter.is_empty()
+        && group.as_ref().is_some_and(|g| {
+            g.groups.is_empty()
+                && g.having.is_none()
+                && g.aggs.len() == 1
+                && g.aggs[0].func == AggFunc::CountStar
+        })
+        && visible == 1
+        // The header's row count is exact only for an engine without transactions
+        // (under MVCC each transaction sees its own count, as InnoDB's COUNT(*) scans),
+        // and a locking read must visit the rows to lock them.
+        && read_mode == ReadMode::Consistent
+        && scope.tables[0].slot.is_none()
+        && windows.is_none()
+        && !is_transactional(cx, &scope.tables[0].def.engine);
+
+    let mut plan = SelectPlan {
+        scope,
+        levels,
+        groups,
+        fixed_order,
+        const_filter,
+        group,
+        projection,
+        columns,
+        order,
+        order_satisfied: false,
+        distinct,
+        limit,
+        offset,
+        count_star_only,
+        derived,
+        read_mode,
+        windows,
+    };
+    choose_access_paths(&mut plan, cx);
+    Ok(plan)
+}
+
+/// TIME values are held as text inside Strata, so sorting them would order `-01:00:00`
+/// after `00:30:00` and `100:00:00` before `99:00:00`: refused rather than wrong.
+pub(crate) fn refuse_time_order(t: strata_types::FieldType) -> Result<()> {
+    match t {
+        strata_types::FieldType::Time => Err(Error::NotSupported("ORDER BY a TIME value".into())),
+        _ => Ok(()),
+    }
+}
+
+/// `FROM DUAL` (MySQL's name for "no table", unquoted and alone) reads as no FROM.
+pub(crate) fn without_dual(from: &[ast::TableWithJoins]) -> &[ast::TableWithJoins] {
+    if let [only] = from {
+        if let ast::TableFactor::Table {
+            name, alias: None, ..
+        } = &only.relation
+        {
+            if let [part] = name.0.as_slice() {
+                if let Some(id) = part.as_ident() {
+                    if only.joins.is_empty()
+                        && id.quote_style.is_none()
+                        && id.value.eq_ignore_ascii_case("dual")
+                    {
+                        return &[];
+                    }
+                }
+            }
+        }
+    }
+    from
+}
+
+pub(crate) fn is_transactional(cx: &ExecCtx, engine: &str) -> bool {
+    // Tables of no engine (information_schema, derived) are computed, not versioned.
+    cx.catalog
+        .engine(engine)
+        .map(|e| e.transactional())
+        .unwrap_or(false)
+}
+
+pub(crate) fn bind_limit(e: &ast::Expr, scope: &Scope) -> Result<Expr> {
+    let (x, _, _) = Binder::new(scope, "limit").bind(e)?;
+    if !x.is_row_independent() {
+        return Err(Error::Syntax(e.to_string()));
+    }
+    Ok(x)
+}
+
+/// LIMIT and OFFSET of a query: constants or parameters only.
+pub fn bind_limits(
+    clause: Option<&ast::LimitClause>,
+    _env: &BindEnv,
+) -> Result<(Option<Expr>, Option<Expr>)> {
+    let scope = Scope::default();
+    Ok(match clause {
+        None => (None, None),
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+            limit.as_ref().map(|e| bind_limit(e, &scope)).transpose()?,
+            offset
+                .as_ref()
+                .map(|o| bind_limit(&o.value, &scope))
+                .transpose()?,
+        ),
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
+            Some(bind_limit(limit, &scope)?),
+            Some(bind_limit(offset, &scope)?),
+        ),
+    })
+}
+
+pub(crate) fn group_target(
+    g: &ast::Expr,
+    projection: &[ast::SelectItem],
+    scope: &Scope,
+) -> Result<ast::Expr> {
+    if let ast::Expr::Value(v) = g {
+        if let Ok(Value::Int(p)) = bind::literal(&v.value) {
+            return match projection.get((p as usize).wrapping_sub(1)) {
+                Some(ast::SelectItem::UnnamedExpr(e))
+                | Some(ast::SelectItem::ExprWithAlias { expr: e, .. }) => Ok(e.clone()),
+                _ => Err(Error::UnknownColumn {
+                    column: p.to_string(),
+                    context: "group statement".into(),
+                }),
+            };
+        }
+    }
+    // A name that is a column of the FROM tables is that column, even when a select-list
+    // alias has the same name: MySQL searches FROM before the select list for GROUP BY.
+    if let ast::Expr::Identifier(id) = g {
+        if scope
+            .resolve(std::slice::from_ref(&id.value), "group statement")
+            .is_ok()
+        {
+            return Ok(g.clone());
+        }
+        for p in projection {
+            if let ast::SelectItem::ExprWithAlias { expr, alias } = p {
+                if alias.value.eq_ignore_ascii_case(&id.value) {
+                    return Ok(expr.clone());
+                }
+            }
+        }
+    }
+    Ok(g.clone())
+}
+
+pub(crate) fn same_expr(a: &Expr, b: &Expr) -> bool {
+    format!("{a:?}") == format!("{b:?}")
+}
+
+/// The collation ORDER BY sorts an output column with: a window call's is its
+/// argument's.
+pub(crate) fn output_coll(
+    e: &Expr,
+    scope: &Scope,
+    agg: &Aggregation,
+    windows: &window::call::Collector,
+) -> Collation {
+    match window::marker_call(e) {
+        Some(k) => windows
+            .plan
+            .calls
+            .get(k)
+            .map_or(Collation::GeneralCi, |c| c.coll),
+        None => coll_of_output(e, scope, agg),
+    }
+}
+
+pub(crate) fn coll_of_output(e: &Expr, scope: &Scope, agg: &Aggregation) -> Collation {
+    match e {
+        Expr::Column(p) if agg.groups.is_empty() && agg.aggs.is_empty() => {
+            scope.column(*p).1.collation
+        }
+        Expr::Column(p) => {
+            if let Some(g) = agg.groups.get(*p) {
+                g.3
+            } else {
+                agg.aggs
+                    .get(*p - agg.groups.len())
+                    .map_or(Collation::GeneralCi, |a| a.coll)
+            }
+        }
+        _ => Collation::GeneralCi,
+    }
+}
+
+pub(crate) fn add_factor(
+    f: &ast::TableFactor,
+    planner: &Planner,
+    scope: &mut Scope,
+    derived: &mut Derived,
+) -> Result<()> {
+    let (alias, db, handle, slot): (String, String, Arc<dyn strata_engine::Table>, _) = match f {
+        ast::TableFactor::Table { name, alias, .. } => {
+            let (db, table, rel) = planner.relation(name)?;
+            let alias = alias
+                .as_ref()
+                .map(|a| a.name.value.clone())
+                .unwrap_or(table);
+            match rel {
+                Relation::Engine(handle) => (alias, db, handle, None),
+                Relation::Cte { table, slot, plan } => {
+                    derived.push((slot, plan));
+                    (alias, db, table, Some(slot))
+                }
+            }
+        }
+        ast::TableFactor::Derived {
+            subquery,
+            alias,
+            lateral: false,
+            ..
+        } => {
+            let Some(alias) = alias else {
+                return Err(Error::DerivedNeedsAlias);
+            };
+            let sub = planner.plan_derived(subquery)?;
+            let names: Vec<String> = alias.columns.iter().map(|c| c.name.value.clone()).collect();
+            let table = Arc::new(crate::catalog::rowsource::ReadOnlyTable(
+                crate::bind::derived::DerivedTable::new(&alias.name.value, sub.columns(), &names)?,
+            ));
+            let slot = planner.new_slot();
+            derived.push((slot, Some(Arc::new(sub))));
+            (alias.name.value.clone(), String::new(), table, Some(slot))
+        }
+        ast::TableFactor::Derived { lateral: true, .. } => {
+            return Err(Error::NotSupported("LATERAL derived tables".into()))
+        }
+        other => return Err(Error::NotSupported(format!("table factor {other}"))),
+    };
+    if scope.tables.iter().any(|t| t.alias == alias) {
+        return Err(Error::NonUniqueTable(alias));
+    }
+    scope.push(alias, db, handle);
+    if let Some(t) = scope.tables.last_mut() {
+        t.slot = slot;
+    }
+    Ok(())
+}
+
+/// Plans the row source of a single-table UPDATE or DELETE: its WHERE, ORDER BY and
+/// LIMIT, with the same access-path choice as SELECT. It reads with exclusive locks, as
+/// InnoDB does: the rows it hands over are the latest versions, locked until the
+/// transaction ends, so the change is applied to what is really there.
+/// `scope` holds the one target table.
+pub fn plan_single_table(
+    cx: &ExecCtx,
+    scope: Scope,
+    selection: Option<&ast::Expr>,
+    order_by: &[ast::OrderByExpr],
+    limit: Option<&ast::Expr>,
+    env: &BindEnv,
+) -> Result<SelectPlan> {
+    let mut filter = Vec::new();
+    if let Some(w) = selection {
+        let (e, _, _) = Binder::in_env(&scope, "where clause", env).bind(w)?;
+        split_conjuncts(e, &mut filter);
+    }
+    let (const_filter, filter): (Vec<Expr>, Vec<Expr>) =
+        filter.into_iter().partition(|c| c.max_column().is_none());
+    let mut projection = Vec::new();
+    let mut order = Vec::new();
+    for item in order_by {
+        let (e, _, coll) = Binder::in_env(&scope, "order clause", env).bind(&item.expr)?;
+        projection.push(e);
+        order.push((
+            projection.len() - 1,
+            matches!(item.options.sort, Some(ast::OrderBySort::Desc)),
+            coll,
+        ));
+    }
+    let limit = limit.map(|l| bind_limit(l, &scope)).transpose()?;
+    let mut plan = SelectPlan {
+        scope,
+        levels: vec![Level {
+            table: 0,
+            access: Access::Scan,
+            filter,
+            outer: false,
+            on: vec![],
+            chain: vec![],
+            starts: None,
+            possible: vec![],
+        }],
+        groups: vec![],
+        fixed_order: false,
+        const_filter,
+        group: None,
+        projection,
+        columns: vec![],
+        order,
+        order_satisfied: false,
+        distinct: false,
+        limit,
+        offset: None,
+        count_star_only: false,
+        derived: vec![],
+        read_mode: ReadMode::LockExclusive,
+        windows: None,
+    };
+    choose_access_paths(&mut plan, cx);
+    Ok(plan)
+}

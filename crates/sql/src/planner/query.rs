@@ -1,0 +1,515 @@
+//! Planning query expressions: the [`Planner`] turns `WITH`, set operations and
+//! parenthesised queries into [`crate::plan::query::QueryPlan`] trees, plans each block
+//! ([`crate::planner::block`]), and gives CTEs and derived tables their slots.
+//!
+//! The [`Planner`] is the binder's [`SubqueryPlanner`]: a subquery met in an expression
+//! is planned with a scope chain to its enclosing query, and the outer columns it reads
+//! come back as its correlation list.
+
+use crate::bind::item_names::ItemNames;
+use crate::bind::{self, BindEnv, Outer, PlannedSubquery, SType, SubqueryPlanner};
+use crate::context::ExecCtx;
+use crate::plan::query::*;
+use crate::planner::block as select;
+use sqlparser::ast;
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+use strata_engine::Table;
+use strata_types::{Collation, ColumnMeta, Error, Result, Value};
+
+/// A CTE name in scope: its columns, its slot and (once planned) its body.
+#[derive(Clone)]
+pub(crate) struct CteDef {
+    name: String,
+    columns: Vec<ColumnMeta>,
+    slot: usize,
+    /// None for the self-reference inside a recursive CTE's step (it reads `slot`, the
+    /// work table the iteration fills).
+    plan: Option<Arc<QueryPlan>>,
+}
+
+/// Plans one statement's query expressions; shared by all of its query blocks.
+pub struct Planner<'p, 'c> {
+    pub cx: &'p ExecCtx<'c>,
+    subqueries: RefCell<Vec<Arc<QueryPlan>>>,
+    next_slot: Cell<usize>,
+    /// CTEs visible where planning is (innermost last).
+    ctes: RefCell<Vec<CteDef>>,
+    tables: RefCell<Vec<ReadTable>>,
+    /// How unaliased select-list columns are named (their text as written).
+    pub names: ItemNames,
+}
+
+/// What a table name in FROM turned out to be.
+pub enum Relation {
+    Engine(Arc<dyn Table>),
+    /// A CTE: its table definition, slot, and body to materialize (None: the recursive
+    /// self-reference, filled by the iteration).
+    Cte {
+        table: Arc<dyn Table>,
+        slot: usize,
+        plan: Option<Arc<QueryPlan>>,
+    },
+}
+
+impl<'p, 'c> Planner<'p, 'c> {
+    pub fn new(cx: &'p ExecCtx<'c>) -> Planner<'p, 'c> {
+        Planner {
+            cx,
+            subqueries: RefCell::new(Vec::new()),
+            next_slot: Cell::new(0),
+            ctes: RefCell::new(Vec::new()),
+            tables: RefCell::new(Vec::new()),
+            names: ItemNames::default(),
+        }
+    }
+
+    /// A planner for a statement parsed from `source`: its columns are named as the
+    /// client wrote them.
+    pub fn for_text(cx: &'p ExecCtx<'c>, source: &str) -> Planner<'p, 'c> {
+        Planner {
+            names: ItemNames::of(source),
+            ..Planner::new(cx)
+        }
+    }
+
+    /// The binding environment of a statement's outermost clauses: subqueries are
+    /// planned here, and there is no enclosing query to read.
+    pub fn root_env(&self) -> BindEnv<'_> {
+        BindEnv {
+            planner: self,
+            parent: None,
+            correlated: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Plans a whole query statement.
+    pub fn plan_statement(self, q: &ast::Query) -> Result<QueryStatement> {
+        let env = self.root_env();
+        let root = self.plan_query(q, &env)?;
+        drop(env);
+        Ok(QueryStatement {
+            root,
+            subqueries: self.subqueries.into_inner(),
+            slots: self.next_slot.get(),
+            tables: self.tables.into_inner(),
+        })
+    }
+
+    /// What a statement that is not a query (UPDATE, DELETE) keeps of its planning:
+    /// the subqueries its clauses bound, and the tables they read.
+    pub fn finish(self) -> SubqueryPlans {
+        SubqueryPlans {
+            subqueries: self.subqueries.into_inner(),
+            tables: self.tables.into_inner(),
+        }
+    }
+
+    pub fn new_slot(&self) -> usize {
+        let s = self.next_slot.get();
+        self.next_slot.set(s + 1);
+        s
+    }
+
+    /// Notes an engine table the statement reads, for its locks.
+    pub fn note_table(&self, db: &str, name: &str, table: &Arc<dyn Table>) {
+        self.tables
+            .borrow_mut()
+            .push((db.to_string(), name.to_string(), table.clone()));
+    }
+
+    /// Resolves a FROM table name: a CTE in scope (unqualified names only), else a table.
+    pub fn relation(&self, name: &ast::ObjectName) -> Result<(String, String, Relation)> {
+        let parts = crate::parse::object_name_parts(name);
+        if let [single] = parts.as_slice() {
+            let found = self
+                .ctes
+                .borrow()
+                .iter()
+                .rev()
+                .find(|c| c.name.eq_ignore_ascii_case(single))
+                .cloned();
+            if let Some(cte) = found {
+                let table: Arc<dyn Table> = Arc::new(crate::catalog::rowsource::ReadOnlyTable(
+                    crate::bind::derived::DerivedTable::new(&cte.name, &cte.columns, &[])?,
+                ));
+                return Ok((
+                    String::new(),
+                    single.clone(),
+                    Relation::Cte {
+                        table,
+                        slot: cte.slot,
+                        plan: cte.plan,
+                    },
+                ));
+            }
+        }
+        let (db, table) = crate::context::resolve_table(self.cx, name)?;
+        let handle = self.cx.table(&db, &table)?;
+        self.note_table(&db, &table, &handle);
+        Ok((db, table, Relation::Engine(handle)))
+    }
+
+    /// Plans a query expression (with its WITH clause, ORDER BY and LIMIT).
+    pub fn plan_query(&self, q: &ast::Query, env: &BindEnv) -> Result<QueryPlan> {
+        let ctes_before = self.ctes.borrow().len();
+        let result = self.plan_query_with(q, env);
+        // CTEs are visible only inside the query that declares them.
+        self.ctes.borrow_mut().truncate(ctes_before);
+        result
+    }
+
+    fn plan_query_with(&self, q: &ast::Query, env: &BindEnv) -> Result<QueryPlan> {
+        if let Some(with) = &q.with {
+            for cte in &with.cte_tables {
+                self.plan_cte(cte, with.recursive)?;
+            }
+        }
+        match q.body.as_ref() {
+            // A single block takes ORDER BY and LIMIT itself (its index order may serve).
+            ast::SetExpr::Select(s) => Ok(QueryPlan::Block(Box::new(select::plan_block(
+                q, s, self, env,
+            )?))),
+            body => {
+                let input = self.plan_set_expr(body, env)?;
+                if !q.locks.is_empty() {
+                    if let QueryPlan::Block(_) = input {
+                    } else {
+                        return Err(Error::NotSupported("FOR UPDATE on a set operation".into()));
+                    }
+                }
+                self.ordered(input, q, env)
+            }
+        }
+    }
+
+    /// Wraps `input` in the query's ORDER BY / LIMIT, if it has any.
+    fn ordered(&self, input: QueryPlan, q: &ast::Query, env: &BindEnv) -> Result<QueryPlan> {
+        let order = match &q.order_by {
+            None => vec![],
+            Some(ob) => {
+                let ast::OrderByKind::Expressions(items) = &ob.kind else {
+                    return Err(Error::NotSupported("ORDER BY ALL".into()));
+                };
+                let cols = input.columns();
+                let mut order = Vec::with_capacity(items.len());
+                for item in items {
+                    let desc = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
+                    let pos = result_column(&item.expr, cols)?;
+                    select::refuse_time_order(cols[pos].field_type)?;
+                    let coll = if cols[pos].charset == 63 {
+                        Collation::Binary
+                    } else {
+                        Collation::GeneralCi
+                    };
+                    order.push((pos, desc, coll));
+                }
+                order
+            }
+        };
+        let (limit, offset) = select::bind_limits(q.limit_clause.as_ref(), env)?;
+        if order.is_empty() && limit.is_none() && offset.is_none() {
+            return Ok(input);
+        }
+        Ok(QueryPlan::Ordered(Box::new(OrderedPlan {
+            input,
+            order,
+            limit,
+            offset,
+        })))
+    }
+
+    fn plan_set_expr(&self, body: &ast::SetExpr, env: &BindEnv) -> Result<QueryPlan> {
+        match body {
+            ast::SetExpr::Select(s) => {
+                let q = bare_query(ast::SetExpr::Select(s.clone()));
+                Ok(QueryPlan::Block(Box::new(select::plan_block(
+                    &q, s, self, env,
+                )?)))
+            }
+            ast::SetExpr::Query(q) => self.plan_query(q, env),
+            ast::SetExpr::SetOperation {
+                left,
+                op,
+                set_quantifier,
+                right,
+            } => {
+                let op = match op {
+                    ast::SetOperator::Union => SetOp::Union,
+                    ast::SetOperator::Intersect => SetOp::Intersect,
+                    ast::SetOperator::Except | ast::SetOperator::Minus => SetOp::Except,
+                };
+                let distinct = match set_quantifier {
+                    ast::SetQuantifier::All => false,
+                    ast::SetQuantifier::Distinct | ast::SetQuantifier::None => true,
+                    other => return Err(Error::NotSupported(format!("{op:?} {other}"))),
+                };
+                let mut left = self.plan_set_expr(left, env)?;
+                let mut right = self.plan_set_expr(right, env)?;
+                let columns = union_columns(left.columns(), right.columns())?;
+                // The result types are decided over every part at once (`1 UNION 2.5
+                // UNION 'x'` is all strings, with 1 shown as `1`): nested set operations
+                // convert straight to them.
+                widen(&mut left, &columns);
+                widen(&mut right, &columns);
+                Ok(QueryPlan::SetOp(Box::new(SetOpPlan {
+                    op,
+                    distinct,
+                    left,
+                    right,
+                    columns,
+                })))
+            }
+            ast::SetExpr::Values(_) => Err(Error::NotSupported("VALUES as a query".into())),
+            other => Err(Error::NotSupported(
+                other.to_string().chars().take(40).collect(),
+            )),
+        }
+    }
+
+    /// Plans one CTE of a WITH clause and puts its name in scope.
+    fn plan_cte(&self, cte: &ast::Cte, recursive: bool) -> Result<()> {
+        let name = cte.alias.name.value.clone();
+        let names: Vec<String> = cte
+            .alias
+            .columns
+            .iter()
+            .map(|c| c.name.value.clone())
+            .collect();
+        // A CTE body sees no enclosing query's columns (MySQL allows none either).
+        let fresh = || BindEnv {
+            planner: self,
+            parent: None,
+            correlated: RefCell::new(Vec::new()),
+        };
+        let slot = self.new_slot();
+        let refers_to_itself = recursive && query_mentions(&cte.query, &name);
+        let plan = if refers_to_itself {
+            self.plan_recursive(&name, &names, &cte.query, slot)?
+        } else {
+            self.plan_query(&cte.query, &fresh())?
+        };
+        let columns = renamed(plan.columns(), &names)?;
+        self.ctes.borrow_mut().push(CteDef {
+            name,
+            columns,
+            slot,
+            plan: Some(Arc::new(plan)),
+        });
+        Ok(())
+    }
+
+    /// `WITH RECURSIVE r AS (anchor UNION [ALL] step)`: the anchor cannot see `r`; the
+    /// step reads `r` as the rows of the previous iteration.
+    fn plan_recursive(
+        &self,
+        name: &str,
+        names: &[String],
+        q: &ast::Query,
+        _slot: usize,
+    ) -> Result<QueryPlan> {
+        let ast::SetExpr::SetOperation {
+            left,
+            op: ast::SetOperator::Union,
+            set_quantifier,
+            right,
+        } = q.body.as_ref()
+        else {
+            return Err(Error::NotSupported(format!(
+                "recursive CTE {name} that is not anchor UNION step"
+            )));
+        };
+        if q.order_by.is_some() || q.limit_clause.is_some() {
+            return Err(Error::NotSupported(
+                "ORDER BY/LIMIT in a recursive CTE".into(),
+            ));
+        }
+        let distinct = !matches!(set_quantifier, ast::SetQuantifier::All);
+        let env = BindEnv {
+            planner: self,
+            parent: None,
+            correlated: RefCell::new(Vec::new()),
+        };
+        let anchor = self.plan_set_expr(left, &env)?;
+        let columns = renamed(anchor.columns(), names)?;
+        let work_slot = self.new_slot();
+        self.ctes.borrow_mut().push(CteDef {
+            name: name.to_string(),
+            columns: columns.clone(),
+            slot: work_slot,
+            plan: None,
+        });
+        let step = self.plan_set_expr(right, &env);
+        self.ctes.borrow_mut().pop();
+        let step = step?;
+        if step.columns().len() != columns.len() {
+            return Err(Error::WrongColumnCountInSetOp);
+        }
+        Ok(QueryPlan::Recursive(Box::new(RecursivePlan {
+            anchor,
+            step,
+            distinct,
+            work_slot,
+            columns,
+        })))
+    }
+
+    /// Plans a derived table's query (no outer columns visible).
+    pub fn plan_derived(&self, q: &ast::Query) -> Result<QueryPlan> {
+        let env = BindEnv {
+            planner: self,
+            parent: None,
+            correlated: RefCell::new(Vec::new()),
+        };
+        self.plan_query(q, &env)
+    }
+}
+
+impl SubqueryPlanner for Planner<'_, '_> {
+    fn plan_subquery(&self, q: &ast::Query, outer: &Outer) -> Result<PlannedSubquery> {
+        let env = BindEnv {
+            planner: self,
+            parent: Some(outer),
+            correlated: RefCell::new(Vec::new()),
+        };
+        let plan = self.plan_query(q, &env)?;
+        let columns = plan.columns().to_vec();
+        let mut subs = self.subqueries.borrow_mut();
+        subs.push(Arc::new(plan));
+        Ok(PlannedSubquery {
+            id: subs.len() - 1,
+            columns,
+            correlated: env.correlated.into_inner(),
+        })
+    }
+
+    fn table_columns(&self, name: &ast::ObjectName) -> Option<Vec<String>> {
+        let parts = crate::parse::object_name_parts(name);
+        if let [single] = parts.as_slice() {
+            let ctes = self.ctes.borrow();
+            if let Some(cte) = ctes
+                .iter()
+                .rev()
+                .find(|c| c.name.eq_ignore_ascii_case(single))
+            {
+                return Some(cte.columns.iter().map(|c| c.name.clone()).collect());
+            }
+        }
+        let (db, table) = crate::context::resolve_table(self.cx, name).ok()?;
+        let handle = self.cx.table(&db, &table).ok()?;
+        let def = handle.def();
+        Some(def.columns.iter().map(|c| c.name.clone()).collect())
+    }
+}
+
+/// A query with only a body (the blocks of a set operation have no clauses of their
+/// own beyond the block's).
+pub(crate) fn bare_query(body: ast::SetExpr) -> ast::Query {
+    ast::Query {
+        with: None,
+        body: Box::new(body),
+        order_by: None,
+        limit_clause: None,
+        fetch: None,
+        locks: vec![],
+        for_clause: None,
+        settings: None,
+        format_clause: None,
+        pipe_operators: vec![],
+    }
+}
+
+/// Whether a query names `name` anywhere (so a recursive WITH's CTE is really recursive).
+pub(crate) fn query_mentions(q: &ast::Query, name: &str) -> bool {
+    use sqlparser::ast::{Visit, Visitor};
+    use std::ops::ControlFlow;
+    struct Finder<'a>(&'a str);
+    impl Visitor for Finder<'_> {
+        type Break = ();
+        fn pre_visit_relation(&mut self, r: &ast::ObjectName) -> ControlFlow<()> {
+            let parts = crate::parse::object_name_parts(r);
+            if parts.len() == 1 && parts[0].eq_ignore_ascii_case(self.0) {
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    q.visit(&mut Finder(name)).is_break()
+}
+
+/// Result columns renamed by a column list (`WITH r (a, b) AS`).
+pub(crate) fn renamed(columns: &[ColumnMeta], names: &[String]) -> Result<Vec<ColumnMeta>> {
+    if names.is_empty() {
+        return Ok(columns.to_vec());
+    }
+    if names.len() != columns.len() {
+        return Err(Error::ViewColumnCount);
+    }
+    Ok(columns
+        .iter()
+        .zip(names)
+        .map(|(c, n)| {
+            let mut c = c.clone();
+            c.name = n.clone();
+            c
+        })
+        .collect())
+}
+
+/// The columns of `left UNION right`: the left side's names, each column's type the
+/// union of both sides' types (MySQL: an integer and a string give a string).
+pub(crate) fn union_columns(left: &[ColumnMeta], right: &[ColumnMeta]) -> Result<Vec<ColumnMeta>> {
+    if left.len() != right.len() {
+        return Err(Error::WrongColumnCountInSetOp);
+    }
+    Ok(left
+        .iter()
+        .zip(right)
+        .map(|(l, r)| {
+            let t = bind::unify(SType::of_meta(l), SType::of_meta(r));
+            if t == SType::of_meta(l) {
+                let mut m = l.clone();
+                m.flags &= !strata_types::output::flags::NOT_NULL;
+                m
+            } else {
+                t.meta(&l.name)
+            }
+        })
+        .collect())
+}
+
+/// Gives nested set operations the enclosing one's result columns.
+pub(crate) fn widen(plan: &mut QueryPlan, columns: &[ColumnMeta]) {
+    if let QueryPlan::SetOp(s) = plan {
+        s.columns = columns.to_vec();
+        widen(&mut s.left, columns);
+        widen(&mut s.right, columns);
+    }
+}
+
+/// A set operation's ORDER BY item: a position, or the name of a result column.
+pub(crate) fn result_column(e: &ast::Expr, cols: &[ColumnMeta]) -> Result<usize> {
+    let unknown = |name: String| Error::UnknownColumn {
+        column: name,
+        context: "order clause".into(),
+    };
+    match e {
+        ast::Expr::Value(v) => match bind::literal(&v.value)? {
+            Value::Int(p) if p >= 1 && (p as usize) <= cols.len() => Ok(p as usize - 1),
+            other => Err(unknown(format!("{other:?}"))),
+        },
+        ast::Expr::Identifier(id) => cols
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(&id.value))
+            .ok_or_else(|| unknown(id.value.clone())),
+        ast::Expr::CompoundIdentifier(ids) => {
+            let last = ids.last().map(|i| i.value.clone()).unwrap_or_default();
+            cols.iter()
+                .position(|c| c.name.eq_ignore_ascii_case(&last))
+                .ok_or_else(|| unknown(last))
+        }
+        other => Err(Error::NotSupported(format!(
+            "ORDER BY expression {other} on a set operation"
+        ))),
+    }
+}
