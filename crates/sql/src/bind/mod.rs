@@ -6,6 +6,7 @@
 //! The row layout is the concatenation of every scope table's columns in FROM order:
 //! table `i`'s column `j` is row position `tables[i].offset + j`.
 
+pub mod aggregate_meta;
 pub mod char_fn;
 pub mod datetime;
 pub mod derived;

@@ -10,8 +10,7 @@ use crate::expr::{compare, sort_compare, EvalCtx, Expr};
 use crate::{Env, WarnLevel};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
-use strata_types::output::flags;
-use strata_types::{ColumnMeta, Decimal, Error, FieldType, Result, Value};
+use strata_types::{Decimal, Error, Result, Value};
 
 #[derive(Clone)]
 pub(crate) enum AggState {
@@ -478,30 +477,6 @@ pub(crate) fn grouping_value(spec: &AggSpec, level: usize) -> Value {
         bits = (bits << 1) | rolled as i64;
     }
     Value::Int(bits)
-}
-
-/// Result metadata MySQL gives a bare GROUP_CONCAT or JSON aggregate in the select list,
-/// where its static type (text) would describe it otherwise: GROUP_CONCAT is TEXT/BLOB
-/// unless `group_concat_max_len` is at most 512 (then VARCHAR/VARBINARY), the JSON
-/// aggregates are JSON.
-pub(crate) fn result_meta(spec: &AggSpec, m: &ColumnMeta, group_concat_max_len: u64) -> ColumnMeta {
-    let mut m = m.clone();
-    match spec.func {
-        AggFunc::GroupConcat => {
-            m.length = group_concat_max_len.min(u32::MAX as u64) as u32;
-            if group_concat_max_len > 512 {
-                m.field_type = FieldType::Blob;
-                m.flags |= flags::BLOB;
-            }
-        }
-        AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => {
-            m.field_type = FieldType::Json;
-            m.length = u32::MAX;
-            m.flags |= flags::BLOB | flags::BINARY;
-        }
-        _ => {}
-    }
-    m
 }
 
 #[cfg(test)]

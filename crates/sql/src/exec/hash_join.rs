@@ -12,77 +12,16 @@
 //! so the hash only narrows what is read. A table too big for [`JOIN_BUFFER_BYTES`] is
 //! read again per outer row as before: slower, never different.
 
-use crate::bind::{SType, Scope, ScopeTable};
+use crate::bind::ScopeTable;
 use crate::expr::keys::group_key;
-use crate::expr::{CmpOp, EvalCtx, Expr};
+use crate::expr::EvalCtx;
+use crate::plan::block::HashKey;
 use std::collections::HashMap;
 use strata_engine::{Flow, Txn};
-use strata_types::{Collation, Error, Result, Value};
+use strata_types::{Error, Result, Value};
 
 /// The most bytes (roughly) one join buffer holds.
 pub const JOIN_BUFFER_BYTES: usize = 256 << 20;
-
-/// One key of a hash join: `probe` (read from the tables before) equals the inner
-/// table's `column` under `coll`.
-#[derive(Clone, Debug)]
-pub struct HashKey {
-    pub probe: Expr,
-    pub column: usize,
-    pub coll: Collation,
-}
-
-/// The hash keys the conditions give for scope table `ti`, with `placed` (bit per scope
-/// table) already read.
-pub fn hash_keys(scope: &Scope, ti: usize, conds: &[&Expr], placed: u64) -> Vec<HashKey> {
-    let t = &scope.tables[ti];
-    let range = t.offset..t.offset + t.def.columns.len();
-    let mut keys: Vec<HashKey> = Vec::new();
-    for c in conds {
-        let Expr::Cmp(CmpOp::Eq, a, b, coll) = c else {
-            continue;
-        };
-        let (inner, probe) = match (a.as_ref(), b.as_ref()) {
-            (Expr::Column(i), Expr::Column(o)) if range.contains(i) && !range.contains(o) => {
-                (*i, *o)
-            }
-            (Expr::Column(o), Expr::Column(i)) if range.contains(i) && !range.contains(o) => {
-                (*i, *o)
-            }
-            _ => continue,
-        };
-        if placed & (1u64 << scope.table_of(probe)) == 0 {
-            continue;
-        }
-        let class = |p: usize| {
-            let (_, col) = scope.column(p);
-            key_class(SType::of_column(&col.data_type, col.collation))
-        };
-        if class(inner).is_none() || class(inner) != class(probe) {
-            continue;
-        }
-        if keys.iter().any(|k| k.column == inner - t.offset) {
-            continue;
-        }
-        keys.push(HashKey {
-            probe: Expr::Column(probe),
-            column: inner - t.offset,
-            coll: *coll,
-        });
-    }
-    keys
-}
-
-/// Types whose equality the group-key bytes follow exactly, by class: values of one
-/// class that compare equal get equal bytes. Doubles are left out (their bytes are
-/// rounded).
-fn key_class(t: SType) -> Option<u8> {
-    match t {
-        SType::Int | SType::UInt | SType::Decimal(_) => Some(1),
-        SType::Text | SType::Binary => Some(2),
-        SType::Date | SType::DateTime => Some(3),
-        _ => None,
-    }
-}
 
 /// An inner table's rows in memory, bucketed by key.
 pub struct JoinBuffer {
@@ -197,6 +136,8 @@ fn value_bytes(v: &Value) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::expr::Expr;
+    use strata_types::Collation;
 
     /// Probing reads no session state.
     struct NoEnv;
@@ -222,14 +163,6 @@ mod tests {
         fn now(&self) -> strata_types::DateTime {
             strata_types::DateTime::parse("2000-01-01 00:00:00").unwrap_or_default()
         }
-    }
-
-    #[test]
-    fn only_exactly_hashable_pairs_are_keys() {
-        assert_eq!(key_class(SType::Int), key_class(SType::Decimal(2)));
-        assert_ne!(key_class(SType::Int), key_class(SType::Text));
-        assert_eq!(key_class(SType::Double), None);
-        assert_eq!(key_class(SType::Date), key_class(SType::DateTime));
     }
 
     #[test]

@@ -145,7 +145,7 @@ impl JoinRun<'_> {
     fn buffer(
         &self,
         lvl: usize,
-        keys: &[crate::exec::hash_join::HashKey],
+        keys: &[crate::plan::block::HashKey],
     ) -> Result<Option<Rc<JoinBuffer>>> {
         if let Some(b) = self.buffers[lvl].borrow().as_ref() {
             return Ok(b.clone());

@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod decorrelate;
+pub mod hash_keys;
 pub mod join_order;
 pub mod rewrite;
 
@@ -39,7 +40,7 @@ pub(crate) fn choose_access_paths(plan: &mut SelectPlan, cx: &ExecCtx) {
             // An inner table read by scan is read once, into a hash join buffer.
             None if lvl > 0 => {
                 plan.levels[lvl].access = Access::JoinBuffer {
-                    keys: crate::exec::hash_join::hash_keys(&plan.scope, ti, &conds, placed),
+                    keys: hash_keys::hash_keys(&plan.scope, ti, &conds, placed),
                 }
             }
             None => {}

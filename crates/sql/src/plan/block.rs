@@ -29,7 +29,7 @@ pub enum Access {
     /// No usable index on an inner table: read it once into a hash join buffer keyed
     /// on these equi-join columns (none: one bucket) and probe it per outer row.
     JoinBuffer {
-        keys: Vec<crate::exec::hash_join::HashKey>,
+        keys: Vec<HashKey>,
     },
 }
 
@@ -100,3 +100,12 @@ pub struct SelectPlan {
 /// time and the plan that fills it (None: a recursive CTE's work table, filled by the
 /// iteration around the block).
 pub type Derived = Vec<(usize, Option<Arc<QueryPlan>>)>;
+
+/// One key of a hash join: `probe` (read from the tables before) equals the inner
+/// table's `column` under `coll`.
+#[derive(Clone, Debug)]
+pub struct HashKey {
+    pub probe: Expr,
+    pub column: usize,
+    pub coll: Collation,
+}

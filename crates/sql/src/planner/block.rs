@@ -11,7 +11,6 @@
 use crate::bind::window;
 use crate::bind::{self, AggFunc, Aggregation, BindEnv, Binder, SType, Scope};
 use crate::context::ExecCtx;
-use crate::exec::aggregate::{self};
 use crate::expr::Expr;
 use crate::optimizer::access::tables_mask;
 use crate::optimizer::choose_access_paths;
@@ -270,7 +269,7 @@ pub fn plan_block(
                                 .and_then(|v| v.to_i64())
                                 .unwrap_or(1024)
                                 .max(0) as u64;
-                            aggregate::result_meta(spec, &meta, max_len)
+                            crate::bind::aggregate_meta::result_meta(spec, &meta, max_len)
                         }
                         None => meta,
                     },
