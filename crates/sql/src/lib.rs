@@ -20,7 +20,6 @@
 pub(crate) mod bind;
 pub mod catalog;
 pub(crate) mod context;
-pub(crate) mod datetime;
 pub(crate) mod exec;
 pub(crate) mod expr;
 pub(crate) mod optimizer;

@@ -4,10 +4,10 @@
 //! string argument's date arithmetic) or an integer; `datefns.rs` evaluates.
 
 use crate::bind::{Binder, SType};
-use crate::datetime::format as datefmt;
-use crate::datetime::functions::{DateFn, Out};
-use crate::datetime::interval::Unit;
-use crate::datetime::temporal;
+use crate::expr::datetime::format as datefmt;
+use crate::expr::datetime::functions::{DateFn, Out};
+use crate::expr::datetime::interval::Unit;
+use crate::expr::datetime::temporal;
 use crate::expr::functions::Func;
 use crate::expr::Expr;
 use crate::parse::token_rewrite::INTERNAL_QUOTE;
@@ -300,7 +300,7 @@ impl Binder<'_> {
                 match temporal::parse_stamp(&text) {
                     Some(s) if s.has_time => {
                         let fsp = literal_fsp(text.as_bytes());
-                        let v = crate::datetime::functions::emit(s, Out::DateTime(fsp));
+                        let v = crate::expr::datetime::functions::emit(s, Out::DateTime(fsp));
                         lit(v, SType::DateTime)
                     }
                     _ => return Err(wrong("DATETIME")),

@@ -9,13 +9,13 @@
 pub mod aggregate_meta;
 pub mod char_fn;
 pub mod datetime;
+pub mod decorrelate;
 pub mod derived;
 pub mod item_names;
 pub mod window;
 
 use crate::expr::functions::{self, Func};
 use crate::expr::{ArithOp, CmpOp, Expr, Subquery, SubqueryKind};
-use crate::optimizer::decorrelate;
 use crate::parse::lex::{number_value, unescape};
 use crate::parse::object_name_parts;
 use sqlparser::ast;
@@ -42,7 +42,7 @@ pub struct Scope {
     pub tables: Vec<ScopeTable>,
     /// `JOIN … USING` / `NATURAL JOIN`: a common column position mapped to the one that
     /// stands for both sides (MySQL's coalesced column), for unqualified names. Set by
-    /// [`crate::planner::from_clause`].
+    /// `planner::from_clause`.
     pub coalesced: Vec<(usize, usize)>,
     /// The columns `SELECT *` lists, in order, when a USING/NATURAL join changes them
     /// (common columns once, first); empty: every column in FROM order.

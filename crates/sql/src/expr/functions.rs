@@ -56,7 +56,7 @@ pub enum Func {
     /// A date/time function (`datefns.rs`); `date_arg` when its first argument is a
     /// DATE-typed expression.
     Date {
-        f: crate::datetime::functions::DateFn,
+        f: crate::expr::datetime::functions::DateFn,
         date_arg: bool,
     },
     /// CHAR(n, …): the bytes of each integer, big-endian. With `USING utf8mb4` (`text`)
@@ -453,7 +453,7 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
             best.unwrap_or(Value::Null)
         }
         Date { f, date_arg } => {
-            return crate::datetime::functions::eval(f, date_arg, args, row, cx)
+            return crate::expr::datetime::functions::eval(f, date_arg, args, row, cx)
         }
         Char { text } => {
             let mut out = Vec::with_capacity(args.len());

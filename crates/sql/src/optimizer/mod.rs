@@ -1,10 +1,12 @@
-//! Rewrite rules that change a query's shape without changing its answer: OR factoring and
-//! implied single-table conditions ([`rewrite`]), correlated `EXISTS` to hash semi-join
-//! ([`decorrelate`]). Each rule has unit tests beside it and slt files checked against
-//! MariaDB.
+//! The optimizer: shapes a bound query block without changing its answer. Condition
+//! rewrites ([`rewrite`]: OR factoring, implied single-table conditions of an OR across
+//! tables), join order by cost ([`join_order`]), access paths per table ([`access`]) and hash
+//! join keys for tables without a usable index ([`hash_keys`]); [`choose_access_paths`] runs
+//! them in that order for one block. (The semi-join rule that turns a correlated `EXISTS`
+//! into a hashed `IN` runs while binding, as MySQL's resolver does: `bind::decorrelate`.)
+//! Each rule has unit tests beside it and slt files checked against MariaDB.
 
 pub mod access;
-pub mod decorrelate;
 pub mod hash_keys;
 pub mod join_order;
 pub mod rewrite;

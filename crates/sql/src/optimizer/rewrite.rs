@@ -109,7 +109,7 @@ fn deterministic(e: &Expr) -> bool {
                 | Expr::UserVariable(_)
                 | Expr::Func(
                     crate::expr::functions::Func::Date {
-                        f: crate::datetime::functions::DateFn::SysDate(_),
+                        f: crate::expr::datetime::functions::DateFn::SysDate(_),
                         ..
                     },
                     _

@@ -2,8 +2,8 @@
 //! `TIME_FORMAT`, `FROM_UNIXTIME(n, fmt)`) and reading one back (`STR_TO_DATE`), and the
 //! type STR_TO_DATE gives its result from its (constant) format.
 
-use crate::datetime::functions::{self as datefns, MONTH_NAMES};
-use crate::datetime::temporal;
+use crate::expr::datetime::functions::{self as datefns, MONTH_NAMES};
+use crate::expr::datetime::temporal;
 use strata_types::{DateTime, Value};
 
 /// STR_TO_DATE's result type, from the specifiers its format holds.

@@ -3,7 +3,7 @@
 //! with MySQL's rules (month arithmetic clamps the day to the month's end; results before
 //! 0001-01-01 or after 9999-12-31 are NULL with warning 1441).
 
-use crate::datetime::temporal::{self, MAX_DAYNR};
+use crate::expr::datetime::temporal::{self, MAX_DAYNR};
 use strata_types::{DateTime, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

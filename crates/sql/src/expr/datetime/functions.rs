@@ -5,9 +5,9 @@
 //! clock functions. The binder (`bind_date.rs`) picks the variant and, with it, the
 //! result's type: [`Out`] says how a date-time result is shown.
 
-use crate::datetime::format as datefmt;
-use crate::datetime::interval::{self, BadInterval, Unit};
-use crate::datetime::temporal::{self, Stamp};
+use crate::expr::datetime::format as datefmt;
+use crate::expr::datetime::interval::{self, BadInterval, Unit};
+use crate::expr::datetime::temporal::{self, Stamp};
 use crate::expr::{EvalCtx, Expr, WarnLevel};
 use strata_types::{DateTime, Decimal, Error, Result, Value};
 

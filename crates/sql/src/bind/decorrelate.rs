@@ -1,5 +1,7 @@
 //! Rewrite rule: a correlated `EXISTS` whose correlation is only equalities becomes an
-//! uncorrelated `IN` (a semi-join probed as a hash set).
+//! uncorrelated `IN` (a semi-join probed as a hash set). Applied by the binder when it meets
+//! the `EXISTS` (`Binder::exists_as_semijoin`), as MySQL's resolver converts subqueries
+//! to semi-joins, since whether the rule applies depends on which names are outer.
 //!
 //! `EXISTS (SELECT … FROM u WHERE u.k = t.k AND u.v > 5)` run as written executes the
 //! subquery once per outer row: O(outer × inner) when `u.k` has no index. Split its
