@@ -32,8 +32,6 @@ pub(crate) fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
     }
 }
 
-/// Resolves a table name against the current database.
-
 /// The read mode a query's locking clauses ask for: `FOR UPDATE` exclusive, `FOR SHARE`
 /// (and `LOCK IN SHARE MODE`, which [`crate::parse::parse`] rewrites to it) shared; the
 /// strongest wins when several are given.
