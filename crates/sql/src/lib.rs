@@ -1,21 +1,24 @@
-//! The SQL layer: parse with sqlparser-rs, bind names to the catalog, plan access paths,
-//! execute against the engine API.
+//! The SQL layer: parse with sqlparser-rs, bind names to the catalog, plan, optimise,
+//! execute against the engine API. One folder per stage (`docs/architecture.md` draws
+//! them); the folders form no cycle, and everything but the API below is private to the
+//! crate, so the session cannot lean on internals.
 //!
 //! The life of `SELECT c FROM sbtest1 WHERE id = ?` (prepared by sysbench):
-//! 1. `session` calls [`lex::number_placeholders`] and [`parse::parse`] once, at
-//!    COM_STMT_PREPARE, then [`exec::prepare`], which for a query calls
-//!    [`query::Planner`] and [`select::plan_block`]: the FROM clause becomes a
-//!    [`bind::Scope`], `id = ?1` is bound to `Cmp(Eq, Column(0), Param(0))` by
-//!    [`bind::Binder`], and the access-path chooser sees an equality on all columns of
-//!    the unique PRIMARY index (`eq_ref`).
-//! 2. Each COM_STMT_EXECUTE runs [`exec::execute`] → [`run_query::execute`], which takes
-//!    the statement's table locks ([`exec::ExecCtx::lock_tables`]), then
-//!    [`select::execute_block`]: it evaluates the key from the parameter, encodes it with `strata_types::keycode`, calls `Table::index_scan` with
-//!    that one-key range, re-checks the WHERE conjuncts on the row, projects `c`, and
-//!    streams the row into the [`strata_types::QueryOutput`] the wire layer gave it.
+//! 1. `session` calls [`text::number_placeholders`] and [`parse()`] once, at
+//!    COM_STMT_PREPARE, then [`prepare()`], which for a query calls the planner
+//!    (`planner::query::Planner`, `planner::block::plan_block`): the FROM clause becomes a
+//!    `bind::Scope`, `id = ?1` is bound to `Cmp(Eq, Column(0), Param(0))` by
+//!    `bind::Binder`, and the optimizer (`optimizer::access`) sees an equality on all
+//!    columns of the unique PRIMARY index (`eq_ref`).
+//! 2. Each COM_STMT_EXECUTE runs [`execute()`] → `exec::executor::execute`, which takes
+//!    the statement's table locks ([`ExecCtx::lock_tables`]), then
+//!    `exec::block::execute_block`: it evaluates the key from the parameter, encodes it
+//!    with `strata_types::keycode`, calls `Table::index_scan` with that one-key range,
+//!    re-checks the WHERE conjuncts on the row, projects `c`, and streams the row into the
+//!    [`strata_types::QueryOutput`] the wire layer gave it.
 //!
 //! Text-protocol statements take the same path through a plan cache keyed by
-//! [`lex::normalize`]d text, so parsing is paid once per statement shape.
+//! [`text::normalize`]d text, so parsing is paid once per statement shape.
 
 pub(crate) mod bind;
 pub mod catalog;

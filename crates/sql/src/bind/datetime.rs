@@ -1,7 +1,7 @@
 //! Binding the date/time syntax: `d ± INTERVAL n unit`, `EXTRACT(unit FROM d)`, the
 //! typed literals `DATE '…'`/`TIME '…'`/`TIMESTAMP '…'`, and the date/time functions by
 //! name. Here each gets MySQL's result type: DATE, DATETIME(fsp), TIME(fsp), VARCHAR (a
-//! string argument's date arithmetic) or an integer; `datefns.rs` evaluates.
+//! string argument's date arithmetic) or an integer; `expr/datetime/functions.rs` evaluates.
 
 use crate::bind::{Binder, SType};
 use crate::expr::datetime::format as datefmt;

@@ -6,7 +6,7 @@
 //! state: the materialized rows of each slot, the results of uncorrelated subqueries
 //! (run once), and the table locks, taken for every table of the statement at the start,
 //! in one fixed order, so a subquery reading a table its outer query reads never waits
-//! on itself. Query blocks run in `select.rs`; an expression asks the executor for a
+//! on itself. Query blocks run in `exec/block.rs`; an expression asks the executor for a
 //! subquery's rows through [`SubqueryRunner`].
 
 use crate::context::{ExecCtx, TableLocks};

@@ -53,7 +53,7 @@ pub enum Func {
     CastDecimal(u8, u8),
     CastDateTime,
     CastDate,
-    /// A date/time function (`datefns.rs`); `date_arg` when its first argument is a
+    /// A date/time function (`expr/datetime/functions.rs`); `date_arg` when its first argument is a
     /// DATE-typed expression.
     Date {
         f: crate::expr::datetime::functions::DateFn,

@@ -2,7 +2,7 @@
 //! precedence), applied before parsing:
 //! - compound interval units `DAY_HOUR` … `YEAR_MONTH` become `DAY TO HOUR` (and
 //!   `SECOND_MICROSECOND`, whose `SECOND TO …` sqlparser refuses, `MICROSECOND TO
-//!   SECOND`), which `bind_date::interval_unit` maps back;
+//!   SECOND`), which `bind::datetime::interval_unit` maps back;
 //! - `EXTRACT(compound_unit FROM e)` becomes an internal call `[extract]('UNIT', e)`;
 //! - infix `MOD` becomes `%`;
 //! - `CHAR(args USING cs)` becomes an internal call `[char]('cs', args)`;

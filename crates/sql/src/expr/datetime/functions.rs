@@ -2,7 +2,7 @@
 //! friends, TIMESTAMPADD), EXTRACT and the field functions (YEAR … MICROSECOND, WEEK,
 //! DAYNAME, …), day numbers (TO_DAYS, FROM_DAYS, DATEDIFF, LAST_DAY, MAKEDATE), TIME
 //! values (TIMEDIFF, SEC_TO_TIME, TIME_TO_SEC, MAKETIME), periods, CONVERT_TZ and the
-//! clock functions. The binder (`bind_date.rs`) picks the variant and, with it, the
+//! clock functions. The binder (`bind/datetime.rs`) picks the variant and, with it, the
 //! result's type: [`Out`] says how a date-time result is shown.
 
 use crate::expr::datetime::format as datefmt;

@@ -1,7 +1,7 @@
 //! How the date/time functions read their arguments: MySQL's lenient parsing of strings
 //! and numbers as dates, date-times and times, its day numbers (`TO_DAYS`), and TIME
 //! values (a signed count of microseconds, at most 838:59:59.999999 either way) with
-//! their text form. The functions themselves live in `datefns.rs`.
+//! their text form. The functions themselves live in `functions.rs`.
 
 use crate::expr::{EvalCtx, WarnLevel};
 use strata_types::{DateTime, Value};
