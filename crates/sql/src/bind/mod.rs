@@ -1767,6 +1767,15 @@ pub fn placeholder_index(v: &ast::Value) -> Option<usize> {
     }
 }
 
+/// TIME values are held as text inside Strata, so sorting them would order `-01:00:00`
+/// after `00:30:00` and `100:00:00` before `99:00:00`: refused rather than wrong.
+pub fn refuse_time_order(t: strata_types::FieldType) -> Result<()> {
+    match t {
+        strata_types::FieldType::Time => Err(Error::NotSupported("ORDER BY a TIME value".into())),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -319,7 +319,7 @@ pub fn plan_block(
                             context: "order clause".into(),
                         });
                     }
-                    refuse_time_order(columns[p as usize - 1].field_type)?;
+                    crate::bind::refuse_time_order(columns[p as usize - 1].field_type)?;
                     let coll = output_coll(&projection[p as usize - 1], &scope, &agg, &windows);
                     order.push((p as usize - 1, desc, coll));
                     continue;
@@ -336,7 +336,7 @@ pub fn plan_block(
                         .is_ok()
                         && !matches!(&projection[i], Expr::Column(_));
                     if !ambiguous_with_column || grouped {
-                        refuse_time_order(columns[i].field_type)?;
+                        crate::bind::refuse_time_order(columns[i].field_type)?;
                         let coll = output_coll(&projection[i], &scope, &agg, &windows);
                         order.push((i, desc, coll));
                         continue;
@@ -352,7 +352,7 @@ pub fn plan_block(
                 windows: Some(&mut windows),
             };
             let (e, ty, coll) = b.bind(&item.expr)?;
-            refuse_time_order(ty.meta("").field_type)?;
+            crate::bind::refuse_time_order(ty.meta("").field_type)?;
             let pos = match projection
                 .iter()
                 .take(visible)
@@ -475,15 +475,6 @@ pub fn plan_block(
     };
     choose_access_paths(&mut plan, cx);
     Ok(plan)
-}
-
-/// TIME values are held as text inside Strata, so sorting them would order `-01:00:00`
-/// after `00:30:00` and `100:00:00` before `99:00:00`: refused rather than wrong.
-pub(crate) fn refuse_time_order(t: strata_types::FieldType) -> Result<()> {
-    match t {
-        strata_types::FieldType::Time => Err(Error::NotSupported("ORDER BY a TIME value".into())),
-        _ => Ok(()),
-    }
 }
 
 /// `FROM DUAL` (MySQL's name for "no table", unquoted and alone) reads as no FROM.

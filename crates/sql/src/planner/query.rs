@@ -196,7 +196,7 @@ impl<'p, 'c> Planner<'p, 'c> {
                 for item in items {
                     let desc = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
                     let pos = result_column(&item.expr, cols)?;
-                    select::refuse_time_order(cols[pos].field_type)?;
+                    crate::bind::refuse_time_order(cols[pos].field_type)?;
                     let coll = if cols[pos].charset == 63 {
                         Collation::Binary
                     } else {

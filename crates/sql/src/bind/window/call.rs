@@ -380,6 +380,7 @@ fn bind_with(
         }
         let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
         let (e, t, coll) = b.bind(&o.expr)?;
+        crate::bind::refuse_time_order(t.meta("").field_type)?;
         order.push((e, desc, coll));
         order_types.push(t);
     }
@@ -408,6 +409,10 @@ fn bind_with(
         WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue => arg_ty,
         WinFunc::Aggregate => aggregate_type(agg_func.unwrap_or(AggFunc::Count), arg_ty),
     };
+    if matches!(agg_func, Some(AggFunc::Min | AggFunc::Max)) && matches!(arg_ty, SType::Time(_)) {
+        // TIME values are text inside Strata: their text order is not MySQL's.
+        return Err(Error::NotSupported("MIN/MAX() OVER of a TIME value".into()));
+    }
     let agg = agg_func.map(|func| {
         AggSpec::new(
             func,
