@@ -503,20 +503,29 @@ fn explain_shows_access_paths() {
     )
     .unwrap();
     let plan = rows(&mut s, "EXPLAIN SELECT c FROM t1 WHERE id = 2");
-    assert_eq!(plan, vec!["1|SIMPLE|t1|const|PRIMARY|PRIMARY|4|const|1|"]);
+    assert_eq!(
+        plan,
+        vec!["1|SIMPLE|t1|NULL|const|PRIMARY|PRIMARY|4|const|1|100.00|"]
+    );
     let plan = rows(
         &mut s,
         "EXPLAIN SELECT count(t1.c), count(t2.c) FROM t1, t1 t2 WHERE t1.id = t2.id",
     );
-    assert_eq!(plan[0], "1|SIMPLE|t1|ALL|PRIMARY|NULL|NULL|NULL|3|");
-    assert_eq!(plan[1], "1|SIMPLE|t2|eq_ref|PRIMARY|PRIMARY|4|d.t1.id|1|");
+    assert_eq!(
+        plan[0],
+        "1|SIMPLE|t1|NULL|ALL|PRIMARY|NULL|NULL|NULL|3|100.00|"
+    );
+    assert_eq!(
+        plan[1],
+        "1|SIMPLE|t2|NULL|eq_ref|PRIMARY|PRIMARY|4|d.t1.id|1|100.00|"
+    );
     let plan = rows(
         &mut s,
         "EXPLAIN SELECT c FROM t1 WHERE id BETWEEN 1 AND 2 ORDER BY c",
     );
     assert_eq!(
         plan,
-        vec!["1|SIMPLE|t1|range|PRIMARY|PRIMARY|4|NULL|2|Using where; Using filesort"]
+        vec!["1|SIMPLE|t1|NULL|range|PRIMARY|PRIMARY|4|NULL|2|100.00|Using where; Using filesort"]
     );
     let t = rows(&mut s, "SELECT TABLE_NAME, ENGINE, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd'");
     assert_eq!(t, vec!["t1|MyISAM|3"]);

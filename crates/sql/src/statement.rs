@@ -149,14 +149,7 @@ pub fn execute(
         Plan::Insert(i) => dml::execute_insert(i, cx, params),
         Plan::Update(u) => dml::execute_update(u, cx, params),
         Plan::Delete(d) => dml::execute_delete(d, cx, params),
-        Plan::Explain(s) => match s.root.as_block() {
-            Some(b) if s.subqueries.is_empty() && s.slots == 0 => {
-                crate::statements::explain::explain_select(b, cx, out)
-            }
-            _ => Err(Error::NotSupported(
-                "EXPLAIN of a query with subqueries, derived tables or set operations".into(),
-            )),
-        },
+        Plan::Explain(s) => crate::statements::explain::explain_statement(s, cx, out),
         Plan::Other(stmt) => crate::statements::ddl::execute_other(stmt, cx, out),
     }
 }
