@@ -250,7 +250,8 @@ pub struct Session {
     user: String,
     current_db: Option<String>,
     vars: HashMap<&'static str, Value>,
-    user_vars: HashMap<String, Value>,
+    /// A lock only because `@v := expr` assigns through a shared reference.
+    user_vars: parking_lot::Mutex<HashMap<String, Value>>,
     last_insert_id: u64,
     found_rows: u64,
     /// The diagnostics area: the notes, warnings and error of the last statement (SHOW
@@ -298,7 +299,26 @@ impl Env for SessionEnv<'_> {
         self.s.get_variable(name, global)
     }
     fn user_variable(&self, name: &str) -> Value {
-        self.s.user_vars.get(name).cloned().unwrap_or(Value::Null)
+        self.s
+            .user_vars
+            .lock()
+            .get(name)
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+    fn set_user_variable(&self, name: &str, value: Value) {
+        self.s.user_vars.lock().insert(name.to_string(), value);
+        // MySQL 8 deprecates assignment inside expressions, and says so once per
+        // statement.
+        if let Ok(mut d) = self.s.diagnostics.lock() {
+            if d.len() < 64 && !d.iter().any(|w| w.code == 1287) {
+                d.push(Warning {
+                    level: WarnLevel::Warning,
+                    code: 1287,
+                    message: "Setting user variables within expressions is deprecated and will be removed in a future release. Consider alternatives: 'SET variable=expression, ...', or 'SELECT expression(s) INTO variables(s)'.".into(),
+                });
+            }
+        }
     }
     fn last_insert_id(&self) -> u64 {
         self.s.insert_id_arg().unwrap_or(self.s.last_insert_id)
@@ -361,7 +381,7 @@ impl Session {
             user: user.to_string(),
             current_db: None,
             vars: HashMap::new(),
-            user_vars: HashMap::new(),
+            user_vars: Default::default(),
             last_insert_id: 0,
             found_rows: 0,
             diagnostics: Default::default(),
@@ -763,7 +783,7 @@ impl Session {
     /// COM_RESET_CONNECTION: back to a fresh session for the same user and database.
     pub fn reset(&mut self) {
         self.vars.clear();
-        self.user_vars.clear();
+        self.user_vars.lock().clear();
         self.prepared.clear();
         self.plan_cache.clear();
         self.locked = None;
@@ -1351,6 +1371,7 @@ impl Session {
             match scope {
                 SetScope::User => {
                     self.user_vars
+                        .lock()
                         .insert(name.to_ascii_lowercase(), value.unwrap_or(Value::Null));
                 }
                 SetScope::Session => self.set_variable(&name, false, value)?,

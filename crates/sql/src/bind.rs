@@ -689,6 +689,31 @@ impl<'a> Binder<'a> {
                     other => return Err(Error::NotSupported(format!("operator {other}"))),
                 }
             }
+            A::BinaryOp {
+                left,
+                op: ast::BinaryOperator::Assignment,
+                right,
+            } => {
+                // `@name := expr`: the value of expr, typed as expr, assigned as a side
+                // effect (each evaluation, so per row).
+                let name = match left.as_ref() {
+                    A::Identifier(id)
+                        if id.value.starts_with('@') && !id.value.starts_with("@@") =>
+                    {
+                        id.value[1..].to_ascii_lowercase()
+                    }
+                    other => return Err(Error::Syntax(format!("{other} :="))),
+                };
+                let (x, t, c) = self.bind(right)?;
+                (
+                    Expr::Func(
+                        Func::AssignUserVariable,
+                        vec![Expr::Literal(Value::str(&name)), x],
+                    ),
+                    t,
+                    c,
+                )
+            }
             A::BinaryOp { left, op, right } => self.bind_binary(left, op, right)?,
             A::IsNull(x) => (
                 Expr::IsNull(Box::new(self.bind(x)?.0), false),

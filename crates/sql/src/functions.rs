@@ -74,6 +74,9 @@ pub enum Func {
     /// CHAR, CONCAT) in it, so it reads as MySQL shows a FLOAT (`0.1`, not the
     /// f64 widening `0.10000000149011612`).
     ShowFloat,
+    /// Not callable by name: `@name := expr`, bound with the lower-case name as its
+    /// first argument (a literal) and expr as its second; its value is expr's.
+    AssignUserVariable,
 }
 
 /// (function, minimum args, maximum args) for a SQL function name.
@@ -563,6 +566,12 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
             } else {
                 Value::Decimal(d)
             }
+        }
+        AssignUserVariable => {
+            let name = arg(args, 0, row, cx)?.to_text();
+            let v = arg(args, 1, row, cx)?;
+            cx.env.set_user_variable(&name, v.clone());
+            v
         }
         ShowFloat => match a0()? {
             Value::Double(d) => Value::str(&strata_types::floatfmt::format_float(d)),

@@ -107,6 +107,7 @@ fn deterministic(e: &Expr) -> bool {
             x,
             Expr::Subquery(_)
                 | Expr::UserVariable(_)
+                | Expr::Func(crate::functions::Func::AssignUserVariable, _)
                 | Expr::Func(
                     crate::functions::Func::Date {
                         f: crate::datefns::DateFn::SysDate(_),
