@@ -434,3 +434,50 @@ fn ok_packets_report_found_rows_insert_ids_and_warnings() {
         assert_eq!(one, Some(1), "after {bad}");
     }
 }
+
+/// SET PERSIST survives a restart (applied before clients connect); PERSIST_ONLY only
+/// takes effect then; RESET PERSIST forgets. MariaDB has no SET PERSIST, so Strata only.
+#[test]
+fn persisted_variables_survive_a_restart() {
+    if common::Flavor::from_env() != common::Flavor::Strata {
+        return;
+    }
+    let mut server = common::TestServer::start(&[]);
+    let mut c = common::connect(server.port, None);
+    c.query_drop("SET PERSIST wait_timeout = 1234, PERSIST sql_mode = 'ANSI_QUOTES'")
+        .unwrap();
+    c.query_drop("SET PERSIST_ONLY interactive_timeout = 999")
+        .unwrap();
+    let now: Option<(u64, u64)> = c
+        .query_first("SELECT @@global.wait_timeout, @@global.interactive_timeout")
+        .unwrap();
+    assert_eq!(now, Some((1234, 28800)), "PERSIST_ONLY changes nothing yet");
+    match c.query_drop("SET PERSIST_ONLY warning_count = 1") {
+        Err(mysql::Error::MySqlError(e)) => assert_eq!(e.code, 1228),
+        other => panic!("expected 1228, got {other:?}"),
+    }
+    assert!(server.datadir.join("mysqld-auto.cnf").exists());
+    drop(c);
+    server.restart();
+    let mut c = common::connect(server.port, None);
+    let after: Option<(u64, u64, String)> = c
+        .query_first("SELECT @@global.wait_timeout, @@global.interactive_timeout, @@sql_mode")
+        .unwrap();
+    assert_eq!(after, Some((1234, 999, "ANSI_QUOTES".into())));
+    c.query_drop("RESET PERSIST wait_timeout").unwrap();
+    match c.query_drop("RESET PERSIST wait_timeout") {
+        Err(mysql::Error::MySqlError(e)) => assert_eq!(e.code, 3615),
+        other => panic!("expected 3615, got {other:?}"),
+    }
+    c.query_drop("RESET PERSIST IF EXISTS wait_timeout")
+        .unwrap();
+    assert_eq!(c.warnings(), 1);
+    c.query_drop("RESET PERSIST").unwrap();
+    drop(c);
+    server.restart();
+    let mut c = common::connect(server.port, None);
+    let reset: Option<(u64, u64)> = c
+        .query_first("SELECT @@global.wait_timeout, @@global.interactive_timeout")
+        .unwrap();
+    assert_eq!(reset, Some((28800, 28800)));
+}
