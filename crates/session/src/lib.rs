@@ -264,6 +264,10 @@ pub struct Session {
     /// LAST_INSERT_ID once the statement ends, and its OK packet's insert id when it
     /// generated none. A lock only because expressions set it through a shared reference.
     insert_id_arg: std::sync::Mutex<Option<u64>>,
+    /// ROW_COUNT(): the previous statement's affected rows (-1 after a result set or an
+    /// error), and the running statement's, which becomes it when the statement ends.
+    row_count: i64,
+    statement_rows: i64,
     /// The open transaction: begun by BEGIN, or by a statement under autocommit=0.
     /// None between transactions (and under autocommit, where a statement's own Txn
     /// lives only as long as the statement).
@@ -343,6 +347,9 @@ impl Env for SessionEnv<'_> {
     fn found_rows(&self) -> u64 {
         self.s.found_rows
     }
+    fn row_count(&self) -> i64 {
+        self.s.row_count
+    }
     fn warn(&self, level: WarnLevel, code: u16, message: String) {
         if let Ok(mut d) = self.s.diagnostics.lock() {
             // MySQL keeps max_error_count (64) entries.
@@ -387,6 +394,8 @@ impl Session {
             diagnostics: Default::default(),
             previous_counts: (0, 0),
             insert_id_arg: Default::default(),
+            row_count: -1,
+            statement_rows: 0,
             txn: None,
             next_isolation: None,
             prepared: HashMap::new(),
@@ -860,14 +869,21 @@ impl Session {
         }
     }
 
+    /// After a statement: what ROW_COUNT() reports from now on.
+    fn settle_row_count(&mut self, ok: bool) {
+        self.row_count = if ok { self.statement_rows } else { -1 };
+    }
+
     /// Runs one statement with a fresh diagnostics area (SHOW WARNINGS and SHOW ERRORS
     /// look at the previous one instead), recording the error if it fails.
     fn run_with_diagnostics(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
         if !lex::is_diagnostics_statement(sql) {
             self.clear_diagnostics();
         }
+        self.statement_rows = 0;
         let r = self.run(sql, out);
         self.settle_insert_id_arg();
+        self.settle_row_count(r.is_ok());
         if let Err(e) = &r {
             self.note_error(e);
         }
@@ -939,8 +955,10 @@ impl Session {
             return Err(Error::Syntax(String::new()));
         }
         // 1. The plan cache, for statements that differ only in literals.
-        let cacheable = self.plan_cache_enabled && !reads_user_variables(sql);
-        if let Some((key, values)) = lex::normalize(sql).filter(|_| cacheable) {
+        // A statement reading `@name` is typed by the variables' values: not cached. (The
+        // normalized text has no literals left, so an `@` in a string does not count.)
+        let cacheable = |key: &String| self.plan_cache_enabled && !reads_user_variables(key);
+        if let Some((key, values)) = lex::normalize(sql).filter(|(key, _)| cacheable(key)) {
             let cached = self.plan_cache.get(&key).cloned();
             let prepared = match cached {
                 Some(p) if self.plan_is_current(&p) => Some(p),
@@ -1191,9 +1209,11 @@ impl Session {
                     }
                 }
                 info.warnings = info.warnings.max(self.warning_count());
+                self.statement_rows = info.affected_rows as i64;
                 out.ok(&info)
             }
             None => {
+                self.statement_rows = -1;
                 self.found_rows = outcome.rows_sent;
                 Ok(())
             }
@@ -1839,8 +1859,10 @@ impl Session {
                 } else {
                     p
                 };
+                self.statement_rows = 0;
                 let r = self.execute_prepared(&p, params, out);
                 self.settle_insert_id_arg();
+                self.settle_row_count(r.is_ok());
                 if let Err(e) = &r {
                     self.note_error(e);
                 }
