@@ -108,6 +108,12 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
                 .map_err(|e| format!("--{}: {e}", name.replace('_', "-")))?;
         }
     }
+    // SET PERSIST values, applied as SET GLOBAL before any client connects.
+    for msg in strata_session::apply_persisted(&server)
+        .map_err(|e| format!("reading persisted variables: {e}"))?
+    {
+        eprintln!("strata: {msg}");
+    }
     let default_engine = server.config.default_engine.clone();
     let listener = TcpListener::bind((s.bind_address.as_str(), s.port))
         .map_err(|e| format!("cannot listen on {}:{}: {e}", s.bind_address, s.port))?;

@@ -22,6 +22,7 @@
 //!
 //! [`Server`] is what all sessions share: the catalog, global variables, counters.
 
+pub mod persist;
 pub mod vars;
 
 use std::collections::HashMap;
@@ -65,6 +66,9 @@ pub struct Server {
     /// so no lock (a mutex here was a global one; at 1024 clients every thread queued
     /// behind a holder the scheduler had preempted).
     com_counts: [AtomicU64; COM_NAMES.len()],
+    /// `mysqld-auto.cnf`, opened by [`apply_persisted`] at startup or by the first SET
+    /// PERSIST.
+    persisted: parking_lot::Mutex<Option<Arc<persist::Persisted>>>,
 }
 
 /// The statement kinds counted as `Com_<name>` (SHOW STATUS); `as usize` indexes
@@ -170,7 +174,19 @@ impl Server {
             connections: AtomicU64::new(0),
             threads_connected: AtomicU64::new(0),
             com_counts: std::array::from_fn(|_| AtomicU64::new(0)),
+            persisted: parking_lot::Mutex::new(None),
         }
+    }
+
+    /// The persisted-variables file of the data directory.
+    fn persisted(&self) -> Result<Arc<persist::Persisted>> {
+        let mut p = self.persisted.lock();
+        if let Some(p) = p.as_ref() {
+            return Ok(p.clone());
+        }
+        let opened = Arc::new(persist::Persisted::open(&self.config.datadir)?);
+        *p = Some(opened.clone());
+        Ok(opened)
     }
 
     pub fn uptime(&self) -> u64 {
@@ -180,6 +196,31 @@ impl Server {
     fn count(&self, com: Com) {
         self.com_counts[com as usize].fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// Startup: applies the data directory's persisted variables (`mysqld-auto.cnf`) as SET
+/// GLOBAL would, before clients connect. A file that cannot be read is an error (the
+/// server should not start without its settings); an entry that cannot be applied is
+/// skipped, and described in the returned messages.
+pub fn apply_persisted(server: &Arc<Server>) -> Result<Vec<String>> {
+    let entries = server.persisted()?.entries();
+    let mut skipped = Vec::new();
+    if entries.is_empty() {
+        return Ok(skipped);
+    }
+    let mut s = Session::new(server.clone(), 0, "root", None)?;
+    for (name, e) in entries {
+        if let Err(err) = s.set_variable(&name, true, Some(Value::str(&e.value))) {
+            skipped.push(format!(
+                "persisted variable {name} = '{}' not applied: {err}",
+                e.value
+            ));
+        }
+    }
+    s.close();
+    // The startup session was no client connection.
+    server.connections.fetch_sub(1, Ordering::Relaxed);
+    Ok(skipped)
 }
 
 /// A [`QueryOutput`] that can carry several results (multi-statement COM_QUERY).
@@ -209,12 +250,24 @@ pub struct Session {
     user: String,
     current_db: Option<String>,
     vars: HashMap<&'static str, Value>,
-    user_vars: HashMap<String, Value>,
+    /// A lock only because `@v := expr` assigns through a shared reference.
+    user_vars: parking_lot::Mutex<HashMap<String, Value>>,
     last_insert_id: u64,
     found_rows: u64,
     /// The diagnostics area: the notes, warnings and error of the last statement (SHOW
     /// WARNINGS). A lock only because expressions add to it through a shared reference.
     diagnostics: std::sync::Mutex<Vec<Warning>>,
+    /// `@@warning_count` and `@@error_count`: the previous statement's conditions (all
+    /// of them, and the errors), taken before a statement clears the diagnostics area.
+    previous_counts: (u64, u64),
+    /// The value of a `LAST_INSERT_ID(expr)` the running statement called: the session's
+    /// LAST_INSERT_ID once the statement ends, and its OK packet's insert id when it
+    /// generated none. A lock only because expressions set it through a shared reference.
+    insert_id_arg: std::sync::Mutex<Option<u64>>,
+    /// ROW_COUNT(): the previous statement's affected rows (-1 after a result set or an
+    /// error), and the running statement's, which becomes it when the statement ends.
+    row_count: i64,
+    statement_rows: i64,
     /// The open transaction: begun by BEGIN, or by a statement under autocommit=0.
     /// None between transactions (and under autocommit, where a statement's own Txn
     /// lives only as long as the statement).
@@ -250,10 +303,34 @@ impl Env for SessionEnv<'_> {
         self.s.get_variable(name, global)
     }
     fn user_variable(&self, name: &str) -> Value {
-        self.s.user_vars.get(name).cloned().unwrap_or(Value::Null)
+        self.s
+            .user_vars
+            .lock()
+            .get(name)
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+    fn set_user_variable(&self, name: &str, value: Value) {
+        self.s.user_vars.lock().insert(name.to_string(), value);
+        // MySQL 8 deprecates assignment inside expressions, and says so once per
+        // statement.
+        if let Ok(mut d) = self.s.diagnostics.lock() {
+            if d.len() < 64 && !d.iter().any(|w| w.code == 1287) {
+                d.push(Warning {
+                    level: WarnLevel::Warning,
+                    code: 1287,
+                    message: "Setting user variables within expressions is deprecated and will be removed in a future release. Consider alternatives: 'SET variable=expression, ...', or 'SELECT expression(s) INTO variables(s)'.".into(),
+                });
+            }
+        }
     }
     fn last_insert_id(&self) -> u64 {
-        self.s.last_insert_id
+        self.s.insert_id_arg().unwrap_or(self.s.last_insert_id)
+    }
+    fn set_last_insert_id(&self, id: u64) {
+        if let Ok(mut a) = self.s.insert_id_arg.lock() {
+            *a = Some(id);
+        }
     }
     fn database(&self) -> Option<String> {
         self.s.current_db.clone()
@@ -269,6 +346,9 @@ impl Env for SessionEnv<'_> {
     }
     fn found_rows(&self) -> u64 {
         self.s.found_rows
+    }
+    fn row_count(&self) -> i64 {
+        self.s.row_count
     }
     fn warn(&self, level: WarnLevel, code: u16, message: String) {
         if let Ok(mut d) = self.s.diagnostics.lock() {
@@ -308,10 +388,14 @@ impl Session {
             user: user.to_string(),
             current_db: None,
             vars: HashMap::new(),
-            user_vars: HashMap::new(),
+            user_vars: Default::default(),
             last_insert_id: 0,
             found_rows: 0,
             diagnostics: Default::default(),
+            previous_counts: (0, 0),
+            insert_id_arg: Default::default(),
+            row_count: -1,
+            statement_rows: 0,
             txn: None,
             next_isolation: None,
             prepared: HashMap::new(),
@@ -540,23 +624,35 @@ impl Session {
                 .ok_or_else(|| Error::UnknownVariable(name.to_string()));
         };
         match key {
-            "last_insert_id" => return Ok(Value::UInt(self.last_insert_id)),
-            "warning_count" | "error_count" => return Ok(Value::Int(0)),
+            _ if global && def.scope == vars::Scope::Session => {
+                return Err(Error::VariableWrongScope {
+                    name: def.name.into(),
+                    scope: "SESSION",
+                })
+            }
+            "last_insert_id" => {
+                return Ok(Value::UInt(
+                    self.insert_id_arg().unwrap_or(self.last_insert_id),
+                ))
+            }
+            "warning_count" => return Ok(Value::UInt(self.previous_counts.0)),
+            "error_count" => return Ok(Value::UInt(self.previous_counts.1)),
             "timestamp" => return Ok(Value::Int(DateTime::now().to_unix())),
             _ => {}
         }
         if global {
             if def.scope == vars::Scope::Session {
-                return Err(Error::VariableReadOnly(format!(
-                    "{name}' is a SESSION variable and can't be used with SET GLOBAL or '@@global."
-                )));
+                return Err(Error::VariableWrongScope {
+                    name: def.name.into(),
+                    scope: "SESSION",
+                });
             }
-            return Ok(self.server.globals.get(def.name));
+            return Ok(unsigned_if_declared(def, self.server.globals.get(def.name)));
         }
         if let Some(v) = self.vars.get(def.name) {
-            return Ok(v.clone());
+            return Ok(unsigned_if_declared(def, v.clone()));
         }
-        Ok(self.server.globals.get(def.name))
+        Ok(unsigned_if_declared(def, self.server.globals.get(def.name)))
     }
 
     fn set_variable(&mut self, name: &str, global: bool, value: Option<Value>) -> Result<()> {
@@ -568,33 +664,39 @@ impl Session {
         if !def.dynamic {
             return Err(Error::VariableReadOnly(def.name.to_string()));
         }
-        if key == "last_insert_id" {
-            self.last_insert_id = value.and_then(|v| v.to_i64()).unwrap_or(0) as u64;
-            return Ok(());
-        }
         if global && def.scope == vars::Scope::Session {
-            return Err(Error::VariableReadOnly(def.name.to_string()));
+            return Err(Error::VariableIsSession(def.name.to_string()));
         }
         if !global && def.scope == vars::Scope::Global {
             return Err(Error::VariableIsGlobal(def.name.to_string()));
         }
+        if key == "last_insert_id" {
+            self.last_insert_id = value.and_then(|v| v.to_i64()).unwrap_or(0) as u64;
+            return Ok(());
+        }
         if key == "max_allowed_packet" && !global {
-            return Err(Error::VariableReadOnly(format!(
-                "{} (SESSION value; set GLOBAL instead)",
-                def.name
-            )));
+            return Err(Error::SessionVariableReadOnly(def.name.to_string()));
         }
         let v = match value {
+            None if global => {
+                // DEFAULT for GLOBAL: the value the server started with.
+                self.server
+                    .globals
+                    .startup(def.name)
+                    .ok_or_else(|| Error::NotSupported(format!("SET GLOBAL {key} = DEFAULT")))?
+            }
             None => {
-                // DEFAULT: the global value for a session, the startup value for global.
-                if global {
-                    return Err(Error::NotSupported("SET GLOBAL ... = DEFAULT".into()));
+                // DEFAULT for a session: the global value.
+                if key == "autocommit" && self.server.globals.get(def.name).truth() == Some(true) {
+                    self.commit_open()?;
                 }
                 self.vars.remove(def.name);
                 return self.refresh_derived();
             }
             Some(v) => v,
         };
+        let given = v;
+        let v = &given;
         if key == "sql_select_limit" {
             // Only the default (no limit) is supported; other values are refused, not
             // silently ignored.
@@ -607,7 +709,27 @@ impl Session {
             }
             return Ok(());
         }
-        let mut v = vars::normalize(def, &v)?;
+        let (mut v, clamped) = match vars::normalize_clamped(def, &given) {
+            // Out of the variable's range: clamped with a warning, as MySQL does unless
+            // STRICT_ALL_TABLES makes it an error.
+            Ok((_, true)) if self.strict_all_tables() => {
+                return Err(Error::WrongValueForVariable {
+                    name: def.name.into(),
+                    value: given.to_text(),
+                })
+            }
+            other => other?,
+        };
+        if clamped {
+            self.note_warning(
+                1292,
+                format!(
+                    "Truncated incorrect {} value: '{}'",
+                    def.name,
+                    given.to_text()
+                ),
+            );
+        }
         if key == "time_zone" {
             let t = v.to_text();
             if !t.eq_ignore_ascii_case("SYSTEM") && parse_offset(&t).is_none() {
@@ -670,7 +792,7 @@ impl Session {
     /// COM_RESET_CONNECTION: back to a fresh session for the same user and database.
     pub fn reset(&mut self) {
         self.vars.clear();
-        self.user_vars.clear();
+        self.user_vars.lock().clear();
         self.prepared.clear();
         self.plan_cache.clear();
         self.locked = None;
@@ -680,6 +802,8 @@ impl Session {
         self.next_isolation = None;
         self.last_insert_id = 0;
         self.found_rows = 0;
+        self.clear_diagnostics();
+        self.previous_counts = (0, 0);
         let _ = self.refresh_derived();
     }
 
@@ -732,21 +856,46 @@ impl Session {
         Ok(())
     }
 
+    /// The `LAST_INSERT_ID(expr)` value the running statement set, if any.
+    fn insert_id_arg(&self) -> Option<u64> {
+        self.insert_id_arg.lock().ok().and_then(|a| *a)
+    }
+
+    /// After a statement: a `LAST_INSERT_ID(expr)` it called becomes the session's
+    /// value, whether or not the statement succeeded (MySQL sets it as it evaluates).
+    fn settle_insert_id_arg(&mut self) {
+        if let Some(v) = self.insert_id_arg.lock().ok().and_then(|mut a| a.take()) {
+            self.last_insert_id = v;
+        }
+    }
+
+    /// After a statement: what ROW_COUNT() reports from now on.
+    fn settle_row_count(&mut self, ok: bool) {
+        self.row_count = if ok { self.statement_rows } else { -1 };
+    }
+
     /// Runs one statement with a fresh diagnostics area (SHOW WARNINGS and SHOW ERRORS
     /// look at the previous one instead), recording the error if it fails.
     fn run_with_diagnostics(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
         if !text::is_diagnostics_statement(sql) {
             self.clear_diagnostics();
         }
+        self.statement_rows = 0;
         let r = self.run(sql, out);
+        self.settle_insert_id_arg();
+        self.settle_row_count(r.is_ok());
         if let Err(e) = &r {
             self.note_error(e);
         }
         r
     }
 
-    fn clear_diagnostics(&self) {
+    /// Starts a nondiagnostic statement: the previous statement's counts stay readable
+    /// as `@@warning_count`/`@@error_count`, its conditions go.
+    fn clear_diagnostics(&mut self) {
         if let Ok(mut d) = self.diagnostics.lock() {
+            let errors = d.iter().filter(|w| w.level == WarnLevel::Error).count();
+            self.previous_counts = (d.len() as u64, errors as u64);
             d.clear();
         }
     }
@@ -759,6 +908,29 @@ impl Session {
                 message: e.to_string(),
             });
         }
+    }
+
+    /// Adds a warning to the running statement's diagnostics area.
+    fn note_warning(&self, code: u16, message: String) {
+        if let Ok(mut d) = self.diagnostics.lock() {
+            if d.len() < 64 {
+                d.push(Warning {
+                    level: WarnLevel::Warning,
+                    code,
+                    message,
+                });
+            }
+        }
+    }
+
+    fn strict_all_tables(&self) -> bool {
+        self.get_variable("sql_mode", false)
+            .map(|m| {
+                m.to_text()
+                    .split(',')
+                    .any(|w| w.eq_ignore_ascii_case("STRICT_ALL_TABLES"))
+            })
+            .unwrap_or(false)
     }
 
     /// Warnings the current statement has raised so far (for OK and EOF packets).
@@ -783,7 +955,10 @@ impl Session {
             return Err(Error::Syntax(String::new()));
         }
         // 1. The plan cache, for statements that differ only in literals.
-        if let Some((key, values)) = text::normalize(sql).filter(|_| self.plan_cache_enabled) {
+        // A statement reading `@name` is typed by the variables' values: not cached. (The
+        // normalized text has no literals left, so an `@` in a string does not count.)
+        let cacheable = |key: &String| self.plan_cache_enabled && !reads_user_variables(key);
+        if let Some((key, values)) = text::normalize(sql).filter(|(key, _)| cacheable(key)) {
             let cached = self.plan_cache.get(&key).cloned();
             let prepared = match cached {
                 Some(p) if self.plan_is_current(&p) => Some(p),
@@ -861,17 +1036,17 @@ impl Session {
                     i += 1;
                 }
                 let what = w.get(i).map(|x| x.to_ascii_uppercase()).unwrap_or_default();
-                let pattern = if w.get(i + 1).is_some_and(|x| x.eq_ignore_ascii_case("like")) {
-                    w.get(i + 2)
-                        .map(|p| p.trim_start_matches('\u{0}').to_string())
-                } else {
-                    None
-                };
-                if what == "VARIABLES" {
-                    return self.show_variables(global, pattern, out);
+                if what == "COUNT" && i == 1 {
+                    return self.show_count(&w, out);
                 }
-                if what == "STATUS" {
-                    return self.show_status(pattern, out);
+                if what == "VARIABLES" || what == "STATUS" {
+                    let filter = show_filter(sql, &w, i + 1)?;
+                    let rows = if what == "VARIABLES" {
+                        self.variable_rows(global)?
+                    } else {
+                        self.status_rows()
+                    };
+                    return self.send_show_rows(rows, filter, out);
                 }
             }
             "ANALYZE" | "OPTIMIZE" | "CHECK" | "REPAIR" => {
@@ -885,6 +1060,7 @@ impl Session {
                 return out.ok(&OkInfo::default());
             }
             "KILL" => return Err(Error::NotSupported("KILL".into())),
+            "RESET" => return self.reset_persist(sql, out),
             "ALTER" => {
                 // ALTER TABLE t DISABLE|ENABLE KEYS, which dumps wrap around their
                 // inserts: index maintenance is never deferred here, so it only names
@@ -952,6 +1128,21 @@ impl Session {
         p.catalog_version == self.server.catalog.version() && p.db == self.current_db
     }
 
+    /// Binds a prepared statement's parsed text again against the current catalog,
+    /// database and variables.
+    fn rebind(&self, p: &Prepared) -> Result<Arc<Prepared>> {
+        let now = self.now();
+        let env = SessionEnv { s: self, now };
+        let scratch = Txn::default();
+        let cx = self.exec_ctx(&env, &scratch)?;
+        Ok(Arc::new(strata_sql::prepare(
+            p.statement.clone(),
+            &p.source,
+            p.params,
+            &cx,
+        )?))
+    }
+
     fn execute_prepared(
         &mut self,
         p: &Arc<Prepared>,
@@ -962,16 +1153,7 @@ impl Session {
             p.clone()
         } else {
             // The catalog changed (or USE switched databases) since binding: bind again.
-            let now = self.now();
-            let env = SessionEnv { s: self, now };
-            let scratch = Txn::default();
-            let cx = self.exec_ctx(&env, &scratch)?;
-            Arc::new(strata_sql::prepare(
-                p.statement.clone(),
-                &p.source,
-                p.params,
-                &cx,
-            )?)
+            self.rebind(p)?
         };
         let com = match &p.plan {
             strata_sql::Plan::Select(_) => Com::Select,
@@ -1006,7 +1188,11 @@ impl Session {
         let now = self.now();
         let env = SessionEnv { s: self, now };
         let mut cx = self.exec_ctx(&env, txn)?;
-        let outcome: Outcome = strata_sql::execute(p, params, &mut cx, out)?;
+        let mut out = EndWithWarnings {
+            out,
+            diagnostics: &self.diagnostics,
+        };
+        let outcome: Outcome = strata_sql::execute(p, params, &mut cx, &mut out)?;
         let new_db = cx.current_db.clone();
         drop(cx);
         if new_db != self.current_db {
@@ -1017,10 +1203,17 @@ impl Session {
         }
         match outcome.ok {
             Some(mut info) => {
+                if outcome.generated_id.is_none() {
+                    if let Some(v) = self.insert_id_arg() {
+                        info.last_insert_id = v;
+                    }
+                }
                 info.warnings = info.warnings.max(self.warning_count());
+                self.statement_rows = info.affected_rows as i64;
                 out.ok(&info)
             }
             None => {
+                self.statement_rows = -1;
                 self.found_rows = outcome.rows_sent;
                 Ok(())
             }
@@ -1165,10 +1358,21 @@ impl Session {
             }
             return out.ok(&OkInfo::default());
         }
+        // As MySQL, every target is resolved and every value computed before any
+        // assignment is made: an unknown variable or a failing expression changes
+        // nothing. (A value a variable refuses can still fail after earlier ones.)
+        let mut assignments = Vec::new();
         for assignment in split_top_level_commas(body) {
             let (lhs, rhs) = split_assignment(assignment)
                 .ok_or_else(|| Error::Syntax(assignment.to_string()))?;
-            let (name, global, is_user) = parse_set_target(lhs)?;
+            let (name, scope) = parse_set_target(lhs)?;
+            let is_user = scope == SetScope::User;
+            if !is_user {
+                let key = vars::canonical(&name.to_ascii_lowercase()).to_string();
+                if vars::lookup(&key).is_none() && self.engine_variable(&key).is_none() {
+                    return Err(Error::UnknownVariable(name));
+                }
+            }
             let now = self.now();
             let value = {
                 let rhs_upper = rhs.trim().to_ascii_uppercase();
@@ -1181,57 +1385,160 @@ impl Session {
                     Some(strata_sql::eval_constant(rhs, &env)?)
                 }
             };
-            if is_user {
-                self.user_vars
-                    .insert(name.to_ascii_lowercase(), value.unwrap_or(Value::Null));
-            } else {
-                self.set_variable(&name, global, value)?;
+            assignments.push((name, scope, value));
+        }
+        for (name, scope, value) in assignments {
+            match scope {
+                SetScope::User => {
+                    self.user_vars
+                        .lock()
+                        .insert(name.to_ascii_lowercase(), value.unwrap_or(Value::Null));
+                }
+                SetScope::Session => self.set_variable(&name, false, value)?,
+                SetScope::Global => self.set_variable(&name, true, value)?,
+                SetScope::Persist => {
+                    self.set_variable(&name, true, value)?;
+                    self.persist(&name)?;
+                }
+                SetScope::PersistOnly => self.persist_only(&name, value)?,
             }
         }
-        out.ok(&OkInfo::default())
+        out.ok(&OkInfo {
+            warnings: self.warning_count(),
+            ..Default::default()
+        })
     }
 
-    fn show_variables(
-        &self,
-        global: bool,
-        pattern: Option<String>,
-        out: &mut dyn QueryOutput,
-    ) -> Result<()> {
-        out.columns(&[text_col("Variable_name"), text_col("Value")])?;
-        let matches = |name: &str| {
-            pattern.as_ref().is_none_or(|p| {
-                strata_sql::like(
-                    name.as_bytes(),
-                    p.as_bytes(),
-                    b'\\',
-                    strata_types::Collation::GeneralCi,
-                )
-            })
+    /// SET PERSIST, after the global value was set: records that value in the file.
+    fn persist(&mut self, name: &str) -> Result<()> {
+        let key = vars::canonical(&name.to_ascii_lowercase()).to_string();
+        let value = self.get_variable(&key, true)?;
+        let shown = match vars::lookup(&key) {
+            Some(def) => vars::display(def, &value),
+            None => value,
         };
-        let mut rows: Vec<(&str, Value)> = Vec::new();
+        self.server
+            .persisted()?
+            .set(&key, shown.to_text(), &self.user)
+    }
+
+    /// SET PERSIST_ONLY: checks the value as SET GLOBAL would and records it in the file
+    /// without applying it. Only variables Strata can apply at startup qualify: the
+    /// read-only ones are sized from options before the file is read.
+    fn persist_only(&mut self, name: &str, value: Option<Value>) -> Result<()> {
+        let key = vars::canonical(&name.to_ascii_lowercase()).to_string();
+        let Some(def) = vars::lookup(&key) else {
+            return Err(Error::NotSupported(format!(
+                "SET PERSIST_ONLY of the engine variable {key}"
+            )));
+        };
+        if def.scope == vars::Scope::Session {
+            return Err(Error::VariableIsSession(def.name.to_string()));
+        }
+        if !def.dynamic {
+            return Err(Error::NotSupported(format!(
+                "SET PERSIST_ONLY of the read-only variable {key}"
+            )));
+        }
+        let value =
+            match value {
+                Some(v) => v,
+                None => self.server.globals.startup(def.name).ok_or_else(|| {
+                    Error::NotSupported(format!("SET PERSIST_ONLY {key} = DEFAULT"))
+                })?,
+            };
+        let (v, clamped) = vars::normalize_clamped(def, &value)?;
+        if clamped {
+            return Err(Error::WrongValueForVariable {
+                name: def.name.into(),
+                value: value.to_text(),
+            });
+        }
+        self.server
+            .persisted()?
+            .set(def.name, vars::display(def, &v).to_text(), &self.user)
+    }
+
+    /// RESET PERSIST [[IF EXISTS] name]: forgets persisted values (the running values
+    /// stay as they are).
+    fn reset_persist(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
+        let w = strata_sql::text::words(sql);
+        let u: Vec<String> = w.iter().map(|x| x.to_ascii_uppercase()).collect();
+        let (if_exists, name) = match u.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+            ["RESET", "PERSIST"] => (false, None),
+            ["RESET", "PERSIST", "IF", "EXISTS", _] => (true, Some(&w[4])),
+            ["RESET", "PERSIST", _] => (false, Some(&w[2])),
+            ["RESET", ..] => return Err(Error::NotSupported(w.join(" "))),
+            _ => return Err(Error::Syntax(sql.chars().take(80).collect())),
+        };
+        let name = name.map(|n| vars::canonical(&n.to_ascii_lowercase()).to_string());
+        let found = self.server.persisted()?.remove(name.as_deref())?;
+        if !found {
+            let missing = Error::PersistedVariableMissing(name.unwrap_or_default());
+            if !if_exists {
+                return Err(missing);
+            }
+            self.note_warning(missing.code(), missing.to_string());
+        }
+        out.ok(&OkInfo {
+            warnings: self.warning_count(),
+            ..Default::default()
+        })
+    }
+
+    /// SHOW COUNT(*) WARNINGS | ERRORS: a diagnostic statement, so it counts the
+    /// conditions of the statement before it (left in place by `run_with_diagnostics`).
+    fn show_count(&self, w: &[String], out: &mut dyn QueryOutput) -> Result<()> {
+        let u: Vec<String> = w.iter().map(|x| x.to_ascii_uppercase()).collect();
+        let errors = match u.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+            ["SHOW", "COUNT", "(", "*", ")", "WARNINGS"] => false,
+            ["SHOW", "COUNT", "(", "*", ")", "ERRORS"] => true,
+            _ => return Err(Error::Syntax(w.join(" "))),
+        };
+        let n = self
+            .diagnostics
+            .lock()
+            .map(|d| {
+                d.iter()
+                    .filter(|x| !errors || x.level == WarnLevel::Error)
+                    .count()
+            })
+            .unwrap_or(0);
+        let name = if errors {
+            "@@session.error_count"
+        } else {
+            "@@session.warning_count"
+        };
+        let mut col = ColumnMeta::computed(name, FieldType::LongLong);
+        col.flags |= strata_types::output::flags::UNSIGNED | strata_types::output::flags::NUM;
+        out.columns(&[col])?;
+        out.row(&[Value::UInt(n as u64)])?;
+        out.end(&EndInfo::default())
+    }
+
+    /// SHOW [GLOBAL | SESSION] VARIABLES: every variable visible in the scope, with the
+    /// value SHOW prints (booleans as ON/OFF), by name.
+    fn variable_rows(&self, global: bool) -> Result<Vec<(String, Value)>> {
+        let mut rows: Vec<(String, Value)> = Vec::new();
         for def in vars::VARIABLES {
-            if !matches(def.name) || (global && def.scope == vars::Scope::Session) {
+            if global && def.scope == vars::Scope::Session {
                 continue;
             }
             let v = self.get_variable(def.name, global)?;
-            rows.push((def.name, vars::display(def, &v)));
+            rows.push((def.name.to_string(), vars::display(def, &v)));
         }
         // The engines' own variables are global, so both scopes show them.
         for e in self.server.catalog.engines() {
             for v in e.variables() {
-                if matches(v.name) {
-                    rows.push((v.name, v.value));
-                }
+                rows.push((v.name.to_string(), v.value));
             }
         }
-        rows.sort_by(|a, b| a.0.cmp(b.0));
-        for (name, value) in rows {
-            out.row(&[Value::str(name), value])?;
-        }
-        out.end(&EndInfo::default())
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(rows)
     }
 
-    fn show_status(&self, pattern: Option<String>, out: &mut dyn QueryOutput) -> Result<()> {
+    /// SHOW [GLOBAL | SESSION] STATUS: the server's counters (all server-wide).
+    fn status_rows(&self) -> Vec<(String, Value)> {
         let srv = &self.server;
         let mut rows: Vec<(String, u64)> = vec![
             (
@@ -1252,19 +1559,69 @@ impl Session {
             rows.extend(e.status_vars());
         }
         rows.sort();
-        out.columns(&[text_col("Variable_name"), text_col("Value")])?;
-        for (k, v) in rows {
-            if let Some(p) = &pattern {
-                if !strata_sql::like(
-                    k.as_bytes(),
-                    p.as_bytes(),
-                    b'\\',
-                    strata_types::Collation::GeneralCi,
-                ) {
-                    continue;
-                }
+        rows.into_iter()
+            .map(|(k, v)| (k, Value::str(&v.to_string())))
+            .collect()
+    }
+
+    /// Sends `Variable_name`/`Value` rows that pass the filter. A WHERE condition is
+    /// evaluated by the SQL executor over the rows as a derived table, so it may use
+    /// any expression on either column, as in MySQL.
+    fn send_show_rows(
+        &mut self,
+        rows: Vec<(String, Value)>,
+        filter: ShowFilter,
+        out: &mut dyn QueryOutput,
+    ) -> Result<()> {
+        let keep: Option<std::collections::HashSet<String>> = match filter {
+            ShowFilter::All => None,
+            ShowFilter::Like(p) => Some(
+                rows.iter()
+                    .filter(|(name, _)| {
+                        strata_sql::like(
+                            name.as_bytes(),
+                            p.as_bytes(),
+                            b'\\',
+                            strata_types::Collation::GeneralCi,
+                        )
+                    })
+                    .map(|(name, _)| name.clone())
+                    .collect(),
+            ),
+            ShowFilter::Where(cond) => {
+                let quote = |t: &str| format!("'{}'", t.replace('\\', "\\\\").replace('\'', "''"));
+                let union: Vec<String> = rows
+                    .iter()
+                    .map(|(name, v)| {
+                        let value = if v.is_null() {
+                            "NULL".to_string()
+                        } else {
+                            quote(&v.to_text())
+                        };
+                        format!("SELECT {} AS Variable_name, {value} AS Value", quote(name))
+                    })
+                    .collect();
+                let sql = format!(
+                    "SELECT Variable_name FROM ({}) AS v WHERE {cond}",
+                    union.join(" UNION ALL ")
+                );
+                let mut found = strata_types::output::CollectedOutput::default();
+                self.run(&sql, &mut found)?;
+                Some(
+                    found
+                        .rows
+                        .iter()
+                        .filter_map(|r| r.first())
+                        .map(|v| v.to_text())
+                        .collect(),
+                )
             }
-            out.row(&[Value::str(&k), Value::str(&v.to_string())])?;
+        };
+        out.columns(&[text_col("Variable_name"), text_col("Value")])?;
+        for (name, value) in rows {
+            if keep.as_ref().is_none_or(|k| k.contains(&name)) {
+                out.row(&[Value::str(&name), value])?;
+            }
         }
         out.end(&EndInfo::default())
     }
@@ -1491,7 +1848,21 @@ impl Session {
             Some(PreparedStmt::Sql(p)) => {
                 let p = p.clone();
                 self.clear_diagnostics();
+                let p = if reads_user_variables(&p.source) {
+                    match self.rebind(&p) {
+                        Ok(p) => p,
+                        Err(e) => {
+                            self.note_error(&e);
+                            return Err(e);
+                        }
+                    }
+                } else {
+                    p
+                };
+                self.statement_rows = 0;
                 let r = self.execute_prepared(&p, params, out);
+                self.settle_insert_id_arg();
+                self.settle_row_count(r.is_ok());
                 if let Err(e) = &r {
                     self.note_error(e);
                 }
@@ -1508,6 +1879,91 @@ impl Session {
     pub fn field_list(&mut self, table: &str) -> Result<Vec<ColumnMeta>> {
         let db = self.current_db.clone().ok_or(Error::NoDatabaseSelected)?;
         strata_sql::table_columns(&db, table, &self.server.catalog)
+    }
+}
+
+/// A result's end carries the statement's warning count (the EOF packet's), which only
+/// the session knows.
+struct EndWithWarnings<'a> {
+    out: &'a mut dyn QueryOutput,
+    diagnostics: &'a std::sync::Mutex<Vec<Warning>>,
+}
+
+impl QueryOutput for EndWithWarnings<'_> {
+    fn columns(&mut self, cols: &[ColumnMeta]) -> Result<()> {
+        self.out.columns(cols)
+    }
+    fn row(&mut self, row: &[Value]) -> Result<()> {
+        self.out.row(row)
+    }
+    fn end(&mut self, info: &EndInfo) -> Result<()> {
+        let n = self.diagnostics.lock().map(|d| d.len()).unwrap_or(0);
+        self.out.end(&EndInfo {
+            warnings: info.warnings.max(n.min(u16::MAX as usize) as u16),
+        })
+    }
+    fn ok(&mut self, info: &OkInfo) -> Result<()> {
+        self.out.ok(info)
+    }
+}
+
+/// Which rows a SHOW VARIABLES / SHOW STATUS sends.
+enum ShowFilter {
+    All,
+    /// `LIKE 'pattern'` on the name.
+    Like(String),
+    /// `WHERE condition` (its text) on `Variable_name` and `Value`.
+    Where(String),
+}
+
+/// The filter after SHOW … VARIABLES/STATUS: `w[at..]` are the words that follow.
+fn show_filter(sql: &str, w: &[String], at: usize) -> Result<ShowFilter> {
+    match w.get(at).map(|x| x.to_ascii_uppercase()).as_deref() {
+        None => Ok(ShowFilter::All),
+        Some("LIKE") if w.len() == at + 2 => Ok(ShowFilter::Like(
+            w[at + 1].trim_start_matches('\u{0}').to_string(),
+        )),
+        Some("WHERE") if w.len() > at + 1 => {
+            // The condition is the text after the first WHERE word (no quoted text or
+            // identifier comes before it in SHOW … VARIABLES/STATUS WHERE).
+            let upper = sql.to_ascii_uppercase();
+            let pos = upper
+                .match_indices("WHERE")
+                .map(|(p, _)| p)
+                .find(|&p| {
+                    p > 0
+                        && sql.as_bytes()[p - 1].is_ascii_whitespace()
+                        && sql
+                            .as_bytes()
+                            .get(p + 5)
+                            .is_none_or(|c| c.is_ascii_whitespace() || *c == b'(')
+                })
+                .ok_or_else(|| Error::Syntax(sql.chars().take(80).collect()))?;
+            Ok(ShowFilter::Where(sql[pos + 5..].to_string()))
+        }
+        _ => Err(Error::Syntax(w[at..].join(" "))),
+    }
+}
+
+/// A plan that reads `@name` is typed by the variables' values when it was bound (as
+/// MySQL types them when a statement is prepared), so it is bound again for each
+/// execution: the values, and so the result's column types, may have changed. Text that
+/// merely holds an `@` in a string literal only costs a needless rebind.
+fn reads_user_variables(source: &str) -> bool {
+    let b = source.as_bytes();
+    (0..b.len())
+        .any(|i| b[i] == b'@' && b.get(i + 1) != Some(&b'@') && (i == 0 || b[i - 1] != b'@'))
+}
+
+/// A variable declared unsigned in MySQL (an integer one that cannot be negative, bar
+/// the 0-only stand-ins for booleans) reads as an unsigned integer, so `SELECT
+/// @@max_allowed_packet` is a BIGINT UNSIGNED column as in MySQL.
+fn unsigned_if_declared(def: &VarDef, v: Value) -> Value {
+    match (def.kind, &v) {
+        (Kind::Int { min, max }, Value::Int(i)) if min >= 0 && max > 0 && *i >= 0 => {
+            Value::UInt(*i as u64)
+        }
+        _ => v,
     }
 }
 
@@ -1577,36 +2033,54 @@ fn split_assignment(s: &str) -> Option<(&str, &str)> {
     Some((s[..i].trim(), s[i + 1..].trim()))
 }
 
-/// The target of a SET: (name, global, is_user_variable).
-fn parse_set_target(lhs: &str) -> Result<(String, bool, bool)> {
+/// Which value a SET of a system variable changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SetScope {
+    Session,
+    Global,
+    /// SET PERSIST: the global value, and the persisted file.
+    Persist,
+    /// SET PERSIST_ONLY: the persisted file only (applied at the next startup).
+    PersistOnly,
+    /// `SET @name = …`.
+    User,
+}
+
+/// The target of a SET: the name and what it changes.
+fn parse_set_target(lhs: &str) -> Result<(String, SetScope)> {
     let l = lhs.trim();
     let lower = l.to_ascii_lowercase();
     let strip = |s: &str| s.trim().trim_matches('`').to_string();
-    if let Some(rest) = lower.strip_prefix("@@global.") {
-        return Ok((strip(rest), true, false));
-    }
-    if let Some(rest) = lower
-        .strip_prefix("@@session.")
-        .or_else(|| lower.strip_prefix("@@local."))
-    {
-        return Ok((strip(rest), false, false));
-    }
-    if let Some(rest) = lower.strip_prefix("@@") {
-        return Ok((strip(rest), false, false));
+    for (prefix, scope) in [
+        ("@@global.", SetScope::Global),
+        ("@@persist.", SetScope::Persist),
+        ("@@persist_only.", SetScope::PersistOnly),
+        ("@@session.", SetScope::Session),
+        ("@@local.", SetScope::Session),
+        ("@@", SetScope::Session),
+    ] {
+        if let Some(rest) = lower.strip_prefix(prefix) {
+            return Ok((strip(rest), scope));
+        }
     }
     if let Some(rest) = l.strip_prefix('@') {
         return Ok((
             rest.trim_matches('`').trim_matches('\'').to_string(),
-            false,
-            true,
+            SetScope::User,
         ));
     }
-    for (prefix, global) in [("global ", true), ("session ", false), ("local ", false)] {
+    for (prefix, scope) in [
+        ("global ", SetScope::Global),
+        ("persist ", SetScope::Persist),
+        ("persist_only ", SetScope::PersistOnly),
+        ("session ", SetScope::Session),
+        ("local ", SetScope::Session),
+    ] {
         if let Some(rest) = lower.strip_prefix(prefix) {
-            return Ok((strip(rest), global, false));
+            return Ok((strip(rest), scope));
         }
     }
-    Ok((strip(&lower), false, false))
+    Ok((strip(&lower), SetScope::Session))
 }
 
 #[cfg(test)]
@@ -1621,13 +2095,28 @@ mod tests {
         );
         assert_eq!(
             parse_set_target("@@GLOBAL.max_allowed_packet").unwrap(),
-            ("max_allowed_packet".into(), true, false)
+            ("max_allowed_packet".into(), SetScope::Global)
         );
         assert_eq!(
             parse_set_target("SESSION sql_mode").unwrap(),
-            ("sql_mode".into(), false, false)
+            ("sql_mode".into(), SetScope::Session)
         );
-        assert_eq!(parse_set_target("@x").unwrap(), ("x".into(), false, true));
+        assert_eq!(
+            parse_set_target("PERSIST_ONLY wait_timeout").unwrap(),
+            ("wait_timeout".into(), SetScope::PersistOnly)
+        );
+        assert_eq!(
+            parse_set_target("@@persist.wait_timeout").unwrap(),
+            ("wait_timeout".into(), SetScope::Persist)
+        );
+        assert_eq!(
+            parse_set_target("@x").unwrap(),
+            ("x".into(), SetScope::User)
+        );
+        assert!(reads_user_variables("SELECT @v"));
+        assert!(!reads_user_variables(
+            "SELECT @@autocommit, @@session.sql_mode"
+        ));
         assert_eq!(parse_offset("+05:30"), Some(19800));
         assert!(is_bare_word("ON"));
         assert!(!is_bare_word("'ON'"));

@@ -326,26 +326,28 @@ pub fn canonical(name: &str) -> &str {
 }
 
 /// Checks and normalizes a value for a variable (ON/OFF/1/0 for booleans, enum case,
-/// sql_mode word lists, integer ranges). `DEFAULT` is handled by the caller.
+/// sql_mode word lists, integer ranges). `DEFAULT` is handled by the caller. An
+/// integer outside the variable's range is an error here; see [`normalize_clamped`].
 pub fn normalize(def: &VarDef, v: &Value) -> Result<Value> {
+    match normalize_clamped(def, v)? {
+        (v, false) => Ok(v),
+        (_, true) => Err(Error::WrongValueForVariable {
+            name: def.name.into(),
+            value: v.to_text(),
+        }),
+    }
+}
+
+/// As [`normalize`], but an integer outside the variable's range is clamped to it, and
+/// the flag says so: MySQL then warns (1292), or refuses (1231) under
+/// STRICT_ALL_TABLES.
+pub fn normalize_clamped(def: &VarDef, v: &Value) -> Result<(Value, bool)> {
     let bad = || Error::WrongValueForVariable {
         name: def.name.into(),
         value: v.to_text(),
     };
     match def.kind {
-        Kind::Bool => match v {
-            Value::Int(0) | Value::UInt(0) => Ok(Value::Int(0)),
-            Value::Int(1) | Value::UInt(1) => Ok(Value::Int(1)),
-            Value::Bytes(b) => match String::from_utf8_lossy(b).to_ascii_uppercase().as_str() {
-                "ON" | "TRUE" | "1" => Ok(Value::Int(1)),
-                "OFF" | "FALSE" | "0" => Ok(Value::Int(0)),
-                _ => Err(bad()),
-            },
-            Value::Double(_) | Value::Decimal(_) => {
-                Err(Error::WrongTypeForVariable(def.name.into()))
-            }
-            _ => Err(bad()),
-        },
+        Kind::Bool => Ok((normalize_bool(def, v)?, false)),
         Kind::Int { min, max } => {
             let i = match v {
                 Value::Int(i) => *i as i128,
@@ -360,11 +362,40 @@ pub fn normalize(def: &VarDef, v: &Value) -> Result<Value> {
                 // A variable whose only supported value is its default.
                 return Err(bad());
             }
-            if i < min as i128 || i > max as i128 {
-                return Err(bad());
-            }
-            Ok(Value::Int(i as i64))
+            let clamped = i.clamp(min as i128, max as i128);
+            Ok((Value::Int(clamped as i64), clamped != i))
         }
+        _ => Ok((normalize_other(def, v)?, false)),
+    }
+}
+
+fn normalize_bool(def: &VarDef, v: &Value) -> Result<Value> {
+    let bad = || Error::WrongValueForVariable {
+        name: def.name.into(),
+        value: v.to_text(),
+    };
+    match v {
+        Value::Int(0) | Value::UInt(0) => Ok(Value::Int(0)),
+        Value::Int(1) | Value::UInt(1) => Ok(Value::Int(1)),
+        Value::Bytes(b) => match String::from_utf8_lossy(b).to_ascii_uppercase().as_str() {
+            "ON" | "TRUE" | "1" => Ok(Value::Int(1)),
+            "OFF" | "FALSE" | "0" => Ok(Value::Int(0)),
+            _ => Err(bad()),
+        },
+        Value::Double(_) | Value::Decimal(_) => Err(Error::WrongTypeForVariable(def.name.into())),
+        _ => Err(bad()),
+    }
+}
+
+/// Enum, set and string variables.
+fn normalize_other(def: &VarDef, v: &Value) -> Result<Value> {
+    let bad = || Error::WrongValueForVariable {
+        name: def.name.into(),
+        value: v.to_text(),
+    };
+    match def.kind {
+        // Checked by normalize_clamped.
+        Kind::Bool | Kind::Int { .. } => Err(bad()),
         // NULL means "send results unconverted" (Connector/J sets it on connect).
         Kind::Enum(_) if v.is_null() && def.name == "character_set_results" => Ok(Value::Null),
         Kind::Enum(choices) => {
@@ -393,13 +424,23 @@ pub fn normalize(def: &VarDef, v: &Value) -> Result<Value> {
 /// The global values (and the defaults sessions start from).
 pub struct Globals {
     values: RwLock<BTreeMap<&'static str, Value>>,
+    /// The values the server started with (options applied): what `SET GLOBAL x =
+    /// DEFAULT` restores.
+    startup: BTreeMap<&'static str, Value>,
 }
 
 impl Globals {
     pub fn new(initial: Vec<(&'static str, Value)>) -> Globals {
+        let startup: BTreeMap<&'static str, Value> = initial.into_iter().collect();
         Globals {
-            values: RwLock::new(initial.into_iter().collect()),
+            values: RwLock::new(startup.clone()),
+            startup,
         }
+    }
+
+    /// The value the server started with.
+    pub fn startup(&self, name: &str) -> Option<Value> {
+        self.startup.get(name).cloned()
     }
 
     pub fn get(&self, name: &str) -> Value {
@@ -439,11 +480,24 @@ mod tests {
             normalize(m, &Value::str("strict_trans_tables,no_zero_date")).unwrap(),
             Value::str("STRICT_TRANS_TABLES,NO_ZERO_DATE")
         );
+        let wt = lookup("wait_timeout").unwrap();
+        assert_eq!(normalize(wt, &Value::Int(0)).unwrap_err().code(), 1231);
+        // Out of range: clamped, and flagged so the session warns (or refuses).
         assert_eq!(
-            normalize(lookup("wait_timeout").unwrap(), &Value::Int(0))
+            normalize_clamped(wt, &Value::Int(0)).unwrap(),
+            (Value::Int(1), true)
+        );
+        assert_eq!(
+            normalize_clamped(wt, &Value::Int(99)).unwrap(),
+            (Value::Int(99), false)
+        );
+        assert_eq!(
+            normalize_clamped(wt, &Value::Double(1.5))
                 .unwrap_err()
                 .code(),
-            1231
+            1232
         );
+        assert_eq!(normalize(ac, &Value::Int(2)).unwrap_err().code(), 1231);
+        assert_eq!(normalize(ac, &Value::Double(1.5)).unwrap_err().code(), 1232);
     }
 }

@@ -591,6 +591,11 @@ mod slt {
                 .iter()
                 .map(|c| c.field_type == FieldType::Date)
                 .collect();
+            let is_float: Vec<bool> = first
+                .columns
+                .iter()
+                .map(|c| c.field_type == FieldType::Float)
+                .collect();
             let rows = first
                 .rows
                 .iter()
@@ -602,6 +607,10 @@ mod slt {
                             Value::Bytes(b) if b.is_empty() => "(empty)".to_string(),
                             // As the wire layer shows a DATE column's date-time value.
                             Value::DateTime(d) if is_date.get(i) == Some(&true) => d.date_string(),
+                            // As the wire layer shows a FLOAT column's widened value.
+                            Value::Double(f) if is_float.get(i) == Some(&true) => {
+                                strata_types::floatfmt::format_float(*f)
+                            }
                             v => v.to_text(),
                         })
                         .collect()
@@ -659,6 +668,11 @@ fn order_by_blob_spills_beyond_sort_buffer() {
     let got = rows(&mut s, "SELECT LEFT(data, 5) FROM b ORDER BY data");
     let want: Vec<String> = (0..400).map(|k| format!("{k:05}")).collect();
     assert_eq!(got, want);
+    // Below the minimum: clamped with a warning, as MySQL does; refused (1231) under
+    // STRICT_ALL_TABLES.
+    run(&mut s, "SET sort_buffer_size = 10").unwrap();
+    assert_eq!(rows(&mut s, "SELECT @@sort_buffer_size"), ["32768"]);
+    run(&mut s, "SET sql_mode = 'STRICT_ALL_TABLES'").unwrap();
     assert_eq!(err(&mut s, "SET sort_buffer_size = 10"), 1231);
 }
 

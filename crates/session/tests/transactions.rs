@@ -671,6 +671,11 @@ fn isolation_and_lock_wait_timeout_reach_the_txn() {
         ),
         ["SERIALIZABLE|7"]
     );
+    // Below the minimum: clamped to 1 with a warning, as MySQL does; refused (1231)
+    // under STRICT_ALL_TABLES.
+    ok(&mut s, "SET innodb_lock_wait_timeout = 0");
+    assert_eq!(rows(&mut s, "SELECT @@innodb_lock_wait_timeout"), ["1"]);
+    ok(&mut s, "SET sql_mode = 'STRICT_ALL_TABLES'");
     assert_eq!(err(&mut s, "SET innodb_lock_wait_timeout = 0"), 1231);
 }
 

@@ -65,7 +65,13 @@ pub fn eval_constant(expr_sql: &str, env: &dyn Env) -> Result<Value> {
         return Err(Error::Syntax(expr_sql.to_string()));
     };
     let scope = bind::Scope::default();
-    let (x, _, _) = bind::Binder::new(&scope, "field list").bind(e)?;
+    let planner = VariablesOnly(env);
+    let benv = bind::BindEnv {
+        planner: &planner,
+        parent: None,
+        correlated: Default::default(),
+    };
+    let (x, _, _) = bind::Binder::in_env(&scope, "field list", &benv).bind(e)?;
     x.eval(&[], &expr::EvalCtx::new(&[], env))
 }
 pub use context::{ExecCtx, Outcome};
@@ -87,6 +93,29 @@ pub fn table_columns(
         .iter()
         .map(|c| bind::column_meta(st, c, &c.name))
         .collect())
+}
+
+/// What a constant expression binds in: variables typed by their values (so `SET @w =
+/// @v + 1` adds integers when `@v` holds one), and no subqueries.
+struct VariablesOnly<'a>(&'a dyn Env);
+
+impl bind::SubqueryPlanner for VariablesOnly<'_> {
+    fn plan_subquery(
+        &self,
+        _: &sqlparser::ast::Query,
+        _: &bind::Outer,
+    ) -> Result<bind::PlannedSubquery> {
+        Err(Error::NotSupported("a subquery in the field list".into()))
+    }
+    fn table_columns(&self, _: &sqlparser::ast::ObjectName) -> Option<Vec<String>> {
+        None
+    }
+    fn variable_value(&self, name: &str, system: Option<bool>) -> Option<Value> {
+        match system {
+            Some(global) => self.0.system_variable(name, global).ok(),
+            None => Some(self.0.user_variable(name)),
+        }
+    }
 }
 pub use expr::{Env, WarnLevel, Warning};
 

@@ -100,6 +100,15 @@ pub enum Error {
     VariableReadOnly(String),
     /// 1229: a GLOBAL-only variable set with SESSION.
     VariableIsGlobal(String),
+    /// 1228: a SESSION-only variable set with GLOBAL.
+    VariableIsSession(String),
+    /// 1238: a variable read in a scope it does not have (`@@global.warning_count`);
+    /// the scope it has, upper case.
+    VariableWrongScope { name: String, scope: &'static str },
+    /// 1621: a variable whose session value only mirrors the global one.
+    SessionVariableReadOnly(String),
+    /// 3615: RESET PERSIST of a variable the persisted file does not hold.
+    PersistedVariableMissing(String),
     /// 1286
     UnknownEngine(String),
     /// 1305
@@ -248,6 +257,10 @@ impl Error {
             WrongTypeForVariable(_) => 1232,
             VariableReadOnly(_) => 1238,
             VariableIsGlobal(_) => 1229,
+            VariableIsSession(_) => 1228,
+            VariableWrongScope { .. } => 1238,
+            SessionVariableReadOnly(_) => 1621,
+            PersistedVariableMissing(_) => 3615,
             UnknownEngine(_) => 1286,
             UnknownFunction(_) => 1305,
             WrongParamCount(_) => 1582,
@@ -455,6 +468,20 @@ impl fmt::Display for Error {
             VariableIsGlobal(v) => write!(
                 f,
                 "Variable '{v}' is a GLOBAL variable and should be set with SET GLOBAL"
+            ),
+            VariableIsSession(v) => write!(
+                f,
+                "Variable '{v}' is a SESSION variable and can't be used with SET GLOBAL"
+            ),
+            VariableWrongScope { name, scope } => {
+                write!(f, "Variable '{name}' is a {scope} variable")
+            }
+            PersistedVariableMissing(v) => {
+                write!(f, "Variable {v} does not exist in persisted config file")
+            }
+            SessionVariableReadOnly(v) => write!(
+                f,
+                "SESSION variable '{v}' is read-only. Use SET GLOBAL to assign the value"
             ),
             UnknownEngine(e) => write!(f, "Unknown storage engine '{e}'"),
             UnknownFunction(n) => write!(f, "FUNCTION {n} does not exist"),

@@ -11,6 +11,7 @@ pub mod collation;
 pub mod datetime;
 pub mod decimal;
 pub mod error;
+pub mod floatfmt;
 pub mod keycode;
 pub mod output;
 pub mod schema;

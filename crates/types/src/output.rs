@@ -104,6 +104,11 @@ pub struct OkInfo {
     pub warnings: u16,
     /// Human-readable info, e.g. `Records: 3  Duplicates: 0  Warnings: 0`.
     pub info: String,
+    /// Rows found rather than changed (an UPDATE's matched rows; for INSERT … ON
+    /// DUPLICATE KEY UPDATE, a row updated to its own values counts 1, not 0): what a
+    /// client that set CLIENT_FOUND_ROWS gets as affected rows. None: the same as
+    /// `affected_rows`.
+    pub found_rows: Option<u64>,
 }
 
 /// The summary after the last row of a result set.

@@ -524,7 +524,9 @@ impl<'b, B: Backend> Conn<'b, B> {
         let sql = strata_types::sqltext::decode(body);
         let status = handler.status_flags();
         let deprecate_eof = self.deprecate_eof();
-        let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, false, status);
+        let found_rows = self.client_caps & caps::FOUND_ROWS != 0;
+        let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, false, status)
+            .with_found_rows(found_rows);
         let r = handler.query(&sql, self.multi_statements, &mut out);
         let pending = out.finish();
         let status = handler.status_flags();
@@ -686,7 +688,9 @@ impl<'b, B: Backend> Conn<'b, B> {
         let _ = &stmt.columns;
         let status = handler.status_flags();
         let deprecate_eof = self.deprecate_eof();
-        let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, true, status);
+        let found_rows = self.client_caps & caps::FOUND_ROWS != 0;
+        let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, true, status)
+            .with_found_rows(found_rows);
         let r = handler.execute(id, &params, &mut out);
         let pending = out.finish();
         let status = handler.status_flags();

@@ -108,6 +108,8 @@ pub struct Writer<'a> {
     columns: Vec<ColumnMeta>,
     pending: Terminal,
     scratch: Vec<u8>,
+    /// The client set CLIENT_FOUND_ROWS: OK packets count rows found, not changed.
+    found_rows: bool,
 }
 
 impl<'a> Writer<'a> {
@@ -125,7 +127,15 @@ impl<'a> Writer<'a> {
             columns: Vec::new(),
             pending: Terminal::None,
             scratch: Vec::new(),
+            found_rows: false,
         }
+    }
+
+    /// Reports found (matched) rows as affected rows, for a client that asked with
+    /// CLIENT_FOUND_ROWS.
+    pub fn with_found_rows(mut self, on: bool) -> Self {
+        self.found_rows = on;
+        self
     }
 
     /// The held-back terminal of the last result.
@@ -145,7 +155,17 @@ impl<'a> Writer<'a> {
                 continue;
             }
             self.scratch.clear();
-            v.write_text(&mut self.scratch);
+            let float_column = self
+                .columns
+                .get(i)
+                .is_some_and(|c| c.field_type == FieldType::Float);
+            match v {
+                // A FLOAT column's value arrives widened to f64: show it as a FLOAT.
+                Value::Double(d) if float_column => self
+                    .scratch
+                    .extend_from_slice(strata_types::floatfmt::format_float(*d).as_bytes()),
+                _ => v.write_text(&mut self.scratch),
+            }
             // A DATE column's value is held as a date-time at midnight: show the date.
             if matches!(v, Value::DateTime(_))
                 && self
@@ -339,7 +359,13 @@ impl QueryOutput for Writer<'_> {
     }
 
     fn ok(&mut self, info: &OkInfo) -> Result<()> {
-        self.pending = Terminal::Ok(info.clone());
+        let mut info = info.clone();
+        if self.found_rows {
+            if let Some(found) = info.found_rows {
+                info.affected_rows = found;
+            }
+        }
+        self.pending = Terminal::Ok(info);
         Ok(())
     }
 }

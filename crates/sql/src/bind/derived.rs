@@ -36,7 +36,9 @@ impl DerivedTable {
                 | FieldType::Long
                 | FieldType::Int24
                 | FieldType::LongLong => DataType::BigInt { unsigned },
-                FieldType::Float | FieldType::Double => DataType::Double,
+                // A FLOAT stays a FLOAT, so it is still shown as one outside.
+                FieldType::Float => DataType::Float,
+                FieldType::Double => DataType::Double,
                 FieldType::NewDecimal | FieldType::Decimal => DataType::Decimal {
                     precision: 38,
                     scale: c.decimals.min(30),

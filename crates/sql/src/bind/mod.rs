@@ -397,6 +397,12 @@ pub trait SubqueryPlanner {
     /// The column names of a FROM table name (a CTE in scope or a table), for rewrite
     /// rules that classify names before binding; None if it names neither.
     fn table_columns(&self, name: &ast::ObjectName) -> Option<Vec<String>>;
+    /// The current value of `@@name` (`Some(global)`) or `@name` (None), if known: its
+    /// type is the variable's static type, as MySQL types a variable when the statement
+    /// is prepared (`@@autocommit` is an integer, `@s` after `SET @s = 'x'` a string).
+    fn variable_value(&self, _name: &str, _system: Option<bool>) -> Option<Value> {
+        None
+    }
 }
 
 pub struct PlannedSubquery {
@@ -681,6 +687,31 @@ impl<'a> Binder<'a> {
                     other => return Err(Error::NotSupported(format!("operator {other}"))),
                 }
             }
+            A::BinaryOp {
+                left,
+                op: ast::BinaryOperator::Assignment,
+                right,
+            } => {
+                // `@name := expr`: the value of expr, typed as expr, assigned as a side
+                // effect (each evaluation, so per row).
+                let name = match left.as_ref() {
+                    A::Identifier(id)
+                        if id.value.starts_with('@') && !id.value.starts_with("@@") =>
+                    {
+                        id.value[1..].to_ascii_lowercase()
+                    }
+                    other => return Err(Error::Syntax(format!("{other} :="))),
+                };
+                let (x, t, c) = self.bind(right)?;
+                (
+                    Expr::Func(
+                        Func::AssignUserVariable,
+                        vec![Expr::Literal(Value::str(&name)), x],
+                    ),
+                    t,
+                    c,
+                )
+            }
             A::BinaryOp { left, op, right } => self.bind_binary(left, op, right)?,
             A::IsNull(x) => (
                 Expr::IsNull(Box::new(self.bind(x)?.0), false),
@@ -827,6 +858,10 @@ impl<'a> Binder<'a> {
             } => {
                 let (x, _, c) = self.bind(expr)?;
                 let (f, t) = cast_target(data_type)?;
+                let x = match f {
+                    Func::CastChar | Func::CastBinary => self.float_as_text(x),
+                    _ => x,
+                };
                 let c = if f == Func::CastBinary {
                     Collation::Binary
                 } else {
@@ -1065,17 +1100,54 @@ impl<'a> Binder<'a> {
         agg.any_value(pos, ty, coll)
     }
 
+    /// A FLOAT column read as text, wrapped to show as MySQL shows a FLOAT; any other
+    /// expression as it is. (In a grouped clause a column position means something
+    /// else, and is left alone.)
+    fn float_as_text(&self, x: Expr) -> Expr {
+        let width: usize = self.scope.tables.iter().map(|t| t.def.columns.len()).sum();
+        match x {
+            Expr::Column(pos)
+                if self.agg.is_none()
+                    && pos < width
+                    && matches!(self.scope.column(pos).1.data_type, DataType::Float) =>
+            {
+                Expr::Func(Func::ShowFloat, vec![x])
+            }
+            x => x,
+        }
+    }
+
+    /// A variable typed by its current value when the planner knows it; a string (the
+    /// type MySQL gives an unset user variable) otherwise.
+    fn typed_variable(&self, b: (Expr, SType, Collation)) -> (Expr, SType, Collation) {
+        let value = self.env.and_then(|env| match &b.0 {
+            Expr::SystemVariable { name, global } => {
+                env.planner.variable_value(name, Some(*global))
+            }
+            Expr::UserVariable(name) => env.planner.variable_value(name, None),
+            _ => None,
+        });
+        let ty = match value {
+            Some(Value::Int(_)) => SType::Int,
+            Some(Value::UInt(_)) => SType::UInt,
+            Some(Value::Double(_)) => SType::Double,
+            Some(Value::Decimal(d)) => SType::Decimal(d.shown),
+            _ => b.1,
+        };
+        (b.0, ty, b.2)
+    }
+
     fn bind_name(&mut self, parts: &[String]) -> Result<(Expr, SType, Collation)> {
         if let [name] = parts {
             if let Some(rest) = name.strip_prefix("@@") {
-                return Ok(system_variable(rest, None));
+                return Ok(self.typed_variable(system_variable(rest, None)));
             }
             if let Some(rest) = name.strip_prefix('@') {
-                return Ok((
+                return Ok(self.typed_variable((
                     Expr::UserVariable(rest.to_ascii_lowercase()),
                     SType::Text,
                     Collation::GeneralCi,
-                ));
+                )));
             }
             if let Some((_, e, t)) = self.aliases.iter().find(|a| a.0.eq_ignore_ascii_case(name)) {
                 if self.windows.is_none() && window::has_marker(e) {
@@ -1089,7 +1161,7 @@ impl<'a> Binder<'a> {
         }
         if let [scope, name] = parts {
             if let Some(s) = scope.strip_prefix("@@") {
-                return Ok(system_variable(name, Some(s)));
+                return Ok(self.typed_variable(system_variable(name, Some(s))));
             }
         }
         let pos = match self.scope.resolve(parts, self.context) {
@@ -1284,6 +1356,10 @@ impl<'a> Binder<'a> {
         let mut colls = Vec::new();
         for a in &args {
             let (e, t, c) = self.bind(a)?;
+            let e = match func {
+                Func::Concat | Func::ConcatWs => self.float_as_text(e),
+                _ => e,
+            };
             bound.push(e);
             types.push(t);
             colls.push(c);

@@ -70,6 +70,13 @@ pub enum Func {
     /// expression's declared scale whichever branch it came from, as MySQL converts
     /// every branch to the result type (`IF(1, 2, 1.25)` is `2.00`).
     ShowScale(u8),
+    /// Not callable by name: the binder wraps a FLOAT column read as text (CAST AS
+    /// CHAR, CONCAT) in it, so it reads as MySQL shows a FLOAT (`0.1`, not the
+    /// f64 widening `0.10000000149011612`).
+    ShowFloat,
+    /// Not callable by name: `@name := expr`, bound with the lower-case name as its
+    /// first argument (a literal) and expr as its second; its value is expr's.
+    AssignUserVariable,
 }
 
 /// (function, minimum args, maximum args) for a SQL function name.
@@ -145,7 +152,12 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
             if args.is_empty() {
                 Value::UInt(cx.env.last_insert_id())
             } else {
-                a0()?
+                // LAST_INSERT_ID(expr) returns expr and makes it the session's value
+                // (NULL sets 0), which ODKU's `id = LAST_INSERT_ID(id)` relies on.
+                let v = a0()?;
+                let n = v.to_i64().map(|i| i as u64);
+                cx.env.set_last_insert_id(n.unwrap_or(0));
+                n.map_or(Value::Null, Value::UInt)
             }
         }
         ConnectionId => Value::UInt(cx.env.connection_id()),
@@ -557,6 +569,16 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
                 Value::Decimal(d)
             }
         }
+        AssignUserVariable => {
+            let name = arg(args, 0, row, cx)?.to_text();
+            let v = arg(args, 1, row, cx)?;
+            cx.env.set_user_variable(&name, v.clone());
+            v
+        }
+        ShowFloat => match a0()? {
+            Value::Double(d) => Value::str(&strata_types::floatfmt::format_float(d)),
+            v => v,
+        },
         ShowScale(s) => match a0()? {
             Value::Decimal(d) => Value::Decimal(d.with_shown(s)),
             Value::Int(i) => Value::Decimal(Decimal::from_i64(i).with_shown(s)),

@@ -19,6 +19,11 @@ pub trait Env {
     fn system_variable(&self, name: &str, global: bool) -> Result<Value>;
     fn user_variable(&self, name: &str) -> Value;
     fn last_insert_id(&self) -> u64;
+    /// `LAST_INSERT_ID(expr)`: the session's value from now on, and the insert id the
+    /// statement's OK packet reports when it generated none.
+    fn set_last_insert_id(&self, _id: u64) {}
+    /// `@name := expr` inside an expression.
+    fn set_user_variable(&self, _name: &str, _value: Value) {}
     fn database(&self) -> Option<String>;
     fn user(&self) -> String;
     fn connection_id(&self) -> u64;

@@ -107,6 +107,7 @@ fn deterministic(e: &Expr) -> bool {
             x,
             Expr::Subquery(_)
                 | Expr::UserVariable(_)
+                | Expr::Func(crate::expr::functions::Func::AssignUserVariable, _)
                 | Expr::Func(
                     crate::expr::functions::Func::Date {
                         f: crate::expr::datetime::functions::DateFn::SysDate(_),

@@ -267,7 +267,20 @@ pub fn plan_block(
                                 .and_then(|v| v.to_i64())
                                 .unwrap_or(1024)
                                 .max(0) as u64;
-                            crate::bind::aggregate_meta::result_meta(spec, &meta, max_len)
+                            let mut m =
+                                crate::bind::aggregate_meta::result_meta(spec, &meta, max_len);
+                            // MIN/MAX of a FLOAT column is a FLOAT, shown as one.
+                            if let (AggFunc::Min | AggFunc::Max, Some(Expr::Column(p))) =
+                                (spec.func, &spec.arg)
+                            {
+                                if matches!(
+                                    scope.column(*p).1.data_type,
+                                    strata_types::DataType::Float
+                                ) {
+                                    m.field_type = strata_types::FieldType::Float;
+                                }
+                            }
+                            m
                         }
                         None => meta,
                     },

@@ -383,6 +383,13 @@ impl SubqueryPlanner for Planner<'_, '_> {
         })
     }
 
+    fn variable_value(&self, name: &str, system: Option<bool>) -> Option<Value> {
+        match system {
+            Some(global) => self.cx.env.system_variable(name, global).ok(),
+            None => Some(self.cx.env.user_variable(name)),
+        }
+    }
+
     fn table_columns(&self, name: &ast::ObjectName) -> Option<Vec<String>> {
         let parts = crate::parse::object_name_parts(name);
         if let [single] = parts.as_slice() {

@@ -395,6 +395,13 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
     let strict = cx.strict;
     let mut affected = 0u64;
     let mut first_generated = None;
+    // The AUTO_INCREMENT column's value in the last row inserted: the OK packet's insert
+    // id when no value was generated (MySQL reports an explicit value there, though
+    // LAST_INSERT_ID() keeps its own).
+    let auto_col = def.columns.iter().position(|c| c.auto_increment);
+    let mut last_auto = None;
+    // ON DUPLICATE KEY UPDATE rows left as they were: 0 affected rows, 1 found row.
+    let mut unchanged = 0u64;
     // Rows that met an existing key (updated, replaced or ignored), and of those the
     // ignored ones, which are also warnings.
     let mut duplicates = 0u64;
@@ -448,6 +455,7 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
                 if first_generated.is_none() {
                     first_generated = ins.generated_id;
                 }
+                last_auto = auto_col.and_then(|c| row[c].to_i64()).map(|i| i as u64);
             }
             Err(e @ Error::DuplicateKey { .. }) if p.ignore => {
                 duplicates += 1;
@@ -471,6 +479,8 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
                     if touch_on_update(def, &old, &mut new, assignments.iter().map(|a| a.0), cx) {
                         table.update(cx.txn, id, &old, &new)?;
                         affected += 2;
+                    } else {
+                        unchanged += 1;
                     }
                 } else {
                     // REPLACE: delete every conflicting row, then insert.
@@ -516,9 +526,10 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
     Ok(Outcome {
         ok: Some(OkInfo {
             affected_rows: affected,
-            last_insert_id: first_generated.unwrap_or(0),
+            last_insert_id: first_generated.or(last_auto).unwrap_or(0),
             warnings: ignored.min(u16::MAX as u64) as u16,
             info,
+            found_rows: Some(affected + unchanged),
         }),
         rows_sent: 0,
         generated_id: first_generated,
@@ -698,6 +709,7 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
             last_insert_id: 0,
             warnings: 0,
             info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+            found_rows: Some(matched),
         }),
         ..Default::default()
     })
