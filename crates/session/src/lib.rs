@@ -797,6 +797,13 @@ impl Session {
                 return out.ok(&OkInfo::default());
             }
         }
+        // Version comments inside the statement (`START TRANSACTION /*!40100 WITH
+        // CONSISTENT SNAPSHOT */`, as mysqldump writes): kept or dropped by version before
+        // anything reads the text.
+        let expanded = lex::expand_version_comments(sql);
+        if let Some(x) = &expanded {
+            sql = x.trim().trim_end_matches(';').trim();
+        }
         if sql.is_empty() {
             return Err(Error::Syntax(String::new()));
         }
@@ -1387,6 +1394,8 @@ impl Session {
 
     /// COM_STMT_PREPARE: returns (id, parameter count, result columns).
     pub fn prepare(&mut self, sql: &str) -> Result<(u32, u16, Vec<ColumnMeta>)> {
+        let expanded = lex::expand_version_comments(sql);
+        let sql = expanded.as_deref().unwrap_or(sql);
         let sql = sql.trim().trim_end_matches(';').trim();
         let first = lex::first_word(sql);
         let id = self.next_statement_id;
