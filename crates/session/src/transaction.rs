@@ -270,8 +270,9 @@ impl Session {
 
     /// ROLLBACK TO SAVEPOINT name: undoes the changes made after it in transactional
     /// engines; row locks taken since stay, as in InnoDB.
+    /// (MySQL counts it as Com_rollback_to_savepoint, not Com_rollback; Strata keeps no
+    /// such counter, so it counts nowhere.)
     fn rollback_to_savepoint(&mut self, name: &str, out: &mut dyn QueryOutput) -> Result<()> {
-        self.server.count(Com::Rollback);
         let Some(t) = &self.txn else {
             return Err(Error::SavepointNotExist(name.to_string()));
         };
