@@ -6,9 +6,11 @@
 //! (`sql::lex::split_statements`); for each, [`Session::run`] first tries the plan cache
 //! (`sql::lex::normalize` turns `... WHERE id=5023` into `... WHERE id=?1` + `[5023]`;
 //! a hit skips parsing and binding), then the statements the session owns (SET, SHOW
-//! VARIABLES/STATUS, USE, BEGIN/COMMIT/ROLLBACK, LOCK/UNLOCK TABLES, FLUSH), then SHOW
-//! and DESCRIBE (`sql::show`), and finally parses with sqlparser, binds
-//! (`sql::prepare`) and runs (`sql::execute`) everything else.
+//! VARIABLES/STATUS, USE, LOCK/UNLOCK TABLES, FLUSH, DO; the transaction statements and
+//! savepoints in `transaction.rs`; PREPARE/EXECUTE/DEALLOCATE in `sql_prepare.rs`), then
+//! SHOW and DESCRIBE (`sql::show`), and finally parses with sqlparser, binds
+//! (`sql::prepare`) and runs (`sql::execute`) everything else. Version comments
+//! (`/*!NNNNN … */`) are resolved before any of this (`sql::lex::expand_version_comments`).
 //!
 //! Transactions: the session owns the open [`Txn`] and every statement that reads or
 //! writes tables runs inside one. Under autocommit with no BEGIN, a statement gets its
