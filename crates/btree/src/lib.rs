@@ -795,6 +795,28 @@ impl BtreeTrx {
         t
     }
 
+    /// Runs `f` with this engine's part of `txn`, joining it on first use.
+    pub(crate) fn with<R>(
+        inner: &Arc<Inner>,
+        txn: &Txn,
+        f: impl FnOnce(&BtreeTrx) -> Result<R>,
+    ) -> Result<R> {
+        let p = match txn.participant("btree") {
+            Some(p) => p,
+            None => {
+                let p: Arc<dyn Participant> = BtreeTrx::new(inner.clone(), txn);
+                txn.join("btree", p.clone());
+                p
+            }
+        };
+        match p.as_any().downcast_ref::<BtreeTrx>() {
+            Some(t) => f(t),
+            None => Err(Error::Internal(
+                "btree transaction state of another type".into(),
+            )),
+        }
+    }
+
     /// The transaction's id, assigned at its first write.
     pub(crate) fn ensure_id(&self) -> u64 {
         let mut s = self.state.lock();
@@ -1127,6 +1149,16 @@ impl Engine for BtreeEngine {
 
     fn transactional(&self) -> bool {
         true
+    }
+
+    fn start_consistent_snapshot(&self, txn: &Txn) -> Result<bool> {
+        if txn.isolation() != Isolation::RepeatableRead {
+            return Ok(false);
+        }
+        BtreeTrx::with(&self.inner, txn, |t| {
+            t.view();
+            Ok(true)
+        })
     }
 
     fn variables(&self) -> Vec<EngineVar> {

@@ -253,20 +253,7 @@ impl BtreeTable {
     }
 
     fn with_trx<R>(&self, txn: &Txn, f: impl FnOnce(&BtreeTrx) -> Result<R>) -> Result<R> {
-        let p = match txn.participant("btree") {
-            Some(p) => p,
-            None => {
-                let p: Arc<dyn Participant> = BtreeTrx::new(self.inner.clone(), txn);
-                txn.join("btree", p.clone());
-                p
-            }
-        };
-        match p.as_any().downcast_ref::<BtreeTrx>() {
-            Some(t) => f(t),
-            None => Err(Error::Internal(
-                "btree transaction state of another type".into(),
-            )),
-        }
+        BtreeTrx::with(&self.inner, txn, f)
     }
 
     /// The version of a clustered value that `view` sees (None: no visible row).
@@ -285,6 +272,11 @@ impl BtreeTable {
     fn read_kind(&self, txn: &Txn, trx: &BtreeTrx) -> ReadKind {
         match (txn.read_mode(), txn.isolation()) {
             (ReadMode::LockExclusive, _) => ReadKind::Locking(Mode::Exclusive),
+            // InnoDB's SERIALIZABLE share-locks plain reads inside a transaction (BEGIN
+            // or autocommit=0); an autocommitted statement reads a snapshot instead.
+            (ReadMode::Consistent, Isolation::Serializable) if txn.single_statement() => {
+                ReadKind::Snapshot(trx.view())
+            }
             (ReadMode::LockShared, _) | (ReadMode::Consistent, Isolation::Serializable) => {
                 ReadKind::Locking(Mode::Shared)
             }

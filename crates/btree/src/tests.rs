@@ -1,7 +1,8 @@
 //! `btree` engine tests through the engine API: rows against a `BTreeMap` model with
 //! page splits, both scan directions, MVCC snapshots at REPEATABLE READ and READ
-//! COMMITTED, rollback of a transaction and of one statement, unique keys, deadlocks,
-//! purge, and recovery after a simulated crash (the engine dropped without flushing a
+//! COMMITTED, rollback of a transaction, of one statement and to a savepoint, snapshots
+//! taken at START TRANSACTION, SERIALIZABLE reads, unique keys, deadlocks, purge, and
+//! recovery after a simulated crash (the engine dropped without flushing a
 //! page, with a transaction left open).
 
 use super::*;
@@ -672,4 +673,93 @@ fn spin_variables_change_how_page_latches_wait() {
     let (rounds, sleeps) = blocked_scan(&t);
     assert!(rounds >= 30, "30 spin rounds before sleeping, got {rounds}");
     assert!(sleeps >= 1, "a 300 ms hold outlasts the spinning");
+}
+
+#[test]
+fn rollback_to_a_savepoint_restores_rows_and_indexes_and_keeps_locks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = setup(dir.path(), true);
+    autocommit(|txn| t.insert(txn, &mut row(1, 1, "one")).map(|_| ())).unwrap();
+    let txn = Txn::default();
+    t.insert(&txn, &mut row(2, 2, "two")).unwrap();
+    txn.set_savepoint("a");
+    t.update(&txn, 0, &row(1, 1, "one"), &row(1, 5, "uno"))
+        .unwrap();
+    t.delete(&txn, 0, &row(2, 2, "two")).unwrap();
+    // Enough rows to split 4 KiB pages, so the undo crosses structure changes.
+    for i in 10..400 {
+        t.insert(&txn, &mut row(i, i % 7, &format!("r{i}")))
+            .unwrap();
+    }
+    txn.set_savepoint("b");
+    t.insert(&txn, &mut row(1000, 3, "x")).unwrap();
+    assert!(txn.rollback_to_savepoint("a").unwrap());
+    assert_eq!(all(&t, &txn), vec![row(1, 1, "one"), row(2, 2, "two")]);
+    assert_eq!(by_k(&t, &txn, 1, false), vec![1]);
+    assert_eq!(by_k(&t, &txn, 2, false), vec![2]);
+    assert_eq!(by_k(&t, &txn, 5, false), Vec::<i64>::new());
+    assert_eq!(by_k(&t, &txn, 3, false), Vec::<i64>::new());
+    // b was later than a: gone.
+    assert!(!txn.rollback_to_savepoint("b").unwrap());
+    // The unique value an undone insert used is free again.
+    t.insert(&txn, &mut row(400, 4, "r10")).unwrap();
+    // The row lock the undone update took is still held, as in InnoDB.
+    let other = Txn::new(Isolation::RepeatableRead, Duration::from_millis(100));
+    let blocked = t.update(&other, 0, &row(1, 1, "one"), &row(1, 9, "nine"));
+    assert!(
+        matches!(blocked, Err(Error::LockWaitTimeout)),
+        "{blocked:?}"
+    );
+    other.rollback().unwrap();
+    t.check(&txn).unwrap();
+    txn.commit().unwrap();
+    let expect = vec![row(1, 1, "one"), row(2, 2, "two"), row(400, 4, "r10")];
+    assert_eq!(all(&t, &Txn::default()), expect);
+    e.purge_all();
+    assert_eq!(e.history_length(), 0);
+    t.check(&Txn::default()).unwrap();
+    assert_eq!(by_k(&t, &Txn::default(), 4, false), vec![400]);
+}
+
+#[test]
+fn a_consistent_snapshot_is_taken_at_start_not_at_the_first_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = setup(dir.path(), true);
+    let snap = Txn::default();
+    assert!(e.start_consistent_snapshot(&snap).unwrap());
+    let lazy = Txn::default();
+    autocommit(|txn| t.insert(txn, &mut row(1, 1, "one")).map(|_| ())).unwrap();
+    assert_eq!(all(&t, &snap), Vec::<Vec<Value>>::new());
+    assert_eq!(all(&t, &lazy), vec![row(1, 1, "one")]);
+    // Outside REPEATABLE READ the clause has no effect (the session warns).
+    let rc = Txn::new(Isolation::ReadCommitted, Duration::from_secs(5));
+    assert!(!e.start_consistent_snapshot(&rc).unwrap());
+    for t in [snap, lazy, rc] {
+        t.commit().unwrap();
+    }
+}
+
+#[test]
+fn serializable_locks_plain_reads_except_an_autocommitted_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_e, t) = setup(dir.path(), true);
+    autocommit(|txn| t.insert(txn, &mut row(1, 1, "one")).map(|_| ())).unwrap();
+    // An open writer holds row 1 exclusively.
+    let writer = Txn::default();
+    t.update(&writer, 0, &row(1, 1, "one"), &row(1, 2, "two"))
+        .unwrap();
+    let short = Duration::from_millis(100);
+    let single = Txn::new(Isolation::Serializable, short);
+    single.set_single_statement(true);
+    assert_eq!(all(&t, &single), vec![row(1, 1, "one")]);
+    let multi = Txn::new(Isolation::Serializable, short);
+    let mut seen = 0;
+    let r = t.scan(&multi, &mut |_, _| {
+        seen += 1;
+        Ok(Flow::Continue)
+    });
+    assert!(matches!(r, Err(Error::LockWaitTimeout)), "{r:?}");
+    for t in [writer, single, multi] {
+        t.rollback().unwrap();
+    }
 }

@@ -147,9 +147,18 @@ pub trait Engine: Send + Sync {
         Vec::new()
     }
 
-    /// True when the engine has transactions (COMMIT and ROLLBACK mean something).
+    /// True when the engine has transactions (COMMIT and ROLLBACK mean something, and
+    /// so do savepoints).
     fn transactional(&self) -> bool {
         false
+    }
+
+    /// START TRANSACTION WITH CONSISTENT SNAPSHOT: a transactional engine joins `txn`
+    /// and takes its read view now rather than at the first read. Returns false when it
+    /// took none because the isolation level has no transaction-wide snapshot (InnoDB
+    /// ignores the clause outside REPEATABLE READ, with a warning).
+    fn start_consistent_snapshot(&self, _txn: &Txn) -> Result<bool> {
+        Ok(true)
     }
 
     /// The server variables this engine owns (e.g. `innodb_buffer_pool_size`), with

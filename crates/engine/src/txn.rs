@@ -8,6 +8,11 @@
 //! earlier statements in place). [`Txn::begin_statement`] records a savepoint in each
 //! participant and [`Txn::end_statement`] rolls back to it on failure.
 //!
+//! Savepoints (`SAVEPOINT name`): a named savepoint records each joined participant's
+//! [`Participant::savepoint`] token; rolling back to it calls
+//! [`Participant::rollback_to`] on every participant (to its start for one that joined
+//! later). They live in the `Txn`, so they vanish with it at COMMIT or ROLLBACK.
+//!
 //! A `Txn` lives on one connection thread: it uses `Cell`/`RefCell`, not locks.
 
 use std::any::Any;
@@ -72,11 +77,27 @@ struct Joined {
     statement_start: Cell<u64>,
 }
 
+/// A named savepoint: each participant's position when it was set.
+struct Savepoint {
+    name: String,
+    marks: Vec<(&'static str, u64)>,
+}
+
 pub struct Txn {
     isolation: Isolation,
     lock_wait_timeout: Duration,
     read_mode: Cell<ReadMode>,
     joined: RefCell<Vec<Joined>>,
+    /// START TRANSACTION READ ONLY / transaction_read_only: writes give 1792.
+    read_only: Cell<bool>,
+    /// A transaction that holds one autocommitted statement only: InnoDB's SERIALIZABLE
+    /// reads such a statement's rows without locks, as a consistent read.
+    single_statement: Cell<bool>,
+    /// A non-transactional table (heap) was changed in this transaction: ROLLBACK
+    /// cannot undo that, and says so with warning 1196.
+    nontransactional_changed: Cell<bool>,
+    /// Oldest first; names compare case-insensitively, as MySQL's.
+    savepoints: RefCell<Vec<Savepoint>>,
 }
 
 impl Txn {
@@ -86,6 +107,104 @@ impl Txn {
             lock_wait_timeout,
             read_mode: Cell::new(ReadMode::Consistent),
             joined: RefCell::new(Vec::new()),
+            read_only: Cell::new(false),
+            single_statement: Cell::new(false),
+            nontransactional_changed: Cell::new(false),
+            savepoints: RefCell::new(Vec::new()),
+        }
+    }
+
+    pub fn read_only(&self) -> bool {
+        self.read_only.get()
+    }
+
+    pub fn set_read_only(&self, read_only: bool) {
+        self.read_only.set(read_only);
+    }
+
+    /// True for the transaction of one statement under autocommit (no BEGIN).
+    pub fn single_statement(&self) -> bool {
+        self.single_statement.get()
+    }
+
+    pub fn set_single_statement(&self, single: bool) {
+        self.single_statement.set(single);
+    }
+
+    /// Records that a non-transactional table changed in this transaction.
+    pub fn note_nontransactional_change(&self) {
+        self.nontransactional_changed.set(true);
+    }
+
+    pub fn nontransactional_changed(&self) -> bool {
+        self.nontransactional_changed.get()
+    }
+
+    /// SAVEPOINT name: records every participant's position; an existing savepoint of
+    /// the same name is replaced (and the new one is the latest).
+    pub fn set_savepoint(&self, name: &str) {
+        let marks = self
+            .joined
+            .borrow()
+            .iter()
+            .map(|j| (j.engine, j.part.savepoint()))
+            .collect();
+        let mut sps = self.savepoints.borrow_mut();
+        sps.retain(|s| !s.name.eq_ignore_ascii_case(name));
+        sps.push(Savepoint {
+            name: name.to_string(),
+            marks,
+        });
+    }
+
+    fn savepoint_index(&self, name: &str) -> Option<usize> {
+        self.savepoints
+            .borrow()
+            .iter()
+            .position(|s| s.name.eq_ignore_ascii_case(name))
+    }
+
+    /// ROLLBACK TO SAVEPOINT name: undoes every change made after it (a participant
+    /// that joined later is rolled back to its start); the savepoint stays and later
+    /// ones are deleted. Row locks taken since stay held, as in InnoDB. Returns false
+    /// when there is no such savepoint.
+    pub fn rollback_to_savepoint(&self, name: &str) -> Result<bool> {
+        let Some(i) = self.savepoint_index(name) else {
+            return Ok(false);
+        };
+        let marks = {
+            let mut sps = self.savepoints.borrow_mut();
+            sps.truncate(i + 1);
+            sps[i].marks.clone()
+        };
+        let mut first_err = None;
+        for (engine, part) in self
+            .joined
+            .borrow()
+            .iter()
+            .map(|j| (j.engine, j.part.clone()))
+            .collect::<Vec<_>>()
+        {
+            let at = marks
+                .iter()
+                .find(|(e, _)| *e == engine)
+                .map_or(0, |(_, at)| *at);
+            if let Err(e) = part.rollback_to(at) {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(true), Err)
+    }
+
+    /// RELEASE SAVEPOINT name: deletes it and every later one, undoing nothing.
+    /// Returns false when there is no such savepoint.
+    pub fn release_savepoint(&self, name: &str) -> bool {
+        match self.savepoint_index(name) {
+            Some(i) => {
+                self.savepoints.borrow_mut().truncate(i);
+                true
+            }
+            None => false,
         }
     }
 
@@ -237,6 +356,47 @@ mod tests {
         assert!(t.participant("x").is_some() && t.participant("y").is_none());
         t.commit().unwrap();
         assert_eq!(log.0.lock().unwrap().last().unwrap(), "commit");
+    }
+
+    #[test]
+    fn savepoints_roll_back_in_order_and_later_ones_go() {
+        let t = Txn::default();
+        let a = Arc::new(Log::default());
+        t.join("a", a.clone());
+        *a.1.lock().unwrap() = 2;
+        t.set_savepoint("s1");
+        *a.1.lock().unwrap() = 4;
+        t.set_savepoint("s2");
+        // A participant joining after s1 and s2 is undone to its start.
+        let b = Arc::new(Log::default());
+        *b.1.lock().unwrap() = 0;
+        t.join("b", b.clone());
+        *b.1.lock().unwrap() = 3;
+        assert!(t.rollback_to_savepoint("S1").unwrap());
+        assert_eq!(*a.0.lock().unwrap(), vec!["rollback_to 2"]);
+        assert_eq!(*b.0.lock().unwrap(), vec!["rollback_to 0"]);
+        // s2 came after s1: gone. s1 stays.
+        assert!(!t.rollback_to_savepoint("s2").unwrap());
+        assert!(t.rollback_to_savepoint("s1").unwrap());
+        assert!(t.release_savepoint("s1"));
+        assert!(!t.release_savepoint("s1"));
+        assert!(!t.rollback_to_savepoint("s1").unwrap());
+    }
+
+    #[test]
+    fn a_savepoint_of_an_existing_name_replaces_it() {
+        let t = Txn::default();
+        let a = Arc::new(Log::default());
+        t.join("a", a.clone());
+        t.set_savepoint("x");
+        *a.1.lock().unwrap() = 1;
+        t.set_savepoint("y");
+        *a.1.lock().unwrap() = 5;
+        t.set_savepoint("x");
+        // x is now the latest: releasing it leaves y.
+        assert!(t.release_savepoint("x"));
+        assert!(t.rollback_to_savepoint("y").unwrap());
+        assert_eq!(*a.0.lock().unwrap(), vec!["rollback_to 1"]);
     }
 
     #[test]

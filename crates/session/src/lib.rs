@@ -6,9 +6,11 @@
 //! (`sql::text::split_statements`); for each, [`Session::run`] first tries the plan cache
 //! (`sql::text::normalize` turns `... WHERE id=5023` into `... WHERE id=?1` + `[5023]`;
 //! a hit skips parsing and binding), then the statements the session owns (SET, SHOW
-//! VARIABLES/STATUS, USE, BEGIN/COMMIT/ROLLBACK, LOCK/UNLOCK TABLES, FLUSH), then SHOW
-//! and DESCRIBE (`sql::show`), and finally parses with sqlparser, binds
-//! (`sql::prepare`) and runs (`sql::execute`) everything else.
+//! VARIABLES/STATUS, USE, LOCK/UNLOCK TABLES, FLUSH, DO; the transaction statements and
+//! savepoints in `transaction.rs`; PREPARE/EXECUTE/DEALLOCATE in `sql_prepare.rs`), then
+//! SHOW and DESCRIBE (`sql::show`), and finally parses with sqlparser, binds
+//! (`sql::prepare`) and runs (`sql::execute`) everything else. Version comments
+//! (`/*!NNNNN … */`) are resolved before any of this (`sql::text::expand_version_comments`).
 //!
 //! Transactions: the session owns the open [`Txn`] and every statement that reads or
 //! writes tables runs inside one. Under autocommit with no BEGIN, a statement gets its
@@ -23,6 +25,8 @@
 //! [`Server`] is what all sessions share: the catalog, global variables, counters.
 
 pub mod persist;
+mod sql_prepare;
+mod transaction;
 pub mod vars;
 
 use std::collections::HashMap;
@@ -275,7 +279,11 @@ pub struct Session {
     /// SET TRANSACTION ISOLATION LEVEL without GLOBAL/SESSION: the next transaction's
     /// level, used once.
     next_isolation: Option<Isolation>,
+    /// SET TRANSACTION READ ONLY / READ WRITE without GLOBAL/SESSION, used once.
+    next_read_only: Option<bool>,
     prepared: HashMap<u32, PreparedStmt>,
+    /// PREPARE name FROM ...: lower-cased name → id in `prepared`.
+    named_statements: HashMap<String, u32>,
     next_statement_id: u32,
     plan_cache: HashMap<String, Arc<Prepared>>,
     locked: Option<LockedTables>,
@@ -287,6 +295,8 @@ pub struct Session {
     sort_buffer: usize,
     autocommit_on: bool,
     isolation: Isolation,
+    /// transaction_read_only.
+    read_only: bool,
     lock_wait_timeout: Duration,
     /// Off only in tests that compare the cached path with the general one.
     plan_cache_enabled: bool,
@@ -398,7 +408,9 @@ impl Session {
             statement_rows: 0,
             txn: None,
             next_isolation: None,
+            next_read_only: None,
             prepared: HashMap::new(),
+            named_statements: HashMap::new(),
             next_statement_id: 1,
             plan_cache: HashMap::new(),
             locked: None,
@@ -408,6 +420,7 @@ impl Session {
             sort_buffer: 2 << 20,
             autocommit_on: true,
             isolation: Isolation::RepeatableRead,
+            read_only: false,
             lock_wait_timeout: Duration::from_secs(50),
             plan_cache_enabled: true,
         };
@@ -481,6 +494,7 @@ impl Session {
         self.autocommit_on = self.get_variable("autocommit", false)?.truth() != Some(false);
         let iso = self.get_variable("transaction_isolation", false)?.to_text();
         self.isolation = Isolation::parse(&iso).unwrap_or(Isolation::RepeatableRead);
+        self.read_only = self.get_variable("transaction_read_only", false)?.truth() == Some(true);
         let secs = self
             .get_variable("innodb_lock_wait_timeout", false)?
             .to_i64()
@@ -489,11 +503,14 @@ impl Session {
         Ok(())
     }
 
-    /// A new transaction with the session's isolation level (or the one SET TRANSACTION
-    /// chose for the next transaction) and lock wait timeout.
+    /// A new transaction with the session's isolation level and access mode (or the
+    /// ones SET TRANSACTION chose for the next transaction) and lock wait timeout.
     fn new_txn(&mut self) -> Txn {
         let isolation = self.next_isolation.take().unwrap_or(self.isolation);
-        Txn::new(isolation, self.lock_wait_timeout)
+        let read_only = self.next_read_only.take().unwrap_or(self.read_only);
+        let t = Txn::new(isolation, self.lock_wait_timeout);
+        t.set_read_only(read_only);
+        t
     }
 
     /// Commits the open transaction, if any (COMMIT, and MySQL's implicit commits).
@@ -527,6 +544,7 @@ impl Session {
         };
         // A transaction begun here outlives the statement only under autocommit=0.
         let keep = !opened || (!own && !self.autocommit());
+        txn.set_single_statement(!keep);
         txn.begin_statement();
         let r = f(self, &txn);
         match r {
@@ -800,6 +818,8 @@ impl Session {
         // it to, and the transaction is gone either way.
         let _ = self.rollback_open();
         self.next_isolation = None;
+        self.next_read_only = None;
+        self.named_statements.clear();
         self.last_insert_id = 0;
         self.found_rows = 0;
         self.clear_diagnostics();
@@ -951,6 +971,13 @@ impl Session {
                 return out.ok(&OkInfo::default());
             }
         }
+        // Version comments inside the statement (`START TRANSACTION /*!40100 WITH
+        // CONSISTENT SNAPSHOT */`, as mysqldump writes): kept or dropped by version before
+        // anything reads the text.
+        let expanded = text::expand_version_comments(sql);
+        if let Some(x) = &expanded {
+            sql = x.trim().trim_end_matches(';').trim();
+        }
         if sql.is_empty() {
             return Err(Error::Syntax(String::new()));
         }
@@ -1004,6 +1031,18 @@ impl Session {
             }
             "BEGIN" | "START" => return self.begin(sql, out),
             "COMMIT" | "ROLLBACK" => return self.end_transaction(&first, sql, out),
+            "SAVEPOINT" => return self.savepoint(sql, out),
+            "RELEASE" => return self.release_savepoint(sql, out),
+            "PREPARE" => return self.sql_prepare(sql, out),
+            "EXECUTE" => return self.sql_execute(sql, out),
+            "DEALLOCATE" => return self.sql_deallocate(sql, out),
+            "DROP"
+                if strata_sql::text::words(sql)
+                    .get(1)
+                    .is_some_and(|w| w.eq_ignore_ascii_case("PREPARE")) =>
+            {
+                return self.sql_deallocate(sql, out)
+            }
             "LOCK" => {
                 self.commit_open()?;
                 return self.lock_tables(sql, out);
@@ -1053,14 +1092,27 @@ impl Session {
                 return self.table_maintenance(&first, sql, out)
             }
             "DO" => {
-                let expr = sql[2..].trim();
+                // DO expr[, expr ...]: each is evaluated, the values discarded.
+                let list = sql[2..].trim();
+                let exprs = split_top_level_commas(list);
+                // The splitter drops empty pieces; a dangling comma is still an error.
+                if exprs.is_empty() || list.ends_with(',') || list.starts_with(',') {
+                    return Err(Error::Syntax(String::new()));
+                }
                 let now = self.now();
                 let env = SessionEnv { s: self, now };
-                strata_sql::eval_constant(expr, &env)?;
-                return out.ok(&OkInfo::default());
+                for expr in exprs {
+                    strata_sql::eval_constant(expr, &env)?;
+                }
+                return out.ok(&OkInfo {
+                    warnings: self.warning_count(),
+                    ..OkInfo::default()
+                });
             }
             "KILL" => return Err(Error::NotSupported("KILL".into())),
             "RESET" => return self.reset_persist(sql, out),
+            // No engine implements XA (SHOW ENGINES says so): refused, not a syntax error.
+            "XA" => return Err(Error::NotSupported("XA transactions".into())),
             "ALTER" => {
                 // ALTER TABLE t DISABLE|ENABLE KEYS, which dumps wrap around their
                 // inserts: index maintenance is never deferred here, so it only names
@@ -1122,6 +1174,23 @@ impl Session {
         let p = strata_sql::prepare(stmt, &text, 0, &cx)?;
         drop(cx);
         self.execute_prepared(&Arc::new(p), &[], out)
+    }
+
+    /// Whether `p` writes a table of a non-transactional engine (heap), whose changes a
+    /// ROLLBACK cannot undo (warning 1196).
+    fn changes_nontransactional_table(&self, p: &Prepared) -> bool {
+        use strata_sql::Plan;
+        let def = match &p.plan {
+            Plan::Insert(i) => &i.target.def,
+            Plan::Update(u) => &u.target.def,
+            Plan::Delete(d) => &d.target.def,
+            _ => return false,
+        };
+        self.server
+            .catalog
+            .engines()
+            .iter()
+            .any(|e| e.name() == def.engine && !e.transactional())
     }
 
     fn plan_is_current(&self, p: &Prepared) -> bool {
@@ -1195,6 +1264,11 @@ impl Session {
         let outcome: Outcome = strata_sql::execute(p, params, &mut cx, &mut out)?;
         let new_db = cx.current_db.clone();
         drop(cx);
+        if outcome.ok.as_ref().is_some_and(|i| i.affected_rows > 0)
+            && self.changes_nontransactional_table(p)
+        {
+            txn.note_nontransactional_change();
+        }
         if new_db != self.current_db {
             self.current_db = new_db;
         }
@@ -1218,80 +1292,6 @@ impl Session {
                 Ok(())
             }
         }
-    }
-
-    /// BEGIN [WORK] / START TRANSACTION [READ ONLY | READ WRITE | WITH CONSISTENT
-    /// SNAPSHOT], ...: commits the open transaction (MySQL's implicit commit) and opens
-    /// a new one.
-    fn begin(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
-        let w: Vec<String> = strata_sql::text::words(sql)
-            .into_iter()
-            .map(|x| x.to_ascii_uppercase())
-            .collect();
-        let rest: &[String] = match w.first().map(String::as_str) {
-            Some("START") if w.get(1).is_some_and(|x| x == "TRANSACTION") => &w[2..],
-            Some("BEGIN") if w.len() == 1 || (w.len() == 2 && w[1] == "WORK") => &[],
-            _ => return Err(Error::Syntax(sql.chars().take(80).collect())),
-        };
-        // The characteristics are accepted: the snapshot of a consistent read is taken
-        // by the engine at the transaction's first read, and READ ONLY is not enforced.
-        let mut i = 0;
-        while i < rest.len() {
-            match rest[i..] {
-                [ref a, ref b, ..] if a == "READ" && (b == "ONLY" || b == "WRITE") => i += 2,
-                [ref a, ref b, ref c, ..]
-                    if a == "WITH" && b == "CONSISTENT" && c == "SNAPSHOT" =>
-                {
-                    i += 3
-                }
-                [ref a, ..] if a == "," && i > 0 => i += 1,
-                _ => return Err(Error::Syntax(rest[i..].join(" "))),
-            }
-        }
-        self.server.count(Com::Begin);
-        self.commit_open()?;
-        let txn = self.new_txn();
-        self.txn = Some(txn);
-        out.ok(&OkInfo::default())
-    }
-
-    /// COMMIT / ROLLBACK [WORK] [AND [NO] CHAIN] [[NO] RELEASE].
-    fn end_transaction(&mut self, first: &str, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
-        let w: Vec<String> = strata_sql::text::words(sql)
-            .into_iter()
-            .skip(1)
-            .map(|x| x.to_ascii_uppercase())
-            .collect();
-        let mut rest: &[String] = &w;
-        if rest.first().is_some_and(|x| x == "WORK") {
-            rest = &rest[1..];
-        }
-        let mut chain = false;
-        match rest {
-            [] => {}
-            [a, b] if a == "AND" && b == "CHAIN" => chain = true,
-            [a, b, c] if a == "AND" && b == "NO" && c == "CHAIN" => {}
-            [a, ..] if a == "TO" => {
-                return Err(Error::NotSupported("ROLLBACK TO SAVEPOINT".into()))
-            }
-            _ if rest.iter().any(|x| x == "RELEASE") => {
-                return Err(Error::NotSupported(format!("{first} ... RELEASE")))
-            }
-            _ => return Err(Error::Syntax(sql.chars().take(80).collect())),
-        }
-        if first == "COMMIT" {
-            self.server.count(Com::Commit);
-            self.commit_open()?;
-        } else {
-            self.server.count(Com::Rollback);
-            // Only transactional engines undo anything: heap changes stay, as on MyISAM.
-            self.rollback_open()?;
-        }
-        if chain {
-            let txn = self.new_txn();
-            self.txn = Some(txn);
-        }
-        out.ok(&OkInfo::default())
     }
 
     /// SET statements: system variables (any scope syntax), user variables, SET NAMES,
@@ -1324,39 +1324,13 @@ impl Session {
             }
             return out.ok(&OkInfo::default());
         }
-        if upper.starts_with("TRANSACTION")
-            || upper.starts_with("SESSION TRANSACTION")
-            || upper.starts_with("GLOBAL TRANSACTION")
+        // Whole words: `SET SESSION transaction_read_only = 1` is a variable.
+        let w = strata_sql::text::words(body);
+        let is = |i: usize, kw: &str| w.get(i).is_some_and(|x| x.eq_ignore_ascii_case(kw));
+        if is(0, "TRANSACTION")
+            || (["SESSION", "LOCAL", "GLOBAL"].iter().any(|k| is(0, k)) && is(1, "TRANSACTION"))
         {
-            let global = upper.starts_with("GLOBAL");
-            let next_only = upper.starts_with("TRANSACTION");
-            if let Some(i) = upper.find("ISOLATION LEVEL") {
-                let level = upper[i + 15..]
-                    .trim()
-                    .split(',')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .replace(' ', "-");
-                if next_only {
-                    // Without GLOBAL or SESSION the level is for the next transaction
-                    // only, as in MySQL; the variable keeps its value.
-                    let isolation =
-                        Isolation::parse(&level).ok_or_else(|| Error::WrongValueForVariable {
-                            name: "transaction_isolation".into(),
-                            value: level.clone(),
-                        })?;
-                    self.next_isolation = Some(isolation);
-                } else {
-                    self.set_variable("transaction_isolation", global, Some(Value::str(&level)))?;
-                }
-            }
-            if upper.contains("READ ONLY") {
-                self.set_variable("transaction_read_only", global, Some(Value::Int(1)))?;
-            } else if upper.contains("READ WRITE") {
-                self.set_variable("transaction_read_only", global, Some(Value::Int(0)))?;
-            }
-            return out.ok(&OkInfo::default());
+            return self.set_transaction(body, out);
         }
         // As MySQL, every target is resolved and every value computed before any
         // assignment is made: an unknown variable or a failing expression changes
@@ -1385,14 +1359,20 @@ impl Session {
                     Some(strata_sql::eval_constant(rhs, &env)?)
                 }
             };
-            assignments.push((name, scope, value));
+            let next_only = next_transaction_only(lhs);
+            assignments.push((name, scope, value, next_only));
         }
-        for (name, scope, value) in assignments {
+        for (name, scope, value, next_only) in assignments {
             match scope {
                 SetScope::User => {
                     self.user_vars
                         .lock()
                         .insert(name.to_ascii_lowercase(), value.unwrap_or(Value::Null));
+                }
+                // `SET @@transaction_isolation = …` (no scope): the next transaction only.
+                SetScope::Session if next_only => {
+                    let key = vars::canonical(&name.to_ascii_lowercase()).to_string();
+                    self.set_next_transaction_variable(&key, value)?;
                 }
                 SetScope::Session => self.set_variable(&name, false, value)?,
                 SetScope::Global => self.set_variable(&name, true, value)?,
@@ -1778,12 +1758,20 @@ impl Session {
 
     /// COM_STMT_PREPARE: returns (id, parameter count, result columns).
     pub fn prepare(&mut self, sql: &str) -> Result<(u32, u16, Vec<ColumnMeta>)> {
+        let expanded = text::expand_version_comments(sql);
+        let sql = expanded.as_deref().unwrap_or(sql);
         let sql = sql.trim().trim_end_matches(';').trim();
         let first = text::first_word(sql);
         let id = self.next_statement_id;
+        if matches!(first.as_str(), "PREPARE" | "EXECUTE" | "DEALLOCATE") {
+            // As MySQL: SQL-level prepared statements cannot themselves be prepared.
+            return Err(Error::UnsupportedPs);
+        }
         let session_owned = matches!(
             first.as_str(),
             "BEGIN"
+                | "SAVEPOINT"
+                | "RELEASE"
                 | "START"
                 | "COMMIT"
                 | "ROLLBACK"
@@ -1965,6 +1953,25 @@ fn unsigned_if_declared(def: &VarDef, v: Value) -> Value {
         }
         _ => v,
     }
+}
+
+/// `@@transaction_isolation` / `@@transaction_read_only` (or their tx_ names) with no
+/// scope: MySQL applies such an assignment to the next transaction only.
+fn next_transaction_only(lhs: &str) -> bool {
+    let l = lhs.trim().to_ascii_lowercase();
+    let Some(name) = l.strip_prefix("@@") else {
+        return false;
+    };
+    if ["global.", "session.", "local."]
+        .iter()
+        .any(|p| name.starts_with(p))
+    {
+        return false;
+    }
+    matches!(
+        vars::canonical(name.trim_matches('`')),
+        "transaction_isolation" | "transaction_read_only"
+    )
 }
 
 /// `+05:30` / `-08:00` to seconds.

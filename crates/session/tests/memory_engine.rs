@@ -632,6 +632,15 @@ mod slt {
         assert!(!files.is_empty());
         let mut failures = vec![];
         for f in files {
+            // A script about undo (savepoint.slt) cannot pass on the model engine, which
+            // has no transactions (as heap); it says so on a line of its own.
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            if text
+                .lines()
+                .any(|l| l.trim() == "# requires: a transactional engine")
+            {
+                continue;
+            }
             let (d, mut s) = session();
             let stem = f.file_stem().unwrap().to_string_lossy().to_string();
             run(&mut s, &format!("CREATE DATABASE slt_{stem}")).unwrap();

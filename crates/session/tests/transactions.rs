@@ -25,6 +25,8 @@ use strata_types::{ColumnMeta, EndInfo, OkInfo, QueryOutput};
 struct Record {
     log: Mutex<Vec<String>>,
     read_modes: Mutex<Vec<ReadMode>>,
+    /// `Txn::single_statement` at every read.
+    singles: Mutex<Vec<bool>>,
     joined: Mutex<Vec<(Isolation, Duration)>>,
     fail_commit: AtomicBool,
     corrupt: AtomicBool,
@@ -132,6 +134,21 @@ impl Engine for TxEngine {
     fn transactional(&self) -> bool {
         true
     }
+    /// Joins and logs `snapshot`, under REPEATABLE READ only (as InnoDB).
+    fn start_consistent_snapshot(&self, txn: &Txn) -> Result<bool> {
+        if txn.isolation() != Isolation::RepeatableRead {
+            return Ok(false);
+        }
+        if txn.participant("btree").is_none() {
+            let p: Arc<dyn Participant> = Arc::new(Part {
+                rec: self.0.clone(),
+                undo: Mutex::new(Vec::new()),
+            });
+            txn.join("btree", p);
+        }
+        self.0.log.lock().push("snapshot".into());
+        Ok(true)
+    }
     fn variables(&self) -> Vec<EngineVar> {
         vec![
             EngineVar {
@@ -198,6 +215,7 @@ impl TxTable {
     fn read(&self, txn: &Txn) -> Vec<(u64, Vec<Value>)> {
         self.part(txn);
         self.rec.read_modes.lock().push(txn.read_mode());
+        self.rec.singles.lock().push(txn.single_statement());
         self.rows
             .lock()
             .iter()
@@ -454,7 +472,7 @@ fn begin_commit_commits_once_and_rollback_undoes() {
     ok(&mut s, "INSERT INTO t VALUES (2, 0)");
     ok(&mut s, "ROLLBACK");
     assert!(!in_trans(&s));
-    assert_eq!(rec.take_log(), ["rollback"]);
+    assert_eq!(rec.take_log(), ["snapshot", "rollback"]);
     assert_eq!(rows(&mut s, "SELECT id, v FROM t"), ["1|5"]);
     rec.take_log();
 
@@ -467,7 +485,152 @@ fn begin_commit_commits_once_and_rollback_undoes() {
     ok(&mut s, "COMMIT");
     ok(&mut s, "COMMIT");
     assert!(rec.take_log().is_empty());
-    assert_eq!(err(&mut s, "ROLLBACK TO SAVEPOINT x"), 1235);
+    assert_eq!(err(&mut s, "ROLLBACK TO SAVEPOINT x"), 1305);
+}
+
+#[test]
+fn savepoints_undo_through_the_participant() {
+    let (_d, rec, mut s) = session();
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "INSERT INTO t VALUES (1, 0)");
+    ok(&mut s, "SAVEPOINT a");
+    ok(&mut s, "INSERT INTO t VALUES (2, 0)");
+    ok(&mut s, "SAVEPOINT b");
+    ok(&mut s, "UPDATE t SET v = 9");
+    ok(&mut s, "ROLLBACK TO SAVEPOINT a");
+    assert_eq!(rec.take_log(), ["rollback_to 1"]);
+    assert!(in_trans(&s));
+    assert_eq!(rows(&mut s, "SELECT id, v FROM t"), ["1|0"]);
+    // b was set after a: gone; a stays until released.
+    assert_eq!(err(&mut s, "ROLLBACK TO b"), 1305);
+    ok(&mut s, "ROLLBACK WORK TO a");
+    ok(&mut s, "RELEASE SAVEPOINT a");
+    assert_eq!(err(&mut s, "ROLLBACK TO a"), 1305);
+    assert_eq!(err(&mut s, "RELEASE SAVEPOINT a"), 1305);
+    rec.take_log();
+    ok(&mut s, "SAVEPOINT c");
+    ok(&mut s, "COMMIT");
+    assert_eq!(rec.take_log(), ["commit"]);
+    assert_eq!(err(&mut s, "ROLLBACK TO c"), 1305);
+
+    // Under autocommit outside a transaction: accepted, and nothing to roll back to.
+    ok(&mut s, "SAVEPOINT d");
+    assert!(!in_trans(&s));
+    assert_eq!(err(&mut s, "ROLLBACK TO d"), 1305);
+
+    // autocommit=0: the savepoint belongs to the implicit transaction.
+    ok(&mut s, "SET autocommit = 0");
+    ok(&mut s, "SAVEPOINT e");
+    assert!(in_trans(&s));
+    ok(&mut s, "DELETE FROM t");
+    ok(&mut s, "ROLLBACK TO e");
+    assert_eq!(rec.take_log(), ["rollback_to 0"]);
+    assert_eq!(rows(&mut s, "SELECT COUNT(*) FROM t"), ["1"]);
+    ok(&mut s, "ROLLBACK");
+    assert_eq!(err(&mut s, "ROLLBACK TO e"), 1305);
+}
+
+#[test]
+fn read_only_transactions_refuse_writes() {
+    let (_d, rec, mut s) = session();
+    ok(&mut s, "INSERT INTO t VALUES (1, 0)");
+    ok(&mut s, "START TRANSACTION READ ONLY");
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (2, 0)"), 1792);
+    assert_eq!(err(&mut s, "UPDATE t SET v = 1"), 1792);
+    assert_eq!(err(&mut s, "SELECT id FROM t FOR UPDATE"), 1792);
+    assert_eq!(rows(&mut s, "SELECT id FROM t LOCK IN SHARE MODE"), ["1"]);
+    assert!(in_trans(&s));
+    assert_eq!(err(&mut s, "SET TRANSACTION READ WRITE"), 1568);
+    ok(&mut s, "COMMIT");
+    // Next transaction only: one autocommitted statement uses it up.
+    ok(&mut s, "SET TRANSACTION READ ONLY");
+    assert_eq!(err(&mut s, "DELETE FROM t"), 1792);
+    ok(&mut s, "DELETE FROM t");
+    // The session's mode, and DDL under it.
+    ok(&mut s, "SET SESSION TRANSACTION READ ONLY");
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (3, 0)"), 1792);
+    assert_eq!(err(&mut s, "CREATE TABLE u (a INT)"), 1792);
+    ok(&mut s, "START TRANSACTION READ WRITE");
+    ok(&mut s, "INSERT INTO t VALUES (3, 0)");
+    ok(&mut s, "COMMIT");
+    ok(&mut s, "SET @@session.transaction_read_only = 0");
+    ok(&mut s, "SET @@transaction_read_only = 1");
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (4, 0)"), 1792);
+    ok(&mut s, "INSERT INTO t VALUES (4, 0)");
+    assert_eq!(rows(&mut s, "SELECT id FROM t ORDER BY id"), ["3", "4"]);
+    rec.take_log();
+}
+
+#[test]
+fn consistent_snapshot_is_taken_at_start() {
+    let (_d, rec, mut s) = session();
+    ok(
+        &mut s,
+        "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+    );
+    assert_eq!(rec.take_log(), ["snapshot"]);
+    assert_eq!(rec.joined.lock().len(), 0, "joined by the engine itself");
+    ok(&mut s, "COMMIT");
+    assert_eq!(rec.take_log(), ["commit"]);
+    ok(
+        &mut s,
+        "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+    );
+    let o = run(&mut s, "START TRANSACTION WITH CONSISTENT SNAPSHOT").unwrap();
+    assert_eq!(o.ok.map(|i| i.warnings), Some(1));
+    assert_eq!(
+        rows(&mut s, "SHOW WARNINGS")
+            .iter()
+            .map(|r| r.split('|').nth(1).unwrap_or("").to_string())
+            .collect::<Vec<_>>(),
+        ["138"]
+    );
+    assert!(rec.take_log().is_empty());
+    assert_eq!(err(&mut s, "START TRANSACTION READ ONLY, READ WRITE"), 1064);
+}
+
+#[test]
+fn serializable_locks_plain_reads_only_inside_a_transaction() {
+    let (_d, rec, mut s) = session();
+    ok(
+        &mut s,
+        "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+    );
+    rows(&mut s, "SELECT * FROM t");
+    ok(&mut s, "BEGIN");
+    rows(&mut s, "SELECT * FROM t");
+    ok(&mut s, "COMMIT");
+    ok(&mut s, "SET autocommit = 0");
+    rows(&mut s, "SELECT * FROM t");
+    ok(&mut s, "COMMIT");
+    assert_eq!(*rec.singles.lock(), [true, false, false]);
+}
+
+#[test]
+fn sql_prepared_statements() {
+    let (_d, rec, mut s) = session();
+    ok(&mut s, "PREPARE ins FROM 'INSERT INTO t VALUES (?, ?)'");
+    ok(&mut s, "SET @a = 1, @b = 7");
+    ok(&mut s, "EXECUTE ins USING @a, @b");
+    assert_eq!(err(&mut s, "EXECUTE ins USING @a"), 1210);
+    ok(&mut s, "SET @q = 'SELECT v FROM t WHERE id = ?'");
+    ok(&mut s, "PREPARE sel FROM @q");
+    assert_eq!(rows(&mut s, "EXECUTE SEL USING @a"), ["7"]);
+    ok(&mut s, "DEALLOCATE PREPARE sel");
+    assert_eq!(err(&mut s, "EXECUTE sel USING @a"), 1243);
+    assert_eq!(err(&mut s, "DROP PREPARE sel"), 1243);
+    // Prepared transaction statements run as the session's own.
+    ok(&mut s, "PREPARE b FROM 'BEGIN'");
+    ok(&mut s, "PREPARE sp FROM 'SAVEPOINT x'");
+    rec.take_log();
+    ok(&mut s, "EXECUTE b");
+    ok(&mut s, "EXECUTE sp");
+    ok(&mut s, "UPDATE t SET v = 8");
+    ok(&mut s, "ROLLBACK TO x");
+    assert_eq!(rec.take_log(), ["rollback_to 0"]);
+    ok(&mut s, "COMMIT");
+    assert_eq!(rows(&mut s, "SELECT v FROM t"), ["7"]);
+    assert_eq!(err(&mut s, "PREPARE p FROM 'EXECUTE ins'"), 1295);
 }
 
 #[test]

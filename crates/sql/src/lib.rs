@@ -37,8 +37,8 @@ pub(crate) mod statements;
 /// placeholders, the word list SHOW and SET statements are classified by.
 pub mod text {
     pub use crate::parse::lex::{
-        first_word, is_diagnostics_statement, normalize, number_placeholders, split_statements,
-        unnumber_placeholders, unwrap_executable_comment,
+        expand_version_comments, first_word, is_diagnostics_statement, normalize,
+        number_placeholders, split_statements, unnumber_placeholders, unwrap_executable_comment,
     };
     pub use crate::statements::show::words;
 }

@@ -68,6 +68,20 @@ impl Prepared {
         )
     }
 
+    /// Whether a READ ONLY transaction must refuse the statement (1792): it changes
+    /// rows (of any engine, as MySQL checks before the engine is asked), is DDL, or
+    /// reads FOR UPDATE.
+    pub fn writes(&self) -> bool {
+        match &self.plan {
+            Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) => true,
+            Plan::Select(s) => {
+                s.root.locks_for_update() || s.subqueries.iter().any(|q| q.locks_for_update())
+            }
+            Plan::Explain(_) => false,
+            Plan::Other(_) => self.commits_implicitly(),
+        }
+    }
+
     /// True when running the statement reads or writes table rows, so it needs a
     /// transaction (a SELECT without FROM, or EXPLAIN, does not open one).
     pub fn reads_tables(&self) -> bool {
@@ -136,6 +150,9 @@ pub fn execute(
 ) -> Result<Outcome> {
     if params.len() < p.params {
         return Err(Error::WrongParamCount("statement".into()));
+    }
+    if cx.txn.read_only() && p.writes() {
+        return Err(Error::ReadOnlyTransaction);
     }
     match &p.plan {
         Plan::Select(s) => {

@@ -210,6 +210,18 @@ pub enum Error {
     WindowInvalidAliasUse(String),
     /// 3595: a window function inside a window's PARTITION BY or ORDER BY.
     WindowNestedInSpec(String),
+    /// 1305: ROLLBACK TO / RELEASE of a savepoint the transaction does not have.
+    SavepointNotExist(String),
+    /// 1792: a write (or a locking read, or DDL) in a READ ONLY transaction.
+    ReadOnlyTransaction,
+    /// 1568: SET TRANSACTION (next transaction only) while a transaction is open.
+    TxCharacteristicsInProgress,
+    /// 1243: EXECUTE / DEALLOCATE PREPARE of a name no PREPARE made; (name, statement).
+    UnknownStmtHandler { name: String, op: &'static str },
+    /// 1210 "Incorrect arguments to EXECUTE": USING gave the wrong number of values.
+    ExecuteArguments,
+    /// 1461: PREPARE beyond max_prepared_stmt_count; the limit.
+    TooManyPreparedStatements(u64),
     /// 1105: an internal invariant broke; the statement is abandoned, the server goes on.
     Internal(String),
 }
@@ -310,6 +322,12 @@ impl Error {
             WindowInvalidUse(_) => 3593,
             WindowInvalidAliasUse(_) => 3594,
             WindowNestedInSpec(_) => 3595,
+            SavepointNotExist(_) => 1305,
+            ReadOnlyTransaction => 1792,
+            TxCharacteristicsInProgress => 1568,
+            UnknownStmtHandler { .. } => 1243,
+            ExecuteArguments => 1210,
+            TooManyPreparedStatements(_) => 1461,
             Internal(_) => 1105,
         }
     }
@@ -338,6 +356,9 @@ impl Error {
             1040 => "08004",
             1205 | 1213 => "40001",
             1317 => "70100",
+            1792 => "25006",
+            1568 => "25001",
+            1461 => "42000",
             3158 => "22032",
             _ => "HY000",
         }
@@ -485,6 +506,25 @@ impl fmt::Display for Error {
             ),
             UnknownEngine(e) => write!(f, "Unknown storage engine '{e}'"),
             UnknownFunction(n) => write!(f, "FUNCTION {n} does not exist"),
+            SavepointNotExist(n) => write!(f, "SAVEPOINT {n} does not exist"),
+            ReadOnlyTransaction => {
+                write!(f, "Cannot execute statement in a READ ONLY transaction.")
+            }
+            TxCharacteristicsInProgress => write!(
+                f,
+                "Transaction characteristics can't be changed while a transaction is in progress"
+            ),
+            UnknownStmtHandler { name, op } => {
+                write!(
+                    f,
+                    "Unknown prepared statement handler ({name}) given to {op}"
+                )
+            }
+            ExecuteArguments => write!(f, "Incorrect arguments to EXECUTE"),
+            TooManyPreparedStatements(n) => write!(
+                f,
+                "Can't create more than max_prepared_stmt_count statements (current value: {n})"
+            ),
             GroupingArgNotGrouped(n) => {
                 write!(f, "Argument #{n} of GROUPING function is not in GROUP BY")
             }

@@ -636,6 +636,70 @@ pub fn unwrap_executable_comment(sql: &str) -> Option<&str> {
     Some(body[digits..].trim())
 }
 
+/// Version comments anywhere in a statement: `/*!NNNNN text */` becomes ` text ` when
+/// version NNNNN is not newer than ours (`/*! text */`, without digits, always), and a
+/// space when it is; MariaDB's `/*M!NNNNNN text */`, a plain comment to MySQL, becomes a
+/// space. String literals, quoted identifiers and plain comments are left alone. None
+/// when the statement has no such comment (the common case: nothing is copied).
+pub fn expand_version_comments(sql: &str) -> Option<String> {
+    if !sql.contains("/*!") && !sql.contains("/*M!") {
+        return None;
+    }
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len());
+    let (mut i, mut copied, mut changed) = (0, 0, false);
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"' | b'`') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    if b[i] == b'\\' && q != b'`' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'#' => i = sql[i..].find('\n').map_or(b.len(), |n| i + n),
+            b'-' if sql[i..].starts_with("-- ") => {
+                i = sql[i..].find('\n').map_or(b.len(), |n| i + n)
+            }
+            b'/' if sql[i..].starts_with("/*") => {
+                let Some(len) = sql[i + 2..].find("*/") else {
+                    break;
+                };
+                let end = i + 2 + len + 2;
+                let inner = &sql[i + 2..end - 2];
+                let body = if let Some(v) = inner.strip_prefix('!') {
+                    let digits = v.bytes().take_while(|c| c.is_ascii_digit()).count();
+                    let version: u32 = v[..digits].parse().unwrap_or(0);
+                    let newer = digits > 0 && (version > EXECUTABLE_COMMENT_VERSION);
+                    Some(if newer { "" } else { &v[digits..] })
+                } else if inner.starts_with("M!") {
+                    Some("")
+                } else {
+                    None
+                };
+                if let Some(body) = body {
+                    out.push_str(&sql[copied..i]);
+                    out.push(' ');
+                    out.push_str(body);
+                    out.push(' ');
+                    copied = end;
+                    changed = true;
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&sql[copied.min(sql.len())..]);
+    Some(out)
+}
+
 /// The statement after any leading plain comments (`/* */`, `-- `, `#`) and MariaDB
 /// `/*M!...*/` comments, which a MySQL server ignores.
 fn skip_leading_comments(sql: &str) -> &str {
@@ -764,6 +828,31 @@ mod tests {
             None
         );
         assert_eq!(unwrap_executable_comment("SET x=1"), None);
+    }
+
+    #[test]
+    fn version_comments_inside_statements() {
+        let x = |s: &str| {
+            expand_version_comments(s).map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+        };
+        assert_eq!(
+            x("START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */"),
+            Some("START TRANSACTION WITH CONSISTENT SNAPSHOT".into())
+        );
+        assert_eq!(x("SELECT 1 /*!80036 + 1 */"), Some("SELECT 1 + 1".into()));
+        assert_eq!(x("SELECT 1 /*!80037 + 1 */"), Some("SELECT 1".into()));
+        assert_eq!(x("SELECT 1 /*!99999 + 1 */"), Some("SELECT 1".into()));
+        assert_eq!(x("SELECT 1 /*! + 2 */"), Some("SELECT 1 + 2".into()));
+        assert_eq!(x("SELECT 1 /*M!100100 + 2 */"), Some("SELECT 1".into()));
+        // Inside literals, quoted names and plain comments: untouched.
+        assert_eq!(x("SELECT '/*!40100 x */'"), None);
+        assert_eq!(x("SELECT 'it\\'s /*!1 x */'"), None);
+        assert_eq!(x("SELECT `a/*!1 b*/`"), None);
+        assert_eq!(x("SELECT 1 /* /*!1 x */"), None);
+        assert_eq!(x("SELECT 1 -- /*!1 x */\n"), None);
+        assert_eq!(x("SELECT /*+ BKA(t) */ 1"), None);
+        // Unclosed: left for the parser to refuse.
+        assert_eq!(x("SELECT 1 /*!40100 x"), None);
         assert_eq!(
             unwrap_executable_comment("/*M!999999\\- sandbox */ \n\n/*!40101 SET x=1 */"),
             Some("SET x=1")

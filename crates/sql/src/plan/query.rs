@@ -71,6 +71,17 @@ impl QueryPlan {
         }
     }
 
+    /// Whether some block of this query reads `FOR UPDATE`: a write as far as a READ
+    /// ONLY transaction is concerned (MySQL gives 1792 for it; `FOR SHARE` is allowed).
+    pub fn locks_for_update(&self) -> bool {
+        match self {
+            QueryPlan::Block(b) => b.read_mode == strata_engine::ReadMode::LockExclusive,
+            QueryPlan::SetOp(s) => s.left.locks_for_update() || s.right.locks_for_update(),
+            QueryPlan::Ordered(o) => o.input.locks_for_update(),
+            QueryPlan::Recursive(r) => r.anchor.locks_for_update() || r.step.locks_for_update(),
+        }
+    }
+
     /// The single block, when the query is one (EXPLAIN, the sysbench fast path).
     pub fn as_block(&self) -> Option<&SelectPlan> {
         match self {

@@ -305,18 +305,15 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
                 } else {
                     "YES"
                 };
-                let (comment, tx) = if e.name() == "heap" {
-                    (
-                        "Strata heap: MyISAM-style data file, B-tree index file, key cache",
-                        "NO",
-                    )
+                let comment = if e.name() == "heap" {
+                    "Strata heap: MyISAM-style data file, B-tree index file, key cache"
                 } else {
-                    (
-                        "Strata btree: clustered B+tree, buffer pool, transactions",
-                        "YES",
-                    )
+                    "Strata btree: clustered B+tree, buffer pool, transactions"
                 };
-                rows.push(vec![s(name), s(support), s(comment), s(tx), s(tx), s(tx)]);
+                // A transactional engine has savepoints (the session keeps them over the
+                // engine's undo); XA is implemented by no engine, so it is NO for all.
+                let tx = if e.transactional() { "YES" } else { "NO" };
+                rows.push(vec![s(name), s(support), s(comment), s(tx), s("NO"), s(tx)]);
             }
             let cols = [
                 "Engine",
