@@ -65,6 +65,16 @@ pub fn write_error(w: &mut PacketWriter, code: u16, state: &str, msg: &str) {
     w.end();
 }
 
+/// An ERR packet before the handshake (connection refused): the client's capabilities
+/// are not known yet, so, as MySQL does, no SQLSTATE marker — clients report HY000.
+pub fn write_error_pre_handshake(w: &mut PacketWriter, code: u16, msg: &str) {
+    w.begin();
+    w.buf.push(0xFF);
+    w.buf.extend_from_slice(&code.to_le_bytes());
+    w.buf.extend_from_slice(msg.as_bytes());
+    w.end();
+}
+
 /// Writes the end of the last result of a command.
 pub fn write_terminal(w: &mut PacketWriter, t: Terminal, status: u16, deprecate_eof: bool) {
     match t {
