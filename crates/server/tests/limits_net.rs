@@ -510,3 +510,48 @@ fn connection_floods_leave_the_server_answering_with_bounded_threads() {
         "threads after the flood: {after}, at rest before: {base_threads}"
     );
 }
+
+#[test]
+fn a_large_result_is_streamed_and_a_client_not_reading_it_is_dropped() {
+    let server = common::TestServer::start(&[]);
+    let port = server.port;
+    let Some(pid) = server.pid() else { return };
+    let (mut r, answer) = Raw::login(port, "root", 0);
+    assert!(is_ok(&answer));
+    assert!(is_ok(&r.query("SET SESSION net_write_timeout = 2")));
+    let before = rss_kib(pid);
+    // 64 rows of 1 MiB, and the client reads none of it.
+    let sql = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 64) \
+               SELECT REPEAT('x', 1048576) FROM n";
+    let mut p = vec![0x03];
+    p.extend_from_slice(sql.as_bytes());
+    r.write(0, &p);
+    std::thread::sleep(Duration::from_millis(1500));
+    let during = rss_kib(pid);
+    eprintln!("server RSS {before} KiB before, {during} KiB while the client does not read");
+    assert!(
+        during.saturating_sub(before) < 32 << 10,
+        "a 64 MiB result was buffered: +{} KiB",
+        during.saturating_sub(before)
+    );
+    // net_write_timeout: the server gives up on the client and closes the connection.
+    std::thread::sleep(Duration::from_secs(3));
+    let mut drained = 0usize;
+    let mut buf = vec![0u8; 1 << 20];
+    r.s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    loop {
+        match r.s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => drained += n,
+            Err(e) => panic!("the connection was not closed: {e} after {drained} bytes"),
+        }
+    }
+    assert!(
+        drained < 64 << 20,
+        "the whole result was sent: {drained} bytes"
+    );
+    // The server goes on.
+    let mut c = common::connect(port, None);
+    let one: Option<i64> = c.query_first("SELECT 1").unwrap();
+    assert_eq!(one, Some(1));
+}

@@ -18,7 +18,7 @@ use crate::handler::{Backend, Handler, Timeouts};
 use crate::limits::{Limits, Slot, UserSlot};
 use crate::packet::{Cursor, PacketReader, PacketWriter, ReadError};
 use crate::resultset;
-use crate::timer::{Expired, SocketTimer, TimedRead, Wait};
+use crate::timer::{DeadlineWrite, Expired, SocketTimer, TimedRead, Wait};
 use std::collections::HashMap;
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -300,8 +300,11 @@ impl<'b, B: Backend> Conn<'b, B> {
         self.client_caps & caps::DEPRECATE_EOF != 0
     }
 
+    /// Sends the response built so far; it must be taken within net_write_timeout
+    /// (connect_timeout during the handshake).
     fn flush(&mut self) -> bool {
-        self.w.flush(&mut self.stream).is_ok()
+        let mut out = DeadlineWrite::new(&self.stream, &mut self.timer, self.timeouts.net_write);
+        self.w.flush(&mut out).is_ok()
     }
 
     /// Sends an ERR packet as the only packet of a response.
@@ -501,7 +504,7 @@ impl<'b, B: Backend> Conn<'b, B> {
         let _open = stats::Open::new();
         let connect_timeout = self.backend.connect_timeout();
         self.handshake_deadline = Some(Instant::now() + connect_timeout);
-        self.timer.set_write(&self.stream, connect_timeout);
+        self.timeouts.net_write = connect_timeout;
         self.greeting();
         if !self.flush() {
             return;
@@ -527,7 +530,6 @@ impl<'b, B: Backend> Conn<'b, B> {
         self.handshake_deadline = None;
         self.user = user;
         self.timeouts = handler.timeouts();
-        self.timer.set_write(&self.stream, self.timeouts.net_write);
         let status = handler.status_flags();
         self.write_ok(0, 0, status, "");
         if self.flush() {
@@ -540,11 +542,7 @@ impl<'b, B: Backend> Conn<'b, B> {
         loop {
             let max = self.backend.max_allowed_packet();
             // SET SESSION wait_timeout (or net_*_timeout) applies from the next wait.
-            let t = handler.timeouts();
-            if t != self.timeouts {
-                self.timeouts = t;
-                self.timer.set_write(&self.stream, t.net_write);
-            }
+            self.timeouts = handler.timeouts();
             let payload = match self.read_packet(max, true) {
                 Ok((seq, p)) => {
                     self.w.seq = seq.wrapping_add(1);
@@ -689,7 +687,8 @@ impl<'b, B: Backend> Conn<'b, B> {
         let sql = strata_types::sqltext::decode(body);
         let status = handler.status_flags();
         let deprecate_eof = self.deprecate_eof();
-        let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, false, status);
+        let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, false, status)
+            .streaming_to(&self.stream, &mut self.timer, self.timeouts.net_write);
         let r = handler.query(&sql, self.multi_statements, &mut out);
         let pending = out.finish();
         let status = handler.status_flags();
@@ -862,7 +861,8 @@ impl<'b, B: Backend> Conn<'b, B> {
         let _ = &stmt.columns;
         let status = handler.status_flags();
         let deprecate_eof = self.deprecate_eof();
-        let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, true, status);
+        let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, true, status)
+            .streaming_to(&self.stream, &mut self.timer, self.timeouts.net_write);
         let r = handler.execute(id, &params, &mut out);
         let pending = out.finish();
         let status = handler.status_flags();

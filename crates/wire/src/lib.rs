@@ -7,7 +7,8 @@
 //! 0x03 goes to `Conn::com_query`, which hands the SQL to [`Handler::query`] with a
 //! `resultset::Writer` as output: the session calls `columns`, `row`…, `end`, each
 //! encoded straight into the connection's `packet::PacketWriter`, and the whole
-//! response leaves with one write when the handler returns.
+//! response leaves with one write when the handler returns (a result larger than
+//! `resultset::STREAM_AT` leaves in pieces of that size while it is produced).
 //!
 //! A COM_STMT_EXECUTE (0x17) takes the same road through `Conn::com_stmt_execute`,
 //! after `stmt::decode_params` has turned the binary parameters into values, and its

@@ -107,15 +107,16 @@ mod tests {
         let l = Limits::new();
         let a = l.accept(2).unwrap();
         let b = l.accept(2).unwrap();
+        let _ua = l.admit("app", false, 2, 0).expect("within max_connections");
         let c = l.accept(2).expect("the reserved slot is accepted");
         assert!(l.accept(2).is_none(), "beyond max + 1");
         assert_eq!(l.active(), 3, "a refused connection is not counted");
-        let _ua = l.admit("app", false, 2, 0).unwrap();
         assert_eq!(
             l.admit("app", false, 2, 0).err(),
-            Some(Error::TooManyConnections)
+            Some(Error::TooManyConnections),
+            "an ordinary user may not take the reserved slot"
         );
-        let _ur = l.admit("root", true, 2, 0).unwrap();
+        let _ur = l.admit("root", true, 2, 0).expect("root may");
         drop((a, b, c));
         assert_eq!(l.active(), 0);
     }

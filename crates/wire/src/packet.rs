@@ -143,6 +143,9 @@ pub struct PacketWriter {
     pub buf: Vec<u8>,
     pub seq: u8,
     open: Option<usize>,
+    /// A send failed (the peer is gone, or did not read within net_write_timeout):
+    /// every later send fails too, so the connection ends.
+    failed: bool,
 }
 
 impl PacketWriter {
@@ -156,6 +159,7 @@ impl PacketWriter {
             buf: Vec::with_capacity(n),
             seq: 0,
             open: None,
+            failed: false,
         }
     }
 
@@ -198,16 +202,33 @@ impl PacketWriter {
         }
     }
 
-    /// Sends everything built so far with one write.
-    pub fn flush(&mut self, w: &mut impl Write) -> io::Result<()> {
-        if !self.buf.is_empty() {
-            w.write_all(&self.buf)?;
+    /// Sends everything built so far with one write, keeping the buffer (a result
+    /// streamed in pieces reuses it).
+    pub fn send(&mut self, w: &mut impl Write) -> io::Result<()> {
+        if self.failed {
+            // Part of the stream may be gone: nothing after it can be framed right.
             self.buf.clear();
+            return Err(io::ErrorKind::BrokenPipe.into());
         }
+        if !self.buf.is_empty() {
+            let r = w.write_all(&self.buf);
+            self.buf.clear();
+            if r.is_err() {
+                self.failed = true;
+            }
+            r?;
+        }
+        Ok(())
+    }
+
+    /// Sends everything built so far with one write; the end of a response, after
+    /// which a large buffer is given back.
+    pub fn flush(&mut self, w: &mut impl Write) -> io::Result<()> {
+        let sent = self.send(w);
         if self.buf.capacity() > KEEP_BUFFER {
             self.buf = Vec::with_capacity(64 << 10);
         }
-        Ok(())
+        sent
     }
 }
 

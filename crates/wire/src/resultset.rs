@@ -118,7 +118,19 @@ pub struct Writer<'a> {
     columns: Vec<ColumnMeta>,
     pending: Terminal,
     scratch: Vec<u8>,
+    /// Where rows go once the buffer holds [`STREAM_AT`] bytes (None: all at the end),
+    /// the socket's timer and net_write_timeout.
+    sink: Option<(
+        &'a std::net::TcpStream,
+        &'a mut crate::timer::SocketTimer,
+        std::time::Duration,
+    )>,
 }
+
+/// Buffered rows past this size are sent before the result is complete, so a large
+/// result needs no buffer of its size (and a client that stops reading is met by
+/// net_write_timeout while the statement runs, not after).
+pub const STREAM_AT: usize = crate::packet::KEEP_BUFFER;
 
 impl<'a> Writer<'a> {
     pub fn new(
@@ -135,7 +147,21 @@ impl<'a> Writer<'a> {
             columns: Vec::new(),
             pending: Terminal::None,
             scratch: Vec::new(),
+            sink: None,
         }
+    }
+
+    /// Sends complete packets to `stream` whenever the buffer grows past [`STREAM_AT`];
+    /// a failed send (the client is gone, or did not read for net_write_timeout) ends
+    /// the statement with 1317, as a killed query.
+    pub fn streaming_to(
+        mut self,
+        stream: &'a std::net::TcpStream,
+        timer: &'a mut crate::timer::SocketTimer,
+        net_write: std::time::Duration,
+    ) -> Writer<'a> {
+        self.sink = Some((stream, timer, net_write));
+        self
     }
 
     /// The held-back terminal of the last result.
@@ -339,6 +365,14 @@ impl QueryOutput for Writer<'_> {
             self.binary_row(row);
         } else {
             self.text_row(row);
+        }
+        if let Some((stream, timer, net_write)) = &mut self.sink {
+            if self.w.buf.len() >= STREAM_AT {
+                let mut out = crate::timer::DeadlineWrite::new(stream, timer, *net_write);
+                self.w
+                    .send(&mut out)
+                    .map_err(|_| strata_types::Error::Interrupted)?;
+            }
         }
         Ok(())
     }

@@ -10,13 +10,16 @@
 //! - the wait for the next command may last `wait_timeout` (the caller then sends
 //!   error 4031 and closes);
 //! - once a packet has begun, each read may wait `net_read_timeout`;
-//! - each write may wait `net_write_timeout`.
+//! - each piece of a response (all of a small one; [`crate::resultset::STREAM_AT`]
+//!   bytes of a large result) must be taken within `net_write_timeout` — a deadline,
+//!   since a client reading a few bytes at a time would renew a per-call timeout
+//!   forever ([`DeadlineWrite`]).
 //!
 //! The socket's SO_RCVTIMEO/SO_SNDTIMEO carry the limit; [`SocketTimer`] remembers what
 //! is set so the usual case (the same limit as for the last command) costs no system
 //! call.
 
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -152,6 +155,48 @@ impl Read for TimedRead<'_> {
     }
 }
 
+/// A writer over a connection's socket that must finish by a deadline. The first
+/// write runs under the socket's usual timeout (the whole limit, set once, so a small
+/// response costs no extra system call); only a partial write sets what is left.
+pub struct DeadlineWrite<'a> {
+    stream: &'a TcpStream,
+    timer: &'a mut SocketTimer,
+    deadline: Instant,
+    first: bool,
+}
+
+impl<'a> DeadlineWrite<'a> {
+    pub fn new(stream: &'a TcpStream, timer: &'a mut SocketTimer, limit: Duration) -> Self {
+        timer.set_write(stream, limit);
+        DeadlineWrite {
+            stream,
+            timer,
+            deadline: Instant::now() + limit,
+            first: true,
+        }
+    }
+}
+
+impl Write for DeadlineWrite<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if !self.first {
+            let left = self
+                .deadline
+                .checked_duration_since(Instant::now())
+                .filter(|d| !d.is_zero())
+                .ok_or(io::ErrorKind::TimedOut)?;
+            self.timer.set_write(self.stream, left);
+        }
+        self.first = false;
+        let mut stream = self.stream;
+        stream.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +231,20 @@ mod tests {
         let mut r = TimedRead::new(&server, &mut timer, Wait::Handshake(past));
         assert!(r.read(&mut b).is_err());
         assert_eq!(r.expired, Some(Expired::Stalled));
+    }
+
+    #[test]
+    fn a_client_that_does_not_read_fails_the_write_by_the_deadline() {
+        let (_client, server) = pair();
+        let mut timer = SocketTimer::default();
+        let big = vec![7u8; 64 << 20];
+        let start = Instant::now();
+        let mut w = DeadlineWrite::new(&server, &mut timer, Duration::from_millis(300));
+        assert!(
+            w.write_all(&big).is_err(),
+            "64 MiB cannot all be taken by a reader that reads nothing"
+        );
+        assert!(start.elapsed() < Duration::from_secs(20));
     }
 
     #[test]
