@@ -3,8 +3,7 @@
 //!
 //! The catalog (`catalog.json`) is the only list of databases and tables; without it
 //! the catalog opens empty. So before anything is opened ([`before_open`]): a data
-//! directory that holds database directories or table files but no `catalog.json` is
-//! refused, with what to do. A catalog that names a table whose files are missing or
+//! directory that holds table files but no `catalog.json` is refused, with what to do. A catalog that names a table whose files are missing or
 //! damaged already fails to open (the engine's error names the table); [`open_hint`]
 //! adds what to do. Table files no catalog entry owns (a crash between creating a
 //! table's files and recording it, or files copied in) do not stop the server — a
@@ -17,8 +16,10 @@ use strata_sql::Catalog;
 
 const CATALOG: &str = "catalog.json";
 
-/// Files under the database directories of `datadir` (one level deep), and the
-/// database directories themselves when empty.
+/// Files under the database directories of `datadir` (one level deep). An empty
+/// database directory is not counted: a crash between CREATE DATABASE making it and
+/// writing the first catalog leaves one, and refusing to start over it would make a
+/// crash need a human; nothing in it is lost.
 fn table_files(datadir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(datadir) else {
@@ -29,12 +30,8 @@ fn table_files(datadir: &Path) -> Vec<PathBuf> {
         if !path.is_dir() {
             continue;
         }
-        let before = out.len();
         if let Ok(files) = std::fs::read_dir(&path) {
             out.extend(files.flatten().map(|f| f.path()));
-        }
-        if out.len() == before {
-            out.push(path);
         }
     }
     out.sort();
@@ -53,7 +50,7 @@ fn shown(datadir: &Path, paths: &[PathBuf]) -> String {
     names.join(", ")
 }
 
-/// Refuses a data directory with databases or tables but no catalog.
+/// Refuses a data directory with table files but no catalog.
 pub fn before_open(datadir: &Path) -> Result<(), String> {
     if datadir.join(CATALOG).exists() {
         return Ok(());
@@ -72,7 +69,7 @@ pub fn before_open(datadir: &Path) -> Result<(), String> {
         String::new()
     };
     Err(format!(
-        "data directory {} has databases or table files ({}) but no {CATALOG}, the list of \
+        "data directory {} has table files ({}) but no {CATALOG}, the list of \
          its databases and tables; started without it, the server would show none of them. \
          Restore {CATALOG} from a backup{tmp_note}, or move the database directories out \
          of the data directory to start empty.",
@@ -131,6 +128,10 @@ mod tests {
         std::fs::write(d.join("ib_logfile0"), b"").unwrap();
         assert!(before_open(d).is_ok(), "engine files alone: no table yet");
         std::fs::create_dir(d.join("shop")).unwrap();
+        assert!(
+            before_open(d).is_ok(),
+            "an empty database directory (a crash in CREATE DATABASE)"
+        );
         std::fs::write(d.join("shop").join("orders.ibd"), b"x").unwrap();
         let e = before_open(d).unwrap_err();
         assert!(
