@@ -2,7 +2,8 @@
 //! 10): handshakes that never finish are closed after connect_timeout, idle sessions
 //! after wait_timeout (error 4031 first), max_connections is answered with 1040 and
 //! keeps one connection for root, max_user_connections with 1203, long data past
-//! max_allowed_packet is refused (1105) instead of kept, a connection that sent a
+//! max_allowed_packet is refused (1105) instead of kept, a client stalled mid-packet is
+//! dropped after net_read_timeout (1159), a connection that sent a
 //! large packet gives the memory back, and floods of connections leave the server
 //! answering with bounded threads and memory.
 //!
@@ -551,6 +552,32 @@ fn a_large_result_is_streamed_and_a_client_not_reading_it_is_dropped() {
         "the whole result was sent: {drained} bytes"
     );
     // The server goes on.
+    let mut c = common::connect(port, None);
+    let one: Option<i64> = c.query_first("SELECT 1").unwrap();
+    assert_eq!(one, Some(1));
+}
+
+#[test]
+fn a_client_stalled_mid_packet_is_dropped_after_net_read_timeout() {
+    let server = common::TestServer::start(&["--net-read-timeout", "1"]);
+    let port = server.port;
+    if server.flavor == common::Flavor::MariaDb {
+        return;
+    }
+    let (mut r, answer) = Raw::login(port, "root", 0);
+    assert!(is_ok(&answer));
+    // A header announcing a 100-byte COM_QUERY, 10 bytes of it, then nothing.
+    r.s.write_all(&[100, 0, 0, 0]).unwrap();
+    r.s.write_all(b"\x03SELECT 1 ").unwrap();
+    let (packets, after) = r
+        .wait_closed(Duration::from_secs(10))
+        .expect("a stalled packet ends the connection after net_read_timeout");
+    assert!(after < Duration::from_secs(5), "closed after {after:?}");
+    let (code, state, msg) = err_of(packets.first().expect("an error first")).expect("ERR");
+    assert_eq!(
+        (code, state.as_str(), msg.as_str()),
+        (1159, "08S01", "Got timeout reading communication packets")
+    );
     let mut c = common::connect(port, None);
     let one: Option<i64> = c.query_first("SELECT 1").unwrap();
     assert_eq!(one, Some(1));
