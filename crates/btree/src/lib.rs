@@ -46,6 +46,7 @@ use strata_storage::sync::{
     AtomicBool, Latch, LatchMutex, Mutex, Ordering, RwLock, SpinPolicy, DEFAULT_SPIN_WAIT_DELAY,
     DEFAULT_SYNC_SPIN_LOOPS, MAX_SPIN_WAIT_DELAY,
 };
+use strata_types::log_error;
 use table::{BtreeTable, Layout};
 use trx::{PurgeBatch, ReadView, TrxSys, UndoItem};
 
@@ -251,15 +252,41 @@ fn open_space_file(path: &Path, direct: bool) -> Result<Arc<dyn FileIo>> {
     Ok(Arc::new(f.map_err(|e| Error::io(path.display(), e))?))
 }
 
-/// Checkpoints: when the log passes half its capacity, and every ten seconds.
+/// How long a background thread waits after a failed round before it tries again, so
+/// a persistent failure (a full disk) is retried and logged without spinning.
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
+
+/// Runs one round of a background thread's work. A panic in it (a bug) is logged and
+/// the thread goes on after a pause instead of ending: without the checkpointer the
+/// log fills and every writer stops; without purge old versions pile up.
+fn survive(what: &str, round: impl FnOnce() -> bool) -> bool {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(round)) {
+        Ok(ok) => ok,
+        Err(_) => {
+            log_error!("btree: {what} panicked; retrying in {RETRY_PAUSE:?}");
+            std::thread::sleep(RETRY_PAUSE);
+            false
+        }
+    }
+}
+
+/// Checkpoints: when the log passes half its capacity, and every ten seconds. A failed
+/// checkpoint is logged and retried after a pause.
 fn master_loop(inner: &Arc<Inner>) {
     let mut ticks = 0u64;
     while !inner.stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(20));
         ticks += 1;
         if inner.st.log.wants_checkpoint() || ticks.is_multiple_of(500) {
-            if let Err(e) = inner.checkpoint() {
-                eprintln!("btree: checkpoint failed: {e}");
+            let ok = survive("checkpoint", || match inner.checkpoint() {
+                Ok(()) => true,
+                Err(e) => {
+                    log_error!("btree: checkpoint failed: {e}; retrying in {RETRY_PAUSE:?}");
+                    false
+                }
+            });
+            if !ok {
+                std::thread::sleep(RETRY_PAUSE);
             }
         }
     }
@@ -272,13 +299,24 @@ fn purge_loop(inner: &Arc<Inner>) {
         if inner.stop.load(Ordering::SeqCst) {
             return;
         }
-        if let Err(e) = inner.sweep(s.id) {
-            eprintln!("btree: sweep of {} failed: {e}", s.name());
-        }
+        survive("the startup sweep", || match inner.sweep(s.id) {
+            Ok(_) => true,
+            Err(e) => {
+                log_error!("btree: sweep of {} failed: {e}", s.name());
+                false
+            }
+        });
     }
     inner.swept.store(true, Ordering::SeqCst);
     while !inner.stop.load(Ordering::SeqCst) {
-        if inner.purge(2000) == 0 {
+        let mut done = 0;
+        if !survive("purge", || {
+            done = inner.purge(2000);
+            true
+        }) {
+            continue;
+        }
+        if done == 0 {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -405,7 +443,7 @@ impl Inner {
                     Ok(true) => {}
                     Ok(false) => left.push(item),
                     Err(e) => {
-                        eprintln!("btree: purge of {} failed: {e}", item.space);
+                        log_error!("btree: purge of space {} failed: {e}", item.space);
                         self.trx.versions.remove(item.roll_ptr);
                     }
                 }
@@ -827,7 +865,7 @@ impl BtreeTrx {
             let next = self.inner.trx.peek_next_id();
             if next >= self.inner.spaces.trx_id_reserved() {
                 if let Err(e) = self.inner.spaces.reserve_trx_ids(next) {
-                    eprintln!("btree: cannot persist the transaction id ceiling: {e}");
+                    log_error!("btree: cannot persist the transaction id ceiling: {e}");
                 }
             }
         }
@@ -1007,18 +1045,41 @@ impl Engine for BtreeEngine {
         if let Some(dir) = file.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
         }
-        {
-            let f = StdFile::open(&file, true).map_err(|e| Error::io(file.display(), e))?;
-            f.set_len(0).map_err(|e| Error::io(file.display(), e))?;
+        // An existing file (of a table the catalog does not know: a crash between
+        // creating it and recording the table, or a file copied in) is never
+        // overwritten: 1050, as for an orphaned MyISAM file in MariaDB.
+        if let Err(e) = StdFile::create_new(&file) {
+            return Err(if e.kind() == std::io::ErrorKind::AlreadyExists {
+                Error::TableExists(def.name.clone())
+            } else {
+                Error::io(file.display(), e)
+            });
         }
-        let space = inner.spaces.add(&file, def)?;
-        let io = open_space_file(&file, inner.cfg.read().direct_io)?;
+        let space = match inner.spaces.add(&file, def) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = std::fs::remove_file(&file);
+                return Err(e);
+            }
+        };
+        let io = match open_space_file(&file, inner.cfg.read().direct_io) {
+            Ok(io) => io,
+            Err(e) => {
+                let _ = self.drop_table(def, path);
+                return Err(e);
+            }
+        };
         let name = format!("{}.{}", def.db, def.name);
         inner.st.pool.add_space(space, io, name.clone());
         let n = Layout::n_trees(def) as u16;
         let mut mtr = Mtr::new(&inner.st);
-        tree::format_space(&mut mtr, space, n, inner.st.pool.page_size())
-            .map_err(|e| io_err(&name, e))?;
+        if let Err(e) = tree::format_space(&mut mtr, space, n, inner.st.pool.page_size()) {
+            // Nothing was committed: the half-made space goes, so a retry can create
+            // the table (its file would otherwise make it 1050).
+            drop(mtr);
+            let _ = self.drop_table(def, path);
+            return Err(io_err(&name, e));
+        }
         let lsn = mtr.commit();
         inner
             .st

@@ -244,7 +244,7 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
     drop(q);
     inner.checkpoint()?;
     if report.records > 0 {
-        println!(
+        strata_types::log_note!(
             "btree: recovery replayed {} redo records ({} page changes) and rolled back {} transaction(s)",
             report.records, report.pages_applied, report.rolled_back
         );

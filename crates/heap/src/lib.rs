@@ -146,16 +146,38 @@ impl Engine for HeapEngine {
         if let Some(dir) = dp.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
-        let data = StdFile::open(&dp, true).map_err(io)?;
-        data.set_len(0).map_err(io)?;
-        data.set_len(DATA_HEADER_SIZE).map_err(io)?;
-        let header = DataHeader::new(def);
-        header.write(&data).map_err(io)?;
-        data.sync_data().map_err(io)?;
-        let index = StdFile::open(&ip, true).map_err(io)?;
-        index.set_len(0).map_err(io)?;
-        write_empty_index(&index, def.indexes.len()).map_err(io)?;
-        index.sync_data().map_err(io)?;
+        // Existing files (left by a table the catalog does not know, e.g. after a crash
+        // between creating them and recording the table) are never overwritten: 1050,
+        // as MariaDB answers for an orphaned MyISAM file.
+        let exists = |e: std::io::Error| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                Error::TableExists(def.name.clone())
+            } else {
+                io(e)
+            }
+        };
+        let data = StdFile::create_new(&dp).map_err(exists)?;
+        let index = match StdFile::create_new(&ip) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = std::fs::remove_file(&dp);
+                return Err(exists(e));
+            }
+        };
+        let written = (|| {
+            data.set_len(DATA_HEADER_SIZE)?;
+            DataHeader::new(def).write(&data)?;
+            data.sync_data()?;
+            write_empty_index(&index, def.indexes.len())?;
+            index.sync_data()
+        })();
+        if let Err(e) = written {
+            // Files this statement created and could not finish go, so a retry can
+            // create them.
+            let _ = std::fs::remove_file(&dp);
+            let _ = std::fs::remove_file(&ip);
+            return Err(io(e));
+        }
         Ok(())
     }
 

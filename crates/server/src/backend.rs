@@ -4,9 +4,10 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 use strata_session::{ResultSink, Server, Session};
 use strata_types::{ColumnMeta, EndInfo, OkInfo, QueryOutput, Result, Value};
-use strata_wire::{Backend, Handler, PreparedInfo, ResultStream};
+use strata_wire::{Backend, Handler, PreparedInfo, ResultStream, Timeouts};
 
 pub struct StrataBackend {
     pub server: Arc<Server>,
@@ -20,10 +21,18 @@ impl Backend for StrataBackend {
         self.users.get(user).cloned()
     }
 
-    fn open_session(&self, connection_id: u32, user: &str, db: Option<&str>) -> Result<Connection> {
-        Ok(Connection {
-            session: Session::new(self.server.clone(), connection_id, user, db)?,
-        })
+    fn open_session(
+        &self,
+        connection_id: u32,
+        user: &str,
+        db: Option<&str>,
+        interactive: bool,
+    ) -> Result<Connection> {
+        let mut session = Session::new(self.server.clone(), connection_id, user, db)?;
+        if interactive {
+            session.set_interactive();
+        }
+        Ok(Connection { session })
     }
 
     fn max_allowed_packet(&self) -> usize {
@@ -35,7 +44,27 @@ impl Backend for StrataBackend {
     }
 
     fn max_connections(&self) -> usize {
-        self.server.config.max_connections as usize
+        self.global_int("max_connections", 1024)
+    }
+
+    fn max_user_connections(&self) -> usize {
+        self.global_int("max_user_connections", 0)
+    }
+
+    fn connect_timeout(&self) -> Duration {
+        Duration::from_secs(self.global_int("connect_timeout", 10) as u64)
+    }
+}
+
+impl StrataBackend {
+    /// A global variable the wire layer reads for each new connection (SET GLOBAL
+    /// applies to the next one).
+    fn global_int(&self, name: &str, default: usize) -> usize {
+        self.server
+            .globals
+            .get(name)
+            .to_i64()
+            .map_or(default, |v| v.max(0) as usize)
     }
 }
 
@@ -117,6 +146,15 @@ impl Handler for Connection {
 
     fn current_db(&self) -> Option<String> {
         self.session.current_db()
+    }
+
+    fn timeouts(&self) -> Timeouts {
+        let t = self.session.net_timeouts();
+        Timeouts {
+            wait: t.wait,
+            net_read: t.read,
+            net_write: t.write,
+        }
     }
 
     fn close(&mut self) {

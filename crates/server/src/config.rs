@@ -22,7 +22,9 @@ pub struct ServerArgs {
     pub datadir: Option<PathBuf>,
     /// TOML file with any of these options, named like the MySQL variables
     /// (port, bind_address, datadir, default_storage_engine, key_buffer_size,
-    /// key_cache_segments, myisam_use_mmap, myisam_mmap_size, max_connections, max_allowed_packet, sql_mode, tmpdir, sort_buffer_size, and the
+    /// key_cache_segments, myisam_use_mmap, myisam_mmap_size, max_connections,
+    /// max_user_connections, connect_timeout, wait_timeout, interactive_timeout,
+    /// net_read_timeout, net_write_timeout, max_allowed_packet, sql_mode, tmpdir, sort_buffer_size, and the
     /// innodb_* options below) and a [users] table of name = "password".
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -53,9 +55,35 @@ pub struct ServerArgs {
     /// e.g. 1G [default: unlimited, as MySQL on 64-bit]. Also SET GLOBAL.
     #[arg(long = "myisam-mmap-size", alias = "myisam_mmap_size", value_parser = parse_size)]
     pub myisam_mmap_size: Option<u64>,
-    /// Most client connections at once [default: 1024].
+    /// Most client connections at once; one more is kept for root, so an administrator
+    /// can always log in. Past it clients get error 1040 [default: 1024]. Also SET GLOBAL.
     #[arg(long = "max-connections", alias = "max_connections")]
     pub max_connections: Option<u64>,
+    /// Most connections one user may hold at once, 0 for no limit; past it, error 1203
+    /// [default: 0]. Also SET GLOBAL.
+    #[arg(long = "max-user-connections", alias = "max_user_connections")]
+    pub max_user_connections: Option<u64>,
+    /// Seconds a new connection has to finish the handshake before it is closed, so
+    /// clients that connect and never log in cannot hold the connection slots
+    /// [default: 10]. Also SET GLOBAL.
+    #[arg(long = "connect-timeout", alias = "connect_timeout")]
+    pub connect_timeout: Option<u64>,
+    /// Seconds a session may stay idle (no command) before the server sends error 4031
+    /// and closes it [default: 28800]. Also SET GLOBAL (new connections) and SET SESSION.
+    #[arg(long = "wait-timeout", alias = "wait_timeout")]
+    pub wait_timeout: Option<u64>,
+    /// wait_timeout for clients that connect as interactive (the mysql/mariadb command
+    /// line client) [default: 28800]. Also SET GLOBAL.
+    #[arg(long = "interactive-timeout", alias = "interactive_timeout")]
+    pub interactive_timeout: Option<u64>,
+    /// Seconds the server waits for the rest of a packet a client has begun to send
+    /// [default: 30]. Also SET GLOBAL and SET SESSION.
+    #[arg(long = "net-read-timeout", alias = "net_read_timeout")]
+    pub net_read_timeout: Option<u64>,
+    /// Seconds the server waits for a client to take a result it is sending
+    /// [default: 60]. Also SET GLOBAL and SET SESSION.
+    #[arg(long = "net-write-timeout", alias = "net_write_timeout")]
+    pub net_write_timeout: Option<u64>,
     /// Largest packet (and so statement or row) accepted, e.g. 64M [default: 64M].
     #[arg(long = "max-allowed-packet", alias = "max_allowed_packet", value_parser = parse_size)]
     pub max_allowed_packet: Option<u64>,
@@ -127,6 +155,12 @@ struct FileConfig {
     myisam_use_mmap: Option<toml::Value>,
     myisam_mmap_size: Option<toml::Value>,
     max_connections: Option<u64>,
+    max_user_connections: Option<u64>,
+    connect_timeout: Option<u64>,
+    wait_timeout: Option<u64>,
+    interactive_timeout: Option<u64>,
+    net_read_timeout: Option<u64>,
+    net_write_timeout: Option<u64>,
     max_allowed_packet: Option<toml::Value>,
     sql_mode: Option<String>,
     tmpdir: Option<PathBuf>,
@@ -154,6 +188,8 @@ pub struct Settings {
     pub myisam_use_mmap: bool,
     pub myisam_mmap_size: u64,
     pub max_connections: u64,
+    /// Connection limits and timeouts, applied as SET GLOBAL would: (variable, value).
+    pub connection_vars: Vec<(&'static str, u64)>,
     pub max_allowed_packet: u64,
     pub sql_mode: String,
     pub tmpdir: PathBuf,
@@ -281,6 +317,41 @@ impl Settings {
                 .max_connections
                 .or(file.max_connections)
                 .unwrap_or(1024),
+            connection_vars: [
+                (
+                    "connect_timeout",
+                    args.connect_timeout.or(file.connect_timeout),
+                    10,
+                ),
+                (
+                    "interactive_timeout",
+                    args.interactive_timeout.or(file.interactive_timeout),
+                    28800,
+                ),
+                (
+                    "max_user_connections",
+                    args.max_user_connections.or(file.max_user_connections),
+                    0,
+                ),
+                (
+                    "net_read_timeout",
+                    args.net_read_timeout.or(file.net_read_timeout),
+                    30,
+                ),
+                (
+                    "net_write_timeout",
+                    args.net_write_timeout.or(file.net_write_timeout),
+                    60,
+                ),
+                (
+                    "wait_timeout",
+                    args.wait_timeout.or(file.wait_timeout),
+                    28800,
+                ),
+            ]
+            .into_iter()
+            .map(|(name, v, default)| (name, v.unwrap_or(default)))
+            .collect(),
             max_allowed_packet: match (args.max_allowed_packet, &file.max_allowed_packet) {
                 (Some(v), _) => v,
                 (None, Some(v)) => toml_size(v, "max_allowed_packet")?,

@@ -7,9 +7,15 @@
 //! the server listens and what it will use, then accept connections (wire crate), one
 //! thread each. SIGTERM or SIGINT takes every table's write lock (so no statement is
 //! half-way), flushes every engine's caches to the files, and exits.
+//!
+//! Everything the server reports goes through `strata_types::log` (stderr, never a
+//! panic), so a closed stdout or stderr cannot stop the signal thread's shutdown.
+//! Before anything is opened, `datadir_check` refuses a data directory whose catalog is
+//! missing while tables are there.
 
 mod backend;
 mod config;
+mod datadir_check;
 
 use clap::{Parser, Subcommand};
 use std::net::TcpListener;
@@ -17,6 +23,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use strata_bench::inprocess::{open_server, ServerSettings};
 use strata_engine::LockMode;
+use strata_types::{log_error, log_note};
 
 #[derive(Parser)]
 #[command(
@@ -48,7 +55,7 @@ fn main() {
         Ok(0) => {}
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("strata: {e}");
+            log_error!("strata: {e}");
             std::process::exit(1);
         }
     }
@@ -66,6 +73,7 @@ fn human(bytes: u64) -> String {
 
 fn run_server(args: config::ServerArgs) -> Result<(), String> {
     let s = config::Settings::resolve(&args)?;
+    datadir_check::before_open(&s.datadir)?;
     let server = open_server(&ServerSettings {
         datadir: s.datadir.clone(),
         port: s.port,
@@ -82,8 +90,25 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         innodb_flush_log_at_trx_commit: s.innodb_flush_log_at_trx_commit,
         innodb_direct_io: s.innodb_direct_io,
         innodb_adaptive_hash_index: s.innodb_adaptive_hash_index,
+    })
+    .map_err(|e| {
+        // The catalog's step of open_server names its error "opening <datadir>: …".
+        if e.starts_with("opening ") {
+            datadir_check::open_hint(e)
+        } else {
+            e
+        }
     })?;
     let catalog = server.catalog.clone();
+    datadir_check::after_open(&catalog);
+    // Connection limits and timeouts, checked and applied as their SET GLOBAL would be.
+    for (name, value) in &s.connection_vars {
+        let def = strata_session::vars::lookup(name)
+            .ok_or_else(|| format!("--{}: unknown variable", name.replace('_', "-")))?;
+        let v = strata_session::vars::normalize(def, &strata_types::Value::UInt(*value))
+            .map_err(|e| format!("--{}: {e}", name.replace('_', "-")))?;
+        server.globals.set(def.name, v);
+    }
     // The heap engine's own options, applied as their SET GLOBAL would be (the engine
     // checks them; the key cache is still empty, so its rebuild costs nothing).
     if let Some(heap) = catalog.engines().iter().find(|e| e.name() == "heap") {
@@ -117,22 +142,22 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     let default_engine = server.config.default_engine.clone();
     let listener = TcpListener::bind((s.bind_address.as_str(), s.port))
         .map_err(|e| format!("cannot listen on {}:{}: {e}", s.bind_address, s.port))?;
-    println!(
+    log_note!(
         "strata {} listening on {}:{}",
         strata_sql::SERVER_VERSION,
         s.bind_address,
         s.port
     );
-    println!("data directory: {}", server.config.datadir.display());
-    println!(
+    log_note!("data directory: {}", server.config.datadir.display());
+    log_note!(
         "default engine: {} ({})",
         strata_sql::engine_display(&default_engine),
         default_engine
     );
     for e in catalog.engines() {
-        println!("engine {}: {}", e.name(), e.describe());
+        log_note!("engine {}: {}", e.name(), e.describe());
     }
-    println!(
+    log_note!(
         "memory: buffer pool {} + key cache {} (fixed) + per connection: sort buffer {} and packets up to max_allowed_packet {}, at most {} connections",
         human(s.innodb_buffer_pool_size),
         human(s.key_buffer_size),
@@ -140,8 +165,16 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         human(s.max_allowed_packet),
         s.max_connections
     );
-    println!("tmpdir (sort runs): {}", s.tmpdir.display());
-    println!(
+    log_note!(
+        "connections: max_connections {} (+1 for root), max_user_connections {}, \
+         connect_timeout {}s, wait_timeout {}s",
+        server.globals.get("max_connections").to_text(),
+        server.globals.get("max_user_connections").to_text(),
+        server.globals.get("connect_timeout").to_text(),
+        server.globals.get("wait_timeout").to_text()
+    );
+    log_note!("tmpdir (sort runs): {}", s.tmpdir.display());
+    log_note!(
         "users: {}",
         s.users.keys().cloned().collect::<Vec<_>>().join(", ")
     );
@@ -157,7 +190,7 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         let shutdown = shutdown.clone();
         std::thread::spawn(move || {
             if let Some(sig) = signals.forever().next() {
-                println!("signal {sig}: shutting down");
+                log_note!("signal {sig}: shutting down");
                 shutdown.store(true, std::sync::atomic::Ordering::SeqCst);
                 // Wait for running statements: take every table's write lock.
                 let mut held = Vec::new();
@@ -171,11 +204,11 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
                 let code = match catalog.flush() {
                     Ok(()) => 0,
                     Err(e) => {
-                        eprintln!("strata: flush at shutdown failed: {e}");
+                        log_error!("flush at shutdown failed: {e}");
                         1
                     }
                 };
-                println!("shutdown complete");
+                log_note!("shutdown complete");
                 std::process::exit(code);
             }
         });

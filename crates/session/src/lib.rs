@@ -41,6 +41,35 @@ use strata_types::{
 };
 use vars::{Globals, Kind, VarDef};
 
+/// Session variables copied from the globals when a session starts (MySQL copies every
+/// global; these are the ones whose copy matters, because the connection reads them).
+const CONNECT_TIME_VARS: [&str; 4] = [
+    "interactive_timeout",
+    "net_read_timeout",
+    "net_write_timeout",
+    "wait_timeout",
+];
+
+/// How long a connection waits for a client: for its next command (`wait_timeout`), for
+/// the rest of a packet it has begun (`net_read_timeout`), for a result to be taken
+/// (`net_write_timeout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetTimeouts {
+    pub wait: Duration,
+    pub read: Duration,
+    pub write: Duration,
+}
+
+impl Default for NetTimeouts {
+    fn default() -> Self {
+        NetTimeouts {
+            wait: Duration::from_secs(28800),
+            read: Duration::from_secs(30),
+            write: Duration::from_secs(60),
+        }
+    }
+}
+
 /// Startup settings the server was given (command line or config file).
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
@@ -111,6 +140,7 @@ impl Server {
             ("collation_connection", s("utf8mb4_general_ci")),
             ("collation_database", s("utf8mb4_general_ci")),
             ("collation_server", s("utf8mb4_general_ci")),
+            ("connect_timeout", i(10)),
             ("cte_max_recursion_depth", i(1000)),
             ("datadir", s(&config.datadir.display().to_string())),
             ("default_storage_engine", s(engine_display)),
@@ -128,6 +158,7 @@ impl Server {
             ("lower_case_table_names", i(0)),
             ("max_allowed_packet", i(config.max_allowed_packet as i64)),
             ("max_connections", i(config.max_connections as i64)),
+            ("max_user_connections", i(0)),
             ("net_buffer_length", i(16384)),
             ("net_read_timeout", i(30)),
             ("net_write_timeout", i(60)),
@@ -248,6 +279,12 @@ type LockedTables = (HashMap<(String, String), LockMode>, Vec<TableLock>);
 /// Plans kept per session for text-protocol statements, keyed by normalized text.
 const PLAN_CACHE_ENTRIES: usize = 512;
 
+/// Longest normalized statement whose plan is cached. Literals the normalizer keeps
+/// (select-list constants, which name their column) stay in the key and the plan, so
+/// one 50 MiB statement would otherwise stay in memory for the life of the session,
+/// and 512 of them are 512 × max_allowed_packet; such statements do not repeat anyway.
+const PLAN_CACHE_MAX_KEY: usize = 64 << 10;
+
 pub struct Session {
     server: Arc<Server>,
     connection_id: u32,
@@ -298,6 +335,8 @@ pub struct Session {
     /// transaction_read_only.
     read_only: bool,
     lock_wait_timeout: Duration,
+    /// wait_timeout, net_read_timeout, net_write_timeout, for the wire layer.
+    net_timeouts: NetTimeouts,
     /// Off only in tests that compare the cached path with the general one.
     plan_cache_enabled: bool,
 }
@@ -422,8 +461,14 @@ impl Session {
             isolation: Isolation::RepeatableRead,
             read_only: false,
             lock_wait_timeout: Duration::from_secs(50),
+            net_timeouts: NetTimeouts::default(),
             plan_cache_enabled: true,
         };
+        // A session keeps the timeouts in force when it connected: SET GLOBAL changes
+        // them for new connections only, as in MySQL.
+        for name in CONNECT_TIME_VARS {
+            s.vars.insert(name, s.server.globals.get(name));
+        }
         s.refresh_derived()?;
         if let Some(db) = db.filter(|d| !d.is_empty()) {
             s.use_database(db)?;
@@ -500,7 +545,29 @@ impl Session {
             .to_i64()
             .unwrap_or(50);
         self.lock_wait_timeout = Duration::from_secs(secs.max(1) as u64);
+        let secs = |name: &str, default: i64| -> Result<Duration> {
+            let v = self.get_variable(name, false)?.to_i64().unwrap_or(default);
+            Ok(Duration::from_secs(v.max(1) as u64))
+        };
+        self.net_timeouts = NetTimeouts {
+            wait: secs("wait_timeout", 28800)?,
+            read: secs("net_read_timeout", 30)?,
+            write: secs("net_write_timeout", 60)?,
+        };
         Ok(())
+    }
+
+    /// A client that announced CLIENT_INTERACTIVE: its wait_timeout starts as the global
+    /// interactive_timeout, as MySQL does at connect.
+    pub fn set_interactive(&mut self) {
+        let v = self.server.globals.get("interactive_timeout");
+        self.vars.insert("wait_timeout", v);
+        let _ = self.refresh_derived();
+    }
+
+    /// The idle and network timeouts the connection applies now.
+    pub fn net_timeouts(&self) -> NetTimeouts {
+        self.net_timeouts
     }
 
     /// A new transaction with the session's isolation level and access mode (or the
@@ -984,7 +1051,10 @@ impl Session {
         // 1. The plan cache, for statements that differ only in literals.
         // A statement reading `@name` is typed by the variables' values: not cached. (The
         // normalized text has no literals left, so an `@` in a string does not count.)
-        let cacheable = |key: &String| self.plan_cache_enabled && !reads_user_variables(key);
+        // Nor is a huge one: its key would hold its literals' bytes for the session's life.
+        let cacheable = |key: &String| {
+            self.plan_cache_enabled && key.len() <= PLAN_CACHE_MAX_KEY && !reads_user_variables(key)
+        };
         if let Some((key, values)) = text::normalize(sql).filter(|(key, _)| cacheable(key)) {
             let cached = self.plan_cache.get(&key).cloned();
             let prepared = match cached {

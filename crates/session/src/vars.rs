@@ -135,6 +135,16 @@ pub static VARIABLES: &[VarDef] = &[
     v!("collation_connection", Both, Kind::Enum(COLLATIONS), true),
     v!("collation_database", Both, Kind::Enum(COLLATIONS), true),
     v!("collation_server", Both, Kind::Enum(COLLATIONS), true),
+    // Seconds a new connection has to complete the handshake (the wire layer's timer).
+    v!(
+        "connect_timeout",
+        Global,
+        Kind::Int {
+            min: 2,
+            max: 31_536_000
+        },
+        true
+    ),
     v!(
         "cte_max_recursion_depth",
         Both,
@@ -210,6 +220,7 @@ pub static VARIABLES: &[VarDef] = &[
         },
         true
     ),
+    // Checked by the wire layer for each new connection; one more is kept for root.
     v!(
         "max_connections",
         Global,
@@ -217,8 +228,10 @@ pub static VARIABLES: &[VarDef] = &[
             min: 1,
             max: 100_000
         },
-        false
+        true
     ),
+    // 0: no limit per user.
+    v!("max_user_connections", Global, U32, true),
     v!(
         "net_buffer_length",
         Both,

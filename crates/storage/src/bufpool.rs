@@ -931,7 +931,14 @@ impl BufferPool {
                     break;
                 }
                 let Some(inner) = weak.upgrade() else { break };
-                inner.clean_pass();
+                // A failed write leaves its pages dirty for the next pass (checkpoints
+                // report the error); a panic (a bug) must not end the cleaner for good,
+                // or the pool would fill with dirty pages.
+                let pass = std::panic::AssertUnwindSafe(|| inner.clean_pass());
+                if std::panic::catch_unwind(pass).is_err() {
+                    strata_types::log_error!("page cleaner: a pass panicked; retrying in 1s");
+                    std::thread::sleep(Duration::from_secs(1));
+                }
             })
             .ok();
         PageCleaner {

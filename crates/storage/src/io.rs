@@ -63,6 +63,17 @@ impl StdFile {
         Ok(StdFile(f))
     }
 
+    /// Creates a file that must not exist yet (AlreadyExists otherwise): a new table's
+    /// files never overwrite existing ones, even files no table owns any more.
+    pub fn create_new(path: &std::path::Path) -> io::Result<StdFile> {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)?;
+        Ok(StdFile(f))
+    }
+
     /// Opens with O_DIRECT, bypassing the OS page cache (the buffer pool is the cache).
     /// Buffers, offsets and lengths must then be aligned to the device's logical block
     /// size (4096 covers every common one); the buffer pool's pages are. Filesystems

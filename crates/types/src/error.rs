@@ -145,6 +145,16 @@ pub enum Error {
     PacketTooLarge,
     /// 1040
     TooManyConnections,
+    /// 1203: the user already has `max_user_connections` connections.
+    TooManyUserConnections(String),
+    /// 4031: the session was idle longer than `wait_timeout` (sent before closing, as
+    /// MySQL 8.0.24+ does).
+    IdleTimeout,
+    /// 1159: a client stopped sending in the middle of a packet for `net_read_timeout`.
+    NetReadTimeout,
+    /// 1105 (MySQL's ER_UNKNOWN_ERROR, with its own text): a parameter sent with
+    /// COM_STMT_SEND_LONG_DATA grew past `max_allowed_packet`.
+    LongDataTooLong,
     /// 1205
     LockWaitTimeout,
     /// 1213
@@ -291,6 +301,10 @@ impl Error {
             ColumnTooLong { .. } => 1074,
             PacketTooLarge => 1153,
             TooManyConnections => 1040,
+            TooManyUserConnections(_) => 1203,
+            IdleTimeout => 4031,
+            NetReadTimeout => 1159,
+            LongDataTooLong => 1105,
             LockWaitTimeout => 1205,
             Deadlock => 1213,
             Interrupted => 1317,
@@ -336,9 +350,8 @@ impl Error {
     pub fn sqlstate(&self) -> &'static str {
         match self.code() {
             1066 | 1248 | 1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091 | 1061
-            | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1286 | 1305 | 1582 | 1273 | 1118 | 1071 => {
-                "42000"
-            }
+            | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1286 | 1305 | 1582 | 1273 | 1118 | 1071
+            | 1203 => "42000",
             1146 | 1051 => "42S02",
             1050 => "42S01",
             1054 => "42S22",
@@ -352,7 +365,7 @@ impl Error {
             1406 => "22001",
             1292 => "22007",
             1426 => "42000",
-            1047 | 1153 => "08S01",
+            1047 | 1153 | 1159 => "08S01",
             1040 => "08004",
             1205 | 1213 => "40001",
             1317 => "70100",
@@ -557,6 +570,21 @@ impl fmt::Display for Error {
             ),
             PacketTooLarge => write!(f, "Got a packet bigger than 'max_allowed_packet' bytes"),
             TooManyConnections => write!(f, "Too many connections"),
+            TooManyUserConnections(user) => write!(
+                f,
+                "User {user} already has more than 'max_user_connections' active connections"
+            ),
+            IdleTimeout => write!(
+                f,
+                "The client was disconnected by the server because of inactivity. See \
+                 wait_timeout and interactive_timeout for configuring this behavior."
+            ),
+            NetReadTimeout => write!(f, "Got timeout reading communication packets"),
+            LongDataTooLong => write!(
+                f,
+                "Parameter of prepared statement which is set through mysql_send_long_data() \
+                 is longer than 'max_allowed_packet' bytes"
+            ),
             LockWaitTimeout => write!(f, "Lock wait timeout exceeded; try restarting transaction"),
             Deadlock => {
                 write!(
@@ -701,6 +729,31 @@ mod tests {
         assert_eq!((e.code(), e.sqlstate()), (1062, "23000"));
         assert_eq!(Error::Syntax("x".into()).sqlstate(), "42000");
         assert_eq!(Error::UnknownDatabase("x".into()).code(), 1049);
+    }
+
+    #[test]
+    fn connection_limit_errors_carry_mysql_numbers() {
+        assert_eq!(
+            (
+                Error::TooManyConnections.code(),
+                Error::TooManyConnections.sqlstate()
+            ),
+            (1040, "08004")
+        );
+        let e = Error::TooManyUserConnections("app".into());
+        assert_eq!((e.code(), e.sqlstate()), (1203, "42000"));
+        assert_eq!(
+            e.to_string(),
+            "User app already has more than 'max_user_connections' active connections"
+        );
+        let e = Error::IdleTimeout;
+        assert_eq!((e.code(), e.sqlstate()), (4031, "HY000"));
+        assert!(e.to_string().starts_with(
+            "The client was disconnected by the server because of inactivity. See wait_timeout"
+        ));
+        let e = Error::LongDataTooLong;
+        assert_eq!((e.code(), e.sqlstate()), (1105, "HY000"));
+        assert_eq!(e.to_string(), "Parameter of prepared statement which is set through mysql_send_long_data() is longer than 'max_allowed_packet' bytes");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! encoding engines store in their B-trees ([`keycode`]), the collation rules used by
 //! comparisons ([`collation`]), the result-set sink the executor writes into ([`output`]),
 //! and the one error enum whose variants map to MySQL error numbers and SQLSTATEs
-//! ([`Error`]).
+//! ([`Error`]), and the logger every thread reports through ([`log`]).
 //!
 //! This crate depends on nothing else in the workspace; everything else depends on it.
 
@@ -13,6 +13,7 @@ pub mod decimal;
 pub mod error;
 pub mod floatfmt;
 pub mod keycode;
+pub mod log;
 pub mod output;
 pub mod schema;
 pub mod sqltext;

@@ -6,12 +6,23 @@
 //! to `mysql_native_password`. caching_sha2's fast path ends with AuthMoreData `01 03`.
 //! Full caching_sha2 authentication needs TLS or RSA, which Strata does not offer: a
 //! mismatch is access denied.
+//!
+//! Limits (see `timer.rs` and `limits.rs`): the handshake must finish within
+//! `connect_timeout`; an authenticated connection is admitted against `max_connections`
+//! and `max_user_connections`; an idle session is closed after `wait_timeout` with error
+//! 4031; a client stalled mid-packet or not reading its result is dropped after
+//! `net_read_timeout` / `net_write_timeout`. Buffers grown for a large packet, and
+//! COM_STMT_SEND_LONG_DATA beyond `max_allowed_packet`, are given back.
 
-use crate::handler::{Backend, Handler};
+use crate::handler::{Backend, Handler, Timeouts};
+use crate::limits::{Limits, Slot, UserSlot};
 use crate::packet::{Cursor, PacketReader, PacketWriter, ReadError};
 use crate::resultset;
+use crate::timer::{DeadlineWrite, Expired, SocketTimer, TimedRead, Wait};
 use std::collections::HashMap;
 use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::Instant;
 use strata_types::{ColumnMeta, Error, FieldType};
 
 pub const SERVER_VERSION: &str = "8.0.36-Strata";
@@ -30,6 +41,7 @@ pub mod caps {
     pub const PLUGIN_AUTH: u32 = 1 << 19;
     pub const CONNECT_ATTRS: u32 = 1 << 20;
     pub const PLUGIN_AUTH_LENENC_CLIENT_DATA: u32 = 1 << 21;
+    pub const INTERACTIVE: u32 = 1 << 10;
     pub const DEPRECATE_EOF: u32 = 1 << 24;
     pub const SERVER: u32 = LONG_PASSWORD
         | FOUND_ROWS
@@ -133,6 +145,35 @@ struct Stmt {
     /// Parameter types from the last execute that sent them: (type, unsigned).
     types: Vec<(u8, bool)>,
     long_data: HashMap<u16, Vec<u8>>,
+    /// A COM_STMT_SEND_LONG_DATA that failed (a parameter past max_allowed_packet, an
+    /// unknown parameter): MySQL answers the next COM_STMT_EXECUTE with it, and every
+    /// one after, until COM_STMT_RESET. Long data is discarded meanwhile.
+    long_data_error: Option<Error>,
+}
+
+impl Stmt {
+    /// COM_STMT_SEND_LONG_DATA: appends to parameter `param`, at most `max` bytes each.
+    fn add_long_data(&mut self, param: u16, data: &[u8], max: usize) {
+        if self.long_data_error.is_some() {
+            return;
+        }
+        if param >= self.params {
+            self.fail_long_data(Error::WrongArguments("mysql_stmt_send_long_data".into()));
+            return;
+        }
+        let v = self.long_data.entry(param).or_default();
+        if v.len().saturating_add(data.len()) > max {
+            self.fail_long_data(Error::LongDataTooLong);
+            return;
+        }
+        v.extend_from_slice(data);
+    }
+
+    fn fail_long_data(&mut self, e: Error) {
+        self.long_data_error = Some(e);
+        // Nothing sent so far can be used: free it now rather than at the reset.
+        self.long_data = HashMap::new();
+    }
 }
 
 pub struct Conn<'b, B: Backend> {
@@ -146,6 +187,23 @@ pub struct Conn<'b, B: Backend> {
     multi_statements: bool,
     stmts: HashMap<u32, Stmt>,
     user: String,
+    timer: SocketTimer,
+    /// The session's timeouts, read again before each command.
+    timeouts: Timeouts,
+    /// While authenticating: when the handshake must be over (connect_timeout).
+    handshake_deadline: Option<Instant>,
+    /// This connection's place in the connection counts.
+    limits: Option<Arc<Limits>>,
+    _slot: Option<Slot>,
+    user_slot: Option<UserSlot>,
+}
+
+/// Why no command was read.
+enum ReadFail {
+    Closed,
+    TooLarge(u8),
+    Idle,
+    Stalled,
 }
 
 fn random_salt() -> [u8; 20] {
@@ -175,6 +233,16 @@ fn random_salt() -> [u8; 20] {
     s
 }
 
+/// Refuses a connection before the handshake, as MySQL does past max_connections + 1:
+/// one ERR packet and close. Never blocks: the socket is fresh, so the packet fits in
+/// its send buffer, and a client that cannot take it loses only the message.
+pub fn refuse(stream: TcpStream, e: &Error) {
+    let _ = stream.set_nonblocking(true);
+    let mut w = PacketWriter::with_capacity(64);
+    resultset::write_error_pre_handshake(&mut w, e.code(), &e.to_string());
+    let _ = w.flush(&mut &stream);
+}
+
 impl<'b, B: Backend> Conn<'b, B> {
     pub fn new(backend: &'b B, stream: TcpStream, id: u32) -> Conn<'b, B> {
         let _ = stream.set_nodelay(true);
@@ -189,6 +257,42 @@ impl<'b, B: Backend> Conn<'b, B> {
             multi_statements: false,
             stmts: HashMap::new(),
             user: String::new(),
+            timer: SocketTimer::default(),
+            timeouts: Timeouts::default(),
+            handshake_deadline: None,
+            limits: None,
+            _slot: None,
+            user_slot: None,
+        }
+    }
+
+    /// Counts this connection in `limits` for as long as it lives (`slot` is its place
+    /// in the total, taken when it was accepted).
+    pub fn with_limits(mut self, limits: Arc<Limits>, slot: Slot) -> Self {
+        self.limits = Some(limits);
+        self._slot = Some(slot);
+        self
+    }
+
+    /// Reads one packet under the limit of the phase the connection is in.
+    fn read_packet(&mut self, max: usize, command: bool) -> Result<(u8, Vec<u8>), ReadFail> {
+        let wait = match self.handshake_deadline {
+            Some(deadline) => Wait::Handshake(deadline),
+            None if command && self.reader.buffered() == 0 => Wait::Command {
+                idle_until: Instant::now() + self.timeouts.wait,
+                net_read: self.timeouts.net_read,
+            },
+            None => Wait::Packet(self.timeouts.net_read),
+        };
+        let mut r = TimedRead::new(&self.stream, &mut self.timer, wait);
+        match self.reader.read_owned(&mut r, max) {
+            Ok(p) => Ok(p),
+            Err(ReadError::TooLarge(seq)) => Err(ReadFail::TooLarge(seq)),
+            Err(ReadError::Closed) => Err(match r.expired {
+                Some(Expired::Idle) => ReadFail::Idle,
+                Some(Expired::Stalled) => ReadFail::Stalled,
+                None => ReadFail::Closed,
+            }),
         }
     }
 
@@ -196,8 +300,11 @@ impl<'b, B: Backend> Conn<'b, B> {
         self.client_caps & caps::DEPRECATE_EOF != 0
     }
 
+    /// Sends the response built so far; it must be taken within net_write_timeout
+    /// (connect_timeout during the handshake).
     fn flush(&mut self) -> bool {
-        self.w.flush(&mut self.stream).is_ok()
+        let mut out = DeadlineWrite::new(&self.stream, &mut self.timer, self.timeouts.net_write);
+        self.w.flush(&mut out).is_ok()
     }
 
     /// Sends an ERR packet as the only packet of a response.
@@ -209,12 +316,6 @@ impl<'b, B: Backend> Conn<'b, B> {
     fn send_raw_error(&mut self, code: u16, state: &str, msg: &str) -> bool {
         resultset::write_error(&mut self.w, code, state, msg);
         self.flush()
-    }
-
-    /// Refuses a connection over the limit before the handshake (as MySQL does).
-    pub fn refuse(mut self, e: &Error) {
-        self.w.seq = 0;
-        self.send_error(e);
     }
 
     fn greeting(&mut self) {
@@ -266,10 +367,10 @@ impl<'b, B: Backend> Conn<'b, B> {
         let max = self.backend.max_allowed_packet().max(1 << 20);
         let payload = match first_packet {
             Some(p) => p,
-            None => match self.reader.read(&mut self.stream, max) {
+            None => match self.read_packet(max, false) {
                 Ok((seq, p)) => {
                     self.w.seq = seq.wrapping_add(1);
-                    p.to_vec()
+                    p
                 }
                 Err(_) => return None,
             },
@@ -284,7 +385,8 @@ impl<'b, B: Backend> Conn<'b, B> {
             );
             return None;
         }
-        self.client_caps = client_caps & (caps::SERVER | caps::MULTI_STATEMENTS);
+        self.client_caps =
+            client_caps & (caps::SERVER | caps::MULTI_STATEMENTS | caps::INTERACTIVE);
         c.u32()?;
         c.u8()?;
         c.bytes(23)?;
@@ -331,10 +433,10 @@ impl<'b, B: Backend> Conn<'b, B> {
             if !self.flush() {
                 return false;
             }
-            match self.reader.read(&mut self.stream, 1 << 20) {
+            match self.read_packet(1 << 20, false) {
                 Ok((seq, p)) => {
                     self.w.seq = seq.wrapping_add(1);
-                    response = p.to_vec();
+                    response = p;
                 }
                 Err(_) => return false,
             }
@@ -372,9 +474,37 @@ impl<'b, B: Backend> Conn<'b, B> {
         resultset::write_ok(&mut self.w, 0x00, affected, last_id, status, 0, info);
     }
 
+    /// Admits an authenticated user against max_connections (one more for a privileged
+    /// user) and max_user_connections; sends the error when refused.
+    fn admit(&mut self, user: &str) -> bool {
+        let Some(limits) = self.limits.clone() else {
+            return true;
+        };
+        self.user_slot = None;
+        match limits.admit(
+            user,
+            self.backend.is_privileged(user),
+            self.backend.max_connections(),
+            self.backend.max_user_connections(),
+        ) {
+            Ok(slot) => {
+                // Dropping the old slot (COM_CHANGE_USER) releases the old user's count.
+                self.user_slot = Some(slot);
+                true
+            }
+            Err(e) => {
+                self.send_error(&e);
+                false
+            }
+        }
+    }
+
     /// Runs the connection to its end.
     pub fn run(mut self) {
         let _open = stats::Open::new();
+        let connect_timeout = self.backend.connect_timeout();
+        self.handshake_deadline = Some(Instant::now() + connect_timeout);
+        self.timeouts.net_write = connect_timeout;
         self.greeting();
         if !self.flush() {
             return;
@@ -382,14 +512,24 @@ impl<'b, B: Backend> Conn<'b, B> {
         let Some((user, db)) = self.authenticate(None) else {
             return;
         };
-        let mut handler = match self.backend.open_session(self.id, &user, db.as_deref()) {
-            Ok(h) => h,
-            Err(e) => {
-                self.send_error(&e);
-                return;
-            }
-        };
+        if !self.admit(&user) {
+            return;
+        }
+        let interactive = self.client_caps & caps::INTERACTIVE != 0;
+        let mut handler =
+            match self
+                .backend
+                .open_session(self.id, &user, db.as_deref(), interactive)
+            {
+                Ok(h) => h,
+                Err(e) => {
+                    self.send_error(&e);
+                    return;
+                }
+            };
+        self.handshake_deadline = None;
         self.user = user;
+        self.timeouts = handler.timeouts();
         let status = handler.status_flags();
         self.write_ok(0, 0, status, "");
         if self.flush() {
@@ -401,120 +541,143 @@ impl<'b, B: Backend> Conn<'b, B> {
     fn command_loop(&mut self, handler: &mut B::Handler) {
         loop {
             let max = self.backend.max_allowed_packet();
-            let payload = match self.reader.read(&mut self.stream, max) {
+            // SET SESSION wait_timeout (or net_*_timeout) applies from the next wait.
+            self.timeouts = handler.timeouts();
+            let payload = match self.read_packet(max, true) {
                 Ok((seq, p)) => {
                     self.w.seq = seq.wrapping_add(1);
-                    p.to_vec()
+                    p
                 }
-                Err(ReadError::TooLarge(seq)) => {
+                Err(ReadFail::TooLarge(seq)) => {
                     self.w.seq = seq.wrapping_add(1);
                     self.send_error(&Error::PacketTooLarge);
                     return;
                 }
-                Err(ReadError::Closed) => return,
+                Err(ReadFail::Idle) => {
+                    // MySQL 8.0.24+: say why before closing (sequence 0: no command
+                    // was received).
+                    self.w.seq = 0;
+                    self.send_error(&Error::IdleTimeout);
+                    return;
+                }
+                Err(ReadFail::Stalled) => {
+                    self.w.seq = 0;
+                    self.send_error(&Error::NetReadTimeout);
+                    return;
+                }
+                Err(ReadFail::Closed) => return,
             };
-            let Some((&cmd, body)) = payload.split_first() else {
+            let keep_going = self.dispatch(handler, &payload);
+            self.reader.recycle(payload);
+            if !keep_going {
                 return;
-            };
-            let keep_going = match cmd {
-                0x01 => return,
-                0x02 => {
-                    let db = String::from_utf8_lossy(body).into_owned();
-                    match handler.init_db(&db) {
-                        Ok(()) => {
-                            let st = handler.status_flags();
-                            self.write_ok(0, 0, st, "");
-                            self.flush()
-                        }
-                        Err(e) => self.send_error(&e),
-                    }
-                }
-                0x03 => self.com_query(handler, body),
-                0x04 => self.com_field_list(handler, body),
-                0x09 => {
-                    self.w.begin();
-                    self.w.buf.extend_from_slice(stats::line().as_bytes());
-                    self.w.end();
-                    self.flush()
-                }
-                0x0e => {
-                    let st = handler.status_flags();
-                    self.write_ok(0, 0, st, "");
-                    self.flush()
-                }
-                0x11 => match self.com_change_user(handler, body) {
-                    Some(new) => {
-                        handler.close();
-                        *handler = new;
+            }
+        }
+    }
+
+    /// Runs one command; false when the connection must end.
+    fn dispatch(&mut self, handler: &mut B::Handler, payload: &[u8]) -> bool {
+        let Some((&cmd, body)) = payload.split_first() else {
+            return false;
+        };
+        match cmd {
+            0x01 => false,
+            0x02 => {
+                let db = String::from_utf8_lossy(body).into_owned();
+                match handler.init_db(&db) {
+                    Ok(()) => {
                         let st = handler.status_flags();
                         self.write_ok(0, 0, st, "");
                         self.flush()
                     }
-                    None => return,
-                },
-                0x16 => self.com_stmt_prepare(handler, body),
-                0x17 => self.com_stmt_execute(handler, body),
-                0x18 => {
-                    let mut c = Cursor::new(body);
-                    if let (Some(id), Some(param)) = (c.u32(), c.u16()) {
-                        let data = c.rest();
-                        if let Some(s) = self.stmts.get_mut(&id) {
-                            s.long_data
-                                .entry(param)
-                                .or_default()
-                                .extend_from_slice(data);
-                        }
-                    }
-                    true
+                    Err(e) => self.send_error(&e),
                 }
-                0x19 => {
-                    if let Some(id) = Cursor::new(body).u32() {
-                        self.stmts.remove(&id);
-                        handler.close_statement(id);
-                    }
-                    true
-                }
-                0x1a => {
-                    let id = Cursor::new(body).u32().unwrap_or(0);
-                    match self.stmts.get_mut(&id) {
-                        Some(s) => {
-                            s.long_data.clear();
-                            let st = handler.status_flags();
-                            self.write_ok(0, 0, st, "");
-                            self.flush()
-                        }
-                        None => self.send_raw_error(1243, "HY000", &format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_reset")),
-                    }
-                }
-                0x1b => {
-                    match Cursor::new(body).u16() {
-                        Some(0) => self.multi_statements = true,
-                        Some(1) => self.multi_statements = false,
-                        _ => {
-                            self.send_error(&Error::UnknownCommand);
-                            continue;
-                        }
-                    }
-                    let st = handler.status_flags();
-                    if self.deprecate_eof() {
-                        resultset::write_ok(&mut self.w, 0xFE, 0, 0, st, 0, "");
-                    } else {
-                        resultset::write_eof(&mut self.w, 0, st);
-                    }
-                    self.flush()
-                }
-                0x1f => {
-                    handler.reset();
-                    self.stmts.clear();
+            }
+            0x03 => self.com_query(handler, body),
+            0x04 => self.com_field_list(handler, body),
+            0x09 => {
+                self.w.begin();
+                self.w.buf.extend_from_slice(stats::line().as_bytes());
+                self.w.end();
+                self.flush()
+            }
+            0x0e => {
+                let st = handler.status_flags();
+                self.write_ok(0, 0, st, "");
+                self.flush()
+            }
+            0x11 => match self.com_change_user(handler, body) {
+                Some(new) => {
+                    handler.close();
+                    *handler = new;
                     let st = handler.status_flags();
                     self.write_ok(0, 0, st, "");
                     self.flush()
                 }
-                _ => self.send_error(&Error::UnknownCommand),
-            };
-            if !keep_going {
-                return;
+                None => false,
+            },
+            0x16 => self.com_stmt_prepare(handler, body),
+            0x17 => self.com_stmt_execute(handler, body),
+            0x18 => {
+                // No reply, as in MySQL: an error waits for the next execute.
+                let mut c = Cursor::new(body);
+                if let (Some(id), Some(param)) = (c.u32(), c.u16()) {
+                    let data = c.rest();
+                    let max = self.backend.max_allowed_packet();
+                    if let Some(s) = self.stmts.get_mut(&id) {
+                        s.add_long_data(param, data, max);
+                    }
+                }
+                true
             }
+            0x19 => {
+                if let Some(id) = Cursor::new(body).u32() {
+                    self.stmts.remove(&id);
+                    handler.close_statement(id);
+                }
+                true
+            }
+            0x1a => {
+                let id = Cursor::new(body).u32().unwrap_or(0);
+                match self.stmts.get_mut(&id) {
+                    Some(s) => {
+                        s.long_data = HashMap::new();
+                        s.long_data_error = None;
+                        let st = handler.status_flags();
+                        self.write_ok(0, 0, st, "");
+                        self.flush()
+                    }
+                    None => self.send_raw_error(
+                        1243,
+                        "HY000",
+                        &format!(
+                            "Unknown prepared statement handler ({id}) given to mysqld_stmt_reset"
+                        ),
+                    ),
+                }
+            }
+            0x1b => {
+                match Cursor::new(body).u16() {
+                    Some(0) => self.multi_statements = true,
+                    Some(1) => self.multi_statements = false,
+                    _ => return self.send_error(&Error::UnknownCommand),
+                }
+                let st = handler.status_flags();
+                if self.deprecate_eof() {
+                    resultset::write_ok(&mut self.w, 0xFE, 0, 0, st, 0, "");
+                } else {
+                    resultset::write_eof(&mut self.w, 0, st);
+                }
+                self.flush()
+            }
+            0x1f => {
+                handler.reset();
+                self.stmts.clear();
+                let st = handler.status_flags();
+                self.write_ok(0, 0, st, "");
+                self.flush()
+            }
+            _ => self.send_error(&Error::UnknownCommand),
         }
     }
 
@@ -526,7 +689,8 @@ impl<'b, B: Backend> Conn<'b, B> {
         let deprecate_eof = self.deprecate_eof();
         let found_rows = self.client_caps & caps::FOUND_ROWS != 0;
         let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, false, status)
-            .with_found_rows(found_rows);
+            .with_found_rows(found_rows)
+            .streaming_to(&self.stream, &mut self.timer, self.timeouts.net_write);
         let r = handler.query(&sql, self.multi_statements, &mut out);
         let pending = out.finish();
         let status = handler.status_flags();
@@ -579,11 +743,17 @@ impl<'b, B: Backend> Conn<'b, B> {
         if !self.auth_user(&user, &plugin, response) {
             return None;
         }
+        if !self.admit(&user) {
+            return None;
+        }
         self.stmts.clear();
-        match self
-            .backend
-            .open_session(self.id, &user, (!db.is_empty()).then_some(db.as_str()))
-        {
+        let interactive = self.client_caps & caps::INTERACTIVE != 0;
+        match self.backend.open_session(
+            self.id,
+            &user,
+            (!db.is_empty()).then_some(db.as_str()),
+            interactive,
+        ) {
             Ok(h) => {
                 self.user = user;
                 Some(h)
@@ -640,6 +810,7 @@ impl<'b, B: Backend> Conn<'b, B> {
                         columns: info.columns,
                         types: vec![],
                         long_data: HashMap::new(),
+                        long_data_error: None,
                     },
                 );
                 self.flush()
@@ -661,6 +832,10 @@ impl<'b, B: Backend> Conn<'b, B> {
                 &format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
             );
         };
+        if let Some(e) = &stmt.long_data_error {
+            let e = e.clone();
+            return self.send_error(&e);
+        }
         let flags = c.u8().unwrap_or(0);
         if flags != 0 {
             return self.send_raw_error(
@@ -690,7 +865,8 @@ impl<'b, B: Backend> Conn<'b, B> {
         let deprecate_eof = self.deprecate_eof();
         let found_rows = self.client_caps & caps::FOUND_ROWS != 0;
         let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, true, status)
-            .with_found_rows(found_rows);
+            .with_found_rows(found_rows)
+            .streaming_to(&self.stream, &mut self.timer, self.timeouts.net_write);
         let r = handler.execute(id, &params, &mut out);
         let pending = out.finish();
         let status = handler.status_flags();

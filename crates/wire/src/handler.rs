@@ -4,7 +4,28 @@
 //! plugged in by the server binary), which writes its results into a
 //! [`QueryOutput`] the wire crate provides.
 
+use std::time::Duration;
 use strata_types::{ColumnMeta, QueryOutput, Result, Value};
+
+/// How long a connection waits on its client (the session's variables of those names):
+/// for the next command, for the rest of a packet it has begun, for a result to be
+/// taken. A client that exceeds one is disconnected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    pub wait: Duration,
+    pub net_read: Duration,
+    pub net_write: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            wait: Duration::from_secs(28800),
+            net_read: Duration::from_secs(30),
+            net_write: Duration::from_secs(60),
+        }
+    }
+}
 
 /// Server-wide services: users and new sessions.
 pub trait Backend: Send + Sync + 'static {
@@ -16,12 +37,14 @@ pub trait Backend: Send + Sync + 'static {
     fn password_of(&self, user: &str) -> Option<String>;
 
     /// Opens a session for an authenticated user; `db` is the schema the client asked
-    /// for in its handshake (an unknown one fails with error 1049).
+    /// for in its handshake (an unknown one fails with error 1049). `interactive`: the
+    /// client set CLIENT_INTERACTIVE, so its idle timeout is `interactive_timeout`.
     fn open_session(
         &self,
         connection_id: u32,
         user: &str,
         db: Option<&str>,
+        interactive: bool,
     ) -> Result<Self::Handler>;
 
     /// `max_allowed_packet` in bytes: larger incoming commands are refused with 1153.
@@ -29,9 +52,28 @@ pub trait Backend: Send + Sync + 'static {
         64 << 20
     }
 
-    /// Connections beyond this are refused with error 1040.
+    /// `max_connections`: connections beyond this are refused with error 1040, except
+    /// one more for a privileged user ([`Backend::is_privileged`]).
     fn max_connections(&self) -> usize {
         1024
+    }
+
+    /// `max_user_connections`: authenticated connections one user may hold at once
+    /// (0: no limit); past it, error 1203.
+    fn max_user_connections(&self) -> usize {
+        0
+    }
+
+    /// `connect_timeout`: how long a new connection has to finish the handshake.
+    fn connect_timeout(&self) -> Duration {
+        Duration::from_secs(10)
+    }
+
+    /// Whether `user` may take the connection MySQL keeps beyond `max_connections` for
+    /// administrators (CONNECTION_ADMIN). Strata has no privileges yet (issue #16 item
+    /// 4): root is the one administrator.
+    fn is_privileged(&self, user: &str) -> bool {
+        user == "root"
     }
 }
 
@@ -92,6 +134,11 @@ pub trait Handler {
 
     /// The session's current schema, if any.
     fn current_db(&self) -> Option<String>;
+
+    /// The timeouts in force now (SET SESSION wait_timeout applies from the next wait).
+    fn timeouts(&self) -> Timeouts {
+        Timeouts::default()
+    }
 
     /// Called once when the connection ends, however it ends.
     fn close(&mut self);

@@ -7,7 +7,8 @@
 //! 0x03 goes to `Conn::com_query`, which hands the SQL to [`Handler::query`] with a
 //! `resultset::Writer` as output: the session calls `columns`, `row`…, `end`, each
 //! encoded straight into the connection's `packet::PacketWriter`, and the whole
-//! response leaves with one write when the handler returns.
+//! response leaves with one write when the handler returns (a result larger than
+//! `resultset::STREAM_AT` leaves in pieces of that size while it is produced).
 //!
 //! A COM_STMT_EXECUTE (0x17) takes the same road through `Conn::com_stmt_execute`,
 //! after `stmt::decode_params` has turned the binary parameters into values, and its
@@ -15,18 +16,20 @@
 
 pub mod conn;
 pub mod handler;
+pub mod limits;
 pub mod packet;
 pub mod resultset;
 pub mod stmt;
+pub mod timer;
 
-pub use handler::{Backend, Handler, PreparedInfo, ResultStream};
+pub use handler::{Backend, Handler, PreparedInfo, ResultStream, Timeouts};
 
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 use strata_types::Error;
 
-/// Accepts connections until `shutdown` is set, each on its own thread.
 /// The stack of a connection thread. Parsing, binding and evaluating a statement recurse
 /// once per level of its syntax tree, and MySQL clients send deep trees (ORMs emit long
 /// `OR` chains); the parser bounds a statement's depth by what the remaining stack holds
@@ -34,34 +37,65 @@ use strata_types::Error;
 /// 3,000 levels; only the pages a statement touches become resident.
 pub const CONNECTION_STACK: usize = 16 << 20;
 
+/// Accepts connections until `shutdown` is set, each on its own thread. Past
+/// `max_connections` + 1 a connection is refused (1040) on this thread, so a flood of
+/// connection attempts starts no threads; failing accepts (out of file descriptors)
+/// pause instead of spinning.
 pub fn serve<B: Backend>(listener: TcpListener, backend: Arc<B>, shutdown: Arc<AtomicBool>) {
     conn::stats::mark_started();
     let next_id = AtomicU32::new(1);
-    let active = Arc::new(AtomicUsize::new(0));
+    let limits = limits::Limits::new();
+    let mut failing = false;
     for stream in listener.incoming() {
         if shutdown.load(Ordering::SeqCst) {
             break;
         }
-        let Ok(stream) = stream else { continue };
+        let stream = match stream {
+            Ok(s) => {
+                failing = false;
+                s
+            }
+            Err(e) => {
+                accept_failed(&e, &mut failing);
+                continue;
+            }
+        };
+        let Some(slot) = limits.accept(backend.max_connections()) else {
+            conn::refuse(stream, &Error::TooManyConnections);
+            continue;
+        };
         let id = next_id.fetch_add(1, Ordering::Relaxed);
         let backend = backend.clone();
-        let active = active.clone();
-        let n = active.fetch_add(1, Ordering::SeqCst) + 1;
+        let limits = limits.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("conn-{id}"))
             .stack_size(CONNECTION_STACK)
             .spawn(move || {
-                if n > backend.max_connections() {
-                    conn::Conn::new(&*backend, stream, id).refuse(&Error::TooManyConnections);
-                } else {
-                    handle_connection(stream, &*backend, id);
-                }
-                active.fetch_sub(1, Ordering::SeqCst);
+                conn::Conn::new(&*backend, stream, id)
+                    .with_limits(limits, slot)
+                    .run();
             });
-        if spawned.is_err() {
-            // Out of threads: the connection is dropped.
+        if let Err(e) = spawned {
+            // The connection (moved into the closure) is closed; its slot is released.
+            strata_types::log_warning!("cannot start a thread for a new connection: {e}");
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
+}
+
+/// An accept that failed: out of file descriptors (EMFILE/ENFILE) or memory would fail
+/// again at once, so wait a little for connections to close; a connection reset before
+/// it was accepted (ECONNABORTED) needs no pause. Logged once per run of failures.
+fn accept_failed(e: &std::io::Error, failing: &mut bool) {
+    let exhausted = matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    );
+    if !*failing {
+        strata_types::log_warning!("accepting a connection failed: {e}");
+        *failing = true;
+    }
+    std::thread::sleep(Duration::from_millis(if exhausted { 100 } else { 5 }));
 }
 
 /// Serves one connection on the calling thread, to its end.

@@ -11,6 +11,11 @@ use std::io::{self, Read, Write};
 
 pub const MAX_CHUNK: usize = 0xFF_FFFF;
 
+/// Buffers larger than this are given back after the packet that needed them, so a
+/// connection that once sent or received a 50 MiB packet does not hold 50 MiB while it
+/// idles (MySQL shrinks its net buffer back to net_buffer_length the same way).
+pub const KEEP_BUFFER: usize = 256 << 10;
+
 /// Reads packets from a stream through a reused buffer.
 pub struct PacketReader {
     buf: Vec<u8>,
@@ -57,8 +62,40 @@ impl PacketReader {
         Ok(())
     }
 
+    /// Bytes received and not yet returned in a packet (a pipelining client's next
+    /// command).
+    pub fn buffered(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Reads one packet and hands its payload over; give it back with [`recycle`] so
+    /// the next packet reuses the allocation.
+    ///
+    /// [`recycle`]: PacketReader::recycle
+    pub fn read_owned(
+        &mut self,
+        r: &mut impl Read,
+        max: usize,
+    ) -> Result<(u8, Vec<u8>), ReadError> {
+        let (seq, _) = self.read(r, max)?;
+        Ok((seq, std::mem::take(&mut self.payload)))
+    }
+
+    /// Takes back a payload from [`read_owned`] for reuse, unless it is large.
+    ///
+    /// [`read_owned`]: PacketReader::read_owned
+    pub fn recycle(&mut self, mut payload: Vec<u8>) {
+        if payload.capacity() <= KEEP_BUFFER {
+            payload.clear();
+            self.payload = payload;
+        }
+    }
+
     /// Reads one logical packet; returns its last sequence id and its payload.
     pub fn read(&mut self, r: &mut impl Read, max: usize) -> Result<(u8, &[u8]), ReadError> {
+        if self.payload.capacity() > KEEP_BUFFER {
+            self.payload = Vec::new();
+        }
         self.payload.clear();
         let mut first_seq = None;
         loop {
@@ -71,7 +108,10 @@ impl PacketReader {
             if self.payload.len() + len > max {
                 return Err(ReadError::TooLarge(first));
             }
-            // Copy the chunk out in pieces, so a big chunk does not need a big buffer.
+            // Copy the chunk out in pieces, so a big chunk does not need a big buffer;
+            // room for exactly the chunk (the size is checked against max above), not
+            // the doubling growth would give.
+            self.payload.reserve_exact(len);
             let mut left = len;
             while left > 0 {
                 if self.end == self.start {
@@ -103,14 +143,23 @@ pub struct PacketWriter {
     pub buf: Vec<u8>,
     pub seq: u8,
     open: Option<usize>,
+    /// A send failed (the peer is gone, or did not read within net_write_timeout):
+    /// every later send fails too, so the connection ends.
+    failed: bool,
 }
 
 impl PacketWriter {
     pub fn new() -> PacketWriter {
+        PacketWriter::with_capacity(64 << 10)
+    }
+
+    /// A writer for a few small packets (refusing a connection).
+    pub fn with_capacity(n: usize) -> PacketWriter {
         PacketWriter {
-            buf: Vec::with_capacity(64 << 10),
+            buf: Vec::with_capacity(n),
             seq: 0,
             open: None,
+            failed: false,
         }
     }
 
@@ -153,16 +202,33 @@ impl PacketWriter {
         }
     }
 
-    /// Sends everything built so far with one write.
-    pub fn flush(&mut self, w: &mut impl Write) -> io::Result<()> {
-        if !self.buf.is_empty() {
-            w.write_all(&self.buf)?;
+    /// Sends everything built so far with one write, keeping the buffer (a result
+    /// streamed in pieces reuses it).
+    pub fn send(&mut self, w: &mut impl Write) -> io::Result<()> {
+        if self.failed {
+            // Part of the stream may be gone: nothing after it can be framed right.
             self.buf.clear();
+            return Err(io::ErrorKind::BrokenPipe.into());
         }
-        if self.buf.capacity() > 1 << 20 {
-            self.buf = Vec::with_capacity(64 << 10);
+        if !self.buf.is_empty() {
+            let r = w.write_all(&self.buf);
+            self.buf.clear();
+            if r.is_err() {
+                self.failed = true;
+            }
+            r?;
         }
         Ok(())
+    }
+
+    /// Sends everything built so far with one write; the end of a response, after
+    /// which a large buffer is given back.
+    pub fn flush(&mut self, w: &mut impl Write) -> io::Result<()> {
+        let sent = self.send(w);
+        if self.buf.capacity() > KEEP_BUFFER {
+            self.buf = Vec::with_capacity(64 << 10);
+        }
+        sent
     }
 }
 
@@ -294,6 +360,41 @@ mod tests {
             assert_eq!(p.len(), size);
             assert!(src.is_empty(), "all chunks consumed for {size}");
         }
+    }
+
+    #[test]
+    fn large_buffers_are_given_back() {
+        let mut w = PacketWriter::new();
+        w.begin();
+        w.buf.extend(std::iter::repeat_n(3u8, 4 << 20));
+        w.end();
+        let mut wire = Vec::new();
+        w.flush(&mut wire).unwrap();
+        assert!(
+            w.buf.capacity() <= KEEP_BUFFER,
+            "writer keeps {}",
+            w.buf.capacity()
+        );
+        let mut r = PacketReader::new();
+        let mut src = &wire[..];
+        let (_, p) = r.read_owned(&mut src, 64 << 20).unwrap();
+        assert_eq!(p.len(), 4 << 20);
+        assert!(
+            p.capacity() < (4 << 20) + (1 << 20),
+            "no doubling: {}",
+            p.capacity()
+        );
+        r.recycle(p);
+        assert_eq!(r.payload.capacity(), 0, "a large payload is not kept");
+        let small = vec![0u8; 100];
+        let mut w = PacketWriter::new();
+        w.begin();
+        w.buf.extend_from_slice(&small);
+        w.end();
+        let (_, p) = r.read_owned(&mut &w.buf[..], 64 << 20).unwrap();
+        let cap = p.capacity();
+        r.recycle(p);
+        assert_eq!(r.payload.capacity(), cap, "a small payload is reused");
     }
 
     #[test]

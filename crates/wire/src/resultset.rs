@@ -65,6 +65,16 @@ pub fn write_error(w: &mut PacketWriter, code: u16, state: &str, msg: &str) {
     w.end();
 }
 
+/// An ERR packet before the handshake (connection refused): the client's capabilities
+/// are not known yet, so, as MySQL does, no SQLSTATE marker — clients report HY000.
+pub fn write_error_pre_handshake(w: &mut PacketWriter, code: u16, msg: &str) {
+    w.begin();
+    w.buf.push(0xFF);
+    w.buf.extend_from_slice(&code.to_le_bytes());
+    w.buf.extend_from_slice(msg.as_bytes());
+    w.end();
+}
+
 /// Writes the end of the last result of a command.
 pub fn write_terminal(w: &mut PacketWriter, t: Terminal, status: u16, deprecate_eof: bool) {
     match t {
@@ -110,7 +120,19 @@ pub struct Writer<'a> {
     scratch: Vec<u8>,
     /// The client set CLIENT_FOUND_ROWS: OK packets count rows found, not changed.
     found_rows: bool,
+    /// Where rows go once the buffer holds [`STREAM_AT`] bytes (None: all at the end),
+    /// the socket's timer and net_write_timeout.
+    sink: Option<(
+        &'a std::net::TcpStream,
+        &'a mut crate::timer::SocketTimer,
+        std::time::Duration,
+    )>,
 }
+
+/// Buffered rows past this size are sent before the result is complete, so a large
+/// result needs no buffer of its size (and a client that stops reading is met by
+/// net_write_timeout while the statement runs, not after).
+pub const STREAM_AT: usize = crate::packet::KEEP_BUFFER;
 
 impl<'a> Writer<'a> {
     pub fn new(
@@ -128,6 +150,7 @@ impl<'a> Writer<'a> {
             pending: Terminal::None,
             scratch: Vec::new(),
             found_rows: false,
+            sink: None,
         }
     }
 
@@ -135,6 +158,19 @@ impl<'a> Writer<'a> {
     /// CLIENT_FOUND_ROWS.
     pub fn with_found_rows(mut self, on: bool) -> Self {
         self.found_rows = on;
+        self
+    }
+
+    /// Sends complete packets to `stream` whenever the buffer grows past [`STREAM_AT`];
+    /// a failed send (the client is gone, or did not read for net_write_timeout) ends
+    /// the statement with 1317, as a killed query.
+    pub fn streaming_to(
+        mut self,
+        stream: &'a std::net::TcpStream,
+        timer: &'a mut crate::timer::SocketTimer,
+        net_write: std::time::Duration,
+    ) -> Writer<'a> {
+        self.sink = Some((stream, timer, net_write));
         self
     }
 
@@ -349,6 +385,14 @@ impl QueryOutput for Writer<'_> {
             self.binary_row(row);
         } else {
             self.text_row(row);
+        }
+        if let Some((stream, timer, net_write)) = &mut self.sink {
+            if self.w.buf.len() >= STREAM_AT {
+                let mut out = crate::timer::DeadlineWrite::new(stream, timer, *net_write);
+                self.w
+                    .send(&mut out)
+                    .map_err(|_| strata_types::Error::Interrupted)?;
+            }
         }
         Ok(())
     }

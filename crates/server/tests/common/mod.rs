@@ -131,6 +131,11 @@ impl TestServer {
         s
     }
 
+    /// The PID of the server process, while it runs (for /proc measurements).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
     pub fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
