@@ -9,7 +9,7 @@ use crate::context::{ExecCtx, Outcome};
 use crate::exec::block::key_ranges;
 use crate::expr::{EvalCtx, Expr};
 use crate::optimizer::join_order::{access_rows, table_stats};
-use crate::plan::block::{Access, SelectPlan};
+use crate::plan::block::{Access, Level, SelectPlan};
 use crate::plan::query::{QueryPlan, QueryStatement, SetOp};
 use std::collections::{HashMap, HashSet};
 use strata_types::{
@@ -40,6 +40,22 @@ fn key_part_len(c: &ColumnDef) -> u64 {
     base + c.nullable as u64
 }
 
+/// Every expression a join level evaluates: its conditions and its access path's keys.
+fn level_exprs(level: &Level, note: &mut dyn FnMut(&Expr)) {
+    level.filter.iter().chain(&level.on).for_each(&mut *note);
+    match &level.access {
+        Access::Index {
+            eq, lower, upper, ..
+        } => {
+            eq.iter().for_each(&mut *note);
+            lower.iter().chain(upper).for_each(|b| note(&b.0));
+        }
+        Access::IndexIn { values, .. } => values.iter().for_each(&mut *note),
+        Access::JoinBuffer { keys } => keys.iter().for_each(|k| note(&k.probe)),
+        Access::Scan => {}
+    }
+}
+
 /// The columns (table positions) of scope table `ti` that the query reads anywhere.
 fn columns_used(plan: &SelectPlan, ti: usize) -> Vec<usize> {
     let t = &plan.scope.tables[ti];
@@ -55,18 +71,7 @@ fn columns_used(plan: &SelectPlan, ti: usize) -> Vec<usize> {
         })
     };
     for level in &plan.levels {
-        level.filter.iter().chain(&level.on).for_each(&mut note);
-        match &level.access {
-            Access::Index {
-                eq, lower, upper, ..
-            } => {
-                eq.iter().for_each(&mut note);
-                lower.iter().chain(upper).for_each(|b| note(&b.0));
-            }
-            Access::IndexIn { values, .. } => values.iter().for_each(&mut note),
-            Access::JoinBuffer { keys } => keys.iter().for_each(|k| note(&k.probe)),
-            Access::Scan => {}
-        }
+        level_exprs(level, &mut note);
     }
     match &plan.group {
         // After grouping the projection reads the grouped row, not the tables.
@@ -562,18 +567,7 @@ fn subqueries_of(plan: &SelectPlan) -> Vec<(usize, Vec<Expr>)> {
     };
     plan.const_filter.iter().for_each(&mut note);
     for level in &plan.levels {
-        level.filter.iter().chain(&level.on).for_each(&mut note);
-        match &level.access {
-            Access::Index {
-                eq, lower, upper, ..
-            } => {
-                eq.iter().for_each(&mut note);
-                lower.iter().chain(upper).for_each(|b| note(&b.0));
-            }
-            Access::IndexIn { values, .. } => values.iter().for_each(&mut note),
-            Access::JoinBuffer { keys } => keys.iter().for_each(|k| note(&k.probe)),
-            Access::Scan => {}
-        }
+        level_exprs(level, &mut note);
     }
     if let Some(g) = &plan.group {
         g.groups.iter().for_each(|(e, _)| note(e));
