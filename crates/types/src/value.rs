@@ -128,14 +128,14 @@ fn datetime_as_number(dt: &DateTime) -> f64 {
 }
 
 /// MySQL prints doubles in their shortest round-trip form, switching to exponent
-/// notation for very large or small magnitudes.
+/// notation from 1e15 up and below 1e-15, with no `+` in the exponent (`1e20`,
+/// `1.2345678901234568e17`, `1e-16`; `0.000000000000001` stays positional).
 pub fn format_double(d: f64) -> String {
     if d == 0.0 {
         return "0".into();
     }
     if d.is_finite() && (d.abs() >= 1e15 || d.abs() < 1e-15) {
-        let s = format!("{d:e}");
-        return s.replace("e", "e+").replace("e+-", "e-");
+        return format!("{d:e}");
     }
     format!("{d}")
 }
@@ -194,7 +194,21 @@ mod tests {
     #[test]
     fn text_forms() {
         assert_eq!(Value::Double(0.5).to_text(), "0.5");
-        assert_eq!(Value::Double(1e20).to_text(), "1e+20");
+        // As MySQL (and MariaDB) print them: checked side by side with MariaDB 10.11.
+        for (d, text) in [
+            (1e20, "1e20"),
+            (1e15, "1e15"),
+            (1e14, "100000000000000"),
+            (123456789012345678.0, "1.2345678901234568e17"),
+            (1.5e300, "1.5e300"),
+            (1e-7, "0.0000001"),
+            (1e-15, "0.000000000000001"),
+            (1e-16, "1e-16"),
+            (-2.5e-20, "-2.5e-20"),
+            (1.0 / 3.0, "0.3333333333333333"),
+        ] {
+            assert_eq!(Value::Double(d).to_text(), text, "{d}");
+        }
         assert_eq!(Value::Int(-3).to_text(), "-3");
     }
 }
