@@ -8,7 +8,9 @@
 //! join, or EXPLAIN; a single-table query with one usable index never asks) and again
 //! once the statements that changed the table have touched a tenth of its rows, or on
 //! `ANALYZE TABLE`. The cache lives in the catalog, keyed by the open table handle, so a
-//! dropped or re-created table starts afresh.
+//! dropped or re-created table starts afresh. Each entry keeps a weak reference to its
+//! handle: a handle's address can be reused by a table opened after it was dropped (DROP
+//! DATABASE, a closed table), and such a table must not inherit the old one's figures.
 
 use crate::expr::keys::group_key;
 use std::collections::HashMap;
@@ -37,6 +39,9 @@ impl TableStats {
 }
 
 struct Entry {
+    /// The handle the stats were taken from; while the entry holds it, its address
+    /// cannot be given to another table, and a dead one marks the entry stale.
+    table: std::sync::Weak<dyn Table>,
     stats: Arc<TableStats>,
     /// Rows changed since the stats were taken.
     changes: u64,
@@ -57,16 +62,20 @@ impl StatsCache {
         let key = key_of(table);
         if let Ok(map) = self.map.lock() {
             if let Some(e) = map.get(&key) {
-                if e.changes.saturating_mul(10) <= e.stats.rows + 100 {
+                if e.table.strong_count() > 0 && e.changes.saturating_mul(10) <= e.stats.rows + 100
+                {
                     return Ok(e.stats.clone());
                 }
             }
         }
         let stats = Arc::new(sample(table, txn)?);
         if let Ok(mut map) = self.map.lock() {
+            // Entries of handles dropped since are of no use to anyone.
+            map.retain(|_, e| e.table.strong_count() > 0);
             map.insert(
                 key,
                 Entry {
+                    table: Arc::downgrade(table),
                     stats: stats.clone(),
                     changes: 0,
                 },
@@ -181,4 +190,48 @@ pub fn count_range(
         }
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::rowsource::{ReadOnlyTable, RowSource};
+    use strata_types::TableDef;
+
+    /// A table of `n` rows and no index (stats come from a scan).
+    struct Rows(Arc<TableDef>, i64);
+
+    impl RowSource for Rows {
+        fn def(&self) -> &Arc<TableDef> {
+            &self.0
+        }
+        fn rows(&self) -> Result<Vec<Vec<Value>>> {
+            Ok((0..self.1).map(|i| vec![Value::Int(i)]).collect())
+        }
+    }
+
+    fn table(n: i64) -> Arc<dyn Table> {
+        let def = TableDef {
+            db: "d".into(),
+            name: "t".into(),
+            engine: "test".into(),
+            columns: vec![],
+            indexes: vec![],
+            auto_increment_start: 1,
+            comment: String::new(),
+        };
+        Arc::new(ReadOnlyTable(Rows(Arc::new(def), n)))
+    }
+
+    #[test]
+    fn a_table_opened_after_another_was_dropped_gets_its_own_stats() {
+        let cache = StatsCache::default();
+        let txn = Txn::default();
+        // Freed and allocated again at once, the second handle would often get the first
+        // one's address; its stats must still be its own.
+        for n in [3, 5, 3, 8] {
+            let t = table(n);
+            assert_eq!(cache.get(&t, &txn).unwrap().rows, n as u64);
+        }
+    }
 }
