@@ -1502,10 +1502,7 @@ impl<'a> Binder<'a> {
             spec.more_args = it.collect();
             spec
         };
-        if matches!(func, AggFunc::Min | AggFunc::Max) && matches!(spec.arg_type, SType::Time(_)) {
-            // TIME values are text inside Strata: their text order is not MySQL's.
-            return Err(Error::NotSupported(format!("{name}() of a TIME value")));
-        }
+        refuse_time_extreme(func, spec.arg_type, &format!("{name}()"))?;
         match func {
             AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor
                 if spec.arg_type == SType::Binary =>
@@ -1841,6 +1838,15 @@ pub fn placeholder_index(v: &ast::Value) -> Option<usize> {
             .map(|n| n - 1),
         _ => None,
     }
+}
+
+/// MIN/MAX of a TIME value would follow its text order too (see [`refuse_time_order`]):
+/// refused, in a grouped block (`what` = `MAX()`) and over a window alike.
+pub fn refuse_time_extreme(func: AggFunc, ty: SType, what: &str) -> Result<()> {
+    if matches!(func, AggFunc::Min | AggFunc::Max) && matches!(ty, SType::Time(_)) {
+        return Err(Error::NotSupported(format!("{what} of a TIME value")));
+    }
+    Ok(())
 }
 
 /// TIME values are held as text inside Strata, so sorting them would order `-01:00:00`

@@ -409,9 +409,8 @@ fn bind_with(
         WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue => arg_ty,
         WinFunc::Aggregate => aggregate_type(agg_func.unwrap_or(AggFunc::Count), arg_ty),
     };
-    if matches!(agg_func, Some(AggFunc::Min | AggFunc::Max)) && matches!(arg_ty, SType::Time(_)) {
-        // TIME values are text inside Strata: their text order is not MySQL's.
-        return Err(Error::NotSupported("MIN/MAX() OVER of a TIME value".into()));
+    if let Some(func) = agg_func {
+        crate::bind::refuse_time_extreme(func, arg_ty, "MIN/MAX() OVER")?;
     }
     let agg = agg_func.map(|func| {
         AggSpec::new(
