@@ -221,6 +221,9 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
                     return Ok(Value::Null);
                 }
                 v.write_text(&mut out);
+                if !cx.fits_packet(out.len() as u64, "concat") {
+                    return Ok(Value::Null);
+                }
             }
             Value::Bytes(out)
         }
@@ -242,6 +245,9 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
                 }
                 first = false;
                 v.write_text(&mut out);
+                if !cx.fits_packet(out.len() as u64, "concat_ws") {
+                    return Ok(Value::Null);
+                }
             }
             Value::Bytes(out)
         }
@@ -320,12 +326,12 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
             if v.is_null() || n.is_null() {
                 return Ok(Value::Null);
             }
-            let n = n.to_i64().unwrap_or(0).clamp(0, 1 << 24) as usize;
+            let n = n.to_i64().unwrap_or(0).max(0) as u64;
             let t = text(&v);
-            if t.len().saturating_mul(n) > 64 << 20 {
+            if !cx.fits_packet((t.len() as u64).saturating_mul(n), "repeat") {
                 return Ok(Value::Null);
             }
-            Value::Bytes(t.repeat(n))
+            Value::Bytes(t.repeat(n as usize))
         }
         Replace => {
             let (v, from, to) = (a0()?, arg(args, 1, row, cx)?, arg(args, 2, row, cx)?);
@@ -340,6 +346,14 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
             if fr.is_empty() {
                 Value::str(&s)
             } else {
+                // Size the result before building it: 1,000 matches of a 16 MB
+                // replacement would otherwise allocate 16 GB.
+                let matches = s.matches(fr.as_str()).count() as u64;
+                let len = (s.len() as u64 - matches * fr.len() as u64)
+                    .saturating_add(matches.saturating_mul(t.len() as u64));
+                if !cx.fits_packet(len, "replace") {
+                    return Ok(Value::Null);
+                }
                 Value::str(&s.replace(&fr, &t))
             }
         }
@@ -640,6 +654,97 @@ pub fn inet_aton(s: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::expr::{Env, WarnLevel};
+    use std::cell::RefCell;
+
+    /// A session whose `max_allowed_packet` is 100 bytes, keeping its warnings.
+    #[derive(Default)]
+    struct SmallPacket {
+        warnings: RefCell<Vec<(u16, String)>>,
+    }
+
+    impl Env for SmallPacket {
+        fn system_variable(&self, name: &str, _global: bool) -> Result<Value> {
+            assert_eq!(name, "max_allowed_packet");
+            Ok(Value::UInt(100))
+        }
+        fn user_variable(&self, _name: &str) -> Value {
+            Value::Null
+        }
+        fn last_insert_id(&self) -> u64 {
+            0
+        }
+        fn database(&self) -> Option<String> {
+            None
+        }
+        fn user(&self) -> String {
+            String::new()
+        }
+        fn connection_id(&self) -> u64 {
+            0
+        }
+        fn now(&self) -> DateTime {
+            DateTime::default()
+        }
+        fn warn(&self, _level: WarnLevel, code: u16, message: String) {
+            self.warnings.borrow_mut().push((code, message));
+        }
+    }
+
+    fn run(f: Func, args: Vec<Value>, env: &SmallPacket) -> Value {
+        let args: Vec<Expr> = args.into_iter().map(Expr::Literal).collect();
+        call(f, &args, &[], &EvalCtx::new(&[], env)).expect("evaluates")
+    }
+
+    #[test]
+    fn string_results_past_max_allowed_packet_are_null_with_warning_1301() {
+        let env = SmallPacket::default();
+        let a = || Value::str("a");
+        // At the limit: built. One byte past it: NULL and the warning, never built.
+        assert_eq!(
+            run(Func::Repeat, vec![a(), Value::Int(100)], &env),
+            Value::Bytes(vec![b'a'; 100])
+        );
+        assert!(env.warnings.borrow().is_empty());
+        assert_eq!(
+            run(Func::Repeat, vec![a(), Value::Int(101)], &env),
+            Value::Null
+        );
+        // A count that would overflow a usize multiplication is just too large.
+        assert_eq!(
+            run(
+                Func::Repeat,
+                vec![Value::str("ab"), Value::Int(i64::MAX)],
+                &env
+            ),
+            Value::Null
+        );
+        // REPLACE is sized before it is built: 10 matches of a 20-byte replacement.
+        let big = Value::str(&"b".repeat(20));
+        assert_eq!(
+            run(
+                Func::Replace,
+                vec![Value::str(&"a".repeat(10)), a(), big],
+                &env
+            ),
+            Value::Null
+        );
+        let fifty = || Value::str(&"c".repeat(50));
+        assert_eq!(
+            run(Func::Concat, vec![fifty(), fifty(), a()], &env),
+            Value::Null
+        );
+        assert_eq!(
+            run(Func::ConcatWs, vec![a(), fifty(), fifty()], &env),
+            Value::Null
+        );
+        let codes: Vec<u16> = env.warnings.borrow().iter().map(|w| w.0).collect();
+        assert_eq!(codes, vec![1301; 5]);
+        assert_eq!(
+            env.warnings.borrow()[0].1,
+            "Result of repeat() was larger than max_allowed_packet (100) - truncated"
+        );
+    }
 
     #[test]
     fn inet_aton_forms() {

@@ -88,7 +88,34 @@ impl<'a> EvalCtx<'a> {
             runner: None,
         }
     }
+
+    /// Whether a string function may build a result of `len` bytes. MySQL caps every
+    /// string a function builds (REPEAT, REPLACE, CONCAT, LPAD, …) at the session's
+    /// `max_allowed_packet`: past it the function returns NULL with warning 1301 rather
+    /// than allocating, so one statement cannot exhaust the server's memory. Callers
+    /// check the size before they build the string.
+    pub fn fits_packet(&self, len: u64, func: &str) -> bool {
+        let limit = self
+            .env
+            .system_variable("max_allowed_packet", false)
+            .ok()
+            .and_then(|v| v.to_i64())
+            .map_or(DEFAULT_MAX_ALLOWED_PACKET, |n| n.max(0) as u64);
+        if len <= limit {
+            return true;
+        }
+        self.env.warn(
+            WarnLevel::Warning,
+            1301,
+            format!("Result of {func}() was larger than max_allowed_packet ({limit}) - truncated"),
+        );
+        false
+    }
 }
+
+/// MySQL 8's default `max_allowed_packet` (64 MiB), for an environment without the
+/// variable.
+const DEFAULT_MAX_ALLOWED_PACKET: u64 = 64 << 20;
 
 /// A subquery inside an expression. Its plan lives in the statement's plan, found by
 /// `id`; the expression keeps only what it must evaluate in its own row: the outer
