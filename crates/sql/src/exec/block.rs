@@ -1,25 +1,30 @@
-//! Running one query block's plan: nested-loop joins that look inner tables up by index
-//! (or probe a hash join buffer), key ranges evaluated from the row built so far, grouping
-//! in a B-tree keyed by group values (spilling past `sort_buffer_size`), WITH ROLLUP,
-//! window functions over the block's rows, sort, DISTINCT, LIMIT with early stop, and the
-//! row source of UPDATE/DELETE ([`matching_rows`]).
+//! Running one query block: [`execute_block`] materialises the block's derived tables,
+//! builds its chain of operators ([`crate::exec::ops`]: join or count, group, window,
+//! project, sort, distinct, limit) and streams the chain's rows to the client. Also here:
+//! the key ranges an index access reads, evaluated from the row built so far
+//! ([`key_ranges`]), and the row source of UPDATE/DELETE ([`matching_rows`]).
 
-use crate::bind::{AggFunc, SType};
+use crate::bind::SType;
 use crate::context::{ExecCtx, ReadModeGuard};
-use crate::exec::aggregate::{
-    self, eval_inputs, feed, finish_state_in, input_count, new_state, AggState,
-};
 use crate::exec::executor::Executor;
+use crate::exec::ops::distinct::Distinct;
+use crate::exec::ops::group::Group;
+use crate::exec::ops::join::{CountStar, JoinSource};
+use crate::exec::ops::limit::Limit;
+use crate::exec::ops::project::Project;
+use crate::exec::ops::sort::Sort;
+use crate::exec::ops::window::Window;
+use crate::exec::ops::{BoxedOp, Operator, Sink};
 use crate::exec::window;
-use crate::expr::keys::group_key;
 use crate::expr::{sort_compare, EvalCtx, Expr};
 use crate::plan::block::{Access, SelectPlan};
+use std::cell::RefCell;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::ops::Bound;
-use strata_engine::{Flow, KeyRange, Txn};
+use strata_engine::{Flow, KeyRange};
 use strata_types::keycode::{encode_value, prefix_successor};
-use strata_types::{Collation, ColumnMeta, DataType, EndInfo, Error, QueryOutput, Result, Value};
+use strata_types::{ColumnMeta, DataType, EndInfo, Error, QueryOutput, Result, Value};
 
 /// Key ranges for one level, evaluated against the row built so far. None means the
 /// values cannot be encoded as keys: scan instead.
@@ -143,19 +148,6 @@ pub(crate) fn key_ranges(
     }
 }
 
-/// Runs the join, calling `emit` with each complete row (`lvl` is 0: the whole join).
-pub(crate) fn run_level(
-    plan: &SelectPlan,
-    txn: &Txn,
-    lvl: usize,
-    row: &mut [Value],
-    cx: &EvalCtx,
-    emit: &mut dyn FnMut(&[Value]) -> Result<Flow>,
-) -> Result<Flow> {
-    debug_assert_eq!(lvl, 0);
-    crate::exec::join::run(plan, txn, row, cx, emit)
-}
-
 pub(crate) fn limit_value(e: &Option<Expr>, cx: &EvalCtx) -> Result<Option<u64>> {
     match e {
         None => Ok(None),
@@ -164,23 +156,6 @@ pub(crate) fn limit_value(e: &Option<Expr>, cx: &EvalCtx) -> Result<Option<u64>>
             Value::UInt(u) => Ok(Some(u)),
             other => Err(Error::Syntax(format!("LIMIT {other}"))),
         },
-    }
-}
-
-pub(crate) struct Group {
-    states: Vec<AggState>,
-    seen: Vec<Option<HashSet<Vec<u8>>>>,
-    keys: Vec<Value>,
-    /// How many GROUP BY values this group keeps: all of them, or fewer for a
-    /// WITH ROLLUP super-aggregate row (the rest show as NULL).
-    level: usize,
-}
-
-/// Approximate heap bytes of a value, for the memory bound of grouping.
-pub(crate) fn value_bytes(v: &Value) -> usize {
-    match v {
-        Value::Bytes(b) => 24 + b.len(),
-        _ => 24,
     }
 }
 
@@ -256,17 +231,73 @@ pub(crate) fn execute_block_to(
     outer: &[Value],
     out: &mut dyn QueryOutput,
 ) -> Result<u64> {
+    let out = RefCell::new(out);
+    let visible = plan.columns.len();
+    let mut sent = 0u64;
+    // A failed write to the client is the statement's error, whatever the operators
+    // below make of it on the way back.
+    let mut write_err: Option<Error> = None;
+    let result = run_block(
+        plan,
+        ex,
+        outer,
+        &mut || out.borrow_mut().columns(&plan.columns),
+        &mut |r| match out.borrow_mut().row(&r[..visible]) {
+            Ok(()) => {
+                sent += 1;
+                Ok(Flow::Continue)
+            }
+            Err(e) => {
+                write_err = Some(e.clone());
+                Err(e)
+            }
+        },
+    );
+    if let Some(e) = write_err {
+        return Err(e);
+    }
+    result?;
+    out.borrow_mut().end(&EndInfo::default())?;
+    Ok(sent)
+}
+
+/// A query block as an operator of a query expression's tree: its rows' visible columns.
+pub(crate) struct QueryBlock<'a, 'x, 'c> {
+    pub plan: &'a SelectPlan,
+    pub ex: &'a Executor<'x, 'c>,
+    pub outer: &'a [Value],
+}
+
+impl Operator for QueryBlock<'_, '_, '_> {
+    fn run(&mut self, sink: &mut Sink<'_>) -> Result<Flow> {
+        let visible = self.plan.columns.len();
+        run_block(self.plan, self.ex, self.outer, &mut || Ok(()), &mut |r| {
+            sink(&r[..visible])
+        })
+    }
+}
+
+/// Runs one query block: materialises its derived tables, evaluates what can fail before
+/// the first row (LIMIT values, window frame constants), calls `start`, then pushes
+/// every row of its operator chain (visible columns and hidden sort keys) into `sink`.
+fn run_block(
+    plan: &SelectPlan,
+    ex: &Executor,
+    outer: &[Value],
+    start: &mut dyn FnMut() -> Result<()>,
+    sink: &mut Sink<'_>,
+) -> Result<Flow> {
+    strata_types::stack::check()?;
     for (slot, sub) in &plan.derived {
         if let Some(sub) = sub {
             ex.materialize(*slot, sub)?;
         }
     }
     let cx = ex.cx;
-    let params = ex.params;
     // After the derived tables ran with their own modes: this query's reads.
     let _mode = ReadModeGuard::set(cx.txn, plan.read_mode);
     let ecx = EvalCtx {
-        params,
+        params: ex.params,
         env: cx.env,
         outer,
         runner: Some(ex),
@@ -276,345 +307,82 @@ pub(crate) fn execute_block_to(
     if let Some(w) = &plan.windows {
         window::eval::check_constants(w, &ecx)?;
     }
-    let visible = plan.columns.len();
-    out.columns(&plan.columns)?;
-
+    start()?;
     let mut const_ok = true;
     for c in &plan.const_filter {
         if !c.test(&[], &ecx)? {
             const_ok = false;
         }
     }
+    let mut root = operators(plan, cx, &ecx, const_ok, limit, offset);
+    root.run(sink)
+}
 
-    // Rows in output order are written here directly when nothing needs buffering.
-    let streaming = plan.group.is_none()
-        && plan.windows.is_none()
-        && (plan.order.is_empty() || plan.order_satisfied);
-    let mut buffered: Vec<Vec<Value>> = Vec::new();
-    // With window functions: the rows the projection reads, kept until every one is
-    // known, then extended with the calls' values.
-    let mut window_rows: Vec<Vec<Value>> = Vec::new();
-    let cmp = |a: &[Value], b: &[Value]| {
-        for (pos, desc, coll) in &plan.order {
-            let o = sort_compare(&a[*pos], &b[*pos], *coll);
-            if o != Ordering::Equal {
-                return if *desc { o.reverse() } else { o };
-            }
+/// The chain of operators that runs `plan` (see [`crate::exec::ops`]): a row source,
+/// then grouping, window functions, projection, sort, DISTINCT and LIMIT, each only
+/// when the block needs it.
+fn operators<'a>(
+    plan: &'a SelectPlan,
+    cx: &'a ExecCtx,
+    ecx: &'a EvalCtx<'a>,
+    const_ok: bool,
+    limit: Option<u64>,
+    offset: u64,
+) -> BoxedOp<'a> {
+    let mut op: BoxedOp<'a> = if plan.count_star_only && const_ok {
+        Box::new(CountStar { plan, ecx })
+    } else {
+        let mut op: BoxedOp<'a> = Box::new(JoinSource {
+            plan,
+            txn: cx.txn,
+            ecx,
+            const_ok,
+        });
+        if let Some(gp) = &plan.group {
+            op = Box::new(Group {
+                input: op,
+                plan: gp,
+                ecx,
+                budget: cx.sort_buffer_size,
+                tmpdir: cx.tmpdir,
+            });
         }
-        Ordering::Equal
-    };
-    let mut sorter = (!plan.order.is_empty() && !plan.order_satisfied)
-        .then(|| crate::exec::sort::ExternalSorter::new(cx.sort_buffer_size, cx.tmpdir, &cmp));
-    let mut sent = 0u64;
-    let mut skipped = 0u64;
-    let mut distinct_seen: HashSet<Vec<u8>> = HashSet::new();
-    let mut out_row: Vec<Value> = Vec::with_capacity(plan.projection.len());
-    let mut write_err: Option<Error> = None;
-
-    let mut emit_final = |r: &[Value], out: &mut dyn QueryOutput| -> Result<Flow> {
+        if let Some(w) = &plan.windows {
+            op = Box::new(Window {
+                input: op,
+                plan: w,
+                ecx,
+            });
+        }
+        op = Box::new(Project {
+            input: op,
+            exprs: &plan.projection,
+            ecx,
+        });
+        if !plan.order.is_empty() && !plan.order_satisfied {
+            op = Box::new(Sort {
+                input: op,
+                order: &plan.order,
+                budget: cx.sort_buffer_size,
+                tmpdir: cx.tmpdir,
+            });
+        }
         if plan.distinct {
-            let mut k = Vec::new();
-            for (i, v) in r[..visible].iter().enumerate() {
-                let coll = if plan.columns[i].charset == 63 {
-                    Collation::Binary
-                } else {
-                    Collation::GeneralCi
-                };
-                group_key(&mut k, v, coll);
-            }
-            if !distinct_seen.insert(k) {
-                return Ok(Flow::Continue);
-            }
+            op = Box::new(Distinct {
+                input: op,
+                columns: &plan.columns,
+            });
         }
-        if skipped < offset {
-            skipped += 1;
-            return Ok(Flow::Continue);
-        }
-        if limit.is_some_and(|l| sent >= l) {
-            return Ok(Flow::Stop);
-        }
-        out.row(&r[..visible])?;
-        sent += 1;
-        Ok(if limit.is_some_and(|l| sent >= l) {
-            Flow::Stop
-        } else {
-            Flow::Continue
-        })
+        op
     };
-
-    if plan.count_star_only && const_ok {
-        let n = plan.scope.tables[plan.levels[0].table].table.status().rows;
-        let mut row = vec![Value::Int(n as i64)];
-        let g = plan.group.as_ref().map(|g| g.groups.len()).unwrap_or(0);
-        if g == 0 {
-            row = plan
-                .projection
-                .iter()
-                .map(|e| e.eval(&row, &ecx))
-                .collect::<Result<_>>()?;
-        }
-        if limit != Some(0) && offset == 0 {
-            out.row(&row[..visible])?;
-            sent = 1;
-        }
-        out.end(&EndInfo::default())?;
-        return Ok(sent);
+    if limit.is_some() || offset > 0 {
+        op = Box::new(Limit {
+            input: op,
+            offset,
+            limit,
+        });
     }
-
-    let mut row = vec![Value::Null; plan.scope.width()];
-    if let Some(gp) = &plan.group {
-        // Turns one finished group into its output row: HAVING, then the projection,
-        // then into the sort, the buffer, or (after a spill, in group order) out.
-        let mut finish_group =
-            |g: Group, direct: bool, out: &mut dyn QueryOutput| -> Result<Flow> {
-                let mut agg_row = g.keys;
-                for (state, spec) in g.states.into_iter().zip(&gp.aggs) {
-                    agg_row.push(if spec.func == AggFunc::Grouping {
-                        aggregate::grouping_value(spec, g.level)
-                    } else {
-                        finish_state_in(state, spec, cx.env)
-                    });
-                }
-                if let Some(h) = &gp.having {
-                    if !h.test(&agg_row, &ecx)? {
-                        return Ok(Flow::Continue);
-                    }
-                }
-                if plan.windows.is_some() {
-                    window_rows.push(agg_row);
-                    return Ok(Flow::Continue);
-                }
-                let projected: Vec<Value> = plan
-                    .projection
-                    .iter()
-                    .map(|e| e.eval(&agg_row, &ecx))
-                    .collect::<Result<_>>()?;
-                match sorter.as_mut() {
-                    Some(s) => s.push(projected)?,
-                    None if direct => return emit_final(&projected, out),
-                    None => buffered.push(projected),
-                }
-                Ok(Flow::Continue)
-            };
-        let ng = gp.groups.len();
-        let new_group = |keys: Vec<Value>, level: usize| Group {
-            states: gp.aggs.iter().map(new_state).collect(),
-            seen: gp
-                .aggs
-                .iter()
-                .map(|a| a.distinct.then(HashSet::new))
-                .collect(),
-            keys,
-            level,
-        };
-        // Rows fed so far, numbered for GROUP_CONCAT's truncation warning.
-        let row_no = std::cell::Cell::new(0u64);
-        let accumulate = |g: &mut Group, args: &[Value], row_no: u64| -> Result<()> {
-            let mut rest = args;
-            for (i, spec) in gp.aggs.iter().enumerate() {
-                let n = input_count(spec).min(rest.len());
-                let (mine, after) = rest.split_at(n);
-                rest = after;
-                feed(
-                    &mut g.states[i],
-                    &mut g.seen[i],
-                    spec,
-                    mine.to_vec(),
-                    row_no,
-                )?;
-            }
-            Ok(())
-        };
-        // WITH ROLLUP: the key of the super-aggregate over the first `level` GROUP BY
-        // values. Group keys are prefix-free and never start with 0xFF, so the marker
-        // sorts this entry after every group that shares the prefix and before the next
-        // prefix, which is MySQL's output order.
-        let rollup_key = |full: &[Value], level: usize| -> (Vec<u8>, Vec<Value>) {
-            let mut k = Vec::new();
-            for ((_, coll), v) in gp.groups.iter().zip(full).take(level) {
-                group_key(&mut k, v, *coll);
-            }
-            k.push(0xFF);
-            let mut keys = full[..level].to_vec();
-            keys.resize(ng, Value::Null);
-            (k, keys)
-        };
-        let mut groups: BTreeMap<Vec<u8>, Group> = BTreeMap::new();
-        // Bytes the groups hold, roughly; past sort_buffer_size they go to disk.
-        let mut group_bytes = 0usize;
-        let mut spill = false;
-        if const_ok && limit != Some(0) || !gp.groups.is_empty() {
-            let mut key = Vec::new();
-            if const_ok {
-                run_level(plan, cx.txn, 0, &mut row, &ecx, &mut |r| {
-                    key.clear();
-                    for (e, coll) in &gp.groups {
-                        group_key(&mut key, &e.eval(r, &ecx)?, *coll);
-                    }
-                    let g = match groups.get_mut(&key) {
-                        Some(g) => g,
-                        None => {
-                            let keys = gp
-                                .groups
-                                .iter()
-                                .map(|(e, _)| e.eval(r, &ecx))
-                                .collect::<Result<Vec<_>>>()?;
-                            group_bytes += 2 * key.len()
-                                + keys.iter().map(value_bytes).sum::<usize>()
-                                + 48 * gp.aggs.len()
-                                + 64;
-                            if group_bytes > cx.sort_buffer_size && !gp.groups.is_empty() {
-                                spill = true;
-                                return Ok(Flow::Stop);
-                            }
-                            groups
-                                .entry(key.clone())
-                                .or_insert_with(|| new_group(keys, ng))
-                        }
-                    };
-                    let mut args = Vec::new();
-                    for spec in &gp.aggs {
-                        eval_inputs(spec, r, &ecx, &mut args)?;
-                    }
-                    let full_keys = gp.rollup.then(|| g.keys.clone());
-                    row_no.set(row_no.get() + 1);
-                    accumulate(g, &args, row_no.get())?;
-                    if let Some(full) = full_keys {
-                        for level in (0..ng).rev() {
-                            let (k, keys) = rollup_key(&full, level);
-                            let sg = groups.entry(k).or_insert_with(|| new_group(keys, level));
-                            accumulate(sg, &args, row_no.get())?;
-                        }
-                    }
-                    Ok(Flow::Continue)
-                })?;
-            }
-        }
-        if spill && gp.rollup {
-            return Err(Error::NotSupported(
-                "WITH ROLLUP over more groups than sort_buffer_size holds".into(),
-            ));
-        }
-        if spill {
-            // Too many groups for memory: read the rows again, sort them by group key
-            // through temporary files, and aggregate each run of equal keys as it
-            // streams back.
-            drop(groups);
-            let by_key = |a: &[Value], b: &[Value]| match (&a[0], &b[0]) {
-                (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
-                _ => Ordering::Equal,
-            };
-            let mut pre =
-                crate::exec::sort::ExternalSorter::new(cx.sort_buffer_size, cx.tmpdir, &by_key);
-            run_level(plan, cx.txn, 0, &mut row, &ecx, &mut |r| {
-                let mut key = Vec::new();
-                let mut pre_row = Vec::with_capacity(1 + ng + gp.aggs.len());
-                pre_row.push(Value::Null);
-                for (e, coll) in &gp.groups {
-                    let v = e.eval(r, &ecx)?;
-                    group_key(&mut key, &v, *coll);
-                    pre_row.push(v);
-                }
-                pre_row[0] = Value::Bytes(key);
-                for spec in &gp.aggs {
-                    eval_inputs(spec, r, &ecx, &mut pre_row)?;
-                }
-                pre.push(pre_row)?;
-                Ok(Flow::Continue)
-            })?;
-            let mut current: Option<(Value, Group)> = None;
-            let mut stopped = false;
-            pre.finish(&mut |mut r| {
-                let args: Vec<Value> = r.drain(1 + ng..).collect();
-                let keys: Vec<Value> = r.drain(1..).collect();
-                let key = r.pop().unwrap_or(Value::Null);
-                if current.as_ref().is_some_and(|(k, _)| *k != key) {
-                    if let Some((_, g)) = current.take() {
-                        if finish_group(g, true, out)? == Flow::Stop {
-                            stopped = true;
-                            return Ok(false);
-                        }
-                    }
-                }
-                let (_, g) = current.get_or_insert_with(|| (key, new_group(keys, ng)));
-                row_no.set(row_no.get() + 1);
-                accumulate(g, &args, row_no.get())?;
-                Ok(true)
-            })?;
-            if let Some((_, g)) = current.take().filter(|_| !stopped) {
-                finish_group(g, true, out)?;
-            }
-        } else {
-            if groups.is_empty() && gp.groups.is_empty() {
-                // An aggregate over no rows still yields one row.
-                groups.insert(
-                    vec![],
-                    Group {
-                        states: gp.aggs.iter().map(new_state).collect(),
-                        seen: vec![],
-                        keys: vec![],
-                        level: 0,
-                    },
-                );
-            }
-            for (_, g) in groups {
-                finish_group(g, false, out)?;
-            }
-        }
-    } else if const_ok && limit != Some(0) {
-        run_level(plan, cx.txn, 0, &mut row, &ecx, &mut |r| {
-            if plan.windows.is_some() {
-                window_rows.push(r.to_vec());
-                return Ok(Flow::Continue);
-            }
-            out_row.clear();
-            for e in &plan.projection {
-                out_row.push(e.eval(r, &ecx)?);
-            }
-            if streaming {
-                match emit_final(&out_row, out) {
-                    Ok(f) => Ok(f),
-                    Err(e) => {
-                        write_err = Some(e.clone());
-                        Err(e)
-                    }
-                }
-            } else {
-                match sorter.as_mut() {
-                    Some(s) => s.push(out_row.clone())?,
-                    None => buffered.push(out_row.clone()),
-                }
-                Ok(Flow::Continue)
-            }
-        })?;
-    }
-    if let Some(e) = write_err {
-        return Err(e);
-    }
-    if let Some(w) = &plan.windows {
-        window::eval::compute(w, &mut window_rows, &ecx)?;
-        for r in &window_rows {
-            let projected: Vec<Value> = plan
-                .projection
-                .iter()
-                .map(|e| e.eval(r, &ecx))
-                .collect::<Result<_>>()?;
-            match sorter.as_mut() {
-                Some(s) => s.push(projected)?,
-                None => buffered.push(projected),
-            }
-        }
-    }
-    for r in &buffered {
-        if emit_final(r, out)? == Flow::Stop {
-            break;
-        }
-    }
-    if let Some(sorter) = sorter {
-        sorter.finish(&mut |r| Ok(emit_final(&r, out)? != Flow::Stop))?;
-    }
-    out.end(&EndInfo::default())?;
-    Ok(sent)
+    op
 }
 
 /// The rows (with ids) a single-table plan selects, in ORDER BY order, up to LIMIT;

@@ -1,6 +1,6 @@
-//! Executes a [`QueryStatement`]: the operators above the query block (set operations,
-//! ORDER BY/LIMIT over them, recursive CTE iteration), the materialization of derived
-//! tables and CTEs, and subqueries on demand.
+//! Executes a [`QueryStatement`]: builds the operator tree of its query expression
+//! ([`crate::exec::ops`]: blocks, set operations, ORDER BY/LIMIT over them, recursive CTE
+//! iteration), materialises derived tables and CTEs, and runs subqueries on demand.
 //!
 //! One [`Executor`] lives for one execution of a statement and holds all of its run-time
 //! state: the materialized rows of each slot, the results of uncorrelated subqueries
@@ -10,20 +10,22 @@
 //! subquery's rows through [`SubqueryRunner`].
 
 use crate::context::{ExecCtx, TableLocks};
-use crate::exec::block::{self as select, limit_value};
-use crate::expr::keys::group_key;
-use crate::expr::{sort_compare, EvalCtx, SubqueryRows, SubqueryRunner};
-use crate::plan::query::{OrderedPlan, QueryPlan, QueryStatement, RecursivePlan, SetOp, SetOpPlan};
+use crate::exec::block::{self as select, limit_value, QueryBlock};
+use crate::exec::ops::conform::Conform;
+use crate::exec::ops::limit::Limit;
+use crate::exec::ops::recursive::Recursive;
+use crate::exec::ops::set_op::SetOperation;
+use crate::exec::ops::sort::Sort;
+use crate::exec::ops::{BoxedOp, SlotStore};
+use crate::expr::{EvalCtx, SubqueryRows, SubqueryRunner};
+use crate::plan::query::{QueryPlan, QueryStatement};
 use std::cell::RefCell;
-use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
-use strata_engine::LockMode;
+use strata_engine::{Flow, LockMode};
 use strata_types::output::CollectedOutput;
-use strata_types::{
-    Collation, ColumnMeta, Decimal, EndInfo, Error, OkInfo, QueryOutput, Result, Value,
-};
+use strata_types::{EndInfo, Error, QueryOutput, Result, Value};
 
 /// MySQL's default `cte_max_recursion_depth`.
 const DEFAULT_RECURSION_DEPTH: u64 = 1000;
@@ -57,10 +59,14 @@ pub fn execute(
         // The common case streams straight from the block.
         QueryPlan::Block(b) => select::execute_block(b, &ex, &[], out),
         other => {
+            let mut op = ex.operator(other, &[])?;
             out.columns(other.columns())?;
-            let mut rows = RowsTo { out, sent: 0 };
-            ex.run(other, &[], &mut rows)?;
-            let sent = rows.sent;
+            let mut sent = 0u64;
+            op.run(&mut |r| {
+                out.row(r)?;
+                sent += 1;
+                Ok(Flow::Continue)
+            })?;
             out.end(&EndInfo::default())?;
             Ok(sent)
         }
@@ -79,27 +85,73 @@ impl<'a, 'c> Executor<'a, 'c> {
         }
     }
 
-    /// Runs a query node with the enclosing query's values `outer`, sending rows only
-    /// (no column definitions or end marker) to `out`.
-    fn run(&self, plan: &QueryPlan, outer: &[Value], out: &mut dyn RowSink) -> Result<()> {
+    /// The operator tree of a query node, with the enclosing query's values `outer`
+    /// (see [`crate::exec::ops`]): a query block at each leaf, set operations, a
+    /// parenthesised query's ORDER BY/LIMIT, recursive CTE iteration.
+    pub(crate) fn operator<'e>(
+        &'e self,
+        plan: &'e QueryPlan,
+        outer: &'e [Value],
+    ) -> Result<BoxedOp<'e>> {
         strata_types::stack::check()?;
-        match plan {
-            QueryPlan::Block(b) => {
-                let mut sink = BlockRows { sink: out };
-                select::execute_block(b, self, outer, &mut sink)?;
-                Ok(())
+        Ok(match plan {
+            QueryPlan::Block(b) => Box::new(QueryBlock {
+                plan: b,
+                ex: self,
+                outer,
+            }),
+            QueryPlan::SetOp(s) => Box::new(SetOperation::new(
+                s.op,
+                s.distinct,
+                self.operator(&s.left, outer)?,
+                self.operator(&s.right, outer)?,
+                &s.columns,
+            )),
+            QueryPlan::Ordered(o) => {
+                let ecx = self.eval_ctx(outer);
+                let offset = limit_value(&o.offset, &ecx)?.unwrap_or(0);
+                let limit = limit_value(&o.limit, &ecx)?;
+                let mut op: BoxedOp<'e> = Box::new(Conform {
+                    input: self.operator(&o.input, outer)?,
+                    columns: o.input.columns(),
+                });
+                if !o.order.is_empty() {
+                    op = Box::new(Sort {
+                        input: op,
+                        order: &o.order,
+                        budget: self.cx.sort_buffer_size,
+                        tmpdir: self.cx.tmpdir,
+                    });
+                }
+                if limit.is_some() || offset > 0 {
+                    op = Box::new(Limit {
+                        input: op,
+                        offset,
+                        limit,
+                    });
+                }
+                op
             }
-            QueryPlan::SetOp(s) => self.set_op(s, outer, out),
-            QueryPlan::Ordered(o) => self.ordered(o, outer, out),
-            QueryPlan::Recursive(r) => self.recursive(r, out),
-        }
+            QueryPlan::Recursive(r) => Box::new(Recursive {
+                anchor: self.operator(&r.anchor, &[])?,
+                step: self.operator(&r.step, &[])?,
+                distinct: r.distinct,
+                columns: &r.columns,
+                work_slot: r.work_slot,
+                slots: self,
+                max_depth: self.max_recursion_depth(),
+            }),
+        })
     }
 
     /// All rows of a query node, conformed to its column types.
     fn collect(&self, plan: &QueryPlan, outer: &[Value]) -> Result<Vec<Vec<Value>>> {
-        let mut rows = Collect(Vec::new());
-        self.run(plan, outer, &mut rows)?;
-        Ok(rows.0)
+        let mut rows = Vec::new();
+        self.operator(plan, outer)?.run(&mut |r| {
+            rows.push(r.to_vec());
+            Ok(Flow::Continue)
+        })?;
+        Ok(rows)
     }
 
     /// Fills a derived table's or CTE's slot, once per execution.
@@ -112,126 +164,9 @@ impl<'a, 'c> Executor<'a, 'c> {
         Ok(())
     }
 
-    fn set_slot(&self, slot: usize, rows: Vec<Vec<Value>>) {
-        let mut slots = self.slots.borrow_mut();
-        if slots.len() <= slot {
-            slots.resize(slot + 1, None);
-        }
-        slots[slot] = Some(Rc::new(SubqueryRows::new(rows)));
-    }
-
-    fn set_op(&self, s: &SetOpPlan, outer: &[Value], out: &mut dyn RowSink) -> Result<()> {
-        let colls: Vec<Collation> = s.columns.iter().map(column_collation).collect();
-        let key = |r: &[Value]| {
-            let mut k = Vec::new();
-            for (v, c) in r.iter().zip(&colls) {
-                group_key(&mut k, v, *c);
-            }
-            k
-        };
-        let conform_row = |mut r: Vec<Value>| {
-            for (v, m) in r.iter_mut().zip(&s.columns) {
-                conform(v, m);
-            }
-            r
-        };
-        match (s.op, s.distinct) {
-            (SetOp::Union, false) => {
-                for side in [&s.left, &s.right] {
-                    let mut conformed = Conform {
-                        columns: &s.columns,
-                        sink: out,
-                    };
-                    self.run(side, outer, &mut conformed)?;
-                }
-                Ok(())
-            }
-            (SetOp::Union, true) => {
-                let mut seen = HashSet::new();
-                for side in [&s.left, &s.right] {
-                    for r in self.collect(side, outer)? {
-                        let r = conform_row(r);
-                        if seen.insert(key(&r)) && !out.row(r)? {
-                            return Ok(());
-                        }
-                    }
-                }
-                Ok(())
-            }
-            (SetOp::Intersect | SetOp::Except, distinct) => {
-                let mut right: HashMap<Vec<u8>, usize> = HashMap::new();
-                for r in self.collect(&s.right, outer)? {
-                    *right.entry(key(&conform_row(r))).or_default() += 1;
-                }
-                let mut emitted = HashSet::new();
-                for r in self.collect(&s.left, outer)? {
-                    let r = conform_row(r);
-                    let k = key(&r);
-                    let keep = match (s.op, distinct) {
-                        (SetOp::Intersect, true) => right.contains_key(&k),
-                        (SetOp::Except, true) => !right.contains_key(&k),
-                        // ALL: as many copies as the multiset operation leaves.
-                        (SetOp::Intersect, false) => match right.get_mut(&k) {
-                            Some(n) if *n > 0 => {
-                                *n -= 1;
-                                true
-                            }
-                            _ => false,
-                        },
-                        _ => match right.get_mut(&k) {
-                            Some(n) if *n > 0 => {
-                                *n -= 1;
-                                false
-                            }
-                            _ => true,
-                        },
-                    };
-                    if keep && (!distinct || emitted.insert(k)) && !out.row(r)? {
-                        return Ok(());
-                    }
-                }
-                Ok(())
-            }
-        }
-    }
-
-    fn ordered(&self, o: &OrderedPlan, outer: &[Value], out: &mut dyn RowSink) -> Result<()> {
-        let mut rows = self.collect(&o.input, outer)?;
-        let cols = o.input.columns();
-        for r in &mut rows {
-            for (v, m) in r.iter_mut().zip(cols) {
-                conform(v, m);
-            }
-        }
-        rows.sort_by(|a, b| {
-            for (pos, desc, coll) in &o.order {
-                let ord = sort_compare(&a[*pos], &b[*pos], *coll);
-                if ord != Ordering::Equal {
-                    return if *desc { ord.reverse() } else { ord };
-                }
-            }
-            Ordering::Equal
-        });
-        let ecx = self.eval_ctx(outer);
-        let offset = limit_value(&o.offset, &ecx)?.unwrap_or(0);
-        let limit = limit_value(&o.limit, &ecx)?;
-        let take = limit.unwrap_or(u64::MAX);
-        for r in rows
-            .into_iter()
-            .skip(offset.min(usize::MAX as u64) as usize)
-            .take(take.min(usize::MAX as u64) as usize)
-        {
-            if !out.row(r)? {
-                break;
-            }
-        }
-        Ok(())
-    }
-
-    /// Anchor once; then the step, reading the previous iteration's rows from the work
-    /// slot, until an iteration adds no row (UNION DISTINCT drops rows seen before).
-    fn recursive(&self, r: &RecursivePlan, out: &mut dyn RowSink) -> Result<()> {
-        let max_depth = match self
+    /// `cte_max_recursion_depth`, MySQL's default when the session has none.
+    fn max_recursion_depth(&self) -> u64 {
+        match self
             .cx
             .env
             .system_variable("cte_max_recursion_depth", false)
@@ -240,45 +175,7 @@ impl<'a, 'c> Executor<'a, 'c> {
                 .to_i64()
                 .map_or(DEFAULT_RECURSION_DEPTH, |d| d.max(0) as u64),
             Err(_) => DEFAULT_RECURSION_DEPTH,
-        };
-        let colls: Vec<Collation> = r.columns.iter().map(column_collation).collect();
-        let mut seen = HashSet::new();
-        let fresh = |rows: Vec<Vec<Value>>, seen: &mut HashSet<Vec<u8>>| {
-            rows.into_iter()
-                .map(|mut row| {
-                    for (v, m) in row.iter_mut().zip(&r.columns) {
-                        conform(v, m);
-                    }
-                    row
-                })
-                .filter(|row| {
-                    if !r.distinct {
-                        return true;
-                    }
-                    let mut k = Vec::new();
-                    for (v, c) in row.iter().zip(&colls) {
-                        group_key(&mut k, v, *c);
-                    }
-                    seen.insert(k)
-                })
-                .collect::<Vec<_>>()
-        };
-        let mut work = fresh(self.collect(&r.anchor, &[])?, &mut seen);
-        let mut depth = 0u64;
-        while !work.is_empty() {
-            for row in &work {
-                if !out.row(row.clone())? {
-                    return Ok(());
-                }
-            }
-            if depth >= max_depth {
-                return Err(Error::RecursionDepth(max_depth));
-            }
-            depth += 1;
-            self.set_slot(r.work_slot, std::mem::take(&mut work));
-            work = fresh(self.collect(&r.step, &[])?, &mut seen);
         }
-        Ok(())
     }
 
     /// What expressions of this statement evaluate with: its parameters, the
@@ -290,6 +187,16 @@ impl<'a, 'c> Executor<'a, 'c> {
             outer,
             runner: Some(self),
         }
+    }
+}
+
+impl SlotStore for Executor<'_, '_> {
+    fn set_slot(&self, slot: usize, rows: Vec<Vec<Value>>) {
+        let mut slots = self.slots.borrow_mut();
+        if slots.len() <= slot {
+            slots.resize(slot + 1, None);
+        }
+        slots[slot] = Some(Rc::new(SubqueryRows::new(rows)));
     }
 }
 
@@ -317,105 +224,6 @@ impl SubqueryRunner for Executor<'_, '_> {
             .flatten()
             .ok_or_else(|| Error::Internal(format!("slot {slot} read before it was filled")))
     }
-}
-
-/// Where query nodes put their rows; `row` returns false when no more are wanted.
-pub trait RowSink {
-    fn row(&mut self, row: Vec<Value>) -> Result<bool>;
-}
-
-struct Collect(Vec<Vec<Value>>);
-
-impl RowSink for Collect {
-    fn row(&mut self, row: Vec<Value>) -> Result<bool> {
-        self.0.push(row);
-        Ok(true)
-    }
-}
-
-/// Rows of a set operation's result to the client.
-struct RowsTo<'o> {
-    out: &'o mut dyn QueryOutput,
-    sent: u64,
-}
-
-impl RowSink for RowsTo<'_> {
-    fn row(&mut self, row: Vec<Value>) -> Result<bool> {
-        self.out.row(&row)?;
-        self.sent += 1;
-        Ok(true)
-    }
-}
-
-/// Converts each row to the set operation's column types, then passes it on.
-struct Conform<'s> {
-    columns: &'s [ColumnMeta],
-    sink: &'s mut dyn RowSink,
-}
-
-impl RowSink for Conform<'_> {
-    fn row(&mut self, mut row: Vec<Value>) -> Result<bool> {
-        for (v, m) in row.iter_mut().zip(self.columns) {
-            conform(v, m);
-        }
-        self.sink.row(row)
-    }
-}
-
-/// A block's result set seen as rows only: its column definitions and end marker are
-/// the enclosing operator's business.
-struct BlockRows<'s> {
-    sink: &'s mut dyn RowSink,
-}
-
-impl QueryOutput for BlockRows<'_> {
-    fn columns(&mut self, _cols: &[ColumnMeta]) -> Result<()> {
-        Ok(())
-    }
-    fn row(&mut self, row: &[Value]) -> Result<()> {
-        self.sink.row(row.to_vec()).map(|_| ())
-    }
-    fn end(&mut self, _info: &EndInfo) -> Result<()> {
-        Ok(())
-    }
-    fn ok(&mut self, _info: &OkInfo) -> Result<()> {
-        Ok(())
-    }
-}
-
-fn column_collation(m: &ColumnMeta) -> Collation {
-    if m.charset == 63 {
-        Collation::Binary
-    } else {
-        Collation::GeneralCi
-    }
-}
-
-/// Converts a value to a result column's type, as MySQL does for the rows of a set
-/// operation whose parts have different types (`SELECT 1 UNION SELECT 2.5` gives 1.0).
-fn conform(v: &mut Value, m: &ColumnMeta) {
-    use strata_types::FieldType as F;
-    let converted = match (&*v, m.field_type) {
-        (Value::Null, _) => return,
-        (Value::Int(i), F::NewDecimal) => Value::Decimal(Decimal::from_i64(*i).rescale(m.decimals)),
-        (Value::UInt(u), F::NewDecimal) => {
-            Value::Decimal(Decimal::new(*u as i128, 0).rescale(m.decimals))
-        }
-        (Value::Decimal(d), F::NewDecimal) if d.scale < m.decimals => {
-            Value::Decimal(d.rescale(m.decimals))
-        }
-        (Value::Int(_) | Value::UInt(_) | Value::Decimal(_), F::Double) => {
-            Value::Double(v.to_f64().unwrap_or(0.0))
-        }
-        (Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_), F::VarString)
-        | (Value::DateTime(_), F::VarString) => {
-            let mut text = Vec::new();
-            v.write_text(&mut text);
-            Value::Bytes(text)
-        }
-        _ => return,
-    };
-    *v = converted;
 }
 
 /// For INSERT … SELECT and the like: every row of a query statement.

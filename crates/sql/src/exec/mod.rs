@@ -7,5 +7,6 @@ pub mod block;
 pub mod executor;
 pub mod hash_join;
 pub mod join;
+pub mod ops;
 pub mod sort;
 pub mod window;
