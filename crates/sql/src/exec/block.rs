@@ -314,7 +314,7 @@ fn run_block(
             const_ok = false;
         }
     }
-    let mut root = operators(plan, cx, &ecx, const_ok, limit, offset);
+    let mut root = operators(plan, ex, &ecx, const_ok, limit, offset);
     root.run(sink)
 }
 
@@ -323,12 +323,13 @@ fn run_block(
 /// when the block needs it.
 fn operators<'a>(
     plan: &'a SelectPlan,
-    cx: &'a ExecCtx,
+    ex: &'a Executor,
     ecx: &'a EvalCtx<'a>,
     const_ok: bool,
     limit: Option<u64>,
     offset: u64,
 ) -> BoxedOp<'a> {
+    let cx = ex.cx;
     let mut op: BoxedOp<'a> = if plan.count_star_only && const_ok {
         Box::new(CountStar { plan, ecx })
     } else {
@@ -337,6 +338,7 @@ fn operators<'a>(
             txn: cx.txn,
             ecx,
             const_ok,
+            cache: Some(ex),
         });
         if let Some(gp) = &plan.group {
             op = Box::new(Group {

@@ -11,6 +11,7 @@
 
 use crate::context::{ExecCtx, TableLocks};
 use crate::exec::block::{self as select, limit_value, QueryBlock};
+use crate::exec::hash_join::{JoinBuffer, JoinBufferCache};
 use crate::exec::ops::conform::Conform;
 use crate::exec::ops::limit::Limit;
 use crate::exec::ops::recursive::Recursive;
@@ -38,6 +39,8 @@ pub struct Executor<'a, 'c> {
     slots: RefCell<Vec<Option<Rc<SubqueryRows>>>>,
     /// Uncorrelated subqueries' rows, by subquery id: each runs once per execution.
     uncorrelated: RefCell<HashMap<usize, Rc<SubqueryRows>>>,
+    /// Hash join buffers of base tables, by (block, level), for later runs of a block.
+    join_buffers: RefCell<HashMap<(usize, usize), Option<Rc<JoinBuffer>>>>,
 }
 
 /// Runs a query statement, sending its result set to `out`; returns the rows sent.
@@ -82,6 +85,7 @@ impl<'a, 'c> Executor<'a, 'c> {
             subqueries,
             slots: RefCell::new(Vec::new()),
             uncorrelated: RefCell::new(HashMap::new()),
+            join_buffers: RefCell::new(HashMap::new()),
         }
     }
 
@@ -187,6 +191,16 @@ impl<'a, 'c> Executor<'a, 'c> {
             outer,
             runner: Some(self),
         }
+    }
+}
+
+impl JoinBufferCache for Executor<'_, '_> {
+    fn cached(&self, key: (usize, usize)) -> Option<Option<Rc<JoinBuffer>>> {
+        self.join_buffers.borrow().get(&key).cloned()
+    }
+
+    fn keep(&self, key: (usize, usize), buffer: Option<Rc<JoinBuffer>>) {
+        self.join_buffers.borrow_mut().insert(key, buffer);
     }
 }
 

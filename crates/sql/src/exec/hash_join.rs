@@ -5,7 +5,7 @@
 //! without keys, a cartesian product from memory).
 //!
 //! The plan holds only which columns are keys ([`HashKey`]); the buffer belongs to the
-//! execution. Keys are the bytes [`group_key`] gives under the comparison's collation,
+//! execution, which keeps it for later runs of the same block ([`JoinBufferCache`]). Keys are the bytes [`group_key`] gives under the comparison's collation,
 //! so values that compare equal meet; a NULL key never matches. Only pairs of columns
 //! whose comparison those bytes follow exactly are hashed (integers and decimals,
 //! strings, temporals); every condition is still checked on the rows a probe yields,
@@ -17,8 +17,20 @@ use crate::expr::keys::group_key;
 use crate::expr::EvalCtx;
 use crate::plan::block::HashKey;
 use std::collections::HashMap;
+use std::rc::Rc;
 use strata_engine::{Flow, Txn};
 use strata_types::{Error, Result, Value};
+
+/// Join buffers kept for the length of one execution, keyed by (block, level), so a
+/// block that runs again in the same statement (a correlated subquery runs once per
+/// outer row) probes the buffer an earlier run read instead of reading the table again.
+/// Only base tables' buffers are kept: a derived table's rows can differ between runs
+/// (a recursive CTE's work table changes every iteration).
+pub trait JoinBufferCache {
+    /// The buffer kept under `key`: Some(None) when the table was too big to buffer.
+    fn cached(&self, key: (usize, usize)) -> Option<Option<Rc<JoinBuffer>>>;
+    fn keep(&self, key: (usize, usize), buffer: Option<Rc<JoinBuffer>>);
+}
 
 /// The most bytes (roughly) one join buffer holds.
 pub const JOIN_BUFFER_BYTES: usize = 256 << 20;

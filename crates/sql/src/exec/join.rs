@@ -4,7 +4,7 @@
 //! when no combination of their rows matches (see [`crate::plan::join_groups`]).
 
 use crate::exec::block::key_ranges;
-use crate::exec::hash_join::JoinBuffer;
+use crate::exec::hash_join::{JoinBuffer, JoinBufferCache};
 use crate::expr::EvalCtx;
 use crate::plan::block::{Access, SelectPlan};
 use std::cell::{Cell, RefCell};
@@ -23,6 +23,8 @@ struct JoinRun<'a> {
     found: Vec<Cell<bool>>,
     /// Per level: not built yet, built, or (Some(None)) too big to buffer.
     buffers: Vec<RefCell<Option<Option<Rc<JoinBuffer>>>>>,
+    /// The execution's buffers from earlier runs of this block.
+    cache: Option<&'a dyn JoinBufferCache>,
 }
 
 /// Runs the join, calling `emit` with each complete row.
@@ -31,6 +33,7 @@ pub fn run(
     txn: &Txn,
     row: &mut [Value],
     cx: &EvalCtx,
+    cache: Option<&dyn JoinBufferCache>,
     emit: &mut dyn FnMut(&[Value]) -> Result<Flow>,
 ) -> Result<Flow> {
     let run = JoinRun {
@@ -39,6 +42,7 @@ pub fn run(
         cx,
         found: plan.groups.iter().map(|_| Cell::new(false)).collect(),
         buffers: plan.levels.iter().map(|_| RefCell::new(None)).collect(),
+        cache,
     };
     run.level(0, row, emit)
 }
@@ -151,7 +155,16 @@ impl JoinRun<'_> {
             return Ok(b.clone());
         }
         let t = &self.plan.scope.tables[self.plan.levels[lvl].table];
+        let key = (self.plan as *const SelectPlan as usize, lvl);
+        let cache = self.cache.filter(|_| t.slot.is_none());
+        if let Some(kept) = cache.and_then(|c| c.cached(key)) {
+            *self.buffers[lvl].borrow_mut() = Some(kept.clone());
+            return Ok(kept);
+        }
         let built = JoinBuffer::build(t, keys, self.txn, self.cx)?.map(Rc::new);
+        if let Some(c) = cache {
+            c.keep(key, built.clone());
+        }
         *self.buffers[lvl].borrow_mut() = Some(built.clone());
         Ok(built)
     }

@@ -5,6 +5,7 @@
 //! count for a bare `SELECT COUNT(*) FROM t` ([`CountStar`]).
 
 use super::{Operator, Sink};
+use crate::exec::hash_join::JoinBufferCache;
 use crate::expr::EvalCtx;
 use crate::plan::block::SelectPlan;
 use strata_engine::{Flow, Txn};
@@ -16,6 +17,8 @@ pub struct JoinSource<'a> {
     pub ecx: &'a EvalCtx<'a>,
     /// The block's conditions without table columns held: false gives no rows.
     pub const_ok: bool,
+    /// Where join buffers outlive this run (the execution), if anywhere.
+    pub cache: Option<&'a dyn JoinBufferCache>,
 }
 
 impl Operator for JoinSource<'_> {
@@ -24,7 +27,7 @@ impl Operator for JoinSource<'_> {
             return Ok(Flow::Continue);
         }
         let mut row = vec![Value::Null; self.plan.scope.width()];
-        crate::exec::join::run(self.plan, self.txn, &mut row, self.ecx, sink)
+        crate::exec::join::run(self.plan, self.txn, &mut row, self.ecx, self.cache, sink)
     }
 }
 
