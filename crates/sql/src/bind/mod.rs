@@ -35,6 +35,24 @@ pub struct ScopeTable {
     /// A derived table or CTE: its rows are materialized at run time into this slot of
     /// the execution's state, never into the plan.
     pub slot: Option<usize>,
+    /// A LATERAL derived table: run again for each row of the tables before it.
+    pub lateral: Option<Lateral>,
+}
+
+impl ScopeTable {
+    /// A table of an engine (not a derived table, CTE or LATERAL derived table).
+    pub fn is_base(&self) -> bool {
+        self.slot.is_none() && self.lateral.is_none()
+    }
+}
+
+/// A LATERAL derived table's source: the statement's subquery `subquery`, run with the
+/// values of `correlated` (read from the tables before it in FROM, or from enclosing
+/// queries) for each combination of their rows, as MySQL rematerialises it.
+#[derive(Clone, Debug)]
+pub struct Lateral {
+    pub subquery: usize,
+    pub correlated: Vec<Expr>,
 }
 
 #[derive(Default, Clone)]
@@ -66,6 +84,7 @@ impl Scope {
             def,
             offset,
             slot: None,
+            lateral: None,
         });
     }
 

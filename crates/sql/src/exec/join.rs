@@ -156,7 +156,7 @@ impl JoinRun<'_> {
         }
         let t = &self.plan.scope.tables[self.plan.levels[lvl].table];
         let key = (self.plan as *const SelectPlan as usize, lvl);
-        let cache = self.cache.filter(|_| t.slot.is_none());
+        let cache = self.cache.filter(|_| t.is_base());
         if let Some(kept) = cache.and_then(|c| c.cached(key)) {
             *self.buffers[lvl].borrow_mut() = Some(kept.clone());
             return Ok(kept);
@@ -173,6 +173,25 @@ impl JoinRun<'_> {
     fn read(&self, lvl: usize, row: &mut [Value], on_row: &mut OnRow<'_>) -> Result<()> {
         let plan = self.plan;
         let t = &plan.scope.tables[plan.levels[lvl].table];
+        if let Some(lateral) = &t.lateral {
+            // A LATERAL derived table: its rows for the values the row built so far
+            // gives the columns it reads.
+            let Some(runner) = self.cx.runner else {
+                return Err(Error::Internal("LATERAL table without an executor".into()));
+            };
+            let values = lateral
+                .correlated
+                .iter()
+                .map(|e| e.eval(row, self.cx))
+                .collect::<Result<Vec<_>>>()?;
+            let rows = runner.rows(lateral.subquery, values)?;
+            for r in &rows.rows {
+                if on_row(r, row)? == Flow::Stop {
+                    break;
+                }
+            }
+            return Ok(());
+        }
         let ranges = key_ranges(plan, lvl, row, self.cx)?;
         let stopped = Cell::new(false);
         let mut cb = |_id, vals: &[Value]| -> Result<Flow> {

@@ -39,8 +39,9 @@ pub(crate) fn choose_access_paths(plan: &mut SelectPlan, cx: &ExecCtx) {
         };
         match best_access(&plan.scope, ti, &conds, placed) {
             Some((_, access)) => plan.levels[lvl].access = access,
-            // An inner table read by scan is read once, into a hash join buffer.
-            None if lvl > 0 => {
+            // An inner table read by scan is read once, into a hash join buffer (not a
+            // LATERAL derived table, whose rows differ for each row before it).
+            None if lvl > 0 && plan.scope.tables[ti].lateral.is_none() => {
                 plan.levels[lvl].access = Access::JoinBuffer {
                     keys: hash_keys::hash_keys(&plan.scope, ti, &conds, placed),
                 }

@@ -127,7 +127,7 @@ impl SubqueryPlans {
         fn reads(plan: &QueryPlan, db: &str, name: &str) -> bool {
             match plan {
                 QueryPlan::Block(b) => b.scope.tables.iter().any(|t| {
-                    t.slot.is_none()
+                    t.is_base()
                         && t.db.eq_ignore_ascii_case(db)
                         && t.def.name.eq_ignore_ascii_case(name)
                 }),

@@ -463,7 +463,7 @@ pub fn plan_block(
         // (under MVCC each transaction sees its own count, as InnoDB's COUNT(*) scans),
         // and a locking read must visit the rows to lock them.
         && read_mode == ReadMode::Consistent
-        && scope.tables[0].slot.is_none()
+        && scope.tables[0].is_base()
         && windows.is_none()
         && !is_transactional(cx, &scope.tables[0].def.engine);
 
@@ -667,7 +667,9 @@ pub(crate) fn add_factor(
             (alias.name.value.clone(), String::new(), table, Some(slot))
         }
         ast::TableFactor::Derived { lateral: true, .. } => {
-            return Err(Error::NotSupported("LATERAL derived tables".into()))
+            return Err(Error::Internal(
+                "LATERAL derived table outside a FROM clause".into(),
+            ))
         }
         other => return Err(Error::NotSupported(format!("table factor {other}"))),
     };

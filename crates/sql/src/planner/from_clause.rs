@@ -15,7 +15,9 @@
 //! left operand's column (the right operand's for a RIGHT JOIN, whose left operand is
 //! the NULL-extended one), and `SELECT *` lists the common columns once, first.
 
-use crate::bind::{BindEnv, Binder, Scope};
+use crate::bind::derived::DerivedTable;
+use crate::bind::{BindEnv, Binder, Lateral, Outer, Scope, SubqueryPlanner};
+use crate::catalog::rowsource::ReadOnlyTable;
 use crate::expr::{CmpOp, Expr};
 use crate::optimizer::join_order::MAX_JOIN_TABLES;
 use crate::plan::block::Derived;
@@ -23,6 +25,7 @@ use crate::plan::join_groups::JoinGroup;
 use crate::planner::block::add_factor;
 use crate::planner::query::Planner;
 use sqlparser::ast;
+use std::sync::Arc;
 use strata_types::{Error, Result};
 
 /// A bound FROM clause.
@@ -179,7 +182,15 @@ impl Builder<'_, '_, '_> {
             }
             return self.table_with_joins(table_with_joins);
         }
-        add_factor(f, self.planner, &mut self.scope, &mut self.derived)?;
+        match f {
+            ast::TableFactor::Derived {
+                lateral: true,
+                subquery,
+                alias,
+                ..
+            } => self.lateral(subquery, alias.as_ref())?,
+            _ => add_factor(f, self.planner, &mut self.scope, &mut self.derived)?,
+        }
         let t = self.scope.tables.len() - 1;
         if t >= MAX_JOIN_TABLES {
             return Err(Error::TooManyTables(MAX_JOIN_TABLES));
@@ -190,6 +201,40 @@ impl Builder<'_, '_, '_> {
             tables: 1 << t,
             star: (st.offset..st.offset + st.def.columns.len()).collect(),
         })
+    }
+
+    /// `LATERAL (subquery) AS alias`: the subquery is planned as a correlated subquery
+    /// whose enclosing scope is the tables before it in FROM (and the queries enclosing
+    /// this one), and is run again for each combination of their rows.
+    fn lateral(&mut self, q: &ast::Query, alias: Option<&ast::TableAlias>) -> Result<()> {
+        let Some(alias) = alias else {
+            return Err(Error::DerivedNeedsAlias);
+        };
+        let name = alias.name.value.clone();
+        let outer = Outer {
+            scope: &self.scope,
+            env: self.env,
+        };
+        let sub = self.planner.plan_subquery(q, &outer)?;
+        let names: Vec<String> = alias.columns.iter().map(|c| c.name.value.clone()).collect();
+        let table = Arc::new(ReadOnlyTable(DerivedTable::new(
+            &name,
+            &sub.columns,
+            &names,
+        )?));
+        if self.scope.tables.iter().any(|t| t.alias == name) {
+            return Err(Error::NonUniqueTable(name));
+        }
+        self.scope.push(name, String::new(), table);
+        if let Some(t) = self.scope.tables.last_mut() {
+            t.lateral = Some(Lateral {
+                subquery: sub.id,
+                correlated: sub.correlated,
+            });
+        }
+        // The table must be read after those it reads from: keep FROM's order.
+        self.straight = true;
+        Ok(())
     }
 
     fn join(&mut self, left: Built, right: Built, op: &ast::JoinOperator) -> Result<Built> {

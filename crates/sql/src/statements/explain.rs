@@ -173,8 +173,13 @@ pub fn explain_statement(
 #[derive(Clone, Copy)]
 enum Role {
     Primary,
-    Subquery { dependent: bool },
-    Derived,
+    Subquery {
+        dependent: bool,
+    },
+    /// A derived table; `dependent` for a LATERAL one that reads tables before it.
+    Derived {
+        dependent: bool,
+    },
 }
 
 struct Explainer<'s, 'c> {
@@ -209,7 +214,8 @@ impl Explainer<'_, '_> {
                     Role::Primary => "PRIMARY",
                     Role::Subquery { dependent: false } => "SUBQUERY",
                     Role::Subquery { dependent: true } => "DEPENDENT SUBQUERY",
-                    Role::Derived => "DERIVED",
+                    Role::Derived { dependent: false } => "DERIVED",
+                    Role::Derived { dependent: true } => "DEPENDENT DERIVED",
                 };
                 self.block(b, id, select_type)?;
                 Ok(vec![id])
@@ -269,7 +275,7 @@ impl Explainer<'_, '_> {
                 if dependent {
                     Role::Subquery { dependent }
                 } else {
-                    Role::Derived
+                    Role::Derived { dependent: false }
                 },
             ),
         }
@@ -288,6 +294,7 @@ impl Explainer<'_, '_> {
     /// Shows subquery `id`; `outer` names the outer columns it reads (none: it is
     /// run once, `SUBQUERY`; some: per outer row, `DEPENDENT SUBQUERY`).
     fn subquery(&mut self, id: usize, outer: Vec<String>) -> Result<()> {
+        // (A LATERAL table's subquery is shown with the block that reads it.)
         if !self.explained.insert(id) {
             return Ok(());
         }
@@ -323,13 +330,60 @@ impl Explainer<'_, '_> {
         for (slot, sub) in derived {
             let first = self.next_id + 1;
             self.slot_ids.insert(slot, first);
-            self.query(&sub, Role::Derived)?;
+            self.query(&sub, Role::Derived { dependent: false })?;
+        }
+        // LATERAL derived tables, in join order: DEPENDENT DERIVED when they read a table
+        // before them, which MySQL marks "Rematerialize" on the table read just before.
+        let mut lateral_ids = Vec::new();
+        for (lvl, level) in plan.levels.iter().enumerate() {
+            let Some(lateral) = &plan.scope.tables[level.table].lateral else {
+                continue;
+            };
+            let Some(sub) = stmt_subquery(self.stmt, lateral.subquery) else {
+                continue;
+            };
+            self.explained.insert(lateral.subquery);
+            let id = self.next_id + 1;
+            lateral_ids.push((lvl, id));
+            let outer = lateral
+                .correlated
+                .iter()
+                .map(|e| self.ref_name(plan, e))
+                .collect();
+            let saved = std::mem::replace(&mut self.outer_names, outer);
+            let dependent = !lateral.correlated.is_empty();
+            let shown = self.query(&sub, Role::Derived { dependent });
+            self.outer_names = saved;
+            shown?;
         }
         // Now that the derived tables have ids, the block's rows can name them.
         let levels = plan.levels.iter().map(|l| &plan.scope.tables[l.table]);
         for (row, t) in self.rows[first_row..].iter_mut().zip(levels) {
             if let Some(id) = t.slot.and_then(|s| self.slot_ids.get(&s)) {
                 row[2] = Value::str(&format!("<derived{id}>"));
+            }
+        }
+        for (lvl, id) in lateral_ids {
+            if let Some(row) = self.rows.get_mut(first_row + lvl) {
+                row[2] = Value::str(&format!("<derived{id}>"));
+            }
+            let dependent = plan.scope.tables[plan.levels[lvl].table]
+                .lateral
+                .as_ref()
+                .is_some_and(|l| !l.correlated.is_empty());
+            if let Some(row) = lvl
+                .checked_sub(1)
+                .filter(|_| dependent)
+                .and_then(|p| self.rows.get_mut(first_row + p))
+            {
+                let mut e = row[11].to_text();
+                if !e.is_empty() && !row[11].is_null() {
+                    e.push_str("; ");
+                } else {
+                    e.clear();
+                }
+                e.push_str(&format!("Rematerialize (<derived{id}>)"));
+                row[11] = Value::str(&e);
             }
         }
         for (sub, correlated) in subqueries_of(plan) {
@@ -580,4 +634,9 @@ fn subqueries_of(plan: &SelectPlan) -> Vec<(usize, Vec<Expr>)> {
     }
     plan.projection.iter().for_each(&mut note);
     found
+}
+
+/// Subquery `id` of the statement.
+fn stmt_subquery(stmt: &QueryStatement, id: usize) -> Option<std::sync::Arc<QueryPlan>> {
+    stmt.subqueries.get(id).cloned()
 }
