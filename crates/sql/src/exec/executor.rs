@@ -11,7 +11,7 @@
 
 use crate::context::{ExecCtx, TableLocks};
 use crate::exec::block::{self as select, limit_value, QueryBlock};
-use crate::exec::hash_join::{JoinBuffer, JoinBufferCache};
+use crate::exec::hash_join::{JoinBuffer, JoinBufferCache, KeptBuffer};
 use crate::exec::ops::conform::Conform;
 use crate::exec::ops::limit::Limit;
 use crate::exec::ops::recursive::Recursive;
@@ -40,7 +40,7 @@ pub struct Executor<'a, 'c> {
     /// Uncorrelated subqueries' rows, by subquery id: each runs once per execution.
     uncorrelated: RefCell<HashMap<usize, Rc<SubqueryRows>>>,
     /// Hash join buffers of base tables, by (block, level), for later runs of a block.
-    join_buffers: RefCell<HashMap<(usize, usize), Option<Rc<JoinBuffer>>>>,
+    join_buffers: RefCell<HashMap<(usize, usize), KeptBuffer>>,
 }
 
 /// Runs a query statement, sending its result set to `out`; returns the rows sent.

@@ -26,6 +26,9 @@ use strata_types::{Error, Result, Value};
 /// outer row) probes the buffer an earlier run read instead of reading the table again.
 /// Only base tables' buffers are kept: a derived table's rows can differ between runs
 /// (a recursive CTE's work table changes every iteration).
+/// A join buffer kept by the execution: None when its table was too big to buffer.
+pub type KeptBuffer = Option<Rc<JoinBuffer>>;
+
 pub trait JoinBufferCache {
     /// The buffer kept under `key`: Some(None) when the table was too big to buffer.
     fn cached(&self, key: (usize, usize)) -> Option<Option<Rc<JoinBuffer>>>;
