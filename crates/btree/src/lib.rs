@@ -798,6 +798,8 @@ pub struct BtreeTrx {
     inner: Arc<Inner>,
     isolation: Isolation,
     lock_wait: Duration,
+    /// The connection's stop signal: a lock wait ends with its error (KILL).
+    interrupt: strata_engine::Interrupt,
     /// Key in the engine's registry of open transactions.
     serial: u64,
     state: Mutex<TrxState>,
@@ -824,6 +826,7 @@ impl BtreeTrx {
             inner,
             isolation: txn.isolation(),
             lock_wait: txn.lock_wait_timeout(),
+            interrupt: txn.interrupt(),
             serial,
             state: Mutex::new(TrxState::default()),
         });
@@ -890,7 +893,11 @@ impl BtreeTrx {
             index,
             key: key.to_vec(),
         };
-        if self.inner.locks.lock(id, &k, mode, self.lock_wait)? == Granted::New {
+        let granted = self
+            .inner
+            .locks
+            .lock(id, &k, mode, self.lock_wait, &self.interrupt)?;
+        if granted == Granted::New {
             self.state.lock().locks.push(k);
         }
         Ok(())

@@ -11,6 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
+use strata_engine::Interrupt;
 use strata_storage::sync::{default_policy, Arc, Condvar, LatchMutex, Mutex, SpinPolicy};
 use strata_types::{Error, Result};
 
@@ -90,8 +91,16 @@ impl LockTable {
         &self.shards[(h.finish() as usize) % SHARDS]
     }
 
-    /// Takes `mode` on `key` for `trx`, waiting up to `timeout`.
-    pub fn lock(&self, trx: u64, key: &LockKey, mode: Mode, timeout: Duration) -> Result<Granted> {
+    /// Takes `mode` on `key` for `trx`, waiting up to `timeout`, or until the waiting
+    /// statement is killed (`interrupt`, checked at every wake-up).
+    pub fn lock(
+        &self,
+        trx: u64,
+        key: &LockKey,
+        mode: Mode,
+        timeout: Duration,
+        interrupt: &Interrupt,
+    ) -> Result<Granted> {
         let shard = self.shard(key);
         let deadline = Instant::now() + timeout;
         let mut map = shard.map.lock();
@@ -119,6 +128,10 @@ impl LockTable {
             if now >= deadline {
                 self.waits_for.lock().remove(&trx);
                 return Err(Error::LockWaitTimeout);
+            }
+            if let Err(e) = interrupt.check() {
+                self.waits_for.lock().remove(&trx);
+                return Err(e);
             }
             // Wake at least every 100 ms to look for deadlocks formed after we slept.
             let nap = (deadline - now).min(Duration::from_millis(100));
@@ -197,17 +210,32 @@ mod tests {
     #[test]
     fn shared_locks_share_and_exclusive_excludes() {
         let t = LockTable::default();
-        assert_eq!(t.lock(1, &k(1), Mode::Shared, LONG), Ok(Granted::New));
-        assert_eq!(t.lock(2, &k(1), Mode::Shared, LONG), Ok(Granted::New));
         assert_eq!(
-            t.lock(3, &k(1), Mode::Exclusive, Duration::from_millis(50)),
+            t.lock(1, &k(1), Mode::Shared, LONG, &Interrupt::default()),
+            Ok(Granted::New)
+        );
+        assert_eq!(
+            t.lock(2, &k(1), Mode::Shared, LONG, &Interrupt::default()),
+            Ok(Granted::New)
+        );
+        assert_eq!(
+            t.lock(
+                3,
+                &k(1),
+                Mode::Exclusive,
+                Duration::from_millis(50),
+                &Interrupt::default()
+            ),
             Err(Error::LockWaitTimeout)
         );
         t.release(1, &[k(1)]);
         t.release(2, &[k(1)]);
-        assert_eq!(t.lock(3, &k(1), Mode::Exclusive, LONG), Ok(Granted::New));
         assert_eq!(
-            t.lock(3, &k(1), Mode::Shared, LONG),
+            t.lock(3, &k(1), Mode::Exclusive, LONG, &Interrupt::default()),
+            Ok(Granted::New)
+        );
+        assert_eq!(
+            t.lock(3, &k(1), Mode::Shared, LONG, &Interrupt::default()),
             Ok(Granted::AlreadyHeld)
         );
         assert!(!t.try_lock(9, &k(1)));
@@ -216,24 +244,46 @@ mod tests {
     #[test]
     fn a_waiter_gets_the_lock_when_the_holder_releases() {
         let t = Arc::new(LockTable::default());
-        t.lock(1, &k(1), Mode::Exclusive, LONG).unwrap();
+        t.lock(1, &k(1), Mode::Exclusive, LONG, &Interrupt::default())
+            .unwrap();
         let t2 = t.clone();
-        let h = std::thread::spawn(move || t2.lock(2, &k(1), Mode::Exclusive, LONG));
+        let h = std::thread::spawn(move || {
+            t2.lock(2, &k(1), Mode::Exclusive, LONG, &Interrupt::default())
+        });
         std::thread::sleep(Duration::from_millis(50));
         t.release(1, &[k(1)]);
         assert_eq!(h.join().unwrap(), Ok(Granted::New));
     }
 
     #[test]
+    fn a_killed_waiter_stops_waiting_with_the_kill_error() {
+        let t = Arc::new(LockTable::default());
+        t.lock(1, &k(1), Mode::Exclusive, LONG, &Interrupt::default())
+            .unwrap();
+        let (t2, kill) = (t.clone(), Interrupt::default());
+        let signal = kill.clone();
+        let h = std::thread::spawn(move || t2.lock(2, &k(1), Mode::Exclusive, LONG, &signal));
+        std::thread::sleep(Duration::from_millis(50));
+        let asked = Instant::now();
+        kill.raise(strata_engine::StopReason::Query);
+        assert_eq!(h.join().unwrap(), Err(Error::Interrupted));
+        assert!(asked.elapsed() < Duration::from_millis(500));
+    }
+
+    #[test]
     fn a_cycle_is_a_deadlock() {
         let t = Arc::new(LockTable::default());
-        t.lock(1, &k(1), Mode::Exclusive, LONG).unwrap();
-        t.lock(2, &k(2), Mode::Exclusive, LONG).unwrap();
+        t.lock(1, &k(1), Mode::Exclusive, LONG, &Interrupt::default())
+            .unwrap();
+        t.lock(2, &k(2), Mode::Exclusive, LONG, &Interrupt::default())
+            .unwrap();
         let t2 = t.clone();
         // 1 waits for 2 (in a thread), then 2 asks for 1's row: a cycle.
-        let h = std::thread::spawn(move || t2.lock(1, &k(2), Mode::Exclusive, LONG));
+        let h = std::thread::spawn(move || {
+            t2.lock(1, &k(2), Mode::Exclusive, LONG, &Interrupt::default())
+        });
         std::thread::sleep(Duration::from_millis(100));
-        let r = t.lock(2, &k(1), Mode::Exclusive, LONG);
+        let r = t.lock(2, &k(1), Mode::Exclusive, LONG, &Interrupt::default());
         assert_eq!(r, Err(Error::Deadlock));
         t.release(2, &[k(2)]);
         assert_eq!(h.join().unwrap(), Ok(Granted::New));

@@ -17,9 +17,92 @@
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
-use strata_types::Result;
+use std::time::{Duration, Instant};
+use strata_types::{Error, Result};
+
+/// Why a connection's running statement must stop: KILL QUERY, KILL CONNECTION, or its
+/// `max_execution_time` passed. Shared by the connection (which clears it at each
+/// statement's start), the process list (through which another connection's KILL raises
+/// it) and the statement's [`Txn`], so every long loop in the SQL layer and every lock
+/// wait in an engine can notice within a moment ([`Interrupt::check`]).
+#[derive(Clone, Default)]
+pub struct Interrupt(Arc<InterruptState>);
+
+#[derive(Default)]
+struct InterruptState {
+    /// 0: run on; else the [`StopReason`] as a number.
+    reason: AtomicU8,
+    /// The statement's deadline in microseconds since [`epoch`]; 0 for none.
+    deadline_us: AtomicU64,
+}
+
+/// Why a statement stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// KILL QUERY: the statement fails with 1317; the connection stays.
+    Query = 1,
+    /// KILL [CONNECTION]: the statement fails with 1317 and the connection closes.
+    Connection = 2,
+    /// `max_execution_time`: the statement fails with 3024.
+    Timeout = 3,
+}
+
+/// A process-wide origin for deadlines kept as integers.
+fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+impl Interrupt {
+    /// Asks the running statement (or, for [`StopReason::Connection`], the connection)
+    /// to stop. A connection kill is never downgraded by a later query kill.
+    pub fn raise(&self, why: StopReason) {
+        let _ = self
+            .0
+            .reason
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
+                (r != StopReason::Connection as u8).then_some(why as u8)
+            });
+    }
+
+    /// A new statement starts: forgets a query kill and sets the statement's deadline
+    /// (`max_execution_time`; None: no limit). A connection kill stays.
+    pub fn start_statement(&self, limit: Option<Duration>) {
+        let _ = self
+            .0
+            .reason
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
+                (r != StopReason::Connection as u8).then_some(0)
+            });
+        let deadline = limit.map_or(0, |l| {
+            (epoch().elapsed() + l).as_micros().min(u64::MAX as u128) as u64
+        });
+        self.0.deadline_us.store(deadline, Ordering::Release);
+    }
+
+    /// Whether the connection was killed.
+    pub fn connection_killed(&self) -> bool {
+        self.0.reason.load(Ordering::Acquire) == StopReason::Connection as u8
+    }
+
+    /// The error the running statement must stop with, if any. Cheap (two atomic
+    /// loads, and a clock read only when a deadline is set): called per row.
+    pub fn check(&self) -> Result<()> {
+        match self.0.reason.load(Ordering::Relaxed) {
+            0 => {}
+            r if r == StopReason::Timeout as u8 => return Err(Error::ExecutionTimeExceeded),
+            _ => return Err(Error::Interrupted),
+        }
+        let deadline = self.0.deadline_us.load(Ordering::Relaxed);
+        if deadline != 0 && epoch().elapsed().as_micros() as u64 >= deadline {
+            self.raise(StopReason::Timeout);
+            return Err(Error::ExecutionTimeExceeded);
+        }
+        Ok(())
+    }
+}
 
 /// `transaction_isolation`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,6 +181,8 @@ pub struct Txn {
     nontransactional_changed: Cell<bool>,
     /// Oldest first; names compare case-insensitively, as MySQL's.
     savepoints: RefCell<Vec<Savepoint>>,
+    /// The connection's stop signal (KILL, max_execution_time).
+    interrupt: RefCell<Interrupt>,
 }
 
 impl Txn {
@@ -111,7 +196,24 @@ impl Txn {
             single_statement: Cell::new(false),
             nontransactional_changed: Cell::new(false),
             savepoints: RefCell::new(Vec::new()),
+            interrupt: RefCell::new(Interrupt::default()),
         }
+    }
+
+    /// Attaches the connection's stop signal: long loops and lock waits then end with
+    /// its error ([`Txn::check_interrupt`]).
+    pub fn set_interrupt(&self, interrupt: Interrupt) {
+        *self.interrupt.borrow_mut() = interrupt;
+    }
+
+    /// The connection's stop signal (an engine copies it to check while waiting).
+    pub fn interrupt(&self) -> Interrupt {
+        self.interrupt.borrow().clone()
+    }
+
+    /// Err(1317 or 3024) when the running statement was killed or ran out of time.
+    pub fn check_interrupt(&self) -> Result<()> {
+        self.interrupt.borrow().check()
     }
 
     pub fn read_only(&self) -> bool {

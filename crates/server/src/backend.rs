@@ -157,6 +157,14 @@ impl Handler for Connection {
         }
     }
 
+    fn attach(&mut self, host: String, shutdown: Box<dyn Fn() + Send + Sync>) {
+        self.session.attach(host, shutdown)
+    }
+
+    fn closing(&self) -> bool {
+        self.session.closing()
+    }
+
     fn close(&mut self) {
         self.session.close()
     }

@@ -24,7 +24,9 @@
 //!
 //! [`Server`] is what all sessions share: the catalog, global variables, counters.
 
+mod kill;
 pub mod persist;
+pub mod processlist;
 mod sql_prepare;
 mod transaction;
 pub mod vars;
@@ -102,6 +104,8 @@ pub struct Server {
     /// `mysqld-auto.cnf`, opened by [`apply_persisted`] at startup or by the first SET
     /// PERSIST.
     persisted: parking_lot::Mutex<Option<Arc<persist::Persisted>>>,
+    /// Every connected session (SHOW PROCESSLIST, KILL).
+    pub processes: Arc<processlist::ProcessList>,
 }
 
 /// The statement kinds counted as `Com_<name>` (SHOW STATUS); `as usize` indexes
@@ -158,6 +162,7 @@ impl Server {
             ("lower_case_table_names", i(0)),
             ("max_allowed_packet", i(config.max_allowed_packet as i64)),
             ("max_connections", i(config.max_connections as i64)),
+            ("max_execution_time", i(0)),
             ("max_user_connections", i(0)),
             ("net_buffer_length", i(16384)),
             ("net_read_timeout", i(30)),
@@ -200,10 +205,13 @@ impl Server {
                 );
             }
         }
+        let processes = Arc::new(processlist::ProcessList::default());
+        catalog.processes.install(processes.clone());
         Server {
             catalog,
             globals,
             config,
+            processes,
             started: Instant::now(),
             questions: AtomicU64::new(0),
             connections: AtomicU64::new(0),
@@ -339,6 +347,12 @@ pub struct Session {
     net_timeouts: NetTimeouts,
     /// Off only in tests that compare the cached path with the general one.
     plan_cache_enabled: bool,
+    /// This connection's entry in the process list (and its KILL signal).
+    process: Arc<processlist::Process>,
+    /// `KILL CONNECTION_ID()` ran: the connection closes after the reply.
+    closing: bool,
+    /// `max_execution_time` (0: none), for the SELECTs this session runs.
+    max_execution_time: Duration,
 }
 
 /// The view of a session an expression evaluates against.
@@ -432,7 +446,7 @@ impl Session {
         db: Option<&str>,
     ) -> Result<Session> {
         let mut s = Session {
-            server,
+            server: server.clone(),
             connection_id,
             user: user.to_string(),
             current_db: None,
@@ -463,6 +477,9 @@ impl Session {
             lock_wait_timeout: Duration::from_secs(50),
             net_timeouts: NetTimeouts::default(),
             plan_cache_enabled: true,
+            process: server.processes.register(connection_id, user),
+            closing: false,
+            max_execution_time: Duration::ZERO,
         };
         // A session keeps the timeouts in force when it connected: SET GLOBAL changes
         // them for new connections only, as in MySQL.
@@ -545,6 +562,11 @@ impl Session {
             .to_i64()
             .unwrap_or(50);
         self.lock_wait_timeout = Duration::from_secs(secs.max(1) as u64);
+        let ms = self
+            .get_variable("max_execution_time", false)?
+            .to_i64()
+            .unwrap_or(0);
+        self.max_execution_time = Duration::from_millis(ms.max(0) as u64);
         let secs = |name: &str, default: i64| -> Result<Duration> {
             let v = self.get_variable(name, false)?.to_i64().unwrap_or(default);
             Ok(Duration::from_secs(v.max(1) as u64))
@@ -577,6 +599,7 @@ impl Session {
         let read_only = self.next_read_only.take().unwrap_or(self.read_only);
         let t = Txn::new(isolation, self.lock_wait_timeout);
         t.set_read_only(read_only);
+        t.set_interrupt(self.process.interrupt.clone());
         t
     }
 
@@ -684,6 +707,7 @@ impl Session {
             return Err(Error::UnknownDatabase(db.to_string()));
         }
         self.current_db = Some(db.to_string());
+        self.process.set_db(self.current_db.clone());
         Ok(())
     }
 
@@ -895,6 +919,7 @@ impl Session {
     }
 
     pub fn close(&mut self) {
+        self.server.processes.remove(self.connection_id);
         // A connection that ends with an open transaction rolls it back; there is no
         // client left to report an error to.
         let _ = self.rollback_open();
@@ -926,6 +951,18 @@ impl Session {
         out: &mut dyn ResultSink,
     ) -> Result<()> {
         self.server.questions.fetch_add(1, Ordering::Relaxed);
+        self.process.begin("Query", Arc::from(sql));
+        let r = self.query_pieces(sql, multi_statements, out);
+        self.process.end();
+        r
+    }
+
+    fn query_pieces(
+        &mut self,
+        sql: &str,
+        multi_statements: bool,
+        out: &mut dyn ResultSink,
+    ) -> Result<()> {
         let pieces = if multi_statements {
             text::split_statements(sql)
         } else {
@@ -967,6 +1004,7 @@ impl Session {
         if !text::is_diagnostics_statement(sql) {
             self.clear_diagnostics();
         }
+        self.start_statement(sql);
         self.statement_rows = 0;
         let r = self.run(sql, out);
         self.settle_insert_id_arg();
@@ -1093,6 +1131,7 @@ impl Session {
         let first = text::first_word(sql);
         match first.as_str() {
             "SET" => return self.run_set(sql, out),
+            "KILL" => return self.kill(sql, out),
             "USE" => {
                 let w = strata_sql::text::words(sql);
                 let db = w.get(1).ok_or_else(|| Error::Syntax(sql.into()))?;
@@ -1179,7 +1218,6 @@ impl Session {
                     ..OkInfo::default()
                 });
             }
-            "KILL" => return Err(Error::NotSupported("KILL".into())),
             "RESET" => return self.reset_persist(sql, out),
             // No engine implements XA (SHOW ENGINES says so): refused, not a syntax error.
             "XA" => return Err(Error::NotSupported("XA transactions".into())),
@@ -1341,6 +1379,7 @@ impl Session {
         }
         if new_db != self.current_db {
             self.current_db = new_db;
+            self.process.set_db(self.current_db.clone());
         }
         if let Some(id) = outcome.generated_id {
             self.last_insert_id = id;
@@ -1895,6 +1934,44 @@ impl Session {
     /// COM_STMT_EXECUTE.
     pub fn execute(&mut self, id: u32, params: &[Value], out: &mut dyn QueryOutput) -> Result<()> {
         self.server.questions.fetch_add(1, Ordering::Relaxed);
+        let text: Arc<str> = match self.prepared.get(&id) {
+            Some(PreparedStmt::Text(t)) => Arc::from(t.as_str()),
+            Some(PreparedStmt::Sql(p)) => Arc::from(p.source.as_str()),
+            None => Arc::from(""),
+        };
+        self.start_statement(&text);
+        self.process.begin("Execute", text);
+        let r = self.execute_statement(id, params, out);
+        self.process.end();
+        r
+    }
+
+    /// A statement starts: a KILL QUERY aimed at the previous one is forgotten, and a
+    /// SELECT gets `max_execution_time` (MySQL limits read-only SELECTs only).
+    fn start_statement(&self, sql: &str) {
+        let select = matches!(text::first_word(sql).as_str(), "SELECT" | "WITH" | "(");
+        let limit =
+            (select && !self.max_execution_time.is_zero()).then_some(self.max_execution_time);
+        self.process.interrupt.start_statement(limit);
+    }
+
+    /// Whether the connection must close now (it was killed).
+    pub fn closing(&self) -> bool {
+        self.closing || self.process.interrupt.connection_killed()
+    }
+
+    /// The protocol layer's view of this connection: the client's host, and how to
+    /// close its socket (KILL CONNECTION from another session).
+    pub fn attach(&self, host: String, closer: processlist::Closer) {
+        self.process.attach(host, closer);
+    }
+
+    fn execute_statement(
+        &mut self,
+        id: u32,
+        params: &[Value],
+        out: &mut dyn QueryOutput,
+    ) -> Result<()> {
         match self.prepared.get(&id) {
             None => Err(Error::Internal(format!(
                 "Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"

@@ -241,6 +241,7 @@ impl Session {
                 Some((isolation, read_only)) => {
                     let t = Txn::new(isolation, self.lock_wait_timeout);
                     t.set_read_only(read_only);
+                    t.set_interrupt(self.process.interrupt.clone());
                     t
                 }
                 None => self.new_txn(),

@@ -231,6 +231,8 @@ pub static VARIABLES: &[VarDef] = &[
         true
     ),
     // 0: no limit per user.
+    // Milliseconds a top-level SELECT may run (0: no limit); past it, error 3024.
+    v!("max_execution_time", Both, U32, true),
     v!("max_user_connections", Global, U32, true),
     v!(
         "net_buffer_length",

@@ -48,6 +48,7 @@ pub use expr::like;
 pub use parse::parse;
 pub use statements::show::execute_show;
 
+pub use catalog::processes::{ProcessRow, ProcessSource};
 pub use catalog::Catalog;
 
 use strata_types::{Error, Result, Value};

@@ -161,6 +161,10 @@ pub enum Error {
     Deadlock,
     /// 1317
     Interrupted,
+    /// 3024: `max_execution_time` passed while a SELECT ran.
+    ExecutionTimeExceeded,
+    /// 1094: KILL of a connection id that does not exist.
+    UnknownThread(u64),
     /// 1194: a table whose files fail their checks; `detail` says which check.
     Corrupt { table: String, detail: String },
     /// 1114: the disk or a size limit is full.
@@ -308,6 +312,8 @@ impl Error {
             LockWaitTimeout => 1205,
             Deadlock => 1213,
             Interrupted => 1317,
+            ExecutionTimeExceeded => 3024,
+            UnknownThread(_) => 1094,
             Corrupt { .. } => 1194,
             TableFull(_) => 1114,
             Io(_) => 1030,
@@ -593,6 +599,11 @@ impl fmt::Display for Error {
                 )
             }
             Interrupted => write!(f, "Query execution was interrupted"),
+            ExecutionTimeExceeded => write!(
+                f,
+                "Query execution was interrupted, maximum statement execution time exceeded"
+            ),
+            UnknownThread(id) => write!(f, "Unknown thread id: {id}"),
             Corrupt { table, detail } => {
                 write!(
                     f,

@@ -463,6 +463,23 @@ impl<'b, B: Backend> Conn<'b, B> {
         true
     }
 
+    /// Tells a new session its client's `host:port` and how to shut this socket down
+    /// (another session's KILL CONNECTION).
+    fn attach(&self, handler: &mut B::Handler) {
+        let host = self
+            .stream
+            .peer_addr()
+            .map(|a| format!("{}:{}", a.ip(), a.port()))
+            .unwrap_or_else(|_| "localhost".into());
+        let shutdown: Box<dyn Fn() + Send + Sync> = match self.stream.try_clone() {
+            Ok(s) => Box::new(move || {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }),
+            Err(_) => Box::new(|| {}),
+        };
+        handler.attach(host, shutdown);
+    }
+
     fn peer_host(&self) -> String {
         self.stream
             .peer_addr()
@@ -529,6 +546,7 @@ impl<'b, B: Backend> Conn<'b, B> {
             };
         self.handshake_deadline = None;
         self.user = user;
+        self.attach(&mut handler);
         self.timeouts = handler.timeouts();
         let status = handler.status_flags();
         self.write_ok(0, 0, status, "");
@@ -569,7 +587,7 @@ impl<'b, B: Backend> Conn<'b, B> {
             };
             let keep_going = self.dispatch(handler, &payload);
             self.reader.recycle(payload);
-            if !keep_going {
+            if !keep_going || handler.closing() {
                 return;
             }
         }
@@ -754,8 +772,9 @@ impl<'b, B: Backend> Conn<'b, B> {
             (!db.is_empty()).then_some(db.as_str()),
             interactive,
         ) {
-            Ok(h) => {
+            Ok(mut h) => {
                 self.user = user;
+                self.attach(&mut h);
                 Some(h)
             }
             Err(e) => {

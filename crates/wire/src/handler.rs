@@ -140,6 +140,17 @@ pub trait Handler {
         Timeouts::default()
     }
 
+    /// Called once after the session opens: the client's address (`host:port`, as SHOW
+    /// PROCESSLIST shows it) and a function that shuts the connection's socket down, so
+    /// another session's `KILL CONNECTION` can end a connection idle in a read.
+    fn attach(&mut self, _host: String, _shutdown: Box<dyn Fn() + Send + Sync>) {}
+
+    /// True when the connection must close after the command just answered (it was
+    /// killed).
+    fn closing(&self) -> bool {
+        false
+    }
+
     /// Called once when the connection ends, however it ends.
     fn close(&mut self);
 }

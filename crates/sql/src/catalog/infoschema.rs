@@ -19,6 +19,8 @@ enum Kind {
     Columns,
     Statistics,
     Engines,
+    /// The server's connections (SHOW PROCESSLIST's rows).
+    Processlist,
     /// Tables for objects Strata does not have (tablespace files, triggers, views,
     /// routines, events, partitions, foreign keys): the right columns, never a row, so
     /// clients that look for such objects find none instead of failing.
@@ -226,7 +228,14 @@ const EMPTY_TABLES: &[(&str, &[&str])] = &[
 
 /// Every table `information_schema` has, for SHOW TABLES.
 pub fn table_names() -> Vec<&'static str> {
-    let mut names = vec!["COLUMNS", "ENGINES", "SCHEMATA", "STATISTICS", "TABLES"];
+    let mut names = vec![
+        "COLUMNS",
+        "ENGINES",
+        "PROCESSLIST",
+        "SCHEMATA",
+        "STATISTICS",
+        "TABLES",
+    ];
     names.extend(EMPTY_TABLES.iter().map(|(n, _)| *n));
     names.sort_unstable();
     names
@@ -331,6 +340,19 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
                 text("SAVEPOINTS"),
             ],
         ),
+        "PROCESSLIST" => (
+            Kind::Processlist,
+            vec![
+                num("ID"),
+                text("USER"),
+                text("HOST"),
+                text("DB"),
+                text("COMMAND"),
+                num("TIME"),
+                text("STATE"),
+                text("INFO"),
+            ],
+        ),
         other => match EMPTY_TABLES.iter().find(|(n, _)| *n == other) {
             Some((_, cols)) => (Kind::Empty, cols.iter().map(|c| text(c)).collect()),
             None => {
@@ -385,6 +407,11 @@ impl InfoTable {
                 }
             }
             Kind::Empty => {}
+            Kind::Processlist => {
+                for p in cat.processes.rows() {
+                    out.push(process_row(p));
+                }
+            }
             Kind::Engines => {
                 for e in cat.engines() {
                     // As SHOW ENGINES: savepoints where there are transactions, XA nowhere.
@@ -572,4 +599,18 @@ impl RowSource for InfoTable {
     fn rows(&self) -> Result<Vec<Vec<Value>>> {
         InfoTable::rows(self)
     }
+}
+
+/// One connection as a PROCESSLIST row: ID, USER, HOST, DB, COMMAND, TIME, STATE, INFO.
+pub fn process_row(p: crate::catalog::processes::ProcessRow) -> Vec<Value> {
+    vec![
+        Value::UInt(p.id),
+        s(&p.user),
+        s(&p.host),
+        p.db.as_deref().map_or(Value::Null, s),
+        s(p.command),
+        Value::Int(p.time as i64),
+        s(&p.state),
+        p.info.as_deref().map_or(Value::Null, s),
+    ]
 }

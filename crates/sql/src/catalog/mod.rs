@@ -10,6 +10,7 @@
 
 pub mod engines;
 pub mod infoschema;
+pub mod processes;
 pub mod rowsource;
 pub mod stats;
 
@@ -43,6 +44,8 @@ pub struct Catalog {
     dbs: RwLock<BTreeMap<String, Db>>,
     version: AtomicU64,
     stats: crate::catalog::stats::StatsCache,
+    /// The server's connections, for SHOW PROCESSLIST (installed by the session layer).
+    pub processes: crate::catalog::processes::ProcessSlot,
 }
 
 /// Databases every MySQL server shows and that cannot be created or dropped.
@@ -58,6 +61,7 @@ impl Catalog {
             engines,
             dbs: RwLock::new(BTreeMap::new()),
             version: AtomicU64::new(1),
+            processes: Default::default(),
             stats: Default::default(),
         };
         let path = datadir.join(CATALOG_FILE);

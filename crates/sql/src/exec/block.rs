@@ -406,6 +406,7 @@ pub fn matching_rows(
     let t = &plan.scope.tables[plan.levels[0].table];
     let filter = &plan.levels[0].filter;
     let mut cb = |id, vals: &[Value]| -> Result<Flow> {
+        cx.txn.check_interrupt()?;
         for c in filter {
             if !c.test(vals, ecx)? {
                 return Ok(Flow::Continue);

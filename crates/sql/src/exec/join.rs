@@ -67,6 +67,8 @@ impl JoinRun<'_> {
         let mut stopped = false;
         {
             let mut on_row = |vals: &[Value], row: &mut [Value]| -> Result<Flow> {
+                // KILL QUERY and max_execution_time stop a statement here, row by row.
+                self.txn.check_interrupt()?;
                 row[off..off + width].clone_from_slice(vals);
                 let f = self.after_row(lvl, 0, row, emit)?;
                 if f == Flow::Stop {

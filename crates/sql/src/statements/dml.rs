@@ -407,6 +407,7 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
     let mut duplicates = 0u64;
     let mut ignored = 0u64;
     for (rn, values) in source_rows.iter().enumerate() {
+        cx.txn.check_interrupt()?;
         let row_no = rn as u64 + 1;
         let mut row: Vec<Value> = def
             .columns
@@ -689,6 +690,7 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
     let def = &p.target.def;
     let (mut changed, matched) = (0u64, rows.len() as u64);
     for (n, (id, old)) in rows.into_iter().enumerate() {
+        cx.txn.check_interrupt()?;
         let mut new = old.clone();
         for (col, e) in &p.assignments {
             // Later assignments see earlier ones, as in MySQL.
@@ -721,6 +723,7 @@ pub fn execute_delete(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
     let rows = matching_rows(&p.source, cx, &ex.eval_ctx(&[]))?;
     let n = rows.len() as u64;
     for (id, old) in rows {
+        cx.txn.check_interrupt()?;
         p.target.table.delete(cx.txn, id, &old)?;
     }
     Ok(Outcome::ok(n))

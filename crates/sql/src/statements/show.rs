@@ -416,19 +416,32 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
                 "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
             ]
             .iter()
-            .map(|c| text_col(c))
+            .map(|c| {
+                if *c == "Id" || *c == "Time" {
+                    int_col(c)
+                } else {
+                    text_col(c)
+                }
+            })
             .collect();
-            let row = vec![
-                Value::UInt(cx.env.connection_id()),
-                s(&cx.env.user()),
-                s("localhost"),
-                cx.current_db.as_deref().map(s).unwrap_or(Value::Null),
-                s("Query"),
-                Value::Int(0),
-                s("executing"),
-                s("SHOW PROCESSLIST"),
-            ];
-            send(out, cols, vec![row]).map(Some)
+            let rows = cx
+                .catalog
+                .processes
+                .rows()
+                .into_iter()
+                .map(|mut p| {
+                    // Without FULL, MySQL shows the first 100 characters of a statement.
+                    if !full {
+                        if let Some(info) = &mut p.info {
+                            if let Some((cut, _)) = info.char_indices().nth(100) {
+                                info.truncate(cut);
+                            }
+                        }
+                    }
+                    crate::catalog::infoschema::process_row(p)
+                })
+                .collect();
+            send(out, cols, rows).map(Some)
         }
         "VARIABLES" | "STATUS" | "SESSION" | "GLOBAL" => Ok(None),
         "MASTER" | "SLAVE" | "REPLICA" | "BINARY" => Err(Error::NotSupported(format!(
