@@ -887,6 +887,23 @@ impl BtreeTrx {
     }
 
     pub(crate) fn lock(&self, lay: &Layout, index: u16, key: &[u8], mode: Mode) -> Result<()> {
+        self.lock_with(lay, index, key, mode, strata_engine::LockWait::Wait)
+    }
+
+    /// [`BtreeTrx::lock`] for a read with NOWAIT or SKIP LOCKED: a row lock that is not
+    /// free at once gives `LockWaitTimeout` without waiting.
+    pub(crate) fn lock_with(
+        &self,
+        lay: &Layout,
+        index: u16,
+        key: &[u8],
+        mode: Mode,
+        wait: strata_engine::LockWait,
+    ) -> Result<()> {
+        let timeout = match wait {
+            strata_engine::LockWait::Wait => self.lock_wait,
+            _ => Duration::ZERO,
+        };
         let id = self.ensure_id();
         let k = LockKey {
             space: lay.space,
@@ -896,7 +913,7 @@ impl BtreeTrx {
         let granted = self
             .inner
             .locks
-            .lock(id, &k, mode, self.lock_wait, &self.interrupt)?;
+            .lock(id, &k, mode, timeout, &self.interrupt)?;
         if granted == Granted::New {
             self.state.lock().locks.push(k);
         }

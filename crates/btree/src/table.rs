@@ -185,7 +185,7 @@ impl AdaptiveHash {
 enum ReadKind {
     Snapshot(Arc<ReadView>),
     Latest,
-    Locking(Mode),
+    Locking(Mode, LockWait),
 }
 
 impl BtreeTable {
@@ -271,14 +271,15 @@ impl BtreeTable {
 
     fn read_kind(&self, txn: &Txn, trx: &BtreeTrx) -> ReadKind {
         match (txn.read_mode(), txn.isolation()) {
-            (ReadMode::LockExclusive, _) => ReadKind::Locking(Mode::Exclusive),
+            (ReadMode::LockExclusive, _) => ReadKind::Locking(Mode::Exclusive, txn.lock_wait()),
             // InnoDB's SERIALIZABLE share-locks plain reads inside a transaction (BEGIN
             // or autocommit=0); an autocommitted statement reads a snapshot instead.
             (ReadMode::Consistent, Isolation::Serializable) if txn.single_statement() => {
                 ReadKind::Snapshot(trx.view())
             }
-            (ReadMode::LockShared, _) | (ReadMode::Consistent, Isolation::Serializable) => {
-                ReadKind::Locking(Mode::Shared)
+            (ReadMode::LockShared, _) => ReadKind::Locking(Mode::Shared, txn.lock_wait()),
+            (ReadMode::Consistent, Isolation::Serializable) => {
+                ReadKind::Locking(Mode::Shared, LockWait::Wait)
             }
             (ReadMode::Consistent, Isolation::ReadUncommitted) => ReadKind::Latest,
             (ReadMode::Consistent, _) => ReadKind::Snapshot(trx.view()),
@@ -370,8 +371,18 @@ impl BtreeTable {
                 }
             }
             ReadKind::Latest => clustered()?.filter(live),
-            ReadKind::Locking(mode) => {
-                trx.lock(&self.lay, 0, ckey, *mode)?;
+            ReadKind::Locking(mode, wait) => {
+                match trx.lock_with(&self.lay, 0, ckey, *mode, *wait) {
+                    Ok(()) => {}
+                    // SKIP LOCKED: a row another transaction holds is left out.
+                    Err(Error::LockWaitTimeout) if *wait == LockWait::SkipLocked => {
+                        return Ok(Flow::Continue)
+                    }
+                    Err(Error::LockWaitTimeout) if *wait == LockWait::NoWait => {
+                        return Err(Error::LockNowait)
+                    }
+                    Err(e) => return Err(e),
+                }
                 // The version read before the lock may be gone: read the latest again.
                 self.lay
                     .clustered()

@@ -138,6 +138,16 @@ pub enum ReadMode {
     LockExclusive,
 }
 
+/// What a locking read does with a row another transaction holds locked: waits (the
+/// default, up to `innodb_lock_wait_timeout`), fails at once (`NOWAIT`, 3572), or leaves
+/// the row out (`SKIP LOCKED`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockWait {
+    Wait,
+    NoWait,
+    SkipLocked,
+}
+
 /// One engine's part in a transaction.
 pub trait Participant: Any + Send + Sync {
     /// Makes the transaction's changes durable (per the engine's flush policy) and
@@ -170,6 +180,8 @@ pub struct Txn {
     isolation: Isolation,
     lock_wait_timeout: Duration,
     read_mode: Cell<ReadMode>,
+    /// NOWAIT / SKIP LOCKED of the current locking read.
+    lock_wait: Cell<LockWait>,
     joined: RefCell<Vec<Joined>>,
     /// START TRANSACTION READ ONLY / transaction_read_only: writes give 1792.
     read_only: Cell<bool>,
@@ -191,6 +203,7 @@ impl Txn {
             isolation,
             lock_wait_timeout,
             read_mode: Cell::new(ReadMode::Consistent),
+            lock_wait: Cell::new(LockWait::Wait),
             joined: RefCell::new(Vec::new()),
             read_only: Cell::new(false),
             single_statement: Cell::new(false),
@@ -198,6 +211,15 @@ impl Txn {
             savepoints: RefCell::new(Vec::new()),
             interrupt: RefCell::new(Interrupt::default()),
         }
+    }
+
+    /// How the current statement's locking reads treat a locked row.
+    pub fn lock_wait(&self) -> LockWait {
+        self.lock_wait.get()
+    }
+
+    pub fn set_lock_wait(&self, w: LockWait) {
+        self.lock_wait.set(w);
     }
 
     /// Attaches the connection's stop signal: long loops and lock waits then end with

@@ -10,7 +10,7 @@ use crate::expr::Env;
 use sqlparser::ast;
 use std::collections::HashMap;
 use std::sync::Arc;
-use strata_engine::{LockMode, ReadMode, Table, TableLock, Txn};
+use strata_engine::{LockMode, LockWait, ReadMode, Table, TableLock, Txn};
 use strata_types::{Error, OkInfo, Result};
 
 /// What a statement left behind for the session.
@@ -59,19 +59,32 @@ pub struct ExecCtx<'a> {
 pub struct ReadModeGuard<'a> {
     txn: &'a Txn,
     previous: ReadMode,
+    previous_wait: LockWait,
 }
 
 impl<'a> ReadModeGuard<'a> {
     pub fn set(txn: &'a Txn, mode: ReadMode) -> ReadModeGuard<'a> {
+        Self::set_locking(txn, mode, LockWait::Wait)
+    }
+
+    /// A locking read with NOWAIT or SKIP LOCKED (`wait`).
+    pub fn set_locking(txn: &'a Txn, mode: ReadMode, wait: LockWait) -> ReadModeGuard<'a> {
         let previous = txn.read_mode();
+        let previous_wait = txn.lock_wait();
         txn.set_read_mode(mode);
-        ReadModeGuard { txn, previous }
+        txn.set_lock_wait(wait);
+        ReadModeGuard {
+            txn,
+            previous,
+            previous_wait,
+        }
     }
 }
 
 impl Drop for ReadModeGuard<'_> {
     fn drop(&mut self) {
         self.txn.set_read_mode(self.previous);
+        self.txn.set_lock_wait(self.previous_wait);
     }
 }
 

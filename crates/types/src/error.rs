@@ -161,6 +161,8 @@ pub enum Error {
     Deadlock,
     /// 1317
     Interrupted,
+    /// 3572: a locking read with NOWAIT met a locked row.
+    LockNowait,
     /// 3024: `max_execution_time` passed while a SELECT ran.
     ExecutionTimeExceeded,
     /// 1094: KILL of a connection id that does not exist.
@@ -313,6 +315,7 @@ impl Error {
             Deadlock => 1213,
             Interrupted => 1317,
             ExecutionTimeExceeded => 3024,
+            LockNowait => 3572,
             UnknownThread(_) => 1094,
             Corrupt { .. } => 1194,
             TableFull(_) => 1114,
@@ -604,6 +607,10 @@ impl fmt::Display for Error {
                 "Query execution was interrupted, maximum statement execution time exceeded"
             ),
             UnknownThread(id) => write!(f, "Unknown thread id: {id}"),
+            LockNowait => write!(
+                f,
+                "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set."
+            ),
             Corrupt { table, detail } => {
                 write!(
                     f,

@@ -295,7 +295,7 @@ fn run_block(
     }
     let cx = ex.cx;
     // After the derived tables ran with their own modes: this query's reads.
-    let _mode = ReadModeGuard::set(cx.txn, plan.read_mode);
+    let _mode = ReadModeGuard::set_locking(cx.txn, plan.read_mode, plan.lock_wait);
     let ecx = EvalCtx {
         params: ex.params,
         env: cx.env,
@@ -401,7 +401,7 @@ pub fn matching_rows(
     }
     let limit = limit_value(&plan.limit, ecx)?;
     let early_stop = plan.order.is_empty() || plan.order_satisfied;
-    let _mode = ReadModeGuard::set(cx.txn, plan.read_mode);
+    let _mode = ReadModeGuard::set_locking(cx.txn, plan.read_mode, plan.lock_wait);
     let mut rows = Vec::new();
     let t = &plan.scope.tables[plan.levels[0].table];
     let filter = &plan.levels[0].filter;

@@ -9,7 +9,7 @@ use crate::bind::{AggSpec, Scope};
 use crate::expr::Expr;
 use crate::plan::query::QueryPlan;
 use std::sync::Arc;
-use strata_engine::ReadMode;
+use strata_engine::{LockWait, ReadMode};
 use strata_types::{Collation, ColumnMeta};
 
 #[derive(Clone, Debug)]
@@ -89,6 +89,8 @@ pub struct SelectPlan {
     pub derived: Derived,
     /// How the tables are read: consistently, or locking (FOR UPDATE / FOR SHARE).
     pub read_mode: ReadMode,
+    /// A locking read's NOWAIT / SKIP LOCKED.
+    pub lock_wait: LockWait,
     /// Window functions, computed over the rows the projection reads (FROM rows, or
     /// grouped rows after HAVING); their values follow those rows' columns.
     pub windows: Option<WindowPlan>,

@@ -19,7 +19,7 @@ use crate::plan::block::{Access, Derived, GroupPlan, Level, SelectPlan};
 use crate::planner::query::{Planner, Relation};
 use sqlparser::ast;
 use std::sync::Arc;
-use strata_engine::ReadMode;
+use strata_engine::{LockWait, ReadMode};
 use strata_types::{Collation, Error, Result, Value};
 
 pub(crate) fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
@@ -35,23 +35,26 @@ pub(crate) fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
 /// The read mode a query's locking clauses ask for: `FOR UPDATE` exclusive, `FOR SHARE`
 /// (and `LOCK IN SHARE MODE`, which [`crate::parse::parse`] rewrites to it) shared; the
 /// strongest wins when several are given.
-pub(crate) fn locking_read_mode(locks: &[ast::LockClause]) -> Result<ReadMode> {
+pub(crate) fn locking_read_mode(locks: &[ast::LockClause]) -> Result<(ReadMode, LockWait)> {
     let mut mode = ReadMode::Consistent;
+    let mut wait = LockWait::Wait;
     for l in locks {
-        // The engine API has no way to skip or refuse a locked row, nor to lock only
-        // some tables of a join: refused rather than quietly taken as a plain lock.
-        if let Some(nb) = &l.nonblock {
-            return Err(Error::NotSupported(format!("{l}: {nb}")));
-        }
+        // The engine API cannot lock only some tables of a join: refused rather than
+        // quietly taken as a lock on all of them.
         if l.of.is_some() {
             return Err(Error::NotSupported(format!("{l}")));
         }
+        wait = match l.nonblock {
+            Some(ast::NonBlock::Nowait) => LockWait::NoWait,
+            Some(ast::NonBlock::SkipLocked) => LockWait::SkipLocked,
+            None => wait,
+        };
         mode = match (l.lock_type, mode) {
             (ast::LockType::Update, _) | (_, ReadMode::LockExclusive) => ReadMode::LockExclusive,
             (ast::LockType::Share, _) => ReadMode::LockShared,
         };
     }
-    Ok(mode)
+    Ok((mode, wait))
 }
 
 /// Plans one query block: `select` with the ORDER BY, LIMIT and locking clauses of `q`
@@ -64,7 +67,7 @@ pub fn plan_block(
     env: &BindEnv,
 ) -> Result<SelectPlan> {
     let cx = planner.cx;
-    let read_mode = locking_read_mode(&q.locks)?;
+    let (read_mode, lock_wait) = locking_read_mode(&q.locks)?;
 
     // FROM: the scope, the join order outer joins fix, and the join conditions.
     let straight = select
@@ -484,6 +487,7 @@ pub fn plan_block(
         count_star_only,
         derived,
         read_mode,
+        lock_wait,
         windows,
     };
     choose_access_paths(&mut plan, cx);
@@ -741,6 +745,7 @@ pub fn plan_single_table(
         count_star_only: false,
         derived: vec![],
         read_mode: ReadMode::LockExclusive,
+        lock_wait: LockWait::Wait,
         windows: None,
     };
     choose_access_paths(&mut plan, cx);
