@@ -103,3 +103,45 @@ fn joins_past_61_tables_get_1116_and_wide_joins_are_planned_greedily() {
         .unwrap();
     assert_eq!(last, Some(5 + n as i64 - 1));
 }
+
+/// `max_prepared_stmt_count` bounds the prepared statements of all sessions together:
+/// past it, PREPARE (binary or SQL) gets 1461; closing one frees a place, and
+/// `Prepared_stmt_count` counts them. (Statements a client never closes would otherwise
+/// hold server memory for as long as their connections live.)
+#[test]
+fn prepared_statements_past_max_prepared_stmt_count_get_1461() {
+    let server = common::TestServer::start(&[]);
+    let mut admin = common::connect(server.port, None);
+    admin
+        .query_drop("SET GLOBAL max_prepared_stmt_count = 3")
+        .unwrap();
+    let mut a = common::connect(server.port, None);
+    let mut b = common::connect(server.port, None);
+    let s1 = a.prep("SELECT 1").unwrap();
+    let _s2 = a.prep("SELECT 2").unwrap();
+    b.query_drop("PREPARE p FROM 'SELECT 3'").unwrap();
+    let code = |r: mysql::Result<()>| match r {
+        Err(mysql::Error::MySqlError(e)) => Some(e.code),
+        _ => None,
+    };
+    assert_eq!(code(b.prep("SELECT 4").map(|_| ())), Some(1461));
+    assert_eq!(code(b.query_drop("PREPARE q FROM 'SELECT 5'")), Some(1461));
+    let count = |c: &mut mysql::Conn| -> u64 {
+        let row: Option<(String, String)> = c
+            .query_first("SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'")
+            .unwrap();
+        row.map_or(0, |(_, v)| v.parse().unwrap_or(0))
+    };
+    assert_eq!(count(&mut admin), 3);
+    a.close(s1).unwrap();
+    b.query_drop("PREPARE q FROM 'SELECT 5'").unwrap();
+    // A connection that ends gives its statements back.
+    drop(a);
+    let start = std::time::Instant::now();
+    while count(&mut admin) != 2 {
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    b.query_drop("DEALLOCATE PREPARE q").unwrap();
+    assert_eq!(count(&mut admin), 1);
+}

@@ -106,6 +106,10 @@ pub struct Server {
     persisted: parking_lot::Mutex<Option<Arc<persist::Persisted>>>,
     /// Every connected session (SHOW PROCESSLIST, KILL).
     pub processes: Arc<processlist::ProcessList>,
+    /// Prepared statements held by all sessions (`Prepared_stmt_count`), bounded by
+    /// `max_prepared_stmt_count` so clients that never close statements cannot exhaust
+    /// the server's memory.
+    pub prepared_statements: AtomicU64,
 }
 
 /// The statement kinds counted as `Com_<name>` (SHOW STATUS); `as usize` indexes
@@ -163,6 +167,7 @@ impl Server {
             ("max_allowed_packet", i(config.max_allowed_packet as i64)),
             ("max_connections", i(config.max_connections as i64)),
             ("max_execution_time", i(0)),
+            ("max_prepared_stmt_count", i(16382)),
             ("max_user_connections", i(0)),
             ("net_buffer_length", i(16384)),
             ("net_read_timeout", i(30)),
@@ -212,6 +217,7 @@ impl Server {
             globals,
             config,
             processes,
+            prepared_statements: AtomicU64::new(0),
             started: Instant::now(),
             questions: AtomicU64::new(0),
             connections: AtomicU64::new(0),
@@ -902,6 +908,7 @@ impl Session {
     pub fn reset(&mut self) {
         self.vars.clear();
         self.user_vars.lock().clear();
+        self.release_prepared_statements(self.prepared.len());
         self.prepared.clear();
         self.plan_cache.clear();
         self.locked = None;
@@ -920,6 +927,8 @@ impl Session {
 
     pub fn close(&mut self) {
         self.server.processes.remove(self.connection_id);
+        self.release_prepared_statements(self.prepared.len());
+        self.prepared.clear();
         // A connection that ends with an open transaction rolls it back; there is no
         // client left to report an error to.
         let _ = self.rollback_open();
@@ -1634,6 +1643,10 @@ impl Session {
                 "Connections".into(),
                 srv.connections.load(Ordering::Relaxed),
             ),
+            (
+                "Prepared_stmt_count".into(),
+                srv.prepared_statements.load(Ordering::Relaxed),
+            ),
             ("Questions".into(), srv.questions.load(Ordering::Relaxed)),
             (
                 "Threads_connected".into(),
@@ -1927,7 +1940,10 @@ impl Session {
         };
         self.next_statement_id = self.next_statement_id.wrapping_add(1).max(1);
         let (stmt, params, cols) = entry;
-        self.prepared.insert(id, stmt);
+        self.reserve_prepared_statement()?;
+        if self.prepared.insert(id, stmt).is_some() {
+            self.release_prepared_statements(1);
+        }
         Ok((id, params.min(u16::MAX as usize) as u16, cols))
     }
 
@@ -2007,7 +2023,34 @@ impl Session {
     }
 
     pub fn close_statement(&mut self, id: u32) {
-        self.prepared.remove(&id);
+        if self.prepared.remove(&id).is_some() {
+            self.release_prepared_statements(1);
+        }
+    }
+
+    /// Counts one more prepared statement server-wide, or 1461 when
+    /// `max_prepared_stmt_count` are held already.
+    fn reserve_prepared_statement(&self) -> Result<()> {
+        let max = self
+            .server
+            .globals
+            .get("max_prepared_stmt_count")
+            .to_i64()
+            .unwrap_or(16382)
+            .max(0) as u64;
+        self.server
+            .prepared_statements
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .map(|_| ())
+            .map_err(|_| Error::TooManyPreparedStatements(max))
+    }
+
+    fn release_prepared_statements(&self, n: usize) {
+        self.server
+            .prepared_statements
+            .fetch_sub(n as u64, Ordering::AcqRel);
     }
 
     /// COM_FIELD_LIST: the columns of a table in the current database.

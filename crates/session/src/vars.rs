@@ -231,6 +231,16 @@ pub static VARIABLES: &[VarDef] = &[
         true
     ),
     // 0: no limit per user.
+    // Prepared statements all sessions may hold at once; past it, 1461.
+    v!(
+        "max_prepared_stmt_count",
+        Global,
+        Kind::Int {
+            min: 0,
+            max: 4_194_304
+        },
+        true
+    ),
     // Milliseconds a top-level SELECT may run (0: no limit); past it, error 3024.
     v!("max_execution_time", Both, U32, true),
     v!("max_user_connections", Global, U32, true),
