@@ -131,6 +131,11 @@ pub enum Error {
     TableNotLocked(String),
     /// 1099
     TableLockedForRead(String),
+    /// 1223: the session holds FLUSH TABLES WITH READ LOCK and the statement would write
+    /// (or change the schema).
+    CantUpdateWithReadLock,
+    /// 1192: FLUSH TABLES WITH READ LOCK while this session has LOCK TABLES in effect.
+    LockedTablesOrActiveTransaction,
     /// 1115
     UnknownCharset(String),
     /// 1273
@@ -294,6 +299,8 @@ impl Error {
             NoTablesUsed => 1096,
             TableNotLocked(_) => 1100,
             TableLockedForRead(_) => 1099,
+            CantUpdateWithReadLock => 1223,
+            LockedTablesOrActiveTransaction => 1192,
             UnknownCharset(_) => 1115,
             UnknownCollation(_) => 1273,
             WrongDatabaseName(_) => 1102,
@@ -586,6 +593,15 @@ impl fmt::Display for Error {
                  is longer than 'max_allowed_packet' bytes"
             ),
             LockWaitTimeout => write!(f, "Lock wait timeout exceeded; try restarting transaction"),
+            CantUpdateWithReadLock => write!(
+                f,
+                "Can't execute the query because you have a conflicting read lock"
+            ),
+            LockedTablesOrActiveTransaction => write!(
+                f,
+                "Can't execute the given command because you have active locked tables or an \
+                 active transaction"
+            ),
             Deadlock => {
                 write!(
                     f,

@@ -43,6 +43,8 @@ pub struct Catalog {
     dbs: RwLock<BTreeMap<String, Db>>,
     version: AtomicU64,
     stats: crate::catalog::stats::StatsCache,
+    /// The metadata locks every session takes on the names in here.
+    mdl: Arc<crate::mdl::MdlManager>,
 }
 
 /// Databases every MySQL server shows and that cannot be created or dropped.
@@ -59,6 +61,7 @@ impl Catalog {
             dbs: RwLock::new(BTreeMap::new()),
             version: AtomicU64::new(1),
             stats: Default::default(),
+            mdl: Default::default(),
         };
         let path = datadir.join(CATALOG_FILE);
         if path.exists() {
@@ -96,6 +99,11 @@ impl Catalog {
             }
         }
         Ok(cat)
+    }
+
+    /// The metadata lock manager (`crate::mdl`).
+    pub fn mdl(&self) -> &Arc<crate::mdl::MdlManager> {
+        &self.mdl
     }
 
     /// The planner's table statistics.
