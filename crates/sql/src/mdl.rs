@@ -584,6 +584,8 @@ pub struct MdlContext {
     /// `lock_wait_timeout`, in milliseconds.
     timeout_ms: AtomicU64,
     waiting: AtomicU8,
+    /// The global intention lock every writing statement asks for, built once.
+    global_ix: [MdlRequest; 1],
 }
 
 /// How often a waiter looks for a deadlock again while it waits (others may have
@@ -599,7 +601,15 @@ impl MdlContext {
             tickets: Mutex::new(Vec::new()),
             timeout_ms: AtomicU64::new(31_536_000_000),
             waiting: AtomicU8::new(0),
+            global_ix: [MdlRequest::new(MdlKey::global(), IntentionExclusive)],
         }
+    }
+
+    /// The global intention lock of a statement that writes, for the statement:
+    /// waits while another session holds FLUSH TABLES WITH READ LOCK (error 1223 when
+    /// this one does).
+    pub fn acquire_global_intention(&self) -> Result<()> {
+        self.acquire(&self.global_ix, MdlDuration::Statement)
     }
 
     /// Sets how long a request waits before failing with 1205.
