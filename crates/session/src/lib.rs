@@ -599,16 +599,21 @@ impl Session {
 
     /// Commits the open transaction, if any (COMMIT, and MySQL's implicit commits),
     /// and releases its metadata locks. A transaction that changed rows first takes
-    /// the commit lock, so FLUSH TABLES WITH READ LOCK in another session holds it off.
+    /// the commit lock, so FLUSH TABLES WITH READ LOCK in another session holds it off;
+    /// when that wait fails (1205) the transaction is rolled back, as MySQL's
+    /// `ha_commit_trans` does (and MariaDB, checked side by side).
     fn commit_open(&mut self) -> Result<()> {
         if self.txn.is_some() && self.txn_wrote {
-            self.mdl.acquire(
+            if let Err(e) = self.mdl.acquire(
                 &[MdlRequest::new(
                     MdlKey::commit(),
                     MdlMode::IntentionExclusive,
                 )],
                 MdlDuration::Statement,
-            )?;
+            ) {
+                let _ = self.rollback_open();
+                return Err(e);
+            }
         }
         let r = match self.txn.take() {
             Some(t) => t.commit(),

@@ -406,8 +406,12 @@ impl ObjState {
         }
     }
 
-    /// The contexts keeping `ctx`'s request for `mode` waiting.
+    /// The contexts keeping `ctx`'s request for `mode` waiting; none once it is no
+    /// longer queued here (granted, or given up), whatever the wait registry still says.
     fn blockers(&self, ctx: u64, mode: MdlMode, scoped: bool) -> Vec<u64> {
+        if !self.waiters.contains(&(ctx, mode)) {
+            return Vec::new();
+        }
         let g = granted_conflicts(mode, scoped);
         let p = pending_conflicts(mode, scoped);
         let held = self
