@@ -233,6 +233,9 @@ fn ddl_under_lock_tables_needs_a_write_lock() {
     b.query_drop("INSERT INTO t VALUES (9, 9)").unwrap();
 }
 
+/// Errors the stress clients met: (who, code, message).
+type Errors = Arc<Mutex<Vec<(String, u16, String)>>>;
+
 /// Error codes that mean the server broke, not that the client asked for something
 /// wrong: an engine error (1030), a "crashed" table (1194), an internal error (1105).
 const INTERNAL: [u16; 3] = [1030, 1194, 1105];
@@ -254,8 +257,8 @@ fn stress(engine: &str) {
         ))
         .unwrap();
     let stop = Arc::new(AtomicBool::new(false));
-    let errors = Arc::new(Mutex::new(Vec::<(String, u16, String)>::new()));
-    let note = |errors: &Arc<Mutex<Vec<(String, u16, String)>>>, who: &str, e: mysql::Error| {
+    let errors: Errors = Arc::new(Mutex::new(Vec::new()));
+    let note = |errors: &Errors, who: &str, e: mysql::Error| {
         let (code, msg) = match e {
             mysql::Error::MySqlError(e) => (e.code, e.message),
             other => (0, other.to_string()),
