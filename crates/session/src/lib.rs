@@ -645,10 +645,11 @@ impl Session {
     /// transaction's too when none is left open (autocommit, or a statement that
     /// ended it: COMMIT, ROLLBACK, a deadlock, an implicit commit).
     fn end_statement_locks(&mut self) {
-        self.mdl.release(MdlDuration::Statement);
-        if self.txn.is_none() {
-            self.end_transaction_locks();
+        let over = self.txn.is_none();
+        if over {
+            self.txn_wrote = false;
         }
+        self.mdl.release_at_statement_end(over);
     }
 
     /// Takes the shared metadata locks a bound statement needs (none under LOCK TABLES,

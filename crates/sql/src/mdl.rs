@@ -585,6 +585,11 @@ pub struct MdlContext {
     mgr: Arc<MdlManager>,
     id: u64,
     tickets: Mutex<Vec<Ticket>>,
+    /// The lock objects this context used last, so the next statement on the same
+    /// tables skips the shard map. An object stays in its shard while anyone holds an
+    /// `Arc` to it (the sweep removes only unreferenced ones), so a cached object is
+    /// always the one the map has for its key.
+    recent: Mutex<Vec<Arc<LockObj>>>,
     /// `lock_wait_timeout`, in milliseconds.
     timeout_ms: AtomicU64,
     waiting: AtomicU8,
@@ -603,6 +608,7 @@ impl MdlContext {
             mgr,
             id,
             tickets: Mutex::new(Vec::new()),
+            recent: Mutex::new(Vec::new()),
             timeout_ms: AtomicU64::new(31_536_000_000),
             waiting: AtomicU8::new(0),
             global_ix: [MdlRequest::new(MdlKey::global(), IntentionExclusive)],
@@ -670,7 +676,7 @@ impl MdlContext {
                 self.release_from(&mut tickets, start);
                 return Err(Error::CantUpdateWithReadLock);
             }
-            let obj = self.mgr.object(&r.key);
+            let obj = self.object(&r.key);
             if let Err(e) = self.lock_one(&obj, r.mode) {
                 self.release_from(&mut tickets, start);
                 return Err(e);
@@ -682,6 +688,21 @@ impl MdlContext {
             });
         }
         Ok(())
+    }
+
+    /// The lock object of `key`, from the recently used ones or the manager's map.
+    fn object(&self, key: &MdlKey) -> Arc<LockObj> {
+        const RECENT: usize = 8;
+        let mut recent = self.recent.lock();
+        if let Some(o) = recent.iter().find(|o| o.key == *key) {
+            return o.clone();
+        }
+        let o = self.mgr.object(key);
+        if recent.len() >= RECENT {
+            recent.remove(0);
+        }
+        recent.push(o.clone());
+        o
     }
 
     fn release_from(&self, tickets: &mut Vec<Ticket>, start: usize) {
@@ -752,12 +773,24 @@ impl MdlContext {
 
     /// Releases every lock of `duration`.
     pub fn release(&self, duration: MdlDuration) {
+        self.release_where(|d| d == duration);
+    }
+
+    /// The end of a statement: its statement-long locks go, and with `transaction_over`
+    /// the transaction's too (one pass, for the autocommit hot path).
+    pub fn release_at_statement_end(&self, transaction_over: bool) {
+        self.release_where(|d| {
+            d == MdlDuration::Statement || (transaction_over && d == MdlDuration::Transaction)
+        });
+    }
+
+    fn release_where(&self, which: impl Fn(MdlDuration) -> bool) {
         let mut tickets = self.tickets.lock();
         if tickets.is_empty() {
             return;
         }
         tickets.retain(|t| {
-            if t.duration == duration {
+            if which(t.duration) {
                 t.obj.release(self.id, t.mode);
                 false
             } else {
@@ -770,6 +803,7 @@ impl MdlContext {
     pub fn release_all(&self) {
         let mut tickets = self.tickets.lock();
         self.release_from(&mut tickets, 0);
+        self.recent.lock().clear();
     }
 
     /// How many locks this context holds (tests).
@@ -1044,6 +1078,32 @@ mod tests {
             "{}",
             mgr.objects()
         );
+    }
+
+    #[test]
+    fn a_cached_lock_object_is_still_the_one_others_lock() {
+        let mgr = Arc::new(MdlManager::new());
+        let a = ctx(&mgr, 100);
+        a.acquire(&t(SharedRead), MdlDuration::Statement).unwrap();
+        a.release(MdlDuration::Statement);
+        // Many other names, enough to sweep every shard: `a`'s cached object for d.t
+        // must survive, or `a` and `b` would lock different objects for one name.
+        let b = ctx(&mgr, 50);
+        for i in 0..20_000 {
+            let r = [MdlRequest::new(
+                MdlKey::table("d", &format!("x{i}")),
+                SharedRead,
+            )];
+            b.acquire(&r, MdlDuration::Statement).unwrap();
+            b.release(MdlDuration::Statement);
+        }
+        a.acquire(&t(SharedRead), MdlDuration::Transaction).unwrap();
+        assert!(matches!(
+            b.acquire(&t(Exclusive), MdlDuration::Transaction),
+            Err(Error::LockWaitTimeout)
+        ));
+        a.release_at_statement_end(true);
+        b.acquire(&t(Exclusive), MdlDuration::Transaction).unwrap();
     }
 
     #[test]
