@@ -113,6 +113,9 @@ pub(crate) struct Inner {
     /// batch is either finished before the horizon (its pages get flushed) or still in
     /// the queue (and re-logged after the horizon), never lost in between.
     purging: Mutex<()>,
+    /// Undo records purge could not process (each is logged); a dropped table's are
+    /// skipped, not counted.
+    pub purge_failures: strata_storage::sync::AtomicU64,
     /// `innodb_adaptive_hash_index`, read on every primary-key lookup: an atomic, not
     /// the config lock.
     pub ahi: AtomicBool,
@@ -184,6 +187,7 @@ impl BtreeEngine {
             next_trx_serial: strata_storage::sync::AtomicU64::new(1),
             checkpointing: Mutex::new(()),
             purging: Mutex::new(()),
+            purge_failures: strata_storage::sync::AtomicU64::new(0),
             ahi: AtomicBool::new(cfg.adaptive_hash_index),
             swept: AtomicBool::new(false),
             stop: AtomicBool::new(false),
@@ -443,6 +447,7 @@ impl Inner {
                     Ok(true) => {}
                     Ok(false) => left.push(item),
                     Err(e) => {
+                        self.purge_failures.fetch_add(1, Ordering::Relaxed);
                         log_error!("btree: purge of space {} failed: {e}", item.space);
                         self.trx.versions.remove(item.roll_ptr);
                     }
@@ -1163,6 +1168,10 @@ impl Engine for BtreeEngine {
         let inner = &self.inner;
         let file = path.with_extension("ibd");
         if let Some(space) = inner.spaces.id_of(&file) {
+            // Not while purge is working: it may be inside this space now. Afterwards
+            // purge finds the space neither open nor in the directory and drops what it
+            // still owed the table (`purge_item`) instead of failing to read it.
+            let _p = inner.purging.lock();
             inner.tables.write().remove(&space);
             inner.st.pool.drop_space(space);
             inner.spaces.remove(space)?;

@@ -428,6 +428,49 @@ fn undo_relogged_after_a_commit_does_not_undo_committed_work() {
 }
 
 #[test]
+fn purge_skips_the_undo_of_a_dropped_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = Arc::new(BtreeEngine::open(dir.path(), small()).unwrap());
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let purger = {
+        let (e, stop) = (e.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                e.inner.purge(usize::MAX);
+            }
+        })
+    };
+    let stem = dir.path().join("d").join("t");
+    for _ in 0..10 {
+        e.create_table(&sbtest(), &stem).unwrap();
+        let t = e.open_table(Arc::new(sbtest()), &stem).unwrap();
+        autocommit(|txn| {
+            for i in 1..=2000 {
+                t.insert(txn, &mut row(i, i, &i.to_string()))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        autocommit(|txn| {
+            for i in 1..=2000 {
+                t.delete(txn, 0, &row(i, i, &i.to_string()))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        // Dropped while purge works through the deletes; the handle outlives the drop,
+        // as a cached plan's does.
+        e.drop_table(&sbtest(), &stem).unwrap();
+        drop(t);
+    }
+    stop.store(true, Ordering::Relaxed);
+    purger.join().unwrap();
+    e.purge_all();
+    assert_eq!(e.inner.purge_failures.load(Ordering::Relaxed), 0);
+    assert_eq!(e.history_length(), 0);
+}
+
+#[test]
 fn purge_removes_old_versions_and_delete_marked_rows() {
     let dir = tempfile::tempdir().unwrap();
     let (e, t) = setup(dir.path(), true);

@@ -36,6 +36,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use strata_engine::{Isolation, LockMode, TableLock, Txn};
+use strata_sql::mdl::{MdlContext, MdlDuration, MdlKey, MdlMode, MdlRequest};
 use strata_sql::text;
 use strata_sql::{Catalog, Env, ExecCtx, Outcome, Prepared, WarnLevel, Warning};
 use strata_types::{
@@ -163,6 +164,7 @@ impl Server {
             ("interactive_timeout", i(28800)),
             ("key_buffer_size", i(config.key_buffer_size as i64)),
             ("license", s("Apache-2.0")),
+            ("lock_wait_timeout", i(31_536_000)),
             ("lower_case_table_names", i(0)),
             ("max_allowed_packet", i(config.max_allowed_packet as i64)),
             ("max_connections", i(config.max_connections as i64)),
@@ -359,6 +361,12 @@ pub struct Session {
     closing: bool,
     /// `max_execution_time` (0: none), for the SELECTs this session runs.
     max_execution_time: Duration,
+    /// This connection's metadata locks (`strata_sql::mdl`): shared locks on the tables
+    /// its transaction used, LOCK TABLES and FLUSH TABLES WITH READ LOCK.
+    mdl: MdlContext,
+    /// Whether the open transaction changed rows, so its COMMIT waits for (and is held
+    /// off by) FLUSH TABLES WITH READ LOCK's commit lock.
+    txn_wrote: bool,
 }
 
 /// The view of a session an expression evaluates against.
@@ -451,6 +459,10 @@ impl Session {
         user: &str,
         db: Option<&str>,
     ) -> Result<Session> {
+        let mdl = MdlContext::new(server.catalog.mdl().clone());
+        let process = server.processes.register(connection_id, user);
+        mdl.set_interrupt(process.interrupt.clone());
+        process.set_wait_source(mdl.wait_state_handle());
         let mut s = Session {
             server: server.clone(),
             connection_id,
@@ -483,9 +495,11 @@ impl Session {
             lock_wait_timeout: Duration::from_secs(50),
             net_timeouts: NetTimeouts::default(),
             plan_cache_enabled: true,
-            process: server.processes.register(connection_id, user),
+            process,
             closing: false,
             max_execution_time: Duration::ZERO,
+            mdl,
+            txn_wrote: false,
         };
         // A session keeps the timeouts in force when it connected: SET GLOBAL changes
         // them for new connections only, as in MySQL.
@@ -573,6 +587,12 @@ impl Session {
             .to_i64()
             .unwrap_or(0);
         self.max_execution_time = Duration::from_millis(ms.max(0) as u64);
+        let secs = self
+            .get_variable("lock_wait_timeout", false)?
+            .to_i64()
+            .unwrap_or(31_536_000);
+        self.mdl
+            .set_lock_wait_timeout(Duration::from_secs(secs.max(1) as u64));
         let secs = |name: &str, default: i64| -> Result<Duration> {
             let v = self.get_variable(name, false)?.to_i64().unwrap_or(default);
             Ok(Duration::from_secs(v.max(1) as u64))
@@ -609,21 +629,111 @@ impl Session {
         t
     }
 
-    /// Commits the open transaction, if any (COMMIT, and MySQL's implicit commits).
+    /// Commits the open transaction, if any (COMMIT, and MySQL's implicit commits),
+    /// and releases its metadata locks. A transaction that changed rows first takes
+    /// the commit lock, so FLUSH TABLES WITH READ LOCK in another session holds it off;
+    /// when that wait fails (1205) the transaction is rolled back, as MySQL's
+    /// `ha_commit_trans` does (and MariaDB, checked side by side).
     fn commit_open(&mut self) -> Result<()> {
-        match self.txn.take() {
+        if self.txn.is_some() && self.txn_wrote {
+            if let Err(e) = self.mdl.acquire(
+                &[MdlRequest::new(
+                    MdlKey::commit(),
+                    MdlMode::IntentionExclusive,
+                )],
+                MdlDuration::Statement,
+            ) {
+                let _ = self.rollback_open();
+                return Err(e);
+            }
+        }
+        let r = match self.txn.take() {
             Some(t) => t.commit(),
             None => Ok(()),
+        };
+        self.end_transaction_locks();
+        r
+    }
+
+    /// Rolls the open transaction back, if any, and releases its metadata locks.
+    /// Changes to non-transactional tables stay, as on MyISAM.
+    fn rollback_open(&mut self) -> Result<()> {
+        let r = match self.txn.take() {
+            Some(t) => t.rollback(),
+            None => Ok(()),
+        };
+        self.end_transaction_locks();
+        r
+    }
+
+    /// The transaction is over: its metadata locks go (ROLLBACK TO SAVEPOINT does not
+    /// come here; it keeps them, as MySQL does).
+    fn end_transaction_locks(&mut self) {
+        self.txn_wrote = false;
+        self.mdl.release(MdlDuration::Transaction);
+    }
+
+    /// The client's statement is over: statement-long metadata locks go, and the
+    /// transaction's too when none is left open (autocommit, or a statement that
+    /// ended it: COMMIT, ROLLBACK, a deadlock, an implicit commit).
+    fn end_statement_locks(&mut self) {
+        let over = self.txn.is_none();
+        if over {
+            self.txn_wrote = false;
+        }
+        self.mdl.release_at_statement_end(over);
+    }
+
+    /// Takes the shared metadata locks a bound statement needs (none under LOCK TABLES,
+    /// whose locks cover it), then makes sure the plan was bound against the catalog
+    /// as it is now: a DDL statement that finished before the locks were granted has
+    /// replaced what the plan points to, so it is bound again. While the locks are
+    /// held, no DDL can change those tables until the transaction ends.
+    fn lock_and_bind(&mut self, p: &Arc<Prepared>) -> Result<Arc<Prepared>> {
+        let mut p = p.clone();
+        loop {
+            if self.locked.is_none() {
+                let r = self.lock_for_plan(&p);
+                if let Err(e) = r {
+                    if matches!(e, Error::Deadlock) {
+                        // The victim of a metadata-lock deadlock: the whole transaction
+                        // goes (MySQL marks it for rollback), which releases what the
+                        // other waiters wait for.
+                        let _ = self.rollback_open();
+                    }
+                    return Err(e);
+                }
+            }
+            if self.plan_is_current(&p) {
+                return Ok(p);
+            }
+            let fresh = self.rebind(&p)?;
+            let same = fresh.table_locks.len() == p.table_locks.len()
+                && fresh
+                    .table_locks
+                    .iter()
+                    .zip(&p.table_locks)
+                    .all(|(a, b)| a.key == b.key && a.mode == b.mode)
+                && fresh.takes_global_ix == p.takes_global_ix;
+            if same {
+                // Bound while the locks are held: nothing can have changed since.
+                return Ok(fresh);
+            }
+            p = fresh;
         }
     }
 
-    /// Rolls the open transaction back, if any. Changes to non-transactional tables
-    /// stay, as on MyISAM.
-    fn rollback_open(&mut self) -> Result<()> {
-        match self.txn.take() {
-            Some(t) => t.rollback(),
-            None => Ok(()),
+    fn lock_for_plan(&mut self, p: &Prepared) -> Result<()> {
+        if p.takes_global_ix {
+            self.mdl.acquire_global_intention()?;
+            if self.txn.is_some() || !self.autocommit() {
+                self.txn_wrote = true;
+            }
         }
+        if !p.table_locks.is_empty() {
+            self.mdl.acquire(&p.table_locks, MdlDuration::Transaction)?;
+        }
+        Ok(())
     }
 
     /// Runs one statement that reads or writes tables inside a transaction: the open
@@ -915,6 +1025,7 @@ impl Session {
         // MySQL rolls back on reset; an engine error here has no statement to report
         // it to, and the transaction is gone either way.
         let _ = self.rollback_open();
+        self.mdl.release_all();
         self.next_isolation = None;
         self.next_read_only = None;
         self.named_statements.clear();
@@ -933,6 +1044,7 @@ impl Session {
         // client left to report an error to.
         let _ = self.rollback_open();
         self.locked = None;
+        self.mdl.release_all();
         self.server
             .threads_connected
             .fetch_sub(1, Ordering::Relaxed);
@@ -949,6 +1061,7 @@ impl Session {
             sort_buffer_size: self.sort_buffer,
             tmpdir: &self.server.config.tmpdir,
             txn,
+            mdl: &self.mdl,
         })
     }
 
@@ -984,7 +1097,9 @@ impl Session {
             if i > 0 {
                 out.next_result()?;
             }
-            self.run_with_diagnostics(piece, out)?;
+            let r = self.run_with_diagnostics(piece, out);
+            self.end_statement_locks();
+            r?;
         }
         Ok(())
     }
@@ -1166,17 +1281,20 @@ impl Session {
                 return self.lock_tables(sql, out);
             }
             "UNLOCK" => {
-                // UNLOCK TABLES commits only when LOCK TABLES was in effect, as in MySQL.
+                // UNLOCK TABLES commits only when LOCK TABLES was in effect, as in MySQL
+                // (not after FLUSH TABLES WITH READ LOCK alone).
                 if self.locked.is_some() {
                     self.commit_open()?;
                 }
                 self.locked = None;
+                self.mdl.release(MdlDuration::LockTables);
+                self.mdl.release(MdlDuration::GlobalReadLock);
                 return out.ok(&OkInfo::default());
             }
             "FLUSH" => {
                 let w = strata_sql::text::words(sql);
                 if w.iter().any(|x| x.eq_ignore_ascii_case("lock")) {
-                    return Err(Error::NotSupported("FLUSH TABLES WITH READ LOCK".into()));
+                    return self.flush_with_read_lock(&w, out);
                 }
                 self.commit_open()?;
                 self.server.catalog.flush()?;
@@ -1335,12 +1453,9 @@ impl Session {
         params: &[Value],
         out: &mut dyn QueryOutput,
     ) -> Result<()> {
-        let p = if self.plan_is_current(p) {
-            p.clone()
-        } else {
-            // The catalog changed (or USE switched databases) since binding: bind again.
-            self.rebind(p)?
-        };
+        // Metadata locks first, then the check that the plan is current (the catalog
+        // changed, or USE switched databases, since binding: bind again).
+        let p = self.lock_and_bind(p)?;
         let com = match &p.plan {
             strata_sql::Plan::Select(_) => Com::Select,
             strata_sql::Plan::Insert(_) => Com::Insert,
@@ -1782,12 +1897,84 @@ impl Session {
         }
         let mut keys: Vec<_> = map.iter().map(|(k, m)| (k.clone(), *m)).collect();
         keys.sort_by(|a, b| a.0.cmp(&b.0));
+        // Metadata locks first, as MySQL's: SHARED_READ_ONLY for READ, SHARED_NO_READ_
+        // WRITE for WRITE (with the global and schema intention locks a writer takes),
+        // held until UNLOCK TABLES; then the engines' table locks.
+        self.mdl.release(MdlDuration::LockTables);
+        let mut reqs = Vec::new();
+        for ((db, name), mode) in &keys {
+            let m = if *mode == LockMode::Write {
+                reqs.push(MdlRequest::new(
+                    MdlKey::global(),
+                    MdlMode::IntentionExclusive,
+                ));
+                reqs.push(MdlRequest::new(
+                    MdlKey::schema(db),
+                    MdlMode::IntentionExclusive,
+                ));
+                MdlMode::SharedNoReadWrite
+            } else {
+                MdlMode::SharedReadOnly
+            };
+            reqs.push(MdlRequest::new(MdlKey::table(db, name), m));
+        }
+        strata_sql::mdl::normalize(&mut reqs);
+        self.mdl.acquire(&reqs, MdlDuration::LockTables)?;
         let mut guards = Vec::new();
         for ((db, name), mode) in keys {
-            let t = self.server.catalog.table(&db, &name)?;
+            let t = match self.server.catalog.table(&db, &name) {
+                Ok(t) => t,
+                Err(e) => {
+                    self.mdl.release(MdlDuration::LockTables);
+                    return Err(e);
+                }
+            };
             guards.push(t.lock(mode));
         }
         self.locked = Some((map, guards));
+        out.ok(&OkInfo::default())
+    }
+
+    /// FLUSH [LOCAL | NO_WRITE_TO_BINLOG] TABLES WITH READ LOCK: the global read lock.
+    /// It waits for running writes and DDL (their global intention locks), flushes,
+    /// then takes the commit lock, so until UNLOCK TABLES no other session writes,
+    /// changes the schema or commits a transaction that wrote. Not with LOCK TABLES in
+    /// effect (1192).
+    fn flush_with_read_lock(&mut self, w: &[String], out: &mut dyn QueryOutput) -> Result<()> {
+        let u: Vec<String> = w.iter().map(|x| x.to_ascii_uppercase()).collect();
+        let mut i = 1;
+        if u.get(i)
+            .is_some_and(|x| x == "LOCAL" || x == "NO_WRITE_TO_BINLOG")
+        {
+            i += 1;
+        }
+        let global = matches!(
+            &u[i..],
+            [t, a, b, c] if (t == "TABLES" || t == "TABLE") && a == "WITH" && b == "READ" && c == "LOCK"
+        );
+        if !global {
+            return Err(Error::NotSupported(
+                "FLUSH TABLES tbl_name ... WITH READ LOCK".into(),
+            ));
+        }
+        if self.locked.is_some() {
+            return Err(Error::LockedTablesOrActiveTransaction);
+        }
+        self.commit_open()?;
+        self.mdl.acquire(
+            &[MdlRequest::new(MdlKey::global(), MdlMode::Shared)],
+            MdlDuration::GlobalReadLock,
+        )?;
+        let flushed = self.server.catalog.flush().and_then(|()| {
+            self.mdl.acquire(
+                &[MdlRequest::new(MdlKey::commit(), MdlMode::Shared)],
+                MdlDuration::GlobalReadLock,
+            )
+        });
+        if let Err(e) = flushed {
+            self.mdl.release(MdlDuration::GlobalReadLock);
+            return Err(e);
+        }
         out.ok(&OkInfo::default())
     }
 
@@ -1843,16 +2030,28 @@ impl Session {
         let op_l = op.to_ascii_lowercase();
         for (db, t) in names {
             let full = format!("{db}.{t}");
-            let r = self.server.catalog.table(db, t).and_then(|table| {
-                let _lock = table.lock(LockMode::Read);
-                if op_l == "check" {
-                    table.check(txn)
-                } else {
-                    // ANALYZE (and OPTIMIZE) refresh the planner's statistics.
-                    self.server.catalog.stats().forget(&table);
-                    table.flush()
-                }
-            });
+            // A shared metadata lock for the rest of the statement: no DDL changes the
+            // table while it is checked.
+            let locked = if self.locked.is_some() {
+                Ok(())
+            } else {
+                self.mdl.acquire(
+                    &[MdlRequest::new(MdlKey::table(db, t), MdlMode::SharedRead)],
+                    MdlDuration::Transaction,
+                )
+            };
+            let r = locked
+                .and_then(|()| self.server.catalog.table(db, t))
+                .and_then(|table| {
+                    let _lock = table.lock(LockMode::Read);
+                    if op_l == "check" {
+                        table.check(txn)
+                    } else {
+                        // ANALYZE (and OPTIMIZE) refresh the planner's statistics.
+                        self.server.catalog.stats().forget(&table);
+                        table.flush()
+                    }
+                });
             let mut row = |kind: &str, msg: &str| {
                 out.row(&[
                     Value::str(&full),
@@ -1994,7 +2193,9 @@ impl Session {
             ))),
             Some(PreparedStmt::Text(t)) => {
                 let t = t.clone();
-                self.run(&t, out)
+                let r = self.run(&t, out);
+                self.end_statement_locks();
+                r
             }
             Some(PreparedStmt::Sql(p)) => {
                 let p = p.clone();
@@ -2012,6 +2213,7 @@ impl Session {
                 };
                 self.statement_rows = 0;
                 let r = self.execute_prepared(&p, params, out);
+                self.end_statement_locks();
                 self.settle_insert_id_arg();
                 self.settle_row_count(r.is_ok());
                 if let Err(e) = &r {

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 use strata_engine::{Interrupt, StopReason};
+use strata_sql::mdl::WaitStateHandle;
 use strata_sql::{ProcessRow, ProcessSource};
 
 /// Closes a connection's socket (supplied by the protocol layer).
@@ -32,6 +33,8 @@ pub struct Process {
     pub interrupt: Interrupt,
     activity: Mutex<Activity>,
     closer: Mutex<Option<Closer>>,
+    /// What the connection waits for in the metadata lock manager, if anything.
+    waits: Mutex<Option<WaitStateHandle>>,
 }
 
 struct Activity {
@@ -59,6 +62,7 @@ impl ProcessList {
                 info: None,
             }),
             closer: Mutex::new(None),
+            waits: Mutex::new(None),
         });
         self.entries.lock().insert(id, p.clone());
         p
@@ -117,6 +121,12 @@ impl Process {
         a.since = Instant::now();
     }
 
+    /// Where the State column learns of a metadata-lock wait ("Waiting for table
+    /// metadata lock").
+    pub fn set_wait_source(&self, waits: WaitStateHandle) {
+        *self.waits.lock() = Some(waits);
+    }
+
     /// What the running statement is doing, for the State column.
     pub fn set_state(&self, state: &'static str) {
         self.activity.lock().state = state;
@@ -155,7 +165,13 @@ impl Process {
                 a.command
             },
             time: a.since.elapsed().as_secs(),
-            state: a.state.to_string(),
+            state: self
+                .waits
+                .lock()
+                .as_ref()
+                .and_then(|w| w.get().text())
+                .unwrap_or(a.state)
+                .to_string(),
             info: a.info.as_deref().map(str::to_string),
         }
     }

@@ -205,6 +205,17 @@ pub static VARIABLES: &[VarDef] = &[
     ),
     v!("last_insert_id", Session, U64, true),
     v!("license", Global, Kind::Str, false),
+    // How long a statement waits for a metadata lock (DDL behind open transactions,
+    // DML behind DDL, FLUSH TABLES WITH READ LOCK) before error 1205.
+    v!(
+        "lock_wait_timeout",
+        Both,
+        Kind::Int {
+            min: 1,
+            max: 31_536_000
+        },
+        true
+    ),
     v!(
         "lower_case_table_names",
         Global,

@@ -51,6 +51,8 @@ pub struct ExecCtx<'a> {
     pub tmpdir: &'a std::path::Path,
     /// The session's transaction, passed to every table call.
     pub txn: &'a Txn,
+    /// The session's metadata locks: DDL takes its exclusive locks through it.
+    pub mdl: &'a crate::mdl::MdlContext,
 }
 
 /// Sets the transaction's read mode for one part of a statement and puts the previous

@@ -25,6 +25,7 @@ pub mod catalog;
 pub(crate) mod context;
 pub(crate) mod exec;
 pub(crate) mod expr;
+pub mod mdl;
 pub(crate) mod optimizer;
 pub(crate) mod parse;
 pub(crate) mod plan;

@@ -8,6 +8,7 @@
 //! opens, commits and rolls it back.
 
 use crate::context::{ExecCtx, Outcome};
+use crate::mdl::{normalize, MdlKey, MdlMode, MdlRequest};
 use crate::plan::query::QueryStatement;
 use crate::planner::query::Planner;
 use crate::statements::dml::{self, DeletePlan, InsertPlan, UpdatePlan};
@@ -37,6 +38,14 @@ pub struct Prepared {
     pub statement: ast::Statement,
     /// The text `statement` was parsed from, for binding it again.
     pub source: String,
+    /// The shared metadata locks running it takes on the tables it uses (SHARED_READ,
+    /// or SHARED_WRITE for a table it changes or reads FOR UPDATE), in acquisition
+    /// order; computed once here so executing costs no allocation. DDL takes its own
+    /// (`statements::ddl_locks`).
+    pub table_locks: Vec<MdlRequest>,
+    /// Whether it writes, so it also takes the global intention lock that FLUSH TABLES
+    /// WITH READ LOCK excludes.
+    pub takes_global_ix: bool,
 }
 
 impl Prepared {
@@ -129,7 +138,11 @@ pub fn prepare(
         Plan::Select(s) => s.columns().to_vec(),
         _ => vec![],
     };
+    let table_locks = metadata_locks(&plan);
+    let takes_global_ix = table_locks.iter().any(|r| r.mode == MdlMode::SharedWrite);
     Ok(Prepared {
+        table_locks,
+        takes_global_ix,
         plan,
         params,
         columns,
@@ -138,6 +151,53 @@ pub fn prepare(
         statement: stmt,
         source: source.to_string(),
     })
+}
+
+/// The shared metadata locks a bound statement takes on the tables it uses.
+fn metadata_locks(plan: &Plan) -> Vec<MdlRequest> {
+    use crate::plan::query::ReadTable;
+    let mut reqs = Vec::new();
+    let mut add = |db: &str, name: &str, mode: MdlMode| {
+        // information_schema tables are the server's own views, not named objects DDL
+        // could change under a statement.
+        if !crate::catalog::is_system_schema(db) {
+            reqs.push(MdlRequest::new(MdlKey::table(db, name), mode));
+        }
+    };
+    let reads = |tables: &[ReadTable], add: &mut dyn FnMut(&str, &str, MdlMode), mode| {
+        for (db, name, _) in tables {
+            add(db, name, mode);
+        }
+    };
+    match plan {
+        Plan::Select(s) => {
+            let mode =
+                if s.root.locks_for_update() || s.subqueries.iter().any(|q| q.locks_for_update()) {
+                    MdlMode::SharedWrite
+                } else {
+                    MdlMode::SharedRead
+                };
+            reads(&s.tables, &mut add, mode);
+        }
+        Plan::Insert(i) => {
+            add(&i.target.db, &i.target.def.name, MdlMode::SharedWrite);
+            if let Some(sel) = &i.select {
+                reads(&sel.tables, &mut add, MdlMode::SharedRead);
+            }
+            reads(&i.subqueries.tables, &mut add, MdlMode::SharedRead);
+        }
+        Plan::Update(u) => {
+            add(&u.target.db, &u.target.def.name, MdlMode::SharedWrite);
+            reads(&u.subqueries.tables, &mut add, MdlMode::SharedRead);
+        }
+        Plan::Delete(d) => {
+            add(&d.target.db, &d.target.def.name, MdlMode::SharedWrite);
+            reads(&d.subqueries.tables, &mut add, MdlMode::SharedRead);
+        }
+        Plan::Explain(_) | Plan::Other(_) => {}
+    }
+    normalize(&mut reqs);
+    reqs
 }
 
 /// Runs a bound statement. Result sets go to `out`; OK summaries come back in the

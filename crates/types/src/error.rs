@@ -131,6 +131,11 @@ pub enum Error {
     TableNotLocked(String),
     /// 1099
     TableLockedForRead(String),
+    /// 1223: the session holds FLUSH TABLES WITH READ LOCK and the statement would write
+    /// (or change the schema).
+    CantUpdateWithReadLock,
+    /// 1192: FLUSH TABLES WITH READ LOCK while this session has LOCK TABLES in effect.
+    LockedTablesOrActiveTransaction,
     /// 1115
     UnknownCharset(String),
     /// 1273
@@ -300,6 +305,8 @@ impl Error {
             NoTablesUsed => 1096,
             TableNotLocked(_) => 1100,
             TableLockedForRead(_) => 1099,
+            CantUpdateWithReadLock => 1223,
+            LockedTablesOrActiveTransaction => 1192,
             UnknownCharset(_) => 1115,
             UnknownCollation(_) => 1273,
             WrongDatabaseName(_) => 1102,
@@ -376,7 +383,8 @@ impl Error {
             1426 => "42000",
             1047 | 1153 | 1159 => "08S01",
             1040 => "08004",
-            1205 | 1213 => "40001",
+            // 1205 is HY000 in MySQL and MariaDB alike; only a deadlock is 40001.
+            1213 => "40001",
             1317 => "70100",
             1792 => "25006",
             1568 => "25001",
@@ -595,6 +603,15 @@ impl fmt::Display for Error {
                  is longer than 'max_allowed_packet' bytes"
             ),
             LockWaitTimeout => write!(f, "Lock wait timeout exceeded; try restarting transaction"),
+            CantUpdateWithReadLock => write!(
+                f,
+                "Can't execute the query because you have a conflicting read lock"
+            ),
+            LockedTablesOrActiveTransaction => write!(
+                f,
+                "Can't execute the given command because you have active locked tables or an \
+                 active transaction"
+            ),
             Deadlock => {
                 write!(
                     f,
@@ -772,6 +789,30 @@ mod tests {
         let e = Error::LongDataTooLong;
         assert_eq!((e.code(), e.sqlstate()), (1105, "HY000"));
         assert_eq!(e.to_string(), "Parameter of prepared statement which is set through mysql_send_long_data() is longer than 'max_allowed_packet' bytes");
+    }
+
+    #[test]
+    fn lock_errors_carry_mysql_numbers_and_states() {
+        // Checked against MariaDB 10.11's client output (`ERROR 1205 (HY000)`).
+        let e = Error::LockWaitTimeout;
+        assert_eq!((e.code(), e.sqlstate()), (1205, "HY000"));
+        assert_eq!(
+            (Error::Deadlock.code(), Error::Deadlock.sqlstate()),
+            (1213, "40001")
+        );
+        let e = Error::CantUpdateWithReadLock;
+        assert_eq!((e.code(), e.sqlstate()), (1223, "HY000"));
+        assert_eq!(
+            e.to_string(),
+            "Can't execute the query because you have a conflicting read lock"
+        );
+        let e = Error::LockedTablesOrActiveTransaction;
+        assert_eq!((e.code(), e.sqlstate()), (1192, "HY000"));
+        assert_eq!(
+            e.to_string(),
+            "Can't execute the given command because you have active locked tables or an \
+             active transaction"
+        );
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub struct Catalog {
     stats: crate::catalog::stats::StatsCache,
     /// The server's connections, for SHOW PROCESSLIST (installed by the session layer).
     pub processes: crate::catalog::processes::ProcessSlot,
+    /// The metadata locks every session takes on the names in here.
+    mdl: Arc<crate::mdl::MdlManager>,
 }
 
 /// Databases every MySQL server shows and that cannot be created or dropped.
@@ -63,6 +65,7 @@ impl Catalog {
             version: AtomicU64::new(1),
             processes: Default::default(),
             stats: Default::default(),
+            mdl: Default::default(),
         };
         let path = datadir.join(CATALOG_FILE);
         if path.exists() {
@@ -100,6 +103,11 @@ impl Catalog {
             }
         }
         Ok(cat)
+    }
+
+    /// The metadata lock manager (`crate::mdl`).
+    pub fn mdl(&self) -> &Arc<crate::mdl::MdlManager> {
+        &self.mdl
     }
 
     /// The planner's table statistics.

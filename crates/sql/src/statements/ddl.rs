@@ -4,6 +4,11 @@
 //! definition is checked here the way MySQL checks it (one primary key, one
 //! AUTO_INCREMENT column that leads a key, known columns in keys) before the catalog
 //! asks the engine to create files.
+//!
+//! [`execute_other`] is the one entry point of DDL: before anything else it takes the
+//! statement's exclusive metadata locks (`ddl_locks::lock_for_ddl`), so no transaction
+//! that used a table is still open when its definition or files change. Every DDL
+//! statement added here (ALTER TABLE, RENAME TABLE) gets them by going through it.
 
 use crate::bind::literal;
 use crate::catalog::engines::engine_name;
@@ -23,6 +28,7 @@ pub fn execute_other(
     _out: &mut dyn QueryOutput,
 ) -> Result<Outcome> {
     use ast::Statement as S;
+    crate::statements::ddl_locks::lock_for_ddl(stmt, cx)?;
     match stmt {
         S::CreateDatabase {
             db_name,
@@ -57,6 +63,7 @@ pub fn execute_other(
             object_type,
             if_exists,
             names,
+            table,
             ..
         } => match object_type {
             ast::ObjectType::Table => {
@@ -73,6 +80,14 @@ pub fn execute_other(
                 if !missing.is_empty() {
                     return Err(Error::UnknownTable(missing.join(",")));
                 }
+                Ok(Outcome::ok(0))
+            }
+            ast::ObjectType::Index => {
+                let (Some(on), [index]) = (table, names.as_slice()) else {
+                    return Err(Error::Syntax("DROP INDEX ... ON table".into()));
+                };
+                let (db, t) = crate::context::resolve_table(cx, on)?;
+                drop_index(cx, &db, &t, &single_name(index)?)?;
                 Ok(Outcome::ok(0))
             }
             ast::ObjectType::Database | ast::ObjectType::Schema => {
@@ -169,6 +184,31 @@ fn add_index(
         unique,
         primary: false,
     });
+    rebuild_table(cx, db, table, def)
+}
+
+/// DROP INDEX name ON table: the table rebuilt without the index. (`PRIMARY` is the
+/// primary key, which MySQL drops this way too.)
+fn drop_index(cx: &mut ExecCtx, db: &str, table: &str, name: &str) -> Result<()> {
+    let handle = cx.table(db, table)?;
+    let mut def = (**handle.def()).clone();
+    let Some(pos) = def
+        .indexes
+        .iter()
+        .position(|i| i.name.eq_ignore_ascii_case(name))
+    else {
+        return Err(Error::CantDropKey(name.to_string()));
+    };
+    let removed = def.indexes.remove(pos);
+    if let Some(auto) = def.auto_increment_column() {
+        // MySQL: an AUTO_INCREMENT column must stay the first column of some key.
+        if removed.columns.first() == Some(&auto)
+            && !def.indexes.iter().any(|i| i.columns.first() == Some(&auto))
+        {
+            return Err(Error::WrongAutoKey);
+        }
+    }
+    drop(handle);
     rebuild_table(cx, db, table, def)
 }
 

@@ -2,6 +2,7 @@
 //! SHOW and DESCRIBE ([`show`]) and EXPLAIN ([`explain`]).
 
 pub mod ddl;
+pub mod ddl_locks;
 pub mod dml;
 pub mod explain;
 pub mod show;
