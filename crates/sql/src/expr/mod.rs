@@ -6,6 +6,7 @@
 
 pub mod convert;
 pub mod datetime;
+pub mod division_env;
 pub mod functions;
 pub mod keys;
 
