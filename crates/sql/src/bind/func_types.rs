@@ -234,3 +234,88 @@ pub fn convert_using(charset: &str) -> Result<(CastFn, SType, Collation)> {
         _ => Err(Error::UnknownCharset(charset.to_string())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::functions::lookup;
+    use strata_types::Value;
+
+    fn typed(name: &str, args: &[(SType, Collation)]) -> Result<(Func, SType, Collation)> {
+        let (f, _, _) = lookup(name).expect("known function");
+        let types: Vec<SType> = args.iter().map(|a| a.0).collect();
+        let colls: Vec<Collation> = args.iter().map(|a| a.1).collect();
+        let bound: Vec<Expr> = args.iter().map(|_| Expr::Literal(Value::Int(2))).collect();
+        call_type(f, &types, &colls, &bound)
+    }
+
+    const TEXT: (SType, Collation) = (SType::Text, Collation::GeneralCi);
+    const BIN: (SType, Collation) = (SType::Binary, Collation::Binary);
+    const INT: (SType, Collation) = (SType::Int, Collation::GeneralCi);
+
+    #[test]
+    fn string_results_follow_their_arguments_collation() {
+        let (f, t, c) = typed("reverse", &[BIN]).unwrap();
+        assert_eq!(
+            (f, t, c),
+            (
+                Func::Str(StrFn::Reverse, Collation::Binary),
+                SType::Binary,
+                Collation::Binary
+            )
+        );
+        let (_, t, c) = typed("lpad", &[(SType::Text, Collation::Utf8Bin), INT, TEXT]).unwrap();
+        assert_eq!((t, c), (SType::Text, Collation::Utf8Bin));
+        assert_eq!(typed("locate", &[TEXT, TEXT]).unwrap().1, SType::Int);
+        assert_eq!(typed("unhex", &[TEXT]).unwrap().1, SType::Binary);
+        assert_eq!(typed("hex", &[BIN]).unwrap().1, SType::Text);
+        // ELT's index does not decide the collation; its strings do.
+        assert_eq!(typed("elt", &[INT, BIN]).unwrap().2, Collation::Binary);
+        assert_eq!(
+            typed("regexp_substr", &[TEXT, TEXT]).unwrap().0,
+            Func::Regexp(RegexpFn::Substr, Collation::GeneralCi)
+        );
+    }
+
+    #[test]
+    fn numeric_and_digest_results() {
+        assert_eq!(typed("crc32", &[TEXT]).unwrap().1, SType::UInt);
+        assert_eq!(
+            typed("sign", &[(SType::Decimal(2), Collation::GeneralCi)])
+                .unwrap()
+                .1,
+            SType::Int
+        );
+        assert_eq!(typed("abs", &[TEXT]).unwrap().1, SType::Double);
+        assert_eq!(typed("pow", &[INT, INT]).unwrap().1, SType::Double);
+        assert_eq!(typed("md5", &[TEXT]).unwrap().1, SType::Text);
+        assert_eq!(typed("uuid_to_bin", &[TEXT]).unwrap().1, SType::Binary);
+        assert_eq!(typed("pi", &[]).unwrap_err().code(), 1235);
+    }
+
+    #[test]
+    fn cast_targets() {
+        use sqlparser::ast::DataType as D;
+        assert_eq!(
+            cast_target(&D::Binary(Some(4))).unwrap().0,
+            CastFn::Binary(Some(4))
+        );
+        assert_eq!(
+            cast_target(&D::Float(ast::ExactNumberInfo::None))
+                .unwrap_err()
+                .code(),
+            1235
+        );
+        assert_eq!(
+            cast_target(&D::Float(ast::ExactNumberInfo::Precision(53)))
+                .unwrap()
+                .1,
+            SType::Double
+        );
+        assert_eq!(cast_target(&D::JSON).unwrap_err().code(), 1235);
+        assert_eq!(cast_target(&D::Datetime(Some(7))).unwrap_err().code(), 1426);
+        assert_eq!(convert_using("latin1").unwrap_err().code(), 1235);
+        assert_eq!(convert_using("nope").unwrap_err().code(), 1115);
+        assert_eq!(convert_using("binary").unwrap().1, SType::Binary);
+    }
+}

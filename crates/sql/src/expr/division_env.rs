@@ -62,9 +62,13 @@ impl Env for DivisionByZeroIsError<'_> {
 /// Whether the session's sql_mode makes a division by zero in a data change an error:
 /// strict, with ERROR_FOR_DIVISION_BY_ZERO.
 pub fn applies(env: &dyn Env, strict: bool) -> bool {
-    strict
-        && env
-            .system_variable("sql_mode", false)
-            .map(|m| m.to_text().contains("ERROR_FOR_DIVISION_BY_ZERO"))
-            .unwrap_or(false)
+    strict && mode_is_set(env)
+}
+
+/// Whether sql_mode has ERROR_FOR_DIVISION_BY_ZERO (MySQL 8's default), without which a
+/// division by zero is NULL with no warning.
+pub fn mode_is_set(env: &dyn Env) -> bool {
+    env.system_variable("sql_mode", false)
+        .map(|m| m.to_text().contains("ERROR_FOR_DIVISION_BY_ZERO"))
+        .unwrap_or(false)
 }

@@ -1039,9 +1039,9 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
     }
 }
 
-/// [`arith`] in a statement: a division by zero (`/`, `DIV`, `%`) is NULL with warning
-/// 1365, or error 1365 where the session makes it one (see
-/// [`Env::division_by_zero_is_error`]).
+/// [`arith`] in a statement: a division by zero (`/`, `DIV`, `%`) is NULL, with warning
+/// 1365 when sql_mode has ERROR_FOR_DIVISION_BY_ZERO, or error 1365 where the session
+/// makes it one (see [`Env::division_by_zero_is_error`]).
 pub fn arith_in(op: ArithOp, a: &Value, b: &Value, cx: &EvalCtx) -> Result<Value> {
     let r = arith(op, a, b)?;
     if r.is_null()
@@ -1052,8 +1052,11 @@ pub fn arith_in(op: ArithOp, a: &Value, b: &Value, cx: &EvalCtx) -> Result<Value
         if cx.env.division_by_zero_is_error() {
             return Err(Error::DivisionByZero);
         }
-        cx.env
-            .warn(WarnLevel::Warning, 1365, "Division by 0".into());
+        // Without ERROR_FOR_DIVISION_BY_ZERO in sql_mode MySQL 8 says nothing.
+        if division_env::mode_is_set(cx.env) {
+            cx.env
+                .warn(WarnLevel::Warning, 1365, "Division by 0".into());
+        }
     }
     Ok(r)
 }

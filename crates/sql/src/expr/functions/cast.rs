@@ -178,8 +178,11 @@ fn round_fraction(dt: DateTime, fsp: u8) -> Option<DateTime> {
     if rounded == micro {
         return Some(dt);
     }
+    const DAY: i64 = 86_400_000_000;
     let total = temporal::day_seconds(&dt) * 1_000_000 + rounded;
-    temporal::from_daynr_micros(temporal::dt_daynr(&dt), total)
+    let days = temporal::dt_daynr(&dt) + total / DAY;
+    let out = temporal::from_daynr_micros(days, total % DAY)?;
+    (out.year <= 9999).then_some(out)
 }
 
 /// 1292 "Truncated incorrect <kind> value: '<text>'".
@@ -339,6 +342,16 @@ mod tests {
             "-2"
         );
         assert_eq!(env.codes(), vec![1105]);
+    }
+
+    #[test]
+    fn datetime_fractions_round_and_carry() {
+        let env = TestEnv::default();
+        let dt = |s: &str, fsp| cast(CastFn::DateTime(fsp), Value::str(s), &env);
+        assert_eq!(dt("2024-12-31 23:59:59.9", 0), "2025-01-01 00:00:00");
+        assert_eq!(dt("2024-01-02 03:04:05.678", 2), "2024-01-02 03:04:05.68");
+        assert_eq!(dt("2024-01-02 03:04:05.4", 0), "2024-01-02 03:04:05");
+        assert_eq!(dt("9999-12-31 23:59:59.9", 0), "NULL");
     }
 
     #[test]

@@ -252,6 +252,9 @@ pub(crate) mod test_env {
         fn system_variable(&self, name: &str, _global: bool) -> Result<Value> {
             match name {
                 "max_allowed_packet" => Ok(Value::UInt(self.packet)),
+                "sql_mode" => Ok(Value::str(
+                    "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
+                )),
                 _ => Ok(Value::Null),
             }
         }
