@@ -285,6 +285,48 @@ mod tests {
     }
 
     #[test]
+    fn outside_strict_mode_values_are_clipped_with_mysqls_warning() {
+        use crate::expr::functions::test_env::TestEnv;
+        let env = TestEnv::default();
+        let tiny = col(DataType::TinyInt { unsigned: false });
+        assert_eq!(
+            coerce_or_warn(Value::Int(300), &tiny, 2, false, &env).unwrap(),
+            Value::Int(127)
+        );
+        assert_eq!(
+            coerce_or_warn(
+                Value::str("abcd"),
+                &col(DataType::VarChar(3)),
+                2,
+                false,
+                &env
+            )
+            .unwrap(),
+            Value::str("abc")
+        );
+        assert_eq!(
+            coerce_or_warn(Value::Int(5), &tiny, 2, false, &env).unwrap(),
+            Value::Int(5)
+        );
+        assert_eq!(
+            *env.warnings.borrow(),
+            vec![
+                (
+                    1264,
+                    "Out of range value for column 'c' at row 2".to_string()
+                ),
+                (1265, "Data truncated for column 'c' at row 2".to_string()),
+            ]
+        );
+        assert_eq!(
+            coerce_or_warn(Value::Int(300), &tiny, 2, true, &env)
+                .unwrap_err()
+                .code(),
+            1264
+        );
+    }
+
+    #[test]
     fn strict_mode_refuses_bad_values() {
         let tiny = col(DataType::TinyInt { unsigned: false });
         assert_eq!(

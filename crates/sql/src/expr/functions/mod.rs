@@ -102,20 +102,6 @@ pub enum HashFn {
     IsUuid,
 }
 
-impl Func {
-    /// Whether two evaluations on the same row may differ (RAND(), UUID()), so the
-    /// optimizer must not duplicate or fold the call.
-    pub fn is_volatile(self) -> bool {
-        matches!(
-            self,
-            Func::Math(MathFn::Rand)
-                | Func::Hash(HashFn::Uuid)
-                | Func::Hash(HashFn::UuidShort)
-                | Func::AssignUserVariable
-        )
-    }
-}
-
 /// (function, minimum args, maximum args) for a SQL function name. String and regular
 /// expression functions come back with the general collation; the binder replaces it
 /// with the arguments' collation.
