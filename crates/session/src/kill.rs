@@ -23,7 +23,7 @@ impl Session {
             return Err(Error::Syntax(sql.to_string()));
         }
         let now = self.now();
-        let env = SessionEnv { s: self, now };
+        let env = SessionEnv::new(self, now);
         let id = strata_sql::eval_constant(expr.trim(), &env)?
             .to_i64()
             .filter(|&i| i >= 0)

@@ -321,6 +321,9 @@ pub struct Session {
     /// LAST_INSERT_ID once the statement ends, and its OK packet's insert id when it
     /// generated none. A lock only because expressions set it through a shared reference.
     insert_id_arg: std::sync::Mutex<Option<u64>>,
+    /// RAND()'s generator: one per connection, as MySQL's, seeded from the connection
+    /// id and the clock.
+    random: std::sync::Mutex<strata_sql::RandState>,
     /// ROW_COUNT(): the previous statement's affected rows (-1 after a result set or an
     /// error), and the running statement's, which becomes it when the statement ends.
     row_count: i64,
@@ -373,6 +376,18 @@ pub struct Session {
 struct SessionEnv<'a> {
     s: &'a Session,
     now: DateTime,
+    /// The generators of this statement's `RAND(constant)` calls.
+    seeded: std::sync::Mutex<strata_sql::StatementRandom>,
+}
+
+impl<'a> SessionEnv<'a> {
+    fn new(s: &'a Session, now: DateTime) -> SessionEnv<'a> {
+        SessionEnv {
+            s,
+            now,
+            seeded: Default::default(),
+        }
+    }
 }
 
 impl Env for SessionEnv<'_> {
@@ -427,6 +442,14 @@ impl Env for SessionEnv<'_> {
     fn row_count(&self) -> i64 {
         self.s.row_count
     }
+    fn random(&self) -> f64 {
+        self.s.random.lock().map_or(0.0, |mut r| r.next_f64())
+    }
+    fn seeded_random(&self, site: usize, seed: i64) -> f64 {
+        self.seeded
+            .lock()
+            .map_or(0.0, |mut st| st.next_at(site, seed))
+    }
     fn warn(&self, level: WarnLevel, code: u16, message: String) {
         if let Ok(mut d) = self.s.diagnostics.lock() {
             // MySQL keeps max_error_count (64) entries.
@@ -475,6 +498,12 @@ impl Session {
             diagnostics: Default::default(),
             previous_counts: (0, 0),
             insert_id_arg: Default::default(),
+            random: std::sync::Mutex::new(strata_sql::RandState::from_seeds(
+                connection_id as u64 * 0x10001 + 55_555_555,
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64),
+            )),
             row_count: -1,
             statement_rows: 0,
             txn: None,
@@ -1225,7 +1254,7 @@ impl Session {
                     Ok(mut stmts) if stmts.len() == 1 => {
                         let stmt = stmts.remove(0);
                         let now = self.now();
-                        let env = SessionEnv { s: self, now };
+                        let env = SessionEnv::new(self, now);
                         // Binding reads no rows: a scratch transaction will do.
                         let scratch = Txn::default();
                         let cx = self.exec_ctx(&env, &scratch)?;
@@ -1336,7 +1365,7 @@ impl Session {
                     return Err(Error::Syntax(String::new()));
                 }
                 let now = self.now();
-                let env = SessionEnv { s: self, now };
+                let env = SessionEnv::new(self, now);
                 for expr in exprs {
                     strata_sql::eval_constant(expr, &env)?;
                 }
@@ -1380,7 +1409,7 @@ impl Session {
         if matches!(first.as_str(), "SHOW" | "DESCRIBE" | "DESC" | "EXPLAIN") {
             let shown = self.outside_transaction(|s, txn| {
                 let now = s.now();
-                let env = SessionEnv { s, now };
+                let env = SessionEnv::new(s, now);
                 let cx = s.exec_ctx(&env, txn)?;
                 strata_sql::execute_show(sql, &cx, out)
             })?;
@@ -1403,7 +1432,7 @@ impl Session {
         }
         let stmt = stmts.remove(0);
         let now = self.now();
-        let env = SessionEnv { s: self, now };
+        let env = SessionEnv::new(self, now);
         let scratch = Txn::default();
         let cx = self.exec_ctx(&env, &scratch)?;
         let p = strata_sql::prepare(stmt, &text, 0, &cx)?;
@@ -1436,7 +1465,7 @@ impl Session {
     /// database and variables.
     fn rebind(&self, p: &Prepared) -> Result<Arc<Prepared>> {
         let now = self.now();
-        let env = SessionEnv { s: self, now };
+        let env = SessionEnv::new(self, now);
         let scratch = Txn::default();
         let cx = self.exec_ctx(&env, &scratch)?;
         Ok(Arc::new(strata_sql::prepare(
@@ -1487,7 +1516,7 @@ impl Session {
         out: &mut dyn QueryOutput,
     ) -> Result<()> {
         let now = self.now();
-        let env = SessionEnv { s: self, now };
+        let env = SessionEnv::new(self, now);
         let mut cx = self.exec_ctx(&env, txn)?;
         let mut out = EndWithWarnings {
             out,
@@ -1588,7 +1617,7 @@ impl Session {
                 } else if !is_user && is_bare_word(rhs.trim()) {
                     Some(Value::str(rhs.trim()))
                 } else {
-                    let env = SessionEnv { s: self, now };
+                    let env = SessionEnv::new(self, now);
                     Some(strata_sql::eval_constant(rhs, &env)?)
                 }
             };
@@ -2130,7 +2159,7 @@ impl Session {
             }
             let stmt = stmts.remove(0);
             let now = self.now();
-            let env = SessionEnv { s: self, now };
+            let env = SessionEnv::new(self, now);
             let scratch = Txn::default();
             let cx = self.exec_ctx(&env, &scratch)?;
             let p = strata_sql::prepare(stmt, &text, params, &cx)?;

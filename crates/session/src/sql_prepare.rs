@@ -81,7 +81,7 @@ impl Session {
         let (name, source) = parse_prepare(sql).ok_or_else(|| syntax(sql))?;
         let text = {
             let now = self.now();
-            let env = SessionEnv { s: self, now };
+            let env = SessionEnv::new(self, now);
             strata_sql::eval_constant(source, &env)?
         };
         if text.is_null() {

@@ -119,6 +119,7 @@ impl bind::SubqueryPlanner for VariablesOnly<'_> {
         }
     }
 }
+pub use expr::functions::rand::{RandState, StatementRandom};
 pub use expr::{Env, WarnLevel, Warning};
 
 /// The version string clients see: MySQL 8.0-compatible, since drivers branch on it.

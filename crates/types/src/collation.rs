@@ -72,6 +72,21 @@ impl Collation {
         }
     }
 
+    /// A character as this collation compares it one character at a time (LOCATE,
+    /// FIND_IN_SET, REGEXP under a `_ci` collation): its general_ci weight, or itself
+    /// under a case-sensitive collation.
+    pub fn fold_char(self, c: char) -> char {
+        match self {
+            Collation::GeneralCi => weight(c),
+            Collation::Utf8Bin | Collation::Binary => c,
+        }
+    }
+
+    /// Whether this collation ignores case.
+    pub fn is_case_insensitive(self) -> bool {
+        self == Collation::GeneralCi
+    }
+
     /// Appends the bytes whose byte order is this collation's order (the "weight string").
     pub fn weight_string(self, s: &[u8], out: &mut Vec<u8>) {
         match self {

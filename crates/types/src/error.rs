@@ -85,6 +85,24 @@ pub enum Error {
     },
     /// 1292: a value that is not a valid date/time, with its type name.
     TruncatedWrongValue { kind: String, value: String },
+    /// 1411: a function's argument that is not a value of the kind it needs
+    /// (`UUID_TO_BIN('x')`): kind, value, function name.
+    WrongValueForFunction {
+        kind: String,
+        value: String,
+        func: String,
+    },
+    /// 1365: division by zero where `ERROR_FOR_DIVISION_BY_ZERO` makes it an error.
+    DivisionByZero,
+    /// 1253: a COLLATE naming a collation of another character set.
+    CollationCharsetMismatch { collation: String, charset: String },
+    /// A regular expression error with MySQL 8's (ICU's) number: 3685 illegal
+    /// argument, 3686 index out of bounds, 3688 syntax, 3689 bad escape, 3691
+    /// mismatched parenthesis, 3692 bad interval, 3693 max < min, 3696 unclosed
+    /// bracket, 3700 too big, 3900 invalid match-type flag.
+    Regexp(u16),
+    /// 3688: a regular expression syntax error at a (1-based) character of line 1.
+    RegexpSyntax(usize),
     /// 1525: a typed literal (`DATE '…'`, `TIME '…'`, `TIMESTAMP '…'`) whose text is
     /// not a value of its type; the kind is upper case, as MySQL prints it.
     WrongLiteral { kind: String, value: String },
@@ -283,6 +301,11 @@ impl Error {
             DataTooLong { .. } => 1406,
             IncorrectValue { .. } => 1366,
             TruncatedWrongValue { .. } => 1292,
+            WrongValueForFunction { .. } => 1411,
+            DivisionByZero => 1365,
+            CollationCharsetMismatch { .. } => 1253,
+            Regexp(code) => *code,
+            RegexpSyntax(_) => 3688,
             WrongLiteral { .. } => 1525,
             TooBigPrecision { .. } => 1426,
             UnknownVariable(_) => 1193,
@@ -380,6 +403,8 @@ impl Error {
             1264 | 1690 => "22003",
             1406 => "22001",
             1292 => "22007",
+            1365 => "22012",
+            1253 => "42000",
             1426 => "42000",
             1047 | 1153 | 1159 => "08S01",
             1040 => "08004",
@@ -500,6 +525,30 @@ impl fmt::Display for Error {
                 "Incorrect {kind} value: '{value}' for column `{column}` at row {row}"
             ),
             TruncatedWrongValue { kind, value } => write!(f, "Incorrect {kind} value: '{value}'"),
+            WrongValueForFunction { kind, value, func } => {
+                write!(f, "Incorrect {kind} value: '{value}' for function {func}")
+            }
+            DivisionByZero => write!(f, "Division by 0"),
+            CollationCharsetMismatch { collation, charset } => write!(
+                f,
+                "COLLATION '{collation}' is not valid for CHARACTER SET '{charset}'"
+            ),
+            RegexpSyntax(at) => write!(
+                f,
+                "Syntax error in regular expression on line 1, character {at}."
+            ),
+            Regexp(code) => f.write_str(match code {
+                3685 => "Illegal argument to a regular expression.",
+                3686 => "Index out of bounds in regular expression search.",
+                3689 => "Unrecognized escape sequence in regular expression.",
+                3691 => "Mismatched parenthesis in regular expression.",
+                3692 => "Incorrect description of a {min,max} interval.",
+                3693 => "The maximum is less than the minumum in a {min,max} interval.",
+                3696 => "The regular expression contains an unclosed bracket expression.",
+                3700 => "The regular expression pattern exceeds limits on size or complexity.",
+                3900 => "Invalid match mode flag in regular expression.",
+                _ => "Error in regular expression.",
+            }),
             WrongLiteral { kind, value } => write!(f, "Incorrect {kind} value: '{value}'"),
             TooBigPrecision { precision, func } => write!(
                 f,

@@ -11,10 +11,11 @@ pub mod char_fn;
 pub mod datetime;
 pub mod decorrelate;
 pub mod derived;
+pub mod func_types;
 pub mod item_names;
 pub mod window;
 
-use crate::expr::functions::{self, Func};
+use crate::expr::functions::{self, CastFn, Func, MathFn, RegexpFn, StrFn, TrimSide};
 use crate::expr::{ArithOp, CmpOp, Expr, Subquery, SubqueryKind};
 use crate::parse::lex::{number_value, unescape};
 use crate::parse::object_name_parts;
@@ -875,18 +876,67 @@ impl<'a> Binder<'a> {
             A::Cast {
                 expr, data_type, ..
             } => {
-                let (x, _, c) = self.bind(expr)?;
-                let (f, t) = cast_target(data_type)?;
-                let x = match f {
-                    Func::CastChar | Func::CastBinary => self.float_as_text(x),
-                    _ => x,
+                let (x, _, _) = self.bind(expr)?;
+                let (f, t, c) = func_types::cast_target(data_type)?;
+                self.bind_cast(x, f, t, c)
+            }
+            A::Convert {
+                is_try: false,
+                expr,
+                data_type,
+                charset,
+                target_before_value: false,
+                styles,
+            } if styles.is_empty() => {
+                let (x, _, _) = self.bind(expr)?;
+                let (f, t, c) = match (data_type, charset) {
+                    (Some(dt), None) => func_types::cast_target(dt)?,
+                    (None, Some(cs)) => func_types::convert_using(&cs.to_string())?,
+                    _ => return Err(Error::NotSupported(format!("expression {e}"))),
                 };
-                let c = if f == Func::CastBinary {
-                    Collation::Binary
-                } else {
-                    c
+                self.bind_cast(x, f, t, c)
+            }
+            A::Collate { expr, collation } => {
+                let (x, t, _) = self.bind(expr)?;
+                let name = collation.to_string();
+                let c = Collation::from_name(&name)
+                    .ok_or_else(|| Error::UnknownCollation(name.clone()))?;
+                let x_is_binary = t == SType::Binary;
+                if x_is_binary != (c == Collation::Binary) {
+                    return Err(Error::CollationCharsetMismatch {
+                        collation: name,
+                        charset: if x_is_binary { "binary" } else { "utf8mb4" }.into(),
+                    });
+                }
+                // A number takes the collation as text (MySQL converts it first).
+                let t = match t {
+                    SType::Binary => SType::Binary,
+                    _ => SType::Text,
                 };
-                (Expr::Func(f, vec![x]), t, c)
+                (x, t, c)
+            }
+            A::RLike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => {
+                let (x, t1, c1) = self.bind(expr)?;
+                let (p, t2, c2) = self.bind(pattern)?;
+                let c = func_types::shared_collation(&[t1, t2], &[c1, c2]);
+                let m = Expr::Func(Func::Regexp(RegexpFn::Like, c), vec![x, p]);
+                let m = if *negated { Expr::Not(Box::new(m)) } else { m };
+                (m, SType::Int, Collation::GeneralCi)
+            }
+            A::Position { expr, r#in } => {
+                let (x, t1, c1) = self.bind(expr)?;
+                let (y, t2, c2) = self.bind(r#in)?;
+                let c = func_types::shared_collation(&[t1, t2], &[c1, c2]);
+                (
+                    Expr::Func(Func::Str(StrFn::Locate, c), vec![x, y]),
+                    SType::Int,
+                    Collation::GeneralCi,
+                )
             }
             A::Function(f) => self.bind_function(f)?,
             A::Substring {
@@ -904,26 +954,55 @@ impl<'a> Binder<'a> {
                 if let Some(n) = substring_for {
                     args.push(self.bind(n)?.0);
                 }
-                (Expr::Func(Func::Substring, args), SType::Text, c)
+                let (t, c) = if c == Collation::Binary {
+                    (SType::Binary, c)
+                } else {
+                    (SType::Text, c)
+                };
+                (Expr::Func(Func::Str(StrFn::Substring, c), args), t, c)
             }
             A::Trim {
                 expr,
-                trim_where: None,
-                trim_what: None,
+                trim_where,
+                trim_what,
                 trim_characters: None,
             } => {
-                let (x, _, c) = self.bind(expr)?;
-                (Expr::Func(Func::Trim, vec![x]), SType::Text, c)
+                let (x, t, c) = self.bind(expr)?;
+                let side = match trim_where {
+                    None | Some(ast::TrimWhereField::Both) => TrimSide::Both,
+                    Some(ast::TrimWhereField::Leading) => TrimSide::Leading,
+                    Some(ast::TrimWhereField::Trailing) => TrimSide::Trailing,
+                };
+                let mut args = vec![x];
+                let (mut types, mut colls) = (vec![t], vec![c]);
+                if let Some(w) = trim_what {
+                    let (y, t2, c2) = self.bind(w)?;
+                    args.push(y);
+                    types.push(t2);
+                    colls.push(c2);
+                }
+                let c = func_types::shared_collation(&types, &colls);
+                let t = if c == Collation::Binary {
+                    SType::Binary
+                } else {
+                    SType::Text
+                };
+                (Expr::Func(Func::Str(StrFn::Trim(side), c), args), t, c)
             }
             A::Ceil { expr, .. } | A::Floor { expr, .. } => {
                 let (x, t, c) = self.bind(expr)?;
                 let f = if matches!(e, A::Ceil { .. }) {
-                    Func::Ceil
+                    Func::Math(MathFn::Ceil)
                 } else {
-                    Func::Floor
+                    Func::Math(MathFn::Floor)
                 };
                 let t = match t {
                     SType::Decimal(_) => SType::Int,
+                    SType::Text
+                    | SType::Binary
+                    | SType::Date
+                    | SType::DateTime
+                    | SType::Time(_) => SType::Double,
                     t => t,
                 };
                 (Expr::Func(f, vec![x]), t, c)
@@ -1376,54 +1455,14 @@ impl<'a> Binder<'a> {
         for a in &args {
             let (e, t, c) = self.bind(a)?;
             let e = match func {
-                Func::Concat | Func::ConcatWs => self.float_as_text(e),
+                Func::Str(..) => self.float_as_text(e),
                 _ => e,
             };
             bound.push(e);
             types.push(t);
             colls.push(c);
         }
-        let ty = match func {
-            Func::Database
-            | Func::Version
-            | Func::User
-            | Func::Concat
-            | Func::ConcatWs
-            | Func::Substring
-            | Func::Lower
-            | Func::Upper
-            | Func::Trim
-            | Func::Left
-            | Func::Right
-            | Func::Repeat
-            | Func::Replace
-            | Func::Hex
-            | Func::InetNtoa
-            | Func::CastChar => SType::Text,
-            Func::LastInsertId | Func::ConnectionId | Func::InetAton | Func::FoundRows => {
-                SType::UInt
-            }
-            Func::Length
-            | Func::CharLength
-            | Func::UnixTimestamp
-            | Func::RowCount
-            | Func::CastSigned => SType::Int,
-            Func::Now | Func::FromUnixtime | Func::CastDateTime => SType::DateTime,
-            Func::CurDate | Func::CastDate => SType::Date,
-            Func::If => unify(types[1], types[2]),
-            Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => {
-                types.iter().fold(SType::Null, |a, b| unify(a, *b))
-            }
-            Func::NullIf | Func::Abs => types[0],
-            Func::Floor | Func::Ceil => match types[0] {
-                SType::Decimal(_) => SType::Int,
-                t => t,
-            },
-            Func::Round | Func::Truncate => round_type(types[0], bound.get(1)),
-            Func::Mod => arith_type(ArithOp::Mod, types[0], types[1]),
-            _ => SType::Text,
-        };
-        let coll = colls.first().copied().unwrap_or(Collation::GeneralCi);
+        let (func, ty, coll) = func_types::call_type(func, &types, &colls, &bound)?;
         let e = Expr::Func(func, bound);
         let e = match func {
             Func::If | Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => {
@@ -1432,6 +1471,15 @@ impl<'a> Binder<'a> {
             _ => e,
         };
         Ok((e, ty, coll))
+    }
+
+    /// A bound CAST/CONVERT: a FLOAT column read as text shows as MySQL shows a FLOAT.
+    fn bind_cast(&self, x: Expr, f: CastFn, t: SType, c: Collation) -> (Expr, SType, Collation) {
+        let x = match f {
+            CastFn::Char(_) | CastFn::Binary(_) => self.float_as_text(x),
+            _ => x,
+        };
+        (Expr::Func(Func::Cast(f), vec![x]), t, c)
     }
 
     fn bind_aggregate(
@@ -1732,7 +1780,7 @@ pub fn unify(a: SType, b: SType) -> SType {
 /// dividend's plus 4 (all at most 30). `/` of two exact operands is DECIMAL; `DIV` is
 /// BIGINT, UNSIGNED when either operand is; `%` of integers is UNSIGNED when its
 /// dividend is, the others when either operand is. Strings and dates count as DOUBLE.
-fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
+pub(crate) fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
     use SType::*;
     const MAX_SCALE: u8 = strata_types::decimal::MAX_SCALE;
     let num = |t| match t {
@@ -1767,7 +1815,7 @@ fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
 /// The static type of ROUND(x[, d]): a DECIMAL rounds to `d` digits when `d` is a
 /// constant (0 when negative, at most 30), else keeps x's scale; other types keep
 /// their type.
-fn round_type(arg: SType, digits: Option<&Expr>) -> SType {
+pub(crate) fn round_type(arg: SType, digits: Option<&Expr>) -> SType {
     match (arg, digits) {
         (SType::Decimal(_), None) => SType::Decimal(0),
         (SType::Decimal(_), Some(Expr::Literal(v))) => SType::Decimal(
@@ -1786,32 +1834,6 @@ fn show_scale(e: Expr, ty: SType) -> Expr {
         SType::Decimal(s) => Expr::Func(Func::ShowScale(s), vec![e]),
         _ => e,
     }
-}
-
-fn cast_target(dt: &ast::DataType) -> Result<(Func, SType)> {
-    use ast::DataType as D;
-    Ok(match dt {
-        D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => {
-            (Func::CastSigned, SType::Int)
-        }
-        D::Unsigned | D::UnsignedInteger => (Func::CastUnsigned, SType::UInt),
-        D::Char(_) | D::Varchar(_) | D::Text | D::Nvarchar(_) => (Func::CastChar, SType::Text),
-        D::Binary(_) | D::Varbinary(_) | D::Blob(_) => (Func::CastBinary, SType::Binary),
-        D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => {
-            (Func::CastDouble, SType::Double)
-        }
-        D::Decimal(info) | D::Numeric(info) => {
-            let (p, s) = match info {
-                ast::ExactNumberInfo::None => (10, 0),
-                ast::ExactNumberInfo::Precision(p) => (*p as u8, 0),
-                ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p as u8, *s as u8),
-            };
-            (Func::CastDecimal(p, s), SType::Decimal(s))
-        }
-        D::Datetime(_) | D::Timestamp(..) => (Func::CastDateTime, SType::DateTime),
-        D::Date => (Func::CastDate, SType::Date),
-        other => return Err(Error::NotSupported(format!("CAST AS {other}"))),
-    })
 }
 
 /// A literal's value.

@@ -12,6 +12,38 @@ use strata_types::schema::ColumnDef;
 use strata_types::value::parse_leading_f64;
 use strata_types::{DataType, DateTime, Decimal, Error, Result, Value};
 
+/// [`coerce`] for a statement: outside strict mode (`sql_mode` without STRICT_*, or
+/// INSERT IGNORE) a value the column cannot hold is stored clipped, zeroed or cut as
+/// MySQL stores it, with the warning MySQL gives (1264 out of range, 1366 incorrect
+/// value, 1265 data truncated); in strict mode it is the error.
+pub fn coerce_or_warn(
+    v: Value,
+    col: &ColumnDef,
+    row: u64,
+    strict: bool,
+    env: &dyn crate::expr::Env,
+) -> Result<Value> {
+    if strict {
+        return coerce(v, col, row, true);
+    }
+    match coerce(v.clone(), col, row, true) {
+        Ok(x) => Ok(x),
+        Err(e @ (Error::OutOfRange { .. } | Error::IncorrectValue { .. })) => {
+            env.warn(crate::expr::WarnLevel::Warning, e.code(), e.to_string());
+            coerce(v, col, row, false)
+        }
+        Err(Error::DataTooLong { column, row }) => {
+            env.warn(
+                crate::expr::WarnLevel::Warning,
+                1265,
+                format!("Data truncated for column '{column}' at row {row}"),
+            );
+            coerce(v, col, row, false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value> {
     if v.is_null() {
         return Ok(Value::Null);
@@ -250,6 +282,48 @@ mod tests {
             on_update_now: false,
             collation: Collation::GeneralCi,
         }
+    }
+
+    #[test]
+    fn outside_strict_mode_values_are_clipped_with_mysqls_warning() {
+        use crate::expr::functions::test_env::TestEnv;
+        let env = TestEnv::default();
+        let tiny = col(DataType::TinyInt { unsigned: false });
+        assert_eq!(
+            coerce_or_warn(Value::Int(300), &tiny, 2, false, &env).unwrap(),
+            Value::Int(127)
+        );
+        assert_eq!(
+            coerce_or_warn(
+                Value::str("abcd"),
+                &col(DataType::VarChar(3)),
+                2,
+                false,
+                &env
+            )
+            .unwrap(),
+            Value::str("abc")
+        );
+        assert_eq!(
+            coerce_or_warn(Value::Int(5), &tiny, 2, false, &env).unwrap(),
+            Value::Int(5)
+        );
+        assert_eq!(
+            *env.warnings.borrow(),
+            vec![
+                (
+                    1264,
+                    "Out of range value for column 'c' at row 2".to_string()
+                ),
+                (1265, "Data truncated for column 'c' at row 2".to_string()),
+            ]
+        );
+        assert_eq!(
+            coerce_or_warn(Value::Int(300), &tiny, 2, true, &env)
+                .unwrap_err()
+                .code(),
+            1264
+        );
     }
 
     #[test]

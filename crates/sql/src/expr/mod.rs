@@ -6,6 +6,7 @@
 
 pub mod convert;
 pub mod datetime;
+pub mod division_env;
 pub mod functions;
 pub mod keys;
 
@@ -34,6 +35,36 @@ pub trait Env {
     }
     fn row_count(&self) -> i64 {
         -1
+    }
+    /// RAND() without a seed: the next value of the session's generator (MySQL's
+    /// per-connection one). Without a session, a generator seeded from the clock.
+    fn random(&self) -> f64 {
+        thread_local! {
+            static STATE: std::cell::Cell<Option<functions::rand::RandState>> =
+                const { std::cell::Cell::new(None) };
+        }
+        STATE.with(|s| {
+            let mut st = s.get().unwrap_or_else(|| {
+                let t = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64);
+                functions::rand::RandState::from_seeds(t, t >> 17)
+            });
+            let v = st.next_f64();
+            s.set(Some(st));
+            v
+        })
+    }
+    /// RAND(n) with a constant n: the next value of the call at `site` in this
+    /// statement, seeded by its first evaluation. Without a statement to keep the
+    /// sequence in, each call starts it again.
+    fn seeded_random(&self, _site: usize, seed: i64) -> f64 {
+        functions::rand::RandState::for_seed(seed).next_f64()
+    }
+    /// Whether a division by zero is error 1365 rather than a warning: an INSERT or
+    /// UPDATE under strict mode with `ERROR_FOR_DIVISION_BY_ZERO`.
+    fn division_by_zero_is_error(&self) -> bool {
+        false
     }
     /// Adds a note to the statement's diagnostics area (SHOW WARNINGS).
     fn warn(&self, _level: WarnLevel, _code: u16, _message: String) {}
@@ -459,6 +490,7 @@ impl Expr {
             Expr::Subquery(s) => return eval_subquery(s, row, cx),
             Expr::Cmp(op, a, b, coll) => {
                 let (a, b) = (a.eval(row, cx)?, b.eval(row, cx)?);
+                warn_numeric_text(&a, &b, cx);
                 if *op == CmpOp::NullSafeEq {
                     return Ok(bool_value(match (a.is_null(), b.is_null()) {
                         (true, true) => true,
@@ -479,7 +511,17 @@ impl Expr {
                     }),
                 }
             }
-            Expr::Arith(op, a, b) => arith(*op, &a.eval(row, cx)?, &b.eval(row, cx)?)?,
+            Expr::Arith(op, a, b) => {
+                let (x, y) = (a.eval(row, cx)?, b.eval(row, cx)?);
+                for v in [&x, &y] {
+                    if let Value::Bytes(t) = v {
+                        if !functions::cast::is_whole_number(t) {
+                            functions::cast::warn_truncated(cx, "DOUBLE", t);
+                        }
+                    }
+                }
+                arith_in(*op, &x, &y, cx)?
+            }
             Expr::Neg(a) => match a.eval(row, cx)? {
                 Value::Null => Value::Null,
                 Value::Int(i) => match i.checked_neg() {
@@ -994,6 +1036,46 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
             };
             fit_integer(r, unsigned, op, a, b)
         }
+    }
+}
+
+/// [`arith`] in a statement: a division by zero (`/`, `DIV`, `%`) is NULL, with warning
+/// 1365 when sql_mode has ERROR_FOR_DIVISION_BY_ZERO, or error 1365 where the session
+/// makes it one (see [`Env::division_by_zero_is_error`]).
+pub fn arith_in(op: ArithOp, a: &Value, b: &Value, cx: &EvalCtx) -> Result<Value> {
+    let r = arith(op, a, b)?;
+    if r.is_null()
+        && !a.is_null()
+        && !b.is_null()
+        && matches!(op, ArithOp::Div | ArithOp::IntDiv | ArithOp::Mod)
+    {
+        if cx.env.division_by_zero_is_error() {
+            return Err(Error::DivisionByZero);
+        }
+        // Without ERROR_FOR_DIVISION_BY_ZERO in sql_mode MySQL 8 says nothing.
+        if division_env::mode_is_set(cx.env) {
+            cx.env
+                .warn(WarnLevel::Warning, 1365, "Division by 0".into());
+        }
+    }
+    Ok(r)
+}
+
+/// A string compared with a number is read as a DOUBLE, as MySQL compares them; text
+/// that is not entirely a number warns 1292, as MySQL does.
+fn warn_numeric_text(a: &Value, b: &Value, cx: &EvalCtx) {
+    let numeric = |v: &Value| {
+        matches!(
+            v,
+            Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_)
+        )
+    };
+    let t = match (a, b) {
+        (Value::Bytes(t), n) | (n, Value::Bytes(t)) if numeric(n) => t,
+        _ => return,
+    };
+    if !functions::cast::is_whole_number(t) {
+        functions::cast::warn_truncated(cx, "DOUBLE", t);
     }
 }
 

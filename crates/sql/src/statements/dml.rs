@@ -13,7 +13,8 @@ use crate::context::resolve_table;
 use crate::context::{ExecCtx, Outcome, ReadModeGuard, TableLocks};
 use crate::exec::block::matching_rows;
 use crate::exec::executor::Executor;
-use crate::expr::convert::coerce;
+use crate::expr::convert::coerce_or_warn;
+use crate::expr::division_env;
 use crate::expr::{sort_compare, Expr, WarnLevel};
 use crate::plan::block::SelectPlan;
 use crate::plan::query::SubqueryPlans;
@@ -371,6 +372,31 @@ fn find_conflict(
 }
 
 pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
+    if division_env::applies(cx.env, cx.strict && !p.ignore) {
+        let env = division_env::DivisionByZeroIsError(cx.env);
+        return insert_rows(p, &mut with_env(cx, &env), params);
+    }
+    insert_rows(p, cx, params)
+}
+
+/// The statement's context with another view of the session (see
+/// [`division_env`]).
+fn with_env<'a>(cx: &ExecCtx<'a>, env: &'a dyn crate::expr::Env) -> ExecCtx<'a> {
+    ExecCtx {
+        catalog: cx.catalog,
+        current_db: cx.current_db.clone(),
+        env,
+        locked_tables: cx.locked_tables,
+        strict: cx.strict,
+        default_engine: cx.default_engine,
+        sort_buffer_size: cx.sort_buffer_size,
+        tmpdir: cx.tmpdir,
+        txn: cx.txn,
+        mdl: cx.mdl,
+    }
+}
+
+fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
     let selected: Option<Vec<Vec<InsertValue>>> = match &p.select {
         Some(sub) => {
             let rows = crate::exec::executor::collect_rows(sub, cx, params)?;
@@ -392,7 +418,8 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
     let table = &p.target.table;
     let ex = Executor::new(&p.subqueries.subqueries, cx, params);
     let ecx = ex.eval_ctx(&[]);
-    let strict = cx.strict;
+    // INSERT IGNORE turns what strict mode refuses into warnings, as MySQL does.
+    let strict = cx.strict && !p.ignore;
     let mut affected = 0u64;
     let mut first_generated = None;
     // The AUTO_INCREMENT column's value in the last row inserted: the OK packet's insert
@@ -447,7 +474,7 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
                 row[i] = implicit_default(&col.data_type);
             }
             let v = std::mem::take(&mut row[i]);
-            row[i] = coerce(v, col, row_no, strict)?;
+            row[i] = coerce_or_warn(v, col, row_no, strict, cx.env)?;
         }
         let mut attempt = row.clone();
         match table.insert(cx.txn, &mut attempt) {
@@ -474,7 +501,7 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
                     let mut new = old.clone();
                     for (col, e) in assignments {
                         let v = e.eval(&both, &ecx)?;
-                        new[*col] = coerce(v, &def.columns[*col], row_no, strict)?;
+                        new[*col] = coerce_or_warn(v, &def.columns[*col], row_no, strict, cx.env)?;
                         both[*col] = new[*col].clone();
                     }
                     if touch_on_update(def, &old, &mut new, assignments.iter().map(|a| a.0), cx) {
@@ -683,6 +710,14 @@ fn lock_target_and_reads(
 }
 
 pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
+    if division_env::applies(cx.env, cx.strict) {
+        let env = division_env::DivisionByZeroIsError(cx.env);
+        return update_rows(p, &mut with_env(cx, &env), params);
+    }
+    update_rows(p, cx, params)
+}
+
+fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
     let _locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
     let ex = Executor::new(&p.subqueries.subqueries, cx, params);
     let ecx = ex.eval_ctx(&[]);
@@ -695,7 +730,7 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
         for (col, e) in &p.assignments {
             // Later assignments see earlier ones, as in MySQL.
             let v = e.eval(&new, &ecx)?;
-            new[*col] = coerce(v, &def.columns[*col], n as u64 + 1, cx.strict)?;
+            new[*col] = coerce_or_warn(v, &def.columns[*col], n as u64 + 1, cx.strict, cx.env)?;
             if new[*col].is_null() && !def.columns[*col].nullable {
                 return Err(Error::ColumnNotNull(def.columns[*col].name.clone()));
             }

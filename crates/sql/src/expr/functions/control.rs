@@ -1,0 +1,80 @@
+//! Control-flow functions: IF, IFNULL, NULLIF, COALESCE, GREATEST, LEAST, and the two
+//! display wrappers the binder adds (ShowScale, ShowFloat).
+
+use super::{arg, Func};
+use crate::expr::{compare, EvalCtx, Expr};
+use std::cmp::Ordering;
+use strata_types::{Collation, Decimal, Result, Value};
+
+pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value> {
+    use Func::*;
+    let a0 = || arg(args, 0, row, cx);
+    Ok(match f {
+        If => {
+            if a0()?.truth() == Some(true) {
+                arg(args, 1, row, cx)?
+            } else {
+                arg(args, 2, row, cx)?
+            }
+        }
+        IfNull => match a0()? {
+            Value::Null => arg(args, 1, row, cx)?,
+            v => v,
+        },
+        NullIf => {
+            let (a, b) = (a0()?, arg(args, 1, row, cx)?);
+            if compare(&a, &b, Collation::GeneralCi) == Some(Ordering::Equal) {
+                Value::Null
+            } else {
+                a
+            }
+        }
+        Coalesce => {
+            for e in args {
+                let v = e.eval(row, cx)?;
+                if !v.is_null() {
+                    return Ok(v);
+                }
+            }
+            Value::Null
+        }
+        Greatest | Least => {
+            let mut best: Option<Value> = None;
+            for e in args {
+                let v = e.eval(row, cx)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                best = Some(match best {
+                    None => v,
+                    Some(b) => {
+                        // Every digit counts here, as in MySQL (not the sort order).
+                        let ord = compare(&v, &b, Collation::GeneralCi).unwrap_or(Ordering::Equal);
+                        let take = if f == Greatest {
+                            ord.is_gt()
+                        } else {
+                            ord.is_lt()
+                        };
+                        if take {
+                            v
+                        } else {
+                            b
+                        }
+                    }
+                });
+            }
+            best.unwrap_or(Value::Null)
+        }
+        ShowFloat => match a0()? {
+            Value::Double(d) => Value::str(&strata_types::floatfmt::format_float(d)),
+            v => v,
+        },
+        ShowScale(s) => match a0()? {
+            Value::Decimal(d) => Value::Decimal(d.with_shown(s)),
+            Value::Int(i) => Value::Decimal(Decimal::from_i64(i).with_shown(s)),
+            Value::UInt(u) => Value::Decimal(Decimal::from_u64(u).with_shown(s)),
+            v => v,
+        },
+        other => unreachable!("{other:?} is not a control-flow function"),
+    })
+}

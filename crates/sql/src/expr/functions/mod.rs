@@ -1,0 +1,288 @@
+//! Scalar functions by name: the name table ([`lookup`]) and the dispatch ([`call`]).
+//! The binder looks a name up and checks the argument count (its result type is chosen
+//! in `bind/func_types.rs`); [`call`] evaluates. Each family lives in its own file:
+//! session information (`info.rs`), control flow (`control.rs`), strings (`string.rs`
+//! building and cutting, `string_search.rs` positions and lists, `string_code.rs`
+//! encodings and number bases), numbers (`math.rs`, MySQL's generator in `rand.rs`),
+//! digests (`hash.rs`), UUIDs (`uuid.rs`), regular expressions (`regexp.rs`), CAST and
+//! CONVERT (`cast.rs`), IPv4 (`network.rs`). Date/time functions are in
+//! `expr/datetime/`.
+
+pub(crate) mod cast;
+mod control;
+mod hash;
+mod info;
+mod math;
+mod network;
+pub mod rand;
+mod regexp;
+mod string;
+mod string_code;
+mod string_search;
+mod uuid;
+
+pub use cast::CastFn;
+pub use math::MathFn;
+pub use regexp::RegexpFn;
+pub use string::{StrFn, TrimSide};
+
+use crate::expr::{EvalCtx, Expr};
+use strata_types::{Collation, DateTime, Result, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    Database,
+    Version,
+    LastInsertId,
+    ConnectionId,
+    User,
+    Now,
+    CurDate,
+    UnixTimestamp,
+    FromUnixtime,
+    InetAton,
+    InetNtoa,
+    If,
+    IfNull,
+    NullIf,
+    Coalesce,
+    Greatest,
+    Least,
+    FoundRows,
+    RowCount,
+    /// A string function, with the collation of its arguments: it decides whether the
+    /// function works on characters or bytes (`binary`) and how LOCATE, FIELD,
+    /// FIND_IN_SET and STRCMP compare.
+    Str(StrFn, Collation),
+    /// A numeric function (`math.rs`).
+    Math(MathFn),
+    /// MD5, SHA1, SHA2, CRC32 (`hash.rs`) and the UUID functions (`uuid.rs`).
+    Hash(HashFn),
+    /// REGEXP / RLIKE and the REGEXP_* functions, with the collation of the arguments
+    /// (case-insensitive unless it is a binary or `_bin` one).
+    Regexp(RegexpFn, Collation),
+    /// CAST(x AS type), CONVERT(x, type), CONVERT(x USING cs) (`cast.rs`).
+    Cast(CastFn),
+    /// A date/time function (`expr/datetime/functions.rs`); `date_arg` when its first argument is a
+    /// DATE-typed expression.
+    Date {
+        f: crate::expr::datetime::functions::DateFn,
+        date_arg: bool,
+    },
+    /// CHAR(n, …): the bytes of each integer, big-endian. With `USING utf8mb4` (`text`)
+    /// the result is text, NULL when the bytes are not UTF-8.
+    Char {
+        text: bool,
+    },
+    /// Not callable by name: the binder wraps a decimal-typed IF, IFNULL, COALESCE,
+    /// GREATEST, LEAST or CASE in it, so that its value is a DECIMAL shown at the
+    /// expression's declared scale whichever branch it came from, as MySQL converts
+    /// every branch to the result type (`IF(1, 2, 1.25)` is `2.00`).
+    ShowScale(u8),
+    /// Not callable by name: the binder wraps a FLOAT column read as text (CAST AS
+    /// CHAR, CONCAT) in it, so it reads as MySQL shows a FLOAT (`0.1`, not the
+    /// f64 widening `0.10000000149011612`).
+    ShowFloat,
+    /// Not callable by name: `@name := expr`, bound with the lower-case name as its
+    /// first argument (a literal) and expr as its second; its value is expr's.
+    AssignUserVariable,
+}
+
+/// Digest and identifier functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HashFn {
+    Md5,
+    Sha1,
+    Sha2,
+    Crc32,
+    Uuid,
+    UuidShort,
+    UuidToBin,
+    BinToUuid,
+    IsUuid,
+}
+
+/// (function, minimum args, maximum args) for a SQL function name. String and regular
+/// expression functions come back with the general collation; the binder replaces it
+/// with the arguments' collation.
+pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
+    use Func::*;
+    let lname = name.to_ascii_lowercase();
+    if let Some((f, min, max)) = string::lookup(&lname) {
+        return Some((Str(f, Collation::GeneralCi), min, max));
+    }
+    if let Some((f, min, max)) = math::lookup(&lname) {
+        return Some((Math(f), min, max));
+    }
+    if let Some((f, min, max)) = regexp::lookup(&lname) {
+        return Some((Regexp(f, Collation::GeneralCi), min, max));
+    }
+    Some(match lname.as_str() {
+        "database" | "schema" => (Database, 0, 0),
+        "version" => (Version, 0, 0),
+        "last_insert_id" => (LastInsertId, 0, 1),
+        "connection_id" => (ConnectionId, 0, 0),
+        "user" | "current_user" | "session_user" | "system_user" => (User, 0, 0),
+        "now" | "current_timestamp" | "sysdate" | "localtime" | "localtimestamp" => (Now, 0, 1),
+        "curdate" | "current_date" => (CurDate, 0, 0),
+        "unix_timestamp" => (UnixTimestamp, 0, 1),
+        "from_unixtime" => (FromUnixtime, 1, 1),
+        "inet_aton" => (InetAton, 1, 1),
+        "inet_ntoa" => (InetNtoa, 1, 1),
+        "if" => (If, 3, 3),
+        "ifnull" => (IfNull, 2, 2),
+        "nullif" => (NullIf, 2, 2),
+        "coalesce" => (Coalesce, 1, usize::MAX),
+        "greatest" => (Greatest, 2, usize::MAX),
+        "least" => (Least, 2, usize::MAX),
+        "found_rows" => (FoundRows, 0, 0),
+        "row_count" => (RowCount, 0, 0),
+        "md5" => (Hash(HashFn::Md5), 1, 1),
+        "sha1" | "sha" => (Hash(HashFn::Sha1), 1, 1),
+        "sha2" => (Hash(HashFn::Sha2), 2, 2),
+        "crc32" => (Hash(HashFn::Crc32), 1, 1),
+        "uuid" => (Hash(HashFn::Uuid), 0, 0),
+        "uuid_short" => (Hash(HashFn::UuidShort), 0, 0),
+        "uuid_to_bin" => (Hash(HashFn::UuidToBin), 1, 2),
+        "bin_to_uuid" => (Hash(HashFn::BinToUuid), 1, 2),
+        "is_uuid" => (Hash(HashFn::IsUuid), 1, 1),
+        _ => return None,
+    })
+}
+
+/// A value's text form, as string functions read their arguments.
+pub(crate) fn text(v: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    v.write_text(&mut out);
+    out
+}
+
+/// The i-th argument's value (NULL past the end, for optional arguments).
+pub(crate) fn arg(args: &[Expr], i: usize, row: &[Value], cx: &EvalCtx) -> Result<Value> {
+    match args.get(i) {
+        Some(e) => e.eval(row, cx),
+        None => Ok(Value::Null),
+    }
+}
+
+pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value> {
+    use Func::*;
+    match f {
+        Database | Version | LastInsertId | ConnectionId | User | Now | CurDate | UnixTimestamp
+        | FromUnixtime | FoundRows | RowCount | AssignUserVariable => info::call(f, args, row, cx),
+        InetAton | InetNtoa => network::call(f, args, row, cx),
+        If | IfNull | NullIf | Coalesce | Greatest | Least | ShowScale(_) | ShowFloat => {
+            control::call(f, args, row, cx)
+        }
+        Str(f, coll) => string::call(f, coll, args, row, cx),
+        Math(f) => math::call(f, args, row, cx),
+        Hash(f) => match f {
+            HashFn::Uuid
+            | HashFn::UuidShort
+            | HashFn::UuidToBin
+            | HashFn::BinToUuid
+            | HashFn::IsUuid => uuid::call(f, args, row, cx),
+            _ => hash::call(f, args, row, cx),
+        },
+        Regexp(f, coll) => regexp::call(f, coll, args, row, cx),
+        Cast(f) => cast::call(f, args, row, cx),
+        Date { f, date_arg } => crate::expr::datetime::functions::eval(f, date_arg, args, row, cx),
+        Char { text } => string_code::char_fn(text, args, row, cx),
+    }
+}
+
+pub fn to_datetime(v: &Value) -> Option<DateTime> {
+    match v {
+        Value::DateTime(d) => Some(*d),
+        Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(DateTime::parse),
+        Value::Int(_) | Value::UInt(_) => DateTime::parse(&v.to_text()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_env {
+    //! A session for the families' unit tests: a settable `max_allowed_packet`, kept
+    //! warnings.
+    use super::*;
+    use crate::expr::{Env, WarnLevel};
+    use std::cell::RefCell;
+
+    pub struct TestEnv {
+        pub packet: u64,
+        pub warnings: RefCell<Vec<(u16, String)>>,
+    }
+
+    impl Default for TestEnv {
+        fn default() -> TestEnv {
+            TestEnv {
+                packet: 64 << 20,
+                warnings: RefCell::new(vec![]),
+            }
+        }
+    }
+
+    impl TestEnv {
+        pub fn small(packet: u64) -> TestEnv {
+            TestEnv {
+                packet,
+                ..TestEnv::default()
+            }
+        }
+        pub fn codes(&self) -> Vec<u16> {
+            self.warnings.borrow().iter().map(|w| w.0).collect()
+        }
+    }
+
+    impl Env for TestEnv {
+        fn system_variable(&self, name: &str, _global: bool) -> Result<Value> {
+            match name {
+                "max_allowed_packet" => Ok(Value::UInt(self.packet)),
+                "sql_mode" => Ok(Value::str(
+                    "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
+                )),
+                _ => Ok(Value::Null),
+            }
+        }
+        fn user_variable(&self, _name: &str) -> Value {
+            Value::Null
+        }
+        fn last_insert_id(&self) -> u64 {
+            0
+        }
+        fn database(&self) -> Option<String> {
+            None
+        }
+        fn user(&self) -> String {
+            String::new()
+        }
+        fn connection_id(&self) -> u64 {
+            0
+        }
+        fn now(&self) -> DateTime {
+            DateTime::default()
+        }
+        fn warn(&self, _level: WarnLevel, code: u16, message: String) {
+            self.warnings.borrow_mut().push((code, message));
+        }
+    }
+
+    /// Evaluates `f` on literal arguments.
+    pub fn run(f: Func, args: Vec<Value>, env: &TestEnv) -> Value {
+        try_run(f, args, env).expect("evaluates")
+    }
+
+    pub fn try_run(f: Func, args: Vec<Value>, env: &TestEnv) -> Result<Value> {
+        let args: Vec<Expr> = args.into_iter().map(Expr::Literal).collect();
+        call(f, &args, &[], &EvalCtx::new(&[], env))
+    }
+
+    /// Text of a result, `NULL` for NULL.
+    pub fn show(v: Value) -> String {
+        if v.is_null() {
+            "NULL".into()
+        } else {
+            v.to_text()
+        }
+    }
+}
