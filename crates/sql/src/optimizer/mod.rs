@@ -7,9 +7,12 @@
 //! Each rule has unit tests beside it and slt files checked against MariaDB.
 
 pub mod access;
+pub mod equalities;
 pub mod hash_keys;
 pub mod join_order;
+pub mod outer_join;
 pub mod rewrite;
+pub mod selectivity;
 
 use crate::context::ExecCtx;
 use crate::expr::Expr;
