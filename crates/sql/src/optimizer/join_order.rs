@@ -15,6 +15,8 @@ use crate::expr::{CmpOp, Expr};
 use crate::optimizer::access::{best_access, tables_mask};
 use crate::optimizer::hash_keys::hash_keys;
 use crate::plan::block::{Access, Level, SelectPlan};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
 use strata_types::TableDef;
 
@@ -68,11 +70,12 @@ pub fn access_rows(access: &Access, def: &strata_types::TableDef, stats: &TableS
 
 /// Cost of reading one row from a table (a scan, or one row of an index range).
 const ROW: f64 = 1.0;
-/// Extra cost per row found through a secondary index: the primary-key lookup that
-/// fetches the row (InnoDB's clustered index; a MyISAM data-file read).
-const SECONDARY_ROW: f64 = 1.0;
 /// Cost of one index descent (an `eq_ref`/`ref` lookup, one value of an IN list).
 const LOOKUP: f64 = 2.0;
+/// Extra cost per row found through a secondary index: the primary-key lookup that
+/// fetches the row (InnoDB's clustered index; a MyISAM data-file read), a descent of
+/// its own, to a page that is rarely the one before.
+const SECONDARY_ROW: f64 = LOOKUP;
 /// Cost of probing a hash join buffer once, and of each row a probe yields.
 const PROBE: f64 = 0.5;
 const BUFFERED_ROW: f64 = 0.5;
@@ -411,6 +414,27 @@ pub(crate) fn choose_join_order(plan: &mut SelectPlan, cx: &ExecCtx) {
                 }
             }
         }
+    };
+    // A step depends on the tables placed only through those its conditions read (and
+    // whether it is the first): the search asks again for the same ones many times.
+    let neighbours: Vec<u64> = (0..n)
+        .map(|ti| {
+            let bit = 1u64 << ti;
+            pool.iter()
+                .filter(|(m, _)| m & bit != 0)
+                .fold(0, |acc, (m, _)| acc | m)
+                & !bit
+        })
+        .collect();
+    let memo: RefCell<HashMap<(usize, u64, bool), Step>> = RefCell::new(HashMap::new());
+    let step = |ti: usize, placed: u64| -> Step {
+        let key = (ti, placed & neighbours[ti], placed == 0);
+        if let Some(s) = memo.borrow().get(&key) {
+            return *s;
+        }
+        let s = step(ti, placed);
+        memo.borrow_mut().insert(key, s);
+        s
     };
     let connected = |ti: usize, placed: u64| {
         let bit = 1u64 << ti;
