@@ -1,19 +1,24 @@
-//! Join order by cost: row estimates per access path from sampled statistics
-//! ([`crate::catalog::stats`]), exhaustive search up to [`MAX_REORDER`] tables and greedy
-//! beyond (like MySQL's `optimizer_search_depth`), at most [`MAX_JOIN_TABLES`] tables (1116).
+//! Join order by cost. Each table placed after others is a [`Step`]: what its access
+//! path costs per row of the tables before it (index lookups and the rows they read, or
+//! one probe of a hash join buffer built once), and how many rows it yields per such
+//! row, from the access path's row estimate ([`crate::catalog::stats`]) times the
+//! selectivity of the other conditions checked there ([`super::selectivity`]). An
+//! order's cost is the sum over its steps; [`search`] finds the cheapest left-deep order
+//! by dynamic programming up to [`MAX_EXHAUSTIVE`] tables and greedily beyond (like
+//! MySQL's `optimizer_search_depth`), never taking a cartesian product while a table
+//! joined by a condition is left. At most [`MAX_JOIN_TABLES`] tables (1116).
 
+use crate::bind::Scope;
 use crate::catalog::stats::TableStats;
 use crate::context::ExecCtx;
-use crate::expr::Expr;
+use crate::expr::{CmpOp, Expr};
 use crate::optimizer::access::{best_access, tables_mask};
+use crate::optimizer::hash_keys::hash_keys;
 use crate::plan::block::{Access, Level, SelectPlan};
-use std::cmp::Ordering;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Joins of up to this many tables try every order (n! at worst, cut by cost); larger
-/// ones are ordered greedily, cheapest next table first, as MySQL bounds its search with
-/// `optimizer_search_depth`.
-pub(crate) const MAX_REORDER: usize = 7;
+use strata_types::TableDef;
 
 /// The most tables one query block may join: the planner keeps a bit per table in a
 /// u64 (MySQL's limit is 61 too).
@@ -63,10 +68,255 @@ pub fn access_rows(access: &Access, def: &strata_types::TableDef, stats: &TableS
     }
 }
 
-/// Picks the cheapest order of an inner join: for every order (depth-first, cut off
-/// once a partial order costs more than the best full one), the cost is the rows read,
-/// each table's estimated rows per lookup times the rows of the tables before it.
-/// Ties keep the FROM order.
+/// Cost of reading one row from a table (a scan, or one row of an index range).
+const ROW: f64 = 1.0;
+/// Cost of one index descent (an `eq_ref`/`ref` lookup, one value of an IN list).
+const LOOKUP: f64 = 2.0;
+/// Extra cost per row found through a secondary index: the primary-key lookup that
+/// fetches the row (InnoDB's clustered index; a MyISAM data-file read), a descent of
+/// its own, to a page that is rarely the one before.
+const SECONDARY_ROW: f64 = LOOKUP;
+/// Cost of probing a hash join buffer once, and of each row a probe yields.
+const PROBE: f64 = 0.5;
+const BUFFERED_ROW: f64 = 0.5;
+
+/// What placing one table after a set of tables adds to a join order.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Step {
+    /// Cost paid once per execution (reading the table into a hash join buffer).
+    pub once: f64,
+    /// Cost paid per row of the tables before it (its lookups and the rows they read).
+    pub per_row: f64,
+    /// Rows it yields per row of the tables before it, after the conditions checked
+    /// there: the join's cardinality is the product of the fanouts.
+    pub fanout: f64,
+}
+
+/// A join order's cost: each step's one-off cost plus its per-row cost times the rows
+/// the tables before it yield.
+pub(crate) fn order_cost(order: &[usize], step: &dyn Fn(usize, u64) -> Step) -> f64 {
+    let (mut cost, mut rows, mut placed) = (0.0, 1.0, 0u64);
+    for &t in order {
+        let s = step(t, placed);
+        cost += s.once + rows * s.per_row;
+        rows *= s.fanout;
+        placed |= 1 << t;
+    }
+    cost
+}
+
+/// Whether `t` may come next after `placed`: a table some condition joins to those
+/// already placed, or any table when none is joined to them (a cartesian product only
+/// when nothing else is left, as MySQL defers them).
+fn allowed(n: usize, t: usize, placed: u64, connected: &dyn Fn(usize, u64) -> bool) -> bool {
+    placed == 0
+        || connected(t, placed)
+        || !(0..n).any(|u| placed & (1 << u) == 0 && connected(u, placed))
+}
+
+/// Joins of up to this many tables search every left-deep order by dynamic programming
+/// over the sets of tables placed (n·2ⁿ steps: 10,240 for ten tables); larger ones are
+/// ordered greedily, as MySQL bounds its search with `optimizer_search_depth`.
+pub(crate) const MAX_EXHAUSTIVE: usize = 10;
+
+/// The cheapest left-deep order of `n` tables under `step`, never placing a table that
+/// no condition joins to those before it while one that is joined remains
+/// (`connected`). `keep` (the FROM order) is kept unless the search finds an order at
+/// least 0.1 % cheaper, so that equal costs do not reorder a query.
+pub(crate) fn search(
+    n: usize,
+    step: &dyn Fn(usize, u64) -> Step,
+    connected: &dyn Fn(usize, u64) -> bool,
+    keep: &[usize],
+) -> Vec<usize> {
+    let found = if n <= MAX_EXHAUSTIVE {
+        exhaustive(n, step, connected)
+    } else {
+        greedy(n, step, connected)
+    };
+    let keep_ok = keep.len() == n && {
+        let mut placed = 0u64;
+        keep.iter().all(|&t| {
+            let ok = allowed(n, t, placed, connected);
+            placed |= 1 << t;
+            ok
+        })
+    };
+    if keep_ok && order_cost(keep, step) * 0.999 <= order_cost(&found, step) {
+        keep.to_vec()
+    } else {
+        found
+    }
+}
+
+/// Dynamic programming over subsets: the cheapest way to have placed each set of
+/// tables, extended one allowed table at a time (every subset of a set is numerically
+/// smaller, so one pass in numeric order sees each set complete before extending it).
+fn exhaustive(
+    n: usize,
+    step: &dyn Fn(usize, u64) -> Step,
+    connected: &dyn Fn(usize, u64) -> bool,
+) -> Vec<usize> {
+    #[derive(Clone, Copy)]
+    struct Best {
+        cost: f64,
+        rows: f64,
+        last: usize,
+    }
+    let full = (1u64 << n) - 1;
+    let mut best: Vec<Option<Best>> = vec![None; 1 << n];
+    best[0] = Some(Best {
+        cost: 0.0,
+        rows: 1.0,
+        last: 0,
+    });
+    for set in 0..full {
+        let Some(b) = best[set as usize] else {
+            continue;
+        };
+        for t in 0..n {
+            if set & (1 << t) != 0 || !allowed(n, t, set, connected) {
+                continue;
+            }
+            let s = step(t, set);
+            let next = Best {
+                cost: b.cost + s.once + b.rows * s.per_row,
+                rows: b.rows * s.fanout,
+                last: t,
+            };
+            let slot = &mut best[(set | 1 << t) as usize];
+            if slot.is_none_or(|o| next.cost < o.cost) {
+                *slot = Some(next);
+            }
+        }
+    }
+    let mut order = Vec::with_capacity(n);
+    let mut set = full;
+    while set != 0 {
+        let Some(b) = best[set as usize] else {
+            // Unreachable (every table is always allowed once the others are placed);
+            // the FROM order is a correct answer anyway.
+            return (0..n).collect();
+        };
+        order.push(b.last);
+        set &= !(1 << b.last);
+    }
+    order.reverse();
+    order
+}
+
+/// Greedy: at each step the allowed table that adds the least cost plus the rows it
+/// leaves for the tables after it.
+fn greedy(
+    n: usize,
+    step: &dyn Fn(usize, u64) -> Step,
+    connected: &dyn Fn(usize, u64) -> bool,
+) -> Vec<usize> {
+    let (mut order, mut placed, mut rows) = (Vec::with_capacity(n), 0u64, 1.0);
+    for _ in 0..n {
+        let mut pick: Option<(f64, usize, f64)> = None;
+        for t in 0..n {
+            if placed & (1 << t) != 0 || !allowed(n, t, placed, connected) {
+                continue;
+            }
+            let s = step(t, placed);
+            let score = s.once + rows * s.per_row + rows * s.fanout;
+            if pick.is_none_or(|(p, _, _)| score < p) {
+                pick = Some((score, t, s.fanout));
+            }
+        }
+        let Some((_, t, fanout)) = pick else {
+            break;
+        };
+        order.push(t);
+        placed |= 1 << t;
+        rows *= fanout;
+    }
+    order
+}
+
+/// Distinct values of scope column `p`, when an index of its table leads with it.
+fn distinct(scope: &Scope, stats: &[Arc<TableStats>], p: usize) -> Option<f64> {
+    let ti = scope.table_of(p);
+    let t = &scope.tables[ti];
+    let col = p - t.offset;
+    let st = &stats[ti];
+    let rows = st.rows.max(1) as f64;
+    t.def
+        .indexes
+        .iter()
+        .enumerate()
+        .filter(|(_, ix)| ix.columns.first() == Some(&col))
+        .map(|(i, ix)| {
+            if ix.unique && ix.columns.len() == 1 {
+                rows
+            } else {
+                (rows / st.rows_per_lookup(i, 1).max(1.0)).max(1.0)
+            }
+        })
+        .reduce(f64::max)
+}
+
+/// The column (table-relative) of the table at `off..off + width` that `e` compares for
+/// equality with a column of another table.
+fn join_column(e: &Expr, off: usize, width: usize) -> Option<usize> {
+    let Expr::Cmp(CmpOp::Eq, a, b, _) = e else {
+        return None;
+    };
+    let mine = |p: usize| (off..off + width).contains(&p);
+    match (a.as_ref(), b.as_ref()) {
+        (Expr::Column(x), Expr::Column(y)) if mine(*x) && !mine(*y) => Some(x - off),
+        (Expr::Column(y), Expr::Column(x)) if mine(*x) && !mine(*y) => Some(x - off),
+        _ => None,
+    }
+}
+
+/// Whether condition `c` on table `ti` (columns from `off`) is what `access` reads by:
+/// its selectivity is then already in the access path's row estimate.
+fn drives(c: &Expr, access: &Access, def: &TableDef, off: usize) -> bool {
+    let on_col = |e: &Expr, cols: &[usize]| matches!(e, Expr::Column(p) if *p >= off && cols.contains(&(*p - off)));
+    match access {
+        Access::Index {
+            index,
+            eq,
+            lower,
+            upper,
+            ..
+        } => {
+            let cols = &def.indexes[*index].columns;
+            let eq_cols = &cols[..eq.len().min(cols.len())];
+            let range_col: &[usize] = match cols.get(eq.len()) {
+                Some(c) if lower.is_some() || upper.is_some() => std::slice::from_ref(c),
+                _ => &[],
+            };
+            match c {
+                Expr::Cmp(CmpOp::Eq, a, b, _) => on_col(a, eq_cols) || on_col(b, eq_cols),
+                Expr::Cmp(CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge, a, b, _) => {
+                    on_col(a, range_col) || on_col(b, range_col)
+                }
+                Expr::Between {
+                    expr,
+                    negated: false,
+                    ..
+                } => on_col(expr, range_col),
+                _ => false,
+            }
+        }
+        Access::IndexIn { index, .. } => match c {
+            Expr::InList {
+                expr,
+                negated: false,
+                ..
+            } => on_col(expr, &def.indexes[*index].columns[..1]),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Picks the cheapest order of an inner join (see [`search`]) by the cost of each
+/// table's access path given the tables before it ([`Step`]), and moves every WHERE
+/// conjunct to the first level where all it reads is in place.
 pub(crate) fn choose_join_order(plan: &mut SelectPlan, cx: &ExecCtx) {
     let n = plan.levels.len();
     let mut stats = Vec::with_capacity(n);
@@ -83,87 +333,129 @@ pub(crate) fn choose_join_order(plan: &mut SelectPlan, cx: &ExecCtx) {
         }
     }
     let scope = &plan.scope;
-    let step = |ti: usize, placed: u64| -> f64 {
+    let implied =
+        super::equalities::implied(scope, &pool.iter().map(|(_, e)| e).collect::<Vec<_>>());
+    pool.extend(implied.into_iter().map(|e| (tables_mask(scope, &e), e)));
+    let ndv = |p: usize| distinct(scope, &stats, p);
+    let step = |ti: usize, placed: u64| -> Step {
         let bit = 1u64 << ti;
-        let conds: Vec<&Expr> = pool
+        let conds: Vec<(u64, &Expr)> = pool
             .iter()
             .filter(|(m, _)| m & bit != 0 && m & !(placed | bit) == 0)
-            .map(|(_, e)| e)
+            .map(|(m, e)| (*m, e))
             .collect();
-        let access = best_access(scope, ti, &conds, placed).map_or(Access::Scan, |(_, a)| a);
-        access_rows(&access, &scope.tables[ti].def, &stats[ti])
-    };
-    struct Search<'a> {
-        n: usize,
-        step: &'a dyn Fn(usize, u64) -> f64,
-        best: (f64, Vec<usize>),
-        order: Vec<usize>,
-    }
-    fn dfs(s: &mut Search, placed: u64, prefix_rows: f64, cost: f64) {
-        if cost >= s.best.0 {
-            return;
-        }
-        if s.order.len() == s.n {
-            s.best = (cost, s.order.clone());
-            return;
-        }
-        for ti in 0..s.n {
-            if placed & (1 << ti) != 0 {
-                continue;
+        let exprs: Vec<&Expr> = conds.iter().map(|(_, e)| *e).collect();
+        let t = &scope.tables[ti];
+        let st = &stats[ti];
+        let rows = st.rows.max(1) as f64;
+        // The product of the selectivities of the conditions `keep` selects. An
+        // equality joining a column of this table counts once per column: with
+        // propagated equalities (`a = b`, `b = c`, `a = c`) the others are implied.
+        let sel_of = |keep: &dyn Fn(u64, &Expr) -> bool, mut joined: Vec<usize>| -> f64 {
+            let mut s = 1.0;
+            for (m, e) in &conds {
+                if !keep(*m, e) {
+                    continue;
+                }
+                if let Some(x) = join_column(e, t.offset, t.def.columns.len()) {
+                    if joined.contains(&x) {
+                        continue;
+                    }
+                    joined.push(x);
+                }
+                s *= super::selectivity::selectivity(e, &ndv);
             }
-            let rows = (s.step)(ti, placed);
-            s.order.push(ti);
-            dfs(
-                s,
-                placed | (1 << ti),
-                prefix_rows * rows,
-                cost + prefix_rows * rows,
-            );
-            s.order.pop();
+            s
+        };
+        match best_access(scope, ti, &exprs, placed) {
+            Some((_, access)) => {
+                let read = access_rows(&access, &t.def, st);
+                let driving: Vec<usize> = conds
+                    .iter()
+                    .filter(|(_, e)| drives(e, &access, &t.def, t.offset))
+                    .filter_map(|(_, e)| join_column(e, t.offset, t.def.columns.len()))
+                    .collect();
+                let rest = sel_of(&|_, e| !drives(e, &access, &t.def, t.offset), driving);
+                let (lookups, primary) = match &access {
+                    Access::Index { index, .. } => (1.0, t.def.indexes[*index].primary),
+                    Access::IndexIn { index, values } => {
+                        (values.len() as f64, t.def.indexes[*index].primary)
+                    }
+                    _ => (1.0, true),
+                };
+                let row = if primary { ROW } else { ROW + SECONDARY_ROW };
+                Step {
+                    once: 0.0,
+                    per_row: lookups * LOOKUP + read * row,
+                    fanout: read * rest,
+                }
+            }
+            None if placed == 0 => Step {
+                once: 0.0,
+                per_row: rows * ROW,
+                fanout: rows * sel_of(&|_, _| true, Vec::new()),
+            },
+            None => {
+                // A hash join: the table read once, probed on its equi-join keys.
+                let keys = hash_keys(scope, ti, &exprs, placed);
+                let is_key = |m: u64, e: &Expr| {
+                    m != bit
+                        && matches!(e, Expr::Cmp(CmpOp::Eq, a, b, _)
+                            if [a, b].iter().any(|x| matches!(x.as_ref(),
+                                Expr::Column(p) if keys.iter().any(|k| k.column + t.offset == *p))))
+                };
+                let hits = rows * sel_of(&|m, e| is_key(m, e), Vec::new());
+                let keyed = keys.iter().map(|k| k.column).collect();
+                let rest = sel_of(&|m, e| !is_key(m, e), keyed);
+                Step {
+                    once: rows * ROW,
+                    per_row: PROBE + hits * BUFFERED_ROW,
+                    fanout: hits * rest,
+                }
+            }
         }
-    }
-    // The FROM order's cost first, so only a strictly cheaper order replaces it.
-    let mut from_cost = 0.0;
-    let mut prefix = 1.0;
-    let mut placed = 0u64;
-    for ti in 0..n {
-        let rows = step(ti, placed);
-        from_cost += prefix * rows;
-        prefix *= rows;
-        placed |= 1 << ti;
-    }
-    let mut search = Search {
-        n,
-        step: &step,
-        best: (from_cost * 0.999, (0..n).collect()),
-        order: Vec::with_capacity(n),
     };
-    let order = if n <= MAX_REORDER {
-        dfs(&mut search, 0, 1.0, 0.0);
-        search.best.1
-    } else {
-        // Greedy: at each step the table that reads the fewest rows given those placed.
-        let mut order = Vec::with_capacity(n);
-        let mut placed = 0u64;
-        for _ in 0..n {
-            let next = (0..n)
-                .filter(|ti| placed & (1 << ti) == 0)
-                .min_by(|&a, &b| {
-                    step(a, placed)
-                        .partial_cmp(&step(b, placed))
-                        .unwrap_or(Ordering::Equal)
-                })
-                .unwrap_or(0);
-            order.push(next);
-            placed |= 1 << next;
+    // A step depends on the tables placed only through those its conditions read (and
+    // whether it is the first): the search asks again for the same ones many times.
+    let neighbours: Vec<u64> = (0..n)
+        .map(|ti| {
+            let bit = 1u64 << ti;
+            pool.iter()
+                .filter(|(m, _)| m & bit != 0)
+                .fold(0, |acc, (m, _)| acc | m)
+                & !bit
+        })
+        .collect();
+    let memo: RefCell<HashMap<(usize, u64, bool), Step>> = RefCell::new(HashMap::new());
+    let step = |ti: usize, placed: u64| -> Step {
+        let key = (ti, placed & neighbours[ti], placed == 0);
+        if let Some(s) = memo.borrow().get(&key) {
+            return *s;
         }
-        order
+        let s = step(ti, placed);
+        memo.borrow_mut().insert(key, s);
+        s
     };
+    let connected = |ti: usize, placed: u64| {
+        let bit = 1u64 << ti;
+        pool.iter()
+            .any(|(m, _)| m & bit != 0 && m & placed != 0 && m & !(placed | bit) == 0)
+    };
+    let from: Vec<usize> = plan.levels.iter().map(|l| l.table).collect();
+    let order = search(n, &step, &connected, &from);
     let mut old: Vec<Option<Level>> = std::mem::take(&mut plan.levels)
         .into_iter()
         .map(Some)
         .collect();
-    plan.levels = order.iter().filter_map(|&ti| old[ti].take()).collect();
+    // Levels are found by their table (the FROM order is the levels' order here).
+    plan.levels = order
+        .iter()
+        .filter_map(|&ti| {
+            from.iter()
+                .position(|&f| f == ti)
+                .and_then(|l| old[l].take())
+        })
+        .collect();
     let mut covered = Vec::with_capacity(n);
     let mut placed = 0u64;
     for level in &plan.levels {
@@ -173,5 +465,145 @@ pub(crate) fn choose_join_order(plan: &mut SelectPlan, cx: &ExecCtx) {
     for (m, e) in pool {
         let lvl = covered.iter().position(|c| m & !c == 0).unwrap_or(n - 1);
         plan.levels[lvl].filter.push(e);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chain a–b–c joined through keys, with `c` tiny: reading `c` and `a` first
+    /// would be a cartesian product (nothing joins them), cheap by rows but refused
+    /// while a joined table is left.
+    fn chain_step(t: usize, placed: u64) -> Step {
+        let joined = |u: usize| placed & (1 << u) != 0;
+        match t {
+            // a: 1000 rows, or one per b row through its key.
+            0 if joined(1) => Step {
+                once: 0.0,
+                per_row: 3.0,
+                fanout: 1.0,
+            },
+            0 => Step {
+                once: 0.0,
+                per_row: 1000.0,
+                fanout: 1000.0,
+            },
+            // b: 100 rows, 10 per a or per c row through an index.
+            1 if joined(0) || joined(2) => Step {
+                once: 0.0,
+                per_row: 12.0,
+                fanout: 10.0,
+            },
+            1 => Step {
+                once: 0.0,
+                per_row: 100.0,
+                fanout: 100.0,
+            },
+            // c: 2 rows.
+            _ => Step {
+                once: 0.0,
+                per_row: 2.0,
+                fanout: 2.0,
+            },
+        }
+    }
+    fn chain_connected(t: usize, placed: u64) -> bool {
+        let has = |u: usize| placed & (1 << u) != 0;
+        match t {
+            0 | 2 => has(1),
+            _ => has(0) || has(2),
+        }
+    }
+
+    #[test]
+    fn the_cheapest_connected_order_wins() {
+        // c (2 rows) → b (20) → a (20 lookups): cost 2 + 24 + 60.
+        let order = search(3, &chain_step, &chain_connected, &[0, 1, 2]);
+        assert_eq!(order, vec![2, 1, 0]);
+        assert_eq!(order_cost(&order, &chain_step), 86.0);
+    }
+
+    #[test]
+    fn no_cartesian_step_while_a_joined_table_is_left() {
+        // Unrestricted, c then a would look cheap: c's 2 rows times a hash join of a.
+        let step = |t: usize, placed: u64| {
+            if t == 0 && placed == 1 << 2 {
+                Step {
+                    once: 1000.0,
+                    per_row: 0.5,
+                    fanout: 0.001,
+                }
+            } else {
+                chain_step(t, placed)
+            }
+        };
+        for order in [
+            exhaustive(3, &step, &chain_connected),
+            greedy(3, &step, &chain_connected),
+        ] {
+            let mut placed = 0u64;
+            for &t in &order {
+                assert!(placed == 0 || chain_connected(t, placed), "{order:?}");
+                placed |= 1 << t;
+            }
+        }
+    }
+
+    #[test]
+    fn a_table_joined_to_nothing_comes_last() {
+        // Table 3 (5 rows) has no condition at all: it can only be a cartesian product.
+        let connected = |t: usize, placed: u64| t != 3 && chain_connected(t, placed);
+        let step = |t: usize, placed: u64| {
+            if t == 3 {
+                Step {
+                    once: 0.0,
+                    per_row: 5.0,
+                    fanout: 5.0,
+                }
+            } else {
+                chain_step(t, placed)
+            }
+        };
+        let order = search(4, &step, &connected, &[0, 1, 2, 3]);
+        assert_eq!(order, vec![2, 1, 0, 3]);
+    }
+
+    #[test]
+    fn equal_costs_keep_the_from_order() {
+        let step = |_: usize, _: u64| Step {
+            once: 0.0,
+            per_row: 5.0,
+            fanout: 1.0,
+        };
+        let connected = |_: usize, _: u64| true;
+        assert_eq!(search(3, &step, &connected, &[2, 0, 1]), vec![2, 0, 1]);
+    }
+
+    #[test]
+    fn greedy_beyond_the_exhaustive_bound_is_connected_too() {
+        // A star of MAX_EXHAUSTIVE + 5 tables around table 0; each satellite is small.
+        let n = MAX_EXHAUSTIVE + 5;
+        let connected = |t: usize, placed: u64| t == 0 || placed & 1 != 0;
+        let step = |t: usize, placed: u64| match t {
+            0 if placed == 0 => Step {
+                once: 0.0,
+                per_row: 1e6,
+                fanout: 1e6,
+            },
+            0 => Step {
+                once: 0.0,
+                per_row: 3.0,
+                fanout: 1.0,
+            },
+            _ => Step {
+                once: 0.0,
+                per_row: 10.0,
+                fanout: 10.0,
+            },
+        };
+        let order = search(n, &step, &connected, &(0..n).collect::<Vec<_>>());
+        assert_eq!(order.len(), n);
+        assert_eq!(order[1], 0, "{order:?}");
     }
 }

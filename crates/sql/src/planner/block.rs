@@ -99,6 +99,12 @@ pub fn plan_block(
     }
     conds.extend(from.conds);
     let mut groups = from.groups;
+    // A LEFT JOIN whose inner side WHERE null-rejects is an inner join; with no outer
+    // join left, the join order is free again.
+    let mut fixed_order = from.fixed;
+    if crate::optimizer::outer_join::simplify(&mut groups, &mut conds, &|p| scope.table_of(p)) {
+        fixed_order = from.straight || !groups.is_empty();
+    }
     let conds = conds
         .into_iter()
         .map(|(owner, e)| (owner, tables_mask(&scope, &e), e))
@@ -120,7 +126,6 @@ pub fn plan_block(
             possible: vec![],
         })
         .collect();
-    let fixed_order = from.fixed;
 
     // Select list.
     let grouped = !matches!(&select.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())

@@ -41,6 +41,8 @@ pub struct FromPlan {
     pub conds: Vec<(Option<usize>, Expr)>,
     /// The order may not change: outer joins or STRAIGHT_JOIN.
     pub fixed: bool,
+    /// STRAIGHT_JOIN was asked for (the order stays fixed without outer joins too).
+    pub straight: bool,
 }
 
 /// A join tree node; leaves are scope table positions.
@@ -107,6 +109,7 @@ pub fn plan_from(
         groups: Vec::new(),
         conds: Vec::new(),
         fixed: b.straight,
+        straight: b.straight,
         scope: Scope::default(),
         derived: Vec::new(),
     };
@@ -403,6 +406,7 @@ mod tests {
             groups: vec![],
             conds: vec![],
             fixed: false,
+            straight: false,
         }
     }
 
