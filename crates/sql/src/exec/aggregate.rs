@@ -483,7 +483,7 @@ pub(crate) fn grouping_value(spec: &AggSpec, level: usize) -> Value {
 mod tests {
     use super::*;
     use crate::bind::AggSpec;
-    use std::cell::RefCell;
+    use crate::expr::test_env::TestEnv;
     use strata_types::{Collation, DateTime};
 
     fn spec(func: AggFunc, ty: SType) -> AggSpec {
@@ -502,38 +502,9 @@ mod tests {
         v.iter().map(|i| Value::Int(*i)).collect()
     }
 
-    /// A session that answers `group_concat_max_len` and keeps warnings.
-    struct Session {
-        max_len: i64,
-        warnings: RefCell<Vec<(u16, String)>>,
-    }
-
-    impl Env for Session {
-        fn system_variable(&self, name: &str, _global: bool) -> Result<Value> {
-            assert_eq!(name, "group_concat_max_len");
-            Ok(Value::Int(self.max_len))
-        }
-        fn user_variable(&self, _name: &str) -> Value {
-            Value::Null
-        }
-        fn last_insert_id(&self) -> u64 {
-            0
-        }
-        fn database(&self) -> Option<String> {
-            None
-        }
-        fn user(&self) -> String {
-            String::new()
-        }
-        fn connection_id(&self) -> u64 {
-            0
-        }
-        fn now(&self) -> DateTime {
-            DateTime::default()
-        }
-        fn warn(&self, _level: WarnLevel, code: u16, message: String) {
-            self.warnings.borrow_mut().push((code, message));
-        }
+    /// A session whose `group_concat_max_len` is `n`.
+    fn session(n: i64) -> TestEnv {
+        TestEnv::default().with("group_concat_max_len", Value::Int(n))
     }
 
     #[test]
@@ -671,19 +642,13 @@ mod tests {
             }
             st
         };
-        let wide = Session {
-            max_len: 1024,
-            warnings: RefCell::new(vec![]),
-        };
+        let wide = session(1024);
         assert_eq!(
             finish_state_in(feed_all(), &s, &wide),
             Value::str("c; b; a")
         );
         assert!(wide.warnings.borrow().is_empty());
-        let narrow = Session {
-            max_len: 4,
-            warnings: RefCell::new(vec![]),
-        };
+        let narrow = session(4);
         // "c; b" fits exactly; the separator after it is the cut, at input row 2 ("a").
         assert_eq!(finish_state_in(feed_all(), &s, &narrow), Value::str("c; b"));
         assert_eq!(
@@ -695,10 +660,7 @@ mod tests {
         let mut st = new_state(&plain);
         update_state(&mut st, &plain, Value::str("aé"));
         update_state(&mut st, &plain, Value::Null);
-        let two = Session {
-            max_len: 2,
-            warnings: RefCell::new(vec![]),
-        };
+        let two = session(2);
         assert_eq!(finish_state_in(st, &plain, &two), Value::str("a"));
         assert_eq!(run(&plain, &[Value::Null]), Value::Null);
         // A DATE argument shows as a date, not as the date-time it is held as.

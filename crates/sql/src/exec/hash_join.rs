@@ -154,32 +154,6 @@ mod tests {
     use crate::expr::Expr;
     use strata_types::Collation;
 
-    /// Probing reads no session state.
-    struct NoEnv;
-    impl crate::expr::Env for NoEnv {
-        fn system_variable(&self, _: &str, _: bool) -> Result<Value> {
-            Ok(Value::Null)
-        }
-        fn user_variable(&self, _: &str) -> Value {
-            Value::Null
-        }
-        fn last_insert_id(&self) -> u64 {
-            0
-        }
-        fn database(&self) -> Option<String> {
-            None
-        }
-        fn user(&self) -> String {
-            String::new()
-        }
-        fn connection_id(&self) -> u64 {
-            0
-        }
-        fn now(&self) -> strata_types::DateTime {
-            strata_types::DateTime::parse("2000-01-01 00:00:00").unwrap_or_default()
-        }
-    }
-
     #[test]
     fn probe_matches_by_collation_and_never_on_null() {
         let keys = vec![HashKey {
@@ -206,7 +180,8 @@ mod tests {
             rows,
             buckets: Some(m),
         };
-        let cx = EvalCtx::new(&[], &NoEnv);
+        let env = crate::expr::test_env::TestEnv::default();
+        let cx = EvalCtx::new(&[], &env);
         let found = |probe: Value| -> Vec<Value> {
             let hits = buf.lookup(&keys, &[probe], &cx).unwrap();
             hits.positions(buf.len())

@@ -9,6 +9,8 @@ pub mod datetime;
 pub mod division_env;
 pub mod functions;
 pub mod keys;
+#[cfg(test)]
+pub mod test_env;
 
 use functions::Func;
 use std::cmp::Ordering;

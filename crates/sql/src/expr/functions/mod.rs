@@ -202,70 +202,11 @@ pub fn to_datetime(v: &Value) -> Option<DateTime> {
 
 #[cfg(test)]
 pub(crate) mod test_env {
-    //! A session for the families' unit tests: a settable `max_allowed_packet`, kept
-    //! warnings.
+    //! Helpers for the families' unit tests: evaluating a function on literals against
+    //! the shared test session ([`crate::expr::test_env`]).
     use super::*;
-    use crate::expr::{Env, WarnLevel};
-    use std::cell::RefCell;
 
-    pub struct TestEnv {
-        pub packet: u64,
-        pub warnings: RefCell<Vec<(u16, String)>>,
-    }
-
-    impl Default for TestEnv {
-        fn default() -> TestEnv {
-            TestEnv {
-                packet: 64 << 20,
-                warnings: RefCell::new(vec![]),
-            }
-        }
-    }
-
-    impl TestEnv {
-        pub fn small(packet: u64) -> TestEnv {
-            TestEnv {
-                packet,
-                ..TestEnv::default()
-            }
-        }
-        pub fn codes(&self) -> Vec<u16> {
-            self.warnings.borrow().iter().map(|w| w.0).collect()
-        }
-    }
-
-    impl Env for TestEnv {
-        fn system_variable(&self, name: &str, _global: bool) -> Result<Value> {
-            match name {
-                "max_allowed_packet" => Ok(Value::UInt(self.packet)),
-                "sql_mode" => Ok(Value::str(
-                    "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
-                )),
-                _ => Ok(Value::Null),
-            }
-        }
-        fn user_variable(&self, _name: &str) -> Value {
-            Value::Null
-        }
-        fn last_insert_id(&self) -> u64 {
-            0
-        }
-        fn database(&self) -> Option<String> {
-            None
-        }
-        fn user(&self) -> String {
-            String::new()
-        }
-        fn connection_id(&self) -> u64 {
-            0
-        }
-        fn now(&self) -> DateTime {
-            DateTime::default()
-        }
-        fn warn(&self, _level: WarnLevel, code: u16, message: String) {
-            self.warnings.borrow_mut().push((code, message));
-        }
-    }
+    pub use crate::expr::test_env::TestEnv;
 
     /// Evaluates `f` on literal arguments.
     pub fn run(f: Func, args: Vec<Value>, env: &TestEnv) -> Value {
