@@ -139,6 +139,15 @@ pub trait Engine: Send + Sync {
     /// Writes every cached change to the files (shutdown, FLUSH TABLES).
     fn flush(&self) -> Result<()>;
 
+    /// The file stems of every table this engine keeps in a registry of its own (the
+    /// `btree` engine's space directory), so the catalog — the one commit point of DDL
+    /// (`docs/format/catalog.md`) — can drop at startup those it does not reference (a
+    /// crash in the middle of CREATE TABLE or ALTER TABLE). Engines without a registry
+    /// return none.
+    fn table_files(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
     /// Human-readable cache sizes for the startup banner, e.g. `key cache 8 MiB`.
     fn describe(&self) -> String;
 
