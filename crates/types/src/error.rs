@@ -495,10 +495,7 @@ impl fmt::Display for Error {
                 f,
                 "{what} is not supported. Reason: {reason}. Try {try_instead}."
             ),
-            TableDefChanged => write!(
-                f,
-                "Table definition has changed, please retry transaction"
-            ),
+            TableDefChanged => write!(f, "Table definition has changed, please retry transaction"),
             InvalidUseOfNull => write!(f, "Invalid use of NULL value"),
             DuplicateKey { value, key } => write!(f, "Duplicate entry '{value}' for key '{key}'"),
             ColumnNotNull(c) => write!(f, "Column '{c}' cannot be null"),

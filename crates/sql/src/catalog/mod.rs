@@ -165,13 +165,11 @@ impl Catalog {
                 let engine = cat.engine(&def.engine)?;
                 let rel = t.file.unwrap_or_else(|| natural_file(&def.db, &def.name));
                 let handle = engine.open_table(Arc::new(def.clone()), &datadir.join(&rel))?;
-                st.dbs.entry(def.db.clone()).or_default().tables.insert(
-                    def.name.clone(),
-                    Entry {
-                        handle,
-                        file: rel,
-                    },
-                );
+                st.dbs
+                    .entry(def.db.clone())
+                    .or_default()
+                    .tables
+                    .insert(def.name.clone(), Entry { handle, file: rel });
             }
         }
         if cat.clean_up(&mut st)? {
@@ -362,7 +360,8 @@ impl Catalog {
             .collect();
         st.ddl_log.extend(logged.iter().cloned());
         if let Err(e) = self.persist(&st) {
-            st.ddl_log.retain(|l| !logged.iter().any(|x| x.file == l.file));
+            st.ddl_log
+                .retain(|l| !logged.iter().any(|x| x.file == l.file));
             st.dbs.insert(db.to_string(), entry);
             return Err(e);
         }
@@ -499,9 +498,9 @@ impl Catalog {
             return Err(e);
         }
         let stem = self.datadir.join(&file);
-        let made = engine.create_table(def, &stem).and_then(|()| {
-            engine.open_table(Arc::new(def.clone()), &stem)
-        });
+        let made = engine
+            .create_table(def, &stem)
+            .and_then(|()| engine.open_table(Arc::new(def.clone()), &stem));
         match made {
             Ok(handle) => Ok(Rebuild { handle, file }),
             Err(e) => {

@@ -263,7 +263,10 @@ mod tests {
             rewritten("ALTER TABLE t DROP KEY k"),
             "ALTER TABLE t DROP INDEX k"
         );
-        assert_eq!(rewritten("ALTER TABLE d.t RENAME u"), "ALTER TABLE d.t RENAME TO u");
+        assert_eq!(
+            rewritten("ALTER TABLE d.t RENAME u"),
+            "ALTER TABLE d.t RENAME TO u"
+        );
         assert_eq!(
             rewritten("ALTER TABLE t ENGINE=MyISAM COMMENT 'x', ADD c INT"),
             "ALTER TABLE t ADD c INT,SET TBLPROPERTIES([ENGINE]='MyISAM',[COMMENT]='x')"

@@ -221,7 +221,9 @@ impl Work {
         pos: &Option<ast::MySQLColumnPosition>,
     ) -> Result<()> {
         let i = self.column(old).ok_or_else(|| self.unknown_column(old))?;
-        let name = new_name.cloned().unwrap_or_else(|| ast::Ident::new(&self.cols[i].def.name));
+        let name = new_name
+            .cloned()
+            .unwrap_or_else(|| ast::Ident::new(&self.cols[i].def.name));
         if let Some(j) = self.column(&name.value) {
             if j != i {
                 return Err(Error::DuplicateColumn(name.value.clone()));
@@ -599,7 +601,11 @@ pub fn alter_table(at: &ast::AlterTable, cx: &mut ExecCtx) -> Result<Outcome> {
             Op::SetTblProperties { table_properties } => w.options(table_properties, &available)?,
             other => {
                 let text = other.to_string();
-                let head: String = text.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+                let head: String = text
+                    .split_whitespace()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 return Err(Error::NotSupported(format!("ALTER TABLE … {head}")));
             }
         }
@@ -631,7 +637,11 @@ pub fn create_index(ci: &ast::CreateIndex, cx: &mut ExecCtx) -> Result<Outcome> 
 }
 
 /// DROP INDEX name ON t.
-pub fn drop_index(index: &ast::ObjectName, table: &ast::ObjectName, cx: &mut ExecCtx) -> Result<Outcome> {
+pub fn drop_index(
+    index: &ast::ObjectName,
+    table: &ast::ObjectName,
+    cx: &mut ExecCtx,
+) -> Result<Outcome> {
     let (db, t) = crate::context::resolve_table(cx, table)?;
     let handle = cx.table(&db, &t)?;
     let old = handle.def().clone();
@@ -679,7 +689,11 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
     if let Some(why) = w.rebuild.first() {
         match w.algorithm {
             Algorithm::Instant => {
-                return Err(not_supported("ALGORITHM=INSTANT", why, "ALGORITHM=COPY/INPLACE"))
+                return Err(not_supported(
+                    "ALGORITHM=INSTANT",
+                    why,
+                    "ALGORITHM=COPY/INPLACE",
+                ))
             }
             Algorithm::Inplace => {
                 if let Some(why) = &w.copy_only {
@@ -739,7 +753,9 @@ fn copy_rows(
     let scanned = handle.scan(cx.txn, &mut |_, row| {
         rows += 1;
         let mut out = convert.row(row, rows)?;
-        let t = txn.as_ref().ok_or_else(|| Error::Internal("copy txn".into()))?;
+        let t = txn
+            .as_ref()
+            .ok_or_else(|| Error::Internal("copy txn".into()))?;
         new.insert(t, &mut out)?;
         in_batch += 1;
         if in_batch == COPY_BATCH {
@@ -981,7 +997,10 @@ mod tests {
             strict: true,
         };
         let ok = conv
-            .row(&[Value::Int(1), Value::Int(5), Value::Bytes(b"ab".to_vec())], 1)
+            .row(
+                &[Value::Int(1), Value::Int(5), Value::Bytes(b"ab".to_vec())],
+                1,
+            )
             .unwrap();
         assert_eq!(ok[1], Value::Int(5));
         let e = |row: &[Value]| conv.row(row, 3).unwrap_err().code();

@@ -435,8 +435,7 @@ pub(crate) fn build_column(c: &ast::ColumnDef, table_coll: Collation) -> Result<
             ast::ColumnOption::Collation(n) => {
                 let n = n.to_string();
                 if col.data_type.is_text() {
-                    col.collation =
-                        Collation::from_name(&n).ok_or(Error::UnknownCollation(n))?;
+                    col.collation = Collation::from_name(&n).ok_or(Error::UnknownCollation(n))?;
                 }
             }
             ast::ColumnOption::Comment(_) => {}
