@@ -82,6 +82,8 @@ struct Work {
     copy_only: Option<String>,
     algorithm: Algorithm,
     lock_none: bool,
+    /// DROP PRIMARY KEY (MySQL copies unless a new primary key replaces it).
+    dropped_primary: bool,
 }
 
 impl Work {
@@ -116,6 +118,7 @@ impl Work {
             copy_only: None,
             algorithm: Algorithm::Default,
             lock_none: false,
+            dropped_primary: false,
         }
     }
 
@@ -340,7 +343,6 @@ impl Work {
         if primary {
             self.indexes.insert(0, ix);
             self.needs("ADD PRIMARY KEY");
-            self.copy_only.get_or_insert("ADD PRIMARY KEY".into());
         } else {
             self.indexes.push(ix);
             self.needs("ADD INDEX");
@@ -353,7 +355,7 @@ impl Work {
             .index(name)
             .ok_or_else(|| Error::CantDropKey(name.to_string()))?;
         if self.indexes[i].primary {
-            self.copy_only.get_or_insert("DROP PRIMARY KEY".into());
+            self.dropped_primary = true;
         }
         self.indexes.remove(i);
         self.needs("DROP INDEX");
@@ -687,8 +689,16 @@ fn not_supported(what: &str, reason: &str, try_instead: &str) -> Error {
 fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Result<Outcome> {
     let (mut def, sources, w) = w.finish(old)?;
     if let Some(why) = w.rebuild.first() {
+        // MySQL 8 adds and drops InnoDB columns instantly; here that is a copy with the
+        // same result. Anything else it would have to rebuild.
+        let instant_columns = old.engine == "btree"
+            && def.engine == "btree"
+            && w.rebuild
+                .iter()
+                .all(|r| r == "ADD COLUMN" || r == "DROP COLUMN");
+        let primary_gone = w.dropped_primary && !def.indexes.iter().any(|i| i.primary);
         match w.algorithm {
-            Algorithm::Instant => {
+            Algorithm::Instant if !instant_columns => {
                 return Err(not_supported(
                     "ALGORITHM=INSTANT",
                     why,
@@ -696,11 +706,19 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
                 ))
             }
             Algorithm::Inplace => {
-                if let Some(why) = &w.copy_only {
+                let why = if primary_gone {
+                    Some(
+                        "Dropping a primary key is not allowed without also adding a new \
+                         primary key",
+                    )
+                } else {
+                    w.copy_only.as_deref()
+                };
+                if let Some(why) = why {
                     return Err(not_supported("ALGORITHM=INPLACE", why, "ALGORITHM=COPY"));
                 }
             }
-            Algorithm::Default | Algorithm::Copy => {}
+            Algorithm::Instant | Algorithm::Default | Algorithm::Copy => {}
         }
         if w.lock_none {
             return Err(not_supported(
