@@ -248,6 +248,16 @@ pub trait Table: Send + Sync {
 
     /// Writes cached changes of this table to its files.
     fn flush(&self) -> Result<()>;
+
+    /// Marks this handle as replaced or dropped by DDL: the catalog holds another handle
+    /// for the table (or none), and a statement that still holds this one must not use
+    /// it. Engines keep the mark in the handle, so [`Table::retired`] is one load.
+    fn retire(&self) {}
+
+    /// Whether [`Table::retire`] was called.
+    fn retired(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

@@ -20,13 +20,13 @@ pub mod infoschema;
 pub mod rowsource;
 pub mod stats;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use strata_engine::{Engine, Table};
 use strata_types::{Error, Result, TableDef};
 
@@ -103,10 +103,6 @@ pub struct Catalog {
     state: RwLock<State>,
     version: AtomicU64,
     stats: crate::catalog::stats::StatsCache,
-    /// Handles DDL replaced or dropped while statements may still hold them.
-    retired: Mutex<Vec<Weak<dyn Table>>>,
-    /// Whether `retired` may hold a live handle: the one load the hot path pays.
-    has_retired: AtomicBool,
 }
 
 /// New files of a table being rebuilt, filled by the caller between
@@ -137,8 +133,6 @@ impl Catalog {
             }),
             version: AtomicU64::new(1),
             stats: Default::default(),
-            retired: Mutex::new(Vec::new()),
-            has_retired: AtomicBool::new(false),
         };
         let path = datadir.join(CATALOG_FILE);
         let mut st = cat.state.write();
@@ -296,26 +290,13 @@ impl Catalog {
     }
 
     /// True when DDL replaced or dropped this handle: a statement holding it must not
-    /// use it (1412). One relaxed load unless DDL retired a handle that is still held.
+    /// use it (1412). The mark lives in the handle, so this is one load.
     pub fn is_retired(&self, t: &Arc<dyn Table>) -> bool {
-        if !self.has_retired.load(Ordering::Acquire) {
-            return false;
-        }
-        let mut r = self.retired.lock();
-        r.retain(|w| w.strong_count() > 0);
-        if r.is_empty() {
-            self.has_retired.store(false, Ordering::Release);
-            return false;
-        }
-        let me = Arc::as_ptr(t) as *const ();
-        r.iter().any(|w| w.as_ptr() as *const () == me)
+        t.retired()
     }
 
     fn retire(&self, t: &Arc<dyn Table>) {
-        let mut r = self.retired.lock();
-        r.retain(|w| w.strong_count() > 0);
-        r.push(Arc::downgrade(t));
-        self.has_retired.store(true, Ordering::Release);
+        t.retire();
     }
 
     pub fn create_database(&self, db: &str, if_not_exists: bool) -> Result<bool> {
