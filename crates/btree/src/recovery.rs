@@ -262,6 +262,31 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
     Ok(report)
 }
 
+/// Moves the checkpoint in the middle of recovery's rollback (the changes rolled back so
+/// far go to disk), then writes again the undo still to be rolled back — change `n`
+/// onwards of transaction `i` and every transaction after it in `open` — so a crash
+/// during the rest of the rollback still finds it.
+fn make_room(inner: &Inner, open: &[(u64, Vec<Undo>)], i: usize, n: usize) -> Result<()> {
+    inner.checkpoint()?;
+    let st = &inner.st;
+    let max = (st.log.max_payload() as usize).max(1024) / 4;
+    let mut rec = Vec::new();
+    for (j, (trx, undos)) in open.iter().enumerate().skip(i) {
+        let from = if j == i { n } else { 0 };
+        for u in &undos[from..] {
+            let r = undo_record(*trx, u.undo_no, u.space, &u.key, u.old.as_deref());
+            if !rec.is_empty() && rec.len() + r.len() > max {
+                st.log.append(&std::mem::take(&mut rec));
+            }
+            rec.extend_from_slice(&r);
+        }
+    }
+    if !rec.is_empty() {
+        st.log.append(&rec);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,29 +349,4 @@ mod tests {
         assert!(s.open.is_empty());
         assert_eq!(s.owed.len(), 1);
     }
-}
-
-/// Moves the checkpoint in the middle of recovery's rollback (the changes rolled back so
-/// far go to disk), then writes again the undo still to be rolled back — change `n`
-/// onwards of transaction `i` and every transaction after it in `open` — so a crash
-/// during the rest of the rollback still finds it.
-fn make_room(inner: &Inner, open: &[(u64, Vec<Undo>)], i: usize, n: usize) -> Result<()> {
-    inner.checkpoint()?;
-    let st = &inner.st;
-    let max = (st.log.max_payload() as usize).max(1024) / 4;
-    let mut rec = Vec::new();
-    for (j, (trx, undos)) in open.iter().enumerate().skip(i) {
-        let from = if j == i { n } else { 0 };
-        for u in &undos[from..] {
-            let r = undo_record(*trx, u.undo_no, u.space, &u.key, u.old.as_deref());
-            if !rec.is_empty() && rec.len() + r.len() > max {
-                st.log.append(&std::mem::take(&mut rec));
-            }
-            rec.extend_from_slice(&r);
-        }
-    }
-    if !rec.is_empty() {
-        st.log.append(&rec);
-    }
-    Ok(())
 }

@@ -592,7 +592,7 @@ impl Catalog {
 
     /// RENAME TABLE a TO b, c TO d: every pair in order, all in one write or none. Each
     /// pair is (database, name) from and to.
-    pub fn rename_tables(&self, pairs: &[((String, String), (String, String))]) -> Result<()> {
+    pub fn rename_tables(&self, pairs: &[(TableName, TableName)]) -> Result<()> {
         let st = self.state.read();
         // Resolve the handles as the renames go, so `a TO tmp, b TO a, tmp TO b` works.
         let mut names: BTreeMap<(String, String), Arc<dyn Table>> = BTreeMap::new();
@@ -779,6 +779,9 @@ impl Catalog {
         Ok(())
     }
 }
+
+/// A table's (database, name).
+pub type TableName = (String, String);
 
 /// The stem a table's files get from its names: `<db>/<table>`, encoded.
 fn natural_file(db: &str, table: &str) -> String {

@@ -25,7 +25,7 @@ pub fn may_need(sql: &str) -> bool {
         .is_some_and(|s| s.eq_ignore_ascii_case("alter"))
 }
 
-fn word<'a>(t: &'a Token) -> Option<&'a Word> {
+fn word(t: &Token) -> Option<&Word> {
     match t {
         Token::Word(w) => Some(w),
         _ => None,

@@ -504,7 +504,8 @@ impl Work {
 /// ALTER TABLE.
 pub fn alter_table(at: &ast::AlterTable, cx: &mut ExecCtx) -> Result<Outcome> {
     let (db, name) = crate::context::resolve_table(cx, &at.name)?;
-    let handle = cx.table(&db, &name)?;
+    // The catalog's own tables only: information_schema is not altered.
+    let handle = cx.catalog.table(&db, &name)?;
     let old = handle.def().clone();
     let mut w = Work::new(&old);
     let available: Vec<&str> = cx.catalog.engines().iter().map(|e| e.name()).collect();
@@ -622,7 +623,7 @@ pub fn alter_table(at: &ast::AlterTable, cx: &mut ExecCtx) -> Result<Outcome> {
 /// CREATE [UNIQUE] INDEX name ON t (cols).
 pub fn create_index(ci: &ast::CreateIndex, cx: &mut ExecCtx) -> Result<Outcome> {
     let (db, t) = crate::context::resolve_table(cx, &ci.table_name)?;
-    let handle = cx.table(&db, &t)?;
+    let handle = cx.catalog.table(&db, &t)?;
     let old = handle.def().clone();
     let mut w = Work::new(&old);
     let name = ci.name.as_ref().map(single_name).transpose()?;
@@ -645,7 +646,7 @@ pub fn drop_index(
     cx: &mut ExecCtx,
 ) -> Result<Outcome> {
     let (db, t) = crate::context::resolve_table(cx, table)?;
-    let handle = cx.table(&db, &t)?;
+    let handle = cx.catalog.table(&db, &t)?;
     let old = handle.def().clone();
     let mut w = Work::new(&old);
     w.drop_index(&single_name(index)?)?;
@@ -1002,7 +1003,6 @@ mod tests {
 
     #[test]
     fn converter_applies_strict_rules() {
-        let old = table();
         let mut new = table();
         new.columns[1] = col("a", DataType::TinyInt { unsigned: false }, false);
         new.columns[2] = col("b", DataType::VarChar(2), true);
