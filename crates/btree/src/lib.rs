@@ -1187,6 +1187,15 @@ impl Engine for BtreeEngine {
         self.inner.checkpoint()
     }
 
+    fn table_files(&self) -> Vec<std::path::PathBuf> {
+        self.inner
+            .spaces
+            .list()
+            .into_iter()
+            .map(|s| s.path.with_extension(""))
+            .collect()
+    }
+
     fn describe(&self) -> String {
         let c = self.inner.cfg.read();
         format!(

@@ -210,8 +210,18 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
     }
     // Roll back, newest transaction first, each newest change first.
     let mut layouts: BTreeMap<u32, Option<Layout>> = BTreeMap::new();
-    for (trx, undos) in undo.open.iter().rev() {
-        for u in undos.values().rev() {
+    let open: Vec<(u64, Vec<Undo>)> = std::mem::take(&mut undo.open)
+        .into_iter()
+        .rev()
+        .map(|(t, m)| (t, m.into_values().rev().collect()))
+        .collect();
+    for (i, (trx, undos)) in open.iter().enumerate() {
+        for (n, u) in undos.iter().enumerate() {
+            // Rolling back logs too: a large transaction rolled back in a log that the
+            // crash left nearly full would wait forever for a checkpoint nobody makes.
+            if st.log.wants_checkpoint() {
+                make_room(inner, &open, i, n)?;
+            }
             let lay = layouts
                 .entry(u.space)
                 .or_insert_with(|| inner.spaces.layout(inner, u.space).ok());
@@ -250,6 +260,31 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
         );
     }
     Ok(report)
+}
+
+/// Moves the checkpoint in the middle of recovery's rollback (the changes rolled back so
+/// far go to disk), then writes again the undo still to be rolled back — change `n`
+/// onwards of transaction `i` and every transaction after it in `open` — so a crash
+/// during the rest of the rollback still finds it.
+fn make_room(inner: &Inner, open: &[(u64, Vec<Undo>)], i: usize, n: usize) -> Result<()> {
+    inner.checkpoint()?;
+    let st = &inner.st;
+    let max = (st.log.max_payload() as usize).max(1024) / 4;
+    let mut rec = Vec::new();
+    for (j, (trx, undos)) in open.iter().enumerate().skip(i) {
+        let from = if j == i { n } else { 0 };
+        for u in &undos[from..] {
+            let r = undo_record(*trx, u.undo_no, u.space, &u.key, u.old.as_deref());
+            if !rec.is_empty() && rec.len() + r.len() > max {
+                st.log.append(&std::mem::take(&mut rec));
+            }
+            rec.extend_from_slice(&r);
+        }
+    }
+    if !rec.is_empty() {
+        st.log.append(&rec);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

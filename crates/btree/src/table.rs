@@ -138,6 +138,8 @@ pub struct BtreeTable {
     autoinc: AtomicU64,
     next_row_id: AtomicU64,
     ahi: AdaptiveHash,
+    /// Set when DDL replaced this handle (`Table::retire`).
+    retired: std::sync::atomic::AtomicBool,
 }
 
 const AHI_SHARDS: usize = 64;
@@ -196,6 +198,7 @@ impl BtreeTable {
             lay,
             autoinc: AtomicU64::new(0),
             next_row_id: AtomicU64::new(1),
+            retired: std::sync::atomic::AtomicBool::new(false),
             ahi,
         };
         t.init_counters()?;
@@ -738,6 +741,14 @@ impl Table for BtreeTable {
     fn check(&self, txn: &Txn) -> Result<()> {
         let _ = txn;
         crate::check::check_table(&self.inner, &self.lay)
+    }
+
+    fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+
+    fn retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
     }
 }
 

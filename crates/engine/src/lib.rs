@@ -139,6 +139,15 @@ pub trait Engine: Send + Sync {
     /// Writes every cached change to the files (shutdown, FLUSH TABLES).
     fn flush(&self) -> Result<()>;
 
+    /// The file stems of every table this engine keeps in a registry of its own (the
+    /// `btree` engine's space directory), so the catalog — the one commit point of DDL
+    /// (`docs/format/catalog.md`) — can drop at startup those it does not reference (a
+    /// crash in the middle of CREATE TABLE or ALTER TABLE). Engines without a registry
+    /// return none.
+    fn table_files(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
     /// Human-readable cache sizes for the startup banner, e.g. `key cache 8 MiB`.
     fn describe(&self) -> String;
 
@@ -239,6 +248,16 @@ pub trait Table: Send + Sync {
 
     /// Writes cached changes of this table to its files.
     fn flush(&self) -> Result<()>;
+
+    /// Marks this handle as replaced or dropped by DDL: the catalog holds another handle
+    /// for the table (or none), and a statement that still holds this one must not use
+    /// it. Engines keep the mark in the handle, so [`Table::retired`] is one load.
+    fn retire(&self) {}
+
+    /// Whether [`Table::retire`] was called.
+    fn retired(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

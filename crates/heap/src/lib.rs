@@ -396,6 +396,8 @@ pub struct HeapTable {
     /// under the table's write lock, holding `idx` for the block allocator.
     roots: Vec<AtomicU64>,
     lock: Arc<RwLock<()>>,
+    /// Set when DDL replaced this handle (`Table::retire`).
+    retired: strata_storage::sync::AtomicBool,
 }
 
 /// The stored key of a row in an index: the encoded columns, plus the RowId when the
@@ -441,6 +443,7 @@ impl HeapTable {
             }),
             roots: roots.into_iter().map(AtomicU64::new).collect(),
             lock: Arc::new(RwLock::new(())),
+            retired: strata_storage::sync::AtomicBool::new(false),
         };
         if !clean {
             t.rebuild()?;
@@ -639,6 +642,14 @@ impl HeapTable {
 impl Table for HeapTable {
     fn def(&self) -> &Arc<TableDef> {
         &self.def
+    }
+
+    fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+
+    fn retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
     }
 
     fn lock(&self, mode: LockMode) -> TableLock {

@@ -6,8 +6,8 @@
 //! against a transactional fake.
 
 use parking_lot::RwLock;
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use strata_engine::*;
 use strata_session::{ResultSink, Server, ServerConfig, Session};
@@ -17,12 +17,16 @@ use strata_types::output::CollectedOutput;
 use strata_types::{ColumnMeta, EndInfo, Error, OkInfo, QueryOutput, Result, TableDef, Value};
 
 /// The model engine, registered under both stored engine names so the shared scripts
-/// can say ENGINE=MyISAM or ENGINE=InnoDB.
-struct MemEngine(&'static str);
+/// can say ENGINE=MyISAM or ENGINE=InnoDB. Its "files" are the rows kept by file stem,
+/// so a table opened again over the same stem (a metadata-only ALTER) keeps its rows.
+struct MemEngine(
+    &'static str,
+    parking_lot::Mutex<HashMap<PathBuf, Arc<RwLock<MemState>>>>,
+);
 
 struct MemTable {
     def: Arc<TableDef>,
-    state: RwLock<MemState>,
+    state: Arc<RwLock<MemState>>,
     lock: Arc<RwLock<()>>,
 }
 
@@ -50,24 +54,37 @@ impl Engine for MemEngine {
     fn name(&self) -> &'static str {
         self.0
     }
-    fn create_table(&self, _: &TableDef, _: &Path) -> Result<()> {
+    fn create_table(&self, def: &TableDef, path: &Path) -> Result<()> {
+        let state = MemState {
+            indexes: vec![BTreeMap::new(); def.indexes.len()],
+            next_id: 1,
+            auto: def.auto_increment_start.max(1),
+            ..Default::default()
+        };
+        self.1
+            .lock()
+            .insert(path.to_path_buf(), Arc::new(RwLock::new(state)));
         Ok(())
     }
-    fn open_table(&self, def: Arc<TableDef>, _: &Path) -> Result<Arc<dyn Table>> {
-        let n = def.indexes.len();
-        let auto = def.auto_increment_start.max(1);
+    fn open_table(&self, def: Arc<TableDef>, path: &Path) -> Result<Arc<dyn Table>> {
+        let state = self
+            .1
+            .lock()
+            .get(path)
+            .cloned()
+            .ok_or_else(|| Error::corrupt(&def.name, "no such model table"))?;
+        {
+            let mut st = state.write();
+            st.auto = st.auto.max(def.auto_increment_start);
+        }
         Ok(Arc::new(MemTable {
             def,
-            state: RwLock::new(MemState {
-                indexes: vec![BTreeMap::new(); n],
-                next_id: 1,
-                auto,
-                ..Default::default()
-            }),
+            state,
             lock: Arc::new(RwLock::new(())),
         }))
     }
-    fn drop_table(&self, _: &TableDef, _: &Path) -> Result<()> {
+    fn drop_table(&self, _: &TableDef, path: &Path) -> Result<()> {
+        self.1.lock().remove(path);
         Ok(())
     }
     fn flush(&self) -> Result<()> {
@@ -273,7 +290,10 @@ fn session() -> (tempfile::TempDir, Session) {
     let catalog = Arc::new(
         Catalog::open(
             dir.path(),
-            vec![Arc::new(MemEngine("heap")), Arc::new(MemEngine("btree"))],
+            vec![
+                Arc::new(MemEngine("heap", Default::default())),
+                Arc::new(MemEngine("btree", Default::default())),
+            ],
         )
         .unwrap(),
     );

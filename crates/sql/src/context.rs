@@ -167,6 +167,11 @@ impl<'a> ExecCtx<'a> {
                 continue;
             }
             let guard = table.lock(strongest);
+            // DDL may have replaced the table while this statement waited: its plan
+            // names the old definition and its handle the old files.
+            if self.catalog.is_retired(table) {
+                return Err(Error::TableDefChanged);
+            }
             locks.held.push((id, strongest, guard));
         }
         Ok(())

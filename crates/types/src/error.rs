@@ -59,8 +59,20 @@ pub enum Error {
     InvalidDefault(String),
     /// 1176: a named index that does not exist.
     NoSuchIndex { index: String, table: String },
-    /// 1091
+    /// 1091: DROP of a column or key that does not exist (MySQL 8 names no kind).
     CantDropKey(String),
+    /// 1846: an ALTER TABLE clause (`ALGORITHM=INSTANT`, `LOCK=NONE`) that cannot be
+    /// honoured for the change asked for: what, why, and what to try instead.
+    AlterNotSupported {
+        what: String,
+        reason: String,
+        try_instead: String,
+    },
+    /// 1412: a statement waited for a table that DDL replaced meanwhile; its plan names
+    /// the old definition.
+    TableDefChanged,
+    /// 1138: ALTER TABLE made a column NOT NULL over rows that hold NULL (strict mode).
+    InvalidUseOfNull,
     /// 1062: the duplicate value as text and the key name.
     DuplicateKey { value: String, key: String },
     /// 1048
@@ -76,6 +88,10 @@ pub enum Error {
     ValueOutOfRange { kind: String, expr: String },
     /// 1406: column and row number.
     DataTooLong { column: String, row: u64 },
+    /// 1265: a value ALTER TABLE had to shorten to fit a column's new type (strict mode).
+    DataTruncated { column: String, row: u64 },
+    /// 1090: ALTER TABLE would leave no column.
+    CantRemoveAllFields,
     /// 1366: type name, value text, column, row.
     IncorrectValue {
         kind: String,
@@ -292,6 +308,9 @@ impl Error {
             InvalidDefault(_) => 1067,
             NoSuchIndex { .. } => 1176,
             CantDropKey(_) => 1091,
+            AlterNotSupported { .. } => 1846,
+            TableDefChanged => 1412,
+            InvalidUseOfNull => 1138,
             DuplicateKey { .. } => 1062,
             ColumnNotNull(_) => 1048,
             NoDefault(_) => 1364,
@@ -299,6 +318,8 @@ impl Error {
             OutOfRange { .. } => 1264,
             ValueOutOfRange { .. } => 1690,
             DataTooLong { .. } => 1406,
+            DataTruncated { .. } => 1265,
+            CantRemoveAllFields => 1090,
             IncorrectValue { .. } => 1366,
             TruncatedWrongValue { .. } => 1292,
             WrongValueForFunction { .. } => 1411,
@@ -402,6 +423,8 @@ impl Error {
             1241 | 1242 | 1222 => "21000",
             1264 | 1690 => "22003",
             1406 => "22001",
+            1265 => "01000",
+            1090 => "42000",
             1292 => "22007",
             1365 => "22012",
             1253 => "42000",
@@ -415,6 +438,8 @@ impl Error {
             1568 => "25001",
             1461 => "42000",
             3158 => "22032",
+            1846 => "0A000",
+            1138 => "22004",
             _ => "HY000",
         }
     }
@@ -503,7 +528,17 @@ impl fmt::Display for Error {
             NoSuchIndex { index, table } => {
                 write!(f, "Key '{index}' doesn't exist in table '{table}'")
             }
-            CantDropKey(k) => write!(f, "Can't DROP INDEX `{k}`; check that it exists"),
+            CantDropKey(k) => write!(f, "Can't DROP '{k}'; check that column/key exists"),
+            AlterNotSupported {
+                what,
+                reason,
+                try_instead,
+            } => write!(
+                f,
+                "{what} is not supported. Reason: {reason}. Try {try_instead}."
+            ),
+            TableDefChanged => write!(f, "Table definition has changed, please retry transaction"),
+            InvalidUseOfNull => write!(f, "Invalid use of NULL value"),
             DuplicateKey { value, key } => write!(f, "Duplicate entry '{value}' for key '{key}'"),
             ColumnNotNull(c) => write!(f, "Column '{c}' cannot be null"),
             NoDefault(c) => write!(f, "Field '{c}' doesn't have a default value"),
@@ -512,6 +547,13 @@ impl fmt::Display for Error {
                 write!(f, "Out of range value for column '{column}' at row {row}")
             }
             ValueOutOfRange { kind, expr } => write!(f, "{kind} value is out of range in '{expr}'"),
+            DataTruncated { column, row } => {
+                write!(f, "Data truncated for column '{column}' at row {row}")
+            }
+            CantRemoveAllFields => write!(
+                f,
+                "You can't delete all columns with ALTER TABLE; use DROP TABLE instead"
+            ),
             DataTooLong { column, row } => {
                 write!(f, "Data too long for column '{column}' at row {row}")
             }

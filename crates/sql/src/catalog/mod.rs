@@ -1,12 +1,19 @@
-//! The catalog: which databases and tables exist, their definitions, and their open
-//! engine handles. It is persisted as `catalog.json` in the data directory and replaced
-//! atomically on every DDL statement (write a temporary file, fsync it, rename it over
-//! the old one, fsync the directory), so a crash leaves either the old or the new
-//! catalog, never a torn one. Each database is also a directory holding its tables'
-//! files (`<datadir>/<db>/<table>.<ext>`, the extensions chosen by the engine).
+//! The catalog: which databases and tables exist, their definitions, the files that hold
+//! each table, and their open engine handles. It is persisted as `catalog.json` in the
+//! data directory and is the one commit point of every DDL statement
+//! (`docs/format/catalog.md`): each change rewrites it atomically (write a temporary file,
+//! fsync it, rename it over the old one, fsync the directory), so a crash leaves either
+//! the old or the new catalog, never a torn one. A table rebuild (ALTER TABLE) fills new
+//! files under a hidden stem (`#sql-<n>`) and one write switches the table to them; files
+//! the catalog does not reference after a crash (half-built or replaced ones, in its DDL
+//! log, or registered by an engine) are removed when it opens. Each database is also a
+//! directory holding its tables' files (`<datadir>/<db>/<stem>.<ext>`, the extensions
+//! chosen by the engine).
 //!
 //! DML takes the catalog's read lock only long enough to clone a table handle; DDL takes
-//! the write lock and bumps [`Catalog::version`], which invalidates cached plans.
+//! the write lock and bumps [`Catalog::version`], which invalidates cached plans. A handle
+//! DDL replaced is *retired*: a statement that waited for its table lock and then finds
+//! its handle retired fails with 1412 rather than write into files that are gone.
 
 pub mod engines;
 pub mod infoschema;
@@ -16,7 +23,7 @@ pub mod stats;
 
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,23 +32,76 @@ use strata_engine::{Engine, Table};
 use strata_types::{Error, Result, TableDef};
 
 const CATALOG_FILE: &str = "catalog.json";
-const FORMAT_VERSION: u32 = 1;
+/// Version 1 had no file stems and no DDL log; it is read, and written back as 2.
+const FORMAT_VERSION: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct CatalogFile {
     format_version: u32,
     databases: Vec<String>,
-    tables: Vec<TableDef>,
+    tables: Vec<StoredTable>,
+    #[serde(default = "first_file")]
+    next_file: u64,
+    #[serde(default)]
+    ddl_log: Vec<LogEntry>,
 }
 
+fn first_file() -> u64 {
+    1
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredTable {
+    #[serde(flatten)]
+    def: TableDef,
+    /// The file stem relative to the data directory; absent in format 1 (the stem
+    /// derived from the names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
+}
+
+/// Files to remove once no table references them (`docs/format/catalog.md`).
+#[derive(Clone, Serialize, Deserialize)]
+struct LogEntry {
+    engine: String,
+    file: String,
+    def: TableDef,
+}
+
+struct Entry {
+    handle: Arc<dyn Table>,
+    /// The file stem relative to the data directory.
+    file: String,
+}
+
+#[derive(Default)]
 struct Db {
-    tables: BTreeMap<String, Arc<dyn Table>>,
+    tables: BTreeMap<String, Entry>,
+}
+
+/// Everything the catalog file holds, behind one lock.
+struct State {
+    dbs: BTreeMap<String, Db>,
+    next_file: u64,
+    ddl_log: Vec<LogEntry>,
+}
+
+impl State {
+    fn references(&self, file: &str) -> bool {
+        self.dbs
+            .values()
+            .any(|d| d.tables.values().any(|e| e.file == file))
+    }
+
+    fn forget_log(&mut self, file: &str) {
+        self.ddl_log.retain(|l| l.file != file);
+    }
 }
 
 pub struct Catalog {
     datadir: PathBuf,
     engines: Vec<Arc<dyn Engine>>,
-    dbs: RwLock<BTreeMap<String, Db>>,
+    state: RwLock<State>,
     version: AtomicU64,
     stats: crate::catalog::stats::StatsCache,
     /// The server's connections, for SHOW PROCESSLIST (installed by the session layer).
@@ -50,29 +110,44 @@ pub struct Catalog {
     mdl: Arc<crate::mdl::MdlManager>,
 }
 
+/// New files of a table being rebuilt, filled by the caller between
+/// [`Catalog::begin_rebuild`] and [`Catalog::commit_rebuild`] (or
+/// [`Catalog::abort_rebuild`]).
+pub struct Rebuild {
+    pub handle: Arc<dyn Table>,
+    file: String,
+}
+
 /// Databases every MySQL server shows and that cannot be created or dropped.
 pub const SYSTEM_SCHEMAS: [&str; 2] = ["information_schema", "performance_schema"];
 
 impl Catalog {
-    /// Opens (or creates) the catalog of `datadir`, opening every table with its engine.
+    /// Opens (or creates) the catalog of `datadir`, opening every table with its engine,
+    /// then removes what a crash left behind: files in the DDL log and tables an engine
+    /// registered that no table references.
     pub fn open(datadir: &Path, engines: Vec<Arc<dyn Engine>>) -> Result<Catalog> {
         std::fs::create_dir_all(datadir)
             .map_err(|e| Error::io(format!("creating {}", datadir.display()), e))?;
         let cat = Catalog {
             datadir: datadir.to_path_buf(),
             engines,
-            dbs: RwLock::new(BTreeMap::new()),
+            state: RwLock::new(State {
+                dbs: BTreeMap::new(),
+                next_file: 1,
+                ddl_log: Vec::new(),
+            }),
             version: AtomicU64::new(1),
             processes: Default::default(),
             stats: Default::default(),
             mdl: Default::default(),
         };
         let path = datadir.join(CATALOG_FILE);
+        let mut st = cat.state.write();
         if path.exists() {
             let text = std::fs::read(&path).map_err(|e| Error::io("reading catalog.json", e))?;
             let file: CatalogFile = serde_json::from_slice(&text)
                 .map_err(|e| Error::corrupt("catalog.json", e.to_string()))?;
-            if file.format_version != FORMAT_VERSION {
+            if file.format_version != FORMAT_VERSION && file.format_version != 1 {
                 return Err(Error::corrupt(
                     "catalog.json",
                     format!(
@@ -81,33 +156,85 @@ impl Catalog {
                     ),
                 ));
             }
-            let mut dbs = cat.dbs.write();
+            st.next_file = file.next_file;
+            st.ddl_log = file.ddl_log;
             for name in file.databases {
-                dbs.insert(
-                    name,
-                    Db {
-                        tables: BTreeMap::new(),
-                    },
-                );
+                st.dbs.insert(name, Db::default());
             }
-            for def in file.tables {
+            for t in file.tables {
+                let def = t.def;
                 let engine = cat.engine(&def.engine)?;
-                let stem = cat.table_stem(&def.db, &def.name);
-                let handle = engine.open_table(Arc::new(def.clone()), &stem)?;
-                dbs.entry(def.db.clone())
-                    .or_insert_with(|| Db {
-                        tables: BTreeMap::new(),
-                    })
+                let rel = t.file.unwrap_or_else(|| natural_file(&def.db, &def.name));
+                let handle = engine.open_table(Arc::new(def.clone()), &datadir.join(&rel))?;
+                st.dbs
+                    .entry(def.db.clone())
+                    .or_default()
                     .tables
-                    .insert(def.name.clone(), handle);
+                    .insert(def.name.clone(), Entry { handle, file: rel });
             }
         }
+        if cat.clean_up(&mut st)? {
+            cat.persist(&st)?;
+        }
+        drop(st);
         Ok(cat)
     }
 
     /// The metadata lock manager (`crate::mdl`).
     pub fn mdl(&self) -> &Arc<crate::mdl::MdlManager> {
         &self.mdl
+    }
+
+    /// Drops the files of the DDL log and the engine-registered tables that no table
+    /// references; true when the log changed.
+    fn clean_up(&self, st: &mut State) -> Result<bool> {
+        let log = std::mem::take(&mut st.ddl_log);
+        let changed = !log.is_empty();
+        for l in log {
+            if st.references(&l.file) {
+                continue;
+            }
+            strata_types::log_note!(
+                "removing {}, the files of an unfinished or replaced table definition \
+                 (`{}`.`{}`) left by DDL the server did not finish",
+                l.file,
+                l.def.db,
+                l.def.name
+            );
+            self.engine(&l.engine)?
+                .drop_table(&l.def, &self.datadir.join(&l.file))?;
+        }
+        for e in &self.engines {
+            for stem in e.table_files() {
+                let rel = self.relative(&stem);
+                if st.references(&rel) {
+                    continue;
+                }
+                strata_types::log_note!(
+                    "removing {rel}: a {} table no table of {CATALOG_FILE} references \
+                     (DDL interrupted before its commit)",
+                    e.name()
+                );
+                let def = TableDef {
+                    db: String::new(),
+                    name: rel.clone(),
+                    engine: e.name().to_string(),
+                    columns: Vec::new(),
+                    indexes: Vec::new(),
+                    auto_increment_start: 1,
+                    comment: String::new(),
+                };
+                e.drop_table(&def, &stem)?;
+            }
+        }
+        Ok(changed)
+    }
+
+    fn relative(&self, stem: &Path) -> String {
+        stem.strip_prefix(&self.datadir)
+            .unwrap_or(stem)
+            .to_string_lossy()
+            .into_owned()
     }
 
     /// The planner's table statistics.
@@ -136,43 +263,58 @@ impl Catalog {
             .ok_or_else(|| Error::UnknownEngine(name.to_string()))
     }
 
-    /// The file stem of a table: `<datadir>/<db>/<table>` with unsafe characters encoded.
-    pub fn table_stem(&self, db: &str, table: &str) -> PathBuf {
-        self.datadir.join(file_name(db)).join(file_name(table))
+    /// The file stems (without extension) of every table, as absolute paths.
+    pub fn table_files(&self) -> Vec<PathBuf> {
+        let st = self.state.read();
+        st.dbs
+            .values()
+            .flat_map(|d| d.tables.values().map(|e| self.datadir.join(&e.file)))
+            .collect()
     }
 
     pub fn database_exists(&self, db: &str) -> bool {
-        self.dbs.read().contains_key(db) || is_system_schema(db)
+        self.state.read().dbs.contains_key(db) || is_system_schema(db)
     }
 
     pub fn databases(&self) -> Vec<String> {
-        self.dbs.read().keys().cloned().collect()
+        self.state.read().dbs.keys().cloned().collect()
     }
 
     pub fn tables(&self, db: &str) -> Result<Vec<Arc<dyn Table>>> {
-        let dbs = self.dbs.read();
-        match dbs.get(db) {
-            Some(d) => Ok(d.tables.values().cloned().collect()),
+        let st = self.state.read();
+        match st.dbs.get(db) {
+            Some(d) => Ok(d.tables.values().map(|e| e.handle.clone()).collect()),
             None if is_system_schema(db) => Ok(vec![]),
             None => Err(Error::UnknownDatabase(db.to_string())),
         }
     }
 
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<dyn Table>> {
-        let dbs = self.dbs.read();
-        dbs.get(db)
+        let st = self.state.read();
+        st.dbs
+            .get(db)
             .and_then(|d| d.tables.get(name))
-            .cloned()
+            .map(|e| e.handle.clone())
             .ok_or_else(|| Error::NoSuchTable {
                 db: db.to_string(),
                 table: name.to_string(),
             })
     }
 
+    /// True when DDL replaced or dropped this handle: a statement holding it must not
+    /// use it (1412). The mark lives in the handle, so this is one load.
+    pub fn is_retired(&self, t: &Arc<dyn Table>) -> bool {
+        t.retired()
+    }
+
+    fn retire(&self, t: &Arc<dyn Table>) {
+        t.retire();
+    }
+
     pub fn create_database(&self, db: &str, if_not_exists: bool) -> Result<bool> {
         check_name(db, true)?;
-        let mut dbs = self.dbs.write();
-        if dbs.contains_key(db) || is_system_schema(db) {
+        let mut st = self.state.write();
+        if st.dbs.contains_key(db) || is_system_schema(db) {
             return if if_not_exists {
                 Ok(false)
             } else {
@@ -182,42 +324,64 @@ impl Catalog {
         let dir = self.datadir.join(file_name(db));
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-        dbs.insert(
-            db.to_string(),
-            Db {
-                tables: BTreeMap::new(),
-            },
-        );
-        self.persist(&dbs)?;
+        st.dbs.insert(db.to_string(), Db::default());
+        if let Err(e) = self.persist(&st) {
+            st.dbs.remove(db);
+            return Err(e);
+        }
         Ok(true)
     }
 
     /// Drops a database and its tables; returns how many tables were dropped.
     pub fn drop_database(&self, db: &str, if_exists: bool) -> Result<Option<usize>> {
-        let mut dbs = self.dbs.write();
-        let Some(entry) = dbs.remove(db) else {
+        let mut st = self.state.write();
+        let Some(entry) = st.dbs.remove(db) else {
             return if if_exists {
                 Ok(None)
             } else {
                 Err(Error::DropMissingDatabase(db.into()))
             };
         };
-        self.persist(&dbs)?;
+        let logged: Vec<LogEntry> = entry
+            .tables
+            .values()
+            .map(|e| LogEntry {
+                engine: e.handle.def().engine.clone(),
+                file: e.file.clone(),
+                def: (**e.handle.def()).clone(),
+            })
+            .collect();
+        st.ddl_log.extend(logged.iter().cloned());
+        if let Err(e) = self.persist(&st) {
+            st.ddl_log
+                .retain(|l| !logged.iter().any(|x| x.file == l.file));
+            st.dbs.insert(db.to_string(), entry);
+            return Err(e);
+        }
         let n = entry.tables.len();
-        for (name, table) in entry.tables {
-            let def = table.def().clone();
-            drop(table);
+        for (_, e) in entry.tables {
+            self.retire(&e.handle);
+            let def = e.handle.def().clone();
+            drop(e.handle);
             self.engine(&def.engine)?
-                .drop_table(&def, &self.table_stem(db, &name))?;
+                .drop_table(&def, &self.datadir.join(&e.file))?;
+            st.forget_log(&e.file);
         }
         let _ = std::fs::remove_dir(self.datadir.join(file_name(db)));
         Ok(Some(n))
     }
 
+    /// A fresh hidden stem in `db`'s directory (`docs/format/catalog.md`).
+    fn new_file(&self, st: &mut State, db: &str) -> String {
+        let n = st.next_file;
+        st.next_file += 1;
+        format!("{}/#sql-{n}", file_name(db))
+    }
+
     pub fn create_table(&self, def: TableDef, if_not_exists: bool) -> Result<bool> {
         check_name(&def.name, false)?;
-        let mut dbs = self.dbs.write();
-        let Some(db) = dbs.get(&def.db) else {
+        let mut st = self.state.write();
+        let Some(db) = st.dbs.get(&def.db) else {
             return Err(Error::UnknownDatabase(def.db.clone()));
         };
         if db.tables.contains_key(&def.name) {
@@ -228,20 +392,52 @@ impl Catalog {
             };
         }
         let engine = self.engine(&def.engine)?;
-        let stem = self.table_stem(&def.db, &def.name);
-        engine.create_table(&def, &stem)?;
-        let handle = match engine.open_table(Arc::new(def.clone()), &stem) {
+        // The natural stem, unless a table renamed away from this name still lives there.
+        let natural = natural_file(&def.db, &def.name);
+        let file = if st.references(&natural) {
+            self.new_file(&mut st, &def.db)
+        } else {
+            natural
+        };
+        let stem = self.datadir.join(&file);
+        // Intent first: a crash before the commit below leaves files the log names.
+        st.ddl_log.push(LogEntry {
+            engine: def.engine.clone(),
+            file: file.clone(),
+            def: def.clone(),
+        });
+        if let Err(e) = self.persist(&st) {
+            st.forget_log(&file);
+            return Err(e);
+        }
+        let made = engine.create_table(&def, &stem).and_then(|()| {
+            engine
+                .open_table(Arc::new(def.clone()), &stem)
+                .inspect_err(|_| {
+                    let _ = engine.drop_table(&def, &stem);
+                })
+        });
+        let handle = match made {
             Ok(h) => h,
             Err(e) => {
-                let _ = engine.drop_table(&def, &stem);
+                // Files that were there already (1050) are not ours to remove: the log
+                // entry goes, and the next write records that.
+                st.forget_log(&file);
                 return Err(e);
             }
         };
-        if let Some(db) = dbs.get_mut(&def.db) {
-            db.tables.insert(def.name.clone(), handle);
+        st.forget_log(&file);
+        if let Some(db) = st.dbs.get_mut(&def.db) {
+            db.tables.insert(
+                def.name.clone(),
+                Entry {
+                    handle,
+                    file: file.clone(),
+                },
+            );
         }
-        if let Err(e) = self.persist(&dbs) {
-            if let Some(db) = dbs.get_mut(&def.db) {
+        if let Err(e) = self.persist(&st) {
+            if let Some(db) = st.dbs.get_mut(&def.db) {
                 db.tables.remove(&def.name);
             }
             let _ = engine.drop_table(&def, &stem);
@@ -251,41 +447,309 @@ impl Catalog {
     }
 
     pub fn drop_table(&self, db: &str, name: &str) -> Result<()> {
-        let mut dbs = self.dbs.write();
-        let handle = dbs
+        let mut st = self.state.write();
+        let entry = st
+            .dbs
             .get_mut(db)
             .and_then(|d| d.tables.remove(name))
             .ok_or_else(|| Error::UnknownTable(format!("{db}.{name}")))?;
-        self.persist(&dbs)?;
-        let def = handle.def().clone();
-        drop(handle);
+        let def = entry.handle.def().clone();
+        st.ddl_log.push(LogEntry {
+            engine: def.engine.clone(),
+            file: entry.file.clone(),
+            def: (*def).clone(),
+        });
+        if let Err(e) = self.persist(&st) {
+            st.forget_log(&entry.file);
+            if let Some(d) = st.dbs.get_mut(db) {
+                d.tables.insert(name.to_string(), entry);
+            }
+            return Err(e);
+        }
+        self.retire(&entry.handle);
+        drop(entry.handle);
         self.engine(&def.engine)?
-            .drop_table(&def, &self.table_stem(db, name))
+            .drop_table(&def, &self.datadir.join(&entry.file))?;
+        st.forget_log(&entry.file);
+        Ok(())
     }
 
-    /// Replaces a table by a new definition with new, empty files (CREATE INDEX on an
-    /// empty table, and the rebuild path of ALTER-like statements). The caller copies rows.
-    pub fn replace_table(&self, def: TableDef) -> Result<Arc<dyn Table>> {
-        let mut dbs = self.dbs.write();
-        let old = dbs
-            .get_mut(&def.db)
-            .and_then(|d| d.tables.remove(&def.name))
-            .ok_or_else(|| Error::NoSuchTable {
-                db: def.db.clone(),
-                table: def.name.clone(),
-            })?;
-        let stem = self.table_stem(&def.db, &def.name);
-        let old_def = old.def().clone();
-        drop(old);
-        self.engine(&old_def.engine)?.drop_table(&old_def, &stem)?;
+    /// Creates the files of `def`, the new definition of an existing table, under a
+    /// hidden stem recorded in the DDL log first. The table itself is unchanged until
+    /// [`Catalog::commit_rebuild`].
+    pub fn begin_rebuild(&self, def: &TableDef) -> Result<Rebuild> {
+        let mut st = self.state.write();
+        let file = self.new_file(&mut st, &def.db);
         let engine = self.engine(&def.engine)?;
-        engine.create_table(&def, &stem)?;
-        let handle = engine.open_table(Arc::new(def.clone()), &stem)?;
-        if let Some(d) = dbs.get_mut(&def.db) {
-            d.tables.insert(def.name.clone(), handle.clone());
+        st.ddl_log.push(LogEntry {
+            engine: def.engine.clone(),
+            file: file.clone(),
+            def: def.clone(),
+        });
+        if let Err(e) = self.persist(&st) {
+            st.forget_log(&file);
+            return Err(e);
         }
-        self.persist(&dbs)?;
-        Ok(handle)
+        let stem = self.datadir.join(&file);
+        let made = engine
+            .create_table(def, &stem)
+            .and_then(|()| engine.open_table(Arc::new(def.clone()), &stem));
+        match made {
+            Ok(handle) => Ok(Rebuild { handle, file }),
+            Err(e) => {
+                let _ = engine.drop_table(def, &stem);
+                st.forget_log(&file);
+                Err(e)
+            }
+        }
+    }
+
+    /// Removes the files of a rebuild that failed; the table keeps its old files.
+    pub fn abort_rebuild(&self, r: Rebuild) {
+        let mut st = self.state.write();
+        let def = r.handle.def().clone();
+        drop(r.handle);
+        if let Ok(engine) = self.engine(&def.engine) {
+            if let Err(e) = engine.drop_table(&def, &self.datadir.join(&r.file)) {
+                strata_types::log_warning!(
+                    "could not remove {} after a failed ALTER TABLE: {e}; it is removed at \
+                     the next start",
+                    r.file
+                );
+                return;
+            }
+        }
+        st.forget_log(&r.file);
+    }
+
+    /// Switches table `old` (still the catalog's handle for its name) to the rebuilt
+    /// files, whose contents must be durable already, in one write of the catalog (under
+    /// the new definition's name, when the statement also renamed the table); then
+    /// removes the old files.
+    pub fn commit_rebuild(&self, old: &Arc<dyn Table>, r: Rebuild) -> Result<()> {
+        let mut st = self.state.write();
+        let (db, name) = (old.def().db.clone(), old.def().name.clone());
+        let new_def = r.handle.def().clone();
+        let current = st
+            .dbs
+            .get(&db)
+            .and_then(|d| d.tables.get(&name))
+            .is_some_and(|e| Arc::ptr_eq(&e.handle, old));
+        let moved = new_def.db != db || new_def.name != name;
+        let clash = if moved {
+            st.dbs
+                .get(&new_def.db)
+                .map(|d| d.tables.contains_key(&new_def.name))
+        } else {
+            Some(false)
+        };
+        let refusal = if !current {
+            Some(Error::TableDefChanged)
+        } else if clash == Some(true) {
+            Some(Error::TableExists(new_def.name.clone()))
+        } else if clash.is_none() {
+            Some(Error::UnknownDatabase(new_def.db.clone()))
+        } else {
+            None
+        };
+        if let Some(e) = refusal {
+            drop(st);
+            self.abort_rebuild(r);
+            return Err(e);
+        }
+        let Some(old_entry) = st.dbs.get_mut(&db).and_then(|d| d.tables.remove(&name)) else {
+            drop(st);
+            self.abort_rebuild(r);
+            return Err(Error::TableDefChanged);
+        };
+        let old_def = old_entry.handle.def().clone();
+        st.dbs.entry(new_def.db.clone()).or_default().tables.insert(
+            new_def.name.clone(),
+            Entry {
+                handle: r.handle.clone(),
+                file: r.file.clone(),
+            },
+        );
+        st.forget_log(&r.file);
+        st.ddl_log.push(LogEntry {
+            engine: old_def.engine.clone(),
+            file: old_entry.file.clone(),
+            def: (*old_def).clone(),
+        });
+        if let Err(e) = self.persist(&st) {
+            st.forget_log(&old_entry.file);
+            if let Some(d) = st.dbs.get_mut(&new_def.db) {
+                d.tables.remove(&new_def.name);
+            }
+            st.dbs.entry(db).or_default().tables.insert(name, old_entry);
+            drop(st);
+            self.abort_rebuild(r);
+            return Err(e);
+        }
+        self.retire(&old_entry.handle);
+        drop(old_entry.handle);
+        self.engine(&old_def.engine)?
+            .drop_table(&old_def, &self.datadir.join(&old_entry.file))?;
+        st.forget_log(&old_entry.file);
+        Ok(())
+    }
+
+    /// Gives table `old` a new definition over the same files (a change no row's bytes
+    /// depend on: names, defaults, comment, AUTO_INCREMENT of `btree`), possibly under a
+    /// new name or database, in one write of the catalog.
+    pub fn alter_in_place(&self, old: &Arc<dyn Table>, def: TableDef) -> Result<()> {
+        let from = (old.def().db.clone(), old.def().name.clone());
+        self.rename_and_redefine(&[(old.clone(), def)], Some(&from))
+    }
+
+    /// RENAME TABLE a TO b, c TO d: every pair in order, all in one write or none. Each
+    /// pair is (database, name) from and to.
+    pub fn rename_tables(&self, pairs: &[(TableName, TableName)]) -> Result<()> {
+        let st = self.state.read();
+        // Resolve the handles as the renames go, so `a TO tmp, b TO a, tmp TO b` works.
+        let mut names: BTreeMap<(String, String), Arc<dyn Table>> = BTreeMap::new();
+        let mut gone: BTreeSet<(String, String)> = BTreeSet::new();
+        let lookup = |k: &(String, String),
+                      names: &BTreeMap<(String, String), Arc<dyn Table>>,
+                      gone: &BTreeSet<(String, String)>| {
+            names.get(k).cloned().or_else(|| {
+                if gone.contains(k) {
+                    None
+                } else {
+                    st.dbs
+                        .get(&k.0)
+                        .and_then(|d| d.tables.get(&k.1))
+                        .map(|e| e.handle.clone())
+                }
+            })
+        };
+        let mut changes: Vec<(Arc<dyn Table>, TableDef)> = Vec::new();
+        for (from, to) in pairs {
+            let Some(h) = lookup(from, &names, &gone) else {
+                return Err(Error::NoSuchTable {
+                    db: from.0.clone(),
+                    table: from.1.clone(),
+                });
+            };
+            if !st.dbs.contains_key(&to.0) {
+                return Err(Error::UnknownDatabase(to.0.clone()));
+            }
+            check_name(&to.1, false)?;
+            if lookup(to, &names, &gone).is_some() {
+                return Err(Error::TableExists(to.1.clone()));
+            }
+            names.remove(from);
+            gone.insert(from.clone());
+            gone.remove(to);
+            names.insert(to.clone(), h.clone());
+            // The latest definition this statement gave the handle.
+            let mut def = changes
+                .iter()
+                .rev()
+                .find(|(x, _)| Arc::ptr_eq(x, &h))
+                .map(|(_, d)| d.clone())
+                .unwrap_or_else(|| (**h.def()).clone());
+            def.db = to.0.clone();
+            def.name = to.1.clone();
+            changes.retain(|(x, _)| !Arc::ptr_eq(x, &h));
+            changes.push((h, def));
+        }
+        drop(st);
+        self.rename_and_redefine(&changes, None)
+    }
+
+    /// Reopens each handle's files under its new definition (and name) and records all
+    /// of them in one write. `expect` names the table the single change applies to, so
+    /// a handle that was replaced meanwhile is refused (1412).
+    fn rename_and_redefine(
+        &self,
+        changes: &[(Arc<dyn Table>, TableDef)],
+        expect: Option<&(String, String)>,
+    ) -> Result<()> {
+        let mut st = self.state.write();
+        // Take every old entry out, checking it is still current.
+        let mut taken: Vec<(String, String, Entry)> = Vec::new();
+        let put_back = |st: &mut State, taken: Vec<(String, String, Entry)>| {
+            for (db, name, e) in taken {
+                st.dbs.entry(db).or_default().tables.insert(name, e);
+            }
+        };
+        for (h, def) in changes {
+            let (db, name) = (h.def().db.clone(), h.def().name.clone());
+            let current = st
+                .dbs
+                .get(&db)
+                .and_then(|d| d.tables.get(&name))
+                .is_some_and(|e| Arc::ptr_eq(&e.handle, h));
+            if !current {
+                put_back(&mut st, taken);
+                return Err(match expect {
+                    Some(_) => Error::TableDefChanged,
+                    None => Error::NoSuchTable { db, table: name },
+                });
+            }
+            if let Some(e) = st.dbs.get_mut(&db).and_then(|d| d.tables.remove(&name)) {
+                taken.push((db, name, e));
+            }
+            let _ = def;
+        }
+        for (_, def) in changes {
+            let clash = st
+                .dbs
+                .get(&def.db)
+                .is_some_and(|d| d.tables.contains_key(&def.name));
+            if clash || !st.dbs.contains_key(&def.db) {
+                put_back(&mut st, taken);
+                return Err(if clash {
+                    Error::TableExists(def.name.clone())
+                } else {
+                    Error::UnknownDatabase(def.db.clone())
+                });
+            }
+        }
+        // Flush each old handle so the reopened one reads what it wrote, then reopen.
+        let mut opened: Vec<Arc<dyn Table>> = Vec::new();
+        for ((h, def), (_, _, e)) in changes.iter().zip(&taken) {
+            let reopened = h.flush().and_then(|()| {
+                self.engine(&def.engine)?
+                    .open_table(Arc::new(def.clone()), &self.datadir.join(&e.file))
+            });
+            match reopened {
+                Ok(n) => opened.push(n),
+                Err(err) => {
+                    put_back(&mut st, taken);
+                    return Err(err);
+                }
+            }
+        }
+        let mut old_handles = Vec::new();
+        let mut placed: Vec<(String, String)> = Vec::new();
+        for ((_, def), ((_, _, e), n)) in changes.iter().zip(taken.iter().zip(opened)) {
+            st.dbs.entry(def.db.clone()).or_default().tables.insert(
+                def.name.clone(),
+                Entry {
+                    handle: n,
+                    file: e.file.clone(),
+                },
+            );
+            placed.push((def.db.clone(), def.name.clone()));
+            old_handles.push(e.handle.clone());
+        }
+        if let Err(err) = self.persist(&st) {
+            for (db, name) in placed {
+                if let Some(d) = st.dbs.get_mut(&db) {
+                    d.tables.remove(&name);
+                }
+            }
+            // The files are unchanged, so the old handles are still right for them.
+            put_back(&mut st, taken);
+            return Err(err);
+        }
+        drop(taken);
+        for h in &old_handles {
+            self.retire(h);
+        }
+        Ok(())
     }
 
     /// Writes every engine's cached changes (shutdown, FLUSH TABLES).
@@ -296,15 +760,23 @@ impl Catalog {
         Ok(())
     }
 
-    fn persist(&self, dbs: &BTreeMap<String, Db>) -> Result<()> {
+    fn persist(&self, st: &State) -> Result<()> {
         self.version.fetch_add(1, Ordering::AcqRel);
         let file = CatalogFile {
             format_version: FORMAT_VERSION,
-            databases: dbs.keys().cloned().collect(),
-            tables: dbs
+            databases: st.dbs.keys().cloned().collect(),
+            tables: st
+                .dbs
                 .values()
-                .flat_map(|d| d.tables.values().map(|t| (**t.def()).clone()))
+                .flat_map(|d| {
+                    d.tables.values().map(|e| StoredTable {
+                        def: (**e.handle.def()).clone(),
+                        file: Some(e.file.clone()),
+                    })
+                })
                 .collect(),
+            next_file: st.next_file,
+            ddl_log: st.ddl_log.clone(),
         };
         let text = serde_json::to_vec_pretty(&file).map_err(|e| Error::Internal(e.to_string()))?;
         let tmp = self.datadir.join("catalog.json.tmp");
@@ -318,6 +790,14 @@ impl Catalog {
             .map_err(io)?;
         Ok(())
     }
+}
+
+/// A table's (database, name).
+pub type TableName = (String, String);
+
+/// The stem a table's files get from its names: `<db>/<table>`, encoded.
+fn natural_file(db: &str, table: &str) -> String {
+    format!("{}/{}", file_name(db), file_name(table))
 }
 
 pub fn is_system_schema(db: &str) -> bool {

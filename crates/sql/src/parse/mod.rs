@@ -3,8 +3,10 @@
 //!
 //! sqlparser knows `FOR SHARE` but not MySQL's older spelling `LOCK IN SHARE MODE`
 //! (which sysbench and many applications still send); [`parse`] rewrites the tokens of
-//! the one into the other.
+//! the one into the other; ALTER TABLE clauses it lacks are rewritten by
+//! [`alter_clauses`].
 
+pub mod alter_clauses;
 pub mod join_commas;
 pub mod lex;
 pub mod token_rewrite;
@@ -60,9 +62,16 @@ fn parse_within(sql: &str, budget: usize) -> Result<Vec<Statement>> {
             .windows(5)
             .any(|w| w.eq_ignore_ascii_case(b"share"));
     let forms = crate::parse::token_rewrite::may_need(sql);
-    if share || forms {
+    let alter = crate::parse::alter_clauses::may_need(sql);
+    if share || forms || alter {
         if let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() {
             let mut changed = false;
+            if alter {
+                if let Some(t) = crate::parse::alter_clauses::rewrite(&tokens) {
+                    tokens = t;
+                    changed = true;
+                }
+            }
             if forms {
                 if let Some(t) = crate::parse::token_rewrite::rewrite(&tokens) {
                     tokens = t;

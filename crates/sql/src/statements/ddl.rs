@@ -1,6 +1,7 @@
 //! Data definition: CREATE/DROP DATABASE, CREATE TABLE (types, NULL/NOT NULL, DEFAULT,
 //! AUTO_INCREMENT, ON UPDATE CURRENT_TIMESTAMP, PRIMARY KEY, UNIQUE, KEY/INDEX,
-//! ENGINE=, CHARSET/COLLATE), CREATE INDEX, DROP TABLE, DROP INDEX, TRUNCATE. A table
+//! ENGINE=, CHARSET/COLLATE), DROP TABLE, TRUNCATE; ALTER TABLE, CREATE/DROP INDEX and
+//! RENAME TABLE are dispatched from here to [`crate::statements::alter`]. A table
 //! definition is checked here the way MySQL checks it (one primary key, one
 //! AUTO_INCREMENT column that leads a key, known columns in keys) before the catalog
 //! asks the engine to create files.
@@ -16,7 +17,7 @@ use crate::context::{ExecCtx, Outcome, TableLocks};
 use crate::expr::convert::coerce;
 use crate::parse::object_name_parts;
 use sqlparser::ast;
-use strata_engine::{LockMode, Txn};
+use strata_engine::LockMode;
 use strata_types::schema::ColumnDefault;
 use strata_types::{
     Collation, ColumnDef, DataType, Error, IndexDef, QueryOutput, Result, TableDef, Value,
@@ -49,16 +50,9 @@ pub fn execute_other(
             Ok(Outcome::ok(created as u64))
         }
         S::CreateTable(ct) => create_table(ct, cx),
-        S::CreateIndex(ci) => {
-            let (db, t) = crate::context::resolve_table(cx, &ci.table_name)?;
-            let name = match &ci.name {
-                Some(n) => single_name(n)?,
-                None => String::new(),
-            };
-            let cols = index_columns(&ci.columns)?;
-            add_index(cx, &db, &t, name, cols, ci.unique)?;
-            Ok(Outcome::ok(0))
-        }
+        S::CreateIndex(ci) => crate::statements::alter::create_index(ci, cx),
+        S::AlterTable(at) => crate::statements::alter::alter_table(at, cx),
+        S::RenameTable(r) => crate::statements::alter::rename_tables(r, cx),
         S::Drop {
             object_type,
             if_exists,
@@ -82,14 +76,6 @@ pub fn execute_other(
                 }
                 Ok(Outcome::ok(0))
             }
-            ast::ObjectType::Index => {
-                let (Some(on), [index]) = (table, names.as_slice()) else {
-                    return Err(Error::Syntax("DROP INDEX ... ON table".into()));
-                };
-                let (db, t) = crate::context::resolve_table(cx, on)?;
-                drop_index(cx, &db, &t, &single_name(index)?)?;
-                Ok(Outcome::ok(0))
-            }
             ast::ObjectType::Database | ast::ObjectType::Schema => {
                 let name = single_name(
                     names
@@ -105,6 +91,15 @@ pub fn execute_other(
                     }
                     None => Ok(Outcome::ok(0)),
                 }
+            }
+            ast::ObjectType::Index => {
+                let table = table
+                    .as_ref()
+                    .ok_or_else(|| Error::Syntax("DROP INDEX needs ON table".into()))?;
+                let index = names
+                    .first()
+                    .ok_or_else(|| Error::Syntax("DROP INDEX".into()))?;
+                crate::statements::alter::drop_index(index, table, cx)
             }
             other => Err(Error::NotSupported(format!("DROP {other}"))),
         },
@@ -130,7 +125,7 @@ pub fn execute_other(
     }
 }
 
-fn single_name(n: &ast::ObjectName) -> Result<String> {
+pub(crate) fn single_name(n: &ast::ObjectName) -> Result<String> {
     let parts = object_name_parts(n);
     match parts.as_slice() {
         [one] => Ok(one.clone()),
@@ -138,7 +133,7 @@ fn single_name(n: &ast::ObjectName) -> Result<String> {
     }
 }
 
-fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
+pub(crate) fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
     cols.iter()
         .map(|c| match &c.column.expr {
             ast::Expr::Identifier(id) => Ok(id.value.clone()),
@@ -149,118 +144,6 @@ fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
             other => Err(Error::NotSupported(format!("index on expression {other}"))),
         })
         .collect()
-}
-
-fn add_index(
-    cx: &mut ExecCtx,
-    db: &str,
-    table: &str,
-    mut name: String,
-    cols: Vec<String>,
-    unique: bool,
-) -> Result<()> {
-    let handle = cx.table(db, table)?;
-    let mut def = (**handle.def()).clone();
-    let positions = cols
-        .iter()
-        .map(|c| {
-            def.column_index(c)
-                .ok_or_else(|| Error::KeyColumnMissing(c.clone()))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    if name.is_empty() {
-        name = cols[0].clone();
-    }
-    if def
-        .indexes
-        .iter()
-        .any(|i| i.name.eq_ignore_ascii_case(&name))
-    {
-        return Err(Error::DuplicateKeyName(name));
-    }
-    def.indexes.push(IndexDef {
-        name,
-        columns: positions,
-        unique,
-        primary: false,
-    });
-    rebuild_table(cx, db, table, def)
-}
-
-/// DROP INDEX name ON table: the table rebuilt without the index. (`PRIMARY` is the
-/// primary key, which MySQL drops this way too.)
-fn drop_index(cx: &mut ExecCtx, db: &str, table: &str, name: &str) -> Result<()> {
-    let handle = cx.table(db, table)?;
-    let mut def = (**handle.def()).clone();
-    let Some(pos) = def
-        .indexes
-        .iter()
-        .position(|i| i.name.eq_ignore_ascii_case(name))
-    else {
-        return Err(Error::CantDropKey(name.to_string()));
-    };
-    let removed = def.indexes.remove(pos);
-    if let Some(auto) = def.auto_increment_column() {
-        // MySQL: an AUTO_INCREMENT column must stay the first column of some key.
-        if removed.columns.first() == Some(&auto)
-            && !def.indexes.iter().any(|i| i.columns.first() == Some(&auto))
-        {
-            return Err(Error::WrongAutoKey);
-        }
-    }
-    drop(handle);
-    rebuild_table(cx, db, table, def)
-}
-
-/// Rebuilds a table under a new definition: reads every row, recreates the files, and
-/// inserts the rows again (how MyISAM's ALTER works). A failure (e.g. a duplicate for a
-/// new UNIQUE index) restores the old definition and rows.
-///
-/// The rows are read in the statement's transaction. They are written in transactions
-/// of the rebuild's own, committed here: DDL is not undone by ROLLBACK, and a failed
-/// statement's rollback would otherwise undo the restored rows (and reach into the
-/// files of the table being replaced).
-fn rebuild_table(cx: &mut ExecCtx, db: &str, table: &str, def: TableDef) -> Result<()> {
-    let old = cx.table(db, table)?;
-    let old_def = (**old.def()).clone();
-    let mut rows = Vec::new();
-    {
-        let mut locks = TableLocks::default();
-        cx.lock_table(&mut locks, db, table, &old, LockMode::Write)?;
-        old.scan(cx.txn, &mut |_, r| {
-            rows.push(r.to_vec());
-            Ok(strata_engine::Flow::Continue)
-        })?;
-        old.flush()?;
-    }
-    let auto = old.status().auto_increment;
-    drop(old);
-    let mut def = def;
-    def.auto_increment_start = auto.max(def.auto_increment_start);
-    let new = cx.catalog.replace_table(def)?;
-    let own_txn = || Txn::new(cx.txn.isolation(), cx.txn.lock_wait_timeout());
-    let copy = own_txn();
-    let copied = rows.iter().try_for_each(|r| {
-        let mut r2 = r.clone();
-        new.insert(&copy, &mut r2).map(|_| ())
-    });
-    if let Err(e) = copied {
-        // Undo the partial copy while its table still exists, then bring the old
-        // definition and rows back.
-        copy.rollback()?;
-        drop(new);
-        let mut restore = old_def;
-        restore.auto_increment_start = auto;
-        let back = cx.catalog.replace_table(restore)?;
-        let restored = own_txn();
-        for r in &rows {
-            back.insert(&restored, &mut r.clone())?;
-        }
-        restored.commit()?;
-        return Err(e);
-    }
-    copy.commit()?;
-    new.flush()
 }
 
 fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
@@ -345,121 +228,19 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
         {
             return Err(Error::DuplicateColumn(c.name.value.clone()));
         }
-        let (data_type, forced_coll) = column_type(&c.data_type, &c.name.value)?;
-        let mut col = ColumnDef {
-            name: c.name.value.clone(),
-            data_type,
-            nullable: true,
-            default: None,
-            auto_increment: false,
-            on_update_now: false,
-            collation: if data_type.is_text() {
-                table_coll
-            } else {
-                Collation::Binary
-            },
-        };
-        if let Some(fc) = forced_coll {
-            col.collation = fc;
+        let built = build_column(c, table_coll)?;
+        if built.primary {
+            inline_pk = Some(columns.len());
         }
-        let mut explicit_null = false;
-        let mut default_expr = None;
-        for o in &c.options {
-            match &o.option {
-                ast::ColumnOption::Null => {
-                    col.nullable = true;
-                    explicit_null = true;
-                }
-                ast::ColumnOption::NotNull => col.nullable = false,
-                ast::ColumnOption::Default(e) => default_expr = Some(e.clone()),
-                ast::ColumnOption::PrimaryKey(_) => inline_pk = Some(columns.len()),
-                ast::ColumnOption::Unique(_) => indexes.push(IndexDef {
-                    name: c.name.value.clone(),
-                    columns: vec![columns.len()],
-                    unique: true,
-                    primary: false,
-                }),
-                ast::ColumnOption::DialectSpecific(tokens) => {
-                    let t = tokens
-                        .iter()
-                        .map(|t| t.to_string())
-                        .collect::<Vec<_>>()
-                        .join(" ");
-                    if t.eq_ignore_ascii_case("AUTO_INCREMENT") {
-                        col.auto_increment = true;
-                    } else {
-                        return Err(Error::NotSupported(t));
-                    }
-                }
-                ast::ColumnOption::CharacterSet(cs) => {
-                    let cs = cs.to_string();
-                    check_charset(&cs)?;
-                    if cs.eq_ignore_ascii_case("binary") {
-                        col.collation = Collation::Binary;
-                    }
-                }
-                ast::ColumnOption::Collation(n) => {
-                    let n = n.to_string();
-                    if col.data_type.is_text() {
-                        col.collation =
-                            Collation::from_name(&n).ok_or(Error::UnknownCollation(n))?;
-                    }
-                }
-                ast::ColumnOption::Comment(_) => {}
-                ast::ColumnOption::OnUpdate(e) if is_now(e) => col.on_update_now = true,
-                other => return Err(Error::NotSupported(format!("column option {other}"))),
-            }
-        }
-        if col.auto_increment || (inline_pk == Some(columns.len())) {
-            col.nullable = false;
-        }
-        if col.data_type == DataType::Timestamp && !explicit_null && default_expr.is_none() {
-            // MariaDB 10.11 defaults (explicit_defaults_for_timestamp=ON): a TIMESTAMP
-            // column is NULL-able with no automatic behaviour unless declared NOT NULL;
-            // a NOT NULL TIMESTAMP without a default gets CURRENT_TIMESTAMP on insert.
-            if !col.nullable {
-                col.default = Some(ColumnDefault::CurrentTimestamp);
-            }
-        }
-        if let Some(e) = default_expr {
-            col.default = Some(if is_now(&e) {
-                if !col.data_type.is_temporal() {
-                    return Err(Error::InvalidDefault(col.name.clone()));
-                }
-                ColumnDefault::CurrentTimestamp
-            } else {
-                let v = match &e {
-                    ast::Expr::Value(v) => literal(&v.value)?,
-                    ast::Expr::UnaryOp {
-                        op: ast::UnaryOperator::Minus,
-                        expr,
-                    } => match expr.as_ref() {
-                        ast::Expr::Value(v) => match literal(&v.value)? {
-                            Value::Int(i) => Value::Int(-i),
-                            Value::Double(d) => Value::Double(-d),
-                            Value::Decimal(d) => {
-                                Value::Decimal(strata_types::Decimal::new(-d.mantissa, d.scale))
-                            }
-                            _ => return Err(Error::InvalidDefault(col.name.clone())),
-                        },
-                        _ => return Err(Error::InvalidDefault(col.name.clone())),
-                    },
-                    _ => return Err(Error::InvalidDefault(col.name.clone())),
-                };
-                if v.is_null() && !col.nullable {
-                    return Err(Error::InvalidDefault(col.name.clone()));
-                }
-                let v = coerce(v, &col, 1, true)
-                    .map_err(|_| Error::InvalidDefault(col.name.clone()))?;
-                ColumnDefault::Value(v)
+        if built.unique {
+            indexes.push(IndexDef {
+                name: c.name.value.clone(),
+                columns: vec![columns.len()],
+                unique: true,
+                primary: false,
             });
         }
-        if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_))
-            && matches!(col.default, Some(ColumnDefault::Value(ref v)) if !v.is_null())
-        {
-            return Err(Error::InvalidDefault(col.name.clone()));
-        }
-        columns.push(col);
+        columns.push(built.col);
     }
     if columns.is_empty() {
         return Err(Error::Syntax(
@@ -594,6 +375,145 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
     let created = cx.catalog.create_table(def, ct.if_not_exists)?;
     let _ = created;
     Ok(Outcome::ok(0))
+}
+
+/// A column of CREATE TABLE or ALTER TABLE, and whether its options made it the
+/// primary key or gave it a unique index.
+pub(crate) struct BuiltColumn {
+    pub col: ColumnDef,
+    pub primary: bool,
+    pub unique: bool,
+}
+
+/// Builds a column definition from its SQL: type, NULL-ness, default, AUTO_INCREMENT,
+/// ON UPDATE, charset and collation (`table_coll` for text columns that name none).
+pub(crate) fn build_column(c: &ast::ColumnDef, table_coll: Collation) -> Result<BuiltColumn> {
+    let mut primary = false;
+    let mut unique = false;
+    let (data_type, forced_coll) = column_type(&c.data_type, &c.name.value)?;
+    let mut col = ColumnDef {
+        name: c.name.value.clone(),
+        data_type,
+        nullable: true,
+        default: None,
+        auto_increment: false,
+        on_update_now: false,
+        collation: if data_type.is_text() {
+            table_coll
+        } else {
+            Collation::Binary
+        },
+    };
+    if let Some(fc) = forced_coll {
+        col.collation = fc;
+    }
+    let mut explicit_null = false;
+    let mut default_expr = None;
+    for o in &c.options {
+        match &o.option {
+            ast::ColumnOption::Null => {
+                col.nullable = true;
+                explicit_null = true;
+            }
+            ast::ColumnOption::NotNull => col.nullable = false,
+            ast::ColumnOption::Default(e) => default_expr = Some(e.clone()),
+            ast::ColumnOption::PrimaryKey(_) => primary = true,
+            ast::ColumnOption::Unique(_) => unique = true,
+            ast::ColumnOption::DialectSpecific(tokens) => {
+                let t = tokens
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if t.eq_ignore_ascii_case("AUTO_INCREMENT") {
+                    col.auto_increment = true;
+                } else {
+                    return Err(Error::NotSupported(t));
+                }
+            }
+            ast::ColumnOption::CharacterSet(cs) => {
+                let cs = cs.to_string();
+                check_charset(&cs)?;
+                if cs.eq_ignore_ascii_case("binary") {
+                    col.collation = Collation::Binary;
+                }
+            }
+            ast::ColumnOption::Collation(n) => {
+                let n = n.to_string();
+                if col.data_type.is_text() {
+                    col.collation = Collation::from_name(&n).ok_or(Error::UnknownCollation(n))?;
+                }
+            }
+            ast::ColumnOption::Comment(_) => {}
+            ast::ColumnOption::OnUpdate(e) if is_now(e) => col.on_update_now = true,
+            other => return Err(Error::NotSupported(format!("column option {other}"))),
+        }
+    }
+    if col.auto_increment || primary {
+        col.nullable = false;
+    }
+    if col.data_type == DataType::Timestamp && !explicit_null && default_expr.is_none() {
+        // MariaDB 10.11 defaults (explicit_defaults_for_timestamp=ON): a TIMESTAMP
+        // column is NULL-able with no automatic behaviour unless declared NOT NULL;
+        // a NOT NULL TIMESTAMP without a default gets CURRENT_TIMESTAMP on insert.
+        if !col.nullable {
+            col.default = Some(ColumnDefault::CurrentTimestamp);
+        }
+    }
+    if let Some(e) = default_expr {
+        col.default = Some(column_default(&e, &col)?);
+    }
+    if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_))
+        && matches!(col.default, Some(ColumnDefault::Value(ref v)) if !v.is_null())
+    {
+        return Err(Error::InvalidDefault(col.name.clone()));
+    }
+    Ok(BuiltColumn {
+        col,
+        primary,
+        unique,
+    })
+}
+
+/// A column's DEFAULT clause (a literal, a negated literal, or CURRENT_TIMESTAMP for a
+/// temporal column), checked against the column (1067 when it does not fit).
+pub(crate) fn column_default(e: &ast::Expr, col: &ColumnDef) -> Result<ColumnDefault> {
+    let d = if is_now(e) {
+        if !col.data_type.is_temporal() {
+            return Err(Error::InvalidDefault(col.name.clone()));
+        }
+        ColumnDefault::CurrentTimestamp
+    } else {
+        let v = match e {
+            ast::Expr::Value(v) => literal(&v.value)?,
+            ast::Expr::UnaryOp {
+                op: ast::UnaryOperator::Minus,
+                expr,
+            } => match expr.as_ref() {
+                ast::Expr::Value(v) => match literal(&v.value)? {
+                    Value::Int(i) => Value::Int(-i),
+                    Value::Double(d) => Value::Double(-d),
+                    Value::Decimal(d) => {
+                        Value::Decimal(strata_types::Decimal::new(-d.mantissa, d.scale))
+                    }
+                    _ => return Err(Error::InvalidDefault(col.name.clone())),
+                },
+                _ => return Err(Error::InvalidDefault(col.name.clone())),
+            },
+            _ => return Err(Error::InvalidDefault(col.name.clone())),
+        };
+        if v.is_null() && !col.nullable {
+            return Err(Error::InvalidDefault(col.name.clone()));
+        }
+        let v = coerce(v, col, 1, true).map_err(|_| Error::InvalidDefault(col.name.clone()))?;
+        ColumnDefault::Value(v)
+    };
+    if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_))
+        && matches!(d, ColumnDefault::Value(ref v) if !v.is_null())
+    {
+        return Err(Error::InvalidDefault(col.name.clone()));
+    }
+    Ok(d)
 }
 
 fn check_charset(cs: &str) -> Result<()> {

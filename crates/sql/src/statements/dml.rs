@@ -323,7 +323,7 @@ pub fn default_value(col: &strata_types::ColumnDef, cx: &ExecCtx, strict: bool) 
     }
 }
 
-fn implicit_default(ty: &DataType) -> Value {
+pub(crate) fn implicit_default(ty: &DataType) -> Value {
     if ty.is_integer() {
         Value::Int(0)
     } else if ty.is_string() {

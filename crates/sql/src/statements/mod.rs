@@ -1,6 +1,8 @@
 //! Statements other than queries: INSERT/UPDATE/DELETE ([`dml`]), CREATE/DROP ([`ddl`]),
-//! SHOW and DESCRIBE ([`show`]) and EXPLAIN ([`explain`]).
+//! ALTER TABLE, CREATE/DROP INDEX and RENAME TABLE ([`alter`]), SHOW and DESCRIBE
+//! ([`show`]) and EXPLAIN ([`explain`]).
 
+pub mod alter;
 pub mod ddl;
 pub mod ddl_locks;
 pub mod dml;
