@@ -1711,6 +1711,19 @@ fn pick_coll(parts: &[(&Expr, Collation)], scope: &Scope) -> Collation {
     if parts.iter().any(|(_, c)| *c == Collation::Binary) {
         return Collation::Binary;
     }
+    // Columns of one character set with a `_bin` and a `_ci` collation compare by the
+    // `_bin` one (MySQL's coercibility rule), whichever side it is on.
+    let column_colls = || {
+        parts
+            .iter()
+            .filter(|(e, _)| matches!(e, Expr::Column(_)))
+            .map(|(_, c)| *c)
+    };
+    if column_colls().any(|c| c == Collation::Utf8Bin)
+        && column_colls().any(|c| c == Collation::GeneralCi)
+    {
+        return Collation::Utf8Bin;
+    }
     for (e, c) in parts {
         if let Expr::Column(_) = e {
             let _ = scope;
@@ -1740,15 +1753,18 @@ fn in_comparison(lhs: &[(SType, Collation)], columns: &[ColumnMeta]) -> (Vec<Col
     let mut colls = Vec::with_capacity(lhs.len());
     for ((t, c), m) in lhs.iter().zip(columns) {
         let right = SType::of_meta(m);
-        let right_coll = if m.charset == 63 {
-            Collation::Binary
-        } else {
-            Collation::GeneralCi
+        let right_coll = match m.charset {
+            63 => Collation::Binary,
+            46 => Collation::Utf8Bin,
+            _ => Collation::GeneralCi,
         };
         // The operand's collation wins over the subquery column's, as a column's over a
-        // literal's; a binary string on either side compares bytes.
+        // literal's; a binary string on either side compares bytes, and a `_bin`
+        // collation on either side wins over `_ci` (MySQL's rule for one character set).
         let coll = if *c == Collation::Binary || right_coll == Collation::Binary {
             Collation::Binary
+        } else if *c == Collation::Utf8Bin || right_coll == Collation::Utf8Bin {
+            Collation::Utf8Bin
         } else {
             *c
         };
@@ -1904,6 +1920,27 @@ mod tests {
     use super::*;
     use crate::expr::arith;
     use strata_types::Decimal;
+
+    /// MySQL's coercibility rules for a comparison's collation: a binary string wins,
+    /// then a `_bin` column over a `_ci` column (either side), then a column over a
+    /// literal.
+    #[test]
+    fn comparison_collation_follows_coercibility() {
+        let scope = Scope::default();
+        let (c0, c1, lit) = (
+            Expr::Column(0),
+            Expr::Column(1),
+            Expr::Literal(Value::str("a")),
+        );
+        use Collation::{Binary, GeneralCi, Utf8Bin};
+        let pick = |parts: &[(&Expr, Collation)]| pick_coll(parts, &scope);
+        assert_eq!(pick(&[(&c0, GeneralCi), (&c1, Utf8Bin)]), Utf8Bin);
+        assert_eq!(pick(&[(&c0, Utf8Bin), (&c1, GeneralCi)]), Utf8Bin);
+        assert_eq!(pick(&[(&c0, GeneralCi), (&lit, Utf8Bin)]), GeneralCi);
+        assert_eq!(pick(&[(&lit, GeneralCi), (&c1, Utf8Bin)]), Utf8Bin);
+        assert_eq!(pick(&[(&c0, GeneralCi), (&lit, Binary)]), Binary);
+        assert_eq!(pick(&[(&c0, GeneralCi), (&c1, GeneralCi)]), GeneralCi);
+    }
 
     /// The declared scale `arith_type` gives a DECIMAL result is the scale its values
     /// show: the two rules are written twice and must agree.
