@@ -103,19 +103,12 @@ fn key(e: &Expr) -> String {
 fn deterministic(e: &Expr) -> bool {
     let mut ok = true;
     e.walk(&mut |x| {
-        if matches!(
-            x,
-            Expr::Subquery(_)
-                | Expr::UserVariable(_)
-                | Expr::Func(crate::expr::functions::Func::AssignUserVariable, _)
-                | Expr::Func(
-                    crate::expr::functions::Func::Date {
-                        f: crate::expr::datetime::functions::DateFn::SysDate(_),
-                        ..
-                    },
-                    _
-                )
-        ) {
+        let volatile = match x {
+            Expr::Subquery(_) | Expr::UserVariable(_) => true,
+            Expr::Func(f, _) => f.is_volatile(),
+            _ => false,
+        };
+        if volatile {
             ok = false;
         }
     });
@@ -187,6 +180,21 @@ mod tests {
     use super::*;
     use crate::expr::CmpOp;
     use strata_types::{Collation, Value};
+
+    /// RAND(), UUID() and the like are never merged or duplicated by a rewrite: two
+    /// calls are two values.
+    #[test]
+    fn volatile_calls_are_not_deterministic() {
+        use crate::expr::functions::{Func, HashFn, MathFn};
+        let rand = Expr::Func(Func::Math(MathFn::Rand), vec![]);
+        let uuid = Expr::Func(Func::Hash(HashFn::Uuid), vec![]);
+        let md5 = Expr::Func(Func::Hash(HashFn::Md5), vec![Expr::Column(0)]);
+        assert!(!deterministic(&rand));
+        assert!(!deterministic(&uuid));
+        assert!(deterministic(&md5));
+        let inside = Expr::Func(Func::Math(MathFn::Floor), vec![rand]);
+        assert!(!deterministic(&inside));
+    }
 
     fn eq(a: usize, b: usize) -> Expr {
         Expr::Cmp(

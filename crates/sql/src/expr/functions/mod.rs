@@ -102,6 +102,24 @@ pub enum HashFn {
     IsUuid,
 }
 
+impl Func {
+    /// Whether two calls with the same arguments may give different values (RAND(),
+    /// UUID(), UUID_SHORT(), SYSDATE(), `@v := …`): rewrites must neither merge nor
+    /// duplicate such calls.
+    pub fn is_volatile(self) -> bool {
+        matches!(
+            self,
+            Func::Math(MathFn::Rand)
+                | Func::Hash(HashFn::Uuid | HashFn::UuidShort)
+                | Func::AssignUserVariable
+                | Func::Date {
+                    f: crate::expr::datetime::functions::DateFn::SysDate(_),
+                    ..
+                }
+        )
+    }
+}
+
 /// (function, minimum args, maximum args) for a SQL function name. String and regular
 /// expression functions come back with the general collation; the binder replaces it
 /// with the arguments' collation.
