@@ -242,6 +242,8 @@ pub static VARIABLES: &[VarDef] = &[
         true
     ),
     // 0: no limit per user.
+    // Milliseconds a top-level SELECT may run (0: no limit); past it, error 3024.
+    v!("max_execution_time", Both, U32, true),
     // Prepared statements all sessions may hold at once; past it, 1461.
     v!(
         "max_prepared_stmt_count",
@@ -252,8 +254,6 @@ pub static VARIABLES: &[VarDef] = &[
         },
         true
     ),
-    // Milliseconds a top-level SELECT may run (0: no limit); past it, error 3024.
-    v!("max_execution_time", Both, U32, true),
     v!("max_user_connections", Global, U32, true),
     v!(
         "net_buffer_length",

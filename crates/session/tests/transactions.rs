@@ -801,7 +801,13 @@ fn read_modes_follow_the_statement() {
     // REPLACE reads the row it replaces with a lock.
     ok(&mut s, "REPLACE INTO u VALUES (1, 7)");
     assert_eq!(rec.take_modes(), [LockExclusive]);
-    assert_eq!(err(&mut s, "SELECT v FROM t FOR UPDATE NOWAIT"), 1235);
+    // NOWAIT / SKIP LOCKED are locking reads too (what they do with a locked row is
+    // the engine's: crates/server/tests/locking_reads.rs).
+    ok(&mut s, "SELECT v FROM t FOR UPDATE NOWAIT");
+    assert_eq!(rec.take_modes(), [LockExclusive]);
+    ok(&mut s, "SELECT v FROM t FOR SHARE SKIP LOCKED");
+    assert_eq!(rec.take_modes(), [LockShared]);
+    assert_eq!(err(&mut s, "SELECT v FROM t FOR UPDATE OF t"), 1235);
     // COUNT(*) on a transactional table counts what the transaction sees.
     assert_eq!(rows(&mut s, "SELECT COUNT(*) FROM t"), ["1"]);
 }
