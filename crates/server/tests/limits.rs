@@ -134,6 +134,9 @@ fn prepared_statements_past_max_prepared_stmt_count_get_1461() {
     };
     assert_eq!(count(&mut admin), 3);
     a.close(s1).unwrap();
+    // COM_STMT_CLOSE has no reply: a round trip on `a` makes sure the server has taken
+    // it before `b` asks for the freed place.
+    a.query_drop("DO 1").unwrap();
     b.query_drop("PREPARE q FROM 'SELECT 5'").unwrap();
     // A connection that ends gives its statements back.
     drop(a);
