@@ -286,7 +286,7 @@ enum PreparedStmt {
     Sql(Arc<Prepared>),
     /// A statement the session runs itself (BEGIN, COMMIT, SET, SHOW ...), without
     /// parameters: sysbench prepares even BEGIN and COMMIT.
-    Text(String),
+    Text(Arc<str>),
 }
 
 /// LOCK TABLES in effect: what is locked in which mode, and the held locks.
@@ -1102,7 +1102,8 @@ impl Session {
         out: &mut dyn ResultSink,
     ) -> Result<()> {
         self.server.questions.fetch_add(1, Ordering::Relaxed);
-        self.process.begin("Query", Arc::from(sql));
+        self.process
+            .begin("Query", processlist::Info::Text(Arc::from(sql)));
         let r = self.query_pieces(sql, multi_statements, out);
         self.process.end();
         r
@@ -2144,7 +2145,7 @@ impl Session {
             if params > 0 {
                 return Err(Error::UnsupportedPs);
             }
-            (PreparedStmt::Text(sql.to_string()), 0, vec![])
+            (PreparedStmt::Text(Arc::from(sql)), 0, vec![])
         } else {
             let mut stmts = strata_sql::parse(&text).map_err(|e| match e {
                 // Quote the client's text, not our numbered placeholders.
@@ -2178,13 +2179,16 @@ impl Session {
     /// COM_STMT_EXECUTE.
     pub fn execute(&mut self, id: u32, params: &[Value], out: &mut dyn QueryOutput) -> Result<()> {
         self.server.questions.fetch_add(1, Ordering::Relaxed);
-        let text: Arc<str> = match self.prepared.get(&id) {
-            Some(PreparedStmt::Text(t)) => Arc::from(t.as_str()),
-            Some(PreparedStmt::Sql(p)) => Arc::from(p.source.as_str()),
-            None => Arc::from(""),
+        let info = match self.prepared.get(&id) {
+            Some(PreparedStmt::Text(t)) => processlist::Info::Text(t.clone()),
+            Some(PreparedStmt::Sql(p)) => processlist::Info::Prepared(p.clone()),
+            None => processlist::Info::Text(Arc::from("")),
         };
-        self.start_statement(&text);
-        self.process.begin("Execute", text);
+        match &info {
+            processlist::Info::Text(t) => self.start_statement(t),
+            processlist::Info::Prepared(p) => self.start_statement(&p.source),
+        }
+        self.process.begin("Execute", info);
         let r = self.execute_statement(id, params, out);
         self.process.end();
         r
@@ -2193,9 +2197,11 @@ impl Session {
     /// A statement starts: a KILL QUERY aimed at the previous one is forgotten, and a
     /// SELECT gets `max_execution_time` (MySQL limits read-only SELECTs only).
     fn start_statement(&self, sql: &str) {
-        let select = matches!(text::first_word(sql).as_str(), "SELECT" | "WITH" | "(");
-        let limit =
-            (select && !self.max_execution_time.is_zero()).then_some(self.max_execution_time);
+        // (The statement's first word is looked at only when a limit is set: the
+        // common path allocates nothing here.)
+        let limit = (!self.max_execution_time.is_zero()
+            && matches!(text::first_word(sql).as_str(), "SELECT" | "WITH" | "("))
+        .then_some(self.max_execution_time);
         self.process.interrupt.start_statement(limit);
     }
 

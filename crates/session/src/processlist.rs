@@ -43,7 +43,23 @@ struct Activity {
     command: &'static str,
     since: Instant,
     state: &'static str,
-    info: Option<Arc<str>>,
+    info: Option<Info>,
+}
+
+/// The running statement's text, shared rather than copied: a prepared statement's
+/// execution costs a reference count, not an allocation.
+pub enum Info {
+    Text(Arc<str>),
+    Prepared(Arc<strata_sql::Prepared>),
+}
+
+impl Info {
+    fn text(&self) -> &str {
+        match self {
+            Info::Text(t) => t,
+            Info::Prepared(p) => &p.source,
+        }
+    }
 }
 
 impl ProcessList {
@@ -104,7 +120,7 @@ impl Process {
     }
 
     /// A command starts: `command` is `Query` or `Execute`, `info` its text.
-    pub fn begin(&self, command: &'static str, info: Arc<str>) {
+    pub fn begin(&self, command: &'static str, info: Info) {
         let mut a = self.activity.lock();
         a.command = command;
         a.state = "executing";
@@ -172,7 +188,7 @@ impl Process {
                 .and_then(|w| w.get().text())
                 .unwrap_or(a.state)
                 .to_string(),
-            info: a.info.as_deref().map(str::to_string),
+            info: a.info.as_ref().map(|i| i.text().to_string()),
         }
     }
 }
@@ -192,7 +208,7 @@ mod tests {
             "127.0.0.1:5000".into(),
             Box::new(move || flag.store(true, Ordering::SeqCst)),
         );
-        p.begin("Query", Arc::from("SELECT 1"));
+        p.begin("Query", Info::Text(Arc::from("SELECT 1")));
         assert!(list.kill(7, false));
         assert_eq!(p.interrupt.check(), Err(strata_types::Error::Interrupted));
         assert!(!closed.load(Ordering::SeqCst));
