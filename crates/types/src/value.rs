@@ -20,6 +20,15 @@ pub enum Value {
 }
 
 impl Value {
+    /// Roughly the bytes the value takes in memory (its enum plus a string's bytes),
+    /// for the memory bounds of grouping and hash join buffers.
+    pub fn approx_bytes(&self) -> usize {
+        match self {
+            Value::Bytes(b) => 24 + b.len(),
+            _ => 24,
+        }
+    }
+
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }

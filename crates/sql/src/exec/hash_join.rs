@@ -57,7 +57,7 @@ impl JoinBuffer {
         let mut bytes = 0usize;
         let mut too_big = false;
         let mut take = |vals: &[Value]| -> Flow {
-            bytes += 32 + vals.iter().map(value_bytes).sum::<usize>();
+            bytes += 32 + vals.iter().map(Value::approx_bytes).sum::<usize>();
             if bytes > JOIN_BUFFER_BYTES {
                 too_big = true;
                 return Flow::Stop;
@@ -138,13 +138,6 @@ impl Hits<'_> {
             Hits::All => Box::new(0..len),
             Hits::These(h) => Box::new(h.iter().map(|&i| i as usize)),
         }
-    }
-}
-
-fn value_bytes(v: &Value) -> usize {
-    match v {
-        Value::Bytes(b) => 24 + b.len(),
-        _ => 24,
     }
 }
 

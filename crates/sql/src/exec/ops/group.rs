@@ -42,14 +42,6 @@ struct GroupState {
     level: usize,
 }
 
-/// Approximate heap bytes of a value, for the memory bound of grouping.
-fn value_bytes(v: &Value) -> usize {
-    match v {
-        Value::Bytes(b) => 24 + b.len(),
-        _ => 24,
-    }
-}
-
 impl Group<'_> {
     fn new_group(&self, keys: Vec<Value>, level: usize) -> GroupState {
         GroupState {
@@ -140,7 +132,7 @@ impl Group<'_> {
                         .map(|(e, _)| e.eval(r, ecx))
                         .collect::<Result<Vec<_>>>()?;
                     group_bytes += 2 * key.len()
-                        + keys.iter().map(value_bytes).sum::<usize>()
+                        + keys.iter().map(Value::approx_bytes).sum::<usize>()
                         + 48 * gp.aggs.len()
                         + 64;
                     if group_bytes > self.budget && ng > 0 {
