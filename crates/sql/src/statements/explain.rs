@@ -339,7 +339,7 @@ impl Explainer<'_, '_> {
             let Some(lateral) = &plan.scope.tables[level.table].lateral else {
                 continue;
             };
-            let Some(sub) = stmt_subquery(self.stmt, lateral.subquery) else {
+            let Some(sub) = self.stmt.subqueries.get(lateral.subquery).cloned() else {
                 continue;
             };
             self.explained.insert(lateral.subquery);
@@ -634,9 +634,4 @@ fn subqueries_of(plan: &SelectPlan) -> Vec<(usize, Vec<Expr>)> {
     }
     plan.projection.iter().for_each(&mut note);
     found
-}
-
-/// Subquery `id` of the statement.
-fn stmt_subquery(stmt: &QueryStatement, id: usize) -> Option<std::sync::Arc<QueryPlan>> {
-    stmt.subqueries.get(id).cloned()
 }
