@@ -105,7 +105,7 @@ pub(crate) struct Inner {
     pub cfg: RwLock<BtreeConfig>,
     tables: Latch<HashMap<u32, Weak<BtreeTable>>>,
     /// Every open transaction (sharded), so a checkpoint can re-log their undo.
-    open_trx: Vec<LatchMutex<HashMap<u64, Weak<BtreeTrx>>>>,
+    open_trx: Vec<LatchMutex<strata_types::inthash::IntMap<u64, Weak<BtreeTrx>>>>,
     next_trx_serial: strata_storage::sync::AtomicU64,
     /// Held exclusive by a checkpoint, so two never interleave.
     checkpointing: Mutex<()>,
@@ -182,7 +182,7 @@ impl BtreeEngine {
             cfg: RwLock::new(cfg.clone()),
             tables: Latch::with_policy(policy.clone(), HashMap::new()),
             open_trx: (0..TRX_SHARDS)
-                .map(|_| LatchMutex::with_policy(policy.clone(), HashMap::new()))
+                .map(|_| LatchMutex::with_policy(policy.clone(), Default::default()))
                 .collect(),
             next_trx_serial: strata_storage::sync::AtomicU64::new(1),
             checkpointing: Mutex::new(()),

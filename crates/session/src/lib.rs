@@ -337,7 +337,7 @@ pub struct Session {
     next_isolation: Option<Isolation>,
     /// SET TRANSACTION READ ONLY / READ WRITE without GLOBAL/SESSION, used once.
     next_read_only: Option<bool>,
-    prepared: HashMap<u32, PreparedStmt>,
+    prepared: strata_types::inthash::IntMap<u32, PreparedStmt>,
     /// PREPARE name FROM ...: lower-cased name → id in `prepared`.
     named_statements: HashMap<String, u32>,
     next_statement_id: u32,
@@ -509,7 +509,7 @@ impl Session {
             txn: None,
             next_isolation: None,
             next_read_only: None,
-            prepared: HashMap::new(),
+            prepared: Default::default(),
             named_statements: HashMap::new(),
             next_statement_id: 1,
             plan_cache: HashMap::new(),
@@ -2179,17 +2179,28 @@ impl Session {
     /// COM_STMT_EXECUTE.
     pub fn execute(&mut self, id: u32, params: &[Value], out: &mut dyn QueryOutput) -> Result<()> {
         self.server.questions.fetch_add(1, Ordering::Relaxed);
-        let info = match self.prepared.get(&id) {
-            Some(PreparedStmt::Text(t)) => processlist::Info::Text(t.clone()),
-            Some(PreparedStmt::Sql(p)) => processlist::Info::Prepared(p.clone()),
-            None => processlist::Info::Text(Arc::from("")),
+        // One lookup: the entry is shared with the process list and kept for the run.
+        let stmt = match self.prepared.get(&id) {
+            Some(PreparedStmt::Text(t)) => PreparedStmt::Text(t.clone()),
+            Some(PreparedStmt::Sql(p)) => PreparedStmt::Sql(p.clone()),
+            None => {
+                return Err(Error::Internal(format!(
+                    "Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"
+                )))
+            }
         };
-        match &info {
-            processlist::Info::Text(t) => self.start_statement(t),
-            processlist::Info::Prepared(p) => self.start_statement(&p.source),
-        }
+        let info = match &stmt {
+            PreparedStmt::Text(t) => {
+                self.start_statement(t);
+                processlist::Info::Text(t.clone())
+            }
+            PreparedStmt::Sql(p) => {
+                self.start_statement(&p.source);
+                processlist::Info::Prepared(p.clone())
+            }
+        };
         self.process.begin("Execute", info);
-        let r = self.execute_statement(id, params, out);
+        let r = self.execute_statement(stmt, params, out);
         self.process.end();
         r
     }
@@ -2218,22 +2229,17 @@ impl Session {
 
     fn execute_statement(
         &mut self,
-        id: u32,
+        stmt: PreparedStmt,
         params: &[Value],
         out: &mut dyn QueryOutput,
     ) -> Result<()> {
-        match self.prepared.get(&id) {
-            None => Err(Error::Internal(format!(
-                "Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"
-            ))),
-            Some(PreparedStmt::Text(t)) => {
-                let t = t.clone();
+        match stmt {
+            PreparedStmt::Text(t) => {
                 let r = self.run(&t, out);
                 self.end_statement_locks();
                 r
             }
-            Some(PreparedStmt::Sql(p)) => {
-                let p = p.clone();
+            PreparedStmt::Sql(p) => {
                 self.clear_diagnostics();
                 let p = if reads_user_variables(&p.source) {
                     match self.rebind(&p) {

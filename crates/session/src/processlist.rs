@@ -9,7 +9,6 @@
 //! connection idle in a read wakes up and ends.
 
 use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 use strata_engine::{Interrupt, StopReason};
@@ -22,7 +21,7 @@ pub type Closer = Box<dyn Fn() + Send + Sync>;
 /// Every connected session, by connection id.
 #[derive(Default)]
 pub struct ProcessList {
-    entries: Mutex<HashMap<u32, Arc<Process>>>,
+    entries: Mutex<strata_types::inthash::IntMap<u32, Arc<Process>>>,
 }
 
 /// One connection's entry.

@@ -6,6 +6,7 @@
 
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use strata_types::{Error, Result, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -463,15 +464,33 @@ pub struct Globals {
     /// The values the server started with (options applied): what `SET GLOBAL x =
     /// DEFAULT` restores.
     startup: BTreeMap<&'static str, Value>,
+    /// `max_allowed_packet`, read before every packet a connection receives: an atomic
+    /// copy kept by [`Globals::set`], not a map lookup under the lock.
+    max_allowed_packet: AtomicU64,
+}
+
+/// MySQL's default `max_allowed_packet` (64 MiB), for a value that is not a number.
+const DEFAULT_MAX_ALLOWED_PACKET: u64 = 64 << 20;
+
+fn packet_limit(v: Option<&Value>) -> u64 {
+    v.and_then(Value::to_i64)
+        .map_or(DEFAULT_MAX_ALLOWED_PACKET, |n| n.max(0) as u64)
 }
 
 impl Globals {
     pub fn new(initial: Vec<(&'static str, Value)>) -> Globals {
         let startup: BTreeMap<&'static str, Value> = initial.into_iter().collect();
+        let max_allowed_packet = AtomicU64::new(packet_limit(startup.get("max_allowed_packet")));
         Globals {
             values: RwLock::new(startup.clone()),
             startup,
+            max_allowed_packet,
         }
+    }
+
+    /// The global `max_allowed_packet` in bytes.
+    pub fn max_allowed_packet(&self) -> usize {
+        self.max_allowed_packet.load(Ordering::Relaxed) as usize
     }
 
     /// The value the server started with.
@@ -484,6 +503,10 @@ impl Globals {
     }
 
     pub fn set(&self, name: &'static str, v: Value) {
+        if name == "max_allowed_packet" {
+            self.max_allowed_packet
+                .store(packet_limit(Some(&v)), Ordering::Relaxed);
+        }
         self.values.write().insert(name, v);
     }
 

@@ -12,6 +12,7 @@ pub mod datetime;
 pub mod decimal;
 pub mod error;
 pub mod floatfmt;
+pub mod inthash;
 pub mod keycode;
 pub mod log;
 pub mod output;

@@ -19,10 +19,10 @@ use crate::limits::{Limits, Slot, UserSlot};
 use crate::packet::{Cursor, PacketReader, PacketWriter, ReadError};
 use crate::resultset;
 use crate::timer::{DeadlineWrite, Expired, SocketTimer, TimedRead, Wait};
-use std::collections::HashMap;
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Instant;
+use strata_types::inthash::IntMap;
 use strata_types::{ColumnMeta, Error, FieldType};
 
 pub const SERVER_VERSION: &str = "8.0.36-Strata";
@@ -144,7 +144,7 @@ struct Stmt {
     columns: Vec<ColumnMeta>,
     /// Parameter types from the last execute that sent them: (type, unsigned).
     types: Vec<(u8, bool)>,
-    long_data: HashMap<u16, Vec<u8>>,
+    long_data: IntMap<u16, Vec<u8>>,
     /// A COM_STMT_SEND_LONG_DATA that failed (a parameter past max_allowed_packet, an
     /// unknown parameter): MySQL answers the next COM_STMT_EXECUTE with it, and every
     /// one after, until COM_STMT_RESET. Long data is discarded meanwhile.
@@ -172,7 +172,7 @@ impl Stmt {
     fn fail_long_data(&mut self, e: Error) {
         self.long_data_error = Some(e);
         // Nothing sent so far can be used: free it now rather than at the reset.
-        self.long_data = HashMap::new();
+        self.long_data = IntMap::default();
     }
 }
 
@@ -185,7 +185,7 @@ pub struct Conn<'b, B: Backend> {
     salt: [u8; 20],
     id: u32,
     multi_statements: bool,
-    stmts: HashMap<u32, Stmt>,
+    stmts: IntMap<u32, Stmt>,
     user: String,
     timer: SocketTimer,
     /// The session's timeouts, read again before each command.
@@ -255,7 +255,7 @@ impl<'b, B: Backend> Conn<'b, B> {
             salt: random_salt(),
             id,
             multi_statements: false,
-            stmts: HashMap::new(),
+            stmts: IntMap::default(),
             user: String::new(),
             timer: SocketTimer::default(),
             timeouts: Timeouts::default(),
@@ -659,7 +659,7 @@ impl<'b, B: Backend> Conn<'b, B> {
                 let id = Cursor::new(body).u32().unwrap_or(0);
                 match self.stmts.get_mut(&id) {
                     Some(s) => {
-                        s.long_data = HashMap::new();
+                        s.long_data = IntMap::default();
                         s.long_data_error = None;
                         let st = handler.status_flags();
                         self.write_ok(0, 0, st, "");
@@ -828,7 +828,7 @@ impl<'b, B: Backend> Conn<'b, B> {
                         params: info.params,
                         columns: info.columns,
                         types: vec![],
-                        long_data: HashMap::new(),
+                        long_data: IntMap::default(),
                         long_data_error: None,
                     },
                 );

@@ -4,14 +4,14 @@
 //! or malformed packet is an error for the client, never a panic.
 
 use crate::packet::Cursor;
-use std::collections::HashMap;
+use strata_types::inthash::IntMap;
 use strata_types::{DateTime, Decimal, Value};
 
 pub fn decode_params(
     c: &mut Cursor,
     n: u16,
     types: &mut Vec<(u8, bool)>,
-    long_data: &mut HashMap<u16, Vec<u8>>,
+    long_data: &mut IntMap<u16, Vec<u8>>,
 ) -> Result<Vec<Value>, String> {
     let n = n as usize;
     if n == 0 {
@@ -43,7 +43,11 @@ pub fn decode_params(
             out.push(Value::Null);
             continue;
         }
-        if let Some(data) = long_data.remove(&(i as u16)) {
+        // (Most executions sent no long data: skip the probe then.)
+        if let Some(data) = (!long_data.is_empty())
+            .then(|| long_data.remove(&(i as u16)))
+            .flatten()
+        {
             out.push(Value::Bytes(data));
             continue;
         }
@@ -159,14 +163,14 @@ mod tests {
         p.extend_from_slice(&7u64.to_le_bytes());
         p.extend_from_slice(&[2, b'h', b'i']);
         let mut types = vec![];
-        let v = decode_params(&mut Cursor::new(&p), 3, &mut types, &mut HashMap::new()).unwrap();
+        let v = decode_params(&mut Cursor::new(&p), 3, &mut types, &mut IntMap::default()).unwrap();
         assert_eq!(v, vec![Value::Int(7), Value::Null, Value::str("hi")]);
         // Truncated: an error, not a panic.
         assert!(decode_params(
             &mut Cursor::new(&p[..9]),
             3,
             &mut vec![],
-            &mut HashMap::new()
+            &mut IntMap::default()
         )
         .is_err());
     }
@@ -176,10 +180,13 @@ mod tests {
         // 2 params, both NULL in the bitmap, new-params-bound flag 0 and no types: as
         // Connector/J sends a first execute whose parameters were all set with setNull.
         let p = vec![0b11, 0];
-        let v = decode_params(&mut Cursor::new(&p), 2, &mut vec![], &mut HashMap::new()).unwrap();
+        let v =
+            decode_params(&mut Cursor::new(&p), 2, &mut vec![], &mut IntMap::default()).unwrap();
         assert_eq!(v, vec![Value::Null, Value::Null]);
         // One non-NULL parameter without a type is still an error.
         let p = vec![0b01, 0];
-        assert!(decode_params(&mut Cursor::new(&p), 2, &mut vec![], &mut HashMap::new()).is_err());
+        assert!(
+            decode_params(&mut Cursor::new(&p), 2, &mut vec![], &mut IntMap::default()).is_err()
+        );
     }
 }
