@@ -193,8 +193,9 @@ pub struct Txn {
     nontransactional_changed: Cell<bool>,
     /// Oldest first; names compare case-insensitively, as MySQL's.
     savepoints: RefCell<Vec<Savepoint>>,
-    /// The connection's stop signal (KILL, max_execution_time).
-    interrupt: RefCell<Interrupt>,
+    /// The connection's stop signal (KILL, max_execution_time); None until a connection
+    /// attaches one (a transaction per statement should not allocate one to drop it).
+    interrupt: RefCell<Option<Interrupt>>,
 }
 
 impl Txn {
@@ -209,7 +210,7 @@ impl Txn {
             single_statement: Cell::new(false),
             nontransactional_changed: Cell::new(false),
             savepoints: RefCell::new(Vec::new()),
-            interrupt: RefCell::new(Interrupt::default()),
+            interrupt: RefCell::new(None),
         }
     }
 
@@ -225,17 +226,20 @@ impl Txn {
     /// Attaches the connection's stop signal: long loops and lock waits then end with
     /// its error ([`Txn::check_interrupt`]).
     pub fn set_interrupt(&self, interrupt: Interrupt) {
-        *self.interrupt.borrow_mut() = interrupt;
+        *self.interrupt.borrow_mut() = Some(interrupt);
     }
 
     /// The connection's stop signal (an engine copies it to check while waiting).
     pub fn interrupt(&self) -> Interrupt {
-        self.interrupt.borrow().clone()
+        self.interrupt.borrow().clone().unwrap_or_default()
     }
 
     /// Err(1317 or 3024) when the running statement was killed or ran out of time.
     pub fn check_interrupt(&self) -> Result<()> {
-        self.interrupt.borrow().check()
+        match &*self.interrupt.borrow() {
+            Some(i) => i.check(),
+            None => Ok(()),
+        }
     }
 
     pub fn read_only(&self) -> bool {

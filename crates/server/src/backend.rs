@@ -36,11 +36,7 @@ impl Backend for StrataBackend {
     }
 
     fn max_allowed_packet(&self) -> usize {
-        self.server
-            .globals
-            .get("max_allowed_packet")
-            .to_i64()
-            .unwrap_or(64 << 20) as usize
+        self.server.globals.max_allowed_packet()
     }
 
     fn max_connections(&self) -> usize {
