@@ -190,6 +190,7 @@ impl Server {
             ("sql_select_limit", Value::UInt(u64::MAX)),
             ("system_time_zone", s("UTC")),
             ("time_zone", s("SYSTEM")),
+            ("tmp_table_size", i(16 << 20)),
             ("tmpdir", s(&config.tmpdir.display().to_string())),
             ("transaction_isolation", s("REPEATABLE-READ")),
             ("transaction_read_only", i(0)),
@@ -349,6 +350,8 @@ pub struct Session {
     engine: String,
     tz_offset: Option<i64>,
     sort_buffer: usize,
+    /// `tmp_table_size`: a materialised derived table's memory before it spills.
+    tmp_table_size: usize,
     autocommit_on: bool,
     isolation: Isolation,
     /// transaction_read_only.
@@ -518,6 +521,7 @@ impl Session {
             engine: String::new(),
             tz_offset: None,
             sort_buffer: 2 << 20,
+            tmp_table_size: 16 << 20,
             autocommit_on: true,
             isolation: Isolation::RepeatableRead,
             read_only: false,
@@ -602,6 +606,10 @@ impl Session {
             .get_variable("sort_buffer_size", false)?
             .to_i64()
             .unwrap_or(2 << 20) as usize;
+        self.tmp_table_size = self
+            .get_variable("tmp_table_size", false)?
+            .to_i64()
+            .unwrap_or(16 << 20) as usize;
         self.autocommit_on = self.get_variable("autocommit", false)?.truth() != Some(false);
         let iso = self.get_variable("transaction_isolation", false)?.to_text();
         self.isolation = Isolation::parse(&iso).unwrap_or(Isolation::RepeatableRead);
@@ -1088,6 +1096,7 @@ impl Session {
             strict: self.strict_mode,
             default_engine: &self.engine,
             sort_buffer_size: self.sort_buffer,
+            tmp_table_size: self.tmp_table_size,
             tmpdir: &self.server.config.tmpdir,
             txn,
             mdl: &self.mdl,

@@ -324,6 +324,15 @@ pub static VARIABLES: &[VarDef] = &[
     v!("system_time_zone", Global, Kind::Str, false),
     v!("time_zone", Both, Kind::Str, true),
     v!("timestamp", Session, U64, false),
+    v!(
+        "tmp_table_size",
+        Both,
+        Kind::Int {
+            min: 1024,
+            max: i64::MAX
+        },
+        true
+    ),
     v!("tmpdir", Global, Kind::Str, false),
     v!("transaction_isolation", Both, Kind::Enum(ISOLATION), true),
     v!("transaction_read_only", Both, Kind::Bool, true),

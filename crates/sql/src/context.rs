@@ -48,6 +48,9 @@ pub struct ExecCtx<'a> {
     pub default_engine: &'a str,
     /// Memory one sort may use before spilling runs to `tmpdir`.
     pub sort_buffer_size: usize,
+    /// Memory one materialised derived table or CTE may use before the rest of its
+    /// rows go to a file in `tmpdir` (`tmp_table_size`).
+    pub tmp_table_size: usize,
     pub tmpdir: &'a std::path::Path,
     /// The session's transaction, passed to every table call.
     pub txn: &'a Txn,

@@ -32,6 +32,7 @@ pub(crate) mod plan;
 pub(crate) mod planner;
 pub(crate) mod statement;
 pub(crate) mod statements;
+pub(crate) mod temp_rows;
 
 /// Statement text as the session handles it before (or instead of) parsing: the first word,
 /// `/*!NNNNN */` comments, splitting multi-statements, plan-cache normalisation and

@@ -20,6 +20,7 @@ use crate::exec::ops::sort::Sort;
 use crate::exec::ops::{BoxedOp, SlotStore};
 use crate::expr::{EvalCtx, SubqueryRows, SubqueryRunner};
 use crate::plan::query::{QueryPlan, QueryStatement};
+use crate::temp_rows::TempRows;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -36,7 +37,9 @@ pub struct Executor<'a, 'c> {
     pub params: &'a [Value],
     /// The statement's subquery plans, by id.
     subqueries: &'a [Arc<QueryPlan>],
-    slots: RefCell<Vec<Option<Rc<SubqueryRows>>>>,
+    /// Materialised derived tables and CTEs (spilled to `tmpdir` past
+    /// `tmp_table_size`).
+    slots: RefCell<Vec<Option<Rc<TempRows>>>>,
     /// Uncorrelated subqueries' rows, by subquery id: each runs once per execution.
     uncorrelated: RefCell<HashMap<usize, Rc<SubqueryRows>>>,
     /// Hash join buffers of base tables, by (block, level), for later runs of a block.
@@ -163,8 +166,14 @@ impl<'a, 'c> Executor<'a, 'c> {
         if self.slots.borrow().get(slot).is_some_and(Option::is_some) {
             return Ok(());
         }
-        let rows = self.collect(plan, &[])?;
-        self.set_slot(slot, rows);
+        // Streamed into the slot: past tmp_table_size the rows go to a temporary file.
+        let mut rows = TempRows::new(self.cx.tmp_table_size, self.cx.tmpdir);
+        self.operator(plan, &[])?.run(&mut |r| {
+            rows.push(r.to_vec())?;
+            Ok(Flow::Continue)
+        })?;
+        rows.finish()?;
+        self.put_slot(slot, rows);
         Ok(())
     }
 
@@ -204,13 +213,19 @@ impl JoinBufferCache for Executor<'_, '_> {
     }
 }
 
-impl SlotStore for Executor<'_, '_> {
-    fn set_slot(&self, slot: usize, rows: Vec<Vec<Value>>) {
+impl Executor<'_, '_> {
+    fn put_slot(&self, slot: usize, rows: TempRows) {
         let mut slots = self.slots.borrow_mut();
         if slots.len() <= slot {
             slots.resize(slot + 1, None);
         }
-        slots[slot] = Some(Rc::new(SubqueryRows::new(rows)));
+        slots[slot] = Some(Rc::new(rows));
+    }
+}
+
+impl SlotStore for Executor<'_, '_> {
+    fn set_slot(&self, slot: usize, rows: Vec<Vec<Value>>) {
+        self.put_slot(slot, TempRows::in_memory(rows));
     }
 }
 
@@ -230,7 +245,7 @@ impl SubqueryRunner for Executor<'_, '_> {
         Ok(Rc::new(SubqueryRows::new(self.collect(plan, &correlated)?)))
     }
 
-    fn slot_rows(&self, slot: usize) -> Result<Rc<SubqueryRows>> {
+    fn slot_rows(&self, slot: usize) -> Result<Rc<TempRows>> {
         self.slots
             .borrow()
             .get(slot)

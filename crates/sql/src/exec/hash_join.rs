@@ -70,11 +70,7 @@ impl JoinBuffer {
                 let Some(runner) = cx.runner else {
                     return Err(Error::Internal("derived table without an executor".into()));
                 };
-                for r in &runner.slot_rows(slot)?.rows {
-                    if take(r) == Flow::Stop {
-                        break;
-                    }
-                }
+                runner.slot_rows(slot)?.for_each(&mut |r| Ok(take(r)))?;
             }
             None => t.table.scan(txn, &mut |_, vals| Ok(take(vals)))?,
         }

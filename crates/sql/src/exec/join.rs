@@ -221,12 +221,9 @@ impl JoinRun<'_> {
                     let Some(runner) = self.cx.runner else {
                         return Err(Error::Internal("derived table without an executor".into()));
                     };
-                    let rows = runner.slot_rows(slot)?;
-                    for r in &rows.rows {
-                        if cb(strata_engine::RowId::default(), r)? == Flow::Stop {
-                            break;
-                        }
-                    }
+                    runner
+                        .slot_rows(slot)?
+                        .for_each(&mut |r| cb(strata_engine::RowId::default(), r))?;
                 }
                 None => t.table.scan(self.txn, &mut cb)?,
             },

@@ -10,12 +10,13 @@
 //! Run format: a sequence of rows, each `u32` byte length then the row encoded by
 //! [`encode_row`] (per value a tag byte and its payload, little-endian).
 
+pub use crate::temp_rows::{decode_row, encode_row};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use strata_types::{DateTime, Decimal, Error, Result, Value};
+use strata_types::{Error, Result, Value};
 
 pub type Compare<'a> = dyn Fn(&[Value], &[Value]) -> Ordering + 'a;
 
@@ -171,80 +172,10 @@ fn read_row(r: &mut impl Read) -> Result<Option<Vec<Value>>> {
         .ok_or_else(|| Error::Internal("malformed sort run".into()))
 }
 
-/// Encodes a row for a sort run.
-pub fn encode_row(row: &[Value], out: &mut Vec<u8>) {
-    for v in row {
-        match v {
-            Value::Null => out.push(0),
-            Value::Int(i) => {
-                out.push(1);
-                out.extend_from_slice(&i.to_le_bytes());
-            }
-            Value::UInt(u) => {
-                out.push(2);
-                out.extend_from_slice(&u.to_le_bytes());
-            }
-            Value::Double(d) => {
-                out.push(3);
-                out.extend_from_slice(&d.to_le_bytes());
-            }
-            Value::Decimal(d) => {
-                out.push(4);
-                out.extend_from_slice(&d.mantissa.to_le_bytes());
-                out.push(d.scale);
-                out.push(d.shown);
-            }
-            Value::Bytes(b) => {
-                out.push(5);
-                out.extend_from_slice(&(b.len() as u32).to_le_bytes());
-                out.extend_from_slice(b);
-            }
-            Value::DateTime(dt) => {
-                out.push(6);
-                out.extend_from_slice(&dt.pack().to_le_bytes());
-            }
-        }
-    }
-}
-
-pub fn decode_row(mut b: &[u8]) -> Option<Vec<Value>> {
-    fn take<'x>(b: &mut &'x [u8], n: usize) -> Option<&'x [u8]> {
-        if b.len() < n {
-            return None;
-        }
-        let (h, t) = b.split_at(n);
-        *b = t;
-        Some(h)
-    }
-    let mut row = Vec::new();
-    while let Some((&tag, rest)) = b.split_first() {
-        b = rest;
-        row.push(match tag {
-            0 => Value::Null,
-            1 => Value::Int(i64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
-            2 => Value::UInt(u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
-            3 => Value::Double(f64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
-            4 => {
-                let m = i128::from_le_bytes(take(&mut b, 16)?.try_into().ok()?);
-                let s = take(&mut b, 2)?;
-                Value::Decimal(Decimal::new(m, s[0]).with_shown(s[1]))
-            }
-            5 => {
-                let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
-                Value::Bytes(take(&mut b, n)?.to_vec())
-            }
-            6 => Value::DateTime(DateTime::unpack(u64::from_le_bytes(
-                take(&mut b, 8)?.try_into().ok()?,
-            ))),
-            _ => return None,
-        });
-    }
-    Some(row)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strata_types::{DateTime, Decimal};
 
     #[test]
     fn spills_and_merges_in_order() {

@@ -226,7 +226,7 @@ impl SubqueryRows {
 pub trait SubqueryRunner {
     fn rows(&self, id: usize, correlated: Vec<Value>) -> Result<std::rc::Rc<SubqueryRows>>;
     /// The materialized rows of a derived table or CTE.
-    fn slot_rows(&self, slot: usize) -> Result<std::rc::Rc<SubqueryRows>>;
+    fn slot_rows(&self, slot: usize) -> Result<std::rc::Rc<crate::temp_rows::TempRows>>;
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -390,6 +390,7 @@ fn with_env<'a>(cx: &ExecCtx<'a>, env: &'a dyn crate::expr::Env) -> ExecCtx<'a> 
         strict: cx.strict,
         default_engine: cx.default_engine,
         sort_buffer_size: cx.sort_buffer_size,
+        tmp_table_size: cx.tmp_table_size,
         tmpdir: cx.tmpdir,
         txn: cx.txn,
         mdl: cx.mdl,

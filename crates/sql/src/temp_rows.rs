@@ -1,0 +1,328 @@
+//! Materialised rows of a derived table or CTE, in memory up to a budget
+//! (`tmp_table_size`, as MySQL's internal temporary tables) and in a temporary file
+//! beyond it, so `SELECT … FROM (SELECT … 25 million rows …) d` costs disk, not the
+//! server's memory.
+//!
+//! The file is created already unlinked in `tmpdir` (it vanishes when the statement
+//! ends, fails or the server dies) and is append-only while the rows are written;
+//! readers then scan it with positioned reads (`read_at`), each with its own offset, so
+//! several scans of the same rows (a derived table joined in an inner loop) can run
+//! interleaved. Row format: `u32` little-endian length, then [`encode_row`] (per value a
+//! tag byte and its payload), the same as the external sort's runs.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use strata_engine::Flow;
+use strata_types::{DateTime, Decimal, Error, Result, Value};
+
+/// Rows kept in memory first, then appended to an unlinked file.
+pub struct TempRows {
+    memory: Vec<Vec<Value>>,
+    memory_bytes: usize,
+    budget: usize,
+    tmpdir: PathBuf,
+    /// The spill file while rows are being added; flushed and kept for reading after
+    /// [`TempRows::finish`].
+    writer: Option<BufWriter<File>>,
+    file: Option<File>,
+    spilled_rows: u64,
+    scratch: Vec<u8>,
+}
+
+/// Approximate bytes a row occupies in memory (its vector and its values).
+fn row_bytes(row: &[Value]) -> usize {
+    24 + row.iter().map(|v| 8 + v.approx_bytes()).sum::<usize>()
+}
+
+/// Bytes read from the spill file at a time by one scan.
+const READ_CHUNK: usize = 256 << 10;
+
+impl TempRows {
+    /// Empty rows that may hold `budget` bytes in memory before spilling to `tmpdir`.
+    pub fn new(budget: usize, tmpdir: &Path) -> TempRows {
+        TempRows {
+            memory: Vec::new(),
+            memory_bytes: 0,
+            budget,
+            tmpdir: tmpdir.to_path_buf(),
+            writer: None,
+            file: None,
+            spilled_rows: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Rows that are only ever held in memory (a recursive CTE's work table).
+    pub fn in_memory(rows: Vec<Vec<Value>>) -> TempRows {
+        let mut t = TempRows::new(usize::MAX, Path::new("."));
+        t.memory = rows;
+        t
+    }
+
+    fn io(&self, e: std::io::Error) -> Error {
+        Error::io(
+            format!("writing a temporary table in {}", self.tmpdir.display()),
+            e,
+        )
+    }
+
+    /// Adds a row; past the memory budget it goes to the spill file.
+    pub fn push(&mut self, row: Vec<Value>) -> Result<()> {
+        if self.writer.is_none() {
+            let bytes = row_bytes(&row);
+            if self.memory_bytes + bytes <= self.budget {
+                self.memory_bytes += bytes;
+                self.memory.push(row);
+                return Ok(());
+            }
+            let file = tempfile::tempfile_in(&self.tmpdir).map_err(|e| self.io(e))?;
+            self.writer = Some(BufWriter::with_capacity(256 << 10, file));
+        }
+        self.scratch.clear();
+        encode_row(&row, &mut self.scratch);
+        let len = (self.scratch.len() as u32).to_le_bytes();
+        let w = self
+            .writer
+            .as_mut()
+            .map(|w| w.write_all(&len).and_then(|()| w.write_all(&self.scratch)));
+        if let Some(Err(e)) = w {
+            return Err(self.io(e));
+        }
+        self.spilled_rows += 1;
+        Ok(())
+    }
+
+    /// Ends the writing: the rows can be read from now on.
+    pub fn finish(&mut self) -> Result<()> {
+        if let Some(w) = self.writer.take() {
+            let file = w.into_inner().map_err(|e| self.io(e.into_error()))?;
+            self.file = Some(file);
+        }
+        Ok(())
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> u64 {
+        self.memory.len() as u64 + self.spilled_rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether some rows went to disk.
+    pub fn spilled(&self) -> bool {
+        self.spilled_rows > 0
+    }
+
+    /// Calls `f` with every row in order until it answers [`Flow::Stop`].
+    pub fn for_each(&self, f: &mut dyn FnMut(&[Value]) -> Result<Flow>) -> Result<Flow> {
+        for r in &self.memory {
+            if f(r)? == Flow::Stop {
+                return Ok(Flow::Stop);
+            }
+        }
+        let Some(file) = &self.file else {
+            return Ok(Flow::Continue);
+        };
+        let io = |e| Error::io("reading a temporary table", e);
+        let malformed = || Error::Internal("malformed temporary table row".into());
+        let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+        let mut pos = 0usize; // start of the unread part of `buf`
+        let mut offset = 0u64; // file offset just past `buf`
+        let mut left = self.spilled_rows;
+        while left > 0 {
+            // Make sure the next row (length and bytes) is in the buffer.
+            let need = |buf: &Vec<u8>, pos: usize| -> Option<usize> {
+                let len = buf.get(pos..pos + 4)?;
+                let n = u32::from_le_bytes(len.try_into().ok()?) as usize;
+                (buf.len() >= pos + 4 + n).then_some(n)
+            };
+            let n = match need(&buf, pos) {
+                Some(n) => n,
+                None => {
+                    buf.drain(..pos);
+                    pos = 0;
+                    let want = match buf.get(0..4) {
+                        Some(l) => {
+                            4 + u32::from_le_bytes(l.try_into().map_err(|_| malformed())?) as usize
+                        }
+                        None => 4,
+                    };
+                    let old = buf.len();
+                    buf.resize(old + READ_CHUNK.max(want), 0);
+                    let got = file.read_at(&mut buf[old..], offset).map_err(io)?;
+                    buf.truncate(old + got);
+                    offset += got as u64;
+                    if got == 0 {
+                        return Err(malformed());
+                    }
+                    continue;
+                }
+            };
+            let row = decode_row(&buf[pos + 4..pos + 4 + n]).ok_or_else(malformed)?;
+            pos += 4 + n;
+            left -= 1;
+            if f(&row)? == Flow::Stop {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Continue)
+    }
+}
+
+/// Encodes a row for a sort run or a spilled temporary table.
+pub fn encode_row(row: &[Value], out: &mut Vec<u8>) {
+    for v in row {
+        match v {
+            Value::Null => out.push(0),
+            Value::Int(i) => {
+                out.push(1);
+                out.extend_from_slice(&i.to_le_bytes());
+            }
+            Value::UInt(u) => {
+                out.push(2);
+                out.extend_from_slice(&u.to_le_bytes());
+            }
+            Value::Double(d) => {
+                out.push(3);
+                out.extend_from_slice(&d.to_le_bytes());
+            }
+            Value::Decimal(d) => {
+                out.push(4);
+                out.extend_from_slice(&d.mantissa.to_le_bytes());
+                out.push(d.scale);
+                out.push(d.shown);
+            }
+            Value::Bytes(b) => {
+                out.push(5);
+                out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                out.extend_from_slice(b);
+            }
+            Value::DateTime(dt) => {
+                out.push(6);
+                out.extend_from_slice(&dt.pack().to_le_bytes());
+            }
+        }
+    }
+}
+
+pub fn decode_row(mut b: &[u8]) -> Option<Vec<Value>> {
+    fn take<'x>(b: &mut &'x [u8], n: usize) -> Option<&'x [u8]> {
+        if b.len() < n {
+            return None;
+        }
+        let (h, t) = b.split_at(n);
+        *b = t;
+        Some(h)
+    }
+    let mut row = Vec::new();
+    while let Some((&tag, rest)) = b.split_first() {
+        b = rest;
+        row.push(match tag {
+            0 => Value::Null,
+            1 => Value::Int(i64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
+            2 => Value::UInt(u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
+            3 => Value::Double(f64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
+            4 => {
+                let m = i128::from_le_bytes(take(&mut b, 16)?.try_into().ok()?);
+                let s = take(&mut b, 2)?;
+                Value::Decimal(Decimal::new(m, s[0]).with_shown(s[1]))
+            }
+            5 => {
+                let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+                Value::Bytes(take(&mut b, n)?.to_vec())
+            }
+            6 => Value::DateTime(DateTime::unpack(u64::from_le_bytes(
+                take(&mut b, 8)?.try_into().ok()?,
+            ))),
+            _ => return None,
+        });
+    }
+    Some(row)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(i: i64) -> Vec<Value> {
+        vec![
+            Value::Int(i),
+            Value::Bytes(
+                format!("row {i} ")
+                    .repeat((i % 7) as usize + 1)
+                    .into_bytes(),
+            ),
+            Value::Null,
+        ]
+    }
+
+    fn collect(t: &TempRows) -> Vec<Vec<Value>> {
+        let mut out = Vec::new();
+        t.for_each(&mut |r| {
+            out.push(r.to_vec());
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn rows_past_the_budget_go_to_disk_and_come_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = TempRows::new(16 << 10, dir.path());
+        let n = 20_000;
+        for i in 0..n {
+            t.push(row(i)).unwrap();
+        }
+        t.finish().unwrap();
+        assert!(t.spilled());
+        assert_eq!(t.len(), n as u64);
+        let all = collect(&t);
+        assert_eq!(all.len(), n as usize);
+        assert!(all.iter().enumerate().all(|(i, r)| *r == row(i as i64)));
+        // The file is unlinked: nothing is left in tmpdir.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn two_scans_can_interleave_and_a_scan_can_stop() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = TempRows::new(4 << 10, dir.path());
+        for i in 0..3000 {
+            t.push(row(i)).unwrap();
+        }
+        t.finish().unwrap();
+        let mut pairs = 0u64;
+        t.for_each(&mut |outer| {
+            if outer[0].to_i64() == Some(2) {
+                return Ok(Flow::Stop);
+            }
+            t.for_each(&mut |_| {
+                pairs += 1;
+                Ok(Flow::Continue)
+            })?;
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+        assert_eq!(pairs, 6000);
+    }
+
+    #[test]
+    fn small_results_stay_in_memory_and_rows_larger_than_a_chunk_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = TempRows::new(1 << 20, dir.path());
+        t.push(row(1)).unwrap();
+        t.finish().unwrap();
+        assert!(!t.spilled());
+        let mut big = TempRows::new(0, dir.path());
+        let wide = vec![Value::Bytes(vec![b'z'; 3 * READ_CHUNK]), Value::Int(7)];
+        big.push(wide.clone()).unwrap();
+        big.push(row(2)).unwrap();
+        big.finish().unwrap();
+        assert_eq!(collect(&big), vec![wide, row(2)]);
+    }
+}
