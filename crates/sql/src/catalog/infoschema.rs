@@ -371,6 +371,8 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
         indexes: vec![],
         auto_increment_start: 1,
         comment: String::new(),
+        foreign_keys: Vec::new(),
+        checks: Vec::new(),
     };
     Ok(Arc::new(ReadOnlyTable(InfoTable {
         def: Arc::new(def),

@@ -223,6 +223,8 @@ impl Catalog {
                     indexes: Vec::new(),
                     auto_increment_start: 1,
                     comment: String::new(),
+                    foreign_keys: Vec::new(),
+                    checks: Vec::new(),
                 };
                 e.drop_table(&def, &stem)?;
             }
