@@ -115,7 +115,7 @@ pub fn add_checks(cx: &ExecCtx, def: &mut TableDef, clauses: &[CheckClause]) -> 
         validate(def, &name, c)?;
         def.checks.push(CheckDef {
             name,
-            expr: mysql_text(&c.expr, false),
+            expr: mysql_text(&c.expr, true),
             enforced: c.enforced,
         });
     }
@@ -304,12 +304,20 @@ pub fn columns_used(c: &CheckDef) -> Vec<String> {
     parse_expr(&c.expr).map(|e| columns_of(&e)).unwrap_or_default()
 }
 
-/// Parses a stored check expression.
+/// Parses a stored check expression; the `_utf8mb4` introducers of its string
+/// literals are dropped (strings are utf8mb4 anyway).
 fn parse_expr(text: &str) -> Result<ast::Expr> {
     let stmts = crate::parse::parse(&format!("SELECT {text}"))?;
     if let Some(ast::Statement::Query(q)) = stmts.into_iter().next() {
         if let ast::SetExpr::Select(s) = *q.body {
-            if let Some(ast::SelectItem::UnnamedExpr(e)) = s.projection.into_iter().next() {
+            if let Some(ast::SelectItem::UnnamedExpr(mut e)) = s.projection.into_iter().next() {
+                let _ = ast::visit_expressions_mut(&mut e, |x| {
+                    if let ast::Expr::Prefixed { value, .. } = x {
+                        let inner = std::mem::replace(value.as_mut(), ast::Expr::value(ast::Value::Null));
+                        *x = inner;
+                    }
+                    ControlFlow::<()>::Continue(())
+                });
                 return Ok(e);
             }
         }
@@ -338,15 +346,6 @@ pub fn verify(checks: &[(String, Expr)], row: &[strata_types::Value], ecx: &Eval
         }
     }
     Ok(())
-}
-
-/// The stored expression as SHOW CREATE TABLE and information_schema print it (string
-/// literals with MySQL's `_utf8mb4` introducer).
-pub fn display(text: &str) -> String {
-    match parse_expr(text) {
-        Ok(e) => mysql_text(&e, true),
-        Err(_) => text.to_string(),
-    }
 }
 
 /// Prints an expression as MySQL 8 prints a stored one: identifiers quoted, every
@@ -553,8 +552,9 @@ mod tests {
             "(char_length(`s`) between 1 and 5)"
         );
         // What is stored parses back to the same text.
-        let stored = mysql_text(&expr("NOT (a = 'q') AND b <> 2"), false);
-        assert_eq!(mysql_text(&expr(&stored), false), stored);
+        let stored = mysql_text(&expr("NOT (a = 'q') AND b <> 2"), true);
+        assert_eq!(stored, "((not((`a` = _utf8mb4'q'))) and (`b` <> 2))");
+        assert_eq!(mysql_text(&expr(&stored), true), stored);
     }
 
     #[test]

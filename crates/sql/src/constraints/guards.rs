@@ -77,17 +77,6 @@ pub struct AlterConstraints {
     pub enforce: Vec<(String, bool)>,
 }
 
-impl AlterConstraints {
-    pub fn is_empty(&self) -> bool {
-        self.add_fks.is_empty()
-            && self.drop_fks.is_empty()
-            && self.add_checks.is_empty()
-            && self.drop_checks.is_empty()
-            && self.drop_any.is_empty()
-            && self.enforce.is_empty()
-    }
-}
-
 /// Carries `old`'s constraints over to `new` (built by ALTER TABLE, `sources[j]` the old
 /// position of new column j), applies `ask`, and checks that nothing is left dangling.
 /// Returns true when it added an index to `new` (the table must then be rebuilt).

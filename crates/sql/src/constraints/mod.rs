@@ -32,3 +32,40 @@ pub fn fk_checks_on(cx: &ExecCtx) -> bool {
         Err(_) => true,
     }
 }
+
+/// What a statement writing one table enforces on its rows: the table's enforced CHECK
+/// constraints (bound over its row) and the foreign keys around it. Resolved when the
+/// statement is planned; None for a table with neither, so the common statement pays
+/// one test of an `Option`.
+pub struct RowRules {
+    pub checks: Vec<(String, crate::expr::Expr)>,
+    pub links: enforce::Links,
+}
+
+impl RowRules {
+    pub fn for_target(
+        cx: &ExecCtx,
+        db: &str,
+        def: &strata_types::TableDef,
+        table: &std::sync::Arc<dyn strata_engine::Table>,
+    ) -> strata_types::Result<Option<std::sync::Arc<RowRules>>> {
+        if crate::catalog::is_system_schema(db) {
+            return Ok(None);
+        }
+        let checks = checks::bind_checks(def, db, table)?;
+        let links = enforce::Links::resolve(cx.catalog, def);
+        if checks.is_empty() && links.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(std::sync::Arc::new(RowRules { checks, links })))
+    }
+
+    /// The CHECK constraints, on a row about to be written.
+    pub fn verify(
+        &self,
+        row: &[strata_types::Value],
+        ecx: &crate::expr::EvalCtx,
+    ) -> strata_types::Result<()> {
+        checks::verify(&self.checks, row, ecx)
+    }
+}

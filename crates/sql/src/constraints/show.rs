@@ -52,7 +52,7 @@ pub fn create_lines(def: &TableDef) -> Vec<String> {
         let mut l = format!(
             "  CONSTRAINT {} CHECK ({})",
             quote(&c.name),
-            super::checks::display(&c.expr)
+            c.expr
         );
         if !c.enforced {
             l.push_str(" /*!80016 NOT ENFORCED */");

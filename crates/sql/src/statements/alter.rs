@@ -772,9 +772,14 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
             return Err(Error::TableExists(def.name.clone()));
         }
     }
+    let renamed = (def.db != old.db || def.name != old.name)
+        .then(|| ((old.db.clone(), old.name.clone()), (def.db.clone(), def.name.clone())));
     if w.rebuild.is_empty() {
         if *old != def {
             cx.catalog.alter_in_place(handle, def)?;
+        }
+        if let Some((from, to)) = renamed {
+            cx.catalog.retarget_references(&from, &to)?;
         }
         return Ok(Outcome::ok(0));
     }
@@ -783,6 +788,9 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
         def.auto_increment_start = handle.status().auto_increment.max(1);
     }
     let copied = copy_rows(cx, handle, cx.catalog, def, &sources, old)?;
+    if let Some((from, to)) = renamed {
+        cx.catalog.retarget_references(&from, &to)?;
+    }
     Ok(Outcome::ok(copied))
 }
 
