@@ -120,7 +120,13 @@ fn names_in_db(cx: &ExecCtx, db: &str, skip: &str) -> Vec<String> {
 /// self-reference), and adds an index for the referencing columns where none leads with
 /// them. A `heap` table takes none, as MyISAM ignores them.
 pub fn add_foreign_keys(cx: &ExecCtx, def: &mut TableDef, clauses: &[FkClause]) -> Result<()> {
-    if def.engine != "btree" || clauses.is_empty() {
+    if def.engine != "btree" {
+        // MyISAM keeps no foreign keys, but the index for their columns is still made.
+        for c in clauses {
+            if let Ok(cols) = positions(def, &c.columns) {
+                add_child_index(def, c, cols);
+            }
+        }
         return Ok(());
     }
     let checks_on = super::fk_checks_on(cx);
@@ -178,28 +184,35 @@ pub fn add_foreign_keys(cx: &ExecCtx, def: &mut TableDef, clauses: &[FkClause]) 
         if let Some(p) = &parent_def {
             check_against_parent(def, &fk, p)?;
         }
-        if leading_index(def, &cols).is_none() {
-            let base = c
-                .index_name
-                .clone()
-                .or(c.name.clone())
-                .unwrap_or_else(|| def.columns[cols[0]].name.clone());
-            let mut n = base.clone();
-            let mut k = 2;
-            while def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(&n)) {
-                n = format!("{base}_{k}");
-                k += 1;
-            }
-            def.indexes.push(IndexDef {
-                name: n,
-                columns: cols,
-                unique: false,
-                primary: false,
-            });
-        }
+        add_child_index(def, c, cols);
         def.foreign_keys.push(fk);
     }
     Ok(())
+}
+
+/// The index for a foreign key's columns, unless one leads with them already: named by
+/// the clause's index name, else its constraint name, else its first column.
+fn add_child_index(def: &mut TableDef, c: &FkClause, cols: Vec<usize>) {
+    if cols.is_empty() || leading_index(def, &cols).is_some() {
+        return;
+    }
+    let base = c
+        .index_name
+        .clone()
+        .or(c.name.clone())
+        .unwrap_or_else(|| def.columns[cols[0]].name.clone());
+    let mut n = base.clone();
+    let mut k = 2;
+    while def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(&n)) {
+        n = format!("{base}_{k}");
+        k += 1;
+    }
+    def.indexes.push(IndexDef {
+        name: n,
+        columns: cols,
+        unique: false,
+        primary: false,
+    });
 }
 
 /// Checks one foreign key of `child` against its parent's definition: the columns
