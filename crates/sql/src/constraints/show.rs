@@ -13,9 +13,10 @@ fn cols(c: &[String]) -> String {
 }
 
 /// `` CONSTRAINT `fk` FOREIGN KEY (`a`) REFERENCES `p` (`id`) ON DELETE CASCADE ``: the
-/// parent is qualified by its database when that is not `db`. `for_error` gives InnoDB's
-/// spacing of the column lists in error messages (the same, as MySQL 8 prints both).
-pub fn fk_clause(fk: &ForeignKeyDef, db: &str, _for_error: bool) -> String {
+/// parent is qualified by its database when that is not `db`. `for_error` gives the form
+/// of InnoDB's error messages (1451/1452), which never name RESTRICT (InnoDB keeps no flag
+/// for it).
+pub fn fk_clause(fk: &ForeignKeyDef, db: &str, for_error: bool) -> String {
     let parent = if fk.parent_db == db {
         quote(&fk.parent_table)
     } else {
@@ -29,10 +30,11 @@ pub fn fk_clause(fk: &ForeignKeyDef, db: &str, _for_error: bool) -> String {
         cols(&fk.parent_columns)
     );
     // NO ACTION is the default and is not printed, as MySQL 8 does not.
-    if fk.on_delete != FkAction::NoAction {
+    let shown = |a: FkAction| a != FkAction::NoAction && !(for_error && a == FkAction::Restrict);
+    if shown(fk.on_delete) {
         s.push_str(&format!(" ON DELETE {}", fk.on_delete.sql()));
     }
-    if fk.on_update != FkAction::NoAction {
+    if shown(fk.on_update) {
         s.push_str(&format!(" ON UPDATE {}", fk.on_update.sql()));
     }
     s
@@ -82,5 +84,11 @@ mod tests {
             "CONSTRAINT `c_ibfk_1` FOREIGN KEY (`pid`, `k`) REFERENCES `p` (`id`, `k`) ON DELETE CASCADE"
         );
         assert!(fk_clause(&fk, "other", false).contains("REFERENCES `d`.`p`"));
+        let restrict = ForeignKeyDef {
+            on_delete: FkAction::Restrict,
+            ..fk
+        };
+        assert!(fk_clause(&restrict, "d", false).ends_with("ON DELETE RESTRICT"));
+        assert!(fk_clause(&restrict, "d", true).ends_with("(`id`, `k`)"));
     }
 }
