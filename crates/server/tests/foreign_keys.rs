@@ -27,9 +27,11 @@ fn setup(c: &mut mysql::Conn, children: i64) {
          FOREIGN KEY (pid) REFERENCES p (id) ON DELETE CASCADE) ENGINE=InnoDB",
     )
     .unwrap();
-    c.query_drop("CREATE TABLE r (id INT NOT NULL PRIMARY KEY, pid INT, \
-         FOREIGN KEY (pid) REFERENCES p (id)) ENGINE=InnoDB")
-        .unwrap();
+    c.query_drop(
+        "CREATE TABLE r (id INT NOT NULL PRIMARY KEY, pid INT, \
+         FOREIGN KEY (pid) REFERENCES p (id)) ENGINE=InnoDB",
+    )
+    .unwrap();
     c.query_drop("INSERT INTO p VALUES (1), (2)").unwrap();
     let mut id = 0;
     while id < children {
@@ -64,7 +66,10 @@ fn a_concurrent_delete_of_the_parent_cannot_leave_an_orphan() {
         b2.query_drop("DELETE FROM p WHERE id = 2")
     });
     std::thread::sleep(Duration::from_millis(500));
-    assert!(!deleter.is_finished(), "the delete must wait for the inserting transaction");
+    assert!(
+        !deleter.is_finished(),
+        "the delete must wait for the inserting transaction"
+    );
     a.query_drop("COMMIT").unwrap();
     let e = deleter.join().unwrap().unwrap_err();
     assert_eq!(code(&e), 1451, "{e}");
@@ -78,7 +83,10 @@ fn a_concurrent_delete_of_the_parent_cannot_leave_an_orphan() {
         a2.query_drop("INSERT INTO r VALUES (2, 2)")
     });
     std::thread::sleep(Duration::from_millis(500));
-    assert!(!inserter.is_finished(), "the insert must wait for the deleting transaction");
+    assert!(
+        !inserter.is_finished(),
+        "the insert must wait for the deleting transaction"
+    );
     b.query_drop("COMMIT").unwrap();
     let e = inserter.join().unwrap().unwrap_err();
     assert_eq!(code(&e), 1452, "{e}");
@@ -132,8 +140,7 @@ fn a_crash_during_a_cascade_leaves_parent_and_children_agreeing() {
                     .unwrap();
             }
         }
-        let checked: Vec<(String, String, String, String)> =
-            c.query("CHECK TABLE p, ch").unwrap();
+        let checked: Vec<(String, String, String, String)> = c.query("CHECK TABLE p, ch").unwrap();
         assert!(checked.iter().all(|r| r.3 == "OK"), "{checked:?}");
     }
 }

@@ -335,7 +335,13 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
                 Kind::Constraints(t),
                 t.columns()
                     .iter()
-                    .map(|c| if ConstraintTable::numeric(c) { num(c) } else { text(c) })
+                    .map(|c| {
+                        if ConstraintTable::numeric(c) {
+                            num(c)
+                        } else {
+                            text(c)
+                        }
+                    })
                     .collect(),
             )
         }

@@ -167,8 +167,11 @@ impl ConstraintTable {
                         .ok()
                         .and_then(|p| {
                             let pdef = p.def().clone();
-                            let cols: Option<Vec<usize>> =
-                                fk.parent_columns.iter().map(|c| pdef.column_index(c)).collect();
+                            let cols: Option<Vec<usize>> = fk
+                                .parent_columns
+                                .iter()
+                                .map(|c| pdef.column_index(c))
+                                .collect();
                             let cols = cols?;
                             pdef.indexes
                                 .iter()
@@ -192,12 +195,7 @@ impl ConstraintTable {
             }
             ConstraintTable::CheckConstraints => {
                 for c in &def.checks {
-                    out.push(vec![
-                        s("def"),
-                        s(db),
-                        s(&c.name),
-                        s(&c.expr),
-                    ]);
+                    out.push(vec![s("def"), s(db), s(&c.name), s(&c.expr)]);
                 }
             }
         }

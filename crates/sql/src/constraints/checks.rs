@@ -97,7 +97,11 @@ pub fn add_checks(cx: &ExecCtx, def: &mut TableDef, clauses: &[CheckClause]) -> 
     let mut counter = def
         .checks
         .iter()
-        .filter_map(|c| c.name.strip_prefix(&prefix).and_then(|n| n.parse::<u64>().ok()))
+        .filter_map(|c| {
+            c.name
+                .strip_prefix(&prefix)
+                .and_then(|n| n.parse::<u64>().ok())
+        })
         .max()
         .unwrap_or(0);
     for c in clauses {
@@ -154,19 +158,19 @@ fn forbidden(name: &str, e: &ast::Expr) -> Result<()> {
         type Break = ();
         fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
             let err = match e {
-                ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::InSubquery { .. } => {
-                    Some(Error::CheckDisallowed(self.0.to_string()))
-                }
+                ast::Expr::Subquery(_)
+                | ast::Expr::Exists { .. }
+                | ast::Expr::InSubquery { .. } => Some(Error::CheckDisallowed(self.0.to_string())),
                 ast::Expr::Function(f) => {
                     let n = crate::parse::object_name_parts(&f.name)
                         .join(".")
                         .to_ascii_lowercase();
-                    DISALLOWED.contains(&n.as_str()).then(|| {
-                        Error::CheckDisallowedFunction {
+                    DISALLOWED
+                        .contains(&n.as_str())
+                        .then(|| Error::CheckDisallowedFunction {
                             name: self.0.to_string(),
                             function: format!("{n}()"),
-                        }
-                    })
+                        })
                 }
                 ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.starts_with('@') => {
                     Some(Error::CheckVariables(self.0.to_string()))
@@ -293,7 +297,9 @@ pub fn check_fk_columns(def: &TableDef, check: &str, cols: &[String]) -> Result<
 /// After foreign keys were added: no check may name a column their actions change.
 pub fn recheck_fk_columns(def: &TableDef) -> Result<()> {
     for c in &def.checks {
-        let cols = parse_expr(&c.expr).map(|e| columns_of(&e)).unwrap_or_default();
+        let cols = parse_expr(&c.expr)
+            .map(|e| columns_of(&e))
+            .unwrap_or_default();
         check_fk_columns(def, &c.name, &cols)?;
     }
     Ok(())
@@ -301,7 +307,9 @@ pub fn recheck_fk_columns(def: &TableDef) -> Result<()> {
 
 /// The columns a stored check uses (for ALTER TABLE's DROP / RENAME COLUMN, 3959).
 pub fn columns_used(c: &CheckDef) -> Vec<String> {
-    parse_expr(&c.expr).map(|e| columns_of(&e)).unwrap_or_default()
+    parse_expr(&c.expr)
+        .map(|e| columns_of(&e))
+        .unwrap_or_default()
 }
 
 /// Parses a stored check expression; the `_utf8mb4` introducers of its string
@@ -313,7 +321,8 @@ fn parse_expr(text: &str) -> Result<ast::Expr> {
             if let Some(ast::SelectItem::UnnamedExpr(mut e)) = s.projection.into_iter().next() {
                 let _ = ast::visit_expressions_mut(&mut e, |x| {
                     if let ast::Expr::Prefixed { value, .. } = x {
-                        let inner = std::mem::replace(value.as_mut(), ast::Expr::value(ast::Value::Null));
+                        let inner =
+                            std::mem::replace(value.as_mut(), ast::Expr::value(ast::Value::Null));
                         *x = inner;
                     }
                     ControlFlow::<()>::Continue(())
@@ -326,7 +335,11 @@ fn parse_expr(text: &str) -> Result<ast::Expr> {
 }
 
 /// Binds the enforced checks of `def` over the row of `table`: (name, condition).
-pub fn bind_checks(def: &TableDef, db: &str, table: &Arc<dyn Table>) -> Result<Vec<(String, Expr)>> {
+pub fn bind_checks(
+    def: &TableDef,
+    db: &str,
+    table: &Arc<dyn Table>,
+) -> Result<Vec<(String, Expr)>> {
     let mut out = Vec::new();
     for c in def.checks.iter().filter(|c| c.enforced) {
         let e = parse_expr(&c.expr)?;

@@ -10,9 +10,7 @@
 
 use crate::context::ExecCtx;
 use sqlparser::ast;
-use strata_types::{
-    DataType, Error, FkAction, ForeignKeyDef, IndexDef, Result, TableDef,
-};
+use strata_types::{DataType, Error, FkAction, ForeignKeyDef, IndexDef, Result, TableDef};
 
 /// A FOREIGN KEY clause as read, before it is checked against the tables.
 #[derive(Clone, Debug)]
@@ -53,10 +51,16 @@ pub fn clause(
         .map(|n| n.value.clone())
         .or(constraint.map(str::to_string));
     let columns: Vec<String> = fk.columns.iter().map(|c| c.value.clone()).collect();
-    let parent_columns: Vec<String> = fk.referred_columns.iter().map(|c| c.value.clone()).collect();
+    let parent_columns: Vec<String> = fk
+        .referred_columns
+        .iter()
+        .map(|c| c.value.clone())
+        .collect();
     if columns.len() != parent_columns.len() || columns.is_empty() {
         return Err(Error::FkWrongDefinition {
-            name: name.clone().unwrap_or_else(|| "foreign key without name".into()),
+            name: name
+                .clone()
+                .unwrap_or_else(|| "foreign key without name".into()),
             reason: "Key reference and table reference don't match".into(),
         });
     }
@@ -109,7 +113,12 @@ fn names_in_db(cx: &ExecCtx, db: &str, skip: &str) -> Vec<String> {
             if t.def().name == skip {
                 continue;
             }
-            out.extend(t.def().foreign_keys.iter().map(|f| f.name.to_ascii_lowercase()));
+            out.extend(
+                t.def()
+                    .foreign_keys
+                    .iter()
+                    .map(|f| f.name.to_ascii_lowercase()),
+            );
         }
     }
     out
@@ -136,7 +145,11 @@ pub fn add_foreign_keys(cx: &ExecCtx, def: &mut TableDef, clauses: &[FkClause]) 
     let mut counter = def
         .foreign_keys
         .iter()
-        .filter_map(|f| f.name.strip_prefix(&prefix).and_then(|n| n.parse::<u64>().ok()))
+        .filter_map(|f| {
+            f.name
+                .strip_prefix(&prefix)
+                .and_then(|n| n.parse::<u64>().ok())
+        })
         .max()
         .unwrap_or(0);
     for c in clauses {
@@ -324,10 +337,18 @@ mod tests {
             vec![col("id", DataType::Int { unsigned: false })],
             vec![vec![0]],
         );
-        let child = table("c", vec![col("pid", DataType::BigInt { unsigned: false })], vec![]);
+        let child = table(
+            "c",
+            vec![col("pid", DataType::BigInt { unsigned: false })],
+            vec![],
+        );
         let e = check_against_parent(&child, &fk(&["pid"], &["id"]), &parent).unwrap_err();
         assert_eq!(e.code(), 3780);
-        let child = table("c", vec![col("pid", DataType::Int { unsigned: true })], vec![]);
+        let child = table(
+            "c",
+            vec![col("pid", DataType::Int { unsigned: true })],
+            vec![],
+        );
         assert!(check_against_parent(&child, &fk(&["pid"], &["id"]), &parent).is_err());
         let s_parent = table("p", vec![col("id", DataType::VarChar(10))], vec![vec![0]]);
         let s_child = table("c", vec![col("pid", DataType::Char(3))], vec![]);

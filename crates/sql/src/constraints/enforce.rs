@@ -104,10 +104,15 @@ impl Links {
         }
         for (db, t) in all_tables(catalog) {
             let cdef = t.def().clone();
-            for fk in cdef.foreign_keys.iter().filter(|f| f.references(&def.db, &def.name)) {
-                let (Ok(child_cols), Ok(parent_cols)) =
-                    (positions(&cdef, &fk.columns), positions(def, &fk.parent_columns))
-                else {
+            for fk in cdef
+                .foreign_keys
+                .iter()
+                .filter(|f| f.references(&def.db, &def.name))
+            {
+                let (Ok(child_cols), Ok(parent_cols)) = (
+                    positions(&cdef, &fk.columns),
+                    positions(def, &fk.parent_columns),
+                ) else {
                     continue;
                 };
                 let Some(child_index) = leading_index(&cdef, &child_cols) else {
@@ -168,10 +173,16 @@ impl Links {
                     if encode_prefix(&mut key, pdef, &pdef.indexes[*ix], &values) {
                         let _mode = ReadModeGuard::set(cx.txn, ReadMode::LockShared);
                         let mut hit = false;
-                        parent.index_scan(cx.txn, *ix, &KeyRange::prefix(key), false, &mut |_, _| {
-                            hit = true;
-                            Ok(Flow::Stop)
-                        })?;
+                        parent.index_scan(
+                            cx.txn,
+                            *ix,
+                            &KeyRange::prefix(key),
+                            false,
+                            &mut |_, _| {
+                                hit = true;
+                                Ok(Flow::Stop)
+                            },
+                        )?;
                         hit
                     } else {
                         false
@@ -268,7 +279,11 @@ impl Links {
                 continue;
             }
             if restrict {
-                return Err(Error::FkRowIsReferenced(describe(&c.child_db, &cdef.name, &c.fk)));
+                return Err(Error::FkRowIsReferenced(describe(
+                    &c.child_db,
+                    &cdef.name,
+                    &c.fk,
+                )));
             }
             if depth + 1 > MAX_DEPTH {
                 return Err(Error::FkDepthExceeded);
@@ -294,7 +309,8 @@ impl Links {
                     }
                 };
                 path.push((cdef.db.clone(), cdef.name.clone(), row.clone()));
-                let done = child_links.on_parent_change(cx, &row, changed.as_deref(), depth + 1, path);
+                let done =
+                    child_links.on_parent_change(cx, &row, changed.as_deref(), depth + 1, path);
                 path.pop();
                 done?;
                 match changed {

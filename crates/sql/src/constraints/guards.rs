@@ -99,7 +99,11 @@ pub fn reconcile_alter(
     let mut drop_fks = ask.drop_fks.clone();
     let mut drop_checks = ask.drop_checks.clone();
     for n in &ask.drop_any {
-        if old.foreign_keys.iter().any(|f| f.name.eq_ignore_ascii_case(n)) {
+        if old
+            .foreign_keys
+            .iter()
+            .any(|f| f.name.eq_ignore_ascii_case(n))
+        {
             drop_fks.push(n.clone());
         } else if old.checks.iter().any(|c| c.name.eq_ignore_ascii_case(n)) {
             drop_checks.push(n.clone());
@@ -108,7 +112,11 @@ pub fn reconcile_alter(
         }
     }
     for n in &drop_fks {
-        if !old.foreign_keys.iter().any(|f| f.name.eq_ignore_ascii_case(n)) {
+        if !old
+            .foreign_keys
+            .iter()
+            .any(|f| f.name.eq_ignore_ascii_case(n))
+        {
             return Err(Error::CantDropKey(n.clone()));
         }
     }
@@ -161,7 +169,11 @@ pub fn reconcile_alter(
             }
         }
         let mut c = c.clone();
-        if let Some((_, on)) = ask.enforce.iter().find(|(n, _)| n.eq_ignore_ascii_case(&c.name)) {
+        if let Some((_, on)) = ask
+            .enforce
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(&c.name))
+        {
             c.enforced = *on;
         }
         checks.push(c);
@@ -230,11 +242,18 @@ pub fn reconcile_alter(
 
 /// A parent-side check after ALTER: the child's key still matches `parent` (3780), and
 /// an index still leads with the referenced columns (1553).
-fn check_kept(child: &TableDef, fk: &ForeignKeyDef, parent: &TableDef, old: &TableDef) -> Result<()> {
+fn check_kept(
+    child: &TableDef,
+    fk: &ForeignKeyDef,
+    parent: &TableDef,
+    old: &TableDef,
+) -> Result<()> {
     match check_against_parent(child, fk, parent) {
-        Err(Error::FkNoParentIndex { .. }) => {
-            Err(Error::FkDropIndex(dropped_index(old, parent, &fk.parent_columns)))
-        }
+        Err(Error::FkNoParentIndex { .. }) => Err(Error::FkDropIndex(dropped_index(
+            old,
+            parent,
+            &fk.parent_columns,
+        ))),
         other => other,
     }
 }
@@ -249,7 +268,10 @@ fn dropped_index(old: &TableDef, new: &TableDef, cols: &[String]) -> String {
         .find(|ix| {
             ix.columns.len() >= pos.len()
                 && ix.columns[..pos.len()] == *pos
-                && !new.indexes.iter().any(|n| n.name.eq_ignore_ascii_case(&ix.name))
+                && !new
+                    .indexes
+                    .iter()
+                    .any(|n| n.name.eq_ignore_ascii_case(&ix.name))
         })
         .map(|ix| ix.name.clone())
         .unwrap_or_else(|| cols.first().cloned().unwrap_or_default())

@@ -24,7 +24,6 @@ pub mod show;
 
 use crate::context::ExecCtx;
 
-
 /// Whether `foreign_key_checks` is on for this statement's session.
 pub fn fk_checks_on(cx: &ExecCtx) -> bool {
     match cx.env.system_variable("foreign_key_checks", false) {

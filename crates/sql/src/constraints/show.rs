@@ -51,11 +51,7 @@ pub fn create_lines(def: &TableDef) -> Vec<String> {
     let mut checks: Vec<_> = def.checks.iter().collect();
     checks.sort_by(|a, b| a.name.cmp(&b.name));
     for c in checks {
-        let mut l = format!(
-            "  CONSTRAINT {} CHECK ({})",
-            quote(&c.name),
-            c.expr
-        );
+        let mut l = format!("  CONSTRAINT {} CHECK ({})", quote(&c.name), c.expr);
         if !c.enforced {
             l.push_str(" /*!80016 NOT ENFORCED */");
         }

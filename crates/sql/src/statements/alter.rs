@@ -772,8 +772,12 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
             return Err(Error::TableExists(def.name.clone()));
         }
     }
-    let renamed = (def.db != old.db || def.name != old.name)
-        .then(|| ((old.db.clone(), old.name.clone()), (def.db.clone(), def.name.clone())));
+    let renamed = (def.db != old.db || def.name != old.name).then(|| {
+        (
+            (old.db.clone(), old.name.clone()),
+            (def.db.clone(), def.name.clone()),
+        )
+    });
     if w.rebuild.is_empty() {
         if *old != def {
             cx.catalog.alter_in_place(handle, def)?;
