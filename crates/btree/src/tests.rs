@@ -61,6 +61,8 @@ fn sbtest() -> TableDef {
         ],
         auto_increment_start: 1,
         comment: String::new(),
+        foreign_keys: Vec::new(),
+        checks: Vec::new(),
     }
 }
 

@@ -46,6 +46,8 @@ fn sbtest() -> TableDef {
         indexes: vec![],
         auto_increment_start: 1,
         comment: String::new(),
+        foreign_keys: Vec::new(),
+        checks: Vec::new(),
     }
 }
 

@@ -60,6 +60,8 @@ fn sbtest(varlen: bool) -> TableDef {
         ],
         auto_increment_start: 1,
         comment: String::new(),
+        foreign_keys: Vec::new(),
+        checks: Vec::new(),
     }
 }
 

@@ -22,6 +22,7 @@
 
 pub(crate) mod bind;
 pub mod catalog;
+pub(crate) mod constraints;
 pub(crate) mod context;
 pub(crate) mod exec;
 pub(crate) mod expr;

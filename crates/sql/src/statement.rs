@@ -196,6 +196,23 @@ fn metadata_locks(plan: &Plan) -> Vec<MdlRequest> {
         }
         Plan::Explain(_) | Plan::Other(_) => {}
     }
+    // The tables the target's foreign keys read (parents) or change (children).
+    let target = match plan {
+        Plan::Insert(i) => Some(&i.target),
+        Plan::Update(u) => Some(&u.target),
+        Plan::Delete(d) => Some(&d.target),
+        _ => None,
+    };
+    if let Some(r) = target.and_then(|t| t.rules.as_ref()) {
+        for (db, name, writes) in r.links.tables() {
+            let mode = if writes {
+                MdlMode::SharedWrite
+            } else {
+                MdlMode::SharedRead
+            };
+            add(&db, &name, mode);
+        }
+    }
     normalize(&mut reqs);
     reqs
 }

@@ -277,6 +277,86 @@ pub enum Error {
     ExecuteArguments,
     /// 1461: PREPARE beyond max_prepared_stmt_count; the limit.
     TooManyPreparedStatements(u64),
+    /// 1452: a child row whose foreign key finds no parent row; the constraint as
+    /// InnoDB describes it (`` `db`.`child`, CONSTRAINT `fk` FOREIGN KEY … ``).
+    FkNoParent(String),
+    /// 1451: a parent row still referred to by a RESTRICT / NO ACTION constraint.
+    FkRowIsReferenced(String),
+    /// 3008: cascading actions nested deeper than InnoDB's limit (15).
+    FkDepthExceeded,
+    /// 1822: the referenced columns are not the leading columns of an index.
+    FkNoParentIndex { constraint: String, table: String },
+    /// 3734: a referenced column the parent table does not have.
+    FkNoParentColumn {
+        column: String,
+        constraint: String,
+        table: String,
+    },
+    /// 3780: a referencing and a referenced column of different types.
+    FkIncompatibleColumns {
+        column: String,
+        referenced: String,
+        constraint: String,
+    },
+    /// 3730: DROP TABLE of a table another table's foreign key refers to.
+    FkCannotDropParent {
+        table: String,
+        constraint: String,
+        child: String,
+    },
+    /// 1553: DROP INDEX of the index a foreign key needs.
+    FkDropIndex(String),
+    /// 1701: TRUNCATE of a table another table's foreign key refers to.
+    FkTruncate(String),
+    /// 1824: the referenced table does not exist (with foreign_key_checks on).
+    FkCannotOpenParent(String),
+    /// 1826: two foreign keys of one database with the same name.
+    FkDuplicateName(String),
+    /// 1828: dropping a column of a foreign key (column, constraint).
+    FkColumnCannotDrop { column: String, constraint: String },
+    /// 1829: dropping a column another table's foreign key refers to.
+    FkColumnCannotDropChild {
+        column: String,
+        constraint: String,
+        table: String,
+    },
+    /// 1830: a NOT NULL column in a foreign key with SET NULL.
+    FkColumnNotNull { column: String, constraint: String },
+    /// 1239: a malformed foreign key (constraint name, what is wrong).
+    FkWrongDefinition { name: String, reason: String },
+    /// 1215: a foreign key the engine cannot hold (SET DEFAULT, a parent that is not
+    /// InnoDB-like).
+    FkCannotAdd,
+    /// 3819: a row for which a CHECK constraint is false.
+    CheckViolated(String),
+    /// 3812: a CHECK expression that is not a condition.
+    CheckNotBoolean(String),
+    /// 3813: a column-level CHECK that names another column.
+    CheckColumnRefersOther(String),
+    /// 3814: a CHECK calling a function whose result may change (constraint, function).
+    CheckDisallowedFunction { name: String, function: String },
+    /// 3815: a CHECK with a construct it may not hold (a subquery).
+    CheckDisallowed(String),
+    /// 3816: a CHECK naming a user or system variable.
+    CheckVariables(String),
+    /// 3818: a CHECK naming the AUTO_INCREMENT column.
+    CheckAutoIncrement(String),
+    /// 3820: a CHECK naming a column the table does not have.
+    CheckUnknownColumn { name: String, column: String },
+    /// 3821: DROP CHECK of a constraint the table does not have.
+    CheckNotFound(String),
+    /// 3822: two CHECK constraints of one database with the same name.
+    CheckDuplicateName(String),
+    /// 3823: a CHECK naming a column a foreign key's referential action changes.
+    CheckFkColumn {
+        column: String,
+        check: String,
+        fk: String,
+    },
+    /// 3959: dropping or renaming a column a CHECK constraint uses.
+    CheckDependentColumn { check: String, column: String },
+    /// 3940: DROP CONSTRAINT of a name no constraint of the table has.
+    ConstraintNotFound(String),
     /// 1105: an internal invariant broke; the statement is abandoned, the server goes on.
     Internal(String),
 }
@@ -297,6 +377,35 @@ impl Error {
             DropMissingDatabase(_) => 1008,
             NoSuchTable { .. } => 1146,
             TableExists(_) => 1050,
+            FkNoParent(_) => 1452,
+            FkRowIsReferenced(_) => 1451,
+            FkDepthExceeded => 3008,
+            FkNoParentIndex { .. } => 1822,
+            FkNoParentColumn { .. } => 3734,
+            FkIncompatibleColumns { .. } => 3780,
+            FkCannotDropParent { .. } => 3730,
+            FkDropIndex(_) => 1553,
+            FkTruncate(_) => 1701,
+            FkCannotOpenParent(_) => 1824,
+            FkDuplicateName(_) => 1826,
+            FkColumnCannotDrop { .. } => 1828,
+            FkColumnCannotDropChild { .. } => 1829,
+            FkColumnNotNull { .. } => 1830,
+            FkWrongDefinition { .. } => 1239,
+            FkCannotAdd => 1215,
+            CheckViolated(_) => 3819,
+            CheckNotBoolean(_) => 3812,
+            CheckColumnRefersOther(_) => 3813,
+            CheckDisallowedFunction { .. } => 3814,
+            CheckDisallowed(_) => 3815,
+            CheckVariables(_) => 3816,
+            CheckAutoIncrement(_) => 3818,
+            CheckUnknownColumn { .. } => 3820,
+            CheckNotFound(_) => 3821,
+            CheckDuplicateName(_) => 3822,
+            CheckFkColumn { .. } => 3823,
+            CheckDependentColumn { .. } => 3959,
+            ConstraintNotFound(_) => 3940,
             UnknownTable(_) => 1051,
             UnknownColumn { .. } => 1054,
             AmbiguousColumn { .. } => 1052,
@@ -416,7 +525,8 @@ impl Error {
             1050 => "42S01",
             1054 => "42S22",
             1060 => "42S21",
-            1052 | 1062 | 1048 => "23000",
+            1052 | 1062 | 1048 | 1451 | 1452 => "23000",
+            1239 | 1701 => "42000",
             1045 => "28000",
             1046 => "3D000",
             1136 => "21S01",
@@ -508,6 +618,126 @@ impl fmt::Display for Error {
             }
             NoSuchTable { db, table } => write!(f, "Table '{db}.{table}' doesn't exist"),
             TableExists(t) => write!(f, "Table '{t}' already exists"),
+            FkNoParent(c) => write!(
+                f,
+                "Cannot add or update a child row: a foreign key constraint fails ({c})"
+            ),
+            FkRowIsReferenced(c) => write!(
+                f,
+                "Cannot delete or update a parent row: a foreign key constraint fails ({c})"
+            ),
+            FkDepthExceeded => write!(
+                f,
+                "Foreign key cascade delete/update exceeds max depth of 15."
+            ),
+            FkNoParentIndex { constraint, table } => write!(
+                f,
+                "Failed to add the foreign key constraint. Missing index for constraint \
+                 '{constraint}' in the referenced table '{table}'"
+            ),
+            FkNoParentColumn {
+                column,
+                constraint,
+                table,
+            } => write!(
+                f,
+                "Failed to add the foreign key constraint. Missing column '{column}' for \
+                 constraint '{constraint}' in the referenced table '{table}'"
+            ),
+            FkIncompatibleColumns {
+                column,
+                referenced,
+                constraint,
+            } => write!(
+                f,
+                "Referencing column '{column}' and referenced column '{referenced}' in \
+                 foreign key constraint '{constraint}' are incompatible."
+            ),
+            FkCannotDropParent {
+                table,
+                constraint,
+                child,
+            } => write!(
+                f,
+                "Cannot drop table '{table}' referenced by a foreign key constraint \
+                 '{constraint}' on table '{child}'."
+            ),
+            FkDropIndex(i) => write!(
+                f,
+                "Cannot drop index '{i}': needed in a foreign key constraint"
+            ),
+            FkTruncate(c) => write!(
+                f,
+                "Cannot truncate a table referenced in a foreign key constraint ({c})"
+            ),
+            FkCannotOpenParent(t) => write!(f, "Failed to open the referenced table '{t}'"),
+            FkDuplicateName(n) => write!(f, "Duplicate foreign key constraint name '{n}'"),
+            FkColumnCannotDrop { column, constraint } => write!(
+                f,
+                "Cannot drop column '{column}': needed in a foreign key constraint \
+                 '{constraint}'"
+            ),
+            FkColumnCannotDropChild {
+                column,
+                constraint,
+                table,
+            } => write!(
+                f,
+                "Cannot drop column '{column}': needed in a foreign key constraint \
+                 '{constraint}' of table '{table}'"
+            ),
+            FkColumnNotNull { column, constraint } => write!(
+                f,
+                "Column '{column}' cannot be NOT NULL: needed in a foreign key constraint \
+                 '{constraint}' SET NULL"
+            ),
+            FkWrongDefinition { name, reason } => {
+                write!(f, "Incorrect foreign key definition for '{name}': {reason}")
+            }
+            FkCannotAdd => write!(f, "Cannot add foreign key constraint"),
+            CheckViolated(n) => write!(f, "Check constraint '{n}' is violated."),
+            CheckNotBoolean(n) => write!(
+                f,
+                "An expression of non-boolean type specified to check constraint '{n}'."
+            ),
+            CheckColumnRefersOther(n) => {
+                write!(f, "Column check constraint '{n}' references other column.")
+            }
+            CheckDisallowedFunction { name, function } => write!(
+                f,
+                "An expression of a check constraint '{name}' contains disallowed function: \
+                 {function}."
+            ),
+            CheckDisallowed(n) => write!(
+                f,
+                "An expression of a check constraint '{n}' contains disallowed function."
+            ),
+            CheckVariables(n) => write!(
+                f,
+                "An expression of a check constraint '{n}' cannot refer to a user or system \
+                 variable."
+            ),
+            CheckAutoIncrement(n) => write!(
+                f,
+                "Check constraint '{n}' cannot refer to an auto-increment column."
+            ),
+            CheckUnknownColumn { name, column } => write!(
+                f,
+                "Check constraint '{name}' refers to non-existing column '{column}'."
+            ),
+            CheckNotFound(n) => write!(f, "Check constraint '{n}' is not found in the table."),
+            CheckDuplicateName(n) => write!(f, "Duplicate check constraint name '{n}'."),
+            CheckFkColumn { column, check, fk } => write!(
+                f,
+                "Column '{column}' cannot be used in a check constraint '{check}': needed in a \
+                 foreign key constraint '{fk}' referential action."
+            ),
+            CheckDependentColumn { check, column } => write!(
+                f,
+                "Check constraint '{check}' uses column '{column}', hence column cannot be \
+                 dropped or renamed."
+            ),
+            ConstraintNotFound(n) => write!(f, "Constraint '{n}' does not exist."),
             UnknownTable(t) => write!(f, "Unknown table '{t}'"),
             UnknownColumn { column, context } => {
                 write!(f, "Unknown column '{column}' in '{context}'")

@@ -8,6 +8,7 @@
 //! This crate depends on nothing else in the workspace; everything else depends on it.
 
 pub mod collation;
+pub mod constraint;
 pub mod datetime;
 pub mod decimal;
 pub mod error;
@@ -22,6 +23,7 @@ pub mod stack;
 mod u256;
 pub mod value;
 
+pub use constraint::{CheckDef, FkAction, ForeignKeyDef};
 pub use datetime::DateTime;
 pub use decimal::Decimal;
 pub use error::{Error, Result};

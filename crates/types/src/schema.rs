@@ -258,6 +258,13 @@ pub struct TableDef {
     /// First AUTO_INCREMENT value for a new table (`AUTO_INCREMENT=n`).
     pub auto_increment_start: u64,
     pub comment: String,
+    /// FOREIGN KEY constraints of this (child) table, in the order they were added
+    /// (`docs/format/catalog.md`; absent in catalogs written before them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_keys: Vec<crate::constraint::ForeignKeyDef>,
+    /// CHECK constraints, in the order they were added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<crate::constraint::CheckDef>,
 }
 
 impl TableDef {

@@ -70,6 +70,8 @@ impl DerivedTable {
             indexes: vec![],
             auto_increment_start: 1,
             comment: String::new(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
         };
         Ok(DerivedTable { def: Arc::new(def) })
     }

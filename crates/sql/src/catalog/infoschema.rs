@@ -5,6 +5,7 @@
 //! GUIs) read them by name.
 
 use crate::catalog::engines::engine_display;
+use crate::catalog::infoschema_constraints::ConstraintTable;
 use crate::catalog::rowsource::{ReadOnlyTable, RowSource};
 use crate::catalog::Catalog;
 use std::sync::Arc;
@@ -21,6 +22,8 @@ enum Kind {
     Engines,
     /// The server's connections (SHOW PROCESSLIST's rows).
     Processlist,
+    /// TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS, CHECK_CONSTRAINTS.
+    Constraints(ConstraintTable),
     /// Tables for objects Strata does not have (tablespace files, triggers, views,
     /// routines, events, partitions, foreign keys): the right columns, never a row, so
     /// clients that look for such objects find none instead of failing.
@@ -191,39 +194,6 @@ const EMPTY_TABLES: &[(&str, &[&str])] = &[
             "TABLE_ROWS",
         ],
     ),
-    (
-        "KEY_COLUMN_USAGE",
-        &[
-            "CONSTRAINT_CATALOG",
-            "CONSTRAINT_SCHEMA",
-            "CONSTRAINT_NAME",
-            "TABLE_CATALOG",
-            "TABLE_SCHEMA",
-            "TABLE_NAME",
-            "COLUMN_NAME",
-            "ORDINAL_POSITION",
-            "POSITION_IN_UNIQUE_CONSTRAINT",
-            "REFERENCED_TABLE_SCHEMA",
-            "REFERENCED_TABLE_NAME",
-            "REFERENCED_COLUMN_NAME",
-        ],
-    ),
-    (
-        "REFERENTIAL_CONSTRAINTS",
-        &[
-            "CONSTRAINT_CATALOG",
-            "CONSTRAINT_SCHEMA",
-            "CONSTRAINT_NAME",
-            "UNIQUE_CONSTRAINT_CATALOG",
-            "UNIQUE_CONSTRAINT_SCHEMA",
-            "UNIQUE_CONSTRAINT_NAME",
-            "MATCH_OPTION",
-            "UPDATE_RULE",
-            "DELETE_RULE",
-            "TABLE_NAME",
-            "REFERENCED_TABLE_NAME",
-        ],
-    ),
 ];
 
 /// Every table `information_schema` has, for SHOW TABLES.
@@ -237,6 +207,12 @@ pub fn table_names() -> Vec<&'static str> {
         "TABLES",
     ];
     names.extend(EMPTY_TABLES.iter().map(|(n, _)| *n));
+    names.extend([
+        "CHECK_CONSTRAINTS",
+        "KEY_COLUMN_USAGE",
+        "REFERENTIAL_CONSTRAINTS",
+        "TABLE_CONSTRAINTS",
+    ]);
     names.sort_unstable();
     names
 }
@@ -353,6 +329,22 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
                 text("INFO"),
             ],
         ),
+        other if ConstraintTable::from_name(other).is_some() => {
+            let t = ConstraintTable::from_name(other).unwrap_or(ConstraintTable::CheckConstraints);
+            (
+                Kind::Constraints(t),
+                t.columns()
+                    .iter()
+                    .map(|c| {
+                        if ConstraintTable::numeric(c) {
+                            num(c)
+                        } else {
+                            text(c)
+                        }
+                    })
+                    .collect(),
+            )
+        }
         other => match EMPTY_TABLES.iter().find(|(n, _)| *n == other) {
             Some((_, cols)) => (Kind::Empty, cols.iter().map(|c| text(c)).collect()),
             None => {
@@ -371,6 +363,8 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
         indexes: vec![],
         auto_increment_start: 1,
         comment: String::new(),
+        foreign_keys: Vec::new(),
+        checks: Vec::new(),
     };
     Ok(Arc::new(ReadOnlyTable(InfoTable {
         def: Arc::new(def),
@@ -587,6 +581,7 @@ impl InfoTable {
                     }
                 }
             }
+            Kind::Constraints(which) => which.rows(&self.catalog, def, out),
             _ => {}
         }
     }

@@ -17,6 +17,7 @@
 
 pub mod engines;
 pub mod infoschema;
+pub mod infoschema_constraints;
 pub mod processes;
 pub mod rowsource;
 pub mod stats;
@@ -223,6 +224,8 @@ impl Catalog {
                     indexes: Vec::new(),
                     auto_increment_start: 1,
                     comment: String::new(),
+                    foreign_keys: Vec::new(),
+                    checks: Vec::new(),
                 };
                 e.drop_table(&def, &stem)?;
             }
@@ -654,7 +657,46 @@ impl Catalog {
             changes.retain(|(x, _)| !Arc::ptr_eq(x, &h));
             changes.push((h, def));
         }
+        // Foreign keys that refer to a renamed table follow it, in the same write.
+        let all: Vec<Arc<dyn Table>> = st
+            .dbs
+            .values()
+            .flat_map(|d| d.tables.values().map(|e| e.handle.clone()))
+            .collect();
+        for h in all {
+            let i = changes.iter().position(|(x, _)| Arc::ptr_eq(x, &h));
+            let mut def = match i {
+                Some(i) => changes[i].1.clone(),
+                None => (**h.def()).clone(),
+            };
+            if retarget_foreign_keys(&mut def, pairs) {
+                match i {
+                    Some(i) => changes[i].1 = def,
+                    None => changes.push((h, def)),
+                }
+            }
+        }
         drop(st);
+        self.rename_and_redefine(&changes, None)
+    }
+
+    /// After ALTER TABLE … RENAME of `from` to `to`: the foreign keys of other tables
+    /// that referred to it follow it (one more write of the catalog).
+    pub fn retarget_references(&self, from: &TableName, to: &TableName) -> Result<()> {
+        let st = self.state.read();
+        let mut changes = Vec::new();
+        for d in st.dbs.values() {
+            for e in d.tables.values() {
+                let mut def = (**e.handle.def()).clone();
+                if retarget_foreign_keys(&mut def, &[(from.clone(), to.clone())]) {
+                    changes.push((e.handle.clone(), def));
+                }
+            }
+        }
+        drop(st);
+        if changes.is_empty() {
+            return Ok(());
+        }
         self.rename_and_redefine(&changes, None)
     }
 
@@ -794,6 +836,22 @@ impl Catalog {
 
 /// A table's (database, name).
 pub type TableName = (String, String);
+
+/// Points the foreign keys of `def` that refer to a renamed table at its new name, the
+/// renames applied in order; true when one changed.
+fn retarget_foreign_keys(def: &mut TableDef, pairs: &[(TableName, TableName)]) -> bool {
+    let mut changed = false;
+    for fk in &mut def.foreign_keys {
+        for (from, to) in pairs {
+            if fk.references(&from.0, &from.1) {
+                fk.parent_db = to.0.clone();
+                fk.parent_table = to.1.clone();
+                changed = true;
+            }
+        }
+    }
+    changed
+}
 
 /// The stem a table's files get from its names: `<db>/<table>`, encoded.
 fn natural_file(db: &str, table: &str) -> String {

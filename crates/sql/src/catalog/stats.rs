@@ -219,6 +219,8 @@ mod tests {
             indexes: vec![],
             auto_increment_start: 1,
             comment: String::new(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
         };
         Arc::new(ReadOnlyTable(Rows(Arc::new(def), n)))
     }

@@ -1,6 +1,6 @@
 //! ALTER TABLE clauses MySQL has and sqlparser does not read, rewritten on the tokens
 //! before parsing into forms it does read:
-//! - `DROP KEY k` becomes `DROP INDEX k`;
+//! - `DROP KEY k` becomes `DROP INDEX k`, `DROP CHECK c` becomes `DROP CONSTRAINT c`;
 //! - `RENAME new` (without TO/AS) becomes `RENAME TO new`;
 //! - `RENAME INDEX|KEY a TO b` and table options (`ENGINE [=] x`, `COMMENT [=] 'x'`,
 //!   `[DEFAULT] CHARSET|CHARACTER SET|COLLATE [=] x`, `FORCE`, and the like) become one
@@ -167,10 +167,12 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
                 .map(|t| t.token.clone())
                 .collect()
         };
-        if toks.len() >= 2 && is(toks[0], "DROP") && is(toks[1], "KEY") {
+        if toks.len() >= 2 && is(toks[0], "DROP") && (is(toks[1], "KEY") || is(toks[1], "CHECK")) {
             let mut t = original();
             if let Some(pos) = t.iter().position(|x| is(x, "KEY")) {
                 t[pos] = Token::make_keyword("INDEX");
+            } else if let Some(pos) = t.iter().position(|x| is(x, "CHECK")) {
+                t[pos] = Token::make_keyword("CONSTRAINT");
             }
             pieces.push(t);
             changed = true;
@@ -262,6 +264,10 @@ mod tests {
         assert_eq!(
             rewritten("ALTER TABLE t DROP KEY k"),
             "ALTER TABLE t DROP INDEX k"
+        );
+        assert_eq!(
+            rewritten("ALTER TABLE t DROP CHECK c"),
+            "ALTER TABLE t DROP CONSTRAINT c"
         );
         assert_eq!(
             rewritten("ALTER TABLE d.t RENAME u"),

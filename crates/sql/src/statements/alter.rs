@@ -84,6 +84,8 @@ struct Work {
     lock_none: bool,
     /// DROP PRIMARY KEY (MySQL copies unless a new primary key replaces it).
     dropped_primary: bool,
+    /// FOREIGN KEY and CHECK constraints added, dropped or changed.
+    cons: crate::constraints::guards::AlterConstraints,
 }
 
 impl Work {
@@ -119,6 +121,7 @@ impl Work {
             algorithm: Algorithm::Default,
             lock_none: false,
             dropped_primary: false,
+            cons: Default::default(),
         }
     }
 
@@ -192,6 +195,7 @@ impl Work {
         if built.unique {
             self.add_index(None, vec![name], true, false)?;
         }
+        self.cons.add_checks.extend(built.checks);
         self.needs("ADD COLUMN");
         Ok(())
     }
@@ -265,6 +269,7 @@ impl Work {
         if built.unique {
             self.add_index(None, vec![name.value.clone()], true, false)?;
         }
+        self.cons.add_checks.extend(built.checks);
         if !same_storage {
             let after = &self.cols[at].def;
             if before.data_type != after.data_type || before.collation != after.collation {
@@ -396,10 +401,16 @@ impl Work {
                 let name = ix.name.as_ref().map(|i| i.value.clone());
                 self.add_index(name, index_columns(&ix.columns)?, false, false)
             }
+            // FOREIGN KEY is read by `alter_table`, which has the session's context.
             ast::TableConstraint::ForeignKey(_) => {
-                Err(Error::NotSupported("FOREIGN KEY constraints".into()))
+                Err(Error::Internal("FOREIGN KEY clause not read".into()))
             }
-            ast::TableConstraint::Check(_) => Err(Error::NotSupported("CHECK constraints".into())),
+            ast::TableConstraint::Check(c) => {
+                self.cons
+                    .add_checks
+                    .push(crate::constraints::checks::CheckClause::table_level(c));
+                Ok(())
+            }
             other => Err(Error::NotSupported(format!("ADD {other}"))),
         }
     }
@@ -495,6 +506,8 @@ impl Work {
             indexes,
             auto_increment_start: self.auto_increment.unwrap_or(old.auto_increment_start),
             comment: self.comment.clone(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
         };
         let sources = self.cols.iter().map(|c| c.source).collect();
         Ok((def, sources, self))
@@ -550,6 +563,13 @@ pub fn alter_table(at: &ast::AlterTable, cx: &mut ExecCtx) -> Result<Outcome> {
                 new_column_name,
             } => w.rename_column(&old_column_name.value, &new_column_name.value)?,
             Op::AlterColumn { column_name, op } => w.alter_column(&column_name.value, op)?,
+            Op::AddConstraint {
+                constraint: ast::TableConstraint::ForeignKey(fk),
+                ..
+            } => w
+                .cons
+                .add_fks
+                .push(crate::constraints::definition::clause(cx, fk, None)?),
             Op::AddConstraint { constraint, .. } => w.constraint(constraint)?,
             Op::DropPrimaryKey { .. } => {
                 let i = w
@@ -561,16 +581,24 @@ pub fn alter_table(at: &ast::AlterTable, cx: &mut ExecCtx) -> Result<Outcome> {
                 w.drop_index(&n)?;
             }
             Op::DropIndex { name } => w.drop_index(&name.value)?,
-            // No table can have a foreign key yet, so there is never one to drop.
-            Op::DropForeignKey { name, .. } => return Err(Error::CantDropKey(name.value.clone())),
+            Op::DropForeignKey { name, .. } => w.cons.drop_fks.push(name.value.clone()),
             Op::DropConstraint {
                 name, if_exists, ..
             } => match w.index(&name.value) {
                 Some(i) if w.indexes[i].unique && !w.indexes[i].primary => {
                     w.drop_index(&name.value)?
                 }
+                _ if old
+                    .foreign_keys
+                    .iter()
+                    .map(|f| &f.name)
+                    .chain(old.checks.iter().map(|c| &c.name))
+                    .any(|n| n.eq_ignore_ascii_case(&name.value)) =>
+                {
+                    w.cons.drop_any.push(name.value.clone())
+                }
                 _ if *if_exists => {}
-                _ => return Err(Error::CantDropKey(name.value.clone())),
+                _ => return Err(Error::ConstraintNotFound(name.value.clone())),
             },
             Op::RenameTable { table_name } => {
                 let n = match table_name {
@@ -688,7 +716,12 @@ fn not_supported(what: &str, reason: &str, try_instead: &str) -> Error {
 
 /// Carries out a built change: in place, or by a rebuild.
 fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Result<Outcome> {
-    let (mut def, sources, w) = w.finish(old)?;
+    let (mut def, sources, mut w) = w.finish(old)?;
+    let cons = std::mem::take(&mut w.cons);
+    if crate::constraints::guards::reconcile_alter(cx, handle, old, &mut def, &sources, &cons)? {
+        // An index for a new foreign key's columns.
+        w.needs("ADD INDEX");
+    }
     if let Some(why) = w.rebuild.first() {
         // MySQL 8 adds and drops InnoDB columns instantly; here that is a copy with the
         // same result. Anything else it would have to rebuild.
@@ -739,9 +772,18 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
             return Err(Error::TableExists(def.name.clone()));
         }
     }
+    let renamed = (def.db != old.db || def.name != old.name).then(|| {
+        (
+            (old.db.clone(), old.name.clone()),
+            (def.db.clone(), def.name.clone()),
+        )
+    });
     if w.rebuild.is_empty() {
         if *old != def {
             cx.catalog.alter_in_place(handle, def)?;
+        }
+        if let Some((from, to)) = renamed {
+            cx.catalog.retarget_references(&from, &to)?;
         }
         return Ok(Outcome::ok(0));
     }
@@ -750,6 +792,9 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
         def.auto_increment_start = handle.status().auto_increment.max(1);
     }
     let copied = copy_rows(cx, handle, cx.catalog, def, &sources, old)?;
+    if let Some((from, to)) = renamed {
+        cx.catalog.retarget_references(&from, &to)?;
+    }
     Ok(Outcome::ok(copied))
 }
 
@@ -927,6 +972,8 @@ mod tests {
             ],
             auto_increment_start: 1,
             comment: String::new(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
         }
     }
 

@@ -62,8 +62,14 @@ pub fn execute_other(
         } => match object_type {
             ast::ObjectType::Table => {
                 let mut missing = Vec::new();
-                for n in names {
-                    let (db, t) = crate::context::resolve_table(cx, n)?;
+                let all = names
+                    .iter()
+                    .map(|n| crate::context::resolve_table(cx, n))
+                    .collect::<Result<Vec<_>>>()?;
+                for (db, t) in &all {
+                    crate::constraints::guards::check_drop(cx, db, t, &all)?;
+                }
+                for (db, t) in all {
                     match cx.catalog.drop_table(&db, &t) {
                         Ok(()) => {}
                         Err(Error::UnknownTable(_)) if *if_exists => {}
@@ -107,6 +113,7 @@ pub fn execute_other(
             for target in &t.table_names {
                 let (db, name) = crate::context::resolve_table(cx, &target.name)?;
                 let table = cx.table(&db, &name)?;
+                crate::constraints::guards::check_truncate(cx, &db, &name)?;
                 let mut locks = TableLocks::default();
                 cx.lock_table(&mut locks, &db, &name, &table, LockMode::Write)?;
                 table.truncate()?;
@@ -221,6 +228,8 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
     let mut columns = Vec::new();
     let mut indexes: Vec<IndexDef> = Vec::new();
     let mut inline_pk = None;
+    let mut fks = Vec::new();
+    let mut checks = Vec::new();
     for c in &ct.columns {
         if columns
             .iter()
@@ -240,6 +249,7 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
                 primary: false,
             });
         }
+        checks.extend(built.checks);
         columns.push(built.col);
     }
     if columns.is_empty() {
@@ -302,10 +312,11 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
                     primary: false,
                 });
             }
-            ast::TableConstraint::ForeignKey(_) | ast::TableConstraint::Check(_) => {
-                return Err(Error::NotSupported(
-                    "FOREIGN KEY / CHECK constraints".into(),
-                ))
+            ast::TableConstraint::ForeignKey(fk) => {
+                fks.push(crate::constraints::definition::clause(cx, fk, None)?)
+            }
+            ast::TableConstraint::Check(c) => {
+                checks.push(crate::constraints::checks::CheckClause::table_level(c))
             }
             other => return Err(Error::NotSupported(other.to_string())),
         }
@@ -363,7 +374,7 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
             return Err(Error::WrongAutoKey);
         }
     }
-    let def = TableDef {
+    let mut def = TableDef {
         db,
         name,
         engine,
@@ -371,7 +382,12 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
         indexes,
         auto_increment_start: auto_start.max(1),
         comment,
+        foreign_keys: Vec::new(),
+        checks: Vec::new(),
     };
+    crate::constraints::definition::add_foreign_keys(cx, &mut def, &fks)?;
+    crate::constraints::checks::add_checks(cx, &mut def, &checks)?;
+    crate::constraints::checks::recheck_fk_columns(&def)?;
     let created = cx.catalog.create_table(def, ct.if_not_exists)?;
     let _ = created;
     Ok(Outcome::ok(0))
@@ -383,6 +399,8 @@ pub(crate) struct BuiltColumn {
     pub col: ColumnDef,
     pub primary: bool,
     pub unique: bool,
+    /// Column-level CHECK constraints.
+    pub checks: Vec<crate::constraints::checks::CheckClause>,
 }
 
 /// Builds a column definition from its SQL: type, NULL-ness, default, AUTO_INCREMENT,
@@ -409,8 +427,21 @@ pub(crate) fn build_column(c: &ast::ColumnDef, table_coll: Collation) -> Result<
     }
     let mut explicit_null = false;
     let mut default_expr = None;
+    let mut checks = Vec::new();
     for o in &c.options {
         match &o.option {
+            // Column-level REFERENCES is parsed and ignored, as MySQL does.
+            ast::ColumnOption::ForeignKey(_) => {}
+            ast::ColumnOption::Check(ch) => checks.push(crate::constraints::checks::CheckClause {
+                name: ch
+                    .name
+                    .as_ref()
+                    .or(o.name.as_ref())
+                    .map(|n| n.value.clone()),
+                expr: (*ch.expr).clone(),
+                enforced: ch.enforced.unwrap_or(true),
+                column: Some(c.name.value.clone()),
+            }),
             ast::ColumnOption::Null => {
                 col.nullable = true;
                 explicit_null = true;
@@ -472,6 +503,7 @@ pub(crate) fn build_column(c: &ast::ColumnDef, table_coll: Collation) -> Result<
         col,
         primary,
         unique,
+        checks,
     })
 }
 

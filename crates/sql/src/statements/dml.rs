@@ -9,6 +9,7 @@
 //! ON DUPLICATE KEY UPDATE read the conflicting row the same way before changing it.
 
 use crate::bind::{BindEnv, Binder, Scope};
+use crate::constraints::RowRules;
 use crate::context::resolve_table;
 use crate::context::{ExecCtx, Outcome, ReadModeGuard, TableLocks};
 use crate::exec::block::matching_rows;
@@ -31,6 +32,8 @@ pub struct Target {
     pub db: String,
     pub table: Arc<dyn Table>,
     pub def: Arc<TableDef>,
+    /// CHECK constraints and foreign keys to enforce (`crate::constraints`).
+    pub rules: Option<Arc<RowRules>>,
 }
 
 pub enum InsertValue {
@@ -73,7 +76,13 @@ fn target(cx: &ExecCtx, name: &ast::ObjectName) -> Result<Target> {
     let (db, t) = resolve_table(cx, name)?;
     let table = cx.table(&db, &t)?;
     let def = table.def().clone();
-    Ok(Target { db, table, def })
+    let rules = RowRules::for_target(cx, &db, &def, &table)?;
+    Ok(Target {
+        db,
+        table,
+        def,
+        rules,
+    })
 }
 
 fn column_position(def: &TableDef, name: &ast::ObjectName) -> Result<usize> {
@@ -417,6 +426,7 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
     let _locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
     let def = &p.target.def;
     let table = &p.target.table;
+    let rules = p.target.rules.as_deref();
     let ex = Executor::new(&p.subqueries.subqueries, cx, params);
     let ecx = ex.eval_ctx(&[]);
     // INSERT IGNORE turns what strict mode refuses into warnings, as MySQL does.
@@ -477,8 +487,35 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             let v = std::mem::take(&mut row[i]);
             row[i] = coerce_or_warn(v, col, row_no, strict, cx.env)?;
         }
+        if let Some(r) = rules {
+            match r.verify(&row, &ecx) {
+                Ok(()) => {}
+                Err(e) if p.ignore => {
+                    ignored += 1;
+                    cx.env.warn(WarnLevel::Warning, e.code(), e.to_string());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        }
         let mut attempt = row.clone();
-        match table.insert(cx.txn, &mut attempt) {
+        let inserted = table.insert(cx.txn, &mut attempt).and_then(|ins| {
+            if let Some(r) = rules {
+                if let Err(e) = r.links.check_parents(cx, None, &attempt) {
+                    // INSERT IGNORE skips the row: take back what was written.
+                    if p.ignore {
+                        table.delete(cx.txn, ins.row_id, &attempt)?;
+                    }
+                    return Err(e);
+                }
+            }
+            Ok(ins)
+        });
+        match inserted {
+            Err(e @ Error::FkNoParent(_)) if p.ignore => {
+                ignored += 1;
+                cx.env.warn(WarnLevel::Warning, e.code(), e.to_string());
+            }
             Ok(ins) => {
                 affected += 1;
                 if first_generated.is_none() {
@@ -506,19 +543,32 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                         both[*col] = new[*col].clone();
                     }
                     if touch_on_update(def, &old, &mut new, assignments.iter().map(|a| a.0), cx) {
+                        if let Some(r) = rules {
+                            r.verify(&new, &ecx)?;
+                            r.links.before_update(cx, &old, &new)?;
+                        }
                         table.update(cx.txn, id, &old, &new)?;
+                        if let Some(r) = rules {
+                            r.links.check_parents(cx, Some(&old), &new)?;
+                        }
                         affected += 2;
                     } else {
                         unchanged += 1;
                     }
                 } else {
                     // REPLACE: delete every conflicting row, then insert.
+                    if let Some(r) = rules {
+                        r.links.before_delete(cx, &old)?;
+                    }
                     table.delete(cx.txn, id, &old)?;
                     affected += 1;
                     loop {
                         let mut attempt = row.clone();
                         match table.insert(cx.txn, &mut attempt) {
                             Ok(ins) => {
+                                if let Some(r) = rules {
+                                    r.links.check_parents(cx, None, &attempt)?;
+                                }
                                 affected += 1;
                                 if first_generated.is_none() {
                                     first_generated = ins.generated_id;
@@ -528,6 +578,9 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                             Err(e @ Error::DuplicateKey { .. }) => {
                                 match find_conflict(table, cx.txn, def, &row)? {
                                     Some((id, old)) => {
+                                        if let Some(r) = rules {
+                                            r.links.before_delete(cx, &old)?;
+                                        }
                                         table.delete(cx.txn, id, &old)?;
                                         affected += 1;
                                     }
@@ -737,7 +790,14 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             }
         }
         if touch_on_update(def, &old, &mut new, p.assignments.iter().map(|a| a.0), cx) {
+            if let Some(r) = &p.target.rules {
+                r.verify(&new, &ecx)?;
+                r.links.before_update(cx, &old, &new)?;
+            }
             p.target.table.update(cx.txn, id, &old, &new)?;
+            if let Some(r) = &p.target.rules {
+                r.links.check_parents(cx, Some(&old), &new)?;
+            }
             changed += 1;
         }
     }
@@ -760,6 +820,9 @@ pub fn execute_delete(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
     let n = rows.len() as u64;
     for (id, old) in rows {
         cx.txn.check_interrupt()?;
+        if let Some(r) = &p.target.rules {
+            r.links.before_delete(cx, &old)?;
+        }
         p.target.table.delete(cx.txn, id, &old)?;
     }
     Ok(Outcome::ok(n))

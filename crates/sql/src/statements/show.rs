@@ -763,6 +763,7 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
             format!("  KEY {} ({cols})", quote_ident(&ix.name))
         });
     }
+    lines.extend(crate::constraints::show::create_lines(def));
     let mut text = format!(
         "CREATE TABLE {} (\n{}\n) ENGINE={}",
         quote_ident(&def.name),
