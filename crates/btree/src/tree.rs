@@ -9,10 +9,13 @@
 //! ancestor as soon as a child is safe (has room for one more separator), so only the part
 //! of the path that may change stays latched. The space header (page 0, the page
 //! allocator) is always latched last. Roots never move: a root split moves the root's
-//! records into two new pages. A split divides a node's bytes in half, except that an
-//! insert past the end of the rightmost node at its level starts the new node with just
-//! itself, so ascending keys fill their pages. Pages are never merged; empty leaves stay
-//! linked and reads skip them.
+//! records into two new pages. A split divides a node's bytes in half, except for
+//! sequential inserts, which InnoDB too splits at the insertion point: an insert past the
+//! end of a leaf that is the rightmost at its level, or whose previous insert was also
+//! past its end ([`AppendHints`]), starts the new node with just itself (and so do the
+//! ancestors that split with it), so ascending keys fill their pages even when several
+//! ascending runs interleave in one tree (a table loaded in parallel parts). Pages are
+//! never merged; empty leaves stay linked and reads skip them.
 //!
 //! Range reads never run user code under a page latch: they copy one leaf's matching
 //! records, release the latch, hand the batch out, and find the next leaf by descending
@@ -22,6 +25,7 @@ use crate::mtr::{Mtr, Slot, Storage};
 use crate::page::{self, get_u16, get_u32, put_u16, put_u32};
 use std::io;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
 use strata_storage::bufpool::PageId;
 
 /// Space header fields (page 0); see docs/format/btree.md.
@@ -38,6 +42,41 @@ pub struct Tree {
     pub space: u32,
     pub root: u32,
     pub index_no: u16,
+}
+
+/// Which leaves took their last insert past their last record: InnoDB keeps this as
+/// PAGE_LAST_INSERT in the page header; here it is a small table in memory, shared by
+/// every tree, a slot per hash of (space, page). It only steers where a split divides a
+/// page (never what the tree holds), so a slot two pages share, or a restart, at worst
+/// gives a half-and-half split where an insertion-point one would have packed better.
+struct AppendHints([AtomicU64; 256]);
+
+static APPEND_HINTS: AppendHints = AppendHints([const { AtomicU64::new(0) }; 256]);
+
+impl AppendHints {
+    fn slot(space: u32, page_no: u32) -> (&'static AtomicU64, u64) {
+        let id = ((space as u64) << 32 | page_no as u64) + 1;
+        let h = (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize;
+        (&APPEND_HINTS.0[h], id)
+    }
+
+    /// Records whether an insert into a leaf went past its last record.
+    fn note(space: u32, page_no: u32, appended: bool) {
+        let (slot, id) = Self::slot(space, page_no);
+        if appended {
+            if slot.load(Ordering::Relaxed) != id {
+                slot.store(id, Ordering::Relaxed);
+            }
+        } else if slot.load(Ordering::Relaxed) == id {
+            slot.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the leaf's last insert went past its last record.
+    fn appended(space: u32, page_no: u32) -> bool {
+        let (slot, id) = Self::slot(space, page_no);
+        slot.load(Ordering::Relaxed) == id
+    }
 }
 
 /// Records read from one leaf: a copy of the page (one buffer, whatever the number of
@@ -420,6 +459,8 @@ impl Tree {
                 }
                 Err(i) => {
                     if page::fits(p, key.len(), val.len()) {
+                        let appended = i == page::n_slots(p);
+                        AppendHints::note(self.space, mtr.id(leaf).page_no, appended);
                         page::insert_at(mtr.get_mut(leaf), i, key, val);
                         mtr.log_logical(logical);
                         return Ok((PutOutcome::Inserted, mtr.commit()));
@@ -475,6 +516,8 @@ impl Tree {
             Err(i) => (PutOutcome::Inserted, i),
         };
         if page::fits(mtr.get(leaf), key.len(), val.len()) {
+            let appended = pos == page::n_slots(mtr.get(leaf));
+            AppendHints::note(self.space, mtr.id(leaf).page_no, appended);
             page::insert_at(mtr.get_mut(leaf), pos, key, val);
         } else {
             self.split_and_insert(&mut mtr, &path, key, val)?;
@@ -498,6 +541,9 @@ impl Tree {
         let mut ins_key = key.to_vec();
         let mut ins_val = val.to_vec();
         let mut d = path.len() - 1;
+        // Whether the leaf split at the insertion point: its ancestors then do too, since
+        // the separators of ascending keys ascend as well.
+        let mut sequential = false;
         loop {
             let node = path[d];
             let p = mtr.get(node);
@@ -511,7 +557,16 @@ impl Tree {
                 return self.split_root(mtr, node, &ins_key, &ins_val);
             }
             let (level, index_no) = (page::level(p), page::index_no(p));
-            let appending = pos == page::n_slots(p) && page::next(p) == 0;
+            let node_no = mtr.id(node).page_no;
+            let past_end = pos == page::n_slots(p);
+            let appending = past_end
+                && (page::next(p) == 0
+                    || if level == 0 {
+                        AppendHints::appended(self.space, node_no)
+                    } else {
+                        sequential
+                    });
+            sequential = appending;
             let right = self.alloc_page(mtr)?;
             let right_no = mtr.id(right).page_no;
             page::init_node(mtr.get_mut(right), level, index_no);
