@@ -11,6 +11,7 @@ pub mod char_fn;
 pub mod datetime;
 pub mod decorrelate;
 pub mod derived;
+pub mod fold;
 pub mod func_types;
 pub mod item_names;
 pub mod window;
