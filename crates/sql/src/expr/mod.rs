@@ -227,6 +227,11 @@ impl SubqueryRows {
 /// implements it; expressions only ask).
 pub trait SubqueryRunner {
     fn rows(&self, id: usize, correlated: Vec<Value>) -> Result<std::rc::Rc<SubqueryRows>>;
+    /// Whether the subquery `id` yields any row: `[NOT] EXISTS`, which needs no more than
+    /// the first.
+    fn exists(&self, id: usize, correlated: Vec<Value>) -> Result<bool> {
+        Ok(!self.rows(id, correlated)?.rows.is_empty())
+    }
     /// The materialized rows of a derived table or CTE.
     fn slot_rows(&self, slot: usize) -> Result<std::rc::Rc<SubqueryRows>>;
 }
@@ -710,8 +715,8 @@ fn eval_subquery(s: &Subquery, row: &[Value], cx: &EvalCtx) -> Result<Value> {
             }
         }
         SubqueryKind::Exists { negated } => {
-            let rows = runner.rows(s.id, correlated)?;
-            Ok(bool_value(rows.rows.is_empty() == *negated))
+            let found = runner.exists(s.id, correlated)?;
+            Ok(bool_value(found != *negated))
         }
         SubqueryKind::In {
             lhs,
