@@ -589,8 +589,22 @@ fn decoding_into_a_used_row_gives_the_same_values() {
 fn interleaved_ascending_runs_fill_their_pages() {
     // Two loaders appending to two key ranges at once (a table loaded in halves): the
     // lower run's leaves are never the rightmost of the tree, yet each of its inserts
-    // goes past the end of its leaf, so it too splits at the insertion point.
+    // follows the leaf's previous one, so it too splits at the insertion point.
     let interleaved = tablespace_bytes((1..=1500).flat_map(|i| [i, 100_000 + i]));
+    let descending = tablespace_bytes((1..=3000).rev());
+    assert!(
+        (interleaved as f64) < 0.7 * descending as f64,
+        "interleaved {interleaved} bytes, descending {descending} bytes"
+    );
+    // Unequal rates: the lower run soon inserts in front of the upper run's first keys
+    // in the same leaf, not past its end; it must still fill its pages.
+    let interleaved = tablespace_bytes((1..=2250).flat_map(|i| {
+        if i % 3 == 0 {
+            vec![i, 100_000 + i]
+        } else {
+            vec![i]
+        }
+    }));
     let descending = tablespace_bytes((1..=3000).rev());
     assert!(
         (interleaved as f64) < 0.7 * descending as f64,
