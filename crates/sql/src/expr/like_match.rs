@@ -147,7 +147,10 @@ mod tests {
         assert!(!like(b"axb", b"a\\%b", b'\\', bin));
         assert!(like(b"", b"%", b'\\', bin));
         assert!(!like(b"", b"_", b'\\', bin));
-        assert!(like(b"a\\", b"a\\", b'\\', bin), "a trailing escape is itself");
+        assert!(
+            like(b"a\\", b"a\\", b'\\', bin),
+            "a trailing escape is itself"
+        );
         assert!(like(
             b"final special accounts haggle requests",
             b"%special%requests%",
