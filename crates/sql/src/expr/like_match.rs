@@ -85,9 +85,7 @@ pub fn like(text: &[u8], pattern: &[u8], escape: u8, coll: Collation) -> bool {
     if text.is_ascii() && pattern.is_ascii() {
         let p = tokens(pattern, b'%', b'_', escape);
         return if ci {
-            matches(text, &p, |a: u8, b: u8| {
-                a.to_ascii_uppercase() == b.to_ascii_uppercase()
-            })
+            matches(text, &p, |a: u8, b: u8| a.eq_ignore_ascii_case(&b))
         } else {
             matches(text, &p, |a: u8, b: u8| a == b)
         };
