@@ -278,6 +278,13 @@ pub fn split(left: &mut [u8], right: &mut [u8], right_page: u32) -> Vec<u8> {
         }
     }
     let at = at.clamp(1, n.saturating_sub(1).max(1));
+    split_at(left, right, right_page, at)
+}
+
+/// Moves the records of `left` from slot `at` on (1 ≤ at < records) into the empty node
+/// `right` and links `right` after `left`. Returns the first key of `right`.
+pub fn split_at(left: &mut [u8], right: &mut [u8], right_page: u32, at: usize) -> Vec<u8> {
+    let n = n_slots(left);
     for (j, i) in (at..n).enumerate() {
         let (k, v) = rec(left, i);
         let (k, v) = (k.to_vec(), v.to_vec());

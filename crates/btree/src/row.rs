@@ -95,11 +95,28 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
 
 /// None when the bytes are malformed (the caller reports corruption).
 pub fn decode_row(def: &TableDef, b: &[u8]) -> Option<Vec<Value>> {
-    let mut at = def.columns.len().div_ceil(8);
     let mut row = Vec::with_capacity(def.columns.len());
+    decode_row_into(def, b, &mut row)?;
+    Some(row)
+}
+
+/// [`decode_row`] into `row`, whose strings' buffers are reused where the new value is
+/// a string too (a scan decodes every row into the same vector: no allocation per
+/// string column and row). None when the bytes are malformed; `row` is then unspecified.
+pub fn decode_row_into(def: &TableDef, b: &[u8], row: &mut Vec<Value>) -> Option<()> {
+    let mut at = def.columns.len().div_ceil(8);
+    row.truncate(def.columns.len());
+    let reused = row.len();
+    let put = |i: usize, v: Value, row: &mut Vec<Value>| {
+        if i < reused {
+            row[i] = v;
+        } else {
+            row.push(v);
+        }
+    };
     for (i, c) in def.columns.iter().enumerate() {
         if b.get(i / 8)? & (1 << (i % 8)) != 0 {
-            row.push(Value::Null);
+            put(i, Value::Null, row);
             continue;
         }
         let t = &c.data_type;
@@ -132,13 +149,18 @@ pub fn decode_row(def: &TableDef, b: &[u8]) -> Option<Vec<Value>> {
                     let n = get_varint(b, &mut at)? as usize;
                     let s = b.get(at..at.checked_add(n)?)?;
                     at += n;
+                    if let Some(Value::Bytes(old)) = row.get_mut(i).filter(|_| i < reused) {
+                        old.clear();
+                        old.extend_from_slice(s);
+                        continue;
+                    }
                     Value::Bytes(s.to_vec())
                 }
             }
         };
-        row.push(v);
+        put(i, v, row);
     }
-    Some(row)
+    Some(())
 }
 
 #[cfg(test)]

@@ -124,11 +124,49 @@ impl Layout {
         row::decode_row(&self.def, bytes).ok_or_else(bad)
     }
 
+    /// [`Layout::decode`] into `row`, reusing its strings' buffers.
+    pub fn decode_into(
+        &self,
+        st: &crate::mtr::Storage,
+        value: &[u8],
+        row: &mut Vec<Value>,
+    ) -> Result<()> {
+        let bad = || Error::corrupt(&self.name, "a clustered record does not decode");
+        let h = RecHeader::read(value).ok_or_else(bad)?;
+        if h.flags & row::FLAG_OVERFLOW != 0 {
+            *row = self.decode(st, value)?;
+            return Ok(());
+        }
+        let bytes = value.get(HEADER..).ok_or_else(bad)?;
+        row::decode_row_into(&self.def, bytes, row).ok_or_else(bad)
+    }
+
     pub fn encode(&self, h: RecHeader, row: &[Value]) -> Vec<u8> {
         let mut v = Vec::with_capacity(64);
         h.write(&mut v);
         row::encode_row(&self.def, row, &mut v);
         v
+    }
+}
+
+thread_local! {
+    /// The row vector [`BtreeTable::emit_row`] decodes into, between rows.
+    static SCRATCH_ROW: std::cell::Cell<Vec<Value>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Puts a decoded row's vector back for the next row, unless its strings are large (a
+/// connection thread would keep a big value's memory for its life).
+fn keep_scratch(row: Vec<Value>) {
+    const KEEP_BYTES: usize = 64 << 10;
+    let bytes: usize = row
+        .iter()
+        .map(|v| match v {
+            Value::Bytes(b) => b.capacity(),
+            _ => 0,
+        })
+        .sum();
+    if bytes <= KEEP_BYTES {
+        SCRATCH_ROW.with(|c| c.set(row));
     }
 }
 
@@ -410,13 +448,20 @@ impl BtreeTable {
         value: &[u8],
         f: &mut RowFn,
     ) -> Result<Flow> {
-        let row = self.lay.decode(&self.inner.st, value)?;
+        // The row is decoded into this thread's scratch vector, taken out for the call
+        // (a nested scan in `f` takes its own) and put back afterwards unless it holds
+        // a large value, so a scan's rows reuse one vector and its strings' buffers.
+        let mut row = SCRATCH_ROW.with(std::cell::Cell::take);
+        self.lay.decode_into(&self.inner.st, value, &mut row)?;
         if let Some(ix) = ix {
             if self.lay.entry_key(ix, &row, ckey) != k {
+                keep_scratch(row);
                 return Ok(Flow::Continue);
             }
         }
-        f(self.lay.row_id_of(ckey), &row)
+        let flow = f(self.lay.row_id_of(ckey), &row);
+        keep_scratch(row);
+        flow
     }
 
     /// Checks a unique secondary index for another live row with the same values.

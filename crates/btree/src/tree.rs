@@ -9,10 +9,14 @@
 //! ancestor as soon as a child is safe (has room for one more separator), so only the part
 //! of the path that may change stays latched. The space header (page 0, the page
 //! allocator) is always latched last. Roots never move: a root split moves the root's
-//! records into two new pages. A split divides a node's bytes in half, except that an
-//! insert past the end of the rightmost node at its level starts the new node with just
-//! itself, so ascending keys fill their pages. Pages are never merged; empty leaves stay
-//! linked and reads skip them.
+//! records into two new pages. A split divides a node's bytes in half, except for
+//! sequential inserts, which InnoDB too splits at the insertion point: an insert past the
+//! end of a leaf that is the rightmost at its level, or right after the leaf's previous
+//! insert ([`LastInserts`]), starts the new node with itself and the records after it
+//! (none, at the end), and the ancestors that split with it do the same at their end, so
+//! ascending keys fill their pages even when several ascending runs interleave in one
+//! tree (a table loaded in parallel parts, each run meeting the next run's first keys).
+//! Pages are never merged; empty leaves stay linked and reads skip them.
 //!
 //! Range reads never run user code under a page latch: they copy one leaf's matching
 //! records, release the latch, hand the batch out, and find the next leaf by descending
@@ -22,6 +26,7 @@ use crate::mtr::{Mtr, Slot, Storage};
 use crate::page::{self, get_u16, get_u32, put_u16, put_u32};
 use std::io;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
 use strata_storage::bufpool::PageId;
 
 /// Space header fields (page 0); see docs/format/btree.md.
@@ -38,6 +43,38 @@ pub struct Tree {
     pub space: u32,
     pub root: u32,
     pub index_no: u16,
+}
+
+/// Where each leaf took its last insert: InnoDB keeps this as PAGE_LAST_INSERT in the
+/// page header; here it is a small table in memory, shared by every tree, a slot per hash
+/// of (space, page) holding a tag of the page and the slot the record went to. It only
+/// steers where a split divides a page (never what the tree holds), so a slot two pages
+/// share, or a restart, at worst gives a half-and-half split where an insertion-point one
+/// would have packed better.
+struct LastInserts([AtomicU64; 256]);
+
+static LAST_INSERTS: LastInserts = LastInserts([const { AtomicU64::new(0) }; 256]);
+
+impl LastInserts {
+    /// The page's slot in the table and its tag (high 48 bits, never 0).
+    fn slot(space: u32, page_no: u32) -> (&'static AtomicU64, u64) {
+        let id = (space as u64) << 32 | page_no as u64;
+        let h = id.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (&LAST_INSERTS.0[(h >> 56) as usize], (h | 1 << 16) & !0xFFFF)
+    }
+
+    /// Records that an insert into the leaf went to slot `pos`.
+    fn note(space: u32, page_no: u32, pos: usize) {
+        let (slot, tag) = Self::slot(space, page_no);
+        slot.store(tag | (pos as u64 & 0xFFFF), Ordering::Relaxed);
+    }
+
+    /// The slot the leaf's last insert went to, if known.
+    fn last(space: u32, page_no: u32) -> Option<usize> {
+        let (slot, tag) = Self::slot(space, page_no);
+        let v = slot.load(Ordering::Relaxed);
+        (v & !0xFFFF == tag).then_some((v & 0xFFFF) as usize)
+    }
 }
 
 /// Records read from one leaf: a copy of the page (one buffer, whatever the number of
@@ -420,6 +457,7 @@ impl Tree {
                 }
                 Err(i) => {
                     if page::fits(p, key.len(), val.len()) {
+                        LastInserts::note(self.space, mtr.id(leaf).page_no, i);
                         page::insert_at(mtr.get_mut(leaf), i, key, val);
                         mtr.log_logical(logical);
                         return Ok((PutOutcome::Inserted, mtr.commit()));
@@ -475,6 +513,7 @@ impl Tree {
             Err(i) => (PutOutcome::Inserted, i),
         };
         if page::fits(mtr.get(leaf), key.len(), val.len()) {
+            LastInserts::note(self.space, mtr.id(leaf).page_no, pos);
             page::insert_at(mtr.get_mut(leaf), pos, key, val);
         } else {
             self.split_and_insert(&mut mtr, &path, key, val)?;
@@ -498,6 +537,9 @@ impl Tree {
         let mut ins_key = key.to_vec();
         let mut ins_val = val.to_vec();
         let mut d = path.len() - 1;
+        // Whether the leaf split at the insertion point: its ancestors then do too, since
+        // the separators of ascending keys ascend as well.
+        let mut sequential = false;
         loop {
             let node = path[d];
             let p = mtr.get(node);
@@ -511,7 +553,14 @@ impl Tree {
                 return self.split_root(mtr, node, &ins_key, &ins_val);
             }
             let (level, index_no) = (page::level(p), page::index_no(p));
-            let appending = pos == page::n_slots(p) && page::next(p) == 0;
+            let node_no = mtr.id(node).page_no;
+            let past_end = pos == page::n_slots(p);
+            // Sequential: the leaf's last insert went just before this one's place.
+            let follows_last =
+                level == 0 && pos > 0 && LastInserts::last(self.space, node_no) == Some(pos - 1);
+            let appending =
+                past_end && (page::next(p) == 0 || follows_last || (level > 0 && sequential));
+            sequential = appending || follows_last;
             let right = self.alloc_page(mtr)?;
             let right_no = mtr.id(right).page_no;
             page::init_node(mtr.get_mut(right), level, index_no);
@@ -520,9 +569,33 @@ impl Tree {
             // there, leaving this node full and the new one with just the new record, as
             // InnoDB does for sequential inserts: a half-and-half split would leave every
             // page of such a table half empty for good (twice the disk and the pool).
+            // A sequential insert before the end (an ascending run that meets the first
+            // keys of another run in this leaf): the records from its place on move to
+            // the new node and the insert stays here, at the end of this node, so the
+            // run's next insert is an append past this node's end (split as above) and
+            // the other run's keys are moved once, not carried along page after page
+            // taking half of each. Into the new node only if it does not fit here.
+            let mid = (!appending && follows_last)
+                .then(|| {
+                    let mut r = mtr.get(right).to_vec();
+                    let mut l = mtr.get(node).to_vec();
+                    let first_moved = page::split_at(&mut l, &mut r, right_no, pos);
+                    if page::fits(&l, ins_key.len(), ins_val.len()) {
+                        Some((l, r, first_moved))
+                    } else if page::fits(&r, ins_key.len(), ins_val.len()) {
+                        Some((l, r, ins_key.clone()))
+                    } else {
+                        None
+                    }
+                })
+                .flatten();
             let sep = if appending {
                 page::set_next(mtr.get_mut(node), right_no);
                 ins_key.clone()
+            } else if let Some((l, r, sep)) = mid {
+                mtr.get_mut(node).copy_from_slice(&l);
+                mtr.get_mut(right).copy_from_slice(&r);
+                sep
             } else {
                 let mut r = mtr.get(right).to_vec();
                 let mut l = mtr.get(node).to_vec();

@@ -213,12 +213,14 @@ impl Binder<'_> {
         let (de, dt, _) = self.bind(d)?;
         let (ne, nt, _) = self.bind(n)?;
         let out = self.interval_out(&de, dt, &ne, nt, unit)?;
-        Ok(date_fn(
+        let (e, t, c) = date_fn(
             DateFn::AddInterval { unit, sub, out },
             dt == SType::Date,
             vec![de, ne],
             out_type(out),
-        ))
+        );
+        // `DATE '1994-01-01' + INTERVAL '1' YEAR`: one value, computed once.
+        Ok((crate::bind::fold::literal_call(e), t, c))
     }
 
     /// MySQL's result type of date arithmetic: DATETIME stays DATETIME (with the larger
@@ -646,6 +648,22 @@ mod tests {
     }
 
     #[test]
+    fn literal_date_arithmetic_is_folded_unless_it_warns() {
+        let (e, t, _) = bind("DATE '1994-01-01' + INTERVAL '1' YEAR").unwrap();
+        assert_eq!(t, SType::Date);
+        match e {
+            Expr::Cached(v) => assert_eq!(
+                *v,
+                Value::DateTime(temporal::parse_stamp("1995-01-01").unwrap().dt)
+            ),
+            other => panic!("not folded: {other:?}"),
+        }
+        // An invalid date warns and gives NULL on each execution: left as written.
+        let (e, _, _) = bind("'1994-02-30' + INTERVAL 1 DAY").unwrap();
+        assert!(matches!(e, Expr::Func(..)), "{e:?}");
+    }
+
+    #[test]
     fn result_types_follow_the_first_argument() {
         assert_eq!(
             bind("DATE '2024-01-31' + INTERVAL 1 MONTH").unwrap().1,
@@ -697,10 +715,8 @@ mod tests {
             1064
         );
         assert_eq!(bind("NOW(7)").unwrap_err().code(), 1426);
-        for (sql, sub) in [
-            ("SUBDATE('2024-03-01', 1)", true),
-            ("ADDDATE('2024-03-01', 1)", false),
-        ] {
+        // (A non-literal date: literal operands would be folded to the value.)
+        for (sql, sub) in [("SUBDATE(NOW(), 1)", true), ("ADDDATE(NOW(), 1)", false)] {
             let Expr::Func(Func::Date { f, .. }, _) = bind(sql).unwrap().0 else {
                 panic!("{sql}")
             };

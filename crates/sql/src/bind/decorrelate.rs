@@ -18,6 +18,16 @@
 //! rewritten form in `IS TRUE` (`NOT EXISTS` in `IS NOT TRUE`), which is exactly
 //! "some inner row has equal, non-NULL keys and passes the rest".
 //!
+//! The rewrite is not always the cheaper plan: the `IN` form reads the whole inner table
+//! once, while the correlated form, when the inner table has an index that leads with a
+//! correlated column, costs one index lookup per outer row that reaches the `EXISTS`,
+//! stopping at the first row found. When the outer rows are few (TPC-H Q4 checks the
+//! lineitems of one quarter's orders, Q22 the orders of a few customers) the lookups read
+//! a small part of what the scan would, and with a lookup per row the whole predicate is
+//! O(outer × log inner), never quadratic. So a single-table subquery whose correlation
+//! can drive such an index ([`probe_by_index`]) stays correlated and is run by index,
+//! and the rewrite is kept for the subqueries it must save from quadratic time.
+//!
 //! The rule works on the syntax tree, before binding: a column reference is inner when
 //! its qualifier names a table of the subquery's FROM, or, unqualified, when one of those
 //! tables has a column of that name (MySQL resolves names innermost first). Anything it
@@ -248,6 +258,43 @@ pub fn exists_as_in(q: &ast::Query, inner: &InnerTables) -> Option<SemiJoin> {
     Some(SemiJoin { outer, query })
 }
 
+/// Whether the `EXISTS` subquery `q`, rewritten as `semi`, is better left correlated: it
+/// reads one table, and one of the inner sides of its correlation equalities is a column
+/// that leads an index of it (`leads(table, column)`), so each outer row costs one index
+/// lookup (see the module comment).
+pub fn probe_by_index(
+    q: &ast::Query,
+    semi: &SemiJoin,
+    leads: &dyn Fn(&ast::ObjectName, &str) -> bool,
+) -> bool {
+    let Some(tables) = from_tables(q) else {
+        return false;
+    };
+    let [(name, alias)] = tables.as_slice() else {
+        return false;
+    };
+    let shown = alias
+        .clone()
+        .or_else(|| crate::parse::object_name_parts(name).pop())
+        .unwrap_or_default();
+    let ast::SetExpr::Select(block) = semi.query.body.as_ref() else {
+        return false;
+    };
+    block.projection.iter().any(|item| {
+        let column = match item {
+            ast::SelectItem::UnnamedExpr(ast::Expr::Identifier(c)) => &c.value,
+            ast::SelectItem::UnnamedExpr(ast::Expr::CompoundIdentifier(parts)) => {
+                match parts.as_slice() {
+                    [t, c] if t.value.eq_ignore_ascii_case(&shown) => &c.value,
+                    _ => return false,
+                }
+            }
+            _ => return false,
+        };
+        leads(name, column)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,6 +372,42 @@ mod tests {
         let sj = exists_as_in(&q, &u_table()).expect("rule applies");
         assert_eq!(sj.outer[0].to_string(), "zzz");
         assert_eq!(sj.query.to_string(), "SELECT name FROM u");
+    }
+
+    #[test]
+    fn an_index_on_the_inner_correlation_column_keeps_the_subquery_correlated() {
+        let u = u_table();
+        // `k` leads an index of u; `v` does not.
+        let leads = |name: &ast::ObjectName, c: &str| name.to_string() == "u" && c == "k";
+        for (sql, by_index) in [
+            ("SELECT 1 FROM u WHERE u.k = t.k", true),
+            ("SELECT 1 FROM u WHERE t.k = k AND v > 5", true),
+            ("SELECT 1 FROM u AS x WHERE x.k = t.k", true),
+            ("SELECT 1 FROM u WHERE u.v = t.v", false),
+            // An expression of the column cannot drive the index.
+            ("SELECT 1 FROM u WHERE u.k + 1 = t.k", false),
+        ] {
+            let q = query(sql);
+            let inner = if sql.contains("AS x") {
+                InnerTables {
+                    tables: vec![("x".into(), u.tables[0].1.clone())],
+                }
+            } else {
+                u_table()
+            };
+            let sj = exists_as_in(&q, &inner).expect("rule applies");
+            assert_eq!(probe_by_index(&q, &sj, &leads), by_index, "{sql}");
+        }
+        // Two tables: the rewrite stays (which table to drive is the join order's job).
+        let q = query("SELECT 1 FROM u, w WHERE u.k = t.k");
+        let two = InnerTables {
+            tables: vec![
+                ("u".into(), vec!["k".into()]),
+                ("w".into(), vec!["z".into()]),
+            ],
+        };
+        let sj = exists_as_in(&q, &two).expect("rule applies");
+        assert!(!probe_by_index(&q, &sj, &leads));
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod char_fn;
 pub mod datetime;
 pub mod decorrelate;
 pub mod derived;
+pub mod fold;
 pub mod func_types;
 pub mod item_names;
 pub mod window;
@@ -417,6 +418,11 @@ pub trait SubqueryPlanner {
     /// The column names of a FROM table name (a CTE in scope or a table), for rewrite
     /// rules that classify names before binding; None if it names neither.
     fn table_columns(&self, name: &ast::ObjectName) -> Option<Vec<String>>;
+    /// Whether a FROM table name is a base table with an index whose first column is
+    /// `column` (a CTE is not), for rewrite rules that weigh lookups against a scan.
+    fn index_leads_with(&self, _name: &ast::ObjectName, _column: &str) -> bool {
+        false
+    }
     /// The current value of `@@name` (`Some(global)`) or `@name` (None), if known: its
     /// type is the variable's static type, as MySQL types a variable when the statement
     /// is prepared (`@@autocommit` is an integer, `@s` after `SET @s = 'x'` a string).
@@ -1145,6 +1151,11 @@ impl<'a> Binder<'a> {
             tables.push((shown, columns));
         }
         let semi = decorrelate::exists_as_in(q, &decorrelate::InnerTables { tables })?;
+        if decorrelate::probe_by_index(q, &semi, &|name, column| {
+            env.planner.index_leads_with(name, column)
+        }) {
+            return None;
+        }
         let mut lhs = Vec::with_capacity(semi.outer.len());
         let mut lhs_types = Vec::with_capacity(semi.outer.len());
         for o in &semi.outer {

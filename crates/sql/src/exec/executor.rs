@@ -18,6 +18,7 @@ use crate::exec::ops::recursive::Recursive;
 use crate::exec::ops::set_op::SetOperation;
 use crate::exec::ops::sort::Sort;
 use crate::exec::ops::{BoxedOp, SlotStore};
+use crate::exec::subquery_cache::{self, SubqueryCache};
 use crate::expr::{EvalCtx, SubqueryRows, SubqueryRunner};
 use crate::plan::query::{QueryPlan, QueryStatement};
 use crate::temp_rows::TempRows;
@@ -42,6 +43,9 @@ pub struct Executor<'a, 'c> {
     slots: RefCell<Vec<Option<Rc<TempRows>>>>,
     /// Uncorrelated subqueries' rows, by subquery id: each runs once per execution.
     uncorrelated: RefCell<HashMap<usize, Rc<SubqueryRows>>>,
+    /// Correlated subqueries' rows, by subquery id and outer values, where the result
+    /// depends on nothing else.
+    correlated: RefCell<SubqueryCache>,
     /// Hash join buffers of base tables, by (block, level), for later runs of a block.
     join_buffers: RefCell<HashMap<(usize, usize), KeptBuffer>>,
 }
@@ -88,6 +92,7 @@ impl<'a, 'c> Executor<'a, 'c> {
             subqueries,
             slots: RefCell::new(Vec::new()),
             uncorrelated: RefCell::new(HashMap::new()),
+            correlated: RefCell::new(SubqueryCache::default()),
             join_buffers: RefCell::new(HashMap::new()),
         }
     }
@@ -242,7 +247,40 @@ impl SubqueryRunner for Executor<'_, '_> {
             self.uncorrelated.borrow_mut().insert(id, rows.clone());
             return Ok(rows);
         }
-        Ok(Rc::new(SubqueryRows::new(self.collect(plan, &correlated)?)))
+        if !self.correlated.borrow_mut().allows(id, plan) {
+            return Ok(Rc::new(SubqueryRows::new(self.collect(plan, &correlated)?)));
+        }
+        let key = subquery_cache::key(&correlated);
+        if let Some(rows) = self.correlated.borrow().get(id, &key) {
+            return Ok(rows);
+        }
+        let rows = Rc::new(SubqueryRows::new(self.collect(plan, &correlated)?));
+        self.correlated.borrow_mut().put(id, key, rows.clone());
+        Ok(rows)
+    }
+
+    fn exists(&self, id: usize, correlated: Vec<Value>) -> Result<bool> {
+        let Some(plan) = self.subqueries.get(id) else {
+            return Err(Error::Internal(format!("subquery {id} has no plan")));
+        };
+        // An uncorrelated subquery runs once per execution, as for its rows; a
+        // correlated one's answer is kept when it depends on the outer values alone.
+        let keep = correlated.is_empty() || self.correlated.borrow_mut().allows(id, plan);
+        let key = subquery_cache::key(&correlated);
+        if keep {
+            if let Some(found) = self.correlated.borrow().get_exists(id, &key) {
+                return Ok(found);
+            }
+        }
+        let mut found = false;
+        self.operator(plan, &correlated)?.run(&mut |_| {
+            found = true;
+            Ok(Flow::Stop)
+        })?;
+        if keep {
+            self.correlated.borrow_mut().put_exists(id, key, found);
+        }
+        Ok(found)
     }
 
     fn slot_rows(&self, slot: usize) -> Result<Rc<TempRows>> {

@@ -9,10 +9,12 @@ pub mod datetime;
 pub mod division_env;
 pub mod functions;
 pub mod keys;
+pub mod like_match;
 #[cfg(test)]
 pub mod test_env;
 
 use functions::Func;
+pub use like_match::like;
 use std::cmp::Ordering;
 use strata_types::value::parse_leading_f64;
 use strata_types::{Collation, DateTime, Decimal, Error, Result, Value};
@@ -225,6 +227,11 @@ impl SubqueryRows {
 /// implements it; expressions only ask).
 pub trait SubqueryRunner {
     fn rows(&self, id: usize, correlated: Vec<Value>) -> Result<std::rc::Rc<SubqueryRows>>;
+    /// Whether the subquery `id` yields any row: `[NOT] EXISTS`, which needs no more than
+    /// the first.
+    fn exists(&self, id: usize, correlated: Vec<Value>) -> Result<bool> {
+        Ok(!self.rows(id, correlated)?.rows.is_empty())
+    }
     /// The materialized rows of a derived table or CTE.
     fn slot_rows(&self, slot: usize) -> Result<std::rc::Rc<crate::temp_rows::TempRows>>;
 }
@@ -708,8 +715,8 @@ fn eval_subquery(s: &Subquery, row: &[Value], cx: &EvalCtx) -> Result<Value> {
             }
         }
         SubqueryKind::Exists { negated } => {
-            let rows = runner.rows(s.id, correlated)?;
-            Ok(bool_value(rows.rows.is_empty() == *negated))
+            let found = runner.exists(s.id, correlated)?;
+            Ok(bool_value(found != *negated))
         }
         SubqueryKind::In {
             lhs,
@@ -1079,36 +1086,6 @@ fn warn_numeric_text(a: &Value, b: &Value, cx: &EvalCtx) {
     if !functions::cast::is_whole_number(t) {
         functions::cast::warn_truncated(cx, "DOUBLE", t);
     }
-}
-
-/// SQL LIKE with `%` and `_`, compared by the collation.
-pub fn like(text: &[u8], pattern: &[u8], escape: u8, coll: Collation) -> bool {
-    let fold = |s: &[u8]| -> Vec<char> {
-        let s = String::from_utf8_lossy(s);
-        if coll == Collation::GeneralCi {
-            s.chars().flat_map(|c| c.to_uppercase()).collect()
-        } else {
-            s.chars().collect()
-        }
-    };
-    let (t, p) = (fold(text), fold(pattern));
-    fn rec(t: &[char], p: &[char], esc: char) -> bool {
-        if p.is_empty() {
-            return t.is_empty();
-        }
-        match p[0] {
-            '%' => {
-                let rest = &p[1..];
-                (0..=t.len()).any(|i| rec(&t[i..], rest, esc))
-            }
-            '_' => !t.is_empty() && rec(&t[1..], &p[1..], esc),
-            c if c == esc && p.len() > 1 => {
-                !t.is_empty() && t[0] == p[1] && rec(&t[1..], &p[2..], esc)
-            }
-            c => !t.is_empty() && t[0] == c && rec(&t[1..], &p[1..], esc),
-        }
-    }
-    rec(&t, &p, escape as char)
 }
 
 #[cfg(test)]

@@ -407,6 +407,33 @@ impl SubqueryPlanner for Planner<'_, '_> {
         let def = handle.def();
         Some(def.columns.iter().map(|c| c.name.clone()).collect())
     }
+
+    fn index_leads_with(&self, name: &ast::ObjectName, column: &str) -> bool {
+        let parts = crate::parse::object_name_parts(name);
+        if let [single] = parts.as_slice() {
+            if self
+                .ctes
+                .borrow()
+                .iter()
+                .any(|c| c.name.eq_ignore_ascii_case(single))
+            {
+                return false;
+            }
+        }
+        let Ok((db, table)) = crate::context::resolve_table(self.cx, name) else {
+            return false;
+        };
+        let Ok(handle) = self.cx.table(&db, &table) else {
+            return false;
+        };
+        let def = handle.def();
+        let Some(pos) = def.column_index(column) else {
+            return false;
+        };
+        def.indexes
+            .iter()
+            .any(|ix| ix.columns.first() == Some(&pos))
+    }
 }
 
 /// A query with only a body (the blocks of a set operation have no clauses of their

@@ -1,0 +1,254 @@
+//! The results of a correlated subquery, kept per execution by the outer values it was
+//! run with, so a subquery the outer query reaches again with the same values is not run
+//! again (MariaDB's subquery cache; TPC-H Q17's `(SELECT 0.2 * AVG(l_quantity) FROM
+//! lineitem WHERE l_partkey = p_partkey)` runs once per part instead of once per line).
+//!
+//! A result may be reused only when it is a function of those values alone. Within one
+//! statement the tables a subquery reads do not change under it (a SELECT changes
+//! nothing; INSERT … SELECT, UPDATE and DELETE read their rows first or refuse to read
+//! their own target, 1093), so what remains is the subquery's own expressions: RAND(),
+//! UUID(), SYSDATE(), user variables (`@v := …` may change them between runs) give
+//! another value per run. [`cacheable`] therefore takes only a plain query block whose
+//! every expression is free of those, of nested subqueries, derived and LATERAL tables,
+//! window functions and locking reads; anything else runs every time, as before.
+//!
+//! Keys are the outer values' exact bytes (type tag and representation), never a
+//! collation's weight: `'a'` and `'A'` are equal under a case-insensitive collation but
+//! a subquery may return the value itself. The cache stops taking entries at
+//! [`MAX_BYTES`] (rows and keys together), so memory stays bounded however many distinct
+//! outer values there are; a full cache only means later values run as before.
+
+use crate::expr::{Expr, SubqueryRows};
+use crate::plan::block::{Access, SelectPlan};
+use crate::plan::query::QueryPlan;
+use std::collections::HashMap;
+use std::rc::Rc;
+use strata_engine::ReadMode;
+use strata_types::Value;
+
+/// The most bytes (estimated) one execution keeps in cached subquery results.
+pub const MAX_BYTES: usize = 16 << 20;
+
+/// Cached results of one execution's correlated subqueries.
+#[derive(Default)]
+pub struct SubqueryCache {
+    /// Whether each subquery id may be cached, decided on its first run.
+    cacheable: HashMap<usize, bool>,
+    /// By subquery id, then by key.
+    entries: HashMap<usize, HashMap<Vec<u8>, Rc<SubqueryRows>>>,
+    /// `EXISTS` answers, by subquery id, then by key.
+    exists: HashMap<usize, HashMap<Vec<u8>, bool>>,
+    bytes: usize,
+}
+
+impl SubqueryCache {
+    /// Whether subquery `id` (plan `plan`) may reuse results.
+    pub fn allows(&mut self, id: usize, plan: &QueryPlan) -> bool {
+        *self.cacheable.entry(id).or_insert_with(|| cacheable(plan))
+    }
+
+    pub fn get(&self, id: usize, key: &[u8]) -> Option<Rc<SubqueryRows>> {
+        self.entries.get(&id)?.get(key).cloned()
+    }
+
+    pub fn get_exists(&self, id: usize, key: &[u8]) -> Option<bool> {
+        self.exists.get(&id)?.get(key).copied()
+    }
+
+    /// Keeps an `EXISTS` answer for (`id`, `key`) unless the cache is full.
+    pub fn put_exists(&mut self, id: usize, key: Vec<u8>, found: bool) {
+        let size = key.len() + 64;
+        if self.bytes + size > MAX_BYTES {
+            return;
+        }
+        self.bytes += size;
+        self.exists.entry(id).or_default().insert(key, found);
+    }
+
+    /// Keeps `rows` for (`id`, `key`) unless the cache is full.
+    pub fn put(&mut self, id: usize, key: Vec<u8>, rows: Rc<SubqueryRows>) {
+        let size = key.len()
+            + 64
+            + rows
+                .rows
+                .iter()
+                .map(|r| 24 + r.iter().map(Value::approx_bytes).sum::<usize>())
+                .sum::<usize>();
+        if self.bytes + size > MAX_BYTES {
+            return;
+        }
+        self.bytes += size;
+        self.entries.entry(id).or_default().insert(key, rows);
+    }
+}
+
+/// The exact identity of a list of values: a tag per value and its representation.
+pub fn key(values: &[Value]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(values.len() * 10);
+    for v in values {
+        match v {
+            Value::Null => k.push(0),
+            Value::Int(i) => {
+                k.push(1);
+                k.extend_from_slice(&i.to_le_bytes());
+            }
+            Value::UInt(u) => {
+                k.push(2);
+                k.extend_from_slice(&u.to_le_bytes());
+            }
+            Value::Double(d) => {
+                k.push(3);
+                k.extend_from_slice(&d.to_bits().to_le_bytes());
+            }
+            Value::Decimal(d) => {
+                k.push(4);
+                k.extend_from_slice(&d.mantissa.to_le_bytes());
+                k.push(d.scale);
+                k.push(d.shown);
+            }
+            Value::Bytes(b) => {
+                k.push(5);
+                k.extend_from_slice(&(b.len() as u64).to_le_bytes());
+                k.extend_from_slice(b);
+            }
+            Value::DateTime(t) => {
+                k.push(6);
+                k.extend_from_slice(&t.year.to_le_bytes());
+                k.extend_from_slice(&[t.month, t.day, t.hour, t.minute, t.second]);
+                k.extend_from_slice(&t.micro.to_le_bytes());
+            }
+        }
+    }
+    k
+}
+
+/// Whether a subquery's result depends only on the outer values it is run with (see the
+/// module comment): a plain block of pure expressions over base tables.
+pub fn cacheable(plan: &QueryPlan) -> bool {
+    match plan {
+        QueryPlan::Block(b) => block_is_pure(b),
+        _ => false,
+    }
+}
+
+fn block_is_pure(b: &SelectPlan) -> bool {
+    if b.windows.is_some() || !b.derived.is_empty() || b.read_mode != ReadMode::Consistent {
+        return false;
+    }
+    if b.scope
+        .tables
+        .iter()
+        .any(|t| t.slot.is_some() || t.lateral.is_some())
+    {
+        return false;
+    }
+    let mut exprs: Vec<&Expr> = Vec::new();
+    for l in &b.levels {
+        match &l.access {
+            Access::Scan => {}
+            Access::Index {
+                eq, lower, upper, ..
+            } => {
+                exprs.extend(eq);
+                exprs.extend(lower.iter().map(|(e, _)| e));
+                exprs.extend(upper.iter().map(|(e, _)| e));
+            }
+            Access::IndexIn { values, .. } => exprs.extend(values),
+            Access::JoinBuffer { keys } => exprs.extend(keys.iter().map(|k| &k.probe)),
+        }
+        exprs.extend(&l.filter);
+        exprs.extend(&l.on);
+    }
+    exprs.extend(&b.const_filter);
+    if let Some(g) = &b.group {
+        exprs.extend(g.groups.iter().map(|(e, _)| e));
+        for a in &g.aggs {
+            exprs.extend(&a.arg);
+            exprs.extend(a.more_args.iter().map(|(e, _, _)| e));
+            exprs.extend(a.order.iter().map(|(e, _, _)| e));
+        }
+        exprs.extend(&g.having);
+    }
+    exprs.extend(&b.projection);
+    exprs.extend(&b.limit);
+    exprs.extend(&b.offset);
+    exprs.iter().all(|e| pure(e))
+}
+
+/// No subquery, variable or volatile function anywhere in `e`.
+fn pure(e: &Expr) -> bool {
+    let mut ok = true;
+    e.walk(&mut |x| {
+        let impure = match x {
+            Expr::Subquery(_) | Expr::UserVariable(_) | Expr::SystemVariable { .. } => true,
+            Expr::Func(f, _) => f.is_volatile(),
+            _ => false,
+        };
+        if impure {
+            ok = false;
+        }
+    });
+    ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata_types::{DateTime, Decimal};
+
+    #[test]
+    fn keys_tell_types_and_representations_apart() {
+        let k = |v: Value| key(&[v]);
+        assert_ne!(k(Value::Int(1)), k(Value::UInt(1)));
+        assert_ne!(k(Value::Int(1)), k(Value::Decimal(Decimal::new(10, 1))));
+        assert_ne!(
+            k(Value::Decimal(Decimal::new(10, 1))),
+            k(Value::Decimal(Decimal::new(100, 2)))
+        );
+        assert_ne!(k(Value::str("a")), k(Value::str("A")));
+        assert_ne!(k(Value::Null), k(Value::str("")));
+        assert_ne!(k(Value::DateTime(DateTime::default())), k(Value::Int(0)));
+        // Lengths are part of the key: ("ab", "c") is not ("a", "bc").
+        assert_ne!(
+            key(&[Value::str("ab"), Value::str("c")]),
+            key(&[Value::str("a"), Value::str("bc")])
+        );
+        assert_eq!(
+            key(&[Value::Int(7), Value::Null]),
+            key(&[Value::Int(7), Value::Null])
+        );
+    }
+
+    #[test]
+    fn volatile_expressions_are_not_pure() {
+        use crate::expr::functions::Func;
+        let col = Expr::Column(0);
+        assert!(pure(&col));
+        assert!(!pure(&Expr::UserVariable("v".into())));
+        let rand = crate::expr::functions::lookup("rand")
+            .expect("RAND exists")
+            .0;
+        assert!(!pure(&Expr::Func(rand, vec![])));
+        let abs = crate::expr::functions::lookup("abs").expect("ABS exists").0;
+        assert!(pure(&Expr::Func(abs, vec![col.clone()])));
+        // Nested inside an otherwise pure expression.
+        let nested = Expr::Func(abs, vec![Expr::Func(Func::AssignUserVariable, vec![col])]);
+        assert!(!pure(&nested));
+    }
+
+    #[test]
+    fn the_cache_stops_taking_entries_when_full() {
+        let mut c = SubqueryCache::default();
+        let big = Rc::new(SubqueryRows::new(vec![vec![Value::Bytes(vec![
+            0;
+            MAX_BYTES
+                / 2
+        ])]]));
+        c.put(0, key(&[Value::Int(1)]), big.clone());
+        assert!(c.get(0, &key(&[Value::Int(1)])).is_some());
+        c.put(0, key(&[Value::Int(2)]), big);
+        assert!(c.get(0, &key(&[Value::Int(2)])).is_none());
+        // Another subquery id with the same values is another entry.
+        assert!(c.get(1, &key(&[Value::Int(1)])).is_none());
+    }
+}
