@@ -85,7 +85,9 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
                 out.extend_from_slice(&d.rescale(scale).mantissa.to_le_bytes());
             }
             Value::DateTime(d) => put_varint(out, d.pack()),
-            Value::Bytes(b) => {
+            // A JSON document is stored as its binary bytes, like a BLOB; the engine
+            // does not read them.
+            Value::Bytes(b) | Value::Json(b) => {
                 put_varint(out, b.len() as u64);
                 out.extend_from_slice(b);
             }
@@ -132,7 +134,11 @@ pub fn decode_row(def: &TableDef, b: &[u8]) -> Option<Vec<Value>> {
                     let n = get_varint(b, &mut at)? as usize;
                     let s = b.get(at..at.checked_add(n)?)?;
                     at += n;
-                    Value::Bytes(s.to_vec())
+                    if *t == DataType::Json {
+                        Value::Json(s.to_vec())
+                    } else {
+                        Value::Bytes(s.to_vec())
+                    }
                 }
             }
         };

@@ -41,6 +41,8 @@ pub enum DataType {
     Date,
     DateTime,
     Timestamp,
+    /// JSON: a document in the binary form of docs/format/json.md.
+    Json,
 }
 
 impl DataType {
@@ -158,6 +160,7 @@ impl DataType {
             DataType::Date => FieldType::Date,
             DataType::DateTime => FieldType::DateTime,
             DataType::Timestamp => FieldType::Timestamp,
+            DataType::Json => FieldType::Json,
         }
     }
 
@@ -180,6 +183,7 @@ impl DataType {
             | DataType::Blob(n) => n,
             DataType::Date => 10,
             DataType::DateTime | DataType::Timestamp => 19,
+            DataType::Json => u32::MAX,
         }
     }
 
@@ -204,6 +208,7 @@ impl DataType {
             DataType::Date => "date".into(),
             DataType::DateTime => "datetime".into(),
             DataType::Timestamp => "timestamp".into(),
+            DataType::Json => "json".into(),
         }
     }
 }

@@ -17,6 +17,9 @@ pub enum Value {
     Decimal(Decimal),
     Bytes(Vec<u8>),
     DateTime(DateTime),
+    /// A JSON document in its binary form (docs/format/json.md), as a JSON column
+    /// stores it; printed as MySQL 8 prints JSON.
+    Json(Vec<u8>),
 }
 
 impl Value {
@@ -24,7 +27,7 @@ impl Value {
     /// for the memory bounds of grouping and hash join buffers.
     pub fn approx_bytes(&self) -> usize {
         match self {
-            Value::Bytes(b) => 24 + b.len(),
+            Value::Bytes(b) | Value::Json(b) => 24 + b.len(),
             _ => 24,
         }
     }
@@ -52,6 +55,7 @@ impl Value {
             ),
             Value::Bytes(b) => Some(parse_leading_f64(b).round() as i64),
             Value::DateTime(dt) => Some(datetime_as_number(dt) as i64),
+            Value::Json(b) => Some(json_number(b).round() as i64),
         }
     }
 
@@ -65,6 +69,7 @@ impl Value {
             Value::Decimal(d) => Some(d.to_f64()),
             Value::Bytes(b) => Some(parse_leading_f64(b)),
             Value::DateTime(dt) => Some(datetime_as_number(dt)),
+            Value::Json(b) => Some(json_number(b)),
         }
     }
 
@@ -86,6 +91,7 @@ impl Value {
             Value::Decimal(d) => Some(d.mantissa != 0),
             Value::Bytes(b) => Some(parse_leading_f64(b) != 0.0),
             Value::DateTime(_) => Some(true),
+            Value::Json(b) => Some(json_number(b) != 0.0),
         }
     }
 
@@ -110,6 +116,11 @@ impl Value {
             Value::DateTime(dt) => {
                 let _ = write!(out, "{dt}");
             }
+            Value::Json(b) => match crate::json::binary::decode(b) {
+                Some(j) => out.extend_from_slice(crate::json::text::to_text(&j).as_bytes()),
+                // Only a corrupt row gets here; its reader reported it.
+                None => out.extend_from_slice(b"null"),
+            },
         }
     }
 
@@ -124,6 +135,21 @@ impl Value {
                 String::from_utf8_lossy(&v).into_owned()
             }
         }
+    }
+}
+
+/// A JSON value in numeric context: its number, a boolean as 0/1, a string's leading
+/// number, anything else 0 (MySQL warns; the value is the same).
+fn json_number(b: &[u8]) -> f64 {
+    use crate::json::Json;
+    match crate::json::binary::decode(b) {
+        Some(Json::Int(i)) => i as f64,
+        Some(Json::UInt(u)) => u as f64,
+        Some(Json::Double(d)) => d,
+        Some(Json::Decimal(d)) => d.to_f64(),
+        Some(Json::Bool(t)) => t as u8 as f64,
+        Some(Json::String(s)) => parse_leading_f64(s.as_bytes()),
+        _ => 0.0,
     }
 }
 

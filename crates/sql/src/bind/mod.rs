@@ -16,6 +16,7 @@ pub mod item_names;
 pub mod window;
 
 use crate::expr::functions::{self, CastFn, Func, MathFn, RegexpFn, StrFn, TrimSide};
+use crate::expr::json::JsonFn;
 use crate::expr::{ArithOp, CmpOp, Expr, Subquery, SubqueryKind};
 use crate::parse::lex::{number_value, unescape};
 use crate::parse::object_name_parts;
@@ -167,6 +168,8 @@ pub enum SType {
     /// TIME(fsp): its values are their text (`-01:02:03.5`).
     Time(u8),
     Null,
+    /// A JSON document ([`Value::Json`]).
+    Json,
 }
 
 impl SType {
@@ -178,6 +181,7 @@ impl SType {
             DataType::Decimal { scale, .. } => SType::Decimal(*scale),
             DataType::Date => SType::Date,
             DataType::DateTime | DataType::Timestamp => SType::DateTime,
+            DataType::Json => SType::Json,
             _ if coll == Collation::Binary => SType::Binary,
             _ => SType::Text,
         }
@@ -192,6 +196,7 @@ impl SType {
             Value::Decimal(d) => SType::Decimal(d.shown),
             Value::Bytes(_) => SType::Text,
             Value::DateTime(_) => SType::DateTime,
+            Value::Json(_) => SType::Json,
         }
     }
 
@@ -216,6 +221,7 @@ impl SType {
             FieldType::DateTime | FieldType::Timestamp => SType::DateTime,
             FieldType::Time => SType::Time(m.decimals),
             FieldType::Null => SType::Null,
+            FieldType::Json => SType::Json,
             _ if m.charset == 63 => SType::Binary,
             _ => SType::Text,
         }
@@ -231,6 +237,7 @@ impl SType {
             SType::Date => FieldType::Date,
             SType::Time(_) => FieldType::Time,
             SType::Null => FieldType::Null,
+            SType::Json => FieldType::Json,
         };
         let mut m = ColumnMeta::computed(name, ft);
         match self {
@@ -246,6 +253,12 @@ impl SType {
             }
             SType::DateTime => m.length = 19,
             SType::Date => m.length = 10,
+            // MySQL 8 sends JSON results as binary-charset BLOBs of type 245.
+            SType::Json => {
+                m.charset = 63;
+                m.length = u32::MAX;
+                m.flags |= flags::BLOB | flags::BINARY;
+            }
             SType::Time(fsp) => {
                 m.length = 10 + if fsp > 0 { fsp as u32 + 1 } else { 0 };
                 m.decimals = fsp;
@@ -276,7 +289,10 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
     {
         fl |= flags::NUM;
     }
-    if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_)) {
+    if matches!(
+        col.data_type,
+        DataType::Blob(_) | DataType::Text(_) | DataType::Json
+    ) {
         fl |= flags::BLOB;
     }
     if col.collation == Collation::Binary {
@@ -874,6 +890,30 @@ impl<'a> Binder<'a> {
                 (show_scale(case, ty), ty, Collation::GeneralCi)
             }
             A::Cast {
+                expr,
+                data_type: ast::DataType::JSON,
+                ..
+            } => {
+                let (x, t, _) = self.bind(expr)?;
+                (
+                    Expr::Func(Func::Json(JsonFn::Cast), vec![json_argument(x, t)]),
+                    SType::Json,
+                    Collation::Binary,
+                )
+            }
+            A::MemberOf(m) => {
+                let (x, t, _) = self.bind(&m.value)?;
+                let (arr, _, _) = self.bind(&m.array)?;
+                (
+                    Expr::Func(
+                        Func::Json(JsonFn::MemberOf),
+                        vec![json_argument(x, t), arr],
+                    ),
+                    SType::Int,
+                    Collation::GeneralCi,
+                )
+            }
+            A::Cast {
                 expr, data_type, ..
             } => {
                 let (x, _, _) = self.bind(expr)?;
@@ -1305,6 +1345,9 @@ impl<'a> Binder<'a> {
         }
         let (l, lt, lc) = self.bind(left)?;
         let (r, rt, rc) = self.bind(right)?;
+        if let Some(b) = json_operator(op, &l, &r, lt) {
+            return Ok(b);
+        }
         if matches!(lt, SType::Time(_)) || matches!(rt, SType::Time(_)) {
             // TIME values are held as text, which neither compares nor adds as a TIME.
             return Err(Error::NotSupported(format!("operator {op} on TIME values")));
@@ -1456,6 +1499,7 @@ impl<'a> Binder<'a> {
             let (e, t, c) = self.bind(a)?;
             let e = match func {
                 Func::Str(..) => self.float_as_text(e),
+                Func::Json(_) => json_argument(e, t),
                 _ => e,
             };
             bound.push(e);
@@ -1692,6 +1736,32 @@ impl<'a> Binder<'a> {
     }
 }
 
+/// `doc -> path` (JSON_EXTRACT) and `doc ->> path` (its unquoted text).
+fn json_operator(
+    op: &ast::BinaryOperator,
+    l: &Expr,
+    r: &Expr,
+    lt: SType,
+) -> Option<(Expr, SType, Collation)> {
+    let (f, t) = match op {
+        ast::BinaryOperator::Arrow => (JsonFn::Extract, SType::Json),
+        ast::BinaryOperator::LongArrow => (JsonFn::ExtractUnquote, SType::Text),
+        _ => return None,
+    };
+    let args = vec![json_argument(l.clone(), lt), r.clone()];
+    Some((Expr::Func(Func::Json(f), args), t, Collation::GeneralCi))
+}
+
+/// An argument of a JSON function: a DATE-typed one is marked as a date, since its
+/// value alone (a date-time at midnight) cannot say so.
+fn json_argument(e: Expr, t: SType) -> Expr {
+    if t == SType::Date {
+        Expr::Func(Func::Json(JsonFn::DateAsJson), vec![e])
+    } else {
+        e
+    }
+}
+
 fn system_variable(name: &str, scope: Option<&str>) -> (Expr, SType, Collation) {
     let global = scope.is_some_and(|s| s.eq_ignore_ascii_case("global"));
     (
@@ -1748,6 +1818,7 @@ fn in_comparison(lhs: &[(SType, Collation)], columns: &[ColumnMeta]) -> (Vec<Col
         SType::Date | SType::DateTime => 2,
         SType::Null => 3,
         SType::Time(_) => 4,
+        SType::Json => 5,
     };
     let mut hashable = true;
     let mut colls = Vec::with_capacity(lhs.len());

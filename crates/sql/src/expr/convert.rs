@@ -64,7 +64,7 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
                 d.round().clamp(-1e30, 1e30) as i128
             }
             Value::Decimal(d) => d.rescale(0).mantissa,
-            Value::DateTime(_) => v.to_i64().unwrap_or(0) as i128,
+            Value::DateTime(_) | Value::Json(_) => v.to_i64().unwrap_or(0) as i128,
             Value::Bytes(b) => {
                 let text = String::from_utf8_lossy(b);
                 let t = text.trim();
@@ -101,6 +101,7 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
         });
     }
     match ty {
+        DataType::Json => json_column_value(v, col),
         DataType::Float | DataType::Double => {
             let f = match &v {
                 Value::Bytes(b) => {
@@ -154,7 +155,7 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
                         },
                     }
                 }
-                Value::DateTime(_) => Decimal::from_i64(v.to_i64().unwrap_or(0)),
+                Value::DateTime(_) | Value::Json(_) => Decimal::from_i64(v.to_i64().unwrap_or(0)),
                 Value::Null => unreachable!("handled above"),
             };
             let d = d.rescale(*scale);
@@ -248,6 +249,26 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
             }
             Ok(Value::Bytes(bytes))
         }
+    }
+}
+
+/// A value stored into a JSON column: a JSON value as it is, a string parsed and
+/// normalised (3140 naming the column when it is not JSON text); anything else is not
+/// JSON text either, as MySQL 8 refuses it (CAST it to JSON first).
+fn json_column_value(v: Value, col: &ColumnDef) -> Result<Value> {
+    let invalid = |reason: &str, pos: usize| Error::InvalidJsonText {
+        reason: reason.into(),
+        pos,
+        column: col.name.clone(),
+    };
+    match v {
+        Value::Json(b) => Ok(Value::Json(b)),
+        Value::Bytes(b) => match strata_types::json::text::parse(&b) {
+            Ok(j) => Ok(Value::Json(strata_types::json::binary::encode(&j))),
+            Err(e) if e.too_deep => Err(Error::JsonTooDeep),
+            Err(e) => Err(invalid(e.message, e.pos)),
+        },
+        _ => Err(invalid("not a JSON text, may need CAST", 0)),
     }
 }
 

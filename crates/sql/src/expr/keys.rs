@@ -57,6 +57,20 @@ pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
                 None => out.extend_from_slice(&d.to_bits().to_be_bytes()),
             }
         }
+        // A stored document is normalised, so equal documents have equal bytes
+        // (numbers of different kinds, 1 and 1.0, stay apart: MySQL's JSON
+        // grouping compares them equal; this is narrower, never merging unequal ones).
+        Value::Json(b) => {
+            out.push(4);
+            for &x in b {
+                if x == 0 {
+                    out.extend_from_slice(&[0, 0xFF]);
+                } else {
+                    out.push(x);
+                }
+            }
+            out.extend_from_slice(&[0, 1]);
+        }
     }
 }
 

@@ -8,6 +8,7 @@ pub mod convert;
 pub mod datetime;
 pub mod division_env;
 pub mod functions;
+pub mod json;
 pub mod keys;
 #[cfg(test)]
 pub mod test_env;
@@ -852,6 +853,7 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
             Some(d) => x.cmp(&d),
             None => coll.compare(x.to_string().as_bytes(), y),
         },
+        (Json(_), _) | (_, Json(_)) => return json::compare::compare_values(a, b).ok().flatten(),
         (Bytes(x), DateTime(y)) => match std::str::from_utf8(x)
             .ok()
             .and_then(strata_types::DateTime::parse)

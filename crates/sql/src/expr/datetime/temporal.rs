@@ -307,6 +307,7 @@ pub fn stamp_of(v: &Value, date_typed: bool) -> Option<Stamp> {
             has_time: !date_typed,
         }),
         Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(parse_stamp),
+        Value::Json(_) => parse_stamp(&v.to_text()),
         Value::Int(i) => number_stamp(*i),
         Value::UInt(u) => number_stamp(i64::try_from(*u).ok()?),
         Value::Decimal(_) | Value::Double(_) => {
@@ -421,6 +422,7 @@ pub fn time_of(v: &Value) -> Option<i64> {
             .ok()
             .and_then(parse_time)
             .map(|x| x.0),
+        Value::Json(_) => parse_time(&v.to_text()).map(|x| x.0),
         Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => {
             let f = v.to_f64()?;
             let n = f.trunc() as i64;
