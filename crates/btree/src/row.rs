@@ -87,7 +87,8 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
             Value::DateTime(d) => put_varint(out, d.pack()),
             // A JSON document is stored as its binary bytes, like a BLOB; the engine
             // does not read them.
-            Value::Bytes(b) | Value::Json(b) => {
+            // A BIT value is its (n+7)/8 bytes, likewise length-prefixed.
+            Value::Bytes(b) | Value::Json(b) | Value::Bits(b) => {
                 put_varint(out, b.len() as u64);
                 out.extend_from_slice(b);
             }
@@ -136,6 +137,8 @@ pub fn decode_row(def: &TableDef, b: &[u8]) -> Option<Vec<Value>> {
                     at += n;
                     if *t == DataType::Json {
                         Value::Json(s.to_vec())
+                    } else if let DataType::Bit(_) = t {
+                        Value::Bits(s.to_vec())
                     } else {
                         Value::Bytes(s.to_vec())
                     }

@@ -108,7 +108,8 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
             Value::DateTime(d) => out.extend_from_slice(&d.pack().to_le_bytes()),
             // A JSON document is stored as its binary bytes, like a BLOB; the engine
             // does not read them.
-            Value::Bytes(b) | Value::Json(b) => {
+            // A BIT value is its (n+7)/8 bytes, likewise length-prefixed.
+            Value::Bytes(b) | Value::Json(b) | Value::Bits(b) => {
                 out.extend_from_slice(&(b.len() as u32).to_le_bytes());
                 out.extend_from_slice(b);
             }
@@ -157,6 +158,8 @@ pub fn decode_row(def: &TableDef, p: &[u8]) -> Option<Vec<Value>> {
                     let b = take(&mut at, len)?.to_vec();
                     if *t == DataType::Json {
                         Value::Json(b)
+                    } else if let DataType::Bit(_) = t {
+                        Value::Bits(b)
                     } else {
                         Value::Bytes(b)
                     }

@@ -184,6 +184,8 @@ pub enum Error {
     JsonTooDeep,
     /// 3154: JSON_ARRAY_INSERT's path does not end in an array position.
     JsonPathArrayCell,
+    /// 1439: a column's declared width past its type's maximum (BIT(65)).
+    TooBigDisplayWidth { column: String, max: u32 },
     /// 1241: expected column count.
     OperandColumns(usize),
     /// 1242
@@ -383,6 +385,7 @@ impl Error {
             JsonVacuousPath => 3153,
             JsonTooDeep => 3157,
             JsonPathArrayCell => 3154,
+            TooBigDisplayWidth { .. } => 1439,
             OperandColumns(_) => 1241,
             SubqueryRows => 1242,
             NoTablesUsed => 1096,
@@ -477,7 +480,7 @@ impl Error {
             1568 => "25001",
             1461 => "42000",
             3158 | 3140 | 3141 | 3146 | 3157 => "22032",
-            3143 | 3149 | 3150 | 3152 | 3153 | 3154 => "42000",
+            3143 | 3149 | 3150 | 3152 | 3153 | 3154 | 1439 => "42000",
             1846 => "0A000",
             1138 => "22004",
             _ => "HY000",
@@ -729,6 +732,10 @@ impl fmt::Display for Error {
             ),
             JsonVacuousPath => write!(f, "The path expression '$' is not allowed in this context."),
             JsonTooDeep => write!(f, "The JSON document exceeds the maximum depth."),
+            TooBigDisplayWidth { column, max } => write!(
+                f,
+                "Display width out of range for column '{column}' (max = {max})"
+            ),
             JsonPathArrayCell => write!(
                 f,
                 "A path expression is not a path to a cell in an array."

@@ -43,6 +43,8 @@ pub enum DataType {
     Timestamp,
     /// JSON: a document in the binary form of docs/format/json.md.
     Json,
+    /// BIT(n), 1 ≤ n ≤ 64: values are [`crate::Value::Bits`], (n+7)/8 bytes big-endian.
+    Bit(u8),
 }
 
 impl DataType {
@@ -161,6 +163,7 @@ impl DataType {
             DataType::DateTime => FieldType::DateTime,
             DataType::Timestamp => FieldType::Timestamp,
             DataType::Json => FieldType::Json,
+            DataType::Bit(_) => FieldType::Bit,
         }
     }
 
@@ -184,6 +187,7 @@ impl DataType {
             DataType::Date => 10,
             DataType::DateTime | DataType::Timestamp => 19,
             DataType::Json => u32::MAX,
+            DataType::Bit(n) => n as u32,
         }
     }
 
@@ -209,6 +213,7 @@ impl DataType {
             DataType::DateTime => "datetime".into(),
             DataType::Timestamp => "timestamp".into(),
             DataType::Json => "json".into(),
+            DataType::Bit(n) => format!("bit({n})"),
         }
     }
 }

@@ -20,6 +20,9 @@ pub enum Value {
     /// A JSON document in its binary form (docs/format/json.md), as a JSON column
     /// stores it; printed as MySQL 8 prints JSON.
     Json(Vec<u8>),
+    /// A bit value: a BIT(n) column's or a `b'101'` literal's bytes, big-endian. A
+    /// binary string in string context, an unsigned integer in numeric context.
+    Bits(Vec<u8>),
 }
 
 impl Value {
@@ -27,7 +30,7 @@ impl Value {
     /// for the memory bounds of grouping and hash join buffers.
     pub fn approx_bytes(&self) -> usize {
         match self {
-            Value::Bytes(b) | Value::Json(b) => 24 + b.len(),
+            Value::Bytes(b) | Value::Json(b) | Value::Bits(b) => 24 + b.len(),
             _ => 24,
         }
     }
@@ -56,6 +59,7 @@ impl Value {
             Value::Bytes(b) => Some(parse_leading_f64(b).round() as i64),
             Value::DateTime(dt) => Some(datetime_as_number(dt) as i64),
             Value::Json(b) => Some(json_number(b).round() as i64),
+            Value::Bits(b) => Some(bits_value(b) as i64),
         }
     }
 
@@ -70,6 +74,7 @@ impl Value {
             Value::Bytes(b) => Some(parse_leading_f64(b)),
             Value::DateTime(dt) => Some(datetime_as_number(dt)),
             Value::Json(b) => Some(json_number(b)),
+            Value::Bits(b) => Some(bits_value(b) as f64),
         }
     }
 
@@ -92,6 +97,7 @@ impl Value {
             Value::Bytes(b) => Some(parse_leading_f64(b) != 0.0),
             Value::DateTime(_) => Some(true),
             Value::Json(b) => Some(json_number(b) != 0.0),
+            Value::Bits(b) => Some(bits_value(b) != 0),
         }
     }
 
@@ -121,6 +127,7 @@ impl Value {
                 // Only a corrupt row gets here; its reader reported it.
                 None => out.extend_from_slice(b"null"),
             },
+            Value::Bits(b) => out.extend_from_slice(b),
         }
     }
 
@@ -136,6 +143,24 @@ impl Value {
             }
         }
     }
+}
+
+/// A bit value's number: its last 8 bytes, big-endian.
+pub fn bits_value(b: &[u8]) -> u64 {
+    b.iter()
+        .skip(b.len().saturating_sub(8))
+        .fold(0u64, |acc, x| (acc << 8) | *x as u64)
+}
+
+/// A bit value as SQL writes it (`b'101'`), for SHOW CREATE TABLE and defaults.
+pub fn bits_literal(b: &[u8]) -> String {
+    format!("b'{:b}'", bits_value(b))
+}
+
+/// The bytes of a BIT(n) value: (n+7)/8 bytes, big-endian.
+pub fn bits_bytes(v: u64, n: u8) -> Vec<u8> {
+    let len = (n as usize).div_ceil(8).clamp(1, 8);
+    v.to_be_bytes()[8 - len..].to_vec()
 }
 
 /// A JSON value in numeric context: its number, a boolean as 0/1, a string's leading

@@ -197,6 +197,7 @@ impl SType {
             Value::Bytes(_) => SType::Text,
             Value::DateTime(_) => SType::DateTime,
             Value::Json(_) => SType::Json,
+            Value::Bits(_) => SType::Binary,
         }
     }
 
@@ -275,7 +276,7 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
     if !col.nullable {
         fl |= flags::NOT_NULL;
     }
-    if col.data_type.is_unsigned() {
+    if col.data_type.is_unsigned() || matches!(col.data_type, DataType::Bit(_)) {
         fl |= flags::UNSIGNED;
     }
     if col.auto_increment {
@@ -606,7 +607,7 @@ pub fn aggregate_type(func: AggFunc, arg_type: SType, more: &[(Expr, SType, Coll
                 SType::Text
             }
         }
-        AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => SType::Text,
+        AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => SType::Json,
         AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => arg_type,
     }
 }
@@ -691,6 +692,16 @@ impl<'a> Binder<'a> {
         }
         use ast::Expr as A;
         Ok(match e {
+            // `0b101` is a bit-value literal, which the parser reads as a name.
+            A::Identifier(id)
+                if id.quote_style.is_none()
+                    && id.value.len() > 2
+                    && id.value.starts_with("0b")
+                    && bit_literal(&id.value[2..]).is_some() =>
+            {
+                let v = bit_literal(&id.value[2..]).unwrap_or(Value::Null);
+                (Expr::Literal(v), SType::Binary, Collation::Binary)
+            }
             A::Identifier(id) => self.bind_name(std::slice::from_ref(&id.value))?,
             A::CompoundIdentifier(ids) => self.bind_name(&ident_parts(ids))?,
             A::Value(v) if placeholder_index(&v.value).is_some() => {
@@ -905,10 +916,7 @@ impl<'a> Binder<'a> {
                 let (x, t, _) = self.bind(&m.value)?;
                 let (arr, _, _) = self.bind(&m.array)?;
                 (
-                    Expr::Func(
-                        Func::Json(JsonFn::MemberOf),
-                        vec![json_argument(x, t), arr],
-                    ),
+                    Expr::Func(Func::Json(JsonFn::MemberOf), vec![json_argument(x, t), arr]),
                     SType::Int,
                     Collation::GeneralCi,
                 )
@@ -1426,6 +1434,21 @@ impl<'a> Binder<'a> {
         })
     }
 
+    /// Whether the expression is a plain reference to a BIT column of this scope.
+    fn is_bit_column(&self, a: &ast::Expr) -> bool {
+        let parts = match a {
+            ast::Expr::Identifier(id) => vec![id.value.clone()],
+            ast::Expr::CompoundIdentifier(ids) => ident_parts(ids),
+            _ => return false,
+        };
+        match self.scope.resolve(&parts, "field list") {
+            Ok(pos) if pos < self.scope.width() => {
+                matches!(self.scope.column(pos).1.data_type, DataType::Bit(_))
+            }
+            _ => false,
+        }
+    }
+
     fn bind_function(&mut self, f: &ast::Function) -> Result<(Expr, SType, Collation)> {
         let name = object_name_parts(&f.name).join(".");
         if f.over.is_some() {
@@ -1498,6 +1521,11 @@ impl<'a> Binder<'a> {
         for a in &args {
             let (e, t, c) = self.bind(a)?;
             let e = match func {
+                // HEX of a BIT column is its number's hex (MySQL reads the column as an
+                // integer there); a `b'…'` literal stays a string, byte by byte.
+                Func::Str(StrFn::Hex, _) if self.is_bit_column(a) => {
+                    Expr::Func(Func::Cast(CastFn::Unsigned), vec![e])
+                }
                 Func::Str(..) => self.float_as_text(e),
                 Func::Json(_) => json_argument(e, t),
                 _ => e,
@@ -1624,16 +1652,29 @@ impl<'a> Binder<'a> {
             AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => {
                 let mut types =
                     std::iter::once(spec.arg_type).chain(spec.more_args.iter().map(|m| m.1));
-                if let Some(t) = types.find(|t| {
-                    matches!(
-                        t,
-                        SType::Binary | SType::Date | SType::DateTime | SType::Double
-                    )
-                }) {
-                    // MySQL's JSON forms of these (base64 opaque values, dates with six
-                    // fractional digits, doubles in JSON's own notation) are not
-                    // written yet.
+                if let Some(t) = types.find(|t| matches!(t, SType::Binary)) {
+                    // MySQL's JSON form of a binary string (a base64 opaque value) is
+                    // not written yet.
                     return Err(Error::NotSupported(format!("{name}() of a {t:?} value")));
+                }
+                // The element (JSON_ARRAYAGG) or member value (JSON_OBJECTAGG) becomes
+                // its JSON value first where its SQL value alone would print otherwise:
+                // a double as `1.0`, a date as a date, a date-time with six digits.
+                let value = if func == AggFunc::JsonArrayAgg {
+                    spec.arg.as_mut().map(|e| (e, spec.arg_type))
+                } else {
+                    spec.more_args.first_mut().map(|m| (&mut m.0, m.1))
+                };
+                if let Some((e, t)) = value {
+                    let f = match t {
+                        SType::Date => Some(JsonFn::DateAsJson),
+                        SType::Double | SType::DateTime => Some(JsonFn::Cast),
+                        _ => None,
+                    };
+                    if let Some(f) = f {
+                        let inner = std::mem::replace(e, Expr::Literal(Value::Null));
+                        *e = Expr::Func(Func::Json(f), vec![inner]);
+                    }
                 }
             }
             _ => {}
@@ -1946,7 +1987,7 @@ pub fn literal(v: &ast::Value) -> Result<Value> {
             Value::Bytes(out)
         }
         V::SingleQuotedByteStringLiteral(b) | V::DoubleQuotedByteStringLiteral(b) => {
-            Value::UInt(u64::from_str_radix(b, 2).map_err(|_| Error::Syntax(b.clone()))?)
+            bit_literal(b).ok_or_else(|| Error::Syntax(format!("b'{b}'")))?
         }
         V::Boolean(b) => Value::Int(*b as i64),
         V::Null => Value::Null,
@@ -1955,6 +1996,23 @@ pub fn literal(v: &ast::Value) -> Result<Value> {
         V::EscapedStringLiteral(s) => Value::Bytes(unescape(s.as_bytes(), b'\'')),
         other => return Err(Error::NotSupported(format!("literal {other}"))),
     })
+}
+
+/// A bit-value literal (`b'101'`, `0b101`): a binary string of the fewest bytes that
+/// hold the bits (`b''` is the empty string), a number in numeric context.
+pub fn bit_literal(digits: &str) -> Option<Value> {
+    if !digits.bytes().all(|c| c == b'0' || c == b'1') {
+        return None;
+    }
+    let mut out = Vec::with_capacity(digits.len().div_ceil(8));
+    let head = digits.len() % 8;
+    if head > 0 {
+        out.push(u8::from_str_radix(&digits[..head], 2).ok()?);
+    }
+    for i in (head..digits.len()).step_by(8) {
+        out.push(u8::from_str_radix(&digits[i..i + 8], 2).ok()?);
+    }
+    Some(Value::Bits(out))
 }
 
 /// The placeholder number of `?N` (0-based), if the expression is one.
@@ -2297,7 +2355,7 @@ mod aggregate_tests {
             ("BIT_AND(a)", SType::UInt),
             ("BIT_XOR(d)", SType::UInt),
             ("GROUP_CONCAT(a)", SType::Text),
-            ("JSON_ARRAYAGG(a)", SType::Text),
+            ("JSON_ARRAYAGG(a)", SType::Json),
             ("COUNT(DISTINCT a, s)", SType::Int),
             ("COUNT(*)", SType::Int),
             ("SUM(DISTINCT a)", SType::Decimal(0)),
@@ -2415,7 +2473,11 @@ mod aggregate_tests {
     #[test]
     fn json_aggregates_of_values_without_a_json_form_yet_are_refused() {
         assert_eq!(code("JSON_ARRAYAGG(b)"), 1235);
-        assert_eq!(code("JSON_OBJECTAGG(s, d)"), 1235);
+        assert_eq!(code("JSON_OBJECTAGG(s, b)"), 1235);
+        assert_eq!(
+            bind_grouped("JSON_OBJECTAGG(s, d)", &mut Aggregation::default()).unwrap(),
+            SType::Json
+        );
         assert_eq!(code("BIT_AND(b)"), 1235);
         assert_eq!(
             bind_grouped("GROUP_CONCAT(s, b)", &mut Aggregation::default()).unwrap(),

@@ -27,6 +27,8 @@ pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
             out.push(3);
             out.extend_from_slice(&d.pack().to_be_bytes());
         }
+        // A bit value groups as its number (b'101' with 5).
+        Value::Bits(b) => group_key(out, &Value::UInt(strata_types::value::bits_value(b)), coll),
         Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
             out.push(1);
             let ok = encode_value(

@@ -467,8 +467,7 @@ pub(crate) fn build_column(c: &ast::ColumnDef, table_coll: Collation) -> Result<
     if matches!(
         col.data_type,
         DataType::Blob(_) | DataType::Text(_) | DataType::Json
-    )
-        && matches!(col.default, Some(ColumnDefault::Value(ref v)) if !v.is_null())
+    ) && matches!(col.default, Some(ColumnDefault::Value(ref v)) if !v.is_null())
     {
         return Err(Error::InvalidDefault(col.name.clone()));
     }
@@ -515,8 +514,7 @@ pub(crate) fn column_default(e: &ast::Expr, col: &ColumnDef) -> Result<ColumnDef
     if matches!(
         col.data_type,
         DataType::Blob(_) | DataType::Text(_) | DataType::Json
-    )
-        && matches!(d, ColumnDefault::Value(ref v) if !v.is_null())
+    ) && matches!(d, ColumnDefault::Value(ref v) if !v.is_null())
     {
         return Err(Error::InvalidDefault(col.name.clone()));
     }
@@ -648,6 +646,17 @@ fn column_type(t: &ast::DataType, col: &str) -> Result<(DataType, Option<Collati
         D::Datetime(_) => (DataType::DateTime, None),
         D::Timestamp(..) => (DataType::Timestamp, None),
         D::JSON => (DataType::Json, Some(Collation::Binary)),
+        D::Bit(n) => {
+            let n = n.unwrap_or(1);
+            if n > 64 {
+                return Err(Error::TooBigDisplayWidth {
+                    column: col.to_string(),
+                    max: 64,
+                });
+            }
+            // MySQL takes BIT(0) as BIT(1).
+            (DataType::Bit(n.max(1) as u8), Some(Collation::Binary))
+        }
         other => return Err(Error::NotSupported(format!("column type {other}"))),
     })
 }

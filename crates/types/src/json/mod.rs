@@ -36,7 +36,9 @@ pub enum Json {
 
 /// MySQL's JSON key order: shorter keys first, then bytewise.
 pub fn key_order(a: &str, b: &str) -> Ordering {
-    a.len().cmp(&b.len()).then_with(|| a.as_bytes().cmp(b.as_bytes()))
+    a.len()
+        .cmp(&b.len())
+        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
 }
 
 impl Json {

@@ -154,7 +154,9 @@ impl Parser<'_> {
             match d {
                 Some(d) => v = v * 16 + d,
                 None => {
-                    return Err(self.err_at("Incorrect hex digit after \\u escape in string.", start))
+                    return Err(
+                        self.err_at("Incorrect hex digit after \\u escape in string.", start)
+                    )
                 }
             }
             self.at += 1;
@@ -214,11 +216,7 @@ impl Parser<'_> {
                             let mut buf = [0u8; 4];
                             out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
                         }
-                        _ => {
-                            return Err(
-                                self.err_at("Invalid escape character in string.", start)
-                            )
-                        }
+                        _ => return Err(self.err_at("Invalid escape character in string.", start)),
                     }
                 }
                 0..=0x1F => return Err(self.err("Invalid encoding in string.")),
@@ -449,7 +447,10 @@ mod tests {
     fn prints_as_mysql_8() {
         assert_eq!(round(r#"{"bb":[1,2],"a":1}"#), r#"{"a": 1, "bb": [1, 2]}"#);
         assert_eq!(round(r#"{"a":1,"a":2}"#), r#"{"a": 2}"#);
-        assert_eq!(round("[1.0, 1e20, -0.5, 18446744073709551615]"), "[1.0, 1e20, -0.5, 18446744073709551615]");
+        assert_eq!(
+            round("[1.0, 1e20, -0.5, 18446744073709551615]"),
+            "[1.0, 1e20, -0.5, 18446744073709551615]"
+        );
         assert_eq!(round(r#""a\"b\u00e9\n""#), "\"a\\\"bé\\n\"");
         assert_eq!(round(" [ ] "), "[]");
         assert_eq!(round(r#""\ud83d\ude00""#), "\"😀\"");
@@ -460,19 +461,34 @@ mod tests {
         assert_eq!(parse(b"5").unwrap(), Json::Int(5));
         assert_eq!(parse(b"9223372036854775808").unwrap(), Json::UInt(1 << 63));
         assert_eq!(parse(b"1.5").unwrap(), Json::Double(1.5));
-        assert_eq!(parse(b"-99999999999999999999").unwrap(), Json::Double(-1e20));
+        assert_eq!(
+            parse(b"-99999999999999999999").unwrap(),
+            Json::Double(-1e20)
+        );
     }
 
     #[test]
     fn errors_name_the_problem_and_position() {
         assert_eq!(error(""), ("The document is empty.", 0));
         assert_eq!(error("abc"), ("Invalid value.", 0));
-        assert_eq!(error("{\"a\" 1}"), ("Missing a colon after a name of object member.", 5));
+        assert_eq!(
+            error("{\"a\" 1}"),
+            ("Missing a colon after a name of object member.", 5)
+        );
         assert_eq!(error("{a:1}"), ("Missing a name for object member.", 1));
         assert_eq!(error("[1,]"), ("Invalid value.", 3));
-        assert_eq!(error("[1 2]"), ("Missing a comma or ']' after an array element.", 3));
-        assert_eq!(error("1 2"), ("The document root must not be followed by other values.", 2));
-        assert_eq!(error("\"abc"), ("Missing a closing quotation mark in string.", 4));
+        assert_eq!(
+            error("[1 2]"),
+            ("Missing a comma or ']' after an array element.", 3)
+        );
+        assert_eq!(
+            error("1 2"),
+            ("The document root must not be followed by other values.", 2)
+        );
+        assert_eq!(
+            error("\"abc"),
+            ("Missing a closing quotation mark in string.", 4)
+        );
         assert_eq!(error("tru"), ("Invalid value.", 3));
         assert_eq!(error("1."), ("Miss fraction part in number.", 2));
         let deep = "[".repeat(101) + &"]".repeat(101);

@@ -121,7 +121,10 @@ mod tests {
         assert_eq!(json_cmp(&j("[1]"), &j("[1, 0]")), Ordering::Less);
         assert_eq!(json_cmp(&j("true"), &j("[9]")), Ordering::Greater);
         assert_eq!(json_cmp(&j("null"), &j("0")), Ordering::Less);
-        assert!(json_equal(&j(r#"{"a": 1, "b": 2}"#), &j(r#"{"b": 2, "a": 1.0}"#)));
+        assert!(json_equal(
+            &j(r#"{"a": 1, "b": 2}"#),
+            &j(r#"{"b": 2, "a": 1.0}"#)
+        ));
     }
 
     #[test]

@@ -25,7 +25,10 @@ pub(super) fn call(f: JsonFn, v: &[Value], _cx: &EvalCtx) -> Result<Value> {
             Value::Null => Value::Null,
             x => {
                 let mut out = String::new();
-                text::quote_into(&mut out, &String::from_utf8_lossy(&crate::expr::functions::text(x)));
+                text::quote_into(
+                    &mut out,
+                    &String::from_utf8_lossy(&crate::expr::functions::text(x)),
+                );
                 Value::Bytes(out.into_bytes())
             }
         },
@@ -198,7 +201,10 @@ fn one_or_all(v: &Value, f: JsonFn) -> Result<Option<bool>> {
     if v.is_null() {
         return Ok(None);
     }
-    match crate::expr::functions::text(v).to_ascii_lowercase().as_slice() {
+    match crate::expr::functions::text(v)
+        .to_ascii_lowercase()
+        .as_slice()
+    {
         b"one" => Ok(Some(false)),
         b"all" => Ok(Some(true)),
         _ => Err(Error::JsonBadOneOrAll(f.name().into())),
@@ -289,8 +295,12 @@ impl Searcher<'_> {
         let inside = inside || self.roots.contains(&(j as *const Json));
         match j {
             Json::String(s) if inside => {
-                if crate::expr::like(s.as_bytes(), self.pattern, self.escape, Collation::GeneralCi)
-                {
+                if crate::expr::like(
+                    s.as_bytes(),
+                    self.pattern,
+                    self.escape,
+                    Collation::GeneralCi,
+                ) {
                     let p = path_text(steps);
                     if !self.found.contains(&p) {
                         self.found.push(p);

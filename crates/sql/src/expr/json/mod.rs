@@ -205,6 +205,8 @@ pub fn value_arg(v: &Value) -> Result<Json> {
         // A DATE-typed argument reaches here wrapped in `DateAsJson` by the binder.
         Value::DateTime(d) => Json::DateTime(*d),
         Value::Json(b) => decode(b)?,
+        // MySQL's JSON form of a bit value is an opaque base64 value.
+        Value::Bits(_) => return Err(Error::NotSupported("a BIT value inside JSON".into())),
     })
 }
 

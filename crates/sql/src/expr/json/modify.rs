@@ -239,35 +239,61 @@ mod tests {
 
     fn run(f: JsonFn, args: &[&str]) -> String {
         let vals: Vec<Value> = args.iter().map(|a| Value::str(a)).collect();
-        to_text(&super::super::decode(match &call(f, &vals).unwrap() {
-            Value::Json(b) => b,
-            other => panic!("{other:?}"),
-        })
-        .unwrap())
+        to_text(
+            &super::super::decode(match &call(f, &vals).unwrap() {
+                Value::Json(b) => b,
+                other => panic!("{other:?}"),
+            })
+            .unwrap(),
+        )
     }
 
     #[test]
     fn set_insert_replace_as_mysql() {
         let d = r#"{"a": 1, "b": [2, 3]}"#;
-        assert_eq!(run(JsonFn::Set, &[d, "$.a", "x"]), r#"{"a": "x", "b": [2, 3]}"#);
+        assert_eq!(
+            run(JsonFn::Set, &[d, "$.a", "x"]),
+            r#"{"a": "x", "b": [2, 3]}"#
+        );
         assert_eq!(run(JsonFn::Insert, &[d, "$.a", "x"]), d);
-        assert_eq!(run(JsonFn::Insert, &[d, "$.c", "x"]), r#"{"a": 1, "b": [2, 3], "c": "x"}"#);
+        assert_eq!(
+            run(JsonFn::Insert, &[d, "$.c", "x"]),
+            r#"{"a": 1, "b": [2, 3], "c": "x"}"#
+        );
         assert_eq!(run(JsonFn::Replace, &[d, "$.c", "x"]), d);
-        assert_eq!(run(JsonFn::Set, &[d, "$.b[5]", "x"]), r#"{"a": 1, "b": [2, 3, "x"]}"#);
-        assert_eq!(run(JsonFn::Set, &[d, "$.a[1]", "x"]), r#"{"a": [1, "x"], "b": [2, 3]}"#);
+        assert_eq!(
+            run(JsonFn::Set, &[d, "$.b[5]", "x"]),
+            r#"{"a": 1, "b": [2, 3, "x"]}"#
+        );
+        assert_eq!(
+            run(JsonFn::Set, &[d, "$.a[1]", "x"]),
+            r#"{"a": [1, "x"], "b": [2, 3]}"#
+        );
         assert_eq!(run(JsonFn::Remove, &[d, "$.b[0]"]), r#"{"a": 1, "b": [3]}"#);
-        assert_eq!(run(JsonFn::ArrayAppend, &[d, "$.a", "y"]), r#"{"a": [1, "y"], "b": [2, 3]}"#);
-        assert_eq!(run(JsonFn::ArrayInsert, &[d, "$.b[1]", "y"]), r#"{"a": 1, "b": [2, "y", 3]}"#);
+        assert_eq!(
+            run(JsonFn::ArrayAppend, &[d, "$.a", "y"]),
+            r#"{"a": [1, "y"], "b": [2, 3]}"#
+        );
+        assert_eq!(
+            run(JsonFn::ArrayInsert, &[d, "$.b[1]", "y"]),
+            r#"{"a": 1, "b": [2, "y", 3]}"#
+        );
     }
 
     #[test]
     fn merges() {
         assert_eq!(
-            run(JsonFn::MergePatch, &[r#"{"a": 1, "b": 2}"#, r#"{"a": null, "c": {"d": 1}}"#]),
+            run(
+                JsonFn::MergePatch,
+                &[r#"{"a": 1, "b": 2}"#, r#"{"a": null, "c": {"d": 1}}"#]
+            ),
             r#"{"b": 2, "c": {"d": 1}}"#
         );
         assert_eq!(
-            run(JsonFn::MergePreserve, &[r#"{"a": 1}"#, r#"{"a": 2}"#, "[3]"]),
+            run(
+                JsonFn::MergePreserve,
+                &[r#"{"a": 1}"#, r#"{"a": 2}"#, "[3]"]
+            ),
             r#"[{"a": [1, 2]}, 3]"#
         );
         assert_eq!(run(JsonFn::MergePreserve, &["1", "true"]), "[1, true]");

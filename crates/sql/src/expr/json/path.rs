@@ -20,7 +20,10 @@ impl Idx {
     pub fn resolve(self, len: usize) -> Option<usize> {
         match self {
             Idx::Start(n) => usize::try_from(n).ok(),
-            Idx::End(n) => (len as u64).checked_sub(1)?.checked_sub(n).map(|x| x as usize),
+            Idx::End(n) => (len as u64)
+                .checked_sub(1)?
+                .checked_sub(n)
+                .map(|x| x as usize),
         }
     }
 }
@@ -343,7 +346,7 @@ mod tests {
         assert_eq!(sel(doc, "$.a[last-1]"), ["2"]);
         assert_eq!(sel(doc, "$.a[0 to 1]"), ["1", "2"]);
         assert_eq!(sel(doc, r#"$."c d".b"#), ["4"]);
-        assert_eq!(sel(doc, "$**.b"), ["4", "3"]);
+        assert_eq!(sel(doc, "$**.b"), ["3", "4"]);
         assert_eq!(sel(doc, "$.*").len(), 3);
         assert_eq!(sel(doc, "$.e[0]"), ["5"]);
         assert!(sel(doc, "$.e[1]").is_empty());
