@@ -294,17 +294,18 @@ impl Searcher<'_> {
         }
         let inside = inside || self.roots.contains(&(j as *const Json));
         match j {
-            Json::String(s) if inside => {
-                if crate::expr::like(
-                    s.as_bytes(),
-                    self.pattern,
-                    self.escape,
-                    Collation::GeneralCi,
-                ) {
-                    let p = path_text(steps);
-                    if !self.found.contains(&p) {
-                        self.found.push(p);
-                    }
+            Json::String(s)
+                if inside
+                    && crate::expr::like(
+                        s.as_bytes(),
+                        self.pattern,
+                        self.escape,
+                        Collation::GeneralCi,
+                    ) =>
+            {
+                let p = path_text(steps);
+                if !self.found.contains(&p) {
+                    self.found.push(p);
                 }
             }
             Json::Array(a) => {

@@ -103,8 +103,8 @@ impl JsonFn {
     pub fn takes(self, n: usize) -> bool {
         use JsonFn::*;
         match self {
-            Object => n % 2 == 0,
-            Set | Insert | Replace | ArrayAppend | ArrayInsert => n >= 3 && n % 2 == 1,
+            Object => n.is_multiple_of(2),
+            Set | Insert | Replace | ArrayAppend | ArrayInsert => n >= 3 && !n.is_multiple_of(2),
             _ => true,
         }
     }
