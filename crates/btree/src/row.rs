@@ -85,7 +85,10 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
                 out.extend_from_slice(&d.rescale(scale).mantissa.to_le_bytes());
             }
             Value::DateTime(d) => put_varint(out, d.pack()),
-            Value::Bytes(b) => {
+            // A JSON document is stored as its binary bytes, like a BLOB; the engine
+            // does not read them.
+            // A BIT value is its (n+7)/8 bytes, likewise length-prefixed.
+            Value::Bytes(b) | Value::Json(b) | Value::Bits(b) => {
                 put_varint(out, b.len() as u64);
                 out.extend_from_slice(b);
             }
@@ -149,12 +152,18 @@ pub fn decode_row_into(def: &TableDef, b: &[u8], row: &mut Vec<Value>) -> Option
                     let n = get_varint(b, &mut at)? as usize;
                     let s = b.get(at..at.checked_add(n)?)?;
                     at += n;
-                    if let Some(Value::Bytes(old)) = row.get_mut(i).filter(|_| i < reused) {
-                        old.clear();
-                        old.extend_from_slice(s);
-                        continue;
+                    if *t == DataType::Json {
+                        Value::Json(s.to_vec())
+                    } else if let DataType::Bit(_) = t {
+                        Value::Bits(s.to_vec())
+                    } else {
+                        if let Some(Value::Bytes(old)) = row.get_mut(i).filter(|_| i < reused) {
+                            old.clear();
+                            old.extend_from_slice(s);
+                            continue;
+                        }
+                        Value::Bytes(s.to_vec())
                     }
-                    Value::Bytes(s.to_vec())
                 }
             }
         };

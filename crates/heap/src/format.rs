@@ -106,7 +106,10 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
                 out.extend_from_slice(&d.rescale(scale).mantissa.to_le_bytes());
             }
             Value::DateTime(d) => out.extend_from_slice(&d.pack().to_le_bytes()),
-            Value::Bytes(b) => {
+            // A JSON document is stored as its binary bytes, like a BLOB; the engine
+            // does not read them.
+            // A BIT value is its (n+7)/8 bytes, likewise length-prefixed.
+            Value::Bytes(b) | Value::Json(b) | Value::Bits(b) => {
                 out.extend_from_slice(&(b.len() as u32).to_le_bytes());
                 out.extend_from_slice(b);
             }
@@ -152,7 +155,14 @@ pub fn decode_row(def: &TableDef, p: &[u8]) -> Option<Vec<Value>> {
                 ),
                 _ => {
                     let len = u32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?) as usize;
-                    Value::Bytes(take(&mut at, len)?.to_vec())
+                    let b = take(&mut at, len)?.to_vec();
+                    if *t == DataType::Json {
+                        Value::Json(b)
+                    } else if let DataType::Bit(_) = t {
+                        Value::Bits(b)
+                    } else {
+                        Value::Bytes(b)
+                    }
                 }
             }
         });

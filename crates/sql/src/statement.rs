@@ -240,10 +240,29 @@ pub fn execute(
                 generated_id: None,
             })
         }
-        Plan::Insert(i) => dml::execute_insert(i, cx, params),
-        Plan::Update(u) => dml::execute_update(u, cx, params),
+        Plan::Insert(i) => dml::execute_insert(i, cx, params)
+            .map_err(|e| json_error_in_table(e, &i.target.def.name)),
+        Plan::Update(u) => dml::execute_update(u, cx, params)
+            .map_err(|e| json_error_in_table(e, &u.target.def.name)),
         Plan::Delete(d) => dml::execute_delete(d, cx, params),
         Plan::Explain(s) => crate::statements::explain::explain_statement(s, cx, out),
         Plan::Other(stmt) => crate::statements::ddl::execute_other(stmt, cx, out),
+    }
+}
+
+/// MySQL names the column of a bad JSON value as `table.column` (3140); the conversion
+/// that finds it knows only the column.
+fn json_error_in_table(e: Error, table: &str) -> Error {
+    match e {
+        Error::InvalidJsonText {
+            reason,
+            pos,
+            column,
+        } if !column.contains('.') => Error::InvalidJsonText {
+            reason,
+            pos,
+            column: format!("{table}.{column}"),
+        },
+        other => other,
     }
 }

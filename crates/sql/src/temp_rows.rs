@@ -205,6 +205,16 @@ pub fn encode_row(row: &[Value], out: &mut Vec<u8>) {
                 out.push(6);
                 out.extend_from_slice(&dt.pack().to_le_bytes());
             }
+            Value::Bits(b) => {
+                out.push(8);
+                out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                out.extend_from_slice(b);
+            }
+            Value::Json(b) => {
+                out.push(7);
+                out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                out.extend_from_slice(b);
+            }
         }
     }
 }
@@ -238,6 +248,14 @@ pub fn decode_row(mut b: &[u8]) -> Option<Vec<Value>> {
             6 => Value::DateTime(DateTime::unpack(u64::from_le_bytes(
                 take(&mut b, 8)?.try_into().ok()?,
             ))),
+            7 => {
+                let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+                Value::Json(take(&mut b, n)?.to_vec())
+            }
+            8 => {
+                let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+                Value::Bits(take(&mut b, n)?.to_vec())
+            }
             _ => return None,
         });
     }

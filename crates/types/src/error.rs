@@ -155,6 +155,37 @@ pub enum Error {
     GroupingArgNotGrouped(usize),
     /// 3158: a JSON object member name (JSON_OBJECTAGG key) is NULL.
     JsonNullKey,
+    /// 3140: a value stored into JSON column `column` (`table.column`) is not JSON.
+    InvalidJsonText {
+        reason: String,
+        pos: usize,
+        column: String,
+    },
+    /// 3141: argument `arg` (1-based) of JSON function `func` is not JSON text.
+    InvalidJsonTextInParam {
+        arg: usize,
+        func: String,
+        reason: String,
+        pos: usize,
+    },
+    /// 3143: a JSON path is malformed around character `pos`.
+    InvalidJsonPath(usize),
+    /// 3146: argument `arg` of `func` must be JSON or a string.
+    InvalidJsonType { arg: usize, func: String },
+    /// 3149: a path with `*` or `**` where one value is needed.
+    JsonPathWildcard,
+    /// 3150: the one-or-all argument of `func` is neither.
+    JsonBadOneOrAll(String),
+    /// 3152: an index on JSON column `column`.
+    JsonUsedAsKey(String),
+    /// 3153: the path `$` where it cannot be used (JSON_REMOVE).
+    JsonVacuousPath,
+    /// 3157: a JSON document nested deeper than 100 levels.
+    JsonTooDeep,
+    /// 3154: JSON_ARRAY_INSERT's path does not end in an array position.
+    JsonPathArrayCell,
+    /// 1439: a column's declared width past its type's maximum (BIT(65)).
+    TooBigDisplayWidth { column: String, max: u32 },
     /// 1241: expected column count.
     OperandColumns(usize),
     /// 1242
@@ -453,6 +484,17 @@ impl Error {
             InvalidGroupUse => 1111,
             GroupingArgNotGrouped(_) => 3602,
             JsonNullKey => 3158,
+            InvalidJsonText { .. } => 3140,
+            InvalidJsonTextInParam { .. } => 3141,
+            InvalidJsonPath(_) => 3143,
+            InvalidJsonType { .. } => 3146,
+            JsonPathWildcard => 3149,
+            JsonBadOneOrAll(_) => 3150,
+            JsonUsedAsKey(_) => 3152,
+            JsonVacuousPath => 3153,
+            JsonTooDeep => 3157,
+            JsonPathArrayCell => 3154,
+            TooBigDisplayWidth { .. } => 1439,
             OperandColumns(_) => 1241,
             SubqueryRows => 1242,
             NoTablesUsed => 1096,
@@ -547,7 +589,8 @@ impl Error {
             1792 => "25006",
             1568 => "25001",
             1461 => "42000",
-            3158 => "22032",
+            3158 | 3140 | 3141 | 3146 | 3157 => "22032",
+            3143 | 3149 | 3150 | 3152 | 3153 | 3154 | 1439 => "42000",
             1846 => "0A000",
             1138 => "22004",
             _ => "HY000",
@@ -880,6 +923,53 @@ impl fmt::Display for Error {
                 write!(f, "Argument #{n} of GROUPING function is not in GROUP BY")
             }
             JsonNullKey => write!(f, "JSON documents may not contain NULL member names."),
+            InvalidJsonText {
+                reason,
+                pos,
+                column,
+            } => write!(
+                f,
+                "Invalid JSON text: \"{reason}\" at position {pos} in value for column '{column}'."
+            ),
+            InvalidJsonTextInParam {
+                arg,
+                func,
+                reason,
+                pos,
+            } => write!(
+                f,
+                "Invalid JSON text in argument {arg} to function {func}: \"{reason}\" at position {pos}."
+            ),
+            InvalidJsonPath(pos) => write!(
+                f,
+                "Invalid JSON path expression. The error is around character position {pos}."
+            ),
+            InvalidJsonType { arg, func } => write!(
+                f,
+                "Invalid data type for JSON data in argument {arg} to function {func}; a JSON string or JSON type is required."
+            ),
+            JsonPathWildcard => write!(
+                f,
+                "In this situation, path expressions may not contain the * and ** tokens."
+            ),
+            JsonBadOneOrAll(func) => write!(
+                f,
+                "The oneOrAll argument to {func} may take these values: 'one' or 'all'."
+            ),
+            JsonUsedAsKey(col) => write!(
+                f,
+                "JSON column '{col}' supports indexing only via generated columns on a specified JSON path."
+            ),
+            JsonVacuousPath => write!(f, "The path expression '$' is not allowed in this context."),
+            JsonTooDeep => write!(f, "The JSON document exceeds the maximum depth."),
+            TooBigDisplayWidth { column, max } => write!(
+                f,
+                "Display width out of range for column '{column}' (max = {max})"
+            ),
+            JsonPathArrayCell => write!(
+                f,
+                "A path expression is not a path to a cell in an array."
+            ),
             WrongParamCount(n) => {
                 write!(
                     f,

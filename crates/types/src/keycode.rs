@@ -12,7 +12,8 @@
 //! - DECIMAL: the mantissa at the column's scale, i128 with the sign bit flipped, 16 bytes;
 //! - strings: the collation's weight string with `0x00` escaped as `0x00 0xFF`, ended by
 //!   `0x00 0x01`;
-//! - dates: the packed u64 of [`DateTime::pack`], big-endian.
+//! - dates: the packed u64 of [`DateTime::pack`], big-endian;
+//! - BIT(n): its unsigned number, encoded as an integer.
 
 use crate::collation::Collation;
 use crate::datetime::DateTime;
@@ -50,6 +51,17 @@ pub fn encode_value(out: &mut Vec<u8>, v: &Value, ty: &DataType, coll: Collation
         return true;
     }
     match ty {
+        // BIT(n) orders as its unsigned number.
+        DataType::Bit(_) => {
+            let u = match v {
+                Value::Bits(b) => crate::value::bits_value(b),
+                Value::UInt(u) => *u,
+                Value::Int(i) if *i >= 0 => *i as u64,
+                _ => return false,
+            };
+            encode_int(out, u as i128);
+            true
+        }
         DataType::Float | DataType::Double => {
             let Some(d) = v.to_f64() else { return false };
             if !v.is_numeric() {

@@ -2,7 +2,7 @@
 //! ([`DataType`]), table and index definitions ([`TableDef`]), the order-preserving key
 //! encoding engines store in their B-trees ([`keycode`]), the collation rules used by
 //! comparisons ([`collation`]), the result-set sink the executor writes into ([`output`]),
-//! and the one error enum whose variants map to MySQL error numbers and SQLSTATEs
+//! JSON documents ([`json`]), and the one error enum whose variants map to MySQL error numbers and SQLSTATEs
 //! ([`Error`]), and the logger every thread reports through ([`log`]).
 //!
 //! This crate depends on nothing else in the workspace; everything else depends on it.
@@ -14,6 +14,7 @@ pub mod decimal;
 pub mod error;
 pub mod floatfmt;
 pub mod inthash;
+pub mod json;
 pub mod keycode;
 pub mod log;
 pub mod output;

@@ -41,6 +41,10 @@ pub enum DataType {
     Date,
     DateTime,
     Timestamp,
+    /// JSON: a document in the binary form of docs/format/json.md.
+    Json,
+    /// BIT(n), 1 ≤ n ≤ 64: values are [`crate::Value::Bits`], (n+7)/8 bytes big-endian.
+    Bit(u8),
 }
 
 impl DataType {
@@ -158,6 +162,8 @@ impl DataType {
             DataType::Date => FieldType::Date,
             DataType::DateTime => FieldType::DateTime,
             DataType::Timestamp => FieldType::Timestamp,
+            DataType::Json => FieldType::Json,
+            DataType::Bit(_) => FieldType::Bit,
         }
     }
 
@@ -180,6 +186,8 @@ impl DataType {
             | DataType::Blob(n) => n,
             DataType::Date => 10,
             DataType::DateTime | DataType::Timestamp => 19,
+            DataType::Json => u32::MAX,
+            DataType::Bit(n) => n as u32,
         }
     }
 
@@ -204,6 +212,8 @@ impl DataType {
             DataType::Date => "date".into(),
             DataType::DateTime => "datetime".into(),
             DataType::Timestamp => "timestamp".into(),
+            DataType::Json => "json".into(),
+            DataType::Bit(n) => format!("bit({n})"),
         }
     }
 }

@@ -17,6 +17,12 @@ pub enum Value {
     Decimal(Decimal),
     Bytes(Vec<u8>),
     DateTime(DateTime),
+    /// A JSON document in its binary form (docs/format/json.md), as a JSON column
+    /// stores it; printed as MySQL 8 prints JSON.
+    Json(Vec<u8>),
+    /// A bit value: a BIT(n) column's or a `b'101'` literal's bytes, big-endian. A
+    /// binary string in string context, an unsigned integer in numeric context.
+    Bits(Vec<u8>),
 }
 
 impl Value {
@@ -24,7 +30,7 @@ impl Value {
     /// for the memory bounds of grouping and hash join buffers.
     pub fn approx_bytes(&self) -> usize {
         match self {
-            Value::Bytes(b) => 24 + b.len(),
+            Value::Bytes(b) | Value::Json(b) | Value::Bits(b) => 24 + b.len(),
             _ => 24,
         }
     }
@@ -52,6 +58,8 @@ impl Value {
             ),
             Value::Bytes(b) => Some(parse_leading_f64(b).round() as i64),
             Value::DateTime(dt) => Some(datetime_as_number(dt) as i64),
+            Value::Json(b) => Some(json_number(b).round() as i64),
+            Value::Bits(b) => Some(bits_value(b) as i64),
         }
     }
 
@@ -65,6 +73,8 @@ impl Value {
             Value::Decimal(d) => Some(d.to_f64()),
             Value::Bytes(b) => Some(parse_leading_f64(b)),
             Value::DateTime(dt) => Some(datetime_as_number(dt)),
+            Value::Json(b) => Some(json_number(b)),
+            Value::Bits(b) => Some(bits_value(b) as f64),
         }
     }
 
@@ -86,6 +96,8 @@ impl Value {
             Value::Decimal(d) => Some(d.mantissa != 0),
             Value::Bytes(b) => Some(parse_leading_f64(b) != 0.0),
             Value::DateTime(_) => Some(true),
+            Value::Json(b) => Some(json_number(b) != 0.0),
+            Value::Bits(b) => Some(bits_value(b) != 0),
         }
     }
 
@@ -110,6 +122,12 @@ impl Value {
             Value::DateTime(dt) => {
                 let _ = write!(out, "{dt}");
             }
+            Value::Json(b) => match crate::json::binary::decode(b) {
+                Some(j) => out.extend_from_slice(crate::json::text::to_text(&j).as_bytes()),
+                // Only a corrupt row gets here; its reader reported it.
+                None => out.extend_from_slice(b"null"),
+            },
+            Value::Bits(b) => out.extend_from_slice(b),
         }
     }
 
@@ -124,6 +142,39 @@ impl Value {
                 String::from_utf8_lossy(&v).into_owned()
             }
         }
+    }
+}
+
+/// A bit value's number: its last 8 bytes, big-endian.
+pub fn bits_value(b: &[u8]) -> u64 {
+    b.iter()
+        .skip(b.len().saturating_sub(8))
+        .fold(0u64, |acc, x| (acc << 8) | *x as u64)
+}
+
+/// A bit value as SQL writes it (`b'101'`), for SHOW CREATE TABLE and defaults.
+pub fn bits_literal(b: &[u8]) -> String {
+    format!("b'{:b}'", bits_value(b))
+}
+
+/// The bytes of a BIT(n) value: (n+7)/8 bytes, big-endian.
+pub fn bits_bytes(v: u64, n: u8) -> Vec<u8> {
+    let len = (n as usize).div_ceil(8).clamp(1, 8);
+    v.to_be_bytes()[8 - len..].to_vec()
+}
+
+/// A JSON value in numeric context: its number, a boolean as 0/1, a string's leading
+/// number, anything else 0 (MySQL warns; the value is the same).
+fn json_number(b: &[u8]) -> f64 {
+    use crate::json::Json;
+    match crate::json::binary::decode(b) {
+        Some(Json::Int(i)) => i as f64,
+        Some(Json::UInt(u)) => u as f64,
+        Some(Json::Double(d)) => d,
+        Some(Json::Decimal(d)) => d.to_f64(),
+        Some(Json::Bool(t)) => t as u8 as f64,
+        Some(Json::String(s)) => parse_leading_f64(s.as_bytes()),
+        _ => 0.0,
     }
 }
 

@@ -117,7 +117,7 @@ fn fsp_of(e: &Expr, ty: SType) -> Result<u8> {
             Expr::Func(Func::Date { f, .. }, _) => out_fsp(f),
             _ => 0,
         },
-        SType::Text | SType::Binary | SType::Null => match e {
+        SType::Text | SType::Binary | SType::Null | SType::Json => match e {
             Expr::Literal(Value::Bytes(b)) => literal_fsp(b),
             Expr::Literal(_) => 0,
             _ => 6,

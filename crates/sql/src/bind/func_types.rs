@@ -6,6 +6,7 @@
 
 use super::{arith_type, round_type, unify, SType};
 use crate::expr::functions::{CastFn, Func, HashFn, MathFn, RegexpFn, StrFn};
+use crate::expr::json::Returns;
 use crate::expr::{ArithOp, Expr};
 use sqlparser::ast;
 use strata_types::{Collation, Error, Result};
@@ -124,6 +125,17 @@ pub fn call_type(
             (func, (t, branch_collation(t, types, colls)))
         }
         Func::NullIf => (func, (types[0], colls[0])),
+        Func::Json(f) => {
+            if !f.takes(types.len()) {
+                return Err(Error::WrongParamCount(f.name().into()));
+            }
+            let t = match f.returns() {
+                Returns::Json => Json,
+                Returns::Int => Int,
+                Returns::Text => Text,
+            };
+            (func, (t, Collation::GeneralCi))
+        }
         other => (other, text),
     };
     Ok((func, ty, coll))

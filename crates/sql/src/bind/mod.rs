@@ -17,6 +17,7 @@ pub mod item_names;
 pub mod window;
 
 use crate::expr::functions::{self, CastFn, Func, MathFn, RegexpFn, StrFn, TrimSide};
+use crate::expr::json::JsonFn;
 use crate::expr::{ArithOp, CmpOp, Expr, Subquery, SubqueryKind};
 use crate::parse::lex::{number_value, unescape};
 use crate::parse::object_name_parts;
@@ -168,6 +169,8 @@ pub enum SType {
     /// TIME(fsp): its values are their text (`-01:02:03.5`).
     Time(u8),
     Null,
+    /// A JSON document ([`Value::Json`]).
+    Json,
 }
 
 impl SType {
@@ -179,6 +182,7 @@ impl SType {
             DataType::Decimal { scale, .. } => SType::Decimal(*scale),
             DataType::Date => SType::Date,
             DataType::DateTime | DataType::Timestamp => SType::DateTime,
+            DataType::Json => SType::Json,
             _ if coll == Collation::Binary => SType::Binary,
             _ => SType::Text,
         }
@@ -193,6 +197,8 @@ impl SType {
             Value::Decimal(d) => SType::Decimal(d.shown),
             Value::Bytes(_) => SType::Text,
             Value::DateTime(_) => SType::DateTime,
+            Value::Json(_) => SType::Json,
+            Value::Bits(_) => SType::Binary,
         }
     }
 
@@ -217,6 +223,7 @@ impl SType {
             FieldType::DateTime | FieldType::Timestamp => SType::DateTime,
             FieldType::Time => SType::Time(m.decimals),
             FieldType::Null => SType::Null,
+            FieldType::Json => SType::Json,
             _ if m.charset == 63 => SType::Binary,
             _ => SType::Text,
         }
@@ -232,6 +239,7 @@ impl SType {
             SType::Date => FieldType::Date,
             SType::Time(_) => FieldType::Time,
             SType::Null => FieldType::Null,
+            SType::Json => FieldType::Json,
         };
         let mut m = ColumnMeta::computed(name, ft);
         match self {
@@ -247,6 +255,12 @@ impl SType {
             }
             SType::DateTime => m.length = 19,
             SType::Date => m.length = 10,
+            // MySQL 8 sends JSON results as binary-charset BLOBs of type 245.
+            SType::Json => {
+                m.charset = 63;
+                m.length = u32::MAX;
+                m.flags |= flags::BLOB | flags::BINARY;
+            }
             SType::Time(fsp) => {
                 m.length = 10 + if fsp > 0 { fsp as u32 + 1 } else { 0 };
                 m.decimals = fsp;
@@ -263,7 +277,7 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
     if !col.nullable {
         fl |= flags::NOT_NULL;
     }
-    if col.data_type.is_unsigned() {
+    if col.data_type.is_unsigned() || matches!(col.data_type, DataType::Bit(_)) {
         fl |= flags::UNSIGNED;
     }
     if col.auto_increment {
@@ -277,7 +291,10 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
     {
         fl |= flags::NUM;
     }
-    if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_)) {
+    if matches!(
+        col.data_type,
+        DataType::Blob(_) | DataType::Text(_) | DataType::Json
+    ) {
         fl |= flags::BLOB;
     }
     if col.collation == Collation::Binary {
@@ -596,7 +613,7 @@ pub fn aggregate_type(func: AggFunc, arg_type: SType, more: &[(Expr, SType, Coll
                 SType::Text
             }
         }
-        AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => SType::Text,
+        AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => SType::Json,
         AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => arg_type,
     }
 }
@@ -681,6 +698,16 @@ impl<'a> Binder<'a> {
         }
         use ast::Expr as A;
         Ok(match e {
+            // `0b101` is a bit-value literal, which the parser reads as a name.
+            A::Identifier(id)
+                if id.quote_style.is_none()
+                    && id.value.len() > 2
+                    && id.value.starts_with("0b")
+                    && bit_literal(&id.value[2..]).is_some() =>
+            {
+                let v = bit_literal(&id.value[2..]).unwrap_or(Value::Null);
+                (Expr::Literal(v), SType::Binary, Collation::Binary)
+            }
             A::Identifier(id) => self.bind_name(std::slice::from_ref(&id.value))?,
             A::CompoundIdentifier(ids) => self.bind_name(&ident_parts(ids))?,
             A::Value(v) if placeholder_index(&v.value).is_some() => {
@@ -878,6 +905,27 @@ impl<'a> Binder<'a> {
                     coll: Collation::GeneralCi,
                 };
                 (show_scale(case, ty), ty, Collation::GeneralCi)
+            }
+            A::Cast {
+                expr,
+                data_type: ast::DataType::JSON,
+                ..
+            } => {
+                let (x, t, _) = self.bind(expr)?;
+                (
+                    Expr::Func(Func::Json(JsonFn::Cast), vec![json_argument(x, t)]),
+                    SType::Json,
+                    Collation::Binary,
+                )
+            }
+            A::MemberOf(m) => {
+                let (x, t, _) = self.bind(&m.value)?;
+                let (arr, _, _) = self.bind(&m.array)?;
+                (
+                    Expr::Func(Func::Json(JsonFn::MemberOf), vec![json_argument(x, t), arr]),
+                    SType::Int,
+                    Collation::GeneralCi,
+                )
             }
             A::Cast {
                 expr, data_type, ..
@@ -1316,6 +1364,9 @@ impl<'a> Binder<'a> {
         }
         let (l, lt, lc) = self.bind(left)?;
         let (r, rt, rc) = self.bind(right)?;
+        if let Some(b) = json_operator(op, &l, &r, lt) {
+            return Ok(b);
+        }
         if matches!(lt, SType::Time(_)) || matches!(rt, SType::Time(_)) {
             // TIME values are held as text, which neither compares nor adds as a TIME.
             return Err(Error::NotSupported(format!("operator {op} on TIME values")));
@@ -1394,6 +1445,21 @@ impl<'a> Binder<'a> {
         })
     }
 
+    /// Whether the expression is a plain reference to a BIT column of this scope.
+    fn is_bit_column(&self, a: &ast::Expr) -> bool {
+        let parts = match a {
+            ast::Expr::Identifier(id) => vec![id.value.clone()],
+            ast::Expr::CompoundIdentifier(ids) => ident_parts(ids),
+            _ => return false,
+        };
+        match self.scope.resolve(&parts, "field list") {
+            Ok(pos) if pos < self.scope.width() => {
+                matches!(self.scope.column(pos).1.data_type, DataType::Bit(_))
+            }
+            _ => false,
+        }
+    }
+
     fn bind_function(&mut self, f: &ast::Function) -> Result<(Expr, SType, Collation)> {
         let name = object_name_parts(&f.name).join(".");
         if f.over.is_some() {
@@ -1466,7 +1532,13 @@ impl<'a> Binder<'a> {
         for a in &args {
             let (e, t, c) = self.bind(a)?;
             let e = match func {
+                // HEX of a BIT column is its number's hex (MySQL reads the column as an
+                // integer there); a `b'…'` literal stays a string, byte by byte.
+                Func::Str(StrFn::Hex, _) if self.is_bit_column(a) => {
+                    Expr::Func(Func::Cast(CastFn::Unsigned), vec![e])
+                }
                 Func::Str(..) => self.float_as_text(e),
+                Func::Json(_) => json_argument(e, t),
                 _ => e,
             };
             bound.push(e);
@@ -1591,16 +1663,29 @@ impl<'a> Binder<'a> {
             AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => {
                 let mut types =
                     std::iter::once(spec.arg_type).chain(spec.more_args.iter().map(|m| m.1));
-                if let Some(t) = types.find(|t| {
-                    matches!(
-                        t,
-                        SType::Binary | SType::Date | SType::DateTime | SType::Double
-                    )
-                }) {
-                    // MySQL's JSON forms of these (base64 opaque values, dates with six
-                    // fractional digits, doubles in JSON's own notation) are not
-                    // written yet.
+                if let Some(t) = types.find(|t| matches!(t, SType::Binary)) {
+                    // MySQL's JSON form of a binary string (a base64 opaque value) is
+                    // not written yet.
                     return Err(Error::NotSupported(format!("{name}() of a {t:?} value")));
+                }
+                // The element (JSON_ARRAYAGG) or member value (JSON_OBJECTAGG) becomes
+                // its JSON value first where its SQL value alone would print otherwise:
+                // a double as `1.0`, a date as a date, a date-time with six digits.
+                let value = if func == AggFunc::JsonArrayAgg {
+                    spec.arg.as_mut().map(|e| (e, spec.arg_type))
+                } else {
+                    spec.more_args.first_mut().map(|m| (&mut m.0, m.1))
+                };
+                if let Some((e, t)) = value {
+                    let f = match t {
+                        SType::Date => Some(JsonFn::DateAsJson),
+                        SType::Double | SType::DateTime => Some(JsonFn::Cast),
+                        _ => None,
+                    };
+                    if let Some(f) = f {
+                        let inner = std::mem::replace(e, Expr::Literal(Value::Null));
+                        *e = Expr::Func(Func::Json(f), vec![inner]);
+                    }
                 }
             }
             _ => {}
@@ -1703,6 +1788,32 @@ impl<'a> Binder<'a> {
     }
 }
 
+/// `doc -> path` (JSON_EXTRACT) and `doc ->> path` (its unquoted text).
+fn json_operator(
+    op: &ast::BinaryOperator,
+    l: &Expr,
+    r: &Expr,
+    lt: SType,
+) -> Option<(Expr, SType, Collation)> {
+    let (f, t) = match op {
+        ast::BinaryOperator::Arrow => (JsonFn::Extract, SType::Json),
+        ast::BinaryOperator::LongArrow => (JsonFn::ExtractUnquote, SType::Text),
+        _ => return None,
+    };
+    let args = vec![json_argument(l.clone(), lt), r.clone()];
+    Some((Expr::Func(Func::Json(f), args), t, Collation::GeneralCi))
+}
+
+/// An argument of a JSON function: a DATE-typed one is marked as a date, since its
+/// value alone (a date-time at midnight) cannot say so.
+fn json_argument(e: Expr, t: SType) -> Expr {
+    if t == SType::Date {
+        Expr::Func(Func::Json(JsonFn::DateAsJson), vec![e])
+    } else {
+        e
+    }
+}
+
 fn system_variable(name: &str, scope: Option<&str>) -> (Expr, SType, Collation) {
     let global = scope.is_some_and(|s| s.eq_ignore_ascii_case("global"));
     (
@@ -1759,6 +1870,7 @@ fn in_comparison(lhs: &[(SType, Collation)], columns: &[ColumnMeta]) -> (Vec<Col
         SType::Date | SType::DateTime => 2,
         SType::Null => 3,
         SType::Time(_) => 4,
+        SType::Json => 5,
     };
     let mut hashable = true;
     let mut colls = Vec::with_capacity(lhs.len());
@@ -1886,7 +1998,7 @@ pub fn literal(v: &ast::Value) -> Result<Value> {
             Value::Bytes(out)
         }
         V::SingleQuotedByteStringLiteral(b) | V::DoubleQuotedByteStringLiteral(b) => {
-            Value::UInt(u64::from_str_radix(b, 2).map_err(|_| Error::Syntax(b.clone()))?)
+            bit_literal(b).ok_or_else(|| Error::Syntax(format!("b'{b}'")))?
         }
         V::Boolean(b) => Value::Int(*b as i64),
         V::Null => Value::Null,
@@ -1895,6 +2007,23 @@ pub fn literal(v: &ast::Value) -> Result<Value> {
         V::EscapedStringLiteral(s) => Value::Bytes(unescape(s.as_bytes(), b'\'')),
         other => return Err(Error::NotSupported(format!("literal {other}"))),
     })
+}
+
+/// A bit-value literal (`b'101'`, `0b101`): a binary string of the fewest bytes that
+/// hold the bits (`b''` is the empty string), a number in numeric context.
+pub fn bit_literal(digits: &str) -> Option<Value> {
+    if !digits.bytes().all(|c| c == b'0' || c == b'1') {
+        return None;
+    }
+    let mut out = Vec::with_capacity(digits.len().div_ceil(8));
+    let head = digits.len() % 8;
+    if head > 0 {
+        out.push(u8::from_str_radix(&digits[..head], 2).ok()?);
+    }
+    for i in (head..digits.len()).step_by(8) {
+        out.push(u8::from_str_radix(&digits[i..i + 8], 2).ok()?);
+    }
+    Some(Value::Bits(out))
 }
 
 /// The placeholder number of `?N` (0-based), if the expression is one.
@@ -2237,7 +2366,7 @@ mod aggregate_tests {
             ("BIT_AND(a)", SType::UInt),
             ("BIT_XOR(d)", SType::UInt),
             ("GROUP_CONCAT(a)", SType::Text),
-            ("JSON_ARRAYAGG(a)", SType::Text),
+            ("JSON_ARRAYAGG(a)", SType::Json),
             ("COUNT(DISTINCT a, s)", SType::Int),
             ("COUNT(*)", SType::Int),
             ("SUM(DISTINCT a)", SType::Decimal(0)),
@@ -2355,7 +2484,11 @@ mod aggregate_tests {
     #[test]
     fn json_aggregates_of_values_without_a_json_form_yet_are_refused() {
         assert_eq!(code("JSON_ARRAYAGG(b)"), 1235);
-        assert_eq!(code("JSON_OBJECTAGG(s, d)"), 1235);
+        assert_eq!(code("JSON_OBJECTAGG(s, b)"), 1235);
+        assert_eq!(
+            bind_grouped("JSON_OBJECTAGG(s, d)", &mut Aggregation::default()).unwrap(),
+            SType::Json
+        );
         assert_eq!(code("BIT_AND(b)"), 1235);
         assert_eq!(
             bind_grouped("GROUP_CONCAT(s, b)", &mut Aggregation::default()).unwrap(),

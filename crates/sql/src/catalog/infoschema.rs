@@ -491,6 +491,7 @@ impl InfoTable {
                         DataType::Decimal { precision, scale } => {
                             (u(*precision as u64), u(*scale as u64))
                         }
+                        DataType::Bit(n) => (u(*n as u64), Value::Null),
                         _ => (Value::Null, Value::Null),
                     };
                     let key = def
@@ -511,6 +512,9 @@ impl InfoTable {
                         None => Value::Null,
                         Some(ColumnDefault::CurrentTimestamp) => s("CURRENT_TIMESTAMP"),
                         Some(ColumnDefault::Value(v)) if v.is_null() => Value::Null,
+                        Some(ColumnDefault::Value(Value::Bits(b))) => {
+                            s(&strata_types::value::bits_literal(b))
+                        }
                         Some(ColumnDefault::Value(v)) => s(&v.to_text()),
                     };
                     let mut extra = Vec::new();

@@ -5,11 +5,13 @@
 //! ([`finish_state_in`]: `group_concat_max_len` and its warning).
 
 use crate::bind::{AggFunc, AggSpec, SType};
+use crate::expr::json::value_arg;
 use crate::expr::keys::group_key;
 use crate::expr::{compare, sort_compare, EvalCtx, Expr};
 use crate::{Env, WarnLevel};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
+use strata_types::json::Json;
 use strata_types::{Decimal, Error, Result, Value};
 
 #[derive(Clone)]
@@ -33,11 +35,11 @@ pub(crate) enum AggState {
     /// GROUP_CONCAT: each row's ORDER BY keys, its text, and its input row number (for
     /// the truncation warning).
     Concat(Vec<(Vec<Value>, Vec<u8>, u64)>),
-    /// JSON_ARRAYAGG: the elements' JSON text.
-    JsonArray(Vec<String>),
+    /// JSON_ARRAYAGG: the elements as JSON values.
+    JsonArray(Vec<Json>),
     /// JSON_OBJECTAGG: members by MySQL's key order (length, then bytes); a later
     /// duplicate key replaces the earlier value.
-    JsonObject(BTreeMap<(usize, Vec<u8>), String>),
+    JsonObject(BTreeMap<(usize, Vec<u8>), Json>),
 }
 
 pub(crate) fn new_state(spec: &AggSpec) -> AggState {
@@ -66,8 +68,8 @@ pub(crate) fn new_state(spec: &AggSpec) -> AggState {
 
 /// Feeds one row's value of a one-argument aggregate.
 #[allow(dead_code)] // the entry point of window functions, which feed one value a row
-pub(crate) fn update_state(state: &mut AggState, spec: &AggSpec, v: Value) {
-    update_inputs(state, spec, vec![v], 0);
+pub(crate) fn update_state(state: &mut AggState, spec: &AggSpec, v: Value) -> Result<()> {
+    update_inputs(state, spec, vec![v], 0)
 }
 
 /// How many values one row feeds `spec` ([`eval_inputs`]): its arguments (a NULL
@@ -131,36 +133,40 @@ pub(crate) fn feed(
             return Ok(());
         }
     }
-    update_inputs(state, spec, vals, row_no);
-    Ok(())
+    update_inputs(state, spec, vals, row_no)
 }
 
-fn update_inputs(state: &mut AggState, spec: &AggSpec, mut vals: Vec<Value>, row_no: u64) {
+fn update_inputs(
+    state: &mut AggState,
+    spec: &AggSpec,
+    mut vals: Vec<Value>,
+    row_no: u64,
+) -> Result<()> {
     let nargs = 1 + spec.more_args.len();
     match state {
         AggState::Count(n) => {
             if spec.func == AggFunc::CountStar || vals.iter().take(nargs).all(|v| !v.is_null()) {
                 *n += 1
             }
-            return;
+            return Ok(());
         }
         AggState::JsonArray(items) => {
-            items.push(json_text(vals.first().unwrap_or(&Value::Null)));
-            return;
+            items.push(value_arg(vals.first().unwrap_or(&Value::Null))?);
+            return Ok(());
         }
         AggState::JsonObject(members) => {
             let (Some(k), Some(v)) = (vals.first(), vals.get(1)) else {
-                return;
+                return Ok(());
             };
             let mut key = Vec::new();
             k.write_text(&mut key);
-            members.insert((key.len(), key), json_text(v));
-            return;
+            members.insert((key.len(), key), value_arg(v)?);
+            return Ok(());
         }
         AggState::Concat(items) => {
             // A row with any NULL argument adds nothing.
             if vals.iter().take(nargs).any(Value::is_null) {
-                return;
+                return Ok(());
             }
             let keys = vals.split_off(nargs.min(vals.len()));
             let mut text = Vec::new();
@@ -174,13 +180,13 @@ fn update_inputs(state: &mut AggState, spec: &AggSpec, mut vals: Vec<Value>, row
                 }
             }
             items.push((keys, text, row_no));
-            return;
+            return Ok(());
         }
         _ => {}
     }
     let v = vals.into_iter().next().unwrap_or(Value::Null);
     if v.is_null() {
-        return;
+        return Ok(());
     }
     match state {
         AggState::SumInt(s, seen) => {
@@ -269,6 +275,7 @@ fn update_inputs(state: &mut AggState, spec: &AggSpec, mut vals: Vec<Value>, row
         | AggState::JsonArray(_)
         | AggState::JsonObject(_) => {}
     }
+    Ok(())
 }
 
 /// A value as the 64 bits BIT_AND/OR/XOR work on: MySQL's integer conversion (a
@@ -278,35 +285,6 @@ fn bits_of(v: &Value) -> u64 {
     match v {
         Value::UInt(u) => *u,
         other => other.to_i64().unwrap_or(0) as u64,
-    }
-}
-
-/// A value as MySQL 8 prints it inside JSON: numbers bare, strings quoted and escaped.
-/// (Doubles, dates and binary strings are refused when binding.)
-fn json_text(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bytes(b) => {
-            let s = String::from_utf8_lossy(b);
-            let mut out = String::with_capacity(s.len() + 2);
-            out.push('"');
-            for c in s.chars() {
-                match c {
-                    '"' => out.push_str("\\\""),
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\r' => out.push_str("\\r"),
-                    '\t' => out.push_str("\\t"),
-                    '\u{8}' => out.push_str("\\b"),
-                    '\u{c}' => out.push_str("\\f"),
-                    c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-                    c => out.push(c),
-                }
-            }
-            out.push('"');
-            out
-        }
-        other => other.to_text(),
     }
 }
 
@@ -392,24 +370,19 @@ fn finish_with_limit(state: AggState, spec: &AggSpec, limit: u64, env: Option<&d
             if items.is_empty() {
                 Value::Null
             } else {
-                Value::Bytes(format!("[{}]", items.join(", ")).into_bytes())
+                Value::Json(strata_types::json::binary::encode(&Json::Array(items)))
             }
         }
         AggState::JsonObject(members) => {
             if members.is_empty() {
                 return Value::Null;
             }
-            let mut out = String::from("{");
-            for (i, ((_, k), v)) in members.into_iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&json_text(&Value::Bytes(k)));
-                out.push_str(": ");
-                out.push_str(&v);
-            }
-            out.push('}');
-            Value::Bytes(out.into_bytes())
+            // The map's order is MySQL's key order, so the members are already sorted.
+            let m = members
+                .into_iter()
+                .map(|((_, k), v)| (String::from_utf8_lossy(&k).into_owned(), v))
+                .collect();
+            Value::Json(strata_types::json::binary::encode(&Json::Object(m)))
         }
     }
 }
@@ -493,7 +466,7 @@ mod tests {
     fn run(s: &AggSpec, vals: &[Value]) -> Value {
         let mut st = new_state(s);
         for v in vals {
-            update_state(&mut st, s, v.clone());
+            update_state(&mut st, s, v.clone()).expect("feeds");
         }
         finish_state(st, s)
     }
@@ -564,8 +537,8 @@ mod tests {
     fn json_aggregates_print_as_mysql_8() {
         let arr = spec(AggFunc::JsonArrayAgg, SType::Int);
         assert_eq!(
-            run(&arr, &[Value::Int(1), Value::Null, Value::str("a\"b\\\n")]),
-            Value::str("[1, null, \"a\\\"b\\\\\\n\"]")
+            run(&arr, &[Value::Int(1), Value::Null, Value::str("a\"b\\\n")]).to_text(),
+            "[1, null, \"a\\\"b\\\\\\n\"]"
         );
         assert_eq!(run(&arr, &[]), Value::Null);
         let obj = AggSpec {
@@ -586,8 +559,8 @@ mod tests {
         }
         // Keys by length, then bytes; the last duplicate wins.
         assert_eq!(
-            finish_state(st, &obj),
-            Value::str("{\"one\": 1, \"two\": 22, \"three\": 3}")
+            finish_state(st, &obj).to_text(),
+            "{\"one\": 1, \"two\": 22, \"three\": 3}"
         );
         let mut st = new_state(&obj);
         let err = feed(
@@ -658,8 +631,8 @@ mod tests {
         // Never half a UTF-8 character; NULL arguments add nothing; no rows is NULL.
         let plain = spec(AggFunc::GroupConcat, SType::Text);
         let mut st = new_state(&plain);
-        update_state(&mut st, &plain, Value::str("aé"));
-        update_state(&mut st, &plain, Value::Null);
+        update_state(&mut st, &plain, Value::str("aé")).expect("feeds");
+        update_state(&mut st, &plain, Value::Null).expect("feeds");
         let two = session(2);
         assert_eq!(finish_state_in(st, &plain, &two), Value::str("a"));
         assert_eq!(run(&plain, &[Value::Null]), Value::Null);

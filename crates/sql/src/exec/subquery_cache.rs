@@ -82,43 +82,11 @@ impl SubqueryCache {
     }
 }
 
-/// The exact identity of a list of values: a tag per value and its representation.
+/// The exact identity of a list of values: a tag per value and its representation (the
+/// temporary-file row encoding, which is lossless: 1 and 1.0, 'a' and 'A' differ).
 pub fn key(values: &[Value]) -> Vec<u8> {
     let mut k = Vec::with_capacity(values.len() * 10);
-    for v in values {
-        match v {
-            Value::Null => k.push(0),
-            Value::Int(i) => {
-                k.push(1);
-                k.extend_from_slice(&i.to_le_bytes());
-            }
-            Value::UInt(u) => {
-                k.push(2);
-                k.extend_from_slice(&u.to_le_bytes());
-            }
-            Value::Double(d) => {
-                k.push(3);
-                k.extend_from_slice(&d.to_bits().to_le_bytes());
-            }
-            Value::Decimal(d) => {
-                k.push(4);
-                k.extend_from_slice(&d.mantissa.to_le_bytes());
-                k.push(d.scale);
-                k.push(d.shown);
-            }
-            Value::Bytes(b) => {
-                k.push(5);
-                k.extend_from_slice(&(b.len() as u64).to_le_bytes());
-                k.extend_from_slice(b);
-            }
-            Value::DateTime(t) => {
-                k.push(6);
-                k.extend_from_slice(&t.year.to_le_bytes());
-                k.extend_from_slice(&[t.month, t.day, t.hour, t.minute, t.second]);
-                k.extend_from_slice(&t.micro.to_le_bytes());
-            }
-        }
-    }
+    crate::temp_rows::encode_row(values, &mut k);
     k
 }
 

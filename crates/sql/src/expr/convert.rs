@@ -64,7 +64,8 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
                 d.round().clamp(-1e30, 1e30) as i128
             }
             Value::Decimal(d) => d.rescale(0).mantissa,
-            Value::DateTime(_) => v.to_i64().unwrap_or(0) as i128,
+            Value::DateTime(_) | Value::Json(_) => v.to_i64().unwrap_or(0) as i128,
+            Value::Bits(b) => strata_types::value::bits_value(b) as i128,
             Value::Bytes(b) => {
                 let text = String::from_utf8_lossy(b);
                 let t = text.trim();
@@ -101,6 +102,8 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
         });
     }
     match ty {
+        DataType::Json => json_column_value(v, col),
+        DataType::Bit(n) => bit_column_value(v, *n, col, row, strict),
         DataType::Float | DataType::Double => {
             let f = match &v {
                 Value::Bytes(b) => {
@@ -154,7 +157,8 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
                         },
                     }
                 }
-                Value::DateTime(_) => Decimal::from_i64(v.to_i64().unwrap_or(0)),
+                Value::DateTime(_) | Value::Json(_) => Decimal::from_i64(v.to_i64().unwrap_or(0)),
+                Value::Bits(b) => Decimal::from_u64(strata_types::value::bits_value(b)),
                 Value::Null => unreachable!("handled above"),
             };
             let d = d.rescale(*scale);
@@ -248,6 +252,64 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
             }
             Ok(Value::Bytes(bytes))
         }
+    }
+}
+
+/// A value stored into a BIT(n) column: a number as its bits, a string's bytes as a
+/// big-endian number (`'A'` is 0x41), as MySQL stores them. More bits than the column
+/// has is 1406 in strict mode; otherwise the column's largest value (MySQL's clip).
+fn bit_column_value(v: Value, n: u8, col: &ColumnDef, row: u64, strict: bool) -> Result<Value> {
+    let bytes_value = |b: &[u8]| -> Option<u64> {
+        let lead = b.len().saturating_sub(8);
+        b[..lead]
+            .iter()
+            .all(|x| *x == 0)
+            .then(|| strata_types::value::bits_value(b))
+    };
+    let u: Option<u64> = match &v {
+        Value::Bits(b) | Value::Bytes(b) => bytes_value(b),
+        Value::Int(i) if *i >= 0 => Some(*i as u64),
+        // A negative number is its two's-complement bits, which only BIT(64) holds.
+        Value::Int(i) => (n == 64).then_some(*i as u64),
+        Value::UInt(u) => Some(*u),
+        Value::Double(d) if d.is_finite() && *d > -0.5 && *d < 1.8446744073709552e19 => {
+            Some(d.round() as u64)
+        }
+        Value::Decimal(d) => u64::try_from(d.rescale(0).mantissa).ok(),
+        Value::Json(_) | Value::DateTime(_) => v.to_i64().and_then(|i| u64::try_from(i).ok()),
+        _ => None,
+    };
+    let max = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let u = match u {
+        Some(u) if u <= max => u,
+        _ if strict => {
+            return Err(Error::DataTooLong {
+                column: col.name.clone(),
+                row,
+            })
+        }
+        _ => max,
+    };
+    Ok(Value::Bits(strata_types::value::bits_bytes(u, n)))
+}
+
+/// A value stored into a JSON column: a JSON value as it is, a string parsed and
+/// normalised (3140 naming the column when it is not JSON text); anything else is not
+/// JSON text either, as MySQL 8 refuses it (CAST it to JSON first).
+fn json_column_value(v: Value, col: &ColumnDef) -> Result<Value> {
+    let invalid = |reason: &str, pos: usize| Error::InvalidJsonText {
+        reason: reason.into(),
+        pos,
+        column: col.name.clone(),
+    };
+    match v {
+        Value::Json(b) => Ok(Value::Json(b)),
+        Value::Bytes(b) => match strata_types::json::text::parse(&b) {
+            Ok(j) => Ok(Value::Json(strata_types::json::binary::encode(&j))),
+            Err(e) if e.too_deep => Err(Error::JsonTooDeep),
+            Err(e) => Err(invalid(e.message, e.pos)),
+        },
+        _ => Err(invalid("not a JSON text, may need CAST", 0)),
     }
 }
 

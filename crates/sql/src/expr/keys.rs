@@ -27,6 +27,8 @@ pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
             out.push(3);
             out.extend_from_slice(&d.pack().to_be_bytes());
         }
+        // A bit value groups as its number (b'101' with 5).
+        Value::Bits(b) => group_key(out, &Value::UInt(strata_types::value::bits_value(b)), coll),
         Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
             out.push(1);
             let ok = encode_value(
@@ -56,6 +58,20 @@ pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
                 }
                 None => out.extend_from_slice(&d.to_bits().to_be_bytes()),
             }
+        }
+        // A stored document is normalised, so equal documents have equal bytes
+        // (numbers of different kinds, 1 and 1.0, stay apart: MySQL's JSON
+        // grouping compares them equal; this is narrower, never merging unequal ones).
+        Value::Json(b) => {
+            out.push(4);
+            for &x in b {
+                if x == 0 {
+                    out.extend_from_slice(&[0, 0xFF]);
+                } else {
+                    out.push(x);
+                }
+            }
+            out.extend_from_slice(&[0, 1]);
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod convert;
 pub mod datetime;
 pub mod division_env;
 pub mod functions;
+pub mod json;
 pub mod keys;
 pub mod like_match;
 #[cfg(test)]
@@ -16,7 +17,7 @@ pub mod test_env;
 use functions::Func;
 pub use like_match::like;
 use std::cmp::Ordering;
-use strata_types::value::parse_leading_f64;
+use strata_types::value::{bits_value, parse_leading_f64};
 use strata_types::{Collation, DateTime, Decimal, Error, Result, Value};
 
 /// Session facts an expression may read: system and user variables, and the like.
@@ -859,6 +860,11 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
             Some(d) => x.cmp(&d),
             None => coll.compare(x.to_string().as_bytes(), y),
         },
+        (Json(_), _) | (_, Json(_)) => return json::compare::compare_values(a, b).ok().flatten(),
+        // A bit value meets a bit value or a number as its unsigned number.
+        (Bits(x), Bits(y)) => bits_value(x).cmp(&bits_value(y)),
+        (Bits(x), y) if y.is_numeric() => return compare(&UInt(bits_value(x)), y, coll),
+        (x, Bits(y)) if x.is_numeric() => return compare(x, &UInt(bits_value(y)), coll),
         (Bytes(x), DateTime(y)) => match std::str::from_utf8(x)
             .ok()
             .and_then(strata_types::DateTime::parse)
@@ -898,6 +904,7 @@ fn numeric(v: &Value) -> Value {
             Value::Double(f)
         }
         Value::DateTime(_) => Value::Double(v.to_f64().unwrap_or(0.0)),
+        Value::Bits(b) => Value::UInt(bits_value(b)),
         other => other.clone(),
     }
 }

@@ -484,6 +484,8 @@ impl Work {
                 }
             }
         }
+        let defs: Vec<ColumnDef> = self.cols.iter().map(|c| c.def.clone()).collect();
+        super::ddl::check_key_types(&defs, &indexes)?;
         let autos: Vec<usize> = (0..self.cols.len())
             .filter(|&i| self.cols[i].def.auto_increment)
             .collect();

@@ -354,6 +354,7 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
             },
         );
     }
+    check_key_types(&columns, &indexes)?;
     let autos: Vec<usize> = columns
         .iter()
         .enumerate()
@@ -494,8 +495,10 @@ pub(crate) fn build_column(c: &ast::ColumnDef, table_coll: Collation) -> Result<
     if let Some(e) = default_expr {
         col.default = Some(column_default(&e, &col)?);
     }
-    if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_))
-        && matches!(col.default, Some(ColumnDefault::Value(ref v)) if !v.is_null())
+    if matches!(
+        col.data_type,
+        DataType::Blob(_) | DataType::Text(_) | DataType::Json
+    ) && matches!(col.default, Some(ColumnDefault::Value(ref v)) if !v.is_null())
     {
         return Err(Error::InvalidDefault(col.name.clone()));
     }
@@ -540,12 +543,27 @@ pub(crate) fn column_default(e: &ast::Expr, col: &ColumnDef) -> Result<ColumnDef
         let v = coerce(v, col, 1, true).map_err(|_| Error::InvalidDefault(col.name.clone()))?;
         ColumnDefault::Value(v)
     };
-    if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_))
-        && matches!(d, ColumnDefault::Value(ref v) if !v.is_null())
+    if matches!(
+        col.data_type,
+        DataType::Blob(_) | DataType::Text(_) | DataType::Json
+    ) && matches!(d, ColumnDefault::Value(ref v) if !v.is_null())
     {
         return Err(Error::InvalidDefault(col.name.clone()));
     }
     Ok(d)
+}
+
+/// Column types no index may hold: JSON (3152; MySQL indexes a JSON path through a
+/// generated column instead).
+pub(crate) fn check_key_types(columns: &[ColumnDef], indexes: &[IndexDef]) -> Result<()> {
+    for ix in indexes {
+        for &c in &ix.columns {
+            if let Some(col) = columns.get(c).filter(|c| c.data_type == DataType::Json) {
+                return Err(Error::JsonUsedAsKey(col.name.clone()));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_charset(cs: &str) -> Result<()> {
@@ -659,6 +677,18 @@ fn column_type(t: &ast::DataType, col: &str) -> Result<(DataType, Option<Collati
         D::Date => (DataType::Date, None),
         D::Datetime(_) => (DataType::DateTime, None),
         D::Timestamp(..) => (DataType::Timestamp, None),
+        D::JSON => (DataType::Json, Some(Collation::Binary)),
+        D::Bit(n) => {
+            let n = n.unwrap_or(1);
+            if n > 64 {
+                return Err(Error::TooBigDisplayWidth {
+                    column: col.to_string(),
+                    max: 64,
+                });
+            }
+            // MySQL takes BIT(0) as BIT(1).
+            (DataType::Bit(n.max(1) as u8), Some(Collation::Binary))
+        }
         other => return Err(Error::NotSupported(format!("column type {other}"))),
     })
 }

@@ -36,6 +36,9 @@ fn key_part_len(c: &ColumnDef) -> u64 {
         DataType::Date => 3,
         DataType::DateTime => 5,
         DataType::Timestamp => 4,
+        // Never indexed (3152); counted as a BLOB would be.
+        DataType::Json => 3072 + 2,
+        DataType::Bit(n) => (n as u64).div_ceil(8),
     };
     base + c.nullable as u64
 }

@@ -467,6 +467,7 @@ fn default_text(c: &strata_types::ColumnDef) -> Value {
         None => Value::Null,
         Some(ColumnDefault::CurrentTimestamp) => s("CURRENT_TIMESTAMP"),
         Some(ColumnDefault::Value(v)) if v.is_null() => Value::Null,
+        Some(ColumnDefault::Value(Value::Bits(b))) => s(&strata_types::value::bits_literal(b)),
         Some(ColumnDefault::Value(v)) => s(&v.to_text()),
     }
 }
@@ -707,6 +708,7 @@ fn quote_ident(n: &str) -> String {
 fn quote_value(v: &Value) -> String {
     match v {
         Value::Null => "NULL".into(),
+        Value::Bits(b) => strata_types::value::bits_literal(b),
         other => format!(
             "'{}'",
             other.to_text().replace('\\', "\\\\").replace('\'', "''")

@@ -286,7 +286,7 @@ impl<'a> Run<'a> {
             for (j, &r) in p.members.iter().enumerate() {
                 let (_, e) = p.frame_of(j);
                 while added < e {
-                    update_state(&mut state, spec, self.value(p.members[added]));
+                    update_state(&mut state, spec, self.value(p.members[added]))?;
                     added += 1;
                 }
                 out[r] = finish_state(state.clone(), spec);
@@ -296,7 +296,7 @@ impl<'a> Run<'a> {
                 let (s, e) = p.frame_of(j);
                 let mut state = new_state(spec);
                 for &q in &p.members[s..e] {
-                    update_state(&mut state, spec, self.value(q));
+                    update_state(&mut state, spec, self.value(q))?;
                 }
                 out[r] = finish_state(state, spec);
             }

@@ -307,6 +307,8 @@ pub fn stamp_of(v: &Value, date_typed: bool) -> Option<Stamp> {
             has_time: !date_typed,
         }),
         Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(parse_stamp),
+        Value::Json(_) => parse_stamp(&v.to_text()),
+        Value::Bits(b) => number_stamp(i64::try_from(strata_types::value::bits_value(b)).ok()?),
         Value::Int(i) => number_stamp(*i),
         Value::UInt(u) => number_stamp(i64::try_from(*u).ok()?),
         Value::Decimal(_) | Value::Double(_) => {
@@ -421,7 +423,8 @@ pub fn time_of(v: &Value) -> Option<i64> {
             .ok()
             .and_then(parse_time)
             .map(|x| x.0),
-        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => {
+        Value::Json(_) => parse_time(&v.to_text()).map(|x| x.0),
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) | Value::Bits(_) => {
             let f = v.to_f64()?;
             let n = f.trunc() as i64;
             let a = n.abs();

@@ -66,7 +66,15 @@ pub(super) fn call(f: CastFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
                         Value::Int(m.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
                     }
                 }
-                Value::DateTime(_) => {
+                Value::Bits(b) => {
+                    let u = strata_types::value::bits_value(b);
+                    if unsigned {
+                        Value::UInt(u)
+                    } else {
+                        Value::Int(u as i64)
+                    }
+                }
+                Value::DateTime(_) | Value::Json(_) => {
                     let n = v.to_i64().unwrap_or(0);
                     if unsigned {
                         Value::UInt(n as u64)

@@ -83,6 +83,8 @@ pub enum Func {
     /// CHAR, CONCAT) in it, so it reads as MySQL shows a FLOAT (`0.1`, not the
     /// f64 widening `0.10000000149011612`).
     ShowFloat,
+    /// A JSON function, `->`, `->>`, MEMBER OF or CAST AS JSON (`expr/json/`).
+    Json(crate::expr::json::JsonFn),
     /// Not callable by name: `@name := expr`, bound with the lower-case name as its
     /// first argument (a literal) and expr as its second; its value is expr's.
     AssignUserVariable,
@@ -134,6 +136,9 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
     }
     if let Some((f, min, max)) = regexp::lookup(&lname) {
         return Some((Regexp(f, Collation::GeneralCi), min, max));
+    }
+    if let Some((f, min, max)) = crate::expr::json::lookup(&lname) {
+        return Some((Json(f), min, max));
     }
     Some(match lname.as_str() {
         "database" | "schema" => (Database, 0, 0),
@@ -206,6 +211,7 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
         Cast(f) => cast::call(f, args, row, cx),
         Date { f, date_arg } => crate::expr::datetime::functions::eval(f, date_arg, args, row, cx),
         Char { text } => string_code::char_fn(text, args, row, cx),
+        Json(f) => crate::expr::json::call(f, args, row, cx),
     }
 }
 

@@ -94,7 +94,11 @@ pub(super) fn call(
             )
         }
         Bin | Oct => {
-            let digits = text(v);
+            // A bit value is its number here (BIN(b'101') is 101).
+            let digits = match v {
+                Value::Bits(b) => strata_types::value::bits_value(b).to_string().into_bytes(),
+                v => text(v),
+            };
             let to = if f == Bin { 2 } else { 8 };
             conv(&digits, 10, to).map_or(Value::Null, |s| Value::str(&s))
         }
