@@ -64,7 +64,8 @@ impl Value {
             Value::Double(d) => Some(*d),
             Value::Decimal(d) => Some(d.to_f64()),
             Value::Bytes(b) => Some(parse_leading_f64(b)),
-            Value::DateTime(dt) => Some(datetime_as_number(dt)),
+            // A DATETIME(6) in numeric context keeps its fraction (20200101100000.5).
+            Value::DateTime(dt) => Some(datetime_as_number(dt) + dt.micro as f64 / 1e6),
         }
     }
 

@@ -112,10 +112,10 @@ fn fsp_of(e: &Expr, ty: SType) -> Result<u8> {
         SType::Int | SType::UInt | SType::Date => 0,
         SType::Decimal(s) => s.min(6),
         SType::Double => 6,
-        SType::DateTime => match e {
+        SType::DateTime(f) => match e {
             Expr::Literal(Value::Bytes(b)) => literal_fsp(b),
             Expr::Func(Func::Date { f, .. }, _) => out_fsp(f),
-            _ => 0,
+            _ => f,
         },
         SType::Text | SType::Binary | SType::Null => match e {
             Expr::Literal(Value::Bytes(b)) => literal_fsp(b),
@@ -137,7 +137,7 @@ fn date_fn(f: DateFn, date_arg: bool, args: Vec<Expr>, ty: SType) -> Bound {
 fn out_type(out: Out) -> SType {
     match out {
         Out::Date => SType::Date,
-        Out::DateTime(_) => SType::DateTime,
+        Out::DateTime(p) => SType::DateTime(p),
         Out::Time(p) => SType::Time(p),
         Out::Text => SType::Text,
     }
@@ -230,7 +230,7 @@ impl Binder<'_> {
             u => u.fsp(),
         };
         Ok(match dt {
-            SType::DateTime => Out::DateTime(fsp_of(de, dt)?.max(ifsp)),
+            SType::DateTime(_) => Out::DateTime(fsp_of(de, dt)?.max(ifsp)),
             SType::Date if unit.is_date_only() => Out::Date,
             SType::Date => Out::DateTime(ifsp),
             SType::Time(_) => {
@@ -261,7 +261,7 @@ impl Binder<'_> {
                 )))
             }
             SType::Time(_) => true,
-            SType::Date | SType::DateTime => false,
+            SType::Date | SType::DateTime(_) => false,
             _ => time_only,
         };
         Ok(date_fn(
@@ -301,7 +301,7 @@ impl Binder<'_> {
                     Some(s) if s.has_time => {
                         let fsp = literal_fsp(text.as_bytes());
                         let v = crate::expr::datetime::functions::emit(s, Out::DateTime(fsp));
-                        lit(v, SType::DateTime)
+                        lit(v, SType::DateTime(fsp))
                     }
                     _ => return Err(wrong("DATETIME")),
                 }
@@ -471,7 +471,7 @@ impl Binder<'_> {
                 count(1, 1)?;
                 let (x, t, _) = self.bind(&args[0])?;
                 let fsp = match t {
-                    SType::Date | SType::DateTime => 0,
+                    SType::Date | SType::DateTime(_) => 0,
                     t => fsp_of(&x, t)?,
                 };
                 let ty = if fsp == 0 {
@@ -524,7 +524,7 @@ impl Binder<'_> {
                 };
                 let ty = match kind {
                     datefmt::Parsed::Date => SType::Date,
-                    datefmt::Parsed::DateTime(_) => SType::DateTime,
+                    datefmt::Parsed::DateTime(p) => SType::DateTime(p),
                     datefmt::Parsed::Time(p) => SType::Time(p),
                 };
                 date_fn(D::StrToDate(kind), false, vec![a, b], ty)
@@ -542,17 +542,17 @@ impl Binder<'_> {
                     }
                     v.push(x);
                 }
-                date_fn(D::ConvertTz(fsp), first == SType::Date, v, SType::DateTime)
+                date_fn(D::ConvertTz(fsp), first == SType::Date, v, SType::DateTime(fsp))
             }
             "now" | "current_timestamp" | "localtime" | "localtimestamp" => {
                 count(0, 1)?;
                 let p = precision_arg(name, args)?;
-                date_fn(D::Now(p), false, vec![], SType::DateTime)
+                date_fn(D::Now(p), false, vec![], SType::DateTime(p))
             }
             "utc_timestamp" => {
                 count(0, 1)?;
                 let p = precision_arg(name, args)?;
-                date_fn(D::UtcNow(p), false, vec![], SType::DateTime)
+                date_fn(D::UtcNow(p), false, vec![], SType::DateTime(p))
             }
             "utc_date" => {
                 count(0, 0)?;
@@ -566,7 +566,7 @@ impl Binder<'_> {
             "sysdate" => {
                 count(0, 1)?;
                 let p = precision_arg(name, args)?;
-                date_fn(D::SysDate(p), false, vec![], SType::DateTime)
+                date_fn(D::SysDate(p), false, vec![], SType::DateTime(p))
             }
             "curdate" | "current_date" => {
                 count(0, 0)?;
@@ -604,7 +604,7 @@ impl Binder<'_> {
                     v.push(self.bind(fmt)?.0);
                     date_fn(D::FromUnixtime, false, v, SType::Text)
                 } else {
-                    date_fn(D::FromUnixtime, false, v, SType::DateTime)
+                    date_fn(D::FromUnixtime, false, v, SType::DateTime(0))
                 }
             }
             _ => return Ok(None),
@@ -618,7 +618,7 @@ impl Binder<'_> {
         let (f, ty) = match name.to_ascii_lowercase().as_str() {
             "utc_date" => (DateFn::UtcDate, SType::Date),
             "utc_time" => (DateFn::UtcTime(0), SType::Time(0)),
-            "utc_timestamp" => (DateFn::UtcNow(0), SType::DateTime),
+            "utc_timestamp" => (DateFn::UtcNow(0), SType::DateTime(0)),
             _ => return None,
         };
         Some(date_fn(f, false, vec![], ty))
@@ -653,7 +653,7 @@ mod tests {
         );
         assert_eq!(
             bind("DATE '2024-01-31' + INTERVAL 1 HOUR").unwrap().1,
-            SType::DateTime
+            SType::DateTime(0)
         );
         assert_eq!(
             bind("'2024-01-31' + INTERVAL 1 DAY").unwrap().1,

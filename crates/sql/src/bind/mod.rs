@@ -162,7 +162,8 @@ pub enum SType {
     Decimal(u8),
     Text,
     Binary,
-    DateTime,
+    /// DATETIME(fsp) (TIMESTAMP too): the fraction digits its values show.
+    DateTime(u8),
     Date,
     /// TIME(fsp): its values are their text (`-01:02:03.5`).
     Time(u8),
@@ -177,7 +178,9 @@ impl SType {
             DataType::Float | DataType::Double => SType::Double,
             DataType::Decimal { scale, .. } => SType::Decimal(*scale),
             DataType::Date => SType::Date,
-            DataType::DateTime | DataType::Timestamp => SType::DateTime,
+            DataType::DateTime { fsp } | DataType::Timestamp { fsp } => SType::DateTime(*fsp),
+            DataType::Time { fsp } => SType::Time(*fsp),
+            DataType::Year => SType::Int,
             _ if coll == Collation::Binary => SType::Binary,
             _ => SType::Text,
         }
@@ -191,7 +194,7 @@ impl SType {
             Value::Double(_) => SType::Double,
             Value::Decimal(d) => SType::Decimal(d.shown),
             Value::Bytes(_) => SType::Text,
-            Value::DateTime(_) => SType::DateTime,
+            Value::DateTime(d) => SType::DateTime(d.fsp),
         }
     }
 
@@ -213,7 +216,7 @@ impl SType {
             FieldType::Float | FieldType::Double => SType::Double,
             FieldType::NewDecimal | FieldType::Decimal => SType::Decimal(m.decimals),
             FieldType::Date => SType::Date,
-            FieldType::DateTime | FieldType::Timestamp => SType::DateTime,
+            FieldType::DateTime | FieldType::Timestamp => SType::DateTime(m.decimals.min(6)),
             FieldType::Time => SType::Time(m.decimals),
             FieldType::Null => SType::Null,
             _ if m.charset == 63 => SType::Binary,
@@ -227,7 +230,7 @@ impl SType {
             SType::Double => FieldType::Double,
             SType::Decimal(_) => FieldType::NewDecimal,
             SType::Text | SType::Binary => FieldType::VarString,
-            SType::DateTime => FieldType::DateTime,
+            SType::DateTime(_) => FieldType::DateTime,
             SType::Date => FieldType::Date,
             SType::Time(_) => FieldType::Time,
             SType::Null => FieldType::Null,
@@ -244,7 +247,10 @@ impl SType {
                 m.charset = 63;
                 m.flags |= flags::BINARY;
             }
-            SType::DateTime => m.length = 19,
+            SType::DateTime(fsp) => {
+                m.length = 19 + if fsp > 0 { fsp as u32 + 1 } else { 0 };
+                m.decimals = fsp;
+            }
             SType::Date => m.length = 10,
             SType::Time(fsp) => {
                 m.length = 10 + if fsp > 0 { fsp as u32 + 1 } else { 0 };
@@ -279,6 +285,10 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
     if matches!(col.data_type, DataType::Blob(_) | DataType::Text(_)) {
         fl |= flags::BLOB;
     }
+    if col.data_type == DataType::Year {
+        // As MySQL describes a YEAR column: a zero-filled unsigned number.
+        fl |= flags::UNSIGNED | flags::ZEROFILL | flags::NUM;
+    }
     if col.collation == Collation::Binary {
         fl |= flags::BINARY;
     }
@@ -312,7 +322,7 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
         decimals: match col.data_type {
             DataType::Decimal { scale, .. } => scale,
             DataType::Float | DataType::Double => 31,
-            _ => 0,
+            ref t => t.fsp().unwrap_or(0),
         },
     }
 }
@@ -1001,7 +1011,7 @@ impl<'a> Binder<'a> {
                     SType::Text
                     | SType::Binary
                     | SType::Date
-                    | SType::DateTime
+                    | SType::DateTime(_)
                     | SType::Time(_) => SType::Double,
                     t => t,
                 };
@@ -1583,7 +1593,7 @@ impl<'a> Binder<'a> {
                 if let Some(t) = types.find(|t| {
                     matches!(
                         t,
-                        SType::Binary | SType::Date | SType::DateTime | SType::Double
+                        SType::Binary | SType::Date | SType::DateTime(_) | SType::Double
                     )
                 }) {
                     // MySQL's JSON forms of these (base64 opaque values, dates with six
@@ -1745,7 +1755,7 @@ fn in_comparison(lhs: &[(SType, Collation)], columns: &[ColumnMeta]) -> (Vec<Col
     let class = |t: SType| match t {
         SType::Int | SType::UInt | SType::Double | SType::Decimal(_) => 0,
         SType::Text | SType::Binary => 1,
-        SType::Date | SType::DateTime => 2,
+        SType::Date | SType::DateTime(_) => 2,
         SType::Null => 3,
         SType::Time(_) => 4,
     };
@@ -1800,7 +1810,7 @@ pub(crate) fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
     use SType::*;
     const MAX_SCALE: u8 = strata_types::decimal::MAX_SCALE;
     let num = |t| match t {
-        Text | Binary | DateTime | Date | Time(_) => Double,
+        Text | Binary | DateTime(_) | Date | Time(_) => Double,
         x => x,
     };
     let (a, b) = (num(a), num(b));

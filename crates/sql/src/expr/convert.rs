@@ -8,6 +8,7 @@
 //! integers, `Decimal` at the column's scale, `Bytes` for strings (CHAR without its
 //! trailing spaces), `DateTime` for dates.
 
+use crate::expr::convert_temporal;
 use strata_types::schema::ColumnDef;
 use strata_types::value::parse_leading_f64;
 use strata_types::{DataType, DateTime, Decimal, Error, Result, Value};
@@ -24,7 +25,16 @@ pub fn coerce_or_warn(
     env: &dyn crate::expr::Env,
 ) -> Result<Value> {
     if strict {
-        return coerce(v, col, row, true);
+        return match coerce(v.clone(), col, row, true) {
+            // MySQL's strict mode reports a TIME past ±838:59:59 as an incorrect value.
+            Err(Error::OutOfRange { .. }) if matches!(col.data_type, DataType::Time { .. }) => {
+                Err(Error::TruncatedWrongValue {
+                    kind: "time".into(),
+                    value: v.to_text(),
+                })
+            }
+            other => other,
+        };
     }
     match coerce(v.clone(), col, row, true) {
         Ok(x) => Ok(x),
@@ -170,12 +180,23 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
             }
             Ok(Value::Decimal(d))
         }
-        DataType::Date | DataType::DateTime | DataType::Timestamp => {
+        DataType::Time { fsp } => convert_temporal::coerce_time(&v, *fsp, col, row, strict),
+        DataType::Year => convert_temporal::coerce_year(&v, col, row, strict),
+        DataType::Date | DataType::DateTime { .. } | DataType::Timestamp { .. } => {
+            // A seventh fraction digit rounds the sixth (carried by the rounding below).
+            let mut bump = false;
             let dt = match &v {
                 Value::DateTime(d) => Some(*d),
-                Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(DateTime::parse),
+                Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(|s| {
+                    let (text, up) = convert_temporal::cut_fraction(s);
+                    bump = up;
+                    DateTime::parse(&text)
+                }),
                 Value::Int(_) | Value::UInt(_) => DateTime::parse(&v.to_text()),
-                _ => None,
+                Value::Decimal(_) | Value::Double(_) => {
+                    crate::expr::datetime::temporal::stamp_of(&v, false).map(|s| s.dt)
+                }
+                Value::Null => None,
             };
             match dt {
                 Some(mut d) => {
@@ -185,10 +206,12 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
                             minute: 0,
                             second: 0,
                             micro: 0,
+                            fsp: 0,
                             ..d
                         };
                     } else {
-                        d.micro = 0;
+                        d.micro += bump as u32;
+                        d = convert_temporal::round_datetime(d, ty.fsp().unwrap_or(0), col, row)?;
                     }
                     Ok(Value::DateTime(d))
                 }

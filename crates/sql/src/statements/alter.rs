@@ -835,7 +835,9 @@ impl<'a> RowConverter<'a> {
             .iter()
             .map(|c| match &c.default {
                 Some(ColumnDefault::Value(v)) => v.clone(),
-                Some(ColumnDefault::CurrentTimestamp) => Value::DateTime(cx.env.now()),
+                Some(ColumnDefault::CurrentTimestamp) => {
+                    crate::expr::convert_temporal::current_timestamp(c, cx.env.now())
+                }
                 None if c.nullable || c.auto_increment => Value::Null,
                 // ADD COLUMN … NOT NULL without a default fills the implicit default,
                 // in strict mode too.

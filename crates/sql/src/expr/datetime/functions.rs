@@ -592,7 +592,10 @@ pub fn eval(
         ),
         SysDate(fsp) => emit(
             Stamp {
-                dt: DateTime::from_unix(DateTime::now().to_unix() + session_offset(cx), 0),
+                dt: {
+                    let now = DateTime::now();
+                    DateTime::from_unix(now.to_unix() + session_offset(cx), now.micro)
+                },
                 has_time: true,
             },
             Out::DateTime(fsp),
@@ -648,7 +651,8 @@ pub fn eval(
             datefmt::format(&d, None, &fmt.to_text()).map_or(Value::Null, |t| Value::str(&t))
         }
         UtcNow(_) | UtcDate | UtcTime(_) => {
-            let utc = DateTime::from_unix(cx.env.now().to_unix() - session_offset(cx), 0);
+            let now = cx.env.now();
+            let utc = DateTime::from_unix(now.to_unix() - session_offset(cx), now.micro);
             let st = Stamp {
                 dt: utc,
                 has_time: true,
