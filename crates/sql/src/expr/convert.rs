@@ -42,6 +42,15 @@ pub fn coerce_or_warn(
             env.warn(crate::expr::WarnLevel::Warning, e.code(), e.to_string());
             coerce(v, col, row, false)
         }
+        // Text that is no TIME stores 00:00:00 outside strict mode, "truncated".
+        Err(Error::TruncatedWrongValue { .. }) if matches!(col.data_type, DataType::Time { .. }) => {
+            env.warn(
+                crate::expr::WarnLevel::Warning,
+                1265,
+                format!("Data truncated for column '{}' at row {row}", col.name),
+            );
+            coerce(v, col, row, false)
+        }
         Err(Error::DataTooLong { column, row }) => {
             env.warn(
                 crate::expr::WarnLevel::Warning,
@@ -394,12 +403,26 @@ mod tests {
             coerce(Value::Int(1000), &d, 1, true).unwrap_err().code(),
             1264
         );
-        let dt = col(DataType::DateTime);
+        let dt = col(DataType::DateTime { fsp: 0 });
         assert_eq!(
             coerce(Value::str("2001-02-30"), &dt, 1, true)
                 .unwrap_err()
                 .code(),
             1292
+        );
+        // The fraction is rounded to the column's digits, never dropped.
+        let dt6 = col(DataType::DateTime { fsp: 6 });
+        let dt3 = col(DataType::DateTime { fsp: 3 });
+        let v = Value::str("2020-01-01 10:00:00.123456");
+        let text = |v: Value, c| coerce(v, c, 1, true).unwrap().to_text();
+        assert_eq!(text(v.clone(), &dt6), "2020-01-01 10:00:00.123456");
+        assert_eq!(text(v.clone(), &dt3), "2020-01-01 10:00:00.123");
+        assert_eq!(text(v, &dt), "2020-01-01 10:00:00");
+        let seven = Value::str("2020-12-31 23:59:59.9999995");
+        assert_eq!(text(seven, &dt6), "2021-01-01 00:00:00.000000");
+        assert_eq!(
+            text(Value::Double(20200101100000.5), &dt3),
+            "2020-01-01 10:00:00.500"
         );
     }
 }

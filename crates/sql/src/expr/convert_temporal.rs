@@ -29,6 +29,19 @@ pub fn implicit_default(ty: &DataType) -> Option<Value> {
     })
 }
 
+/// A TIME column's value (its canonical text) in date-time context, as MySQL converts a
+/// TIME to a DATETIME: the current date plus the duration (`-01:00:00` is 23:00 of the
+/// day before). None if the text is not a TIME.
+pub fn time_on_date(v: &Value, today: DateTime) -> Option<Value> {
+    let Value::Bytes(b) = v else {
+        return None;
+    };
+    let micros = time_value::parse_canonical(b)?;
+    let day = 86_400_000_000i64;
+    let days = temporal::dt_daynr(&today) + micros.div_euclid(day);
+    temporal::from_daynr_micros(days, micros.rem_euclid(day)).map(Value::DateTime)
+}
+
 /// A date-time value (`Value::DateTime`, string or number already read as `dt`) rounded
 /// to a DATETIME(fsp)/TIMESTAMP(fsp) column. Past 9999-12-31 23:59:59 is out of range.
 pub fn round_datetime(dt: DateTime, fsp: u8, col: &ColumnDef, row: u64) -> Result<DateTime> {
@@ -248,6 +261,16 @@ mod tests {
             y(Value::str("abc"), true),
             Err(Error::IncorrectValue { .. })
         ));
+    }
+
+    #[test]
+    fn times_on_todays_date() {
+        let today = DateTime::parse("2024-03-01 17:00:00").unwrap();
+        let on = |t: &str| time_on_date(&Value::str(t), today).unwrap().to_text();
+        assert_eq!(on("10:00:00.5"), "2024-03-01 10:00:00.500000");
+        assert_eq!(on("-01:00:00"), "2024-02-29 23:00:00");
+        assert_eq!(on("25:00:00"), "2024-03-02 01:00:00");
+        assert!(time_on_date(&Value::str("nonsense"), today).is_none());
     }
 
     #[test]
