@@ -125,6 +125,37 @@ fn fsp_of(e: &Expr, ty: SType) -> Result<u8> {
     })
 }
 
+/// `e` as the signed microseconds of the TIME it denotes: how TIME operands are compared
+/// and sorted (their text would order `-01:00:00` after `00:30:00`).
+pub fn time_key(e: Expr) -> Expr {
+    Expr::Func(
+        Func::Date {
+            f: DateFn::TimeKey,
+            date_arg: false,
+        },
+        vec![e],
+    )
+}
+
+/// The operands of a comparison, BETWEEN or IN with a TIME among them, each read as a
+/// TIME's microseconds (as MySQL compares a TIME with a string or number: as TIMEs).
+/// None when no operand is a TIME; 1235 for a TIME against a date, which MySQL compares
+/// as date-times on today's date.
+pub fn time_operands(ops: Vec<(Expr, SType)>) -> Result<Option<Vec<Expr>>> {
+    if !ops.iter().any(|(_, t)| matches!(t, SType::Time(_))) {
+        return Ok(None);
+    }
+    if ops
+        .iter()
+        .any(|(_, t)| matches!(t, SType::Date | SType::DateTime(_)))
+    {
+        return Err(Error::NotSupported(
+            "comparing a TIME value with a DATE or DATETIME value".into(),
+        ));
+    }
+    Ok(Some(ops.into_iter().map(|(e, _)| time_key(e)).collect()))
+}
+
 fn date_fn(f: DateFn, date_arg: bool, args: Vec<Expr>, ty: SType) -> Bound {
     (
         Expr::Func(Func::Date { f, date_arg }, args),

@@ -779,10 +779,16 @@ impl<'a> Binder<'a> {
                 low,
                 high,
             } => {
-                let (x, _, c1) = self.bind(expr)?;
-                let (lo, _, c2) = self.bind(low)?;
-                let (hi, _, c3) = self.bind(high)?;
+                let (mut x, xt, c1) = self.bind(expr)?;
+                let (mut lo, lot, c2) = self.bind(low)?;
+                let (mut hi, hit, c3) = self.bind(high)?;
                 let coll = pick_coll(&[(&x, c1), (&lo, c2), (&hi, c3)], self.scope);
+                let ops = vec![(x.clone(), xt), (lo.clone(), lot), (hi.clone(), hit)];
+                if let Some(mut k) = datetime::time_operands(ops)? {
+                    hi = k.pop().unwrap_or(Expr::Literal(Value::Null));
+                    lo = k.pop().unwrap_or(Expr::Literal(Value::Null));
+                    x = k.pop().unwrap_or(Expr::Literal(Value::Null));
+                }
                 (
                     Expr::Between {
                         expr: Box::new(x),
@@ -800,10 +806,17 @@ impl<'a> Binder<'a> {
                 list,
                 negated,
             } => {
-                let (x, _, c) = self.bind(expr)?;
+                let (mut x, xt, c) = self.bind(expr)?;
                 let mut items = Vec::with_capacity(list.len());
+                let mut ops = vec![(x.clone(), xt)];
                 for i in list {
-                    items.push(self.bind(i)?.0);
+                    let (e, t, _) = self.bind(i)?;
+                    ops.push((e.clone(), t));
+                    items.push(e);
+                }
+                if let Some(mut k) = datetime::time_operands(ops)? {
+                    items = k.split_off(1);
+                    x = k.pop().unwrap_or(Expr::Literal(Value::Null));
                 }
                 let coll = pick_coll(&[(&x, c)], self.scope);
                 (
@@ -1313,11 +1326,22 @@ impl<'a> Binder<'a> {
         if let Some(b) = self.bind_interval_arith(left, op, right)? {
             return Ok(b);
         }
-        let (l, lt, lc) = self.bind(left)?;
-        let (r, rt, rc) = self.bind(right)?;
+        let (mut l, lt, lc) = self.bind(left)?;
+        let (mut r, rt, rc) = self.bind(right)?;
         if matches!(lt, SType::Time(_)) || matches!(rt, SType::Time(_)) {
-            // TIME values are held as text, which neither compares nor adds as a TIME.
-            return Err(Error::NotSupported(format!("operator {op} on TIME values")));
+            // TIME values are held as text: compared as their microseconds; no other
+            // operator on them is a TIME operation here.
+            let comparison = matches!(
+                op,
+                B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq | B::Spaceship
+            );
+            if !comparison {
+                return Err(Error::NotSupported(format!("operator {op} on TIME values")));
+            }
+            if let Some(mut k) = datetime::time_operands(vec![(l.clone(), lt), (r.clone(), rt)])? {
+                r = k.pop().unwrap_or(Expr::Literal(Value::Null));
+                l = k.pop().unwrap_or(Expr::Literal(Value::Null));
+            }
         }
         let cmp = |op| {
             let coll = pick_coll(&[(&l, lc), (&r, rc)], self.scope);

@@ -95,6 +95,9 @@ pub enum DateFn {
     CurTime(u8),
     UnixTimestamp,
     FromUnixtime,
+    /// A TIME operand of a comparison or an ORDER BY key as its signed microseconds
+    /// (TIME values are held as text, whose order is not theirs).
+    TimeKey,
 }
 
 const DAY_NAMES: [&str; 7] = [
@@ -455,6 +458,10 @@ pub fn eval(
             };
             Value::str(&temporal::format_time(t, fsp))
         }
+        TimeKey => match time_arg(&a(0)?, cx) {
+            None => Value::Null,
+            Some(t) => Value::Int(t),
+        },
         TimeToSec(fsp) => match time_arg(&a(0)?, cx) {
             None => Value::Null,
             Some(t) if fsp == 0 => Value::Int(t / 1_000_000),
