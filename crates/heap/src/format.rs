@@ -163,7 +163,9 @@ pub fn decode_row(def: &TableDef, p: &[u8]) -> Option<Vec<Value>> {
                     let m = i64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?);
                     Value::str(&time_value::format(m, *fsp))
                 }
-                DataType::Year => Value::Int(i64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?)),
+                DataType::Year => {
+                    Value::Int(i64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?))
+                }
                 _ => {
                     let len = u32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?) as usize;
                     Value::Bytes(take(&mut at, len)?.to_vec())

@@ -49,9 +49,7 @@ fn fractional_seconds_time_and_year_round_trip_in_both_protocols() {
     .unwrap();
 
     // Binary rows.
-    let sel = c
-        .prep("SELECT a, b, c, d, y FROM t WHERE id = ?")
-        .unwrap();
+    let sel = c.prep("SELECT a, b, c, d, y FROM t WHERE id = ?").unwrap();
     let cols = sel.columns();
     let shape: Vec<(ColumnType, u32, u8)> = cols
         .iter()
@@ -102,9 +100,8 @@ fn fractional_seconds_time_and_year_round_trip_in_both_protocols() {
     assert_eq!(ids, vec![2]);
 
     // Text rows: exactly the column's digits.
-    let text: Vec<(String, Option<String>, String, String, String)> = c
-        .query("SELECT a, b, c, d, y FROM t ORDER BY id")
-        .unwrap();
+    let text: Vec<(String, Option<String>, String, String, String)> =
+        c.query("SELECT a, b, c, d, y FROM t ORDER BY id").unwrap();
     assert_eq!(
         text,
         vec![

@@ -226,7 +226,15 @@ impl DateTime {
                 return Some(out);
             }
             let last = (9999, 12, 31, 23, 59, 59);
-            if (self.year, self.month, self.day, self.hour, self.minute, self.second) == last {
+            if (
+                self.year,
+                self.month,
+                self.day,
+                self.hour,
+                self.minute,
+                self.second,
+            ) == last
+            {
                 return None;
             }
             return Some(DateTime {
@@ -305,12 +313,24 @@ mod tests {
     #[test]
     fn rounding_to_fsp_carries() {
         let d = DateTime::parse("2020-12-31 23:59:59.999999").unwrap();
-        assert_eq!(d.round_to(6).unwrap().to_string(), "2020-12-31 23:59:59.999999");
-        assert_eq!(d.round_to(5).unwrap().to_string(), "2021-01-01 00:00:00.00000");
+        assert_eq!(
+            d.round_to(6).unwrap().to_string(),
+            "2020-12-31 23:59:59.999999"
+        );
+        assert_eq!(
+            d.round_to(5).unwrap().to_string(),
+            "2021-01-01 00:00:00.00000"
+        );
         assert_eq!(d.round_to(0).unwrap().to_string(), "2021-01-01 00:00:00");
         let d = DateTime::parse("2020-01-01 10:00:00.123456").unwrap();
-        assert_eq!(d.round_to(3).unwrap().to_string(), "2020-01-01 10:00:00.123");
-        assert_eq!(d.round_to(4).unwrap().to_string(), "2020-01-01 10:00:00.1235");
+        assert_eq!(
+            d.round_to(3).unwrap().to_string(),
+            "2020-01-01 10:00:00.123"
+        );
+        assert_eq!(
+            d.round_to(4).unwrap().to_string(),
+            "2020-01-01 10:00:00.1235"
+        );
         assert_eq!(d.round_to(0).unwrap().to_string(), "2020-01-01 10:00:00");
         let h = DateTime::parse("2020-01-01 10:00:00.5").unwrap();
         assert_eq!(h.round_to(0).unwrap().to_string(), "2020-01-01 10:00:01");

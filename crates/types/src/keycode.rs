@@ -242,7 +242,13 @@ mod tests {
     #[test]
     fn times_and_datetimes_order_with_microseconds() {
         let t = |s: &str| enc(Value::str(s), DataType::Time { fsp: 6 }, Collation::Binary);
-        let order = ["-838:59:59", "-01:00:00", "-00:00:00.5", "00:00:00", "00:30:00.000001"];
+        let order = [
+            "-838:59:59",
+            "-01:00:00",
+            "-00:00:00.5",
+            "00:00:00",
+            "00:30:00.000001",
+        ];
         for w in order.windows(2) {
             assert!(t(w[0]) < t(w[1]), "{} < {}", w[0], w[1]);
         }

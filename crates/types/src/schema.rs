@@ -400,7 +400,13 @@ mod tests {
         }
         assert_eq!(DataType::DateTime { fsp: 6 }.sql_name(), "datetime(6)");
         assert_eq!(DataType::Time { fsp: 0 }.sql_name(), "time");
-        assert_eq!(DataType::DateTime { fsp: 6 }.display_length(Collation::Binary), 26);
-        assert_eq!(DataType::Time { fsp: 3 }.display_length(Collation::Binary), 14);
+        assert_eq!(
+            DataType::DateTime { fsp: 6 }.display_length(Collation::Binary),
+            26
+        );
+        assert_eq!(
+            DataType::Time { fsp: 3 }.display_length(Collation::Binary),
+            14
+        );
     }
 }

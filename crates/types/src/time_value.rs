@@ -104,7 +104,15 @@ mod tests {
             assert_eq!(format(m, fsp), text);
             assert_eq!(parse_canonical(text.as_bytes()), Some(m), "{text}");
         }
-        for bad in ["", "1:2", "10:60:00", "10:00:00.1234567", "x", "-", "1:00:0a"] {
+        for bad in [
+            "",
+            "1:2",
+            "10:60:00",
+            "10:00:00.1234567",
+            "x",
+            "-",
+            "1:00:0a",
+        ] {
             assert_eq!(parse_canonical(bad.as_bytes()), None, "{bad}");
         }
     }
@@ -124,7 +132,15 @@ mod tests {
 
     #[test]
     fn key_bytes_sort_as_durations() {
-        let mut v = [-MAX_MICROS, -1, 0, 1, 3_600_000_000, 360_000_000_000, MAX_MICROS];
+        let mut v = [
+            -MAX_MICROS,
+            -1,
+            0,
+            1,
+            3_600_000_000,
+            360_000_000_000,
+            MAX_MICROS,
+        ];
         let mut keys: Vec<[u8; 8]> = v.iter().map(|m| key_bytes(*m)).collect();
         keys.sort();
         v.sort();

@@ -573,7 +573,12 @@ impl Binder<'_> {
                     }
                     v.push(x);
                 }
-                date_fn(D::ConvertTz(fsp), first == SType::Date, v, SType::DateTime(fsp))
+                date_fn(
+                    D::ConvertTz(fsp),
+                    first == SType::Date,
+                    v,
+                    SType::DateTime(fsp),
+                )
             }
             "now" | "current_timestamp" | "localtime" | "localtimestamp" => {
                 count(0, 1)?;

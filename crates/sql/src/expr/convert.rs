@@ -43,7 +43,9 @@ pub fn coerce_or_warn(
             coerce(v, col, row, false)
         }
         // Text that is no TIME stores 00:00:00 outside strict mode, "truncated".
-        Err(Error::TruncatedWrongValue { .. }) if matches!(col.data_type, DataType::Time { .. }) => {
+        Err(Error::TruncatedWrongValue { .. })
+            if matches!(col.data_type, DataType::Time { .. }) =>
+        {
             env.warn(
                 crate::expr::WarnLevel::Warning,
                 1265,

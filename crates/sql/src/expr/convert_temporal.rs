@@ -220,21 +220,36 @@ mod tests {
 
     #[test]
     fn times_from_strings_and_numbers() {
-        assert_eq!(time(Value::str("12:34:56.5"), 1, true).unwrap(), "12:34:56.5");
+        assert_eq!(
+            time(Value::str("12:34:56.5"), 1, true).unwrap(),
+            "12:34:56.5"
+        );
         assert_eq!(time(Value::str("12:34:56.5"), 0, true).unwrap(), "12:34:57");
         assert_eq!(time(Value::str("12:34"), 0, true).unwrap(), "12:34:00");
         assert_eq!(time(Value::str("1 10:00:00"), 0, true).unwrap(), "34:00:00");
-        assert_eq!(time(Value::str("-1:2:3.25"), 2, true).unwrap(), "-01:02:03.25");
+        assert_eq!(
+            time(Value::str("-1:2:3.25"), 2, true).unwrap(),
+            "-01:02:03.25"
+        );
         assert_eq!(time(Value::Int(123456), 0, true).unwrap(), "12:34:56");
         assert_eq!(time(Value::Int(-5959), 0, true).unwrap(), "-00:59:59");
         assert_eq!(time(Value::Double(12.5), 3, true).unwrap(), "00:00:12.500");
-        assert_eq!(time(Value::str("838:59:59"), 6, true).unwrap(), "838:59:59.000000");
+        assert_eq!(
+            time(Value::str("838:59:59"), 6, true).unwrap(),
+            "838:59:59.000000"
+        );
         assert!(matches!(
             time(Value::str("839:00:00"), 0, true),
             Err(Error::OutOfRange { .. })
         ));
-        assert_eq!(time(Value::str("839:00:00"), 0, false).unwrap(), "838:59:59");
-        assert_eq!(time(Value::str("-900:00:00"), 0, false).unwrap(), "-838:59:59");
+        assert_eq!(
+            time(Value::str("839:00:00"), 0, false).unwrap(),
+            "838:59:59"
+        );
+        assert_eq!(
+            time(Value::str("-900:00:00"), 0, false).unwrap(),
+            "-838:59:59"
+        );
         assert_eq!(time(Value::Int(9_000_000), 0, false).unwrap(), "838:59:59");
         assert!(matches!(
             time(Value::str("10:70:00"), 0, true),
@@ -255,7 +270,10 @@ mod tests {
         assert_eq!(y(Value::Int(69), true).unwrap(), Value::Int(2069));
         assert_eq!(y(Value::str("70"), true).unwrap(), Value::Int(1970));
         assert_eq!(y(Value::Double(2020.4), true).unwrap(), Value::Int(2020));
-        assert!(matches!(y(Value::Int(1900), true), Err(Error::OutOfRange { .. })));
+        assert!(matches!(
+            y(Value::Int(1900), true),
+            Err(Error::OutOfRange { .. })
+        ));
         assert_eq!(y(Value::Int(2156), false).unwrap(), Value::Int(0));
         assert!(matches!(
             y(Value::str("abc"), true),

@@ -680,10 +680,29 @@ fn column_type(t: &ast::DataType, col: &str) -> Result<(DataType, Option<Collati
         D::MediumBlob => (DataType::Blob(16_777_215), Some(Collation::Binary)),
         D::LongBlob => (DataType::Blob(u32::MAX), Some(Collation::Binary)),
         D::Date => (DataType::Date, None),
-        D::Datetime(p) => (DataType::DateTime { fsp: column_fsp(*p, col)? }, None),
-        D::Timestamp(p, _) => (DataType::Timestamp { fsp: column_fsp(*p, col)? }, None),
-        D::Time(p, _) => (DataType::Time { fsp: column_fsp(*p, col)? }, None),
-        D::Custom(name, mods) if object_name_parts(name).join(".").eq_ignore_ascii_case("year") => {
+        D::Datetime(p) => (
+            DataType::DateTime {
+                fsp: column_fsp(*p, col)?,
+            },
+            None,
+        ),
+        D::Timestamp(p, _) => (
+            DataType::Timestamp {
+                fsp: column_fsp(*p, col)?,
+            },
+            None,
+        ),
+        D::Time(p, _) => (
+            DataType::Time {
+                fsp: column_fsp(*p, col)?,
+            },
+            None,
+        ),
+        D::Custom(name, mods)
+            if object_name_parts(name)
+                .join(".")
+                .eq_ignore_ascii_case("year") =>
+        {
             match mods.as_slice() {
                 [] => (DataType::Year, None),
                 [w] if w.trim() == "4" => (DataType::Year, None),
