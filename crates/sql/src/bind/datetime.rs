@@ -489,6 +489,31 @@ impl Binder<'_> {
                 let fsp = fsp_of(&a, at)?.max(fsp_of(&b, bt)?);
                 date_fn(D::TimeDiff(fsp), false, vec![a, b], SType::Time(fsp))
             }
+            "addtime" | "subtime" => {
+                count(2, 2)?;
+                let (a, at, _) = self.bind(&args[0])?;
+                let (b, bt, _) = self.bind(&args[1])?;
+                if matches!(bt, SType::Date | SType::DateTime(_)) {
+                    return Err(Error::NotSupported(format!(
+                        "{} with a date as its second argument",
+                        name.to_ascii_uppercase()
+                    )));
+                }
+                let fsp = fsp_of(&a, at)?.max(fsp_of(&b, bt)?);
+                // A DATETIME (or DATE) gives a DATETIME, a TIME a TIME; anything else a
+                // string shown as whichever the first argument reads as.
+                let (ty, text) = match at {
+                    SType::Date | SType::DateTime(_) => (SType::DateTime(fsp), false),
+                    SType::Time(_) => (SType::Time(fsp), false),
+                    _ => (SType::Text, true),
+                };
+                let f = D::AddTime {
+                    sub: name.eq_ignore_ascii_case("subtime"),
+                    fsp,
+                    text,
+                };
+                date_fn(f, at == SType::Date, vec![a, b], ty)
+            }
             "sec_to_time" => {
                 count(1, 1)?;
                 let (x, t, _) = self.bind(&args[0])?;
