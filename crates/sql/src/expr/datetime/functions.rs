@@ -501,7 +501,7 @@ pub fn eval(
                     }
                 }
                 Some((false, t)) => {
-                    let r = t as i128 + d;
+                    let r = t + d;
                     let shown = temporal::format_time(
                         r.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
                         6,
