@@ -1076,6 +1076,7 @@ impl<'a> Binder<'a> {
                     lhs_types.push((t, c));
                 }
                 let sub = self.plan_subquery(subquery, operands.len())?;
+                refuse_time_subquery(&lhs_types, &sub.columns, false)?;
                 let (colls, hashable) = in_comparison(&lhs_types, &sub.columns);
                 let kind = SubqueryKind::In {
                     lhs,
@@ -1111,6 +1112,7 @@ impl<'a> Binder<'a> {
                 };
                 let (x, t, c) = self.bind(left)?;
                 let sub = self.plan_subquery(q, 1)?;
+                refuse_time_subquery(&[(t, c)], &sub.columns, true)?;
                 let (colls, _) = in_comparison(&[(t, c)], &sub.columns);
                 let kind = SubqueryKind::Quantified {
                     lhs: Box::new(x),
@@ -1179,6 +1181,7 @@ impl<'a> Binder<'a> {
         if !sub.correlated.is_empty() {
             return None;
         }
+        refuse_time_subquery(&lhs_types, &sub.columns, false).ok()?;
         let (colls, hashable) = in_comparison(&lhs_types, &sub.columns);
         let kind = SubqueryKind::In {
             lhs,
@@ -1775,6 +1778,26 @@ fn pick_coll(parts: &[(&Expr, Collation)], scope: &Scope) -> Collation {
 /// The collation of each column comparison of `lhs IN (subquery)`, and whether equal
 /// values have equal group-key bytes on every column (numbers with numbers, strings with
 /// strings, dates with dates), which lets the subquery's rows be probed as a hash set.
+/// A subquery comparison compares a TIME (held as text) by its text: right for `IN` only
+/// between TIMEs of the same fsp (one canonical text per value); an ordering (`> ANY`)
+/// or any other mix would not compare durations, so it is refused.
+fn refuse_time_subquery(
+    lhs: &[(SType, Collation)],
+    columns: &[ColumnMeta],
+    ordering: bool,
+) -> Result<()> {
+    for ((t, _), m) in lhs.iter().zip(columns) {
+        let right = SType::of_meta(m);
+        let time = matches!(t, SType::Time(_)) || matches!(right, SType::Time(_));
+        if time && (ordering || *t != right) {
+            return Err(Error::NotSupported(
+                "comparing a TIME with a subquery's column of another type or precision".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn in_comparison(lhs: &[(SType, Collation)], columns: &[ColumnMeta]) -> (Vec<Collation>, bool) {
     let class = |t: SType| match t {
         SType::Int | SType::UInt | SType::Double | SType::Decimal(_) => 0,
