@@ -7,6 +7,7 @@
 
 use strata_types::datetime::DateTime;
 use strata_types::decimal::Decimal;
+use strata_types::time_value;
 use strata_types::{DataType, TableDef, Value};
 
 pub const FLAG_DELETED: u8 = 1;
@@ -72,6 +73,11 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
     let start = out.len();
     out.resize(start + def.columns.len().div_ceil(8), 0);
     for (i, (v, c)) in row.iter().zip(&def.columns).enumerate() {
+        if let (DataType::Time { .. }, Value::Bytes(b)) = (&c.data_type, v) {
+            // The SQL layer stores only canonical TIME text (time_value::format).
+            put_varint(out, zigzag(time_value::parse_canonical(b).unwrap_or(0)));
+            continue;
+        }
         match v {
             Value::Null => out[start + i / 8] |= 1 << (i % 8),
             Value::Int(x) => put_varint(out, zigzag(*x)),
@@ -145,9 +151,17 @@ pub fn decode_row_into(def: &TableDef, b: &[u8], row: &mut Vec<Value>) -> Option
                         *scale,
                     ))
                 }
-                DataType::Date | DataType::DateTime | DataType::Timestamp => {
-                    Value::DateTime(DateTime::unpack(get_varint(b, &mut at)?))
+                DataType::Date | DataType::DateTime { .. } | DataType::Timestamp { .. } => {
+                    Value::DateTime(DateTime {
+                        fsp: t.fsp().unwrap_or(0),
+                        ..DateTime::unpack(get_varint(b, &mut at)?)
+                    })
                 }
+                DataType::Time { fsp } => {
+                    let m = unzigzag(get_varint(b, &mut at)?);
+                    Value::str(&time_value::format(m, *fsp))
+                }
+                DataType::Year => Value::Int(unzigzag(get_varint(b, &mut at)?)),
                 _ => {
                     let n = get_varint(b, &mut at)? as usize;
                     let s = b.get(at..at.checked_add(n)?)?;
@@ -186,6 +200,48 @@ mod tests {
             assert_eq!(at, b.len());
         }
         assert!(get_varint(&[0x80; 11], &mut 0).is_none());
+    }
+
+    #[test]
+    fn temporal_columns_round_trip_with_fractions() {
+        use strata_types::{Collation, ColumnDef};
+        let col = |name: &str, data_type| ColumnDef {
+            name: name.into(),
+            data_type,
+            nullable: true,
+            default: None,
+            auto_increment: false,
+            on_update_now: false,
+            collation: Collation::Binary,
+        };
+        let def = TableDef {
+            db: "d".into(),
+            name: "t".into(),
+            engine: "btree".into(),
+            columns: vec![
+                col("a", DataType::DateTime { fsp: 6 }),
+                col("b", DataType::Time { fsp: 3 }),
+                col("c", DataType::Year),
+                col("d", DataType::Timestamp { fsp: 2 }),
+            ],
+            indexes: vec![],
+            auto_increment_start: 1,
+            comment: String::new(),
+        };
+        let dt = DateTime::parse("2020-01-01 10:00:00.123456").unwrap();
+        let row = vec![
+            Value::DateTime(dt),
+            Value::str("-838:59:59.500"),
+            Value::Int(0),
+            Value::DateTime(DateTime::parse("2038-01-19 03:14:07.25").unwrap()),
+        ];
+        let mut b = Vec::new();
+        encode_row(&def, &row, &mut b);
+        let back = decode_row(&def, &b).unwrap();
+        assert_eq!(back, row);
+        assert_eq!(back[0].to_text(), "2020-01-01 10:00:00.123456");
+        assert_eq!(back[1].to_text(), "-838:59:59.500");
+        assert_eq!(back[3].to_text(), "2038-01-19 03:14:07.25");
     }
 
     #[test]

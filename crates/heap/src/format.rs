@@ -1,7 +1,7 @@
 //! Every byte offset of the heap engine's files, and the row payload codec. The layout
 //! is specified in `docs/format/heap.md`; this module is the only code that knows it.
 
-use strata_types::{DataType, DateTime, Decimal, TableDef, Value};
+use strata_types::{time_value, DataType, DateTime, Decimal, TableDef, Value};
 
 pub const DATA_MAGIC: &[u8; 8] = b"STRHDAT1";
 pub const INDEX_MAGIC: &[u8; 8] = b"STRHIDX1";
@@ -93,6 +93,12 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
     let bitmap = def.columns.len().div_ceil(8);
     out.resize(bitmap, 0);
     for (i, (v, c)) in row.iter().zip(&def.columns).enumerate() {
+        if let (DataType::Time { .. }, Value::Bytes(b)) = (&c.data_type, v) {
+            // The SQL layer stores only canonical TIME text (time_value::format).
+            let m = time_value::parse_canonical(b).unwrap_or(0);
+            out.extend_from_slice(&m.to_le_bytes());
+            continue;
+        }
         match v {
             Value::Null => out[i / 8] |= 1 << (i % 8),
             Value::Int(x) => out.extend_from_slice(&x.to_le_bytes()),
@@ -150,9 +156,19 @@ pub fn decode_row(def: &TableDef, p: &[u8]) -> Option<Vec<Value>> {
                     i128::from_le_bytes(take(&mut at, 16)?.try_into().ok()?),
                     *scale,
                 )),
-                DataType::Date | DataType::DateTime | DataType::Timestamp => Value::DateTime(
-                    DateTime::unpack(u64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?)),
-                ),
+                DataType::Date | DataType::DateTime { .. } | DataType::Timestamp { .. } => {
+                    Value::DateTime(DateTime {
+                        fsp: t.fsp().unwrap_or(0),
+                        ..DateTime::unpack(u64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?))
+                    })
+                }
+                DataType::Time { fsp } => {
+                    let m = i64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?);
+                    Value::str(&time_value::format(m, *fsp))
+                }
+                DataType::Year => {
+                    Value::Int(i64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?))
+                }
                 _ => {
                     let len = u32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?) as usize;
                     let b = take(&mut at, len)?.to_vec();

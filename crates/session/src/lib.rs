@@ -850,7 +850,7 @@ impl Session {
     fn now(&self) -> DateTime {
         let utc = DateTime::now();
         match self.tz_offset {
-            Some(secs) => DateTime::from_unix(utc.to_unix() + secs, 0),
+            Some(secs) => DateTime::from_unix(utc.to_unix() + secs, utc.micro),
             None => utc,
         }
     }

@@ -616,6 +616,11 @@ mod slt {
                 .iter()
                 .map(|c| c.field_type == FieldType::Float)
                 .collect();
+            let is_year: Vec<bool> = first
+                .columns
+                .iter()
+                .map(|c| c.field_type == FieldType::Year)
+                .collect();
             let rows = first
                 .rows
                 .iter()
@@ -631,6 +636,8 @@ mod slt {
                             Value::Double(f) if is_float.get(i) == Some(&true) => {
                                 strata_types::floatfmt::format_float(*f)
                             }
+                            // As the wire layer shows a YEAR: four digits (0000).
+                            Value::Int(y) if is_year.get(i) == Some(&true) => format!("{y:04}"),
                             v => v.to_text(),
                         })
                         .collect()

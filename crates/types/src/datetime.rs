@@ -4,20 +4,10 @@
 
 use std::fmt;
 
-/// Field order makes the derived ordering chronological.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-)]
+/// A calendar date and time of day. `fsp` is how many fraction digits the value shows
+/// (a DATETIME(3) column's values carry 3): it takes no part in comparing, ordering or
+/// hashing, which follow the instant alone.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct DateTime {
     pub year: u16,
     pub month: u8,
@@ -26,6 +16,46 @@ pub struct DateTime {
     pub minute: u8,
     pub second: u8,
     pub micro: u32,
+    /// Fraction digits shown; 0 shows six digits when `micro` is not zero (the form of
+    /// a value with no declared precision).
+    #[serde(default)]
+    pub fsp: u8,
+}
+
+impl DateTime {
+    fn instant(&self) -> (u16, u8, u8, u8, u8, u8, u32) {
+        (
+            self.year,
+            self.month,
+            self.day,
+            self.hour,
+            self.minute,
+            self.second,
+            self.micro,
+        )
+    }
+}
+
+impl PartialEq for DateTime {
+    fn eq(&self, other: &Self) -> bool {
+        self.instant() == other.instant()
+    }
+}
+impl Eq for DateTime {}
+impl PartialOrd for DateTime {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for DateTime {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.instant().cmp(&other.instant())
+    }
+}
+impl std::hash::Hash for DateTime {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.instant().hash(state)
+    }
 }
 
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
@@ -65,12 +95,24 @@ fn days_in_month(year: u16, month: u8) -> u8 {
 }
 
 impl DateTime {
-    /// The current time, UTC.
+    /// The current time, UTC, with its microseconds (NOW(6) shows them; NOW() and a
+    /// DATETIME(0) default cut them off with [`DateTime::truncate_to`]).
     pub fn now() -> DateTime {
         let d = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
-        DateTime::from_unix(d.as_secs() as i64, 0)
+        DateTime::from_unix(d.as_secs() as i64, d.subsec_micros())
+    }
+
+    /// The value with its fraction cut to `fsp` digits, showing `fsp` digits (how MySQL
+    /// gives the clock at a precision: `NOW(3)`, `DEFAULT CURRENT_TIMESTAMP(3)`).
+    pub fn truncate_to(&self, fsp: u8) -> DateTime {
+        let unit = 10u32.pow(6 - fsp.min(6) as u32);
+        DateTime {
+            micro: self.micro / unit * unit,
+            fsp: fsp.min(6),
+            ..*self
+        }
     }
 
     pub fn from_unix(secs: i64, micro: u32) -> DateTime {
@@ -85,6 +127,7 @@ impl DateTime {
             minute: (rem / 60 % 60) as u8,
             second: (rem % 60) as u8,
             micro,
+            fsp: 0,
         }
     }
 
@@ -166,6 +209,43 @@ impl DateTime {
             && self.micro < 1_000_000
     }
 
+    /// The value rounded to `fsp` fraction digits as MySQL stores it into a DATETIME(fsp)
+    /// or TIMESTAMP(fsp) column: half up, carrying into the seconds, minutes, … and the
+    /// next day. The result shows `fsp` digits. None when the carry passes 9999-12-31.
+    pub fn round_to(&self, fsp: u8) -> Option<DateTime> {
+        let fsp = fsp.min(6);
+        let unit = 10u32.pow(6 - fsp as u32);
+        let mut micro = (self.micro + unit / 2) / unit * unit;
+        let mut out = *self;
+        out.fsp = fsp;
+        if micro >= 1_000_000 {
+            micro -= 1_000_000;
+            if self.is_zero() {
+                // The zero date has no next second to carry into: MySQL keeps it.
+                out.micro = 0;
+                return Some(out);
+            }
+            let last = (9999, 12, 31, 23, 59, 59);
+            if (
+                self.year,
+                self.month,
+                self.day,
+                self.hour,
+                self.minute,
+                self.second,
+            ) == last
+            {
+                return None;
+            }
+            return Some(DateTime {
+                fsp,
+                ..DateTime::from_unix(self.to_unix() + 1, micro)
+            });
+        }
+        out.micro = micro;
+        Some(out)
+    }
+
     /// The date part only, as `YYYY-MM-DD`.
     pub fn date_string(&self) -> String {
         format!("{:04}-{:02}-{:02}", self.year, self.month, self.day)
@@ -192,6 +272,7 @@ impl DateTime {
             minute: (hms >> 6 & 63) as u8,
             second: (hms & 63) as u8,
             micro,
+            fsp: 0,
         }
     }
 }
@@ -203,7 +284,10 @@ impl fmt::Display for DateTime {
             "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
             self.year, self.month, self.day, self.hour, self.minute, self.second
         )?;
-        if self.micro != 0 {
+        if self.fsp > 0 {
+            let frac = format!("{:06}", self.micro);
+            write!(f, ".{}", &frac[..self.fsp.min(6) as usize])?;
+        } else if self.micro != 0 {
             write!(f, ".{:06}", self.micro)?;
         }
         Ok(())
@@ -224,6 +308,38 @@ mod tests {
         assert!(DateTime::parse("garbage").is_none());
         let a = DateTime::parse("1999-12-31 23:59:59").unwrap();
         assert!(a.pack() < d.pack());
+    }
+
+    #[test]
+    fn rounding_to_fsp_carries() {
+        let d = DateTime::parse("2020-12-31 23:59:59.999999").unwrap();
+        assert_eq!(
+            d.round_to(6).unwrap().to_string(),
+            "2020-12-31 23:59:59.999999"
+        );
+        assert_eq!(
+            d.round_to(5).unwrap().to_string(),
+            "2021-01-01 00:00:00.00000"
+        );
+        assert_eq!(d.round_to(0).unwrap().to_string(), "2021-01-01 00:00:00");
+        let d = DateTime::parse("2020-01-01 10:00:00.123456").unwrap();
+        assert_eq!(
+            d.round_to(3).unwrap().to_string(),
+            "2020-01-01 10:00:00.123"
+        );
+        assert_eq!(
+            d.round_to(4).unwrap().to_string(),
+            "2020-01-01 10:00:00.1235"
+        );
+        assert_eq!(d.round_to(0).unwrap().to_string(), "2020-01-01 10:00:00");
+        let h = DateTime::parse("2020-01-01 10:00:00.5").unwrap();
+        assert_eq!(h.round_to(0).unwrap().to_string(), "2020-01-01 10:00:01");
+        let z = DateTime::parse("2020-01-01 10:00:00").unwrap();
+        assert_eq!(z.round_to(2).unwrap().to_string(), "2020-01-01 10:00:00.00");
+        let last = DateTime::parse("9999-12-31 23:59:59.9").unwrap();
+        assert!(last.round_to(0).is_none());
+        // fsp is display only: equal instants compare equal.
+        assert_eq!(z, z.round_to(6).unwrap());
     }
 
     #[test]

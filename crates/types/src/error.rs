@@ -124,6 +124,11 @@ pub enum Error {
     WrongLiteral { kind: String, value: String },
     /// 1426: a fractional-seconds precision above 6 (`NOW(7)`).
     TooBigPrecision { precision: u64, func: String },
+    /// 1294: `ON UPDATE CURRENT_TIMESTAMP(n)` whose n is not the column's precision (or
+    /// on a column that is not a DATETIME/TIMESTAMP): the column name.
+    InvalidOnUpdate(String),
+    /// 1818: `YEAR(n)` with n other than 4.
+    InvalidYearWidth,
     /// 1193
     UnknownVariable(String),
     /// 1231: variable and the value as text.
@@ -469,6 +474,8 @@ impl Error {
             RegexpSyntax(_) => 3688,
             WrongLiteral { .. } => 1525,
             TooBigPrecision { .. } => 1426,
+            InvalidOnUpdate(_) => 1294,
+            InvalidYearWidth => 1818,
             UnknownVariable(_) => 1193,
             WrongValueForVariable { .. } => 1231,
             WrongTypeForVariable(_) => 1232,
@@ -869,6 +876,8 @@ impl fmt::Display for Error {
                 f,
                 "Too-big precision {precision} specified for '{func}'. Maximum is 6."
             ),
+            InvalidOnUpdate(c) => write!(f, "Invalid ON UPDATE clause for '{c}' column"),
+            InvalidYearWidth => write!(f, "Supports only YEAR or YEAR(4) column."),
             UnknownVariable(v) => write!(f, "Unknown system variable '{v}'"),
             WrongValueForVariable { name, value } => {
                 write!(

@@ -12,7 +12,10 @@
 //! - DECIMAL: the mantissa at the column's scale, i128 with the sign bit flipped, 16 bytes;
 //! - strings: the collation's weight string with `0x00` escaped as `0x00 0xFF`, ended by
 //!   `0x00 0x01`;
-//! - dates: the packed u64 of [`DateTime::pack`], big-endian;
+//! - dates: the packed u64 of [`DateTime::pack`], big-endian (microseconds included);
+//! - TIME: the signed microseconds with the sign bit flipped, 8 bytes big-endian
+//!   ([`crate::time_value::key_bytes`]);
+//! - YEAR: as an integer.
 //! - BIT(n): its unsigned number, encoded as an integer.
 
 use crate::collation::Collation;
@@ -30,7 +33,7 @@ pub fn encode_value(out: &mut Vec<u8>, v: &Value, ty: &DataType, coll: Collation
         return true;
     }
     out.push(1);
-    if ty.is_integer() {
+    if ty.is_integer() || *ty == DataType::Year {
         let i: i128 = match v {
             Value::Int(i) => *i as i128,
             Value::UInt(u) => *u as i128,
@@ -95,7 +98,19 @@ pub fn encode_value(out: &mut Vec<u8>, v: &Value, ty: &DataType, coll: Collation
             out.extend_from_slice(&bits.to_be_bytes());
             true
         }
-        DataType::Date | DataType::DateTime | DataType::Timestamp => {
+        DataType::Time { .. } => {
+            // Only the canonical text the SQL layer stores is a TIME here; anything
+            // else is not used to probe the index.
+            let Value::Bytes(b) = v else { return false };
+            match crate::time_value::parse_canonical(b) {
+                Some(m) => {
+                    out.extend_from_slice(&crate::time_value::key_bytes(m));
+                    true
+                }
+                None => false,
+            }
+        }
+        DataType::Date | DataType::DateTime { .. } | DataType::Timestamp { .. } => {
             let dt = match v {
                 Value::DateTime(dt) => *dt,
                 Value::Bytes(b) => match std::str::from_utf8(b).ok().and_then(DateTime::parse) {
@@ -234,6 +249,36 @@ mod tests {
             Collation::Binary,
         );
         assert!(plain < with_nul);
+    }
+
+    #[test]
+    fn times_and_datetimes_order_with_microseconds() {
+        let t = |s: &str| enc(Value::str(s), DataType::Time { fsp: 6 }, Collation::Binary);
+        let order = [
+            "-838:59:59",
+            "-01:00:00",
+            "-00:00:00.5",
+            "00:00:00",
+            "00:30:00.000001",
+        ];
+        for w in order.windows(2) {
+            assert!(t(w[0]) < t(w[1]), "{} < {}", w[0], w[1]);
+        }
+        assert!(t("99:00:00") < t("100:00:00"));
+        assert!(!encode_value(
+            &mut Vec::new(),
+            &Value::str("12"),
+            &DataType::Time { fsp: 0 },
+            Collation::Binary
+        ));
+        let d = |s: &str| {
+            let v = Value::DateTime(DateTime::parse(s).unwrap());
+            enc(v, DataType::DateTime { fsp: 6 }, Collation::Binary)
+        };
+        assert!(d("2020-01-01 10:00:00.123455") < d("2020-01-01 10:00:00.123456"));
+        assert!(d("2020-01-01 10:00:00.999999") < d("2020-01-01 10:00:01"));
+        let y = |i: i64| enc(Value::Int(i), DataType::Year, Collation::Binary);
+        assert!(y(0) < y(1901) && y(1901) < y(2155));
     }
 
     #[test]

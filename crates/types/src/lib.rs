@@ -21,8 +21,10 @@ pub mod output;
 pub mod schema;
 pub mod sqltext;
 pub mod stack;
+pub mod time_value;
 mod u256;
 pub mod value;
+pub mod year_value;
 
 pub use constraint::{CheckDef, FkAction, ForeignKeyDef};
 pub use datetime::DateTime;

@@ -42,6 +42,7 @@ pub mod flags {
     pub const MULTIPLE_KEY: u16 = 8;
     pub const BLOB: u16 = 16;
     pub const UNSIGNED: u16 = 32;
+    pub const ZEROFILL: u16 = 64;
     pub const BINARY: u16 = 128;
     pub const AUTO_INCREMENT: u16 = 512;
     pub const TIMESTAMP: u16 = 1024;

@@ -39,8 +39,20 @@ pub enum DataType {
     Text(u32),
     Blob(u32),
     Date,
-    DateTime,
-    Timestamp,
+    /// DATETIME(fsp): fsp fraction digits, 0-6. Catalogs written before fractional
+    /// seconds hold the bare name `"DateTime"`, read as fsp 0 ([`legacy_data_type`]).
+    DateTime {
+        fsp: u8,
+    },
+    Timestamp {
+        fsp: u8,
+    },
+    /// TIME(fsp): a signed duration, -838:59:59 to 838:59:59 (`time_value`).
+    Time {
+        fsp: u8,
+    },
+    /// YEAR (YEAR(4)): 1901-2155, and 0 shown as 0000.
+    Year,
     /// JSON: a document in the binary form of docs/format/json.md.
     Json,
     /// BIT(n), 1 ≤ n ≤ 64: values are [`crate::Value::Bits`], (n+7)/8 bytes big-endian.
@@ -91,11 +103,22 @@ impl DataType {
         )
     }
 
+    /// Date and date-time types (their values are `Value::DateTime`).
     pub fn is_temporal(&self) -> bool {
         matches!(
             self,
-            DataType::Date | DataType::DateTime | DataType::Timestamp
+            DataType::Date | DataType::DateTime { .. } | DataType::Timestamp { .. }
         )
+    }
+
+    /// The fraction digits of a DATETIME, TIMESTAMP or TIME column.
+    pub fn fsp(&self) -> Option<u8> {
+        match *self {
+            DataType::DateTime { fsp } | DataType::Timestamp { fsp } | DataType::Time { fsp } => {
+                Some(fsp)
+            }
+            _ => None,
+        }
     }
 
     /// Inclusive range of an integer type.
@@ -138,7 +161,8 @@ impl DataType {
             DataType::Int { .. } | DataType::Float => 4,
             DataType::BigInt { .. } | DataType::Double => 8,
             DataType::Decimal { .. } => 16,
-            DataType::Date | DataType::DateTime | DataType::Timestamp => 8,
+            DataType::Date | DataType::DateTime { .. } | DataType::Timestamp { .. } => 8,
+            DataType::Time { .. } | DataType::Year => 8,
             DataType::Char(n) => 4 * n as usize,
             DataType::Binary(n) => n as usize,
             _ => return None,
@@ -160,8 +184,10 @@ impl DataType {
             DataType::VarChar(_) | DataType::VarBinary(_) => FieldType::VarString,
             DataType::Text(_) | DataType::Blob(_) => FieldType::Blob,
             DataType::Date => FieldType::Date,
-            DataType::DateTime => FieldType::DateTime,
-            DataType::Timestamp => FieldType::Timestamp,
+            DataType::DateTime { .. } => FieldType::DateTime,
+            DataType::Timestamp { .. } => FieldType::Timestamp,
+            DataType::Time { .. } => FieldType::Time,
+            DataType::Year => FieldType::Year,
             DataType::Json => FieldType::Json,
             DataType::Bit(_) => FieldType::Bit,
         }
@@ -185,7 +211,10 @@ impl DataType {
             | DataType::Text(n)
             | DataType::Blob(n) => n,
             DataType::Date => 10,
-            DataType::DateTime | DataType::Timestamp => 19,
+            // As MySQL sends them: the fraction adds its digits and the point.
+            DataType::DateTime { fsp } | DataType::Timestamp { fsp } => 19 + frac_len(fsp),
+            DataType::Time { fsp } => 10 + frac_len(fsp),
+            DataType::Year => 4,
             DataType::Json => u32::MAX,
             DataType::Bit(n) => n as u32,
         }
@@ -210,12 +239,55 @@ impl DataType {
             DataType::Text(n) => text_kind(n, "text"),
             DataType::Blob(n) => text_kind(n, "blob"),
             DataType::Date => "date".into(),
-            DataType::DateTime => "datetime".into(),
-            DataType::Timestamp => "timestamp".into(),
+            DataType::DateTime { fsp } => with_fsp("datetime", fsp),
+            DataType::Timestamp { fsp } => with_fsp("timestamp", fsp),
+            DataType::Time { fsp } => with_fsp("time", fsp),
+            DataType::Year => "year".into(),
             DataType::Json => "json".into(),
             DataType::Bit(n) => format!("bit({n})"),
         }
     }
+}
+
+fn frac_len(fsp: u8) -> u32 {
+    if fsp > 0 {
+        fsp as u32 + 1
+    } else {
+        0
+    }
+}
+
+fn with_fsp(name: &str, fsp: u8) -> String {
+    if fsp > 0 {
+        format!("{name}({fsp})")
+    } else {
+        name.into()
+    }
+}
+
+/// Reads a column's type from the catalog, accepting the bare `"DateTime"` and
+/// `"Timestamp"` that catalogs wrote before these types carried their fraction digits
+/// (read as fsp 0); every other form is the derived one (docs/format/catalog.md).
+fn legacy_data_type<'de, D: serde::Deserializer<'de>>(d: D) -> Result<DataType, D::Error> {
+    use serde::de::{self, IntoDeserializer};
+    struct V;
+    impl<'de> de::Visitor<'de> for V {
+        type Value = DataType;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a column type")
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<DataType, E> {
+            match s {
+                "DateTime" => Ok(DataType::DateTime { fsp: 0 }),
+                "Timestamp" => Ok(DataType::Timestamp { fsp: 0 }),
+                other => DataType::deserialize(other.into_deserializer()),
+            }
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<DataType, A::Error> {
+            DataType::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_any(V)
 }
 
 fn text_kind(limit: u32, base: &str) -> String {
@@ -237,6 +309,7 @@ pub enum ColumnDefault {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ColumnDef {
     pub name: String,
+    #[serde(deserialize_with = "legacy_data_type")]
     pub data_type: DataType,
     pub nullable: bool,
     pub default: Option<ColumnDefault>,
@@ -244,6 +317,18 @@ pub struct ColumnDef {
     /// `ON UPDATE CURRENT_TIMESTAMP`.
     pub on_update_now: bool,
     pub collation: Collation,
+}
+
+impl ColumnDef {
+    /// `CURRENT_TIMESTAMP` with the column's precision (`CURRENT_TIMESTAMP(6)`), as
+    /// SHOW CREATE TABLE, SHOW COLUMNS and information_schema print the default and the
+    /// ON UPDATE clause.
+    pub fn current_timestamp_text(&self) -> String {
+        match self.data_type.fsp() {
+            Some(f) if f > 0 => format!("CURRENT_TIMESTAMP({f})"),
+            _ => "CURRENT_TIMESTAMP".into(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -291,5 +376,54 @@ impl TableDef {
     /// Position of the AUTO_INCREMENT column.
     pub fn auto_increment_column(&self) -> Option<usize> {
         self.columns.iter().position(|c| c.auto_increment)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col_json(ty: &str) -> String {
+        format!(
+            r#"{{"name":"a","data_type":{ty},"nullable":true,"default":null,
+                "auto_increment":false,"on_update_now":false,"collation":"Binary"}}"#
+        )
+    }
+
+    #[test]
+    fn catalogs_without_fsp_still_load() {
+        let c: ColumnDef = serde_json::from_str(&col_json(r#""DateTime""#)).unwrap();
+        assert_eq!(c.data_type, DataType::DateTime { fsp: 0 });
+        let c: ColumnDef = serde_json::from_str(&col_json(r#""Timestamp""#)).unwrap();
+        assert_eq!(c.data_type, DataType::Timestamp { fsp: 0 });
+        let c: ColumnDef = serde_json::from_str(&col_json(r#""Date""#)).unwrap();
+        assert_eq!(c.data_type, DataType::Date);
+        let c: ColumnDef = serde_json::from_str(&col_json(r#"{"Char":10}"#)).unwrap();
+        assert_eq!(c.data_type, DataType::Char(10));
+        assert!(serde_json::from_str::<ColumnDef>(&col_json(r#""Nonsense""#)).is_err());
+    }
+
+    #[test]
+    fn new_types_round_trip() {
+        for t in [
+            DataType::DateTime { fsp: 6 },
+            DataType::Timestamp { fsp: 3 },
+            DataType::Time { fsp: 2 },
+            DataType::Year,
+        ] {
+            let json = serde_json::to_string(&t).unwrap();
+            let c: ColumnDef = serde_json::from_str(&col_json(&json)).unwrap();
+            assert_eq!(c.data_type, t, "{json}");
+        }
+        assert_eq!(DataType::DateTime { fsp: 6 }.sql_name(), "datetime(6)");
+        assert_eq!(DataType::Time { fsp: 0 }.sql_name(), "time");
+        assert_eq!(
+            DataType::DateTime { fsp: 6 }.display_length(Collation::Binary),
+            26
+        );
+        assert_eq!(
+            DataType::Time { fsp: 3 }.display_length(Collation::Binary),
+            14
+        );
     }
 }

@@ -72,7 +72,8 @@ impl Value {
             Value::Double(d) => Some(*d),
             Value::Decimal(d) => Some(d.to_f64()),
             Value::Bytes(b) => Some(parse_leading_f64(b)),
-            Value::DateTime(dt) => Some(datetime_as_number(dt)),
+            // A DATETIME(6) in numeric context keeps its fraction (20200101100000.5).
+            Value::DateTime(dt) => Some(datetime_as_number(dt) + dt.micro as f64 / 1e6),
             Value::Json(b) => Some(json_number(b)),
             Value::Bits(b) => Some(bits_value(b) as f64),
         }

@@ -191,15 +191,17 @@ impl<'a> Writer<'a> {
                 continue;
             }
             self.scratch.clear();
-            let float_column = self
-                .columns
-                .get(i)
-                .is_some_and(|c| c.field_type == FieldType::Float);
-            match v {
+            let ft = self.columns.get(i).map(|c| c.field_type);
+            match (v, ft) {
                 // A FLOAT column's value arrives widened to f64: show it as a FLOAT.
-                Value::Double(d) if float_column => self
+                (Value::Double(d), Some(FieldType::Float)) => self
                     .scratch
                     .extend_from_slice(strata_types::floatfmt::format_float(*d).as_bytes()),
+                // A YEAR shows four digits: the zero year is 0000.
+                (Value::Int(y), Some(FieldType::Year)) => {
+                    use std::io::Write;
+                    let _ = write!(self.scratch, "{y:04}");
+                }
                 _ => v.write_text(&mut self.scratch),
             }
             // A DATE column's value is held as a date-time at midnight: show the date.

@@ -129,15 +129,21 @@ pub fn decode_params(
                 let b = c.bytes(len).ok_or_else(short)?;
                 if len >= 8 {
                     let neg = b[0] == 1;
-                    let days = u32::from_le_bytes([b[1], b[2], b[3], b[4]]);
-                    let h = days * 24 + b[5] as u32;
-                    Value::str(&format!(
+                    let days = u32::from_le_bytes([b[1], b[2], b[3], b[4]]) as u64;
+                    let h = days * 24 + b[5] as u64;
+                    let mut text = format!(
                         "{}{:02}:{:02}:{:02}",
                         if neg { "-" } else { "" },
                         h,
                         b[6],
                         b[7]
-                    ))
+                    );
+                    // The 12-byte form carries microseconds.
+                    if len >= 12 {
+                        let micro = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
+                        text.push_str(&format!(".{micro:06}"));
+                    }
+                    Value::str(&text)
                 } else {
                     Value::str("00:00:00")
                 }
@@ -155,6 +161,23 @@ pub fn decode_params(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_parameters_keep_days_sign_and_microseconds() {
+        // 1 param: TIME, 12-byte form: negative, 1 day 02:03:04.500000
+        let mut p = vec![0, 1, 0x0b, 0, 12, 1];
+        p.extend_from_slice(&1u32.to_le_bytes());
+        p.extend_from_slice(&[2, 3, 4]);
+        p.extend_from_slice(&500_000u32.to_le_bytes());
+        let v = decode_params(&mut Cursor::new(&p), 1, &mut vec![], &mut HashMap::new()).unwrap();
+        assert_eq!(v, vec![Value::str("-26:03:04.500000")]);
+        // 8-byte form: no fraction
+        let mut p = vec![0, 1, 0x0b, 0, 8, 0];
+        p.extend_from_slice(&0u32.to_le_bytes());
+        p.extend_from_slice(&[10, 0, 0]);
+        let v = decode_params(&mut Cursor::new(&p), 1, &mut vec![], &mut HashMap::new()).unwrap();
+        assert_eq!(v, vec![Value::str("10:00:00")]);
+    }
 
     #[test]
     fn decodes_types_and_nulls() {

@@ -204,3 +204,34 @@ def test_unicode_and_text_cursor_mix(conn, use_pure):
     tc.execute(f"SELECT s FROM {t} WHERE id = %s", (2,))
     assert tc.fetchone() == ("emoji 😀",)
     tc.close()
+
+
+def test_prepared_fractional_seconds(conn, use_pure):
+    """DATETIME(6)/TIME(6)/YEAR as binary-protocol parameters and result values: a Python
+    datetime with microseconds round-trips (issue #15)."""
+    t = table_name("fsp", use_pure)
+    cur = conn.cursor(prepared=True)
+    cur.execute(
+        f"CREATE TABLE {t} (id INT PRIMARY KEY, a DATETIME(6), ts TIMESTAMP(3) NULL,"
+        " tm TIME(6), y YEAR)"
+    )
+    dt = datetime.datetime(2020, 1, 1, 10, 0, 0, 123456)
+    td = datetime.timedelta(days=1, hours=2, minutes=3, seconds=4, microseconds=500000)
+    # The C extension binds a timedelta parameter wrongly (MariaDB 10.11 stores 00:00:00
+    # from it too): the TIME goes in as text there, as a timedelta with the pure protocol.
+    tm_param = td if use_pure else "26:03:04.5"
+    cur.execute(f"INSERT INTO {t} VALUES (?, ?, ?, ?, ?)", (1, dt, dt, tm_param, 2024))
+    cur.execute(f"SELECT a, ts, tm, y FROM {t} WHERE id = ?", (1,))
+    a, ts, tm, y = cur.fetchone()
+    assert a == dt
+    assert ts == datetime.datetime(2020, 1, 1, 10, 0, 0, 123000)
+    assert tm == td
+    # The pure protocol (9.x) reads a binary-protocol YEAR as a one-byte string (the same
+    # with MariaDB); the C extension reads the 2-byte integer.
+    if not use_pure:
+        assert y == 2024
+    cur.execute(f"SELECT id FROM {t} WHERE a = ?", (dt,))
+    assert cur.fetchall() == [(1,)]
+    text = conn.cursor()
+    text.execute(f"SELECT y FROM {t}")
+    assert text.fetchall() == [(2024,)]

@@ -226,3 +226,23 @@ def test_multiple_statements_and_select_db(dbname):
             assert cur.fetchone() == ("information_schema",)
     finally:
         c.close()
+
+
+def test_fractional_seconds_time_and_year(conn):
+    """DATETIME(6)/TIME(6)/YEAR through PyMySQL's text protocol: a Python datetime with
+    microseconds comes back equal (issue #15: the fraction was silently dropped)."""
+    cur = conn.cursor()
+    cur.execute(
+        "CREATE TABLE fsp (id INT PRIMARY KEY, a DATETIME(6), b DATETIME(3), t TIME(6), y YEAR)"
+    )
+    dt = datetime.datetime(2020, 1, 1, 10, 0, 0, 123456)
+    td = -datetime.timedelta(hours=26, minutes=3, seconds=4, microseconds=500000)
+    cur.execute("INSERT INTO fsp VALUES (%s, %s, %s, %s, %s)", (1, dt, dt, td, 2024))
+    cur.execute("SELECT a, b, t, y FROM fsp WHERE id = 1")
+    a, b, t, y = cur.fetchone()
+    assert a == dt
+    assert b == datetime.datetime(2020, 1, 1, 10, 0, 0, 123000)
+    assert t == td
+    assert y == 2024
+    cur.execute("SELECT a FROM fsp WHERE a = %s", (dt,))
+    assert cur.fetchone() == (dt,)

@@ -112,10 +112,10 @@ fn fsp_of(e: &Expr, ty: SType) -> Result<u8> {
         SType::Int | SType::UInt | SType::Date => 0,
         SType::Decimal(s) => s.min(6),
         SType::Double => 6,
-        SType::DateTime => match e {
+        SType::DateTime(f) => match e {
             Expr::Literal(Value::Bytes(b)) => literal_fsp(b),
             Expr::Func(Func::Date { f, .. }, _) => out_fsp(f),
-            _ => 0,
+            _ => f,
         },
         SType::Text | SType::Binary | SType::Null | SType::Json => match e {
             Expr::Literal(Value::Bytes(b)) => literal_fsp(b),
@@ -123,6 +123,37 @@ fn fsp_of(e: &Expr, ty: SType) -> Result<u8> {
             _ => 6,
         },
     })
+}
+
+/// `e` as the signed microseconds of the TIME it denotes: how TIME operands are compared
+/// and sorted (their text would order `-01:00:00` after `00:30:00`).
+pub fn time_key(e: Expr) -> Expr {
+    Expr::Func(
+        Func::Date {
+            f: DateFn::TimeKey,
+            date_arg: false,
+        },
+        vec![e],
+    )
+}
+
+/// The operands of a comparison, BETWEEN or IN with a TIME among them, each read as a
+/// TIME's microseconds (as MySQL compares a TIME with a string or number: as TIMEs).
+/// None when no operand is a TIME; 1235 for a TIME against a date, which MySQL compares
+/// as date-times on today's date.
+pub fn time_operands(ops: Vec<(Expr, SType)>) -> Result<Option<Vec<Expr>>> {
+    if !ops.iter().any(|(_, t)| matches!(t, SType::Time(_))) {
+        return Ok(None);
+    }
+    if ops
+        .iter()
+        .any(|(_, t)| matches!(t, SType::Date | SType::DateTime(_)))
+    {
+        return Err(Error::NotSupported(
+            "comparing a TIME value with a DATE or DATETIME value".into(),
+        ));
+    }
+    Ok(Some(ops.into_iter().map(|(e, _)| time_key(e)).collect()))
 }
 
 fn date_fn(f: DateFn, date_arg: bool, args: Vec<Expr>, ty: SType) -> Bound {
@@ -137,7 +168,7 @@ fn date_fn(f: DateFn, date_arg: bool, args: Vec<Expr>, ty: SType) -> Bound {
 fn out_type(out: Out) -> SType {
     match out {
         Out::Date => SType::Date,
-        Out::DateTime(_) => SType::DateTime,
+        Out::DateTime(p) => SType::DateTime(p),
         Out::Time(p) => SType::Time(p),
         Out::Text => SType::Text,
     }
@@ -232,7 +263,7 @@ impl Binder<'_> {
             u => u.fsp(),
         };
         Ok(match dt {
-            SType::DateTime => Out::DateTime(fsp_of(de, dt)?.max(ifsp)),
+            SType::DateTime(_) => Out::DateTime(fsp_of(de, dt)?.max(ifsp)),
             SType::Date if unit.is_date_only() => Out::Date,
             SType::Date => Out::DateTime(ifsp),
             SType::Time(_) => {
@@ -263,7 +294,7 @@ impl Binder<'_> {
                 )))
             }
             SType::Time(_) => true,
-            SType::Date | SType::DateTime => false,
+            SType::Date | SType::DateTime(_) => false,
             _ => time_only,
         };
         Ok(date_fn(
@@ -303,7 +334,7 @@ impl Binder<'_> {
                     Some(s) if s.has_time => {
                         let fsp = literal_fsp(text.as_bytes());
                         let v = crate::expr::datetime::functions::emit(s, Out::DateTime(fsp));
-                        lit(v, SType::DateTime)
+                        lit(v, SType::DateTime(fsp))
                     }
                     _ => return Err(wrong("DATETIME")),
                 }
@@ -460,6 +491,31 @@ impl Binder<'_> {
                 let fsp = fsp_of(&a, at)?.max(fsp_of(&b, bt)?);
                 date_fn(D::TimeDiff(fsp), false, vec![a, b], SType::Time(fsp))
             }
+            "addtime" | "subtime" => {
+                count(2, 2)?;
+                let (a, at, _) = self.bind(&args[0])?;
+                let (b, bt, _) = self.bind(&args[1])?;
+                if matches!(bt, SType::Date | SType::DateTime(_)) {
+                    return Err(Error::NotSupported(format!(
+                        "{} with a date as its second argument",
+                        name.to_ascii_uppercase()
+                    )));
+                }
+                let fsp = fsp_of(&a, at)?.max(fsp_of(&b, bt)?);
+                // A DATETIME (or DATE) gives a DATETIME, a TIME a TIME; anything else a
+                // string shown as whichever the first argument reads as.
+                let (ty, text) = match at {
+                    SType::Date | SType::DateTime(_) => (SType::DateTime(fsp), false),
+                    SType::Time(_) => (SType::Time(fsp), false),
+                    _ => (SType::Text, true),
+                };
+                let f = D::AddTime {
+                    sub: name.eq_ignore_ascii_case("subtime"),
+                    fsp,
+                    text,
+                };
+                date_fn(f, at == SType::Date, vec![a, b], ty)
+            }
             "sec_to_time" => {
                 count(1, 1)?;
                 let (x, t, _) = self.bind(&args[0])?;
@@ -473,7 +529,7 @@ impl Binder<'_> {
                 count(1, 1)?;
                 let (x, t, _) = self.bind(&args[0])?;
                 let fsp = match t {
-                    SType::Date | SType::DateTime => 0,
+                    SType::Date | SType::DateTime(_) => 0,
                     t => fsp_of(&x, t)?,
                 };
                 let ty = if fsp == 0 {
@@ -526,7 +582,7 @@ impl Binder<'_> {
                 };
                 let ty = match kind {
                     datefmt::Parsed::Date => SType::Date,
-                    datefmt::Parsed::DateTime(_) => SType::DateTime,
+                    datefmt::Parsed::DateTime(p) => SType::DateTime(p),
                     datefmt::Parsed::Time(p) => SType::Time(p),
                 };
                 date_fn(D::StrToDate(kind), false, vec![a, b], ty)
@@ -544,17 +600,22 @@ impl Binder<'_> {
                     }
                     v.push(x);
                 }
-                date_fn(D::ConvertTz(fsp), first == SType::Date, v, SType::DateTime)
+                date_fn(
+                    D::ConvertTz(fsp),
+                    first == SType::Date,
+                    v,
+                    SType::DateTime(fsp),
+                )
             }
             "now" | "current_timestamp" | "localtime" | "localtimestamp" => {
                 count(0, 1)?;
                 let p = precision_arg(name, args)?;
-                date_fn(D::Now(p), false, vec![], SType::DateTime)
+                date_fn(D::Now(p), false, vec![], SType::DateTime(p))
             }
             "utc_timestamp" => {
                 count(0, 1)?;
                 let p = precision_arg(name, args)?;
-                date_fn(D::UtcNow(p), false, vec![], SType::DateTime)
+                date_fn(D::UtcNow(p), false, vec![], SType::DateTime(p))
             }
             "utc_date" => {
                 count(0, 0)?;
@@ -568,7 +629,7 @@ impl Binder<'_> {
             "sysdate" => {
                 count(0, 1)?;
                 let p = precision_arg(name, args)?;
-                date_fn(D::SysDate(p), false, vec![], SType::DateTime)
+                date_fn(D::SysDate(p), false, vec![], SType::DateTime(p))
             }
             "curdate" | "current_date" => {
                 count(0, 0)?;
@@ -606,7 +667,7 @@ impl Binder<'_> {
                     v.push(self.bind(fmt)?.0);
                     date_fn(D::FromUnixtime, false, v, SType::Text)
                 } else {
-                    date_fn(D::FromUnixtime, false, v, SType::DateTime)
+                    date_fn(D::FromUnixtime, false, v, SType::DateTime(0))
                 }
             }
             _ => return Ok(None),
@@ -620,7 +681,7 @@ impl Binder<'_> {
         let (f, ty) = match name.to_ascii_lowercase().as_str() {
             "utc_date" => (DateFn::UtcDate, SType::Date),
             "utc_time" => (DateFn::UtcTime(0), SType::Time(0)),
-            "utc_timestamp" => (DateFn::UtcNow(0), SType::DateTime),
+            "utc_timestamp" => (DateFn::UtcNow(0), SType::DateTime(0)),
             _ => return None,
         };
         Some(date_fn(f, false, vec![], ty))
@@ -671,7 +732,7 @@ mod tests {
         );
         assert_eq!(
             bind("DATE '2024-01-31' + INTERVAL 1 HOUR").unwrap().1,
-            SType::DateTime
+            SType::DateTime(0)
         );
         assert_eq!(
             bind("'2024-01-31' + INTERVAL 1 DAY").unwrap().1,

@@ -44,7 +44,13 @@ impl DerivedTable {
                     scale: c.decimals.min(30),
                 },
                 FieldType::Date => DataType::Date,
-                FieldType::DateTime | FieldType::Timestamp => DataType::DateTime,
+                FieldType::DateTime | FieldType::Timestamp => DataType::DateTime {
+                    fsp: c.decimals.min(6),
+                },
+                FieldType::Time => DataType::Time {
+                    fsp: c.decimals.min(6),
+                },
+                FieldType::Year => DataType::Year,
                 _ if c.charset == 63 => DataType::Blob(u32::MAX),
                 _ => DataType::Text(u32::MAX),
             };

@@ -47,7 +47,7 @@ pub fn call_type(
     use SType::*;
     let text = (Text, Collation::GeneralCi);
     let num = |t: SType| match t {
-        Text | Binary | Date | DateTime | Time(_) => Double,
+        Text | Binary | Date | DateTime(_) | Time(_) => Double,
         t => t,
     };
     let (func, (ty, coll)) = match func {
@@ -114,7 +114,7 @@ pub fn call_type(
             (func, (UInt, Collation::GeneralCi))
         }
         Func::UnixTimestamp | Func::RowCount => (func, (Int, Collation::GeneralCi)),
-        Func::Now | Func::FromUnixtime => (func, (DateTime, Collation::GeneralCi)),
+        Func::Now | Func::FromUnixtime => (func, (DateTime(0), Collation::GeneralCi)),
         Func::CurDate => (func, (Date, Collation::GeneralCi)),
         Func::If => {
             let t = unify(types[1], types[2]);
@@ -215,9 +215,10 @@ pub fn cast_target(dt: &ast::DataType) -> Result<(CastFn, SType, Collation)> {
         D::Datetime(p) | D::Timestamp(p, _) => {
             // With fraction digits the value is its text (as the date/time library
             // emits a DATETIME(fsp)); the type stays DATETIME.
+            let f = fsp(p)?;
             (
-                CastFn::DateTime(fsp(p)?),
-                SType::DateTime,
+                CastFn::DateTime(f),
+                SType::DateTime(f),
                 Collation::GeneralCi,
             )
         }

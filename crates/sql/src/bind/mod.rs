@@ -164,7 +164,8 @@ pub enum SType {
     Decimal(u8),
     Text,
     Binary,
-    DateTime,
+    /// DATETIME(fsp) (TIMESTAMP too): the fraction digits its values show.
+    DateTime(u8),
     Date,
     /// TIME(fsp): its values are their text (`-01:02:03.5`).
     Time(u8),
@@ -181,7 +182,9 @@ impl SType {
             DataType::Float | DataType::Double => SType::Double,
             DataType::Decimal { scale, .. } => SType::Decimal(*scale),
             DataType::Date => SType::Date,
-            DataType::DateTime | DataType::Timestamp => SType::DateTime,
+            DataType::DateTime { fsp } | DataType::Timestamp { fsp } => SType::DateTime(*fsp),
+            DataType::Time { fsp } => SType::Time(*fsp),
+            DataType::Year => SType::Int,
             DataType::Json => SType::Json,
             _ if coll == Collation::Binary => SType::Binary,
             _ => SType::Text,
@@ -196,7 +199,7 @@ impl SType {
             Value::Double(_) => SType::Double,
             Value::Decimal(d) => SType::Decimal(d.shown),
             Value::Bytes(_) => SType::Text,
-            Value::DateTime(_) => SType::DateTime,
+            Value::DateTime(d) => SType::DateTime(d.fsp),
             Value::Json(_) => SType::Json,
             Value::Bits(_) => SType::Binary,
         }
@@ -220,7 +223,7 @@ impl SType {
             FieldType::Float | FieldType::Double => SType::Double,
             FieldType::NewDecimal | FieldType::Decimal => SType::Decimal(m.decimals),
             FieldType::Date => SType::Date,
-            FieldType::DateTime | FieldType::Timestamp => SType::DateTime,
+            FieldType::DateTime | FieldType::Timestamp => SType::DateTime(m.decimals.min(6)),
             FieldType::Time => SType::Time(m.decimals),
             FieldType::Null => SType::Null,
             FieldType::Json => SType::Json,
@@ -235,7 +238,7 @@ impl SType {
             SType::Double => FieldType::Double,
             SType::Decimal(_) => FieldType::NewDecimal,
             SType::Text | SType::Binary => FieldType::VarString,
-            SType::DateTime => FieldType::DateTime,
+            SType::DateTime(_) => FieldType::DateTime,
             SType::Date => FieldType::Date,
             SType::Time(_) => FieldType::Time,
             SType::Null => FieldType::Null,
@@ -253,7 +256,10 @@ impl SType {
                 m.charset = 63;
                 m.flags |= flags::BINARY;
             }
-            SType::DateTime => m.length = 19,
+            SType::DateTime(fsp) => {
+                m.length = 19 + if fsp > 0 { fsp as u32 + 1 } else { 0 };
+                m.decimals = fsp;
+            }
             SType::Date => m.length = 10,
             // MySQL 8 sends JSON results as binary-charset BLOBs of type 245.
             SType::Json => {
@@ -297,6 +303,10 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
     ) {
         fl |= flags::BLOB;
     }
+    if col.data_type == DataType::Year {
+        // As MySQL describes a YEAR column: a zero-filled unsigned number.
+        fl |= flags::UNSIGNED | flags::ZEROFILL | flags::NUM;
+    }
     if col.collation == Collation::Binary {
         fl |= flags::BINARY;
     }
@@ -330,7 +340,7 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
         decimals: match col.data_type {
             DataType::Decimal { scale, .. } => scale,
             DataType::Float | DataType::Double => 31,
-            _ => 0,
+            ref t => t.fsp().unwrap_or(0),
         },
     }
 }
@@ -802,10 +812,16 @@ impl<'a> Binder<'a> {
                 low,
                 high,
             } => {
-                let (x, _, c1) = self.bind(expr)?;
-                let (lo, _, c2) = self.bind(low)?;
-                let (hi, _, c3) = self.bind(high)?;
+                let (mut x, xt, c1) = self.bind(expr)?;
+                let (mut lo, lot, c2) = self.bind(low)?;
+                let (mut hi, hit, c3) = self.bind(high)?;
                 let coll = pick_coll(&[(&x, c1), (&lo, c2), (&hi, c3)], self.scope);
+                let ops = vec![(x.clone(), xt), (lo.clone(), lot), (hi.clone(), hit)];
+                if let Some(mut k) = datetime::time_operands(ops)? {
+                    hi = k.pop().unwrap_or(Expr::Literal(Value::Null));
+                    lo = k.pop().unwrap_or(Expr::Literal(Value::Null));
+                    x = k.pop().unwrap_or(Expr::Literal(Value::Null));
+                }
                 (
                     Expr::Between {
                         expr: Box::new(x),
@@ -823,10 +839,17 @@ impl<'a> Binder<'a> {
                 list,
                 negated,
             } => {
-                let (x, _, c) = self.bind(expr)?;
+                let (mut x, xt, c) = self.bind(expr)?;
                 let mut items = Vec::with_capacity(list.len());
+                let mut ops = vec![(x.clone(), xt)];
                 for i in list {
-                    items.push(self.bind(i)?.0);
+                    let (e, t, _) = self.bind(i)?;
+                    ops.push((e.clone(), t));
+                    items.push(e);
+                }
+                if let Some(mut k) = datetime::time_operands(ops)? {
+                    items = k.split_off(1);
+                    x = k.pop().unwrap_or(Expr::Literal(Value::Null));
                 }
                 let coll = pick_coll(&[(&x, c)], self.scope);
                 (
@@ -1055,7 +1078,7 @@ impl<'a> Binder<'a> {
                     SType::Text
                     | SType::Binary
                     | SType::Date
-                    | SType::DateTime
+                    | SType::DateTime(_)
                     | SType::Time(_) => SType::Double,
                     t => t,
                 };
@@ -1107,6 +1130,7 @@ impl<'a> Binder<'a> {
                     lhs_types.push((t, c));
                 }
                 let sub = self.plan_subquery(subquery, operands.len())?;
+                refuse_time_subquery(&lhs_types, &sub.columns, false)?;
                 let (colls, hashable) = in_comparison(&lhs_types, &sub.columns);
                 let kind = SubqueryKind::In {
                     lhs,
@@ -1142,6 +1166,7 @@ impl<'a> Binder<'a> {
                 };
                 let (x, t, c) = self.bind(left)?;
                 let sub = self.plan_subquery(q, 1)?;
+                refuse_time_subquery(&[(t, c)], &sub.columns, true)?;
                 let (colls, _) = in_comparison(&[(t, c)], &sub.columns);
                 let kind = SubqueryKind::Quantified {
                     lhs: Box::new(x),
@@ -1215,6 +1240,7 @@ impl<'a> Binder<'a> {
         if !sub.correlated.is_empty() {
             return None;
         }
+        refuse_time_subquery(&lhs_types, &sub.columns, false).ok()?;
         let (colls, hashable) = in_comparison(&lhs_types, &sub.columns);
         let kind = SubqueryKind::In {
             lhs,
@@ -1362,14 +1388,25 @@ impl<'a> Binder<'a> {
         if let Some(b) = self.bind_interval_arith(left, op, right)? {
             return Ok(b);
         }
-        let (l, lt, lc) = self.bind(left)?;
-        let (r, rt, rc) = self.bind(right)?;
+        let (mut l, lt, lc) = self.bind(left)?;
+        let (mut r, rt, rc) = self.bind(right)?;
         if let Some(b) = json_operator(op, &l, &r, lt) {
             return Ok(b);
         }
         if matches!(lt, SType::Time(_)) || matches!(rt, SType::Time(_)) {
-            // TIME values are held as text, which neither compares nor adds as a TIME.
-            return Err(Error::NotSupported(format!("operator {op} on TIME values")));
+            // TIME values are held as text: compared as their microseconds; no other
+            // operator on them is a TIME operation here.
+            let comparison = matches!(
+                op,
+                B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq | B::Spaceship
+            );
+            if !comparison {
+                return Err(Error::NotSupported(format!("operator {op} on TIME values")));
+            }
+            if let Some(mut k) = datetime::time_operands(vec![(l.clone(), lt), (r.clone(), rt)])? {
+                r = k.pop().unwrap_or(Expr::Literal(Value::Null));
+                l = k.pop().unwrap_or(Expr::Literal(Value::Null));
+            }
         }
         let cmp = |op| {
             let coll = pick_coll(&[(&l, lc), (&r, rc)], self.scope);
@@ -1679,7 +1716,7 @@ impl<'a> Binder<'a> {
                 if let Some((e, t)) = value {
                     let f = match t {
                         SType::Date => Some(JsonFn::DateAsJson),
-                        SType::Double | SType::DateTime => Some(JsonFn::Cast),
+                        SType::Double | SType::DateTime(_) => Some(JsonFn::Cast),
                         _ => None,
                     };
                     if let Some(f) = f {
@@ -1863,11 +1900,31 @@ fn pick_coll(parts: &[(&Expr, Collation)], scope: &Scope) -> Collation {
 /// The collation of each column comparison of `lhs IN (subquery)`, and whether equal
 /// values have equal group-key bytes on every column (numbers with numbers, strings with
 /// strings, dates with dates), which lets the subquery's rows be probed as a hash set.
+/// A subquery comparison compares a TIME (held as text) by its text: right for `IN` only
+/// between TIMEs of the same fsp (one canonical text per value); an ordering (`> ANY`)
+/// or any other mix would not compare durations, so it is refused.
+fn refuse_time_subquery(
+    lhs: &[(SType, Collation)],
+    columns: &[ColumnMeta],
+    ordering: bool,
+) -> Result<()> {
+    for ((t, _), m) in lhs.iter().zip(columns) {
+        let right = SType::of_meta(m);
+        let time = matches!(t, SType::Time(_)) || matches!(right, SType::Time(_));
+        if time && (ordering || *t != right) {
+            return Err(Error::NotSupported(
+                "comparing a TIME with a subquery's column of another type or precision".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn in_comparison(lhs: &[(SType, Collation)], columns: &[ColumnMeta]) -> (Vec<Collation>, bool) {
     let class = |t: SType| match t {
         SType::Int | SType::UInt | SType::Double | SType::Decimal(_) => 0,
         SType::Text | SType::Binary => 1,
-        SType::Date | SType::DateTime => 2,
+        SType::Date | SType::DateTime(_) => 2,
         SType::Null => 3,
         SType::Time(_) => 4,
         SType::Json => 5,
@@ -1923,7 +1980,7 @@ pub(crate) fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
     use SType::*;
     const MAX_SCALE: u8 = strata_types::decimal::MAX_SCALE;
     let num = |t| match t {
-        Text | Binary | DateTime | Date | Time(_) => Double,
+        Text | Binary | DateTime(_) | Date | Time(_) => Double,
         x => x,
     };
     let (a, b) = (num(a), num(b));

@@ -248,9 +248,9 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
                 num("INDEX_LENGTH"),
                 num("DATA_FREE"),
                 num("AUTO_INCREMENT"),
-                col("CREATE_TIME", DataType::DateTime),
-                col("UPDATE_TIME", DataType::DateTime),
-                col("CHECK_TIME", DataType::DateTime),
+                col("CREATE_TIME", DataType::DateTime { fsp: 0 }),
+                col("UPDATE_TIME", DataType::DateTime { fsp: 0 }),
+                col("CHECK_TIME", DataType::DateTime { fsp: 0 }),
                 text("TABLE_COLLATION"),
                 num("CHECKSUM"),
                 text("CREATE_OPTIONS"),
@@ -510,7 +510,7 @@ impl InfoTable {
                         .unwrap_or("");
                     let default = match &c.default {
                         None => Value::Null,
-                        Some(ColumnDefault::CurrentTimestamp) => s("CURRENT_TIMESTAMP"),
+                        Some(ColumnDefault::CurrentTimestamp) => s(&c.current_timestamp_text()),
                         Some(ColumnDefault::Value(v)) if v.is_null() => Value::Null,
                         Some(ColumnDefault::Value(Value::Bits(b))) => {
                             s(&strata_types::value::bits_literal(b))
@@ -519,10 +519,10 @@ impl InfoTable {
                     };
                     let mut extra = Vec::new();
                     if c.auto_increment {
-                        extra.push("auto_increment");
+                        extra.push("auto_increment".to_string());
                     }
                     if c.on_update_now {
-                        extra.push("on update CURRENT_TIMESTAMP");
+                        extra.push(format!("on update {}", c.current_timestamp_text()));
                     }
                     let text = ty.is_text();
                     out.push(vec![
@@ -538,11 +538,7 @@ impl InfoTable {
                         coct,
                         prec,
                         scale,
-                        if ty.is_temporal() && *ty != DataType::Date {
-                            u(0)
-                        } else {
-                            Value::Null
-                        },
+                        ty.fsp().map_or(Value::Null, |f| u(f as u64)),
                         if text { s("utf8mb4") } else { Value::Null },
                         if text {
                             s(c.collation.name())

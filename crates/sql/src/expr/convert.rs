@@ -8,6 +8,7 @@
 //! integers, `Decimal` at the column's scale, `Bytes` for strings (CHAR without its
 //! trailing spaces), `DateTime` for dates.
 
+use crate::expr::convert_temporal;
 use strata_types::schema::ColumnDef;
 use strata_types::value::parse_leading_f64;
 use strata_types::{DataType, DateTime, Decimal, Error, Result, Value};
@@ -24,12 +25,32 @@ pub fn coerce_or_warn(
     env: &dyn crate::expr::Env,
 ) -> Result<Value> {
     if strict {
-        return coerce(v, col, row, true);
+        return match coerce(v.clone(), col, row, true) {
+            // MySQL's strict mode reports a TIME past ±838:59:59 as an incorrect value.
+            Err(Error::OutOfRange { .. }) if matches!(col.data_type, DataType::Time { .. }) => {
+                Err(Error::TruncatedWrongValue {
+                    kind: "time".into(),
+                    value: v.to_text(),
+                })
+            }
+            other => other,
+        };
     }
     match coerce(v.clone(), col, row, true) {
         Ok(x) => Ok(x),
         Err(e @ (Error::OutOfRange { .. } | Error::IncorrectValue { .. })) => {
             env.warn(crate::expr::WarnLevel::Warning, e.code(), e.to_string());
+            coerce(v, col, row, false)
+        }
+        // Text that is no TIME stores 00:00:00 outside strict mode, "truncated".
+        Err(Error::TruncatedWrongValue { .. })
+            if matches!(col.data_type, DataType::Time { .. }) =>
+        {
+            env.warn(
+                crate::expr::WarnLevel::Warning,
+                1265,
+                format!("Data truncated for column '{}' at row {row}", col.name),
+            );
             coerce(v, col, row, false)
         }
         Err(Error::DataTooLong { column, row }) => {
@@ -174,12 +195,23 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
             }
             Ok(Value::Decimal(d))
         }
-        DataType::Date | DataType::DateTime | DataType::Timestamp => {
+        DataType::Time { fsp } => convert_temporal::coerce_time(&v, *fsp, col, row, strict),
+        DataType::Year => convert_temporal::coerce_year(&v, col, row, strict),
+        DataType::Date | DataType::DateTime { .. } | DataType::Timestamp { .. } => {
+            // A seventh fraction digit rounds the sixth (carried by the rounding below).
+            let mut bump = false;
             let dt = match &v {
                 Value::DateTime(d) => Some(*d),
-                Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(DateTime::parse),
+                Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(|s| {
+                    let (text, up) = convert_temporal::cut_fraction(s);
+                    bump = up;
+                    DateTime::parse(&text)
+                }),
                 Value::Int(_) | Value::UInt(_) => DateTime::parse(&v.to_text()),
-                _ => None,
+                Value::Decimal(_) | Value::Double(_) => {
+                    crate::expr::datetime::temporal::stamp_of(&v, false).map(|s| s.dt)
+                }
+                Value::Null | Value::Json(_) | Value::Bits(_) => None,
             };
             match dt {
                 Some(mut d) => {
@@ -189,10 +221,12 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
                             minute: 0,
                             second: 0,
                             micro: 0,
+                            fsp: 0,
                             ..d
                         };
                     } else {
-                        d.micro = 0;
+                        d.micro += bump as u32;
+                        d = convert_temporal::round_datetime(d, ty.fsp().unwrap_or(0), col, row)?;
                     }
                     Ok(Value::DateTime(d))
                 }
@@ -433,12 +467,26 @@ mod tests {
             coerce(Value::Int(1000), &d, 1, true).unwrap_err().code(),
             1264
         );
-        let dt = col(DataType::DateTime);
+        let dt = col(DataType::DateTime { fsp: 0 });
         assert_eq!(
             coerce(Value::str("2001-02-30"), &dt, 1, true)
                 .unwrap_err()
                 .code(),
             1292
+        );
+        // The fraction is rounded to the column's digits, never dropped.
+        let dt6 = col(DataType::DateTime { fsp: 6 });
+        let dt3 = col(DataType::DateTime { fsp: 3 });
+        let v = Value::str("2020-01-01 10:00:00.123456");
+        let text = |v: Value, c| coerce(v, c, 1, true).unwrap().to_text();
+        assert_eq!(text(v.clone(), &dt6), "2020-01-01 10:00:00.123456");
+        assert_eq!(text(v.clone(), &dt3), "2020-01-01 10:00:00.123");
+        assert_eq!(text(v, &dt), "2020-01-01 10:00:00");
+        let seven = Value::str("2020-12-31 23:59:59.9999995");
+        assert_eq!(text(seven, &dt6), "2021-01-01 00:00:00.000000");
+        assert_eq!(
+            text(Value::Double(20200101100000.5), &dt3),
+            "2020-01-01 10:00:00.500"
         );
     }
 }

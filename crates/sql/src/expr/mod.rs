@@ -5,6 +5,7 @@
 //! (integers stay exact, a string meets a number as a double, NULL propagates).
 
 pub mod convert;
+pub mod convert_temporal;
 pub mod datetime;
 pub mod division_env;
 pub mod functions;

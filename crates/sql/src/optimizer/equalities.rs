@@ -23,7 +23,7 @@ pub fn implied(scope: &Scope, conds: &[&Expr]) -> Vec<Expr> {
         let (_, col) = scope.column(p);
         match SType::of_column(&col.data_type, col.collation) {
             SType::Int | SType::UInt | SType::Decimal(_) => Some((1, None)),
-            SType::Date | SType::DateTime => Some((3, None)),
+            SType::Date | SType::DateTime(_) => Some((3, None)),
             SType::Text | SType::Binary if col.collation == coll => Some((2, Some(coll))),
             _ => None,
         }

@@ -55,7 +55,7 @@ fn key_class(t: SType) -> Option<u8> {
     match t {
         SType::Int | SType::UInt | SType::Decimal(_) => Some(1),
         SType::Text | SType::Binary => Some(2),
-        SType::Date | SType::DateTime => Some(3),
+        SType::Date | SType::DateTime(_) => Some(3),
         _ => None,
     }
 }
@@ -69,6 +69,6 @@ mod tests {
         assert_eq!(key_class(SType::Int), key_class(SType::Decimal(2)));
         assert_ne!(key_class(SType::Int), key_class(SType::Text));
         assert_eq!(key_class(SType::Double), None);
-        assert_eq!(key_class(SType::Date), key_class(SType::DateTime));
+        assert_eq!(key_class(SType::Date), key_class(SType::DateTime(0)));
     }
 }

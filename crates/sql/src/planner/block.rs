@@ -20,7 +20,7 @@ use crate::planner::query::{Planner, Relation};
 use sqlparser::ast;
 use std::sync::Arc;
 use strata_engine::{LockWait, ReadMode};
-use strata_types::{Collation, Error, Result, Value};
+use strata_types::{Collation, ColumnMeta, Error, Result, Value};
 
 pub(crate) fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
     match e {
@@ -340,9 +340,9 @@ pub fn plan_block(
                             context: "order clause".into(),
                         });
                     }
-                    crate::bind::refuse_time_order(columns[p as usize - 1].field_type)?;
                     let coll = output_coll(&projection[p as usize - 1], &scope, &agg, &windows);
-                    order.push((p as usize - 1, desc, coll));
+                    let pos = time_order_key(&mut projection, &columns, p as usize - 1);
+                    order.push((pos, desc, coll));
                     continue;
                 }
             }
@@ -357,9 +357,9 @@ pub fn plan_block(
                         .is_ok()
                         && !matches!(&projection[i], Expr::Column(_));
                     if !ambiguous_with_column || grouped {
-                        crate::bind::refuse_time_order(columns[i].field_type)?;
                         let coll = output_coll(&projection[i], &scope, &agg, &windows);
-                        order.push((i, desc, coll));
+                        let pos = time_order_key(&mut projection, &columns, i);
+                        order.push((pos, desc, coll));
                         continue;
                     }
                 }
@@ -373,7 +373,12 @@ pub fn plan_block(
                 windows: Some(&mut windows),
             };
             let (e, ty, coll) = b.bind(&item.expr)?;
-            crate::bind::refuse_time_order(ty.meta("").field_type)?;
+            // A TIME sorts by its microseconds, not its text.
+            let e = if matches!(ty, crate::bind::SType::Time(_)) {
+                crate::bind::datetime::time_key(e)
+            } else {
+                e
+            };
             let pos = match projection
                 .iter()
                 .take(visible)
@@ -755,4 +760,14 @@ pub fn plan_single_table(
     };
     choose_access_paths(&mut plan, cx);
     Ok(plan)
+}
+
+/// The projection position ORDER BY sorts by for output column `i`: itself, or for a
+/// TIME (held as text) a hidden column of its microseconds.
+fn time_order_key(projection: &mut Vec<Expr>, columns: &[ColumnMeta], i: usize) -> usize {
+    if columns[i].field_type != strata_types::FieldType::Time {
+        return i;
+    }
+    projection.push(crate::bind::datetime::time_key(projection[i].clone()));
+    projection.len() - 1
 }

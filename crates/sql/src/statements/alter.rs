@@ -35,7 +35,7 @@ use sqlparser::ast;
 use std::sync::Arc;
 use strata_engine::{Flow, LockMode, Table, Txn};
 use strata_types::schema::ColumnDefault;
-use strata_types::{Collation, ColumnDef, Error, IndexDef, Result, TableDef, Value};
+use strata_types::{Collation, ColumnDef, DataType, Error, IndexDef, Result, TableDef, Value};
 
 /// Rows the copy inserts into the new table per transaction of its own.
 pub const COPY_BATCH: usize = 1000;
@@ -862,6 +862,9 @@ struct RowConverter<'a> {
     convert: Vec<bool>,
     /// For each added column: its value.
     added: Vec<Value>,
+    /// For each new column: a TIME becoming a date type (read on today's date).
+    from_time: Vec<bool>,
+    now: strata_types::DateTime,
     strict: bool,
 }
 
@@ -882,11 +885,23 @@ impl<'a> RowConverter<'a> {
             .iter()
             .map(|c| match &c.default {
                 Some(ColumnDefault::Value(v)) => v.clone(),
-                Some(ColumnDefault::CurrentTimestamp) => Value::DateTime(cx.env.now()),
+                Some(ColumnDefault::CurrentTimestamp) => {
+                    crate::expr::convert_temporal::current_timestamp(c, cx.env.now())
+                }
                 None if c.nullable || c.auto_increment => Value::Null,
                 // ADD COLUMN … NOT NULL without a default fills the implicit default,
                 // in strict mode too.
                 None => implicit_default(&c.data_type),
+            })
+            .collect();
+        let from_time = sources
+            .iter()
+            .zip(&def.columns)
+            .map(|(s, c)| {
+                s.is_some_and(|i| {
+                    matches!(old.columns[i].data_type, DataType::Time { .. })
+                        && c.data_type.is_temporal()
+                })
             })
             .collect();
         RowConverter {
@@ -894,6 +909,8 @@ impl<'a> RowConverter<'a> {
             sources,
             convert,
             added,
+            from_time,
+            now: cx.env.now(),
             strict: cx.strict,
         }
     }
@@ -905,6 +922,11 @@ impl<'a> RowConverter<'a> {
             let v = match s {
                 None => self.added[j].clone(),
                 Some(i) if !self.convert[j] => old[*i].clone(),
+                Some(i) if self.from_time[j] => {
+                    let v = crate::expr::convert_temporal::time_on_date(&old[*i], self.now)
+                        .unwrap_or(Value::Null);
+                    self.value(v, col, row_no)?
+                }
                 Some(i) => self.value(old[*i].clone(), col, row_no)?,
             };
             out.push(v);
@@ -1061,6 +1083,8 @@ mod tests {
             sources: &sources,
             convert: vec![false, true, true],
             added: vec![Value::Null; 3],
+            from_time: vec![false; 3],
+            now: strata_types::DateTime::default(),
             strict: true,
         };
         let ok = conv

@@ -429,6 +429,7 @@ pub(crate) fn build_column(c: &ast::ColumnDef, table_coll: Collation) -> Result<
     let mut explicit_null = false;
     let mut default_expr = None;
     let mut checks = Vec::new();
+    let mut on_update: Option<ast::Expr> = None;
     for o in &c.options {
         match &o.option {
             // Column-level REFERENCES is parsed and ignored, as MySQL does.
@@ -477,14 +478,26 @@ pub(crate) fn build_column(c: &ast::ColumnDef, table_coll: Collation) -> Result<
                 }
             }
             ast::ColumnOption::Comment(_) => {}
-            ast::ColumnOption::OnUpdate(e) if is_now(e) => col.on_update_now = true,
+            ast::ColumnOption::OnUpdate(e) if is_now(e) => {
+                on_update = Some(e.clone());
+                col.on_update_now = true;
+            }
             other => return Err(Error::NotSupported(format!("column option {other}"))),
         }
     }
     if col.auto_increment || primary {
         col.nullable = false;
     }
-    if col.data_type == DataType::Timestamp && !explicit_null && default_expr.is_none() {
+    if let Some(e) = on_update {
+        // Checked once the type is known (the clause may precede nothing else).
+        if !now_fits(&e, &col) {
+            return Err(Error::InvalidOnUpdate(col.name.clone()));
+        }
+    }
+    if matches!(col.data_type, DataType::Timestamp { .. })
+        && !explicit_null
+        && default_expr.is_none()
+    {
         // MariaDB 10.11 defaults (explicit_defaults_for_timestamp=ON): a TIMESTAMP
         // column is NULL-able with no automatic behaviour unless declared NOT NULL;
         // a NOT NULL TIMESTAMP without a default gets CURRENT_TIMESTAMP on insert.
@@ -514,7 +527,7 @@ pub(crate) fn build_column(c: &ast::ColumnDef, table_coll: Collation) -> Result<
 /// temporal column), checked against the column (1067 when it does not fit).
 pub(crate) fn column_default(e: &ast::Expr, col: &ColumnDef) -> Result<ColumnDefault> {
     let d = if is_now(e) {
-        if !col.data_type.is_temporal() {
+        if !now_fits(e, col) {
             return Err(Error::InvalidDefault(col.name.clone()));
         }
         ColumnDefault::CurrentTimestamp
@@ -583,6 +596,48 @@ fn is_now(e: &ast::Expr) -> bool {
             )
         }
         ast::Expr::Identifier(i) => i.value.eq_ignore_ascii_case("current_timestamp"),
+        _ => false,
+    }
+}
+
+/// The fraction digits of `DATETIME(p)`, `TIMESTAMP(p)`, `TIME(p)`: 0-6 (1426 above).
+fn column_fsp(p: Option<u64>, col: &str) -> Result<u8> {
+    match p {
+        None => Ok(0),
+        Some(p) if p <= 6 => Ok(p as u8),
+        Some(p) => Err(Error::TooBigPrecision {
+            precision: p,
+            func: col.to_string(),
+        }),
+    }
+}
+
+/// The precision written in `NOW(p)` / `CURRENT_TIMESTAMP(p)` (0 without one); None
+/// when the argument is not a plain number.
+fn now_fsp(e: &ast::Expr) -> Option<u64> {
+    let ast::Expr::Function(f) = e else {
+        return Some(0);
+    };
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return Some(0);
+    };
+    match list.args.as_slice() {
+        [] => Some(0),
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] => {
+            match &v.value {
+                ast::Value::Number(n, _) => n.parse().ok(),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `DEFAULT CURRENT_TIMESTAMP(p)` / `ON UPDATE CURRENT_TIMESTAMP(p)` fit a column only
+/// when it is a DATETIME or TIMESTAMP of precision p, as MySQL 8 requires.
+fn now_fits(e: &ast::Expr, col: &ColumnDef) -> bool {
+    match col.data_type {
+        DataType::DateTime { fsp } | DataType::Timestamp { fsp } => now_fsp(e) == Some(fsp as u64),
         _ => false,
     }
 }
@@ -675,8 +730,35 @@ fn column_type(t: &ast::DataType, col: &str) -> Result<(DataType, Option<Collati
         D::MediumBlob => (DataType::Blob(16_777_215), Some(Collation::Binary)),
         D::LongBlob => (DataType::Blob(u32::MAX), Some(Collation::Binary)),
         D::Date => (DataType::Date, None),
-        D::Datetime(_) => (DataType::DateTime, None),
-        D::Timestamp(..) => (DataType::Timestamp, None),
+        D::Datetime(p) => (
+            DataType::DateTime {
+                fsp: column_fsp(*p, col)?,
+            },
+            None,
+        ),
+        D::Timestamp(p, _) => (
+            DataType::Timestamp {
+                fsp: column_fsp(*p, col)?,
+            },
+            None,
+        ),
+        D::Time(p, _) => (
+            DataType::Time {
+                fsp: column_fsp(*p, col)?,
+            },
+            None,
+        ),
+        D::Custom(name, mods)
+            if object_name_parts(name)
+                .join(".")
+                .eq_ignore_ascii_case("year") =>
+        {
+            match mods.as_slice() {
+                [] => (DataType::Year, None),
+                [w] if w.trim() == "4" => (DataType::Year, None),
+                _ => return Err(Error::InvalidYearWidth),
+            }
+        }
         D::JSON => (DataType::Json, Some(Collation::Binary)),
         D::Bit(n) => {
             let n = n.unwrap_or(1);

@@ -15,6 +15,7 @@ use crate::context::{ExecCtx, Outcome, ReadModeGuard, TableLocks};
 use crate::exec::block::matching_rows;
 use crate::exec::executor::Executor;
 use crate::expr::convert::coerce_or_warn;
+use crate::expr::convert_temporal::current_timestamp;
 use crate::expr::division_env;
 use crate::expr::{sort_compare, Expr, WarnLevel};
 use crate::plan::block::SelectPlan;
@@ -325,7 +326,7 @@ fn insert_value(e: &ast::Expr, scope: &Scope, env: &BindEnv) -> Result<InsertVal
 pub fn default_value(col: &strata_types::ColumnDef, cx: &ExecCtx, strict: bool) -> Result<Value> {
     match &col.default {
         Some(ColumnDefault::Value(v)) => Ok(v.clone()),
-        Some(ColumnDefault::CurrentTimestamp) => Ok(Value::DateTime(cx.env.now())),
+        Some(ColumnDefault::CurrentTimestamp) => Ok(current_timestamp(col, cx.env.now())),
         None if col.nullable || col.auto_increment => Ok(Value::Null),
         None if strict => Err(Error::NoDefault(col.name.clone())),
         None => Ok(implicit_default(&col.data_type)),
@@ -333,7 +334,9 @@ pub fn default_value(col: &strata_types::ColumnDef, cx: &ExecCtx, strict: bool) 
 }
 
 pub(crate) fn implicit_default(ty: &DataType) -> Value {
-    if ty.is_integer() {
+    if let Some(v) = crate::expr::convert_temporal::implicit_default(ty) {
+        v
+    } else if ty.is_integer() {
         Value::Int(0)
     } else if ty.is_string() {
         Value::Bytes(vec![])
@@ -452,7 +455,7 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             .iter()
             .map(|col| match &col.default {
                 Some(ColumnDefault::Value(v)) => v.clone(),
-                Some(ColumnDefault::CurrentTimestamp) => Value::DateTime(cx.env.now()),
+                Some(ColumnDefault::CurrentTimestamp) => current_timestamp(col, cx.env.now()),
                 None => Value::Null,
             })
             .collect();
@@ -471,8 +474,8 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                 if col.auto_increment {
                     continue;
                 }
-                if matches!(col.data_type, DataType::Timestamp) {
-                    row[i] = Value::DateTime(cx.env.now());
+                if matches!(col.data_type, DataType::Timestamp { .. }) {
+                    row[i] = current_timestamp(col, cx.env.now());
                     continue;
                 }
                 if named[i] || strict {
@@ -647,7 +650,7 @@ fn touch_on_update(
         let assigned: Vec<usize> = assigned.collect();
         for (i, c) in def.columns.iter().enumerate() {
             if c.on_update_now && !assigned.contains(&i) {
-                new[i] = Value::DateTime(cx.env.now());
+                new[i] = current_timestamp(c, cx.env.now());
             }
         }
     }

@@ -34,8 +34,11 @@ fn key_part_len(c: &ColumnDef) -> u64 {
         DataType::VarBinary(n) => n as u64 + 2,
         DataType::Text(_) | DataType::Blob(_) => 3072 + 2,
         DataType::Date => 3,
-        DataType::DateTime => 5,
-        DataType::Timestamp => 4,
+        // InnoDB's sizes: the fraction takes (fsp + 1) / 2 more bytes.
+        DataType::DateTime { fsp } => 5 + (fsp as u64).div_ceil(2),
+        DataType::Timestamp { fsp } => 4 + (fsp as u64).div_ceil(2),
+        DataType::Time { fsp } => 3 + (fsp as u64).div_ceil(2),
+        DataType::Year => 1,
         // Never indexed (3152); counted as a BLOB would be.
         DataType::Json => 3072 + 2,
         DataType::Bit(n) => (n as u64).div_ceil(8),

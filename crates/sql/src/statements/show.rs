@@ -465,7 +465,7 @@ fn type_text(c: &strata_types::ColumnDef) -> String {
 fn default_text(c: &strata_types::ColumnDef) -> Value {
     match &c.default {
         None => Value::Null,
-        Some(ColumnDefault::CurrentTimestamp) => s("CURRENT_TIMESTAMP"),
+        Some(ColumnDefault::CurrentTimestamp) => s(&c.current_timestamp_text()),
         Some(ColumnDefault::Value(v)) if v.is_null() => Value::Null,
         Some(ColumnDefault::Value(Value::Bits(b))) => s(&strata_types::value::bits_literal(b)),
         Some(ColumnDefault::Value(v)) => s(&v.to_text()),
@@ -493,7 +493,7 @@ fn extra_text(c: &strata_types::ColumnDef) -> String {
         e.push("auto_increment".to_string());
     }
     if c.on_update_now {
-        e.push("on update CURRENT_TIMESTAMP".to_string());
+        e.push(format!("on update {}", c.current_timestamp_text()));
     }
     if matches!(c.default, Some(ColumnDefault::CurrentTimestamp)) {
         e.insert(0, "DEFAULT_GENERATED".to_string());
@@ -726,14 +726,16 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
         }
         if !c.nullable {
             l.push_str(" NOT NULL");
-        } else if c.data_type == strata_types::DataType::Timestamp {
+        } else if matches!(c.data_type, strata_types::DataType::Timestamp { .. }) {
             l.push_str(" NULL");
         }
         if c.auto_increment {
             l.push_str(" AUTO_INCREMENT");
         }
         match &c.default {
-            Some(ColumnDefault::CurrentTimestamp) => l.push_str(" DEFAULT CURRENT_TIMESTAMP"),
+            Some(ColumnDefault::CurrentTimestamp) => {
+                l.push_str(&format!(" DEFAULT {}", c.current_timestamp_text()))
+            }
             Some(ColumnDefault::Value(v)) => l.push_str(&format!(" DEFAULT {}", quote_value(v))),
             None if c.nullable
                 && !matches!(
@@ -746,7 +748,7 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
             None => {}
         }
         if c.on_update_now {
-            l.push_str(" ON UPDATE CURRENT_TIMESTAMP");
+            l.push_str(&format!(" ON UPDATE {}", c.current_timestamp_text()));
         }
         lines.push(l);
     }

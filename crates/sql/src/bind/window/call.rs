@@ -501,7 +501,7 @@ fn bind_frame(
     if unit == Unit::Range && (offset(&start) || offset(&end)) {
         match order_types {
             [SType::Int | SType::UInt | SType::Double | SType::Decimal(_)] => {}
-            [SType::Date | SType::DateTime] => {
+            [SType::Date | SType::DateTime(_)] => {
                 return Err(Error::WindowRangeFrameTemporalType(wname.to_string()))
             }
             _ => return Err(Error::WindowRangeFrameOrderType(wname.to_string())),

@@ -366,6 +366,7 @@ pub fn parsed_value(f: &Fields, kind: Parsed) -> Option<Value> {
         minute: f.minute as u8,
         second: f.second as u8,
         micro: f.micro as u32,
+        fsp: 0,
     };
     let out = match kind {
         Parsed::Date => datefns::Out::Date,

@@ -95,6 +95,16 @@ pub enum DateFn {
     CurTime(u8),
     UnixTimestamp,
     FromUnixtime,
+    /// ADDTIME / SUBTIME (`sub`): a date-time or a TIME plus a TIME, shown with `fsp`
+    /// digits, or (`text`, a string first argument) with six when there is a fraction.
+    AddTime {
+        sub: bool,
+        fsp: u8,
+        text: bool,
+    },
+    /// A TIME operand of a comparison or an ORDER BY key as its signed microseconds
+    /// (TIME values are held as text, whose order is not theirs).
+    TimeKey,
 }
 
 const DAY_NAMES: [&str; 7] = [
@@ -128,16 +138,22 @@ pub fn day_name(weekday: i64) -> &'static str {
 /// A date-time result in its bound shape.
 pub fn emit(s: Stamp, out: Out) -> Value {
     match out {
+        // A DATETIME(fsp) column's value shows its digits: results show their own.
         Out::Date => Value::DateTime(DateTime {
             hour: 0,
             minute: 0,
             second: 0,
             micro: 0,
+            fsp: 0,
             ..s.dt
         }),
         // Fractions are shown with the type's digit count, which a DATETIME value's
         // own display (six digits when non-zero) cannot do: such results are text.
-        Out::DateTime(0) => Value::DateTime(DateTime { micro: 0, ..s.dt }),
+        Out::DateTime(0) => Value::DateTime(DateTime {
+            micro: 0,
+            fsp: 0,
+            ..s.dt
+        }),
         Out::DateTime(fsp) => Value::str(&temporal::format_datetime(&s.dt, fsp)),
         Out::Time(fsp) => Value::str(&temporal::format_time(
             temporal::day_seconds(&s.dt) * 1_000_000 + s.dt.micro as i64,
@@ -379,6 +395,7 @@ pub fn eval(
                 minute: 0,
                 second: 0,
                 micro: 0,
+                fsp: 0,
                 ..s.dt
             }),
             None => Value::Null,
@@ -455,6 +472,50 @@ pub fn eval(
             };
             Value::str(&temporal::format_time(t, fsp))
         }
+        AddTime { sub, fsp, text } => {
+            let (x, y) = (a(0)?, a(1)?);
+            if x.is_null() || y.is_null() {
+                return Ok(Value::Null);
+            }
+            let Some(d) = time_arg(&y, cx) else {
+                return Ok(Value::Null);
+            };
+            let d = if sub { -(d as i128) } else { d as i128 };
+            let digits = |micro: i128| match (text, micro != 0) {
+                (false, _) => fsp,
+                (true, true) => 6,
+                (true, false) => 0,
+            };
+            match time_point(&x, date_arg)? {
+                Some((true, p)) => {
+                    let r = p + d;
+                    let day = 86_400_000_000i128;
+                    let days = r.div_euclid(day) as i64;
+                    let rem = r.rem_euclid(day) as i64;
+                    match temporal::from_daynr_micros(days, rem).filter(|t| t.year <= 9999) {
+                        Some(t) => Value::str(&temporal::format_datetime(
+                            &t,
+                            digits(rem as i128 % 1_000_000),
+                        )),
+                        None => Value::Null,
+                    }
+                }
+                Some((false, t)) => {
+                    let r = t + d;
+                    let shown = temporal::format_time(
+                        r.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+                        6,
+                    );
+                    let t = clamp_time(r, cx, &shown);
+                    Value::str(&temporal::format_time(t, digits(t as i128 % 1_000_000)))
+                }
+                None => Value::Null,
+            }
+        }
+        TimeKey => match time_arg(&a(0)?, cx) {
+            None => Value::Null,
+            Some(t) => Value::Int(t),
+        },
         TimeToSec(fsp) => match time_arg(&a(0)?, cx) {
             None => Value::Null,
             Some(t) if fsp == 0 => Value::Int(t / 1_000_000),
@@ -592,7 +653,10 @@ pub fn eval(
         ),
         SysDate(fsp) => emit(
             Stamp {
-                dt: DateTime::from_unix(DateTime::now().to_unix() + session_offset(cx), 0),
+                dt: {
+                    let now = DateTime::now();
+                    DateTime::from_unix(now.to_unix() + session_offset(cx), now.micro)
+                },
                 has_time: true,
             },
             Out::DateTime(fsp),
@@ -648,7 +712,8 @@ pub fn eval(
             datefmt::format(&d, None, &fmt.to_text()).map_or(Value::Null, |t| Value::str(&t))
         }
         UtcNow(_) | UtcDate | UtcTime(_) => {
-            let utc = DateTime::from_unix(cx.env.now().to_unix() - session_offset(cx), 0);
+            let now = cx.env.now();
+            let utc = DateTime::from_unix(now.to_unix() - session_offset(cx), now.micro);
             let st = Stamp {
                 dt: utc,
                 has_time: true,

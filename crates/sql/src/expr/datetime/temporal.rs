@@ -94,6 +94,7 @@ pub fn from_daynr_micros(days: i64, micros: i64) -> Option<DateTime> {
         minute: (secs / 60 % 60) as u8,
         second: (secs % 60) as u8,
         micro: (micros % 1_000_000) as u32,
+        fsp: 0,
     })
 }
 
@@ -135,6 +136,7 @@ fn build(parts: [i64; 6], micro: i64, has_time: bool) -> Option<Stamp> {
             minute: mi as u8,
             second: s as u8,
             micro: micro as u32,
+            fsp: 0,
         },
         has_time,
     })

@@ -30,7 +30,7 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
         }
         ConnectionId => Value::UInt(cx.env.connection_id()),
         User => Value::str(&format!("{}@localhost", cx.env.user())),
-        Now => Value::DateTime(cx.env.now()),
+        Now => Value::DateTime(cx.env.now().truncate_to(0)),
         CurDate => {
             let n = cx.env.now();
             Value::DateTime(DateTime {
