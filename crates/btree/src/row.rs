@@ -227,6 +227,8 @@ mod tests {
             indexes: vec![],
             auto_increment_start: 1,
             comment: String::new(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
         };
         let dt = DateTime::parse("2020-01-01 10:00:00.123456").unwrap();
         let row = vec![

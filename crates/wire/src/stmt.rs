@@ -169,13 +169,15 @@ mod tests {
         p.extend_from_slice(&1u32.to_le_bytes());
         p.extend_from_slice(&[2, 3, 4]);
         p.extend_from_slice(&500_000u32.to_le_bytes());
-        let v = decode_params(&mut Cursor::new(&p), 1, &mut vec![], &mut HashMap::new()).unwrap();
+        let v =
+            decode_params(&mut Cursor::new(&p), 1, &mut vec![], &mut IntMap::default()).unwrap();
         assert_eq!(v, vec![Value::str("-26:03:04.500000")]);
         // 8-byte form: no fraction
         let mut p = vec![0, 1, 0x0b, 0, 8, 0];
         p.extend_from_slice(&0u32.to_le_bytes());
         p.extend_from_slice(&[10, 0, 0]);
-        let v = decode_params(&mut Cursor::new(&p), 1, &mut vec![], &mut HashMap::new()).unwrap();
+        let v =
+            decode_params(&mut Cursor::new(&p), 1, &mut vec![], &mut IntMap::default()).unwrap();
         assert_eq!(v, vec![Value::str("10:00:00")]);
     }
 
