@@ -93,25 +93,13 @@ pub fn add_checks(cx: &ExecCtx, def: &mut TableDef, clauses: &[CheckClause]) -> 
         }
     }
     taken.extend(def.checks.iter().map(|c| c.name.to_ascii_lowercase()));
-    let prefix = format!("{}_chk_", def.name);
-    let mut counter = def
-        .checks
-        .iter()
-        .filter_map(|c| {
-            c.name
-                .strip_prefix(&prefix)
-                .and_then(|n| n.parse::<u64>().ok())
-        })
-        .max()
-        .unwrap_or(0);
+    let mut names = super::GeneratedNames::new(
+        &def.name,
+        "_chk_",
+        def.checks.iter().map(|c| c.name.as_str()),
+    );
     for c in clauses {
-        let name = match &c.name {
-            Some(n) => n.clone(),
-            None => {
-                counter += 1;
-                format!("{prefix}{counter}")
-            }
-        };
+        let name = names.name(&c.name);
         if taken.contains(&name.to_ascii_lowercase()) {
             return Err(Error::CheckDuplicateName(name));
         }

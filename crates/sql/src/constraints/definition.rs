@@ -141,25 +141,13 @@ pub fn add_foreign_keys(cx: &ExecCtx, def: &mut TableDef, clauses: &[FkClause]) 
     let checks_on = super::fk_checks_on(cx);
     let mut taken = names_in_db(cx, &def.db, &def.name);
     taken.extend(def.foreign_keys.iter().map(|f| f.name.to_ascii_lowercase()));
-    let prefix = format!("{}_ibfk_", def.name);
-    let mut counter = def
-        .foreign_keys
-        .iter()
-        .filter_map(|f| {
-            f.name
-                .strip_prefix(&prefix)
-                .and_then(|n| n.parse::<u64>().ok())
-        })
-        .max()
-        .unwrap_or(0);
+    let mut names = super::GeneratedNames::new(
+        &def.name,
+        "_ibfk_",
+        def.foreign_keys.iter().map(|f| f.name.as_str()),
+    );
     for c in clauses {
-        let name = match &c.name {
-            Some(n) => n.clone(),
-            None => {
-                counter += 1;
-                format!("{prefix}{counter}")
-            }
-        };
+        let name = names.name(&c.name);
         if taken.contains(&name.to_ascii_lowercase()) {
             return Err(Error::FkDuplicateName(name));
         }

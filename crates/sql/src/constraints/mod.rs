@@ -24,6 +24,35 @@ pub mod show;
 
 use crate::context::ExecCtx;
 
+/// Names MySQL generates for unnamed constraints, `<table><infix><n>`: the next n after
+/// the highest one the table's constraints already use (`t_ibfk_3` → 4).
+pub struct GeneratedNames {
+    prefix: String,
+    last: u64,
+}
+
+impl GeneratedNames {
+    pub fn new<'n>(table: &str, infix: &str, existing: impl Iterator<Item = &'n str>) -> Self {
+        let prefix = format!("{table}{infix}");
+        let last = existing
+            .filter_map(|n| n.strip_prefix(&prefix).and_then(|n| n.parse::<u64>().ok()))
+            .max()
+            .unwrap_or(0);
+        GeneratedNames { prefix, last }
+    }
+
+    /// The clause's own name, or the next generated one.
+    pub fn name(&mut self, given: &Option<String>) -> String {
+        match given {
+            Some(n) => n.clone(),
+            None => {
+                self.last += 1;
+                format!("{}{}", self.prefix, self.last)
+            }
+        }
+    }
+}
+
 /// Whether `foreign_key_checks` is on for this statement's session.
 pub fn fk_checks_on(cx: &ExecCtx) -> bool {
     match cx.env.system_variable("foreign_key_checks", false) {
