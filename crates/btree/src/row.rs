@@ -152,9 +152,14 @@ pub fn decode_row_into(def: &TableDef, b: &[u8], row: &mut Vec<Value>) -> Option
                     ))
                 }
                 DataType::Date | DataType::DateTime { .. } | DataType::Timestamp { .. } => {
-                    Value::DateTime(DateTime {
-                        fsp: t.fsp().unwrap_or(0),
-                        ..DateTime::unpack(get_varint(b, &mut at)?)
+                    let d = DateTime::unpack(get_varint(b, &mut at)?);
+                    Value::DateTime(if *t == DataType::Date {
+                        d.as_date()
+                    } else {
+                        DateTime {
+                            fsp: t.fsp().unwrap_or(0),
+                            ..d
+                        }
                     })
                 }
                 DataType::Time { fsp } => {

@@ -157,9 +157,15 @@ pub fn decode_row(def: &TableDef, p: &[u8]) -> Option<Vec<Value>> {
                     *scale,
                 )),
                 DataType::Date | DataType::DateTime { .. } | DataType::Timestamp { .. } => {
-                    Value::DateTime(DateTime {
-                        fsp: t.fsp().unwrap_or(0),
-                        ..DateTime::unpack(u64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?))
+                    let d =
+                        DateTime::unpack(u64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?));
+                    Value::DateTime(if *t == DataType::Date {
+                        d.as_date()
+                    } else {
+                        DateTime {
+                            fsp: t.fsp().unwrap_or(0),
+                            ..d
+                        }
                     })
                 }
                 DataType::Time { fsp } => {

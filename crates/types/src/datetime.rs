@@ -17,10 +17,16 @@ pub struct DateTime {
     pub second: u8,
     pub micro: u32,
     /// Fraction digits shown; 0 shows six digits when `micro` is not zero (the form of
-    /// a value with no declared precision).
+    /// a value with no declared precision); [`DATE_ONLY`] marks a DATE, shown without
+    /// its (midnight) time in string context.
     #[serde(default)]
     pub fsp: u8,
 }
+
+/// The `fsp` of a DATE value: `CONCAT(date_col, '')`, `date_col LIKE '2020-05%'` and
+/// `LENGTH(CURDATE())` see `YYYY-MM-DD`, as in MySQL, not the midnight date-time the
+/// value is held as. Display only, like every `fsp`: comparisons ignore it.
+pub const DATE_ONLY: u8 = 0x80;
 
 impl DateTime {
     fn instant(&self) -> (u16, u8, u8, u8, u8, u8, u32) {
@@ -33,6 +39,29 @@ impl DateTime {
             self.second,
             self.micro,
         )
+    }
+}
+
+impl DateTime {
+    /// This value as a DATE: midnight, shown as `YYYY-MM-DD`.
+    pub fn as_date(self) -> DateTime {
+        DateTime {
+            hour: 0,
+            minute: 0,
+            second: 0,
+            micro: 0,
+            fsp: DATE_ONLY,
+            ..self
+        }
+    }
+
+    /// A DATE value (marked, and at midnight).
+    pub fn is_date_only(&self) -> bool {
+        self.fsp == DATE_ONLY
+            && self.hour == 0
+            && self.minute == 0
+            && self.second == 0
+            && self.micro == 0
     }
 }
 
@@ -279,12 +308,18 @@ impl DateTime {
 
 impl fmt::Display for DateTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_date_only() {
+            return write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day);
+        }
         write!(
             f,
             "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
             self.year, self.month, self.day, self.hour, self.minute, self.second
         )?;
-        if self.fsp > 0 {
+        if self.fsp == DATE_ONLY {
+            // A DATE marker on a value that has a time after all (arithmetic kept the
+            // marker): shown as the date-time it is.
+        } else if self.fsp > 0 {
             let frac = format!("{:06}", self.micro);
             write!(f, ".{}", &frac[..self.fsp.min(6) as usize])?;
         } else if self.micro != 0 {

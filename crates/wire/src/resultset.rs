@@ -202,6 +202,16 @@ impl<'a> Writer<'a> {
                     use std::io::Write;
                     let _ = write!(self.scratch, "{y:04}");
                 }
+                // A DATE value in a DATETIME column (IF(c, date_col, NOW())) shows its
+                // midnight time.
+                (Value::DateTime(d), Some(FieldType::DateTime | FieldType::Timestamp))
+                    if d.is_date_only() =>
+                {
+                    let mut shown = *d;
+                    shown.fsp = 0;
+                    use std::io::Write;
+                    let _ = write!(self.scratch, "{shown}");
+                }
                 _ => v.write_text(&mut self.scratch),
             }
             // A DATE column's value is held as a date-time at midnight: show the date.

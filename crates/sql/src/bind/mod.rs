@@ -199,6 +199,7 @@ impl SType {
             Value::Double(_) => SType::Double,
             Value::Decimal(d) => SType::Decimal(d.shown),
             Value::Bytes(_) => SType::Text,
+            Value::DateTime(d) if d.is_date_only() => SType::Date,
             Value::DateTime(d) => SType::DateTime(d.fsp),
             Value::Json(_) => SType::Json,
             Value::Bits(_) => SType::Binary,
@@ -1583,6 +1584,20 @@ impl<'a> Binder<'a> {
             colls.push(c);
         }
         let (func, ty, coll) = func_types::call_type(func, &types, &colls, &bound)?;
+        if matches!(
+            func,
+            Func::If | Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least
+        ) && types.iter().any(|t| matches!(t, SType::DateTime(_)))
+        {
+            // DATE arguments beside DATETIME ones give their date-time (midnight shown),
+            // as MySQL converts every branch to the result's temporal type.
+            for (b, t) in bound.iter_mut().zip(&types) {
+                if *t == SType::Date {
+                    let d = std::mem::replace(b, Expr::Literal(Value::Null));
+                    *b = Expr::Func(Func::Cast(CastFn::DateTime(0)), vec![d]);
+                }
+            }
+        }
         let e = Expr::Func(func, bound);
         let e = match func {
             Func::If | Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => {

@@ -216,14 +216,7 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
             match dt {
                 Some(mut d) => {
                     if *ty == DataType::Date {
-                        d = DateTime {
-                            hour: 0,
-                            minute: 0,
-                            second: 0,
-                            micro: 0,
-                            fsp: 0,
-                            ..d
-                        };
+                        d = d.as_date();
                     } else {
                         d.micro += bump as u32;
                         d = convert_temporal::round_datetime(d, ty.fsp().unwrap_or(0), col, row)?;

@@ -139,14 +139,7 @@ pub fn day_name(weekday: i64) -> &'static str {
 pub fn emit(s: Stamp, out: Out) -> Value {
     match out {
         // A DATETIME(fsp) column's value shows its digits: results show their own.
-        Out::Date => Value::DateTime(DateTime {
-            hour: 0,
-            minute: 0,
-            second: 0,
-            micro: 0,
-            fsp: 0,
-            ..s.dt
-        }),
+        Out::Date => Value::DateTime(s.dt.as_date()),
         // Fractions are shown with the type's digit count, which a DATETIME value's
         // own display (six digits when non-zero) cannot do: such results are text.
         Out::DateTime(0) => Value::DateTime(DateTime {
@@ -369,14 +362,17 @@ pub fn eval(
         FromDays => match num(&a(0)?) {
             None => Value::Null,
             Some(n) => match temporal::from_daynr(n) {
-                Some((y, m, d)) => Value::DateTime(DateTime {
-                    year: y as u16,
-                    month: m as u8,
-                    day: d as u8,
-                    ..DateTime::default()
-                }),
+                Some((y, m, d)) => Value::DateTime(
+                    DateTime {
+                        year: y as u16,
+                        month: m as u8,
+                        day: d as u8,
+                        ..DateTime::default()
+                    }
+                    .as_date(),
+                ),
                 // Before year 1 (and past 9999) MySQL gives the zero date.
-                None => Value::DateTime(DateTime::default()),
+                None => Value::DateTime(DateTime::default().as_date()),
             },
         },
         DateDiff => {
@@ -389,15 +385,13 @@ pub fn eval(
             }
         }
         LastDay => match real_date(&a(0)?) {
-            Some(s) => Value::DateTime(DateTime {
-                day: temporal::days_in_month(s.dt.year as i64, s.dt.month as i64) as u8,
-                hour: 0,
-                minute: 0,
-                second: 0,
-                micro: 0,
-                fsp: 0,
-                ..s.dt
-            }),
+            Some(s) => Value::DateTime(
+                DateTime {
+                    day: temporal::days_in_month(s.dt.year as i64, s.dt.month as i64) as u8,
+                    ..s.dt
+                }
+                .as_date(),
+            ),
             None => Value::Null,
         },
         MakeDate => {
@@ -414,12 +408,15 @@ pub fn eval(
                 return Ok(Value::Null);
             }
             match temporal::from_daynr(temporal::daynr(y, 1, 1) + n - 1) {
-                Some((y, m, d)) => Value::DateTime(DateTime {
-                    year: y as u16,
-                    month: m as u8,
-                    day: d as u8,
-                    ..DateTime::default()
-                }),
+                Some((y, m, d)) => Value::DateTime(
+                    DateTime {
+                        year: y as u16,
+                        month: m as u8,
+                        day: d as u8,
+                        ..DateTime::default()
+                    }
+                    .as_date(),
+                ),
                 None => Value::Null,
             }
         }

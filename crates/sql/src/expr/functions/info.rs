@@ -31,16 +31,7 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
         ConnectionId => Value::UInt(cx.env.connection_id()),
         User => Value::str(&format!("{}@localhost", cx.env.user())),
         Now => Value::DateTime(cx.env.now().truncate_to(0)),
-        CurDate => {
-            let n = cx.env.now();
-            Value::DateTime(DateTime {
-                hour: 0,
-                minute: 0,
-                second: 0,
-                micro: 0,
-                ..n
-            })
-        }
+        CurDate => Value::DateTime(cx.env.now().as_date()),
         UnixTimestamp => {
             if args.is_empty() {
                 Value::Int(cx.env.now().to_unix())
