@@ -447,23 +447,10 @@ pub fn time_of(v: &Value) -> Option<i64> {
     }
 }
 
-/// `[-]hh:mm:ss[.f…]` with `fsp` fraction digits (hours take as many digits as needed).
+/// `[-]hh:mm:ss[.f…]` with `fsp` fraction digits: the TIME text the storage layer also
+/// reads back ([`strata_types::time_value::format`]).
 pub fn format_time(micros: i64, fsp: u8) -> String {
-    let sign = if micros < 0 { "-" } else { "" };
-    let a = micros.unsigned_abs();
-    let secs = a / 1_000_000;
-    let mut s = format!(
-        "{sign}{:02}:{:02}:{:02}",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    );
-    if fsp > 0 {
-        let frac = format!("{:06}", a % 1_000_000);
-        s.push('.');
-        s.push_str(&frac[..fsp.min(6) as usize]);
-    }
-    s
+    strata_types::time_value::format(micros, fsp)
 }
 
 /// A date-time as text with exactly `fsp` fraction digits.
