@@ -156,6 +156,19 @@ pub fn emit(s: Stamp, out: Out) -> Value {
     }
 }
 
+/// The DATE `y-m-d` (as `temporal::from_daynr` gives it).
+fn date_value(y: i64, m: i64, d: i64) -> Value {
+    Value::DateTime(
+        DateTime {
+            year: y as u16,
+            month: m as u8,
+            day: d as u8,
+            ..DateTime::default()
+        }
+        .as_date(),
+    )
+}
+
 fn warn_overflow(cx: &EvalCtx) {
     cx.env.warn(
         WarnLevel::Warning,
@@ -362,15 +375,7 @@ pub fn eval(
         FromDays => match num(&a(0)?) {
             None => Value::Null,
             Some(n) => match temporal::from_daynr(n) {
-                Some((y, m, d)) => Value::DateTime(
-                    DateTime {
-                        year: y as u16,
-                        month: m as u8,
-                        day: d as u8,
-                        ..DateTime::default()
-                    }
-                    .as_date(),
-                ),
+                Some((y, m, d)) => date_value(y, m, d),
                 // Before year 1 (and past 9999) MySQL gives the zero date.
                 None => Value::DateTime(DateTime::default().as_date()),
             },
@@ -408,15 +413,7 @@ pub fn eval(
                 return Ok(Value::Null);
             }
             match temporal::from_daynr(temporal::daynr(y, 1, 1) + n - 1) {
-                Some((y, m, d)) => Value::DateTime(
-                    DateTime {
-                        year: y as u16,
-                        month: m as u8,
-                        day: d as u8,
-                        ..DateTime::default()
-                    }
-                    .as_date(),
-                ),
+                Some((y, m, d)) => date_value(y, m, d),
                 None => Value::Null,
             }
         }
