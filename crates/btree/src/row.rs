@@ -7,6 +7,7 @@
 
 use strata_types::datetime::DateTime;
 use strata_types::decimal::Decimal;
+use strata_types::member;
 use strata_types::time_value;
 use strata_types::{DataType, TableDef, Value};
 
@@ -91,6 +92,9 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
                 out.extend_from_slice(&d.rescale(scale).mantissa.to_le_bytes());
             }
             Value::DateTime(d) => put_varint(out, d.pack()),
+            // ENUM/SET: only the member number (position or bitmask); the text comes
+            // back from the column's member list.
+            Value::Member { number, .. } => put_varint(out, *number),
             // A JSON document is stored as its binary bytes, like a BLOB; the engine
             // does not read them.
             // A BIT value is its (n+7)/8 bytes, likewise length-prefixed.
@@ -167,6 +171,8 @@ pub fn decode_row_into(def: &TableDef, b: &[u8], row: &mut Vec<Value>) -> Option
                     Value::str(&time_value::format(m, *fsp))
                 }
                 DataType::Year => Value::Int(unzigzag(get_varint(b, &mut at)?)),
+                DataType::Enum(_) => member::enum_value(&c.members, get_varint(b, &mut at)?),
+                DataType::Set(_) => member::set_value(&c.members, get_varint(b, &mut at)?),
                 _ => {
                     let n = get_varint(b, &mut at)? as usize;
                     let s = b.get(at..at.checked_add(n)?)?;
@@ -218,6 +224,7 @@ mod tests {
             auto_increment: false,
             on_update_now: false,
             collation: Collation::Binary,
+            members: Vec::new(),
         };
         let def = TableDef {
             db: "d".into(),

@@ -26,6 +26,7 @@ fn col(name: &str, t: DataType) -> ColumnDef {
         } else {
             Collation::Binary
         },
+        members: Vec::new(),
     }
 }
 

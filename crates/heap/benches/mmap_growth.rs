@@ -28,6 +28,7 @@ fn col(name: &str, t: DataType) -> ColumnDef {
         } else {
             Collation::Binary
         },
+        members: Vec::new(),
     }
 }
 

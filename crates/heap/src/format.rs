@@ -112,6 +112,9 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
                 out.extend_from_slice(&d.rescale(scale).mantissa.to_le_bytes());
             }
             Value::DateTime(d) => out.extend_from_slice(&d.pack().to_le_bytes()),
+            // ENUM/SET: only the member number (position or bitmask), 8 bytes; the text
+            // comes back from the column's member list.
+            Value::Member { number, .. } => out.extend_from_slice(&number.to_le_bytes()),
             // A JSON document is stored as its binary bytes, like a BLOB; the engine
             // does not read them.
             // A BIT value is its (n+7)/8 bytes, likewise length-prefixed.
@@ -174,6 +177,14 @@ pub fn decode_row(def: &TableDef, p: &[u8]) -> Option<Vec<Value>> {
                 }
                 DataType::Year => {
                     Value::Int(i64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?))
+                }
+                DataType::Enum(_) | DataType::Set(_) => {
+                    let n = u64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?);
+                    if let DataType::Enum(_) = t {
+                        strata_types::member::enum_value(&c.members, n)
+                    } else {
+                        strata_types::member::set_value(&c.members, n)
+                    }
                 }
                 _ => {
                     let len = u32::from_le_bytes(take(&mut at, 4)?.try_into().ok()?) as usize;

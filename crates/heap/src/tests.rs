@@ -21,6 +21,7 @@ fn col(name: &str, t: DataType, nullable: bool) -> ColumnDef {
         } else {
             Collation::Binary
         },
+        members: Vec::new(),
     }
 }
 

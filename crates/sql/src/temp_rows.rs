@@ -210,6 +210,12 @@ pub fn encode_row(row: &[Value], out: &mut Vec<u8>) {
                 out.extend_from_slice(&(b.len() as u32).to_le_bytes());
                 out.extend_from_slice(b);
             }
+            Value::Member { number, text } => {
+                out.push(9);
+                out.extend_from_slice(&number.to_le_bytes());
+                out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+                out.extend_from_slice(text);
+            }
             Value::Json(b) => {
                 out.push(7);
                 out.extend_from_slice(&(b.len() as u32).to_le_bytes());
@@ -255,6 +261,14 @@ pub fn decode_row(mut b: &[u8]) -> Option<Vec<Value>> {
             8 => {
                 let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
                 Value::Bits(take(&mut b, n)?.to_vec())
+            }
+            9 => {
+                let number = u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?);
+                let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+                Value::Member {
+                    number,
+                    text: take(&mut b, n)?.to_vec(),
+                }
             }
             _ => return None,
         });

@@ -92,6 +92,17 @@ pub enum Error {
     DataTruncated { column: String, row: u64 },
     /// 1090: ALTER TABLE would leave no column.
     CantRemoveAllFields,
+    /// 1291: an ENUM/SET definition lists a member twice (under the column's collation):
+    /// column, member, and "ENUM" or "SET".
+    DuplicatedTypeValue {
+        column: String,
+        value: String,
+        kind: &'static str,
+    },
+    /// 1097: an ENUM with more than 65535 members or a SET with more than 64.
+    TooManyTypeValues(String),
+    /// 1367: a SET member containing a comma.
+    IllegalSetMember(String),
     /// 1366: type name, value text, column, row.
     IncorrectValue {
         kind: String,
@@ -464,6 +475,9 @@ impl Error {
             ValueOutOfRange { .. } => 1690,
             DataTooLong { .. } => 1406,
             DataTruncated { .. } => 1265,
+            DuplicatedTypeValue { .. } => 1291,
+            TooManyTypeValues(_) => 1097,
+            IllegalSetMember(_) => 1367,
             CantRemoveAllFields => 1090,
             IncorrectValue { .. } => 1366,
             TruncatedWrongValue { .. } => 1292,
@@ -584,7 +598,7 @@ impl Error {
             1406 => "22001",
             1265 => "01000",
             1090 => "42000",
-            1292 => "22007",
+            1292 | 1367 => "22007",
             1365 => "22012",
             1253 => "42000",
             1426 => "42000",
@@ -830,6 +844,13 @@ impl fmt::Display for Error {
             DataTruncated { column, row } => {
                 write!(f, "Data truncated for column '{column}' at row {row}")
             }
+            DuplicatedTypeValue {
+                column,
+                value,
+                kind,
+            } => write!(f, "Column '{column}' has duplicated value '{value}' in {kind}"),
+            TooManyTypeValues(c) => write!(f, "Too many strings for column {c} and SET"),
+            IllegalSetMember(v) => write!(f, "Illegal set '{v}' value found during parsing"),
             CantRemoveAllFields => write!(
                 f,
                 "You can't delete all columns with ALTER TABLE; use DROP TABLE instead"

@@ -17,6 +17,8 @@
 //!   ([`crate::time_value::key_bytes`]);
 //! - YEAR: as an integer.
 //! - BIT(n): its unsigned number, encoded as an integer.
+//! - ENUM, SET: the stored number (member position, bitmask), encoded as an integer, so
+//!   an ENUM index orders by member position as MySQL's does.
 
 use crate::collation::Collation;
 use crate::datetime::DateTime;
@@ -63,6 +65,15 @@ pub fn encode_value(out: &mut Vec<u8>, v: &Value, ty: &DataType, coll: Collation
                 _ => return false,
             };
             encode_int(out, u as i128);
+            true
+        }
+        // Only a value already converted to the column (it carries its number) probes
+        // an ENUM/SET index; a string would need the member list.
+        DataType::Enum(_) | DataType::Set(_) => {
+            let Value::Member { number, .. } = v else {
+                return false;
+            };
+            encode_int(out, *number as i128);
             true
         }
         DataType::Float | DataType::Double => {

@@ -17,6 +17,7 @@ pub mod inthash;
 pub mod json;
 pub mod keycode;
 pub mod log;
+pub mod member;
 pub mod output;
 pub mod schema;
 pub mod sqltext;

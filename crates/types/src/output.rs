@@ -44,8 +44,10 @@ pub mod flags {
     pub const UNSIGNED: u16 = 32;
     pub const ZEROFILL: u16 = 64;
     pub const BINARY: u16 = 128;
+    pub const ENUM: u16 = 256;
     pub const AUTO_INCREMENT: u16 = 512;
     pub const TIMESTAMP: u16 = 1024;
+    pub const SET: u16 = 2048;
     pub const NO_DEFAULT_VALUE: u16 = 4096;
     pub const ON_UPDATE_NOW: u16 = 8192;
     pub const NUM: u16 = 32768;

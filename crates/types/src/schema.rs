@@ -57,6 +57,11 @@ pub enum DataType {
     Json,
     /// BIT(n), 1 ≤ n ≤ 64: values are [`crate::Value::Bits`], (n+7)/8 bytes big-endian.
     Bit(u8),
+    /// ENUM('a', …) with this many members (the list is [`ColumnDef::members`]):
+    /// values are [`crate::Value::Member`], stored as the member's position (`member.rs`).
+    Enum(u16),
+    /// SET('a', …) with this many members (at most 64), stored as a bitmask.
+    Set(u8),
 }
 
 impl DataType {
@@ -95,11 +100,16 @@ impl DataType {
         )
     }
 
-    /// Strings that carry a character set (compared by collation, not bytes).
+    /// Types that carry a character set (compared by collation, not bytes): the text
+    /// strings, and ENUM and SET, whose members are text.
     pub fn is_text(&self) -> bool {
         matches!(
             self,
-            DataType::Char(_) | DataType::VarChar(_) | DataType::Text(_)
+            DataType::Char(_)
+                | DataType::VarChar(_)
+                | DataType::Text(_)
+                | DataType::Enum(_)
+                | DataType::Set(_)
         )
     }
 
@@ -163,6 +173,8 @@ impl DataType {
             DataType::Decimal { .. } => 16,
             DataType::Date | DataType::DateTime { .. } | DataType::Timestamp { .. } => 8,
             DataType::Time { .. } | DataType::Year => 8,
+            DataType::Enum(_) => 2,
+            DataType::Set(_) => 8,
             DataType::Char(n) => 4 * n as usize,
             DataType::Binary(n) => n as usize,
             _ => return None,
@@ -190,6 +202,8 @@ impl DataType {
             DataType::Year => FieldType::Year,
             DataType::Json => FieldType::Json,
             DataType::Bit(_) => FieldType::Bit,
+            // MySQL describes ENUM and SET columns as CHAR with the ENUM/SET flag.
+            DataType::Enum(_) | DataType::Set(_) => FieldType::String,
         }
     }
 
@@ -217,6 +231,9 @@ impl DataType {
             DataType::Year => 4,
             DataType::Json => u32::MAX,
             DataType::Bit(n) => n as u32,
+            // The longest member (ENUM) or all members with commas (SET) are what
+            // [`ColumnDef::display_length`] measures; without the list, a byte each.
+            DataType::Enum(_) | DataType::Set(_) => mb,
         }
     }
 
@@ -245,6 +262,9 @@ impl DataType {
             DataType::Year => "year".into(),
             DataType::Json => "json".into(),
             DataType::Bit(n) => format!("bit({n})"),
+            // Without the member list (see [`ColumnDef::type_text`]).
+            DataType::Enum(_) => "enum".into(),
+            DataType::Set(_) => "set".into(),
         }
     }
 }
@@ -317,9 +337,43 @@ pub struct ColumnDef {
     /// `ON UPDATE CURRENT_TIMESTAMP`.
     pub on_update_now: bool,
     pub collation: Collation,
+    /// The members of an ENUM or SET column, in definition order (trailing spaces
+    /// removed, as MySQL stores them); empty for every other type.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<String>,
 }
 
 impl ColumnDef {
+    /// The column type as SHOW CREATE TABLE, SHOW COLUMNS and information_schema's
+    /// COLUMN_TYPE print it (`enum('a','b')` with its members).
+    pub fn type_text(&self) -> String {
+        match self.data_type {
+            DataType::Enum(_) => crate::member::type_text("enum", &self.members),
+            DataType::Set(_) => crate::member::type_text("set", &self.members),
+            t => t.sql_name(),
+        }
+    }
+
+    /// The display length of the column's values in the protocol's column definition:
+    /// for ENUM the longest member, for SET every member with its comma, in bytes of
+    /// the column's character set.
+    pub fn display_length(&self) -> u32 {
+        let mb = if self.collation == Collation::Binary {
+            1
+        } else {
+            4
+        };
+        let chars = |m: &String| m.chars().count() as u32;
+        match self.data_type {
+            DataType::Enum(_) => self.members.iter().map(chars).max().unwrap_or(0) * mb,
+            DataType::Set(_) => {
+                let all: u32 = self.members.iter().map(chars).sum();
+                (all + self.members.len().saturating_sub(1) as u32) * mb
+            }
+            t => t.display_length(self.collation),
+        }
+    }
+
     /// `CURRENT_TIMESTAMP` with the column's precision (`CURRENT_TIMESTAMP(6)`), as
     /// SHOW CREATE TABLE, SHOW COLUMNS and information_schema print the default and the
     /// ON UPDATE clause.

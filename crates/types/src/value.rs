@@ -23,6 +23,14 @@ pub enum Value {
     /// A bit value: a BIT(n) column's or a `b'101'` literal's bytes, big-endian. A
     /// binary string in string context, an unsigned integer in numeric context.
     Bits(Vec<u8>),
+    /// An ENUM or SET column's value (`member.rs`): its number (ENUM: the 1-based
+    /// position of the member, 0 for the error value ''; SET: the bitmask of its members)
+    /// and its text. A string everywhere but in numeric context and ORDER BY, where MySQL
+    /// uses the number.
+    Member {
+        number: u64,
+        text: Vec<u8>,
+    },
 }
 
 impl Value {
@@ -31,6 +39,7 @@ impl Value {
     pub fn approx_bytes(&self) -> usize {
         match self {
             Value::Bytes(b) | Value::Json(b) | Value::Bits(b) => 24 + b.len(),
+            Value::Member { text, .. } => 32 + text.len(),
             _ => 24,
         }
     }
@@ -60,6 +69,7 @@ impl Value {
             Value::DateTime(dt) => Some(datetime_as_number(dt) as i64),
             Value::Json(b) => Some(json_number(b).round() as i64),
             Value::Bits(b) => Some(bits_value(b) as i64),
+            Value::Member { number, .. } => Some(*number as i64),
         }
     }
 
@@ -76,6 +86,7 @@ impl Value {
             Value::DateTime(dt) => Some(datetime_as_number(dt) + dt.micro as f64 / 1e6),
             Value::Json(b) => Some(json_number(b)),
             Value::Bits(b) => Some(bits_value(b) as f64),
+            Value::Member { number, .. } => Some(*number as f64),
         }
     }
 
@@ -99,6 +110,7 @@ impl Value {
             Value::DateTime(_) => Some(true),
             Value::Json(b) => Some(json_number(b) != 0.0),
             Value::Bits(b) => Some(bits_value(b) != 0),
+            Value::Member { number, .. } => Some(*number != 0),
         }
     }
 
@@ -129,6 +141,7 @@ impl Value {
                 None => out.extend_from_slice(b"null"),
             },
             Value::Bits(b) => out.extend_from_slice(b),
+            Value::Member { text, .. } => out.extend_from_slice(text),
         }
     }
 
@@ -136,7 +149,9 @@ impl Value {
     pub fn to_text(&self) -> String {
         match self {
             Value::Null => "NULL".into(),
-            Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+            Value::Bytes(b) | Value::Member { text: b, .. } => {
+                String::from_utf8_lossy(b).into_owned()
+            }
             other => {
                 let mut v = Vec::new();
                 other.write_text(&mut v);

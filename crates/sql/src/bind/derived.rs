@@ -66,6 +66,7 @@ impl DerivedTable {
                 } else {
                     Collation::GeneralCi
                 },
+                members: Vec::new(),
             });
         }
         let def = TableDef {

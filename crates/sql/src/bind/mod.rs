@@ -203,6 +203,7 @@ impl SType {
             Value::DateTime(d) => SType::DateTime(d.fsp),
             Value::Json(_) => SType::Json,
             Value::Bits(_) => SType::Binary,
+            Value::Member { .. } => SType::Text,
         }
     }
 
@@ -311,6 +312,11 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
     if col.collation == Collation::Binary {
         fl |= flags::BINARY;
     }
+    match col.data_type {
+        DataType::Enum(_) => fl |= flags::ENUM,
+        DataType::Set(_) => fl |= flags::SET,
+        _ => {}
+    }
     if let Some(ci) = t.def.column_index(&col.name) {
         for ix in &t.def.indexes {
             if ix.columns.first() == Some(&ci) {
@@ -337,7 +343,7 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
         } else {
             63
         },
-        length: col.data_type.display_length(col.collation),
+        length: col.display_length(),
         decimals: match col.data_type {
             DataType::Decimal { scale, .. } => scale,
             DataType::Float | DataType::Double => 31,

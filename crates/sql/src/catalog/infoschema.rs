@@ -49,6 +49,7 @@ fn col(name: &str, data_type: DataType) -> ColumnDef {
         } else {
             Collation::Binary
         },
+        members: Vec::new(),
     }
 }
 
@@ -471,13 +472,18 @@ impl InfoTable {
             Kind::Columns => {
                 for (i, c) in def.columns.iter().enumerate() {
                     let ty = &c.data_type;
-                    let full = ty.sql_name();
+                    let full = c.type_text();
                     let base = full.split(['(', ' ']).next().unwrap_or("").to_string();
                     let (cmax, coct) = match ty.max_len() {
                         Some(n) if ty.is_text() && !matches!(ty, DataType::Text(_)) => {
                             (u(n as u64), u(n as u64 * 4))
                         }
                         Some(n) => (u(n as u64), u(n as u64)),
+                        // The longest member (ENUM), every member with its comma (SET).
+                        None if matches!(ty, DataType::Enum(_) | DataType::Set(_)) => {
+                            let bytes = c.display_length() as u64;
+                            (u(bytes / 4), u(bytes))
+                        }
                         None => (Value::Null, Value::Null),
                     };
                     let (prec, scale) = match ty {

@@ -264,6 +264,7 @@ mod tests {
             } else {
                 Collation::Binary
             },
+            members: Vec::new(),
         }
     }
 

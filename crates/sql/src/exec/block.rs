@@ -38,6 +38,19 @@ pub(crate) fn key_ranges(
     let def = &t.def;
     let encode = |out: &mut Vec<u8>, col: usize, v: &Value| -> bool {
         let c = &def.columns[col];
+        if matches!(c.data_type, DataType::Enum(_) | DataType::Set(_)) {
+            // Only equality probes reach here (see `bound` below), by member number.
+            return match strata_types::member::equal_number(c, v) {
+                Some(n) => {
+                    let m = Value::Member {
+                        number: n,
+                        text: Vec::new(),
+                    };
+                    encode_value(out, &m, &c.data_type, c.collation)
+                }
+                None => false,
+            };
+        }
         if c.data_type.is_string() && !matches!(v, Value::Bytes(_)) {
             return false;
         }
@@ -95,6 +108,18 @@ pub(crate) fn key_ranges(
             }
             let next = ix.columns.get(eq.len()).copied();
             let bound = |b: &Option<(Expr, bool)>| -> Result<Option<(Option<Vec<u8>>, bool)>> {
+                // An ENUM/SET index is in member-number order, but `<`/`>` compare
+                // their text: no range over it.
+                if b.is_some()
+                    && next.is_some_and(|c| {
+                        matches!(
+                            def.columns[c].data_type,
+                            DataType::Enum(_) | DataType::Set(_)
+                        )
+                    })
+                {
+                    return Ok(None);
+                }
                 match (b, next) {
                     (Some((e, incl)), Some(col)) => {
                         let v = e.eval(row, cx)?;

@@ -53,6 +53,18 @@ pub fn coerce_or_warn(
             );
             coerce(v, col, row, false)
         }
+        // An ENUM/SET value that names no member: the error value '' or the members
+        // recognised, "truncated".
+        Err(Error::DataTruncated { column, row })
+            if matches!(col.data_type, DataType::Enum(_) | DataType::Set(_)) =>
+        {
+            env.warn(
+                crate::expr::WarnLevel::Warning,
+                1265,
+                format!("Data truncated for column '{column}' at row {row}"),
+            );
+            coerce(v, col, row, false)
+        }
         Err(Error::DataTooLong { column, row }) => {
             env.warn(
                 crate::expr::WarnLevel::Warning,
@@ -87,6 +99,8 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
             Value::Decimal(d) => d.rescale(0).mantissa,
             Value::DateTime(_) | Value::Json(_) => v.to_i64().unwrap_or(0) as i128,
             Value::Bits(b) => strata_types::value::bits_value(b) as i128,
+            // An ENUM/SET value in numeric context is its number.
+            Value::Member { number, .. } => *number as i128,
             Value::Bytes(b) => {
                 let text = String::from_utf8_lossy(b);
                 let t = text.trim();
@@ -125,6 +139,9 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
     match ty {
         DataType::Json => json_column_value(v, col),
         DataType::Bit(n) => bit_column_value(v, *n, col, row, strict),
+        DataType::Enum(_) | DataType::Set(_) => {
+            crate::expr::convert_member::member_column_value(&v, col, row, strict)
+        }
         DataType::Float | DataType::Double => {
             let f = match &v {
                 Value::Bytes(b) => {
@@ -180,6 +197,7 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
                 }
                 Value::DateTime(_) | Value::Json(_) => Decimal::from_i64(v.to_i64().unwrap_or(0)),
                 Value::Bits(b) => Decimal::from_u64(strata_types::value::bits_value(b)),
+                Value::Member { number, .. } => Decimal::from_u64(*number),
                 Value::Null => unreachable!("handled above"),
             };
             let d = d.rescale(*scale);
@@ -202,11 +220,13 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
             let mut bump = false;
             let dt = match &v {
                 Value::DateTime(d) => Some(*d),
-                Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(|s| {
-                    let (text, up) = convert_temporal::cut_fraction(s);
-                    bump = up;
-                    DateTime::parse(&text)
-                }),
+                Value::Bytes(b) | Value::Member { text: b, .. } => {
+                    std::str::from_utf8(b).ok().and_then(|s| {
+                        let (text, up) = convert_temporal::cut_fraction(s);
+                        bump = up;
+                        DateTime::parse(&text)
+                    })
+                }
                 Value::Int(_) | Value::UInt(_) => DateTime::parse(&v.to_text()),
                 Value::Decimal(_) | Value::Double(_) => {
                     crate::expr::datetime::temporal::stamp_of(&v, false).map(|s| s.dt)
@@ -238,7 +258,7 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
         _ => {
             // Strings.
             let mut bytes = match v {
-                Value::Bytes(b) => b,
+                Value::Bytes(b) | Value::Member { text: b, .. } => b,
                 other => {
                     let mut b = Vec::new();
                     other.write_text(&mut b);
@@ -370,6 +390,7 @@ mod tests {
             auto_increment: false,
             on_update_now: false,
             collation: Collation::GeneralCi,
+            members: Vec::new(),
         }
     }
 

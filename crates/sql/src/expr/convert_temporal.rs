@@ -84,7 +84,8 @@ fn read_time(v: &Value) -> TimeRead {
         Value::DateTime(d) => {
             TimeRead::Micros(temporal::day_seconds(d) * 1_000_000 + d.micro as i64)
         }
-        Value::Bytes(b) => {
+        // An ENUM/SET value reads as its text.
+        Value::Bytes(b) | Value::Member { text: b, .. } => {
             let text = String::from_utf8_lossy(b);
             match temporal::parse_time(&text) {
                 Some((m, true)) => TimeRead::OutOfRange(m),
@@ -213,6 +214,7 @@ mod tests {
             auto_increment: false,
             on_update_now: false,
             collation: Collation::Binary,
+            members: Vec::new(),
         }
     }
 

@@ -10,7 +10,8 @@ use strata_types::{Collation, DataType, Decimal, Value};
 pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
     match v {
         Value::Null => out.push(0),
-        Value::Bytes(b) => {
+        // An ENUM/SET value groups by its text, as MySQL's GROUP BY and DISTINCT do.
+        Value::Bytes(b) | Value::Member { text: b, .. } => {
             out.push(2);
             let mut w = Vec::new();
             coll.weight_string(b, &mut w);

@@ -5,6 +5,7 @@
 //! (integers stay exact, a string meets a number as a double, NULL propagates).
 
 pub mod convert;
+pub mod convert_member;
 pub mod convert_temporal;
 pub mod datetime;
 pub mod division_env;
@@ -866,6 +867,15 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
         (Bits(x), Bits(y)) => bits_value(x).cmp(&bits_value(y)),
         (Bits(x), y) if y.is_numeric() => return compare(&UInt(bits_value(x)), y, coll),
         (x, Bits(y)) if x.is_numeric() => return compare(x, &UInt(bits_value(y)), coll),
+        // An ENUM/SET value meets a number as its member number, anything else as its
+        // text (two ENUM values compare as strings, as in MySQL).
+        (Member { number, .. }, y) if y.is_numeric() => return compare(&UInt(*number), y, coll),
+        (x, Member { number, .. }) if x.is_numeric() => return compare(x, &UInt(*number), coll),
+        (Member { text: x, .. }, Member { text: y, .. })
+        | (Member { text: x, .. }, Bytes(y))
+        | (Bytes(x), Member { text: y, .. }) => coll.compare(x, y),
+        (Member { text, .. }, y) => return compare(&Bytes(text.clone()), y, coll),
+        (x, Member { text, .. }) => return compare(x, &Bytes(text.clone()), coll),
         (Bytes(x), DateTime(y)) => match std::str::from_utf8(x)
             .ok()
             .and_then(strata_types::DateTime::parse)
@@ -888,6 +898,8 @@ pub fn sort_compare(a: &Value, b: &Value, coll: Collation) -> Ordering {
         (Value::Null, Value::Null) => Ordering::Equal,
         (Value::Null, _) => Ordering::Less,
         (_, Value::Null) => Ordering::Greater,
+        // ORDER BY an ENUM/SET column sorts by member number, as MySQL.
+        (Value::Member { number: x, .. }, Value::Member { number: y, .. }) => x.cmp(y),
         (Value::Decimal(x), _) if x.scale > x.shown => {
             sort_compare(&Value::Decimal(x.rescale(x.shown)), b, coll)
         }
@@ -906,6 +918,7 @@ fn numeric(v: &Value) -> Value {
         }
         Value::DateTime(_) => Value::Double(v.to_f64().unwrap_or(0.0)),
         Value::Bits(b) => Value::UInt(bits_value(b)),
+        Value::Member { number, .. } => Value::UInt(*number),
         other => other.clone(),
     }
 }

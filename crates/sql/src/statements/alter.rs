@@ -891,7 +891,7 @@ impl<'a> RowConverter<'a> {
                 None if c.nullable || c.auto_increment => Value::Null,
                 // ADD COLUMN … NOT NULL without a default fills the implicit default,
                 // in strict mode too.
-                None => implicit_default(&c.data_type),
+                None => implicit_default(c),
             })
             .collect();
         let from_time = sources
@@ -942,7 +942,7 @@ impl<'a> RowConverter<'a> {
             if self.strict {
                 return Err(Error::InvalidUseOfNull);
             }
-            return Ok(implicit_default(&col.data_type));
+            return Ok(implicit_default(col));
         }
         coerce(v, col, row_no, self.strict).map_err(|e| match e {
             // ALTER reports a value cut short as truncated (1265), where INSERT says
@@ -967,6 +967,7 @@ mod tests {
             auto_increment: false,
             on_update_now: false,
             collation: Collation::Binary,
+            members: Vec::new(),
         }
     }
 

@@ -422,6 +422,7 @@ pub(crate) fn build_column(c: &ast::ColumnDef, table_coll: Collation) -> Result<
         } else {
             Collation::Binary
         },
+        members: Vec::new(),
     };
     if let Some(fc) = forced_coll {
         col.collation = fc;
@@ -488,6 +489,8 @@ pub(crate) fn build_column(c: &ast::ColumnDef, table_coll: Collation) -> Result<
     if col.auto_increment || primary {
         col.nullable = false;
     }
+    // Members are checked for duplicates under the collation the options settled.
+    col.members = column_members(&c.data_type, &col)?;
     if let Some(e) = on_update {
         // Checked once the type is known (the clause may precede nothing else).
         if !now_fits(&e, &col) {
@@ -642,6 +645,43 @@ fn now_fits(e: &ast::Expr, col: &ColumnDef) -> bool {
     }
 }
 
+/// The members of an ENUM or SET type, trailing spaces removed as MySQL stores them;
+/// a member listed twice under the column's collation is 1291, a SET member with a
+/// comma 1367. Empty for every other type.
+fn column_members(t: &ast::DataType, col: &ColumnDef) -> Result<Vec<String>> {
+    let (kind, names): (&'static str, Vec<&str>) = match t {
+        ast::DataType::Enum(m, _) => (
+            "ENUM",
+            m.iter()
+                .map(|m| match m {
+                    ast::EnumMember::Name(n) | ast::EnumMember::NamedValue(n, _) => n.as_str(),
+                })
+                .collect(),
+        ),
+        ast::DataType::Set(m) => ("SET", m.iter().map(String::as_str).collect()),
+        _ => return Ok(Vec::new()),
+    };
+    let mut out: Vec<String> = Vec::with_capacity(names.len());
+    for n in names {
+        let n = n.trim_end_matches(' ');
+        if kind == "SET" && n.contains(',') {
+            return Err(Error::IllegalSetMember(n.to_string()));
+        }
+        if out
+            .iter()
+            .any(|m| col.collation.compare(m.as_bytes(), n.as_bytes()).is_eq())
+        {
+            return Err(Error::DuplicatedTypeValue {
+                column: col.name.clone(),
+                value: n.to_string(),
+                kind,
+            });
+        }
+        out.push(n.to_string());
+    }
+    Ok(out)
+}
+
 /// The column type, and a collation it forces (binary strings).
 fn column_type(t: &ast::DataType, col: &str) -> Result<(DataType, Option<Collation>)> {
     use ast::DataType as D;
@@ -760,6 +800,18 @@ fn column_type(t: &ast::DataType, col: &str) -> Result<(DataType, Option<Collati
             }
         }
         D::JSON => (DataType::Json, Some(Collation::Binary)),
+        D::Enum(members, None) => {
+            if members.len() > strata_types::member::MAX_ENUM_MEMBERS {
+                return Err(Error::TooManyTypeValues(col.to_string()));
+            }
+            (DataType::Enum(members.len() as u16), None)
+        }
+        D::Set(members) => {
+            if members.len() > strata_types::member::MAX_SET_MEMBERS {
+                return Err(Error::TooManyTypeValues(col.to_string()));
+            }
+            (DataType::Set(members.len() as u8), None)
+        }
         D::Bit(n) => {
             let n = n.unwrap_or(1);
             if n > 64 {

@@ -328,13 +328,22 @@ pub fn default_value(col: &strata_types::ColumnDef, cx: &ExecCtx, strict: bool) 
         Some(ColumnDefault::Value(v)) => Ok(v.clone()),
         Some(ColumnDefault::CurrentTimestamp) => Ok(current_timestamp(col, cx.env.now())),
         None if col.nullable || col.auto_increment => Ok(Value::Null),
+        // A NOT NULL ENUM's default is its first member, in strict mode too.
+        None if matches!(col.data_type, DataType::Enum(_)) => Ok(implicit_default(col)),
         None if strict => Err(Error::NoDefault(col.name.clone())),
-        None => Ok(implicit_default(&col.data_type)),
+        None => Ok(implicit_default(col)),
     }
 }
 
-pub(crate) fn implicit_default(ty: &DataType) -> Value {
-    if let Some(v) = crate::expr::convert_temporal::implicit_default(ty) {
+/// The implicit default of a NOT NULL column without a DEFAULT: the type's zero, an
+/// ENUM's first member, the empty SET.
+pub(crate) fn implicit_default(col: &strata_types::ColumnDef) -> Value {
+    let ty = &col.data_type;
+    if let DataType::Enum(_) = ty {
+        strata_types::member::enum_value(&col.members, 1)
+    } else if let DataType::Set(_) = ty {
+        strata_types::member::set_value(&col.members, 0)
+    } else if let Some(v) = crate::expr::convert_temporal::implicit_default(ty) {
         v
     } else if ty.is_integer() {
         Value::Int(0)
@@ -478,14 +487,14 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                     row[i] = current_timestamp(col, cx.env.now());
                     continue;
                 }
-                if named[i] || strict {
+                if named[i] || strict && !matches!(col.data_type, DataType::Enum(_)) {
                     return Err(if named[i] {
                         Error::ColumnNotNull(col.name.clone())
                     } else {
                         Error::NoDefault(col.name.clone())
                     });
                 }
-                row[i] = implicit_default(&col.data_type);
+                row[i] = implicit_default(col);
             }
             let v = std::mem::take(&mut row[i]);
             row[i] = coerce_or_warn(v, col, row_no, strict, cx.env)?;

@@ -42,6 +42,15 @@ fn key_part_len(c: &ColumnDef) -> u64 {
         // Never indexed (3152); counted as a BLOB would be.
         DataType::Json => 3072 + 2,
         DataType::Bit(n) => (n as u64).div_ceil(8),
+        // InnoDB's: 1 or 2 bytes for an ENUM, 1-8 for a SET.
+        DataType::Enum(n) => 1 + (n > 255) as u64,
+        DataType::Set(n) => match n {
+            0..=8 => 1,
+            9..=16 => 2,
+            17..=24 => 3,
+            25..=32 => 4,
+            _ => 8,
+        },
     };
     base + c.nullable as u64
 }

@@ -459,7 +459,7 @@ fn what_next(w: &[String], i: usize) -> String {
 
 /// The column type as DESCRIBE and SHOW CREATE TABLE print it.
 fn type_text(c: &strata_types::ColumnDef) -> String {
-    c.data_type.sql_name()
+    c.type_text()
 }
 
 fn default_text(c: &strata_types::ColumnDef) -> Value {

@@ -308,7 +308,9 @@ pub fn stamp_of(v: &Value, date_typed: bool) -> Option<Stamp> {
             dt: *d,
             has_time: !date_typed,
         }),
-        Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(parse_stamp),
+        Value::Bytes(b) | Value::Member { text: b, .. } => {
+            std::str::from_utf8(b).ok().and_then(parse_stamp)
+        }
         Value::Json(_) => parse_stamp(&v.to_text()),
         Value::Bits(b) => number_stamp(i64::try_from(strata_types::value::bits_value(b)).ok()?),
         Value::Int(i) => number_stamp(*i),
@@ -421,7 +423,7 @@ pub fn parse_time(text: &str) -> Option<(i64, bool)> {
 pub fn time_of(v: &Value) -> Option<i64> {
     match v {
         Value::DateTime(d) => Some(day_seconds(d) * 1_000_000 + d.micro as i64),
-        Value::Bytes(b) => std::str::from_utf8(b)
+        Value::Bytes(b) | Value::Member { text: b, .. } => std::str::from_utf8(b)
             .ok()
             .and_then(parse_time)
             .map(|x| x.0),

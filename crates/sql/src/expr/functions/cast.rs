@@ -74,7 +74,8 @@ pub(super) fn call(f: CastFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
                         Value::Int(u as i64)
                     }
                 }
-                Value::DateTime(_) | Value::Json(_) => {
+                // An ENUM/SET value is its number in integer context.
+                Value::DateTime(_) | Value::Json(_) | Value::Member { .. } => {
                     let n = v.to_i64().unwrap_or(0);
                     if unsigned {
                         Value::UInt(n as u64)

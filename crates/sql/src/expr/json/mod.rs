@@ -201,7 +201,9 @@ pub fn value_arg(v: &Value) -> Result<Json> {
         },
         Value::Double(d) => Json::Double(*d),
         Value::Decimal(d) => Json::Decimal(*d),
-        Value::Bytes(b) => Json::String(String::from_utf8_lossy(b).into_owned()),
+        Value::Bytes(b) | Value::Member { text: b, .. } => {
+            Json::String(String::from_utf8_lossy(b).into_owned())
+        }
         // A DATE-typed argument reaches here wrapped in `DateAsJson` by the binder.
         Value::DateTime(d) => Json::DateTime(*d),
         Value::Json(b) => decode(b)?,
