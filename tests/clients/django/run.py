@@ -3,7 +3,7 @@
 an application's deployment does, checking what each step leaves in the database:
 
 1. `migrate` from an empty database to 0001, 0002, 0003, reading the schema back through
-   Django's introspection (columns, constraints, indexes) after each;
+   Django's introspection (columns, constraints, indexes) after each, and `inspectdb`;
 2. `manage.py test` (Django creates test_dj_shop, runs shop/tests.py, drops it);
 3. data written through the ORM, `dumpdata` (XML), the tables emptied, `loaddata`, compared;
 4. `migrate shop 0001` (the reverse migrations) and `migrate shop zero`.
@@ -136,6 +136,24 @@ check(applied == ["0001_initial", "0002_author_email_book_title_idx", "0003_rena
 out = io.StringIO()
 call_command("makemigrations", "shop", "--check", "--dry-run", stdout=out)
 check("No changes detected" in out.getvalue(), f"models and migrations agree: {out.getvalue()}")
+
+# inspectdb reads the whole schema back as models.
+out = io.StringIO()
+call_command("inspectdb", "shop_author", "shop_book", "shop_book_tags", stdout=out)
+models_text = out.getvalue()
+for line in (
+    "    id = models.BigAutoField(primary_key=True)",
+    "    name = models.CharField(unique=True, max_length=100)",
+    "    author = models.ForeignKey(ShopAuthor, models.DO_NOTHING)",
+    "    meta = models.JSONField()",
+    "    published = models.DateTimeField()",
+    "    price = models.DecimalField(max_digits=8, decimal_places=2)",
+    "    copies = models.IntegerField()",
+    "        unique_together = (('author', 'title'),)",
+    "    tag = models.ForeignKey('ShopTag', models.DO_NOTHING)",
+    "        unique_together = (('book', 'tag'),)",
+):
+    check(line in models_text.splitlines(), f"inspectdb wrote {line!r}:\n{models_text}")
 
 # --- 2. manage.py test: test database created, TestCases, test database dropped -------------------
 env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")

@@ -6,7 +6,7 @@
   into a fresh database on the same server and, when STRATA_PEER_PORT names one, into a
   database on a second server (MariaDB in CI); every copy is compared row for row, and its
   SHOW CREATE TABLE with the original's on the same server;
-* `mariadb-admin ping / status / processlist / variables / extended-status`;
+* `mariadb-admin ping / refresh / flush-* / status / processlist / variables / extended-status`;
 * `mariadb-show` (databases, tables, columns, --count);
 * `mariadb-check` (mysqlcheck): --check and --analyze of every table.
 
@@ -135,6 +135,8 @@ for label, port in targets:
 
 # --- mariadb-admin ------------------------------------------------------------------------------
 check("mysqld is alive" in tool("mariadb-admin", "ping"), "mariadb-admin ping")
+tool("mariadb-admin", "refresh")  # COM_REFRESH; exits non-zero on an error
+tool("mariadb-admin", "flush-tables", "flush-logs", "flush-status")
 status = tool("mariadb-admin", "status")
 check(all(w in status for w in ("Uptime:", "Threads:", "Questions:", "Open tables:")), "mariadb-admin status")
 plist = tool("mariadb-admin", "processlist")
