@@ -6,7 +6,15 @@
 //! * `python/test_connector_prepared.py`: mysql-connector-python with server-side prepared
 //!   statements (binary protocol), pure-Python and C-extension implementations;
 //! * `java/`: Connector/J with `useServerPrepStmts=true&cachePrepStmts=true` (Maven, JUnit);
-//! * `go/`: go-sql-driver/mysql with `interpolateParams=false` (`go test`).
+//! * `go/`: go-sql-driver/mysql with `interpolateParams=false` (`go test`);
+//! * `django/run.py`: a Django 5.2 project through migrate (three migrations and back),
+//!   `manage.py test`, dumpdata/loaddata and ORM queries;
+//! * `python/test_sqlalchemy.py`: SQLAlchemy 2 (create_all, reflection, savepoints, upserts,
+//!   window functions) and an Alembic autogenerate / upgrade / downgrade;
+//! * `gorm/`: GORM AutoMigrate, associations, Preload, nested transactions, upserts;
+//! * `node/`: Node's mysql2 (errors, multi-statements, prepared statements, a pool);
+//! * `tools/tools.py`: `mariadb-dump` round trips (into the same server and into a MariaDB
+//!   beside it), `mariadb-admin`, `mariadb-show`, `mariadb-check`.
 //!
 //! The server's port reaches each suite as `STRATA_PORT`. A missing toolchain or package is a
 //! failure under CI (`.ci/run` installs them) and a skip with a note elsewhere. A failing suite
@@ -145,7 +153,8 @@ fn mariadb_client_interactive() {
     assert!(out.contains(" passed, 0 failed"), "no summary line:\n{out}");
 }
 
-fn pytest(test: &str, file: &str, modules: &[&str]) {
+/// Runs one pytest file of `tests/clients/python` with `env` added to its environment.
+fn pytest(test: &str, file: &str, modules: &[&str], env: &[(&str, &str)]) {
     if !common::require_program("python3", test)
         || !require(
             python_has(modules),
@@ -166,7 +175,8 @@ fn pytest(test: &str, file: &str, modules: &[&str]) {
         &dir,
         Command::new("python3")
             .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", file])
-            .env("PYTHONDONTWRITEBYTECODE", "1"),
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .envs(env.iter().copied()),
         Duration::from_secs(180),
     );
     // pytest exits 0 only when tests ran and passed; make sure some did.
@@ -179,7 +189,7 @@ fn pytest(test: &str, file: &str, modules: &[&str]) {
 
 #[test]
 fn pymysql() {
-    pytest("pymysql", "test_pymysql.py", &["pytest", "pymysql"]);
+    pytest("pymysql", "test_pymysql.py", &["pytest", "pymysql"], &[]);
 }
 
 #[test]
@@ -188,6 +198,7 @@ fn mysql_connector_python_prepared() {
         "mysql_connector_python_prepared",
         "test_connector_prepared.py",
         &["pytest", "pymysql", "mysql.connector"],
+        &[],
     );
 }
 
@@ -253,4 +264,157 @@ fn go_sql_driver() {
     let passed = out.lines().filter(|l| l.starts_with("--- PASS")).count();
     assert!(passed > 0, "go test ran no tests:\n{out}");
     eprintln!("{test}: {passed} Go tests passed");
+}
+
+#[test]
+fn sqlalchemy_alembic() {
+    // Strata has no ENUM column type yet (1235): SQLAlchemy's Enum is stored as a VARCHAR
+    // (native_enum=False) there, and as a native ENUM on MariaDB.
+    let native_enum = match common::Flavor::from_env() {
+        common::Flavor::Strata => "0",
+        common::Flavor::MariaDb => "1",
+    };
+    pytest(
+        "sqlalchemy_alembic",
+        "test_sqlalchemy.py",
+        &["pytest", "pymysql", "sqlalchemy", "alembic"],
+        &[("STRATA_SA_NATIVE_ENUM", native_enum)],
+    );
+}
+
+/// The number in a summary line such as `django: 35 checks passed`.
+fn checks_passed(out: &str, prefix: &str) -> u32 {
+    out.lines()
+        .filter_map(|l| l.strip_prefix(prefix))
+        .filter_map(|r| r.strip_suffix(" checks passed"))
+        .find_map(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn django() {
+    let test = "django";
+    if !common::require_program("python3", test)
+        || !require(
+            python_has(&["django", "pymysql"]),
+            "python3 modules django, pymysql (pip install -r tests/clients/python/requirements.txt)",
+            test,
+        )
+    {
+        return;
+    }
+    let server = TestServer::start(&[]);
+    let out = run_suite(
+        &server,
+        test,
+        &clients_dir("django"),
+        Command::new("python3")
+            .arg("run.py")
+            .env("PYTHONDONTWRITEBYTECODE", "1"),
+        Duration::from_secs(600),
+    );
+    let n = checks_passed(&out, "django: ");
+    assert!(n > 0, "the Django run printed no summary:\n{out}");
+    eprintln!("{test}: {n} checks passed");
+}
+
+#[test]
+fn gorm() {
+    let test = "gorm";
+    if !common::require_program("go", test) {
+        return;
+    }
+    let server = TestServer::start(&[]);
+    let out = run_suite(
+        &server,
+        test,
+        &clients_dir("gorm"),
+        Command::new("go").args(["test", "-count=1", "-v", "./..."]),
+        Duration::from_secs(300),
+    );
+    let passed = out.lines().filter(|l| l.starts_with("--- PASS")).count();
+    assert!(passed > 0, "go test ran no GORM tests:\n{out}");
+    eprintln!("{test}: {passed} Go tests passed");
+}
+
+#[test]
+fn node_mysql2() {
+    let test = "node_mysql2";
+    let dir = clients_dir("node");
+    if !common::require_program("node", test)
+        || !require(
+            dir.join("node_modules/mysql2/package.json").is_file(),
+            "the mysql2 package (cd tests/clients/node && npm ci)",
+            test,
+        )
+    {
+        return;
+    }
+    let server = TestServer::start(&[]);
+    let out = run_suite(
+        &server,
+        test,
+        &dir,
+        Command::new("node").args(["--test", "--test-reporter=tap"]),
+        Duration::from_secs(180),
+    );
+    let count = |key: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|n| n.trim().parse::<u32>().ok())
+    };
+    let passed = count("# pass ").unwrap_or(0);
+    assert!(
+        passed > 0 && count("# fail ") == Some(0),
+        "node --test passed no tests or failed some:\n{out}"
+    );
+    eprintln!("{test}: {passed} Node tests passed");
+}
+
+#[test]
+fn mariadb_tools() {
+    let test = "mariadb_tools";
+    for program in [
+        "python3",
+        "mariadb",
+        "mariadb-dump",
+        "mariadb-admin",
+        "mariadb-show",
+        "mariadb-check",
+    ] {
+        if !common::require_program(program, test) {
+            return;
+        }
+    }
+    if !require(python_has(&["pymysql"]), "python3 module pymysql", test) {
+        return;
+    }
+    let server = TestServer::start(&[]);
+    // The dump is also loaded into a MariaDB beside the server under test, when there is one
+    // (.ci/run installs it).
+    let have_mariadbd =
+        common::have_program("mariadbd") && common::have_program("mariadb-install-db");
+    if !have_mariadbd {
+        assert!(
+            !common::in_ci(),
+            "{test}: mariadbd is not installed (CI is set, so this is a failure)"
+        );
+        eprintln!("NOTE: {test}: no mariadbd, so the dump is not loaded into MariaDB");
+    }
+    let peer = have_mariadbd.then(|| TestServer::start_flavor(common::Flavor::MariaDb, &[]));
+    let mut cmd = Command::new("python3");
+    cmd.arg("tools.py").env("PYTHONDONTWRITEBYTECODE", "1");
+    if let Some(p) = &peer {
+        cmd.env("STRATA_PEER_PORT", p.port.to_string());
+    }
+    let out = run_suite(
+        &server,
+        test,
+        &clients_dir("tools"),
+        &mut cmd,
+        Duration::from_secs(300),
+    );
+    let n = checks_passed(&out, "tools: ");
+    assert!(n > 0, "the tools run printed no summary:\n{out}");
+    eprintln!("{test}: {n} checks passed");
 }

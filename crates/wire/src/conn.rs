@@ -613,6 +613,10 @@ impl<'b, B: Backend> Conn<'b, B> {
             }
             0x03 => self.com_query(handler, body),
             0x04 => self.com_field_list(handler, body),
+            // COM_REFRESH (`mariadb-admin refresh`, `mysql_refresh()`): what the FLUSH
+            // statement does, which is the same whichever of its flags (grants, logs,
+            // tables, status, …) the client set.
+            0x07 => self.com_query(handler, b"FLUSH TABLES"),
             0x09 => {
                 self.w.begin();
                 self.w.buf.extend_from_slice(stats::line().as_bytes());

@@ -22,6 +22,7 @@ use crate::plan::block::SelectPlan;
 use crate::plan::query::SubqueryPlans;
 use crate::planner::block::plan_single_table;
 use crate::planner::query::Planner;
+use crate::statements::insert_alias::RowAlias;
 use sqlparser::ast;
 use std::sync::Arc;
 use strata_engine::{LockMode, ReadMode, RowId, Table, Txn};
@@ -172,13 +173,21 @@ fn finish_insert_plan(
             let mut scope = Scope::default();
             scope.push(def.name.clone(), target.db.clone(), target.table.clone());
             let width = def.columns.len();
+            // `… AS new ON DUPLICATE KEY UPDATE c = new.c`: the alias's references become
+            // the names VALUES(c) binds to.
+            let alias = RowAlias::of(ins, &def, &columns)?;
             let mut out = Vec::new();
             for a in assignments {
                 let ast::AssignmentTarget::ColumnName(n) = &a.target else {
                     return Err(Error::NotSupported("tuple assignment".into()));
                 };
                 let col = column_position(&def, n)?;
-                let value = rewrite_values_fn(&a.value, &def, width)?;
+                let mut expr = a.value.clone();
+                let aliased = match &alias {
+                    Some(alias) => alias.rewrite(&mut expr, &def)?,
+                    None => false,
+                };
+                let value = rewrite_values_fn(&expr, &def, width, aliased)?;
                 let e = match value {
                     Some(e) => e,
                     None => Binder::in_env(&scope, "field list", &env).bind(&a.value)?.0,
@@ -204,10 +213,16 @@ fn finish_insert_plan(
     })
 }
 
-/// Binds an ODKU expression in which `VALUES(col)` names the row being inserted: such
-/// calls become `Column(width + col)`. Returns None when there is no VALUES() call.
-fn rewrite_values_fn(e: &ast::Expr, def: &TableDef, width: usize) -> Result<Option<Expr>> {
-    if !e.to_string().to_ascii_uppercase().contains("VALUES(") {
+/// Binds an ODKU expression in which `VALUES(col)` (or, when `aliased`, a `__new__col`
+/// name the row alias was rewritten to) names the row being inserted: such references
+/// become `Column(width + col)`. Returns None when there is no such reference.
+fn rewrite_values_fn(
+    e: &ast::Expr,
+    def: &TableDef,
+    width: usize,
+    aliased: bool,
+) -> Result<Option<Expr>> {
+    if !aliased && !e.to_string().to_ascii_uppercase().contains("VALUES(") {
         return Ok(None);
     }
     // Rewrite the AST text: VALUES(c) -> a reference to a pseudo table `__new`.

@@ -7,4 +7,5 @@ pub mod ddl;
 pub mod ddl_locks;
 pub mod dml;
 pub mod explain;
+pub mod insert_alias;
 pub mod show;

@@ -1,0 +1,1 @@
+"""The one app of the compatibility project: authors, books, tags and reviews."""

@@ -1,0 +1,3 @@
+"""No views: the project only exercises the ORM, migrations and management commands."""
+
+urlpatterns = []
