@@ -268,17 +268,12 @@ fn go_sql_driver() {
 
 #[test]
 fn sqlalchemy_alembic() {
-    // Strata has no ENUM column type yet (1235): SQLAlchemy's Enum is stored as a VARCHAR
-    // (native_enum=False) there, and as a native ENUM on MariaDB.
-    let native_enum = match common::Flavor::from_env() {
-        common::Flavor::Strata => "0",
-        common::Flavor::MariaDb => "1",
-    };
+    // SQLAlchemy's Enum is a native ENUM column on both servers.
     pytest(
         "sqlalchemy_alembic",
         "test_sqlalchemy.py",
         &["pytest", "pymysql", "sqlalchemy", "alembic"],
-        &[("STRATA_SA_NATIVE_ENUM", native_enum)],
+        &[],
     );
 }
 
