@@ -192,3 +192,46 @@ fn max_execution_time_stops_a_select_with_3024() {
     let v: Option<i64> = c.query_first("SELECT v FROM t WHERE id = 2").unwrap();
     assert_eq!(v, Some(3));
 }
+
+#[test]
+fn sleep_waits_and_kill_query_cuts_it_short_with_1() {
+    let (server, mut admin) = server();
+    let mut victim = common::connect(server.port, Some("d"));
+    let t = Instant::now();
+    let slept: Option<i64> = victim.query_first("SELECT SLEEP(0.3)").unwrap();
+    assert_eq!(slept, Some(0));
+    assert!(
+        t.elapsed() >= Duration::from_millis(290),
+        "{:?}",
+        t.elapsed()
+    );
+    let id = my_id(&mut victim);
+    let runner = std::thread::spawn(move || {
+        let t = Instant::now();
+        let r: mysql::Result<Option<i64>> = victim.query_first("SELECT SLEEP(30)");
+        let one: Option<u32> = victim.query_first("SELECT 1").ok().flatten();
+        (r.ok().flatten(), t.elapsed(), one)
+    });
+    wait_running(&mut admin, id, "SELECT SLEEP(30)");
+    admin.query_drop(format!("KILL QUERY {id}")).unwrap();
+    let (got, took, one) = runner.join().unwrap();
+    // MySQL and MariaDB alike: an interrupted SLEEP alone in a query returns 1.
+    assert_eq!(got, Some(1));
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert_eq!(one, Some(1));
+}
+
+#[test]
+fn max_execution_time_cuts_a_sleep_short() {
+    if Flavor::from_env() == Flavor::MariaDb {
+        return; // MariaDB's max_statement_time fails the query with 1969 instead.
+    }
+    let (server, _setup) = server();
+    let mut c = common::connect(server.port, Some("d"));
+    c.query_drop("SET SESSION max_execution_time = 200")
+        .unwrap();
+    let t = Instant::now();
+    let slept: Option<i64> = c.query_first("SELECT SLEEP(5)").unwrap();
+    assert_eq!(slept, Some(1));
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+}

@@ -453,6 +453,21 @@ impl Env for SessionEnv<'_> {
             .lock()
             .map_or(0.0, |mut st| st.next_at(site, seed))
     }
+    fn sleep(&self, d: Duration) -> bool {
+        // Wakes every 10 ms to see whether KILL QUERY or the statement's deadline
+        // stopped it, so neither waits for the whole duration.
+        let end = std::time::Instant::now() + d;
+        loop {
+            if self.s.process.interrupt.check().is_err() {
+                return true;
+            }
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(10)));
+        }
+    }
     fn warn(&self, level: WarnLevel, code: u16, message: String) {
         if let Ok(mut d) = self.s.diagnostics.lock() {
             // MySQL keeps max_error_count (64) entries.

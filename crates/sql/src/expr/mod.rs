@@ -73,6 +73,13 @@ pub trait Env {
     fn division_by_zero_is_error(&self) -> bool {
         false
     }
+    /// SLEEP(): waits `d`, or less when the statement is killed or runs out of
+    /// `max_execution_time`; true when it was cut short. Without a session, it
+    /// simply sleeps.
+    fn sleep(&self, d: std::time::Duration) -> bool {
+        std::thread::sleep(d);
+        false
+    }
     /// Adds a note to the statement's diagnostics area (SHOW WARNINGS).
     fn warn(&self, _level: WarnLevel, _code: u16, _message: String) {}
     /// The previous statement's diagnostics area, for SHOW WARNINGS.

@@ -1,6 +1,6 @@
 //! Session information functions: DATABASE, VERSION, USER, CONNECTION_ID,
 //! LAST_INSERT_ID, FOUND_ROWS, ROW_COUNT, the statement clock (NOW, CURDATE,
-//! UNIX_TIMESTAMP, FROM_UNIXTIME) and `@name := expr`.
+//! UNIX_TIMESTAMP, FROM_UNIXTIME), `@name := expr` and SLEEP.
 
 use super::{arg, to_datetime, Func};
 use crate::expr::{EvalCtx, Expr};
@@ -56,6 +56,24 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
             let v = arg(args, 1, row, cx)?;
             cx.env.set_user_variable(&name, v.clone());
             v
+        }
+        Sleep => {
+            let v = a0()?;
+            match v.to_f64() {
+                // MySQL 8 warns about a NULL or negative duration and does not wait.
+                Some(s) if s >= 0.0 && s.is_finite() => {
+                    let d = std::time::Duration::from_secs_f64(s.min(31_536_000.0));
+                    Value::Int(cx.env.sleep(d) as i64)
+                }
+                _ => {
+                    cx.env.warn(
+                        crate::expr::WarnLevel::Warning,
+                        1210,
+                        "Incorrect arguments to sleep".into(),
+                    );
+                    Value::Int(0)
+                }
+            }
         }
         other => unreachable!("{other:?} is not a session function"),
     })

@@ -88,6 +88,8 @@ pub enum Func {
     /// Not callable by name: `@name := expr`, bound with the lower-case name as its
     /// first argument (a literal) and expr as its second; its value is expr's.
     AssignUserVariable,
+    /// SLEEP(seconds): 0, or 1 when KILL QUERY or `max_execution_time` cut it short.
+    Sleep,
 }
 
 /// Digest and identifier functions.
@@ -114,6 +116,7 @@ impl Func {
             Func::Math(MathFn::Rand)
                 | Func::Hash(HashFn::Uuid | HashFn::UuidShort)
                 | Func::AssignUserVariable
+                | Func::Sleep
                 | Func::Date {
                     f: crate::expr::datetime::functions::DateFn::SysDate(_),
                     ..
@@ -160,6 +163,7 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "least" => (Least, 2, usize::MAX),
         "found_rows" => (FoundRows, 0, 0),
         "row_count" => (RowCount, 0, 0),
+        "sleep" => (Sleep, 1, 1),
         "md5" => (Hash(HashFn::Md5), 1, 1),
         "sha1" | "sha" => (Hash(HashFn::Sha1), 1, 1),
         "sha2" => (Hash(HashFn::Sha2), 2, 2),
@@ -192,7 +196,9 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
     use Func::*;
     match f {
         Database | Version | LastInsertId | ConnectionId | User | Now | CurDate | UnixTimestamp
-        | FromUnixtime | FoundRows | RowCount | AssignUserVariable => info::call(f, args, row, cx),
+        | FromUnixtime | FoundRows | RowCount | AssignUserVariable | Sleep => {
+            info::call(f, args, row, cx)
+        }
         InetAton | InetNtoa => network::call(f, args, row, cx),
         If | IfNull | NullIf | Coalesce | Greatest | Least | ShowScale(_) | ShowFloat => {
             control::call(f, args, row, cx)
