@@ -237,6 +237,23 @@ impl Tree {
         }
     }
 
+    /// The leaf that holds `key`, without the bounds of its range: a point lookup's
+    /// descent, which copies no separator keys on the way down.
+    fn leaf_only(&self, mtr: &mut Mtr, key: &[u8]) -> io::Result<Slot> {
+        let mut cur = mtr.s(self.pid(self.root))?;
+        loop {
+            self.check_node(mtr, cur)?;
+            let p = mtr.get(cur);
+            if page::is_leaf(p) {
+                return Ok(cur);
+            }
+            let child = page::child(p, page::child_slot(p, key));
+            let next = mtr.s(self.pid(child))?;
+            mtr.release(cur);
+            cur = next;
+        }
+    }
+
     /// The leaf that holds `key`, and the exclusive upper bound of its range.
     fn leaf_for(&self, mtr: &mut Mtr, key: &[u8]) -> io::Result<(Slot, Option<Vec<u8>>)> {
         let (leaf, _, upper) = self.descend(mtr, |p| page::child_slot(p, key))?;
@@ -282,7 +299,7 @@ impl Tree {
             }
             mtr.release(s);
         }
-        let (leaf, _) = self.leaf_for(&mut mtr, key)?;
+        let leaf = self.leaf_only(&mut mtr, key)?;
         let no = mtr.id(leaf).page_no;
         let p = mtr.get(leaf);
         Ok((
@@ -293,10 +310,22 @@ impl Tree {
 
     /// The value stored under `key`, if any.
     pub fn get(&self, st: &Storage, key: &[u8]) -> io::Result<Option<Vec<u8>>> {
+        self.get_with(st, key, |v| v.to_vec())
+    }
+
+    /// `f` of the value stored under `key`, if any, called while the leaf is S-latched
+    /// (so a reader can decode the record in place instead of copying it out); `f` must
+    /// not latch pages itself.
+    pub fn get_with<R>(
+        &self,
+        st: &Storage,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> io::Result<Option<R>> {
         let mut mtr = Mtr::new(st);
-        let (leaf, _) = self.leaf_for(&mut mtr, key)?;
+        let leaf = self.leaf_only(&mut mtr, key)?;
         let p = mtr.get(leaf);
-        Ok(page::search(p, key).ok().map(|i| page::val(p, i).to_vec()))
+        Ok(page::search(p, key).ok().map(|i| f(page::val(p, i))))
     }
 
     /// Reads the records in `(start, end)` in batches, one leaf at a time, ascending or
