@@ -155,7 +155,18 @@ pub fn decode_row_into(
             row.push(v);
         }
     };
+    // Past the last column the mask marks nothing is read: those are NULL at once.
+    let stop = match cols {
+        Some(m) if m.len() >= def.columns.len() => m.iter().rposition(|&x| x).map_or(0, |p| p + 1),
+        _ => def.columns.len(),
+    };
     for (i, c) in def.columns.iter().enumerate() {
+        if i >= stop {
+            if i >= reused || !row[i].is_null() {
+                put(i, Value::Null, row);
+            }
+            continue;
+        }
         if b.get(i / 8)? & (1 << (i % 8)) != 0 {
             put(i, Value::Null, row);
             continue;
@@ -360,8 +371,14 @@ mod tests {
         decode_row_into(&def, &b, &mut got, Some(&[false])).unwrap();
         assert_eq!(got[0], Value::Null);
         assert_eq!(got[1..], row[1..]);
-        // Truncated bytes are malformed, masked or not.
-        assert!(decode_row_into(&def, &b[..b.len() - 2], &mut got, Some(&[false; 8])).is_none());
+        // Truncated bytes are malformed when a column read or stepped over runs past
+        // them; columns after the last one marked are not looked at.
+        let last_only = [false, false, false, false, false, false, false, true];
+        assert!(decode_row_into(&def, &b[..b.len() - 2], &mut got, Some(&last_only)).is_none());
+        let first_only = [true, false, false, false, false, false, false, false];
+        decode_row_into(&def, &b[..b.len() - 2], &mut got, Some(&first_only)).unwrap();
+        assert_eq!(got[0], row[0]);
+        assert!(got[1..].iter().all(Value::is_null));
     }
 
     #[test]
