@@ -77,11 +77,15 @@ impl LastInserts {
     }
 }
 
-/// Records read from one leaf: a copy of the page (one buffer, whatever the number of
-/// records) and the slots that fall in the range, in the order they are to be read.
+/// Records read from one leaf, in the order they are to be read: a copy of the page (one
+/// buffer, whatever the number of records), or, when the records in range are a small
+/// part of it (an index lookup reading a few rows), only those records packed one after
+/// another, so a lookup does not copy a whole page to read one record of it.
 pub struct Batch {
     page: Vec<u8>,
-    slots: Vec<usize>,
+    /// Each record: where its key starts in `page`, the key's length, the value's (the
+    /// value follows the key).
+    recs: Vec<(usize, usize, usize)>,
 }
 
 thread_local! {
@@ -113,13 +117,15 @@ impl Drop for Batch {
 
 impl Batch {
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
-        self.slots.iter().map(|&i| page::rec(&self.page, i))
+        self.recs
+            .iter()
+            .map(|&(s, k, v)| (&self.page[s..s + k], &self.page[s + k..s + k + v]))
     }
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.recs.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.recs.is_empty()
     }
     /// Takes the slots of leaf `p` in `order` while their keys are `in_range`; also
     /// says whether it stopped at a key out of range (the range ends in this leaf).
@@ -137,21 +143,40 @@ impl Batch {
             }
             slots.push(i);
         }
-        let page = if slots.is_empty() {
-            Vec::new()
+        if slots.is_empty() {
+            return (
+                Batch {
+                    page: Vec::new(),
+                    recs: Vec::new(),
+                },
+                done,
+            );
+        }
+        let mut page = SPARE_PAGE
+            .try_with(|spare| spare.take())
+            .unwrap_or_default();
+        page.clear();
+        let spans: Vec<(usize, usize, usize)> =
+            slots.iter().map(|&i| page::rec_span(p, i)).collect();
+        let bytes: usize = spans.iter().map(|&(_, k, v)| k + v).sum();
+        let recs = if bytes * 4 < p.len() {
+            spans
+                .into_iter()
+                .map(|(s, k, v)| {
+                    let at = page.len();
+                    page.extend_from_slice(&p[s..s + k + v]);
+                    (at, k, v)
+                })
+                .collect()
         } else {
-            let mut page = SPARE_PAGE
-                .try_with(|spare| spare.take())
-                .unwrap_or_default();
-            page.clear();
             page.extend_from_slice(p);
-            page
+            spans
         };
-        (Batch { page, slots }, done)
+        (Batch { page, recs }, done)
     }
 
     fn last_key(&self) -> Option<&[u8]> {
-        self.slots.last().map(|&i| page::key(&self.page, i))
+        self.recs.last().map(|&(s, k, _)| &self.page[s..s + k])
     }
 }
 
