@@ -98,6 +98,14 @@ pub fn rec(p: &[u8], i: usize) -> (&[u8], &[u8]) {
     let ks = o + REC_HEADER;
     (&p[ks..ks + k], &p[ks + k..ks + k + v])
 }
+/// Where record `i`'s key starts in the page, and its key and value lengths (the value
+/// follows the key).
+pub fn rec_span(p: &[u8], i: usize) -> (usize, usize, usize) {
+    let o = rec_off(p, i);
+    let k = get_u16(p, o) as usize;
+    let v = get_u16(p, o + 2) as usize;
+    (o + REC_HEADER, k, v)
+}
 pub fn key(p: &[u8], i: usize) -> &[u8] {
     rec(p, i).0
 }

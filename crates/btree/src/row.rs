@@ -109,14 +109,46 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
 /// None when the bytes are malformed (the caller reports corruption).
 pub fn decode_row(def: &TableDef, b: &[u8]) -> Option<Vec<Value>> {
     let mut row = Vec::with_capacity(def.columns.len());
-    decode_row_into(def, b, &mut row)?;
+    decode_row_into(def, b, &mut row, None)?;
     Some(row)
+}
+
+/// Steps over the stored bytes of one non-NULL column of type `t` without building its
+/// value (what [`decode_row_into`] does for a column the read does not need).
+fn skip_column(t: &DataType, b: &[u8], at: &mut usize) -> Option<()> {
+    if t.is_integer() {
+        return get_varint(b, at).map(|_| ());
+    }
+    match t {
+        DataType::Float | DataType::Double => *at += 8,
+        DataType::Decimal { .. } => *at += 16,
+        DataType::Date
+        | DataType::DateTime { .. }
+        | DataType::Timestamp { .. }
+        | DataType::Time { .. }
+        | DataType::Year => {
+            get_varint(b, at)?;
+        }
+        _ => {
+            let n = get_varint(b, at)? as usize;
+            *at = at.checked_add(n)?;
+        }
+    }
+    (*at <= b.len()).then_some(())
 }
 
 /// [`decode_row`] into `row`, whose strings' buffers are reused where the new value is
 /// a string too (a scan decodes every row into the same vector: no allocation per
-/// string column and row). None when the bytes are malformed; `row` is then unspecified.
-pub fn decode_row_into(def: &TableDef, b: &[u8], row: &mut Vec<Value>) -> Option<()> {
+/// string column and row). With `cols`, only the columns it marks are decoded; the
+/// others are stepped over and come out NULL (a query that reads 4 of lineitem's 16
+/// columns builds 4 values per row). None when the bytes are malformed; `row` is then
+/// unspecified.
+pub fn decode_row_into(
+    def: &TableDef,
+    b: &[u8],
+    row: &mut Vec<Value>,
+    cols: Option<&[bool]>,
+) -> Option<()> {
     let mut at = def.columns.len().div_ceil(8);
     row.truncate(def.columns.len());
     let reused = row.len();
@@ -127,12 +159,28 @@ pub fn decode_row_into(def: &TableDef, b: &[u8], row: &mut Vec<Value>) -> Option
             row.push(v);
         }
     };
+    // Past the last column the mask marks nothing is read: those are NULL at once.
+    let stop = match cols {
+        Some(m) if m.len() >= def.columns.len() => m.iter().rposition(|&x| x).map_or(0, |p| p + 1),
+        _ => def.columns.len(),
+    };
     for (i, c) in def.columns.iter().enumerate() {
+        if i >= stop {
+            if i >= reused || !row[i].is_null() {
+                put(i, Value::Null, row);
+            }
+            continue;
+        }
         if b.get(i / 8)? & (1 << (i % 8)) != 0 {
             put(i, Value::Null, row);
             continue;
         }
         let t = &c.data_type;
+        if cols.is_some_and(|m| !m.get(i).copied().unwrap_or(true)) {
+            skip_column(t, b, &mut at)?;
+            put(i, Value::Null, row);
+            continue;
+        }
         let v = if t.is_integer() {
             let u = get_varint(b, &mut at)?;
             if t.is_unsigned() {
@@ -256,6 +304,88 @@ mod tests {
         assert_eq!(back[0].to_text(), "2020-01-01 10:00:00.123456");
         assert_eq!(back[1].to_text(), "-838:59:59.500");
         assert_eq!(back[3].to_text(), "2038-01-19 03:14:07.25");
+    }
+
+    /// A masked decode builds only the marked columns, steps over the others of every
+    /// stored kind (varints, fixed-width numbers, strings, temporals, NULLs) and so
+    /// lands on the right bytes for each later column; unmarked ones come out NULL.
+    #[test]
+    fn masked_decode_steps_over_unread_columns() {
+        use strata_types::{Collation, ColumnDef};
+        let col = |name: &str, data_type| ColumnDef {
+            name: name.into(),
+            data_type,
+            nullable: true,
+            default: None,
+            auto_increment: false,
+            on_update_now: false,
+            collation: Collation::Binary,
+        };
+        let def = TableDef {
+            db: "d".into(),
+            name: "t".into(),
+            engine: "btree".into(),
+            columns: vec![
+                col("i", DataType::Int { unsigned: false }),
+                col("s", DataType::VarChar(20)),
+                col(
+                    "d",
+                    DataType::Decimal {
+                        precision: 15,
+                        scale: 2,
+                    },
+                ),
+                col("f", DataType::Double),
+                col("n", DataType::Int { unsigned: false }),
+                col("dt", DataType::Date),
+                col("t", DataType::Time { fsp: 0 }),
+                col("last", DataType::VarChar(20)),
+            ],
+            indexes: vec![],
+            auto_increment_start: 1,
+            comment: String::new(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
+        };
+        let row = vec![
+            Value::Int(-300),
+            Value::str("a string of some length"),
+            Value::Decimal(Decimal::new(12345, 2)),
+            Value::Double(2.5),
+            Value::Null,
+            Value::DateTime(DateTime::parse("1995-03-15").unwrap().as_date()),
+            Value::str("10:11:12"),
+            Value::str("end"),
+        ];
+        let mut b = Vec::new();
+        encode_row(&def, &row, &mut b);
+        for mask in [
+            vec![false, false, false, false, false, false, false, true],
+            vec![true, false, true, false, true, false, true, false],
+            vec![false, true, false, true, false, true, false, true],
+            vec![true; 8],
+        ] {
+            // Decoded into a vector holding other values first, as a scan reuses it.
+            let mut got = vec![Value::str("old"); 8];
+            decode_row_into(&def, &b, &mut got, Some(&mask)).unwrap();
+            for (i, want) in row.iter().enumerate() {
+                let expect = if mask[i] { want.clone() } else { Value::Null };
+                assert_eq!(got[i], expect, "column {i} with mask {mask:?}");
+            }
+        }
+        // A mask shorter than the row reads the columns past its end.
+        let mut got = Vec::new();
+        decode_row_into(&def, &b, &mut got, Some(&[false])).unwrap();
+        assert_eq!(got[0], Value::Null);
+        assert_eq!(got[1..], row[1..]);
+        // Truncated bytes are malformed when a column read or stepped over runs past
+        // them; columns after the last one marked are not looked at.
+        let last_only = [false, false, false, false, false, false, false, true];
+        assert!(decode_row_into(&def, &b[..b.len() - 2], &mut got, Some(&last_only)).is_none());
+        let first_only = [true, false, false, false, false, false, false, false];
+        decode_row_into(&def, &b[..b.len() - 2], &mut got, Some(&first_only)).unwrap();
+        assert_eq!(got[0], row[0]);
+        assert!(got[1..].iter().all(Value::is_null));
     }
 
     #[test]

@@ -124,12 +124,15 @@ impl Layout {
         row::decode_row(&self.def, bytes).ok_or_else(bad)
     }
 
-    /// [`Layout::decode`] into `row`, reusing its strings' buffers.
+    /// [`Layout::decode`] into `row`, reusing its strings' buffers; with `cols`, only
+    /// the columns it marks (the others NULL; a row in an overflow chain is decoded
+    /// whole).
     pub fn decode_into(
         &self,
         st: &crate::mtr::Storage,
         value: &[u8],
         row: &mut Vec<Value>,
+        cols: Option<&[bool]>,
     ) -> Result<()> {
         let bad = || Error::corrupt(&self.name, "a clustered record does not decode");
         let h = RecHeader::read(value).ok_or_else(bad)?;
@@ -138,7 +141,7 @@ impl Layout {
             return Ok(());
         }
         let bytes = value.get(HEADER..).ok_or_else(bad)?;
-        row::decode_row_into(&self.def, bytes, row).ok_or_else(bad)
+        row::decode_row_into(&self.def, bytes, row, cols).ok_or_else(bad)
     }
 
     pub fn encode(&self, h: RecHeader, row: &[Value]) -> Vec<u8> {
@@ -152,6 +155,20 @@ impl Layout {
 thread_local! {
     /// The row vector [`BtreeTable::emit_row`] decodes into, between rows.
     static SCRATCH_ROW: std::cell::Cell<Vec<Value>> = const { std::cell::Cell::new(Vec::new()) };
+    /// The bytes a secondary entry is rebuilt into to re-check it, between rows.
+    static SCRATCH_KEY: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// What a secondary read found of the clustered record its entry leads to, looked at
+/// in place on the leaf.
+enum InPlace {
+    /// The version the read view sees was decoded into the scratch row.
+    Row,
+    /// The version the read view sees is a delete mark: no row.
+    Gone,
+    /// An older version or an overflow record: the record, copied out, for the
+    /// version walk.
+    Copy(Vec<u8>),
 }
 
 /// Puts a decoded row's vector back for the next row, unless its strings are large (a
@@ -327,12 +344,15 @@ impl BtreeTable {
         }
     }
 
+    /// Reads the rows of tree `tree_no` in `range`; with `cols`, only the columns it
+    /// marks are decoded (see [`Table::scan_columns`]).
     fn read(
         &self,
         txn: &Txn,
         tree_no: usize,
         range: &KeyRange,
         reverse: bool,
+        cols: Option<&[bool]>,
         f: &mut RowFn,
     ) -> Result<()> {
         self.with_trx(txn, |trx| {
@@ -343,6 +363,23 @@ impl BtreeTable {
                 let i = tree_no - usize::from(self.lay.hidden);
                 &self.lay.def.indexes[i]
             });
+            // A secondary entry is re-checked against its row's index columns: those are
+            // decoded too.
+            let with_index;
+            let cols = match (cols, ix) {
+                (Some(c), Some(ix)) => {
+                    let mut m = c.to_vec();
+                    m.resize(self.lay.def.columns.len().max(m.len()), false);
+                    for &ic in &ix.columns {
+                        if let Some(x) = m.get_mut(ic) {
+                            *x = true;
+                        }
+                    }
+                    with_index = m;
+                    Some(&with_index[..])
+                }
+                (c, _) => c,
+            };
             // An equality lookup of a whole primary key: one record, found through the
             // adaptive hash index when it is on.
             if tree_no == 0 && !self.lay.hidden {
@@ -354,14 +391,14 @@ impl BtreeTable {
                         if ahi && hint != Some(leaf) {
                             self.ahi.put(key, leaf);
                         }
-                        return self.emit(trx, &kind, None, key, &v, f).map(|_| ());
+                        return self.emit(trx, &kind, None, key, &v, cols, f).map(|_| ());
                     }
                 }
             }
             let mut err: Option<Error> = None;
             tree.range(st, &range.start, &range.end, reverse, &mut |batch| {
                 for (k, v) in batch.iter() {
-                    match self.emit(trx, &kind, ix, k, v, f) {
+                    match self.emit(trx, &kind, ix, k, v, cols, f) {
                         Ok(Flow::Continue) => {}
                         Ok(Flow::Stop) => return Ok(false),
                         Err(e) => {
@@ -379,6 +416,7 @@ impl BtreeTable {
 
     /// Hands one index record to `f` as the row version the read should see: `k, v` is
     /// a clustered record (`ix` None) or a secondary entry of index `ix`.
+    #[allow(clippy::too_many_arguments)]
     fn emit(
         &self,
         trx: &BtreeTrx,
@@ -386,6 +424,7 @@ impl BtreeTable {
         ix: Option<&IndexDef>,
         k: &[u8],
         v: &[u8],
+        cols: Option<&[bool]>,
         f: &mut RowFn,
     ) -> Result<Flow> {
         let st = &self.inner.st;
@@ -406,7 +445,50 @@ impl BtreeTable {
                         if h.deleted() {
                             return Ok(Flow::Continue);
                         }
-                        return self.emit_row(ix, k, ckey, v, f);
+                        return self.emit_row(ix, k, ckey, v, cols, f);
+                    }
+                    _ if ix.is_some() => {
+                        // Through a secondary entry: the clustered record is decoded on its
+                        // leaf when the view sees it, copied out only for the version walk.
+                        let mut row = SCRATCH_ROW.with(std::cell::Cell::take);
+                        let found =
+                            self.lay
+                                .clustered()
+                                .get_with(st, ckey, |c| match RecHeader::read(c) {
+                                    Some(h)
+                                        if view.sees(h.trx_id)
+                                            && h.flags & row::FLAG_OVERFLOW == 0 =>
+                                    {
+                                        if h.deleted() {
+                                            return Ok(InPlace::Gone);
+                                        }
+                                        self.lay.decode_into(st, c, &mut row, cols)?;
+                                        Ok(InPlace::Row)
+                                    }
+                                    _ => Ok(InPlace::Copy(c.to_vec())),
+                                });
+                        let found = match found {
+                            Ok(found) => found,
+                            Err(e) => {
+                                keep_scratch(row);
+                                return Err(self.io(e));
+                            }
+                        };
+                        match found {
+                            Some(Ok(InPlace::Row)) => return self.finish_row(ix, k, ckey, row, f),
+                            Some(Ok(InPlace::Copy(c))) => {
+                                keep_scratch(row);
+                                self.visible(view, c)
+                            }
+                            Some(Err(e)) => {
+                                keep_scratch(row);
+                                return Err(e);
+                            }
+                            None | Some(Ok(InPlace::Gone)) => {
+                                keep_scratch(row);
+                                return Ok(Flow::Continue);
+                            }
+                        }
                     }
                     _ => clustered()?.and_then(|c| self.visible(view, c)),
                 }
@@ -435,7 +517,7 @@ impl BtreeTable {
         let Some(value) = value else {
             return Ok(Flow::Continue);
         };
-        self.emit_row(ix, k, ckey, &value, f)
+        self.emit_row(ix, k, ckey, &value, cols, f)
     }
 
     /// Decodes a visible clustered value and hands the row to `f` (re-checking a
@@ -446,15 +528,38 @@ impl BtreeTable {
         k: &[u8],
         ckey: &[u8],
         value: &[u8],
+        cols: Option<&[bool]>,
         f: &mut RowFn,
     ) -> Result<Flow> {
         // The row is decoded into this thread's scratch vector, taken out for the call
         // (a nested scan in `f` takes its own) and put back afterwards unless it holds
         // a large value, so a scan's rows reuse one vector and its strings' buffers.
         let mut row = SCRATCH_ROW.with(std::cell::Cell::take);
-        self.lay.decode_into(&self.inner.st, value, &mut row)?;
+        if let Err(e) = self.lay.decode_into(&self.inner.st, value, &mut row, cols) {
+            keep_scratch(row);
+            return Err(e);
+        }
+        self.finish_row(ix, k, ckey, row, f)
+    }
+
+    /// Hands a decoded row (the thread's scratch vector) to `f`, after re-checking that
+    /// a secondary entry `k` of `ix` is the row's current entry; puts the vector back.
+    fn finish_row(
+        &self,
+        ix: Option<&IndexDef>,
+        k: &[u8],
+        ckey: &[u8],
+        row: Vec<Value>,
+        f: &mut RowFn,
+    ) -> Result<Flow> {
         if let Some(ix) = ix {
-            if self.lay.entry_key(ix, &row, ckey) != k {
+            let mut entry = SCRATCH_KEY.with(std::cell::Cell::take);
+            entry.clear();
+            encode_index_key(&mut entry, &self.lay.def, ix, &row);
+            entry.extend_from_slice(ckey);
+            let current = entry == k;
+            SCRATCH_KEY.with(|c| c.set(entry));
+            if !current {
                 keep_scratch(row);
                 return Ok(Flow::Continue);
             }
@@ -676,7 +781,30 @@ impl Table for BtreeTable {
     }
 
     fn scan(&self, txn: &Txn, f: &mut RowFn) -> Result<()> {
-        self.read(txn, 0, &KeyRange::all(), false, f)
+        self.read(txn, 0, &KeyRange::all(), false, None, f)
+    }
+
+    fn scan_columns(&self, txn: &Txn, cols: &[bool], f: &mut RowFn) -> Result<()> {
+        self.read(txn, 0, &KeyRange::all(), false, Some(cols), f)
+    }
+
+    fn index_scan_columns(
+        &self,
+        txn: &Txn,
+        index: usize,
+        range: &KeyRange,
+        reverse: bool,
+        cols: &[bool],
+        f: &mut RowFn,
+    ) -> Result<()> {
+        self.read(
+            txn,
+            self.lay.tree_of_index(index),
+            range,
+            reverse,
+            Some(cols),
+            f,
+        )
     }
 
     fn index_scan(
@@ -687,7 +815,7 @@ impl Table for BtreeTable {
         reverse: bool,
         f: &mut RowFn,
     ) -> Result<()> {
-        self.read(txn, self.lay.tree_of_index(index), range, reverse, f)
+        self.read(txn, self.lay.tree_of_index(index), range, reverse, None, f)
     }
 
     fn insert(&self, txn: &Txn, row: &mut Vec<Value>) -> Result<Inserted> {

@@ -582,7 +582,7 @@ fn decoding_into_a_used_row_gives_the_same_values() {
     for r in &rows {
         let mut b = Vec::new();
         encode_row(&def, r, &mut b);
-        decode_row_into(&def, &b, &mut scratch).expect("decodes");
+        decode_row_into(&def, &b, &mut scratch, None).expect("decodes");
         assert_eq!(&scratch, r);
         assert_eq!(decode_row(&def, &b).as_ref(), Some(r));
     }

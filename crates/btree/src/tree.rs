@@ -77,11 +77,15 @@ impl LastInserts {
     }
 }
 
-/// Records read from one leaf: a copy of the page (one buffer, whatever the number of
-/// records) and the slots that fall in the range, in the order they are to be read.
+/// Records read from one leaf, in the order they are to be read: a copy of the page (one
+/// buffer, whatever the number of records), or, when the records in range are a small
+/// part of it (an index lookup reading a few rows), only those records packed one after
+/// another, so a lookup does not copy a whole page to read one record of it.
 pub struct Batch {
     page: Vec<u8>,
-    slots: Vec<usize>,
+    /// Each record: where its key starts in `page`, the key's length, the value's (the
+    /// value follows the key).
+    recs: Vec<(usize, usize, usize)>,
 }
 
 thread_local! {
@@ -113,13 +117,15 @@ impl Drop for Batch {
 
 impl Batch {
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
-        self.slots.iter().map(|&i| page::rec(&self.page, i))
+        self.recs
+            .iter()
+            .map(|&(s, k, v)| (&self.page[s..s + k], &self.page[s + k..s + k + v]))
     }
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.recs.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.recs.is_empty()
     }
     /// Takes the slots of leaf `p` in `order` while their keys are `in_range`; also
     /// says whether it stopped at a key out of range (the range ends in this leaf).
@@ -137,21 +143,40 @@ impl Batch {
             }
             slots.push(i);
         }
-        let page = if slots.is_empty() {
-            Vec::new()
+        if slots.is_empty() {
+            return (
+                Batch {
+                    page: Vec::new(),
+                    recs: Vec::new(),
+                },
+                done,
+            );
+        }
+        let mut page = SPARE_PAGE
+            .try_with(|spare| spare.take())
+            .unwrap_or_default();
+        page.clear();
+        let spans: Vec<(usize, usize, usize)> =
+            slots.iter().map(|&i| page::rec_span(p, i)).collect();
+        let bytes: usize = spans.iter().map(|&(_, k, v)| k + v).sum();
+        let recs = if bytes * 4 < p.len() {
+            spans
+                .into_iter()
+                .map(|(s, k, v)| {
+                    let at = page.len();
+                    page.extend_from_slice(&p[s..s + k + v]);
+                    (at, k, v)
+                })
+                .collect()
         } else {
-            let mut page = SPARE_PAGE
-                .try_with(|spare| spare.take())
-                .unwrap_or_default();
-            page.clear();
             page.extend_from_slice(p);
-            page
+            spans
         };
-        (Batch { page, slots }, done)
+        (Batch { page, recs }, done)
     }
 
     fn last_key(&self) -> Option<&[u8]> {
-        self.slots.last().map(|&i| page::key(&self.page, i))
+        self.recs.last().map(|&(s, k, _)| &self.page[s..s + k])
     }
 }
 
@@ -237,6 +262,23 @@ impl Tree {
         }
     }
 
+    /// The leaf that holds `key`, without the bounds of its range: a point lookup's
+    /// descent, which copies no separator keys on the way down.
+    fn leaf_only(&self, mtr: &mut Mtr, key: &[u8]) -> io::Result<Slot> {
+        let mut cur = mtr.s(self.pid(self.root))?;
+        loop {
+            self.check_node(mtr, cur)?;
+            let p = mtr.get(cur);
+            if page::is_leaf(p) {
+                return Ok(cur);
+            }
+            let child = page::child(p, page::child_slot(p, key));
+            let next = mtr.s(self.pid(child))?;
+            mtr.release(cur);
+            cur = next;
+        }
+    }
+
     /// The leaf that holds `key`, and the exclusive upper bound of its range.
     fn leaf_for(&self, mtr: &mut Mtr, key: &[u8]) -> io::Result<(Slot, Option<Vec<u8>>)> {
         let (leaf, _, upper) = self.descend(mtr, |p| page::child_slot(p, key))?;
@@ -282,7 +324,7 @@ impl Tree {
             }
             mtr.release(s);
         }
-        let (leaf, _) = self.leaf_for(&mut mtr, key)?;
+        let leaf = self.leaf_only(&mut mtr, key)?;
         let no = mtr.id(leaf).page_no;
         let p = mtr.get(leaf);
         Ok((
@@ -293,10 +335,22 @@ impl Tree {
 
     /// The value stored under `key`, if any.
     pub fn get(&self, st: &Storage, key: &[u8]) -> io::Result<Option<Vec<u8>>> {
+        self.get_with(st, key, |v| v.to_vec())
+    }
+
+    /// `f` of the value stored under `key`, if any, called while the leaf is S-latched
+    /// (so a reader can decode the record in place instead of copying it out); `f` must
+    /// not latch pages itself.
+    pub fn get_with<R>(
+        &self,
+        st: &Storage,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> io::Result<Option<R>> {
         let mut mtr = Mtr::new(st);
-        let (leaf, _) = self.leaf_for(&mut mtr, key)?;
+        let leaf = self.leaf_only(&mut mtr, key)?;
         let p = mtr.get(leaf);
-        Ok(page::search(p, key).ok().map(|i| page::val(p, i).to_vec()))
+        Ok(page::search(p, key).ok().map(|i| f(page::val(p, i))))
     }
 
     /// Reads the records in `(start, end)` in batches, one leaf at a time, ascending or

@@ -214,6 +214,31 @@ pub trait Table: Send + Sync {
         f: &mut RowFn,
     ) -> Result<()>;
 
+    /// [`Table::scan`] for a read that needs only the columns `cols` marks (by position
+    /// in [`TableDef::columns`]; positions past its end are needed): the engine may hand
+    /// the other columns to `f` as NULL instead of decoding them. The rows, their order
+    /// and their visibility are [`Table::scan`]'s. An engine that decodes whole rows
+    /// anyway keeps this default, which reads every column.
+    fn scan_columns(&self, txn: &Txn, cols: &[bool], f: &mut RowFn) -> Result<()> {
+        let _ = cols;
+        self.scan(txn, f)
+    }
+
+    /// [`Table::index_scan`] for a read that needs only the columns `cols` marks (see
+    /// [`Table::scan_columns`]).
+    fn index_scan_columns(
+        &self,
+        txn: &Txn,
+        index: usize,
+        range: &KeyRange,
+        reverse: bool,
+        cols: &[bool],
+        f: &mut RowFn,
+    ) -> Result<()> {
+        let _ = cols;
+        self.index_scan(txn, index, range, reverse, f)
+    }
+
     /// Inserts a row, checking every unique index. A NULL or 0 in the AUTO_INCREMENT
     /// column is replaced by the next value; a larger explicit value moves the counter.
     /// On a duplicate key nothing is changed and [`Error::DuplicateKey`] is returned.

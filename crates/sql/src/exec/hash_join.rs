@@ -46,10 +46,12 @@ pub struct JoinBuffer {
 }
 
 impl JoinBuffer {
-    /// Reads the table once. None when it holds more than [`JOIN_BUFFER_BYTES`].
+    /// Reads the table once (of a base table, the columns `cols` marks, or all). None
+    /// when it holds more than [`JOIN_BUFFER_BYTES`].
     pub fn build(
         t: &ScopeTable,
         keys: &[HashKey],
+        cols: Option<&[bool]>,
         txn: &Txn,
         cx: &EvalCtx,
     ) -> Result<Option<JoinBuffer>> {
@@ -72,7 +74,12 @@ impl JoinBuffer {
                 };
                 runner.slot_rows(slot)?.for_each(&mut |r| Ok(take(r)))?;
             }
-            None => t.table.scan(txn, &mut |_, vals| Ok(take(vals)))?,
+            None => match cols {
+                Some(c) => t
+                    .table
+                    .scan_columns(txn, c, &mut |_, vals| Ok(take(vals)))?,
+                None => t.table.scan(txn, &mut |_, vals| Ok(take(vals)))?,
+            },
         }
         if too_big {
             return Ok(None);

@@ -72,6 +72,7 @@ impl JoinRun<'_> {
         }
         let t = &plan.scope.tables[level.table];
         let (off, width) = (t.offset, t.def.columns.len());
+        let cols = level.columns.as_deref();
         let mut stopped = false;
         {
             let mut on_row = |vals: &[Value], row: &mut [Value]| -> Result<Flow> {
@@ -81,7 +82,7 @@ impl JoinRun<'_> {
                 if n.is_multiple_of(INTERRUPT_EVERY) {
                     self.txn.check_interrupt()?;
                 }
-                copy_row(&mut row[off..off + width], vals);
+                copy_row(&mut row[off..off + width], vals, cols);
                 let f = self.after_row(lvl, 0, row, emit)?;
                 if f == Flow::Stop {
                     stopped = true;
@@ -175,7 +176,8 @@ impl JoinRun<'_> {
             *self.buffers[lvl].borrow_mut() = Some(kept.clone());
             return Ok(kept);
         }
-        let built = JoinBuffer::build(t, keys, self.txn, self.cx)?.map(Rc::new);
+        let cols = self.plan.levels[lvl].columns.as_deref();
+        let built = JoinBuffer::build(t, keys, cols, self.txn, self.cx)?.map(Rc::new);
         if let Some(c) = cache {
             c.keep(key, built.clone());
         }
@@ -207,6 +209,7 @@ impl JoinRun<'_> {
             return Ok(());
         }
         let ranges = key_ranges(plan, lvl, row, self.cx)?;
+        let cols = plan.levels[lvl].columns.as_deref();
         let stopped = Cell::new(false);
         let mut cb = |_id, vals: &[Value]| -> Result<Flow> {
             let f = on_row(vals, row)?;
@@ -225,11 +228,19 @@ impl JoinRun<'_> {
                         .slot_rows(slot)?
                         .for_each(&mut |r| cb(strata_engine::RowId::default(), r))?;
                 }
-                None => t.table.scan(self.txn, &mut cb)?,
+                None => match cols {
+                    Some(c) => t.table.scan_columns(self.txn, c, &mut cb)?,
+                    None => t.table.scan(self.txn, &mut cb)?,
+                },
             },
             Some((index, ranges, reverse)) => {
                 for r in &ranges {
-                    t.table.index_scan(self.txn, index, r, reverse, &mut cb)?;
+                    match cols {
+                        Some(c) => t
+                            .table
+                            .index_scan_columns(self.txn, index, r, reverse, c, &mut cb)?,
+                        None => t.table.index_scan(self.txn, index, r, reverse, &mut cb)?,
+                    }
                     if stopped.get() {
                         break;
                     }
@@ -240,12 +251,16 @@ impl JoinRun<'_> {
     }
 }
 
-/// Copies a table's row into its place in the join row. A string reuses the buffer the
-/// previous row's value in that place left (the same column, so usually big enough):
-/// a scan then allocates nothing per row here, where a plain clone allocated and freed
-/// once per string column and row.
-fn copy_row(dst: &mut [Value], src: &[Value]) {
-    for (d, s) in dst.iter_mut().zip(src) {
+/// Copies a table's row into its place in the join row: the columns `cols` marks (the
+/// block reads no others), or all. A string reuses the buffer the previous row's value
+/// in that place left (the same column, so usually big enough): a scan then allocates
+/// nothing per row here, where a plain clone allocated and freed once per string column
+/// and row.
+fn copy_row(dst: &mut [Value], src: &[Value], cols: Option<&[bool]>) {
+    for (i, (d, s)) in dst.iter_mut().zip(src).enumerate() {
+        if cols.is_some_and(|c| !c.get(i).copied().unwrap_or(true)) {
+            continue;
+        }
         match (d, s) {
             (Value::Bytes(d), Value::Bytes(s)) => {
                 d.clear();
@@ -271,12 +286,24 @@ mod tests {
         copy_row(
             &mut dst,
             &[Value::str("b"), Value::str("now a string"), Value::Int(3)],
+            None,
         );
         assert_eq!(
             dst,
             vec![Value::str("b"), Value::str("now a string"), Value::Int(3)]
         );
-        copy_row(&mut dst, &[Value::Null, Value::Double(1.5), Value::str("")]);
+        copy_row(
+            &mut dst,
+            &[Value::Null, Value::Double(1.5), Value::str("")],
+            None,
+        );
         assert_eq!(dst, vec![Value::Null, Value::Double(1.5), Value::str("")]);
+        // Only the marked columns: the others keep what they held.
+        copy_row(
+            &mut dst,
+            &[Value::Int(7), Value::Int(8), Value::Int(9)],
+            Some(&[false, true, false]),
+        );
+        assert_eq!(dst, vec![Value::Null, Value::Int(8), Value::str("")]);
     }
 }

@@ -18,6 +18,7 @@ pub mod test_env;
 
 use functions::Func;
 pub use like_match::like;
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use strata_types::value::{bits_value, parse_leading_f64};
 use strata_types::{Collation, DateTime, Decimal, Error, Result, Value};
@@ -496,6 +497,21 @@ impl Expr {
         })
     }
 
+    /// The value of an operand, borrowed when it is a column, literal, parameter or
+    /// outer value (a comparison of a string column with a constant then copies
+    /// neither), computed otherwise.
+    fn operand<'v>(&'v self, row: &'v [Value], cx: &'v EvalCtx) -> Result<Cow<'v, Value>> {
+        const NULL: &Value = &Value::Null;
+        Ok(match self {
+            Expr::Literal(v) => Cow::Borrowed(v),
+            Expr::Cached(v) => Cow::Borrowed(&**v),
+            Expr::Param(i) => Cow::Borrowed(cx.params.get(*i).unwrap_or(NULL)),
+            Expr::Column(i) => Cow::Borrowed(row.get(*i).unwrap_or(NULL)),
+            Expr::OuterRef(i) => Cow::Borrowed(cx.outer.get(*i).unwrap_or(NULL)),
+            _ => Cow::Owned(self.eval_inner(row, cx)?),
+        })
+    }
+
     /// Evaluates a node that has operands: each such level checks the stack first, so
     /// a tree deeper than the thread can hold ends in 1436, not a crash.
     fn eval_inner(&self, row: &[Value], cx: &EvalCtx) -> Result<Value> {
@@ -508,16 +524,17 @@ impl Expr {
             | Expr::OuterRef(_) => return self.eval(row, cx),
             Expr::Subquery(s) => return eval_subquery(s, row, cx),
             Expr::Cmp(op, a, b, coll) => {
-                let (a, b) = (a.eval(row, cx)?, b.eval(row, cx)?);
-                warn_numeric_text(&a, &b, cx);
+                let (a, b) = (a.operand(row, cx)?, b.operand(row, cx)?);
+                let (a, b) = (a.as_ref(), b.as_ref());
+                warn_numeric_text(a, b, cx);
                 if *op == CmpOp::NullSafeEq {
                     return Ok(bool_value(match (a.is_null(), b.is_null()) {
                         (true, true) => true,
-                        (false, false) => compare(&a, &b, *coll) == Some(Ordering::Equal),
+                        (false, false) => compare(a, b, *coll) == Some(Ordering::Equal),
                         _ => false,
                     }));
                 }
-                match compare(&a, &b, *coll) {
+                match compare(a, b, *coll) {
                     None => Value::Null,
                     Some(ord) => bool_value(match op {
                         CmpOp::Eq => ord == Ordering::Equal,
@@ -602,7 +619,7 @@ impl Expr {
                 None => Value::Null,
                 Some(t) => bool_value(!t),
             },
-            Expr::IsNull(a, negated) => bool_value(a.eval(row, cx)?.is_null() != *negated),
+            Expr::IsNull(a, negated) => bool_value(a.operand(row, cx)?.is_null() != *negated),
             Expr::IsTruth(a, want, negated) => {
                 let t = a.eval(row, cx)?.truth();
                 bool_value((t == Some(*want)) != *negated)
@@ -614,9 +631,9 @@ impl Expr {
                 negated,
                 coll,
             } => {
-                let v = expr.eval(row, cx)?;
-                let lo = compare(&v, &low.eval(row, cx)?, *coll);
-                let hi = compare(&v, &high.eval(row, cx)?, *coll);
+                let v = expr.operand(row, cx)?;
+                let lo = compare(&v, &*low.operand(row, cx)?, *coll);
+                let hi = compare(&v, &*high.operand(row, cx)?, *coll);
                 match (lo, hi) {
                     (Some(l), Some(h)) => {
                         bool_value((l != Ordering::Less && h != Ordering::Greater) != *negated)
@@ -633,13 +650,13 @@ impl Expr {
                 negated,
                 coll,
             } => {
-                let v = expr.eval(row, cx)?;
+                let v = expr.operand(row, cx)?;
                 if v.is_null() {
                     return Ok(Value::Null);
                 }
                 let mut saw_null = false;
                 for item in list {
-                    let x = item.eval(row, cx)?;
+                    let x = item.operand(row, cx)?;
                     match compare(&v, &x, *coll) {
                         Some(Ordering::Equal) => return Ok(bool_value(!*negated)),
                         None => saw_null = true,
@@ -659,7 +676,7 @@ impl Expr {
                 escape,
                 coll,
             } => {
-                let (v, p) = (expr.eval(row, cx)?, pattern.eval(row, cx)?);
+                let (v, p) = (expr.operand(row, cx)?, pattern.operand(row, cx)?);
                 if v.is_null() || p.is_null() {
                     return Ok(Value::Null);
                 }

@@ -33,6 +33,10 @@
 //!    its equi-join columns ([`hash_keys`]). EXPLAIN's possible keys, and reading in
 //!    index order for ORDER BY.
 //!
+//! 6. **Columns read** ([`columns`]): per table, the columns the block names, so the
+//!    engine decodes only those (`Table::scan_columns`; an engine may still hand over
+//!    whole rows). Limit: a block with window functions reads whole rows.
+//!
 //! The semi-join rule that turns a correlated `EXISTS` into a hashed `IN` runs while
 //! binding, as MySQL's resolver does: `bind::decorrelate`.
 //!
@@ -56,6 +60,7 @@
 //! files check the rows against MariaDB.
 
 pub mod access;
+pub mod columns;
 pub mod equalities;
 pub mod hash_keys;
 pub mod join_order;
@@ -104,4 +109,5 @@ pub(crate) fn choose_access_paths(plan: &mut SelectPlan, cx: &ExecCtx) {
     }
     mark_possible_keys(plan);
     use_index_order(plan);
+    columns::mark_read_columns(plan);
 }

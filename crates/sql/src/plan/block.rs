@@ -51,6 +51,10 @@ pub struct Level {
     pub starts: Option<usize>,
     /// Indexes a predicate could drive (EXPLAIN's possible_keys).
     pub possible: Vec<usize>,
+    /// The columns of the table the block reads (by position in its definition), so
+    /// the engine decodes only those; None: every column
+    /// ([`crate::optimizer::columns`]).
+    pub columns: Option<Vec<bool>>,
 }
 
 #[derive(Clone, Debug)]

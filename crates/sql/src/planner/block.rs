@@ -124,6 +124,7 @@ pub fn plan_block(
             chain: std::mem::take(&mut placed.chain[l]),
             starts: placed.starts[l],
             possible: vec![],
+            columns: None,
         })
         .collect();
 
@@ -740,6 +741,7 @@ pub fn plan_single_table(
             chain: vec![],
             starts: None,
             possible: vec![],
+            columns: None,
         }],
         groups: vec![],
         fixed_order: false,
