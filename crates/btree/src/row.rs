@@ -126,7 +126,9 @@ fn skip_column(t: &DataType, b: &[u8], at: &mut usize) -> Option<()> {
         | DataType::DateTime { .. }
         | DataType::Timestamp { .. }
         | DataType::Time { .. }
-        | DataType::Year => {
+        | DataType::Year
+        | DataType::Enum(_)
+        | DataType::Set(_) => {
             get_varint(b, at)?;
         }
         _ => {
