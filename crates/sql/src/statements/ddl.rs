@@ -82,6 +82,7 @@ pub fn execute_other(
                 }
                 Ok(Outcome::ok(0))
             }
+            ast::ObjectType::View => crate::statements::views::drop_views(names, *if_exists, cx),
             ast::ObjectType::Database | ast::ObjectType::Schema => {
                 let name = single_name(
                     names

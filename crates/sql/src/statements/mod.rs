@@ -1,6 +1,6 @@
 //! Statements other than queries: INSERT/UPDATE/DELETE ([`dml`]), CREATE/DROP ([`ddl`]),
 //! ALTER TABLE, CREATE/DROP INDEX and RENAME TABLE ([`alter`]), SHOW and DESCRIBE
-//! ([`show`]) and EXPLAIN ([`explain`]).
+//! ([`show`]), EXPLAIN ([`explain`]) and the view statements ([`views`]).
 
 pub mod alter;
 pub mod ddl;
@@ -8,3 +8,4 @@ pub mod ddl_locks;
 pub mod dml;
 pub mod explain;
 pub mod show;
+pub mod views;
