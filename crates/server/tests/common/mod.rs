@@ -93,13 +93,19 @@ pub struct TestServer {
 impl TestServer {
     /// Starts a server with a fresh temporary data directory.
     pub fn start(extra_args: &[&str]) -> TestServer {
+        Self::start_flavor(Flavor::from_env(), extra_args)
+    }
+
+    /// Starts a server of the given implementation (a test that compares Strata with
+    /// MariaDB side by side starts one of each) with a fresh temporary data directory.
+    pub fn start_flavor(flavor: Flavor, extra_args: &[&str]) -> TestServer {
         let tmp = tempfile::Builder::new()
             .prefix("strata-test-")
             .tempdir()
             .expect("create temp dir");
         let datadir = tmp.path().join("data");
         let mut s = TestServer {
-            flavor: Flavor::from_env(),
+            flavor,
             port: 0,
             datadir,
             extra_args: extra_args.iter().map(|s| s.to_string()).collect(),

@@ -212,7 +212,7 @@ pub fn for_parser(sql: &str, v: &ViewText) -> String {
         (false, true) => "CREATE OR REPLACE ",
         (false, false) => "CREATE ",
     };
-    format!("{head}{}", &sql[v.view_at..v.select_end])
+    format!("{head}{}", sql[v.view_at..v.select_end].trim_end())
 }
 
 #[cfg(test)]

@@ -42,6 +42,8 @@ pub struct Planner<'p, 'c> {
     expanding: RefCell<Vec<(String, String)>>,
     /// How unaliased select-list columns are named (their text as written).
     pub names: ItemNames,
+    /// The same for the stored query of each view being expanded (innermost last).
+    view_names: RefCell<Vec<ItemNames>>,
 }
 
 /// What a table name in FROM turned out to be.
@@ -67,6 +69,7 @@ impl<'p, 'c> Planner<'p, 'c> {
             views: RefCell::new(Vec::new()),
             expanding: RefCell::new(Vec::new()),
             names: ItemNames::default(),
+            view_names: RefCell::new(Vec::new()),
         }
     }
 
@@ -159,7 +162,7 @@ impl<'p, 'c> Planner<'p, 'c> {
                 db,
                 table,
                 Relation::Cte {
-                    table: crate::planner::views::handle(&view, &columns)?,
+                    table: crate::planner::views::handle(self.cx, &view, &columns)?,
                     slot: self.new_slot(),
                     plan: Some(Arc::new(plan)),
                 },
@@ -187,11 +190,24 @@ impl<'p, 'c> Planner<'p, 'c> {
         }
         self.views.borrow_mut().push(key.clone());
         self.expanding.borrow_mut().push(key);
+        self.view_names
+            .borrow_mut()
+            .push(ItemNames::of(&view.query));
         let ctes = std::mem::take(&mut *self.ctes.borrow_mut());
         let result = f(self);
         *self.ctes.borrow_mut() = ctes;
+        self.view_names.borrow_mut().pop();
         self.expanding.borrow_mut().pop();
         Ok(result)
+    }
+
+    /// The name of the unaliased select item `e`: its text as written in the statement,
+    /// or in the stored query of the view being expanded.
+    pub fn item_name(&self, e: &ast::Expr) -> String {
+        match self.view_names.borrow().last() {
+            Some(names) => names.name(e),
+            None => self.names.name(e),
+        }
     }
 
     /// Marks `db`.`name` as being defined, so a query that reads it (through other

@@ -18,7 +18,8 @@ use sqlparser::ast;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::sync::Arc;
-use strata_types::{ColumnMeta, Error, Result};
+use strata_types::output::flags;
+use strata_types::{Collation, ColumnDef, ColumnMeta, DataType, Error, FieldType, Result};
 
 /// The view's query as a syntax tree, its table names qualified with the view's
 /// database. `columns`: the names its result must have, when they differ from the
@@ -151,14 +152,102 @@ fn renamed(columns: &[ColumnMeta], names: &[String]) -> Vec<ColumnMeta> {
         .collect()
 }
 
-/// The derived-table handle a view is read through.
+/// The derived-table handle a view is read through. Its columns have the types MySQL
+/// gives a view's columns: a base table's column keeps its definition (type, NULL-ness,
+/// collation), a computed one gets the type its result metadata describes; so results
+/// read through the view carry the same metadata as the query itself.
 pub(crate) fn handle(
+    cx: &crate::context::ExecCtx,
     view: &ViewDef,
     columns: &[ColumnMeta],
 ) -> Result<Arc<dyn strata_engine::Table>> {
+    let mut defs: Vec<ColumnDef> = Vec::with_capacity(columns.len());
+    for m in columns {
+        if defs.iter().any(|d| d.name.eq_ignore_ascii_case(&m.name)) {
+            return Err(Error::DuplicateColumn(m.name.clone()));
+        }
+        let mut c = base_column(cx, m).unwrap_or_else(|| computed_column(m));
+        c.name = m.name.clone();
+        c.default = None;
+        c.auto_increment = false;
+        c.on_update_now = false;
+        defs.push(c);
+    }
     Ok(Arc::new(crate::catalog::rowsource::ReadOnlyTable(
-        crate::bind::derived::DerivedTable::new(&view.name, columns, &[])?,
+        crate::bind::derived::DerivedTable::with_columns(&view.name, defs),
     )))
+}
+
+/// The definition of the base table column a result column is, if it is one.
+fn base_column(cx: &crate::context::ExecCtx, m: &ColumnMeta) -> Option<ColumnDef> {
+    if m.schema.is_empty() || m.org_table.is_empty() || m.org_name.is_empty() {
+        return None;
+    }
+    let t = cx.catalog.table(&m.schema, &m.org_table).ok()?;
+    let def = t.def();
+    let c = def.columns.get(def.column_index(&m.org_name)?)?.clone();
+    // The metadata must agree with the column, or it is not really that column.
+    (c.nullable == (m.flags & flags::NOT_NULL == 0)).then_some(c)
+}
+
+/// A column definition from a computed result column's metadata.
+fn computed_column(m: &ColumnMeta) -> ColumnDef {
+    let unsigned = m.flags & flags::UNSIGNED != 0;
+    let binary = m.charset == 63;
+    let data_type = match m.field_type {
+        FieldType::Tiny => DataType::TinyInt { unsigned },
+        FieldType::Short => DataType::SmallInt { unsigned },
+        FieldType::Int24 => DataType::MediumInt { unsigned },
+        FieldType::Long => DataType::Int { unsigned },
+        FieldType::LongLong => DataType::BigInt { unsigned },
+        FieldType::Float => DataType::Float,
+        FieldType::Double => DataType::Double,
+        FieldType::NewDecimal | FieldType::Decimal => {
+            let digits = m
+                .length
+                .saturating_sub(u32::from(m.decimals > 0))
+                .saturating_sub(u32::from(!unsigned));
+            DataType::Decimal {
+                precision: digits.clamp(u32::from(m.decimals.max(1)), 65) as u8,
+                scale: m.decimals.min(30),
+            }
+        }
+        FieldType::Date => DataType::Date,
+        FieldType::DateTime => DataType::DateTime {
+            fsp: m.decimals.min(6),
+        },
+        FieldType::Timestamp => DataType::Timestamp {
+            fsp: m.decimals.min(6),
+        },
+        FieldType::Time => DataType::Time {
+            fsp: m.decimals.min(6),
+        },
+        FieldType::Year => DataType::Year,
+        FieldType::Json => DataType::Json,
+        FieldType::Bit => DataType::Bit(m.length.clamp(1, 64) as u8),
+        FieldType::Null => DataType::Binary(0),
+        FieldType::Blob if binary => DataType::Blob(m.length),
+        FieldType::Blob => DataType::Text(m.length),
+        FieldType::String if binary => DataType::Binary(m.length),
+        FieldType::String => DataType::Char(m.length / 4),
+        _ if binary && m.length <= 65_535 => DataType::VarBinary(m.length),
+        _ if binary => DataType::Blob(m.length),
+        _ if m.length / 4 <= 16_383 => DataType::VarChar(m.length / 4),
+        _ => DataType::Text(m.length),
+    };
+    ColumnDef {
+        name: m.name.clone(),
+        data_type,
+        nullable: m.flags & flags::NOT_NULL == 0,
+        default: None,
+        auto_increment: false,
+        on_update_now: false,
+        collation: if binary {
+            Collation::Binary
+        } else {
+            Collation::GeneralCi
+        },
+    }
 }
 
 #[cfg(test)]
@@ -210,6 +299,8 @@ mod tests {
             check_option: "NONE".into(),
             character_set_client: "utf8mb4".into(),
             collation_connection: "utf8mb4_0900_ai_ci".into(),
+            updatable: true,
+            column_info: vec![],
         };
         let q = view_query(&v, Some(&v.source_names)).unwrap();
         assert_eq!(

@@ -108,7 +108,9 @@ fn build(
     };
     let algorithm = text.algorithm.clone().unwrap_or_else(|| "UNDEFINED".into());
     let mut def = ViewDef {
-        updatable: algorithm != "TEMPTABLE" && is_updatable(&query),
+        updatable: algorithm != "TEMPTABLE"
+            && is_updatable(&query)
+            && reads_only_updatable_views(cx, &q),
         column_info: Vec::new(),
         db: db.to_string(),
         name: view.to_string(),
@@ -134,6 +136,21 @@ fn build(
         })
         .collect();
     Ok(def)
+}
+
+/// Whether every view the (qualified) query reads can itself have rows changed through it.
+fn reads_only_updatable_views(cx: &ExecCtx, q: &ast::Query) -> bool {
+    let mut ok = true;
+    let _ = ast::visit_relations(q, |name| {
+        let parts = crate::parse::object_name_parts(name);
+        if let [db, table] = parts.as_slice() {
+            if cx.catalog.view(db, table).is_some_and(|v| !v.updatable) {
+                ok = false;
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    ok
 }
 
 /// MySQL's rule for a view rows can be changed through: one SELECT (no set operation)
