@@ -178,6 +178,9 @@ fn metadata_locks(plan: &Plan) -> Vec<MdlRequest> {
                     MdlMode::SharedRead
                 };
             reads(&s.tables, &mut add, mode);
+            for (db, name) in &s.views {
+                add(db, name, MdlMode::SharedRead);
+            }
         }
         Plan::Insert(i) => {
             add(&i.target.db, &i.target.def.name, MdlMode::SharedWrite);
@@ -185,14 +188,24 @@ fn metadata_locks(plan: &Plan) -> Vec<MdlRequest> {
                 reads(&sel.tables, &mut add, MdlMode::SharedRead);
             }
             reads(&i.subqueries.tables, &mut add, MdlMode::SharedRead);
+            let views = i.select.iter().flat_map(|s| &s.views);
+            for (db, name) in views.chain(&i.subqueries.views) {
+                add(db, name, MdlMode::SharedRead);
+            }
         }
         Plan::Update(u) => {
             add(&u.target.db, &u.target.def.name, MdlMode::SharedWrite);
             reads(&u.subqueries.tables, &mut add, MdlMode::SharedRead);
+            for (db, name) in &u.subqueries.views {
+                add(db, name, MdlMode::SharedRead);
+            }
         }
         Plan::Delete(d) => {
             add(&d.target.db, &d.target.def.name, MdlMode::SharedWrite);
             reads(&d.subqueries.tables, &mut add, MdlMode::SharedRead);
+            for (db, name) in &d.subqueries.views {
+                add(db, name, MdlMode::SharedRead);
+            }
         }
         Plan::Explain(_) | Plan::Other(_) => {}
     }
@@ -246,7 +259,13 @@ pub fn execute(
             .map_err(|e| json_error_in_table(e, &u.target.def.name)),
         Plan::Delete(d) => dml::execute_delete(d, cx, params),
         Plan::Explain(s) => crate::statements::explain::explain_statement(s, cx, out),
-        Plan::Other(stmt) => crate::statements::ddl::execute_other(stmt, cx, out),
+        Plan::Other(stmt) => match **stmt {
+            // The view's clauses and query text come from the statement's text.
+            ast::Statement::CreateView(_) | ast::Statement::AlterView { .. } => {
+                crate::statements::views::define(stmt, &p.source, cx)
+            }
+            _ => crate::statements::ddl::execute_other(stmt, cx, out),
+        },
     }
 }
 

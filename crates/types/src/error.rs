@@ -225,6 +225,8 @@ pub enum Error {
     WrongDatabaseName(String),
     /// 1103
     WrongTableName(String),
+    /// 1166: a column name that is not valid (too long, ends with a space).
+    WrongColumnName(String),
     /// 1074: column, maximum length.
     ColumnTooLong { column: String, max: u64 },
     /// 1153
@@ -275,6 +277,24 @@ pub enum Error {
     ViewColumnCount,
     /// 3636: a recursive CTE ran more iterations than `cte_max_recursion_depth`.
     RecursionDepth(u64),
+    /// 1347: `db.name` is a table where a view was named (DROP VIEW, SHOW CREATE VIEW);
+    /// the name as `db.name` and what was expected (`VIEW`).
+    WrongObject {
+        name: String,
+        expected: &'static str,
+    },
+    /// 1356: a view whose stored query no longer binds (a base table or column gone);
+    /// the view as `db`.`name` parts.
+    ViewInvalid { db: String, view: String },
+    /// 1462: a view that refers to itself, directly or through other views.
+    ViewRecursive { db: String, view: String },
+    /// 1288: UPDATE/DELETE of a view that cannot be changed; the statement's verb and
+    /// the view's name.
+    NonUpdatableTable { table: String, verb: &'static str },
+    /// 1471: INSERT into a view that cannot take rows.
+    NonInsertableTable(String),
+    /// 1450: RENAME TABLE moving a view to another database.
+    ForbidSchemaChange { from: String, to: String },
     /// 1093: an UPDATE or DELETE whose subquery reads the table it changes (directly,
     /// not through a materialized derived table).
     TargetTableRead(String),
@@ -527,6 +547,7 @@ impl Error {
             UnknownCollation(_) => 1273,
             WrongDatabaseName(_) => 1102,
             WrongTableName(_) => 1103,
+            WrongColumnName(_) => 1166,
             ColumnTooLong { .. } => 1074,
             PacketTooLarge => 1153,
             TooManyConnections => 1040,
@@ -552,6 +573,12 @@ impl Error {
             TooManyTables(_) => 1116,
             NonUniqueTable(_) => 1066,
             RecursionDepth(_) => 3636,
+            WrongObject { .. } => 1347,
+            ViewInvalid { .. } => 1356,
+            ViewRecursive { .. } => 1462,
+            NonUpdatableTable { .. } => 1288,
+            NonInsertableTable(_) => 1471,
+            ForbidSchemaChange { .. } => 1450,
             TargetTableRead(_) => 1093,
             WrongArguments(_) => 1210,
             WindowNoSuchWindow(_) => 3579,
@@ -582,8 +609,8 @@ impl Error {
     pub fn sqlstate(&self) -> &'static str {
         match self.code() {
             1066 | 1248 | 1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091 | 1061
-            | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1286 | 1305 | 1582 | 1273 | 1118 | 1071
-            | 1203 => "42000",
+            | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1166 | 1286 | 1305 | 1582 | 1273 | 1118
+            | 1071 | 1203 => "42000",
             1146 | 1051 => "42S02",
             1050 => "42S01",
             1054 => "42S22",
@@ -1021,6 +1048,7 @@ impl fmt::Display for Error {
             UnknownCollation(c) => write!(f, "Unknown collation: '{c}'"),
             WrongDatabaseName(d) => write!(f, "Incorrect database name '{d}'"),
             WrongTableName(t) => write!(f, "Incorrect table name '{t}'"),
+            WrongColumnName(c) => write!(f, "Incorrect column name '{c}'"),
             ColumnTooLong { column, max } => write!(
                 f,
                 "Column length too big for column '{column}' (max = {max}); use BLOB or TEXT \
@@ -1101,6 +1129,25 @@ impl fmt::Display for Error {
                 f,
                 "In definition of view, derived table or common table expression, SELECT list \
                  and column names list have different column counts"
+            ),
+            WrongObject { name, expected } => write!(f, "'{name}' is not {expected}"),
+            ViewInvalid { db, view } => write!(
+                f,
+                "View '{db}.{view}' references invalid table(s) or column(s) or function(s) \
+                 or definer/invoker of view lack rights to use them"
+            ),
+            ViewRecursive { db, view } => {
+                write!(f, "`{db}`.`{view}` contains view recursion")
+            }
+            NonUpdatableTable { table, verb } => {
+                write!(f, "The target table {table} of the {verb} is not updatable")
+            }
+            NonInsertableTable(t) => {
+                write!(f, "The target table {t} of the INSERT is not insertable-into")
+            }
+            ForbidSchemaChange { from, to } => write!(
+                f,
+                "Changing schema from '{from}' to '{to}' is not allowed."
             ),
             RecursionDepth(n) => write!(
                 f,

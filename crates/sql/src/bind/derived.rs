@@ -84,6 +84,25 @@ impl DerivedTable {
     }
 }
 
+impl DerivedTable {
+    /// A table with exactly these column definitions (a view gives its columns the
+    /// types of the base columns they read).
+    pub fn with_columns(alias: &str, columns: Vec<ColumnDef>) -> DerivedTable {
+        let def = TableDef {
+            db: String::new(),
+            name: alias.to_string(),
+            engine: "derived".into(),
+            columns,
+            indexes: vec![],
+            auto_increment_start: 1,
+            comment: String::new(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
+        };
+        DerivedTable { def: Arc::new(def) }
+    }
+}
+
 impl RowSource for DerivedTable {
     fn def(&self) -> &Arc<TableDef> {
         &self.def

@@ -1,4 +1,4 @@
-//! `information_schema`: SCHEMATA, TABLES, COLUMNS, STATISTICS and ENGINES as read-only
+//! `information_schema`: SCHEMATA, TABLES, COLUMNS, STATISTICS, ENGINES and VIEWS as read-only
 //! tables computed from the catalog when scanned. They implement the engine API like any
 //! table, so every SELECT feature works on them; they have no indexes, so the planner
 //! scans them. Column names and types follow MySQL, since clients (mysqldump, ORMs,
@@ -24,7 +24,9 @@ enum Kind {
     Processlist,
     /// TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS, CHECK_CONSTRAINTS.
     Constraints(ConstraintTable),
-    /// Tables for objects Strata does not have (tablespace files, triggers, views,
+    /// VIEWS: the catalog's views (`catalog::views`).
+    Views,
+    /// Tables for objects Strata does not have (tablespace files, triggers,
     /// routines, events, partitions, foreign keys): the right columns, never a row, so
     /// clients that look for such objects find none instead of failing.
     Empty,
@@ -346,6 +348,14 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
                     .collect(),
             )
         }
+        "VIEWS" => (
+            Kind::Views,
+            EMPTY_TABLES
+                .iter()
+                .find(|(n, _)| *n == "VIEWS")
+                .map(|(_, cols)| cols.iter().map(|c| text(c)).collect())
+                .unwrap_or_default(),
+        ),
         other => match EMPTY_TABLES.iter().find(|(n, _)| *n == other) {
             Some((_, cols)) => (Kind::Empty, cols.iter().map(|c| text(c)).collect()),
             None => {
@@ -421,15 +431,90 @@ impl InfoTable {
                     ]);
                 }
             }
+            Kind::Views => {
+                for d in cat.databases() {
+                    for v in cat.views(&d) {
+                        out.push(vec![
+                            s("def"),
+                            s(&v.db),
+                            s(&v.name),
+                            s(&v.query),
+                            s(&v.check_option),
+                            s(if v.updatable { "YES" } else { "NO" }),
+                            s(&format!("{}@{}", v.definer_user, v.definer_host)),
+                            s(&v.security),
+                            s(&v.character_set_client),
+                            s(&v.collation_connection),
+                            s(&v.algorithm),
+                        ]);
+                    }
+                }
+            }
             _ => {
                 for d in cat.databases() {
                     for t in cat.tables(&d)? {
                         self.table_rows(&d, &t, &mut out);
                     }
+                    for v in cat.views(&d) {
+                        self.view_rows(&v, &mut out);
+                    }
                 }
             }
         }
         Ok(out)
+    }
+
+    /// A view's rows in TABLES (type `VIEW`, every figure NULL, comment `VIEW`) and
+    /// COLUMNS (each column as described when the view was created).
+    fn view_rows(&self, v: &crate::catalog::views::ViewDef, out: &mut Vec<Vec<Value>>) {
+        match self.kind {
+            Kind::Tables => {
+                let mut r = vec![Value::Null; 21];
+                r[0] = s("def");
+                r[1] = s(&v.db);
+                r[2] = s(&v.name);
+                r[3] = s("VIEW");
+                r[20] = s("VIEW");
+                out.push(r);
+            }
+            Kind::Columns => {
+                for (i, (name, c)) in v.columns.iter().zip(&v.column_info).enumerate() {
+                    let base = c.type_text.split(['(', ' ']).next().unwrap_or("");
+                    let charset = c.collation.as_ref().map(|coll| {
+                        if coll == "binary" {
+                            "binary"
+                        } else {
+                            "utf8mb4"
+                        }
+                    });
+                    out.push(vec![
+                        s("def"),
+                        s(&v.db),
+                        s(&v.name),
+                        s(name),
+                        u(i as u64 + 1),
+                        c.default.as_deref().map_or(Value::Null, s),
+                        s(if c.nullable { "YES" } else { "NO" }),
+                        s(base),
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        charset.map_or(Value::Null, s),
+                        c.collation.as_deref().map_or(Value::Null, s),
+                        s(&c.type_text),
+                        s(""),
+                        s(""),
+                        s("select,insert,update,references"),
+                        s(""),
+                        s("NEVER"),
+                        Value::Null,
+                    ]);
+                }
+            }
+            _ => {}
+        }
     }
 
     fn table_rows(&self, db: &str, t: &Arc<dyn Table>, out: &mut Vec<Vec<Value>>) {

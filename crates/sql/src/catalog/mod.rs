@@ -21,6 +21,7 @@ pub mod infoschema_constraints;
 pub mod processes;
 pub mod rowsource;
 pub mod stats;
+pub mod views;
 
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
@@ -45,6 +46,9 @@ struct CatalogFile {
     next_file: u64,
     #[serde(default)]
     ddl_log: Vec<LogEntry>,
+    /// Absent when there are none, so catalogs without views read and write as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    views: Vec<views::ViewDef>,
 }
 
 fn first_file() -> u64 {
@@ -78,6 +82,8 @@ struct Entry {
 #[derive(Default)]
 struct Db {
     tables: BTreeMap<String, Entry>,
+    /// Views share the tables' namespace (`views.rs`).
+    views: BTreeMap<String, Arc<views::ViewDef>>,
 }
 
 /// Everything the catalog file holds, behind one lock.
@@ -172,6 +178,13 @@ impl Catalog {
                     .or_default()
                     .tables
                     .insert(def.name.clone(), Entry { handle, file: rel });
+            }
+            for v in file.views {
+                st.dbs
+                    .entry(v.db.clone())
+                    .or_default()
+                    .views
+                    .insert(v.name.clone(), Arc::new(v));
             }
         }
         if cat.clean_up(&mut st)? {
@@ -387,7 +400,7 @@ impl Catalog {
         let Some(db) = st.dbs.get(&def.db) else {
             return Err(Error::UnknownDatabase(def.db.clone()));
         };
-        if db.tables.contains_key(&def.name) {
+        if db.tables.contains_key(&def.name) || db.views.contains_key(&def.name) {
             return if if_not_exists {
                 Ok(false)
             } else {
@@ -540,9 +553,9 @@ impl Catalog {
             .is_some_and(|e| Arc::ptr_eq(&e.handle, old));
         let moved = new_def.db != db || new_def.name != name;
         let clash = if moved {
-            st.dbs
-                .get(&new_def.db)
-                .map(|d| d.tables.contains_key(&new_def.name))
+            st.dbs.get(&new_def.db).map(|d| {
+                d.tables.contains_key(&new_def.name) || d.views.contains_key(&new_def.name)
+            })
         } else {
             Some(false)
         };
@@ -638,7 +651,7 @@ impl Catalog {
                 return Err(Error::UnknownDatabase(to.0.clone()));
             }
             check_name(&to.1, false)?;
-            if lookup(to, &names, &gone).is_some() {
+            if lookup(to, &names, &gone).is_some() || st.has_view(&to.0, &to.1) {
                 return Err(Error::TableExists(to.1.clone()));
             }
             names.remove(from);
@@ -736,10 +749,9 @@ impl Catalog {
             let _ = def;
         }
         for (_, def) in changes {
-            let clash = st
-                .dbs
-                .get(&def.db)
-                .is_some_and(|d| d.tables.contains_key(&def.name));
+            let clash = st.dbs.get(&def.db).is_some_and(|d| {
+                d.tables.contains_key(&def.name) || d.views.contains_key(&def.name)
+            });
             if clash || !st.dbs.contains_key(&def.db) {
                 put_back(&mut st, taken);
                 return Err(if clash {
@@ -819,6 +831,11 @@ impl Catalog {
                 .collect(),
             next_file: st.next_file,
             ddl_log: st.ddl_log.clone(),
+            views: st
+                .dbs
+                .values()
+                .flat_map(|d| d.views.values().map(|v| (**v).clone()))
+                .collect(),
         };
         let text = serde_json::to_vec_pretty(&file).map_err(|e| Error::Internal(e.to_string()))?;
         let tmp = self.datadir.join("catalog.json.tmp");

@@ -62,7 +62,7 @@ pub fn unescape(body: &[u8], quote: u8) -> Vec<u8> {
 }
 
 #[derive(Debug, PartialEq)]
-enum Tok<'a> {
+pub(crate) enum Tok<'a> {
     Word(&'a str),
     Number(&'a str),
     /// A quoted string: the quote byte and the raw body.
@@ -73,7 +73,7 @@ enum Tok<'a> {
 
 /// Scans one token at `i`; returns it and the end offset. Whitespace and comments come
 /// back as `Other` spans that callers copy through.
-fn next_token(s: &[u8], i: usize) -> (Tok<'_>, usize) {
+pub(crate) fn next_token(s: &[u8], i: usize) -> (Tok<'_>, usize) {
     let b = s[i];
     let text = |a: usize, e: usize| std::str::from_utf8(&s[a..e]).unwrap_or("");
     match b {

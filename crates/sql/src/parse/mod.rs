@@ -4,12 +4,13 @@
 //! sqlparser knows `FOR SHARE` but not MySQL's older spelling `LOCK IN SHARE MODE`
 //! (which sysbench and many applications still send); [`parse`] rewrites the tokens of
 //! the one into the other; ALTER TABLE clauses it lacks are rewritten by
-//! [`alter_clauses`].
+//! [`alter_clauses`], and CREATE/ALTER VIEW clauses by [`view_clauses`].
 
 pub mod alter_clauses;
 pub mod join_commas;
 pub mod lex;
 pub mod token_rewrite;
+pub mod view_clauses;
 
 use sqlparser::ast::Statement;
 use sqlparser::dialect::MySqlDialect;
@@ -38,6 +39,13 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>> {
     let budget = depth_budget();
     if crate::parse::lex::nesting_bound(sql) > budget {
         return Err(too_deep());
+    }
+    // CREATE/ALTER VIEW clauses sqlparser does not read; the view statement reads them
+    // from the text itself.
+    if view_clauses::may_need(sql) {
+        if let Some(v) = view_clauses::split(sql) {
+            return parse_within(&view_clauses::for_parser(sql, &v), budget);
+        }
     }
     parse_within(sql, budget)
 }

@@ -103,6 +103,8 @@ pub struct QueryStatement {
     pub slots: usize,
     /// Every engine table the statement reads (locked once, for the whole statement).
     pub tables: Vec<ReadTable>,
+    /// The views it reads through, (database, name): they take metadata locks only.
+    pub views: Vec<(String, String)>,
 }
 
 impl QueryStatement {
@@ -116,6 +118,8 @@ impl QueryStatement {
 pub struct SubqueryPlans {
     pub subqueries: Vec<Arc<QueryPlan>>,
     pub tables: Vec<ReadTable>,
+    /// Views its subqueries read through.
+    pub views: Vec<(String, String)>,
 }
 
 impl SubqueryPlans {

@@ -230,7 +230,7 @@ pub fn plan_block(
                     windows: Some(&mut windows),
                 };
                 let (bound, ty, _) = b.bind(e)?;
-                let name = alias.clone().unwrap_or_else(|| planner.names.name(e));
+                let name = alias.clone().unwrap_or_else(|| planner.item_name(e));
                 let meta = match (&bound, e) {
                     (
                         Expr::Column(p),

@@ -36,8 +36,14 @@ pub struct Planner<'p, 'c> {
     /// CTEs visible where planning is (innermost last).
     ctes: RefCell<Vec<CteDef>>,
     tables: RefCell<Vec<ReadTable>>,
+    /// Views the statement reads through (for their metadata locks).
+    views: RefCell<Vec<(String, String)>>,
+    /// Views being expanded, outermost first (a view met again is recursion, 1462).
+    expanding: RefCell<Vec<(String, String)>>,
     /// How unaliased select-list columns are named (their text as written).
     pub names: ItemNames,
+    /// The same for the stored query of each view being expanded (innermost last).
+    view_names: RefCell<Vec<ItemNames>>,
 }
 
 /// What a table name in FROM turned out to be.
@@ -60,7 +66,10 @@ impl<'p, 'c> Planner<'p, 'c> {
             next_slot: Cell::new(0),
             ctes: RefCell::new(Vec::new()),
             tables: RefCell::new(Vec::new()),
+            views: RefCell::new(Vec::new()),
+            expanding: RefCell::new(Vec::new()),
             names: ItemNames::default(),
+            view_names: RefCell::new(Vec::new()),
         }
     }
 
@@ -93,6 +102,7 @@ impl<'p, 'c> Planner<'p, 'c> {
             subqueries: self.subqueries.into_inner(),
             slots: self.next_slot.get(),
             tables: self.tables.into_inner(),
+            views: self.views.into_inner(),
         })
     }
 
@@ -102,6 +112,7 @@ impl<'p, 'c> Planner<'p, 'c> {
         SubqueryPlans {
             subqueries: self.subqueries.into_inner(),
             tables: self.tables.into_inner(),
+            views: self.views.into_inner(),
         }
     }
 
@@ -145,9 +156,66 @@ impl<'p, 'c> Planner<'p, 'c> {
             }
         }
         let (db, table) = crate::context::resolve_table(self.cx, name)?;
+        if let Some(view) = self.cx.catalog.view(&db, &table) {
+            let (columns, plan) = crate::planner::views::expand(self, &view)?;
+            return Ok((
+                db,
+                table,
+                Relation::Cte {
+                    table: crate::planner::views::handle(self.cx, &view, &columns)?,
+                    slot: self.new_slot(),
+                    plan: Some(Arc::new(plan)),
+                },
+            ));
+        }
         let handle = self.cx.table(&db, &table)?;
         self.note_table(&db, &table, &handle);
         Ok((db, table, Relation::Engine(handle)))
+    }
+
+    /// Runs `f` to plan the query of `view`: the view is noted for its metadata lock,
+    /// the outer statement's CTEs are out of sight, and meeting the view again inside
+    /// is recursion (1462, the outer error; `f`'s own result is the inner one).
+    pub(crate) fn in_view<T>(
+        &self,
+        view: &crate::catalog::views::ViewDef,
+        f: impl FnOnce(&Self) -> Result<T>,
+    ) -> Result<Result<T>> {
+        let key = (view.db.clone(), view.name.clone());
+        if self.expanding.borrow().contains(&key) {
+            return Err(Error::ViewRecursive {
+                db: key.0,
+                view: key.1,
+            });
+        }
+        self.views.borrow_mut().push(key.clone());
+        self.expanding.borrow_mut().push(key);
+        self.view_names
+            .borrow_mut()
+            .push(ItemNames::of(&view.query));
+        let ctes = std::mem::take(&mut *self.ctes.borrow_mut());
+        let result = f(self);
+        *self.ctes.borrow_mut() = ctes;
+        self.view_names.borrow_mut().pop();
+        self.expanding.borrow_mut().pop();
+        Ok(result)
+    }
+
+    /// The name of the unaliased select item `e`: its text as written in the statement,
+    /// or in the stored query of the view being expanded.
+    pub fn item_name(&self, e: &ast::Expr) -> String {
+        match self.view_names.borrow().last() {
+            Some(names) => names.name(e),
+            None => self.names.name(e),
+        }
+    }
+
+    /// Marks `db`.`name` as being defined, so a query that reads it (through other
+    /// views too) is recursion (CREATE OR REPLACE / ALTER VIEW).
+    pub(crate) fn defining_view(&self, db: &str, name: &str) {
+        self.expanding
+            .borrow_mut()
+            .push((db.to_string(), name.to_string()));
     }
 
     /// Plans a query expression (with its WITH clause, ORDER BY and LIMIT).
@@ -403,6 +471,9 @@ impl SubqueryPlanner for Planner<'_, '_> {
             }
         }
         let (db, table) = crate::context::resolve_table(self.cx, name).ok()?;
+        if let Some(view) = self.cx.catalog.view(&db, &table) {
+            return Some(view.columns.clone());
+        }
         let handle = self.cx.table(&db, &table).ok()?;
         let def = handle.def();
         Some(def.columns.iter().map(|c| c.name.clone()).collect())

@@ -691,6 +691,26 @@ pub fn rename_tables(renames: &[ast::RenameTable], cx: &mut ExecCtx) -> Result<O
         let to = crate::context::resolve_table(cx, &r.new_name)?;
         pairs.push((from, to));
     }
+    // Views are renamed in the catalog only; within their database, as MySQL allows.
+    let views = pairs
+        .iter()
+        .filter(|(f, _)| cx.catalog.view(&f.0, &f.1).is_some())
+        .count();
+    if views > 0 {
+        if views < pairs.len() {
+            return Err(Error::NotSupported(
+                "RENAME TABLE of views and tables in one statement".into(),
+            ));
+        }
+        if let Some((f, t)) = pairs.iter().find(|(f, t)| f.0 != t.0) {
+            return Err(Error::ForbidSchemaChange {
+                from: f.0.clone(),
+                to: t.0.clone(),
+            });
+        }
+        cx.catalog.rename_views(&pairs)?;
+        return Ok(Outcome::ok(0));
+    }
     // Drain the statements of every table that exists now (their handles retire).
     let mut locks = TableLocks::default();
     let mut handles = Vec::new();

@@ -82,6 +82,7 @@ pub fn execute_other(
                 }
                 Ok(Outcome::ok(0))
             }
+            ast::ObjectType::View => crate::statements::views::drop_views(names, *if_exists, cx),
             ast::ObjectType::Database | ast::ObjectType::Schema => {
                 let name = single_name(
                     names
@@ -157,7 +158,17 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
     if ct.query.is_some() {
         return Err(Error::NotSupported("CREATE TABLE ... SELECT".into()));
     }
-    if ct.like.is_some() {
+    if let Some(like) = &ct.like {
+        let (ast::CreateTableLikeKind::Parenthesized(l) | ast::CreateTableLikeKind::Plain(l)) =
+            like;
+        // MySQL copies only base tables: LIKE a view is 1347.
+        let (db, name) = crate::context::resolve_table(cx, &l.name)?;
+        if cx.catalog.view(&db, &name).is_some() {
+            return Err(Error::WrongObject {
+                name: format!("{db}.{name}"),
+                expected: "BASE TABLE",
+            });
+        }
         return Err(Error::NotSupported("CREATE TABLE ... LIKE".into()));
     }
     if ct.temporary {

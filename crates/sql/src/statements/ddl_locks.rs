@@ -89,13 +89,19 @@ fn targets(stmt: &ast::Statement, cx: &ExecCtx) -> Result<Option<Targets>> {
     };
     let database = |name: String, with_tables: bool| {
         // Dropping a database drops its tables: each is locked as DROP TABLE would.
-        let tables = match cx.catalog.tables(&name) {
+        let mut tables: Vec<(String, String, bool)> = match cx.catalog.tables(&name) {
             Ok(ts) if with_tables => ts
                 .iter()
                 .map(|t| (t.def().db.clone(), t.def().name.clone(), false))
                 .collect(),
             _ => vec![],
         };
+        // Its views too, so statements reading them finish first.
+        if with_tables {
+            for v in cx.catalog.views(&name) {
+                tables.push((v.db.clone(), v.name.clone(), false));
+            }
+        }
         Targets {
             tables,
             schemas: vec![name],
@@ -108,6 +114,7 @@ fn targets(stmt: &ast::Statement, cx: &ExecCtx) -> Result<Option<Targets>> {
         }
         S::CreateTable(ct) => of_tables(vec![resolve(&ct.name, false)?]),
         S::CreateView(v) => of_tables(vec![resolve(&v.name, false)?]),
+        S::AlterView { name, .. } => of_tables(vec![resolve(name, false)?]),
         S::CreateIndex(ci) => of_tables(vec![table(&ci.table_name)?]),
         S::AlterTable(at) => {
             let mut tables = vec![table(&at.name)?];

@@ -74,8 +74,11 @@ pub struct DeletePlan {
     pub subqueries: SubqueryPlans,
 }
 
-fn target(cx: &ExecCtx, name: &ast::ObjectName) -> Result<Target> {
+fn target(cx: &ExecCtx, name: &ast::ObjectName, verb: &'static str) -> Result<Target> {
     let (db, t) = resolve_table(cx, name)?;
+    if let Some(v) = cx.catalog.view(&db, &t) {
+        return Err(crate::statements::views::change_refused(&v, verb));
+    }
     let table = cx.table(&db, &t)?;
     let def = table.def().clone();
     let rules = RowRules::for_target(cx, &db, &def, &table)?;
@@ -100,7 +103,7 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
     let ast::TableObject::TableName(name) = &ins.table else {
         return Err(Error::NotSupported("INSERT INTO a table function".into()));
     };
-    let target = target(cx, name)?;
+    let target = target(cx, name, "INSERT")?;
     let def = target.def.clone();
     let empty = Scope::default();
     let planner = Planner::new(cx);
@@ -688,6 +691,7 @@ fn single_table_source(
     order_by: &[ast::OrderByExpr],
     limit: &Option<ast::Expr>,
     env: &BindEnv,
+    verb: &'static str,
 ) -> Result<(Target, SelectPlan, Scope)> {
     if !table.joins.is_empty() {
         return Err(Error::NotSupported("multi-table UPDATE/DELETE".into()));
@@ -697,7 +701,7 @@ fn single_table_source(
             "UPDATE/DELETE of a derived table".into(),
         ));
     };
-    let t = target(cx, name)?;
+    let t = target(cx, name, verb)?;
     let alias = alias
         .as_ref()
         .map(|a| a.name.value.clone())
@@ -723,8 +727,15 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
     }
     let planner = Planner::new(cx);
     let env = planner.root_env();
-    let (target, source, scope) =
-        single_table_source(cx, &u.table, &u.selection, &u.order_by, &u.limit, &env)?;
+    let (target, source, scope) = single_table_source(
+        cx,
+        &u.table,
+        &u.selection,
+        &u.order_by,
+        &u.limit,
+        &env,
+        "UPDATE",
+    )?;
     let mut assignments = Vec::new();
     for a in &u.assignments {
         let ast::AssignmentTarget::ColumnName(n) = &a.target else {
@@ -757,8 +768,15 @@ pub fn plan_delete(d: &ast::Delete, cx: &ExecCtx) -> Result<DeletePlan> {
     };
     let planner = Planner::new(cx);
     let env = planner.root_env();
-    let (target, source, _) =
-        single_table_source(cx, table, &d.selection, &d.order_by, &d.limit, &env)?;
+    let (target, source, _) = single_table_source(
+        cx,
+        table,
+        &d.selection,
+        &d.order_by,
+        &d.limit,
+        &env,
+        "DELETE",
+    )?;
     drop(env);
     let subqueries = planner.finish();
     subqueries.check_target_not_read(&target.db, &target.def.name)?;

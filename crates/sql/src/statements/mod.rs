@@ -1,6 +1,6 @@
 //! Statements other than queries: INSERT/UPDATE/DELETE ([`dml`]), CREATE/DROP ([`ddl`]),
 //! ALTER TABLE, CREATE/DROP INDEX and RENAME TABLE ([`alter`]), SHOW and DESCRIBE
-//! ([`show`]) and EXPLAIN ([`explain`]).
+//! ([`show`]), EXPLAIN ([`explain`]) and the view statements ([`views`]).
 
 pub mod alter;
 pub mod ddl;
@@ -9,3 +9,4 @@ pub mod dml;
 pub mod explain;
 pub mod insert_alias;
 pub mod show;
+pub mod views;

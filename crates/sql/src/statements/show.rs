@@ -191,25 +191,26 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
                 None => format!("Tables_in_{db}"),
             };
             let mut rows = Vec::new();
-            let (names, kind) = if db.eq_ignore_ascii_case("information_schema") {
-                (
-                    crate::catalog::infoschema::table_names()
-                        .into_iter()
-                        .map(String::from)
-                        .collect::<Vec<_>>(),
-                    "SYSTEM VIEW",
-                )
+            let mut names: Vec<(String, &str)> = if db.eq_ignore_ascii_case("information_schema") {
+                crate::catalog::infoschema::table_names()
+                    .into_iter()
+                    .map(|n| (n.to_string(), "SYSTEM VIEW"))
+                    .collect()
             } else {
-                (
-                    cx.catalog
-                        .tables(&db)?
-                        .iter()
-                        .map(|t| t.def().name.clone())
-                        .collect(),
-                    "BASE TABLE",
-                )
+                cx.catalog
+                    .tables(&db)?
+                    .iter()
+                    .map(|t| (t.def().name.clone(), "BASE TABLE"))
+                    .chain(
+                        cx.catalog
+                            .views(&db)
+                            .iter()
+                            .map(|v| (v.name.clone(), "VIEW")),
+                    )
+                    .collect()
             };
-            for name in names {
+            names.sort();
+            for (name, kind) in names {
                 if matches(&name, &pat) {
                     let mut r = vec![s(&name)];
                     if full {
@@ -242,14 +243,39 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
                 )
                 .map(Some);
             }
-            if kind != "TABLE" {
+            if kind != "TABLE" && kind != "VIEW" {
                 return Err(Error::NotSupported(format!("SHOW CREATE {kind}")));
             }
             let (db, t, _) = table_name(&w, i + 1).ok_or_else(|| Error::Syntax(sql.into()))?;
             let db = db
                 .or(cx.current_db.clone())
                 .ok_or(Error::NoDatabaseSelected)?;
+            if let Some(v) = cx.catalog.view(&db, &t) {
+                // SHOW CREATE TABLE of a view shows the view, as MySQL does.
+                return send(
+                    out,
+                    vec![
+                        text_col("View"),
+                        text_col("Create View"),
+                        text_col("character_set_client"),
+                        text_col("collation_connection"),
+                    ],
+                    vec![vec![
+                        s(&t),
+                        s(&crate::statements::views::show_create(&v)),
+                        s(&v.character_set_client),
+                        s(&v.collation_connection),
+                    ]],
+                )
+                .map(Some);
+            }
             let table = cx.table(&db, &t)?;
+            if kind == "VIEW" {
+                return Err(Error::WrongObject {
+                    name: format!("{db}.{t}"),
+                    expected: "VIEW",
+                });
+            }
             let text = show_create_table(table.def(), table.status().auto_increment);
             send(
                 out,
@@ -462,7 +488,7 @@ fn type_text(c: &strata_types::ColumnDef) -> String {
     c.type_text()
 }
 
-fn default_text(c: &strata_types::ColumnDef) -> Value {
+pub(crate) fn default_text(c: &strata_types::ColumnDef) -> Value {
     match &c.default {
         None => Value::Null,
         Some(ColumnDefault::CurrentTimestamp) => s(&c.current_timestamp_text()),
@@ -521,6 +547,9 @@ fn show_columns(
     pat: &Option<String>,
     out: &mut dyn QueryOutput,
 ) -> Result<Outcome> {
+    if let Some(v) = cx.catalog.view(db, t) {
+        return show_view_columns(cx, &v, full, pat, out);
+    }
     let table = cx.table(db, t)?;
     let def = table.def();
     let mut rows = Vec::new();
@@ -557,12 +586,59 @@ fn show_columns(
     send(out, names.iter().map(|n| text_col(n)).collect(), rows)
 }
 
-fn show_index(cx: &ExecCtx, db: &str, t: &str, out: &mut dyn QueryOutput) -> Result<Outcome> {
-    let table = cx.table(db, t)?;
-    let def = table.def();
-    let rows_est = table.status().rows as i64;
+fn column_names(full: bool) -> Vec<ColumnMeta> {
+    let mut names = vec!["Field", "Type"];
+    if full {
+        names.push("Collation");
+    }
+    names.extend(["Null", "Key", "Default", "Extra"]);
+    if full {
+        names.extend(["Privileges", "Comment"]);
+    }
+    names.iter().map(|n| text_col(n)).collect()
+}
+
+/// SHOW COLUMNS of a view: its columns as bound now.
+fn show_view_columns(
+    cx: &ExecCtx,
+    v: &crate::catalog::views::ViewDef,
+    full: bool,
+    pat: &Option<String>,
+    out: &mut dyn QueryOutput,
+) -> Result<Outcome> {
     let mut rows = Vec::new();
-    for ix in &def.indexes {
+    for c in crate::statements::views::view_columns(cx, v)? {
+        if !matches(&c.name, pat) {
+            continue;
+        }
+        let mut r = vec![s(&c.name), s(&c.type_text)];
+        if full {
+            r.push(c.collation.map_or(Value::Null, s));
+        }
+        r.push(s(if c.nullable { "YES" } else { "NO" }));
+        r.push(s(""));
+        r.push(c.default);
+        r.push(s(""));
+        if full {
+            r.push(s("select,insert,update,references"));
+            r.push(s(""));
+        }
+        rows.push(r);
+    }
+    send(out, column_names(full), rows)
+}
+
+fn show_index(cx: &ExecCtx, db: &str, t: &str, out: &mut dyn QueryOutput) -> Result<Outcome> {
+    // A view has no indexes: an empty result, as MySQL gives.
+    let view = cx.catalog.view(db, t).is_some();
+    let table = if view { None } else { Some(cx.table(db, t)?) };
+    let rows_est = table.as_ref().map_or(0, |t| t.status().rows as i64);
+    let defs: Vec<_> = table.iter().map(|t| t.def().clone()).collect();
+    let mut rows = Vec::new();
+    for (ix, def) in defs
+        .iter()
+        .flat_map(|d| d.indexes.iter().map(move |ix| (ix, d)))
+    {
         for (seq, &c) in ix.columns.iter().enumerate() {
             let col = &def.columns[c];
             rows.push(vec![
@@ -642,31 +718,46 @@ fn show_table_status(
             .columns
             .iter()
             .all(|c| c.data_type.fixed_width().is_some());
-        rows.push(vec![
-            s(&def.name),
-            s(engine_display(&def.engine)),
-            Value::Int(10),
-            s(if fixed { "Fixed" } else { "Dynamic" }),
-            Value::UInt(st.rows),
-            Value::UInt(avg),
-            Value::UInt(st.data_length),
-            Value::UInt(0),
-            Value::UInt(st.index_length),
-            Value::UInt(st.data_free),
-            if def.auto_increment_column().is_some() {
-                Value::UInt(st.auto_increment)
-            } else {
-                Value::Null
-            },
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            s("utf8mb4_general_ci"),
-            Value::Null,
-            s(""),
-            s(&def.comment),
-        ]);
+        rows.push((
+            def.name.clone(),
+            vec![
+                s(&def.name),
+                s(engine_display(&def.engine)),
+                Value::Int(10),
+                s(if fixed { "Fixed" } else { "Dynamic" }),
+                Value::UInt(st.rows),
+                Value::UInt(avg),
+                Value::UInt(st.data_length),
+                Value::UInt(0),
+                Value::UInt(st.index_length),
+                Value::UInt(st.data_free),
+                if def.auto_increment_column().is_some() {
+                    Value::UInt(st.auto_increment)
+                } else {
+                    Value::Null
+                },
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                s("utf8mb4_general_ci"),
+                Value::Null,
+                s(""),
+                s(&def.comment),
+            ],
+        ));
     }
+    // A view: every column NULL but its name and the comment `VIEW`, as MySQL shows.
+    for v in cx.catalog.views(db) {
+        if !matches(&v.name, pat) {
+            continue;
+        }
+        let mut r = vec![Value::Null; 18];
+        r[0] = s(&v.name);
+        r[17] = s("VIEW");
+        rows.push((v.name.clone(), r));
+    }
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    let rows: Vec<Vec<Value>> = rows.into_iter().map(|(_, r)| r).collect();
     let names = [
         "Name",
         "Engine",
@@ -701,7 +792,7 @@ fn show_table_status(
     send(out, cols, rows)
 }
 
-fn quote_ident(n: &str) -> String {
+pub(crate) fn quote_ident(n: &str) -> String {
     format!("`{}`", n.replace('`', "``"))
 }
 
