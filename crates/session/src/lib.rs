@@ -1100,6 +1100,7 @@ impl Session {
             tmpdir: &self.server.config.tmpdir,
             txn,
             mdl: &self.mdl,
+            invoker: None,
         })
     }
 
@@ -1292,6 +1293,11 @@ impl Session {
         }
         // 2. Statements the session owns.
         let first = text::first_word(sql);
+        if matches!(first.as_str(), "CREATE" | "DROP") {
+            if let Some(kind) = strata_sql::stored_program_statement(sql) {
+                return self.stored_program_ddl(kind, sql, out);
+            }
+        }
         match first.as_str() {
             "SET" => return self.run_set(sql, out),
             "KILL" => return self.kill(sql, out),
@@ -1448,6 +1454,28 @@ impl Session {
         let p = strata_sql::prepare(stmt, &text, 0, &cx)?;
         drop(cx);
         self.execute_prepared(&Arc::new(p), &[], out)
+    }
+
+    /// CREATE / DROP TRIGGER: DDL, so the open transaction is committed first and the
+    /// statement's own change is committed with it.
+    fn stored_program_ddl(
+        &mut self,
+        kind: strata_sql::ProgramDdl,
+        sql: &str,
+        out: &mut dyn QueryOutput,
+    ) -> Result<()> {
+        self.server.count(Com::Other);
+        self.commit_open()?;
+        let outcome = self.in_transaction(true, |s, txn| {
+            let now = s.now();
+            let env = SessionEnv::new(s, now);
+            let cx = s.exec_ctx(&env, txn)?;
+            strata_sql::execute_stored_program_ddl(kind, sql, &cx)
+        })?;
+        let mut info = outcome.ok.unwrap_or_default();
+        info.warnings = info.warnings.max(self.warning_count());
+        self.statement_rows = info.affected_rows as i64;
+        out.ok(&info)
     }
 
     /// Whether `p` writes a table of a non-transactional engine (heap), whose changes a

@@ -56,7 +56,51 @@ pub struct ExecCtx<'a> {
     pub txn: &'a Txn,
     /// The session's metadata locks: DDL takes its exclusive locks through it.
     pub mdl: &'a crate::mdl::MdlContext,
+    /// Set for a statement a stored program runs: what the statement that invoked the
+    /// program holds and uses.
+    pub invoker: Option<&'a Invoker>,
 }
+
+static NO_INVOKER: Invoker = Invoker {
+    held: Vec::new(),
+    busy: Vec::new(),
+    depth: 0,
+};
+
+/// What a statement inside a trigger (or other stored program) inherits from the
+/// statement that invoked it.
+#[derive(Default)]
+pub struct Invoker {
+    /// Table handles the invoking statements hold locked: not locked again (a MyISAM
+    /// table's lock is not re-entrant).
+    pub held: Vec<usize>,
+    /// `(db, table)` the invoking statements change: a program may not change them
+    /// too (1442).
+    pub busy: Vec<(String, String)>,
+    /// How many programs deep this is.
+    pub depth: usize,
+}
+
+/// The triggers of a table a DML statement changes, as its plan carries them; the
+/// implementation is `crate::routines::triggers`.
+pub trait RowTriggers: Send + Sync {
+    /// Whether any trigger of this timing and event exists.
+    fn has(&self, timing: Timing, event: Event) -> bool;
+    /// Fires the triggers of `timing` and `event` for one row: `old` for UPDATE and
+    /// DELETE, `new` for INSERT and UPDATE (a BEFORE trigger may change it).
+    /// `locks` are the invoking statement's table locks.
+    fn fire(
+        &self,
+        timing: Timing,
+        event: Event,
+        old: Option<&[strata_types::Value]>,
+        new: Option<&mut Vec<strata_types::Value>>,
+        cx: &ExecCtx,
+        locks: &TableLocks,
+    ) -> Result<()>;
+}
+
+pub use crate::catalog::triggers::{Event, Timing};
 
 /// Sets the transaction's read mode for one part of a statement and puts the previous
 /// mode back when dropped, so the reads around it (INSERT ... SELECT's source, a
@@ -102,6 +146,13 @@ pub struct TableLocks {
 
 fn handle_id(t: &Arc<dyn Table>) -> usize {
     Arc::as_ptr(t) as *const () as usize
+}
+
+impl TableLocks {
+    /// The handles locked, as [`Invoker::held`] lists them.
+    pub fn handles(&self) -> impl Iterator<Item = usize> + '_ {
+        self.held.iter().map(|h| h.0)
+    }
 }
 
 impl<'a> ExecCtx<'a> {
@@ -153,7 +204,12 @@ impl<'a> ExecCtx<'a> {
             }
             return Ok(());
         }
-        let mut order: Vec<usize> = (0..want.len()).collect();
+        let mut order: Vec<usize> = (0..want.len())
+            .filter(|&i| {
+                self.invoker
+                    .is_none_or(|inv| !inv.held.contains(&handle_id(want[i].2)))
+            })
+            .collect();
         if want.len() > 1 {
             order.sort_by(|&a, &b| (want[a].0, want[a].1).cmp(&(want[b].0, want[b].1)));
         }
@@ -178,6 +234,36 @@ impl<'a> ExecCtx<'a> {
             locks.held.push((id, strongest, guard));
         }
         Ok(())
+    }
+}
+
+impl<'a> ExecCtx<'a> {
+    /// A copy to run a statement in (which may change its current database).
+    pub fn reborrow<'b>(&'b self) -> ExecCtx<'b> {
+        ExecCtx {
+            current_db: self.current_db.clone(),
+            invoker: self.invoker,
+            ..self.nested("", &NO_INVOKER)
+        }
+    }
+
+    /// The context of a statement a stored program of database `db` runs, on behalf of
+    /// `invoker`.
+    pub fn nested<'b>(&'b self, db: &str, invoker: &'b Invoker) -> ExecCtx<'b> {
+        ExecCtx {
+            catalog: self.catalog,
+            current_db: Some(db.to_string()),
+            env: self.env,
+            locked_tables: self.locked_tables,
+            strict: self.strict,
+            default_engine: self.default_engine,
+            sort_buffer_size: self.sort_buffer_size,
+            tmp_table_size: self.tmp_table_size,
+            tmpdir: self.tmpdir,
+            txn: self.txn,
+            mdl: self.mdl,
+            invoker: Some(invoker),
+        }
     }
 }
 

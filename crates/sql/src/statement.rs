@@ -11,6 +11,8 @@ use crate::context::{ExecCtx, Outcome};
 use crate::mdl::{normalize, MdlKey, MdlMode, MdlRequest};
 use crate::plan::query::QueryStatement;
 use crate::planner::query::Planner;
+use crate::routines::ast::Sql;
+use crate::routines::interp::Runner;
 use crate::statements::dml::{self, DeletePlan, InsertPlan, UpdatePlan};
 use sqlparser::ast;
 
@@ -134,6 +136,19 @@ pub fn prepare(
         },
         other => Plan::Other(Box::new(other.clone())),
     };
+    let mut plan = plan;
+    if let Plan::Insert(InsertPlan { target, .. })
+    | Plan::Update(UpdatePlan { target, .. })
+    | Plan::Delete(DeletePlan { target, .. }) = &mut plan
+    {
+        target.triggers = crate::routines::triggers::for_table(
+            cx,
+            &target.db,
+            &target.def.name,
+            &target.def,
+            &RUNNER,
+        )?;
+    }
     let columns = match &plan {
         Plan::Select(s) => s.columns().to_vec(),
         _ => vec![],
@@ -264,5 +279,89 @@ fn json_error_in_table(e: Error, table: &str) -> Error {
             column: format!("{table}.{column}"),
         },
         other => other,
+    }
+}
+
+/// Runs the SQL inside stored programs (`crate::routines`): each expression or
+/// statement is bound once and its plan kept in the program until the catalog changes.
+struct StatementRunner;
+
+static RUNNER: StatementRunner = StatementRunner;
+
+impl StatementRunner {
+    fn bound(&self, sql: &Sql, expr: bool, cx: &ExecCtx) -> Result<std::sync::Arc<Prepared>> {
+        let mut slot = sql
+            .plan
+            .lock()
+            .map_err(|_| Error::Internal("stored program plan lock".into()))?;
+        if let Some(any) = slot.as_ref() {
+            if let Ok(p) = any.clone().downcast::<Prepared>() {
+                if p.catalog_version == cx.catalog.version() && p.db == cx.current_db {
+                    return Ok(p);
+                }
+            }
+        }
+        let text = if expr {
+            format!("SELECT {}", sql.text)
+        } else {
+            sql.text.clone()
+        };
+        let mut stmts = crate::parse::parse(&text)?;
+        if stmts.len() != 1 {
+            return Err(Error::Syntax(text.chars().take(80).collect()));
+        }
+        let p = std::sync::Arc::new(prepare(stmts.remove(0), &text, sql.refs.len(), cx)?);
+        *slot = Some(p.clone());
+        Ok(p)
+    }
+}
+
+impl Runner for StatementRunner {
+    fn run(
+        &self,
+        sql: &Sql,
+        expr: bool,
+        params: &[Value],
+        cx: &ExecCtx,
+        out: &mut dyn QueryOutput,
+    ) -> Result<()> {
+        let p = self.bound(sql, expr, cx)?;
+        let target = match &p.plan {
+            Plan::Select(_) => None,
+            Plan::Insert(i) => Some(&i.target),
+            Plan::Update(u) => Some(&u.target),
+            Plan::Delete(d) => Some(&d.target),
+            Plan::Explain(_) | Plan::Other(_) => {
+                return Err(Error::NotSupported(format!(
+                    "{} inside a stored program",
+                    crate::parse::lex::first_word(&sql.text)
+                )))
+            }
+        };
+        if let (Some(t), Some(inv)) = (target, cx.invoker) {
+            if inv
+                .busy
+                .iter()
+                .any(|(d, n)| *d == t.db && n.eq_ignore_ascii_case(&t.def.name))
+            {
+                return Err(Error::CantUpdateUsedTable(t.def.name.clone()));
+            }
+        }
+        let mut child = cx.reborrow();
+        execute(&p, params, &mut child, out)?;
+        Ok(())
+    }
+
+    fn call(
+        &self,
+        name: &(Option<String>, String),
+        _args: Vec<Value>,
+        _cx: &ExecCtx,
+        _out: &mut dyn QueryOutput,
+    ) -> Result<Vec<Value>> {
+        Err(Error::NotSupported(format!(
+            "CALL of {} inside a stored program",
+            name.1
+        )))
     }
 }

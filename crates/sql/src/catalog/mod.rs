@@ -21,6 +21,7 @@ pub mod infoschema_constraints;
 pub mod processes;
 pub mod rowsource;
 pub mod stats;
+pub mod triggers;
 
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
@@ -45,6 +46,9 @@ struct CatalogFile {
     next_file: u64,
     #[serde(default)]
     ddl_log: Vec<LogEntry>,
+    /// Absent in catalogs written before triggers existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    triggers: Vec<triggers::TriggerDef>,
 }
 
 fn first_file() -> u64 {
@@ -85,6 +89,8 @@ struct State {
     dbs: BTreeMap<String, Db>,
     next_file: u64,
     ddl_log: Vec<LogEntry>,
+    /// Every trigger, in action order (`catalog/triggers.rs`).
+    triggers: Vec<triggers::TriggerDef>,
 }
 
 impl State {
@@ -136,6 +142,7 @@ impl Catalog {
                 dbs: BTreeMap::new(),
                 next_file: 1,
                 ddl_log: Vec::new(),
+                triggers: Vec::new(),
             }),
             version: AtomicU64::new(1),
             processes: Default::default(),
@@ -159,6 +166,7 @@ impl Catalog {
             }
             st.next_file = file.next_file;
             st.ddl_log = file.ddl_log;
+            st.triggers = file.triggers;
             for name in file.databases {
                 st.dbs.insert(name, Db::default());
             }
@@ -355,10 +363,12 @@ impl Catalog {
             })
             .collect();
         st.ddl_log.extend(logged.iter().cloned());
+        let removed_triggers = triggers::remove_for(&mut st, db, None);
         if let Err(e) = self.persist(&st) {
             st.ddl_log
                 .retain(|l| !logged.iter().any(|x| x.file == l.file));
             st.dbs.insert(db.to_string(), entry);
+            triggers::restore(&mut st, removed_triggers);
             return Err(e);
         }
         let n = entry.tables.len();
@@ -462,11 +472,13 @@ impl Catalog {
             file: entry.file.clone(),
             def: (*def).clone(),
         });
+        let removed_triggers = triggers::remove_for(&mut st, db, Some(name));
         if let Err(e) = self.persist(&st) {
             st.forget_log(&entry.file);
             if let Some(d) = st.dbs.get_mut(db) {
                 d.tables.insert(name.to_string(), entry);
             }
+            triggers::restore(&mut st, removed_triggers);
             return Err(e);
         }
         self.retire(&entry.handle);
@@ -777,7 +789,20 @@ impl Catalog {
             placed.push((def.db.clone(), def.name.clone()));
             old_handles.push(e.handle.clone());
         }
+        let renames: Vec<(TableName, TableName)> = taken
+            .iter()
+            .zip(changes)
+            .map(|((db, name, _), (_, def))| {
+                (
+                    (db.clone(), name.clone()),
+                    (def.db.clone(), def.name.clone()),
+                )
+            })
+            .collect();
+        let triggers_before = st.triggers.clone();
+        triggers::follow_renames(&mut st, &renames);
         if let Err(err) = self.persist(&st) {
+            st.triggers = triggers_before;
             for (db, name) in placed {
                 if let Some(d) = st.dbs.get_mut(&db) {
                     d.tables.remove(&name);
@@ -819,6 +844,7 @@ impl Catalog {
                 .collect(),
             next_file: st.next_file,
             ddl_log: st.ddl_log.clone(),
+            triggers: st.triggers.clone(),
         };
         let text = serde_json::to_vec_pretty(&file).map_err(|e| Error::Internal(e.to_string()))?;
         let tmp = self.datadir.join("catalog.json.tmp");
