@@ -50,9 +50,8 @@ pub mod text {
 pub use catalog::engines::{engine_display, engine_name};
 pub use expr::like;
 pub use parse::parse;
-pub use routines::{
-    classify as stored_program_statement, execute_ddl as execute_stored_program_ddl, ProgramDdl,
-};
+pub use routines::{classify as stored_program_statement, ProgramDdl};
+pub use statement::execute_stored_program_ddl;
 pub use statements::show::execute_show;
 
 pub use catalog::processes::{ProcessRow, ProcessSource};

@@ -113,9 +113,25 @@ pub fn prepare(
     params: usize,
     cx: &ExecCtx,
 ) -> Result<Prepared> {
+    prepare_named(stmt, source, None, params, cx)
+}
+
+/// [`prepare`], with the result columns of a query named from `written` (the text as
+/// a stored program's author wrote it) rather than from `source`.
+fn prepare_named(
+    stmt: ast::Statement,
+    source: &str,
+    written: Option<(&str, &[Option<strata_types::ColumnDef>])>,
+    params: usize,
+    cx: &ExecCtx,
+) -> Result<Prepared> {
     let catalog_version = cx.catalog.version();
+    let planner = || match written {
+        Some((w, types)) => Planner::for_program_text(cx, source, w, types),
+        None => Planner::for_text(cx, source),
+    };
     let plan = match &stmt {
-        ast::Statement::Query(q) => Plan::Select(Planner::for_text(cx, source).plan_statement(q)?),
+        ast::Statement::Query(q) => Plan::Select(planner().plan_statement(q)?),
         ast::Statement::Insert(ins) => Plan::Insert(dml::plan_insert(ins, cx)?),
         ast::Statement::Update(u) => Plan::Update(dml::plan_update(u, cx)?),
         ast::Statement::Delete(d) => Plan::Delete(dml::plan_delete(d, cx)?),
@@ -136,6 +152,8 @@ pub fn prepare(
         },
         other => Plan::Other(Box::new(other.clone())),
     };
+    crate::routines::install(&RUNNER);
+    crate::context::install_program_hooks(&RUNNER);
     let mut plan = plan;
     if let Plan::Insert(InsertPlan { target, .. })
     | Plan::Update(UpdatePlan { target, .. })
@@ -282,6 +300,19 @@ fn json_error_in_table(e: Error, table: &str) -> Error {
     }
 }
 
+/// CREATE/DROP TRIGGER, CREATE/DROP/ALTER PROCEDURE|FUNCTION and CALL
+/// (`crate::routines::execute_ddl`), with the statement runner installed first.
+pub fn execute_stored_program_ddl(
+    kind: crate::routines::ProgramDdl,
+    sql: &str,
+    cx: &ExecCtx,
+    out: &mut dyn QueryOutput,
+) -> Result<Outcome> {
+    crate::routines::install(&RUNNER);
+    crate::context::install_program_hooks(&RUNNER);
+    crate::routines::execute_ddl(kind, sql, cx, out)
+}
+
 /// Runs the SQL inside stored programs (`crate::routines`): each expression or
 /// statement is bound once and its plan kept in the program until the catalog changes.
 struct StatementRunner;
@@ -289,7 +320,13 @@ struct StatementRunner;
 static RUNNER: StatementRunner = StatementRunner;
 
 impl StatementRunner {
-    fn bound(&self, sql: &Sql, expr: bool, cx: &ExecCtx) -> Result<std::sync::Arc<Prepared>> {
+    fn bound(
+        &self,
+        sql: &Sql,
+        expr: bool,
+        types: &[Option<strata_types::ColumnDef>],
+        cx: &ExecCtx,
+    ) -> Result<std::sync::Arc<Prepared>> {
         let mut slot = sql
             .plan
             .lock()
@@ -301,16 +338,26 @@ impl StatementRunner {
                 }
             }
         }
-        let text = if expr {
-            format!("SELECT {}", sql.text)
+        let (text, source) = if expr {
+            (
+                format!("SELECT {}", sql.text),
+                format!("SELECT {}", sql.source),
+            )
         } else {
-            sql.text.clone()
+            (sql.text.clone(), sql.source.clone())
         };
         let mut stmts = crate::parse::parse(&text)?;
         if stmts.len() != 1 {
             return Err(Error::Syntax(text.chars().take(80).collect()));
         }
-        let p = std::sync::Arc::new(prepare(stmts.remove(0), &text, sql.refs.len(), cx)?);
+        // Bound from the placeholder text, named from the text as written.
+        let p = std::sync::Arc::new(prepare_named(
+            stmts.remove(0),
+            &text,
+            Some((&source, types)),
+            sql.refs.len(),
+            cx,
+        )?);
         *slot = Some(p.clone());
         Ok(p)
     }
@@ -321,11 +368,15 @@ impl Runner for StatementRunner {
         &self,
         sql: &Sql,
         expr: bool,
-        params: &[Value],
+        params: &[(Value, Option<strata_types::ColumnDef>)],
         cx: &ExecCtx,
         out: &mut dyn QueryOutput,
     ) -> Result<()> {
-        let p = self.bound(sql, expr, cx)?;
+        let types: Vec<Option<strata_types::ColumnDef>> =
+            params.iter().map(|p| p.1.clone()).collect();
+        let params: Vec<Value> = params.iter().map(|p| p.0.clone()).collect();
+        let params = params.as_slice();
+        let p = self.bound(sql, expr, &types, cx)?;
         let target = match &p.plan {
             Plan::Select(_) => None,
             Plan::Insert(i) => Some(&i.target),
@@ -339,6 +390,12 @@ impl Runner for StatementRunner {
             }
         };
         if let (Some(t), Some(inv)) = (target, cx.invoker) {
+            if inv.function {
+                return Err(Error::NotSupported(format!(
+                    "{} inside a stored function",
+                    crate::parse::lex::first_word(&sql.text)
+                )));
+            }
             if inv
                 .busy
                 .iter()
@@ -355,13 +412,32 @@ impl Runner for StatementRunner {
     fn call(
         &self,
         name: &(Option<String>, String),
-        _args: Vec<Value>,
-        _cx: &ExecCtx,
-        _out: &mut dyn QueryOutput,
-    ) -> Result<Vec<Value>> {
-        Err(Error::NotSupported(format!(
-            "CALL of {} inside a stored program",
-            name.1
-        )))
+        args: Vec<Value>,
+        cx: &ExecCtx,
+        out: &mut dyn QueryOutput,
+    ) -> Result<Vec<Option<Value>>> {
+        crate::routines::programs::run_procedure(name, args, cx, out, self)
+    }
+}
+
+impl crate::context::ProgramHooks for StatementRunner {
+    fn bind_function(
+        &self,
+        cx: &ExecCtx,
+        db: Option<&str>,
+        name: &str,
+        args: usize,
+    ) -> Result<
+        Option<(
+            std::sync::Arc<dyn crate::context::CallFunction>,
+            strata_types::ColumnDef,
+        )>,
+    > {
+        Ok(
+            crate::routines::programs::StoredFunction::bind(cx, db, name, args)?.map(|f| {
+                let ret = f.returns().clone();
+                (f as std::sync::Arc<dyn crate::context::CallFunction>, ret)
+            }),
+        )
     }
 }

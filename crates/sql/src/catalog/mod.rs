@@ -18,7 +18,9 @@
 pub mod engines;
 pub mod infoschema;
 pub mod infoschema_constraints;
+pub mod infoschema_programs;
 pub mod processes;
+pub mod routines;
 pub mod rowsource;
 pub mod stats;
 pub mod triggers;
@@ -49,6 +51,9 @@ struct CatalogFile {
     /// Absent in catalogs written before triggers existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     triggers: Vec<triggers::TriggerDef>,
+    /// Absent in catalogs written before stored routines existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    routines: Vec<routines::RoutineDef>,
 }
 
 fn first_file() -> u64 {
@@ -91,6 +96,8 @@ struct State {
     ddl_log: Vec<LogEntry>,
     /// Every trigger, in action order (`catalog/triggers.rs`).
     triggers: Vec<triggers::TriggerDef>,
+    /// Every stored procedure and function (`catalog/routines.rs`).
+    routines: Vec<routines::RoutineDef>,
 }
 
 impl State {
@@ -143,6 +150,7 @@ impl Catalog {
                 next_file: 1,
                 ddl_log: Vec::new(),
                 triggers: Vec::new(),
+                routines: Vec::new(),
             }),
             version: AtomicU64::new(1),
             processes: Default::default(),
@@ -167,6 +175,7 @@ impl Catalog {
             st.next_file = file.next_file;
             st.ddl_log = file.ddl_log;
             st.triggers = file.triggers;
+            st.routines = file.routines;
             for name in file.databases {
                 st.dbs.insert(name, Db::default());
             }
@@ -364,7 +373,9 @@ impl Catalog {
             .collect();
         st.ddl_log.extend(logged.iter().cloned());
         let removed_triggers = triggers::remove_for(&mut st, db, None);
+        let removed_routines = routines::remove_for(&mut st, db);
         if let Err(e) = self.persist(&st) {
+            st.routines.extend(removed_routines);
             st.ddl_log
                 .retain(|l| !logged.iter().any(|x| x.file == l.file));
             st.dbs.insert(db.to_string(), entry);
@@ -845,6 +856,7 @@ impl Catalog {
             next_file: st.next_file,
             ddl_log: st.ddl_log.clone(),
             triggers: st.triggers.clone(),
+            routines: st.routines.clone(),
         };
         let text = serde_json::to_vec_pretty(&file).map_err(|e| Error::Internal(e.to_string()))?;
         let tmp = self.datadir.join("catalog.json.tmp");

@@ -33,6 +33,9 @@ pub enum Ref {
 /// SQL text of an expression or statement with its variable references as `?1`, `?2`…
 pub struct Sql {
     pub text: String,
+    /// The text as written (variables by name): result columns are named from it, as
+    /// MySQL names `SELECT v` after the variable.
+    pub source: String,
     pub refs: Vec<Ref>,
     /// The bound statement, kept by the runner between executions (opaque here).
     pub plan: PlanSlot,
@@ -43,6 +46,7 @@ pub type PlanSlot = Mutex<Option<std::sync::Arc<dyn std::any::Any + Send + Sync>
 impl Sql {
     pub fn new(text: String, refs: Vec<Ref>) -> Sql {
         Sql {
+            source: text.clone(),
             text,
             refs,
             plan: Mutex::new(None),

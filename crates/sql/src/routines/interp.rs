@@ -25,7 +25,7 @@ pub trait Runner: Sync {
         &self,
         sql: &Sql,
         expr: bool,
-        params: &[Value],
+        params: &[(Value, Option<strata_types::ColumnDef>)],
         cx: &ExecCtx,
         out: &mut dyn QueryOutput,
     ) -> Result<()>;
@@ -38,7 +38,7 @@ pub trait Runner: Sync {
         args: Vec<Value>,
         cx: &ExecCtx,
         out: &mut dyn QueryOutput,
-    ) -> Result<Vec<Value>>;
+    ) -> Result<Vec<Option<Value>>>;
 }
 
 /// What happens after a statement.
@@ -107,7 +107,8 @@ impl<'p, 'r> Invocation<'p, 'r> {
         }
     }
 
-    /// Runs the whole body; the value of RETURN, if one ran.
+    /// Runs the whole body in the program's database; the value of RETURN, if one
+    /// ran.
     pub fn run(&mut self, cx: &ExecCtx) -> Result<Option<Value>> {
         let body = &self.program.body;
         let cx = cx.nested(self.db, self.invoker);
@@ -115,6 +116,20 @@ impl<'p, 'r> Invocation<'p, 'r> {
             Flow::Return(v) => Ok(Some(v)),
             _ => Ok(None),
         }
+    }
+
+    /// Runs the whole body in the caller's database (a client's CALL statement).
+    pub fn run_keeping_db(&mut self, cx: &ExecCtx) -> Result<()> {
+        let body = &self.program.body;
+        let mut cx = cx.reborrow();
+        cx.invoker = Some(self.invoker);
+        self.exec(body, &cx)?;
+        Ok(())
+    }
+
+    /// Gives variable (or parameter) `slot` a value, converted to its type.
+    pub fn set_var(&mut self, slot: usize, v: Value, cx: &ExecCtx) -> Result<()> {
+        self.assign(&Target::Var(slot), v, cx)
     }
 
     fn exec_list(&mut self, list: &'p [Stmt], cx: &ExecCtx) -> Result<Flow> {
@@ -129,6 +144,7 @@ impl<'p, 'r> Invocation<'p, 'r> {
 
     fn exec(&mut self, s: &'p Stmt, cx: &ExecCtx) -> Result<Flow> {
         cx.txn.check_interrupt()?;
+        strata_types::stack::check()?;
         match s {
             Stmt::Block {
                 id,
@@ -322,9 +338,24 @@ impl<'p, 'r> Invocation<'p, 'r> {
                     None => self.runner.call(name, values, cx, &mut NoResultSets),
                 };
                 let back = handled!(self, cx, r);
-                for (t, v) in targets.iter().zip(back) {
-                    if let Some(t) = t {
-                        handled!(self, cx, self.assign(t, v, cx));
+                for (n, (t, v)) in targets.iter().zip(back).enumerate() {
+                    match (t, v) {
+                        (Some(t), Some(v)) => handled!(self, cx, self.assign(t, v, cx)),
+                        (None, Some(_)) => {
+                            return self.raise(
+                                Error::Signal {
+                                    code: 1414,
+                                    sqlstate: "42000".into(),
+                                    message: format!(
+                                        "OUT or INOUT argument {} for routine {} is not a variable or NEW pseudo-variable in BEFORE trigger",
+                                        n + 1,
+                                        name.1
+                                    ),
+                                },
+                                cx,
+                            )
+                        }
+                        _ => {}
                     }
                 }
                 Ok(Flow::Next)
@@ -332,16 +363,23 @@ impl<'p, 'r> Invocation<'p, 'r> {
         }
     }
 
-    /// The values of a statement's placeholders.
-    fn params(&self, sql: &Sql) -> Result<Vec<Value>> {
+    /// The values of a statement's placeholders, with the types of the variables or
+    /// columns they read.
+    fn params(&self, sql: &Sql) -> Result<Vec<(Value, Option<strata_types::ColumnDef>)>> {
         sql.refs
             .iter()
             .map(|r| match r {
-                Ref::Var(i) => Ok(self.vars[*i].clone()),
-                Ref::New(c) => self.row_value(c, true),
-                Ref::Old(c) => self.row_value(c, false),
+                Ref::Var(i) => Ok((self.vars[*i].clone(), self.program.vars[*i].1.clone())),
+                Ref::New(c) => Ok((self.row_value(c, true)?, self.row_column(c))),
+                Ref::Old(c) => Ok((self.row_value(c, false)?, self.row_column(c))),
             })
             .collect()
+    }
+
+    fn row_column(&self, col: &str) -> Option<strata_types::ColumnDef> {
+        let row = self.row.as_ref()?;
+        let i = row.def.column_index(col)?;
+        Some(row.def.columns[i].clone())
     }
 
     fn row_value(&self, col: &str, new: bool) -> Result<Value> {
@@ -646,5 +684,166 @@ impl QueryOutput for NoResultSets {
     }
     fn ok(&mut self, _: &OkInfo) -> Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::expr::test_env::TestEnv;
+    use crate::routines::parse::{parse_program, Context};
+    use std::sync::Arc;
+    use strata_engine::Txn;
+
+    /// Evaluates expressions as constants, with each `?N` replaced by its value's SQL
+    /// literal; a `SELECT …` statement sends one row of those constants. What the real
+    /// statement layer does, minus tables.
+    struct ConstRunner;
+
+    fn literal(v: &Value) -> String {
+        match v {
+            Value::Null => "NULL".into(),
+            Value::Int(i) => i.to_string(),
+            other => format!("'{}'", other.to_text().replace('\'', "''")),
+        }
+    }
+
+    fn substitute(text: &str, params: &[(Value, Option<strata_types::ColumnDef>)]) -> String {
+        let mut out = text.to_string();
+        for (i, (v, _)) in params.iter().enumerate().rev() {
+            out = out.replace(&format!("?{}", i + 1), &literal(v));
+        }
+        out
+    }
+
+    impl Runner for ConstRunner {
+        fn run(
+            &self,
+            sql: &Sql,
+            expr: bool,
+            params: &[(Value, Option<strata_types::ColumnDef>)],
+            cx: &ExecCtx,
+            out: &mut dyn QueryOutput,
+        ) -> Result<()> {
+            let text = substitute(&sql.text, params);
+            let exprs: Vec<String> = if expr {
+                vec![text]
+            } else {
+                let Some(list) = text.strip_prefix("SELECT ") else {
+                    return Err(Error::NotSupported(text));
+                };
+                list.split(", ").map(str::to_string).collect()
+            };
+            let row = exprs
+                .iter()
+                .map(|e| crate::eval_constant(e, cx.env))
+                .collect::<Result<Vec<Value>>>()?;
+            out.columns(&[])?;
+            out.row(&row)?;
+            out.end(&EndInfo::default())
+        }
+
+        fn call(
+            &self,
+            _: &(Option<String>, String),
+            _: Vec<Value>,
+            _: &ExecCtx,
+            _: &mut dyn QueryOutput,
+        ) -> Result<Vec<Option<Value>>> {
+            Err(Error::NotSupported("CALL".into()))
+        }
+    }
+
+    /// Runs `body` as a function; its RETURN value.
+    fn run(body: &str) -> Result<Option<Value>> {
+        let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+        let catalog = Arc::new(Catalog::open(dir.path(), vec![])?);
+        let env = TestEnv::default();
+        let txn = Txn::default();
+        let mdl = crate::mdl::MdlContext::new(catalog.mdl().clone());
+        let cx = ExecCtx {
+            catalog: &catalog,
+            current_db: Some("d".into()),
+            env: &env,
+            locked_tables: None,
+            strict: true,
+            default_engine: "btree",
+            sort_buffer_size: 1 << 20,
+            tmp_table_size: 1 << 20,
+            tmpdir: dir.path(),
+            txn: &txn,
+            mdl: &mdl,
+            invoker: None,
+        };
+        let program = parse_program(body, vec![], Context::Function)?;
+        let invoker = Invoker::default();
+        let mut inv = Invocation::new(&program, &ConstRunner, "d", &invoker, None);
+        inv.run(&cx)
+    }
+
+    #[test]
+    fn loops_and_labels() {
+        let v = run("BEGIN DECLARE i INT DEFAULT 0; DECLARE s INT DEFAULT 0; \
+             l: LOOP SET i = i + 1; IF i > 10 THEN LEAVE l; END IF; \
+             IF i = 5 THEN ITERATE l; END IF; SET s = s + i; END LOOP l; \
+             REPEAT SET s = s + 100; UNTIL s > 300 END REPEAT; RETURN s; END")
+        .unwrap();
+        // 1..10 without 5 is 50; then +100 until past 300.
+        assert_eq!(v, Some(Value::Int(350)));
+    }
+
+    #[test]
+    fn declared_types_convert_assignments() {
+        let v = run("BEGIN DECLARE t TINYINT; SET t = 3.6; RETURN t; END").unwrap();
+        assert_eq!(v, Some(Value::Int(4)));
+        // Strict: a value the type cannot hold is an error.
+        assert!(run("BEGIN DECLARE t TINYINT; SET t = 1000; RETURN t; END").is_err());
+    }
+
+    #[test]
+    fn handlers_continue_exit_and_resignal() {
+        let v = run("BEGIN DECLARE r INT DEFAULT 0; \
+             BEGIN DECLARE CONTINUE HANDLER FOR SQLSTATE '45000' SET r = r + 1; \
+               SIGNAL SQLSTATE '45000'; SET r = r + 10; END; \
+             BEGIN DECLARE EXIT HANDLER FOR SQLEXCEPTION SET r = r + 100; \
+               SIGNAL SQLSTATE '45001'; SET r = r + 1000; END; \
+             RETURN r; END")
+        .unwrap();
+        assert_eq!(v, Some(Value::Int(111)));
+        // A handler's own error goes past its block; RESIGNAL re-raises the condition.
+        let e = run(
+            "BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION RESIGNAL SET MESSAGE_TEXT = 'again'; \
+             SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'first'; RETURN 1; END",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.code(), e.sqlstate(), e.to_string()),
+            (1644, "45000", "again".into())
+        );
+        // The most specific handler of the innermost block wins.
+        let v = run("BEGIN DECLARE r INT DEFAULT 0; \
+             DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET r = 1; \
+             DECLARE CONTINUE HANDLER FOR 1644 SET r = 2; \
+             SIGNAL SQLSTATE '45000'; RETURN r; END")
+        .unwrap();
+        assert_eq!(v, Some(Value::Int(2)));
+    }
+
+    #[test]
+    fn case_and_signal_errors() {
+        let e = run("BEGIN DECLARE x INT DEFAULT 3; CASE x WHEN 1 THEN RETURN 1; END CASE; END")
+            .unwrap_err();
+        assert_eq!(e.code(), 1339);
+        let e =
+            run("BEGIN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no', MYSQL_ERRNO = 5001; END")
+                .unwrap_err();
+        assert_eq!((e.code(), e.to_string()), (5001, "no".into()));
+        // A warning-class SIGNAL nobody handles is a warning, and the body goes on.
+        assert_eq!(
+            run("BEGIN SIGNAL SQLSTATE '01000'; RETURN 7; END").unwrap(),
+            Some(Value::Int(7))
+        );
+        assert_eq!(run("RETURN NULL").unwrap(), Some(Value::Null));
     }
 }

@@ -152,6 +152,8 @@ impl<'a> Parser<'a> {
 
     /// One statement (without its terminating `;`).
     fn statement(&mut self) -> Result<Stmt> {
+        // Nested blocks recurse: a body deeper than the stack allows is 1436, not a crash.
+        strata_types::stack::check()?;
         let Some(t) = self.peek().cloned() else {
             return Err(self.here_error());
         };
@@ -952,8 +954,10 @@ impl<'a> Parser<'a> {
             return Err(self.here_error());
         }
         let mut text = String::new();
+        let mut source = String::new();
         let mut refs = Vec::new();
         let mut last = self.toks[a].start;
+        let mut source_from = self.toks[a].start;
         let kinds = StatementShape::of(&self.toks[a..b]);
         let mut i = a;
         let mut depth = 0i32;
@@ -961,8 +965,10 @@ impl<'a> Parser<'a> {
             if let Some((sa, sb)) = skip {
                 if i == sa {
                     text.push_str(&self.text[last..self.toks[i].start]);
+                    source.push_str(&self.text[source_from..self.toks[i].start]);
                     i = sb;
                     last = self.toks.get(i).map_or(self.toks[b - 1].end, |t| t.start);
+                    source_from = last;
                     continue;
                 }
             }
@@ -974,6 +980,23 @@ impl<'a> Parser<'a> {
             }
             let prev = if i > 0 { self.at(i - 1) } else { None };
             let after_dot = prev.is_some_and(|p| p.is_punct("."));
+            // `@`name`` (as PyMySQL's callproc writes it) → `@name`, which the SQL
+            // parser reads, when the name needs no quotes.
+            if t.kind == Kind::Variable && !t.value.starts_with("@@") {
+                let name = user_var_name(&t.value);
+                let plain = !name.is_empty()
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$');
+                if plain && t.value.len() != name.len() + 1 {
+                    text.push_str(&self.text[last..t.start]);
+                    text.push('@');
+                    text.push_str(&name);
+                    last = t.end;
+                    i += 1;
+                    continue;
+                }
+            }
             if self.cx == Context::Trigger
                 && !after_dot
                 && (t.is("NEW") || t.is("OLD"))
@@ -1019,7 +1042,12 @@ impl<'a> Parser<'a> {
         if last < end {
             text.push_str(&self.text[last..end]);
         }
-        Ok(Sql::new(text.trim().to_string(), refs))
+        if source_from < end {
+            source.push_str(&self.text[source_from..end]);
+        }
+        let mut sql = Sql::new(text.trim().to_string(), refs);
+        sql.source = source.trim().to_string();
+        Ok(sql)
     }
 }
 

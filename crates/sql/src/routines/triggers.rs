@@ -64,7 +64,7 @@ impl RowTriggers for TableTriggers {
         old: Option<&[Value]>,
         mut new: Option<&mut Vec<Value>>,
         cx: &ExecCtx,
-        locks: &TableLocks,
+        _locks: &TableLocks,
     ) -> Result<()> {
         let mut invoker: Option<Invoker> = None;
         for (d, program) in &self.list {
@@ -73,14 +73,13 @@ impl RowTriggers for TableTriggers {
             }
             let inv = invoker.get_or_insert_with(|| {
                 let outer = cx.invoker;
-                let mut held: Vec<usize> = outer.map(|o| o.held.clone()).unwrap_or_default();
-                held.extend(locks.handles());
                 let mut busy = outer.map(|o| o.busy.clone()).unwrap_or_default();
                 busy.push((self.db.clone(), self.table.clone()));
                 Invoker {
-                    held,
                     busy,
                     depth: outer.map_or(0, |o| o.depth) + 1,
+                    routines: outer.map(|o| o.routines.clone()).unwrap_or_default(),
+                    function: outer.is_some_and(|o| o.function),
                 }
             });
             let mut run = Invocation::new(program, self.runner, &self.db, inv, None);
@@ -107,7 +106,7 @@ pub fn create_trigger(sql: &str, cx: &ExecCtx) -> Result<Outcome> {
         pos: 0,
     };
     p.word("CREATE")?;
-    let definer = p.definer()?.unwrap_or_else(|| cx.env.user());
+    let definer = p.definer()?.unwrap_or_else(|| session_definer(cx));
     p.word("TRIGGER")?;
     let if_not_exists = p.if_words(&["IF", "NOT", "EXISTS"]);
     let (tdb, name) = p.qualified()?;
@@ -184,6 +183,17 @@ pub fn create_trigger(sql: &str, cx: &ExecCtx) -> Result<Outcome> {
         );
     }
     Ok(Outcome::ok(0))
+}
+
+/// The creating session's account as a definer: `user@host` (`%` when the session
+/// names no host).
+pub fn session_definer(cx: &ExecCtx) -> String {
+    let u = cx.env.user();
+    if u.contains('@') {
+        u
+    } else {
+        format!("{u}@%")
+    }
 }
 
 /// DROP TRIGGER [IF EXISTS] [db.]name

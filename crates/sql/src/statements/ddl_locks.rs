@@ -182,3 +182,30 @@ pub fn lock_table_for_ddl(cx: &ExecCtx, db: &str, table: &str) -> Result<()> {
     normalize(&mut reqs);
     cx.mdl.acquire(&reqs, MdlDuration::Transaction)
 }
+
+/// The metadata locks of CREATE / DROP / ALTER PROCEDURE|FUNCTION: the global and
+/// schema intention locks and an EXCLUSIVE lock on the routine's name.
+pub fn lock_routine_for_ddl(
+    cx: &ExecCtx,
+    db: &str,
+    name: &str,
+    kind: crate::catalog::routines::RoutineKind,
+) -> Result<()> {
+    if cx.locked_tables.is_some() {
+        return Err(Error::LockedTablesOrActiveTransaction);
+    }
+    cx.mdl.acquire(
+        &[MdlRequest::new(
+            MdlKey::global(),
+            MdlMode::IntentionExclusive,
+        )],
+        MdlDuration::Statement,
+    )?;
+    let function = kind == crate::catalog::routines::RoutineKind::Function;
+    let mut reqs = vec![
+        MdlRequest::new(MdlKey::schema(db), MdlMode::IntentionExclusive),
+        MdlRequest::new(MdlKey::routine(db, name, function), MdlMode::Exclusive),
+    ];
+    normalize(&mut reqs);
+    cx.mdl.acquire(&reqs, MdlDuration::Transaction)
+}

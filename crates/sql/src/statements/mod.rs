@@ -1,6 +1,7 @@
 //! Statements other than queries: INSERT/UPDATE/DELETE ([`dml`]), CREATE/DROP ([`ddl`]),
 //! ALTER TABLE, CREATE/DROP INDEX and RENAME TABLE ([`alter`]), SHOW and DESCRIBE
-//! ([`show`]) and EXPLAIN ([`explain`]).
+//! ([`show`]; SHOW TRIGGERS and SHOW CREATE TRIGGER in [`show_programs`]) and EXPLAIN
+//! ([`explain`]).
 
 pub mod alter;
 pub mod ddl;
@@ -8,3 +9,4 @@ pub mod ddl_locks;
 pub mod dml;
 pub mod explain;
 pub mod show;
+pub mod show_programs;
