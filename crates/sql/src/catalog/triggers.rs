@@ -199,7 +199,7 @@ pub(super) fn restore(st: &mut State, removed: Vec<(usize, TriggerDef)>) {
 }
 
 /// RENAME TABLE: triggers follow their table to its new name (and database).
-pub(super) fn follow_renames(st: &mut State, renames: &[((String, String), (String, String))]) {
+pub(super) fn follow_renames(st: &mut State, renames: &[(super::TableName, super::TableName)]) {
     for t in &mut st.triggers {
         if let Some((_, to)) = renames
             .iter()

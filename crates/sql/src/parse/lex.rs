@@ -647,7 +647,33 @@ fn starts_stored_program(sql: &str) -> bool {
     while !sql.is_char_boundary(cut) {
         cut -= 1;
     }
-    let w = crate::statements::show::words(&sql[..cut]);
+    // mysqldump wraps the words in version comments: `/*!50003 CREATE*/ /*!50017
+    // DEFINER=…*/ /*!50003 TRIGGER …`; their markers are not words.
+    let mut plain = String::with_capacity(cut);
+    let b = &sql.as_bytes()[..cut];
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') && b.get(i + 2) == Some(&b'!') {
+            i += 3;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            plain.push(' ');
+            continue;
+        }
+        if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+            i += 2;
+            plain.push(' ');
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < b.len() && !sql.is_char_boundary(i) {
+            i += 1;
+        }
+        plain.push_str(&sql[start..i]);
+    }
+    let w = crate::statements::show::words(&plain);
     let mut i = 0;
     if !w.first().is_some_and(|x| x.eq_ignore_ascii_case("CREATE")) {
         return false;
@@ -847,6 +873,28 @@ pub fn first_word(sql: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn split_keeps_stored_program_bodies_whole() {
+        let body = "CREATE TRIGGER t1 BEFORE INSERT ON t FOR EACH ROW BEGIN \
+                    IF NEW.a > 0 THEN SET NEW.b = CASE WHEN NEW.a = 1 THEN 1 ELSE 2 END; END IF; \
+                    WHILE 0 DO SET @x = 1; END WHILE; CASE NEW.a WHEN 1 THEN SET @y = 1; END CASE; END";
+        let text = format!("SELECT 1; {body}; SELECT 2");
+        assert_eq!(split_statements(&text), vec!["SELECT 1", body, "SELECT 2"]);
+        // As mysqldump writes a trigger: the words inside version comments.
+        let dumped = "/*!50003 CREATE*/ /*!50017 DEFINER=`root`@`%`*/ /*!50003 TRIGGER z \
+                      BEFORE INSERT ON t FOR EACH ROW BEGIN SET NEW.a = 1; END */";
+        assert_eq!(
+            split_statements(&format!("{dumped}; DO 1")),
+            vec![dumped, "DO 1"]
+        );
+        // Other statements split at every `;` as before.
+        assert_eq!(
+            split_statements("SELECT 'a;b'; SELECT 3"),
+            vec!["SELECT 'a;b'", "SELECT 3"]
+        );
+    }
+
     use super::*;
 
     #[test]

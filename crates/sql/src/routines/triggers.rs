@@ -85,7 +85,7 @@ impl RowTriggers for TableTriggers {
             let mut run = Invocation::new(program, self.runner, &self.db, inv, None);
             run.row = Some(RowCtx {
                 def: &self.def,
-                new: new.as_mut().map(|v| &mut **v),
+                new: new.as_deref_mut(),
                 old,
                 after: timing == Timing::After,
                 event: event.word(),
@@ -159,7 +159,7 @@ pub fn create_trigger(sql: &str, cx: &ExecCtx) -> Result<Outcome> {
     let t = cx.catalog.table(&db, &table)?;
     crate::statements::ddl_locks::lock_table_for_ddl(cx, &db, &table)?;
     let program = parse_program(&body, vec![], Context::Trigger)?;
-    check_body(&program, &t.def(), timing, event)?;
+    check_body(&program, t.def(), timing, event)?;
     let def = TriggerDef {
         db: db.clone(),
         name,
@@ -311,10 +311,13 @@ fn check_body(p: &Program, def: &TableDef, timing: Timing, event: Event) -> Resu
     err.map_or(Ok(()), Err)
 }
 
-/// Calls `f` for each statement's placeholder references, assignment targets, and
-/// whether it is a SELECT that would send a result set.
-pub fn visit(s: &Stmt, f: &mut dyn FnMut(&[Ref], &[Target], bool)) {
-    let list = |l: &[Stmt], f: &mut dyn FnMut(&[Ref], &[Target], bool)| {
+/// What [`visit`] calls for each statement: its placeholder references, its assignment
+/// targets, and whether it is a SELECT that would send a result set.
+pub type Visitor<'a> = dyn FnMut(&[Ref], &[Target], bool) + 'a;
+
+/// Calls `f` for each statement of `s`, nested ones too.
+pub fn visit(s: &Stmt, f: &mut Visitor) {
+    let list = |l: &[Stmt], f: &mut Visitor| {
         for s in l {
             visit(s, f);
         }
