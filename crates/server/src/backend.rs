@@ -84,6 +84,12 @@ impl QueryOutput for Bridge<'_> {
     fn ok(&mut self, info: &OkInfo) -> Result<()> {
         self.0.ok(info)
     }
+    fn next_result_set(&mut self) -> Result<bool> {
+        self.0.next_result_set()
+    }
+    fn takes_more_results(&self) -> bool {
+        self.0.takes_more_results()
+    }
 }
 
 impl ResultSink for Bridge<'_> {

@@ -3,6 +3,8 @@
 //! * `interactive/mariadb_tty.py`: the `mariadb` command-line client typed at through a
 //!   terminal (tmux), reading the screen back;
 //! * `python/test_pymysql.py`: PyMySQL (text protocol);
+//! * `python/test_procedures.py`: PyMySQL calling stored procedures (a CALL's several result
+//!   sets, OUT parameters, 1312 for a client without CLIENT_MULTI_RESULTS);
 //! * `python/test_connector_prepared.py`: mysql-connector-python with server-side prepared
 //!   statements (binary protocol), pure-Python and C-extension implementations;
 //! * `java/`: Connector/J with `useServerPrepStmts=true&cachePrepStmts=true` (Maven, JUnit);
@@ -190,6 +192,15 @@ fn pytest(test: &str, file: &str, modules: &[&str], env: &[(&str, &str)]) {
 #[test]
 fn pymysql() {
     pytest("pymysql", "test_pymysql.py", &["pytest", "pymysql"], &[]);
+}
+
+#[test]
+fn pymysql_procedures() {
+    pytest(
+        "pymysql_procedures",
+        "test_procedures.py",
+        &["pytest", "pymysql"],
+    );
 }
 
 #[test]

@@ -169,6 +169,7 @@ impl Server {
             ("max_allowed_packet", i(config.max_allowed_packet as i64)),
             ("max_connections", i(config.max_connections as i64)),
             ("max_execution_time", i(0)),
+            ("max_sp_recursion_depth", i(0)),
             ("max_prepared_stmt_count", i(16382)),
             ("max_user_connections", i(0)),
             ("net_buffer_length", i(16384)),
@@ -1115,6 +1116,7 @@ impl Session {
             tmpdir: &self.server.config.tmpdir,
             txn,
             mdl: &self.mdl,
+            invoker: None,
         })
     }
 
@@ -1307,6 +1309,11 @@ impl Session {
         }
         // 2. Statements the session owns.
         let first = text::first_word(sql);
+        if matches!(first.as_str(), "CREATE" | "DROP" | "ALTER" | "CALL") {
+            if let Some(kind) = strata_sql::stored_program_statement(sql) {
+                return self.stored_program_ddl(kind, sql, out);
+            }
+        }
         match first.as_str() {
             "SET" => return self.run_set(sql, out),
             "KILL" => return self.kill(sql, out),
@@ -1367,6 +1374,29 @@ impl Session {
                 let what = w.get(i).map(|x| x.to_ascii_uppercase()).unwrap_or_default();
                 if what == "COUNT" && i == 1 {
                     return self.show_count(&w, out);
+                }
+                if (what == "PROCEDURE" || what == "FUNCTION")
+                    && w.get(i + 1)
+                        .is_some_and(|x| x.eq_ignore_ascii_case("status"))
+                    && w.get(i + 2)
+                        .is_some_and(|x| x.eq_ignore_ascii_case("where"))
+                {
+                    // mysqldump's `SHOW PROCEDURE STATUS WHERE Db = '…'`: the rows of
+                    // information_schema.ROUTINES under SHOW's column names.
+                    let ShowFilter::Where(cond) = show_filter(sql, &w, i + 2)? else {
+                        return Err(Error::Syntax(sql.chars().take(80).collect()));
+                    };
+                    let select = format!(
+                        "SELECT * FROM (SELECT ROUTINE_SCHEMA AS `Db`, ROUTINE_NAME AS `Name`, \
+                         ROUTINE_TYPE AS `Type`, DEFINER AS `Definer`, LAST_ALTERED AS `Modified`, \
+                         CREATED AS `Created`, SECURITY_TYPE AS `Security_type`, \
+                         ROUTINE_COMMENT AS `Comment`, CHARACTER_SET_CLIENT AS \
+                         `character_set_client`, COLLATION_CONNECTION AS `collation_connection`, \
+                         DATABASE_COLLATION AS `Database Collation` \
+                         FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = '{what}') AS s \
+                         WHERE {cond}"
+                    );
+                    return self.run(&select, out);
                 }
                 if what == "VARIABLES" || what == "STATUS" {
                     let filter = show_filter(sql, &w, i + 1)?;
@@ -1463,6 +1493,37 @@ impl Session {
         let p = strata_sql::prepare(stmt, &text, 0, &cx)?;
         drop(cx);
         self.execute_prepared(&Arc::new(p), &[], out)
+    }
+
+    /// CREATE / DROP TRIGGER and CREATE / DROP / ALTER PROCEDURE|FUNCTION are DDL: the
+    /// open transaction is committed first and the statement's own change is committed
+    /// with it. CALL runs in the session's transaction like any statement; its
+    /// procedure's result sets go to `out` before the CALL's own OK.
+    fn stored_program_ddl(
+        &mut self,
+        kind: strata_sql::ProgramDdl,
+        sql: &str,
+        out: &mut dyn QueryOutput,
+    ) -> Result<()> {
+        self.server.count(Com::Other);
+        let call = kind == strata_sql::ProgramDdl::Call;
+        if !call {
+            self.commit_open()?;
+        }
+        let outcome = self.in_transaction(!call, |s, txn| {
+            let now = s.now();
+            let env = SessionEnv::new(s, now);
+            let cx = s.exec_ctx(&env, txn)?;
+            let mut out = EndWithWarnings {
+                out: &mut *out,
+                diagnostics: &s.diagnostics,
+            };
+            strata_sql::execute_stored_program_ddl(kind, sql, &cx, &mut out)
+        })?;
+        let mut info = outcome.ok.unwrap_or_default();
+        info.warnings = info.warnings.max(self.warning_count());
+        self.statement_rows = info.affected_rows as i64;
+        out.ok(&info)
     }
 
     /// Whether `p` writes a table of a non-transactional engine (heap), whose changes a
@@ -2349,6 +2410,12 @@ impl QueryOutput for EndWithWarnings<'_> {
     }
     fn ok(&mut self, info: &OkInfo) -> Result<()> {
         self.out.ok(info)
+    }
+    fn next_result_set(&mut self) -> Result<bool> {
+        self.out.next_result_set()
+    }
+    fn takes_more_results(&self) -> bool {
+        self.out.takes_more_results()
     }
 }
 

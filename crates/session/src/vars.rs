@@ -255,6 +255,13 @@ pub static VARIABLES: &[VarDef] = &[
         },
         true
     ),
+    // How deep a stored procedure may call itself (0: not at all); past it, 1456.
+    v!(
+        "max_sp_recursion_depth",
+        Both,
+        Kind::Int { min: 0, max: 255 },
+        true
+    ),
     v!("max_user_connections", Global, U32, true),
     v!(
         "net_buffer_length",

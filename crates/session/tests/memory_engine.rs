@@ -275,6 +275,15 @@ impl QueryOutput for Out {
     fn ok(&mut self, i: &OkInfo) -> Result<()> {
         self.0.ok(i)
     }
+    // A CALL's result sets, as the wire layer takes them for a client with
+    // CLIENT_MULTI_RESULTS.
+    fn next_result_set(&mut self) -> Result<bool> {
+        self.next_result()?;
+        Ok(true)
+    }
+    fn takes_more_results(&self) -> bool {
+        true
+    }
 }
 
 impl ResultSink for Out {

@@ -56,6 +56,89 @@ pub struct ExecCtx<'a> {
     pub txn: &'a Txn,
     /// The session's metadata locks: DDL takes its exclusive locks through it.
     pub mdl: &'a crate::mdl::MdlContext,
+    /// Set for a statement a stored program runs: what the statement that invoked the
+    /// program holds and uses.
+    pub invoker: Option<&'a Invoker>,
+}
+
+static NO_INVOKER: Invoker = Invoker {
+    busy: Vec::new(),
+    depth: 0,
+    routines: Vec::new(),
+    function: false,
+};
+
+/// What a statement inside a trigger (or other stored program) inherits from the
+/// statement that invoked it.
+#[derive(Default, Clone)]
+pub struct Invoker {
+    /// `(db, table)` the invoking statements change: a program may not change them
+    /// too (1442).
+    pub busy: Vec<(String, String)>,
+    /// How many programs deep this is.
+    pub depth: usize,
+    /// The stored routines being run, outermost first: (db, name, is a function), for
+    /// the recursion limits (1424, 1456).
+    pub routines: Vec<(String, String, bool)>,
+    /// Inside a stored function: statements that change rows are refused (Strata does
+    /// not know which tables the calling statement uses, so it could not give 1442).
+    pub function: bool,
+}
+
+/// The triggers of a table a DML statement changes, as its plan carries them; the
+/// implementation is `crate::routines::triggers`.
+pub trait RowTriggers: Send + Sync {
+    /// Whether any trigger of this timing and event exists.
+    fn has(&self, timing: Timing, event: Event) -> bool;
+    /// Fires the triggers of `timing` and `event` for one row: `old` for UPDATE and
+    /// DELETE, `new` for INSERT and UPDATE (a BEFORE trigger may change it).
+    /// `locks` are the invoking statement's table locks.
+    fn fire(
+        &self,
+        timing: Timing,
+        event: Event,
+        old: Option<&[strata_types::Value]>,
+        new: Option<&mut Vec<strata_types::Value>>,
+        cx: &ExecCtx,
+        locks: &TableLocks,
+    ) -> Result<()>;
+}
+
+pub use crate::catalog::triggers::{Event, Timing};
+
+/// A stored function as an expression holds it (`crate::expr::StoredCall`).
+pub struct StoredFunctionCall(pub Arc<dyn CallFunction>);
+
+/// Runs a stored function (implemented by `crate::routines::programs`).
+pub trait CallFunction: Send + Sync {
+    fn call(&self, args: Vec<strata_types::Value>, cx: &ExecCtx) -> Result<strata_types::Value>;
+}
+
+/// What the layers below the statement dispatcher need of stored programs, installed
+/// by it (`statement::prepare`): binding a call of a stored function.
+pub trait ProgramHooks: Sync {
+    /// The stored function `[db.]name` for a call with `args` arguments, with its
+    /// result type; None when there is none (then the name is an unknown function).
+    fn bind_function(
+        &self,
+        cx: &ExecCtx,
+        db: Option<&str>,
+        name: &str,
+        args: usize,
+    ) -> Result<Option<(Arc<dyn CallFunction>, strata_types::ColumnDef)>>;
+}
+
+static HOOKS: std::sync::OnceLock<&'static dyn ProgramHooks> = std::sync::OnceLock::new();
+
+/// Installs the hooks (once; later calls change nothing).
+pub fn install_program_hooks(h: &'static dyn ProgramHooks) {
+    if HOOKS.get().is_none() {
+        let _ = HOOKS.set(h);
+    }
+}
+
+pub fn program_hooks() -> Option<&'static dyn ProgramHooks> {
+    HOOKS.get().copied()
 }
 
 /// Sets the transaction's read mode for one part of a statement and puts the previous
@@ -102,6 +185,32 @@ pub struct TableLocks {
 
 fn handle_id(t: &Arc<dyn Table>) -> usize {
     Arc::as_ptr(t) as *const () as usize
+}
+
+thread_local! {
+    /// The table locks the statements running on this thread hold (a stored program's
+    /// statements run inside the statement that invoked it, on its thread): a table
+    /// lock is not re-entrant, so a nested statement does not take one its invoker
+    /// holds, and may not write a table its invoker only reads (1442).
+    static THREAD_HELD: std::cell::RefCell<Vec<(usize, LockMode)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Drop for TableLocks {
+    fn drop(&mut self) {
+        // Only real locks (an engine with row locks hands out none) were recorded.
+        if !self.held.iter().any(|x| x.2 .0.is_some()) {
+            return;
+        }
+        THREAD_HELD.with(|h| {
+            let mut h = h.borrow_mut();
+            for (id, mode, _) in self.held.iter().filter(|x| x.2 .0.is_some()) {
+                if let Some(i) = h.iter().rposition(|x| x.0 == *id && x.1 == *mode) {
+                    h.remove(i);
+                }
+            }
+        });
+    }
 }
 
 impl<'a> ExecCtx<'a> {
@@ -153,7 +262,27 @@ impl<'a> ExecCtx<'a> {
             }
             return Ok(());
         }
-        let mut order: Vec<usize> = (0..want.len()).collect();
+        let mut order: Vec<usize> = Vec::with_capacity(want.len());
+        for (i, w) in want.iter().enumerate() {
+            let id = handle_id(w.2);
+            let held = THREAD_HELD.with(|h| {
+                let h = h.borrow();
+                if h.is_empty() {
+                    return None;
+                }
+                h.iter()
+                    .filter(|x| x.0 == id)
+                    .map(|x| x.1)
+                    .max_by_key(|m| *m == LockMode::Write)
+            });
+            match held {
+                None => order.push(i),
+                Some(LockMode::Read) if w.3 == LockMode::Write => {
+                    return Err(Error::CantUpdateUsedTable(w.1.to_string()))
+                }
+                Some(_) => {}
+            }
+        }
         if want.len() > 1 {
             order.sort_by(|&a, &b| (want[a].0, want[a].1).cmp(&(want[b].0, want[b].1)));
         }
@@ -175,9 +304,42 @@ impl<'a> ExecCtx<'a> {
             if self.catalog.is_retired(table) {
                 return Err(Error::TableDefChanged);
             }
+            if guard.0.is_some() {
+                THREAD_HELD.with(|h| h.borrow_mut().push((id, strongest)));
+            }
             locks.held.push((id, strongest, guard));
         }
         Ok(())
+    }
+}
+
+impl<'a> ExecCtx<'a> {
+    /// A copy to run a statement in (which may change its current database).
+    pub fn reborrow<'b>(&'b self) -> ExecCtx<'b> {
+        ExecCtx {
+            current_db: self.current_db.clone(),
+            invoker: self.invoker,
+            ..self.nested("", &NO_INVOKER)
+        }
+    }
+
+    /// The context of a statement a stored program of database `db` runs, on behalf of
+    /// `invoker`.
+    pub fn nested<'b>(&'b self, db: &str, invoker: &'b Invoker) -> ExecCtx<'b> {
+        ExecCtx {
+            catalog: self.catalog,
+            current_db: Some(db.to_string()),
+            env: self.env,
+            locked_tables: self.locked_tables,
+            strict: self.strict,
+            default_engine: self.default_engine,
+            sort_buffer_size: self.sort_buffer_size,
+            tmp_table_size: self.tmp_table_size,
+            tmpdir: self.tmpdir,
+            txn: self.txn,
+            mdl: self.mdl,
+            invoker: Some(invoker),
+        }
     }
 }
 

@@ -31,6 +31,7 @@ pub(crate) mod optimizer;
 pub(crate) mod parse;
 pub(crate) mod plan;
 pub(crate) mod planner;
+pub(crate) mod routines;
 pub(crate) mod statement;
 pub(crate) mod statements;
 pub(crate) mod temp_rows;
@@ -49,6 +50,8 @@ pub mod text {
 pub use catalog::engines::{engine_display, engine_name};
 pub use expr::like;
 pub use parse::parse;
+pub use routines::{classify as stored_program_statement, ProgramDdl};
+pub use statement::execute_stored_program_ddl;
 pub use statements::show::execute_show;
 
 pub use catalog::processes::{ProcessRow, ProcessSource};

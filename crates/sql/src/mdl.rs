@@ -71,12 +71,18 @@ pub enum Namespace {
     Commit,
     Schema,
     Table,
+    /// Stored procedures and functions (`db`.`name`), taken X by their DDL.
+    Procedure,
+    Function,
 }
 
 impl Namespace {
     /// Global, Commit and Schema locks are "scoped": they take only IX, S and X.
     fn scoped(self) -> bool {
-        self != Namespace::Table
+        matches!(
+            self,
+            Namespace::Global | Namespace::Commit | Namespace::Schema
+        )
     }
 }
 
@@ -114,6 +120,16 @@ impl MdlKey {
 
     pub fn table(db: &str, name: &str) -> MdlKey {
         MdlKey::new(Namespace::Table, db, name)
+    }
+
+    /// A stored procedure (`function` false) or function; names are case-insensitive.
+    pub fn routine(db: &str, name: &str, function: bool) -> MdlKey {
+        let ns = if function {
+            Namespace::Function
+        } else {
+            Namespace::Procedure
+        };
+        MdlKey::new(ns, db, &name.to_ascii_lowercase())
     }
 
     pub fn schema(db: &str) -> MdlKey {
@@ -651,6 +667,8 @@ pub enum WaitState {
     SchemaMetadataLock,
     GlobalReadLock,
     CommitLock,
+    ProcedureMetadataLock,
+    FunctionMetadataLock,
 }
 
 impl WaitState {
@@ -662,6 +680,8 @@ impl WaitState {
             WaitState::SchemaMetadataLock => Some("Waiting for schema metadata lock"),
             WaitState::GlobalReadLock => Some("Waiting for global read lock"),
             WaitState::CommitLock => Some("Waiting for commit lock"),
+            WaitState::ProcedureMetadataLock => Some("Waiting for stored procedure metadata lock"),
+            WaitState::FunctionMetadataLock => Some("Waiting for stored function metadata lock"),
         }
     }
 
@@ -671,6 +691,8 @@ impl WaitState {
             Namespace::Schema => WaitState::SchemaMetadataLock,
             Namespace::Global => WaitState::GlobalReadLock,
             Namespace::Commit => WaitState::CommitLock,
+            Namespace::Procedure => WaitState::ProcedureMetadataLock,
+            Namespace::Function => WaitState::FunctionMetadataLock,
         }
     }
 
@@ -680,6 +702,8 @@ impl WaitState {
             2 => WaitState::SchemaMetadataLock,
             3 => WaitState::GlobalReadLock,
             4 => WaitState::CommitLock,
+            5 => WaitState::ProcedureMetadataLock,
+            6 => WaitState::FunctionMetadataLock,
             _ => WaitState::None,
         }
     }

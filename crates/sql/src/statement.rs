@@ -11,6 +11,8 @@ use crate::context::{ExecCtx, Outcome};
 use crate::mdl::{normalize, MdlKey, MdlMode, MdlRequest};
 use crate::plan::query::QueryStatement;
 use crate::planner::query::Planner;
+use crate::routines::ast::Sql;
+use crate::routines::interp::Runner;
 use crate::statements::dml::{self, DeletePlan, InsertPlan, UpdatePlan};
 use sqlparser::ast;
 
@@ -111,9 +113,25 @@ pub fn prepare(
     params: usize,
     cx: &ExecCtx,
 ) -> Result<Prepared> {
+    prepare_named(stmt, source, None, params, cx)
+}
+
+/// [`prepare`], with the result columns of a query named from `written` (the text as
+/// a stored program's author wrote it) rather than from `source`.
+fn prepare_named(
+    stmt: ast::Statement,
+    source: &str,
+    written: Option<(&str, &[Option<strata_types::ColumnDef>])>,
+    params: usize,
+    cx: &ExecCtx,
+) -> Result<Prepared> {
     let catalog_version = cx.catalog.version();
+    let planner = || match written {
+        Some((w, types)) => Planner::for_program_text(cx, source, w, types),
+        None => Planner::for_text(cx, source),
+    };
     let plan = match &stmt {
-        ast::Statement::Query(q) => Plan::Select(Planner::for_text(cx, source).plan_statement(q)?),
+        ast::Statement::Query(q) => Plan::Select(planner().plan_statement(q)?),
         ast::Statement::Insert(ins) => Plan::Insert(dml::plan_insert(ins, cx)?),
         ast::Statement::Update(u) => Plan::Update(dml::plan_update(u, cx)?),
         ast::Statement::Delete(d) => Plan::Delete(dml::plan_delete(d, cx)?),
@@ -134,6 +152,21 @@ pub fn prepare(
         },
         other => Plan::Other(Box::new(other.clone())),
     };
+    crate::routines::install(&RUNNER);
+    crate::context::install_program_hooks(&RUNNER);
+    let mut plan = plan;
+    if let Plan::Insert(InsertPlan { target, .. })
+    | Plan::Update(UpdatePlan { target, .. })
+    | Plan::Delete(DeletePlan { target, .. }) = &mut plan
+    {
+        target.triggers = crate::routines::triggers::for_table(
+            cx,
+            &target.db,
+            &target.def.name,
+            &target.def,
+            &RUNNER,
+        )?;
+    }
     let columns = match &plan {
         Plan::Select(s) => s.columns().to_vec(),
         _ => vec![],
@@ -283,5 +316,147 @@ fn json_error_in_table(e: Error, table: &str) -> Error {
             column: format!("{table}.{column}"),
         },
         other => other,
+    }
+}
+
+/// CREATE/DROP TRIGGER, CREATE/DROP/ALTER PROCEDURE|FUNCTION and CALL
+/// (`crate::routines::execute_ddl`), with the statement runner installed first.
+pub fn execute_stored_program_ddl(
+    kind: crate::routines::ProgramDdl,
+    sql: &str,
+    cx: &ExecCtx,
+    out: &mut dyn QueryOutput,
+) -> Result<Outcome> {
+    crate::routines::install(&RUNNER);
+    crate::context::install_program_hooks(&RUNNER);
+    crate::routines::execute_ddl(kind, sql, cx, out)
+}
+
+/// Runs the SQL inside stored programs (`crate::routines`): each expression or
+/// statement is bound once and its plan kept in the program until the catalog changes.
+struct StatementRunner;
+
+static RUNNER: StatementRunner = StatementRunner;
+
+impl StatementRunner {
+    fn bound(
+        &self,
+        sql: &Sql,
+        expr: bool,
+        types: &[Option<strata_types::ColumnDef>],
+        cx: &ExecCtx,
+    ) -> Result<std::sync::Arc<Prepared>> {
+        let mut slot = sql
+            .plan
+            .lock()
+            .map_err(|_| Error::Internal("stored program plan lock".into()))?;
+        if let Some(any) = slot.as_ref() {
+            if let Ok(p) = any.clone().downcast::<Prepared>() {
+                if p.catalog_version == cx.catalog.version() && p.db == cx.current_db {
+                    return Ok(p);
+                }
+            }
+        }
+        let (text, source) = if expr {
+            (
+                format!("SELECT {}", sql.text),
+                format!("SELECT {}", sql.source),
+            )
+        } else {
+            (sql.text.clone(), sql.source.clone())
+        };
+        let mut stmts = crate::parse::parse(&text)?;
+        if stmts.len() != 1 {
+            return Err(Error::Syntax(text.chars().take(80).collect()));
+        }
+        // Bound from the placeholder text, named from the text as written.
+        let p = std::sync::Arc::new(prepare_named(
+            stmts.remove(0),
+            &text,
+            Some((&source, types)),
+            sql.refs.len(),
+            cx,
+        )?);
+        *slot = Some(p.clone());
+        Ok(p)
+    }
+}
+
+impl Runner for StatementRunner {
+    fn run(
+        &self,
+        sql: &Sql,
+        expr: bool,
+        params: &[(Value, Option<strata_types::ColumnDef>)],
+        cx: &ExecCtx,
+        out: &mut dyn QueryOutput,
+    ) -> Result<()> {
+        let types: Vec<Option<strata_types::ColumnDef>> =
+            params.iter().map(|p| p.1.clone()).collect();
+        let params: Vec<Value> = params.iter().map(|p| p.0.clone()).collect();
+        let params = params.as_slice();
+        let p = self.bound(sql, expr, &types, cx)?;
+        let target = match &p.plan {
+            Plan::Select(_) => None,
+            Plan::Insert(i) => Some(&i.target),
+            Plan::Update(u) => Some(&u.target),
+            Plan::Delete(d) => Some(&d.target),
+            Plan::Explain(_) | Plan::Other(_) => {
+                return Err(Error::NotSupported(format!(
+                    "{} inside a stored program",
+                    crate::parse::lex::first_word(&sql.text)
+                )))
+            }
+        };
+        if let (Some(t), Some(inv)) = (target, cx.invoker) {
+            if inv.function {
+                return Err(Error::NotSupported(format!(
+                    "{} inside a stored function",
+                    crate::parse::lex::first_word(&sql.text)
+                )));
+            }
+            if inv
+                .busy
+                .iter()
+                .any(|(d, n)| *d == t.db && n.eq_ignore_ascii_case(&t.def.name))
+            {
+                return Err(Error::CantUpdateUsedTable(t.def.name.clone()));
+            }
+        }
+        let mut child = cx.reborrow();
+        execute(&p, params, &mut child, out)?;
+        Ok(())
+    }
+
+    fn call(
+        &self,
+        name: &(Option<String>, String),
+        args: Vec<Value>,
+        cx: &ExecCtx,
+        out: &mut dyn QueryOutput,
+    ) -> Result<Vec<Option<Value>>> {
+        crate::routines::programs::run_procedure(name, args, cx, out, self)
+    }
+}
+
+impl crate::context::ProgramHooks for StatementRunner {
+    fn bind_function(
+        &self,
+        cx: &ExecCtx,
+        db: Option<&str>,
+        name: &str,
+        args: usize,
+    ) -> Result<
+        Option<(
+            std::sync::Arc<dyn crate::context::CallFunction>,
+            strata_types::ColumnDef,
+        )>,
+    > {
+        Ok(
+            crate::routines::programs::StoredFunction::bind(cx, db, name, args)?.map(|f| {
+                let ret = f.returns().clone();
+                (f as std::sync::Arc<dyn crate::context::CallFunction>, ret)
+            }),
+        )
     }
 }

@@ -14,7 +14,10 @@ pub enum Error {
     /// 1064: the statement does not parse. Holds the text near the error (on line 1).
     Syntax(String),
     /// 1064 from the parser, which knows the line the error is on.
-    SyntaxAt { near: String, line: usize },
+    SyntaxAt {
+        near: String,
+        line: usize,
+    },
     /// 1235: a construct Strata does not implement, named.
     NotSupported(String),
     /// 1295: the statement cannot be prepared; clients fall back to text.
@@ -36,15 +39,24 @@ pub enum Error {
     /// 1008
     DropMissingDatabase(String),
     /// 1146: `db.table` does not exist.
-    NoSuchTable { db: String, table: String },
+    NoSuchTable {
+        db: String,
+        table: String,
+    },
     /// 1050
     TableExists(String),
     /// 1051: DROP TABLE of a missing table, `db.table`.
     UnknownTable(String),
     /// 1054: column name and the clause it appeared in ("field list", "where clause").
-    UnknownColumn { column: String, context: String },
+    UnknownColumn {
+        column: String,
+        context: String,
+    },
     /// 1052
-    AmbiguousColumn { column: String, context: String },
+    AmbiguousColumn {
+        column: String,
+        context: String,
+    },
     /// 1060
     DuplicateColumn(String),
     /// 1061
@@ -58,7 +70,10 @@ pub enum Error {
     /// 1067
     InvalidDefault(String),
     /// 1176: a named index that does not exist.
-    NoSuchIndex { index: String, table: String },
+    NoSuchIndex {
+        index: String,
+        table: String,
+    },
     /// 1091: DROP of a column or key that does not exist (MySQL 8 names no kind).
     CantDropKey(String),
     /// 1846: an ALTER TABLE clause (`ALGORITHM=INSTANT`, `LOCK=NONE`) that cannot be
@@ -74,7 +89,10 @@ pub enum Error {
     /// 1138: ALTER TABLE made a column NOT NULL over rows that hold NULL (strict mode).
     InvalidUseOfNull,
     /// 1062: the duplicate value as text and the key name.
-    DuplicateKey { value: String, key: String },
+    DuplicateKey {
+        value: String,
+        key: String,
+    },
     /// 1048
     ColumnNotNull(String),
     /// 1364: a NOT NULL column without a default was not given a value.
@@ -82,14 +100,26 @@ pub enum Error {
     /// 1136: row number (1-based).
     ValueCount(u64),
     /// 1264: column and row number.
-    OutOfRange { column: String, row: u64 },
+    OutOfRange {
+        column: String,
+        row: u64,
+    },
     /// 1690: an expression's result does not fit its type: the type name ("BIGINT",
     /// "BIGINT UNSIGNED", "DECIMAL") and the expression.
-    ValueOutOfRange { kind: String, expr: String },
+    ValueOutOfRange {
+        kind: String,
+        expr: String,
+    },
     /// 1406: column and row number.
-    DataTooLong { column: String, row: u64 },
+    DataTooLong {
+        column: String,
+        row: u64,
+    },
     /// 1265: a value ALTER TABLE had to shorten to fit a column's new type (strict mode).
-    DataTruncated { column: String, row: u64 },
+    DataTruncated {
+        column: String,
+        row: u64,
+    },
     /// 1090: ALTER TABLE would leave no column.
     CantRemoveAllFields,
     /// 1291: an ENUM/SET definition lists a member twice (under the column's collation):
@@ -111,7 +141,10 @@ pub enum Error {
         row: u64,
     },
     /// 1292: a value that is not a valid date/time, with its type name.
-    TruncatedWrongValue { kind: String, value: String },
+    TruncatedWrongValue {
+        kind: String,
+        value: String,
+    },
     /// 1411: a function's argument that is not a value of the kind it needs
     /// (`UUID_TO_BIN('x')`): kind, value, function name.
     WrongValueForFunction {
@@ -122,7 +155,10 @@ pub enum Error {
     /// 1365: division by zero where `ERROR_FOR_DIVISION_BY_ZERO` makes it an error.
     DivisionByZero,
     /// 1253: a COLLATE naming a collation of another character set.
-    CollationCharsetMismatch { collation: String, charset: String },
+    CollationCharsetMismatch {
+        collation: String,
+        charset: String,
+    },
     /// A regular expression error with MySQL 8's (ICU's) number: 3685 illegal
     /// argument, 3686 index out of bounds, 3688 syntax, 3689 bad escape, 3691
     /// mismatched parenthesis, 3692 bad interval, 3693 max < min, 3696 unclosed
@@ -132,9 +168,15 @@ pub enum Error {
     RegexpSyntax(usize),
     /// 1525: a typed literal (`DATE '…'`, `TIME '…'`, `TIMESTAMP '…'`) whose text is
     /// not a value of its type; the kind is upper case, as MySQL prints it.
-    WrongLiteral { kind: String, value: String },
+    WrongLiteral {
+        kind: String,
+        value: String,
+    },
     /// 1426: a fractional-seconds precision above 6 (`NOW(7)`).
-    TooBigPrecision { precision: u64, func: String },
+    TooBigPrecision {
+        precision: u64,
+        func: String,
+    },
     /// 1294: `ON UPDATE CURRENT_TIMESTAMP(n)` whose n is not the column's precision (or
     /// on a column that is not a DATETIME/TIMESTAMP): the column name.
     InvalidOnUpdate(String),
@@ -143,7 +185,10 @@ pub enum Error {
     /// 1193
     UnknownVariable(String),
     /// 1231: variable and the value as text.
-    WrongValueForVariable { name: String, value: String },
+    WrongValueForVariable {
+        name: String,
+        value: String,
+    },
     /// 1232
     WrongTypeForVariable(String),
     /// 1238: a read-only variable, or the wrong scope.
@@ -154,7 +199,10 @@ pub enum Error {
     VariableIsSession(String),
     /// 1238: a variable read in a scope it does not have (`@@global.warning_count`);
     /// the scope it has, upper case.
-    VariableWrongScope { name: String, scope: &'static str },
+    VariableWrongScope {
+        name: String,
+        scope: &'static str,
+    },
     /// 1621: a variable whose session value only mirrors the global one.
     SessionVariableReadOnly(String),
     /// 3615: RESET PERSIST of a variable the persisted file does not hold.
@@ -187,7 +235,10 @@ pub enum Error {
     /// 3143: a JSON path is malformed around character `pos`.
     InvalidJsonPath(usize),
     /// 3146: argument `arg` of `func` must be JSON or a string.
-    InvalidJsonType { arg: usize, func: String },
+    InvalidJsonType {
+        arg: usize,
+        func: String,
+    },
     /// 3149: a path with `*` or `**` where one value is needed.
     JsonPathWildcard,
     /// 3150: the one-or-all argument of `func` is neither.
@@ -201,7 +252,10 @@ pub enum Error {
     /// 3154: JSON_ARRAY_INSERT's path does not end in an array position.
     JsonPathArrayCell,
     /// 1439: a column's declared width past its type's maximum (BIT(65)).
-    TooBigDisplayWidth { column: String, max: u32 },
+    TooBigDisplayWidth {
+        column: String,
+        max: u32,
+    },
     /// 1241: expected column count.
     OperandColumns(usize),
     /// 1242
@@ -228,7 +282,10 @@ pub enum Error {
     /// 1166: a column name that is not valid (too long, ends with a space).
     WrongColumnName(String),
     /// 1074: column, maximum length.
-    ColumnTooLong { column: String, max: u64 },
+    ColumnTooLong {
+        column: String,
+        max: u64,
+    },
     /// 1153
     PacketTooLarge,
     /// 1040
@@ -256,7 +313,10 @@ pub enum Error {
     /// 1094: KILL of a connection id that does not exist.
     UnknownThread(u64),
     /// 1194: a table whose files fail their checks; `detail` says which check.
-    Corrupt { table: String, detail: String },
+    Corrupt {
+        table: String,
+        detail: String,
+    },
     /// 1114: the disk or a size limit is full.
     TableFull(String),
     /// 1030: an operating-system I/O error in a storage engine.
@@ -299,7 +359,10 @@ pub enum Error {
     /// not through a materialized derived table).
     TargetTableRead(String),
     /// 1436: an expression or query nested too deep for the connection thread's stack.
-    StackOverrun { used: usize, size: usize },
+    StackOverrun {
+        used: usize,
+        size: usize,
+    },
     /// 1210: a function's argument out of what it accepts (`NTILE(0)`, `LAG(x, -1)`);
     /// the function's name.
     WrongArguments(String),
@@ -339,7 +402,10 @@ pub enum Error {
     /// 1568: SET TRANSACTION (next transaction only) while a transaction is open.
     TxCharacteristicsInProgress,
     /// 1243: EXECUTE / DEALLOCATE PREPARE of a name no PREPARE made; (name, statement).
-    UnknownStmtHandler { name: String, op: &'static str },
+    UnknownStmtHandler {
+        name: String,
+        op: &'static str,
+    },
     /// 1210 "Incorrect arguments to EXECUTE": USING gave the wrong number of values.
     ExecuteArguments,
     /// 1461: PREPARE beyond max_prepared_stmt_count; the limit.
@@ -352,7 +418,10 @@ pub enum Error {
     /// 3008: cascading actions nested deeper than InnoDB's limit (15).
     FkDepthExceeded,
     /// 1822: the referenced columns are not the leading columns of an index.
-    FkNoParentIndex { constraint: String, table: String },
+    FkNoParentIndex {
+        constraint: String,
+        table: String,
+    },
     /// 3734: a referenced column the parent table does not have.
     FkNoParentColumn {
         column: String,
@@ -380,7 +449,10 @@ pub enum Error {
     /// 1826: two foreign keys of one database with the same name.
     FkDuplicateName(String),
     /// 1828: dropping a column of a foreign key (column, constraint).
-    FkColumnCannotDrop { column: String, constraint: String },
+    FkColumnCannotDrop {
+        column: String,
+        constraint: String,
+    },
     /// 1829: dropping a column another table's foreign key refers to.
     FkColumnCannotDropChild {
         column: String,
@@ -388,9 +460,15 @@ pub enum Error {
         table: String,
     },
     /// 1830: a NOT NULL column in a foreign key with SET NULL.
-    FkColumnNotNull { column: String, constraint: String },
+    FkColumnNotNull {
+        column: String,
+        constraint: String,
+    },
     /// 1239: a malformed foreign key (constraint name, what is wrong).
-    FkWrongDefinition { name: String, reason: String },
+    FkWrongDefinition {
+        name: String,
+        reason: String,
+    },
     /// 1215: a foreign key the engine cannot hold (SET DEFAULT, a parent that is not
     /// InnoDB-like).
     FkCannotAdd,
@@ -401,7 +479,10 @@ pub enum Error {
     /// 3813: a column-level CHECK that names another column.
     CheckColumnRefersOther(String),
     /// 3814: a CHECK calling a function whose result may change (constraint, function).
-    CheckDisallowedFunction { name: String, function: String },
+    CheckDisallowedFunction {
+        name: String,
+        function: String,
+    },
     /// 3815: a CHECK with a construct it may not hold (a subquery).
     CheckDisallowed(String),
     /// 3816: a CHECK naming a user or system variable.
@@ -409,7 +490,10 @@ pub enum Error {
     /// 3818: a CHECK naming the AUTO_INCREMENT column.
     CheckAutoIncrement(String),
     /// 3820: a CHECK naming a column the table does not have.
-    CheckUnknownColumn { name: String, column: String },
+    CheckUnknownColumn {
+        name: String,
+        column: String,
+    },
     /// 3821: DROP CHECK of a constraint the table does not have.
     CheckNotFound(String),
     /// 3822: two CHECK constraints of one database with the same name.
@@ -421,9 +505,102 @@ pub enum Error {
         fk: String,
     },
     /// 3959: dropping or renaming a column a CHECK constraint uses.
-    CheckDependentColumn { check: String, column: String },
+    CheckDependentColumn {
+        check: String,
+        column: String,
+    },
     /// 3940: DROP CONSTRAINT of a name no constraint of the table has.
     ConstraintNotFound(String),
+    /// 1359: CREATE TRIGGER of a name the schema already has.
+    TriggerExists,
+    /// 1360: DROP TRIGGER of a name the schema does not have.
+    TriggerDoesNotExist,
+    /// 1363: `NEW` in a DELETE trigger or `OLD` in an INSERT trigger; (row, event).
+    TriggerNoSuchRow {
+        row: &'static str,
+        event: &'static str,
+    },
+    /// 1362: assigning to `NEW` in an AFTER trigger (or to `OLD`); (row, "after " or "").
+    TriggerCantChangeRow {
+        row: &'static str,
+        after: bool,
+    },
+    /// 1435: a trigger in another schema than its table.
+    TriggerWrongSchema,
+    /// 1442: a stored program changing a table the statement that invoked it uses.
+    CantUpdateUsedTable(String),
+    /// 1644 (or the MYSQL_ERRNO given) with any SQLSTATE: SIGNAL / RESIGNAL.
+    Signal {
+        code: u16,
+        sqlstate: String,
+        message: String,
+    },
+    /// 1304: CREATE PROCEDURE/FUNCTION of an existing routine; (kind, name).
+    RoutineExists {
+        kind: &'static str,
+        name: String,
+    },
+    /// 1305: a procedure or stored function that does not exist; (kind, `db.name`).
+    RoutineDoesNotExist {
+        kind: &'static str,
+        name: String,
+    },
+    /// 1318: a routine called with the wrong number of arguments.
+    RoutineArguments {
+        kind: &'static str,
+        name: String,
+        expected: usize,
+        got: usize,
+    },
+    /// 1327: a name a stored program uses as a variable but never declared.
+    UndeclaredVariable(String),
+    /// 1331: two DECLAREs of one name in one block.
+    DuplicateVariable(String),
+    /// 1308: LEAVE / ITERATE of a label no enclosing block has; (statement, label).
+    NoSuchLabel {
+        statement: &'static str,
+        label: String,
+    },
+    /// 1310: an end label that differs from the begin label.
+    EndLabelMismatch(String),
+    /// 1309: a label used twice in nested blocks.
+    DuplicateLabel(String),
+    /// 1329: FETCH past a cursor's last row (SQLSTATE 02000, NOT FOUND).
+    NoData,
+    /// 1172: SELECT … INTO that found more than one row.
+    TooManyRows,
+    /// 1222: SELECT … INTO with another number of variables than columns.
+    IntoColumnCount,
+    /// 1321: a stored function that ended without RETURN.
+    FunctionNoReturn(String),
+    /// 1313: RETURN outside a stored function.
+    ReturnOutsideFunction,
+    /// 1339: a CASE statement no WHEN matched and without ELSE.
+    CaseNotFound,
+    /// 1324 / 1325 / 1326: an unknown cursor, OPEN of an open one, use of a closed one.
+    UndeclaredCursor(String),
+    CursorAlreadyOpen,
+    CursorNotOpen,
+    /// 1319: a condition name no DECLARE … CONDITION declared.
+    UndeclaredCondition(String),
+    /// 1312: a procedure sending a result set to a client that cannot take several.
+    ProcedureResultSet(String),
+    /// 1415: a trigger or stored function that would send a result set.
+    ResultSetFromProgram(&'static str),
+    /// 1422: COMMIT/ROLLBACK (or DDL) inside a stored function or trigger.
+    CommitInProgram,
+    /// 1456: recursion past max_sp_recursion_depth; (limit, routine).
+    RoutineRecursion {
+        limit: u64,
+        name: String,
+    },
+    /// 1424: a stored function (or trigger) calling itself.
+    RecursiveFunction,
+    /// 1645: RESIGNAL outside a handler.
+    ResignalOutsideHandler,
+    /// 1418: a function without DETERMINISTIC, NO SQL or READS SQL DATA while binary
+    /// logging would need it (kept for `log_bin_trust_function_creators`).
+    FunctionNotDeclaredDeterministic,
     /// 1105: an internal invariant broke; the statement is abandoned, the server goes on.
     Internal(String),
 }
@@ -601,12 +778,47 @@ impl Error {
             UnknownStmtHandler { .. } => 1243,
             ExecuteArguments => 1210,
             TooManyPreparedStatements(_) => 1461,
+            TriggerExists => 1359,
+            TriggerDoesNotExist => 1360,
+            TriggerNoSuchRow { .. } => 1363,
+            TriggerCantChangeRow { .. } => 1362,
+            TriggerWrongSchema => 1435,
+            CantUpdateUsedTable(_) => 1442,
+            Signal { code, .. } => *code,
+            RoutineExists { .. } => 1304,
+            RoutineDoesNotExist { .. } => 1305,
+            RoutineArguments { .. } => 1318,
+            UndeclaredVariable(_) => 1327,
+            DuplicateVariable(_) => 1331,
+            NoSuchLabel { .. } => 1308,
+            EndLabelMismatch(_) => 1310,
+            DuplicateLabel(_) => 1309,
+            NoData => 1329,
+            TooManyRows => 1172,
+            IntoColumnCount => 1222,
+            FunctionNoReturn(_) => 1321,
+            ReturnOutsideFunction => 1313,
+            CaseNotFound => 1339,
+            UndeclaredCursor(_) => 1324,
+            CursorAlreadyOpen => 1325,
+            CursorNotOpen => 1326,
+            UndeclaredCondition(_) => 1319,
+            ProcedureResultSet(_) => 1312,
+            ResultSetFromProgram(_) => 1415,
+            CommitInProgram => 1422,
+            RoutineRecursion { .. } => 1456,
+            RecursiveFunction => 1424,
+            ResignalOutsideHandler => 1645,
+            FunctionNotDeclaredDeterministic => 1418,
             Internal(_) => 1105,
         }
     }
 
     /// The five-character SQLSTATE that goes with [`Error::code`].
-    pub fn sqlstate(&self) -> &'static str {
+    pub fn sqlstate(&self) -> &str {
+        if let Error::Signal { sqlstate, .. } = self {
+            return sqlstate;
+        }
         match self.code() {
             1066 | 1248 | 1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091 | 1061
             | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1166 | 1286 | 1305 | 1582 | 1273 | 1118
@@ -641,6 +853,13 @@ impl Error {
             3143 | 3149 | 3150 | 3152 | 3153 | 3154 | 1439 => "42000",
             1846 => "0A000",
             1138 => "22004",
+            1304 | 1318 | 1327 | 1331 | 1308 | 1309 | 1310 | 1313 | 1319 | 1324 | 1172 => "42000",
+            1329 => "02000",
+            1321 => "2F005",
+            1339 => "20000",
+            1325 | 1326 => "24000",
+            1312 | 1415 => "0A000",
+            1645 => "0K000",
             _ => "HY000",
         }
     }
@@ -957,6 +1176,83 @@ impl fmt::Display for Error {
             ),
             UnknownEngine(e) => write!(f, "Unknown storage engine '{e}'"),
             UnknownFunction(n) => write!(f, "FUNCTION {n} does not exist"),
+            TriggerExists => write!(f, "Trigger already exists"),
+            TriggerDoesNotExist => write!(f, "Trigger does not exist"),
+            TriggerNoSuchRow { row, event } => {
+                write!(f, "There is no {row} row in on {event} trigger")
+            }
+            TriggerCantChangeRow { row, after } => write!(
+                f,
+                "Updating of {row} row is not allowed in {}trigger",
+                if *after { "after " } else { "" }
+            ),
+            TriggerWrongSchema => write!(f, "Trigger in wrong schema"),
+            CantUpdateUsedTable(t) => write!(
+                f,
+                "Can't update table '{t}' in stored function/trigger because it is already \
+                 used by statement which invoked this stored function/trigger."
+            ),
+            Signal { message, .. } => write!(f, "{message}"),
+            RoutineExists { kind, name } => write!(f, "{kind} {name} already exists"),
+            RoutineDoesNotExist { kind, name } => write!(f, "{kind} {name} does not exist"),
+            RoutineArguments {
+                kind,
+                name,
+                expected,
+                got,
+            } => write!(
+                f,
+                "Incorrect number of arguments for {kind} {name}; expected {expected}, got {got}"
+            ),
+            UndeclaredVariable(v) => write!(f, "Undeclared variable: {v}"),
+            DuplicateVariable(v) => write!(f, "Duplicate variable: {v}"),
+            NoSuchLabel { statement, label } => {
+                write!(f, "{statement} with no matching label: {label}")
+            }
+            EndLabelMismatch(l) => write!(f, "End-label {l} without match"),
+            DuplicateLabel(l) => write!(f, "Redefining label {l}"),
+            NoData => write!(f, "No data - zero rows fetched, selected, or processed"),
+            TooManyRows => write!(f, "Result consisted of more than one row"),
+            IntoColumnCount => write!(
+                f,
+                "The used SELECT statements have a different number of columns"
+            ),
+            FunctionNoReturn(n) => write!(f, "FUNCTION {n} ended without RETURN"),
+            ReturnOutsideFunction => write!(f, "RETURN is only allowed in a FUNCTION"),
+            CaseNotFound => write!(f, "Case not found for CASE statement"),
+            UndeclaredCursor(c) => write!(f, "Undefined CURSOR: {c}"),
+            CursorAlreadyOpen => write!(f, "Cursor is already open"),
+            CursorNotOpen => write!(f, "Cursor is not open"),
+            UndeclaredCondition(c) => write!(f, "Undefined CONDITION: {c}"),
+            ProcedureResultSet(p) => write!(
+                f,
+                "PROCEDURE {p} can't return a result set in the given context"
+            ),
+            ResultSetFromProgram(what) => {
+                write!(f, "Not allowed to return a result set from a {what}")
+            }
+            CommitInProgram => write!(
+                f,
+                "Explicit or implicit commit is not allowed in stored function or trigger."
+            ),
+            RoutineRecursion { limit, name } => write!(
+                f,
+                "Recursive limit {limit} (as set by the max_sp_recursion_depth variable) was \
+                 exceeded for routine {name}"
+            ),
+            RecursiveFunction => write!(
+                f,
+                "Recursive stored functions and triggers are not allowed."
+            ),
+            ResignalOutsideHandler => {
+                write!(f, "RESIGNAL when handler not active")
+            }
+            FunctionNotDeclaredDeterministic => write!(
+                f,
+                "This function has none of DETERMINISTIC, NO SQL, or READS SQL DATA in its \
+                 declaration and binary logging is enabled (you *might* want to use the less \
+                 safe log_bin_trust_function_creators variable)"
+            ),
             SavepointNotExist(n) => write!(f, "SAVEPOINT {n} does not exist"),
             ReadOnlyTransaction => {
                 write!(f, "Cannot execute statement in a READ ONLY transaction.")

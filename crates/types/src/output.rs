@@ -127,6 +127,18 @@ pub trait QueryOutput {
     fn row(&mut self, row: &[Value]) -> Result<()>;
     fn end(&mut self, info: &EndInfo) -> Result<()>;
     fn ok(&mut self, info: &OkInfo) -> Result<()>;
+    /// Another result set follows the one just ended (a CALL's result sets), so that
+    /// one's end must carry SERVER_MORE_RESULTS_EXISTS. False when this output cannot
+    /// carry several results (the client lacks CLIENT_MULTI_RESULTS, or it is no
+    /// client at all): the caller refuses (1312).
+    fn next_result_set(&mut self) -> Result<bool> {
+        Ok(false)
+    }
+    /// Whether [`QueryOutput::next_result_set`] would succeed: a CALL checks it before
+    /// its procedure sends any result set (MySQL refuses the first one with 1312).
+    fn takes_more_results(&self) -> bool {
+        false
+    }
 }
 
 /// A [`QueryOutput`] that keeps everything in memory: for tests, the in-process bench

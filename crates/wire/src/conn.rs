@@ -710,8 +710,10 @@ impl<'b, B: Backend> Conn<'b, B> {
         let status = handler.status_flags();
         let deprecate_eof = self.deprecate_eof();
         let found_rows = self.client_caps & caps::FOUND_ROWS != 0;
+        let multi_results = self.client_caps & caps::MULTI_RESULTS != 0;
         let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, false, status)
             .with_found_rows(found_rows)
+            .with_multi_results(multi_results)
             .streaming_to(&self.stream, &mut self.timer, self.timeouts.net_write);
         let r = handler.query(&sql, self.multi_statements, &mut out);
         let pending = out.finish();
@@ -887,8 +889,10 @@ impl<'b, B: Backend> Conn<'b, B> {
         let status = handler.status_flags();
         let deprecate_eof = self.deprecate_eof();
         let found_rows = self.client_caps & caps::FOUND_ROWS != 0;
+        let multi_results = self.client_caps & caps::PS_MULTI_RESULTS != 0;
         let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, true, status)
             .with_found_rows(found_rows)
+            .with_multi_results(multi_results)
             .streaming_to(&self.stream, &mut self.timer, self.timeouts.net_write);
         let r = handler.execute(id, &params, &mut out);
         let pending = out.finish();

@@ -120,6 +120,9 @@ pub struct Writer<'a> {
     scratch: Vec<u8>,
     /// The client set CLIENT_FOUND_ROWS: OK packets count rows found, not changed.
     found_rows: bool,
+    /// The client takes several results for one command (CLIENT_MULTI_RESULTS, or
+    /// CLIENT_PS_MULTI_RESULTS for a prepared statement).
+    multi_results: bool,
     /// Where rows go once the buffer holds [`STREAM_AT`] bytes (None: all at the end),
     /// the socket's timer and net_write_timeout.
     sink: Option<(
@@ -150,6 +153,7 @@ impl<'a> Writer<'a> {
             pending: Terminal::None,
             scratch: Vec::new(),
             found_rows: false,
+            multi_results: false,
             sink: None,
         }
     }
@@ -158,6 +162,12 @@ impl<'a> Writer<'a> {
     /// CLIENT_FOUND_ROWS.
     pub fn with_found_rows(mut self, on: bool) -> Self {
         self.found_rows = on;
+        self
+    }
+
+    /// Lets a CALL send several result sets (the client announced it can read them).
+    pub fn with_multi_results(mut self, on: bool) -> Self {
+        self.multi_results = on;
         self
     }
 
@@ -423,6 +433,18 @@ impl QueryOutput for Writer<'_> {
         }
         self.pending = Terminal::Ok(info);
         Ok(())
+    }
+
+    fn takes_more_results(&self) -> bool {
+        self.multi_results
+    }
+
+    fn next_result_set(&mut self) -> Result<bool> {
+        if !self.multi_results {
+            return Ok(false);
+        }
+        ResultStream::next_result(self)?;
+        Ok(true)
     }
 }
 

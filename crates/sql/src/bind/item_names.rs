@@ -40,9 +40,44 @@ impl ItemNames {
         ItemNames(names)
     }
 
+    /// The select items of `text` (a stored program's statement with its variables as
+    /// placeholders) named by the items of `source` (the same statement as written):
+    /// `SELECT v` names its column `v`, as MySQL does.
+    pub fn paired(text: &str, source: &str) -> ItemNames {
+        let mut names = HashMap::new();
+        let items = crate::parse::lex::select_items(text);
+        let written = crate::parse::lex::select_items(source);
+        if items.len() != written.len() {
+            return ItemNames::of(text);
+        }
+        for (item, name) in items.iter().zip(written) {
+            let Ok(stmts) = crate::parse::parse(&format!("SELECT {item}")) else {
+                continue;
+            };
+            let [ast::Statement::Query(q)] = stmts.as_slice() else {
+                continue;
+            };
+            let ast::SetExpr::Select(s) = q.body.as_ref() else {
+                continue;
+            };
+            if let [ast::SelectItem::UnnamedExpr(e)] = s.projection.as_slice() {
+                names
+                    .entry(e.to_string())
+                    .or_insert_with(|| name.to_string());
+            }
+        }
+        ItemNames(names)
+    }
+
     /// The name of the unaliased select item `e`.
     pub fn name(&self, e: &ast::Expr) -> String {
         match e {
+            ast::Expr::Value(v) if matches!(v.value, ast::Value::Placeholder(_)) => {
+                match self.0.get(&e.to_string()) {
+                    Some(text) => text.clone(),
+                    None => printed_name(e),
+                }
+            }
             ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) | ast::Expr::Value(_) => {
                 printed_name(e)
             }

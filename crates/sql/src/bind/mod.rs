@@ -463,6 +463,20 @@ pub trait SubqueryPlanner {
     fn variable_value(&self, _name: &str, _system: Option<bool>) -> Option<Value> {
         None
     }
+    /// The type of placeholder `i`, when the statement knows it (a stored program's
+    /// variable).
+    fn param_type(&self, _i: usize) -> Option<(SType, Collation)> {
+        None
+    }
+    /// A stored function `[db.]name` called with `args` arguments, and its result type.
+    fn stored_function(
+        &self,
+        _db: Option<&str>,
+        _name: &str,
+        _args: usize,
+    ) -> Result<Option<(crate::expr::StoredCall, strata_types::ColumnDef)>> {
+        Ok(None)
+    }
 }
 
 pub struct PlannedSubquery {
@@ -729,7 +743,11 @@ impl<'a> Binder<'a> {
             A::CompoundIdentifier(ids) => self.bind_name(&ident_parts(ids))?,
             A::Value(v) if placeholder_index(&v.value).is_some() => {
                 let i = placeholder_index(&v.value).unwrap_or(0);
-                (Expr::Param(i), SType::Null, Collation::GeneralCi)
+                let (t, c) = self
+                    .env
+                    .and_then(|env| env.planner.param_type(i))
+                    .unwrap_or((SType::Null, Collation::GeneralCi));
+                (Expr::Param(i), t, c)
             }
             A::Value(v) => {
                 let v = literal(&v.value)?;
@@ -1504,6 +1522,34 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// A call of a stored function (1305 when there is none of that name).
+    fn bind_stored_function(
+        &mut self,
+        f: &ast::Function,
+        args: &[ast::Expr],
+        name: String,
+    ) -> Result<(Expr, SType, Collation)> {
+        let parts = object_name_parts(&f.name);
+        let (db, fname) = match parts.as_slice() {
+            [n] => (None, n.as_str()),
+            [d, n] => (Some(d.as_str()), n.as_str()),
+            _ => return Err(Error::UnknownFunction(name)),
+        };
+        let found = match self.env {
+            Some(env) => env.planner.stored_function(db, fname, args.len())?,
+            None => None,
+        };
+        let Some((call, ret)) = found else {
+            return Err(Error::UnknownFunction(name));
+        };
+        let mut bound = Vec::with_capacity(args.len());
+        for a in args {
+            bound.push(self.bind(a)?.0);
+        }
+        let t = SType::of_column(&ret.data_type, ret.collation);
+        Ok((Expr::StoredCall(call, bound), t, ret.collation))
+    }
+
     fn bind_function(&mut self, f: &ast::Function) -> Result<(Expr, SType, Collation)> {
         let name = object_name_parts(&f.name).join(".");
         if f.over.is_some() {
@@ -1565,7 +1611,7 @@ impl<'a> Binder<'a> {
             ));
         }
         let Some((func, min, max)) = functions::lookup(&name) else {
-            return Err(Error::UnknownFunction(name));
+            return self.bind_stored_function(f, &args, name);
         };
         if args.len() < min || args.len() > max {
             return Err(Error::WrongParamCount(name));

@@ -222,6 +222,9 @@ pub fn table_names() -> Vec<&'static str> {
 
 /// Opens `information_schema.<name>` (case-insensitive), if it is one Strata provides.
 pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
+    if let Some(t) = crate::catalog::infoschema_programs::table(catalog, name) {
+        return Ok(t);
+    }
     let (kind, columns) = match name.to_ascii_uppercase().as_str() {
         "SCHEMATA" => (
             Kind::Schemata,

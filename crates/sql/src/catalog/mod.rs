@@ -18,10 +18,13 @@
 pub mod engines;
 pub mod infoschema;
 pub mod infoschema_constraints;
+pub mod infoschema_programs;
 pub mod processes;
+pub mod routines;
 pub mod rowsource;
 pub mod stats;
 pub mod views;
+pub mod triggers;
 
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
@@ -49,6 +52,12 @@ struct CatalogFile {
     /// Absent when there are none, so catalogs without views read and write as before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     views: Vec<views::ViewDef>,
+    /// Absent in catalogs written before triggers existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    triggers: Vec<triggers::TriggerDef>,
+    /// Absent in catalogs written before stored routines existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    routines: Vec<routines::RoutineDef>,
 }
 
 fn first_file() -> u64 {
@@ -91,6 +100,10 @@ struct State {
     dbs: BTreeMap<String, Db>,
     next_file: u64,
     ddl_log: Vec<LogEntry>,
+    /// Every trigger, in action order (`catalog/triggers.rs`).
+    triggers: Vec<triggers::TriggerDef>,
+    /// Every stored procedure and function (`catalog/routines.rs`).
+    routines: Vec<routines::RoutineDef>,
 }
 
 impl State {
@@ -142,6 +155,8 @@ impl Catalog {
                 dbs: BTreeMap::new(),
                 next_file: 1,
                 ddl_log: Vec::new(),
+                triggers: Vec::new(),
+                routines: Vec::new(),
             }),
             version: AtomicU64::new(1),
             processes: Default::default(),
@@ -165,6 +180,8 @@ impl Catalog {
             }
             st.next_file = file.next_file;
             st.ddl_log = file.ddl_log;
+            st.triggers = file.triggers;
+            st.routines = file.routines;
             for name in file.databases {
                 st.dbs.insert(name, Db::default());
             }
@@ -368,10 +385,14 @@ impl Catalog {
             })
             .collect();
         st.ddl_log.extend(logged.iter().cloned());
+        let removed_triggers = triggers::remove_for(&mut st, db, None);
+        let removed_routines = routines::remove_for(&mut st, db);
         if let Err(e) = self.persist(&st) {
+            st.routines.extend(removed_routines);
             st.ddl_log
                 .retain(|l| !logged.iter().any(|x| x.file == l.file));
             st.dbs.insert(db.to_string(), entry);
+            triggers::restore(&mut st, removed_triggers);
             return Err(e);
         }
         let n = entry.tables.len();
@@ -475,11 +496,13 @@ impl Catalog {
             file: entry.file.clone(),
             def: (*def).clone(),
         });
+        let removed_triggers = triggers::remove_for(&mut st, db, Some(name));
         if let Err(e) = self.persist(&st) {
             st.forget_log(&entry.file);
             if let Some(d) = st.dbs.get_mut(db) {
                 d.tables.insert(name.to_string(), entry);
             }
+            triggers::restore(&mut st, removed_triggers);
             return Err(e);
         }
         self.retire(&entry.handle);
@@ -789,7 +812,20 @@ impl Catalog {
             placed.push((def.db.clone(), def.name.clone()));
             old_handles.push(e.handle.clone());
         }
+        let renames: Vec<(TableName, TableName)> = taken
+            .iter()
+            .zip(changes)
+            .map(|((db, name, _), (_, def))| {
+                (
+                    (db.clone(), name.clone()),
+                    (def.db.clone(), def.name.clone()),
+                )
+            })
+            .collect();
+        let triggers_before = st.triggers.clone();
+        triggers::follow_renames(&mut st, &renames);
         if let Err(err) = self.persist(&st) {
+            st.triggers = triggers_before;
             for (db, name) in placed {
                 if let Some(d) = st.dbs.get_mut(&db) {
                     d.tables.remove(&name);
@@ -836,6 +872,8 @@ impl Catalog {
                 .values()
                 .flat_map(|d| d.views.values().map(|v| (**v).clone()))
                 .collect(),
+            triggers: st.triggers.clone(),
+            routines: st.routines.clone(),
         };
         let text = serde_json::to_vec_pretty(&file).map_err(|e| Error::Internal(e.to_string()))?;
         let tmp = self.datadir.join("catalog.json.tmp");

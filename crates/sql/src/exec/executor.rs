@@ -291,6 +291,12 @@ impl SubqueryRunner for Executor<'_, '_> {
             .flatten()
             .ok_or_else(|| Error::Internal(format!("slot {slot} read before it was filled")))
     }
+    fn call_stored(&self, call: &crate::expr::StoredCall, args: Vec<Value>) -> Result<Value> {
+        let Some(f) = call.f.downcast_ref::<crate::context::StoredFunctionCall>() else {
+            return Err(Error::Internal(format!("stored function {}", call.name)));
+        };
+        f.0.call(args, self.cx)
+    }
 }
 
 /// For INSERT … SELECT and the like: every row of a query statement.

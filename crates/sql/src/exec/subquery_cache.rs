@@ -148,7 +148,10 @@ fn pure(e: &Expr) -> bool {
     let mut ok = true;
     e.walk(&mut |x| {
         let impure = match x {
-            Expr::Subquery(_) | Expr::UserVariable(_) | Expr::SystemVariable { .. } => true,
+            Expr::Subquery(_)
+            | Expr::UserVariable(_)
+            | Expr::SystemVariable { .. }
+            | Expr::StoredCall(..) => true,
             Expr::Func(f, _) => f.is_volatile(),
             _ => false,
         };

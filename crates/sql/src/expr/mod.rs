@@ -245,6 +245,13 @@ pub trait SubqueryRunner {
     }
     /// The materialized rows of a derived table or CTE.
     fn slot_rows(&self, slot: usize) -> Result<std::rc::Rc<crate::temp_rows::TempRows>>;
+    /// Runs a stored function.
+    fn call_stored(&self, call: &StoredCall, _args: Vec<Value>) -> Result<Value> {
+        Err(Error::NotSupported(format!(
+            "a stored function ({}) here",
+            call.name
+        )))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -324,6 +331,23 @@ pub enum Expr {
     /// The i-th value the enclosing query passes to this (correlated) subquery.
     OuterRef(usize),
     Subquery(Box<Subquery>),
+    /// A stored function's call: the function (opaque here; the executor runs it
+    /// through the SubqueryRunner) and its arguments.
+    StoredCall(StoredCall, Vec<Expr>),
+}
+
+/// A stored function bound into an expression, kept opaque so that expressions know
+/// nothing of stored programs (`crate::context::StoredFunctionCall` is what it holds).
+#[derive(Clone)]
+pub struct StoredCall {
+    pub name: String,
+    pub f: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+}
+
+impl std::fmt::Debug for StoredCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StoredCall({})", self.name)
+    }
 }
 
 impl Expr {
@@ -409,7 +433,7 @@ impl Expr {
                     o.walk(f);
                 }
             }
-            Expr::Func(_, args) => args.iter().for_each(|e| e.walk(f)),
+            Expr::Func(_, args) | Expr::StoredCall(_, args) => args.iter().for_each(|e| e.walk(f)),
             // A subquery reads the enclosing row through its correlated expressions (and
             // its left operand); its own columns belong to another row.
             Expr::Subquery(s) => {
@@ -473,7 +497,9 @@ impl Expr {
                     o.map_columns(f);
                 }
             }
-            Expr::Func(_, args) => args.iter_mut().for_each(|e| e.map_columns(f)),
+            Expr::Func(_, args) | Expr::StoredCall(_, args) => {
+                args.iter_mut().for_each(|e| e.map_columns(f))
+            }
             Expr::Subquery(s) => {
                 s.correlated.iter_mut().for_each(|e| e.map_columns(f));
                 match &mut s.kind {
@@ -523,6 +549,16 @@ impl Expr {
             | Expr::Column(_)
             | Expr::OuterRef(_) => return self.eval(row, cx),
             Expr::Subquery(s) => return eval_subquery(s, row, cx),
+            Expr::StoredCall(call, args) => {
+                let mut values = Vec::with_capacity(args.len());
+                for a in args {
+                    values.push(a.eval(row, cx)?);
+                }
+                let runner = cx.runner.ok_or_else(|| {
+                    Error::NotSupported(format!("a stored function ({}) here", call.name))
+                })?;
+                return runner.call_stored(call, values);
+            }
             Expr::Cmp(op, a, b, coll) => {
                 let (a, b) = (a.operand(row, cx)?, b.operand(row, cx)?);
                 let (a, b) = (a.as_ref(), b.as_ref());

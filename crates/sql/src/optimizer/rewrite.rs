@@ -104,7 +104,7 @@ fn deterministic(e: &Expr) -> bool {
     let mut ok = true;
     e.walk(&mut |x| {
         let volatile = match x {
-            Expr::Subquery(_) | Expr::UserVariable(_) => true,
+            Expr::Subquery(_) | Expr::UserVariable(_) | Expr::StoredCall(..) => true,
             Expr::Func(f, _) => f.is_volatile(),
             _ => false,
         };

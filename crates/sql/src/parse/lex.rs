@@ -581,9 +581,50 @@ pub fn split_statements(sql: &str) -> Vec<&str> {
     let s = sql.as_bytes();
     let mut out = Vec::new();
     let (mut start, mut i) = (0, 0);
+    // Inside a stored program's body (CREATE TRIGGER/PROCEDURE/FUNCTION … BEGIN … END)
+    // a `;` ends a statement of the body, not the client's statement: `blocks` counts
+    // the open BEGIN and CASE (closed by END, END CASE; END IF/LOOP/WHILE/REPEAT close
+    // statements whose openers are not counted).
+    let mut program: Option<bool> = None;
+    let mut blocks = 0usize;
+    // An END seen, waiting for the next token to say what it closes.
+    let mut pending_end = false;
     while i < s.len() {
-        let (_, end) = next_token(s, i);
-        if s[i] == b';' {
+        let (tok, end) = next_token(s, i);
+        let comment =
+            matches!(s[i], b'#' | b'-' | b'/') && matches!(tok, Tok::Other) && end > i + 1;
+        let significant = !s[i].is_ascii_whitespace() && !comment;
+        if significant && program.is_none() {
+            program = Some(starts_stored_program(&sql[start..]));
+        }
+        if significant && program == Some(true) {
+            let word = match tok {
+                Tok::Word(w) => Some(w),
+                _ => None,
+            };
+            let is = |k: &str| word.is_some_and(|w| w.eq_ignore_ascii_case(k));
+            let mut consumed = false;
+            if pending_end {
+                pending_end = false;
+                if is("IF") || is("LOOP") || is("WHILE") || is("REPEAT") {
+                    consumed = true;
+                } else if is("CASE") {
+                    blocks = blocks.saturating_sub(1);
+                    consumed = true;
+                } else {
+                    blocks = blocks.saturating_sub(1);
+                }
+            }
+            if !consumed {
+                if is("BEGIN") || is("CASE") {
+                    blocks += 1;
+                } else if is("END") {
+                    pending_end = true;
+                }
+            }
+        }
+        if s[i] == b';' && blocks == 0 {
+            program = None;
             let piece = sql[start..i].trim();
             if !piece.is_empty() {
                 out.push(piece);
@@ -597,6 +638,72 @@ pub fn split_statements(sql: &str) -> Vec<&str> {
         out.push(piece);
     }
     out
+}
+
+/// Whether a statement is CREATE [DEFINER = …] {TRIGGER|PROCEDURE|FUNCTION|EVENT}.
+fn starts_stored_program(sql: &str) -> bool {
+    // The keyword comes within the first few words: read no more of a long text.
+    let mut cut = sql.len().min(256);
+    while !sql.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    // mysqldump wraps the words in version comments: `/*!50003 CREATE*/ /*!50017
+    // DEFINER=…*/ /*!50003 TRIGGER …`; their markers are not words.
+    let mut plain = String::with_capacity(cut);
+    let b = &sql.as_bytes()[..cut];
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') && b.get(i + 2) == Some(&b'!') {
+            i += 3;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            plain.push(' ');
+            continue;
+        }
+        if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+            i += 2;
+            plain.push(' ');
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < b.len() && !sql.is_char_boundary(i) {
+            i += 1;
+        }
+        plain.push_str(&sql[start..i]);
+    }
+    let w = crate::statements::show::words(&plain);
+    let mut i = 0;
+    if !w.first().is_some_and(|x| x.eq_ignore_ascii_case("CREATE")) {
+        return false;
+    }
+    i += 1;
+    if w.get(i).is_some_and(|x| x.eq_ignore_ascii_case("DEFINER")) {
+        // DEFINER = name [@host]: skip to the object keyword.
+        i += 1;
+        while i < w.len().min(12) {
+            let x = &w[i];
+            if ["TRIGGER", "PROCEDURE", "FUNCTION", "EVENT"]
+                .iter()
+                .any(|k| x.eq_ignore_ascii_case(k))
+            {
+                return true;
+            }
+            i += 1;
+        }
+        return false;
+    }
+    if w.get(i)
+        .is_some_and(|x| x.eq_ignore_ascii_case("AGGREGATE"))
+    {
+        i += 1;
+    }
+    w.get(i).is_some_and(|x| {
+        ["TRIGGER", "PROCEDURE", "FUNCTION", "EVENT"]
+            .iter()
+            .any(|k| x.eq_ignore_ascii_case(k))
+    })
 }
 
 /// The server version executable comments are compared with (`/*!50503 ... */` runs on
@@ -766,6 +873,28 @@ pub fn first_word(sql: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn split_keeps_stored_program_bodies_whole() {
+        let body = "CREATE TRIGGER t1 BEFORE INSERT ON t FOR EACH ROW BEGIN \
+                    IF NEW.a > 0 THEN SET NEW.b = CASE WHEN NEW.a = 1 THEN 1 ELSE 2 END; END IF; \
+                    WHILE 0 DO SET @x = 1; END WHILE; CASE NEW.a WHEN 1 THEN SET @y = 1; END CASE; END";
+        let text = format!("SELECT 1; {body}; SELECT 2");
+        assert_eq!(split_statements(&text), vec!["SELECT 1", body, "SELECT 2"]);
+        // As mysqldump writes a trigger: the words inside version comments.
+        let dumped = "/*!50003 CREATE*/ /*!50017 DEFINER=`root`@`%`*/ /*!50003 TRIGGER z \
+                      BEFORE INSERT ON t FOR EACH ROW BEGIN SET NEW.a = 1; END */";
+        assert_eq!(
+            split_statements(&format!("{dumped}; DO 1")),
+            vec![dumped, "DO 1"]
+        );
+        // Other statements split at every `;` as before.
+        assert_eq!(
+            split_statements("SELECT 'a;b'; SELECT 3"),
+            vec!["SELECT 'a;b'", "SELECT 3"]
+        );
+    }
+
     use super::*;
 
     #[test]

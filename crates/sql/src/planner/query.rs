@@ -44,6 +44,9 @@ pub struct Planner<'p, 'c> {
     pub names: ItemNames,
     /// The same for the stored query of each view being expanded (innermost last).
     view_names: RefCell<Vec<ItemNames>>,
+    /// The types of the placeholders where they are known (a stored program's
+    /// variables); otherwise a placeholder is untyped until it has a value.
+    param_types: Vec<Option<(crate::bind::SType, strata_types::Collation)>>,
 }
 
 /// What a table name in FROM turned out to be.
@@ -70,6 +73,33 @@ impl<'p, 'c> Planner<'p, 'c> {
             expanding: RefCell::new(Vec::new()),
             names: ItemNames::default(),
             view_names: RefCell::new(Vec::new()),
+            param_types: Vec::new(),
+        }
+    }
+
+    /// A statement of a stored program: bound from `text`, its columns named from
+    /// `source` (see [`ItemNames::paired`]), its placeholders typed as the variables
+    /// they stand for (`types`, by placeholder).
+    pub fn for_program_text(
+        cx: &'p ExecCtx<'c>,
+        text: &str,
+        source: &str,
+        types: &[Option<strata_types::ColumnDef>],
+    ) -> Planner<'p, 'c> {
+        Planner {
+            names: ItemNames::paired(text, source),
+            param_types: types
+                .iter()
+                .map(|t| {
+                    t.as_ref().map(|c| {
+                        (
+                            crate::bind::SType::of_column(&c.data_type, c.collation),
+                            c.collation,
+                        )
+                    })
+                })
+                .collect(),
+            ..Planner::new(cx)
         }
     }
 
@@ -434,6 +464,32 @@ impl<'p, 'c> Planner<'p, 'c> {
 }
 
 impl SubqueryPlanner for Planner<'_, '_> {
+    fn param_type(&self, i: usize) -> Option<(crate::bind::SType, strata_types::Collation)> {
+        self.param_types.get(i).copied().flatten()
+    }
+
+    fn stored_function(
+        &self,
+        db: Option<&str>,
+        name: &str,
+        args: usize,
+    ) -> Result<Option<(crate::expr::StoredCall, strata_types::ColumnDef)>> {
+        let Some(hooks) = crate::context::program_hooks() else {
+            return Ok(None);
+        };
+        Ok(hooks
+            .bind_function(self.cx, db, name, args)?
+            .map(|(f, ret)| {
+                (
+                    crate::expr::StoredCall {
+                        name: name.to_string(),
+                        f: Arc::new(crate::context::StoredFunctionCall(f)),
+                    },
+                    ret,
+                )
+            }))
+    }
+
     fn plan_subquery(&self, q: &ast::Query, outer: &Outer) -> Result<PlannedSubquery> {
         let env = BindEnv {
             planner: self,

@@ -247,6 +247,7 @@ fn computed_column(m: &ColumnMeta) -> ColumnDef {
         } else {
             Collation::GeneralCi
         },
+        members: Vec::new(),
     }
 }
 

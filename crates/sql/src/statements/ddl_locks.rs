@@ -164,3 +164,55 @@ fn targets(stmt: &ast::Statement, cx: &ExecCtx) -> Result<Option<Targets>> {
         _ => return Ok(None),
     }))
 }
+
+/// The metadata locks of DDL on one table's dependent objects (CREATE / DROP TRIGGER):
+/// as [`lock_for_ddl`] takes for a table the statement names.
+pub fn lock_table_for_ddl(cx: &ExecCtx, db: &str, table: &str) -> Result<()> {
+    if let Some(locked) = cx.locked_tables {
+        match locked.get(&(db.to_string(), table.to_string())) {
+            Some(LockMode::Write) => {}
+            Some(LockMode::Read) => return Err(Error::TableLockedForRead(table.to_string())),
+            None => return Err(Error::TableNotLocked(table.to_string())),
+        }
+    }
+    cx.mdl.acquire(
+        &[MdlRequest::new(
+            MdlKey::global(),
+            MdlMode::IntentionExclusive,
+        )],
+        MdlDuration::Statement,
+    )?;
+    let mut reqs = vec![
+        MdlRequest::new(MdlKey::schema(db), MdlMode::IntentionExclusive),
+        MdlRequest::new(MdlKey::table(db, table), MdlMode::Exclusive),
+    ];
+    normalize(&mut reqs);
+    cx.mdl.acquire(&reqs, MdlDuration::Transaction)
+}
+
+/// The metadata locks of CREATE / DROP / ALTER PROCEDURE|FUNCTION: the global and
+/// schema intention locks and an EXCLUSIVE lock on the routine's name.
+pub fn lock_routine_for_ddl(
+    cx: &ExecCtx,
+    db: &str,
+    name: &str,
+    kind: crate::catalog::routines::RoutineKind,
+) -> Result<()> {
+    if cx.locked_tables.is_some() {
+        return Err(Error::LockedTablesOrActiveTransaction);
+    }
+    cx.mdl.acquire(
+        &[MdlRequest::new(
+            MdlKey::global(),
+            MdlMode::IntentionExclusive,
+        )],
+        MdlDuration::Statement,
+    )?;
+    let function = kind == crate::catalog::routines::RoutineKind::Function;
+    let mut reqs = vec![
+        MdlRequest::new(MdlKey::schema(db), MdlMode::IntentionExclusive),
+        MdlRequest::new(MdlKey::routine(db, name, function), MdlMode::Exclusive),
+    ];
+    normalize(&mut reqs);
+    cx.mdl.acquire(&reqs, MdlDuration::Transaction)
+}

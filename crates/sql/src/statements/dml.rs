@@ -11,7 +11,7 @@
 use crate::bind::{BindEnv, Binder, Scope};
 use crate::constraints::RowRules;
 use crate::context::resolve_table;
-use crate::context::{ExecCtx, Outcome, ReadModeGuard, TableLocks};
+use crate::context::{Event, ExecCtx, Outcome, ReadModeGuard, RowTriggers, TableLocks, Timing};
 use crate::exec::block::matching_rows;
 use crate::exec::executor::Executor;
 use crate::expr::convert::coerce_or_warn;
@@ -36,6 +36,8 @@ pub struct Target {
     pub def: Arc<TableDef>,
     /// CHECK constraints and foreign keys to enforce (`crate::constraints`).
     pub rules: Option<Arc<RowRules>>,
+    /// The table's triggers, compiled when the statement is bound (`crate::routines`).
+    pub triggers: Option<Arc<dyn RowTriggers>>,
 }
 
 pub enum InsertValue {
@@ -87,6 +89,7 @@ fn target(cx: &ExecCtx, name: &ast::ObjectName, verb: &'static str) -> Result<Ta
         table,
         def,
         rules,
+        triggers: None,
     })
 }
 
@@ -433,6 +436,7 @@ fn with_env<'a>(cx: &ExecCtx<'a>, env: &'a dyn crate::expr::Env) -> ExecCtx<'a> 
         tmpdir: cx.tmpdir,
         txn: cx.txn,
         mdl: cx.mdl,
+        invoker: cx.invoker,
     }
 }
 
@@ -453,7 +457,9 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
         None => None,
     };
     let source_rows = selected.as_ref().unwrap_or(&p.rows);
-    let _locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
+    let locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
+    let triggers = p.target.triggers.as_deref();
+    let before_insert = triggers.filter(|t| t.has(Timing::Before, Event::Insert));
     let def = &p.target.def;
     let table = &p.target.table;
     let rules = p.target.rules.as_deref();
@@ -495,6 +501,24 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                 InsertValue::Default => default_value(&def.columns[c], cx, strict)?,
                 InsertValue::Expr(e) => e.eval(&[], &ecx)?,
             };
+        }
+        if let Some(t) = before_insert {
+            // The trigger sees the values as the columns hold them; NOT NULL is
+            // checked after it, as MySQL does, so it may fill a missing value in.
+            for (i, col) in def.columns.iter().enumerate() {
+                if !row[i].is_null() {
+                    let v = std::mem::take(&mut row[i]);
+                    row[i] = coerce_or_warn(v, col, row_no, strict, cx.env)?;
+                }
+            }
+            t.fire(
+                Timing::Before,
+                Event::Insert,
+                None,
+                Some(&mut row),
+                cx,
+                &locks,
+            )?;
         }
         for (i, col) in def.columns.iter().enumerate() {
             if row[i].is_null() && !col.nullable {
@@ -552,6 +576,16 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                     first_generated = ins.generated_id;
                 }
                 last_auto = auto_col.and_then(|c| row[c].to_i64()).map(|i| i as u64);
+                if let Some(t) = triggers {
+                    t.fire(
+                        Timing::After,
+                        Event::Insert,
+                        None,
+                        Some(&mut attempt),
+                        cx,
+                        &locks,
+                    )?;
+                }
             }
             Err(e @ Error::DuplicateKey { .. }) if p.ignore => {
                 duplicates += 1;
@@ -572,6 +606,16 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                         new[*col] = coerce_or_warn(v, &def.columns[*col], row_no, strict, cx.env)?;
                         both[*col] = new[*col].clone();
                     }
+                    if let Some(t) = triggers {
+                        t.fire(
+                            Timing::Before,
+                            Event::Update,
+                            Some(&old),
+                            Some(&mut new),
+                            cx,
+                            &locks,
+                        )?;
+                    }
                     if touch_on_update(def, &old, &mut new, assignments.iter().map(|a| a.0), cx) {
                         if let Some(r) = rules {
                             r.verify(&new, &ecx)?;
@@ -585,12 +629,29 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                     } else {
                         unchanged += 1;
                     }
+                    if let Some(t) = triggers {
+                        t.fire(
+                            Timing::After,
+                            Event::Update,
+                            Some(&old),
+                            Some(&mut new),
+                            cx,
+                            &locks,
+                        )?;
+                    }
                 } else {
-                    // REPLACE: delete every conflicting row, then insert.
+                    // REPLACE: delete every conflicting row, then insert (with the delete
+                    // triggers around each delete, as MySQL when the table has them).
+                    if let Some(t) = triggers {
+                        t.fire(Timing::Before, Event::Delete, Some(&old), None, cx, &locks)?;
+                    }
                     if let Some(r) = rules {
                         r.links.before_delete(cx, &old)?;
                     }
                     table.delete(cx.txn, id, &old)?;
+                    if let Some(t) = triggers {
+                        t.fire(Timing::After, Event::Delete, Some(&old), None, cx, &locks)?;
+                    }
                     affected += 1;
                     loop {
                         let mut attempt = row.clone();
@@ -603,15 +664,45 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                                 if first_generated.is_none() {
                                     first_generated = ins.generated_id;
                                 }
+                                if let Some(t) = triggers {
+                                    t.fire(
+                                        Timing::After,
+                                        Event::Insert,
+                                        None,
+                                        Some(&mut attempt),
+                                        cx,
+                                        &locks,
+                                    )?;
+                                }
                                 break;
                             }
                             Err(e @ Error::DuplicateKey { .. }) => {
                                 match find_conflict(table, cx.txn, def, &row)? {
                                     Some((id, old)) => {
+                                        if let Some(t) = triggers {
+                                            t.fire(
+                                                Timing::Before,
+                                                Event::Delete,
+                                                Some(&old),
+                                                None,
+                                                cx,
+                                                &locks,
+                                            )?;
+                                        }
                                         if let Some(r) = rules {
                                             r.links.before_delete(cx, &old)?;
                                         }
                                         table.delete(cx.txn, id, &old)?;
+                                        if let Some(t) = triggers {
+                                            t.fire(
+                                                Timing::After,
+                                                Event::Delete,
+                                                Some(&old),
+                                                None,
+                                                cx,
+                                                &locks,
+                                            )?;
+                                        }
                                         affected += 1;
                                     }
                                     None => return Err(e),
@@ -817,7 +908,8 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
 }
 
 fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
-    let _locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
+    let locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
+    let triggers = p.target.triggers.as_deref();
     let ex = Executor::new(&p.subqueries.subqueries, cx, params);
     let ecx = ex.eval_ctx(&[]);
     let rows = matching_rows(&p.source, cx, &ecx)?;
@@ -834,6 +926,24 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                 return Err(Error::ColumnNotNull(def.columns[*col].name.clone()));
             }
         }
+        if let Some(t) = triggers {
+            t.fire(
+                Timing::Before,
+                Event::Update,
+                Some(&old),
+                Some(&mut new),
+                cx,
+                &locks,
+            )?;
+            if let Some(c) = def
+                .columns
+                .iter()
+                .zip(&new)
+                .position(|(c, v)| v.is_null() && !c.nullable)
+            {
+                return Err(Error::ColumnNotNull(def.columns[c].name.clone()));
+            }
+        }
         if touch_on_update(def, &old, &mut new, p.assignments.iter().map(|a| a.0), cx) {
             if let Some(r) = &p.target.rules {
                 r.verify(&new, &ecx)?;
@@ -844,6 +954,16 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                 r.links.check_parents(cx, Some(&old), &new)?;
             }
             changed += 1;
+        }
+        if let Some(t) = triggers {
+            t.fire(
+                Timing::After,
+                Event::Update,
+                Some(&old),
+                Some(&mut new),
+                cx,
+                &locks,
+            )?;
         }
     }
     Ok(Outcome {
@@ -859,16 +979,23 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
 }
 
 pub fn execute_delete(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
-    let _locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
+    let locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
+    let triggers = p.target.triggers.as_deref();
     let ex = Executor::new(&p.subqueries.subqueries, cx, params);
     let rows = matching_rows(&p.source, cx, &ex.eval_ctx(&[]))?;
     let n = rows.len() as u64;
     for (id, old) in rows {
         cx.txn.check_interrupt()?;
+        if let Some(t) = triggers {
+            t.fire(Timing::Before, Event::Delete, Some(&old), None, cx, &locks)?;
+        }
         if let Some(r) = &p.target.rules {
             r.links.before_delete(cx, &old)?;
         }
         p.target.table.delete(cx.txn, id, &old)?;
+        if let Some(t) = triggers {
+            t.fire(Timing::After, Event::Delete, Some(&old), None, cx, &locks)?;
+        }
     }
     Ok(Outcome::ok(n))
 }

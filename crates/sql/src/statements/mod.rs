@@ -1,6 +1,7 @@
 //! Statements other than queries: INSERT/UPDATE/DELETE ([`dml`]), CREATE/DROP ([`ddl`]),
 //! ALTER TABLE, CREATE/DROP INDEX and RENAME TABLE ([`alter`]), SHOW and DESCRIBE
-//! ([`show`]), EXPLAIN ([`explain`]) and the view statements ([`views`]).
+//! ([`show`]; SHOW TRIGGERS and SHOW CREATE TRIGGER in [`show_programs`]), EXPLAIN
+//! ([`explain`]) and the view statements ([`views`]).
 
 pub mod alter;
 pub mod ddl;
@@ -10,3 +11,4 @@ pub mod explain;
 pub mod insert_alias;
 pub mod show;
 pub mod views;
+pub mod show_programs;

@@ -65,11 +65,11 @@ fn literal(w: &str) -> Option<&str> {
     w.strip_prefix('\u{0}')
 }
 
-fn is(w: Option<&String>, kw: &str) -> bool {
+pub(crate) fn is(w: Option<&String>, kw: &str) -> bool {
     w.is_some_and(|w| w.eq_ignore_ascii_case(kw))
 }
 
-fn text_col(name: &str) -> ColumnMeta {
+pub(crate) fn text_col(name: &str) -> ColumnMeta {
     ColumnMeta::computed(name, FieldType::VarString)
 }
 
@@ -77,7 +77,7 @@ fn int_col(name: &str) -> ColumnMeta {
     ColumnMeta::computed(name, FieldType::LongLong)
 }
 
-fn send(
+pub(crate) fn send(
     out: &mut dyn QueryOutput,
     cols: Vec<ColumnMeta>,
     rows: Vec<Vec<Value>>,
@@ -109,7 +109,7 @@ fn table_name(w: &[String], i: usize) -> Option<(Option<String>, String, usize)>
 }
 
 /// `LIKE 'pattern'` at `i`, if present.
-fn like_filter(w: &[String], i: usize) -> Option<String> {
+pub(crate) fn like_filter(w: &[String], i: usize) -> Option<String> {
     if is(w.get(i), "like") {
         w.get(i + 1).and_then(|p| literal(p)).map(|p| p.to_string())
     } else {
@@ -117,7 +117,7 @@ fn like_filter(w: &[String], i: usize) -> Option<String> {
     }
 }
 
-fn matches(name: &str, pattern: &Option<String>) -> bool {
+pub(crate) fn matches(name: &str, pattern: &Option<String>) -> bool {
     match pattern {
         None => true,
         Some(p) => like(name.as_bytes(), p.as_bytes(), b'\\', Collation::GeneralCi),
@@ -242,6 +242,25 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
                     vec![vec![s(&d), s(&text)]],
                 )
                 .map(Some);
+            }
+            if kind == "PROCEDURE" || kind == "FUNCTION" {
+                let k = if kind == "PROCEDURE" {
+                    crate::catalog::routines::RoutineKind::Procedure
+                } else {
+                    crate::catalog::routines::RoutineKind::Function
+                };
+                return crate::statements::show_programs::show_create_routine(
+                    k,
+                    &w,
+                    i + 1,
+                    cx,
+                    out,
+                )
+                .map(Some);
+            }
+            if kind == "TRIGGER" {
+                return crate::statements::show_programs::show_create_trigger(&w, i + 1, cx, out)
+                    .map(Some);
             }
             if kind != "TABLE" && kind != "VIEW" {
                 return Err(Error::NotSupported(format!("SHOW CREATE {kind}")));
@@ -436,6 +455,15 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             })
             .collect();
             send(out, cols, rows).map(Some)
+        }
+        "TRIGGERS" => crate::statements::show_programs::show_triggers(&w, i, cx, out).map(Some),
+        "PROCEDURE" | "FUNCTION" if is(w.get(i), "status") => {
+            let k = if what == "PROCEDURE" {
+                crate::catalog::routines::RoutineKind::Procedure
+            } else {
+                crate::catalog::routines::RoutineKind::Function
+            };
+            crate::statements::show_programs::show_routine_status(k, &w, i + 1, cx, out).map(Some)
         }
         "PROCESSLIST" => {
             let cols = [
