@@ -118,27 +118,6 @@ impl TestServer {
         s
     }
 
-    /// Starts a server of the given flavor (whatever STRATA_TEST_ORACLE says), with a
-    /// fresh temporary data directory: a test that compares the two starts both.
-    pub fn start_flavor(flavor: Flavor, extra_args: &[&str]) -> TestServer {
-        let tmp = tempfile::Builder::new()
-            .prefix("strata-test-")
-            .tempdir()
-            .expect("create temp dir");
-        let datadir = tmp.path().join("data");
-        let mut s = TestServer {
-            flavor,
-            port: 0,
-            datadir,
-            extra_args: extra_args.iter().map(|s| s.to_string()).collect(),
-            child: None,
-            log_path: tmp.path().join("server.log"),
-            _tmp: Some(tmp),
-        };
-        s.launch();
-        s
-    }
-
     /// Starts a server whose data directory is `datadir` (created if absent; a test
     /// that mounts a filesystem there owns it); the log goes to a temporary directory.
     pub fn start_at(datadir: &Path, extra_args: &[&str]) -> TestServer {
