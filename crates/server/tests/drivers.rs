@@ -200,6 +200,7 @@ fn pymysql_procedures() {
         "pymysql_procedures",
         "test_procedures.py",
         &["pytest", "pymysql"],
+        &[],
     );
 }
 

@@ -454,6 +454,24 @@ impl Env for SessionEnv<'_> {
             .lock()
             .map_or(0.0, |mut st| st.next_at(site, seed))
     }
+    fn user_lock(&self, call: strata_sql::UserLockCall) -> Result<Value> {
+        use strata_sql::UserLockCall as C;
+        let mdl = &self.s.mdl;
+        Ok(match call {
+            C::Get(name, timeout) => {
+                let conn = self.s.connection_id as u64;
+                Value::Int(mdl.get_user_lock(&name, conn, timeout)? as i64)
+            }
+            C::Release(name) => mdl
+                .release_user_lock(&name)
+                .map_or(Value::Null, |mine| Value::Int(mine as i64)),
+            C::ReleaseAll => Value::Int(mdl.release_all_user_locks() as i64),
+            C::IsFree(name) => Value::Int(mdl.user_lock_owner(&name).is_none() as i64),
+            C::IsUsed(name) => mdl
+                .user_lock_owner(&name)
+                .map_or(Value::Null, |c| Value::Int(c as i64)),
+        })
+    }
     fn sleep(&self, d: Duration) -> bool {
         // Wakes every 10 ms to see whether KILL QUERY or the statement's deadline
         // stopped it, so neither waits for the whole duration.

@@ -125,7 +125,7 @@ impl bind::SubqueryPlanner for VariablesOnly<'_> {
     }
 }
 pub use expr::functions::rand::{RandState, StatementRandom};
-pub use expr::{Env, WarnLevel, Warning};
+pub use expr::{Env, UserLockCall, WarnLevel, Warning};
 
 /// The version string clients see: MySQL 8.0-compatible, since drivers branch on it.
 pub const SERVER_VERSION: &str = "8.0.36-Strata";

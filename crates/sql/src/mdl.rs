@@ -74,6 +74,9 @@ pub enum Namespace {
     /// Stored procedures and functions (`db`.`name`), taken X by their DDL.
     Procedure,
     Function,
+    /// GET_LOCK's user-level locks, taken X until RELEASE_LOCK, RELEASE_ALL_LOCKS or the
+    /// connection's end: waiting, KILL and deadlock detection are the metadata locks'.
+    UserLock,
 }
 
 impl Namespace {
@@ -130,6 +133,11 @@ impl MdlKey {
             Namespace::Procedure
         };
         MdlKey::new(ns, db, &name.to_ascii_lowercase())
+    }
+
+    /// A user-level lock (GET_LOCK); names are case-insensitive.
+    pub fn user_lock(name: &str) -> MdlKey {
+        MdlKey::new(Namespace::UserLock, "", &name.to_lowercase())
     }
 
     pub fn schema(db: &str) -> MdlKey {
@@ -323,6 +331,8 @@ pub enum MdlDuration {
     LockTables,
     /// FLUSH TABLES WITH READ LOCK: until UNLOCK TABLES.
     GlobalReadLock,
+    /// GET_LOCK: until RELEASE_LOCK, RELEASE_ALL_LOCKS or the connection's end.
+    Explicit,
 }
 
 impl MdlDuration {
@@ -332,7 +342,7 @@ impl MdlDuration {
         match self {
             D::Statement => other == D::Statement,
             D::Transaction => matches!(other, D::Statement | D::Transaction),
-            D::LockTables | D::GlobalReadLock => true,
+            D::LockTables | D::GlobalReadLock | D::Explicit => true,
         }
     }
 }
@@ -584,6 +594,9 @@ pub struct MdlManager {
     /// Who waits for what: context id → (object, mode). Only waiters touch it.
     waits: Mutex<HashMap<u64, (Arc<LockObj>, MdlMode)>>,
     next_ctx: AtomicU64,
+    /// Held user-level locks: lower-cased name → (context id, owner's connection id,
+    /// times taken), for IS_USED_LOCK / IS_FREE_LOCK and GET_LOCK taken again.
+    user_locks: Mutex<HashMap<Box<str>, (u64, u64, u32)>>,
 }
 
 const SWEEP_MIN: u64 = 64;
@@ -595,6 +608,7 @@ impl Default for MdlManager {
             sweep_at: (0..SHARDS).map(|_| AtomicU64::new(SWEEP_MIN)).collect(),
             waits: Mutex::new(HashMap::new()),
             next_ctx: AtomicU64::new(1),
+            user_locks: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -669,6 +683,7 @@ pub enum WaitState {
     CommitLock,
     ProcedureMetadataLock,
     FunctionMetadataLock,
+    UserLock,
 }
 
 impl WaitState {
@@ -682,6 +697,7 @@ impl WaitState {
             WaitState::CommitLock => Some("Waiting for commit lock"),
             WaitState::ProcedureMetadataLock => Some("Waiting for stored procedure metadata lock"),
             WaitState::FunctionMetadataLock => Some("Waiting for stored function metadata lock"),
+            WaitState::UserLock => Some("User lock"),
         }
     }
 
@@ -693,6 +709,7 @@ impl WaitState {
             Namespace::Commit => WaitState::CommitLock,
             Namespace::Procedure => WaitState::ProcedureMetadataLock,
             Namespace::Function => WaitState::FunctionMetadataLock,
+            Namespace::UserLock => WaitState::UserLock,
         }
     }
 
@@ -704,6 +721,7 @@ impl WaitState {
             4 => WaitState::CommitLock,
             5 => WaitState::ProcedureMetadataLock,
             6 => WaitState::FunctionMetadataLock,
+            7 => WaitState::UserLock,
             _ => WaitState::None,
         }
     }
@@ -903,6 +921,18 @@ impl MdlContext {
     /// Takes `mode` on `obj` on the slow path, waiting as long as the timeout allows.
     /// `tickets` are this context's locks (their fast ones get materialised).
     fn lock_one(&self, tickets: &mut [Ticket], obj: &Arc<LockObj>, mode: MdlMode) -> Result<()> {
+        let timeout = Duration::from_millis(self.timeout_ms.load(Ordering::Relaxed));
+        self.lock_one_within(tickets, obj, mode, timeout)
+    }
+
+    /// [`MdlContext::lock_one`] waiting at most `timeout`.
+    fn lock_one_within(
+        &self,
+        tickets: &mut [Ticket],
+        obj: &Arc<LockObj>,
+        mode: MdlMode,
+        timeout: Duration,
+    ) -> Result<()> {
         let scoped = obj.key.ns.scoped();
         let obtrusive = !unobtrusive(mode, scoped);
         if obtrusive {
@@ -921,7 +951,6 @@ impl MdlContext {
         // About to wait: every lock this context holds becomes visible to the deadlock
         // walk first (the object's own state is re-read by the wait loop).
         self.materialise(tickets, None);
-        let timeout = Duration::from_millis(self.timeout_ms.load(Ordering::Relaxed));
         let deadline = Instant::now().checked_add(timeout);
         let mut s = obj.state.lock();
         s.waiters.push((self.id, mode));
@@ -1010,11 +1039,101 @@ impl MdlContext {
         });
     }
 
-    /// Releases every lock (disconnect, COM_RESET_CONNECTION).
+    /// Releases every lock (disconnect, COM_RESET_CONNECTION), user-level ones too.
     pub fn release_all(&self) {
+        self.release_all_user_locks();
         let mut tickets = self.tickets.lock();
         self.release_from(&mut tickets, 0);
         self.recent.lock().clear();
+    }
+
+    /// GET_LOCK(name, timeout) for connection `conn`: Ok(true) when granted (again, if
+    /// this connection holds it already: each GET_LOCK needs its RELEASE_LOCK), Ok(false)
+    /// when `timeout` passed first (None: wait for ever); KILL's error, or
+    /// [`Error::UserLockDeadlock`] when waiting would close a cycle.
+    pub fn get_user_lock(&self, name: &str, conn: u64, timeout: Option<Duration>) -> Result<bool> {
+        let key = MdlKey::user_lock(name);
+        if let Some(e) = self.mgr.user_locks.lock().get_mut(&*key.name) {
+            if e.0 == self.id {
+                e.2 += 1;
+                return Ok(true);
+            }
+        }
+        let mut tickets = self.tickets.lock();
+        let obj = self.object(&key);
+        // About a hundred years stands for no limit.
+        let wait = timeout.unwrap_or(Duration::from_secs(3_153_600_000));
+        match self.lock_one_within(&mut tickets, &obj, Exclusive, wait) {
+            Ok(()) => {}
+            Err(Error::LockWaitTimeout) => return Ok(false),
+            Err(Error::Deadlock) => return Err(Error::UserLockDeadlock),
+            Err(e) => return Err(e),
+        }
+        tickets.push(Ticket {
+            obj,
+            mode: Exclusive,
+            duration: MdlDuration::Explicit,
+            fast: false,
+        });
+        self.mgr
+            .user_locks
+            .lock()
+            .insert(key.name.clone(), (self.id, conn, 1));
+        Ok(true)
+    }
+
+    /// RELEASE_LOCK(name): Some(true) when this connection held it (released once),
+    /// Some(false) when another does, None when nobody does.
+    pub fn release_user_lock(&self, name: &str) -> Option<bool> {
+        let key = MdlKey::user_lock(name);
+        let mut locks = self.mgr.user_locks.lock();
+        let e = locks.get_mut(&*key.name)?;
+        if e.0 != self.id {
+            return Some(false);
+        }
+        e.2 -= 1;
+        if e.2 == 0 {
+            locks.remove(&*key.name);
+            drop(locks);
+            self.release_explicit(|k| *k == key);
+        }
+        Some(true)
+    }
+
+    /// RELEASE_ALL_LOCKS(): releases this connection's user-level locks and returns how
+    /// many times they had been taken.
+    pub fn release_all_user_locks(&self) -> u64 {
+        let mut n = 0;
+        self.mgr.user_locks.lock().retain(|_, e| {
+            if e.0 == self.id {
+                n += e.2 as u64;
+                false
+            } else {
+                true
+            }
+        });
+        if n > 0 {
+            self.release_explicit(|_| true);
+        }
+        n
+    }
+
+    /// IS_USED_LOCK(name): the connection id holding it, if any.
+    pub fn user_lock_owner(&self, name: &str) -> Option<u64> {
+        let key = MdlKey::user_lock(name);
+        self.mgr.user_locks.lock().get(&*key.name).map(|e| e.1)
+    }
+
+    fn release_explicit(&self, which: impl Fn(&MdlKey) -> bool) {
+        let mut tickets = self.tickets.lock();
+        tickets.retain(|t| {
+            if t.duration == MdlDuration::Explicit && which(&t.obj.key) {
+                self.release_ticket(t);
+                false
+            } else {
+                true
+            }
+        });
     }
 
     /// How many locks this context holds (tests).

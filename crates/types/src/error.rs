@@ -304,6 +304,10 @@ pub enum Error {
     LockWaitTimeout,
     /// 1213
     Deadlock,
+    /// 3058: waiting in GET_LOCK would close a cycle of waits.
+    UserLockDeadlock,
+    /// 3057: a user-level lock name that is NULL, empty or longer than 64 characters.
+    UserLockWrongName(String),
     /// 1317
     Interrupted,
     /// 3572: a locking read with NOWAIT met a locked row.
@@ -345,16 +349,28 @@ pub enum Error {
     },
     /// 1356: a view whose stored query no longer binds (a base table or column gone);
     /// the view as `db`.`name` parts.
-    ViewInvalid { db: String, view: String },
+    ViewInvalid {
+        db: String,
+        view: String,
+    },
     /// 1462: a view that refers to itself, directly or through other views.
-    ViewRecursive { db: String, view: String },
+    ViewRecursive {
+        db: String,
+        view: String,
+    },
     /// 1288: UPDATE/DELETE of a view that cannot be changed; the statement's verb and
     /// the view's name.
-    NonUpdatableTable { table: String, verb: &'static str },
+    NonUpdatableTable {
+        table: String,
+        verb: &'static str,
+    },
     /// 1471: INSERT into a view that cannot take rows.
     NonInsertableTable(String),
     /// 1450: RENAME TABLE moving a view to another database.
-    ForbidSchemaChange { from: String, to: String },
+    ForbidSchemaChange {
+        from: String,
+        to: String,
+    },
     /// 1093: an UPDATE or DELETE whose subquery reads the table it changes (directly,
     /// not through a materialized derived table).
     TargetTableRead(String),
@@ -734,6 +750,8 @@ impl Error {
             LongDataTooLong => 1105,
             LockWaitTimeout => 1205,
             Deadlock => 1213,
+            UserLockDeadlock => 3058,
+            UserLockWrongName(_) => 3057,
             Interrupted => 1317,
             ExecutionTimeExceeded => 3024,
             LockNowait => 3572,
@@ -844,7 +862,8 @@ impl Error {
             1047 | 1153 | 1159 => "08S01",
             1040 => "08004",
             // 1205 is HY000 in MySQL and MariaDB alike; only a deadlock is 40001.
-            1213 => "40001",
+            1213 | 3058 => "40001",
+            3057 => "42000",
             1317 => "70100",
             1792 => "25006",
             1568 => "25001",
@@ -1383,6 +1402,12 @@ impl fmt::Display for Error {
                     "Deadlock found when trying to get lock; try restarting transaction"
                 )
             }
+            UserLockDeadlock => write!(
+                f,
+                "Deadlock found when trying to get user-level lock; try rolling back \
+                 transaction/releasing locks and restarting lock acquisition."
+            ),
+            UserLockWrongName(n) => write!(f, "Incorrect user-level lock name '{n}'."),
             Interrupted => write!(f, "Query execution was interrupted"),
             ExecutionTimeExceeded => write!(
                 f,

@@ -113,7 +113,9 @@ pub fn call_type(
         Func::LastInsertId | Func::ConnectionId | Func::InetAton | Func::FoundRows => {
             (func, (UInt, Collation::GeneralCi))
         }
-        Func::UnixTimestamp | Func::RowCount | Func::Sleep => (func, (Int, Collation::GeneralCi)),
+        Func::UnixTimestamp | Func::RowCount | Func::Sleep | Func::UserLock(_) => {
+            (func, (Int, Collation::GeneralCi))
+        }
         Func::Now | Func::FromUnixtime => (func, (DateTime(0), Collation::GeneralCi)),
         Func::CurDate => (func, (Date, Collation::GeneralCi)),
         Func::If => {

@@ -38,7 +38,8 @@ pub struct InfoTable {
     catalog: Arc<Catalog>,
 }
 
-fn col(name: &str, data_type: DataType) -> ColumnDef {
+/// A column of an information_schema table: NULL-able, text in `utf8mb4_bin`.
+pub(crate) fn col(name: &str, data_type: DataType) -> ColumnDef {
     ColumnDef {
         name: name.to_string(),
         data_type,
@@ -55,7 +56,7 @@ fn col(name: &str, data_type: DataType) -> ColumnDef {
     }
 }
 
-fn text(name: &str) -> ColumnDef {
+pub(crate) fn text(name: &str) -> ColumnDef {
     col(name, DataType::VarChar(512))
 }
 

@@ -7,28 +7,9 @@ use crate::catalog::triggers::TriggerDef;
 use crate::catalog::Catalog;
 use std::sync::Arc;
 use strata_engine::Table;
-use strata_types::{Collation, ColumnDef, DataType, Result, TableDef, Value};
+use strata_types::{ColumnDef, DataType, Result, TableDef, Value};
 
-fn col(name: &str, data_type: DataType) -> ColumnDef {
-    ColumnDef {
-        name: name.to_string(),
-        data_type,
-        nullable: true,
-        default: None,
-        auto_increment: false,
-        on_update_now: false,
-        collation: if data_type.is_text() {
-            Collation::Utf8Bin
-        } else {
-            Collation::Binary
-        },
-        members: Vec::new(),
-    }
-}
-
-fn text(name: &str) -> ColumnDef {
-    col(name, DataType::VarChar(512))
-}
+use crate::catalog::infoschema::{col, text};
 
 fn long_text(name: &str) -> ColumnDef {
     col(name, DataType::VarChar(65535))

@@ -23,8 +23,8 @@ pub mod processes;
 pub mod routines;
 pub mod rowsource;
 pub mod stats;
-pub mod views;
 pub mod triggers;
+pub mod views;
 
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};

@@ -23,6 +23,18 @@ use std::cmp::Ordering;
 use strata_types::value::{bits_value, parse_leading_f64};
 use strata_types::{Collation, DateTime, Decimal, Error, Result, Value};
 
+/// A user-level lock function's request ([`Env::user_lock`]): the lock name is
+/// already checked (3057).
+#[derive(Clone, Debug, PartialEq)]
+pub enum UserLockCall {
+    /// GET_LOCK(name, timeout): None waits for ever (a negative timeout).
+    Get(String, Option<std::time::Duration>),
+    Release(String),
+    ReleaseAll,
+    IsFree(String),
+    IsUsed(String),
+}
+
 /// Session facts an expression may read: system and user variables, and the like.
 pub trait Env {
     fn system_variable(&self, name: &str, global: bool) -> Result<Value>;
@@ -80,6 +92,14 @@ pub trait Env {
     fn sleep(&self, d: std::time::Duration) -> bool {
         std::thread::sleep(d);
         false
+    }
+    /// GET_LOCK and its family: what [`UserLockCall`] asks, answered with the
+    /// function's value. Without a session there are no user-level locks.
+    fn user_lock(&self, call: UserLockCall) -> Result<Value> {
+        let _ = call;
+        Err(Error::NotSupported(
+            "user-level locks outside a session".into(),
+        ))
     }
     /// Adds a note to the statement's diagnostics area (SHOW WARNINGS).
     fn warn(&self, _level: WarnLevel, _code: u16, _message: String) {}

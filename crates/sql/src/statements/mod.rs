@@ -10,5 +10,5 @@ pub mod dml;
 pub mod explain;
 pub mod insert_alias;
 pub mod show;
-pub mod views;
 pub mod show_programs;
+pub mod views;

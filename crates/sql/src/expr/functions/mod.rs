@@ -19,6 +19,7 @@ mod regexp;
 mod string;
 mod string_code;
 mod string_search;
+mod user_lock;
 mod uuid;
 
 pub use cast::CastFn;
@@ -90,6 +91,9 @@ pub enum Func {
     AssignUserVariable,
     /// SLEEP(seconds): 0, or 1 when KILL QUERY or `max_execution_time` cut it short.
     Sleep,
+    /// GET_LOCK, RELEASE_LOCK, RELEASE_ALL_LOCKS, IS_FREE_LOCK, IS_USED_LOCK
+    /// (`user_lock.rs`).
+    UserLock(user_lock::UserLockFn),
 }
 
 /// Digest and identifier functions.
@@ -117,6 +121,7 @@ impl Func {
                 | Func::Hash(HashFn::Uuid | HashFn::UuidShort)
                 | Func::AssignUserVariable
                 | Func::Sleep
+                | Func::UserLock(_)
                 | Func::Date {
                     f: crate::expr::datetime::functions::DateFn::SysDate(_),
                     ..
@@ -164,6 +169,11 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "found_rows" => (FoundRows, 0, 0),
         "row_count" => (RowCount, 0, 0),
         "sleep" => (Sleep, 1, 1),
+        "get_lock" => (UserLock(user_lock::UserLockFn::Get), 2, 2),
+        "release_lock" => (UserLock(user_lock::UserLockFn::Release), 1, 1),
+        "release_all_locks" => (UserLock(user_lock::UserLockFn::ReleaseAll), 0, 0),
+        "is_free_lock" => (UserLock(user_lock::UserLockFn::IsFree), 1, 1),
+        "is_used_lock" => (UserLock(user_lock::UserLockFn::IsUsed), 1, 1),
         "md5" => (Hash(HashFn::Md5), 1, 1),
         "sha1" | "sha" => (Hash(HashFn::Sha1), 1, 1),
         "sha2" => (Hash(HashFn::Sha2), 2, 2),
@@ -218,6 +228,7 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
         Date { f, date_arg } => crate::expr::datetime::functions::eval(f, date_arg, args, row, cx),
         Char { text } => string_code::char_fn(text, args, row, cx),
         Json(f) => crate::expr::json::call(f, args, row, cx),
+        UserLock(f) => user_lock::call(f, args, row, cx),
     }
 }
 
