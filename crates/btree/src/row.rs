@@ -322,6 +322,7 @@ mod tests {
             auto_increment: false,
             on_update_now: false,
             collation: Collation::Binary,
+            members: Vec::new(),
         };
         let def = TableDef {
             db: "d".into(),

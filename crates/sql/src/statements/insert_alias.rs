@@ -141,6 +141,7 @@ mod tests {
             auto_increment: false,
             on_update_now: false,
             collation: Collation::Binary,
+            members: Vec::new(),
         };
         TableDef {
             db: "d".into(),
