@@ -638,7 +638,9 @@ mod slt {
                         .enumerate()
                         .map(|(i, v)| match v {
                             Value::Null => "NULL".to_string(),
-                            Value::Bytes(b) if b.is_empty() => "(empty)".to_string(),
+                            Value::Bytes(b) | Value::Member { text: b, .. } if b.is_empty() => {
+                                "(empty)".to_string()
+                            }
                             // As the wire layer shows a DATE column's date-time value.
                             Value::DateTime(d) if is_date.get(i) == Some(&true) => d.date_string(),
                             // As the wire layer shows a FLOAT column's widened value.
