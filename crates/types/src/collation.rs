@@ -107,18 +107,206 @@ impl Collation {
     }
 }
 
-/// General_ci's per-character weight: the simple upper-case mapping when it is one char;
-/// characters outside the Basic Multilingual Plane all weigh as U+FFFD, as in MySQL.
-fn weight(c: char) -> char {
-    if c as u32 > 0xFFFF {
-        return '\u{FFFD}';
-    }
-    let mut up = c.to_uppercase();
-    match (up.next(), up.next()) {
-        (Some(u), None) => u,
-        _ => c,
+impl Collation {
+    /// SQL's `WEIGHT_STRING(s)`: under general_ci two bytes per character (its weight,
+    /// big-endian), under utf8mb4_bin three (the code point), under binary the bytes
+    /// themselves. Trailing spaces are kept, as MySQL 5.6's and MariaDB's function does.
+    pub fn sql_weight_string(self, s: &[u8]) -> Vec<u8> {
+        match self {
+            Collation::Binary => s.to_vec(),
+            Collation::GeneralCi => String::from_utf8_lossy(s)
+                .chars()
+                .flat_map(|c| (weight(c) as u32 as u16).to_be_bytes())
+                .collect(),
+            Collation::Utf8Bin => String::from_utf8_lossy(s)
+                .chars()
+                .flat_map(|c| {
+                    let b = (c as u32).to_be_bytes();
+                    [b[1], b[2], b[3]]
+                })
+                .collect(),
+        }
     }
 }
+
+/// General_ci's per-character weight, as MySQL's `utf8mb4_general_ci` tables give it:
+/// a letter with accents weighs as its base letter (`é` = `e`, in the Latin, Greek and
+/// Cyrillic blocks, found by canonical decomposition), then as its upper case when
+/// MySQL's tables have that case pair (those date from an early Unicode version, so
+/// pairs added later, such as Cyrillic Supplement, Georgian Mtavruli or Latin Extended-B's
+/// newer letters, are left as they are). Characters outside the Basic Multilingual Plane
+/// all weigh as U+FFFD. The few characters that follow none of these rules are listed
+/// in [`WEIGHT_EXCEPTIONS`]; the whole plane was checked against MariaDB 10.11's
+/// `WEIGHT_STRING` (the same tables).
+fn weight(c: char) -> char {
+    let code = c as u32;
+    if code < 0x80 {
+        return c.to_ascii_uppercase();
+    }
+    if code > 0xFFFF {
+        return '\u{FFFD}';
+    }
+    if let Ok(i) = WEIGHT_EXCEPTIONS.binary_search_by_key(&(code as u16), |e| e.0) {
+        return char::from_u32(WEIGHT_EXCEPTIONS[i].1 as u32).unwrap_or(c);
+    }
+    let mut base = c;
+    if strips_accents(code) {
+        let mut first = None;
+        unicode_normalization::char::decompose_canonical(c, |d| {
+            first.get_or_insert(d);
+        });
+        if let Some(f) = first {
+            if unicode_normalization::char::canonical_combining_class(f) == 0 {
+                base = f;
+            }
+        }
+    }
+    let mut up = base.to_uppercase();
+    match (up.next(), up.next()) {
+        (Some(u), None) if has_case_pair(base as u32, u as u32) => u,
+        _ => base,
+    }
+}
+
+/// The blocks whose precomposed letters weigh as their base letter.
+fn strips_accents(c: u32) -> bool {
+    (0xC0..0x250).contains(&c) || (0x370..0x500).contains(&c) || (0x1E00..0x2000).contains(&c)
+}
+
+/// Whether MySQL's general_ci tables fold `c` to its upper case `u`.
+fn has_case_pair(c: u32, u: u32) -> bool {
+    let both = |lo: u32, hi: u32| (lo..hi).contains(&c) && (lo..hi).contains(&u);
+    both(0, 0x250)
+        || both(0x370, 0x530)
+        || both(0x1E00, 0x2000)
+        || (0x531..0x590).contains(&u)
+        || (0x2170..0x2180).contains(&c)
+        || (0x24D0..0x24EA).contains(&c)
+        || (0xFF41..=0xFF5A).contains(&c)
+}
+
+/// (character, weight) pairs of general_ci that the rules of [`weight`] do not give,
+/// sorted by character.
+const WEIGHT_EXCEPTIONS: &[(u16, u16)] = &[
+    // Found by comparing every BMP character's weight with MariaDB's WEIGHT_STRING
+    // under utf8mb4_general_ci: MICRO SIGN as GREEK MU, SHARP S as S, Greek tonos
+    // forms and Latin letters whose case pair is newer than the tables, and so on.
+    (0x00B5, 0x039C),
+    (0x00DF, 0x0053),
+    (0x0180, 0x0180),
+    (0x019A, 0x019A),
+    (0x019E, 0x019E),
+    (0x01EF, 0x01B7),
+    (0x023C, 0x023C),
+    (0x0242, 0x0242),
+    (0x0247, 0x0247),
+    (0x0249, 0x0249),
+    (0x024B, 0x024B),
+    (0x024D, 0x024D),
+    (0x024F, 0x024F),
+    (0x0253, 0x0181),
+    (0x0254, 0x0186),
+    (0x0256, 0x0189),
+    (0x0257, 0x018A),
+    (0x0259, 0x018F),
+    (0x025B, 0x0190),
+    (0x0260, 0x0193),
+    (0x0263, 0x0194),
+    (0x0268, 0x0197),
+    (0x0269, 0x0196),
+    (0x026F, 0x019C),
+    (0x0272, 0x019D),
+    (0x0275, 0x019F),
+    (0x0280, 0x01A6),
+    (0x0283, 0x01A9),
+    (0x0288, 0x01AE),
+    (0x028A, 0x01B1),
+    (0x028B, 0x01B2),
+    (0x0292, 0x01B7),
+    (0x0345, 0x0399),
+    (0x0371, 0x0371),
+    (0x0373, 0x0373),
+    (0x0374, 0x0374),
+    (0x0377, 0x0377),
+    (0x037B, 0x037B),
+    (0x037C, 0x037C),
+    (0x037D, 0x037D),
+    (0x037E, 0x037E),
+    (0x0385, 0x0385),
+    (0x0387, 0x0387),
+    (0x03D7, 0x03D7),
+    (0x03D9, 0x03D9),
+    (0x03F2, 0x03A3),
+    (0x03F3, 0x03F3),
+    (0x03F5, 0x03F5),
+    (0x03F8, 0x03F8),
+    (0x03FB, 0x03FB),
+    (0x0419, 0x0419),
+    (0x0439, 0x0419),
+    (0x048B, 0x048B),
+    (0x04C6, 0x04C6),
+    (0x04CA, 0x04CA),
+    (0x04CE, 0x04CE),
+    (0x04CF, 0x04CF),
+    (0x04F7, 0x04F7),
+    (0x04FB, 0x04FB),
+    (0x04FD, 0x04FD),
+    (0x04FF, 0x04FF),
+    (0x0501, 0x0501),
+    (0x0503, 0x0503),
+    (0x0505, 0x0505),
+    (0x0507, 0x0507),
+    (0x0509, 0x0509),
+    (0x050B, 0x050B),
+    (0x050D, 0x050D),
+    (0x050F, 0x050F),
+    (0x0511, 0x0511),
+    (0x0513, 0x0513),
+    (0x0515, 0x0515),
+    (0x0517, 0x0517),
+    (0x0519, 0x0519),
+    (0x051B, 0x051B),
+    (0x051D, 0x051D),
+    (0x051F, 0x051F),
+    (0x0521, 0x0521),
+    (0x0523, 0x0523),
+    (0x0525, 0x0525),
+    (0x0527, 0x0527),
+    (0x0529, 0x0529),
+    (0x052B, 0x052B),
+    (0x052D, 0x052D),
+    (0x052F, 0x052F),
+    (0x1EFB, 0x1EFB),
+    (0x1EFD, 0x1EFD),
+    (0x1EFF, 0x1EFF),
+    (0x1F71, 0x1FBB),
+    (0x1F73, 0x1FC9),
+    (0x1F75, 0x1FCB),
+    (0x1F77, 0x1FDB),
+    (0x1F79, 0x1FF9),
+    (0x1F7B, 0x1FEB),
+    (0x1F7D, 0x1FFB),
+    (0x1FBB, 0x1FBB),
+    (0x1FC1, 0x1FC1),
+    (0x1FC9, 0x1FC9),
+    (0x1FCB, 0x1FCB),
+    (0x1FCD, 0x1FCD),
+    (0x1FCE, 0x1FCE),
+    (0x1FCF, 0x1FCF),
+    (0x1FD3, 0x1FD3),
+    (0x1FDB, 0x1FDB),
+    (0x1FDD, 0x1FDD),
+    (0x1FDE, 0x1FDE),
+    (0x1FDF, 0x1FDF),
+    (0x1FE3, 0x1FE3),
+    (0x1FEB, 0x1FEB),
+    (0x1FED, 0x1FED),
+    (0x1FEE, 0x1FEE),
+    (0x1FEF, 0x1FEF),
+    (0x1FF9, 0x1FF9),
+    (0x1FFB, 0x1FFB),
+    (0x1FFD, 0x1FFD),
+];
 
 fn trim_trailing_spaces(s: &[u8]) -> &[u8] {
     let mut end = s.len();
@@ -138,6 +326,35 @@ mod tests {
         assert_eq!(c.compare(b"Abc ", b"aBC"), Ordering::Equal);
         assert_eq!(c.compare(b"abc", b"abd"), Ordering::Less);
         assert_eq!(c.compare("é".as_bytes(), "É".as_bytes()), Ordering::Equal);
+        // Accents weigh as their base letter, as MySQL's general_ci tables say.
+        for (a, b) in [
+            ("é", "e"),
+            ("ß", "s"),
+            ("Å", "a"),
+            ("ñ", "N"),
+            ("ά", "α"),
+            ("ё", "е"),
+        ] {
+            assert_eq!(
+                c.compare(a.as_bytes(), b.as_bytes()),
+                Ordering::Equal,
+                "{a} {b}"
+            );
+        }
+        for (a, b) in [("œ", "oe"), ("Ø", "o"), ("ß", "ss"), ("й", "и"), ("æ", "a")] {
+            assert_ne!(
+                c.compare(a.as_bytes(), b.as_bytes()),
+                Ordering::Equal,
+                "{a} {b}"
+            );
+        }
+        assert_eq!(weight('µ'), 'Μ');
+        assert_eq!(c.sql_weight_string(b"aB "), [0, 0x41, 0, 0x42, 0, 0x20]);
+        assert_eq!(
+            Collation::Utf8Bin.sql_weight_string(b"ab"),
+            [0, 0, 0x61, 0, 0, 0x62]
+        );
+        assert_eq!(weight('\u{1F600}'), '\u{FFFD}');
         let (mut a, mut b) = (vec![], vec![]);
         c.weight_string(b"Hello  ", &mut a);
         c.weight_string(b"hELLO", &mut b);

@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """The MariaDB command-line tools against the server under test (STRATA_HOST / STRATA_PORT):
 
-* `mariadb-dump --single-transaction` of a database with several column types, NULLs,
-  quotes and non-ASCII text, a foreign key and indexes, loaded back with the `mariadb` client
+* `mariadb-dump --single-transaction --routines --triggers` of a database with several
+  column types, NULLs, quotes and non-ASCII text, a foreign key and indexes, a view, a
+  trigger, a stored procedure and a stored function, loaded back with the `mariadb` client
   into a fresh database on the same server and, when STRATA_PEER_PORT names one, into a
-  database on a second server (MariaDB in CI); every copy is compared row for row, and its
-  SHOW CREATE TABLE with the original's on the same server;
+  database on a second server (MariaDB in CI); every copy is compared row for row (the view
+  too), its SHOW CREATE TABLE with the original's on the same server, and the trigger,
+  procedure and function are run in the copy;
 * `mariadb-admin ping / refresh / flush-* / status / processlist / variables / extended-status`;
 * `mariadb-show` (databases, tables, columns, --count);
 * `mariadb-check` (mysqlcheck): --check and --analyze of every table.
 
-(`--routines --triggers` are left out until Strata has routines and triggers.)
 Prints `tools: N checks passed` and exits 0, or stops at the first failed check."""
 
 import datetime
@@ -66,7 +67,7 @@ def tool(name, *args, stdin=None, port=PORT):
 
 
 SRC = "tools_src"
-TABLES = ["parent", "child", "kinds"]
+TABLES = ["parent", "child", "kinds", "audit"]
 sql(
     PORT, None,
     f"DROP DATABASE IF EXISTS {SRC}", f"DROP DATABASE IF EXISTS {SRC}_copy",
@@ -87,6 +88,13 @@ sql(
     "'2024-02-29 23:59:59.999999', '1000-01-01', '-838:59:59', '{\"a\": [1, 2.5, null, \"x\"]}', NULL), "
     "(2, 9223372036854775807, 0, 0.0001, -0.0, '', '', x'', x'', '1970-01-01 00:00:01.000001', '9999-12-31', '00:00:00', '[]', 42), "
     "(3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+    "CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(60))",
+    # Created after the rows, so the dump's own INSERTs are what fill the tables.
+    "CREATE VIEW v_child AS SELECT c.id, p.name, c.qty FROM child c JOIN parent p ON p.id = c.parent_id",
+    "CREATE TRIGGER trg_parent_ai AFTER INSERT ON parent FOR EACH ROW "
+    "INSERT INTO audit (what) VALUES (CONCAT('parent ', NEW.name))",
+    "CREATE PROCEDURE p_count(OUT n INT) BEGIN SELECT COUNT(*) INTO n FROM child; END",
+    "CREATE FUNCTION f_twice(x INT) RETURNS INT DETERMINISTIC RETURN x * 2",
 )
 
 
@@ -100,8 +108,13 @@ check(source["kinds"][0][9] == datetime.datetime(2024, 2, 29, 23, 59, 59, 999999
 check(source["kinds"][0][3] == Decimal("-12345678.1234"), "DECIMAL stored")
 
 # --- mariadb-dump --single-transaction, loaded back -------------------------------------------
-dump = tool("mariadb-dump", "--single-transaction", "--skip-dump-date", SRC)
+view_rows = sql(PORT, SRC, "SELECT * FROM v_child ORDER BY id")
+check(len(view_rows) == 5, "the view reads the source rows")
+dump = tool("mariadb-dump", "--single-transaction", "--routines", "--triggers", "--skip-dump-date", SRC)
 check("CREATE TABLE `kinds`" in dump and "INSERT INTO `kinds`" in dump, "dump has the schema and the rows")
+check("VIEW `v_child`" in dump, "dump has the view")
+check("TRIGGER" in dump and "trg_parent_ai" in dump, "dump has the trigger")
+check("PROCEDURE `p_count`" in dump and "FUNCTION `f_twice`" in dump, "dump has the routines")
 check("CONSTRAINT `fk_child_parent` FOREIGN KEY (`parent_id`) REFERENCES `parent` (`id`)" in dump, "dump has the foreign key")
 check("-- Dump completed" in dump, "dump finished")
 
@@ -110,6 +123,12 @@ if PEER:
     targets.append(("peer server", int(PEER)))
 else:
     print("NOTE: STRATA_PEER_PORT not set: the dump is loaded back on the same server only", flush=True)
+if PEER:
+    # Views, triggers and routines run as their DEFINER; the dump names the source's
+    # account (`root`@`localhost` from Strata), which must exist where the dump is loaded.
+    definer = sql(PORT, SRC, "SELECT DEFINER FROM information_schema.VIEWS WHERE TABLE_NAME = 'v_child'")[0][0]
+    user, host = definer.rsplit("@", 1)
+    sql(int(PEER), None, f"CREATE USER IF NOT EXISTS '{user}'@'{host}'", f"GRANT ALL ON *.* TO '{user}'@'{host}'")
 for label, port in targets:
     copy = f"{SRC}_copy"
     sql(port, None, f"DROP DATABASE IF EXISTS {copy}", f"CREATE DATABASE {copy} CHARACTER SET utf8mb4")
@@ -117,6 +136,9 @@ for label, port in targets:
     for t in TABLES:
         got = rows(port, copy, t)
         check(got == source[t], f"{label}: {t} differs after the round trip:\n{source[t]}\n{got}")
+    check(sql(port, copy, "SELECT * FROM v_child ORDER BY id") == view_rows, f"{label}: the view reads the same rows")
+    check(sql(port, copy, "SELECT f_twice(21)") == ((42,),), f"{label}: the function runs")
+    check(sql(port, copy, "CALL p_count(@n)", "SELECT @n") == ((5,),), f"{label}: the procedure runs")
     if port == PORT:
         for t in TABLES:
             a = sql(PORT, SRC, f"SHOW CREATE TABLE {t}")[0][1]
@@ -125,6 +147,7 @@ for label, port in targets:
     # The AUTO_INCREMENT counter came along: the next row gets the next id.
     sql(port, copy, "INSERT INTO parent (name) VALUES ('next')")
     check(sql(port, copy, "SELECT MAX(id) FROM parent") == ((5,),), f"{label}: AUTO_INCREMENT continues")
+    check(sql(port, copy, "SELECT what FROM audit") == (("parent next",),), f"{label}: the trigger fires")
     # The foreign key came along and is enforced.
     try:
         sql(port, copy, "INSERT INTO child (parent_id) VALUES (99)")

@@ -64,6 +64,15 @@ pub fn call_type(
                 | Ascii | Ord => (Int, Collation::GeneralCi),
                 Hex | ToBase64 | Bin | Oct | Conv | Format | Space => text,
                 Unhex | FromBase64 => (Binary, Collation::Binary),
+                WeightString => {
+                    // A number or date weighs as its text's bytes.
+                    let c = if types[0] == Text {
+                        c
+                    } else {
+                        Collation::Binary
+                    };
+                    return Ok((Func::Str(f, c), Binary, Collation::Binary));
+                }
                 _ => string(c),
             };
             (Func::Str(f, c), out)
@@ -93,6 +102,7 @@ pub fn call_type(
                 },
                 Mod => arith_type(ArithOp::Mod, types[0], types[1]),
                 Crc32 => UInt,
+                BitCount => Int,
                 Pow | Sqrt | Exp | Ln | Log | Log2 | Log10 | Sin | Cos | Tan | Cot | Asin
                 | Acos | Atan | Degrees | Radians | Rand => Double,
             };
@@ -113,9 +123,11 @@ pub fn call_type(
         Func::LastInsertId | Func::ConnectionId | Func::InetAton | Func::FoundRows => {
             (func, (UInt, Collation::GeneralCi))
         }
-        Func::UnixTimestamp | Func::RowCount | Func::Sleep | Func::UserLock(_) => {
-            (func, (Int, Collation::GeneralCi))
-        }
+        Func::UnixTimestamp
+        | Func::RowCount
+        | Func::Sleep
+        | Func::Benchmark
+        | Func::UserLock(_) => (func, (Int, Collation::GeneralCi)),
         Func::Now | Func::FromUnixtime => (func, (DateTime(0), Collation::GeneralCi)),
         Func::CurDate => (func, (Date, Collation::GeneralCi)),
         Func::If => {
@@ -193,9 +205,9 @@ pub fn cast_target(dt: &ast::DataType) -> Result<(CastFn, SType, Collation)> {
             ast::ExactNumberInfo::Precision(p) if *p > 24 => {
                 (CastFn::Double, SType::Double, Collation::GeneralCi)
             }
-            // A single-precision FLOAT result shows 6 significant digits yet computes
-            // with the widened value; Strata has no such expression type yet.
-            _ => return Err(Error::NotSupported("CAST AS FLOAT".into())),
+            // Single precision: a double rounded to an f32, its result column FLOAT
+            // (the planner's metadata), shown with FLOAT's digits.
+            _ => (CastFn::Float, SType::Double, Collation::GeneralCi),
         },
         D::Decimal(info) | D::Numeric(info) => {
             let (p, s) = match info {
@@ -317,9 +329,9 @@ mod tests {
         );
         assert_eq!(
             cast_target(&D::Float(ast::ExactNumberInfo::None))
-                .unwrap_err()
-                .code(),
-            1235
+                .unwrap()
+                .0,
+            CastFn::Float
         );
         assert_eq!(
             cast_target(&D::Float(ast::ExactNumberInfo::Precision(53)))

@@ -71,6 +71,9 @@ impl ItemNames {
 
     /// The name of the unaliased select item `e`.
     pub fn name(&self, e: &ast::Expr) -> String {
+        if let Some(name) = crate::bind::charset_info::name_const_column(e) {
+            return name;
+        }
         match e {
             ast::Expr::Value(v) if matches!(v.value, ast::Value::Placeholder(_)) => {
                 match self.0.get(&e.to_string()) {

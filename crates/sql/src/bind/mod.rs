@@ -8,6 +8,7 @@
 
 pub mod aggregate_meta;
 pub mod char_fn;
+pub mod charset_info;
 pub mod datetime;
 pub mod decorrelate;
 pub mod derived;
@@ -772,6 +773,16 @@ impl<'a> Binder<'a> {
                     }
                     ast::UnaryOperator::Plus => (x, t, c),
                     ast::UnaryOperator::Not => (Expr::Not(Box::new(x)), SType::Int, c),
+                    // `~x`: every bit of x as a BIGINT UNSIGNED flipped.
+                    ast::UnaryOperator::BitwiseNot => (
+                        Expr::BitOp(
+                            '^',
+                            Box::new(x),
+                            Box::new(Expr::Literal(Value::UInt(u64::MAX))),
+                        ),
+                        SType::UInt,
+                        Collation::GeneralCi,
+                    ),
                     other => return Err(Error::NotSupported(format!("operator {other}"))),
                 }
             }
@@ -1308,12 +1319,13 @@ impl<'a> Binder<'a> {
         agg.any_value(pos, ty, coll)
     }
 
-    /// A FLOAT column read as text, wrapped to show as MySQL shows a FLOAT; any other
-    /// expression as it is. (In a grouped clause a column position means something
-    /// else, and is left alone.)
+    /// A FLOAT column or `CAST(… AS FLOAT)` read as text, wrapped to show as MySQL
+    /// shows a FLOAT; any other expression as it is. (In a grouped clause a column
+    /// position means something else, and is left alone.)
     fn float_as_text(&self, x: Expr) -> Expr {
         let width: usize = self.scope.tables.iter().map(|t| t.def.columns.len()).sum();
         match x {
+            Expr::Func(Func::Cast(CastFn::Float), _) => Expr::Func(Func::ShowFloat, vec![x]),
             Expr::Column(pos)
                 if self.agg.is_none()
                     && pos < width
@@ -1603,6 +1615,9 @@ impl<'a> Binder<'a> {
             return Ok(b);
         }
         if let Some(b) = self.bind_char(f, &args)? {
+            return Ok(b);
+        }
+        if let Some(b) = self.bind_charset_info(f, &args)? {
             return Ok(b);
         }
         if name.eq_ignore_ascii_case("values") {

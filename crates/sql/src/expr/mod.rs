@@ -909,7 +909,8 @@ pub fn bool_value(b: bool) -> Value {
     Value::Int(b as i64)
 }
 
-fn to_u64(v: &Value) -> u64 {
+/// A value as MySQL's bit operators read it: an unsigned 64-bit integer.
+pub(crate) fn to_u64(v: &Value) -> u64 {
     match v {
         Value::UInt(u) => *u,
         Value::Int(i) => *i as u64,

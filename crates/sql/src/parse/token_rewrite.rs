@@ -7,7 +7,11 @@
 //! - infix `MOD` becomes `%`;
 //! - `CHAR(args USING cs)` becomes an internal call `[char]('cs', args)`;
 //! - the prefix `BINARY x` becomes `CAST(x AS BINARY)` around its one operand, since
-//!   sqlparser would apply it to the whole comparison after it (`BINARY 'a' = 'A'`).
+//!   sqlparser would apply it to the whole comparison after it (`BINARY 'a' = 'A'`);
+//! - `TRIM(LEADING|TRAILING|BOTH FROM x)` gets the space it trims by default
+//!   (`TRIM(LEADING ' ' FROM x)`), which sqlparser requires written out;
+//! - `REGEXP NULL`, `RLIKE NULL` and `LIKE NULL` get their NULL parenthesised, since
+//!   sqlparser reads a NULL after those words as the start of `NOT NULL`.
 //!
 //! Internal names carry a quote style no client can write ([`INTERNAL_QUOTE`]).
 //! These words are reserved in MySQL, so unquoted they are never names.
@@ -39,7 +43,8 @@ const COMPOUND: [(&str, &str, &str); 11] = [
 pub fn may_need(sql: &str) -> bool {
     let lower = sql.to_ascii_lowercase();
     [
-        "mod", "char", "binary", "day_", "hour_", "minute_", "second_", "year_",
+        "mod", "char", "binary", "day_", "hour_", "minute_", "second_", "year_", "trim", "regexp",
+        "rlike", "like",
     ]
     .iter()
     .any(|w| lower.contains(w))
@@ -250,6 +255,34 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
                         }
                     }
                 }
+                let trim_side = ["LEADING", "TRAILING", "BOTH"].contains(&up.as_str());
+                if trim_side
+                    && next_tok.is_some_and(|t| word_is(t, "FROM"))
+                    && last_solid(&out) == Some(Token::LParen)
+                {
+                    // `TRIM(LEADING FROM x)`: the default remainder, a space.
+                    changed = true;
+                    out.push(t.clone());
+                    out.push(wrap(Token::Whitespace(
+                        sqlparser::tokenizer::Whitespace::Space,
+                    )));
+                    out.push(wrap(Token::SingleQuotedString(" ".into())));
+                    i += 1;
+                    continue;
+                }
+                if ["REGEXP", "RLIKE", "LIKE"].contains(&up.as_str())
+                    && next_tok.is_some_and(|t| word_is(t, "NULL"))
+                {
+                    if let Some(n) = next {
+                        changed = true;
+                        out.push(t.clone());
+                        out.push(wrap(Token::LParen));
+                        out.push(tokens[n].clone());
+                        out.push(wrap(Token::RParen));
+                        i = n + 1;
+                        continue;
+                    }
+                }
                 if up == "BINARY" && starts_operand(last_solid(&out).as_ref()) {
                     if let Some(n) = next {
                         if let Some(end) = operand_end(tokens, n) {
@@ -299,6 +332,20 @@ mod tests {
             "SELECT * FROM t WHERE CAST(t.c AS BINARY) = 'A'"
         );
         assert_eq!(sql("SELECT CAST(x AS BINARY)"), "SELECT CAST(x AS BINARY)");
+        assert_eq!(
+            sql("SELECT TRIM(LEADING FROM x)"),
+            "SELECT TRIM(LEADING ' ' FROM x)"
+        );
+        assert_eq!(
+            sql("SELECT TRIM(BOTH 'a' FROM x)"),
+            "SELECT TRIM(BOTH 'a' FROM x)"
+        );
+        assert_eq!(sql("SELECT 'a' REGEXP NULL"), "SELECT 'a' REGEXP (NULL)");
+        assert_eq!(
+            sql("SELECT 'a' NOT LIKE NULL"),
+            "SELECT 'a' NOT LIKE (NULL)"
+        );
+        assert_eq!(sql("SELECT a IS NOT NULL"), "SELECT a IS NOT NULL");
         // Inside strings nothing changes.
         assert_eq!(sql("SELECT 'a MOD b'"), "SELECT 'a MOD b'");
     }

@@ -11,6 +11,7 @@
 use crate::bind::window;
 use crate::bind::{self, AggFunc, Aggregation, BindEnv, Binder, SType, Scope};
 use crate::context::ExecCtx;
+use crate::expr::functions::{CastFn, Func};
 use crate::expr::Expr;
 use crate::optimizer::access::tables_mask;
 use crate::optimizer::choose_access_paths;
@@ -238,6 +239,14 @@ pub fn plan_block(
                     ) if !grouped => {
                         let (t, col) = scope.column(*p);
                         bind::column_meta(t, col, &name)
+                    }
+                    // CAST(… AS FLOAT) is a FLOAT column, shown with FLOAT's digits.
+                    (Expr::Func(Func::Cast(CastFn::Float), _), _) => {
+                        let mut m = ty.meta(&name);
+                        m.field_type = strata_types::FieldType::Float;
+                        m.length = 12;
+                        m.decimals = 31;
+                        m
                     }
                     _ => {
                         let mut m = ty.meta(&name);

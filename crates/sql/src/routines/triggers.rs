@@ -185,14 +185,14 @@ pub fn create_trigger(sql: &str, cx: &ExecCtx) -> Result<Outcome> {
     Ok(Outcome::ok(0))
 }
 
-/// The creating session's account as a definer: `user@host` (`%` when the session
-/// names no host).
+/// The creating session's account as a definer: CURRENT_USER() (`user@localhost`, the
+/// account Strata logs every session in as; views take the same default).
 pub fn session_definer(cx: &ExecCtx) -> String {
     let u = cx.env.user();
     if u.contains('@') {
         u
     } else {
-        format!("{u}@%")
+        format!("{u}@localhost")
     }
 }
 

@@ -20,6 +20,9 @@ pub enum CastFn {
     /// BINARY[(n)]: bytes, cut or zero-padded to n.
     Binary(Option<u32>),
     Double,
+    /// FLOAT (single precision, MySQL 8.0.17+): the double rounded to an f32; past
+    /// its range 1690. Shown as MySQL shows a FLOAT (the result column is FLOAT).
+    Float,
     Decimal(u8, u8),
     Date,
     /// DATETIME(fsp)
@@ -124,6 +127,23 @@ pub(super) fn call(f: CastFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
             Value::Bytes(b) => Value::Double(double_from_text(b, cx)),
             v => Value::Double(v.to_f64().unwrap_or(0.0)),
         },
+        CastFn::Float => {
+            let d = match &v {
+                Value::Bytes(b) => double_from_text(b, cx),
+                v => v.to_f64().unwrap_or(0.0),
+            };
+            if d.is_finite() && d.abs() > f32::MAX as f64 {
+                let shown = match &v {
+                    Value::Bytes(_) => format!("'{}'", v.to_text()),
+                    v => v.to_text(),
+                };
+                return Err(strata_types::Error::ValueOutOfRange {
+                    kind: "FLOAT".into(),
+                    expr: format!("cast({shown} as float)"),
+                });
+            }
+            Value::Double(d as f32 as f64)
+        }
         CastFn::Decimal(precision, scale) => {
             let d = match &v {
                 Value::Decimal(d) => *d,
@@ -395,6 +415,17 @@ mod tests {
         let env = TestEnv::default();
         assert_eq!(cast(CastFn::Decimal(5, 2), Value::str("1x"), &env), "1.00");
         assert_eq!(cast(CastFn::Double, Value::str("2.5y"), &env), "2.5");
+        assert_eq!(
+            cast(CastFn::Float, Value::Double(0.1), &env),
+            "0.10000000149011612"
+        );
+        let err = super::super::test_env::try_run(
+            Func::Cast(CastFn::Float),
+            vec![Value::str("1e40")],
+            &env,
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), 1690);
         assert_eq!(
             env.warnings.borrow()[0].1,
             "Truncated incorrect DECIMAL value: '1x'"

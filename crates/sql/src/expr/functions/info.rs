@@ -1,6 +1,6 @@
 //! Session information functions: DATABASE, VERSION, USER, CONNECTION_ID,
 //! LAST_INSERT_ID, FOUND_ROWS, ROW_COUNT, the statement clock (NOW, CURDATE,
-//! UNIX_TIMESTAMP, FROM_UNIXTIME), `@name := expr` and SLEEP.
+//! UNIX_TIMESTAMP, FROM_UNIXTIME), `@name := expr`, SLEEP and BENCHMARK.
 
 use super::{arg, to_datetime, Func};
 use crate::expr::{EvalCtx, Expr};
@@ -60,21 +60,69 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
         Sleep => {
             let v = a0()?;
             match v.to_f64() {
-                // MySQL 8 warns about a NULL or negative duration and does not wait.
                 Some(s) if s >= 0.0 && s.is_finite() => {
                     let d = std::time::Duration::from_secs_f64(s.min(31_536_000.0));
                     Value::Int(cx.env.sleep(d) as i64)
+                }
+                // MySQL 8 refuses a NULL or negative duration under a strict sql_mode
+                // and otherwise warns; either way it does not wait.
+                _ if strict_mode(cx) => {
+                    return Err(strata_types::Error::WrongArguments("sleep.".into()))
                 }
                 _ => {
                     cx.env.warn(
                         crate::expr::WarnLevel::Warning,
                         1210,
-                        "Incorrect arguments to sleep".into(),
+                        "Incorrect arguments to sleep.".into(),
                     );
                     Value::Int(0)
                 }
             }
         }
+        Benchmark => benchmark(args, row, cx)?,
         other => unreachable!("{other:?} is not a session function"),
     })
+}
+
+/// Whether the session's sql_mode is strict (STRICT_TRANS_TABLES or STRICT_ALL_TABLES).
+fn strict_mode(cx: &EvalCtx) -> bool {
+    cx.env
+        .system_variable("sql_mode", false)
+        .map(|m| m.to_text().to_ascii_uppercase().contains("STRICT_"))
+        .unwrap_or(false)
+}
+
+/// BENCHMARK(count, expr): evaluates `expr` `count` times and answers 0; a NULL count
+/// is NULL, a negative one NULL with warning 1411, as MySQL. A kill or
+/// `max_execution_time` ends the loop (checked every 1024 evaluations through the
+/// session's interruptible wait).
+fn benchmark(args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value> {
+    let count = arg(args, 0, row, cx)?;
+    if count.is_null() {
+        return Ok(Value::Null);
+    }
+    let n = match count {
+        Value::UInt(u) => u,
+        v => match v.to_i64() {
+            Some(i) if i >= 0 => i as u64,
+            _ => {
+                cx.env.warn(
+                    crate::expr::WarnLevel::Warning,
+                    1411,
+                    format!(
+                        "Incorrect count value: '{}' for function benchmark",
+                        v.to_text()
+                    ),
+                );
+                return Ok(Value::Null);
+            }
+        },
+    };
+    for i in 0..n {
+        arg(args, 1, row, cx)?;
+        if i % 1024 == 1023 && cx.env.sleep(std::time::Duration::ZERO) {
+            break;
+        }
+    }
+    Ok(Value::Int(0))
 }

@@ -41,6 +41,8 @@ pub enum MathFn {
     Pi,
     Crc32,
     Rand,
+    /// BIT_COUNT(x): the one bits of x as a 64-bit integer.
+    BitCount,
 }
 
 pub(super) fn lookup(name: &str) -> Option<(MathFn, usize, usize)> {
@@ -72,6 +74,7 @@ pub(super) fn lookup(name: &str) -> Option<(MathFn, usize, usize)> {
         "radians" => (Radians, 1, 1),
         "pi" => (Pi, 0, 0),
         "crc32" => (Crc32, 1, 1),
+        "bit_count" => (BitCount, 1, 1),
         "rand" => (Rand, 0, 1),
         _ => return None,
     })
@@ -214,6 +217,7 @@ pub(super) fn call(f: MathFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
         Degrees => finite(x.to_degrees())?,
         Radians => Value::Double(x.to_radians()),
         Crc32 => Value::UInt(crc32fast::hash(&text(&vals[0])) as u64),
+        BitCount => Value::Int(crate::expr::to_u64(&vals[0]).count_ones() as i64),
         Rand | Pi | Mod => unreachable!("handled above"),
     })
 }

@@ -91,6 +91,8 @@ pub enum Func {
     AssignUserVariable,
     /// SLEEP(seconds): 0, or 1 when KILL QUERY or `max_execution_time` cut it short.
     Sleep,
+    /// BENCHMARK(count, expr): evaluates expr count times; 0 (`info.rs`).
+    Benchmark,
     /// GET_LOCK, RELEASE_LOCK, RELEASE_ALL_LOCKS, IS_FREE_LOCK, IS_USED_LOCK
     /// (`user_lock.rs`).
     UserLock(user_lock::UserLockFn),
@@ -121,6 +123,7 @@ impl Func {
                 | Func::Hash(HashFn::Uuid | HashFn::UuidShort)
                 | Func::AssignUserVariable
                 | Func::Sleep
+                | Func::Benchmark
                 | Func::UserLock(_)
                 | Func::Date {
                     f: crate::expr::datetime::functions::DateFn::SysDate(_),
@@ -169,6 +172,7 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "found_rows" => (FoundRows, 0, 0),
         "row_count" => (RowCount, 0, 0),
         "sleep" => (Sleep, 1, 1),
+        "benchmark" => (Benchmark, 2, 2),
         "get_lock" => (UserLock(user_lock::UserLockFn::Get), 2, 2),
         "release_lock" => (UserLock(user_lock::UserLockFn::Release), 1, 1),
         "release_all_locks" => (UserLock(user_lock::UserLockFn::ReleaseAll), 0, 0),
@@ -206,7 +210,7 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
     use Func::*;
     match f {
         Database | Version | LastInsertId | ConnectionId | User | Now | CurDate | UnixTimestamp
-        | FromUnixtime | FoundRows | RowCount | AssignUserVariable | Sleep => {
+        | FromUnixtime | FoundRows | RowCount | AssignUserVariable | Sleep | Benchmark => {
             info::call(f, args, row, cx)
         }
         InetAton | InetNtoa => network::call(f, args, row, cx),

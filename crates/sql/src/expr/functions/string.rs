@@ -67,6 +67,8 @@ pub enum StrFn {
     Format,
     MakeSet,
     ExportSet,
+    /// WEIGHT_STRING(s): the bytes the collation sorts `s` by.
+    WeightString,
 }
 
 /// (function, minimum args, maximum args) for a string function's lower-case name.
@@ -106,6 +108,7 @@ pub(super) fn lookup(name: &str) -> Option<(StrFn, usize, usize)> {
         "from_base64" => (FromBase64, 1, 1),
         "quote" => (Quote, 1, 1),
         "soundex" => (Soundex, 1, 1),
+        "weight_string" => (WeightString, 1, 1),
         "ascii" => (Ascii, 1, 1),
         "ord" => (Ord, 1, 1),
         "bin" => (Bin, 1, 1),
@@ -181,6 +184,14 @@ pub(super) fn call(
         }
         Hex | Unhex | ToBase64 | FromBase64 | Quote | Soundex | Ascii | Ord | Bin | Oct | Conv
         | Format | MakeSet | ExportSet => return string_code::call(f, binary, args, row, cx),
+        WeightString => {
+            // A number has no weight string (MySQL answers NULL: it is not a string).
+            return Ok(match arg(args, 0, row, cx)? {
+                Value::Null | Value::Int(_) | Value::UInt(_) | Value::Double(_) => Value::Null,
+                Value::Decimal(_) => Value::Null,
+                v => Value::Bytes(coll.sql_weight_string(&text(&v))),
+            });
+        }
         Concat => return concat(args, row, cx),
         ConcatWs => return concat_ws(args, row, cx),
         Elt => {
