@@ -9,10 +9,9 @@
 
 mod common;
 
+use common::dump::{dump_program, load, text_rows as rows};
 use common::{Flavor, TestServer};
 use mysql::prelude::Queryable;
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 const SETUP: &[&str] = &[
     "CREATE DATABASE shop",
@@ -74,66 +73,8 @@ const CHECKS: &[&str] = &[
      WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY 1",
 ];
 
-/// The dump program: `mysqldump`, or `mariadb-dump` where that is its name.
-fn dump_program() -> Option<&'static str> {
-    ["mariadb-dump", "mysqldump"]
-        .into_iter()
-        .find(|p| common::have_program(p))
-}
-
-fn dump(program: &str, port: u16, db: &str) -> Vec<u8> {
-    let out = Command::new(program)
-        .args(["--no-defaults", "--protocol=TCP", "-h127.0.0.1", "-uroot"])
-        .arg(format!("-P{port}"))
-        .args(["--single-transaction", "--routines", "--triggers", db])
-        .output()
-        .expect("run the dump program");
-    assert!(
-        out.status.success(),
-        "{program} on port {port} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
-fn load(port: u16, db: &str, dump: &[u8]) {
-    let mut c = Command::new("mariadb")
-        .args(["--no-defaults", "--protocol=TCP", "-h127.0.0.1", "-uroot"])
-        .arg(format!("-P{port}"))
-        .arg(db)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the mariadb client");
-    c.stdin
-        .take()
-        .expect("client stdin")
-        .write_all(dump)
-        .expect("feed the dump");
-    let out = c.wait_with_output().expect("wait for the mariadb client");
-    assert!(
-        out.status.success(),
-        "loading the dump into port {port} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn rows(conn: &mut mysql::Conn, sql: &str) -> Vec<Vec<String>> {
-    let rows: Vec<mysql::Row> = conn.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-    rows.into_iter()
-        .map(|r| {
-            r.unwrap()
-                .into_iter()
-                .map(|v| match v {
-                    mysql::Value::NULL => "NULL".to_string(),
-                    mysql::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-                    other => other.as_sql(true),
-                })
-                .collect()
-        })
-        .collect()
-}
+/// The dump options under test.
+const ROUTINES: &[&str] = &["--routines", "--triggers"];
 
 /// Runs the checks, then a CALL with an OUT parameter and an insert the triggers see.
 fn answers(port: u16, db: &str) -> Vec<Vec<Vec<String>>> {
@@ -159,11 +100,11 @@ fn answers(port: u16, db: &str) -> Vec<Vec<Vec<String>>> {
 #[test]
 fn mariadb_dump_with_routines_and_triggers_loads_into_strata_and_back() {
     let test = "routines_dump";
-    let Some(program) = dump_program() else {
+    if dump_program().is_none() {
         assert!(!common::in_ci(), "no dump program is installed");
         eprintln!("{test} skipped: no mysqldump / mariadb-dump");
         return;
-    };
+    }
     if !common::require_program("mariadbd", test) || !common::require_program("mariadb", test) {
         return;
     }
@@ -173,7 +114,7 @@ fn mariadb_dump_with_routines_and_triggers_loads_into_strata_and_back() {
         conn.query_drop(*sql)
             .unwrap_or_else(|e| panic!("MariaDB: {sql}: {e}"));
     }
-    let dumped = dump(program, mariadb.port, "shop");
+    let dumped = common::dump::dump(mariadb.port, "shop", ROUTINES);
     let text = String::from_utf8_lossy(&dumped);
     assert!(text.contains("DELIMITER ;;") && text.contains("CREATE DEFINER"));
 
@@ -191,7 +132,7 @@ fn mariadb_dump_with_routines_and_triggers_loads_into_strata_and_back() {
     assert_eq!(got, expected, "Strata's answers differ from MariaDB's");
 
     // Strata's dump of its copy loads into MariaDB and gives the same answers again.
-    let back = dump(program, strata.port, "shop");
+    let back = common::dump::dump(strata.port, "shop", ROUTINES);
     conn.query_drop("CREATE DATABASE shop_back").unwrap();
     load(mariadb.port, "shop_back", &back);
     let mut c = common::connect(mariadb.port, Some("shop_back"));

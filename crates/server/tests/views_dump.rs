@@ -10,10 +10,9 @@
 
 mod common;
 
+use common::dump::{load, text_rows as rows};
 use common::{Flavor, TestServer};
 use mysql::prelude::Queryable;
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 const OBJECTS: [(&str, &str); 7] = [
     ("t", "SELECT * FROM t ORDER BY id"),
@@ -24,71 +23,6 @@ const OBJECTS: [(&str, &str); 7] = [
     ("v_agg", "SELECT * FROM v_agg ORDER BY grp"),
     ("v_on_v", "SELECT * FROM v_on_v ORDER BY k"),
 ];
-
-/// Every value of a query's rows as the text protocol sends it.
-fn rows(conn: &mut mysql::Conn, sql: &str) -> Vec<Vec<String>> {
-    let rows: Vec<mysql::Row> = conn.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-    rows.into_iter()
-        .map(|r| {
-            r.unwrap()
-                .into_iter()
-                .map(|v| match v {
-                    mysql::Value::NULL => "NULL".to_string(),
-                    mysql::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-                    other => other.as_sql(true),
-                })
-                .collect()
-        })
-        .collect()
-}
-
-/// `routines`: with `--routines --triggers` (Strata has neither yet, and refuses the
-/// SHOW FUNCTION STATUS those options send).
-fn dump(port: u16, db: &str, routines: bool) -> Vec<u8> {
-    let out = Command::new("mariadb-dump")
-        .args(["--no-defaults", "--protocol=TCP", "-h127.0.0.1"])
-        .arg(format!("-P{port}"))
-        .args(["-uroot", "--single-transaction"])
-        .args(if routines {
-            &["--routines", "--triggers"][..]
-        } else {
-            &[][..]
-        })
-        .arg(db)
-        .output()
-        .expect("run mariadb-dump");
-    assert!(
-        out.status.success(),
-        "mariadb-dump of port {port} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
-fn load(port: u16, db: &str, dumped: &[u8]) {
-    let mut child = Command::new("mariadb")
-        .args(["--no-defaults", "--protocol=TCP", "-h127.0.0.1"])
-        .arg(format!("-P{port}"))
-        .args(["-uroot", db])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mariadb client");
-    child
-        .stdin
-        .take()
-        .expect("client stdin")
-        .write_all(dumped)
-        .expect("feed the dump");
-    let out = child.wait_with_output().expect("wait for mariadb client");
-    assert!(
-        out.status.success(),
-        "loading the dump into port {port} failed: {}\ndump:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(dumped)
-    );
-}
 
 #[test]
 fn views_survive_dump_round_trips_with_mariadb() {
@@ -120,7 +54,7 @@ fn views_survive_dump_round_trips_with_mariadb() {
     }
 
     // MariaDB → Strata.
-    let from_maria = dump(maria.port, "src", true);
+    let from_maria = common::dump::dump(maria.port, "src", &["--routines", "--triggers"]);
     let mut s = common::connect(strata.port, None);
     s.query_drop("CREATE DATABASE src").unwrap();
     load(strata.port, "src", &from_maria);
@@ -144,7 +78,7 @@ fn views_survive_dump_round_trips_with_mariadb() {
     );
 
     // Strata → MariaDB.
-    let from_strata = dump(strata.port, "src", false);
+    let from_strata = common::dump::dump(strata.port, "src", &["--routines", "--triggers"]);
     m.query_drop("CREATE DATABASE back").unwrap();
     load(maria.port, "back", &from_strata);
     for (name, sql) in OBJECTS {

@@ -6,6 +6,8 @@
 //! helper then starts a private `mariadbd` (initialised with `mariadb-install-db`) instead.
 #![allow(dead_code)]
 
+pub mod dump;
+
 use std::fs;
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
