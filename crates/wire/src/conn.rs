@@ -526,9 +526,11 @@ impl<'b, B: Backend> Conn<'b, B> {
     /// caching_sha2_password: the fast path from the cache, else full authentication.
     /// None when the connection failed on the way.
     fn sha2_auth(&mut self, user: &str, password: &str, scramble: &[u8]) -> Option<bool> {
-        if password.is_empty() || scramble.is_empty() {
-            // An empty password is proved by an empty answer, with no exchange.
-            return Some(password.is_empty() && scramble.is_empty());
+        // An empty password is proved by an empty answer (or a lone NUL, which some
+        // clients send, as MySQL accepts), with no exchange.
+        let empty_answer = scramble.is_empty() || scramble == [0];
+        if password.is_empty() || empty_answer {
+            return Some(password.is_empty() && empty_answer);
         }
         let cache = &self.security.sha2_cache;
         if cache.fast_auth(user, password, &self.salt, scramble) {
