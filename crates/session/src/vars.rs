@@ -344,15 +344,15 @@ pub static VARIABLES: &[VarDef] = &[
         Kind::Int { min: -1, max: -1 },
         true
     ),
+    v!("ssl_ca", Global, Kind::Str, false),
+    v!("ssl_cert", Global, Kind::Str, false),
+    v!("ssl_key", Global, Kind::Str, false),
     v!(
         "storage_engine",
         Both,
         Kind::Enum(&["MyISAM", "InnoDB", "heap", "btree"]),
         true
     ),
-    v!("ssl_ca", Global, Kind::Str, false),
-    v!("ssl_cert", Global, Kind::Str, false),
-    v!("ssl_key", Global, Kind::Str, false),
     v!("system_time_zone", Global, Kind::Str, false),
     v!("time_zone", Both, Kind::Str, true),
     v!("timestamp", Session, U64, false),
