@@ -50,6 +50,10 @@ impl Backend for StrataBackend {
     fn connect_timeout(&self) -> Duration {
         Duration::from_secs(self.global_int("connect_timeout", 10) as u64)
     }
+
+    fn require_secure_transport(&self) -> bool {
+        self.global_int("require_secure_transport", 0) != 0
+    }
 }
 
 impl StrataBackend {
@@ -161,6 +165,10 @@ impl Handler for Connection {
 
     fn attach(&mut self, host: String, shutdown: Box<dyn Fn() + Send + Sync>) {
         self.session.attach(host, shutdown)
+    }
+
+    fn tls_session(&mut self, version: &str, cipher: &str) {
+        self.session.set_tls(version, cipher)
     }
 
     fn closing(&self) -> bool {

@@ -25,7 +25,9 @@ pub struct ServerArgs {
     /// key_cache_segments, myisam_use_mmap, myisam_mmap_size, max_connections,
     /// max_user_connections, connect_timeout, wait_timeout, interactive_timeout,
     /// net_read_timeout, net_write_timeout, max_allowed_packet, sql_mode, tmpdir, sort_buffer_size, and the
-    /// innodb_* options below) and a [users] table of name = "password".
+    /// innodb_* options below, ssl, ssl_cert, ssl_key, ssl_ca, require_secure_transport,
+    /// caching_sha2_password_private_key_path, caching_sha2_password_public_key_path,
+    /// default_authentication_plugin, socket) and a [users] table of name = "password".
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Engine for CREATE TABLE without ENGINE=: InnoDB (the `btree` engine) or MyISAM
@@ -137,6 +139,56 @@ pub struct ServerArgs {
     /// latch, 0..=1000 [default: 6]. Also SET GLOBAL.
     #[arg(long = "innodb-spin-wait-delay", alias = "innodb_spin_wait_delay")]
     pub innodb_spin_wait_delay: Option<u32>,
+    /// ON or OFF: offer TLS to clients; `--ssl` alone means ON [default: ON]. With no
+    /// --ssl-cert/--ssl-key the server uses ca.pem, server-cert.pem and server-key.pem
+    /// from the data directory, generated at first start.
+    #[arg(long = "ssl", num_args = 0..=1, default_missing_value = "ON")]
+    pub ssl: Option<String>,
+    /// The server's certificate (PEM; the chain may follow it). Goes with --ssl-key.
+    #[arg(long = "ssl-cert", alias = "ssl_cert")]
+    pub ssl_cert: Option<PathBuf>,
+    /// The private key of --ssl-cert (PEM).
+    #[arg(long = "ssl-key", alias = "ssl_key")]
+    pub ssl_key: Option<PathBuf>,
+    /// CA certificates (PEM) a client certificate must chain to, when a client presents
+    /// one.
+    #[arg(long = "ssl-ca", alias = "ssl_ca")]
+    pub ssl_ca: Option<PathBuf>,
+    /// ON or OFF: refuse logins over plain TCP (error 3159); TLS and the unix socket
+    /// are accepted [default: OFF]. Also SET GLOBAL.
+    #[arg(
+        long = "require-secure-transport",
+        alias = "require_secure_transport",
+        num_args = 0..=1,
+        default_missing_value = "ON"
+    )]
+    pub require_secure_transport: Option<String>,
+    /// RSA private key (PEM) for caching_sha2_password's password exchange without TLS;
+    /// a relative path is in the data directory [default: private_key.pem, generated at
+    /// first start with public_key.pem].
+    #[arg(
+        long = "caching-sha2-password-private-key-path",
+        alias = "caching_sha2_password_private_key_path"
+    )]
+    pub caching_sha2_password_private_key_path: Option<PathBuf>,
+    /// The RSA public key sent to clients that ask for it [default: public_key.pem].
+    #[arg(
+        long = "caching-sha2-password-public-key-path",
+        alias = "caching_sha2_password_public_key_path"
+    )]
+    pub caching_sha2_password_public_key_path: Option<PathBuf>,
+    /// The plugin the server's greeting proposes: mysql_native_password or
+    /// caching_sha2_password [default: mysql_native_password]. Both are accepted from
+    /// any client either way.
+    #[arg(
+        long = "default-authentication-plugin",
+        alias = "default_authentication_plugin"
+    )]
+    pub default_authentication_plugin: Option<String>,
+    /// Also listen on this unix socket file (clients on it count as secure transport)
+    /// [default: none].
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
     /// A user as NAME or NAME:PASSWORD; repeatable. Without any, user root with an empty
     /// password exists.
     #[arg(long = "user")]
@@ -173,6 +225,15 @@ struct FileConfig {
     innodb_adaptive_hash_index: Option<toml::Value>,
     innodb_sync_spin_loops: Option<u32>,
     innodb_spin_wait_delay: Option<u32>,
+    ssl: Option<toml::Value>,
+    ssl_cert: Option<PathBuf>,
+    ssl_key: Option<PathBuf>,
+    ssl_ca: Option<PathBuf>,
+    require_secure_transport: Option<toml::Value>,
+    caching_sha2_password_private_key_path: Option<PathBuf>,
+    caching_sha2_password_public_key_path: Option<PathBuf>,
+    default_authentication_plugin: Option<String>,
+    socket: Option<PathBuf>,
     users: Option<BTreeMap<String, String>>,
 }
 
@@ -202,6 +263,19 @@ pub struct Settings {
     pub innodb_adaptive_hash_index: bool,
     pub innodb_sync_spin_loops: u32,
     pub innodb_spin_wait_delay: u32,
+    /// TLS offered at all.
+    pub ssl: bool,
+    /// Both or neither (then the data directory's generated pair).
+    pub ssl_cert: Option<PathBuf>,
+    pub ssl_key: Option<PathBuf>,
+    pub ssl_ca: Option<PathBuf>,
+    pub require_secure_transport: bool,
+    /// caching_sha2_password's RSA key files, as given (relative to the data directory).
+    pub rsa_private_key: PathBuf,
+    pub rsa_public_key: PathBuf,
+    /// `mysql_native_password` or `caching_sha2_password`.
+    pub default_authentication_plugin: String,
+    pub socket: Option<PathBuf>,
     pub users: BTreeMap<String, String>,
 }
 
@@ -439,6 +513,33 @@ impl Settings {
                 .innodb_spin_wait_delay
                 .or(file.innodb_spin_wait_delay)
                 .unwrap_or(6),
+            ssl: on_off_opt(&args.ssl, &file.ssl, "ssl", true)?,
+            ssl_cert: args.ssl_cert.clone().or(file.ssl_cert),
+            ssl_key: args.ssl_key.clone().or(file.ssl_key),
+            ssl_ca: args.ssl_ca.clone().or(file.ssl_ca),
+            require_secure_transport: on_off_opt(
+                &args.require_secure_transport,
+                &file.require_secure_transport,
+                "require_secure_transport",
+                false,
+            )?,
+            rsa_private_key: args
+                .caching_sha2_password_private_key_path
+                .clone()
+                .or(file.caching_sha2_password_private_key_path)
+                .unwrap_or_else(|| PathBuf::from("private_key.pem")),
+            rsa_public_key: args
+                .caching_sha2_password_public_key_path
+                .clone()
+                .or(file.caching_sha2_password_public_key_path)
+                .unwrap_or_else(|| PathBuf::from("public_key.pem")),
+            default_authentication_plugin: args
+                .default_authentication_plugin
+                .clone()
+                .or(file.default_authentication_plugin)
+                .unwrap_or_else(|| "mysql_native_password".into())
+                .to_ascii_lowercase(),
+            socket: args.socket.clone().or(file.socket),
             users,
         };
         if !matches!(s.innodb_page_size, 4096 | 8192 | 16384 | 32768 | 65536) {
@@ -470,6 +571,25 @@ impl Settings {
         }
         if !s.tmpdir.is_dir() {
             return Err(format!("tmpdir {} is not a directory", s.tmpdir.display()));
+        }
+        if s.ssl_cert.is_some() != s.ssl_key.is_some() {
+            return Err("--ssl-cert and --ssl-key must be given together".into());
+        }
+        if s.require_secure_transport && !s.ssl && s.socket.is_none() {
+            return Err(
+                "require_secure_transport=ON needs TLS (--ssl) or a --socket to log in through"
+                    .into(),
+            );
+        }
+        if !matches!(
+            s.default_authentication_plugin.as_str(),
+            "mysql_native_password" | "caching_sha2_password"
+        ) {
+            return Err(format!(
+                "default_authentication_plugin '{}': expected mysql_native_password or \
+                 caching_sha2_password",
+                s.default_authentication_plugin
+            ));
         }
         if s.max_connections == 0 {
             return Err("max_connections must be at least 1".into());
@@ -513,5 +633,46 @@ mod tests {
             ..Default::default()
         };
         assert!(Settings::resolve(&args).is_ok());
+    }
+
+    #[test]
+    fn tls_options() {
+        let s = Settings::resolve(&ServerArgs::default()).unwrap();
+        assert!(s.ssl && !s.require_secure_transport && s.ssl_cert.is_none());
+        assert_eq!(s.rsa_private_key, PathBuf::from("private_key.pem"));
+        let half = ServerArgs {
+            ssl_cert: Some("c.pem".into()),
+            ..Default::default()
+        };
+        assert!(Settings::resolve(&half).unwrap_err().contains("together"));
+        let locked_out = ServerArgs {
+            ssl: Some("OFF".into()),
+            require_secure_transport: Some("ON".into()),
+            ..Default::default()
+        };
+        assert!(Settings::resolve(&locked_out).is_err());
+        let plugin = ServerArgs {
+            default_authentication_plugin: Some("sha256_password".into()),
+            ..Default::default()
+        };
+        assert!(Settings::resolve(&plugin).is_err());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("strata.toml");
+        std::fs::write(
+            &file,
+            "ssl_cert = \"/x/c.pem\"\nssl_key = \"/x/k.pem\"\nssl_ca = \"/x/ca.pem\"\n\
+             require_secure_transport = \"ON\"\n\
+             default_authentication_plugin = \"caching_sha2_password\"\n",
+        )
+        .unwrap();
+        let s = Settings::resolve(&ServerArgs {
+            config: Some(file),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(s.ssl_cert, Some(PathBuf::from("/x/c.pem")));
+        assert_eq!(s.ssl_ca, Some(PathBuf::from("/x/ca.pem")));
+        assert!(s.require_secure_transport);
+        assert_eq!(s.default_authentication_plugin, "caching_sha2_password");
     }
 }

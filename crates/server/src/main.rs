@@ -16,6 +16,7 @@
 mod backend;
 mod config;
 mod datadir_check;
+mod security;
 
 use clap::{Parser, Subcommand};
 use std::net::TcpListener;
@@ -139,9 +140,14 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     {
         eprintln!("strata: {msg}");
     }
+    let security = Arc::new(security::prepare(&s, &server)?);
     let default_engine = server.config.default_engine.clone();
     let listener = TcpListener::bind((s.bind_address.as_str(), s.port))
         .map_err(|e| format!("cannot listen on {}:{}: {e}", s.bind_address, s.port))?;
+    let unix = match &s.socket {
+        Some(path) => Some(security::bind_socket(path, &server)?),
+        None => None,
+    };
     log_note!(
         "strata {} listening on {}:{}",
         strata_sql::SERVER_VERSION,
@@ -174,6 +180,7 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         server.globals.get("wait_timeout").to_text()
     );
     log_note!("tmpdir (sort runs): {}", s.tmpdir.display());
+    security::log_startup(&s, &security);
     log_note!(
         "users: {}",
         s.users.keys().cloned().collect::<Vec<_>>().join(", ")
@@ -217,6 +224,6 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         server,
         users: s.users.clone(),
     });
-    strata_wire::serve(listener, backend, shutdown);
+    strata_wire::serve(listener, unix, backend, security, shutdown);
     Ok(())
 }

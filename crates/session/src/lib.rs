@@ -141,6 +141,11 @@ impl Server {
             ("auto_increment_increment", i(1)),
             ("auto_increment_offset", i(1)),
             ("autocommit", i(1)),
+            // The key and TLS settings below are the server binary's to set at startup
+            // (strata/src/main.rs), from what it loaded; these are the values of a
+            // server without TLS.
+            ("caching_sha2_password_private_key_path", s("")),
+            ("caching_sha2_password_public_key_path", s("")),
             ("character_set_client", s("utf8mb4")),
             ("character_set_connection", s("utf8mb4")),
             ("character_set_database", s("utf8mb4")),
@@ -152,11 +157,13 @@ impl Server {
             ("connect_timeout", i(10)),
             ("cte_max_recursion_depth", i(1000)),
             ("datadir", s(&config.datadir.display().to_string())),
+            ("default_authentication_plugin", s("mysql_native_password")),
             ("default_storage_engine", s(engine_display)),
             ("div_precision_increment", i(4)),
             ("explicit_defaults_for_timestamp", i(1)),
             ("foreign_key_checks", i(1)),
             ("group_concat_max_len", i(1024)),
+            ("have_openssl", s("DISABLED")),
             ("have_ssl", s("DISABLED")),
             ("hostname", s(&config.hostname)),
             ("init_connect", s("")),
@@ -180,6 +187,7 @@ impl Server {
             ("protocol_version", i(10)),
             ("query_cache_size", i(0)),
             ("query_cache_type", s("OFF")),
+            ("require_secure_transport", i(0)),
             ("server_id", i(1)),
             ("socket", s("")),
             ("sort_buffer_size", i(config.sort_buffer_size as i64)),
@@ -189,8 +197,12 @@ impl Server {
             ("sql_quote_show_create", i(1)),
             ("sql_safe_updates", i(0)),
             ("sql_select_limit", Value::UInt(u64::MAX)),
+            ("ssl_ca", s("")),
+            ("ssl_cert", s("")),
+            ("ssl_key", s("")),
             ("system_time_zone", s("UTC")),
             ("time_zone", s("SYSTEM")),
+            ("tls_version", s("")),
             ("tmp_table_size", i(16 << 20)),
             ("tmpdir", s(&config.tmpdir.display().to_string())),
             ("transaction_isolation", s("REPEATABLE-READ")),
@@ -368,6 +380,9 @@ pub struct Session {
     closing: bool,
     /// `max_execution_time` (0: none), for the SELECTs this session runs.
     max_execution_time: Duration,
+    /// The connection's TLS session as (`Ssl_version`, `Ssl_cipher`); empty strings
+    /// without TLS, as MySQL shows them.
+    tls: (String, String),
     /// This connection's metadata locks (`strata_sql::mdl`): shared locks on the tables
     /// its transaction used, LOCK TABLES and FLUSH TABLES WITH READ LOCK.
     mdl: MdlContext,
@@ -565,6 +580,7 @@ impl Session {
             process,
             closing: false,
             max_execution_time: Duration::ZERO,
+            tls: (String::new(), String::new()),
             mdl,
             txn_wrote: false,
         };
@@ -1909,9 +1925,15 @@ impl Session {
             rows.extend(e.status_vars());
         }
         rows.sort();
-        rows.into_iter()
+        let mut rows: Vec<(String, Value)> = rows
+            .into_iter()
             .map(|(k, v)| (k, Value::str(&v.to_string())))
-            .collect()
+            .collect();
+        // This connection's own TLS session (MySQL shows these per session).
+        rows.push(("Ssl_cipher".into(), Value::str(&self.tls.1)));
+        rows.push(("Ssl_version".into(), Value::str(&self.tls.0)));
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        rows
     }
 
     /// Sends `Variable_name`/`Value` rows that pass the filter. A WHERE condition is
@@ -2328,6 +2350,12 @@ impl Session {
     /// close its socket (KILL CONNECTION from another session).
     pub fn attach(&self, host: String, closer: processlist::Closer) {
         self.process.attach(host, closer);
+    }
+
+    /// The connection runs TLS: its protocol version and cipher (SHOW STATUS
+    /// `Ssl_version`, `Ssl_cipher`).
+    pub fn set_tls(&mut self, version: &str, cipher: &str) {
+        self.tls = (version.to_string(), cipher.to_string());
     }
 
     fn execute_statement(

@@ -128,6 +128,19 @@ pub static VARIABLES: &[VarDef] = &[
         true
     ),
     v!("autocommit", Both, Kind::Bool, true),
+    // caching_sha2_password's RSA key pair (the wire layer's full authentication).
+    v!(
+        "caching_sha2_password_private_key_path",
+        Global,
+        Kind::Str,
+        false
+    ),
+    v!(
+        "caching_sha2_password_public_key_path",
+        Global,
+        Kind::Str,
+        false
+    ),
     v!("character_set_client", Both, Kind::Enum(CHARSETS), true),
     v!("character_set_connection", Both, Kind::Enum(CHARSETS), true),
     v!("character_set_database", Both, Kind::Enum(CHARSETS), true),
@@ -157,6 +170,12 @@ pub static VARIABLES: &[VarDef] = &[
     ),
     v!("datadir", Global, Kind::Str, false),
     v!(
+        "default_authentication_plugin",
+        Global,
+        Kind::Enum(&["mysql_native_password", "caching_sha2_password"]),
+        false
+    ),
+    v!(
         "default_storage_engine",
         Both,
         Kind::Enum(&["MyISAM", "InnoDB", "heap", "btree"]),
@@ -180,6 +199,7 @@ pub static VARIABLES: &[VarDef] = &[
         },
         true
     ),
+    v!("have_openssl", Global, Kind::Str, false),
     v!("have_ssl", Global, Kind::Str, false),
     v!("hostname", Global, Kind::Str, false),
     v!("identity", Session, U64, true),
@@ -300,6 +320,8 @@ pub static VARIABLES: &[VarDef] = &[
         false
     ),
     v!("query_cache_type", Global, Kind::Enum(&["OFF"]), false),
+    // Checked by the wire layer at each login: plain TCP is refused with 3159.
+    v!("require_secure_transport", Global, Kind::Bool, true),
     v!("server_id", Global, U32, false),
     v!("socket", Global, Kind::Str, false),
     v!(
@@ -322,6 +344,9 @@ pub static VARIABLES: &[VarDef] = &[
         Kind::Int { min: -1, max: -1 },
         true
     ),
+    v!("ssl_ca", Global, Kind::Str, false),
+    v!("ssl_cert", Global, Kind::Str, false),
+    v!("ssl_key", Global, Kind::Str, false),
     v!(
         "storage_engine",
         Both,
@@ -331,6 +356,7 @@ pub static VARIABLES: &[VarDef] = &[
     v!("system_time_zone", Global, Kind::Str, false),
     v!("time_zone", Both, Kind::Str, true),
     v!("timestamp", Session, U64, false),
+    v!("tls_version", Global, Kind::Str, false),
     v!(
         "tmp_table_size",
         Both,

@@ -297,6 +297,8 @@ pub enum Error {
     IdleTimeout,
     /// 1159: a client stopped sending in the middle of a packet for `net_read_timeout`.
     NetReadTimeout,
+    /// 3159: a login over plain TCP while `require_secure_transport` is ON.
+    InsecureTransport,
     /// 1105 (MySQL's ER_UNKNOWN_ERROR, with its own text): a parameter sent with
     /// COM_STMT_SEND_LONG_DATA grew past `max_allowed_packet`.
     LongDataTooLong,
@@ -747,6 +749,7 @@ impl Error {
             TooManyUserConnections(_) => 1203,
             IdleTimeout => 4031,
             NetReadTimeout => 1159,
+            InsecureTransport => 3159,
             LongDataTooLong => 1105,
             LockWaitTimeout => 1205,
             Deadlock => 1213,
@@ -1381,6 +1384,11 @@ impl fmt::Display for Error {
                  wait_timeout and interactive_timeout for configuring this behavior."
             ),
             NetReadTimeout => write!(f, "Got timeout reading communication packets"),
+            InsecureTransport => write!(
+                f,
+                "Connections using insecure transport are prohibited while \
+                 --require_secure_transport=ON."
+            ),
             LongDataTooLong => write!(
                 f,
                 "Parameter of prepared statement which is set through mysql_send_long_data() \
@@ -1573,6 +1581,17 @@ mod tests {
         assert_eq!((e.code(), e.sqlstate()), (1062, "23000"));
         assert_eq!(Error::Syntax("x".into()).sqlstate(), "42000");
         assert_eq!(Error::UnknownDatabase("x".into()).code(), 1049);
+    }
+
+    #[test]
+    fn insecure_transport_is_mysqls_3159() {
+        let e = Error::InsecureTransport;
+        assert_eq!((e.code(), e.sqlstate()), (3159, "HY000"));
+        assert_eq!(
+            e.to_string(),
+            "Connections using insecure transport are prohibited while \
+             --require_secure_transport=ON."
+        );
     }
 
     #[test]

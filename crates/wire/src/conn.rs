@@ -1,11 +1,20 @@
-//! One client connection: handshake and authentication, then the command loop.
+//! One client connection: handshake, TLS, authentication, then the command loop.
 //!
-//! Authentication: the greeting offers `mysql_native_password` with a 20-byte salt. A
-//! client that answers with `mysql_native_password` or `caching_sha2_password` (MySQL 8
-//! clients) is checked against that same salt; any other plugin gets an AuthSwitchRequest
-//! to `mysql_native_password`. caching_sha2's fast path ends with AuthMoreData `01 03`.
-//! Full caching_sha2 authentication needs TLS or RSA, which Strata does not offer: a
-//! mismatch is access denied.
+//! Handshake: the greeting names `default_authentication_plugin` with a 20-byte salt
+//! and offers CLIENT_SSL when the server has a certificate. A client that wants TLS
+//! answers with a 32-byte SSLRequest; the connection then runs the TLS handshake on its
+//! socket (`tls.rs`) and everything after, the handshake response included, travels
+//! inside TLS (`transport.rs`: one stream type for TCP, unix socket and TLS). With
+//! `require_secure_transport` ON a plain TCP login is refused with 3159 (TLS and the
+//! unix socket are secure).
+//!
+//! Authentication (`auth.rs`): a client answering with `mysql_native_password` or
+//! `caching_sha2_password` is checked in that plugin; any other plugin gets an
+//! AuthSwitchRequest to `mysql_native_password`. caching_sha2 takes its fast path
+//! (AuthMoreData `01 03`) when the user is in the cache; otherwise the server asks for
+//! full authentication (`01 04`): the password in clear over a secure transport, or
+//! RSA-encrypted with the server's public key, which the client may request first
+//! (`02`, answered with `01` + the PEM key). Success fills the cache.
 //!
 //! Limits (see `timer.rs` and `limits.rs`): the handshake must finish within
 //! `connect_timeout`; an authenticated connection is admitted against `max_connections`
@@ -14,12 +23,14 @@
 //! `net_read_timeout` / `net_write_timeout`. Buffers grown for a large packet, and
 //! COM_STMT_SEND_LONG_DATA beyond `max_allowed_packet`, are given back.
 
+use crate::auth::{self, NATIVE, SHA2};
 use crate::handler::{Backend, Handler, Timeouts};
 use crate::limits::{Limits, Slot, UserSlot};
 use crate::packet::{Cursor, PacketReader, PacketWriter, ReadError};
 use crate::resultset;
+use crate::security::Security;
 use crate::timer::{DeadlineWrite, Expired, SocketTimer, TimedRead, Wait};
-use std::net::TcpStream;
+use crate::transport::{Socket, Transport};
 use std::sync::Arc;
 use std::time::Instant;
 use strata_types::inthash::IntMap;
@@ -39,6 +50,8 @@ pub mod caps {
     pub const MULTI_RESULTS: u32 = 1 << 17;
     pub const PS_MULTI_RESULTS: u32 = 1 << 18;
     pub const PLUGIN_AUTH: u32 = 1 << 19;
+    /// CLIENT_SSL: offered only when the server has a certificate.
+    pub const SSL: u32 = 1 << 11;
     pub const CONNECT_ATTRS: u32 = 1 << 20;
     pub const PLUGIN_AUTH_LENENC_CLIENT_DATA: u32 = 1 << 21;
     pub const INTERACTIVE: u32 = 1 << 10;
@@ -135,9 +148,6 @@ pub mod stats {
     }
 }
 
-const NATIVE: &str = "mysql_native_password";
-const SHA2: &str = "caching_sha2_password";
-
 /// A prepared statement as the protocol layer tracks it.
 struct Stmt {
     params: u16,
@@ -178,7 +188,8 @@ impl Stmt {
 
 pub struct Conn<'b, B: Backend> {
     backend: &'b B,
-    stream: TcpStream,
+    security: &'b Security,
+    stream: Transport,
     reader: PacketReader,
     pub(crate) w: PacketWriter,
     pub(crate) client_caps: u32,
@@ -196,6 +207,8 @@ pub struct Conn<'b, B: Backend> {
     limits: Option<Arc<Limits>>,
     _slot: Option<Slot>,
     user_slot: Option<UserSlot>,
+    /// The TLS session's (version, cipher), once the connection runs TLS.
+    tls_names: Option<(String, String)>,
 }
 
 /// Why no command was read.
@@ -236,18 +249,21 @@ fn random_salt() -> [u8; 20] {
 /// Refuses a connection before the handshake, as MySQL does past max_connections + 1:
 /// one ERR packet and close. Never blocks: the socket is fresh, so the packet fits in
 /// its send buffer, and a client that cannot take it loses only the message.
-pub fn refuse(stream: TcpStream, e: &Error) {
-    let _ = stream.set_nonblocking(true);
+pub fn refuse(mut stream: Socket, e: &Error) {
+    let _ = stream.set_nonblocking();
     let mut w = PacketWriter::with_capacity(64);
     resultset::write_error_pre_handshake(&mut w, e.code(), &e.to_string());
-    let _ = w.flush(&mut &stream);
+    let _ = w.flush(&mut stream);
 }
 
 impl<'b, B: Backend> Conn<'b, B> {
-    pub fn new(backend: &'b B, stream: TcpStream, id: u32) -> Conn<'b, B> {
-        let _ = stream.set_nodelay(true);
+    pub fn new(backend: &'b B, security: &'b Security, stream: Transport, id: u32) -> Conn<'b, B> {
+        if let Transport::Tcp(s) = &stream {
+            let _ = s.set_nodelay(true);
+        }
         Conn {
             backend,
+            security,
             stream,
             reader: PacketReader::new(),
             w: PacketWriter::new(),
@@ -263,6 +279,7 @@ impl<'b, B: Backend> Conn<'b, B> {
             limits: None,
             _slot: None,
             user_slot: None,
+            tls_names: None,
         }
     }
 
@@ -284,7 +301,7 @@ impl<'b, B: Backend> Conn<'b, B> {
             },
             None => Wait::Packet(self.timeouts.net_read),
         };
-        let mut r = TimedRead::new(&self.stream, &mut self.timer, wait);
+        let mut r = TimedRead::new(&mut self.stream, &mut self.timer, wait);
         match self.reader.read_owned(&mut r, max) {
             Ok(p) => Ok(p),
             Err(ReadError::TooLarge(seq)) => Err(ReadFail::TooLarge(seq)),
@@ -303,7 +320,8 @@ impl<'b, B: Backend> Conn<'b, B> {
     /// Sends the response built so far; it must be taken within net_write_timeout
     /// (connect_timeout during the handshake).
     fn flush(&mut self) -> bool {
-        let mut out = DeadlineWrite::new(&self.stream, &mut self.timer, self.timeouts.net_write);
+        let mut out =
+            DeadlineWrite::new(&mut self.stream, &mut self.timer, self.timeouts.net_write);
         self.w.flush(&mut out).is_ok()
     }
 
@@ -318,7 +336,17 @@ impl<'b, B: Backend> Conn<'b, B> {
         self.flush()
     }
 
+    fn server_caps(&self) -> u32 {
+        if self.security.tls.is_some() {
+            caps::SERVER | caps::SSL
+        } else {
+            caps::SERVER
+        }
+    }
+
     fn greeting(&mut self) {
+        let server_caps = self.server_caps();
+        let plugin = self.security.default_plugin;
         let w = &mut self.w;
         w.seq = 0;
         w.begin();
@@ -329,52 +357,74 @@ impl<'b, B: Backend> Conn<'b, B> {
         b.extend_from_slice(&self.id.to_le_bytes());
         b.extend_from_slice(&self.salt[..8]);
         b.push(0);
-        b.extend_from_slice(&(caps::SERVER as u16).to_le_bytes());
+        b.extend_from_slice(&(server_caps as u16).to_le_bytes());
         b.push(45);
         b.extend_from_slice(&2u16.to_le_bytes());
-        b.extend_from_slice(&((caps::SERVER >> 16) as u16).to_le_bytes());
+        b.extend_from_slice(&((server_caps >> 16) as u16).to_le_bytes());
         b.push(21);
         b.extend_from_slice(&[0; 10]);
         b.extend_from_slice(&self.salt[8..]);
         b.push(0);
-        b.extend_from_slice(NATIVE.as_bytes());
+        b.extend_from_slice(plugin.as_bytes());
         b.push(0);
         w.end();
     }
 
-    fn check_password(&self, plugin: &str, response: &[u8], password: &str) -> bool {
-        if password.is_empty() {
-            return response.is_empty() || (plugin == NATIVE && response == [0]);
-        }
-        match plugin {
-            NATIVE => mysql_common::auth::plugins::mysql_native_password::scramble_native(
-                &self.salt,
-                password.as_bytes(),
-            )
-            .is_some_and(|s| s[..] == *response),
-            SHA2 => mysql_common::auth::plugins::caching_sha2_password::scramble_sha256(
-                &self.salt,
-                password.as_bytes(),
-            )
-            .is_some_and(|s| s[..] == *response),
-            _ => false,
+    /// Reads one packet of the handshake phase; the reply follows its sequence id.
+    fn read_handshake_packet(&mut self, max: usize) -> Option<Vec<u8>> {
+        match self.read_packet(max, false) {
+            Ok((seq, p)) => {
+                self.w.seq = seq.wrapping_add(1);
+                Some(p)
+            }
+            Err(_) => None,
         }
     }
 
-    /// Reads the client's handshake response and authenticates. Returns the user and the
-    /// database it asked for, or None after sending the error.
-    fn authenticate(&mut self, first_packet: Option<Vec<u8>>) -> Option<(String, Option<String>)> {
-        let max = self.backend.max_allowed_packet().max(1 << 20);
-        let payload = match first_packet {
-            Some(p) => p,
-            None => match self.read_packet(max, false) {
-                Ok((seq, p)) => {
-                    self.w.seq = seq.wrapping_add(1);
-                    p
-                }
-                Err(_) => return None,
-            },
+    /// Upgrades the connection to TLS after the client's SSLRequest. False when the
+    /// connection must end (no certificate, a failed TLS handshake).
+    fn start_tls(&mut self) -> bool {
+        let Some(tls) = &self.security.tls else {
+            // CLIENT_SSL was not offered.
+            self.send_raw_error(1043, "08S01", "Bad handshake");
+            return false;
         };
+        let Some(deadline) = self.handshake_deadline else {
+            return false;
+        };
+        let early = self.reader.take_buffered();
+        let Some(sock) = self.stream.take_socket() else {
+            return false;
+        };
+        match tls.accept(sock, &early, deadline) {
+            Ok(t) => {
+                self.tls_names = Some(crate::tls::session_names(&t));
+                self.stream = Transport::Tls(Box::new(t));
+                // The handshake changed the socket's timeouts behind the timer's back.
+                self.timer = SocketTimer::default();
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Reads the client's handshake response (after TLS, when the client asks for it)
+    /// and authenticates. Returns the user and the database it asked for, or None after
+    /// sending the error.
+    fn authenticate(&mut self) -> Option<(String, Option<String>)> {
+        let max = self.backend.max_allowed_packet().max(1 << 20);
+        let mut payload = self.read_handshake_packet(max)?;
+        // SSLRequest: the first 32 bytes of a handshake response, CLIENT_SSL set.
+        let ssl_request = payload.len() == 32
+            && Cursor::new(&payload)
+                .u32()
+                .is_some_and(|c| c & caps::SSL != 0);
+        if ssl_request {
+            if !self.start_tls() {
+                return None;
+            }
+            payload = self.read_handshake_packet(max)?;
+        }
         let mut c = Cursor::new(&payload);
         let client_caps = c.u32()?;
         if client_caps & caps::PROTOCOL_41 == 0 {
@@ -383,6 +433,10 @@ impl<'b, B: Backend> Conn<'b, B> {
                 "08S01",
                 "Strata needs a client that speaks protocol 4.1",
             );
+            return None;
+        }
+        if self.backend.require_secure_transport() && !self.stream.is_secure() {
+            self.send_error(&Error::InsecureTransport);
             return None;
         }
         self.client_caps =
@@ -417,6 +471,15 @@ impl<'b, B: Backend> Conn<'b, B> {
         Some((user, db))
     }
 
+    /// Sends one AuthMoreData packet (`01` + data) of the authentication exchange.
+    fn auth_more_data(&mut self, data: &[u8]) -> bool {
+        self.w.begin();
+        self.w.buf.push(0x01);
+        self.w.buf.extend_from_slice(data);
+        self.w.end();
+        self.flush()
+    }
+
     /// Checks one user's credentials (switching plugin when needed); sends the error.
     fn auth_user(&mut self, user: &str, plugin: &str, mut response: Vec<u8>) -> bool {
         let password = self.backend.password_of(user);
@@ -433,58 +496,100 @@ impl<'b, B: Backend> Conn<'b, B> {
             if !self.flush() {
                 return false;
             }
-            match self.read_packet(1 << 20, false) {
-                Ok((seq, p)) => {
-                    self.w.seq = seq.wrapping_add(1);
-                    response = p;
-                }
-                Err(_) => return false,
+            match self.read_handshake_packet(1 << 20) {
+                Some(p) => response = p,
+                None => return false,
             }
             plugin = NATIVE.to_string();
         }
-        let ok = password
-            .as_deref()
-            .is_some_and(|pw| self.check_password(&plugin, &response, pw));
-        if !ok {
-            let e = Error::AccessDenied {
-                user: user.to_string(),
-                host: self.peer_host(),
-                using_password: !response.is_empty(),
-            };
-            self.send_error(&e);
-            return false;
+        let verdict = match password.as_deref() {
+            None => Some(false),
+            Some(pw) if plugin == NATIVE => Some(auth::native_matches(&self.salt, &response, pw)),
+            Some(pw) => self.sha2_auth(user, pw, &response),
+        };
+        match verdict {
+            Some(true) => true,
+            Some(false) => {
+                let e = Error::AccessDenied {
+                    user: user.to_string(),
+                    host: self.peer_host(),
+                    using_password: !response.is_empty(),
+                };
+                self.send_error(&e);
+                false
+            }
+            // The client went away in the middle of the exchange.
+            None => false,
         }
-        if plugin == SHA2 && password.as_deref().is_some_and(|p| !p.is_empty()) {
-            // caching_sha2 fast-auth success.
-            self.w.begin();
-            self.w.buf.extend_from_slice(&[0x01, 0x03]);
-            self.w.end();
-        }
-        true
     }
 
-    /// Tells a new session its client's `host:port` and how to shut this socket down
-    /// (another session's KILL CONNECTION).
+    /// caching_sha2_password: the fast path from the cache, else full authentication.
+    /// None when the connection failed on the way.
+    fn sha2_auth(&mut self, user: &str, password: &str, scramble: &[u8]) -> Option<bool> {
+        // An empty password is proved by an empty answer (or a lone NUL, which some
+        // clients send, as MySQL accepts), with no exchange.
+        let empty_answer = scramble.is_empty() || scramble == [0];
+        if password.is_empty() || empty_answer {
+            return Some(password.is_empty() && empty_answer);
+        }
+        let cache = &self.security.sha2_cache;
+        if cache.fast_auth(user, password, &self.salt, scramble) {
+            return self.auth_more_data(&[0x03]).then_some(true);
+        }
+        if !self.auth_more_data(&[0x04]) {
+            return None;
+        }
+        let mut answer = self.read_handshake_packet(1 << 20)?;
+        let sent = if self.stream.is_secure() {
+            auth::clear_password(&answer).to_vec()
+        } else {
+            let Some(keys) = &self.security.rsa else {
+                return Some(false);
+            };
+            if answer == [0x02] {
+                // The client asks for the public key to encrypt with.
+                let pem = keys.public_pem().as_bytes().to_vec();
+                if !self.auth_more_data(&pem) {
+                    return None;
+                }
+                answer = self.read_handshake_packet(1 << 20)?;
+            }
+            match keys.decrypt_password(&answer, &self.salt) {
+                Some(p) => p,
+                None => return Some(false),
+            }
+        };
+        let ok = sent == password.as_bytes();
+        if ok {
+            self.security.sha2_cache.remember(user, password);
+        }
+        Some(ok)
+    }
+
+    /// Tells a new session its client's `host:port` (`localhost` on the unix socket),
+    /// its TLS session if any, and how to shut this socket down (another session's
+    /// KILL CONNECTION).
     fn attach(&self, handler: &mut B::Handler) {
         let host = self
             .stream
-            .peer_addr()
+            .peer()
             .map(|a| format!("{}:{}", a.ip(), a.port()))
-            .unwrap_or_else(|_| "localhost".into());
-        let shutdown: Box<dyn Fn() + Send + Sync> = match self.stream.try_clone() {
-            Ok(s) => Box::new(move || {
-                let _ = s.shutdown(std::net::Shutdown::Both);
-            }),
-            Err(_) => Box::new(|| {}),
-        };
+            .unwrap_or_else(|| "localhost".into());
+        let shutdown = self
+            .stream
+            .shutdown_handle()
+            .unwrap_or_else(|| Box::new(|| {}));
         handler.attach(host, shutdown);
+        if let Some((version, cipher)) = &self.tls_names {
+            handler.tls_session(version, cipher);
+        }
     }
 
     fn peer_host(&self) -> String {
         self.stream
-            .peer_addr()
+            .peer()
             .map(|a| a.ip().to_string())
-            .unwrap_or_else(|_| "localhost".into())
+            .unwrap_or_else(|| "localhost".into())
     }
 
     fn write_ok(&mut self, affected: u64, last_id: u64, status: u16, info: &str) {
@@ -526,7 +631,7 @@ impl<'b, B: Backend> Conn<'b, B> {
         if !self.flush() {
             return;
         }
-        let Some((user, db)) = self.authenticate(None) else {
+        let Some((user, db)) = self.authenticate() else {
             return;
         };
         if !self.admit(&user) {
@@ -714,7 +819,7 @@ impl<'b, B: Backend> Conn<'b, B> {
         let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, false, status)
             .with_found_rows(found_rows)
             .with_multi_results(multi_results)
-            .streaming_to(&self.stream, &mut self.timer, self.timeouts.net_write);
+            .streaming_to(&mut self.stream, &mut self.timer, self.timeouts.net_write);
         let r = handler.query(&sql, self.multi_statements, &mut out);
         let pending = out.finish();
         let status = handler.status_flags();
@@ -893,7 +998,7 @@ impl<'b, B: Backend> Conn<'b, B> {
         let mut out = resultset::Writer::new(&mut self.w, deprecate_eof, true, status)
             .with_found_rows(found_rows)
             .with_multi_results(multi_results)
-            .streaming_to(&self.stream, &mut self.timer, self.timeouts.net_write);
+            .streaming_to(&mut self.stream, &mut self.timer, self.timeouts.net_write);
         let r = handler.execute(id, &params, &mut out);
         let pending = out.finish();
         let status = handler.status_flags();

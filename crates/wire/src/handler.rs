@@ -69,6 +69,12 @@ pub trait Backend: Send + Sync + 'static {
         Duration::from_secs(10)
     }
 
+    /// `require_secure_transport`: when true a login over plain TCP is refused with
+    /// 3159 (TLS and the unix socket are accepted). Read for each new connection.
+    fn require_secure_transport(&self) -> bool {
+        false
+    }
+
     /// Whether `user` may take the connection MySQL keeps beyond `max_connections` for
     /// administrators (CONNECTION_ADMIN). Strata has no privileges yet (issue #16 item
     /// 4): root is the one administrator.
@@ -144,6 +150,10 @@ pub trait Handler {
     /// PROCESSLIST shows it) and a function that shuts the connection's socket down, so
     /// another session's `KILL CONNECTION` can end a connection idle in a read.
     fn attach(&mut self, _host: String, _shutdown: Box<dyn Fn() + Send + Sync>) {}
+
+    /// Called after `attach` when the connection runs TLS: the protocol version and
+    /// cipher, as OpenSSL names them (the session's `Ssl_version`, `Ssl_cipher`).
+    fn tls_session(&mut self, _version: &str, _cipher: &str) {}
 
     /// True when the connection must close after the command just answered (it was
     /// killed).

@@ -14,21 +14,29 @@
 //! after `stmt::decode_params` has turned the binary parameters into values, and its
 //! rows are encoded in the binary protocol.
 
+pub mod auth;
+pub mod certs;
 pub mod conn;
 pub mod handler;
 pub mod limits;
 pub mod packet;
 pub mod resultset;
+pub mod security;
 pub mod stmt;
 pub mod timer;
+pub mod tls;
+pub mod transport;
 
 pub use handler::{Backend, Handler, PreparedInfo, ResultStream, Timeouts};
+pub use security::Security;
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
+use std::os::unix::net::UnixListener;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use strata_types::Error;
+use transport::{Socket, Transport};
 
 /// The stack of a connection thread. Parsing, binding and evaluating a statement recurse
 /// once per level of its syntax tree, and MySQL clients send deep trees (ORMs emit long
@@ -37,48 +45,88 @@ use strata_types::Error;
 /// 3,000 levels; only the pages a statement touches become resident.
 pub const CONNECTION_STACK: usize = 16 << 20;
 
-/// Accepts connections until `shutdown` is set, each on its own thread. Past
-/// `max_connections` + 1 a connection is refused (1040) on this thread, so a flood of
-/// connection attempts starts no threads; failing accepts (out of file descriptors)
-/// pause instead of spinning.
-pub fn serve<B: Backend>(listener: TcpListener, backend: Arc<B>, shutdown: Arc<AtomicBool>) {
+/// What every accept loop shares: the connection ids and counts, and the server.
+struct Acceptor<B: Backend> {
+    backend: Arc<B>,
+    security: Arc<Security>,
+    limits: Arc<limits::Limits>,
+    next_id: AtomicU32,
+    shutdown: Arc<AtomicBool>,
+}
+
+/// Accepts connections until `shutdown` is set, each on its own thread: TCP on
+/// `listener`, and on `unix` (the `socket` option) when given, from a second thread.
+/// Past `max_connections` + 1 a connection is refused (1040) on the accepting thread,
+/// so a flood of connection attempts starts no threads; failing accepts (out of file
+/// descriptors) pause instead of spinning.
+pub fn serve<B: Backend>(
+    listener: TcpListener,
+    unix: Option<UnixListener>,
+    backend: Arc<B>,
+    security: Arc<Security>,
+    shutdown: Arc<AtomicBool>,
+) {
     conn::stats::mark_started();
-    let next_id = AtomicU32::new(1);
-    let limits = limits::Limits::new();
-    let mut failing = false;
-    for stream in listener.incoming() {
-        if shutdown.load(Ordering::SeqCst) {
-            break;
-        }
-        let stream = match stream {
-            Ok(s) => {
-                failing = false;
-                s
-            }
-            Err(e) => {
-                accept_failed(&e, &mut failing);
-                continue;
-            }
-        };
-        let Some(slot) = limits.accept(backend.max_connections()) else {
-            conn::refuse(stream, &Error::TooManyConnections);
-            continue;
-        };
-        let id = next_id.fetch_add(1, Ordering::Relaxed);
-        let backend = backend.clone();
-        let limits = limits.clone();
+    let acceptor = Arc::new(Acceptor {
+        backend,
+        security,
+        limits: limits::Limits::new(),
+        next_id: AtomicU32::new(1),
+        shutdown,
+    });
+    if let Some(unix) = unix {
+        let acceptor = acceptor.clone();
         let spawned = std::thread::Builder::new()
-            .name(format!("conn-{id}"))
-            .stack_size(CONNECTION_STACK)
+            .name("accept-unix".into())
             .spawn(move || {
-                conn::Conn::new(&*backend, stream, id)
-                    .with_limits(limits, slot)
-                    .run();
+                acceptor.run(|| unix.accept().map(|(s, _)| Socket::Unix(s)));
             });
         if let Err(e) = spawned {
-            // The connection (moved into the closure) is closed; its slot is released.
-            strata_types::log_warning!("cannot start a thread for a new connection: {e}");
-            std::thread::sleep(Duration::from_millis(10));
+            strata_types::log_warning!("cannot start the unix socket's accept thread: {e}");
+        }
+    }
+    acceptor.run(|| listener.accept().map(|(s, _)| Socket::Tcp(s)));
+}
+
+impl<B: Backend> Acceptor<B> {
+    fn run(&self, mut accept: impl FnMut() -> std::io::Result<Socket>) {
+        let mut failing = false;
+        loop {
+            let stream = accept();
+            if self.shutdown.load(Ordering::SeqCst) {
+                break;
+            }
+            let stream = match stream {
+                Ok(s) => {
+                    failing = false;
+                    s
+                }
+                Err(e) => {
+                    accept_failed(&e, &mut failing);
+                    continue;
+                }
+            };
+            let Some(slot) = self.limits.accept(self.backend.max_connections()) else {
+                conn::refuse(stream, &Error::TooManyConnections);
+                continue;
+            };
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let backend = self.backend.clone();
+            let security = self.security.clone();
+            let limits = self.limits.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("conn-{id}"))
+                .stack_size(CONNECTION_STACK)
+                .spawn(move || {
+                    conn::Conn::new(&*backend, &security, Transport::from_socket(stream), id)
+                        .with_limits(limits, slot)
+                        .run();
+                });
+            if let Err(e) = spawned {
+                // The connection (moved into the closure) is closed; its slot is released.
+                strata_types::log_warning!("cannot start a thread for a new connection: {e}");
+                std::thread::sleep(Duration::from_millis(10));
+            }
         }
     }
 }
@@ -99,6 +147,11 @@ fn accept_failed(e: &std::io::Error, failing: &mut bool) {
 }
 
 /// Serves one connection on the calling thread, to its end.
-pub fn handle_connection<B: Backend>(stream: TcpStream, backend: &B, conn_id: u32) {
-    conn::Conn::new(backend, stream, conn_id).run();
+pub fn handle_connection<B: Backend>(
+    stream: std::net::TcpStream,
+    backend: &B,
+    security: &Security,
+    conn_id: u32,
+) {
+    conn::Conn::new(backend, security, Transport::Tcp(stream), conn_id).run();
 }

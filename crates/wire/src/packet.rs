@@ -68,6 +68,15 @@ impl PacketReader {
         self.end - self.start
     }
 
+    /// Hands over the bytes received beyond the last packet: after an SSLRequest they
+    /// are the start of the client's TLS handshake, which the TLS layer must read.
+    pub fn take_buffered(&mut self) -> Vec<u8> {
+        let rest = self.buf[self.start..self.end].to_vec();
+        self.start = 0;
+        self.end = 0;
+        rest
+    }
+
     /// Reads one packet and hands its payload over; give it back with [`recycle`] so
     /// the next packet reuses the allocation.
     ///
@@ -211,7 +220,8 @@ impl PacketWriter {
             return Err(io::ErrorKind::BrokenPipe.into());
         }
         if !self.buf.is_empty() {
-            let r = w.write_all(&self.buf);
+            // flush: a TLS transport sends what it still holds (a no-op on a socket).
+            let r = w.write_all(&self.buf).and_then(|()| w.flush());
             self.buf.clear();
             if r.is_err() {
                 self.failed = true;

@@ -126,7 +126,7 @@ pub struct Writer<'a> {
     /// Where rows go once the buffer holds [`STREAM_AT`] bytes (None: all at the end),
     /// the socket's timer and net_write_timeout.
     sink: Option<(
-        &'a std::net::TcpStream,
+        &'a mut crate::transport::Transport,
         &'a mut crate::timer::SocketTimer,
         std::time::Duration,
     )>,
@@ -176,7 +176,7 @@ impl<'a> Writer<'a> {
     /// the statement with 1317, as a killed query.
     pub fn streaming_to(
         mut self,
-        stream: &'a std::net::TcpStream,
+        stream: &'a mut crate::transport::Transport,
         timer: &'a mut crate::timer::SocketTimer,
         net_write: std::time::Duration,
     ) -> Writer<'a> {

@@ -19,8 +19,8 @@
 //! is set so the usual case (the same limit as for the last command) costs no system
 //! call.
 
+use crate::transport::Transport;
 use std::io::{self, Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 /// What the connection is waiting for, which decides the limit of each read.
@@ -50,16 +50,16 @@ pub struct SocketTimer {
 const MIN: Duration = Duration::from_millis(1);
 
 impl SocketTimer {
-    pub fn set_read(&mut self, s: &TcpStream, d: Duration) {
+    pub fn set_read(&mut self, s: &Transport, d: Duration) {
         let d = d.max(MIN);
-        if self.read != Some(d) && s.set_read_timeout(Some(d)).is_ok() {
+        if self.read != Some(d) && s.set_read_timeout(d).is_ok() {
             self.read = Some(d);
         }
     }
 
-    pub fn set_write(&mut self, s: &TcpStream, d: Duration) {
+    pub fn set_write(&mut self, s: &Transport, d: Duration) {
         let d = d.max(MIN);
-        if self.write != Some(d) && s.set_write_timeout(Some(d)).is_ok() {
+        if self.write != Some(d) && s.set_write_timeout(d).is_ok() {
             self.write = Some(d);
         }
     }
@@ -76,7 +76,7 @@ pub enum Expired {
 
 /// A reader over a connection's socket that applies a [`Wait`].
 pub struct TimedRead<'a> {
-    stream: &'a TcpStream,
+    stream: &'a mut Transport,
     timer: &'a mut SocketTimer,
     wait: Wait,
     /// Set when a read failed because a limit passed.
@@ -91,7 +91,7 @@ fn is_timeout(e: &io::Error) -> bool {
 }
 
 impl<'a> TimedRead<'a> {
-    pub fn new(stream: &'a TcpStream, timer: &'a mut SocketTimer, wait: Wait) -> TimedRead<'a> {
+    pub fn new(stream: &'a mut Transport, timer: &'a mut SocketTimer, wait: Wait) -> TimedRead<'a> {
         TimedRead {
             stream,
             timer,
@@ -129,8 +129,7 @@ impl Read for TimedRead<'_> {
                 return Err(io::ErrorKind::TimedOut.into());
             };
             self.timer.set_read(self.stream, limit);
-            let mut stream = self.stream;
-            match stream.read(buf) {
+            match self.stream.read(buf) {
                 Ok(n) => {
                     if let Wait::Command { net_read, .. } = self.wait {
                         if n > 0 {
@@ -159,14 +158,14 @@ impl Read for TimedRead<'_> {
 /// write runs under the socket's usual timeout (the whole limit, set once, so a small
 /// response costs no extra system call); only a partial write sets what is left.
 pub struct DeadlineWrite<'a> {
-    stream: &'a TcpStream,
+    stream: &'a mut Transport,
     timer: &'a mut SocketTimer,
     deadline: Instant,
     first: bool,
 }
 
 impl<'a> DeadlineWrite<'a> {
-    pub fn new(stream: &'a TcpStream, timer: &'a mut SocketTimer, limit: Duration) -> Self {
+    pub fn new(stream: &'a mut Transport, timer: &'a mut SocketTimer, limit: Duration) -> Self {
         timer.set_write(stream, limit);
         DeadlineWrite {
             stream,
@@ -188,12 +187,11 @@ impl Write for DeadlineWrite<'_> {
             self.timer.set_write(self.stream, left);
         }
         self.first = false;
-        let mut stream = self.stream;
-        stream.write(buf)
+        self.stream.write(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        self.stream.flush()
     }
 }
 
@@ -201,45 +199,49 @@ impl Write for DeadlineWrite<'_> {
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::net::TcpListener;
+    use std::net::{TcpListener, TcpStream};
 
-    fn pair() -> (TcpStream, TcpStream) {
+    fn pair() -> (TcpStream, Transport) {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (s, _) = l.accept().unwrap();
-        (c, s)
+        (c, Transport::Tcp(s))
     }
 
     #[test]
     fn idle_and_stalled_reads_expire() {
-        let (_client, server) = pair();
+        let (_client, mut server) = pair();
         let mut timer = SocketTimer::default();
         let wait = Wait::Command {
             idle_until: Instant::now() + Duration::from_millis(150),
             net_read: Duration::from_millis(40),
         };
-        let mut r = TimedRead::new(&server, &mut timer, wait);
+        let mut r = TimedRead::new(&mut server, &mut timer, wait);
         let mut b = [0u8; 4];
         assert!(r.read(&mut b).is_err());
         assert_eq!(r.expired, Some(Expired::Idle));
 
-        let mut r = TimedRead::new(&server, &mut timer, Wait::Packet(Duration::from_millis(30)));
+        let mut r = TimedRead::new(
+            &mut server,
+            &mut timer,
+            Wait::Packet(Duration::from_millis(30)),
+        );
         assert!(r.read(&mut b).is_err());
         assert_eq!(r.expired, Some(Expired::Stalled));
 
         let past = Instant::now();
-        let mut r = TimedRead::new(&server, &mut timer, Wait::Handshake(past));
+        let mut r = TimedRead::new(&mut server, &mut timer, Wait::Handshake(past));
         assert!(r.read(&mut b).is_err());
         assert_eq!(r.expired, Some(Expired::Stalled));
     }
 
     #[test]
     fn a_client_that_does_not_read_fails_the_write_by_the_deadline() {
-        let (_client, server) = pair();
+        let (_client, mut server) = pair();
         let mut timer = SocketTimer::default();
         let big = vec![7u8; 64 << 20];
         let start = Instant::now();
-        let mut w = DeadlineWrite::new(&server, &mut timer, Duration::from_millis(300));
+        let mut w = DeadlineWrite::new(&mut server, &mut timer, Duration::from_millis(300));
         assert!(
             w.write_all(&big).is_err(),
             "64 MiB cannot all be taken by a reader that reads nothing"
@@ -249,14 +251,14 @@ mod tests {
 
     #[test]
     fn data_before_the_limit_is_read() {
-        let (mut client, server) = pair();
+        let (mut client, mut server) = pair();
         client.write_all(b"ab").unwrap();
         let mut timer = SocketTimer::default();
         let wait = Wait::Command {
             idle_until: Instant::now() + Duration::from_secs(5),
             net_read: Duration::from_secs(5),
         };
-        let mut r = TimedRead::new(&server, &mut timer, wait);
+        let mut r = TimedRead::new(&mut server, &mut timer, wait);
         let mut b = [0u8; 4];
         assert_eq!(r.read(&mut b).unwrap(), 2);
         assert!(matches!(r.wait, Wait::Packet(_)));
