@@ -38,8 +38,11 @@ pub struct Layout {
 impl Layout {
     pub fn new(def: Arc<TableDef>, space: u32, roots: &[u32]) -> Layout {
         let hidden = def.primary_key().is_none();
+        // A header may list more roots than the definition has indexes (an index build
+        // that was never committed, `online.rs`): those trees are not this table's.
         let trees = roots
             .iter()
+            .take(Self::n_trees(&def))
             .enumerate()
             .map(|(i, &root)| Tree {
                 space,
@@ -685,7 +688,10 @@ impl BtreeTable {
             .clustered()
             .put(st, ckey, &value, PutMode::Upsert, &undo);
         match res {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.inner.log_online(self.lay.space, ckey);
+                Ok(())
+            }
             Err(e) => {
                 trx.forget_last_undo();
                 self.inner.trx.versions.remove(roll_ptr);
@@ -758,7 +764,7 @@ fn point_key(r: &KeyRange) -> Option<&[u8]> {
 }
 
 /// The duplicate value as MySQL prints it in error 1062: the key's columns joined by '-'.
-fn key_text(ix: &IndexDef, row: &[Value]) -> String {
+pub(crate) fn key_text(ix: &IndexDef, row: &[Value]) -> String {
     ix.columns
         .iter()
         .map(|&c| row[c].to_text())
@@ -918,6 +924,14 @@ impl Table for BtreeTable {
 
     fn retire(&self) {
         self.retired.store(true, Ordering::Release);
+    }
+
+    fn begin_index_build(
+        &self,
+        new_def: &TableDef,
+        opts: &IndexBuildOptions,
+    ) -> Option<Result<Box<dyn IndexBuild>>> {
+        crate::online::start(self, new_def, opts)
     }
 
     fn retired(&self) -> bool {
