@@ -87,6 +87,8 @@ impl<'a> BulkLoader<'a> {
 
     /// Writes a finished page image as page `page_no`.
     fn write(&mut self, page_no: u32, buf: &[u8]) -> io::Result<()> {
+        // Room in the redo log first, as every writer waits for it (no latch held).
+        self.st.log.free_check();
         let mut mtr = Mtr::new(self.st);
         let s = mtr.create(PageId {
             space: self.space,

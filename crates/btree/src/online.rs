@@ -359,6 +359,7 @@ impl IndexBuild for Build {
         // go in and UNIQUE keys are checked against them.
         let mut inserts: Vec<(usize, Vec<u8>, usize, bool, Vec<u8>)> = Vec::new();
         for ckey in self.log.take() {
+            st.log.free_check();
             let seen = self.snapshot_row(&ckey)?;
             let latest = self.latest_row(&ckey)?;
             for j in 0..self.added.len() {
