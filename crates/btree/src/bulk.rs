@@ -15,7 +15,10 @@ use crate::mtr::{Mtr, Storage};
 use crate::page;
 use crate::tree::{MAGIC, SH_MAGIC, SH_NEXT_FREE};
 use std::io;
-use strata_storage::bufpool::{PageId, PAGE_HEADER_SIZE};
+use strata_storage::bufpool::PageId;
+
+/// Where a node's own bytes start in a page (its type field; `docs/format/btree.md`).
+const NODE_START: usize = 20;
 
 /// One level being filled: the page in memory, its number, and its first key.
 struct Level {
@@ -94,8 +97,9 @@ impl<'a> BulkLoader<'a> {
             space: self.space,
             page_no,
         })?;
-        // The common header (checksum, LSN, ids) is the pool's; the node is ours.
-        mtr.get_mut(s)[PAGE_HEADER_SIZE..].copy_from_slice(&buf[PAGE_HEADER_SIZE..]);
+        // Bytes 0..20 (checksum, LSN, ids) are the pool's; the node header from the page
+        // type at 20 on, and the body, are ours (as `Tree::split_root` copies them).
+        mtr.get_mut(s)[NODE_START..].copy_from_slice(&buf[NODE_START..]);
         mtr.commit();
         self.pages += 1;
         Ok(())

@@ -138,6 +138,10 @@ pub(crate) struct Inner {
     /// (the write path looks at the map only when it is not 0).
     pub(crate) online: RwLock<HashMap<u32, Arc<online::RowLog>>>,
     pub(crate) online_builds: std::sync::atomic::AtomicUsize,
+    /// (space, tree) → the transaction id an online build of that tree took as it
+    /// finished; read views older than it may not use the tree (`BtreeTable::since`).
+    /// In memory: no read view survives a restart.
+    pub(crate) built_since: Mutex<HashMap<(u32, usize), u64>>,
     stop: AtomicBool,
 }
 
@@ -209,6 +213,7 @@ impl BtreeEngine {
             swept: AtomicBool::new(false),
             online: RwLock::new(HashMap::new()),
             online_builds: std::sync::atomic::AtomicUsize::new(0),
+            built_since: Mutex::new(HashMap::new()),
             stop: AtomicBool::new(false),
         });
         if let Some(rec) = recovered {

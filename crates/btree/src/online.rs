@@ -35,7 +35,7 @@ use crate::bulk::BulkLoader;
 use crate::row::RecHeader;
 use crate::table::{key_text, BtreeTable, Layout};
 use crate::tree::{PutMode, SH_NINDEX, SH_ROOTS};
-use crate::{io_err, Inner};
+use crate::{io_err, BtreeTrx, Inner};
 use std::cmp::Ordering as CmpOrdering;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -112,6 +112,17 @@ impl Inner {
         true
     }
 
+    /// Per tree of `lay`: the id an online build of it took as it finished (0: none).
+    pub(crate) fn index_since(&self, lay: &Layout) -> Vec<u64> {
+        let m = self.built_since.lock();
+        if m.is_empty() {
+            return Vec::new();
+        }
+        (0..lay.trees.len())
+            .map(|t| m.get(&(lay.space, t)).copied().unwrap_or(0))
+            .collect()
+    }
+
     fn unregister_log(&self, space: u32) {
         if self.online.write().remove(&space).is_some() {
             self.online_builds.fetch_sub(1, Ordering::AcqRel);
@@ -140,6 +151,7 @@ pub(crate) struct Build {
     /// until `finish` (so the versions it saw stay reachable).
     txn: Option<Txn>,
     tmpdir: std::path::PathBuf,
+    interrupt: Interrupt,
     sort_buffer: usize,
     fill_factor: u32,
     /// Roots of the new trees, in `added` order, once loaded.
@@ -195,6 +207,7 @@ pub(crate) fn start(
             std::time::Duration::from_secs(31_536_000),
         )),
         tmpdir: opts.tmpdir.clone(),
+        interrupt: opts.interrupt.clone(),
         sort_buffer,
         fill_factor,
         roots: Vec::new(),
@@ -303,6 +316,9 @@ impl IndexBuild for Build {
             let txn = this.txn()?;
             this.table.scan(txn, &mut |row_id, row| {
                 rows += 1;
+                if rows % 4096 == 0 {
+                    this.interrupt.check()?;
+                }
                 let ckey = this.lay.clustered_key(row, row_id);
                 for (j, s) in sorters.iter_mut().enumerate() {
                     let (k, plen, null) = this.entry(j, row, &ckey);
@@ -434,6 +450,15 @@ impl IndexBuild for Build {
         st.log
             .flush_up_to(lsn)
             .map_err(|e| Error::io("ib_logfile0", e))?;
+        // An id taken now: read views made before it may not use the new indexes (their
+        // entries are for the latest versions only); views made after see those.
+        let since = BtreeTrx::with(&self.table.inner, self.txn()?, |t| Ok(t.ensure_id()))?;
+        {
+            let mut m = self.table.inner.built_since.lock();
+            for &pos in &self.added {
+                m.insert((self.lay.space, self.lay.tree_of_index(pos)), since);
+            }
+        }
         self.stop();
         Ok(())
     }

@@ -198,6 +198,10 @@ pub struct BtreeTable {
     ahi: AdaptiveHash,
     /// Set when DDL replaced this handle (`Table::retire`).
     retired: std::sync::atomic::AtomicBool,
+    /// Per tree: the transaction id an online index build took when it finished (0:
+    /// none). A consistent read whose view is older may not use that index: it holds
+    /// entries for the latest versions only (1412, as InnoDB's `index->trx_id`).
+    since: Vec<u64>,
 }
 
 const AHI_SHARDS: usize = 64;
@@ -251,9 +255,11 @@ enum ReadKind {
 impl BtreeTable {
     pub(crate) fn open(inner: Arc<Inner>, lay: Layout) -> Result<BtreeTable> {
         let ahi = AdaptiveHash::new(inner.st.pool.latch_policy());
+        let since = inner.index_since(&lay);
         let t = BtreeTable {
             inner,
             lay,
+            since,
             autoinc: AtomicU64::new(0),
             next_row_id: AtomicU64::new(1),
             retired: std::sync::atomic::AtomicBool::new(false),
@@ -360,6 +366,11 @@ impl BtreeTable {
     ) -> Result<()> {
         self.with_trx(txn, |trx| {
             let kind = self.read_kind(txn, trx);
+            if let (Some(&since), ReadKind::Snapshot(v)) = (self.since.get(tree_no), &kind) {
+                if v.low_limit <= since {
+                    return Err(Error::TableDefChanged);
+                }
+            }
             let st = &self.inner.st;
             let tree = self.lay.trees[tree_no];
             let ix = (tree_no > 0).then(|| {

@@ -885,6 +885,7 @@ fn online_index_build_captures_concurrent_changes() {
     }
     let opts = IndexBuildOptions {
         tmpdir: dir.path().to_path_buf(),
+        interrupt: Interrupt::default(),
     };
     let change = |t: &Arc<dyn Table>, model: &mut BTreeMap<i64, (i64, String)>, from: i64| {
         autocommit(|txn| {

@@ -193,10 +193,12 @@ pub struct EngineVar {
 }
 
 /// How an online index build runs (ALTER TABLE … ADD INDEX, ALGORITHM=INPLACE).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct IndexBuildOptions {
     /// Where the build's sorted runs spill (`tmpdir`).
     pub tmpdir: std::path::PathBuf,
+    /// The statement's stop signal (KILL QUERY): the build checks it as it reads.
+    pub interrupt: Interrupt,
 }
 
 /// Indexes being added to an open table in place while other connections keep reading

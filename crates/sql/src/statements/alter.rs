@@ -878,6 +878,7 @@ fn add_indexes_online(
     use crate::mdl::{MdlDuration, MdlKey, MdlMode, MdlRequest};
     let opts = strata_engine::IndexBuildOptions {
         tmpdir: cx.tmpdir.to_path_buf(),
+        interrupt: cx.txn.interrupt(),
     };
     let Some(build) = handle.begin_index_build(def, &opts) else {
         return Ok(None);
@@ -893,17 +894,15 @@ fn add_indexes_online(
     if let Some(m) = weaker {
         cx.mdl.downgrade(&key, m);
     }
-    let loaded = build.load();
+    // A failed load (1062, KILL) drops the build: the table is as it was.
+    build.load()?;
     // The swap: exclusive again, waiting for the statements that started meanwhile.
-    let upgraded = match weaker {
-        Some(_) => cx.mdl.acquire(
+    if weaker.is_some() {
+        cx.mdl.acquire(
             &[MdlRequest::new(key, MdlMode::Exclusive)],
             MdlDuration::Transaction,
-        ),
-        None => Ok(()),
-    };
-    loaded?;
-    upgraded?;
+        )?;
+    }
     build.finish()?;
     drop(build);
     cx.catalog.alter_in_place(handle, def.clone())?;
