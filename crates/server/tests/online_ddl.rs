@@ -51,8 +51,8 @@ fn load(c: &mut Conn, engine: &str) {
 /// What one writer's acknowledged statements left: id → k (None: deleted).
 type Model = HashMap<i64, Option<i64>>;
 
-/// Writer `w` changes only rows whose id ≡ w (mod WRITERS) and inserts new ids of that
-/// class above `ROWS`, so the writers never conflict and the model is exact. Runs until
+/// Writer `w` changes only rows whose id ≡ w + 1 (mod WRITERS) and inserts new ids of
+/// that class above `ROWS`, so the writers never conflict and the model is exact. Runs until
 /// `stop`; every statement is autocommitted and recorded once acknowledged.
 fn writer(port: u16, w: i64, stop: Arc<AtomicBool>, acks: Arc<AtomicU64>) -> Model {
     let mut c = common::connect(port, Some("d"));
@@ -60,17 +60,20 @@ fn writer(port: u16, w: i64, stop: Arc<AtomicBool>, acks: Arc<AtomicU64>) -> Mod
     let mut model: Model = HashMap::new();
     let mut next_new = ROWS + 1 + w;
     while !stop.load(Ordering::Relaxed) {
-        let pick = |rng: &mut rand::rngs::StdRng| rng.gen_range(0..ROWS / WRITERS) * WRITERS + w;
+        let pick =
+            |rng: &mut rand::rngs::StdRng| rng.gen_range(0..ROWS / WRITERS) * WRITERS + w + 1;
         let r = match rng.gen_range(0..10) {
             0..=3 => {
                 let id = next_new;
                 next_new += WRITERS;
                 let k = rng.gen_range(0..1_000_000);
                 c.exec_drop("INSERT INTO t VALUES (?, ?, 'new')", (id, k))
-                    .map(|()| model.insert(id, Some(k)))
+                    .map(|()| {
+                        model.insert(id, Some(k));
+                    })
             }
             4..=7 => {
-                let id = pick(&mut rng).max(1);
+                let id = pick(&mut rng);
                 let k = rng.gen_range(0..1_000_000);
                 // A row this writer deleted stays deleted: UPDATE changes nothing then.
                 let gone = matches!(model.get(&id), Some(None));
@@ -82,7 +85,7 @@ fn writer(port: u16, w: i64, stop: Arc<AtomicBool>, acks: Arc<AtomicU64>) -> Mod
                     })
             }
             _ => {
-                let id = pick(&mut rng).max(1);
+                let id = pick(&mut rng);
                 c.exec_drop("DELETE FROM t WHERE id = ?", (id,))
                     .map(|()| {
                         model.insert(id, None);
