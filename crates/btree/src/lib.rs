@@ -1427,10 +1427,7 @@ impl Engine for BtreeEngine {
                 Ok(())
             }
             "innodb_online_alter_log_max_size" => {
-                let n = value
-                    .to_i64()
-                    .filter(|&n| n >= 65536)
-                    .ok_or_else(bad)?;
+                let n = value.to_i64().filter(|&n| n >= 65536).ok_or_else(bad)?;
                 self.inner.cfg.write().online_alter_log_max_size = n as usize;
                 Ok(())
             }

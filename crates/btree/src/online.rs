@@ -139,6 +139,16 @@ fn by_key(a: &[u8], b: &[u8]) -> CmpOrdering {
     a[REC_HEAD..].cmp(&b[REC_HEAD..])
 }
 
+/// An entry the apply inserts into new index `j`: its key, the length of the index
+/// columns' part, whether one of them is NULL, and the row's clustered key.
+struct Insert {
+    j: usize,
+    key: Vec<u8>,
+    plen: usize,
+    null: bool,
+    ckey: Vec<u8>,
+}
+
 /// An index build in progress on one table.
 pub(crate) struct Build {
     table: Arc<BtreeTable>,
@@ -184,7 +194,11 @@ pub(crate) fn start(
     }
     let (max_log, sort_buffer, fill_factor) = {
         let c = inner.cfg.read();
-        (c.online_alter_log_max_size, c.sort_buffer_size, c.fill_factor)
+        (
+            c.online_alter_log_max_size,
+            c.sort_buffer_size,
+            c.fill_factor,
+        )
     };
     let log = Arc::new(RowLog::new(max_log));
     if !inner.register_log(table.lay.space, log.clone()) {
@@ -316,7 +330,7 @@ impl IndexBuild for Build {
             let txn = this.txn()?;
             this.table.scan(txn, &mut |row_id, row| {
                 rows += 1;
-                if rows % 4096 == 0 {
+                if rows.is_multiple_of(4096) {
                     this.interrupt.check()?;
                 }
                 let ckey = this.lay.clustered_key(row, row_id);
@@ -358,12 +372,18 @@ impl IndexBuild for Build {
             let root = loader.finish().map_err(|e| self.io(e))?;
             self.roots.push(root);
         }
+        // The new pages go to disk now, while other statements still run: the swap's
+        // checkpoint (the catalog flushes the table before it reopens it) then has little
+        // left to write under the exclusive lock.
+        self.table.inner.checkpoint()?;
         Ok(rows)
     }
 
     fn finish(&mut self) -> Result<()> {
         if self.roots.len() != self.added.len() {
-            return Err(Error::Internal("index build finished before loading".into()));
+            return Err(Error::Internal(
+                "index build finished before loading".into(),
+            ));
         }
         if self.log.overflow.load(Ordering::Acquire) {
             return Err(Error::OnlineLogTooBig(self.index(0).name.clone()));
@@ -373,7 +393,7 @@ impl IndexBuild for Build {
         let max_key = crate::tree::max_key(page_size);
         // Stale entries out first, so every entry left is current when the missing ones
         // go in and UNIQUE keys are checked against them.
-        let mut inserts: Vec<(usize, Vec<u8>, usize, bool, Vec<u8>)> = Vec::new();
+        let mut inserts: Vec<Insert> = Vec::new();
         for ckey in self.log.take() {
             st.log.free_check();
             let seen = self.snapshot_row(&ckey)?;
@@ -391,11 +411,24 @@ impl IndexBuild for Build {
                     if k.len() > max_key {
                         return Err(Error::KeyTooLong(max_key));
                     }
-                    inserts.push((j, k, plen, null, ckey.clone()));
+                    inserts.push(Insert {
+                        j,
+                        key: k,
+                        plen,
+                        null,
+                        ckey: ckey.clone(),
+                    });
                 }
             }
         }
-        for (j, k, plen, null, ckey) in inserts {
+        for Insert {
+            j,
+            key: k,
+            plen,
+            null,
+            ckey,
+        } in inserts
+        {
             let tree = self.tree(j);
             if self.index(j).unique && !null {
                 let prefix = k[..plen].to_vec();
@@ -494,7 +527,10 @@ mod tests {
             log.push(k);
         }
         assert!(!log.overflow.load(Ordering::Acquire));
-        assert_eq!(log.take(), vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+        assert_eq!(
+            log.take(),
+            vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]
+        );
         for _ in 0..40 {
             log.push(b"xyz");
         }

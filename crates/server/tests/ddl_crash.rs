@@ -425,9 +425,7 @@ fn crash_cycles(engine: &str, default_cycles: usize, seed: u64) {
         }
         for id in &theirs {
             assert!(
-                written.contains(id)
-                    || wrote.inserted.contains(id)
-                    || wrote.in_flight == Some(*id),
+                written.contains(id) || wrote.inserted.contains(id) || wrote.in_flight == Some(*id),
                 "cycle {cycle}: {name} holds row {id} nobody inserted"
             );
         }

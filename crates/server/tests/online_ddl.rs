@@ -86,10 +86,9 @@ fn writer(port: u16, w: i64, stop: Arc<AtomicBool>, acks: Arc<AtomicU64>) -> Mod
             }
             _ => {
                 let id = pick(&mut rng);
-                c.exec_drop("DELETE FROM t WHERE id = ?", (id,))
-                    .map(|()| {
-                        model.insert(id, None);
-                    })
+                c.exec_drop("DELETE FROM t WHERE id = ?", (id,)).map(|()| {
+                    model.insert(id, None);
+                })
             }
         };
         match r {
@@ -277,12 +276,16 @@ fn lock_none_is_honoured_for_add_index_and_refused_where_it_cannot_be() {
         .unwrap();
     c.query_drop("INSERT INTO i VALUES (1, 1), (2, 2)").unwrap();
     c.query_drop("INSERT INTO m VALUES (1, 1), (2, 2)").unwrap();
-    c.query_drop("ALTER TABLE i ADD INDEX k (k), LOCK=NONE").unwrap();
+    c.query_drop("ALTER TABLE i ADD INDEX k (k), LOCK=NONE")
+        .unwrap();
     c.query_drop("ALTER TABLE i ADD INDEX k2 (k, id), ALGORITHM=INPLACE, LOCK=SHARED")
         .unwrap();
     c.query_drop("ALTER TABLE i ADD INDEX k3 (id, k), LOCK=EXCLUSIVE")
         .unwrap();
-    assert_eq!(code(c.query_drop("ALTER TABLE m ADD INDEX k (k), LOCK=NONE")), 1846);
+    assert_eq!(
+        code(c.query_drop("ALTER TABLE m ADD INDEX k (k), LOCK=NONE")),
+        1846
+    );
     // A change InnoDB rebuilds the table for cannot run with LOCK=NONE here either.
     assert_eq!(
         code(c.query_drop("ALTER TABLE i MODIFY k BIGINT, LOCK=NONE")),

@@ -352,7 +352,9 @@ mod tests {
         // A pseudo-random order of 50,000 distinct 12-byte records: ~1 MB, many runs.
         let mut x: u64 = 12345;
         for i in 0..50_000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let mut r = (x >> 16).to_be_bytes().to_vec();
             r.extend_from_slice(&(i as u32).to_be_bytes());
             s.push(&r).unwrap();
