@@ -33,6 +33,8 @@ pub struct ServerSettings {
     pub innodb_buffer_pool_size: u64,
     pub innodb_page_size: u64,
     pub innodb_log_file_size: u64,
+    /// Memory per new index's sort in an index build.
+    pub innodb_sort_buffer_size: u64,
     /// 0, 1 or 2, as the MySQL variable.
     pub innodb_flush_log_at_trx_commit: u8,
     pub innodb_direct_io: bool,
@@ -55,6 +57,7 @@ impl ServerSettings {
             innodb_buffer_pool_size: 128 << 20,
             innodb_page_size: 16 << 10,
             innodb_log_file_size: 96 << 20,
+            innodb_sort_buffer_size: 1 << 20,
             innodb_flush_log_at_trx_commit: 1,
             innodb_direct_io: false,
             innodb_adaptive_hash_index: true,
@@ -80,6 +83,7 @@ pub fn open_server(s: &ServerSettings) -> Result<Arc<Server>, String> {
                 buffer_pool_size: s.innodb_buffer_pool_size as usize,
                 page_size: s.innodb_page_size as usize,
                 log_file_size: s.innodb_log_file_size,
+                sort_buffer_size: s.innodb_sort_buffer_size as usize,
                 flush_log_at_trx_commit: match s.innodb_flush_log_at_trx_commit {
                     0 => FlushAtCommit::Never,
                     2 => FlushAtCommit::WriteOnly,

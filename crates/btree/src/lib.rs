@@ -15,10 +15,12 @@
 //! Background work runs in one master thread: purge of old versions and delete-marked
 //! records, and checkpoints when the log passes half its capacity.
 
+pub mod bulk;
 pub mod ceiling;
 pub mod check;
 pub mod lock;
 pub mod mtr;
+pub mod online;
 pub mod overflow;
 pub mod page;
 pub mod recovery;
@@ -67,6 +69,14 @@ pub struct BtreeConfig {
     /// `innodb_spin_wait_delay`: the most delay units (of 50 CPU pauses) between two
     /// re-tests, capped at 1000.
     pub spin_wait_delay: u32,
+    /// `innodb_sort_buffer_size`: memory for each new index's sort during an index
+    /// build; sorted runs beyond it spill to `tmpdir`.
+    pub sort_buffer_size: usize,
+    /// `innodb_fill_factor`: how full (percent) an index build fills its pages.
+    pub fill_factor: u32,
+    /// `innodb_online_alter_log_max_size`: the most bytes of changes an online index
+    /// build logs before it fails with 1799.
+    pub online_alter_log_max_size: usize,
 }
 
 impl Default for BtreeConfig {
@@ -82,6 +92,9 @@ impl Default for BtreeConfig {
             old_blocks_time_ms: 1000,
             sync_spin_loops: DEFAULT_SYNC_SPIN_LOOPS,
             spin_wait_delay: DEFAULT_SPIN_WAIT_DELAY,
+            sort_buffer_size: 1 << 20,
+            fill_factor: 100,
+            online_alter_log_max_size: 128 << 20,
         }
     }
 }
@@ -121,6 +134,14 @@ pub(crate) struct Inner {
     pub ahi: AtomicBool,
     /// Set once the sweep after startup has finished.
     pub swept: AtomicBool,
+    /// Row logs of online index builds, by space (`online.rs`), and how many there are
+    /// (the write path looks at the map only when it is not 0).
+    pub(crate) online: RwLock<HashMap<u32, Arc<online::RowLog>>>,
+    pub(crate) online_builds: std::sync::atomic::AtomicUsize,
+    /// (space, tree) → the transaction id an online build of that tree took as it
+    /// finished; read views older than it may not use the tree (`BtreeTable::since`).
+    /// In memory: no read view survives a restart.
+    pub(crate) built_since: Mutex<HashMap<(u32, usize), u64>>,
     stop: AtomicBool,
 }
 
@@ -190,6 +211,9 @@ impl BtreeEngine {
             purge_failures: strata_storage::sync::AtomicU64::new(0),
             ahi: AtomicBool::new(cfg.adaptive_hash_index),
             swept: AtomicBool::new(false),
+            online: RwLock::new(HashMap::new()),
+            online_builds: std::sync::atomic::AtomicUsize::new(0),
+            built_since: Mutex::new(HashMap::new()),
             stop: AtomicBool::new(false),
         });
         if let Some(rec) = recovered {
@@ -753,6 +777,7 @@ impl Inner {
                     .map_err(|e| io_err(name, e))?;
             }
         }
+        self.log_online(lay.space, key);
         Ok(())
     }
 
@@ -1146,7 +1171,10 @@ impl Engine for BtreeEngine {
             tree::read_roots(hdr)
                 .ok_or_else(|| Error::corrupt(&name, "page 0 is not a space header"))?
         };
-        if roots.len() != Layout::n_trees(&def) {
+        // More roots than the definition has indexes: an index build a crash (or a
+        // failed catalog write) cut short recorded its tree but was never committed;
+        // the extra trees are ignored and the next build takes their place.
+        if roots.len() < Layout::n_trees(&def) {
             return Err(Error::corrupt(
                 &name,
                 format!(
@@ -1321,6 +1349,21 @@ impl Engine for BtreeEngine {
                 value: int(policy.spin_wait_delay() as u64),
                 dynamic: true,
             },
+            EngineVar {
+                name: "innodb_sort_buffer_size",
+                value: int(c.sort_buffer_size as u64),
+                dynamic: false,
+            },
+            EngineVar {
+                name: "innodb_fill_factor",
+                value: int(c.fill_factor as u64),
+                dynamic: true,
+            },
+            EngineVar {
+                name: "innodb_online_alter_log_max_size",
+                value: int(c.online_alter_log_max_size as u64),
+                dynamic: true,
+            },
         ]
     }
 
@@ -1372,6 +1415,20 @@ impl Engine for BtreeEngine {
                     .ok_or_else(bad)?;
                 self.inner.cfg.write().spin_wait_delay = d;
                 self.inner.st.pool.latch_policy().set_spin_wait_delay(d);
+                Ok(())
+            }
+            // MySQL's ranges: 10..=100 percent; at least 64 KiB of log.
+            "innodb_fill_factor" => {
+                let f = value
+                    .to_i64()
+                    .filter(|f| (10..=100).contains(f))
+                    .ok_or_else(bad)?;
+                self.inner.cfg.write().fill_factor = f as u32;
+                Ok(())
+            }
+            "innodb_online_alter_log_max_size" => {
+                let n = value.to_i64().filter(|&n| n >= 65536).ok_or_else(bad)?;
+                self.inner.cfg.write().online_alter_log_max_size = n as usize;
                 Ok(())
             }
             n if self.variables().iter().any(|v| v.name == n) => {

@@ -38,8 +38,11 @@ pub struct Layout {
 impl Layout {
     pub fn new(def: Arc<TableDef>, space: u32, roots: &[u32]) -> Layout {
         let hidden = def.primary_key().is_none();
+        // A header may list more roots than the definition has indexes (an index build
+        // that was never committed, `online.rs`): those trees are not this table's.
         let trees = roots
             .iter()
+            .take(Self::n_trees(&def))
             .enumerate()
             .map(|(i, &root)| Tree {
                 space,
@@ -195,6 +198,10 @@ pub struct BtreeTable {
     ahi: AdaptiveHash,
     /// Set when DDL replaced this handle (`Table::retire`).
     retired: std::sync::atomic::AtomicBool,
+    /// Per tree: the transaction id an online index build took when it finished (0:
+    /// none). A consistent read whose view is older may not use that index: it holds
+    /// entries for the latest versions only (1412, as InnoDB's `index->trx_id`).
+    since: Vec<u64>,
 }
 
 const AHI_SHARDS: usize = 64;
@@ -248,9 +255,11 @@ enum ReadKind {
 impl BtreeTable {
     pub(crate) fn open(inner: Arc<Inner>, lay: Layout) -> Result<BtreeTable> {
         let ahi = AdaptiveHash::new(inner.st.pool.latch_policy());
+        let since = inner.index_since(&lay);
         let t = BtreeTable {
             inner,
             lay,
+            since,
             autoinc: AtomicU64::new(0),
             next_row_id: AtomicU64::new(1),
             retired: std::sync::atomic::AtomicBool::new(false),
@@ -357,6 +366,11 @@ impl BtreeTable {
     ) -> Result<()> {
         self.with_trx(txn, |trx| {
             let kind = self.read_kind(txn, trx);
+            if let (Some(&since), ReadKind::Snapshot(v)) = (self.since.get(tree_no), &kind) {
+                if v.low_limit <= since {
+                    return Err(Error::TableDefChanged);
+                }
+            }
             let st = &self.inner.st;
             let tree = self.lay.trees[tree_no];
             let ix = (tree_no > 0).then(|| {
@@ -685,7 +699,10 @@ impl BtreeTable {
             .clustered()
             .put(st, ckey, &value, PutMode::Upsert, &undo);
         match res {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.inner.log_online(self.lay.space, ckey);
+                Ok(())
+            }
             Err(e) => {
                 trx.forget_last_undo();
                 self.inner.trx.versions.remove(roll_ptr);
@@ -758,7 +775,7 @@ fn point_key(r: &KeyRange) -> Option<&[u8]> {
 }
 
 /// The duplicate value as MySQL prints it in error 1062: the key's columns joined by '-'.
-fn key_text(ix: &IndexDef, row: &[Value]) -> String {
+pub(crate) fn key_text(ix: &IndexDef, row: &[Value]) -> String {
     ix.columns
         .iter()
         .map(|&c| row[c].to_text())
@@ -918,6 +935,14 @@ impl Table for BtreeTable {
 
     fn retire(&self) {
         self.retired.store(true, Ordering::Release);
+    }
+
+    fn begin_index_build(
+        &self,
+        new_def: &TableDef,
+        opts: &IndexBuildOptions,
+    ) -> Option<Result<Box<dyn IndexBuild>>> {
+        crate::online::start(self, new_def, opts)
     }
 
     fn retired(&self) -> bool {

@@ -192,6 +192,34 @@ pub struct EngineVar {
     pub dynamic: bool,
 }
 
+/// How an online index build runs (ALTER TABLE … ADD INDEX, ALGORITHM=INPLACE).
+#[derive(Clone)]
+pub struct IndexBuildOptions {
+    /// Where the build's sorted runs spill (`tmpdir`).
+    pub tmpdir: std::path::PathBuf,
+    /// The statement's stop signal (KILL QUERY): the build checks it as it reads.
+    pub interrupt: Interrupt,
+}
+
+/// Indexes being added to an open table in place while other connections keep reading
+/// and writing it, as InnoDB's online ADD INDEX. The caller holds the table's metadata
+/// lock exclusively when it asks for the build ([`Table::begin_index_build`]) and when
+/// it calls [`IndexBuild::finish`], and an upgradable shared one in between (during
+/// [`IndexBuild::load`]). Dropping the build before `finish` abandons it: the table is as
+/// it was (pages the build wrote are left unreferenced).
+pub trait IndexBuild: Send {
+    /// Reads the table once, sorts the new indexes' entries in bounded memory and loads
+    /// them bottom-up; changes other connections make meanwhile are logged. Returns the
+    /// rows read. A duplicate for a new UNIQUE index is [`Error::DuplicateKey`].
+    fn load(&mut self) -> Result<u64>;
+
+    /// Applies the logged changes and records the new indexes in the table's files,
+    /// durably. After it the caller's catalog write (the commit point) switches the
+    /// table to the definition with the new indexes; until then the old definition
+    /// ignores them.
+    fn finish(&mut self) -> Result<()>;
+}
+
 pub trait Table: Send + Sync {
     fn def(&self) -> &Arc<TableDef>;
 
@@ -250,6 +278,19 @@ pub trait Table: Send + Sync {
 
     /// Deletes row `id`, whose current contents are `old`.
     fn delete(&self, txn: &Txn, id: RowId, old: &[Value]) -> Result<()>;
+
+    /// Starts adding the indexes of `new_def` past this table's own (same columns, same
+    /// leading indexes; the new ones secondary) in place and online. None: this engine
+    /// cannot, and the caller copies the table instead. Called under the exclusive
+    /// metadata lock, so no transaction that changed the table is still open.
+    fn begin_index_build(
+        &self,
+        new_def: &TableDef,
+        opts: &IndexBuildOptions,
+    ) -> Option<Result<Box<dyn IndexBuild>>> {
+        let _ = (new_def, opts);
+        None
+    }
 
     /// Removes every row and resets the AUTO_INCREMENT counter (DDL: not undone by
     /// ROLLBACK).

@@ -111,6 +111,11 @@ pub struct ServerArgs {
     /// [default: 96M]. Fixed when the log is created.
     #[arg(long = "innodb-log-file-size", alias = "innodb_log_file_size", value_parser = parse_size)]
     pub innodb_log_file_size: Option<u64>,
+    /// Memory each new index's sort may use during ALTER TABLE … ADD INDEX / CREATE
+    /// INDEX on btree tables; sorted runs beyond it spill to tmpdir, 64K to 64M
+    /// [default: 1M].
+    #[arg(long = "innodb-sort-buffer-size", alias = "innodb_sort_buffer_size", value_parser = parse_size)]
+    pub innodb_sort_buffer_size: Option<u64>,
     /// 1: fsync the redo log at every commit (durable; concurrent commits share one
     /// fsync); 2: write it at commit, fsync about once a second; 0: write and fsync about
     /// once a second [default: 1]. Also SET GLOBAL.
@@ -220,6 +225,7 @@ struct FileConfig {
     innodb_buffer_pool_size: Option<toml::Value>,
     innodb_page_size: Option<toml::Value>,
     innodb_log_file_size: Option<toml::Value>,
+    innodb_sort_buffer_size: Option<toml::Value>,
     innodb_flush_log_at_trx_commit: Option<u8>,
     innodb_flush_method: Option<String>,
     innodb_adaptive_hash_index: Option<toml::Value>,
@@ -258,6 +264,7 @@ pub struct Settings {
     pub innodb_buffer_pool_size: u64,
     pub innodb_page_size: u64,
     pub innodb_log_file_size: u64,
+    pub innodb_sort_buffer_size: u64,
     pub innodb_flush_log_at_trx_commit: u8,
     pub innodb_direct_io: bool,
     pub innodb_adaptive_hash_index: bool,
@@ -464,6 +471,12 @@ impl Settings {
                 "innodb_log_file_size",
                 96 << 20,
             )?,
+            innodb_sort_buffer_size: size_opt(
+                args.innodb_sort_buffer_size,
+                &file.innodb_sort_buffer_size,
+                "innodb_sort_buffer_size",
+                1 << 20,
+            )?,
             innodb_flush_log_at_trx_commit: args
                 .innodb_flush_log_at_trx_commit
                 .or(file.innodb_flush_log_at_trx_commit)
@@ -550,6 +563,9 @@ impl Settings {
         }
         if s.innodb_log_file_size < 1 << 20 {
             return Err("innodb_log_file_size must be at least 1M".into());
+        }
+        if !(64 << 10..=64 << 20).contains(&s.innodb_sort_buffer_size) {
+            return Err("innodb_sort_buffer_size must be between 64K and 64M".into());
         }
         if s.innodb_spin_wait_delay > 1000 {
             return Err("innodb_spin_wait_delay must be between 0 and 1000".into());

@@ -88,6 +88,7 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         innodb_buffer_pool_size: s.innodb_buffer_pool_size,
         innodb_page_size: s.innodb_page_size,
         innodb_log_file_size: s.innodb_log_file_size,
+        innodb_sort_buffer_size: s.innodb_sort_buffer_size,
         innodb_flush_log_at_trx_commit: s.innodb_flush_log_at_trx_commit,
         innodb_direct_io: s.innodb_direct_io,
         innodb_adaptive_hash_index: s.innodb_adaptive_hash_index,

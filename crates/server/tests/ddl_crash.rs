@@ -1,19 +1,25 @@
 //! Atomic, crash-safe DDL (`docs/format/catalog.md`): the server is killed with SIGKILL at
 //! a random moment while one connection runs ALTER TABLE (ADD INDEX, ADD COLUMN, DROP
 //! INDEX + MODIFY, DROP COLUMN + RENAME TO) or RENAME TABLE on a table of tens of
-//! thousands of rows, a second CREATE TABLE / DROP TABLE, and a third commits inserts
-//! into another table. After each restart:
+//! thousands of rows, a second CREATE TABLE / DROP TABLE, a third commits inserts
+//! into another table, and a fourth inserts rows into the altered table and deletes some
+//! of them (online ADD INDEX lets these go on during the build; the other statements
+//! make them wait). After each restart:
 //!
 //! * the altered table exists in exactly its old or its new form (name, columns, types,
 //!   indexes, from information_schema), and in its new form when the ALTER was
 //!   acknowledged; it holds all its rows;
 //! * the created/dropped table exists or not, as acknowledged (either when unknown);
-//! * every acknowledged insert is present;
+//! * every acknowledged insert is present, in both tables, and every acknowledged delete
+//!   of the altered table's rows is in effect; the altered table holds its original rows
+//!   plus exactly the writer's rows that survived;
+//! * the altered table's indexes agree with its rows (counts and sums through each);
 //! * CHECK TABLE passes on every table;
 //! * no table file is left over: the data directory holds the files of exactly the
 //!   tables there are (half-built `#sql-` files and replaced ones are removed).
 //!
-//! Runs on both engines for the altered table (`ENGINE=InnoDB` 24 cycles, `MyISAM` 10).
+//! Runs on both engines for the altered table (`ENGINE=InnoDB` 24 cycles, `MyISAM` 10;
+//! the writer into the altered table only on InnoDB).
 //! `STRATA_DDL_CRASH_CYCLES` overrides the count for a longer soak;
 //! `STRATA_CRASH_SNAPSHOT=DIR` keeps each crashed data directory (before recovery).
 
@@ -212,6 +218,61 @@ fn inserter(port: u16, first: i64, stop: Arc<AtomicBool>) -> Vec<i64> {
     acked
 }
 
+/// What the writer into the altered table saw acknowledged, and the id of the statement
+/// it had in flight when the server died (its outcome is unknown).
+#[derive(Default)]
+struct Written {
+    inserted: Vec<i64>,
+    deleted: Vec<i64>,
+    in_flight: Option<i64>,
+}
+
+/// Inserts rows (ids from `first`) into the altered table under whichever of its names
+/// exists, and deletes every fourth row it inserted, until `stop`.
+fn table_writer(port: u16, first: i64, stop: Arc<AtomicBool>) -> Written {
+    let mut w = Written::default();
+    let Ok(mut c) = mysql::Conn::new(common::opts(port, Some("d"))) else {
+        return w;
+    };
+    let mut id = first;
+    let mut name = "big";
+    while !stop.load(Ordering::Relaxed) {
+        let delete = id % 4 == 3 && !w.inserted.is_empty();
+        let target = if delete {
+            w.inserted[w.inserted.len() - 1]
+        } else {
+            id
+        };
+        w.in_flight = Some(target);
+        let r = if delete {
+            c.exec_drop(format!("DELETE FROM {name} WHERE id = ?"), (target,))
+        } else {
+            c.exec_drop(
+                format!("INSERT INTO {name} (id, k, c) VALUES (?, ?, 'w')"),
+                (target, target % 1000),
+            )
+        };
+        match r {
+            Ok(()) if delete => {
+                // Only a row that was there counts as deleted.
+                if c.affected_rows() == 1 {
+                    w.inserted.pop();
+                    w.deleted.push(target);
+                }
+            }
+            Ok(()) => w.inserted.push(target),
+            Err(mysql::Error::MySqlError(e)) if e.code == 1146 => {
+                name = if name == "big" { "big2" } else { "big" };
+            }
+            Err(mysql::Error::MySqlError(_)) => {}
+            Err(_) => return w,
+        }
+        w.in_flight = None;
+        id += 1;
+    }
+    w
+}
+
 /// Runs `sql` on its own connection; Some(true) when acknowledged, Some(false) when the
 /// server answered with an error, None when the connection died first.
 fn run_ddl(port: u16, sql: String) -> (Option<bool>, Duration) {
@@ -245,6 +306,8 @@ fn crash_cycles(engine: &str, default_cycles: usize, seed: u64) {
     let mut form = 0usize;
     let mut side_exists = false;
     let mut acked: BTreeSet<i64> = BTreeSet::new();
+    // The altered table's rows written by the writer and present after the last restart.
+    let mut written: BTreeSet<i64> = BTreeSet::new();
     let mut next_id = 0i64;
     let mut ddl_time = Duration::from_millis(400);
     let (mut landed_old, mut landed_new) = (0, 0);
@@ -257,6 +320,14 @@ fn crash_cycles(engine: &str, default_cycles: usize, seed: u64) {
             let first = next_id;
             std::thread::spawn(move || inserter(port, first, stop))
         };
+        // Only into a transactional table: MyISAM makes no promise for a row whose
+        // statement was acknowledged just before a SIGKILL (its key cache is written back
+        // later), so the MyISAM cycles keep the altered table's rows as loaded.
+        let tw = (engine == "InnoDB").then(|| {
+            let stop = stop.clone();
+            let first = 100_000_000 + next_id;
+            std::thread::spawn(move || table_writer(port, first, stop))
+        });
         let step = STEPS[form].to_string();
         let alter = std::thread::spawn(move || run_ddl(port, step));
         let side_sql = if side_exists {
@@ -282,6 +353,7 @@ fn crash_cycles(engine: &str, default_cycles: usize, seed: u64) {
         let got = ins.join().unwrap();
         let n_acked = got.len();
         acked.extend(got);
+        let wrote = tw.map(|t| t.join().unwrap()).unwrap_or_default();
         next_id += 10_000_000;
         // For diagnosis: the data directory as the crash left it, before recovery.
         if let Ok(dir) = std::env::var("STRATA_CRASH_SNAPSHOT") {
@@ -326,16 +398,57 @@ fn crash_cycles(engine: &str, default_cycles: usize, seed: u64) {
             landed_old += 1;
         }
         let name = FORMS[form].name;
+        // The writer's rows: every acknowledged insert is there unless an acknowledged
+        // delete took it; the one statement in flight may have gone either way.
+        let theirs: BTreeSet<i64> = c
+            .query::<i64, _>(format!("SELECT id FROM {name} WHERE id >= {ROWS}"))
+            .unwrap()
+            .into_iter()
+            .collect();
+        for id in &wrote.inserted {
+            assert!(
+                theirs.contains(id) || wrote.in_flight == Some(*id),
+                "cycle {cycle}: acknowledged insert {id} into {name} lost"
+            );
+        }
+        for id in &written {
+            assert!(
+                theirs.contains(id),
+                "cycle {cycle}: row {id} of {name}, present after the last restart, is gone"
+            );
+        }
+        for id in &wrote.deleted {
+            assert!(
+                !theirs.contains(id),
+                "cycle {cycle}: acknowledged delete of {id} from {name} undone"
+            );
+        }
+        for id in &theirs {
+            assert!(
+                written.contains(id) || wrote.inserted.contains(id) || wrote.in_flight == Some(*id),
+                "cycle {cycle}: {name} holds row {id} nobody inserted"
+            );
+        }
+        written = theirs;
+        let extra_k: i64 = written.iter().map(|id| id % 1000).sum();
+        let want_sum: i64 = (0..ROWS).map(|i| (i * 7919) % 1000).sum::<i64>() + extra_k;
+        let want = (ROWS + written.len() as i64, want_sum);
         let (count, sum): (i64, i64) = c
-            .query_first(format!("SELECT COUNT(*), SUM(k) FROM {name}"))
+            .query_first(format!(
+                "SELECT COUNT(*), SUM(k) FROM {name} FORCE INDEX (PRIMARY) WHERE id > -1"
+            ))
             .unwrap()
             .unwrap();
-        let want_sum: i64 = (0..ROWS).map(|i| (i * 7919) % 1000).sum();
-        assert_eq!(
-            (count, sum),
-            (ROWS, want_sum),
-            "cycle {cycle}: rows of {name}"
-        );
+        assert_eq!((count, sum), want, "cycle {cycle}: rows of {name}");
+        if FORMS[form].indexes.iter().any(|(i, _)| *i == "k_idx") {
+            let by_k: (i64, i64) = c
+                .query_first(format!(
+                    "SELECT COUNT(*), SUM(k) FROM {name} FORCE INDEX (k_idx) WHERE k > -1"
+                ))
+                .unwrap()
+                .unwrap();
+            assert_eq!(by_k, want, "cycle {cycle}: {name} read through k_idx");
+        }
         check_ok(&mut c, name, cycle);
 
         let side_now: Option<String> = c
@@ -378,10 +491,12 @@ fn crash_cycles(engine: &str, default_cycles: usize, seed: u64) {
         );
         eprintln!(
             "ddl crash cycle {cycle} ({engine}): `{}` -> {}, side {}, {n_acked} inserts \
-             acknowledged; all present",
+             acknowledged, {} inserts and {} deletes in the altered table; all present",
             STEPS[before],
             if *now == new { "new" } else { "old" },
             if side_exists { "exists" } else { "absent" },
+            wrote.inserted.len(),
+            wrote.deleted.len(),
         );
     }
     eprintln!("{engine}: {landed_old} crashes left the old form, {landed_new} the new");

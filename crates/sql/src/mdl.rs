@@ -1011,6 +1011,34 @@ impl MdlContext {
         }
     }
 
+    /// Turns this context's EXCLUSIVE lock on `key` into the weaker `to` (online ALTER:
+    /// X for the start, then SU or SNW while the index is built, so other statements
+    /// run; [`MdlContext::acquire`] of X again for the swap). Requests that waited for
+    /// the X lock are woken. False when no such X lock is held.
+    pub fn downgrade(&self, key: &MdlKey, to: MdlMode) -> bool {
+        let mut tickets = self.tickets.lock();
+        let Some(t) = tickets
+            .iter_mut()
+            .find(|t| t.obj.key == *key && t.mode == Exclusive && !t.fast)
+        else {
+            return false;
+        };
+        let mut s = t.obj.state.lock();
+        let Some(i) = s.holders.iter().position(|h| *h == (self.id, Exclusive)) else {
+            return false;
+        };
+        s.holders[i].1 = to;
+        s.granted[Exclusive as usize] -= 1;
+        s.granted[to as usize] += 1;
+        if unobtrusive(to, t.obj.key.ns.scoped()) {
+            t.obj.leave_obtrusive(&mut s);
+        }
+        t.mode = to;
+        drop(s);
+        t.obj.cond.notify_all();
+        true
+    }
+
     /// Releases every lock of `duration`.
     pub fn release(&self, duration: MdlDuration) {
         self.release_where(|d| d == duration);

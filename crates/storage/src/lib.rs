@@ -2,12 +2,14 @@
 //! access goes through ([`io`]), InnoDB's buffer pool of data and index pages
 //! ([`bufpool`]), the MyISAM-style key cache of index blocks ([`keycache`]), the
 //! write-ahead redo log with group commit ([`redo`]), memory maps of data files that
-//! survive truncation by another process ([`mmap`]), and the single import point for
-//! locks and atomics ([`sync`]).
+//! survive truncation by another process ([`mmap`]), external sorts of byte records in
+//! bounded memory with runs spilled to `tmpdir` ([`runfile`], an index build's sort), and
+//! the single import point for locks and atomics ([`sync`]).
 
 pub mod bufpool;
 pub mod io;
 pub mod keycache;
 pub mod mmap;
 pub mod redo;
+pub mod runfile;
 pub mod sync;

@@ -88,6 +88,9 @@ pub enum Error {
     TableDefChanged,
     /// 1138: ALTER TABLE made a column NOT NULL over rows that hold NULL (strict mode).
     InvalidUseOfNull,
+    /// 1799: changes other connections made during an online index build passed
+    /// `innodb_online_alter_log_max_size`; names the index.
+    OnlineLogTooBig(String),
     /// 1062: the duplicate value as text and the key name.
     DuplicateKey {
         value: String,
@@ -683,6 +686,7 @@ impl Error {
             TableDefChanged => 1412,
             InvalidUseOfNull => 1138,
             DuplicateKey { .. } => 1062,
+            OnlineLogTooBig(_) => 1799,
             ColumnNotNull(_) => 1048,
             NoDefault(_) => 1364,
             ValueCount(_) => 1136,
@@ -1102,6 +1106,11 @@ impl fmt::Display for Error {
             TableDefChanged => write!(f, "Table definition has changed, please retry transaction"),
             InvalidUseOfNull => write!(f, "Invalid use of NULL value"),
             DuplicateKey { value, key } => write!(f, "Duplicate entry '{value}' for key '{key}'"),
+            OnlineLogTooBig(index) => write!(
+                f,
+                "Creating index '{index}' required more than \
+                 'innodb_online_alter_log_max_size' bytes of modification log. Please try again."
+            ),
             ColumnNotNull(c) => write!(f, "Column '{c}' cannot be null"),
             NoDefault(c) => write!(f, "Field '{c}' doesn't have a default value"),
             ValueCount(row) => write!(f, "Column count doesn't match value count at row {row}"),

@@ -57,6 +57,15 @@ struct WorkIndex {
     primary: bool,
 }
 
+/// The LOCK= clause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LockClause {
+    Default,
+    None,
+    Shared,
+    Exclusive,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Algorithm {
     Default,
@@ -82,6 +91,7 @@ struct Work {
     copy_only: Option<String>,
     algorithm: Algorithm,
     lock_none: bool,
+    lock: LockClause,
     /// DROP PRIMARY KEY (MySQL copies unless a new primary key replaces it).
     dropped_primary: bool,
     /// FOREIGN KEY and CHECK constraints added, dropped or changed.
@@ -120,6 +130,7 @@ impl Work {
             copy_only: None,
             algorithm: Algorithm::Default,
             lock_none: false,
+            lock: LockClause::Default,
             dropped_primary: false,
             cons: Default::default(),
         }
@@ -630,6 +641,12 @@ pub fn alter_table(at: &ast::AlterTable, cx: &mut ExecCtx) -> Result<Outcome> {
             }
             Op::Lock { lock, .. } => {
                 w.lock_none = matches!(lock, ast::AlterTableLock::None);
+                w.lock = match lock {
+                    ast::AlterTableLock::Default => LockClause::Default,
+                    ast::AlterTableLock::None => LockClause::None,
+                    ast::AlterTableLock::Shared => LockClause::Shared,
+                    ast::AlterTableLock::Exclusive => LockClause::Exclusive,
+                };
             }
             Op::SetTblProperties { table_properties } => w.options(table_properties, &available)?,
             other => {
@@ -744,6 +761,11 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
         // An index for a new foreign key's columns.
         w.needs("ADD INDEX");
     }
+    if online_candidate(&w, old, &def) {
+        if let Some(done) = add_indexes_online(cx, handle, &def, old, w.lock)? {
+            return Ok(done);
+        }
+    }
     if let Some(why) = w.rebuild.first() {
         // MySQL 8 adds and drops InnoDB columns instantly; here that is a copy with the
         // same result. Anything else it would have to rebuild.
@@ -818,6 +840,73 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
         cx.catalog.retarget_references(&from, &to)?;
     }
     Ok(Outcome::ok(copied))
+}
+
+/// Whether a change only adds secondary indexes to a table, and the statement lets it be
+/// done in place (ALGORITHM=DEFAULT or INPLACE): InnoDB's online ADD INDEX.
+fn online_candidate(w: &Work, old: &TableDef, def: &TableDef) -> bool {
+    let n = old.indexes.len();
+    matches!(w.algorithm, Algorithm::Default | Algorithm::Inplace)
+        && !w.rebuild.is_empty()
+        && w.rebuild.iter().all(|r| r == "ADD INDEX")
+        && def.indexes.len() > n
+        && def.indexes[..n] == old.indexes[..]
+        && def.indexes[n..].iter().all(|ix| !ix.primary)
+        && def.columns == old.columns
+        && def.engine == old.engine
+        && def.db == old.db
+        && def.name == old.name
+        && def.comment == old.comment
+        && def.auto_increment_start == old.auto_increment_start
+        && def.foreign_keys == old.foreign_keys
+        && def.checks == old.checks
+}
+
+/// ADD INDEX in place, online, when the engine can (`Table::begin_index_build`): the
+/// exclusive metadata lock taken for the statement is held only while the build starts
+/// and while it finishes; in between it is downgraded to SU (LOCK=DEFAULT/NONE: reads
+/// and writes go on) or SNW (LOCK=SHARED: reads only), or kept (LOCK=EXCLUSIVE, or
+/// under LOCK TABLES). Then one write of the catalog commits the new definition over
+/// the same files. None: the engine cannot, and the caller copies the table.
+fn add_indexes_online(
+    cx: &mut ExecCtx,
+    handle: &Arc<dyn Table>,
+    def: &TableDef,
+    old: &TableDef,
+    lock: LockClause,
+) -> Result<Option<Outcome>> {
+    use crate::mdl::{MdlDuration, MdlKey, MdlMode, MdlRequest};
+    let opts = strata_engine::IndexBuildOptions {
+        tmpdir: cx.tmpdir.to_path_buf(),
+        interrupt: cx.txn.interrupt(),
+    };
+    let Some(build) = handle.begin_index_build(def, &opts) else {
+        return Ok(None);
+    };
+    let mut build = build?;
+    let key = MdlKey::table(&old.db, &old.name);
+    let weaker = match lock {
+        _ if cx.locked_tables.is_some() => None,
+        LockClause::Exclusive => None,
+        LockClause::Shared => Some(MdlMode::SharedNoWrite),
+        LockClause::Default | LockClause::None => Some(MdlMode::SharedUpgradable),
+    };
+    if let Some(m) = weaker {
+        cx.mdl.downgrade(&key, m);
+    }
+    // A failed load (1062, KILL) drops the build: the table is as it was.
+    build.load()?;
+    // The swap: exclusive again, waiting for the statements that started meanwhile.
+    if weaker.is_some() {
+        cx.mdl.acquire(
+            &[MdlRequest::new(key, MdlMode::Exclusive)],
+            MdlDuration::Transaction,
+        )?;
+    }
+    build.finish()?;
+    drop(build);
+    cx.catalog.alter_in_place(handle, def.clone())?;
+    Ok(Some(Outcome::ok(0)))
 }
 
 /// Rebuilds `old` as `def` and switches the table to it; returns the rows copied.
