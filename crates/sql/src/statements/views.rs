@@ -126,6 +126,12 @@ fn build(
         character_set_client: var("character_set_client"),
         collation_connection: var("collation_connection"),
     };
+    if def.check_option != "NONE" && !def.updatable {
+        return Err(Error::ViewCheckNonUpdatable {
+            db: def.db.clone(),
+            view: def.name.clone(),
+        });
+    }
     def.column_info = view_columns(cx, &def)?
         .into_iter()
         .map(|c| crate::catalog::views::ViewColumnInfo {
@@ -170,6 +176,10 @@ pub(crate) fn is_updatable(q: &ast::Query) -> bool {
                 _ => ControlFlow::Continue(()),
             }
         }
+    }
+    // LIMIT keeps MySQL from merging the view, so it is not updatable either.
+    if q.limit_clause.is_some() {
+        return false;
     }
     let ast::SetExpr::Select(s) = q.body.as_ref() else {
         return false;
@@ -341,20 +351,6 @@ fn definer(text: &str, current: &str) -> Result<(String, String)> {
         }
     }
     Ok((unquote(t), "%".into()))
-}
-
-/// The error for INSERT/UPDATE/DELETE (`verb`) naming a view: MySQL's 1471 / 1288 for
-/// a view rows cannot be changed through; for one they can, changing rows through a
-/// view is not implemented yet (1235), never done half right.
-pub fn change_refused(v: &ViewDef, verb: &'static str) -> Error {
-    match (v.updatable, verb) {
-        (false, "INSERT") => Error::NonInsertableTable(v.name.clone()),
-        (false, _) => Error::NonUpdatableTable {
-            table: v.name.clone(),
-            verb,
-        },
-        (true, _) => Error::NotSupported(format!("{verb} through a view")),
-    }
 }
 
 /// DROP VIEW [IF EXISTS] v, … [RESTRICT | CASCADE].
