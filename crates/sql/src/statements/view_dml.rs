@@ -73,19 +73,21 @@ struct Level {
 impl Through {
     /// Resolves `view` for the statement `verb` (`INSERT`, `UPDATE`, `DELETE`), with
     /// MySQL's refusals: 1288 / 1471 for a view rows cannot be changed through, 1395
-    /// for DELETE through a join view, 1471 for INSERT into a view with a column that
-    /// is an expression or names a base column twice.
+    /// for DELETE through a join view, 1471 for INSERT into a view that names a base
+    /// column twice.
     pub fn resolve(cx: &ExecCtx, view: &ViewDef, verb: &'static str) -> Result<Through> {
         let mut views = Vec::new();
         let level = resolve_level(cx, view, verb, &mut views)?;
         if verb == "INSERT" {
-            // MySQL's insertable views: every column a base column, none twice.
+            // MySQL's insertable views name no base column twice; an expression column
+            // is refused only when the INSERT fills it (`insert_columns`,
+            // `column_position`).
             let mut seen = Vec::new();
-            for c in &level.columns {
-                match c.base {
-                    Some(b) if !seen.contains(&b) => seen.push(b),
-                    _ => return Err(Error::NonInsertableTable(view.name.clone())),
+            for b in level.columns.iter().filter_map(|c| c.base) {
+                if seen.contains(&b) {
+                    return Err(Error::NonInsertableTable(view.name.clone()));
                 }
+                seen.push(b);
             }
         }
         let filter = conjunction(level.wheres.iter().filter_map(|(w, _)| w.clone()));

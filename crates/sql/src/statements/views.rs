@@ -132,7 +132,13 @@ fn build(
             view: def.name.clone(),
         });
     }
-    def.column_info = view_columns(cx, &def)?
+    def.column_info = column_info(cx, &def)?;
+    Ok(def)
+}
+
+/// The description `information_schema.COLUMNS` keeps of each column of `view`.
+fn column_info(cx: &ExecCtx, view: &ViewDef) -> Result<Vec<crate::catalog::views::ViewColumnInfo>> {
+    Ok(view_columns(cx, view)?
         .into_iter()
         .map(|c| crate::catalog::views::ViewColumnInfo {
             type_text: c.type_text,
@@ -140,8 +146,29 @@ fn build(
             default: (!c.default.is_null()).then(|| c.default.to_text()),
             collation: c.collation.map(String::from),
         })
-        .collect();
-    Ok(def)
+        .collect())
+}
+
+/// After DDL that may change base tables' columns (ALTER, RENAME, CREATE TABLE): the
+/// stored column descriptions of every view are described afresh, as MySQL 8 updates
+/// the views referencing a changed table in its dictionary. A view that no longer binds
+/// keeps its old description (MySQL keeps it too, and reports the view invalid when it
+/// is read). Each changed view is one catalog write of its own, after the DDL's commit:
+/// a crash in between leaves only an older description, never a wrong definition.
+pub fn refresh_columns(cx: &ExecCtx) -> Result<()> {
+    for db in cx.catalog.databases() {
+        for view in cx.catalog.views(&db) {
+            let Ok(info) = column_info(cx, &view) else {
+                continue;
+            };
+            if info != view.column_info {
+                let mut def = (*view).clone();
+                def.column_info = info;
+                cx.catalog.put_view(def, true, false)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether every view the (qualified) query reads can itself have rows changed through it.
@@ -519,6 +546,27 @@ mod tests {
             names(&["a", &long], &[false, false]).unwrap(),
             ["a", "Name_exp_2"]
         );
+    }
+
+    #[test]
+    fn updatable_views_by_mysql_rules() {
+        let q = |sql: &str| match crate::parse::parse(sql).unwrap().pop() {
+            Some(ast::Statement::Query(q)) => *q,
+            _ => panic!("not a query"),
+        };
+        assert!(is_updatable(&q("SELECT a, b + 1 AS c FROM t WHERE a > 1")));
+        assert!(is_updatable(&q("SELECT t.a FROM t JOIN u ON t.a = u.a")));
+        for refused in [
+            "SELECT a FROM t LIMIT 2",
+            "SELECT DISTINCT a FROM t",
+            "SELECT a, COUNT(*) FROM t GROUP BY a",
+            "SELECT a FROM t UNION SELECT a FROM u",
+            "SELECT (SELECT 1) AS x FROM t",
+            "SELECT a FROM (SELECT a FROM t) AS d",
+            "SELECT 1 AS x",
+        ] {
+            assert!(!is_updatable(&q(refused)), "{refused}");
+        }
     }
 
     #[test]
