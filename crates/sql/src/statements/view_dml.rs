@@ -117,11 +117,7 @@ impl Through {
             ));
         }
         let mut scope = Scope::default();
-        scope.push(
-            self.base_alias.clone(),
-            self.base_db.clone(),
-            table.clone(),
-        );
+        scope.push(self.base_alias.clone(), self.base_db.clone(), table.clone());
         let (e, _, _) = Binder::new(&scope, "where clause").bind(c)?;
         self.check = Some(e);
         Ok(())
@@ -188,7 +184,11 @@ impl Through {
         let mut failed = None;
         let _ = ast::visit_expressions_mut(&mut e, |x| {
             if let Some(arg) = values_argument(x) {
-                match self.columns.iter().find(|c| c.name.eq_ignore_ascii_case(&arg)) {
+                match self
+                    .columns
+                    .iter()
+                    .find(|c| c.name.eq_ignore_ascii_case(&arg))
+                {
                     Some(ViewColumn { base: Some(b), .. }) => {
                         *x = ast::Expr::Identifier(ast::Ident::new(format!(
                             "__new__{}",
@@ -438,7 +438,12 @@ fn name_columns(view: &ViewDef, items: Vec<ViewColumn>) -> Option<Vec<ViewColumn
     } else {
         view.source_names
             .iter()
-            .map(|s| items.iter().find(|i| i.name.eq_ignore_ascii_case(s)).cloned())
+            .map(|s| {
+                items
+                    .iter()
+                    .find(|i| i.name.eq_ignore_ascii_case(s))
+                    .cloned()
+            })
             .collect::<Option<_>>()?
     };
     if picked.len() != view.columns.len() {

@@ -404,7 +404,11 @@ pub fn show_create(v: &ViewDef) -> String {
         out.push_str(&format!(" ({})", cols.join(",")));
     }
     out.push_str(" AS ");
-    out.push_str(&v.query);
+    // MySQL 8's normalised text where `view_text` prints it, else the query as written.
+    match crate::statements::view_text::normalised(v) {
+        Some(text) => out.push_str(&text),
+        None => out.push_str(&v.query),
+    }
     match v.check_option.as_str() {
         "CASCADED" => out.push_str(" WITH CASCADED CHECK OPTION"),
         "LOCAL" => out.push_str(" WITH LOCAL CHECK OPTION"),
