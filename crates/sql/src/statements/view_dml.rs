@@ -533,8 +533,8 @@ fn substitute(e: &ast::Expr, ns: &Names, context: &str) -> Result<ast::Expr> {
             // DEFAULT in SET c = DEFAULT, and the new-row names of ON DUPLICATE KEY
             // UPDATE, are not column names.
             ast::Expr::Identifier(id) => {
-                !(id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
-                    && !id.value.starts_with("__new__")
+                let keyword = id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default");
+                !(keyword || id.value.starts_with("__new__"))
             }
             ast::Expr::CompoundIdentifier(_) => true,
             _ => false,
