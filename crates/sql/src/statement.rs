@@ -249,6 +249,12 @@ fn metadata_locks(plan: &Plan) -> Vec<MdlRequest> {
         Plan::Delete(d) => Some(&d.target),
         _ => None,
     };
+    // A view changed through: SR on it and on every view under it.
+    if let Some(th) = target.and_then(|t| t.through.as_ref()) {
+        for (db, name) in &th.views {
+            add(db, name, MdlMode::SharedRead);
+        }
+    }
     if let Some(r) = target.and_then(|t| t.rules.as_ref()) {
         for (db, name, writes) in r.links.tables() {
             let mode = if writes {

@@ -371,6 +371,35 @@ pub enum Error {
     },
     /// 1471: INSERT into a view that cannot take rows.
     NonInsertableTable(String),
+    /// 1369: a row written through a view WITH CHECK OPTION that the view would not
+    /// show; the view named in the statement, as `db`.`name` parts.
+    ViewCheckFailed {
+        db: String,
+        view: String,
+    },
+    /// 1368: WITH CHECK OPTION on a view rows cannot be changed through.
+    ViewCheckNonUpdatable {
+        db: String,
+        view: String,
+    },
+    /// 1348: INSERT or UPDATE of a view column that is not a base table's column.
+    NonUpdatableColumn(String),
+    /// 1393: a change through a join view reaching more than one base table.
+    ViewMultiUpdate {
+        db: String,
+        view: String,
+    },
+    /// 1395: DELETE through a join view.
+    ViewDeleteJoin {
+        db: String,
+        view: String,
+    },
+    /// 1423: INSERT through a view leaving out a NOT NULL column of the base table
+    /// that has no default.
+    NoDefaultForViewField {
+        db: String,
+        view: String,
+    },
     /// 1450: RENAME TABLE moving a view to another database.
     ForbidSchemaChange {
         from: String,
@@ -780,6 +809,12 @@ impl Error {
             ViewRecursive { .. } => 1462,
             NonUpdatableTable { .. } => 1288,
             NonInsertableTable(_) => 1471,
+            ViewCheckFailed { .. } => 1369,
+            ViewCheckNonUpdatable { .. } => 1368,
+            NonUpdatableColumn(_) => 1348,
+            ViewMultiUpdate { .. } => 1393,
+            ViewDeleteJoin { .. } => 1395,
+            NoDefaultForViewField { .. } => 1423,
             ForbidSchemaChange { .. } => 1450,
             TargetTableRead(_) => 1093,
             WrongArguments(_) => 1210,
@@ -1483,6 +1518,20 @@ impl fmt::Display for Error {
             NonInsertableTable(t) => {
                 write!(f, "The target table {t} of the INSERT is not insertable-into")
             }
+            ViewCheckFailed { db, view } => write!(f, "CHECK OPTION failed '{db}.{view}'"),
+            ViewCheckNonUpdatable { db, view } => {
+                write!(f, "CHECK OPTION on non-updatable view '{db}.{view}'")
+            }
+            NonUpdatableColumn(c) => write!(f, "Column '{c}' is not updatable"),
+            ViewMultiUpdate { db, view } => write!(
+                f,
+                "Can not modify more than one base table through a join view '{db}.{view}'"
+            ),
+            ViewDeleteJoin { db, view } => write!(f, "Can not delete from join view '{db}.{view}'"),
+            NoDefaultForViewField { db, view } => write!(
+                f,
+                "Field of view '{db}.{view}' underlying table doesn't have a default value"
+            ),
             ForbidSchemaChange { from, to } => write!(
                 f,
                 "Changing schema from '{from}' to '{to}' is not allowed."

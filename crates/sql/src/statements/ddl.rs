@@ -23,6 +23,14 @@ use strata_types::{
     Collation, ColumnDef, DataType, Error, IndexDef, QueryOutput, Result, TableDef, Value,
 };
 
+/// `done`, after refreshing the views' column descriptions when it succeeded
+/// (`views::refresh_columns`).
+fn with_view_columns(done: Result<Outcome>, cx: &ExecCtx) -> Result<Outcome> {
+    let outcome = done?;
+    crate::statements::views::refresh_columns(cx)?;
+    Ok(outcome)
+}
+
 pub fn execute_other(
     stmt: &ast::Statement,
     cx: &mut ExecCtx,
@@ -49,10 +57,11 @@ pub fn execute_other(
             let created = cx.catalog.create_database(&name, *if_not_exists)?;
             Ok(Outcome::ok(created as u64))
         }
-        S::CreateTable(ct) => create_table(ct, cx),
+        // DDL that can change the columns views read describes the views afresh.
+        S::CreateTable(ct) => with_view_columns(create_table(ct, cx), cx),
         S::CreateIndex(ci) => crate::statements::alter::create_index(ci, cx),
-        S::AlterTable(at) => crate::statements::alter::alter_table(at, cx),
-        S::RenameTable(r) => crate::statements::alter::rename_tables(r, cx),
+        S::AlterTable(at) => with_view_columns(crate::statements::alter::alter_table(at, cx), cx),
+        S::RenameTable(r) => with_view_columns(crate::statements::alter::rename_tables(r, cx), cx),
         S::Drop {
             object_type,
             if_exists,

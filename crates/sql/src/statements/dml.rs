@@ -23,6 +23,7 @@ use crate::plan::query::SubqueryPlans;
 use crate::planner::block::plan_single_table;
 use crate::planner::query::Planner;
 use crate::statements::insert_alias::RowAlias;
+use crate::statements::view_dml::Through;
 use sqlparser::ast;
 use std::sync::Arc;
 use strata_engine::{LockMode, ReadMode, RowId, Table, Txn};
@@ -38,6 +39,8 @@ pub struct Target {
     pub rules: Option<Arc<RowRules>>,
     /// The table's triggers, compiled when the statement is bound (`crate::routines`).
     pub triggers: Option<Arc<dyn RowTriggers>>,
+    /// The view the statement names, when it changes rows through one (`view_dml`).
+    pub through: Option<Box<Through>>,
 }
 
 pub enum InsertValue {
@@ -78,10 +81,18 @@ pub struct DeletePlan {
 
 fn target(cx: &ExecCtx, name: &ast::ObjectName, verb: &'static str) -> Result<Target> {
     let (db, t) = resolve_table(cx, name)?;
-    if let Some(v) = cx.catalog.view(&db, &t) {
-        return Err(crate::statements::views::change_refused(&v, verb));
-    }
+    let mut through = match cx.catalog.view(&db, &t) {
+        Some(v) => Some(Box::new(Through::resolve(cx, &v, verb)?)),
+        None => None,
+    };
+    let (db, t) = match &through {
+        Some(th) => (th.base_db.clone(), th.base_table.clone()),
+        None => (db, t),
+    };
     let table = cx.table(&db, &t)?;
+    if let Some(th) = &mut through {
+        th.bind_check(&table)?;
+    }
     let def = table.def().clone();
     let rules = RowRules::for_target(cx, &db, &def, &table)?;
     Ok(Target {
@@ -90,7 +101,16 @@ fn target(cx: &ExecCtx, name: &ast::ObjectName, verb: &'static str) -> Result<Ta
         def,
         rules,
         triggers: None,
+        through,
     })
+}
+
+/// The base column a column list or SET names: through a view, by the view's names.
+fn target_column(t: &Target, name: &ast::ObjectName) -> Result<usize> {
+    match &t.through {
+        Some(th) => th.column_position(name),
+        None => column_position(&t.def, name),
+    }
 }
 
 fn column_position(def: &TableDef, name: &ast::ObjectName) -> Result<usize> {
@@ -114,7 +134,7 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
     let mut columns: Vec<usize> = ins
         .columns
         .iter()
-        .map(|c| column_position(&def, c))
+        .map(|c| target_column(&target, c))
         .collect::<Result<_>>()?;
     let mut rows = Vec::new();
     if !ins.assignments.is_empty() {
@@ -124,7 +144,7 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
             let ast::AssignmentTarget::ColumnName(n) = &a.target else {
                 return Err(Error::NotSupported("tuple assignment".into()));
             };
-            columns.push(column_position(&def, n)?);
+            columns.push(target_column(&target, n)?);
             row.push(insert_value(&a.value, &empty, &env)?);
         }
         rows.push(row);
@@ -133,7 +153,10 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
             return Err(Error::Syntax("INSERT without VALUES".into()));
         };
         if columns.is_empty() {
-            columns = (0..def.columns.len()).collect();
+            columns = match &target.through {
+                Some(th) => th.insert_columns()?,
+                None => (0..def.columns.len()).collect(),
+            };
         }
         let ast::SetExpr::Values(values) = source.body.as_ref() else {
             let sub = Planner::new(cx).plan_statement(source)?;
@@ -175,25 +198,40 @@ fn finish_insert_plan(
     let on_duplicate = match &ins.on {
         None => None,
         Some(ast::OnInsert::DuplicateKeyUpdate(assignments)) => {
-            // Scope: the existing row, then the new row (for VALUES()).
+            // Scope: the existing row, then the new row (for VALUES()). Through a view
+            // the values are rewritten over the base table (`view_dml`), which they
+            // name by the view's name for it.
+            let table_alias = match &target.through {
+                Some(th) => th.base_alias.clone(),
+                None => def.name.clone(),
+            };
             let mut scope = Scope::default();
-            scope.push(def.name.clone(), target.db.clone(), target.table.clone());
+            scope.push(table_alias.clone(), target.db.clone(), target.table.clone());
             let width = def.columns.len();
             // `… AS new ON DUPLICATE KEY UPDATE c = new.c`: the alias's references become
             // the names VALUES(c) binds to.
             let alias = RowAlias::of(ins, &def, &columns)?;
+            if alias.is_some() && target.through.is_some() {
+                return Err(Error::NotSupported(
+                    "a row alias in INSERT through a view".into(),
+                ));
+            }
             let mut out = Vec::new();
             for a in assignments {
                 let ast::AssignmentTarget::ColumnName(n) = &a.target else {
                     return Err(Error::NotSupported("tuple assignment".into()));
                 };
-                let col = column_position(&def, n)?;
+                let col = target_column(&target, n)?;
                 let mut expr = a.value.clone();
-                let aliased = match &alias {
-                    Some(alias) => alias.rewrite(&mut expr, &def)?,
-                    None => false,
+                let aliased = match (&alias, &target.through) {
+                    (Some(alias), _) => alias.rewrite(&mut expr, &def)?,
+                    (None, Some(th)) => {
+                        expr = th.rewrite_odku(&expr, &def)?;
+                        true
+                    }
+                    (None, None) => false,
                 };
-                let value = rewrite_values_fn(&expr, &def, width, aliased)?;
+                let value = rewrite_values_fn(&expr, &def, &table_alias, width, aliased)?;
                 let e = match value {
                     Some(e) => e,
                     None => Binder::in_env(&scope, "field list", &env).bind(&a.value)?.0,
@@ -225,6 +263,7 @@ fn finish_insert_plan(
 fn rewrite_values_fn(
     e: &ast::Expr,
     def: &TableDef,
+    table_alias: &str,
     width: usize,
     aliased: bool,
 ) -> Result<Option<Expr>> {
@@ -246,7 +285,7 @@ fn rewrite_values_fn(
     let shadow_new = Arc::new(ShadowTable {
         def: Arc::new(new_def),
     });
-    scope.push(def.name.clone(), def.db.clone(), shadow);
+    scope.push(table_alias.to_string(), def.db.clone(), shadow);
     scope.push("__new".into(), def.db.clone(), shadow_new);
     let (bound, _, _) = Binder::new(&scope, "field list").bind(&e2)?;
     let _ = width;
@@ -414,11 +453,16 @@ fn find_conflict(
 }
 
 pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
-    if division_env::applies(cx.env, cx.strict && !p.ignore) {
+    let done = if division_env::applies(cx.env, cx.strict && !p.ignore) {
         let env = division_env::DivisionByZeroIsError(cx.env);
-        return insert_rows(p, &mut with_env(cx, &env), params);
+        insert_rows(p, &mut with_env(cx, &env), params)
+    } else {
+        insert_rows(p, cx, params)
+    };
+    match &p.target.through {
+        Some(th) => done.map_err(|e| th.map_error(e)),
+        None => done,
     }
-    insert_rows(p, cx, params)
 }
 
 /// The statement's context with another view of the session (see
@@ -541,6 +585,18 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             let v = std::mem::take(&mut row[i]);
             row[i] = coerce_or_warn(v, col, row_no, strict, cx.env)?;
         }
+        if let Some(th) = &p.target.through {
+            // WITH CHECK OPTION: INSERT IGNORE skips a row the view would not show.
+            match th.check_row(&row, &ecx) {
+                Ok(()) => {}
+                Err(e) if p.ignore => {
+                    ignored += 1;
+                    cx.env.warn(WarnLevel::Warning, e.code(), e.to_string());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        }
         if let Some(r) = rules {
             match r.verify(&row, &ecx) {
                 Ok(()) => {}
@@ -617,6 +673,9 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                         )?;
                     }
                     if touch_on_update(def, &old, &mut new, assignments.iter().map(|a| a.0), cx) {
+                        if let Some(th) = &p.target.through {
+                            th.check_row(&new, &ecx)?;
+                        }
                         if let Some(r) = rules {
                             r.verify(&new, &ecx)?;
                             r.links.before_update(cx, &old, &new)?;
@@ -783,7 +842,7 @@ fn single_table_source(
     limit: &Option<ast::Expr>,
     env: &BindEnv,
     verb: &'static str,
-) -> Result<(Target, SelectPlan, Scope)> {
+) -> Result<(Target, SelectPlan, Scope, String)> {
     if !table.joins.is_empty() {
         return Err(Error::NotSupported("multi-table UPDATE/DELETE".into()));
     }
@@ -793,23 +852,55 @@ fn single_table_source(
         ));
     };
     let t = target(cx, name, verb)?;
+    let written = match &t.through {
+        Some(th) => th.name.clone(),
+        None => t.def.name.clone(),
+    };
     let alias = alias
         .as_ref()
         .map(|a| a.name.value.clone())
-        .unwrap_or(t.def.name.clone());
+        .unwrap_or(written);
+    // Through a view: the statement's names are rewritten over the base table and the
+    // view's WHERE joins the statement's (`view_dml`).
+    let (selection, order_by, scope_alias) = match &t.through {
+        None => (selection.clone(), order_by.to_vec(), alias.clone()),
+        Some(th) => {
+            let own = selection
+                .as_ref()
+                .map(|w| th.rewrite(w, &alias, "where clause"))
+                .transpose()?;
+            let both = match (th.filter.clone(), own) {
+                (Some(f), Some(w)) => Some(ast::Expr::BinaryOp {
+                    left: Box::new(ast::Expr::Nested(Box::new(f))),
+                    op: ast::BinaryOperator::And,
+                    right: Box::new(ast::Expr::Nested(Box::new(w))),
+                }),
+                (f, w) => f.or(w),
+            };
+            let order = order_by
+                .iter()
+                .map(|o| {
+                    let mut o = o.clone();
+                    o.expr = th.rewrite(&o.expr, &alias, "order clause")?;
+                    Ok(o)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            (both, order, th.base_alias.clone())
+        }
+    };
     let mut source_scope = Scope::default();
-    source_scope.push(alias.clone(), t.db.clone(), t.table.clone());
+    source_scope.push(scope_alias.clone(), t.db.clone(), t.table.clone());
     let source = plan_single_table(
         cx,
         source_scope,
         selection.as_ref(),
-        order_by,
+        &order_by,
         limit.as_ref(),
         env,
     )?;
     let mut scope = Scope::default();
-    scope.push(alias, t.db.clone(), t.table.clone());
-    Ok((t, source, scope))
+    scope.push(scope_alias, t.db.clone(), t.table.clone());
+    Ok((t, source, scope, alias))
 }
 
 pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
@@ -818,7 +909,7 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
     }
     let planner = Planner::new(cx);
     let env = planner.root_env();
-    let (target, source, scope) = single_table_source(
+    let (target, source, scope, alias) = single_table_source(
         cx,
         &u.table,
         &u.selection,
@@ -832,8 +923,12 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
         let ast::AssignmentTarget::ColumnName(n) = &a.target else {
             return Err(Error::NotSupported("tuple assignment".into()));
         };
-        let col = column_position(&target.def, n)?;
-        let (e, _, _) = Binder::in_env(&scope, "field list", &env).bind(&a.value)?;
+        let col = target_column(&target, n)?;
+        let value = match &target.through {
+            Some(th) => th.rewrite(&a.value, &alias, "field list")?,
+            None => a.value.clone(),
+        };
+        let (e, _, _) = Binder::in_env(&scope, "field list", &env).bind(&value)?;
         assignments.push((col, e));
     }
     drop(env);
@@ -859,7 +954,7 @@ pub fn plan_delete(d: &ast::Delete, cx: &ExecCtx) -> Result<DeletePlan> {
     };
     let planner = Planner::new(cx);
     let env = planner.root_env();
-    let (target, source, _) = single_table_source(
+    let (target, source, _, _) = single_table_source(
         cx,
         table,
         &d.selection,
@@ -945,6 +1040,9 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             }
         }
         if touch_on_update(def, &old, &mut new, p.assignments.iter().map(|a| a.0), cx) {
+            if let Some(th) = &p.target.through {
+                th.check_row(&new, &ecx)?;
+            }
             if let Some(r) = &p.target.rules {
                 r.verify(&new, &ecx)?;
                 r.links.before_update(cx, &old, &new)?;

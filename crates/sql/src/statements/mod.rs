@@ -1,7 +1,8 @@
 //! Statements other than queries: INSERT/UPDATE/DELETE ([`dml`]), CREATE/DROP ([`ddl`]),
 //! ALTER TABLE, CREATE/DROP INDEX and RENAME TABLE ([`alter`]), SHOW and DESCRIBE
 //! ([`show`]; SHOW TRIGGERS and SHOW CREATE TRIGGER in [`show_programs`]), EXPLAIN
-//! ([`explain`]) and the view statements ([`views`]).
+//! ([`explain`]), the view statements ([`views`]), the normalised query text SHOW CREATE
+//! VIEW prints ([`view_text`]) and INSERT/UPDATE/DELETE through a view ([`view_dml`]).
 
 pub mod alter;
 pub mod ddl;
@@ -11,4 +12,6 @@ pub mod explain;
 pub mod insert_alias;
 pub mod show;
 pub mod show_programs;
+pub mod view_dml;
+pub mod view_text;
 pub mod views;

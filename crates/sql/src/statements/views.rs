@@ -126,7 +126,19 @@ fn build(
         character_set_client: var("character_set_client"),
         collation_connection: var("collation_connection"),
     };
-    def.column_info = view_columns(cx, &def)?
+    if def.check_option != "NONE" && !def.updatable {
+        return Err(Error::ViewCheckNonUpdatable {
+            db: def.db.clone(),
+            view: def.name.clone(),
+        });
+    }
+    def.column_info = column_info(cx, &def)?;
+    Ok(def)
+}
+
+/// The description `information_schema.COLUMNS` keeps of each column of `view`.
+fn column_info(cx: &ExecCtx, view: &ViewDef) -> Result<Vec<crate::catalog::views::ViewColumnInfo>> {
+    Ok(view_columns(cx, view)?
         .into_iter()
         .map(|c| crate::catalog::views::ViewColumnInfo {
             type_text: c.type_text,
@@ -134,8 +146,29 @@ fn build(
             default: (!c.default.is_null()).then(|| c.default.to_text()),
             collation: c.collation.map(String::from),
         })
-        .collect();
-    Ok(def)
+        .collect())
+}
+
+/// After DDL that may change base tables' columns (ALTER, RENAME, CREATE TABLE): the
+/// stored column descriptions of every view are described afresh, as MySQL 8 updates
+/// the views referencing a changed table in its dictionary. A view that no longer binds
+/// keeps its old description (MySQL keeps it too, and reports the view invalid when it
+/// is read). Each changed view is one catalog write of its own, after the DDL's commit:
+/// a crash in between leaves only an older description, never a wrong definition.
+pub fn refresh_columns(cx: &ExecCtx) -> Result<()> {
+    for db in cx.catalog.databases() {
+        for view in cx.catalog.views(&db) {
+            let Ok(info) = column_info(cx, &view) else {
+                continue;
+            };
+            if info != view.column_info {
+                let mut def = (*view).clone();
+                def.column_info = info;
+                cx.catalog.put_view(def, true, false)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether every view the (qualified) query reads can itself have rows changed through it.
@@ -170,6 +203,10 @@ pub(crate) fn is_updatable(q: &ast::Query) -> bool {
                 _ => ControlFlow::Continue(()),
             }
         }
+    }
+    // LIMIT keeps MySQL from merging the view, so it is not updatable either.
+    if q.limit_clause.is_some() {
+        return false;
     }
     let ast::SetExpr::Select(s) = q.body.as_ref() else {
         return false;
@@ -343,20 +380,6 @@ fn definer(text: &str, current: &str) -> Result<(String, String)> {
     Ok((unquote(t), "%".into()))
 }
 
-/// The error for INSERT/UPDATE/DELETE (`verb`) naming a view: MySQL's 1471 / 1288 for
-/// a view rows cannot be changed through; for one they can, changing rows through a
-/// view is not implemented yet (1235), never done half right.
-pub fn change_refused(v: &ViewDef, verb: &'static str) -> Error {
-    match (v.updatable, verb) {
-        (false, "INSERT") => Error::NonInsertableTable(v.name.clone()),
-        (false, _) => Error::NonUpdatableTable {
-            table: v.name.clone(),
-            verb,
-        },
-        (true, _) => Error::NotSupported(format!("{verb} through a view")),
-    }
-}
-
 /// DROP VIEW [IF EXISTS] v, … [RESTRICT | CASCADE].
 pub fn drop_views(names: &[ast::ObjectName], if_exists: bool, cx: &ExecCtx) -> Result<Outcome> {
     let all = names
@@ -381,7 +404,11 @@ pub fn show_create(v: &ViewDef) -> String {
         out.push_str(&format!(" ({})", cols.join(",")));
     }
     out.push_str(" AS ");
-    out.push_str(&v.query);
+    // MySQL 8's normalised text where `view_text` prints it, else the query as written.
+    match crate::statements::view_text::normalised(v) {
+        Some(text) => out.push_str(&text),
+        None => out.push_str(&v.query),
+    }
     match v.check_option.as_str() {
         "CASCADED" => out.push_str(" WITH CASCADED CHECK OPTION"),
         "LOCAL" => out.push_str(" WITH LOCAL CHECK OPTION"),
@@ -523,6 +550,27 @@ mod tests {
             names(&["a", &long], &[false, false]).unwrap(),
             ["a", "Name_exp_2"]
         );
+    }
+
+    #[test]
+    fn updatable_views_by_mysql_rules() {
+        let q = |sql: &str| match crate::parse::parse(sql).unwrap().pop() {
+            Some(ast::Statement::Query(q)) => *q,
+            _ => panic!("not a query"),
+        };
+        assert!(is_updatable(&q("SELECT a, b + 1 AS c FROM t WHERE a > 1")));
+        assert!(is_updatable(&q("SELECT t.a FROM t JOIN u ON t.a = u.a")));
+        for refused in [
+            "SELECT a FROM t LIMIT 2",
+            "SELECT DISTINCT a FROM t",
+            "SELECT a, COUNT(*) FROM t GROUP BY a",
+            "SELECT a FROM t UNION SELECT a FROM u",
+            "SELECT (SELECT 1) AS x FROM t",
+            "SELECT a FROM (SELECT a FROM t) AS d",
+            "SELECT 1 AS x",
+        ] {
+            assert!(!is_updatable(&q(refused)), "{refused}");
+        }
     }
 
     #[test]
