@@ -236,7 +236,7 @@ fn greedy(
 }
 
 /// Distinct values of scope column `p`, when an index of its table leads with it.
-fn distinct(scope: &Scope, stats: &[Arc<TableStats>], p: usize) -> Option<f64> {
+pub(crate) fn distinct(scope: &Scope, stats: &[Arc<TableStats>], p: usize) -> Option<f64> {
     let ti = scope.table_of(p);
     let t = &scope.tables[ti];
     let col = p - t.offset;

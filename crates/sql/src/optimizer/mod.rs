@@ -62,6 +62,7 @@
 pub mod access;
 pub mod columns;
 pub mod equalities;
+pub mod filtered;
 pub mod hash_keys;
 pub mod join_order;
 pub mod outer_join;
