@@ -17,6 +17,7 @@
 
 pub mod ceiling;
 pub mod check;
+pub mod covering;
 pub mod lock;
 pub mod mtr;
 pub mod overflow;
@@ -121,6 +122,13 @@ pub(crate) struct Inner {
     pub ahi: AtomicBool,
     /// Set once the sweep after startup has finished.
     pub swept: AtomicBool,
+    /// Set when purge or the startup sweep had to leave secondary entries behind that
+    /// it could not account for: covering reads then always take the clustered record
+    /// (`covering.rs`), until a restart's sweep.
+    pub covering_off: AtomicBool,
+    /// Secondary-index records read from trusted leaves without their clustered record
+    /// (`Strata_btree_index_only_records`).
+    pub index_only_records: strata_storage::sync::AtomicU64,
     stop: AtomicBool,
 }
 
@@ -190,6 +198,8 @@ impl BtreeEngine {
             purge_failures: strata_storage::sync::AtomicU64::new(0),
             ahi: AtomicBool::new(cfg.adaptive_hash_index),
             swept: AtomicBool::new(false),
+            covering_off: AtomicBool::new(false),
+            index_only_records: strata_storage::sync::AtomicU64::new(0),
             stop: AtomicBool::new(false),
         });
         if let Some(rec) = recovered {
@@ -306,6 +316,7 @@ fn purge_loop(inner: &Arc<Inner>) {
         survive("the startup sweep", || match inner.sweep(s.id) {
             Ok(_) => true,
             Err(e) => {
+                inner.covering_off.store(true, Ordering::SeqCst);
                 log_error!("btree: sweep of {} failed: {e}", s.name());
                 false
             }
@@ -327,6 +338,13 @@ fn purge_loop(inner: &Arc<Inner>) {
 }
 
 impl Inner {
+    /// Whether covering reads may trust leaves at all: not before the startup sweep
+    /// has removed what an earlier run left stale, nor after entries were left behind
+    /// unaccounted (`covering_off`).
+    pub(crate) fn covering_on(&self) -> bool {
+        self.swept.load(Ordering::Acquire) && !self.covering_off.load(Ordering::Acquire)
+    }
+
     pub(crate) fn table(&self, space: u32) -> Option<Arc<BtreeTable>> {
         self.tables.read().get(&space).and_then(|w| w.upgrade())
     }
@@ -447,13 +465,16 @@ impl Inner {
                     Ok(true) => {}
                     Ok(false) => left.push(item),
                     Err(e) => {
+                        self.covering_off.store(true, Ordering::SeqCst);
                         self.purge_failures.fetch_add(1, Ordering::Relaxed);
                         log_error!("btree: purge of space {} failed: {e}", item.space);
                         self.trx.versions.remove(item.roll_ptr);
                     }
                 }
             }
-            if !left.is_empty() {
+            if left.is_empty() {
+                self.trx.cleaned(b.trx_id);
+            } else {
                 retry.push(PurgeBatch {
                     trx_id: b.trx_id,
                     serial: b.serial,
@@ -643,6 +664,8 @@ impl Inner {
             key: key.to_vec(),
         };
         if !self.locks.try_lock(PURGE_TRX, &k) {
+            // What this row may leave stale is not purge's to account for.
+            self.covering_off.store(true, Ordering::SeqCst);
             return Ok(());
         }
         let r = f();
@@ -708,12 +731,16 @@ impl Inner {
 
     /// Puts clustered record `key` back to `old` (None: removes it) and makes the
     /// secondary indexes agree: rollback at runtime and after a crash.
+    /// Puts clustered record `key` back to `old` (None: absent) and its secondary
+    /// entries with it: the entries only the undone version used are removed, the old
+    /// version's are there again, stamped with `trx` (the transaction being undone).
     pub(crate) fn restore(
         &self,
         lay: &Layout,
         key: &[u8],
         old: Option<&[u8]>,
         logical: &[u8],
+        trx: u64,
     ) -> Result<()> {
         let st = &self.st;
         let name = &lay.name;
@@ -749,7 +776,7 @@ impl Inner {
             for (tree_no, ix) in lay.secondaries() {
                 let k = lay.entry_key(ix, r, key);
                 lay.trees[tree_no]
-                    .put(st, &k, key, tree::PutMode::Insert, &[])
+                    .put_stamped(st, &k, key, tree::PutMode::Insert, &[], trx)
                     .map_err(|e| io_err(name, e))?;
             }
         }
@@ -959,10 +986,10 @@ impl BtreeTrx {
             };
             let old = self.inner.trx.versions.get(item.roll_ptr);
             let old_val = old.as_ref().and_then(|o| o.value.as_deref());
-            self.inner.restore(&t.lay, &item.key, old_val, &[])?;
+            self.inner
+                .restore(&t.lay, &item.key, old_val, &[], trx_id.max(1))?;
             self.inner.trx.versions.remove(item.roll_ptr);
         }
-        let _ = trx_id;
         Ok(())
     }
 
@@ -993,7 +1020,9 @@ impl Participant for BtreeTrx {
         let lsn = self.inner.st.log.append(&recovery::commit_record(id));
         let serial = self.inner.trx.end(id);
         let items = std::mem::take(&mut s.undo);
-        if !items.is_empty() {
+        if items.is_empty() {
+            self.inner.trx.cleaned(id);
+        } else {
             self.inner.trx.purge_queue.lock().push_back(PurgeBatch {
                 trx_id: id,
                 serial,
@@ -1024,6 +1053,11 @@ impl Participant for BtreeTrx {
         if id != 0 {
             self.inner.st.log.append(&recovery::rolled_back_record(id));
             self.inner.trx.end(id);
+            if res.is_ok() {
+                self.inner.trx.cleaned(id);
+            } else {
+                self.inner.covering_off.store(true, Ordering::SeqCst);
+            }
         }
         self.finish(&mut s);
         res
@@ -1233,6 +1267,10 @@ impl Engine for BtreeEngine {
             (
                 "Innodb_active_transactions".into(),
                 self.inner.trx.active_count() as u64,
+            ),
+            (
+                "Strata_btree_index_only_records".into(),
+                self.inner.index_only_records.load(Ordering::Relaxed),
             ),
         ];
         // Latch waits, as SHOW ENGINE INNODB STATUS's SEMAPHORES section counts them
