@@ -65,7 +65,9 @@ fn key_columns(access: &Access, def: &TableDef) -> Vec<usize> {
             let used = eq.len() + usize::from(lower.is_some() || upper.is_some());
             cols[..used.min(cols.len())].to_vec()
         }
-        Access::IndexIn { index, .. } => def.indexes[*index].columns[..1].to_vec(),
+        Access::IndexIn { index, .. } | Access::IndexInSubquery { index, .. } => {
+            def.indexes[*index].columns[..1].to_vec()
+        }
         Access::Scan | Access::JoinBuffer { .. } => Vec::new(),
     }
 }
@@ -136,7 +138,9 @@ impl Filter<'_> {
             }
             Expr::Between {
                 expr, low, high, ..
-            } => self.about_me(expr, [low.as_ref(), high.as_ref()]).then(leaf)?,
+            } => self
+                .about_me(expr, [low.as_ref(), high.as_ref()])
+                .then(leaf)?,
             Expr::InList { expr, list, .. } => self.about_me(expr, list).then(leaf)?,
             Expr::Like { expr, pattern, .. } => {
                 self.about_me(expr, [pattern.as_ref()]).then(leaf)?

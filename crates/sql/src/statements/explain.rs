@@ -67,7 +67,7 @@ fn level_exprs(level: &Level, note: &mut dyn FnMut(&Expr)) {
         }
         Access::IndexIn { values, .. } => values.iter().for_each(&mut *note),
         Access::JoinBuffer { keys } => keys.iter().for_each(|k| note(&k.probe)),
-        Access::Scan => {}
+        Access::Scan | Access::IndexInSubquery { .. } => {}
     }
 }
 
@@ -459,7 +459,7 @@ impl Explainer<'_, '_> {
             let estimate = access_rows(&level.access, def, &stats).round().max(1.0) as u64;
             let (kind, key, key_len, refs, rows) = match &level.access {
                 Access::Scan | Access::JoinBuffer { .. } => ("ALL", None, None, None, table_rows),
-                Access::IndexIn { index, .. } => {
+                Access::IndexIn { index, .. } | Access::IndexInSubquery { index, .. } => {
                     let ix = &def.indexes[*index];
                     (
                         "range",
@@ -578,13 +578,25 @@ impl Explainer<'_, '_> {
             // An index-only read: only possible here through a clustered primary key (the
             // record is the index entry) when every column the query reads of this table is
             // a key column, MySQL's rule for "Using index".
-            if let Access::Index { index, .. } = &level.access {
+            // Through a secondary index the engine may answer from the entries alone
+            // (`Table::covers`).
+            if let Access::Index { index, .. }
+            | Access::IndexIn { index, .. }
+            | Access::IndexInSubquery { index, .. } = &level.access
+            {
                 let ix = &def.indexes[*index];
-                if ix.primary && t.table.clustered_primary() {
-                    let used = columns_used(plan, level.table);
-                    if used.iter().all(|c| ix.columns.contains(c)) {
-                        extra.push("Using index");
+                let covered = if ix.primary {
+                    t.table.clustered_primary() && {
+                        let used = columns_used(plan, level.table);
+                        used.iter().all(|c| ix.columns.contains(c))
                     }
+                } else {
+                    let all = vec![true; def.columns.len()];
+                    t.table
+                        .covers(*index, level.columns.as_deref().unwrap_or(&all))
+                };
+                if covered {
+                    extra.push("Using index");
                 }
             }
             if let Access::JoinBuffer { .. } = level.access {
