@@ -35,7 +35,15 @@ pub fn filtered(scope: &Scope, level: &Level, stats: Option<&[Arc<TableStats>]>)
     };
     let mut joined: Vec<usize> = Vec::new();
     let mut f = 1.0;
-    for c in level.filter.iter().chain(&level.on) {
+    // The inner table of an outer join: its ON conditions decide which of its rows join;
+    // a WHERE condition checked there (`o_id IS NULL`) judges the NULL-extended row
+    // after the join, not the rows read.
+    let conds: &[Expr] = if level.outer {
+        &level.on
+    } else {
+        &level.filter
+    };
+    for c in conds {
         if let Some(col) = cx.join_equality(c) {
             if joined.contains(&col) {
                 continue;

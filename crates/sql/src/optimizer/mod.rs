@@ -151,8 +151,9 @@ pub(crate) fn choose_access_paths(plan: &mut SelectPlan, cx: &ExecCtx) {
 /// `access`, an index lookup per outer row through a secondary index that has to fetch
 /// each row (TPC-H Q13: 15,000 customers each probing orders through o_custkey reads
 /// all 150,000 orders one random row at a time; one scan and a hash table read them in
-/// order). The keys of the buffer when it is: equi-join columns only, and only by a
-/// clear margin, since the estimate of `outer_rows` is rough. Both plans give the same
+/// order). The keys of the buffer when it is: equi-join columns only, only when each
+/// lookup reads several rows, and only by a clear margin, since the estimate of
+/// `outer_rows` is rough. Both plans give the same
 /// rows (every condition is still checked on each row).
 #[allow(clippy::too_many_arguments)]
 fn hash_beats_lookups(
@@ -190,6 +191,10 @@ fn hash_beats_lookups(
         return None;
     }
     let read = join_order::access_rows(access, &t.def, st);
+    // A lookup that finds one row or two is what an index is for: kept.
+    if read < 4.0 {
+        return None;
+    }
     let lookups = outer_rows * (LOOKUP + read * (ROW + SECONDARY_ROW));
     let hashed = rows * ROW + outer_rows * (PROBE + read * BUFFERED_ROW);
     (hashed * 1.5 < lookups).then_some(keys)
