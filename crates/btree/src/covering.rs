@@ -19,7 +19,7 @@
 //! unknown, a recent change) the read falls back to the clustered lookup. Pages from
 //! before the field read 0: always the fallback. The engine trusts nothing until the
 //! startup sweep has removed what an earlier run left stale, nor after a purge failure
-//! left entries behind (`Inner::covering_off`).
+//! left entries behind (`Inner::covering_off`, per table `covering_off_spaces`).
 //!
 //! Only columns whose key bytes decode to exactly the value a row decodes to are read
 //! this way: integers, DECIMAL and the date types. A string's key is its collation's

@@ -126,6 +126,11 @@ pub(crate) struct Inner {
     /// it could not account for: covering reads then always take the clustered record
     /// (`covering.rs`), until a restart's sweep.
     pub covering_off: AtomicBool,
+    /// Spaces where purge or the sweep left such entries (a purge that failed on a
+    /// table being dropped, a row locked during the sweep): covering reads of those
+    /// tables take the clustered record until a restart. The rest of the engine keeps
+    /// them.
+    pub covering_off_spaces: Mutex<std::collections::HashSet<u32>>,
     /// Secondary-index records read from trusted leaves without their clustered record
     /// (`Strata_btree_index_only_records`).
     pub index_only_records: strata_storage::sync::AtomicU64,
@@ -199,6 +204,7 @@ impl BtreeEngine {
             ahi: AtomicBool::new(cfg.adaptive_hash_index),
             swept: AtomicBool::new(false),
             covering_off: AtomicBool::new(false),
+            covering_off_spaces: Mutex::new(Default::default()),
             index_only_records: strata_storage::sync::AtomicU64::new(0),
             stop: AtomicBool::new(false),
         });
@@ -341,8 +347,10 @@ impl Inner {
     /// Whether covering reads may trust leaves at all: not before the startup sweep
     /// has removed what an earlier run left stale, nor after entries were left behind
     /// unaccounted (`covering_off`).
-    pub(crate) fn covering_on(&self) -> bool {
-        self.swept.load(Ordering::Acquire) && !self.covering_off.load(Ordering::Acquire)
+    pub(crate) fn covering_on(&self, space: u32) -> bool {
+        self.swept.load(Ordering::Acquire)
+            && !self.covering_off.load(Ordering::Acquire)
+            && !self.covering_off_spaces.lock().contains(&space)
     }
 
     pub(crate) fn table(&self, space: u32) -> Option<Arc<BtreeTable>> {
@@ -465,7 +473,7 @@ impl Inner {
                     Ok(true) => {}
                     Ok(false) => left.push(item),
                     Err(e) => {
-                        self.covering_off.store(true, Ordering::SeqCst);
+                        self.covering_off_spaces.lock().insert(item.space);
                         self.purge_failures.fetch_add(1, Ordering::Relaxed);
                         log_error!("btree: purge of space {} failed: {e}", item.space);
                         self.trx.versions.remove(item.roll_ptr);
@@ -665,7 +673,7 @@ impl Inner {
         };
         if !self.locks.try_lock(PURGE_TRX, &k) {
             // What this row may leave stale is not purge's to account for.
-            self.covering_off.store(true, Ordering::SeqCst);
+            self.covering_off_spaces.lock().insert(space);
             return Ok(());
         }
         let r = f();

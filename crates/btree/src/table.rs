@@ -400,7 +400,7 @@ impl BtreeTable {
             // from the entries alone (`covering.rs`); the others as below.
             let trust_below = match (&kind, ix, requested) {
                 (ReadKind::Snapshot(view), Some(ix), Some(need))
-                    if self.covers_index(ix, need) && self.inner.covering_on() =>
+                    if self.covers_index(ix, need) && self.inner.covering_on(self.lay.space) =>
                 {
                     view.up_limit.min(self.inner.trx.clean_below())
                 }
