@@ -18,6 +18,7 @@
 pub mod bulk;
 pub mod ceiling;
 pub mod check;
+pub mod covering;
 pub mod lock;
 pub mod mtr;
 pub mod online;
@@ -142,6 +143,18 @@ pub(crate) struct Inner {
     /// finished; read views older than it may not use the tree (`BtreeTable::since`).
     /// In memory: no read view survives a restart.
     pub(crate) built_since: Mutex<HashMap<(u32, usize), u64>>,
+    /// Set when purge or the startup sweep had to leave secondary entries behind that
+    /// it could not account for: covering reads then always take the clustered record
+    /// (`covering.rs`), until a restart's sweep.
+    pub covering_off: AtomicBool,
+    /// Spaces where purge or the sweep left such entries (a purge that failed on a
+    /// table being dropped, a row locked during the sweep): covering reads of those
+    /// tables take the clustered record until a restart. The rest of the engine keeps
+    /// them.
+    pub covering_off_spaces: Mutex<std::collections::HashSet<u32>>,
+    /// Secondary-index records read from trusted leaves without their clustered record
+    /// (`Strata_btree_index_only_records`).
+    pub index_only_records: strata_storage::sync::AtomicU64,
     stop: AtomicBool,
 }
 
@@ -214,6 +227,9 @@ impl BtreeEngine {
             online: RwLock::new(HashMap::new()),
             online_builds: std::sync::atomic::AtomicUsize::new(0),
             built_since: Mutex::new(HashMap::new()),
+            covering_off: AtomicBool::new(false),
+            covering_off_spaces: Mutex::new(Default::default()),
+            index_only_records: strata_storage::sync::AtomicU64::new(0),
             stop: AtomicBool::new(false),
         });
         if let Some(rec) = recovered {
@@ -330,6 +346,7 @@ fn purge_loop(inner: &Arc<Inner>) {
         survive("the startup sweep", || match inner.sweep(s.id) {
             Ok(_) => true,
             Err(e) => {
+                inner.covering_off.store(true, Ordering::SeqCst);
                 log_error!("btree: sweep of {} failed: {e}", s.name());
                 false
             }
@@ -351,6 +368,15 @@ fn purge_loop(inner: &Arc<Inner>) {
 }
 
 impl Inner {
+    /// Whether covering reads may trust leaves at all: not before the startup sweep
+    /// has removed what an earlier run left stale, nor after entries were left behind
+    /// unaccounted (`covering_off`).
+    pub(crate) fn covering_on(&self, space: u32) -> bool {
+        self.swept.load(Ordering::Acquire)
+            && !self.covering_off.load(Ordering::Acquire)
+            && !self.covering_off_spaces.lock().contains(&space)
+    }
+
     pub(crate) fn table(&self, space: u32) -> Option<Arc<BtreeTable>> {
         self.tables.read().get(&space).and_then(|w| w.upgrade())
     }
@@ -471,13 +497,16 @@ impl Inner {
                     Ok(true) => {}
                     Ok(false) => left.push(item),
                     Err(e) => {
+                        self.covering_off_spaces.lock().insert(item.space);
                         self.purge_failures.fetch_add(1, Ordering::Relaxed);
                         log_error!("btree: purge of space {} failed: {e}", item.space);
                         self.trx.versions.remove(item.roll_ptr);
                     }
                 }
             }
-            if !left.is_empty() {
+            if left.is_empty() {
+                self.trx.cleaned(b.trx_id);
+            } else {
                 retry.push(PurgeBatch {
                     trx_id: b.trx_id,
                     serial: b.serial,
@@ -667,6 +696,8 @@ impl Inner {
             key: key.to_vec(),
         };
         if !self.locks.try_lock(PURGE_TRX, &k) {
+            // What this row may leave stale is not purge's to account for.
+            self.covering_off_spaces.lock().insert(space);
             return Ok(());
         }
         let r = f();
@@ -732,12 +763,16 @@ impl Inner {
 
     /// Puts clustered record `key` back to `old` (None: removes it) and makes the
     /// secondary indexes agree: rollback at runtime and after a crash.
+    /// Puts clustered record `key` back to `old` (None: absent) and its secondary
+    /// entries with it: the entries only the undone version used are removed, the old
+    /// version's are there again, stamped with `trx` (the transaction being undone).
     pub(crate) fn restore(
         &self,
         lay: &Layout,
         key: &[u8],
         old: Option<&[u8]>,
         logical: &[u8],
+        trx: u64,
     ) -> Result<()> {
         let st = &self.st;
         let name = &lay.name;
@@ -773,7 +808,7 @@ impl Inner {
             for (tree_no, ix) in lay.secondaries() {
                 let k = lay.entry_key(ix, r, key);
                 lay.trees[tree_no]
-                    .put(st, &k, key, tree::PutMode::Insert, &[])
+                    .put_stamped(st, &k, key, tree::PutMode::Insert, &[], trx)
                     .map_err(|e| io_err(name, e))?;
             }
         }
@@ -984,10 +1019,10 @@ impl BtreeTrx {
             };
             let old = self.inner.trx.versions.get(item.roll_ptr);
             let old_val = old.as_ref().and_then(|o| o.value.as_deref());
-            self.inner.restore(&t.lay, &item.key, old_val, &[])?;
+            self.inner
+                .restore(&t.lay, &item.key, old_val, &[], trx_id.max(1))?;
             self.inner.trx.versions.remove(item.roll_ptr);
         }
-        let _ = trx_id;
         Ok(())
     }
 
@@ -1018,7 +1053,9 @@ impl Participant for BtreeTrx {
         let lsn = self.inner.st.log.append(&recovery::commit_record(id));
         let serial = self.inner.trx.end(id);
         let items = std::mem::take(&mut s.undo);
-        if !items.is_empty() {
+        if items.is_empty() {
+            self.inner.trx.cleaned(id);
+        } else {
             self.inner.trx.purge_queue.lock().push_back(PurgeBatch {
                 trx_id: id,
                 serial,
@@ -1049,6 +1086,11 @@ impl Participant for BtreeTrx {
         if id != 0 {
             self.inner.st.log.append(&recovery::rolled_back_record(id));
             self.inner.trx.end(id);
+            if res.is_ok() {
+                self.inner.trx.cleaned(id);
+            } else {
+                self.inner.covering_off.store(true, Ordering::SeqCst);
+            }
         }
         self.finish(&mut s);
         res
@@ -1261,6 +1303,10 @@ impl Engine for BtreeEngine {
             (
                 "Innodb_active_transactions".into(),
                 self.inner.trx.active_count() as u64,
+            ),
+            (
+                "Strata_btree_index_only_records".into(),
+                self.inner.index_only_records.load(Ordering::Relaxed),
             ),
         ];
         // Latch waits, as SHOW ENGINE INNODB STATUS's SEMAPHORES section counts them

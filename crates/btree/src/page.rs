@@ -16,6 +16,11 @@ const INDEX_NO: usize = 26;
 const NEXT: usize = 32;
 const HEAP_TOP: usize = 36;
 const GARBAGE: usize = 38;
+/// The largest transaction id that changed a leaf's set of live entries (8 bytes; 0 on
+/// pages written before it existed: unknown). See [`max_trx`].
+const MAX_TRX: usize = 40;
+/// [`MAX_TRX`] of a page changed by a path that does not say by whom: never trusted.
+pub const MAX_TRX_UNKNOWN: u64 = u64::MAX;
 pub const HEAP_START: usize = 48;
 const REC_HEADER: usize = 4;
 
@@ -59,6 +64,22 @@ pub fn init_node(p: &mut [u8], level: u16, index_no: u16) {
     put_u32(p, NEXT, 0);
     put_u16(p, HEAP_TOP, HEAP_START as u16);
     put_u16(p, GARBAGE, 0);
+}
+
+/// The page's max transaction id (InnoDB's `PAGE_MAX_TRX_ID`), kept on secondary-index
+/// leaves: every transaction that inserted an entry here or made one of its entries
+/// stale (by changing or deleting the row) has an id ≤ it. 0: unknown (a page from
+/// before the field, or never changed); [`MAX_TRX_UNKNOWN`]: changed by an unnamed
+/// writer. Clustered leaves and internal nodes carry it too but nothing reads it there.
+pub fn max_trx(p: &[u8]) -> u64 {
+    get_u64(p, MAX_TRX)
+}
+
+/// Raises the page's max transaction id to `trx` (never lowers it).
+pub fn raise_max_trx(p: &mut [u8], trx: u64) {
+    if trx > max_trx(p) {
+        put_u64(p, MAX_TRX, trx);
+    }
 }
 
 pub fn is_node(p: &[u8]) -> bool {
@@ -304,6 +325,8 @@ pub fn split_at(left: &mut [u8], right: &mut [u8], right_page: u32, at: usize) -
     compact(left);
     set_next(right, next(left));
     set_next(left, right_page);
+    // The moved entries keep the history they had: the new page inherits the bound.
+    raise_max_trx(right, max_trx(left));
     key(right, 0).to_vec()
 }
 
@@ -367,6 +390,26 @@ mod tests {
         for i in 1..n_slots(&r) {
             assert!(key(&r, i - 1) < key(&r, i));
         }
+    }
+
+    #[test]
+    fn max_trx_only_rises_and_survives_splits_and_compaction() {
+        let mut p = page();
+        assert_eq!(max_trx(&p), 0, "a new node knows nothing");
+        raise_max_trx(&mut p, 40);
+        raise_max_trx(&mut p, 7);
+        assert_eq!(max_trx(&p), 40);
+        for k in 0u8..100 {
+            insert_at(&mut p, k as usize, &[k], &[0; 20]);
+        }
+        compact(&mut p);
+        assert_eq!(max_trx(&p), 40);
+        let mut r = page();
+        split(&mut p, &mut r, 9);
+        assert_eq!((max_trx(&p), max_trx(&r)), (40, 40));
+        raise_max_trx(&mut r, MAX_TRX_UNKNOWN);
+        raise_max_trx(&mut r, 50);
+        assert_eq!(max_trx(&r), MAX_TRX_UNKNOWN, "unknown is sticky");
     }
 
     #[test]

@@ -226,7 +226,7 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
                 .entry(u.space)
                 .or_insert_with(|| inner.spaces.layout(inner, u.space).ok());
             if let Some(lay) = lay {
-                inner.restore(lay, &u.key, u.old.as_deref(), &[])?;
+                inner.restore(lay, &u.key, u.old.as_deref(), &[], *trx)?;
             }
         }
         st.log.append(&rolled_back_record(*trx));
@@ -239,6 +239,9 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
             continue;
         }
         let roll_ptr = inner.trx.versions.put(OldVersion { value: u.old });
+        // Its stale entries survive the startup sweep while this old version is kept:
+        // covering reads must not trust their leaves until purge is done with it.
+        inner.trx.owes(trx_id);
         q.push_back(PurgeBatch {
             trx_id,
             serial: 0,

@@ -364,6 +364,7 @@ impl BtreeTable {
         cols: Option<&[bool]>,
         f: &mut RowFn,
     ) -> Result<()> {
+        let requested = cols;
         self.with_trx(txn, |trx| {
             let kind = self.read_kind(txn, trx);
             if let (Some(&since), ReadKind::Snapshot(v)) = (self.since.get(tree_no), &kind) {
@@ -409,10 +410,30 @@ impl BtreeTable {
                     }
                 }
             }
+            // An index-only read: leaves whose every entry the view can trust are read
+            // from the entries alone (`covering.rs`); the others as below.
+            let trust_below = match (&kind, ix, requested) {
+                (ReadKind::Snapshot(view), Some(ix), Some(need))
+                    if self.covers_index(ix, need) && self.inner.covering_on(self.lay.space) =>
+                {
+                    view.up_limit.min(self.inner.trx.clean_below())
+                }
+                _ => 0,
+            };
             let mut err: Option<Error> = None;
             tree.range(st, &range.start, &range.end, reverse, &mut |batch| {
+                let trusted = batch.max_trx() != 0 && batch.max_trx() < trust_below;
+                if trusted {
+                    self.inner
+                        .index_only_records
+                        .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                }
                 for (k, v) in batch.iter() {
-                    match self.emit(trx, &kind, ix, k, v, cols, f) {
+                    let res = match ix {
+                        Some(ix) if trusted => self.emit_entry(ix, k, v, f),
+                        _ => self.emit(trx, &kind, ix, k, v, cols, f),
+                    };
+                    match res {
                         Ok(Flow::Continue) => {}
                         Ok(Flow::Stop) => return Ok(false),
                         Err(e) => {
@@ -532,6 +553,30 @@ impl BtreeTable {
             return Ok(Flow::Continue);
         };
         self.emit_row(ix, k, ckey, &value, cols, f)
+    }
+
+    /// Whether a read of `ix` needing the columns `cols` marks can be answered from
+    /// its entries.
+    fn covers_index(&self, ix: &IndexDef, cols: &[bool]) -> bool {
+        let pk = (!self.lay.hidden).then(|| &self.lay.def.indexes[0]);
+        crate::covering::covers(&self.lay.def, pk, ix, cols)
+    }
+
+    /// Hands the row of a trusted secondary entry `k` (clustered key `ckey`) of `ix` to
+    /// `f`, its values decoded from the key.
+    fn emit_entry(&self, ix: &IndexDef, k: &[u8], ckey: &[u8], f: &mut RowFn) -> Result<Flow> {
+        let pk = (!self.lay.hidden).then(|| &self.lay.def.indexes[0]);
+        let mut row = SCRATCH_ROW.with(std::cell::Cell::take);
+        if crate::covering::decode_entry(&self.lay.def, pk, ix, k, &mut row).is_none() {
+            keep_scratch(row);
+            return Err(Error::corrupt(
+                &self.lay.name,
+                "a secondary index entry does not decode",
+            ));
+        }
+        let flow = f(self.lay.row_id_of(ckey), &row);
+        keep_scratch(row);
+        flow
     }
 
     /// Decodes a visible clustered value and hands the row to `f` (re-checking a
@@ -711,20 +756,46 @@ impl BtreeTable {
         }
     }
 
-    fn add_entries(&self, row: &[Value], ckey: &[u8], except: Option<&[Value]>) -> Result<()> {
+    /// Inserts the secondary entries of `row` (by transaction `trx_id`), except those
+    /// equal to the replaced version `except`'s; each entry of `except` that `row` no
+    /// longer has is stale from now on, which its leaf's max transaction id records
+    /// (`covering.rs`).
+    fn add_entries(
+        &self,
+        trx_id: u64,
+        row: &[Value],
+        ckey: &[u8],
+        except: Option<&[Value]>,
+    ) -> Result<()> {
         let st = &self.inner.st;
         for (tree_no, ix) in self.lay.secondaries() {
             let k = self.lay.entry_key(ix, row, ckey);
             if let Some(old) = except {
-                if self.lay.entry_key(ix, old, ckey) == k {
+                let ok = self.lay.entry_key(ix, old, ckey);
+                if ok == k {
                     continue;
                 }
+                self.lay.trees[tree_no]
+                    .stamp(st, &ok, trx_id)
+                    .map_err(|e| self.io(e))?;
             }
             if k.len() > crate::tree::max_key(st.pool.page_size()) {
                 return Err(Error::KeyTooLong(crate::tree::max_key(st.pool.page_size())));
             }
             self.lay.trees[tree_no]
-                .put(st, &k, ckey, PutMode::Insert, &[])
+                .put_stamped(st, &k, ckey, PutMode::Insert, &[], trx_id)
+                .map_err(|e| self.io(e))?;
+        }
+        Ok(())
+    }
+
+    /// A delete-mark by `trx_id` makes every entry of `row` stale.
+    fn stamp_entries(&self, trx_id: u64, row: &[Value], ckey: &[u8]) -> Result<()> {
+        let st = &self.inner.st;
+        for (tree_no, ix) in self.lay.secondaries() {
+            let k = self.lay.entry_key(ix, row, ckey);
+            self.lay.trees[tree_no]
+                .stamp(st, &k, trx_id)
                 .map_err(|e| self.io(e))?;
         }
         Ok(())
@@ -756,7 +827,7 @@ impl BtreeTable {
             self.check_unique(trx, pos, row, ckey)?;
         }
         self.write_version(trx, ckey, cur, Some(row))?;
-        self.add_entries(row, ckey, None)
+        self.add_entries(trx.ensure_id(), row, ckey, None)
     }
 }
 
@@ -784,6 +855,13 @@ pub(crate) fn key_text(ix: &IndexDef, row: &[Value]) -> String {
 }
 
 impl Table for BtreeTable {
+    fn covers(&self, index: usize, cols: &[bool]) -> bool {
+        match self.lay.def.indexes.get(index) {
+            Some(ix) if !ix.primary => self.covers_index(ix, cols),
+            _ => false,
+        }
+    }
+
     fn clustered_primary(&self) -> bool {
         true
     }
@@ -893,7 +971,7 @@ impl Table for BtreeTable {
             }
             let cur_row = self.lay.decode(&self.inner.st, &cur)?;
             self.write_version(trx, &okey, Some(cur), Some(new))?;
-            self.add_entries(new, &okey, Some(&cur_row))
+            self.add_entries(trx.ensure_id(), new, &okey, Some(&cur_row))
         })?;
         Ok(id)
     }
@@ -957,7 +1035,16 @@ impl BtreeTable {
         let cur = self.lay.clustered().get(st, key).map_err(|e| self.io(e))?;
         match cur {
             Some(c) if RecHeader::read(&c).is_some_and(|h| !h.deleted()) => {
-                self.write_version(trx, key, Some(c), None)
+                let row = if self.lay.trees.len() > 1 {
+                    Some(self.lay.decode(st, &c)?)
+                } else {
+                    None
+                };
+                self.write_version(trx, key, Some(c), None)?;
+                match row {
+                    Some(r) => self.stamp_entries(trx.ensure_id(), &r, key),
+                    None => Ok(()),
+                }
             }
             _ => Ok(()),
         }

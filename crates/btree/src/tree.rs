@@ -86,6 +86,8 @@ pub struct Batch {
     /// Each record: where its key starts in `page`, the key's length, the value's (the
     /// value follows the key).
     recs: Vec<(usize, usize, usize)>,
+    /// The leaf's max transaction id when the records were copied (`page::max_trx`).
+    max_trx: u64,
 }
 
 thread_local! {
@@ -127,6 +129,11 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.recs.is_empty()
     }
+    /// The leaf's max transaction id as it was when these records were read, under the
+    /// same latch (`page::max_trx`).
+    pub fn max_trx(&self) -> u64 {
+        self.max_trx
+    }
     /// Takes the slots of leaf `p` in `order` while their keys are `in_range`; also
     /// says whether it stopped at a key out of range (the range ends in this leaf).
     fn collect(
@@ -148,6 +155,7 @@ impl Batch {
                 Batch {
                     page: Vec::new(),
                     recs: Vec::new(),
+                    max_trx: page::max_trx(p),
                 },
                 done,
             );
@@ -172,7 +180,15 @@ impl Batch {
             page.extend_from_slice(p);
             spans
         };
-        (Batch { page, recs }, done)
+        let max_trx = page::max_trx(p);
+        (
+            Batch {
+                page,
+                recs,
+                max_trx,
+            },
+            done,
+        )
     }
 
     fn last_key(&self) -> Option<&[u8]> {
@@ -476,7 +492,8 @@ impl Tree {
 
     /// Inserts or replaces `key → val` (one mini-transaction, which also carries
     /// `logical`, e.g. the undo record of the row change). Returns the outcome and the
-    /// LSN the change was logged at.
+    /// LSN the change was logged at. The leaf's max transaction id becomes unknown
+    /// (`page::MAX_TRX_UNKNOWN`): a secondary entry is put with [`Tree::put_stamped`].
     pub fn put(
         &self,
         st: &Storage,
@@ -484,6 +501,21 @@ impl Tree {
         val: &[u8],
         mode: PutMode,
         logical: &[u8],
+    ) -> io::Result<(PutOutcome, u64)> {
+        self.put_stamped(st, key, val, mode, logical, page::MAX_TRX_UNKNOWN)
+    }
+
+    /// [`Tree::put`] by transaction `trx`: the leaf the record lands on gets a max
+    /// transaction id ≥ `trx` (also when [`PutMode::Insert`] finds the key already
+    /// there: a stale entry that a row takes back is live again from `trx` on).
+    pub fn put_stamped(
+        &self,
+        st: &Storage,
+        key: &[u8],
+        val: &[u8],
+        mode: PutMode,
+        logical: &[u8],
+        trx: u64,
     ) -> io::Result<(PutOutcome, u64)> {
         let page_size = st.pool.page_size();
         if key.len() > max_key(page_size) || val.len() > max_value(page_size) {
@@ -500,10 +532,17 @@ impl Tree {
             match page::search(p, key) {
                 Ok(i) => {
                     if mode == PutMode::Insert {
-                        return Ok((PutOutcome::Exists(page::val(p, i).to_vec()), 0));
+                        let existing = page::val(p, i).to_vec();
+                        if page::max_trx(p) >= trx {
+                            return Ok((PutOutcome::Exists(existing), 0));
+                        }
+                        page::raise_max_trx(mtr.get_mut(leaf), trx);
+                        mtr.log_logical(logical);
+                        return Ok((PutOutcome::Exists(existing), mtr.commit()));
                     }
                     let old = page::val(p, i).len();
                     if page::free_space(p) + old >= val.len() {
+                        page::raise_max_trx(mtr.get_mut(leaf), trx);
                         page::replace_val(mtr.get_mut(leaf), i, val);
                         mtr.log_logical(logical);
                         return Ok((PutOutcome::Replaced, mtr.commit()));
@@ -512,6 +551,7 @@ impl Tree {
                 Err(i) => {
                     if page::fits(p, key.len(), val.len()) {
                         LastInserts::note(self.space, mtr.id(leaf).page_no, i);
+                        page::raise_max_trx(mtr.get_mut(leaf), trx);
                         page::insert_at(mtr.get_mut(leaf), i, key, val);
                         mtr.log_logical(logical);
                         return Ok((PutOutcome::Inserted, mtr.commit()));
@@ -519,7 +559,7 @@ impl Tree {
                 }
             }
         }
-        self.put_pessimistic(st, key, val, mode, logical)
+        self.put_pessimistic(st, key, val, mode, logical, trx)
     }
 
     fn put_pessimistic(
@@ -529,6 +569,7 @@ impl Tree {
         val: &[u8],
         mode: PutMode,
         logical: &[u8],
+        trx: u64,
     ) -> io::Result<(PutOutcome, u64)> {
         let page_size = st.pool.page_size();
         let sep_room = page::rec_space(max_key(page_size), 4);
@@ -559,13 +600,21 @@ impl Tree {
         let (outcome, pos) = match page::search(p, key) {
             Ok(i) => {
                 if mode == PutMode::Insert {
-                    return Ok((PutOutcome::Exists(page::val(p, i).to_vec()), 0));
+                    let existing = page::val(p, i).to_vec();
+                    if page::max_trx(p) >= trx {
+                        return Ok((PutOutcome::Exists(existing), 0));
+                    }
+                    page::raise_max_trx(mtr.get_mut(leaf), trx);
+                    mtr.log_logical(logical);
+                    return Ok((PutOutcome::Exists(existing), mtr.commit()));
                 }
                 page::remove_at(mtr.get_mut(leaf), i);
                 (PutOutcome::Replaced, i)
             }
             Err(i) => (PutOutcome::Inserted, i),
         };
+        // Raised before a split, which hands the bound on to the new page.
+        page::raise_max_trx(mtr.get_mut(leaf), trx);
         if page::fits(mtr.get(leaf), key.len(), val.len()) {
             LastInserts::note(self.space, mtr.id(leaf).page_no, pos);
             page::insert_at(mtr.get_mut(leaf), pos, key, val);
@@ -658,6 +707,9 @@ impl Tree {
                 mtr.get_mut(right).copy_from_slice(&r);
                 sep
             };
+            // The new node holds entries (or will) that the old one's bound covers.
+            let bound = page::max_trx(mtr.get(node));
+            page::raise_max_trx(mtr.get_mut(right), bound);
             let target = if ins_key.as_slice() >= sep.as_slice() {
                 right
             } else {
@@ -684,9 +736,9 @@ impl Tree {
 
     /// The root keeps its page number: its records move into two new children.
     fn split_root(&self, mtr: &mut Mtr, root: Slot, key: &[u8], val: &[u8]) -> io::Result<()> {
-        let (level, index_no) = {
+        let (level, index_no, bound) = {
             let p = mtr.get(root);
-            (page::level(p), page::index_no(p))
+            (page::level(p), page::index_no(p), page::max_trx(p))
         };
         let left = self.alloc_page(mtr)?;
         let right = self.alloc_page(mtr)?;
@@ -704,6 +756,8 @@ impl Tree {
         let mut r = l.clone();
         page::init_node(&mut r, level, index_no);
         let sep = page::split(&mut l, &mut r, right_no);
+        page::raise_max_trx(&mut l, bound);
+        page::raise_max_trx(&mut r, bound);
         let target = if key >= sep.as_slice() {
             &mut r
         } else {
@@ -736,6 +790,18 @@ impl Tree {
         let no = get_u32(p, SH_NEXT_FREE);
         put_u32(mtr.get_mut(hdr), SH_NEXT_FREE, no + 1);
         mtr.create(self.pid(no))
+    }
+
+    /// Raises the max transaction id of the leaf where `key` is (or would be) to `trx`:
+    /// transaction `trx` made that secondary entry stale (changed or deleted its row).
+    pub fn stamp(&self, st: &Storage, key: &[u8], trx: u64) -> io::Result<()> {
+        let mut mtr = Mtr::new(st);
+        let leaf = self.leaf_x(&mut mtr, key)?;
+        if page::max_trx(mtr.get(leaf)) < trx {
+            page::raise_max_trx(mtr.get_mut(leaf), trx);
+            mtr.commit();
+        }
+        Ok(())
     }
 
     /// Removes `key` if present (one mini-transaction carrying `logical`). Returns

@@ -134,6 +134,12 @@ pub struct TrxSys {
     views: LatchMutex<BTreeMap<u64, (usize, u64)>>,
     pub versions: VersionStore,
     pub purge_queue: LatchMutex<VecDeque<PurgeBatch>>,
+    /// Read-write transactions whose secondary entries may still include stale ones:
+    /// from `begin` until rollback has removed its entries ([`TrxSys::cleaned`]) or
+    /// purge has processed its committed changes. Covering reads trust a leaf only
+    /// below the smallest ([`TrxSys::clean_below`]).
+    /// Counted: a transaction recovery hands to purge owes one batch per change.
+    unpurged: LatchMutex<BTreeMap<u64, usize>>,
 }
 
 impl TrxSys {
@@ -154,6 +160,7 @@ impl TrxSys {
             // pointer ranges (2^24 per id) never overlap.
             versions: VersionStore::starting_at(first_id.max(1) << 24, policy),
             purge_queue: LatchMutex::with_policy(policy.clone(), VecDeque::new()),
+            unpurged: LatchMutex::with_policy(policy.clone(), Default::default()),
         }
     }
 
@@ -171,7 +178,39 @@ impl TrxSys {
         let mut a = self.active.write();
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         a.insert(id, first_lsn);
+        self.owes(id);
         id
+    }
+
+    /// Transaction `id` (one more time) may have left stale secondary entries that
+    /// purge is still to remove.
+    pub fn owes(&self, id: u64) {
+        *self.unpurged.lock().entry(id).or_insert(0) += 1;
+    }
+
+    /// Transaction `id` left no stale secondary entry behind: it rolled back (its
+    /// entries removed), committed with no change, or purge has processed (one batch
+    /// of) its changes.
+    pub fn cleaned(&self, id: u64) {
+        let mut u = self.unpurged.lock();
+        if let Some(n) = u.get_mut(&id) {
+            *n -= 1;
+            if *n == 0 {
+                u.remove(&id);
+            }
+        }
+    }
+
+    /// Every transaction with a smaller id that changed rows has had the secondary
+    /// entries it made stale removed (u64::MAX: none is pending). Transactions of an
+    /// earlier run are not counted: the engine's startup sweep covers them.
+    pub fn clean_below(&self) -> u64 {
+        self.unpurged
+            .lock()
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(u64::MAX)
     }
 
     /// Ends a transaction: no longer active; returns the commit serial.
@@ -271,6 +310,22 @@ impl TrxSys {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clean_below_waits_for_every_registered_transaction() {
+        let s = TrxSys::new(10);
+        assert_eq!(s.clean_below(), u64::MAX);
+        let a = s.begin(0);
+        let b = s.begin(0);
+        assert_eq!(s.clean_below(), a);
+        s.end(a);
+        // Ended but not purged: still pending.
+        assert_eq!(s.clean_below(), a);
+        s.cleaned(a);
+        assert_eq!(s.clean_below(), b);
+        s.cleaned(b);
+        assert_eq!(s.clean_below(), u64::MAX);
+    }
 
     #[test]
     fn views_see_what_committed_before_them() {

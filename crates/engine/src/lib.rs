@@ -267,6 +267,16 @@ pub trait Table: Send + Sync {
         self.index_scan(txn, index, range, reverse, f)
     }
 
+    /// Whether [`Table::index_scan_columns`] of secondary index `index` needing only the
+    /// columns `cols` marks can be answered from the index entries, without reading the
+    /// rows (an index-only, "covering" read: EXPLAIN's `Using index`). The answer is a
+    /// promise about cost, not about rows: the rows are the same either way. The
+    /// default, for an engine that always reads the row, is false.
+    fn covers(&self, index: usize, cols: &[bool]) -> bool {
+        let _ = (index, cols);
+        false
+    }
+
     /// Inserts a row, checking every unique index. A NULL or 0 in the AUTO_INCREMENT
     /// column is replaced by the next value; a larger explicit value moves the counter.
     /// On a duplicate key nothing is changed and [`Error::DuplicateKey`] is returned.

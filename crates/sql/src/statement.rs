@@ -138,8 +138,24 @@ fn prepare_named(
         ast::Statement::Explain {
             statement,
             analyze: false,
+            format,
             ..
         } => match statement.as_ref() {
+            // Only the traditional table is produced; another format is refused, not
+            // answered in the wrong shape.
+            _ if !matches!(
+                format,
+                None | Some(
+                    ast::AnalyzeFormatKind::Keyword(ast::AnalyzeFormat::TRADITIONAL)
+                        | ast::AnalyzeFormatKind::Assignment(ast::AnalyzeFormat::TRADITIONAL)
+                )
+            ) =>
+            {
+                return Err(Error::NotSupported(format!(
+                    "EXPLAIN {}",
+                    format.as_ref().map(|f| f.to_string()).unwrap_or_default()
+                )))
+            }
             ast::Statement::Query(q) => {
                 Plan::Explain(Planner::for_text(cx, source).plan_statement(q)?)
             }

@@ -65,6 +65,32 @@ pub(crate) fn key_ranges(
     };
     match &plan.levels[lvl].access {
         Access::Scan | Access::JoinBuffer { .. } => Ok(None),
+        Access::IndexInSubquery { index, subquery } => {
+            let Some(runner) = cx.runner else {
+                return Ok(None);
+            };
+            let col = def.indexes[*index].columns[0];
+            let rows = runner.rows(*subquery, Vec::new())?;
+            let mut keys: Vec<Vec<u8>> = Vec::with_capacity(rows.rows.len());
+            for r in &rows.rows {
+                let Some(v) = r.first().filter(|v| !v.is_null()) else {
+                    continue;
+                };
+                let mut key = Vec::with_capacity(16);
+                if !encode(&mut key, col, v) {
+                    return Ok(None);
+                }
+                keys.push(key);
+            }
+            // In key order, each value once: the index is read forward, no row twice.
+            keys.sort_unstable();
+            keys.dedup();
+            Ok(Some((
+                *index,
+                keys.into_iter().map(KeyRange::prefix).collect(),
+                false,
+            )))
+        }
         Access::IndexIn { index, values } => {
             let col = def.indexes[*index].columns[0];
             let mut ranges = Vec::with_capacity(values.len());

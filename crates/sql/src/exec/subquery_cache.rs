@@ -113,7 +113,7 @@ fn block_is_pure(b: &SelectPlan) -> bool {
     let mut exprs: Vec<&Expr> = Vec::new();
     for l in &b.levels {
         match &l.access {
-            Access::Scan => {}
+            Access::Scan | Access::IndexInSubquery { .. } => {}
             Access::Index {
                 eq, lower, upper, ..
             } => {

@@ -2,15 +2,16 @@
 //! one of its columns with something already known (a constant, a parameter, or a column
 //! of a table earlier in the join) and picks the index that uses them best: all columns
 //! of a unique index by equality (`eq_ref`/`const`), the longest equality prefix (`ref`),
-//! a range on the next column (`range`), or an IN list on the first column. Every
+//! a range on the next column (`range`), or an IN list or an uncorrelated
+//! `IN (SELECT …)` on the first column (the subquery's rows looked up as keys). Every
 //! conjunct is still evaluated as a filter, so an index only ever narrows what is read.
 //! Also EXPLAIN's possible keys and reading in index order to satisfy ORDER BY.
 
 use crate::bind::Scope;
-use crate::expr::{CmpOp, Expr};
+use crate::expr::{CmpOp, Expr, Subquery, SubqueryKind};
 use crate::plan::block::{Access, SelectPlan};
 use std::collections::HashSet;
-use strata_types::Collation;
+use strata_types::{Collation, DataType};
 
 /// One side of a range: the bound's expression and whether it is inclusive.
 pub(crate) type Bound1 = Option<(Expr, bool)>;
@@ -27,6 +28,24 @@ pub(crate) fn tables_mask(scope: &Scope, e: &Expr) -> u64 {
     m
 }
 
+/// The column `s` is, when it is `column IN (SELECT one column …)` with no outer
+/// reference, compared by value class (so the subquery's values are the keys to look
+/// up: see `Access::IndexInSubquery`).
+fn in_subquery_column(s: &Subquery) -> Option<usize> {
+    match &s.kind {
+        SubqueryKind::In {
+            lhs,
+            negated: false,
+            hashable: true,
+            ..
+        } if s.correlated.is_empty() => match lhs.as_slice() {
+            [Expr::Column(p)] => Some(*p),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The best index access to table `ti` given the conjuncts it may use and the tables
 /// already placed before it in the join (their columns are known values).
 pub(crate) fn best_access(
@@ -41,6 +60,8 @@ pub(crate) fn best_access(
     let mut eqs: Vec<(usize, Expr)> = vec![];
     let mut ranges: Vec<(usize, Bound1, Bound1)> = vec![];
     let mut ins: Vec<(usize, Vec<Expr>)> = vec![];
+    // `col IN (SELECT …)` (uncorrelated): the column and the subquery's id.
+    let mut sub_ins: Vec<(usize, usize)> = vec![];
     let col_ok = |p: usize, coll: Collation| {
         let c = &t.def.columns[p - lo];
         !c.data_type.is_string() || c.collation == coll
@@ -94,6 +115,24 @@ pub(crate) fn best_access(
                     }
                 }
             }
+            Expr::Subquery(s) => {
+                // Numbers and dates only: their keys are exact values, where a string's
+                // are collation weights the IN's own comparison might not share.
+                if let Some(p) = in_subquery_column(s).filter(|p| (lo..hi).contains(p)) {
+                    let ty = &t.def.columns[p - lo].data_type;
+                    let exact = ty.is_integer()
+                        || matches!(
+                            ty,
+                            DataType::Decimal { .. }
+                                | DataType::Date
+                                | DataType::DateTime { .. }
+                                | DataType::Timestamp { .. }
+                        );
+                    if exact {
+                        sub_ins.push((p - lo, s.id));
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -127,7 +166,8 @@ pub(crate) fn best_access(
             }
         }
         let access = if score == 0 {
-            match ins.iter().find(|(c, _)| Some(c) == index.columns.first()) {
+            let first = index.columns.first();
+            match ins.iter().find(|(c, _)| Some(c) == first) {
                 Some((_, values)) => {
                     score = 4;
                     Access::IndexIn {
@@ -135,7 +175,16 @@ pub(crate) fn best_access(
                         values: values.clone(),
                     }
                 }
-                None => continue,
+                None => match sub_ins.iter().find(|(c, _)| Some(c) == first) {
+                    Some(&(_, subquery)) => {
+                        score = 3;
+                        Access::IndexInSubquery {
+                            index: ix,
+                            subquery,
+                        }
+                    }
+                    None => continue,
+                },
             }
         } else {
             Access::Index {
@@ -194,6 +243,11 @@ pub(crate) fn mark_possible_keys(plan: &mut SelectPlan) {
                 } => {
                     if let Expr::Column(p) = expr.as_ref() {
                         cols.insert(*p);
+                    }
+                }
+                Expr::Subquery(s) => {
+                    if let Some(p) = in_subquery_column(s) {
+                        cols.insert(p);
                     }
                 }
                 _ => {}
@@ -278,5 +332,70 @@ pub(crate) fn flip(op: CmpOp) -> CmpOp {
         CmpOp::Gt => CmpOp::Lt,
         CmpOp::Ge => CmpOp::Le,
         o => o,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata_types::Collation;
+
+    fn in_subquery(
+        lhs: Vec<Expr>,
+        negated: bool,
+        hashable: bool,
+        correlated: Vec<Expr>,
+    ) -> Subquery {
+        Subquery {
+            id: 7,
+            kind: SubqueryKind::In {
+                colls: vec![Collation::Binary; lhs.len()],
+                lhs,
+                negated,
+                hashable,
+            },
+            correlated,
+        }
+    }
+
+    /// Only `col IN (SELECT x …)` that is uncorrelated, not negated and compared by
+    /// value class may drive an index with the subquery's values as keys.
+    #[test]
+    fn which_in_subqueries_can_drive_an_index() {
+        let c = || Expr::Column(3);
+        assert_eq!(
+            in_subquery_column(&in_subquery(vec![c()], false, true, vec![])),
+            Some(3)
+        );
+        // NOT IN keeps the rows the set lacks: no lookup finds those.
+        assert_eq!(
+            in_subquery_column(&in_subquery(vec![c()], true, true, vec![])),
+            None
+        );
+        // Compared across value classes (a number with strings): keys would not match.
+        assert_eq!(
+            in_subquery_column(&in_subquery(vec![c()], false, false, vec![])),
+            None
+        );
+        // Correlated: another set per outer row.
+        assert_eq!(
+            in_subquery_column(&in_subquery(vec![c()], false, true, vec![Expr::Column(0)])),
+            None
+        );
+        // A row or an expression on the left.
+        assert_eq!(
+            in_subquery_column(&in_subquery(
+                vec![c(), Expr::Column(4)],
+                false,
+                true,
+                vec![]
+            )),
+            None
+        );
+        let f = Expr::Neg(Box::new(c()));
+        assert_eq!(
+            in_subquery_column(&in_subquery(vec![f], false, true, vec![])),
+            None
+        );
     }
 }

@@ -18,11 +18,25 @@ use crate::plan::block::{Access, SelectPlan};
 /// the block reads, or None (every column) when the block has window functions or
 /// reads them all anyway.
 pub(crate) fn mark_read_columns(plan: &mut SelectPlan) {
-    if plan.windows.is_some() {
+    let Some(used) = needed_columns(plan) else {
         for level in &mut plan.levels {
             level.columns = None;
         }
         return;
+    };
+    for level in &mut plan.levels {
+        let t = &plan.scope.tables[level.table];
+        let mine = &used[t.offset..t.offset + t.def.columns.len()];
+        level.columns = (!mine.iter().all(|&u| u)).then(|| mine.to_vec());
+    }
+}
+
+/// The columns of the block's scope (by scope position) it reads; None when it has
+/// window functions (every column). Also used before the join order is chosen, to
+/// cost index-only reads (`Table::covers`).
+pub(crate) fn needed_columns(plan: &SelectPlan) -> Option<Vec<bool>> {
+    if plan.windows.is_some() {
+        return None;
     }
     let width = plan.scope.width();
     let mut used = vec![false; width];
@@ -39,7 +53,7 @@ pub(crate) fn mark_read_columns(plan: &mut SelectPlan) {
         for level in &plan.levels {
             level.filter.iter().chain(&level.on).for_each(&mut mark);
             match &level.access {
-                Access::Scan => {}
+                Access::Scan | Access::IndexInSubquery { .. } => {}
                 Access::Index {
                     eq, lower, upper, ..
                 } => {
@@ -78,11 +92,7 @@ pub(crate) fn mark_read_columns(plan: &mut SelectPlan) {
             }
         }
     }
-    for level in &mut plan.levels {
-        let t = &plan.scope.tables[level.table];
-        let mine = &used[t.offset..t.offset + t.def.columns.len()];
-        level.columns = (!mine.iter().all(|&u| u)).then(|| mine.to_vec());
-    }
+    Some(used)
 }
 
 #[cfg(test)]

@@ -42,6 +42,9 @@ pub fn access_rows(access: &Access, def: &strata_types::TableDef, stats: &TableS
         Access::IndexIn { index, values } => {
             (values.len() as f64 * stats.rows_per_lookup(*index, 1)).min(rows)
         }
+        // The subquery's size is not known when planning: a tenth of the table, the
+        // guess for an equality (`selectivity::EQ`).
+        Access::IndexInSubquery { .. } => (rows * super::selectivity::EQ).max(1.0),
         Access::Index {
             index,
             eq,
@@ -69,16 +72,16 @@ pub fn access_rows(access: &Access, def: &strata_types::TableDef, stats: &TableS
 }
 
 /// Cost of reading one row from a table (a scan, or one row of an index range).
-const ROW: f64 = 1.0;
+pub(crate) const ROW: f64 = 1.0;
 /// Cost of one index descent (an `eq_ref`/`ref` lookup, one value of an IN list).
-const LOOKUP: f64 = 2.0;
+pub(crate) const LOOKUP: f64 = 2.0;
 /// Extra cost per row found through a secondary index: the primary-key lookup that
 /// fetches the row (InnoDB's clustered index; a MyISAM data-file read), a descent of
 /// its own, to a page that is rarely the one before.
-const SECONDARY_ROW: f64 = LOOKUP;
+pub(crate) const SECONDARY_ROW: f64 = LOOKUP;
 /// Cost of probing a hash join buffer once, and of each row a probe yields.
-const PROBE: f64 = 0.5;
-const BUFFERED_ROW: f64 = 0.5;
+pub(crate) const PROBE: f64 = 0.5;
+pub(crate) const BUFFERED_ROW: f64 = 0.5;
 
 /// What placing one table after a set of tables adds to a join order.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -236,7 +239,7 @@ fn greedy(
 }
 
 /// Distinct values of scope column `p`, when an index of its table leads with it.
-fn distinct(scope: &Scope, stats: &[Arc<TableStats>], p: usize) -> Option<f64> {
+pub(crate) fn distinct(scope: &Scope, stats: &[Arc<TableStats>], p: usize) -> Option<f64> {
     let ti = scope.table_of(p);
     let t = &scope.tables[ti];
     let col = p - t.offset;
@@ -337,6 +340,16 @@ pub(crate) fn choose_join_order(plan: &mut SelectPlan, cx: &ExecCtx) {
         super::equalities::implied(scope, &pool.iter().map(|(_, e)| e).collect::<Vec<_>>());
     pool.extend(implied.into_iter().map(|e| (tables_mask(scope, &e), e)));
     let ndv = |p: usize| distinct(scope, &stats, p);
+    let needed = super::columns::needed_columns(plan);
+    // An index-only read of a secondary index costs what a primary-key read does: no
+    // row lookup per entry.
+    let covering = |ti: usize, index: usize| {
+        let t = &scope.tables[ti];
+        needed.as_ref().is_some_and(|n| {
+            t.table
+                .covers(index, &n[t.offset..t.offset + t.def.columns.len()])
+        })
+    };
     let step = |ti: usize, placed: u64| -> Step {
         let bit = 1u64 << ti;
         let conds: Vec<(u64, &Expr)> = pool
@@ -377,10 +390,17 @@ pub(crate) fn choose_join_order(plan: &mut SelectPlan, cx: &ExecCtx) {
                     .collect();
                 let rest = sel_of(&|_, e| !drives(e, &access, &t.def, t.offset), driving);
                 let (lookups, primary) = match &access {
-                    Access::Index { index, .. } => (1.0, t.def.indexes[*index].primary),
-                    Access::IndexIn { index, values } => {
-                        (values.len() as f64, t.def.indexes[*index].primary)
+                    Access::Index { index, .. } => {
+                        (1.0, t.def.indexes[*index].primary || covering(ti, *index))
                     }
+                    Access::IndexIn { index, values } => (
+                        values.len() as f64,
+                        t.def.indexes[*index].primary || covering(ti, *index),
+                    ),
+                    Access::IndexInSubquery { index, .. } => (
+                        read / stats[ti].rows_per_lookup(*index, 1).max(1.0),
+                        t.def.indexes[*index].primary || covering(ti, *index),
+                    ),
                     _ => (1.0, true),
                 };
                 let row = if primary { ROW } else { ROW + SECONDARY_ROW };

@@ -26,6 +26,17 @@ pub enum Access {
         index: usize,
         values: Vec<Expr>,
     },
+    /// `col IN (SELECT …)`, uncorrelated, on the first column of index `index`: the
+    /// subquery (run once per statement, as it is anyway) is materialised and each of
+    /// its distinct non-NULL values looked up in the index, instead of reading the whole
+    /// table and probing the set per row (MySQL's semi-join materialisation with
+    /// lookups). The IN stays among the level's conditions, so the rows are exactly the
+    /// filtered scan's; a value the index cannot hold as a key falls back to the scan
+    /// ([`crate::optimizer::access`]).
+    IndexInSubquery {
+        index: usize,
+        subquery: usize,
+    },
     /// No usable index on an inner table: read it once into a hash join buffer keyed
     /// on these equi-join columns (none: one bucket) and probe it per outer row.
     JoinBuffer {

@@ -13,7 +13,7 @@ use crate::plan::block::{Access, Level, SelectPlan};
 use crate::plan::query::{QueryPlan, QueryStatement, SetOp};
 use std::collections::{HashMap, HashSet};
 use strata_types::{
-    ColumnDef, ColumnMeta, DataType, Decimal, EndInfo, Error, FieldType, QueryOutput, Result, Value,
+    ColumnDef, ColumnMeta, DataType, Decimal, EndInfo, FieldType, QueryOutput, Result, Value,
 };
 
 /// Bytes a key part takes in MySQL's key_len accounting (utf8mb4 strings).
@@ -67,7 +67,7 @@ fn level_exprs(level: &Level, note: &mut dyn FnMut(&Expr)) {
         }
         Access::IndexIn { values, .. } => values.iter().for_each(&mut *note),
         Access::JoinBuffer { keys } => keys.iter().for_each(|k| note(&k.probe)),
-        Access::Scan => {}
+        Access::Scan | Access::IndexInSubquery { .. } => {}
     }
 }
 
@@ -326,10 +326,13 @@ impl Explainer<'_, '_> {
 
     fn block(&mut self, plan: &SelectPlan, id: u64, select_type: &str) -> Result<()> {
         if plan.windows.is_some() {
-            // MySQL shows the windowing step in Extra; not done here.
-            return Err(Error::NotSupported(
-                "EXPLAIN of a query with window functions".into(),
-            ));
+            // MySQL's note: the traditional format shows only the sorts and temporary
+            // tables windowing adds (in Extra), FORMAT=JSON the windows themselves.
+            self.cx.env.warn(
+                crate::expr::WarnLevel::Note,
+                3598,
+                "To get information about window functions use EXPLAIN FORMAT=JSON".into(),
+            );
         }
         // Derived tables are numbered before their rows are shown, so the block's rows can
         // name them; each slot's plan is shown once (a CTE read twice fills one slot).
@@ -441,6 +444,13 @@ impl Explainer<'_, '_> {
         // Tables read as one row known before the join runs (MySQL's "const" tables): a
         // unique key equal to constants or to columns of other const tables.
         let mut const_tables: Vec<usize> = Vec::new();
+        let all_stats: Option<Vec<_>> = plan
+            .scope
+            .tables
+            .iter()
+            .map(|t| table_stats(cx, &t.table))
+            .collect();
+        let window = window_extras(plan);
         for (i, level) in plan.levels.iter().enumerate() {
             let t = &plan.scope.tables[level.table];
             let def = &t.def;
@@ -449,7 +459,7 @@ impl Explainer<'_, '_> {
             let estimate = access_rows(&level.access, def, &stats).round().max(1.0) as u64;
             let (kind, key, key_len, refs, rows) = match &level.access {
                 Access::Scan | Access::JoinBuffer { .. } => ("ALL", None, None, None, table_rows),
-                Access::IndexIn { index, .. } => {
+                Access::IndexIn { index, .. } | Access::IndexInSubquery { index, .. } => {
                     let ix = &def.indexes[*index];
                     (
                         "range",
@@ -568,26 +578,46 @@ impl Explainer<'_, '_> {
             // An index-only read: only possible here through a clustered primary key (the
             // record is the index entry) when every column the query reads of this table is
             // a key column, MySQL's rule for "Using index".
-            if let Access::Index { index, .. } = &level.access {
+            // Through a secondary index the engine may answer from the entries alone
+            // (`Table::covers`).
+            if let Access::Index { index, .. }
+            | Access::IndexIn { index, .. }
+            | Access::IndexInSubquery { index, .. } = &level.access
+            {
                 let ix = &def.indexes[*index];
-                if ix.primary && t.table.clustered_primary() {
-                    let used = columns_used(plan, level.table);
-                    if used.iter().all(|c| ix.columns.contains(c)) {
-                        extra.push("Using index");
+                let covered = if ix.primary {
+                    t.table.clustered_primary() && {
+                        let used = columns_used(plan, level.table);
+                        used.iter().all(|c| ix.columns.contains(c))
                     }
+                } else {
+                    let all = vec![true; def.columns.len()];
+                    t.table
+                        .covers(*index, level.columns.as_deref().unwrap_or(&all))
+                };
+                if covered {
+                    extra.push("Using index");
                 }
             }
             if let Access::JoinBuffer { .. } = level.access {
                 extra.push("Using join buffer (hash join)");
             }
             if i == 0
-                && (plan.group.as_ref().is_some_and(|g| !g.groups.is_empty()) || plan.distinct)
+                && (plan.group.as_ref().is_some_and(|g| !g.groups.is_empty())
+                    || plan.distinct
+                    || window.temporary)
             {
                 extra.push("Using temporary");
             }
-            if i == 0 && !plan.order.is_empty() && !plan.order_satisfied {
+            if i == 0 && ((!plan.order.is_empty() && !plan.order_satisfied) || window.sorts) {
                 extra.push("Using filesort");
             }
+            // A const table is read before the join: what it yields is known, one row.
+            let filtered = if kind == "const" {
+                1.0
+            } else {
+                crate::optimizer::filtered::filtered(&plan.scope, level, all_stats.as_deref())
+            };
             let row = vec![
                 Value::Int(id as i64),
                 Value::str(select_type),
@@ -601,12 +631,46 @@ impl Explainer<'_, '_> {
                     .unwrap_or(Value::Null),
                 refs.map(|r| Value::str(&r)).unwrap_or(Value::Null),
                 Value::UInt(rows),
-                Value::Decimal(Decimal::new(10000, 2)),
+                Value::Decimal(Decimal::new((filtered * 10000.0).round() as i128, 2)),
                 Value::str(&extra.join("; ")),
             ];
             self.rows.push(row);
         }
         Ok(())
+    }
+}
+
+/// What windowing adds to the first table's Extra, as MySQL 8 shows it.
+#[derive(Default)]
+struct WindowExtras {
+    /// Some window sorts its input by PARTITION BY / ORDER BY: "Using filesort".
+    sorts: bool,
+    /// A window's rows are written to a temporary table first: a second window with
+    /// another ordering reads the first one's output, and so do a final ORDER BY or
+    /// DISTINCT: "Using temporary".
+    temporary: bool,
+}
+
+fn window_extras(plan: &SelectPlan) -> WindowExtras {
+    let Some(w) = &plan.windows else {
+        return WindowExtras::default();
+    };
+    // Windows with the same partitioning and ordering share one sort and one pass.
+    let mut orderings: Vec<String> = Vec::new();
+    for win in &w.windows {
+        let key = format!("{:?}{:?}", win.partition, win.order);
+        if !orderings.contains(&key) {
+            orderings.push(key);
+        }
+    }
+    WindowExtras {
+        sorts: w
+            .windows
+            .iter()
+            .any(|win| !win.partition.is_empty() || !win.order.is_empty()),
+        temporary: orderings.len() > 1
+            || (!plan.order.is_empty() && !plan.order_satisfied)
+            || plan.distinct,
     }
 }
 
