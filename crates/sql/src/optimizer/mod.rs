@@ -89,12 +89,18 @@ pub(crate) fn choose_access_paths(plan: &mut SelectPlan, cx: &ExecCtx) {
     if n >= 2 && !plan.fixed_order {
         choose_join_order(plan, cx);
     }
-    let stats: Option<Vec<_>> = plan
-        .scope
-        .tables
-        .iter()
-        .map(|t| join_order::table_stats(cx, &t.table))
-        .collect();
+    // Statistics serve the choice between lookups and a hash join of an inner table:
+    // a one-table block has none to make, and reads none (a first statement on a table
+    // would otherwise sample it, the hot path included).
+    let stats: Option<Vec<_>> = if n >= 2 {
+        plan.scope
+            .tables
+            .iter()
+            .map(|t| join_order::table_stats(cx, &t.table))
+            .collect()
+    } else {
+        None
+    };
     let needed = columns::needed_columns(plan);
     // Rows the levels before this one yield (an estimate, for the choice below).
     let mut outer_rows = 1.0f64;
