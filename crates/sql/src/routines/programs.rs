@@ -178,14 +178,7 @@ pub fn create_routine(sql: &str, kind: RoutineKind, cx: &ExecCtx) -> Result<Outc
         None
     };
     let c = characteristics(&mut p)?;
-    let Some(body_start) = toks.get(p.pos).map(|t| t.start) else {
-        return Err(p.error());
-    };
-    let body = sql[body_start..]
-        .trim()
-        .trim_end_matches(';')
-        .trim()
-        .to_string();
+    let body = p.rest_as_body()?;
     // Parsed now so that a body with an error is refused at CREATE, as MySQL does.
     let program = compile(&params, &body, kind)?;
     if kind == RoutineKind::Function {

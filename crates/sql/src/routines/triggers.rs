@@ -138,14 +138,7 @@ pub fn create_trigger(sql: &str, cx: &ExecCtx) -> Result<Outcome> {
     } else {
         Placement::Last
     };
-    let Some(body_start) = toks.get(p.pos).map(|t| t.start) else {
-        return Err(p.error());
-    };
-    let body = sql[body_start..]
-        .trim()
-        .trim_end_matches(';')
-        .trim()
-        .to_string();
+    let body = p.rest_as_body()?;
     let db = match db.or_else(|| cx.current_db.clone()) {
         Some(d) => d,
         None => return Err(Error::NoDatabaseSelected),
@@ -397,6 +390,19 @@ pub(crate) struct Cursor<'a> {
 }
 
 impl Cursor<'_> {
+    /// The statement from the current token to its end, trimmed of a final `;`: the
+    /// body of a trigger or routine (an error when nothing is left).
+    pub fn rest_as_body(&self) -> Result<String> {
+        let Some(start) = self.toks.get(self.pos).map(|t| t.start) else {
+            return Err(self.error());
+        };
+        Ok(self.sql[start..]
+            .trim()
+            .trim_end_matches(';')
+            .trim()
+            .to_string())
+    }
+
     pub fn error(&self) -> Error {
         let at = self.toks.get(self.pos).map_or(self.sql.len(), |t| t.start);
         Error::Syntax(self.sql[at..].chars().take(80).collect())
