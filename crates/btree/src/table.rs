@@ -916,8 +916,10 @@ impl Table for BtreeTable {
     fn insert(&self, txn: &Txn, row: &mut Vec<Value>) -> Result<Inserted> {
         let mut generated = None;
         if let Some(c) = self.lay.def.auto_increment_column() {
+            // The SQL layer turns an explicit 0 into NULL unless sql_mode has
+            // NO_AUTO_VALUE_ON_ZERO, so a 0 here is a value to keep.
             let given = row[c].to_i64().unwrap_or(0);
-            if row[c].is_null() || given == 0 {
+            if row[c].is_null() {
                 let n = self.autoinc.fetch_add(1, Ordering::SeqCst);
                 row[c] = if self.lay.def.columns[c].data_type.is_unsigned() {
                     Value::UInt(n)

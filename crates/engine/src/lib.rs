@@ -277,8 +277,10 @@ pub trait Table: Send + Sync {
         false
     }
 
-    /// Inserts a row, checking every unique index. A NULL or 0 in the AUTO_INCREMENT
-    /// column is replaced by the next value; a larger explicit value moves the counter.
+    /// Inserts a row, checking every unique index. A NULL in the AUTO_INCREMENT column
+    /// is replaced by the next value; a larger explicit value moves the counter. (An
+    /// explicit 0 is stored as 0: the SQL layer makes it NULL first unless sql_mode
+    /// has NO_AUTO_VALUE_ON_ZERO, as MySQL's handler sees it.)
     /// On a duplicate key nothing is changed and [`Error::DuplicateKey`] is returned.
     fn insert(&self, txn: &Txn, row: &mut Vec<Value>) -> Result<Inserted>;
 

@@ -715,11 +715,9 @@ impl Table for HeapTable {
     fn insert(&self, _txn: &Txn, row: &mut Vec<Value>) -> Result<Inserted> {
         let mut generated = None;
         if let Some(a) = self.def.auto_increment_column() {
-            let given = match &row[a] {
-                Value::Null => None,
-                v => v.to_i64().filter(|&x| x != 0),
-            };
-            if given.is_none() {
+            // The SQL layer turns an explicit 0 into NULL unless sql_mode has
+            // NO_AUTO_VALUE_ON_ZERO, so a 0 here is a value to keep.
+            if row[a].is_null() {
                 let next = self.data.header.lock().auto_increment.max(1);
                 row[a] = if self.def.columns[a].data_type.is_unsigned() {
                     Value::UInt(next)

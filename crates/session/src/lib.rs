@@ -40,7 +40,7 @@ use strata_sql::mdl::{MdlContext, MdlDuration, MdlKey, MdlMode, MdlRequest};
 use strata_sql::text;
 use strata_sql::{Catalog, Env, ExecCtx, Outcome, Prepared, WarnLevel, Warning};
 use strata_types::{
-    ColumnMeta, DateTime, EndInfo, Error, FieldType, OkInfo, QueryOutput, Result, Value,
+    ColumnMeta, DateTime, EndInfo, Error, FieldType, OkInfo, QueryOutput, Result, SqlMode, Value,
 };
 use vars::{Globals, Kind, VarDef};
 
@@ -360,6 +360,8 @@ pub struct Session {
     /// Derived from variables, recomputed after every SET so that the statement path
     /// does no variable lookups: strict sql_mode, default engine, time-zone offset.
     strict_mode: bool,
+    /// The session's `sql_mode` as bits, derived from the variable.
+    sql_mode: strata_types::SqlMode,
     engine: String,
     tz_offset: Option<i64>,
     sort_buffer: usize,
@@ -567,6 +569,7 @@ impl Session {
             plan_cache: HashMap::new(),
             locked: None,
             strict_mode: true,
+            sql_mode: strata_types::SqlMode::default(),
             engine: String::new(),
             tz_offset: None,
             sort_buffer: 2 << 20,
@@ -636,9 +639,8 @@ impl Session {
     /// Recomputes the values derived from variables (after SET, reset, connect).
     fn refresh_derived(&mut self) -> Result<()> {
         let mode = self.get_variable("sql_mode", false)?.to_text();
-        self.strict_mode = mode.contains("STRICT_TRANS_TABLES")
-            || mode.contains("STRICT_ALL_TABLES")
-            || mode.contains("TRADITIONAL");
+        self.sql_mode = strata_types::SqlMode::parse(&mode)?;
+        self.strict_mode = self.sql_mode.strict();
         let v = self
             .get_variable("default_storage_engine", false)?
             .to_text();
@@ -1144,6 +1146,7 @@ impl Session {
             env,
             locked_tables: self.locked.as_ref().map(|l| &l.0),
             strict: self.strict_mode,
+            sql_mode: self.sql_mode,
             default_engine: &self.engine,
             sort_buffer_size: self.sort_buffer,
             tmp_table_size: self.tmp_table_size,
@@ -1175,10 +1178,15 @@ impl Session {
         multi_statements: bool,
         out: &mut dyn ResultSink,
     ) -> Result<()> {
+        // Under NO_BACKSLASH_ESCAPES a `\'` ends a string, so the packet is read in the
+        // default mode's spelling before it is split (each piece is then already in it).
+        let whole = (multi_statements && self.sql_mode.has(SqlMode::NO_BACKSLASH_ESCAPES))
+            .then(|| text::to_default_mode(sql, self.sql_mode));
+        let source: &str = whole.as_ref().map_or(sql, |m| &m.text);
         let pieces = if multi_statements {
-            text::split_statements(sql)
+            text::split_statements(source)
         } else {
-            vec![sql.trim()]
+            vec![source.trim()]
         };
         if pieces.is_empty() {
             return Err(Error::Syntax(String::new()));
@@ -1187,7 +1195,7 @@ impl Session {
             if i > 0 {
                 out.next_result()?;
             }
-            let r = self.run_with_diagnostics(piece, out);
+            let r = self.run_with_diagnostics(piece, whole.is_some(), out);
             self.end_statement_locks();
             r?;
         }
@@ -1214,9 +1222,33 @@ impl Session {
 
     /// Runs one statement with a fresh diagnostics area (SHOW WARNINGS and SHOW ERRORS
     /// look at the previous one instead), recording the error if it fails.
-    fn run_with_diagnostics(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
+    /// The text is first spelled as in the default sql_mode (`text::to_default_mode`)
+    /// unless `in_default_mode` says it already is.
+    fn run_with_diagnostics(
+        &mut self,
+        sql: &str,
+        in_default_mode: bool,
+        out: &mut dyn QueryOutput,
+    ) -> Result<()> {
+        let m = if in_default_mode {
+            text::ModeText {
+                text: std::borrow::Cow::Borrowed(sql),
+                pipes_as_or: 0,
+            }
+        } else {
+            text::to_default_mode(sql, self.sql_mode)
+        };
+        let sql: &str = &m.text;
         if !text::is_diagnostics_statement(sql) {
             self.clear_diagnostics();
+        }
+        if m.pipes_as_or > 0 {
+            self.note_warning(
+                1287,
+                "'|| as a synonym for OR' is deprecated and will be removed in a future \
+                 release. Please use OR instead"
+                    .into(),
+            );
         }
         self.start_statement(sql);
         self.statement_rows = 0;
@@ -2234,6 +2266,8 @@ impl Session {
 
     /// COM_STMT_PREPARE: returns (id, parameter count, result columns).
     pub fn prepare(&mut self, sql: &str) -> Result<(u32, u16, Vec<ColumnMeta>)> {
+        let in_mode = text::to_default_mode(sql, self.sql_mode);
+        let sql: &str = &in_mode.text;
         let expanded = text::expand_version_comments(sql);
         let sql = expanded.as_deref().unwrap_or(sql);
         let sql = sql.trim().trim_end_matches(';').trim();

@@ -25,8 +25,8 @@ pub enum Kind {
     },
     Enum(&'static [&'static str]),
     Str,
-    /// A comma-separated set of words (sql_mode).
-    Set(&'static [&'static str]),
+    /// `sql_mode`: MySQL's modes by name or number ([`strata_types::SqlMode`]).
+    SqlMode,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -38,43 +38,6 @@ pub struct VarDef {
     pub dynamic: bool,
 }
 
-const SQL_MODES: &[&str] = &[
-    "REAL_AS_FLOAT",
-    "PIPES_AS_CONCAT",
-    "ANSI_QUOTES",
-    "IGNORE_SPACE",
-    "IGNORE_BAD_TABLE_OPTIONS",
-    "ONLY_FULL_GROUP_BY",
-    "NO_UNSIGNED_SUBTRACTION",
-    "NO_DIR_IN_CREATE",
-    "POSTGRESQL",
-    "ORACLE",
-    "MSSQL",
-    "DB2",
-    "MAXDB",
-    "NO_KEY_OPTIONS",
-    "NO_TABLE_OPTIONS",
-    "NO_FIELD_OPTIONS",
-    "MYSQL323",
-    "MYSQL40",
-    "ANSI",
-    "NO_AUTO_VALUE_ON_ZERO",
-    "NO_BACKSLASH_ESCAPES",
-    "STRICT_TRANS_TABLES",
-    "STRICT_ALL_TABLES",
-    "NO_ZERO_IN_DATE",
-    "NO_ZERO_DATE",
-    "ALLOW_INVALID_DATES",
-    "ERROR_FOR_DIVISION_BY_ZERO",
-    "TRADITIONAL",
-    "NO_AUTO_CREATE_USER",
-    "HIGH_NOT_PRECEDENCE",
-    "NO_ENGINE_SUBSTITUTION",
-    "PAD_CHAR_TO_FULL_LENGTH",
-    "EMPTY_STRING_IS_NULL",
-    "SIMULTANEOUS_ASSIGNMENT",
-    "TIME_ROUND_FRACTIONAL",
-];
 const ISOLATION: &[&str] = &[
     "READ-UNCOMMITTED",
     "READ-COMMITTED",
@@ -334,7 +297,7 @@ pub static VARIABLES: &[VarDef] = &[
         true
     ),
     v!("sql_auto_is_null", Both, Kind::Int { min: 0, max: 0 }, true),
-    v!("sql_mode", Both, Kind::Set(SQL_MODES), true),
+    v!("sql_mode", Both, Kind::SqlMode, true),
     v!("sql_notes", Both, Kind::Bool, true),
     v!("sql_quote_show_create", Both, Kind::Bool, true),
     v!("sql_safe_updates", Both, Kind::Int { min: 0, max: 0 }, true),
@@ -485,17 +448,10 @@ fn normalize_other(def: &VarDef, v: &Value) -> Result<Value> {
                 .map(|c| Value::str(c))
                 .ok_or_else(bad)
         }
-        Kind::Set(words) => {
-            let t = v.to_text();
-            let mut out = Vec::new();
-            for w in t.split(',').map(|w| w.trim()).filter(|w| !w.is_empty()) {
-                let Some(c) = words.iter().find(|c| c.eq_ignore_ascii_case(w)) else {
-                    return Err(bad());
-                };
-                out.push(*c);
-            }
-            Ok(Value::str(&out.join(",")))
-        }
+        // MySQL's modes, by name or number, ANSI and TRADITIONAL expanded.
+        Kind::SqlMode => Ok(Value::str(
+            &strata_types::SqlMode::parse(&v.to_text())?.text(),
+        )),
         Kind::Str => Ok(Value::str(&v.to_text())),
     }
 }

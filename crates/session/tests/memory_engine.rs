@@ -154,8 +154,10 @@ impl Table for MemTable {
         let mut st = self.state.write();
         let mut generated = None;
         if let Some(a) = self.def.auto_increment_column() {
+            // NULL means "generate" (the SQL layer made an explicit 0 NULL unless
+            // sql_mode has NO_AUTO_VALUE_ON_ZERO), as the real engines read it.
             match row[a].to_i64() {
-                None | Some(0) => {
+                None => {
                     row[a] = Value::Int(st.auto as i64);
                     generated = Some(st.auto);
                     st.auto += 1;

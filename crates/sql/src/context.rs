@@ -44,6 +44,8 @@ pub struct ExecCtx<'a> {
     /// Tables held by LOCK TABLES, when in effect: (db, table) → mode.
     pub locked_tables: Option<&'a HashMap<(String, String), LockMode>>,
     pub strict: bool,
+    /// The statement's `sql_mode` (a stored program's own, inside one).
+    pub sql_mode: strata_types::SqlMode,
     /// The engine for CREATE TABLE without ENGINE=, as stored (`heap`, `btree`).
     pub default_engine: &'a str,
     /// Memory one sort may use before spilling runs to `tmpdir`.
@@ -323,6 +325,21 @@ impl<'a> ExecCtx<'a> {
         }
     }
 
+    /// This context under a stored program's sql_mode (`mode`, with `env` the overlay
+    /// that answers `@@sql_mode` with it): its statements run as they were created.
+    pub fn under_program_mode<'b>(
+        &'b self,
+        env: &'b dyn crate::expr::Env,
+        mode: strata_types::SqlMode,
+    ) -> ExecCtx<'b> {
+        ExecCtx {
+            env,
+            sql_mode: mode,
+            strict: mode.strict(),
+            ..self.reborrow()
+        }
+    }
+
     /// The context of a statement a stored program of database `db` runs, on behalf of
     /// `invoker`.
     pub fn nested<'b>(&'b self, db: &str, invoker: &'b Invoker) -> ExecCtx<'b> {
@@ -332,6 +349,7 @@ impl<'a> ExecCtx<'a> {
             env: self.env,
             locked_tables: self.locked_tables,
             strict: self.strict,
+            sql_mode: self.sql_mode,
             default_engine: self.default_engine,
             sort_buffer_size: self.sort_buffer_size,
             tmp_table_size: self.tmp_table_size,

@@ -44,6 +44,7 @@ pub mod text {
         expand_version_comments, first_word, is_diagnostics_statement, normalize,
         number_placeholders, split_statements, unnumber_placeholders, unwrap_executable_comment,
     };
+    pub use crate::parse::mode_text::{to_default_mode, ModeText};
     pub use crate::statements::show::words;
 }
 

@@ -143,6 +143,14 @@ pub enum Error {
         column: String,
         row: u64,
     },
+    /// 1292: a date a column may not hold under the sql_mode (NO_ZERO_DATE in strict
+    /// mode): type name, value text, column, row.
+    IncorrectTemporalValue {
+        kind: &'static str,
+        value: String,
+        column: String,
+        row: u64,
+    },
     /// 1292: a value that is not a valid date/time, with its type name.
     TruncatedWrongValue {
         kind: String,
@@ -728,7 +736,7 @@ impl Error {
             IllegalSetMember(_) => 1367,
             CantRemoveAllFields => 1090,
             IncorrectValue { .. } => 1366,
-            TruncatedWrongValue { .. } => 1292,
+            TruncatedWrongValue { .. } | IncorrectTemporalValue { .. } => 1292,
             WrongValueForFunction { .. } => 1411,
             DivisionByZero => 1365,
             CollationCharsetMismatch { .. } => 1253,
@@ -1180,6 +1188,15 @@ impl fmt::Display for Error {
                 "Incorrect {kind} value: '{value}' for column `{column}` at row {row}"
             ),
             TruncatedWrongValue { kind, value } => write!(f, "Incorrect {kind} value: '{value}'"),
+            IncorrectTemporalValue {
+                kind,
+                value,
+                column,
+                row,
+            } => write!(
+                f,
+                "Incorrect {kind} value: '{value}' for column '{column}' at row {row}"
+            ),
             WrongValueForFunction { kind, value, func } => {
                 write!(f, "Incorrect {kind} value: '{value}' for function {func}")
             }

@@ -811,6 +811,13 @@ impl<'a> Binder<'a> {
                     c,
                 )
             }
+            // `||` reaches the binder only under PIPES_AS_CONCAT (the session reads it as
+            // OR otherwise, `parse::mode_text`): concatenation.
+            A::BinaryOp {
+                left,
+                op: ast::BinaryOperator::StringConcat,
+                right,
+            } => self.bind_pipes_concat(left, right)?,
             A::BinaryOp { left, op, right } => self.bind_binary(left, op, right)?,
             A::IsNull(x) => (
                 Expr::IsNull(Box::new(self.bind(x)?.0), false),
@@ -1673,6 +1680,48 @@ impl<'a> Binder<'a> {
             _ => e,
         };
         Ok((e, ty, coll))
+    }
+
+    /// `left || right` under PIPES_AS_CONCAT: `CONCAT(left, right)`. MySQL binds `||`
+    /// tighter than `*`, `/`, `DIV` and `%`, sqlparser as tight as them, so an unbracketed
+    /// `a * b || c` it read as `(a * b) || c` is `a * (b || c)` here.
+    fn bind_pipes_concat(
+        &mut self,
+        left: &ast::Expr,
+        right: &ast::Expr,
+    ) -> Result<(Expr, SType, Collation)> {
+        use ast::BinaryOperator as B;
+        if let ast::Expr::BinaryOp {
+            left: a,
+            op: op @ (B::Multiply | B::Divide | B::Modulo | B::MyIntegerDivide),
+            right: b,
+        } = left
+        {
+            let regrouped = ast::Expr::BinaryOp {
+                left: a.clone(),
+                op: op.clone(),
+                right: Box::new(ast::Expr::BinaryOp {
+                    left: b.clone(),
+                    op: B::StringConcat,
+                    right: Box::new(right.clone()),
+                }),
+            };
+            return self.bind(&regrouped);
+        }
+        let Some((func, _, _)) = functions::lookup("concat") else {
+            return Err(Error::NotSupported("operator ||".into()));
+        };
+        let mut bound = Vec::with_capacity(2);
+        let mut types = Vec::with_capacity(2);
+        let mut colls = Vec::with_capacity(2);
+        for a in [left, right] {
+            let (e, t, c) = self.bind(a)?;
+            bound.push(self.float_as_text(e));
+            types.push(t);
+            colls.push(c);
+        }
+        let (func, ty, coll) = func_types::call_type(func, &types, &colls, &bound)?;
+        Ok((Expr::Func(func, bound), ty, coll))
     }
 
     /// A bound CAST/CONVERT: a FLOAT column read as text shows as MySQL shows a FLOAT.

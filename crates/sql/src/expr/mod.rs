@@ -8,7 +8,7 @@ pub mod convert;
 pub mod convert_member;
 pub mod convert_temporal;
 pub mod datetime;
-pub mod division_env;
+pub mod env_overlay;
 pub mod functions;
 pub mod json;
 pub mod keys;
@@ -1164,7 +1164,7 @@ pub fn arith_in(op: ArithOp, a: &Value, b: &Value, cx: &EvalCtx) -> Result<Value
             return Err(Error::DivisionByZero);
         }
         // Without ERROR_FOR_DIVISION_BY_ZERO in sql_mode MySQL 8 says nothing.
-        if division_env::mode_is_set(cx.env) {
+        if env_overlay::mode_is_set(cx.env) {
             cx.env
                 .warn(WarnLevel::Warning, 1365, "Division by 0".into());
         }

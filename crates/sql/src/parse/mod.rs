@@ -9,6 +9,7 @@
 pub mod alter_clauses;
 pub mod join_commas;
 pub mod lex;
+pub mod mode_text;
 pub mod token_rewrite;
 pub mod view_clauses;
 

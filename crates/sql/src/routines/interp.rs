@@ -768,6 +768,7 @@ mod tests {
             env: &env,
             locked_tables: None,
             strict: true,
+            sql_mode: strata_types::SqlMode::default(),
             default_engine: "btree",
             sort_buffer_size: 1 << 20,
             tmp_table_size: 1 << 20,

@@ -119,3 +119,9 @@ pub fn execute_ddl(
         ProgramDdl::Call => programs::call(sql, cx, out),
     }
 }
+
+/// The sql_mode a stored program runs under: the one it was created with (MySQL
+/// stores it with the program), or the caller's for text this server cannot read.
+pub(crate) fn created_mode(text: &str, cx: &crate::context::ExecCtx) -> strata_types::SqlMode {
+    strata_types::SqlMode::parse(text).unwrap_or(cx.sql_mode)
+}

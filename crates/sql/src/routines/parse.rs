@@ -1163,7 +1163,11 @@ pub fn column_of_type(ty: &str) -> Result<ColumnDef> {
     let [c] = ct.columns.as_slice() else {
         return Err(Error::Syntax(ty.to_string()));
     };
-    let built = crate::statements::ddl::build_column(c, strata_types::Collation::default())?;
+    let built = crate::statements::ddl::build_column(
+        c,
+        strata_types::Collation::default(),
+        strata_types::SqlMode::default(),
+    )?;
     Ok(built.col)
 }
 

@@ -5,6 +5,7 @@
 
 use crate::catalog::routines::{ParamDef, ParamMode, RoutineDef, RoutineKind};
 use crate::context::{ExecCtx, Outcome};
+use crate::expr::env_overlay::EnvOverlay;
 use crate::routines::ast::Program;
 use crate::routines::interp::{Invocation, Runner};
 use crate::routines::lex::{tokens, Kind};
@@ -454,6 +455,9 @@ pub fn run_procedure(
     let program = compile(&def.params, &def.body, RoutineKind::Procedure)?;
     // Result sets go to the client's CALL output (which marks all but the first as
     // following another), also from a CALL nested inside a procedure.
+    let mode = crate::routines::created_mode(&def.sql_mode, cx);
+    let env = EnvOverlay::program_mode(cx.env, &mode.text());
+    let cx = &cx.under_program_mode(&env, mode);
     let mut run = Invocation::new(&program, runner, &db, &invoker, Some(out));
     for (i, (p, v)) in def.params.iter().zip(args).enumerate() {
         if p.mode != ParamMode::Out {
@@ -531,6 +535,9 @@ impl crate::context::CallFunction for StoredFunction {
             .push((self.def.db.clone(), self.def.name.clone(), true));
         invoker.depth += 1;
         invoker.function = true;
+        let mode = crate::routines::created_mode(&self.def.sql_mode, cx);
+        let env = EnvOverlay::program_mode(cx.env, &mode.text());
+        let cx = &cx.under_program_mode(&env, mode);
         let mut run = Invocation::new(&self.program, runner, &self.def.db, &invoker, None);
         for (i, v) in args.into_iter().enumerate() {
             run.set_var(i, v, cx)?;

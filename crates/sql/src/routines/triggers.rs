@@ -82,6 +82,9 @@ impl RowTriggers for TableTriggers {
                     function: outer.is_some_and(|o| o.function),
                 }
             });
+            let mode = crate::routines::created_mode(&d.sql_mode, cx);
+            let env = crate::expr::env_overlay::EnvOverlay::program_mode(cx.env, &mode.text());
+            let cx = &cx.under_program_mode(&env, mode);
             let mut run = Invocation::new(program, self.runner, &self.db, inv, None);
             run.row = Some(RowCtx {
                 def: &self.def,

@@ -96,10 +96,14 @@ struct Work {
     dropped_primary: bool,
     /// FOREIGN KEY and CHECK constraints added, dropped or changed.
     cons: crate::constraints::guards::AlterConstraints,
+    /// The statement's sql_mode (REAL_AS_FLOAT decides what REAL is).
+    sql_mode: strata_types::SqlMode,
+    /// Warnings the clauses raised: (code, message).
+    warnings: Vec<(u16, String)>,
 }
 
 impl Work {
-    fn new(def: &TableDef) -> Work {
+    fn new(def: &TableDef, sql_mode: strata_types::SqlMode) -> Work {
         let name_of = |i: &usize| def.columns[*i].name.clone();
         Work {
             table: def.name.clone(),
@@ -125,6 +129,8 @@ impl Work {
             engine: def.engine.clone(),
             comment: def.comment.clone(),
             auto_increment: None,
+            sql_mode,
+            warnings: Vec::new(),
             rename: None,
             rebuild: Vec::new(),
             copy_only: None,
@@ -190,7 +196,7 @@ impl Work {
         if self.column(&c.name.value).is_some() {
             return Err(Error::DuplicateColumn(c.name.value.clone()));
         }
-        let built = build_column(c, Collation::GeneralCi)?;
+        let built = build_column(c, Collation::GeneralCi, self.sql_mode)?;
         let at = self.position(pos)?;
         let name = built.col.name.clone();
         self.cols.insert(
@@ -258,7 +264,7 @@ impl Work {
                 })
                 .collect(),
         };
-        let built = build_column(&c, Collation::GeneralCi)?;
+        let built = build_column(&c, Collation::GeneralCi, self.sql_mode)?;
         let mut moved = self.cols.remove(i);
         let before = moved.def.clone();
         moved.def = built.col;
@@ -451,7 +457,19 @@ impl Work {
                     self.rename_index(from, to)?;
                 }
                 "ENGINE" => {
-                    self.engine = engine_name(&text, available)?;
+                    match engine_name(&text, available) {
+                        // Without NO_ENGINE_SUBSTITUTION MySQL warns and keeps the engine.
+                        Err(Error::UnknownEngine(_))
+                            if !self
+                                .sql_mode
+                                .has(strata_types::SqlMode::NO_ENGINE_SUBSTITUTION) =>
+                        {
+                            self.warnings
+                                .push((1286, format!("Unknown storage engine '{text}'")));
+                            continue;
+                        }
+                        r => self.engine = r?,
+                    }
                     self.needs("ENGINE");
                     self.copy_only.get_or_insert("ENGINE".into());
                 }
@@ -533,7 +551,7 @@ pub fn alter_table(at: &ast::AlterTable, cx: &mut ExecCtx) -> Result<Outcome> {
     // The catalog's own tables only: information_schema is not altered.
     let handle = cx.catalog.table(&db, &name)?;
     let old = handle.def().clone();
-    let mut w = Work::new(&old);
+    let mut w = Work::new(&old, cx.sql_mode);
     let available: Vec<&str> = cx.catalog.engines().iter().map(|e| e.name()).collect();
     use ast::AlterTableOperation as Op;
     for op in &at.operations {
@@ -664,6 +682,9 @@ pub fn alter_table(at: &ast::AlterTable, cx: &mut ExecCtx) -> Result<Outcome> {
         // ALGORITHM=COPY asks for the copy even of a change of metadata.
         w.needs("ALGORITHM=COPY");
     }
+    for (code, message) in std::mem::take(&mut w.warnings) {
+        cx.env.warn(crate::expr::WarnLevel::Warning, code, message);
+    }
     run(cx, &handle, w, &old)
 }
 
@@ -672,7 +693,7 @@ pub fn create_index(ci: &ast::CreateIndex, cx: &mut ExecCtx) -> Result<Outcome> 
     let (db, t) = crate::context::resolve_table(cx, &ci.table_name)?;
     let handle = cx.catalog.table(&db, &t)?;
     let old = handle.def().clone();
-    let mut w = Work::new(&old);
+    let mut w = Work::new(&old, cx.sql_mode);
     let name = ci.name.as_ref().map(single_name).transpose()?;
     let cols = index_columns(&ci.columns)?;
     if name
@@ -695,7 +716,7 @@ pub fn drop_index(
     let (db, t) = crate::context::resolve_table(cx, table)?;
     let handle = cx.catalog.table(&db, &t)?;
     let old = handle.def().clone();
-    let mut w = Work::new(&old);
+    let mut w = Work::new(&old, cx.sql_mode);
     w.drop_index(&single_name(index)?)?;
     run(cx, &handle, w, &old)
 }
@@ -921,6 +942,15 @@ fn copy_rows(
     let rebuild = catalog.begin_rebuild(&def)?;
     let new = rebuild.handle.clone();
     let convert = RowConverter::new(cx, &def, sources, old);
+    // A column that becomes AUTO_INCREMENT numbers its NULLs and, unless sql_mode has
+    // NO_AUTO_VALUE_ON_ZERO, its zeros (as MySQL); one that already was keeps its 0s.
+    let renumbered = def.auto_increment_column().filter(|&a| {
+        !sources
+            .get(a)
+            .copied()
+            .flatten()
+            .is_some_and(|s| old.columns[s].auto_increment)
+    });
     let own_txn = || Txn::new(cx.txn.isolation(), cx.txn.lock_wait_timeout());
     let mut txn = Some(own_txn());
     let mut in_batch = 0usize;
@@ -928,6 +958,9 @@ fn copy_rows(
     let scanned = handle.scan(cx.txn, &mut |_, row| {
         rows += 1;
         let mut out = convert.row(row, rows)?;
+        if let Some(a) = renumbered {
+            crate::statements::dml::zero_asks_for_next_value(&mut out[a], cx.sql_mode);
+        }
         let t = txn
             .as_ref()
             .ok_or_else(|| Error::Internal("copy txn".into()))?;
@@ -1114,7 +1147,7 @@ mod tests {
     #[test]
     fn dropping_a_column_takes_it_out_of_indexes_and_keeps_sources() {
         let old = table();
-        let mut w = Work::new(&old);
+        let mut w = Work::new(&old, strata_types::SqlMode::default());
         w.drop_column("a", false).unwrap();
         let (def, sources, w) = w.finish(&old).unwrap();
         assert_eq!(sources, vec![Some(0), Some(2)]);
@@ -1125,7 +1158,7 @@ mod tests {
     #[test]
     fn renames_and_defaults_change_metadata_only() {
         let old = table();
-        let mut w = Work::new(&old);
+        let mut w = Work::new(&old, strata_types::SqlMode::default());
         w.rename_column("b", "c").unwrap();
         w.rename_index("ab", "ac").unwrap();
         w.alter_column("a", &ast::AlterColumnOperation::DropDefault)
@@ -1139,7 +1172,7 @@ mod tests {
     #[test]
     fn mysql_errors_for_bad_clauses() {
         let old = table();
-        let mut w = Work::new(&old);
+        let mut w = Work::new(&old, strata_types::SqlMode::default());
         assert_eq!(w.drop_column("zz", false).unwrap_err().code(), 1091);
         assert_eq!(w.rename_column("zz", "y").unwrap_err().code(), 1054);
         assert_eq!(w.rename_column("a", "b").unwrap_err().code(), 1060);
@@ -1161,10 +1194,10 @@ mod tests {
         w.add_index(None, vec!["a".into()], false, false).unwrap();
         w.add_index(None, vec!["a".into()], false, false).unwrap();
         assert_eq!(w.indexes[3].name, "a_2");
-        let mut w = Work::new(&old);
+        let mut w = Work::new(&old, strata_types::SqlMode::default());
         w.add_index(None, vec!["zz".into()], false, false).unwrap();
         assert_eq!(w.finish(&old).unwrap_err().code(), 1072);
-        let mut w = Work::new(&old);
+        let mut w = Work::new(&old, strata_types::SqlMode::default());
         for c in ["id", "a", "b"] {
             w.drop_column(c, false).unwrap();
         }
@@ -1175,7 +1208,7 @@ mod tests {
     fn auto_increment_column_must_lead_a_key() {
         let mut old = table();
         old.columns[0].auto_increment = true;
-        let mut w = Work::new(&old);
+        let mut w = Work::new(&old, strata_types::SqlMode::default());
         let i = w.index("PRIMARY").unwrap();
         let n = w.indexes[i].name.clone();
         w.drop_index(&n).unwrap();

@@ -170,15 +170,7 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
     if let Some(like) = &ct.like {
         let (ast::CreateTableLikeKind::Parenthesized(l) | ast::CreateTableLikeKind::Plain(l)) =
             like;
-        // MySQL copies only base tables: LIKE a view is 1347.
-        let (db, name) = crate::context::resolve_table(cx, &l.name)?;
-        if cx.catalog.view(&db, &name).is_some() {
-            return Err(Error::WrongObject {
-                name: format!("{db}.{name}"),
-                expected: "BASE TABLE",
-            });
-        }
-        return Err(Error::NotSupported("CREATE TABLE ... LIKE".into()));
+        return create_table_like(ct, &l.name, cx);
     }
     if ct.temporary {
         return Err(Error::NotSupported("CREATE TEMPORARY TABLE".into()));
@@ -189,6 +181,7 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
     }
     let available: Vec<&str> = cx.catalog.engines().iter().map(|e| e.name()).collect();
     let mut engine = cx.default_engine.to_string();
+    let mut substituted = false;
     let mut table_coll = Collation::GeneralCi;
     let mut auto_start = 1u64;
     let mut comment = String::new();
@@ -214,7 +207,9 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
                     other => other.to_string(),
                 };
                 match key.value.to_ascii_uppercase().replace(' ', "_").as_str() {
-                    "ENGINE" => engine = engine_name(&v, &available)?,
+                    "ENGINE" => {
+                        engine = engine_or_substitute(&v, &available, cx, &mut substituted)?
+                    }
                     "COLLATE" | "DEFAULT_COLLATE" => {
                         table_coll = Collation::from_name(&v).ok_or(Error::UnknownCollation(v))?
                     }
@@ -239,11 +234,21 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
                 if l.key.value.eq_ignore_ascii_case("ENGINE") =>
             {
                 if let Some(n) = &l.name {
-                    engine = engine_name(&n.value, &available)?;
+                    engine = engine_or_substitute(&n.value, &available, cx, &mut substituted)?;
                 }
             }
             _ => {}
         }
+    }
+    if substituted {
+        cx.env.warn(
+            crate::expr::WarnLevel::Warning,
+            1266,
+            format!(
+                "Using storage engine {} for table '{name}'",
+                crate::catalog::engines::engine_display(&engine)
+            ),
+        );
     }
     let mut columns = Vec::new();
     let mut indexes: Vec<IndexDef> = Vec::new();
@@ -257,7 +262,7 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
         {
             return Err(Error::DuplicateColumn(c.name.value.clone()));
         }
-        let built = build_column(c, table_coll)?;
+        let built = build_column(c, table_coll, cx.sql_mode)?;
         if built.primary {
             inline_pk = Some(columns.len());
         }
@@ -414,6 +419,51 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
     Ok(Outcome::ok(0))
 }
 
+/// `CREATE TABLE [IF NOT EXISTS] new LIKE old`: the columns, indexes, CHECK
+/// constraints, engine and comment of `old`, as MySQL copies them — not its rows, its
+/// foreign keys or its AUTO_INCREMENT counter. The CHECK constraints are named anew
+/// (`new_chk_1`, …), since a schema's constraint names are unique. LIKE a view is 1347.
+fn create_table_like(
+    ct: &ast::CreateTable,
+    source: &ast::ObjectName,
+    cx: &mut ExecCtx,
+) -> Result<Outcome> {
+    let (src_db, src_name) = crate::context::resolve_table(cx, source)?;
+    if cx.catalog.view(&src_db, &src_name).is_some() {
+        return Err(Error::WrongObject {
+            name: format!("{src_db}.{src_name}"),
+            expected: "BASE TABLE",
+        });
+    }
+    let (db, name) = crate::context::resolve_table(cx, &ct.name)?;
+    if !cx.catalog.database_exists(&db) {
+        return Err(Error::UnknownDatabase(db));
+    }
+    let old = cx.catalog.table(&src_db, &src_name)?.def().clone();
+    let checks = old
+        .checks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| strata_types::CheckDef {
+            name: format!("{name}_chk_{}", i + 1),
+            ..c.clone()
+        })
+        .collect();
+    let def = TableDef {
+        db,
+        name,
+        engine: old.engine.clone(),
+        columns: old.columns.clone(),
+        indexes: old.indexes.clone(),
+        auto_increment_start: 1,
+        comment: old.comment.clone(),
+        foreign_keys: Vec::new(),
+        checks,
+    };
+    cx.catalog.create_table(def, ct.if_not_exists)?;
+    Ok(Outcome::ok(0))
+}
+
 /// A column of CREATE TABLE or ALTER TABLE, and whether its options made it the
 /// primary key or gave it a unique index.
 pub(crate) struct BuiltColumn {
@@ -426,10 +476,14 @@ pub(crate) struct BuiltColumn {
 
 /// Builds a column definition from its SQL: type, NULL-ness, default, AUTO_INCREMENT,
 /// ON UPDATE, charset and collation (`table_coll` for text columns that name none).
-pub(crate) fn build_column(c: &ast::ColumnDef, table_coll: Collation) -> Result<BuiltColumn> {
+pub(crate) fn build_column(
+    c: &ast::ColumnDef,
+    table_coll: Collation,
+    sql_mode: strata_types::SqlMode,
+) -> Result<BuiltColumn> {
     let mut primary = false;
     let mut unique = false;
-    let (data_type, forced_coll) = column_type(&c.data_type, &c.name.value)?;
+    let (data_type, forced_coll) = column_type(&c.data_type, &c.name.value, sql_mode)?;
     let mut col = ColumnDef {
         name: c.name.value.clone(),
         data_type,
@@ -702,8 +756,36 @@ fn column_members(t: &ast::DataType, col: &ColumnDef) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// An ENGINE= name: the stored engine, or — for an engine this server lacks, unless
+/// sql_mode has NO_ENGINE_SUBSTITUTION — the default engine with warning 1286 (the
+/// caller adds 1266 naming the engine used), as MySQL substitutes.
+fn engine_or_substitute(
+    name: &str,
+    available: &[&str],
+    cx: &ExecCtx,
+    substituted: &mut bool,
+) -> Result<String> {
+    match engine_name(name, available) {
+        Err(e @ Error::UnknownEngine(_))
+            if !cx
+                .sql_mode
+                .has(strata_types::SqlMode::NO_ENGINE_SUBSTITUTION) =>
+        {
+            cx.env
+                .warn(crate::expr::WarnLevel::Warning, e.code(), e.to_string());
+            *substituted = true;
+            Ok(cx.default_engine.to_string())
+        }
+        other => other,
+    }
+}
+
 /// The column type, and a collation it forces (binary strings).
-fn column_type(t: &ast::DataType, col: &str) -> Result<(DataType, Option<Collation>)> {
+fn column_type(
+    t: &ast::DataType,
+    col: &str,
+    sql_mode: strata_types::SqlMode,
+) -> Result<(DataType, Option<Collation>)> {
     use ast::DataType as D;
     let char_len = |l: &Option<ast::CharacterLength>, default: u64| -> u64 {
         match l {
@@ -726,8 +808,10 @@ fn column_type(t: &ast::DataType, col: &str) -> Result<(DataType, Option<Collati
         D::IntUnsigned(_) | D::IntegerUnsigned(_) => (DataType::Int { unsigned: true }, None),
         D::BigInt(_) => (DataType::BigInt { unsigned: false }, None),
         D::BigIntUnsigned(_) => (DataType::BigInt { unsigned: true }, None),
-        D::Float(_) | D::Real => (DataType::Float, None),
-        D::Double(_) | D::DoublePrecision => (DataType::Double, None),
+        D::Float(_) => (DataType::Float, None),
+        // REAL is DOUBLE, or FLOAT under sql_mode REAL_AS_FLOAT.
+        D::Real if sql_mode.has(strata_types::SqlMode::REAL_AS_FLOAT) => (DataType::Float, None),
+        D::Double(_) | D::DoublePrecision | D::Real => (DataType::Double, None),
         D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {
             let (p, s) = match info {
                 ast::ExactNumberInfo::None => (10, 0),

@@ -16,7 +16,7 @@ use crate::exec::block::matching_rows;
 use crate::exec::executor::Executor;
 use crate::expr::convert::coerce_or_warn;
 use crate::expr::convert_temporal::current_timestamp;
-use crate::expr::division_env;
+use crate::expr::env_overlay;
 use crate::expr::{sort_compare, Expr, WarnLevel};
 use crate::plan::block::SelectPlan;
 use crate::plan::query::SubqueryPlans;
@@ -29,7 +29,7 @@ use std::sync::Arc;
 use strata_engine::{LockMode, ReadMode, RowId, Table, Txn};
 use strata_types::keycode::encode_index_key;
 use strata_types::schema::ColumnDefault;
-use strata_types::{Collation, DataType, Error, OkInfo, Result, TableDef, Value};
+use strata_types::{Collation, ColumnDef, DataType, Error, OkInfo, Result, TableDef, Value};
 
 pub struct Target {
     pub db: String,
@@ -453,8 +453,8 @@ fn find_conflict(
 }
 
 pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
-    let done = if division_env::applies(cx.env, cx.strict && !p.ignore) {
-        let env = division_env::DivisionByZeroIsError(cx.env);
+    let done = if env_overlay::applies(cx.sql_mode, cx.strict && !p.ignore) {
+        let env = env_overlay::EnvOverlay::division_is_error(cx.env);
         insert_rows(p, &mut with_env(cx, &env), params)
     } else {
         insert_rows(p, cx, params)
@@ -465,8 +465,52 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
     }
 }
 
+/// A value as column `col` stores it ([`coerce_or_warn`]), then sql_mode's
+/// NO_ZERO_DATE: a zero date in a DATE, DATETIME or TIMESTAMP column is error 1292 in
+/// strict mode, otherwise stored with warning 1264, as MySQL.
+fn store_value(v: Value, col: &ColumnDef, row: u64, strict: bool, cx: &ExecCtx) -> Result<Value> {
+    let v = coerce_or_warn(v, col, row, strict, cx.env)?;
+    if cx.sql_mode.has(strata_types::SqlMode::NO_ZERO_DATE) {
+        if let Value::DateTime(d) = &v {
+            if d.is_zero() {
+                let kind = match col.data_type {
+                    DataType::Date => "date",
+                    DataType::Timestamp { .. } => "timestamp",
+                    _ => "datetime",
+                };
+                if strict {
+                    return Err(Error::IncorrectTemporalValue {
+                        kind,
+                        value: v.to_text(),
+                        column: col.name.clone(),
+                        row,
+                    });
+                }
+                cx.env.warn(
+                    WarnLevel::Warning,
+                    1264,
+                    format!("Out of range value for column '{}' at row {row}", col.name),
+                );
+            }
+        }
+    }
+    Ok(v)
+}
+
+/// An explicit 0 in an AUTO_INCREMENT column asks for the next value, as NULL does,
+/// unless sql_mode has NO_AUTO_VALUE_ON_ZERO (which dumps set, so a row whose id is 0
+/// is restored as 0); the engines generate a value for NULL only.
+pub(crate) fn zero_asks_for_next_value(v: &mut Value, mode: strata_types::SqlMode) {
+    if !mode.has(strata_types::SqlMode::NO_AUTO_VALUE_ON_ZERO)
+        && !v.is_null()
+        && v.to_f64() == Some(0.0)
+    {
+        *v = Value::Null;
+    }
+}
+
 /// The statement's context with another view of the session (see
-/// [`division_env`]).
+/// [`env_overlay`]).
 fn with_env<'a>(cx: &ExecCtx<'a>, env: &'a dyn crate::expr::Env) -> ExecCtx<'a> {
     ExecCtx {
         catalog: cx.catalog,
@@ -474,6 +518,7 @@ fn with_env<'a>(cx: &ExecCtx<'a>, env: &'a dyn crate::expr::Env) -> ExecCtx<'a> 
         env,
         locked_tables: cx.locked_tables,
         strict: cx.strict,
+        sql_mode: cx.sql_mode,
         default_engine: cx.default_engine,
         sort_buffer_size: cx.sort_buffer_size,
         tmp_table_size: cx.tmp_table_size,
@@ -552,7 +597,7 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             for (i, col) in def.columns.iter().enumerate() {
                 if !row[i].is_null() {
                     let v = std::mem::take(&mut row[i]);
-                    row[i] = coerce_or_warn(v, col, row_no, strict, cx.env)?;
+                    row[i] = store_value(v, col, row_no, strict, cx)?;
                 }
             }
             t.fire(
@@ -583,7 +628,10 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                 row[i] = implicit_default(col);
             }
             let v = std::mem::take(&mut row[i]);
-            row[i] = coerce_or_warn(v, col, row_no, strict, cx.env)?;
+            row[i] = store_value(v, col, row_no, strict, cx)?;
+        }
+        if let Some(a) = auto_col {
+            zero_asks_for_next_value(&mut row[a], cx.sql_mode);
         }
         if let Some(th) = &p.target.through {
             // WITH CHECK OPTION: INSERT IGNORE skips a row the view would not show.
@@ -659,7 +707,7 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                     let mut new = old.clone();
                     for (col, e) in assignments {
                         let v = e.eval(&both, &ecx)?;
-                        new[*col] = coerce_or_warn(v, &def.columns[*col], row_no, strict, cx.env)?;
+                        new[*col] = store_value(v, &def.columns[*col], row_no, strict, cx)?;
                         both[*col] = new[*col].clone();
                     }
                     if let Some(t) = triggers {
@@ -995,8 +1043,8 @@ fn lock_target_and_reads(
 }
 
 pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
-    if division_env::applies(cx.env, cx.strict) {
-        let env = division_env::DivisionByZeroIsError(cx.env);
+    if env_overlay::applies(cx.sql_mode, cx.strict) {
+        let env = env_overlay::EnvOverlay::division_is_error(cx.env);
         return update_rows(p, &mut with_env(cx, &env), params);
     }
     update_rows(p, cx, params)
@@ -1016,7 +1064,7 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
         for (col, e) in &p.assignments {
             // Later assignments see earlier ones, as in MySQL.
             let v = e.eval(&new, &ecx)?;
-            new[*col] = coerce_or_warn(v, &def.columns[*col], n as u64 + 1, cx.strict, cx.env)?;
+            new[*col] = store_value(v, &def.columns[*col], n as u64 + 1, cx.strict, cx)?;
             if new[*col].is_null() && !def.columns[*col].nullable {
                 return Err(Error::ColumnNotNull(def.columns[*col].name.clone()));
             }

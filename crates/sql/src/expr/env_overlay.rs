@@ -1,0 +1,112 @@
+//! The session as the expressions of one statement see it, with facts replaced:
+//! - an INSERT or UPDATE under strict mode with `ERROR_FOR_DIVISION_BY_ZERO` (MySQL 8's
+//!   default sql_mode) makes a division by zero error 1365 instead of NULL with a
+//!   warning, as MySQL refuses to store such a value;
+//! - a stored program runs under the sql_mode it was created with (`@@sql_mode` inside
+//!   it is that mode, and so is every check that reads the mode), as in MySQL.
+//!
+//! Every other fact is the session's.
+
+use super::{Env, UserLockCall, WarnLevel, Warning};
+use strata_types::{DateTime, Result, Value};
+
+pub struct EnvOverlay<'a> {
+    pub inner: &'a dyn Env,
+    pub division_by_zero_is_error: bool,
+    /// The session `sql_mode` the statement runs under, if not the session's.
+    pub sql_mode: Option<Value>,
+}
+
+impl<'a> EnvOverlay<'a> {
+    /// Division by zero is an error (an INSERT or UPDATE under strict mode).
+    pub fn division_is_error(inner: &'a dyn Env) -> EnvOverlay<'a> {
+        EnvOverlay {
+            inner,
+            division_by_zero_is_error: true,
+            sql_mode: None,
+        }
+    }
+
+    /// A stored program's statements, under `sql_mode` (its text).
+    pub fn program_mode(inner: &'a dyn Env, sql_mode: &str) -> EnvOverlay<'a> {
+        EnvOverlay {
+            inner,
+            division_by_zero_is_error: false,
+            sql_mode: Some(Value::str(sql_mode)),
+        }
+    }
+}
+
+impl Env for EnvOverlay<'_> {
+    fn system_variable(&self, name: &str, global: bool) -> Result<Value> {
+        match &self.sql_mode {
+            Some(m) if !global && name.eq_ignore_ascii_case("sql_mode") => Ok(m.clone()),
+            _ => self.inner.system_variable(name, global),
+        }
+    }
+    fn user_variable(&self, name: &str) -> Value {
+        self.inner.user_variable(name)
+    }
+    fn last_insert_id(&self) -> u64 {
+        self.inner.last_insert_id()
+    }
+    fn set_last_insert_id(&self, id: u64) {
+        self.inner.set_last_insert_id(id)
+    }
+    fn set_user_variable(&self, name: &str, value: Value) {
+        self.inner.set_user_variable(name, value)
+    }
+    fn database(&self) -> Option<String> {
+        self.inner.database()
+    }
+    fn user(&self) -> String {
+        self.inner.user()
+    }
+    fn connection_id(&self) -> u64 {
+        self.inner.connection_id()
+    }
+    fn now(&self) -> DateTime {
+        self.inner.now()
+    }
+    fn found_rows(&self) -> u64 {
+        self.inner.found_rows()
+    }
+    fn row_count(&self) -> i64 {
+        self.inner.row_count()
+    }
+    fn random(&self) -> f64 {
+        self.inner.random()
+    }
+    fn seeded_random(&self, site: usize, seed: i64) -> f64 {
+        self.inner.seeded_random(site, seed)
+    }
+    fn division_by_zero_is_error(&self) -> bool {
+        self.division_by_zero_is_error || self.inner.division_by_zero_is_error()
+    }
+    fn sleep(&self, d: std::time::Duration) -> bool {
+        self.inner.sleep(d)
+    }
+    fn user_lock(&self, call: UserLockCall) -> Result<Value> {
+        self.inner.user_lock(call)
+    }
+    fn warn(&self, level: WarnLevel, code: u16, message: String) {
+        self.inner.warn(level, code, message)
+    }
+    fn warnings(&self) -> Vec<Warning> {
+        self.inner.warnings()
+    }
+}
+
+/// Whether the statement's sql_mode makes a division by zero in a data change an error:
+/// strict, with ERROR_FOR_DIVISION_BY_ZERO.
+pub fn applies(mode: strata_types::SqlMode, strict: bool) -> bool {
+    strict && mode.has(strata_types::SqlMode::ERROR_FOR_DIVISION_BY_ZERO)
+}
+
+/// Whether sql_mode has ERROR_FOR_DIVISION_BY_ZERO (MySQL 8's default), without which a
+/// division by zero is NULL with no warning.
+pub fn mode_is_set(env: &dyn Env) -> bool {
+    env.system_variable("sql_mode", false)
+        .map(|m| m.to_text().contains("ERROR_FOR_DIVISION_BY_ZERO"))
+        .unwrap_or(false)
+}
