@@ -546,7 +546,11 @@ impl Expr {
     /// The value of an operand, borrowed when it is a column, literal, parameter or
     /// outer value (a comparison of a string column with a constant then copies
     /// neither), computed otherwise.
-    fn operand<'v>(&'v self, row: &'v [Value], cx: &'v EvalCtx) -> Result<Cow<'v, Value>> {
+    pub(crate) fn operand<'v>(
+        &'v self,
+        row: &'v [Value],
+        cx: &'v EvalCtx,
+    ) -> Result<Cow<'v, Value>> {
         const NULL: &Value = &Value::Null;
         Ok(match self {
             Expr::Literal(v) => Cow::Borrowed(v),
