@@ -460,7 +460,15 @@ impl Tree<'_, '_> {
                 _ => prefix * per_outer,
             };
             let access = self.access(plan, level, names, derived, level_cost, read)?;
-            let mut conds: Vec<Expr> = level.filter.clone();
+            // The equalities the index lookup reads by are shown in the lookup, not
+            // again in the Filter (MySQL's form; the traditional table does not count
+            // them for "Using where" either).
+            let mut conds: Vec<Expr> = level
+                .filter
+                .iter()
+                .filter(|c| !enforced_by_key(plan, level, c))
+                .cloned()
+                .collect();
             conds.extend(level.on.iter().cloned());
             let rows_out = read * kept;
             let source = self.filtered(access, &conds, names, Some((level_cost, rows_out)))?;
@@ -666,6 +674,26 @@ impl Tree<'_, '_> {
         }
         Ok(node)
     }
+}
+
+/// Whether `cond` is `key column = value` for one of the equalities level's index
+/// lookup reads by.
+fn enforced_by_key(plan: &SelectPlan, level: &Level, cond: &Expr) -> bool {
+    let Access::Index { index, eq, .. } = &level.access else {
+        return false;
+    };
+    let Expr::Cmp(crate::expr::CmpOp::Eq, l, r, _) = cond else {
+        return false;
+    };
+    let t = &plan.scope.tables[level.table];
+    let Some(ix) = t.def.indexes.get(*index) else {
+        return false;
+    };
+    eq.iter().enumerate().any(|(i, value)| {
+        let key = Expr::Column(t.offset + ix.columns[i]);
+        let same = |a: &Expr, b: &Expr| format!("{a:?}") == format!("{b:?}");
+        (same(l, &key) && same(r, value)) || (same(r, &key) && same(l, value))
+    })
 }
 
 #[cfg(test)]
