@@ -27,7 +27,11 @@ pub fn literal(v: &Value) -> String {
                 v.to_text().replace('\\', "\\\\").replace('\'', "\\'")
             )
         }
+        // A DATE bound for comparison with a DATE column keeps its midnight time.
         Value::DateTime(d) if d.is_date_only() => format!("DATE'{}'", v.to_text()),
+        Value::DateTime(d) if (d.hour, d.minute, d.second, d.micro) == (0, 0, 0, 0) => {
+            format!("DATE'{:04}-{:02}-{:02}'", d.year, d.month, d.day)
+        }
         Value::DateTime(_) => format!("TIMESTAMP'{}'", v.to_text()),
         _ => v.to_text(),
     }
