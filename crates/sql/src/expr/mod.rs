@@ -740,10 +740,24 @@ impl Expr {
                 if v.is_null() || p.is_null() {
                     return Ok(Value::Null);
                 }
-                let (mut vt, mut pt) = (Vec::new(), Vec::new());
-                v.write_text(&mut vt);
-                p.write_text(&mut pt);
-                bool_value(like(&vt, &pt, *escape, *coll) != *negated)
+                // A string (the usual case: a column against a literal pattern) is
+                // matched where it lies; anything else as its text.
+                let (mut vb, mut pb) = (Vec::new(), Vec::new());
+                let text = |x: &'_ Value, buf: &mut Vec<u8>| match x {
+                    Value::Bytes(_) => {}
+                    other => other.write_text(buf),
+                };
+                text(&v, &mut vb);
+                text(&p, &mut pb);
+                let vt: &[u8] = match &*v {
+                    Value::Bytes(b) => b,
+                    _ => &vb,
+                };
+                let pt: &[u8] = match &*p {
+                    Value::Bytes(b) => b,
+                    _ => &pb,
+                };
+                bool_value(like(vt, pt, *escape, *coll) != *negated)
             }
             Expr::Case {
                 operand,
