@@ -121,7 +121,9 @@ impl Group<'_> {
         input.run(&mut |r| {
             key.clear();
             for (e, coll) in &gp.groups {
-                group_key(&mut key, &e.eval(r, ecx)?, *coll);
+                // Borrowed when it is a column: the key needs the value's bytes, not a
+                // copy of a string per row.
+                group_key(&mut key, &e.operand(r, ecx)?, *coll);
             }
             let g = match groups.get_mut(&key) {
                 Some(g) => g,
