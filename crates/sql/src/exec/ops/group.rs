@@ -123,7 +123,8 @@ impl Group<'_> {
             for (e, coll) in &gp.groups {
                 // Borrowed when it is a column: the key needs the value's bytes, not a
                 // copy of a string per row.
-                group_key(&mut key, &e.operand(r, ecx)?, *coll);
+                let v = e.operand(r, ecx)?;
+                group_key(&mut key, &v, *coll);
             }
             let g = match groups.get_mut(&key) {
                 Some(g) => g,
