@@ -83,7 +83,7 @@ pub fn eval_constant(expr_sql: &str, env: &dyn Env) -> Result<Value> {
     x.eval(&[], &expr::EvalCtx::new(&[], env))
 }
 pub use context::{ExecCtx, Outcome};
-pub use statement::{execute, prepare, Plan, Prepared};
+pub use statement::{execute, prepare, ExplainPlan, Plan, Prepared};
 
 /// The columns of a table as a result set describes them (COM_FIELD_LIST).
 pub fn table_columns(

@@ -25,9 +25,16 @@ pub enum Plan {
     Update(UpdatePlan),
     Delete(DeletePlan),
     /// EXPLAIN SELECT.
-    Explain(QueryStatement),
+    Explain(ExplainPlan),
     /// DDL, SHOW and the like: interpreted from the AST each time.
     Other(Box<ast::Statement>),
+}
+
+/// EXPLAIN of a query: the bound query and the output form asked for.
+pub struct ExplainPlan {
+    pub statement: QueryStatement,
+    /// FORMAT=TREE (MySQL 8.0.16+): the operator tree; otherwise the traditional table.
+    pub tree: bool,
 }
 
 pub struct Prepared {
@@ -141,13 +148,16 @@ fn prepare_named(
             format,
             ..
         } => match statement.as_ref() {
-            // Only the traditional table is produced; another format is refused, not
-            // answered in the wrong shape.
+            // The traditional table and the TREE form are produced; another format
+            // (JSON) is refused, not answered in the wrong shape.
             _ if !matches!(
                 format,
                 None | Some(
-                    ast::AnalyzeFormatKind::Keyword(ast::AnalyzeFormat::TRADITIONAL)
-                        | ast::AnalyzeFormatKind::Assignment(ast::AnalyzeFormat::TRADITIONAL)
+                    ast::AnalyzeFormatKind::Keyword(
+                        ast::AnalyzeFormat::TRADITIONAL | ast::AnalyzeFormat::TREE
+                    ) | ast::AnalyzeFormatKind::Assignment(
+                        ast::AnalyzeFormat::TRADITIONAL | ast::AnalyzeFormat::TREE
+                    )
                 )
             ) =>
             {
@@ -156,9 +166,16 @@ fn prepare_named(
                     format.as_ref().map(|f| f.to_string()).unwrap_or_default()
                 )))
             }
-            ast::Statement::Query(q) => {
-                Plan::Explain(Planner::for_text(cx, source).plan_statement(q)?)
-            }
+            ast::Statement::Query(q) => Plan::Explain(ExplainPlan {
+                statement: Planner::for_text(cx, source).plan_statement(q)?,
+                tree: matches!(
+                    format,
+                    Some(
+                        ast::AnalyzeFormatKind::Keyword(ast::AnalyzeFormat::TREE)
+                            | ast::AnalyzeFormatKind::Assignment(ast::AnalyzeFormat::TREE)
+                    )
+                ),
+            }),
             other => {
                 return Err(Error::NotSupported(format!(
                     "EXPLAIN {}",
@@ -313,7 +330,11 @@ pub fn execute(
         Plan::Update(u) => dml::execute_update(u, cx, params)
             .map_err(|e| json_error_in_table(e, &u.target.def.name)),
         Plan::Delete(d) => dml::execute_delete(d, cx, params),
-        Plan::Explain(s) => crate::statements::explain::explain_statement(s, cx, out),
+        Plan::Explain(ExplainPlan {
+            statement,
+            tree: true,
+        }) => crate::statements::explain_tree::explain_tree(statement, cx, out),
+        Plan::Explain(e) => crate::statements::explain::explain_statement(&e.statement, cx, out),
         Plan::Other(stmt) => match **stmt {
             // The view's clauses and query text come from the statement's text.
             ast::Statement::CreateView(_) | ast::Statement::AlterView { .. } => {

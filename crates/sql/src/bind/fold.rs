@@ -1,9 +1,11 @@
-//! Rewrite rule: constant folding of date arithmetic on literals. `DATE '1994-01-01' +
-//! INTERVAL '1' YEAR` (TPC-H writes its date bounds so) is the same value for every row
-//! and every execution, yet evaluated as written it parses the interval text and steps
-//! the calendar once per row the condition is checked on. The binder evaluates such a
-//! call once, when both operands are literals, and binds the value ([`Expr::Cached`]),
-//! with the type the call has.
+//! Rewrite rule: constant folding of date arithmetic and of `+`, `-`, `*` on literals.
+//! `DATE '1994-01-01' + INTERVAL '1' YEAR` and `0.06 - 0.01` (TPC-H writes its bounds
+//! so: Q6, Q19) are the same value for every row and every execution, yet evaluated as
+//! written they parse the interval text and step the calendar, or add two decimals, once
+//! per row the condition is checked on. The binder evaluates such an expression once,
+//! when its operands are literals, and binds the value ([`Expr::Cached`]); the type the
+//! binder derives for the expression is computed apart from its value, so it is the
+//! same. A prepared statement's `?` is not a literal: `? + 1` stays as written.
 //!
 //! Folding must not change what the statement does, so it is given up whenever the
 //! evaluation does anything beyond computing from its operands: it runs against an
@@ -96,6 +98,31 @@ pub fn literal_call(e: Expr) -> Expr {
     if f.is_volatile() || !args.iter().all(|a| matches!(a, Expr::Literal(_))) {
         return e;
     }
+    evaluate_once(e)
+}
+
+/// `e` evaluated once when it is `+`, `-` or `*` of two literals (or values folded
+/// before) and its evaluation reads nothing but them; otherwise `e` unchanged. Division
+/// is left as written: its scale and its division-by-zero answer follow session state
+/// (`div_precision_increment`, the SQL mode) that a cached plan must read per execution.
+pub fn literal_arith(e: Expr) -> Expr {
+    let Expr::Arith(op, l, r) = &e else {
+        return e;
+    };
+    let constant = |x: &Expr| matches!(x, Expr::Literal(_) | Expr::Cached(_));
+    let exact = matches!(
+        op,
+        crate::expr::ArithOp::Add | crate::expr::ArithOp::Sub | crate::expr::ArithOp::Mul
+    );
+    if !exact || !constant(l) || !constant(r) {
+        return e;
+    }
+    evaluate_once(e)
+}
+
+/// The value of `e` as an [`Expr::Cached`], or `e` itself when evaluating it read
+/// session state, warned or failed (then it must do so on every execution).
+fn evaluate_once(e: Expr) -> Expr {
     let probe = Probe::default();
     let cx = EvalCtx::new(&[], &probe);
     match e.eval(&[], &cx) {
@@ -131,5 +158,70 @@ mod tests {
             matches!(&e, Expr::Cached(v) if **v == Value::Int(3)),
             "{e:?}"
         );
+    }
+
+    fn arith(op: crate::expr::ArithOp, l: Expr, r: Expr) -> Expr {
+        Expr::Arith(op, Box::new(l), Box::new(r))
+    }
+
+    fn dec(text: &str) -> Expr {
+        Expr::Literal(Value::Decimal(
+            strata_types::Decimal::parse(text).expect("a decimal"),
+        ))
+    }
+
+    #[test]
+    fn decimal_arithmetic_of_literals_is_folded_to_the_value_it_evaluates_to() {
+        use crate::expr::ArithOp::*;
+        for (op, want) in [(Sub, "0.05"), (Add, "0.07"), (Mul, "0.0006")] {
+            let e = arith(op, dec("0.06"), dec("0.01"));
+            let env = Probe::default();
+            let direct = e.eval(&[], &EvalCtx::new(&[], &env)).expect("evaluates");
+            let folded = literal_arith(e);
+            let Expr::Cached(v) = &folded else {
+                panic!("not folded: {folded:?}")
+            };
+            // Exactly the per-row value, scale included.
+            assert_eq!(v.to_text(), direct.to_text());
+            assert_eq!(v.to_text(), want);
+        }
+        // Folded operands fold again: (1 + 10) * 2.
+        let inner = literal_arith(arith(
+            Add,
+            Expr::lit(Value::Int(1)),
+            Expr::lit(Value::Int(10)),
+        ));
+        let e = literal_arith(arith(Mul, inner, Expr::lit(Value::Int(2))));
+        assert!(
+            matches!(&e, Expr::Cached(v) if **v == Value::Int(22)),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn arithmetic_that_is_not_constant_or_exact_stays_as_written() {
+        use crate::expr::ArithOp::*;
+        // A column, a parameter.
+        let e = literal_arith(arith(Add, Expr::Column(0), Expr::lit(Value::Int(1))));
+        assert!(matches!(e, Expr::Arith(..)), "{e:?}");
+        let e = literal_arith(arith(Add, Expr::Param(0), Expr::lit(Value::Int(1))));
+        assert!(matches!(e, Expr::Arith(..)), "{e:?}");
+        // Division follows session state.
+        let e = literal_arith(arith(
+            Div,
+            Expr::lit(Value::Int(1)),
+            Expr::lit(Value::Int(3)),
+        ));
+        assert!(matches!(e, Expr::Arith(..)), "{e:?}");
+        // An overflow is an error on every execution, not at bind time.
+        let e = literal_arith(arith(
+            Mul,
+            Expr::lit(Value::Int(i64::MAX)),
+            Expr::lit(Value::Int(2)),
+        ));
+        assert!(matches!(e, Expr::Arith(..)), "{e:?}");
+        // A NULL operand folds to NULL, as the row-by-row evaluation gives.
+        let e = literal_arith(arith(Add, Expr::lit(Value::Null), Expr::lit(Value::Int(2))));
+        assert!(matches!(&e, Expr::Cached(v) if v.is_null()), "{e:?}");
     }
 }

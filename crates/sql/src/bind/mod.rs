@@ -1463,7 +1463,7 @@ impl<'a> Binder<'a> {
         let ar = |op| {
             let t = arith_type(op, lt, rt);
             (
-                Expr::Arith(op, Box::new(l.clone()), Box::new(r.clone())),
+                fold::literal_arith(Expr::Arith(op, Box::new(l.clone()), Box::new(r.clone()))),
                 t,
                 Collation::GeneralCi,
             )

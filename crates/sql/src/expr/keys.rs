@@ -13,13 +13,18 @@ pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
         // An ENUM/SET value groups by its text, as MySQL's GROUP BY and DISTINCT do.
         Value::Bytes(b) | Value::Member { text: b, .. } => {
             out.push(2);
-            let mut w = Vec::new();
-            coll.weight_string(b, &mut w);
-            for x in w {
-                if x == 0 {
-                    out.extend_from_slice(&[0, 0xFF]);
-                } else {
-                    out.push(x);
+            // The weights go straight into the key; a zero byte among them (rare) is
+            // escaped as 0 0xFF afterwards, so the terminator 0 1 stays unambiguous.
+            let start = out.len();
+            coll.weight_string(b, out);
+            if out[start..].contains(&0) {
+                let w = out.split_off(start);
+                for x in w {
+                    if x == 0 {
+                        out.extend_from_slice(&[0, 0xFF]);
+                    } else {
+                        out.push(x);
+                    }
                 }
             }
             out.extend_from_slice(&[0, 1]);
@@ -85,5 +90,50 @@ fn decimal_of(v: &Value) -> Value {
         // 0.0000), then at a common scale so 1.5 and 1.50 meet.
         Value::Decimal(d) => Value::Decimal(d.rescale(d.shown).rescale(10)),
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(v: &[u8], coll: Collation) -> Vec<u8> {
+        let mut out = Vec::new();
+        group_key(&mut out, &Value::Bytes(v.to_vec()), coll);
+        out
+    }
+
+    #[test]
+    fn string_keys_fold_case_and_keep_zero_bytes_apart() {
+        // Equal under the case-insensitive collation, apart under binary.
+        assert_eq!(
+            key(b"Brand#45", Collation::GeneralCi),
+            key(b"BRAND#45", Collation::GeneralCi)
+        );
+        assert_ne!(
+            key(b"Brand#45", Collation::Binary),
+            key(b"BRAND#45", Collation::Binary)
+        );
+        // A zero byte is escaped, so "a", "a\0" and "a\0b" are three groups, and a
+        // string's key never runs into the next value's.
+        let keys = [
+            key(b"a", Collation::Binary),
+            key(b"a\0", Collation::Binary),
+            key(b"a\0b", Collation::Binary),
+        ];
+        assert_ne!(keys[0], keys[1]);
+        assert_ne!(keys[1], keys[2]);
+        assert_eq!(keys[1], [2, b'a', 0, 0xFF, 0, 1]);
+        let mut two = Vec::new();
+        group_key(&mut two, &Value::Bytes(b"a".to_vec()), Collation::Binary);
+        group_key(&mut two, &Value::Bytes(b"b".to_vec()), Collation::Binary);
+        let mut other = Vec::new();
+        group_key(
+            &mut other,
+            &Value::Bytes(b"a\0".to_vec()),
+            Collation::Binary,
+        );
+        group_key(&mut other, &Value::Bytes(b"b".to_vec()), Collation::Binary);
+        assert_ne!(two, other);
     }
 }

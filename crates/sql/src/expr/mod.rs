@@ -546,7 +546,11 @@ impl Expr {
     /// The value of an operand, borrowed when it is a column, literal, parameter or
     /// outer value (a comparison of a string column with a constant then copies
     /// neither), computed otherwise.
-    fn operand<'v>(&'v self, row: &'v [Value], cx: &'v EvalCtx) -> Result<Cow<'v, Value>> {
+    pub(crate) fn operand<'v>(
+        &'v self,
+        row: &'v [Value],
+        cx: &'v EvalCtx,
+    ) -> Result<Cow<'v, Value>> {
         const NULL: &Value = &Value::Null;
         Ok(match self {
             Expr::Literal(v) => Cow::Borrowed(v),
@@ -736,10 +740,24 @@ impl Expr {
                 if v.is_null() || p.is_null() {
                     return Ok(Value::Null);
                 }
-                let (mut vt, mut pt) = (Vec::new(), Vec::new());
-                v.write_text(&mut vt);
-                p.write_text(&mut pt);
-                bool_value(like(&vt, &pt, *escape, *coll) != *negated)
+                // A string (the usual case: a column against a literal pattern) is
+                // matched where it lies; anything else as its text.
+                let (mut vb, mut pb) = (Vec::new(), Vec::new());
+                let text = |x: &'_ Value, buf: &mut Vec<u8>| match x {
+                    Value::Bytes(_) => {}
+                    other => other.write_text(buf),
+                };
+                text(&v, &mut vb);
+                text(&p, &mut pb);
+                let vt: &[u8] = match &*v {
+                    Value::Bytes(b) => b,
+                    _ => &vb,
+                };
+                let pt: &[u8] = match &*p {
+                    Value::Bytes(b) => b,
+                    _ => &pb,
+                };
+                bool_value(like(vt, pt, *escape, *coll) != *negated)
             }
             Expr::Case {
                 operand,

@@ -9,6 +9,8 @@ pub mod ddl;
 pub mod ddl_locks;
 pub mod dml;
 pub mod explain;
+pub mod explain_expr;
+pub mod explain_tree;
 pub mod insert_alias;
 pub mod show;
 pub mod show_programs;

@@ -121,7 +121,10 @@ impl Group<'_> {
         input.run(&mut |r| {
             key.clear();
             for (e, coll) in &gp.groups {
-                group_key(&mut key, &e.eval(r, ecx)?, *coll);
+                // Borrowed when it is a column: the key needs the value's bytes, not a
+                // copy of a string per row.
+                let v = e.operand(r, ecx)?;
+                group_key(&mut key, &v, *coll);
             }
             let g = match groups.get_mut(&key) {
                 Some(g) => g,
