@@ -38,6 +38,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once at startup: the size of the server's options does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Start the server (MySQL protocol, default 127.0.0.1:3306, data in ./strata-data).

@@ -50,6 +50,8 @@ fn fit(effective: u64, max_connections: u64, table_open_cache: u64) -> Sized {
 
 /// Raises the soft `RLIMIT_NOFILE` towards `want` (up to the hard limit) and returns
 /// the soft limit in force afterwards.
+// rlim_t is u64 on Linux but not on every platform the casts are written for.
+#[allow(clippy::unnecessary_cast)]
 fn raise_nofile(want: u64) -> Result<u64, String> {
     let mut rl = libc::rlimit {
         rlim_cur: 0,
