@@ -287,12 +287,19 @@ impl Drop for BtreeEngine {
     }
 }
 
+/// A tablespace file, through the process's open-file cache (table_open_cache): closed
+/// when unused files are over the cache's bound, reopened by the buffer pool's next read
+/// or write of it, synced before it is closed (a checkpoint relies on its syncs).
 fn open_space_file(path: &Path, direct: bool) -> Result<Arc<dyn FileIo>> {
-    let f = if direct {
-        StdFile::open_direct(path, false)
-    } else {
-        StdFile::open(path, false)
+    let mode = strata_storage::filecache::OpenMode {
+        direct,
+        durable: true,
     };
+    let f = strata_storage::filecache::FileCache::global().open(
+        path,
+        mode,
+        &strata_storage::filecache::TableFiles::new(),
+    );
     Ok(Arc::new(f.map_err(|e| Error::io(path.display(), e))?))
 }
 

@@ -50,7 +50,9 @@ impl Node {
         self.entries.len() / 2
     }
 
-    fn parse(b: &[u8]) -> io::Result<Node> {
+    /// Reads a node from an index block (public for the fuzz target,
+    /// `fuzz/fuzz_targets/heap_index_block.rs`); a malformed block is an error.
+    pub fn parse(b: &[u8]) -> io::Result<Node> {
         let kind = b[NODE_KIND];
         if kind != KIND_LEAF && kind != KIND_INTERNAL {
             return Err(corrupt("bad node kind"));

@@ -284,9 +284,8 @@ impl DataFile {
             return;
         }
         st.generation = generation;
-        let want = self.settings.enabled()
-            && !self.poisoned.load(Ordering::Acquire)
-            && self.io.raw_fd().is_some();
+        let want =
+            self.settings.enabled() && !self.poisoned.load(Ordering::Acquire) && self.io.can_map();
         let end = self.data_end.load(Ordering::Acquire);
         let keep = want
             && st.held.as_ref().is_some_and(|h| h.map.len() as u64 >= end)
@@ -310,7 +309,6 @@ impl DataFile {
     /// remap passes the `current` mapping's length, whose share of the budget the new
     /// mapping takes over (only the growth is reserved here).
     fn new_mapping(&self, need: u64, current: u64) -> Option<Held> {
-        let fd = self.io.raw_fd()?;
         let page = mmap::page_size() as u64;
         let target = match self.settings.growth {
             MmapGrowth::EveryAppends(_) => need,
@@ -330,8 +328,11 @@ impl DataFile {
         let reserved = len.saturating_sub(current);
         let held = match usize::try_from(len)
             .map_err(io::Error::other)
-            .and_then(|l| Mapping::map(fd, l))
-        {
+            .and_then(|l| {
+                self.io
+                    .map(l)
+                    .unwrap_or_else(|| Err(io::Error::other("not mappable")))
+            }) {
             Ok(map) => Held {
                 map,
                 settings: self.settings.clone(),

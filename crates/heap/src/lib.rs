@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use strata_engine::*;
+use strata_storage::filecache::{FileCache, OpenMode, TableFiles};
 use strata_storage::io::{FileIo, StdFile};
 use strata_storage::keycache::{CachedFile, KeyCache, MAX_SEGMENTS};
 use strata_storage::sync::{AtomicU64, Mutex, Ordering};
@@ -186,8 +187,13 @@ impl Engine for HeapEngine {
         let name = table_name(&def);
         let missing =
             |e: std::io::Error| Error::corrupt(&name, format!("cannot open its files: {e}"));
-        let data: Arc<dyn FileIo> = Arc::new(StdFile::open(&dp, false).map_err(missing)?);
-        let index: Arc<dyn FileIo> = Arc::new(StdFile::open(&ip, false).map_err(missing)?);
+        // Both files go through the process's open-file cache (table_open_cache), so
+        // thousands of tables need no more descriptors than the cache allows.
+        let cache = FileCache::global();
+        let files = TableFiles::new();
+        let mode = OpenMode::default();
+        let data: Arc<dyn FileIo> = Arc::new(cache.open(&dp, mode, &files).map_err(missing)?);
+        let index: Arc<dyn FileIo> = Arc::new(cache.open(&ip, mode, &files).map_err(missing)?);
         let t = Arc::new(HeapTable::open(
             def,
             data,

@@ -23,6 +23,7 @@ pub struct ServerArgs {
     /// TOML file with any of these options, named like the MySQL variables
     /// (port, bind_address, datadir, default_storage_engine, key_buffer_size,
     /// key_cache_segments, myisam_use_mmap, myisam_mmap_size, max_connections,
+    /// table_open_cache, open_files_limit,
     /// max_user_connections, connect_timeout, wait_timeout, interactive_timeout,
     /// net_read_timeout, net_write_timeout, max_allowed_packet, sql_mode, tmpdir, sort_buffer_size, and the
     /// innodb_* options below, ssl, ssl_cert, ssl_key, ssl_ca, require_secure_transport,
@@ -61,6 +62,17 @@ pub struct ServerArgs {
     /// can always log in. Past it clients get error 1040 [default: 1024]. Also SET GLOBAL.
     #[arg(long = "max-connections", alias = "max_connections")]
     pub max_connections: Option<u64>,
+    /// Table files open at once, in tables (two files per MyISAM table), as MySQL's
+    /// table_open_cache; closed least recently used first past it, reopened on demand.
+    /// Lowered at startup, as MySQL does, when the descriptor limit cannot hold it
+    /// [default: 4000].
+    #[arg(long = "table-open-cache", alias = "table_open_cache")]
+    pub table_open_cache: Option<u64>,
+    /// File descriptors to ask the OS for (RLIMIT_NOFILE's soft limit, raised up to the
+    /// hard limit); 0 sizes it as MySQL does from max_connections and table_open_cache
+    /// (at least 5000) [default: 0].
+    #[arg(long = "open-files-limit", alias = "open_files_limit")]
+    pub open_files_limit: Option<u64>,
     /// Most connections one user may hold at once, 0 for no limit; past it, error 1203
     /// [default: 0]. Also SET GLOBAL.
     #[arg(long = "max-user-connections", alias = "max_user_connections")]
@@ -212,6 +224,8 @@ struct FileConfig {
     myisam_use_mmap: Option<toml::Value>,
     myisam_mmap_size: Option<toml::Value>,
     max_connections: Option<u64>,
+    table_open_cache: Option<u64>,
+    open_files_limit: Option<u64>,
     max_user_connections: Option<u64>,
     connect_timeout: Option<u64>,
     wait_timeout: Option<u64>,
@@ -255,6 +269,8 @@ pub struct Settings {
     pub myisam_use_mmap: bool,
     pub myisam_mmap_size: u64,
     pub max_connections: u64,
+    pub table_open_cache: u64,
+    pub open_files_limit: u64,
     /// Connection limits and timeouts, applied as SET GLOBAL would: (variable, value).
     pub connection_vars: Vec<(&'static str, u64)>,
     pub max_allowed_packet: u64,
@@ -398,6 +414,11 @@ impl Settings {
                 .max_connections
                 .or(file.max_connections)
                 .unwrap_or(1024),
+            table_open_cache: args
+                .table_open_cache
+                .or(file.table_open_cache)
+                .unwrap_or(crate::open_files::TABLE_OPEN_CACHE_DEFAULT),
+            open_files_limit: args.open_files_limit.or(file.open_files_limit).unwrap_or(0),
             connection_vars: [
                 (
                     "connect_timeout",
@@ -606,6 +627,9 @@ impl Settings {
                  caching_sha2_password",
                 s.default_authentication_plugin
             ));
+        }
+        if s.table_open_cache == 0 || s.table_open_cache > 524_288 {
+            return Err("table_open_cache must be between 1 and 524288".into());
         }
         if s.max_connections == 0 {
             return Err("max_connections must be at least 1".into());

@@ -16,6 +16,7 @@
 mod backend;
 mod config;
 mod datadir_check;
+mod open_files;
 mod security;
 
 use clap::{Parser, Subcommand};
@@ -37,6 +38,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once at startup: the size of the server's options does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Start the server (MySQL protocol, default 127.0.0.1:3306, data in ./strata-data).
@@ -75,12 +78,16 @@ fn human(bytes: u64) -> String {
 fn run_server(args: config::ServerArgs) -> Result<(), String> {
     let s = config::Settings::resolve(&args)?;
     datadir_check::before_open(&s.datadir)?;
+    // Descriptors first: the engines open their table files through the cache.
+    let fds = open_files::size(s.max_connections, s.table_open_cache, s.open_files_limit)?;
+    strata_storage::filecache::FileCache::global()
+        .set_limit(usize::try_from(fds.table_open_cache * 2).unwrap_or(usize::MAX));
     let server = open_server(&ServerSettings {
         datadir: s.datadir.clone(),
         port: s.port,
         default_storage_engine: s.default_storage_engine.clone(),
         key_buffer_size: s.key_buffer_size,
-        max_connections: s.max_connections,
+        max_connections: fds.max_connections,
         max_allowed_packet: s.max_allowed_packet,
         sql_mode: s.sql_mode.clone(),
         tmpdir: s.tmpdir.clone(),
@@ -103,6 +110,27 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     })?;
     let catalog = server.catalog.clone();
     datadir_check::after_open(&catalog);
+    {
+        use strata_types::Value::UInt;
+        server
+            .globals
+            .set("open_files_limit", UInt(fds.open_files_limit));
+        server
+            .globals
+            .set("table_open_cache", UInt(fds.table_open_cache));
+        server.add_status_source(Box::new(|| {
+            let c = strata_storage::filecache::FileCache::global().stats();
+            vec![
+                ("Open_files".into(), c.open_files),
+                ("Open_tables".into(), c.open_tables),
+                ("Opened_files".into(), c.opened_files),
+                ("Opened_tables".into(), c.opened_tables),
+                ("Table_open_cache_hits".into(), c.hits),
+                ("Table_open_cache_misses".into(), c.misses),
+                ("Table_open_cache_overflows".into(), c.overflows),
+            ]
+        }));
+    }
     // Connection limits and timeouts, checked and applied as their SET GLOBAL would be.
     for (name, value) in &s.connection_vars {
         let def = strata_session::vars::lookup(name)
@@ -139,7 +167,7 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     for msg in strata_session::apply_persisted(&server)
         .map_err(|e| format!("reading persisted variables: {e}"))?
     {
-        eprintln!("strata: {msg}");
+        log_note!("{msg}");
     }
     let security = Arc::new(security::prepare(&s, &server)?);
     let default_engine = server.config.default_engine.clone();
@@ -170,7 +198,7 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         human(s.key_buffer_size),
         human(s.sort_buffer_size),
         human(s.max_allowed_packet),
-        s.max_connections
+        fds.max_connections
     );
     log_note!(
         "connections: max_connections {} (+1 for root), max_user_connections {}, \
@@ -179,6 +207,12 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         server.globals.get("max_user_connections").to_text(),
         server.globals.get("connect_timeout").to_text(),
         server.globals.get("wait_timeout").to_text()
+    );
+    log_note!(
+        "open files: open_files_limit {}, table_open_cache {} (at most {} table files open)",
+        fds.open_files_limit,
+        fds.table_open_cache,
+        fds.table_open_cache * 2
     );
     log_note!("tmpdir (sort runs): {}", s.tmpdir.display());
     security::log_startup(&s, &security);

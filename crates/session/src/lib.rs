@@ -111,7 +111,13 @@ pub struct Server {
     /// `max_prepared_stmt_count` so clients that never close statements cannot exhaust
     /// the server's memory.
     pub prepared_statements: AtomicU64,
+    /// Counters from below the engines that SHOW STATUS also lists (the open-file
+    /// cache's `Open_tables`, …), installed by whoever composed the server.
+    status_sources: parking_lot::Mutex<Vec<StatusSource>>,
 }
+
+/// A function giving SHOW STATUS rows, see [`Server::add_status_source`].
+pub type StatusSource = Box<dyn Fn() -> Vec<(String, u64)> + Send + Sync>;
 
 /// The statement kinds counted as `Com_<name>` (SHOW STATUS); `as usize` indexes
 /// [`COM_NAMES`].
@@ -182,6 +188,7 @@ impl Server {
             ("net_buffer_length", i(16384)),
             ("net_read_timeout", i(30)),
             ("net_write_timeout", i(60)),
+            ("open_files_limit", i(0)),
             ("performance_schema", i(0)),
             ("port", i(config.port as i64)),
             ("protocol_version", i(10)),
@@ -201,6 +208,9 @@ impl Server {
             ("ssl_cert", s("")),
             ("ssl_key", s("")),
             ("system_time_zone", s("UTC")),
+            // The open-file cache's bound when nobody sizes it (storage::filecache's
+            // DEFAULT_LIMIT is twice this); the server binary sets both at startup.
+            ("table_open_cache", i(4000)),
             ("time_zone", s("SYSTEM")),
             ("tls_version", s("")),
             ("tmp_table_size", i(16 << 20)),
@@ -234,6 +244,7 @@ impl Server {
             config,
             processes,
             prepared_statements: AtomicU64::new(0),
+            status_sources: parking_lot::Mutex::new(Vec::new()),
             started: Instant::now(),
             questions: AtomicU64::new(0),
             connections: AtomicU64::new(0),
@@ -252,6 +263,11 @@ impl Server {
         let opened = Arc::new(persist::Persisted::open(&self.config.datadir)?);
         *p = Some(opened.clone());
         Ok(opened)
+    }
+
+    /// Adds rows to SHOW STATUS (read each time it runs).
+    pub fn add_status_source(&self, source: StatusSource) {
+        self.status_sources.lock().push(source);
     }
 
     pub fn uptime(&self) -> u64 {
@@ -1955,6 +1971,9 @@ impl Session {
         }
         for e in srv.catalog.engines() {
             rows.extend(e.status_vars());
+        }
+        for source in srv.status_sources.lock().iter() {
+            rows.extend(source());
         }
         rows.sort();
         let mut rows: Vec<(String, Value)> = rows

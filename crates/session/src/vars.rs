@@ -273,6 +273,9 @@ pub static VARIABLES: &[VarDef] = &[
         },
         true
     ),
+    // Set at startup from RLIMIT_NOFILE (crates/server/src/open_files.rs), read-only as
+    // in MySQL.
+    v!("open_files_limit", Global, U64, false),
     v!("performance_schema", Global, Kind::Bool, false),
     v!("port", Global, U32, false),
     v!("protocol_version", Global, U32, false),
@@ -317,6 +320,10 @@ pub static VARIABLES: &[VarDef] = &[
         true
     ),
     v!("system_time_zone", Global, Kind::Str, false),
+    // Tables whose files stay open (storage::filecache keeps twice as many files),
+    // sized at startup; read-only here (MySQL's is dynamic): SET GLOBAL gets 1238
+    // rather than being stored and not applied.
+    v!("table_open_cache", Global, U64, false),
     v!("time_zone", Both, Kind::Str, true),
     v!("timestamp", Session, U64, false),
     v!("tls_version", Global, Kind::Str, false),

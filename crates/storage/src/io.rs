@@ -29,6 +29,47 @@ pub trait FileIo: Send + Sync {
     fn raw_fd(&self) -> Option<std::os::unix::io::RawFd> {
         None
     }
+    /// Whether [`FileIo::map`] can map the file.
+    fn can_map(&self) -> bool {
+        self.raw_fd().is_some()
+    }
+    /// Maps the first `len` bytes of the file (None: this backend has no file to map).
+    /// The descriptor is used only inside the call, so a backend that closes and
+    /// reopens descriptors (the file cache) can keep it open for the call's length.
+    fn map(&self, len: usize) -> Option<io::Result<crate::mmap::Mapping>> {
+        self.raw_fd().map(|fd| crate::mmap::Mapping::map(fd, len))
+    }
+}
+
+/// `fallocate(FALLOC_FL_KEEP_SIZE)` for [`FileIo::reserve`]; a filesystem that cannot
+/// reserve is not an error (writes stay best effort there).
+pub fn fallocate_keep_size(f: &std::fs::File, offset: u64, len: u64) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let fd = std::os::unix::io::AsRawFd::as_raw_fd(f);
+        let (Ok(off), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+            return Err(io::Error::from(io::ErrorKind::InvalidInput));
+        };
+        loop {
+            // SAFETY: fallocate only reads its integer arguments; fd is open for the
+            // life of `f`.
+            let rc = unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, off, len) };
+            if rc == 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => return Ok(()),
+                _ => return Err(e),
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (f, offset, len);
+        Ok(())
+    }
 }
 
 /// Grows a reservation made with [`FileIo::reserve`] from `have` bytes to `want`, or, on
@@ -104,27 +145,8 @@ impl FileIo for StdFile {
     fn sync_data(&self) -> io::Result<()> {
         self.0.sync_data()
     }
-    #[cfg(target_os = "linux")]
     fn reserve(&self, offset: u64, len: u64) -> io::Result<()> {
-        let fd = std::os::unix::io::AsRawFd::as_raw_fd(&self.0);
-        let (Ok(off), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
-            return Err(io::Error::from(io::ErrorKind::InvalidInput));
-        };
-        loop {
-            // SAFETY: fallocate only reads its integer arguments; fd is open for the
-            // life of `self`.
-            let rc = unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, off, len) };
-            if rc == 0 {
-                return Ok(());
-            }
-            let e = io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::EINTR) => continue,
-                // The filesystem cannot reserve: writes stay best effort there.
-                Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => return Ok(()),
-                _ => return Err(e),
-            }
-        }
+        fallocate_keep_size(&self.0, offset, len)
     }
     fn raw_fd(&self) -> Option<std::os::unix::io::RawFd> {
         Some(std::os::unix::io::AsRawFd::as_raw_fd(&self.0))

@@ -1,0 +1,22 @@
+//! The statement text the session classifies and normalises before any parse: version
+//! comments, splitting of multi-statements, the first word, normalisation into a plan
+//! cache key with its literal values, placeholder numbering and its inverse.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use strata_sql::text;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(sql) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = text::first_word(sql);
+    let _ = text::is_diagnostics_statement(sql);
+    let expanded = text::expand_version_comments(sql);
+    let _ = text::split_statements(expanded.as_deref().unwrap_or(sql));
+    let _ = text::unwrap_executable_comment(sql);
+    if let Some((shape, _values)) = text::normalize(sql) {
+        let _ = text::first_word(&shape);
+    }
+    let numbered = text::number_placeholders(sql);
+    let _ = text::unnumber_placeholders(&numbered.0);
+});
