@@ -33,7 +33,6 @@ use std::time::Duration;
 use strata_types::{Error, Result, TableDef};
 
 pub use event::SERVER_VERSION;
-pub use rows::RowChange as Change;
 
 /// `--log-bin` and the options around it, as the server resolved them.
 #[derive(Clone, Debug)]
@@ -323,11 +322,11 @@ impl Binlog {
                 while i < changes.len() {
                     // A run: consecutive changes of one kind to one table.
                     let (def, first) = &changes[i];
-                    let kind = first.event_type();
+                    let kind = rows::event_type(first);
                     let mut j = i;
                     while j < changes.len()
                         && Arc::ptr_eq(&changes[j].0, def)
-                        && changes[j].1.event_type() == kind
+                        && rows::event_type(&changes[j].1) == kind
                     {
                         j += 1;
                     }

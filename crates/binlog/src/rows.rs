@@ -5,21 +5,14 @@
 use crate::event::{self, put_lenenc, Body};
 use strata_types::{time_value, Collation, ColumnDef, DataType, Error, Result, TableDef, Value};
 
-/// What happened to a row.
-#[derive(Clone, Debug, PartialEq)]
-pub enum RowChange {
-    Insert(Vec<Value>),
-    Update { before: Vec<Value>, after: Vec<Value> },
-    Delete(Vec<Value>),
-}
+pub use strata_types::RowChange;
 
-impl RowChange {
-    pub fn event_type(&self) -> u8 {
-        match self {
-            RowChange::Insert(_) => event::WRITE_ROWS,
-            RowChange::Update { .. } => event::UPDATE_ROWS,
-            RowChange::Delete(_) => event::DELETE_ROWS,
-        }
+/// The rows event type that carries `c`.
+pub fn event_type(c: &RowChange) -> u8 {
+    match c {
+        RowChange::Insert(_) => event::WRITE_ROWS,
+        RowChange::Update { .. } => event::UPDATE_ROWS,
+        RowChange::Delete(_) => event::DELETE_ROWS,
     }
 }
 
