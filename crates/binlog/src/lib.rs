@@ -47,6 +47,8 @@ pub struct Options {
     pub checksum: bool,
     /// `sync_binlog`: 0 never, 1 every commit group, N every N commits.
     pub sync: u32,
+    /// `binlog_json_format`: how JSON columns are logged (`rows::Format`).
+    pub format: rows::Format,
 }
 
 /// A committed unit to log.
@@ -331,7 +333,7 @@ impl Binlog {
                         j += 1;
                     }
                     let id = self.table_id(def);
-                    out.push(rows::table_map(ts, id, def));
+                    out.push(rows::table_map(ts, id, def, self.opts.format));
                     let mut data = Vec::new();
                     let mut header_len = 0;
                     for (k, (_, change)) in changes[i..j].iter().enumerate() {
@@ -339,7 +341,7 @@ impl Binlog {
                             rows::rows_header(kind, id, def.columns.len(), &mut data);
                             header_len = data.len();
                         }
-                        rows::put_change(def, change, &mut data)?;
+                        rows::put_change(def, change, self.opts.format, &mut data)?;
                         let last = i + k + 1 == j;
                         if data.len() - header_len >= rows::MAX_ROWS_EVENT || last {
                             if last {

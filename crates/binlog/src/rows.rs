@@ -19,7 +19,19 @@ pub fn event_type(c: &RowChange) -> u8 {
 /// Rows are cut into events of about this many bytes (`binlog_row_event_max_size`).
 pub const MAX_ROWS_EVENT: usize = 8192;
 
-fn mysql_type(c: &ColumnDef) -> u8 {
+/// How JSON columns are logged: MySQL 8's JSON type with its binary documents
+/// (`binlog_json_format=BINARY`, the default), or, for MariaDB replicas and
+/// `mariadb-binlog`, which do not know that type, as LONGTEXT holding the document's
+/// text (`TEXT`, what MariaDB itself logs for its JSON columns).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Format {
+    pub json_text: bool,
+}
+
+fn mysql_type(c: &ColumnDef, f: Format) -> u8 {
+    if c.data_type == DataType::Json && f.json_text {
+        return 252;
+    }
     match c.data_type {
         DataType::TinyInt { .. } => 1,
         DataType::SmallInt { .. } => 2,
@@ -105,7 +117,7 @@ fn metadata(c: &ColumnDef, out: &mut Vec<u8>) {
 }
 
 /// The TABLE_MAP event of `def` under `table_id`.
-pub fn table_map(timestamp: u32, table_id: u64, def: &TableDef) -> Body {
+pub fn table_map(timestamp: u32, table_id: u64, def: &TableDef, f: Format) -> Body {
     let mut d = Vec::with_capacity(64 + def.columns.len() * 4);
     d.extend_from_slice(&table_id.to_le_bytes()[..6]);
     d.extend_from_slice(&1u16.to_le_bytes());
@@ -117,7 +129,7 @@ pub fn table_map(timestamp: u32, table_id: u64, def: &TableDef) -> Body {
     }
     put_lenenc(&mut d, def.columns.len() as u64);
     for c in &def.columns {
-        d.push(mysql_type(c));
+        d.push(mysql_type(c, f));
     }
     let mut meta = Vec::new();
     for c in &def.columns {
@@ -191,17 +203,17 @@ pub fn set_statement_end(data: &mut [u8]) {
 }
 
 /// Appends one row change's images.
-pub fn put_change(def: &TableDef, change: &RowChange, out: &mut Vec<u8>) -> Result<()> {
+pub fn put_change(def: &TableDef, change: &RowChange, f: Format, out: &mut Vec<u8>) -> Result<()> {
     match change {
-        RowChange::Insert(r) | RowChange::Delete(r) => put_image(def, r, out),
+        RowChange::Insert(r) | RowChange::Delete(r) => put_image(def, r, f, out),
         RowChange::Update { before, after } => {
-            put_image(def, before, out)?;
-            put_image(def, after, out)
+            put_image(def, before, f, out)?;
+            put_image(def, after, f, out)
         }
     }
 }
 
-fn put_image(def: &TableDef, row: &[Value], out: &mut Vec<u8>) -> Result<()> {
+fn put_image(def: &TableDef, row: &[Value], f: Format, out: &mut Vec<u8>) -> Result<()> {
     let n = def.columns.len();
     let start = out.len();
     out.resize(start + n.div_ceil(8), 0);
@@ -211,7 +223,7 @@ fn put_image(def: &TableDef, row: &[Value], out: &mut Vec<u8>) -> Result<()> {
             out[start + i / 8] |= 1 << (i % 8);
             continue;
         }
-        put_value(c, v, out).map_err(|what| {
+        put_value(c, v, f, out).map_err(|what| {
             Error::NotSupported(format!(
                 "binary logging of column {}.{}.{} ({what})",
                 def.db, def.name, c.name
@@ -306,7 +318,12 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146097 + doe - 719468
 }
 
-fn put_value(c: &ColumnDef, v: &Value, out: &mut Vec<u8>) -> std::result::Result<(), &'static str> {
+fn put_value(
+    c: &ColumnDef,
+    v: &Value,
+    f: Format,
+    out: &mut Vec<u8>,
+) -> std::result::Result<(), &'static str> {
     match c.data_type {
         DataType::TinyInt { .. } => out.push(int_of(v) as u8),
         DataType::SmallInt { .. } => out.extend_from_slice(&(int_of(v) as u16).to_le_bytes()),
@@ -348,7 +365,11 @@ fn put_value(c: &ColumnDef, v: &Value, out: &mut Vec<u8>) -> std::result::Result
                 return Err("a JSON column holding a non-JSON value");
             };
             let doc = strata_types::json::binary::decode(b).ok_or("an unreadable JSON document")?;
-            let bin = crate::mysql_json::encode(&doc);
+            let bin = if f.json_text {
+                strata_types::json::text::to_text(&doc).into_bytes()
+            } else {
+                crate::mysql_json::encode(&doc)
+            };
             out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
             out.extend_from_slice(&bin);
         }
@@ -481,7 +502,7 @@ mod tests {
             ..test_col()
         };
         let mut o = Vec::new();
-        put_value(&c, &Value::str("-00:00:10.50"), &mut o).unwrap();
+        put_value(&c, &Value::str("-00:00:10.50"), Format::default(), &mut o).unwrap();
         // int part floor(-10.5) = -11 → 0x800000 - 11; fraction -50 as a signed byte.
         assert_eq!(o, vec![0x7F, 0xFF, 0xF5, 206]);
     }

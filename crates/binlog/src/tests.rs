@@ -39,6 +39,7 @@ fn opts(dir: &Path, max_size: u64, sync: u32) -> Options {
         max_size,
         checksum: true,
         sync,
+        format: Default::default(),
     }
 }
 

@@ -213,6 +213,10 @@ pub struct ServerArgs {
     /// CRC32 or NONE [default: CRC32].
     #[arg(long = "binlog-checksum", alias = "binlog_checksum")]
     pub binlog_checksum: Option<String>,
+    /// JSON columns in row events: BINARY (MySQL 8's JSON type) or TEXT (LONGTEXT with
+    /// the document's text, for MariaDB replicas and mariadb-binlog) [default: BINARY].
+    #[arg(long = "binlog-json-format", alias = "binlog_json_format")]
+    pub binlog_json_format: Option<String>,
     /// fsync the binary log every N commit groups; 0: never [default: 1].
     #[arg(long = "sync-binlog", alias = "sync_binlog")]
     pub sync_binlog: Option<u32>,
@@ -269,6 +273,7 @@ struct FileConfig {
     binlog_format: Option<String>,
     binlog_row_image: Option<String>,
     binlog_checksum: Option<String>,
+    binlog_json_format: Option<String>,
     sync_binlog: Option<u32>,
 }
 
@@ -319,6 +324,8 @@ pub struct Settings {
     pub max_binlog_size: u64,
     /// binlog_checksum=CRC32.
     pub binlog_checksum: bool,
+    /// binlog_json_format=TEXT.
+    pub binlog_json_text: bool,
     pub sync_binlog: u32,
 }
 
@@ -609,6 +616,22 @@ impl Settings {
                 "CRC32" => true,
                 "NONE" => false,
                 other => return Err(format!("binlog_checksum '{other}': expected CRC32 or NONE")),
+            },
+            binlog_json_text: match args
+                .binlog_json_format
+                .clone()
+                .or(file.binlog_json_format.clone())
+                .unwrap_or_else(|| "BINARY".into())
+                .to_ascii_uppercase()
+                .as_str()
+            {
+                "BINARY" => false,
+                "TEXT" => true,
+                other => {
+                    return Err(format!(
+                        "binlog_json_format '{other}': expected BINARY or TEXT"
+                    ))
+                }
             },
             sync_binlog: args.sync_binlog.or(file.sync_binlog).unwrap_or(1),
         };

@@ -117,6 +117,9 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
                 max_size: s.max_binlog_size,
                 checksum: s.binlog_checksum,
                 sync: s.sync_binlog,
+                format: strata_binlog::rows::Format {
+                    json_text: s.binlog_json_text,
+                },
             },
             uuid,
         )

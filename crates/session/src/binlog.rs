@@ -106,6 +106,10 @@ impl Server {
         g.set("enforce_gtid_consistency", s("ON"));
         g.set("binlog_checksum", s(if o.checksum { "CRC32" } else { "NONE" }));
         g.set("sync_binlog", Value::Int(o.sync as i64));
+        g.set(
+            "binlog_json_format",
+            s(if o.format.json_text { "TEXT" } else { "BINARY" }),
+        );
         g.set("max_binlog_size", Value::Int(o.max_size as i64));
         let _ = self.binlog.set(b);
     }

@@ -151,6 +151,7 @@ impl Server {
             // Server::install_binlog sets the real ones.
             ("binlog_checksum", s("CRC32")),
             ("binlog_format", s("ROW")),
+            ("binlog_json_format", s("BINARY")),
             ("binlog_row_image", s("FULL")),
             ("enforce_gtid_consistency", s("OFF")),
             ("gtid_executed", s("")),

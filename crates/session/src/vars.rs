@@ -131,6 +131,7 @@ pub static VARIABLES: &[VarDef] = &[
     // caching_sha2_password's RSA key pair (the wire layer's full authentication).
     v!("binlog_checksum", Global, Kind::Enum(&["NONE", "CRC32"]), false),
     v!("binlog_format", Global, Kind::Enum(&["ROW", "STATEMENT", "MIXED"]), false),
+    v!("binlog_json_format", Global, Kind::Enum(&["BINARY", "TEXT"]), false),
     v!("binlog_row_image", Global, Kind::Enum(&["FULL", "MINIMAL", "NOBLOB"]), false),
     v!(
         "caching_sha2_password_private_key_path",

@@ -314,9 +314,9 @@ impl Links {
                 path.pop();
                 done?;
                 match changed {
-                    None => crate::row_log::delete(cx, &c.child, id, &row)?,
+                    None => c.child.delete(cx.txn, id, &row)?,
                     Some(r) => {
-                        crate::row_log::update(cx, &c.child, id, &row, &r)?;
+                        c.child.update(cx.txn, id, &row, &r)?;
                     }
                 }
             }
