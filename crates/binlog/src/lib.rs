@@ -12,6 +12,7 @@
 //! position and written with one `write`; after it, under `sync_binlog`, the committer
 //! waits for an fsync that one leader does for everyone written so far (`sync.rs`).
 
+pub mod dump;
 pub mod event;
 pub mod file;
 pub mod gtid;
@@ -477,6 +478,10 @@ impl Binlog {
 
     pub fn gtid_executed(&self) -> String {
         self.state.lock().gtid_executed.to_text()
+    }
+
+    pub fn purged_set(&self) -> GtidSet {
+        self.state.lock().gtid_purged.clone()
     }
 
     pub fn gtid_purged(&self) -> String {

@@ -200,6 +200,50 @@ impl Session {
         b.write(&Entry::Ddl { cx: &cx, text })
     }
 
+    /// COM_REGISTER_SLAVE: remembers the replica for SHOW REPLICAS while it is connected.
+    pub fn register_replica(&self, server_id: u32, host: &str, port: u16) {
+        self.server.replicas.register(ReplicaInfo {
+            connection_id: self.connection_id,
+            server_id,
+            host: host.to_string(),
+            port,
+        });
+    }
+
+    /// COM_BINLOG_DUMP (`gtids` None) or COM_BINLOG_DUMP_GTID: the events to stream.
+    pub fn binlog_dump(
+        &self,
+        file: &str,
+        pos: u64,
+        gtids: Option<&[u8]>,
+    ) -> Result<strata_binlog::dump::Dump> {
+        let Some(b) = self.server.binlog().cloned() else {
+            return Err(Error::MasterFatalReadingBinlog(
+                "Binary log is not open".into(),
+            ));
+        };
+        match gtids {
+            Some(bytes) => {
+                let have = strata_binlog::gtid::GtidSet::decode(bytes).ok_or_else(|| {
+                    Error::MasterFatalReadingBinlog("malformed GTID set".into())
+                })?;
+                strata_binlog::dump::Dump::from_gtids(b, have)
+            }
+            None => strata_binlog::dump::Dump::from_position(b, file, pos),
+        }
+    }
+
+    /// The replica's `SET @master_heartbeat_period` (nanoseconds; 0 or unset: none).
+    pub fn heartbeat_period(&self) -> Option<std::time::Duration> {
+        let v = self
+            .user_vars
+            .lock()
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("master_heartbeat_period"))
+            .and_then(|(_, v)| v.to_f64())?;
+        (v >= 1.0).then(|| std::time::Duration::from_nanos(v as u64))
+    }
+
     /// The statements about the binary log; None when `sql` is not one of them.
     pub(crate) fn binlog_statement(
         &mut self,

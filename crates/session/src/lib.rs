@@ -1171,6 +1171,7 @@ impl Session {
 
     pub fn close(&mut self) {
         self.server.processes.remove(self.connection_id);
+        self.server.replicas.unregister(self.connection_id);
         self.release_prepared_statements(self.prepared.len());
         self.prepared.clear();
         // A connection that ends with an open transaction rolls it back; there is no

@@ -329,6 +329,9 @@ pub enum Error {
     BinlogEventsBadPosition,
     /// 1381: a binary-log statement on a server started without --log-bin.
     NoBinaryLogging,
+    /// 1236: a replica's dump cannot be served (a file not in the index, purged
+    /// transactions); the text says why.
+    MasterFatalReadingBinlog(String),
     /// 1194: a table whose files fail their checks; `detail` says which check.
     Corrupt {
         table: String,
@@ -803,6 +806,7 @@ impl Error {
             UnknownTargetBinlog => 1373,
             BinlogEventsTargetMissing | BinlogEventsBadPosition => 1220,
             NoBinaryLogging => 1381,
+            MasterFatalReadingBinlog(_) => 1236,
             Corrupt { .. } => 1194,
             TableFull(_) => 1114,
             Io(_) => 1030,
@@ -1487,6 +1491,7 @@ impl fmt::Display for Error {
                 "Error when executing command SHOW BINLOG EVENTS: Wrong offset or I/O error"
             ),
             NoBinaryLogging => write!(f, "You are not using binary logging"),
+            MasterFatalReadingBinlog(why) => write!(f, "{why}"),
             LockNowait => write!(
                 f,
                 "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set."
