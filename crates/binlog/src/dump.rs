@@ -124,7 +124,9 @@ impl Dump {
             match got {
                 Some(ev) => {
                     self.pos += ev.len() as u64;
-                    let Some(h) = Header::parse(&ev) else { continue };
+                    let Some(h) = Header::parse(&ev) else {
+                        continue;
+                    };
                     if self.filtered(&h, &ev) {
                         continue;
                     }
@@ -135,9 +137,13 @@ impl Dump {
                     let (current, _) = self.log.current();
                     if current != self.file {
                         if let Some(next) = self.log.next_file(&self.file) {
+                            // As at the dump's start, a made-up ROTATE names the new
+                            // file: a file closed by a shutdown ends with STOP, not with
+                            // a ROTATE the replica would follow.
                             self.file = next;
                             self.pos = 4;
                             self.reader = None;
+                            self.start()?;
                             continue;
                         }
                     }

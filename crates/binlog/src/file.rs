@@ -142,7 +142,10 @@ pub fn read_events(path: &Path, from: u64, limit: Option<usize>) -> Result<(Vec<
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes).map_err(io)?;
     if bytes.len() < 4 || bytes[..4] != MAGIC {
-        return Err(Error::corrupt(path.display().to_string(), "not a binary log"));
+        return Err(Error::corrupt(
+            path.display().to_string(),
+            "not a binary log",
+        ));
     }
     let mut crc = false;
     let mut out = Vec::new();

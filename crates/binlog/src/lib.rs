@@ -311,7 +311,8 @@ impl Binlog {
     fn table_id(&self, def: &TableDef) -> u64 {
         let mut ids = self.table_ids.lock();
         let next = ids.len() as u64 + 1;
-        *ids.entry((def.db.clone(), def.name.clone())).or_insert(next)
+        *ids.entry((def.db.clone(), def.name.clone()))
+            .or_insert(next)
     }
 
     /// The events of `entry` after its GTID, unframed.
@@ -652,7 +653,9 @@ fn describe(log: &str, ev: &RawEvent, crc: bool) -> Option<EventInfo> {
     let data = ev.data(crc || h.type_code == event::FORMAT_DESCRIPTION);
     let info = match h.type_code {
         event::FORMAT_DESCRIPTION => format!("Server ver: {SERVER_VERSION}, Binlog ver: 4"),
-        event::PREVIOUS_GTIDS => GtidSet::decode(data).map(|s| s.to_text()).unwrap_or_default(),
+        event::PREVIOUS_GTIDS => GtidSet::decode(data)
+            .map(|s| s.to_text())
+            .unwrap_or_default(),
         event::GTID if data.len() >= 25 => {
             let uuid: [u8; 16] = data[1..17].try_into().ok()?;
             let gno = u64::from_le_bytes(data[17..25].try_into().ok()?);
@@ -663,7 +666,8 @@ fn describe(log: &str, ev: &RawEvent, crc: bool) -> Option<EventInfo> {
         }
         event::QUERY => String::from_utf8_lossy(file::query_text(data)).into_owned(),
         event::TABLE_MAP if data.len() >= 9 => {
-            let id = u64::from_le_bytes([data[0], data[1], data[2], data[3], data[4], data[5], 0, 0]);
+            let id =
+                u64::from_le_bytes([data[0], data[1], data[2], data[3], data[4], data[5], 0, 0]);
             let db_len = data[8] as usize;
             let db = String::from_utf8_lossy(data.get(9..9 + db_len)?);
             let t_at = 9 + db_len + 1;
@@ -672,12 +676,20 @@ fn describe(log: &str, ev: &RawEvent, crc: bool) -> Option<EventInfo> {
             format!("table_id: {id} ({db}.{t})")
         }
         event::WRITE_ROWS | event::UPDATE_ROWS | event::DELETE_ROWS if data.len() >= 8 => {
-            let id = u64::from_le_bytes([data[0], data[1], data[2], data[3], data[4], data[5], 0, 0]);
-            let end = if data[6] & 1 != 0 { " flags: STMT_END_F" } else { "" };
+            let id =
+                u64::from_le_bytes([data[0], data[1], data[2], data[3], data[4], data[5], 0, 0]);
+            let end = if data[6] & 1 != 0 {
+                " flags: STMT_END_F"
+            } else {
+                ""
+            };
             format!("table_id: {id}{end}")
         }
         event::XID if data.len() >= 8 => {
-            format!("COMMIT /* xid={} */", u64::from_le_bytes(data[..8].try_into().ok()?))
+            format!(
+                "COMMIT /* xid={} */",
+                u64::from_le_bytes(data[..8].try_into().ok()?)
+            )
         }
         event::ROTATE if data.len() >= 8 => {
             let pos = u64::from_le_bytes(data[..8].try_into().ok()?);

@@ -126,7 +126,11 @@ fn layout(
     large: bool,
 ) -> Option<Vec<u8>> {
     let w = if large { 4 } else { 2 };
-    let limit: u64 = if large { u32::MAX as u64 } else { u16::MAX as u64 };
+    let limit: u64 = if large {
+        u32::MAX as u64
+    } else {
+        u16::MAX as u64
+    };
     let n = entries.len();
     let key_entry = if object { w + 2 } else { 0 };
     let value_entry = 1 + w;
@@ -201,7 +205,10 @@ mod tests {
     fn scalars_and_a_small_object() {
         assert_eq!(encode(&Json::Int(5)), vec![INT16, 5, 0]);
         assert_eq!(encode(&Json::Null), vec![LITERAL, 0]);
-        assert_eq!(encode(&Json::String("ab".into())), vec![STRING, 2, b'a', b'b']);
+        assert_eq!(
+            encode(&Json::String("ab".into())),
+            vec![STRING, 2, b'a', b'b']
+        );
         // {"a": 1}: count 1, size 12, key entry (11, 1), value entry (int16 inline 1), "a".
         let o = Json::Object(vec![("a".into(), Json::Int(1))]);
         assert_eq!(
@@ -221,6 +228,9 @@ mod tests {
         let a = Json::Array(vec![Json::String("y".repeat(70_000))]);
         let b = encode(&a);
         assert_eq!(b[0], LARGE_ARRAY);
-        assert_eq!(u32::from_le_bytes(b[5..9].try_into().unwrap()) as usize, b.len() - 1);
+        assert_eq!(
+            u32::from_le_bytes(b[5..9].try_into().unwrap()) as usize,
+            b.len() - 1
+        );
     }
 }

@@ -110,7 +110,9 @@ fn metadata(c: &ColumnDef, out: &mut Vec<u8>) {
             out.push(fsp)
         }
         DataType::Bit(n) => out.extend_from_slice(&[n % 8, n / 8]),
-        DataType::Enum(_) => out.extend_from_slice(&[247, if c.members.len() > 255 { 2 } else { 1 }]),
+        DataType::Enum(_) => {
+            out.extend_from_slice(&[247, if c.members.len() > 255 { 2 } else { 1 }])
+        }
         DataType::Set(_) => out.extend_from_slice(&[248, set_bytes(c.members.len()) as u8]),
         _ => {}
     }
@@ -283,7 +285,11 @@ pub fn put_decimal_bin(out: &mut Vec<u8>, mantissa: i128, precision: u8, scale: 
         put_be(out, group(int_part, 9 * i, 1_000_000_000), 4);
     }
     for i in 0..frac0 {
-        put_be(out, group(frac, scale as u32 - 9 * (i + 1), 1_000_000_000), 4);
+        put_be(
+            out,
+            group(frac, scale as u32 - 9 * (i + 1), 1_000_000_000),
+            4,
+        );
     }
     if frac0x > 0 {
         put_be(out, frac % 10u128.pow(frac0x as u32), DIG2BYTES[frac0x]);
@@ -434,7 +440,9 @@ fn put_value(
                     out.extend_from_slice(&((int_part + 0x80_0000) as u32).to_be_bytes()[1..]);
                     out.extend_from_slice(&((frac / 100) as i16).to_be_bytes());
                 }
-                _ => out.extend_from_slice(&((packed + 0x8000_0000_0000) as u64).to_be_bytes()[2..]),
+                _ => {
+                    out.extend_from_slice(&((packed + 0x8000_0000_0000) as u64).to_be_bytes()[2..])
+                }
             }
         }
         DataType::Year => {

@@ -2,6 +2,7 @@
 //! FLUSH, the index, PURGE and RESET, restart after a crash's torn tail, group sync.
 
 use super::*;
+use std::time::Duration;
 use strata_types::{Collation, ColumnDef, DataType, Value};
 
 fn def() -> Arc<TableDef> {
@@ -64,7 +65,11 @@ fn insert(b: &Binlog, id: i64, payload: usize) {
 fn transactions_are_written_and_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let uuid = server_uuid(dir.path()).unwrap();
-    assert_eq!(server_uuid(dir.path()).unwrap(), uuid, "auto.cnf keeps the uuid");
+    assert_eq!(
+        server_uuid(dir.path()).unwrap(),
+        uuid,
+        "auto.cnf keeps the uuid"
+    );
     let b = Binlog::open(opts(dir.path(), 1 << 30, 1), uuid).unwrap();
     insert(&b, 1, 10);
     let cx = QueryContext::default();
@@ -115,16 +120,16 @@ fn size_rotation_flush_purge_reset_and_restart() {
     // A closed file ends with a ROTATE naming the next.
     let first = b.show_events(Some(&files[0].0), 4, 0, None).unwrap();
     assert_eq!(first.last().unwrap().event_type, "Rotate");
-    assert_eq!(
-        first.last().unwrap().info,
-        format!("{};pos=4", files[1].0)
-    );
+    assert_eq!(first.last().unwrap().info, format!("{};pos=4", files[1].0));
     b.flush_logs().unwrap();
     assert_eq!(b.files().len(), files.len() + 1);
     b.purge_to(&files[2].0).unwrap();
     assert_eq!(b.files()[0].0, files[2].0);
     assert!(!dir.path().join(&files[0].0).exists());
-    assert!(matches!(b.purge_to("nope.000001"), Err(Error::UnknownTargetBinlog)));
+    assert!(matches!(
+        b.purge_to("nope.000001"),
+        Err(Error::UnknownTargetBinlog)
+    ));
     assert!(!b.gtid_purged().is_empty());
     let executed = b.gtid_executed();
     b.close().unwrap();
@@ -135,9 +140,16 @@ fn size_rotation_flush_purge_reset_and_restart() {
     let index = std::fs::read_to_string(dir.path().join("binlog.index")).unwrap();
     assert!(index.starts_with(&format!("./{}\n", files[2].0)), "{index}");
     insert(&b, 99, 1);
-    assert!(b.gtid_executed().ends_with(":1-11"), "{}", b.gtid_executed());
+    assert!(
+        b.gtid_executed().ends_with(":1-11"),
+        "{}",
+        b.gtid_executed()
+    );
     b.reset().unwrap();
-    assert_eq!(b.files(), vec![("binlog.000001".to_string(), b.current().1)]);
+    assert_eq!(
+        b.files(),
+        vec![("binlog.000001".to_string(), b.current().1)]
+    );
     assert_eq!(b.gtid_executed(), "");
 }
 
@@ -184,4 +196,61 @@ fn concurrent_committers_share_fsyncs() {
     let fsyncs = b.fsyncs() - before;
     assert!(b.gtid_executed().ends_with(":1-400"));
     assert!(fsyncs <= 400, "at most one fsync per commit: {fsyncs}");
+}
+
+fn drain(d: &mut dump::Dump) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    while let Some(e) = d.next(Duration::from_millis(20)).unwrap() {
+        out.push(e);
+    }
+    out
+}
+
+fn gtid_count(events: &[Vec<u8>]) -> usize {
+    events.iter().filter(|e| e[4] == event::GTID).count()
+}
+
+#[test]
+fn a_dump_crosses_files_skips_what_the_replica_has_and_waits_for_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let uuid = gtid::random_uuid();
+    let b = Arc::new(Binlog::open(opts(dir.path(), 4096, 0), uuid).unwrap());
+    for i in 0..6 {
+        insert(&b, i, 1000);
+    }
+    assert!(b.files().len() >= 2);
+    let mut d = dump::Dump::from_position(b.clone(), "", 4).unwrap();
+    let events = drain(&mut d);
+    // The made-up ROTATE first: log_pos 0, artificial, naming the first file.
+    let h = event::Header::parse(&events[0]).unwrap();
+    assert_eq!(
+        (h.type_code, h.log_pos, h.flags),
+        (event::ROTATE, 0, event::FLAG_ARTIFICIAL)
+    );
+    assert_eq!(events[1][4], event::FORMAT_DESCRIPTION);
+    assert_eq!(gtid_count(&events), 6);
+    // A new file is announced by a made-up ROTATE too.
+    let artificial = events
+        .iter()
+        .filter(|e| e[4] == event::ROTATE && event::Header::parse(e).unwrap().flags != 0)
+        .count();
+    assert_eq!(artificial, b.files().len());
+    // Waiting at the end: a commit from another thread wakes the dump.
+    let b2 = b.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        insert(&b2, 100, 10);
+    });
+    let next = d.next(Duration::from_secs(10)).unwrap().unwrap();
+    assert_eq!(next[4], event::GTID);
+    t.join().unwrap();
+    assert_eq!(d.heartbeat()[4], event::HEARTBEAT);
+    // By GTID: the replica has 1-4, it gets 5-7.
+    let mut have = GtidSet::default();
+    for g in 1..=4 {
+        have.add(&uuid, g);
+    }
+    let mut d = dump::Dump::from_gtids(b.clone(), have).unwrap();
+    assert_eq!(gtid_count(&drain(&mut d)), 3);
+    assert!(dump::Dump::from_position(b, "binlog.999999", 4).is_err());
 }

@@ -639,7 +639,11 @@ mod tests {
         let kept: Vec<_> = t.take_logged_rows().into_iter().map(|(_, c)| c).collect();
         assert_eq!(kept, vec![row(1), row(4)]);
         // The heap table's change stays whatever happened to the statement.
-        let heap: Vec<_> = t.take_nontransactional_rows().into_iter().map(|(_, c)| c).collect();
+        let heap: Vec<_> = t
+            .take_nontransactional_rows()
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect();
         assert_eq!(heap, vec![row(20)]);
     }
 

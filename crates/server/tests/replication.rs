@@ -104,7 +104,9 @@ fn binlog_replayed_by_mariadb_binlog_gives_the_same_tables() {
             c.query_drop(*s).unwrap_or_else(|e| panic!("{s}: {e}"));
         }
         // A heap statement that fails half way keeps (and logs) its first row.
-        assert!(c.query_drop("INSERT INTO m VALUES (4, 'd'), (1, 'dup')").is_err());
+        assert!(c
+            .query_drop("INSERT INTO m VALUES (4, 'd'), (1, 'dup')")
+            .is_err());
     }
     let files: Vec<String> = {
         let mut c = connect(strata.port, None);
@@ -147,7 +149,10 @@ fn binlog_replayed_by_mariadb_binlog_gives_the_same_tables() {
     }
     // The rolled-back transaction is nowhere.
     let mut c = connect(maria.port, None);
-    let n = text_rows(&mut c, "SELECT COUNT(*) FROM bl.t_all WHERE vc = 'rolled back'");
+    let n = text_rows(
+        &mut c,
+        "SELECT COUNT(*) FROM bl.t_all WHERE vc = 'rolled back'",
+    );
     assert_eq!(n[0][0], "0");
 }
 
@@ -230,14 +235,22 @@ fn assert_same_tables(strata: &TestServer, replica: &TestServer) {
         let mut b = connect(replica.port, None);
         let (x, y) = (text_rows(&mut a, &q), text_rows(&mut b, &q));
         assert!(!x.is_empty());
-        assert!(x == y, "{t}: {} rows on Strata, {} on the replica", x.len(), y.len());
+        assert!(
+            x == y,
+            "{t}: {} rows on Strata, {} on the replica",
+            x.len(),
+            y.len()
+        );
     }
 }
 
 #[test]
 fn a_mariadb_replica_follows_strata_through_sysbench_and_a_restart() {
     for p in ["mariadbd", "sysbench"] {
-        if !require_program(p, "a_mariadb_replica_follows_strata_through_sysbench_and_a_restart") {
+        if !require_program(
+            p,
+            "a_mariadb_replica_follows_strata_through_sysbench_and_a_restart",
+        ) {
             return;
         }
     }

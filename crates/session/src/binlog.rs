@@ -95,16 +95,19 @@ impl Server {
         let g = &self.globals;
         let s = |v: &str| Value::str(v);
         g.set("log_bin", Value::Int(1));
-        g.set("log_bin_basename", s(&b.basename_path().display().to_string()));
+        g.set(
+            "log_bin_basename",
+            s(&b.basename_path().display().to_string()),
+        );
         g.set("log_bin_index", s(&b.index_path().display().to_string()));
         g.set("server_id", Value::Int(o.server_id as i64));
-        g.set(
-            "server_uuid",
-            s(&strata_binlog::gtid::uuid_text(&b.uuid())),
-        );
+        g.set("server_uuid", s(&strata_binlog::gtid::uuid_text(&b.uuid())));
         g.set("gtid_mode", s("ON"));
         g.set("enforce_gtid_consistency", s("ON"));
-        g.set("binlog_checksum", s(if o.checksum { "CRC32" } else { "NONE" }));
+        g.set(
+            "binlog_checksum",
+            s(if o.checksum { "CRC32" } else { "NONE" }),
+        );
         g.set("sync_binlog", Value::Int(o.sync as i64));
         g.set(
             "binlog_json_format",
@@ -224,9 +227,8 @@ impl Session {
         };
         match gtids {
             Some(bytes) => {
-                let have = strata_binlog::gtid::GtidSet::decode(bytes).ok_or_else(|| {
-                    Error::MasterFatalReadingBinlog("malformed GTID set".into())
-                })?;
+                let have = strata_binlog::gtid::GtidSet::decode(bytes)
+                    .ok_or_else(|| Error::MasterFatalReadingBinlog("malformed GTID set".into()))?;
                 strata_binlog::dump::Dump::from_gtids(b, have)
             }
             None => strata_binlog::dump::Dump::from_position(b, file, pos),

@@ -129,10 +129,30 @@ pub static VARIABLES: &[VarDef] = &[
     ),
     v!("autocommit", Both, Kind::Bool, true),
     // caching_sha2_password's RSA key pair (the wire layer's full authentication).
-    v!("binlog_checksum", Global, Kind::Enum(&["NONE", "CRC32"]), false),
-    v!("binlog_format", Global, Kind::Enum(&["ROW", "STATEMENT", "MIXED"]), false),
-    v!("binlog_json_format", Global, Kind::Enum(&["BINARY", "TEXT"]), false),
-    v!("binlog_row_image", Global, Kind::Enum(&["FULL", "MINIMAL", "NOBLOB"]), false),
+    v!(
+        "binlog_checksum",
+        Global,
+        Kind::Enum(&["NONE", "CRC32"]),
+        false
+    ),
+    v!(
+        "binlog_format",
+        Global,
+        Kind::Enum(&["ROW", "STATEMENT", "MIXED"]),
+        false
+    ),
+    v!(
+        "binlog_json_format",
+        Global,
+        Kind::Enum(&["BINARY", "TEXT"]),
+        false
+    ),
+    v!(
+        "binlog_row_image",
+        Global,
+        Kind::Enum(&["FULL", "MINIMAL", "NOBLOB"]),
+        false
+    ),
     v!(
         "caching_sha2_password_private_key_path",
         Global,
@@ -191,7 +211,12 @@ pub static VARIABLES: &[VarDef] = &[
         Kind::Int { min: 4, max: 4 },
         true
     ),
-    v!("enforce_gtid_consistency", Global, Kind::Enum(&["OFF", "ON", "WARN"]), false),
+    v!(
+        "enforce_gtid_consistency",
+        Global,
+        Kind::Enum(&["OFF", "ON", "WARN"]),
+        false
+    ),
     v!("error_count", Session, U64, false),
     v!("explicit_defaults_for_timestamp", Both, Kind::Bool, false),
     v!("foreign_key_checks", Both, Kind::Bool, true),
@@ -205,7 +230,12 @@ pub static VARIABLES: &[VarDef] = &[
         true
     ),
     v!("gtid_executed", Global, Kind::Str, false),
-    v!("gtid_mode", Global, Kind::Enum(&["OFF", "OFF_PERMISSIVE", "ON_PERMISSIVE", "ON"]), false),
+    v!(
+        "gtid_mode",
+        Global,
+        Kind::Enum(&["OFF", "OFF_PERMISSIVE", "ON_PERMISSIVE", "ON"]),
+        false
+    ),
     v!("gtid_purged", Global, Kind::Str, false),
     v!("have_openssl", Global, Kind::Str, false),
     v!("have_ssl", Global, Kind::Str, false),
@@ -264,7 +294,15 @@ pub static VARIABLES: &[VarDef] = &[
         true
     ),
     // Checked by the wire layer for each new connection; one more is kept for root.
-    v!("max_binlog_size", Global, Kind::Int { min: 4096, max: 1 << 30 }, false),
+    v!(
+        "max_binlog_size",
+        Global,
+        Kind::Int {
+            min: 4096,
+            max: 1 << 30
+        },
+        false
+    ),
     v!(
         "max_connections",
         Global,

@@ -8,6 +8,9 @@ use crate::value::Value;
 #[derive(Clone, Debug, PartialEq)]
 pub enum RowChange {
     Insert(Vec<Value>),
-    Update { before: Vec<Value>, after: Vec<Value> },
+    Update {
+        before: Vec<Value>,
+        after: Vec<Value>,
+    },
     Delete(Vec<Value>),
 }

@@ -129,6 +129,9 @@ mod tests {
         r.extend_from_slice(&3307u16.to_le_bytes());
         r.extend_from_slice(&[0; 8]);
         let reg = parse_register(&r).unwrap();
-        assert_eq!((reg.server_id, reg.host.as_str(), reg.port), (5, "host", 3307));
+        assert_eq!(
+            (reg.server_id, reg.host.as_str(), reg.port),
+            (5, "host", 3307)
+        );
     }
 }
