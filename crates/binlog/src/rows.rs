@@ -186,7 +186,7 @@ pub fn rows_header(type_code: u8, table_id: u64, columns: usize, out: &mut Vec<u
     put_lenenc(out, columns as u64);
     let all = |out: &mut Vec<u8>| {
         let mut bits = vec![0xFFu8; columns.div_ceil(8)];
-        if columns % 8 != 0 {
+        if !columns.is_multiple_of(8) {
             if let Some(last) = bits.last_mut() {
                 *last = (1u16 << (columns % 8)).wrapping_sub(1) as u8;
             }

@@ -207,14 +207,20 @@ pub struct Txn {
     /// The connection's stop signal (KILL, max_execution_time); None until a connection
     /// attaches one (a transaction per statement should not allocate one to drop it).
     interrupt: RefCell<Option<Interrupt>>,
-    /// Whether row changes are recorded (the binary log is on).
-    log_rows: Cell<bool>,
-    /// Recorded changes to transactional tables, and how many there were when the
-    /// running statement began.
-    logged: RefCell<LoggedRows>,
-    logged_at_statement: Cell<usize>,
-    /// Recorded changes to non-transactional tables, logged at statement end.
-    logged_nontransactional: RefCell<LoggedRows>,
+    /// The row changes recorded for the binary log; None when it is off, so a
+    /// transaction without it carries one pointer and tests it once per row.
+    row_log: Option<Box<RefCell<RowLog>>>,
+}
+
+/// What [`Txn::log_row`] recorded.
+#[derive(Default)]
+struct RowLog {
+    /// Changes to transactional tables, and how many there were when the running
+    /// statement began.
+    logged: LoggedRows,
+    at_statement: usize,
+    /// Changes to non-transactional tables, logged at statement end.
+    nontransactional: LoggedRows,
 }
 
 impl Txn {
@@ -230,53 +236,68 @@ impl Txn {
             nontransactional_changed: Cell::new(false),
             savepoints: RefCell::new(Vec::new()),
             interrupt: RefCell::new(None),
-            log_rows: Cell::new(false),
-            logged: RefCell::new(Vec::new()),
-            logged_at_statement: Cell::new(0),
-            logged_nontransactional: RefCell::new(Vec::new()),
+            row_log: None,
         }
     }
 
-    /// Turns recording of row changes for the binary log on or off.
-    pub fn set_log_rows(&self, on: bool) {
-        self.log_rows.set(on);
+    /// Records row changes for the binary log from now on ([`Txn::log_row`]).
+    pub fn with_row_log(mut self) -> Txn {
+        self.row_log = Some(Box::default());
+        self
     }
 
     /// Whether the SQL layer must record its row changes ([`Txn::log_row`]).
     #[inline]
     pub fn logs_rows(&self) -> bool {
-        self.log_rows.get()
+        self.row_log.is_some()
     }
 
     /// Records a row change made to `table` (a no-op unless [`Txn::logs_rows`]).
     pub fn log_row(&self, table: &Arc<TableDef>, transactional: bool, change: RowChange) {
-        if !self.log_rows.get() {
+        let Some(log) = &self.row_log else {
             return;
-        }
-        let list = if transactional {
-            &self.logged
-        } else {
-            &self.logged_nontransactional
         };
-        list.borrow_mut().push((table.clone(), change));
+        let mut log = log.borrow_mut();
+        let list = if transactional {
+            &mut log.logged
+        } else {
+            &mut log.nontransactional
+        };
+        list.push((table.clone(), change));
     }
 
     /// The recorded changes to transactional tables, taken (at commit).
     pub fn take_logged_rows(&self) -> LoggedRows {
-        self.logged_at_statement.set(0);
-        std::mem::take(&mut *self.logged.borrow_mut())
+        match &self.row_log {
+            Some(log) => {
+                let mut log = log.borrow_mut();
+                log.at_statement = 0;
+                std::mem::take(&mut log.logged)
+            }
+            None => Vec::new(),
+        }
     }
 
     /// The recorded changes to non-transactional tables, taken (at statement end).
     pub fn take_nontransactional_rows(&self) -> LoggedRows {
-        std::mem::take(&mut *self.logged_nontransactional.borrow_mut())
+        match &self.row_log {
+            Some(log) => std::mem::take(&mut log.borrow_mut().nontransactional),
+            None => Vec::new(),
+        }
     }
 
-    /// Forgets the changes recorded for transactional tables (DDL, which is logged as
-    /// its text; a statement whose changes were undone).
-    pub fn discard_logged_rows(&self) {
-        self.logged.borrow_mut().clear();
-        self.logged_at_statement.set(0);
+    /// How many transactional changes are recorded.
+    fn logged_len(&self) -> usize {
+        self.row_log.as_ref().map_or(0, |l| l.borrow().logged.len())
+    }
+
+    /// Forgets the recorded transactional changes past the first `n`.
+    fn truncate_logged(&self, n: usize) {
+        if let Some(log) = &self.row_log {
+            let mut log = log.borrow_mut();
+            log.logged.truncate(n);
+            log.at_statement = log.at_statement.min(n);
+        }
     }
 
     /// How the current statement's locking reads treat a locked row.
@@ -347,7 +368,7 @@ impl Txn {
         sps.push(Savepoint {
             name: name.to_string(),
             marks,
-            logged: self.logged.borrow().len(),
+            logged: self.logged_len(),
         });
     }
 
@@ -371,9 +392,7 @@ impl Txn {
             sps.truncate(i + 1);
             (sps[i].marks.clone(), sps[i].logged)
         };
-        self.logged.borrow_mut().truncate(logged);
-        self.logged_at_statement
-            .set(self.logged_at_statement.get().min(logged));
+        self.truncate_logged(logged);
         let mut first_err = None;
         for (engine, part) in self
             .joined
@@ -458,7 +477,10 @@ impl Txn {
 
     pub fn begin_statement(&self) {
         self.read_mode.set(ReadMode::Consistent);
-        self.logged_at_statement.set(self.logged.borrow().len());
+        if let Some(log) = &self.row_log {
+            let mut log = log.borrow_mut();
+            log.at_statement = log.logged.len();
+        }
         for j in self.joined.borrow().iter() {
             j.statement_start.set(j.part.savepoint());
         }
@@ -473,9 +495,11 @@ impl Txn {
             .map(|j| (j.part.clone(), j.statement_start.get()))
             .collect();
         if !succeeded {
-            self.logged
-                .borrow_mut()
-                .truncate(self.logged_at_statement.get());
+            if let Some(log) = &self.row_log {
+                let mut log = log.borrow_mut();
+                let at = log.at_statement;
+                log.logged.truncate(at);
+            }
         }
         let mut first_err = None;
         for (part, start) in joined {
@@ -620,7 +644,7 @@ mod tests {
         let t = Txn::default();
         t.log_row(&def, true, row(0));
         assert!(t.take_logged_rows().is_empty(), "off until turned on");
-        t.set_log_rows(true);
+        let t = t.with_row_log();
         t.begin_statement();
         t.log_row(&def, true, row(1));
         t.end_statement(true).unwrap();

@@ -50,7 +50,7 @@ const WORKLOAD: &[&str] = &[
      '-12:00:00.001','23:59:59.999999',0,'\"just a string\"','c','x,y,z',b'111111111111',b'1')",
     "INSERT INTO t_all (vcl, lb) VALUES (REPEAT('long', 75), REPEAT('0123456789', 2000))",
     "UPDATE t_all SET vc = CONCAT(COALESCE(vc, ''), '!'), dec1 = COALESCE(dec1, 0) + 1 \
-     WHERE id <= 3",
+     WHERE id <= 2",
     "DELETE FROM t_all WHERE id = 2",
     "BEGIN",
     "INSERT INTO t_all (vc) VALUES ('rolled back')",

@@ -734,11 +734,11 @@ impl Session {
     fn new_txn(&mut self) -> Txn {
         let isolation = self.next_isolation.take().unwrap_or(self.isolation);
         let read_only = self.next_read_only.take().unwrap_or(self.read_only);
-        let t = Txn::new(isolation, self.lock_wait_timeout);
-        t.set_read_only(read_only);
+        let mut t = Txn::new(isolation, self.lock_wait_timeout);
         if self.server.binlog.get().is_some() {
-            t.set_log_rows(true);
+            t = t.with_row_log();
         }
+        t.set_read_only(read_only);
         t.set_interrupt(self.process.interrupt.clone());
         t
     }
