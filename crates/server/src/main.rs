@@ -38,6 +38,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once at startup: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Start the server (MySQL protocol, default 127.0.0.1:3306, data in ./strata-data).
     Server(config::ServerArgs),
