@@ -23,7 +23,7 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use txn::{Interrupt, Isolation, LockWait, Participant, ReadMode, StopReason, Txn};
+pub use txn::{Interrupt, Isolation, LockWait, LoggedRows, Participant, ReadMode, StopReason, Txn};
 
 pub use strata_types::{Error, Result, TableDef, Value};
 

@@ -13,6 +13,12 @@
 //! [`Participant::rollback_to`] on every participant (to its start for one that joined
 //! later). They live in the `Txn`, so they vanish with it at COMMIT or ROLLBACK.
 //!
+//! Row logging (the binary log): when the session turns it on, the SQL layer records
+//! every row it changes ([`Txn::log_row`]); a failed statement's, a rolled-back
+//! savepoint's or a rolled-back transaction's records go with its changes, and the
+//! session takes the rest at commit for the binary log. Changes to non-transactional
+//! tables are kept apart: they are logged at statement end whatever happens after.
+//!
 //! A `Txn` lives on one connection thread: it uses `Cell`/`RefCell`, not locks.
 
 use std::any::Any;
@@ -20,7 +26,10 @@ use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use strata_types::{Error, Result};
+use strata_types::{Error, Result, RowChange, TableDef};
+
+/// Row changes recorded for the binary log, in the order made.
+pub type LoggedRows = Vec<(Arc<TableDef>, RowChange)>;
 
 /// Why a connection's running statement must stop: KILL QUERY, KILL CONNECTION, or its
 /// `max_execution_time` passed. Shared by the connection (which clears it at each
@@ -174,6 +183,8 @@ struct Joined {
 struct Savepoint {
     name: String,
     marks: Vec<(&'static str, u64)>,
+    /// How many logged rows there were.
+    logged: usize,
 }
 
 pub struct Txn {
@@ -196,6 +207,20 @@ pub struct Txn {
     /// The connection's stop signal (KILL, max_execution_time); None until a connection
     /// attaches one (a transaction per statement should not allocate one to drop it).
     interrupt: RefCell<Option<Interrupt>>,
+    /// The row changes recorded for the binary log; None when it is off, so a
+    /// transaction without it carries one pointer and tests it once per row.
+    row_log: Option<Box<RefCell<RowLog>>>,
+}
+
+/// What [`Txn::log_row`] recorded.
+#[derive(Default)]
+struct RowLog {
+    /// Changes to transactional tables, and how many there were when the running
+    /// statement began.
+    logged: LoggedRows,
+    at_statement: usize,
+    /// Changes to non-transactional tables, logged at statement end.
+    nontransactional: LoggedRows,
 }
 
 impl Txn {
@@ -211,6 +236,67 @@ impl Txn {
             nontransactional_changed: Cell::new(false),
             savepoints: RefCell::new(Vec::new()),
             interrupt: RefCell::new(None),
+            row_log: None,
+        }
+    }
+
+    /// Records row changes for the binary log from now on ([`Txn::log_row`]).
+    pub fn with_row_log(mut self) -> Txn {
+        self.row_log = Some(Box::default());
+        self
+    }
+
+    /// Whether the SQL layer must record its row changes ([`Txn::log_row`]).
+    #[inline]
+    pub fn logs_rows(&self) -> bool {
+        self.row_log.is_some()
+    }
+
+    /// Records a row change made to `table` (a no-op unless [`Txn::logs_rows`]).
+    pub fn log_row(&self, table: &Arc<TableDef>, transactional: bool, change: RowChange) {
+        let Some(log) = &self.row_log else {
+            return;
+        };
+        let mut log = log.borrow_mut();
+        let list = if transactional {
+            &mut log.logged
+        } else {
+            &mut log.nontransactional
+        };
+        list.push((table.clone(), change));
+    }
+
+    /// The recorded changes to transactional tables, taken (at commit).
+    pub fn take_logged_rows(&self) -> LoggedRows {
+        match &self.row_log {
+            Some(log) => {
+                let mut log = log.borrow_mut();
+                log.at_statement = 0;
+                std::mem::take(&mut log.logged)
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// The recorded changes to non-transactional tables, taken (at statement end).
+    pub fn take_nontransactional_rows(&self) -> LoggedRows {
+        match &self.row_log {
+            Some(log) => std::mem::take(&mut log.borrow_mut().nontransactional),
+            None => Vec::new(),
+        }
+    }
+
+    /// How many transactional changes are recorded.
+    fn logged_len(&self) -> usize {
+        self.row_log.as_ref().map_or(0, |l| l.borrow().logged.len())
+    }
+
+    /// Forgets the recorded transactional changes past the first `n`.
+    fn truncate_logged(&self, n: usize) {
+        if let Some(log) = &self.row_log {
+            let mut log = log.borrow_mut();
+            log.logged.truncate(n);
+            log.at_statement = log.at_statement.min(n);
         }
     }
 
@@ -282,6 +368,7 @@ impl Txn {
         sps.push(Savepoint {
             name: name.to_string(),
             marks,
+            logged: self.logged_len(),
         });
     }
 
@@ -300,11 +387,12 @@ impl Txn {
         let Some(i) = self.savepoint_index(name) else {
             return Ok(false);
         };
-        let marks = {
+        let (marks, logged) = {
             let mut sps = self.savepoints.borrow_mut();
             sps.truncate(i + 1);
-            sps[i].marks.clone()
+            (sps[i].marks.clone(), sps[i].logged)
         };
+        self.truncate_logged(logged);
         let mut first_err = None;
         for (engine, part) in self
             .joined
@@ -389,6 +477,10 @@ impl Txn {
 
     pub fn begin_statement(&self) {
         self.read_mode.set(ReadMode::Consistent);
+        if let Some(log) = &self.row_log {
+            let mut log = log.borrow_mut();
+            log.at_statement = log.logged.len();
+        }
         for j in self.joined.borrow().iter() {
             j.statement_start.set(j.part.savepoint());
         }
@@ -402,6 +494,13 @@ impl Txn {
             .iter()
             .map(|j| (j.part.clone(), j.statement_start.get()))
             .collect();
+        if !succeeded {
+            if let Some(log) = &self.row_log {
+                let mut log = log.borrow_mut();
+                let at = log.at_statement;
+                log.logged.truncate(at);
+            }
+        }
         let mut first_err = None;
         for (part, start) in joined {
             if !succeeded {
@@ -525,6 +624,51 @@ mod tests {
         assert!(t.release_savepoint("x"));
         assert!(t.rollback_to_savepoint("y").unwrap());
         assert_eq!(*a.0.lock().unwrap(), vec!["rollback_to 1"]);
+    }
+
+    #[test]
+    fn logged_rows_follow_statement_and_savepoint_rollback() {
+        use strata_types::Value;
+        let def = Arc::new(TableDef {
+            db: "d".into(),
+            name: "t".into(),
+            engine: "btree".into(),
+            columns: vec![],
+            indexes: vec![],
+            auto_increment_start: 1,
+            comment: String::new(),
+            foreign_keys: vec![],
+            checks: vec![],
+        });
+        let row = |i| RowChange::Insert(vec![Value::Int(i)]);
+        let t = Txn::default();
+        t.log_row(&def, true, row(0));
+        assert!(t.take_logged_rows().is_empty(), "off until turned on");
+        let t = t.with_row_log();
+        t.begin_statement();
+        t.log_row(&def, true, row(1));
+        t.end_statement(true).unwrap();
+        t.set_savepoint("s");
+        t.begin_statement();
+        t.log_row(&def, true, row(2));
+        t.log_row(&def, false, row(20));
+        t.end_statement(false).unwrap(); // failed: its transactional row goes
+        t.begin_statement();
+        t.log_row(&def, true, row(3));
+        t.end_statement(true).unwrap();
+        assert!(t.rollback_to_savepoint("s").unwrap());
+        t.begin_statement();
+        t.log_row(&def, true, row(4));
+        t.end_statement(true).unwrap();
+        let kept: Vec<_> = t.take_logged_rows().into_iter().map(|(_, c)| c).collect();
+        assert_eq!(kept, vec![row(1), row(4)]);
+        // The heap table's change stays whatever happened to the statement.
+        let heap: Vec<_> = t
+            .take_nontransactional_rows()
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect();
+        assert_eq!(heap, vec![row(20)]);
     }
 
     #[test]

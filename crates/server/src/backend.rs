@@ -175,7 +175,39 @@ impl Handler for Connection {
         self.session.closing()
     }
 
+    fn register_replica(&mut self, r: &strata_wire::replication::Registration) -> Result<()> {
+        self.session.register_replica(r.server_id, &r.host, r.port);
+        Ok(())
+    }
+
+    fn binlog_dump(
+        &mut self,
+        r: &strata_wire::replication::DumpRequest,
+    ) -> Result<Box<dyn strata_wire::replication::EventSource>> {
+        let d = self
+            .session
+            .binlog_dump(&r.file, r.pos, r.gtids.as_deref())?;
+        Ok(Box::new(DumpSource(d)))
+    }
+
+    fn heartbeat_period(&self) -> Option<std::time::Duration> {
+        self.session.heartbeat_period()
+    }
+
     fn close(&mut self) {
         self.session.close()
+    }
+}
+
+/// A replica's dump, as the wire layer reads it.
+struct DumpSource(strata_binlog::dump::Dump);
+
+impl strata_wire::replication::EventSource for DumpSource {
+    fn next(&mut self, wait: std::time::Duration) -> Result<Option<Vec<u8>>> {
+        self.0.next(wait)
+    }
+
+    fn heartbeat(&mut self) -> Vec<u8> {
+        self.0.heartbeat()
     }
 }

@@ -131,6 +131,29 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
             ]
         }));
     }
+    server
+        .globals
+        .set("server_id", strata_types::Value::Int(s.server_id as i64));
+    if let Some(basename) = &s.log_bin {
+        let uuid = strata_binlog::server_uuid(&server.config.datadir)
+            .map_err(|e| format!("reading auto.cnf: {e}"))?;
+        let binlog = strata_binlog::Binlog::open(
+            strata_binlog::Options {
+                datadir: server.config.datadir.clone(),
+                basename: basename.clone(),
+                server_id: s.server_id,
+                max_size: s.max_binlog_size,
+                checksum: s.binlog_checksum,
+                sync: s.sync_binlog,
+                format: strata_binlog::rows::Format {
+                    json_text: s.binlog_json_text,
+                },
+            },
+            uuid,
+        )
+        .map_err(|e| format!("opening the binary log: {e}"))?;
+        server.install_binlog(Arc::new(binlog));
+    }
     // Connection limits and timeouts, checked and applied as their SET GLOBAL would be.
     for (name, value) in &s.connection_vars {
         let def = strata_session::vars::lookup(name)
@@ -230,6 +253,7 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     {
         let catalog = catalog.clone();
         let shutdown = shutdown.clone();
+        let binlog_at_exit = server.binlog().cloned();
         std::thread::spawn(move || {
             if let Some(sig) = signals.forever().next() {
                 log_note!("signal {sig}: shutting down");
@@ -241,6 +265,11 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
                         for t in tables {
                             held.push(t.lock(LockMode::Write));
                         }
+                    }
+                }
+                if let Some(b) = binlog_at_exit.as_ref() {
+                    if let Err(e) = b.close() {
+                        log_error!("closing the binary log failed: {e}");
                     }
                 }
                 let code = match catalog.flush() {

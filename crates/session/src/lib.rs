@@ -24,6 +24,7 @@
 //!
 //! [`Server`] is what all sessions share: the catalog, global variables, counters.
 
+mod binlog;
 mod kill;
 pub mod persist;
 pub mod processlist;
@@ -114,6 +115,11 @@ pub struct Server {
     /// Counters from below the engines that SHOW STATUS also lists (the open-file
     /// cache's `Open_tables`, …), installed by whoever composed the server.
     status_sources: parking_lot::Mutex<Vec<StatusSource>>,
+    /// The binary log, when the server was started with `--log-bin`
+    /// (`Server::install_binlog`).
+    binlog: std::sync::OnceLock<Arc<strata_binlog::Binlog>>,
+    /// Replicas that announced themselves (COM_REGISTER_SLAVE), for SHOW REPLICAS.
+    pub replicas: binlog::Replicas,
 }
 
 /// A function giving SHOW STATUS rows, see [`Server::add_status_source`].
@@ -147,6 +153,22 @@ impl Server {
             ("auto_increment_increment", i(1)),
             ("auto_increment_offset", i(1)),
             ("autocommit", i(1)),
+            // The binary log's settings as a server without --log-bin has them;
+            // Server::install_binlog sets the real ones.
+            ("binlog_checksum", s("CRC32")),
+            ("binlog_format", s("ROW")),
+            ("binlog_json_format", s("BINARY")),
+            ("binlog_row_image", s("FULL")),
+            ("enforce_gtid_consistency", s("OFF")),
+            ("gtid_executed", s("")),
+            ("gtid_mode", s("OFF")),
+            ("gtid_purged", s("")),
+            ("log_bin", i(0)),
+            ("log_bin_basename", s("")),
+            ("log_bin_index", s("")),
+            ("max_binlog_size", i(1 << 30)),
+            ("server_uuid", s("")),
+            ("sync_binlog", i(1)),
             // The key and TLS settings below are the server binary's to set at startup
             // (strata/src/main.rs), from what it loaded; these are the values of a
             // server without TLS.
@@ -251,6 +273,8 @@ impl Server {
             threads_connected: AtomicU64::new(0),
             com_counts: std::array::from_fn(|_| AtomicU64::new(0)),
             persisted: parking_lot::Mutex::new(None),
+            binlog: std::sync::OnceLock::new(),
+            replicas: Default::default(),
         }
     }
 
@@ -728,7 +752,10 @@ impl Session {
     fn new_txn(&mut self) -> Txn {
         let isolation = self.next_isolation.take().unwrap_or(self.isolation);
         let read_only = self.next_read_only.take().unwrap_or(self.read_only);
-        let t = Txn::new(isolation, self.lock_wait_timeout);
+        let mut t = Txn::new(isolation, self.lock_wait_timeout);
+        if self.server.binlog.get().is_some() {
+            t = t.with_row_log();
+        }
         t.set_read_only(read_only);
         t.set_interrupt(self.process.interrupt.clone());
         t
@@ -753,7 +780,7 @@ impl Session {
             }
         }
         let r = match self.txn.take() {
-            Some(t) => t.commit(),
+            Some(t) => self.commit_txn(t),
             None => Ok(()),
         };
         self.end_transaction_locks();
@@ -857,7 +884,15 @@ impl Session {
         let keep = !opened || (!own && !self.autocommit());
         txn.set_single_statement(!keep);
         txn.begin_statement();
-        let r = f(self, &txn);
+        let mut r = f(self, &txn);
+        if txn.logs_rows() {
+            // Heap tables' changes stay whatever the statement's outcome: logged now.
+            if let Err(e) = self.log_nontransactional(&txn) {
+                if r.is_ok() {
+                    r = Err(e);
+                }
+            }
+        }
         match r {
             Ok(v) => {
                 if let Err(e) = txn.end_statement(true) {
@@ -871,7 +906,7 @@ impl Session {
                 } else {
                     // A failed commit (e.g. the log could not be synced) is this
                     // statement's error.
-                    txn.commit()?;
+                    self.commit_txn(txn)?;
                 }
                 Ok(v)
             }
@@ -968,6 +1003,17 @@ impl Session {
             "warning_count" => return Ok(Value::UInt(self.previous_counts.0)),
             "error_count" => return Ok(Value::UInt(self.previous_counts.1)),
             "timestamp" => return Ok(Value::Int(DateTime::now().to_unix())),
+            "gtid_executed" | "gtid_purged" => {
+                let b = self.server.binlog();
+                let set = b.map(|b| {
+                    if key == "gtid_executed" {
+                        b.gtid_executed()
+                    } else {
+                        b.gtid_purged()
+                    }
+                });
+                return Ok(Value::str(&set.unwrap_or_default()));
+            }
             _ => {}
         }
         if global {
@@ -1143,6 +1189,7 @@ impl Session {
 
     pub fn close(&mut self) {
         self.server.processes.remove(self.connection_id);
+        self.server.replicas.unregister(self.connection_id);
         self.release_prepared_statements(self.prepared.len());
         self.prepared.clear();
         // A connection that ends with an open transaction rolls it back; there is no
@@ -1391,6 +1438,11 @@ impl Session {
         }
         // 2. Statements the session owns.
         let first = text::first_word(sql);
+        if matches!(first.as_str(), "SHOW" | "FLUSH" | "PURGE" | "RESET") {
+            if let Some(r) = self.binlog_statement(sql, out) {
+                return r;
+            }
+        }
         if matches!(first.as_str(), "CREATE" | "DROP" | "ALTER" | "CALL") {
             if let Some(kind) = strata_sql::stored_program_statement(sql) {
                 return self.stored_program_ddl(kind, sql, out);
@@ -1602,6 +1654,9 @@ impl Session {
             };
             strata_sql::execute_stored_program_ddl(kind, sql, &cx, &mut out)
         })?;
+        if !call {
+            self.log_ddl(sql)?;
+        }
         let mut info = outcome.ok.unwrap_or_default();
         info.warnings = info.warnings.max(self.warning_count());
         self.statement_rows = info.affected_rows as i64;
@@ -1665,9 +1720,11 @@ impl Session {
         let run = |s: &mut Session, txn: &Txn| s.execute_plan(&p, params, txn, out);
         if p.commits_implicitly() {
             // DDL: the open transaction is committed first, and the statement's own
-            // work is committed with it, so nothing is left open after it.
+            // work is committed with it, so nothing is left open after it; then it is
+            // logged as its text.
             self.commit_open()?;
-            self.in_transaction(true, run)
+            self.in_transaction(true, run)?;
+            self.log_ddl(&p.source)
         } else if p.reads_tables() {
             self.in_transaction(false, run)
         } else {

@@ -93,6 +93,30 @@ pub static VARIABLES: &[VarDef] = &[
     v!("autocommit", Both, Kind::Bool, true),
     // caching_sha2_password's RSA key pair (the wire layer's full authentication).
     v!(
+        "binlog_checksum",
+        Global,
+        Kind::Enum(&["NONE", "CRC32"]),
+        false
+    ),
+    v!(
+        "binlog_format",
+        Global,
+        Kind::Enum(&["ROW", "STATEMENT", "MIXED"]),
+        false
+    ),
+    v!(
+        "binlog_json_format",
+        Global,
+        Kind::Enum(&["BINARY", "TEXT"]),
+        false
+    ),
+    v!(
+        "binlog_row_image",
+        Global,
+        Kind::Enum(&["FULL", "MINIMAL", "NOBLOB"]),
+        false
+    ),
+    v!(
         "caching_sha2_password_private_key_path",
         Global,
         Kind::Str,
@@ -150,6 +174,12 @@ pub static VARIABLES: &[VarDef] = &[
         Kind::Int { min: 4, max: 4 },
         true
     ),
+    v!(
+        "enforce_gtid_consistency",
+        Global,
+        Kind::Enum(&["OFF", "ON", "WARN"]),
+        false
+    ),
     v!("error_count", Session, U64, false),
     v!("explicit_defaults_for_timestamp", Both, Kind::Bool, false),
     v!("foreign_key_checks", Both, Kind::Bool, true),
@@ -162,6 +192,14 @@ pub static VARIABLES: &[VarDef] = &[
         },
         true
     ),
+    v!("gtid_executed", Global, Kind::Str, false),
+    v!(
+        "gtid_mode",
+        Global,
+        Kind::Enum(&["OFF", "OFF_PERMISSIVE", "ON_PERMISSIVE", "ON"]),
+        false
+    ),
+    v!("gtid_purged", Global, Kind::Str, false),
     v!("have_openssl", Global, Kind::Str, false),
     v!("have_ssl", Global, Kind::Str, false),
     v!("hostname", Global, Kind::Str, false),
@@ -200,6 +238,9 @@ pub static VARIABLES: &[VarDef] = &[
         },
         true
     ),
+    v!("log_bin", Global, Kind::Bool, false),
+    v!("log_bin_basename", Global, Kind::Str, false),
+    v!("log_bin_index", Global, Kind::Str, false),
     v!(
         "lower_case_table_names",
         Global,
@@ -216,6 +257,15 @@ pub static VARIABLES: &[VarDef] = &[
         true
     ),
     // Checked by the wire layer for each new connection; one more is kept for root.
+    v!(
+        "max_binlog_size",
+        Global,
+        Kind::Int {
+            min: 4096,
+            max: 1 << 30
+        },
+        false
+    ),
     v!(
         "max_connections",
         Global,
@@ -289,6 +339,7 @@ pub static VARIABLES: &[VarDef] = &[
     // Checked by the wire layer at each login: plain TCP is refused with 3159.
     v!("require_secure_transport", Global, Kind::Bool, true),
     v!("server_id", Global, U32, false),
+    v!("server_uuid", Global, Kind::Str, false),
     v!("socket", Global, Kind::Str, false),
     v!(
         "sort_buffer_size",
@@ -319,6 +370,7 @@ pub static VARIABLES: &[VarDef] = &[
         Kind::Enum(&["MyISAM", "InnoDB", "heap", "btree"]),
         true
     ),
+    v!("sync_binlog", Global, U32, false),
     v!("system_time_zone", Global, Kind::Str, false),
     // Tables whose files stay open (storage::filecache keeps twice as many files),
     // sized at startup; read-only here (MySQL's is dynamic): SET GLOBAL gets 1238

@@ -32,6 +32,7 @@ pub(crate) mod parse;
 pub(crate) mod plan;
 pub(crate) mod planner;
 pub(crate) mod routines;
+pub(crate) mod row_log;
 pub(crate) mod statement;
 pub(crate) mod statements;
 pub(crate) mod temp_rows;

@@ -329,6 +329,17 @@ pub enum Error {
     ExecutionTimeExceeded,
     /// 1094: KILL of a connection id that does not exist.
     UnknownThread(u64),
+    /// 1373: PURGE BINARY LOGS TO, or a replica's dump, names a file not in the index.
+    UnknownTargetBinlog,
+    /// 1220: SHOW BINLOG EVENTS IN a file not in the index.
+    BinlogEventsTargetMissing,
+    /// 1220: SHOW BINLOG EVENTS FROM a position that is not an event's start.
+    BinlogEventsBadPosition,
+    /// 1381: a binary-log statement on a server started without --log-bin.
+    NoBinaryLogging,
+    /// 1236: a replica's dump cannot be served (a file not in the index, purged
+    /// transactions); the text says why.
+    MasterFatalReadingBinlog(String),
     /// 1194: a table whose files fail their checks; `detail` says which check.
     Corrupt {
         table: String,
@@ -800,6 +811,10 @@ impl Error {
             ExecutionTimeExceeded => 3024,
             LockNowait => 3572,
             UnknownThread(_) => 1094,
+            UnknownTargetBinlog => 1373,
+            BinlogEventsTargetMissing | BinlogEventsBadPosition => 1220,
+            NoBinaryLogging => 1381,
+            MasterFatalReadingBinlog(_) => 1236,
             Corrupt { .. } => 1194,
             TableFull(_) => 1114,
             Io(_) => 1030,
@@ -1483,6 +1498,17 @@ impl fmt::Display for Error {
                 "Query execution was interrupted, maximum statement execution time exceeded"
             ),
             UnknownThread(id) => write!(f, "Unknown thread id: {id}"),
+            UnknownTargetBinlog => write!(f, "Target log not found in binlog index"),
+            BinlogEventsTargetMissing => write!(
+                f,
+                "Error when executing command SHOW BINLOG EVENTS: Could not find target log"
+            ),
+            BinlogEventsBadPosition => write!(
+                f,
+                "Error when executing command SHOW BINLOG EVENTS: Wrong offset or I/O error"
+            ),
+            NoBinaryLogging => write!(f, "You are not using binary logging"),
+            MasterFatalReadingBinlog(why) => write!(f, "{why}"),
             LockNowait => write!(
                 f,
                 "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set."

@@ -743,6 +743,18 @@ impl<'b, B: Backend> Conn<'b, B> {
                 }
                 None => false,
             },
+            0x12 | 0x1e => self.com_binlog_dump(handler, cmd, body),
+            0x15 => match crate::replication::parse_register(body) {
+                Some(r) => match handler.register_replica(&r) {
+                    Ok(()) => {
+                        let st = handler.status_flags();
+                        self.write_ok(0, 0, st, "");
+                        self.flush()
+                    }
+                    Err(e) => self.send_error(&e),
+                },
+                None => self.send_error(&Error::UnknownCommand),
+            },
             0x16 => self.com_stmt_prepare(handler, body),
             0x17 => self.com_stmt_execute(handler, body),
             0x18 => {
@@ -805,6 +817,64 @@ impl<'b, B: Backend> Conn<'b, B> {
                 self.flush()
             }
             _ => self.send_error(&Error::UnknownCommand),
+        }
+    }
+
+    /// COM_BINLOG_DUMP (0x12) / COM_BINLOG_DUMP_GTID (0x1e): streams events until the
+    /// replica goes (a failed send), the connection is killed, or, non-blocking, the log
+    /// ends (then EOF). Each event is a packet: 0x00, then the event.
+    fn com_binlog_dump(&mut self, handler: &mut B::Handler, cmd: u8, body: &[u8]) -> bool {
+        use crate::replication::{parse_dump, parse_dump_gtid};
+        let req = if cmd == 0x12 {
+            parse_dump(body)
+        } else {
+            parse_dump_gtid(body)
+        };
+        let Some(req) = req else {
+            return self.send_error(&Error::UnknownCommand);
+        };
+        let mut src = match handler.binlog_dump(&req) {
+            Ok(s) => s,
+            Err(e) => return self.send_error(&e),
+        };
+        let period = handler.heartbeat_period();
+        let wait = period.unwrap_or(std::time::Duration::from_secs(1));
+        loop {
+            match src.next(wait) {
+                Ok(Some(ev)) => {
+                    self.w.begin();
+                    self.w.buf.push(0);
+                    self.w.buf.extend_from_slice(&ev);
+                    self.w.end();
+                    if !self.flush() {
+                        return false;
+                    }
+                }
+                Ok(None) if req.non_blocking => {
+                    let st = handler.status_flags();
+                    resultset::write_eof(&mut self.w, 0, st);
+                    return self.flush();
+                }
+                Ok(None) => {
+                    if handler.closing() {
+                        return false;
+                    }
+                    if period.is_some() {
+                        let hb = src.heartbeat();
+                        self.w.begin();
+                        self.w.buf.push(0);
+                        self.w.buf.extend_from_slice(&hb);
+                        self.w.end();
+                        if !self.flush() {
+                            return false;
+                        }
+                    }
+                }
+                Err(e) => {
+                    self.send_error(&e);
+                    return false;
+                }
+            }
         }
     }
 

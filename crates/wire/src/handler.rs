@@ -161,6 +161,25 @@ pub trait Handler {
         false
     }
 
+    /// COM_REGISTER_SLAVE: a replica announces itself (SHOW REPLICAS lists it).
+    fn register_replica(&mut self, _r: &crate::replication::Registration) -> Result<()> {
+        Err(strata_types::Error::UnknownCommand)
+    }
+
+    /// COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID: the events to stream to the replica.
+    fn binlog_dump(
+        &mut self,
+        _r: &crate::replication::DumpRequest,
+    ) -> Result<Box<dyn crate::replication::EventSource>> {
+        Err(strata_types::Error::UnknownCommand)
+    }
+
+    /// The replica's `@master_heartbeat_period`: a heartbeat goes out after this long
+    /// without an event (None: no heartbeats).
+    fn heartbeat_period(&self) -> Option<Duration> {
+        None
+    }
+
     /// Called once when the connection ends, however it ends.
     fn close(&mut self);
 }

@@ -20,6 +20,7 @@ pub mod conn;
 pub mod handler;
 pub mod limits;
 pub mod packet;
+pub mod replication;
 pub mod resultset;
 pub mod security;
 pub mod stmt;

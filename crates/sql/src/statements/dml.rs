@@ -657,12 +657,12 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             }
         }
         let mut attempt = row.clone();
-        let inserted = table.insert(cx.txn, &mut attempt).and_then(|ins| {
+        let inserted = crate::row_log::insert(cx, table, &mut attempt).and_then(|ins| {
             if let Some(r) = rules {
                 if let Err(e) = r.links.check_parents(cx, None, &attempt) {
                     // INSERT IGNORE skips the row: take back what was written.
                     if p.ignore {
-                        table.delete(cx.txn, ins.row_id, &attempt)?;
+                        crate::row_log::delete(cx, table, ins.row_id, &attempt)?;
                     }
                     return Err(e);
                 }
@@ -728,7 +728,7 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                             r.verify(&new, &ecx)?;
                             r.links.before_update(cx, &old, &new)?;
                         }
-                        table.update(cx.txn, id, &old, &new)?;
+                        crate::row_log::update(cx, table, id, &old, &new)?;
                         if let Some(r) = rules {
                             r.links.check_parents(cx, Some(&old), &new)?;
                         }
@@ -755,14 +755,14 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                     if let Some(r) = rules {
                         r.links.before_delete(cx, &old)?;
                     }
-                    table.delete(cx.txn, id, &old)?;
+                    crate::row_log::delete(cx, table, id, &old)?;
                     if let Some(t) = triggers {
                         t.fire(Timing::After, Event::Delete, Some(&old), None, cx, &locks)?;
                     }
                     affected += 1;
                     loop {
                         let mut attempt = row.clone();
-                        match table.insert(cx.txn, &mut attempt) {
+                        match crate::row_log::insert(cx, table, &mut attempt) {
                             Ok(ins) => {
                                 if let Some(r) = rules {
                                     r.links.check_parents(cx, None, &attempt)?;
@@ -799,7 +799,7 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                                         if let Some(r) = rules {
                                             r.links.before_delete(cx, &old)?;
                                         }
-                                        table.delete(cx.txn, id, &old)?;
+                                        crate::row_log::delete(cx, table, id, &old)?;
                                         if let Some(t) = triggers {
                                             t.fire(
                                                 Timing::After,
@@ -1095,7 +1095,7 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                 r.verify(&new, &ecx)?;
                 r.links.before_update(cx, &old, &new)?;
             }
-            p.target.table.update(cx.txn, id, &old, &new)?;
+            crate::row_log::update(cx, &p.target.table, id, &old, &new)?;
             if let Some(r) = &p.target.rules {
                 r.links.check_parents(cx, Some(&old), &new)?;
             }
@@ -1138,7 +1138,7 @@ pub fn execute_delete(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
         if let Some(r) = &p.target.rules {
             r.links.before_delete(cx, &old)?;
         }
-        p.target.table.delete(cx.txn, id, &old)?;
+        crate::row_log::delete(cx, &p.target.table, id, &old)?;
         if let Some(t) = triggers {
             t.fire(Timing::After, Event::Delete, Some(&old), None, cx, &locks)?;
         }

@@ -1,0 +1,256 @@
+//! The log on real files: transactions written and read back, rotation by size and by
+//! FLUSH, the index, PURGE and RESET, restart after a crash's torn tail, group sync.
+
+use super::*;
+use std::time::Duration;
+use strata_types::{Collation, ColumnDef, DataType, Value};
+
+fn def() -> Arc<TableDef> {
+    let col = |name: &str, t: DataType| ColumnDef {
+        name: name.into(),
+        data_type: t,
+        nullable: true,
+        default: None,
+        auto_increment: false,
+        on_update_now: false,
+        collation: Collation::Binary,
+        members: vec![],
+    };
+    Arc::new(TableDef {
+        db: "test".into(),
+        name: "t".into(),
+        engine: "btree".into(),
+        columns: vec![
+            col("id", DataType::Int { unsigned: false }),
+            col("b", DataType::Blob(65535)),
+        ],
+        indexes: vec![],
+        auto_increment_start: 1,
+        comment: String::new(),
+        foreign_keys: vec![],
+        checks: vec![],
+    })
+}
+
+fn opts(dir: &Path, max_size: u64, sync: u32) -> Options {
+    Options {
+        datadir: dir.to_path_buf(),
+        basename: "binlog".into(),
+        server_id: 7,
+        max_size,
+        checksum: true,
+        sync,
+        format: Default::default(),
+    }
+}
+
+fn insert(b: &Binlog, id: i64, payload: usize) {
+    let cx = QueryContext {
+        db: "test".into(),
+        ..Default::default()
+    };
+    let changes = vec![(
+        def(),
+        RowChange::Insert(vec![Value::Int(id), Value::Bytes(vec![b'x'; payload])]),
+    )];
+    b.write(&Entry::Rows {
+        cx: &cx,
+        changes: &changes,
+        xid: true,
+    })
+    .unwrap();
+}
+
+#[test]
+fn transactions_are_written_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let uuid = server_uuid(dir.path()).unwrap();
+    assert_eq!(
+        server_uuid(dir.path()).unwrap(),
+        uuid,
+        "auto.cnf keeps the uuid"
+    );
+    let b = Binlog::open(opts(dir.path(), 1 << 30, 1), uuid).unwrap();
+    insert(&b, 1, 10);
+    let cx = QueryContext::default();
+    b.write(&Entry::Ddl {
+        cx: &cx,
+        text: "CREATE TABLE u (a INT)",
+    })
+    .unwrap();
+    let ev = b.show_events(None, 4, 0, None).unwrap();
+    let kinds: Vec<&str> = ev.iter().map(|e| e.event_type).collect();
+    assert_eq!(
+        kinds,
+        [
+            "Format_desc",
+            "Previous_gtids",
+            "Gtid",
+            "Query",
+            "Table_map",
+            "Write_rows",
+            "Xid",
+            "Gtid",
+            "Query"
+        ]
+    );
+    assert_eq!(ev[0].end_log_pos, 126);
+    assert_eq!(ev[5].info, "table_id: 1 flags: STMT_END_F");
+    assert_eq!(ev[8].info, "CREATE TABLE u (a INT)");
+    let u = gtid::uuid_text(&uuid);
+    assert_eq!(b.gtid_executed(), format!("{u}:1-2"));
+    // Positions chain: each event starts where the previous one ended.
+    for w in ev.windows(2) {
+        assert_eq!(w[0].end_log_pos, w[1].pos);
+    }
+    assert_eq!(b.status().position, ev.last().unwrap().end_log_pos);
+    assert!(b.fsyncs() >= 1);
+}
+
+#[test]
+fn size_rotation_flush_purge_reset_and_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let uuid = gtid::random_uuid();
+    let b = Binlog::open(opts(dir.path(), 4096, 0), uuid).unwrap();
+    for i in 0..10 {
+        insert(&b, i, 1000);
+    }
+    let files = b.files();
+    assert!(files.len() >= 3, "{files:?}");
+    // A closed file ends with a ROTATE naming the next.
+    let first = b.show_events(Some(&files[0].0), 4, 0, None).unwrap();
+    assert_eq!(first.last().unwrap().event_type, "Rotate");
+    assert_eq!(first.last().unwrap().info, format!("{};pos=4", files[1].0));
+    b.flush_logs().unwrap();
+    assert_eq!(b.files().len(), files.len() + 1);
+    b.purge_to(&files[2].0).unwrap();
+    assert_eq!(b.files()[0].0, files[2].0);
+    assert!(!dir.path().join(&files[0].0).exists());
+    assert!(matches!(
+        b.purge_to("nope.000001"),
+        Err(Error::UnknownTargetBinlog)
+    ));
+    assert!(!b.gtid_purged().is_empty());
+    let executed = b.gtid_executed();
+    b.close().unwrap();
+    drop(b);
+    // Restart: GTIDs recovered from the last file, a new file started.
+    let b = Binlog::open(opts(dir.path(), 4096, 0), uuid).unwrap();
+    assert_eq!(b.gtid_executed(), executed);
+    let index = std::fs::read_to_string(dir.path().join("binlog.index")).unwrap();
+    assert!(index.starts_with(&format!("./{}\n", files[2].0)), "{index}");
+    insert(&b, 99, 1);
+    assert!(
+        b.gtid_executed().ends_with(":1-11"),
+        "{}",
+        b.gtid_executed()
+    );
+    b.reset().unwrap();
+    assert_eq!(
+        b.files(),
+        vec![("binlog.000001".to_string(), b.current().1)]
+    );
+    assert_eq!(b.gtid_executed(), "");
+}
+
+#[test]
+fn a_torn_tail_is_cut_back_to_the_last_whole_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let uuid = gtid::random_uuid();
+    let b = Binlog::open(opts(dir.path(), 1 << 30, 0), uuid).unwrap();
+    insert(&b, 1, 10);
+    insert(&b, 2, 10);
+    let (name, len) = b.current();
+    drop(b); // a crash: no STOP, the file still says "in use"
+    let path = dir.path().join(&name);
+    // Tear the last transaction in the middle of its rows event.
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(len - 40).unwrap();
+    drop(f);
+    let b = Binlog::open(opts(dir.path(), 1 << 30, 0), uuid).unwrap();
+    assert!(b.gtid_executed().ends_with(":1"), "{}", b.gtid_executed());
+    let ev = b.show_events(Some(&name), 4, 0, None).unwrap();
+    assert_eq!(ev.last().unwrap().event_type, "Xid");
+    let s = file::scan(&path).unwrap();
+    assert!(!s.in_use && s.boundary == s.len);
+}
+
+#[test]
+fn concurrent_committers_share_fsyncs() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = Arc::new(Binlog::open(opts(dir.path(), 1 << 30, 1), gtid::random_uuid()).unwrap());
+    let before = b.fsyncs();
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let b = b.clone();
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    insert(&b, t * 1000 + i, 10);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let fsyncs = b.fsyncs() - before;
+    assert!(b.gtid_executed().ends_with(":1-400"));
+    assert!(fsyncs <= 400, "at most one fsync per commit: {fsyncs}");
+}
+
+fn drain(d: &mut dump::Dump) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    while let Some(e) = d.next(Duration::from_millis(20)).unwrap() {
+        out.push(e);
+    }
+    out
+}
+
+fn gtid_count(events: &[Vec<u8>]) -> usize {
+    events.iter().filter(|e| e[4] == event::GTID).count()
+}
+
+#[test]
+fn a_dump_crosses_files_skips_what_the_replica_has_and_waits_for_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let uuid = gtid::random_uuid();
+    let b = Arc::new(Binlog::open(opts(dir.path(), 4096, 0), uuid).unwrap());
+    for i in 0..6 {
+        insert(&b, i, 1000);
+    }
+    assert!(b.files().len() >= 2);
+    let mut d = dump::Dump::from_position(b.clone(), "", 4).unwrap();
+    let events = drain(&mut d);
+    // The made-up ROTATE first: log_pos 0, artificial, naming the first file.
+    let h = event::Header::parse(&events[0]).unwrap();
+    assert_eq!(
+        (h.type_code, h.log_pos, h.flags),
+        (event::ROTATE, 0, event::FLAG_ARTIFICIAL)
+    );
+    assert_eq!(events[1][4], event::FORMAT_DESCRIPTION);
+    assert_eq!(gtid_count(&events), 6);
+    // A new file is announced by a made-up ROTATE too.
+    let artificial = events
+        .iter()
+        .filter(|e| e[4] == event::ROTATE && event::Header::parse(e).unwrap().flags != 0)
+        .count();
+    assert_eq!(artificial, b.files().len());
+    // Waiting at the end: a commit from another thread wakes the dump.
+    let b2 = b.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        insert(&b2, 100, 10);
+    });
+    let next = d.next(Duration::from_secs(10)).unwrap().unwrap();
+    assert_eq!(next[4], event::GTID);
+    t.join().unwrap();
+    assert_eq!(d.heartbeat()[4], event::HEARTBEAT);
+    // By GTID: the replica has 1-4, it gets 5-7.
+    let mut have = GtidSet::default();
+    for g in 1..=4 {
+        have.add(&uuid, g);
+    }
+    let mut d = dump::Dump::from_gtids(b.clone(), have).unwrap();
+    assert_eq!(gtid_count(&drain(&mut d)), 3);
+    assert!(dump::Dump::from_position(b, "binlog.999999", 4).is_err());
+}
