@@ -8,6 +8,7 @@
 //! This crate depends on nothing else in the workspace; everything else depends on it.
 
 pub mod collation;
+pub mod credential;
 pub mod constraint;
 pub mod datetime;
 pub mod decimal;
@@ -19,6 +20,7 @@ pub mod keycode;
 pub mod log;
 pub mod member;
 pub mod output;
+pub mod privilege;
 pub mod schema;
 pub mod sqltext;
 pub mod stack;

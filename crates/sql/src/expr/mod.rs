@@ -47,6 +47,15 @@ pub trait Env {
     fn set_user_variable(&self, _name: &str, _value: Value) {}
     fn database(&self) -> Option<String>;
     fn user(&self) -> String;
+    /// Whether the session's account may see database `db` (SHOW DATABASES lists only
+    /// those); everything is visible without access control.
+    fn sees_database(&self, _db: &str) -> bool {
+        true
+    }
+    /// Whether the session's account may see table `db.table` (SHOW TABLES).
+    fn sees_table(&self, _db: &str, _table: &str) -> bool {
+        true
+    }
     fn connection_id(&self) -> u64;
     /// The statement's start time, so NOW() is stable within a statement.
     fn now(&self) -> DateTime;
