@@ -194,10 +194,16 @@ pub struct ServerArgs {
     /// [default: none].
     #[arg(long)]
     pub socket: Option<PathBuf>,
-    /// A user as NAME or NAME:PASSWORD; repeatable. Without any, user root with an empty
-    /// password exists.
+    /// A user as NAME or NAME:PASSWORD; repeatable. Each is created (NAME@%; root is
+    /// root@localhost) or updated at every start with every privilege and this password.
+    /// Without any, the accounts are what the data directory holds (a first start
+    /// creates root@localhost with an empty password).
     #[arg(long = "user")]
     pub users: Vec<String>,
+    /// Start without checking privileges (for recovering a lost root password); only
+    /// allowed while listening on a loopback address.
+    #[arg(long = "skip-grant-tables", alias = "skip_grant_tables")]
+    pub skip_grant_tables: bool,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -284,6 +290,9 @@ pub struct Settings {
     pub default_authentication_plugin: String,
     pub socket: Option<PathBuf>,
     pub users: BTreeMap<String, String>,
+    /// Whether `users` came from --user or the config file (not the default root).
+    pub explicit_users: bool,
+    pub skip_grant_tables: bool,
 }
 
 pub const DEFAULT_SQL_MODE: &str =
@@ -353,6 +362,7 @@ impl Settings {
             }
             users.insert(name.to_string(), pw.to_string());
         }
+        let explicit_users = !users.is_empty();
         if users.is_empty() {
             users.insert("root".into(), String::new());
         }
@@ -554,6 +564,8 @@ impl Settings {
                 .to_ascii_lowercase(),
             socket: args.socket.clone().or(file.socket),
             users,
+            explicit_users,
+            skip_grant_tables: args.skip_grant_tables,
         };
         if !matches!(s.innodb_page_size, 4096 | 8192 | 16384 | 32768 | 65536) {
             return Err("innodb_page_size must be 4K, 8K, 16K, 32K or 64K".into());
@@ -615,6 +627,12 @@ impl Settings {
                 .parse::<std::net::IpAddr>()
                 .map(|a| a.is_loopback())
                 .unwrap_or(false);
+        if !loopback && s.skip_grant_tables {
+            return Err(format!(
+                "refusing to listen on {} with --skip-grant-tables (anyone could connect as anyone); use --bind-address 127.0.0.1",
+                s.bind_address
+            ));
+        }
         if !loopback {
             if let Some((u, _)) = s.users.iter().find(|(_, p)| p.is_empty()) {
                 return Err(format!(

@@ -116,9 +116,8 @@ fn ddl(stmt: &ast::Statement, current: Option<&str>, out: &mut Vec<Need>) {
             on(&ct.name, Privs::CREATE, out);
             if let Some(like) = &ct.like {
                 let n = match like {
-                    ast::CreateTableLikeKind::Parenthesized(l) | ast::CreateTableLikeKind::Plain(l) => {
-                        &l.name
-                    }
+                    ast::CreateTableLikeKind::Parenthesized(l)
+                    | ast::CreateTableLikeKind::Plain(l) => &l.name,
                 };
                 on(n, Privs::SELECT, out);
             }

@@ -53,7 +53,11 @@ pub fn native_matches_hash(salt: &[u8; 20], response: &[u8], stored: &str) -> bo
     h.update(salt);
     h.update(&stage2);
     let mask = h.finalize();
-    let stage1: Vec<u8> = response.iter().zip(mask.iter()).map(|(a, b)| a ^ b).collect();
+    let stage1: Vec<u8> = response
+        .iter()
+        .zip(mask.iter())
+        .map(|(a, b)| a ^ b)
+        .collect();
     same(&sha1::Sha1::digest(&stage1), &stage2)
 }
 
@@ -211,11 +215,13 @@ mod tests {
             "3xv.VbSHBb41AL9AvLeujZkZRBAwqFMz2.opqey6IcA"
         );
         let stored = hash_sha2("secret");
-        assert!(stored.starts_with("$A$005$") && stored.len() == 70, "{stored}");
+        assert!(
+            stored.starts_with("$A$005$") && stored.len() == 70,
+            "{stored}"
+        );
         assert!(sha2_matches(b"secret", &stored));
         assert!(!sha2_matches(b"secreT", &stored));
         assert!(sha2_matches(b"", ""));
         assert!(!sha2_matches(b"x", "$A$005$short"));
     }
-
 }

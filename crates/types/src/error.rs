@@ -319,7 +319,10 @@ pub enum Error {
     /// 1133: SET PASSWORD / ALTER USER for an account that does not exist.
     NoMatchingUser,
     /// 1141: REVOKE of a global or database grant the account does not have.
-    NoSuchGrant { user: String, host: String },
+    NoSuchGrant {
+        user: String,
+        host: String,
+    },
     /// 1147: REVOKE of a table grant the account does not have.
     NoSuchTableGrant {
         user: String,
@@ -332,7 +335,10 @@ pub enum Error {
     /// 1221: a global privilege in a database-level GRANT.
     WrongUsage(String, String),
     /// 3118: the account is locked.
-    AccountLocked { user: String, host: String },
+    AccountLocked {
+        user: String,
+        host: String,
+    },
     /// 1095: KILL of another user's thread without CONNECTION_ADMIN / SUPER.
     NotThreadOwner(u64),
     /// 4031: the session was idle longer than `wait_timeout` (sent before closing, as

@@ -8,8 +8,8 @@
 //! This crate depends on nothing else in the workspace; everything else depends on it.
 
 pub mod collation;
-pub mod credential;
 pub mod constraint;
+pub mod credential;
 pub mod datetime;
 pub mod decimal;
 pub mod error;

@@ -193,7 +193,10 @@ mod tests {
         for (b, n) in NAMES {
             assert_eq!(Privs::named(n), Some(Privs(b)));
         }
-        assert_eq!(Privs::named("create temporary tables"), Some(Privs::CREATE_TMP));
+        assert_eq!(
+            Privs::named("create temporary tables"),
+            Some(Privs::CREATE_TMP)
+        );
         assert!(Privs::GLOBAL_ALL.contains(Privs::DB_ALL));
         assert!(Privs::DB_ALL.contains(Privs::TABLE_ALL));
         assert!(!Privs::DB_ALL.contains(Privs::SUPER));

@@ -223,7 +223,10 @@ mod tests {
             mysql_common::auth::plugins::caching_sha2_password::scramble_sha256(&SALT, b"nope")
                 .unwrap();
         assert!(!cache.fast_auth("u@%", &stored, &SALT, &wrong));
-        assert!(!cache.fast_auth("v@%", &stored, &SALT, &r), "another account");
+        assert!(
+            !cache.fast_auth("v@%", &stored, &SALT, &r),
+            "another account"
+        );
         assert!(
             !cache.fast_auth("u@%", &hash_sha2("secret"), &SALT, &r),
             "an entry of an old credential"

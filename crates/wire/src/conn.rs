@@ -683,17 +683,19 @@ impl<'b, B: Backend> Conn<'b, B> {
         }
         let interactive = self.client_caps & caps::INTERACTIVE != 0;
         let client_host = self.client_host();
-        let mut handler =
-            match self
-                .backend
-                .open_session(self.id, &account, &client_host, db.as_deref(), interactive)
-            {
-                Ok(h) => h,
-                Err(e) => {
-                    self.send_error(&e);
-                    return;
-                }
-            };
+        let mut handler = match self.backend.open_session(
+            self.id,
+            &account,
+            &client_host,
+            db.as_deref(),
+            interactive,
+        ) {
+            Ok(h) => h,
+            Err(e) => {
+                self.send_error(&e);
+                return;
+            }
+        };
         self.handshake_deadline = None;
         self.user = account.user;
         self.attach(&mut handler);

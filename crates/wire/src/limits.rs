@@ -132,7 +132,9 @@ mod tests {
         let l = Limits::new();
         let a = l.accept(2).unwrap();
         let b = l.accept(2).unwrap();
-        let _ua = l.admit_key("app", false, 2, 0).expect("within max_connections");
+        let _ua = l
+            .admit_key("app", false, 2, 0)
+            .expect("within max_connections");
         let c = l.accept(2).expect("the reserved slot is accepted");
         assert!(l.accept(2).is_none(), "beyond max + 1");
         assert_eq!(l.active(), 3, "a refused connection is not counted");

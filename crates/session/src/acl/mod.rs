@@ -123,6 +123,53 @@ impl Acl {
         Ok(first)
     }
 
+    /// A `--user NAME[:PASSWORD]` of the command line: the account `NAME@%` (root:
+    /// `root@localhost`) is created or updated with this password (in `plugin`) and
+    /// every privilege WITH GRANT OPTION, so configurations written before accounts
+    /// existed keep working. Returns the account as `'user'@'host'`.
+    pub fn ensure_admin(&self, user: &str, password: &str, plugin: &str) -> Result<String> {
+        let host = if user == "root" { "localhost" } else { "%" };
+        let auth_string = if plugin == strata_wire_plugins::SHA2 {
+            strata_types::credential::hash_sha2(password)
+        } else {
+            strata_types::credential::hash_native(password)
+        };
+        self.change(|accounts| {
+            let i = match accounts
+                .iter()
+                .position(|a| a.user == user && a.host == host)
+            {
+                Some(i) => i,
+                None => {
+                    accounts.push(Account {
+                        user: user.to_string(),
+                        host: host.to_string(),
+                        ..Default::default()
+                    });
+                    accounts.len() - 1
+                }
+            };
+            let a = &mut accounts[i];
+            // The same password keeps its stored form (and the caching_sha2 cache).
+            let same = if a.plugin == strata_wire_plugins::SHA2 {
+                strata_types::credential::sha2_matches(password.as_bytes(), &a.auth_string)
+            } else {
+                a.plugin == plugin && a.auth_string == auth_string
+            };
+            if !same || a.plugin.is_empty() {
+                a.plugin = plugin.to_string();
+                a.auth_string = auth_string.clone();
+                a.password_last_changed = now_secs();
+            }
+            a.global = Grant {
+                privs: Privs::GLOBAL_ALL,
+                grant_option: true,
+            };
+            a.dynamic = DYNAMIC.iter().map(|d| d.to_string()).collect();
+            Ok(a.quoted())
+        })
+    }
+
     /// Whether privileges are checked (false before [`Acl::open`], and with
     /// `--skip-grant-tables`).
     pub fn enforcing(&self) -> bool {
@@ -276,7 +323,8 @@ mod tests {
             exists: true,
             ..Default::default()
         };
-        e.dbs.insert("shop".into(), Privs::SELECT.union(Privs::INSERT));
+        e.dbs
+            .insert("shop".into(), Privs::SELECT.union(Privs::INSERT));
         e.tables
             .insert(("crm".into(), "leads".into()), Privs::UPDATE);
         e
@@ -328,9 +376,12 @@ mod tests {
             .expect("root@localhost");
         assert_eq!(root.host, "localhost");
         assert!(acl
-            .find_login("root", host::Client {
-                ip: Some("10.0.0.1".parse().unwrap())
-            })
+            .find_login(
+                "root",
+                host::Client {
+                    ip: Some("10.0.0.1".parse().unwrap())
+                }
+            )
             .is_none());
         acl.change(|v| {
             v.push(Account {

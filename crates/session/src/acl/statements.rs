@@ -266,7 +266,11 @@ fn quoted(u: &(String, String)) -> String {
 }
 
 fn backquoted(user: &str, host: &str) -> String {
-    format!("`{}`@`{}`", user.replace('`', "``"), host.replace('`', "``"))
+    format!(
+        "`{}`@`{}`",
+        user.replace('`', "``"),
+        host.replace('`', "``")
+    )
 }
 
 /// IDENTIFIED … and the account options of CREATE / ALTER USER.
@@ -361,7 +365,9 @@ fn options(p: &mut P, o: &mut Options) -> Result<()> {
             if p.kw("DEFAULT") {
                 o.expire.get_or_insert(false);
             } else if p.kw("NEVER") || p.kw("INTERVAL") {
-                return Err(Error::NotSupported("PASSWORD EXPIRE NEVER / INTERVAL".into()));
+                return Err(Error::NotSupported(
+                    "PASSWORD EXPIRE NEVER / INTERVAL".into(),
+                ));
             } else {
                 o.expire = Some(true);
             }
@@ -514,9 +520,7 @@ pub fn run(
             acl.change(|accounts| {
                 let mut failed = Vec::new();
                 for (u, auth) in &specs {
-                    let Some(a) = accounts
-                        .iter_mut()
-                        .find(|a| a.user == u.0 && a.host == u.1)
+                    let Some(a) = accounts.iter_mut().find(|a| a.user == u.0 && a.host == u.1)
                     else {
                         if !if_exists {
                             failed.push(quoted(u));
@@ -729,8 +733,15 @@ fn privilege_list(p: &mut P) -> Result<(Privs, Vec<&'static str>, bool, bool)> {
             "CREATE" | "DROP" | "ALTER" | "LOCK" | "REPLICATION" => {
                 let mut name = w.clone();
                 for second in [
-                    "TEMPORARY", "VIEW", "ROUTINE", "USER", "TABLESPACE", "ROLE", "TABLES",
-                    "SLAVE", "CLIENT",
+                    "TEMPORARY",
+                    "VIEW",
+                    "ROUTINE",
+                    "USER",
+                    "TABLESPACE",
+                    "ROLE",
+                    "TABLES",
+                    "SLAVE",
+                    "CLIENT",
                 ] {
                     if p.kw(second) {
                         name = format!("{name} {second}");
@@ -759,7 +770,13 @@ fn privilege_list(p: &mut P) -> Result<(Privs, Vec<&'static str>, bool, bool)> {
     Ok((privs, dynamic, all, grant_option))
 }
 
-fn grant_or_revoke(p: &mut P, grant: bool, acl: &Acl, who: &Identity, eff: &Effective) -> Result<Reply> {
+fn grant_or_revoke(
+    p: &mut P,
+    grant: bool,
+    acl: &Acl,
+    who: &Identity,
+    eff: &Effective,
+) -> Result<Reply> {
     let (mut privs, dynamic, all, grant_option_named) = privilege_list(p)?;
     if !p.kw("ON") {
         // GRANT role TO user / REVOKE role FROM user.
@@ -797,7 +814,9 @@ fn grant_or_revoke(p: &mut P, grant: bool, acl: &Acl, who: &Identity, eff: &Effe
     }
     // The grantor needs GRANT OPTION and the privileges at this level or above.
     let snapshot = acl.account(&who.user, &who.account_host);
-    let may = snapshot.as_ref().is_some_and(|a| grantor_holds(a, &lvl, privs));
+    let may = snapshot
+        .as_ref()
+        .is_some_and(|a| grantor_holds(a, &lvl, privs));
     if !may {
         return Err(match &lvl {
             Level::Global => Error::AccessDenied {
@@ -826,10 +845,7 @@ fn grant_or_revoke(p: &mut P, grant: bool, acl: &Acl, who: &Identity, eff: &Effe
     };
     acl.change(|accounts| {
         for u in &users {
-            let Some(a) = accounts
-                .iter_mut()
-                .find(|a| a.user == u.0 && a.host == u.1)
-            else {
+            let Some(a) = accounts.iter_mut().find(|a| a.user == u.0 && a.host == u.1) else {
                 return Err(if grant {
                     Error::NoImplicitUserCreation
                 } else {
@@ -895,7 +911,8 @@ fn slot<'a>(a: &'a mut Account, lvl: &Level) -> &'a mut Grant {
 /// Drops database and table grants left empty by a REVOKE (MySQL deletes the row).
 fn prune(a: &mut Account) {
     a.dbs.retain(|_, g| !g.privs.is_empty() || g.grant_option);
-    a.tables.retain(|_, g| !g.privs.is_empty() || g.grant_option);
+    a.tables
+        .retain(|_, g| !g.privs.is_empty() || g.grant_option);
 }
 
 /// Whether the account may grant `privs` at `lvl`: WITH GRANT OPTION at that level or
@@ -929,16 +946,18 @@ fn show(p: &mut P, acl: &Acl, who: &Identity, eff: &Effective) -> Result<Reply> 
         p.expect_kw("USER")?;
         let u = p.user(who)?;
         p.end()?;
-        if u != (who.user.clone(), who.account_host.clone()) && !eff.on_db("mysql").contains(Privs::SELECT) {
+        if u != (who.user.clone(), who.account_host.clone())
+            && !eff.on_db("mysql").contains(Privs::SELECT)
+        {
             return Err(Error::DbAccessDenied {
                 user: who.user.clone(),
                 host: who.client_host.clone(),
                 db: "mysql".into(),
             });
         }
-        let a = acl.account(&u.0, &u.1).ok_or_else(|| {
-            Error::AccountOperationFailed("SHOW CREATE USER".into(), quoted(&u))
-        })?;
+        let a = acl
+            .account(&u.0, &u.1)
+            .ok_or_else(|| Error::AccountOperationFailed("SHOW CREATE USER".into(), quoted(&u)))?;
         return Ok(Reply::Rows(
             format!("CREATE USER for {}@{}", a.user, a.host),
             vec![show_create_user(&a)],
@@ -955,7 +974,9 @@ fn show(p: &mut P, acl: &Acl, who: &Identity, eff: &Effective) -> Result<Reply> 
         (who.user.clone(), who.account_host.clone())
     };
     p.end()?;
-    if u != (who.user.clone(), who.account_host.clone()) && !eff.on_db("mysql").contains(Privs::SELECT) {
+    if u != (who.user.clone(), who.account_host.clone())
+        && !eff.on_db("mysql").contains(Privs::SELECT)
+    {
         return Err(Error::DbAccessDenied {
             user: who.user.clone(),
             host: who.client_host.clone(),
@@ -1100,13 +1121,25 @@ mod tests {
     fn create_grant_show_revoke_drop() {
         let (acl, who, eff) = root();
         run_ok(&acl, &who, &eff, "CREATE USER 'app'@'%' IDENTIFIED BY 'pw'");
-        let e = run(&acl, &who, &eff, "CREATE USER app", "x", None).err().unwrap();
+        let e = run(&acl, &who, &eff, "CREATE USER app", "x", None)
+            .err()
+            .unwrap();
         assert_eq!(e.code(), 1396);
         assert_eq!(e.to_string(), "Operation CREATE USER failed for 'app'@'%'");
         run_ok(&acl, &who, &eff, "CREATE USER IF NOT EXISTS app");
-        run_ok(&acl, &who, &eff, "GRANT SELECT, INSERT ON shop.* TO app@'%'");
+        run_ok(
+            &acl,
+            &who,
+            &eff,
+            "GRANT SELECT, INSERT ON shop.* TO app@'%'",
+        );
         run_ok(&acl, &who, &eff, "GRANT UPDATE ON `shop`.`orders` TO 'app'");
-        run_ok(&acl, &who, &eff, "GRANT ALL ON crm.* TO app WITH GRANT OPTION");
+        run_ok(
+            &acl,
+            &who,
+            &eff,
+            "GRANT ALL ON crm.* TO app WITH GRANT OPTION",
+        );
         assert_eq!(
             rows(run_ok(&acl, &who, &eff, "SHOW GRANTS FOR app")),
             vec![
@@ -1116,28 +1149,69 @@ mod tests {
                 "GRANT UPDATE ON `shop`.`orders` TO `app`@`%`",
             ]
         );
-        let e = run(&acl, &who, &eff, "GRANT SUPER ON shop.* TO app", "x", None).err().unwrap();
+        let e = run(&acl, &who, &eff, "GRANT SUPER ON shop.* TO app", "x", None)
+            .err()
+            .unwrap();
         assert_eq!(e.code(), 1221);
-        let e = run(&acl, &who, &eff, "GRANT SELECT ON *.* TO nobody", "x", None).err().unwrap();
+        let e = run(&acl, &who, &eff, "GRANT SELECT ON *.* TO nobody", "x", None)
+            .err()
+            .unwrap();
         assert_eq!(e.code(), 1410);
-        let e = run(&acl, &who, &eff, "GRANT SELECT (a) ON shop.t TO app", "x", None).err().unwrap();
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "GRANT SELECT (a) ON shop.t TO app",
+            "x",
+            None,
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.code(), 1235);
         run_ok(&acl, &who, &eff, "REVOKE INSERT ON shop.* FROM app");
         run_ok(&acl, &who, &eff, "REVOKE UPDATE ON shop.orders FROM app");
-        let e = run(&acl, &who, &eff, "REVOKE UPDATE ON shop.orders FROM app", "x", None).err().unwrap();
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "REVOKE UPDATE ON shop.orders FROM app",
+            "x",
+            None,
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.code(), 1147);
-        let e = run(&acl, &who, &eff, "REVOKE SELECT ON other.* FROM app", "x", None).err().unwrap();
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "REVOKE SELECT ON other.* FROM app",
+            "x",
+            None,
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.code(), 1141);
         let app = acl.account("app", "%").unwrap();
         assert_eq!(app.dbs["shop"].privs, Privs::SELECT);
         assert!(app.tables.is_empty());
         assert!(app.auth_string.starts_with("$A$005$"));
         let create = show_create_user(&app);
-        assert!(create.starts_with("CREATE USER `app`@`%` IDENTIFIED WITH 'caching_sha2_password' AS '$A$005$"), "{create}");
+        assert!(
+            create.starts_with(
+                "CREATE USER `app`@`%` IDENTIFIED WITH 'caching_sha2_password' AS '$A$005$"
+            ),
+            "{create}"
+        );
         run_ok(&acl, &who, &eff, "RENAME USER app TO app2@localhost");
         run_ok(&acl, &who, &eff, "DROP USER app2@localhost");
-        let e = run(&acl, &who, &eff, "DROP USER app2@localhost", "x", None).err().unwrap();
-        assert_eq!(e.to_string(), "Operation DROP USER failed for 'app2'@'localhost'");
+        let e = run(&acl, &who, &eff, "DROP USER app2@localhost", "x", None)
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "Operation DROP USER failed for 'app2'@'localhost'"
+        );
         run_ok(&acl, &who, &eff, "DROP USER IF EXISTS app2@localhost");
     }
 
@@ -1147,22 +1221,46 @@ mod tests {
         run_ok(&acl, &root_who, &root_eff, "CREATE USER u IDENTIFIED WITH mysql_native_password BY 'secret' REQUIRE SSL WITH MAX_USER_CONNECTIONS 2 ACCOUNT LOCK");
         let u = acl.account("u", "%").unwrap();
         assert_eq!(u.auth_string, "*14E65567ABDB5135D0CFD9A70B3032C179A49EE7");
-        assert_eq!((u.require, u.max_user_connections, u.locked), (Require::Ssl, 2, true));
+        assert_eq!(
+            (u.require, u.max_user_connections, u.locked),
+            (Require::Ssl, 2, true)
+        );
         let who = Identity {
             user: "u".into(),
             account_host: "%".into(),
             client_host: "localhost".into(),
         };
         let eff = acl.effective("u", "%");
-        let e = run(&acl, &who, &eff, "CREATE USER v", "x", None).err().unwrap();
+        let e = run(&acl, &who, &eff, "CREATE USER v", "x", None)
+            .err()
+            .unwrap();
         assert_eq!(e.code(), 1227);
-        let e = run(&acl, &who, &eff, "GRANT SELECT ON db.* TO u", "x", None).err().unwrap();
+        let e = run(&acl, &who, &eff, "GRANT SELECT ON db.* TO u", "x", None)
+            .err()
+            .unwrap();
         assert_eq!(e.code(), 1044);
-        let e = run(&acl, &who, &eff, "SHOW GRANTS FOR root@localhost", "x", None).err().unwrap();
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "SHOW GRANTS FOR root@localhost",
+            "x",
+            None,
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.code(), 1044);
-        assert_eq!(rows(run_ok(&acl, &who, &eff, "SHOW GRANTS")), vec!["GRANT USAGE ON *.* TO `u`@`%`"]);
+        assert_eq!(
+            rows(run_ok(&acl, &who, &eff, "SHOW GRANTS")),
+            vec!["GRANT USAGE ON *.* TO `u`@`%`"]
+        );
         // Its own password needs no privilege.
         run_ok(&acl, &who, &eff, "SET PASSWORD = 'new'");
-        run_ok(&acl, &who, &eff, "ALTER USER CURRENT_USER() IDENTIFIED BY 'newer'");
+        run_ok(
+            &acl,
+            &who,
+            &eff,
+            "ALTER USER CURRENT_USER() IDENTIFIED BY 'newer'",
+        );
     }
 }
