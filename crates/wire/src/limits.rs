@@ -143,7 +143,7 @@ mod tests {
             Some(Error::TooManyConnections),
             "an ordinary user may not take the reserved slot"
         );
-        let _ur = l.admit("root", true, 2, 0).expect("root may");
+        let _ur = l.admit_key("root", true, 2, 0).expect("root may");
         drop((a, b, c));
         assert_eq!(l.active(), 0);
     }
@@ -158,8 +158,31 @@ mod tests {
             l.admit_key("app", false, 10, 2).err(),
             Some(Error::TooManyUserConnections("app".into()))
         );
-        let _other = l.admit("bob", false, 10, 2).unwrap();
+        let _other = l.admit_key("bob", false, 10, 2).unwrap();
         drop(u1);
         assert!(l.admit_key("app", false, 10, 2).is_ok());
+    }
+
+    #[test]
+    fn an_accounts_own_limit_wins_and_is_1226() {
+        let l = Limits::new();
+        let _s: Vec<Slot> = (0..4).map(|_| l.accept(10).unwrap()).collect();
+        let acct = crate::handler::LoginAccount {
+            user: "app".into(),
+            host: "%".into(),
+            max_user_connections: 1,
+            ..Default::default()
+        };
+        let _a = l.admit(&acct, 10, 5).unwrap();
+        assert_eq!(
+            l.admit(&acct, 10, 5).err(),
+            Some(Error::UserLimitReached("app".into(), 1))
+        );
+        let other_host = crate::handler::LoginAccount {
+            host: "localhost".into(),
+            max_user_connections: 0,
+            ..acct.clone()
+        };
+        assert!(l.admit(&other_host, 10, 5).is_ok(), "counted per account");
     }
 }
