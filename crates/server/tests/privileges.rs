@@ -185,55 +185,63 @@ fn a_limited_account_gets_only_what_it_was_granted() {
     );
 }
 
+/// The mariadb CLI as `user`, with or without TLS; (success, stdout, stderr).
+fn cli(port: u16, user: &str, pw: &str, tls: bool, sql: &str) -> (bool, String, String) {
+    let mut cmd = Command::new("mariadb");
+    cmd.args(["-h127.0.0.1", &format!("-P{port}"), &format!("-u{user}")])
+        .arg(format!("-p{pw}"))
+        .args(if tls {
+            vec!["--ssl", "--skip-ssl-verify-server-cert"]
+        } else {
+            vec!["--skip-ssl"]
+        })
+        .args(["-N", "-e", sql]);
+    let out = cmd.output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    )
+}
+
 #[test]
 fn require_ssl_needs_tls_and_caching_sha2_logs_in() {
     let Some(server) = strata() else { return };
+    if !common::require_program("mariadb", "require_ssl_needs_tls") {
+        return;
+    }
     let port = server.port;
     let mut root = common::connect(port, None);
     root.query_drop(
-        "CREATE USER tlsonly@'%' IDENTIFIED WITH caching_sha2_password BY 's3cret' REQUIRE SSL",
+        "CREATE USER tlsonly@'%' IDENTIFIED WITH mysql_native_password BY 's3cret' REQUIRE SSL",
     )
     .unwrap();
-    let created: Vec<String> = root.query("SHOW CREATE USER tlsonly@'%'").unwrap();
+    root.query_drop(
+        "CREATE USER sha2@'%' IDENTIFIED WITH caching_sha2_password BY 'pw' REQUIRE SSL",
+    )
+    .unwrap();
+    let created: Vec<String> = root.query("SHOW CREATE USER sha2@'%'").unwrap();
     assert!(
         created[0].starts_with(
-            "CREATE USER `tlsonly`@`%` IDENTIFIED WITH 'caching_sha2_password' AS '$A$005$"
+            "CREATE USER `sha2`@`%` IDENTIFIED WITH 'caching_sha2_password' AS '$A$005$"
         ) && created[0].contains(" REQUIRE SSL PASSWORD EXPIRE DEFAULT ACCOUNT UNLOCK"),
         "{created:?}"
     );
-    // Without TLS: 1045, as MySQL answers.
-    let plain = mysql::Conn::new(
-        mysql::OptsBuilder::new()
-            .ip_or_hostname(Some("127.0.0.1"))
-            .tcp_port(port)
-            .user(Some("tlsonly"))
-            .pass(Some("s3cret"))
-            .prefer_socket(false),
-    );
-    // The driver may fail earlier (caching_sha2 over plain TCP wants the RSA key); the
-    // server's answer, when one comes, is 1045.
-    if let Err(mysql::Error::MySqlError(m)) = &plain {
-        assert_eq!(m.code, 1045, "{}", m.message);
-    } else {
-        assert!(
-            plain.is_err(),
-            "a REQUIRE SSL account logged in without TLS"
-        );
+    // Without TLS: 1045 with the right password, as MySQL answers.
+    let (c, m) = code(as_user(port, "tlsonly", "s3cret", None).unwrap_err());
+    assert_eq!(c, 1045, "{m}");
+    let (ok, _, err) = cli(port, "tlsonly", "s3cret", false, "SELECT 1");
+    assert!(!ok && err.contains("1045"), "{err}");
+    // With TLS: admitted, in both plugins (caching_sha2's full authentication in clear
+    // over TLS, then its fast path from the cache).
+    let (ok, out, err) = cli(port, "tlsonly", "s3cret", true, "SELECT CURRENT_USER()");
+    assert!(ok, "{err}");
+    assert_eq!(out, "tlsonly@%");
+    for _ in 0..2 {
+        let (ok, out, err) = cli(port, "sha2", "pw", true, "SELECT CURRENT_USER()");
+        assert!(ok, "{err}");
+        assert_eq!(out, "sha2@%");
     }
-    // With TLS (the server's self-signed certificate): admitted.
-    let ssl = mysql::SslOpts::default()
-        .with_danger_accept_invalid_certs(true)
-        .with_danger_skip_domain_validation(true);
-    let mut c = mysql::Conn::new(
-        mysql::OptsBuilder::new()
-            .ip_or_hostname(Some("127.0.0.1"))
-            .tcp_port(port)
-            .user(Some("tlsonly"))
-            .pass(Some("s3cret"))
-            .ssl_opts(ssl)
-            .prefer_socket(false),
-    )
-    .expect("TLS login");
-    let who: Option<String> = c.query_first("SELECT CURRENT_USER()").unwrap();
-    assert!(who.is_some());
+    let (ok, _, err) = cli(port, "sha2", "wrong", true, "SELECT 1");
+    assert!(!ok && err.contains("1045"), "{err}");
 }

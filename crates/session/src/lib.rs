@@ -457,6 +457,15 @@ impl Env for SessionEnv<'_> {
     fn user(&self) -> String {
         self.s.user.clone()
     }
+    fn user_at_host(&self, account: bool) -> String {
+        let id = &self.s.identity;
+        let host = if account {
+            &id.account_host
+        } else {
+            &id.client_host
+        };
+        format!("{}@{host}", id.user)
+    }
     fn sees_database(&self, db: &str) -> bool {
         self.s.visible(|e| e.sees_db(db))
     }

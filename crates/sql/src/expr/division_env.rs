@@ -30,6 +30,15 @@ impl Env for DivisionByZeroIsError<'_> {
     fn user(&self) -> String {
         self.0.user()
     }
+    fn user_at_host(&self, account: bool) -> String {
+        self.0.user_at_host(account)
+    }
+    fn sees_database(&self, db: &str) -> bool {
+        self.0.sees_database(db)
+    }
+    fn sees_table(&self, db: &str, table: &str) -> bool {
+        self.0.sees_table(db, table)
+    }
     fn connection_id(&self) -> u64 {
         self.0.connection_id()
     }
