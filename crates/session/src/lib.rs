@@ -1798,6 +1798,10 @@ impl Session {
             sql,
             &plugin,
             self.current_db.as_deref(),
+            &|db, t| {
+                let cat = &self.server.catalog;
+                cat.table(db, t).is_ok() || cat.views(db).iter().any(|v| v.name == t)
+            },
         )?;
         match reply {
             acl::statements::Reply::Ok(n) => out.ok(&OkInfo {

@@ -415,6 +415,7 @@ pub fn run(
     sql: &str,
     default_plugin: &str,
     current_db: Option<&str>,
+    table_exists: &dyn Fn(&str, &str) -> bool,
 ) -> Result<Reply> {
     let mut p = P {
         toks: lex(sql)?,
@@ -661,7 +662,9 @@ pub fn run(
             })?;
             Ok(Reply::Ok(0))
         }
-        "GRANT" | "REVOKE" => grant_or_revoke(&mut p, first == "GRANT", acl, who, eff),
+        "GRANT" | "REVOKE" => {
+            grant_or_revoke(&mut p, first == "GRANT", acl, who, eff, table_exists)
+        }
         _ => Err(p.err()),
     }
 }
@@ -776,6 +779,7 @@ fn grant_or_revoke(
     acl: &Acl,
     who: &Identity,
     eff: &Effective,
+    table_exists: &dyn Fn(&str, &str) -> bool,
 ) -> Result<Reply> {
     let (mut privs, dynamic, all, grant_option_named) = privilege_list(p)?;
     if !p.kw("ON") {
@@ -811,6 +815,16 @@ fn grant_or_revoke(
             Level::Db(_) => Error::WrongUsage("DB GRANT".into(), "GLOBAL PRIVILEGES".into()),
             _ => Error::IllegalGrant,
         });
+    }
+    // A table grant names an existing table or view, unless it gives CREATE (MySQL's
+    // rule: the grantee may then create it).
+    if let Level::Table(db, t) = &lvl {
+        if grant && !privs.contains(Privs::CREATE) && !table_exists(db, t) {
+            return Err(Error::NoSuchTable {
+                db: db.clone(),
+                table: t.clone(),
+            });
+        }
     }
     // The grantor needs GRANT OPTION and the privileges at this level or above.
     let snapshot = acl.account(&who.user, &who.account_host);
@@ -1106,8 +1120,16 @@ mod tests {
     }
 
     fn run_ok(acl: &Acl, who: &Identity, eff: &Effective, sql: &str) -> Reply {
-        run(acl, who, eff, sql, "caching_sha2_password", None)
-            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        run(
+            acl,
+            who,
+            eff,
+            sql,
+            "caching_sha2_password",
+            None,
+            &|_, _| true,
+        )
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
 
     fn rows(r: Reply) -> Vec<String> {
@@ -1121,7 +1143,7 @@ mod tests {
     fn create_grant_show_revoke_drop() {
         let (acl, who, eff) = root();
         run_ok(&acl, &who, &eff, "CREATE USER 'app'@'%' IDENTIFIED BY 'pw'");
-        let e = run(&acl, &who, &eff, "CREATE USER app", "x", None)
+        let e = run(&acl, &who, &eff, "CREATE USER app", "x", None, &|_, _| true)
             .err()
             .unwrap();
         assert_eq!(e.code(), 1396);
@@ -1149,13 +1171,29 @@ mod tests {
                 "GRANT UPDATE ON `shop`.`orders` TO `app`@`%`",
             ]
         );
-        let e = run(&acl, &who, &eff, "GRANT SUPER ON shop.* TO app", "x", None)
-            .err()
-            .unwrap();
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "GRANT SUPER ON shop.* TO app",
+            "x",
+            None,
+            &|_, _| true,
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.code(), 1221);
-        let e = run(&acl, &who, &eff, "GRANT SELECT ON *.* TO nobody", "x", None)
-            .err()
-            .unwrap();
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "GRANT SELECT ON *.* TO nobody",
+            "x",
+            None,
+            &|_, _| true,
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.code(), 1410);
         let e = run(
             &acl,
@@ -1164,6 +1202,7 @@ mod tests {
             "GRANT SELECT (a) ON shop.t TO app",
             "x",
             None,
+            &|_, _| true,
         )
         .err()
         .unwrap();
@@ -1177,6 +1216,7 @@ mod tests {
             "REVOKE UPDATE ON shop.orders FROM app",
             "x",
             None,
+            &|_, _| true,
         )
         .err()
         .unwrap();
@@ -1188,6 +1228,7 @@ mod tests {
             "REVOKE SELECT ON other.* FROM app",
             "x",
             None,
+            &|_, _| true,
         )
         .err()
         .unwrap();
@@ -1205,9 +1246,17 @@ mod tests {
         );
         run_ok(&acl, &who, &eff, "RENAME USER app TO app2@localhost");
         run_ok(&acl, &who, &eff, "DROP USER app2@localhost");
-        let e = run(&acl, &who, &eff, "DROP USER app2@localhost", "x", None)
-            .err()
-            .unwrap();
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "DROP USER app2@localhost",
+            "x",
+            None,
+            &|_, _| true,
+        )
+        .err()
+        .unwrap();
         assert_eq!(
             e.to_string(),
             "Operation DROP USER failed for 'app2'@'localhost'"
@@ -1231,13 +1280,21 @@ mod tests {
             client_host: "localhost".into(),
         };
         let eff = acl.effective("u", "%");
-        let e = run(&acl, &who, &eff, "CREATE USER v", "x", None)
+        let e = run(&acl, &who, &eff, "CREATE USER v", "x", None, &|_, _| true)
             .err()
             .unwrap();
         assert_eq!(e.code(), 1227);
-        let e = run(&acl, &who, &eff, "GRANT SELECT ON db.* TO u", "x", None)
-            .err()
-            .unwrap();
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "GRANT SELECT ON db.* TO u",
+            "x",
+            None,
+            &|_, _| true,
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.code(), 1044);
         let e = run(
             &acl,
@@ -1246,6 +1303,7 @@ mod tests {
             "SHOW GRANTS FOR root@localhost",
             "x",
             None,
+            &|_, _| true,
         )
         .err()
         .unwrap();
