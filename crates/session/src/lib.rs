@@ -1619,6 +1619,17 @@ impl Session {
     ) -> Result<()> {
         self.server.count(Com::Other);
         let call = kind == strata_sql::ProgramDdl::Call;
+        // The statements inside stored programs are not checked against any account
+        // yet (neither the definer's nor the invoker's), so only an account holding
+        // every global privilege may define or call them: refused, never a way around
+        // the checks.
+        if let Some(eff) = self.effective() {
+            if eff.global != strata_types::privilege::Privs::GLOBAL_ALL {
+                return Err(Error::NotSupported(
+                    "stored programs for an account without every global privilege".into(),
+                ));
+            }
+        }
         if !call {
             self.commit_open()?;
         }
