@@ -86,6 +86,15 @@ fn a_limited_account_gets_only_what_it_was_granted() {
         code(r.query_drop("SET GLOBAL max_connections = 10").unwrap_err()).0,
         1227
     );
+    // Stored programs run their statements unchecked: refused to a limited account.
+    assert_eq!(
+        code(
+            r.query_drop("CREATE PROCEDURE p() SELECT * FROM secret.t")
+                .unwrap_err()
+        )
+        .0,
+        1235
+    );
     let dbs: Vec<String> = r.query("SHOW DATABASES").unwrap();
     assert!(dbs.contains(&"shop".to_string()), "{dbs:?}");
     assert!(!dbs.contains(&"secret".to_string()), "{dbs:?}");
