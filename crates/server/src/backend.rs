@@ -1,34 +1,73 @@
 //! The glue between the protocol layer and sessions: implements the wire crate's
 //! [`Backend`] (users, new sessions) and [`Handler`] (one connection's commands) on top
-//! of `strata_session`. Nothing here decides anything; it only forwards.
+//! of `strata_session`. Nothing here decides anything; it only forwards (a login's
+//! account comes from the session crate's account store, `strata_session::acl`).
 
-use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use strata_session::acl::store::Require;
 use strata_session::{ResultSink, Server, Session};
+use strata_types::privilege::Privs;
 use strata_types::{ColumnMeta, EndInfo, OkInfo, QueryOutput, Result, Value};
-use strata_wire::{Backend, Handler, PreparedInfo, ResultStream, Timeouts};
+use strata_wire::{Backend, Handler, LoginAccount, PreparedInfo, ResultStream, Timeouts};
 
 pub struct StrataBackend {
     pub server: Arc<Server>,
-    pub users: BTreeMap<String, String>,
+    /// `--skip-grant-tables`: any user name logs in, with any password, as an
+    /// administrator.
+    pub skip_grant_tables: bool,
 }
 
 impl Backend for StrataBackend {
     type Handler = Connection;
 
-    fn password_of(&self, user: &str) -> Option<String> {
-        self.users.get(user).cloned()
+    fn find_account(&self, user: &str, peer: Option<IpAddr>) -> Option<LoginAccount> {
+        if self.skip_grant_tables {
+            return Some(LoginAccount {
+                user: user.to_string(),
+                host: "localhost".into(),
+                plugin: strata_session::acl::strata_wire_plugins::NATIVE.into(),
+                privileged: true,
+                ..Default::default()
+            });
+        }
+        let a = self
+            .server
+            .acl
+            .find_login(user, strata_session::acl::host::Client { ip: peer })?;
+        let privileged =
+            a.global.privs.contains(Privs::SUPER) || a.dynamic.contains("CONNECTION_ADMIN");
+        Some(LoginAccount {
+            // A login matched by the anonymous account keeps the name it gave for
+            // USER(); CURRENT_USER() is the account's.
+            user: a.user.clone(),
+            host: a.host.clone(),
+            plugin: a.plugin.clone(),
+            auth_string: a.auth_string.clone(),
+            locked: a.locked,
+            require_secure: a.require != Require::None,
+            max_user_connections: a.max_user_connections,
+            privileged,
+        })
     }
 
     fn open_session(
         &self,
         connection_id: u32,
-        user: &str,
+        account: &LoginAccount,
+        client_host: &str,
         db: Option<&str>,
         interactive: bool,
     ) -> Result<Connection> {
-        let mut session = Session::new(self.server.clone(), connection_id, user, db)?;
+        let mut session = Session::for_account(
+            self.server.clone(),
+            connection_id,
+            &account.user,
+            &account.host,
+            client_host,
+            db,
+        )?;
         if interactive {
             session.set_interactive();
         }
@@ -176,7 +215,8 @@ impl Handler for Connection {
     }
 
     fn register_replica(&mut self, r: &strata_wire::replication::Registration) -> Result<()> {
-        self.session.register_replica(r.server_id, &r.host, r.port);
+        self.session
+            .register_replica(r.server_id, &r.host, r.port)?;
         Ok(())
     }
 

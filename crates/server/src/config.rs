@@ -232,10 +232,16 @@ pub struct ServerArgs {
     /// fsync the binary log every N commit groups; 0: never [default: 1].
     #[arg(long = "sync-binlog", alias = "sync_binlog")]
     pub sync_binlog: Option<u32>,
-    /// A user as NAME or NAME:PASSWORD; repeatable. Without any, user root with an empty
-    /// password exists.
+    /// A user as NAME or NAME:PASSWORD; repeatable. Each is created (NAME@%; root is
+    /// root@localhost) or updated at every start with every privilege and this password.
+    /// Without any, the accounts are what the data directory holds (a first start
+    /// creates root@localhost with an empty password).
     #[arg(long = "user")]
     pub users: Vec<String>,
+    /// Start without checking privileges (for recovering a lost root password); only
+    /// allowed while listening on a loopback address.
+    #[arg(long = "skip-grant-tables", alias = "skip_grant_tables")]
+    pub skip_grant_tables: bool,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -343,6 +349,9 @@ pub struct Settings {
     /// binlog_json_format=TEXT.
     pub binlog_json_text: bool,
     pub sync_binlog: u32,
+    /// Whether `users` came from --user or the config file (not the default root).
+    pub explicit_users: bool,
+    pub skip_grant_tables: bool,
 }
 
 pub const DEFAULT_SQL_MODE: &str =
@@ -412,6 +421,7 @@ impl Settings {
             }
             users.insert(name.to_string(), pw.to_string());
         }
+        let explicit_users = !users.is_empty();
         if users.is_empty() {
             users.insert("root".into(), String::new());
         }
@@ -655,6 +665,8 @@ impl Settings {
                 }
             },
             sync_binlog: args.sync_binlog.or(file.sync_binlog).unwrap_or(1),
+            explicit_users,
+            skip_grant_tables: args.skip_grant_tables,
         };
         // The binary log holds rows, whole: other settings would be accepted and not
         // honoured, so they are refused.
@@ -746,6 +758,12 @@ impl Settings {
                 .parse::<std::net::IpAddr>()
                 .map(|a| a.is_loopback())
                 .unwrap_or(false);
+        if !loopback && s.skip_grant_tables {
+            return Err(format!(
+                "refusing to listen on {} with --skip-grant-tables (anyone could connect as anyone); use --bind-address 127.0.0.1",
+                s.bind_address
+            ));
+        }
         if !loopback {
             if let Some((u, _)) = s.users.iter().find(|(_, p)| p.is_empty()) {
                 return Err(format!(

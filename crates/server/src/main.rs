@@ -192,6 +192,27 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     {
         log_note!("{msg}");
     }
+    // Accounts: read (or, on a first start, created) before any client connects; each
+    // --user is made an administrator with its password.
+    let first_start = if s.skip_grant_tables {
+        false
+    } else {
+        server
+            .acl
+            .open(&server.config.datadir)
+            .map_err(|e| format!("reading accounts: {e}"))?
+    };
+    let mut admins = Vec::new();
+    if s.explicit_users && !s.skip_grant_tables {
+        for (name, pw) in &s.users {
+            admins.push(
+                server
+                    .acl
+                    .ensure_admin(name, pw, &s.default_authentication_plugin)
+                    .map_err(|e| format!("--user {name}: {e}"))?,
+            );
+        }
+    }
     let security = Arc::new(security::prepare(&s, &server)?);
     let default_engine = server.config.default_engine.clone();
     let listener = TcpListener::bind((s.bind_address.as_str(), s.port))
@@ -239,10 +260,28 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     );
     log_note!("tmpdir (sort runs): {}", s.tmpdir.display());
     security::log_startup(&s, &security);
-    log_note!(
-        "users: {}",
-        s.users.keys().cloned().collect::<Vec<_>>().join(", ")
-    );
+    if s.skip_grant_tables {
+        log_note!(
+            "--skip-grant-tables: privileges are NOT checked and any user name logs in without a password (loopback only)"
+        );
+    } else {
+        log_note!(
+            "accounts: {} in {}{}",
+            server.acl.snapshot().len(),
+            strata_session::acl::store::FILE,
+            if admins.is_empty() {
+                String::new()
+            } else {
+                format!(" (administrators from --user: {})", admins.join(", "))
+            }
+        );
+        if first_start {
+            log_note!(
+                "first start: created 'root'@'localhost' with an empty password; set one with \
+                 ALTER USER 'root'@'localhost' IDENTIFIED BY '…', create accounts with CREATE USER and GRANT"
+            );
+        }
+    }
 
     let shutdown = Arc::new(AtomicBool::new(false));
     let mut signals = signal_hook::iterator::Signals::new([
@@ -286,7 +325,7 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     }
     let backend = Arc::new(backend::StrataBackend {
         server,
-        users: s.users.clone(),
+        skip_grant_tables: s.skip_grant_tables,
     });
     strata_wire::serve(listener, unix, backend, security, shutdown);
     Ok(())

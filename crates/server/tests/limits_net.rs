@@ -273,15 +273,14 @@ fn idle_sessions_get_4031_then_are_closed() {
 
 #[test]
 fn max_connections_answers_1040_and_keeps_one_for_root() {
-    let server = common::TestServer::start(&[
-        "--max-connections",
-        "2",
-        "--user",
-        "root",
-        "--user",
-        "app:secret",
-    ]);
+    let server = common::TestServer::start(&["--max-connections", "2", "--user", "root"]);
     let port = server.port;
+    // An ordinary account (a --user account would hold every privilege, SUPER included,
+    // and so the administrators' slot too).
+    common::connect(port, None)
+        .query_drop("CREATE USER app@'%' IDENTIFIED BY 'secret'")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
     let a1 = mysql::Conn::new(app_opts(port, "app", "secret")).expect("app 1");
     let a2 = mysql::Conn::new(app_opts(port, "app", "secret")).expect("app 2");
     // A third ordinary user is refused after authenticating.

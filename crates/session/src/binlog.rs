@@ -14,6 +14,7 @@ use std::sync::Arc;
 use strata_binlog::event::QueryContext;
 use strata_binlog::{Binlog, Entry};
 use strata_engine::Txn;
+use strata_types::privilege::Privs;
 use strata_types::{ColumnMeta, EndInfo, Error, FieldType, OkInfo, QueryOutput, Result, Value};
 
 /// A replica that registered with COM_REGISTER_SLAVE.
@@ -203,23 +204,27 @@ impl Session {
         b.write(&Entry::Ddl { cx: &cx, text })
     }
 
-    /// COM_REGISTER_SLAVE: remembers the replica for SHOW REPLICAS while it is connected.
-    pub fn register_replica(&self, server_id: u32, host: &str, port: u16) {
+    /// COM_REGISTER_SLAVE: remembers the replica for SHOW REPLICAS while it is connected
+    /// (1227 without REPLICATION SLAVE, as MySQL).
+    pub fn register_replica(&mut self, server_id: u32, host: &str, port: u16) -> Result<()> {
+        self.need_global(Privs::REPL_SLAVE, None, "REPLICATION SLAVE")?;
         self.server.replicas.register(ReplicaInfo {
             connection_id: self.connection_id,
             server_id,
             host: host.to_string(),
             port,
         });
+        Ok(())
     }
 
     /// COM_BINLOG_DUMP (`gtids` None) or COM_BINLOG_DUMP_GTID: the events to stream.
     pub fn binlog_dump(
-        &self,
+        &mut self,
         file: &str,
         pos: u64,
         gtids: Option<&[u8]>,
     ) -> Result<strata_binlog::dump::Dump> {
+        self.need_global(Privs::REPL_SLAVE, None, "REPLICATION SLAVE")?;
         let Some(b) = self.server.binlog().cloned() else {
             return Err(Error::MasterFatalReadingBinlog(
                 "Binary log is not open".into(),
@@ -255,6 +260,27 @@ impl Session {
         let w = strata_sql::text::words(sql);
         let u: Vec<String> = w.iter().map(|x| x.to_ascii_uppercase()).collect();
         let us: Vec<&str> = u.iter().map(String::as_str).collect();
+        // The privileges MySQL 8 asks for each (1227 without them).
+        let allowed = match us.as_slice() {
+            ["SHOW", "MASTER" | "BINARY", "STATUS" | "LOGS" | "LOG", ..] => self
+                .need_global(Privs::REPL_CLIENT, None, "SUPER, REPLICATION CLIENT")
+                .or_else(|_| self.need_global(Privs::SUPER, None, "SUPER, REPLICATION CLIENT")),
+            ["SHOW", "BINLOG", "EVENTS", ..]
+            | ["SHOW", "REPLICAS"]
+            | ["SHOW", "SLAVE", "HOSTS"] => {
+                self.need_global(Privs::REPL_SLAVE, None, "REPLICATION SLAVE")
+            }
+            ["FLUSH", "BINARY", "LOGS"] | ["FLUSH", "LOGS"] | ["RESET", ..] => {
+                self.need_global(Privs::RELOAD, None, "RELOAD")
+            }
+            ["PURGE", ..] => {
+                self.need_global(Privs::SUPER, Some("BINLOG_ADMIN"), "SUPER or BINLOG_ADMIN")
+            }
+            _ => Ok(()),
+        };
+        if let Err(e) = allowed {
+            return Some(Err(e));
+        }
         let binlog = self.server.binlog().cloned();
         let r = match us.as_slice() {
             ["SHOW", "MASTER", "STATUS"] | ["SHOW", "BINARY", "LOG", "STATUS"] => {

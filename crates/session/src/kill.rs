@@ -38,6 +38,22 @@ impl Session {
             }
             return out.ok(&OkInfo::default());
         }
+        // Another account's thread needs CONNECTION_ADMIN or SUPER (1095).
+        if let Some(eff) = self.effective() {
+            if !eff.has_dynamic("CONNECTION_ADMIN") {
+                use strata_sql::ProcessSource;
+                let owner = self
+                    .server
+                    .processes
+                    .processes()
+                    .into_iter()
+                    .find(|p| p.id == id)
+                    .map(|p| p.user);
+                if owner.is_some_and(|u| u != self.identity.user) {
+                    return Err(Error::NotThreadOwner(id));
+                }
+            }
+        }
         if !self.server.processes.kill(id, connection) {
             return Err(Error::UnknownThread(id));
         }

@@ -24,6 +24,7 @@
 //!
 //! [`Server`] is what all sessions share: the catalog, global variables, counters.
 
+pub mod acl;
 mod binlog;
 mod kill;
 pub mod persist;
@@ -108,6 +109,8 @@ pub struct Server {
     persisted: parking_lot::Mutex<Option<Arc<persist::Persisted>>>,
     /// Every connected session (SHOW PROCESSLIST, KILL).
     pub processes: Arc<processlist::ProcessList>,
+    /// The accounts and their privileges (enforced once the server binary opens them).
+    pub acl: acl::Acl,
     /// Prepared statements held by all sessions (`Prepared_stmt_count`), bounded by
     /// `max_prepared_stmt_count` so clients that never close statements cannot exhaust
     /// the server's memory.
@@ -267,6 +270,7 @@ impl Server {
             processes,
             prepared_statements: AtomicU64::new(0),
             status_sources: parking_lot::Mutex::new(Vec::new()),
+            acl: acl::Acl::default(),
             started: Instant::now(),
             questions: AtomicU64::new(0),
             connections: AtomicU64::new(0),
@@ -425,6 +429,10 @@ pub struct Session {
     /// The connection's TLS session as (`Ssl_version`, `Ssl_cipher`); empty strings
     /// without TLS, as MySQL shows them.
     tls: (String, String),
+    /// The account the session runs as, and the client's host.
+    identity: acl::Identity,
+    /// The account's privileges, with the account store's generation they were read at.
+    privs: Option<(u64, Arc<acl::Effective>)>,
     /// This connection's metadata locks (`strata_sql::mdl`): shared locks on the tables
     /// its transaction used, LOCK TABLES and FLUSH TABLES WITH READ LOCK.
     mdl: MdlContext,
@@ -490,6 +498,21 @@ impl Env for SessionEnv<'_> {
     }
     fn user(&self) -> String {
         self.s.user.clone()
+    }
+    fn user_at_host(&self, account: bool) -> String {
+        let id = &self.s.identity;
+        let host = if account {
+            &id.account_host
+        } else {
+            &id.client_host
+        };
+        format!("{}@{host}", id.user)
+    }
+    fn sees_database(&self, db: &str) -> bool {
+        self.s.visible(|e| e.sees_db(db))
+    }
+    fn sees_table(&self, db: &str, table: &str) -> bool {
+        self.s.visible(|e| e.sees_table(db, table))
     }
     fn connection_id(&self) -> u64 {
         self.s.connection_id as u64
@@ -576,6 +599,19 @@ impl Session {
         user: &str,
         db: Option<&str>,
     ) -> Result<Session> {
+        Session::for_account(server, connection_id, user, "localhost", "localhost", db)
+    }
+
+    /// A session of the account `user@account_host` connected from `client_host`; the
+    /// handshake's database `db` is checked as USE checks it (1049, 1044).
+    pub fn for_account(
+        server: Arc<Server>,
+        connection_id: u32,
+        user: &str,
+        account_host: &str,
+        client_host: &str,
+        db: Option<&str>,
+    ) -> Result<Session> {
         let mdl = MdlContext::new(server.catalog.mdl().clone());
         let process = server.processes.register(connection_id, user);
         mdl.set_interrupt(process.interrupt.clone());
@@ -624,6 +660,12 @@ impl Session {
             closing: false,
             max_execution_time: Duration::ZERO,
             tls: (String::new(), String::new()),
+            identity: acl::Identity {
+                user: user.to_string(),
+                account_host: account_host.to_string(),
+                client_host: client_host.to_string(),
+            },
+            privs: None,
             mdl,
             txn_wrote: false,
         };
@@ -670,6 +712,18 @@ impl Session {
             f |= 2;
         }
         f
+    }
+
+    /// What `test` says of the account's privileges (true without access control).
+    fn visible(&self, test: impl Fn(&acl::Effective) -> bool) -> bool {
+        let acl = &self.server.acl;
+        if !acl.enforcing() {
+            return true;
+        }
+        match &self.privs {
+            Some((g, e)) if *g == acl.generation() => test(e),
+            _ => test(&acl.effective(&self.identity.user, &self.identity.account_host)),
+        }
     }
 
     fn autocommit(&self) -> bool {
@@ -962,6 +1016,15 @@ impl Session {
         if !self.server.catalog.database_exists(db) {
             return Err(Error::UnknownDatabase(db.to_string()));
         }
+        if let Some(eff) = self.effective() {
+            if !strata_sql::catalog::is_system_schema(db) && !eff.sees_db(db) {
+                return Err(Error::DbAccessDenied {
+                    user: self.identity.user.clone(),
+                    host: self.identity.client_host.clone(),
+                    db: db.to_string(),
+                });
+            }
+        }
         self.current_db = Some(db.to_string());
         self.process.set_db(self.current_db.clone());
         Ok(())
@@ -1032,6 +1095,13 @@ impl Session {
     }
 
     fn set_variable(&mut self, name: &str, global: bool, value: Option<Value>) -> Result<()> {
+        if global {
+            self.need_global(
+                strata_types::privilege::Privs::SUPER,
+                Some("SYSTEM_VARIABLES_ADMIN"),
+                "SUPER or SYSTEM_VARIABLES_ADMIN",
+            )?;
+        }
         let lname = name.to_ascii_lowercase();
         let key = vars::canonical(&lname).to_string();
         let Some(def): Option<&VarDef> = vars::lookup(&key) else {
@@ -1438,6 +1508,13 @@ impl Session {
         }
         // 2. Statements the session owns.
         let first = text::first_word(sql);
+        if matches!(
+            first.as_str(),
+            "CREATE" | "ALTER" | "DROP" | "RENAME" | "GRANT" | "REVOKE" | "SET" | "SHOW" | "FLUSH"
+        ) && acl::statements::is_account_statement(&strata_sql::text::words(sql))
+        {
+            return self.account_statement(sql, out);
+        }
         if matches!(first.as_str(), "SHOW" | "FLUSH" | "PURGE" | "RESET") {
             if let Some(r) = self.binlog_statement(sql, out) {
                 return r;
@@ -1488,6 +1565,7 @@ impl Session {
             }
             "FLUSH" => {
                 let w = strata_sql::text::words(sql);
+                self.need_global(strata_types::privilege::Privs::RELOAD, None, "RELOAD")?;
                 if w.iter().any(|x| x.eq_ignore_ascii_case("lock")) {
                     return self.flush_with_read_lock(&w, out);
                 }
@@ -1641,6 +1719,17 @@ impl Session {
     ) -> Result<()> {
         self.server.count(Com::Other);
         let call = kind == strata_sql::ProgramDdl::Call;
+        // The statements inside stored programs are not checked against any account
+        // yet (neither the definer's nor the invoker's), so only an account holding
+        // every global privilege may define or call them: refused, never a way around
+        // the checks.
+        if let Some(eff) = self.effective() {
+            if eff.global != strata_types::privilege::Privs::GLOBAL_ALL {
+                return Err(Error::NotSupported(
+                    "stored programs for an account without every global privilege".into(),
+                ));
+            }
+        }
         if !call {
             self.commit_open()?;
         }
@@ -1708,6 +1797,9 @@ impl Session {
         // Metadata locks first, then the check that the plan is current (the catalog
         // changed, or USE switched databases, since binding: bind again).
         let p = self.lock_and_bind(p)?;
+        if self.server.acl.enforcing() {
+            self.check_privileges(&p)?;
+        }
         let com = match &p.plan {
             strata_sql::Plan::Select(_) => Com::Select,
             strata_sql::Plan::Insert(_) => Com::Insert,
@@ -1729,6 +1821,118 @@ impl Session {
             self.in_transaction(false, run)
         } else {
             self.outside_transaction(run)
+        }
+    }
+
+    /// The session account's privileges, read again when the account store changed
+    /// since (GRANT, REVOKE, DROP USER bump its generation); None when nothing is
+    /// enforced.
+    fn effective(&mut self) -> Option<Arc<acl::Effective>> {
+        let acl = &self.server.acl;
+        if !acl.enforcing() {
+            return None;
+        }
+        let generation = acl.generation();
+        match &self.privs {
+            Some((g, e)) if *g == generation => Some(e.clone()),
+            _ => {
+                let e = Arc::new(acl.effective(&self.identity.user, &self.identity.account_host));
+                self.privs = Some((generation, e.clone()));
+                Some(e)
+            }
+        }
+    }
+
+    /// 1142 / 1044 unless the account holds what the bound statement needs. An account
+    /// with every global privilege (root) passes without looking at the statement, so
+    /// the common path costs a generation compare and a bit test.
+    fn check_privileges(&mut self, p: &Prepared) -> Result<()> {
+        let generation = self.server.acl.generation();
+        if let Some((g, e)) = &self.privs {
+            if *g == generation && e.global == strata_types::privilege::Privs::GLOBAL_ALL {
+                return Ok(());
+            }
+        }
+        let Some(eff) = self.effective() else {
+            return Ok(());
+        };
+        if eff.global == strata_types::privilege::Privs::GLOBAL_ALL {
+            return Ok(());
+        }
+        acl::check_needs(&eff, &self.identity, &strata_sql::privileges::required(p))
+    }
+
+    /// 1227 unless the account holds global privilege `p` or, when named, the dynamic
+    /// privilege `dynamic` (SUPER stands for every dynamic one).
+    fn need_global(
+        &mut self,
+        p: strata_types::privilege::Privs,
+        dynamic: Option<&str>,
+        named: &str,
+    ) -> Result<()> {
+        let Some(eff) = self.effective() else {
+            return Ok(());
+        };
+        if eff.has_global(p) || dynamic.is_some_and(|d| eff.has_dynamic(d)) {
+            Ok(())
+        } else {
+            Err(Error::SpecificAccessDenied(named.to_string()))
+        }
+    }
+
+    /// CREATE / ALTER / DROP / RENAME USER, GRANT, REVOKE, SET PASSWORD, SHOW GRANTS,
+    /// SHOW CREATE USER, FLUSH PRIVILEGES (`acl::statements`). Those that change
+    /// accounts commit the open transaction first, as MySQL does.
+    fn account_statement(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
+        let first = text::first_word(sql);
+        if first != "SHOW" {
+            self.commit_open()?;
+        }
+        let eff = match self.effective() {
+            Some(e) => e,
+            // Without access control (in-process, --skip-grant-tables) the statements
+            // still run, as a holder of every privilege.
+            None => Arc::new(acl::Effective {
+                exists: true,
+                global: strata_types::privilege::Privs::GLOBAL_ALL,
+                dynamic: strata_types::privilege::DYNAMIC
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect(),
+                ..Default::default()
+            }),
+        };
+        let plugin = self
+            .server
+            .globals
+            .get("default_authentication_plugin")
+            .to_text();
+        let reply = acl::statements::run(
+            &self.server.acl,
+            &self.identity,
+            &eff,
+            sql,
+            &plugin,
+            self.current_db.as_deref(),
+            &|db, t| {
+                let cat = &self.server.catalog;
+                cat.table(db, t).is_ok() || cat.views(db).iter().any(|v| v.name == t)
+            },
+        )?;
+        match reply {
+            acl::statements::Reply::Ok(n) => out.ok(&OkInfo {
+                affected_rows: n,
+                ..OkInfo::default()
+            }),
+            acl::statements::Reply::Rows(title, rows) => {
+                out.columns(&[text_col(&title)])?;
+                let n = rows.len() as u64;
+                for r in rows {
+                    out.row(&[Value::str(&r)])?;
+                }
+                self.found_rows = n;
+                out.end(&EndInfo::default())
+            }
         }
     }
 

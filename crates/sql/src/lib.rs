@@ -31,6 +31,7 @@ pub(crate) mod optimizer;
 pub(crate) mod parse;
 pub(crate) mod plan;
 pub(crate) mod planner;
+pub mod privileges;
 pub(crate) mod routines;
 pub(crate) mod row_log;
 pub(crate) mod statement;

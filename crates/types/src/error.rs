@@ -303,6 +303,52 @@ pub enum Error {
     TooManyConnections,
     /// 1203: the user already has `max_user_connections` connections.
     TooManyUserConnections(String),
+    /// 1226: the account's own `MAX_USER_CONNECTIONS` is reached; (user, limit).
+    UserLimitReached(String, u64),
+    /// 1044: no privilege on a database.
+    DbAccessDenied {
+        user: String,
+        host: String,
+        db: String,
+    },
+    /// 1142: `command` (SELECT, INSERT, …) denied on a table.
+    TableAccessDenied {
+        command: String,
+        user: String,
+        host: String,
+        table: String,
+    },
+    /// 1227: the statement needs one of the named (global) privileges.
+    SpecificAccessDenied(String),
+    /// 1396: an account statement failed for the listed accounts; (operation, accounts).
+    AccountOperationFailed(String, String),
+    /// 1410: GRANT naming an account that does not exist.
+    NoImplicitUserCreation,
+    /// 1133: SET PASSWORD / ALTER USER for an account that does not exist.
+    NoMatchingUser,
+    /// 1141: REVOKE of a global or database grant the account does not have.
+    NoSuchGrant {
+        user: String,
+        host: String,
+    },
+    /// 1147: REVOKE of a table grant the account does not have.
+    NoSuchTableGrant {
+        user: String,
+        host: String,
+        table: String,
+    },
+    /// 1144: a privilege that does not exist at the level named (USAGE-only levels,
+    /// a global privilege on a table).
+    IllegalGrant,
+    /// 1221: a global privilege in a database-level GRANT.
+    WrongUsage(String, String),
+    /// 3118: the account is locked.
+    AccountLocked {
+        user: String,
+        host: String,
+    },
+    /// 1095: KILL of another user's thread without CONNECTION_ADMIN / SUPER.
+    NotThreadOwner(u64),
     /// 4031: the session was idle longer than `wait_timeout` (sent before closing, as
     /// MySQL 8.0.24+ does).
     IdleTimeout,
@@ -799,6 +845,19 @@ impl Error {
             PacketTooLarge => 1153,
             TooManyConnections => 1040,
             TooManyUserConnections(_) => 1203,
+            UserLimitReached(..) => 1226,
+            DbAccessDenied { .. } => 1044,
+            TableAccessDenied { .. } => 1142,
+            SpecificAccessDenied(_) => 1227,
+            AccountOperationFailed(..) => 1396,
+            NoImplicitUserCreation => 1410,
+            NoMatchingUser => 1133,
+            NoSuchGrant { .. } => 1141,
+            NoSuchTableGrant { .. } => 1147,
+            IllegalGrant => 1144,
+            WrongUsage(..) => 1221,
+            AccountLocked { .. } => 3118,
+            NotThreadOwner(_) => 1095,
             IdleTimeout => 4031,
             NetReadTimeout => 1159,
             InsecureTransport => 3159,
@@ -905,7 +964,7 @@ impl Error {
         match self.code() {
             1066 | 1248 | 1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091 | 1061
             | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1166 | 1286 | 1305 | 1582 | 1273 | 1118
-            | 1071 | 1203 => "42000",
+            | 1071 | 1203 | 1044 | 1142 | 1227 | 1410 | 1133 | 1141 | 1147 | 1144 => "42000",
             1146 | 1051 => "42S02",
             1050 => "42S01",
             1054 => "42S22",
@@ -1450,6 +1509,48 @@ impl fmt::Display for Error {
             ),
             PacketTooLarge => write!(f, "Got a packet bigger than 'max_allowed_packet' bytes"),
             TooManyConnections => write!(f, "Too many connections"),
+            UserLimitReached(user, n) => write!(
+                f,
+                "User '{user}' has exceeded the 'max_user_connections' resource (current value: {n})"
+            ),
+            DbAccessDenied { user, host, db } => write!(
+                f,
+                "Access denied for user '{user}'@'{host}' to database '{db}'"
+            ),
+            TableAccessDenied {
+                command,
+                user,
+                host,
+                table,
+            } => write!(
+                f,
+                "{command} command denied to user '{user}'@'{host}' for table '{table}'"
+            ),
+            SpecificAccessDenied(privs) => write!(
+                f,
+                "Access denied; you need (at least one of) the {privs} privilege(s) for this operation"
+            ),
+            AccountOperationFailed(op, who) => write!(f, "Operation {op} failed for {who}"),
+            NoImplicitUserCreation => write!(f, "You are not allowed to create a user with GRANT"),
+            NoMatchingUser => write!(f, "Can't find any matching row in the user table"),
+            NoSuchGrant { user, host } => write!(
+                f,
+                "There is no such grant defined for user '{user}' on host '{host}'"
+            ),
+            NoSuchTableGrant { user, host, table } => write!(
+                f,
+                "There is no such grant defined for user '{user}' on host '{host}' on table '{table}'"
+            ),
+            IllegalGrant => write!(
+                f,
+                "Illegal GRANT/REVOKE command; please consult the manual to see which privileges can be used"
+            ),
+            WrongUsage(a, b) => write!(f, "Incorrect usage of {a} and {b}"),
+            AccountLocked { user, host } => write!(
+                f,
+                "Access denied for user '{user}'@'{host}'. Account is locked."
+            ),
+            NotThreadOwner(id) => write!(f, "You are not owner of thread {id}"),
             TooManyUserConnections(user) => write!(
                 f,
                 "User {user} already has more than 'max_user_connections' active connections"

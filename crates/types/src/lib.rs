@@ -9,6 +9,7 @@
 
 pub mod collation;
 pub mod constraint;
+pub mod credential;
 pub mod datetime;
 pub mod decimal;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod keycode;
 pub mod log;
 pub mod member;
 pub mod output;
+pub mod privilege;
 pub mod row_change;
 pub mod schema;
 pub mod sql_mode;

@@ -11,6 +11,13 @@
 //!   encrypted with the server's RSA public key (RSA-OAEP with SHA-1, [`RsaKeys`]),
 //!   which it may ask for first. A successful full authentication fills the cache, so
 //!   the next login of that user takes the fast path.
+//!
+//! The server never keeps a password, only what MySQL 8 stores in
+//! `mysql.user.authentication_string` ([`hash_native`], [`hash_sha2`]): for
+//! mysql_native_password `*` + hex `SHA1(SHA1(pw))`, enough to check a scramble; for
+//! caching_sha2_password `$A$005$` + a 20-character salt + the 43-character SHA-256
+//! crypt (Drepper's algorithm, 5000 rounds) of the password, checked against the clear
+//! password of a full authentication ([`sha2_matches`]).
 
 use parking_lot::Mutex;
 use rsa::pkcs1::DecodeRsaPrivateKey;
@@ -41,6 +48,8 @@ fn double_sha256(password: &[u8]) -> [u8; 32] {
     sha256(&[&sha256(&[password])])
 }
 
+pub use strata_types::credential::{hash_native, hash_sha2, native_matches_hash, sha2_matches};
+
 /// A `mysql_native_password` response checked against the configured password.
 pub fn native_matches(salt: &[u8; 20], response: &[u8], password: &str) -> bool {
     if password.is_empty() {
@@ -50,22 +59,23 @@ pub fn native_matches(salt: &[u8; 20], response: &[u8], password: &str) -> bool 
         .is_some_and(|s| same(&s, response))
 }
 
-/// caching_sha2_password's fast-authentication cache: user → `SHA256(SHA256(pw))`.
+/// caching_sha2_password's fast-authentication cache: account (`user@host`) →
+/// `SHA256(SHA256(pw))`, with the stored credential it was proved against.
 #[derive(Default)]
 pub struct Sha2Cache {
-    entries: Mutex<HashMap<String, [u8; 32]>>,
+    entries: Mutex<HashMap<String, (String, [u8; 32])>>,
 }
 
 impl Sha2Cache {
-    /// The fast path: true only when `user` has an entry, it belongs to the password
-    /// configured now, and the client's scramble proves that password.
-    pub fn fast_auth(&self, user: &str, password: &str, salt: &[u8; 20], response: &[u8]) -> bool {
-        let Some(h2) = self.entries.lock().get(user).copied() else {
+    /// The fast path: true only when the account has an entry, it belongs to the
+    /// credential stored now, and the client's scramble proves that password.
+    pub fn fast_auth(&self, account: &str, stored: &str, salt: &[u8; 20], response: &[u8]) -> bool {
+        let Some((proved, h2)) = self.entries.lock().get(account).cloned() else {
             return false;
         };
         // An entry left from an older password is worthless (MySQL drops it when the
         // password changes).
-        if !same(&h2, &double_sha256(password.as_bytes())) || response.len() != 32 {
+        if proved != stored || response.len() != 32 {
             return false;
         }
         let mask = sha256(&[&h2, salt]);
@@ -76,11 +86,12 @@ impl Sha2Cache {
         same(&sha256(&[&h1]), &h2)
     }
 
-    /// After a successful full authentication.
-    pub fn remember(&self, user: &str, password: &str) {
-        self.entries
-            .lock()
-            .insert(user.to_string(), double_sha256(password.as_bytes()));
+    /// After a successful full authentication of `password` against `stored`.
+    pub fn remember(&self, account: &str, stored: &str, password: &[u8]) {
+        self.entries.lock().insert(
+            account.to_string(),
+            (stored.to_string(), double_sha256(password)),
+        );
     }
 
     pub fn len(&self) -> usize {
@@ -171,6 +182,23 @@ mod tests {
     const SALT: [u8; 20] = *b"abcdefghijklmnopqrst";
 
     #[test]
+    fn native_hash_checks_scrambles() {
+        // MySQL's PASSWORD('secret') / authentication_string of IDENTIFIED BY 'secret'.
+        assert_eq!(
+            hash_native("secret"),
+            "*14E65567ABDB5135D0CFD9A70B3032C179A49EE7"
+        );
+        let r =
+            mysql_common::auth::plugins::mysql_native_password::scramble_native(&SALT, b"secret")
+                .unwrap();
+        assert!(native_matches_hash(&SALT, &r, &hash_native("secret")));
+        assert!(!native_matches_hash(&SALT, &r, &hash_native("other")));
+        assert!(native_matches_hash(&SALT, &[], ""));
+        assert!(!native_matches_hash(&SALT, &r, ""));
+        assert!(!native_matches_hash(&SALT, &r, "*zz"));
+    }
+
+    #[test]
     fn native_scramble() {
         let r =
             mysql_common::auth::plugins::mysql_native_password::scramble_native(&SALT, b"secret")
@@ -187,17 +215,21 @@ mod tests {
         let r =
             mysql_common::auth::plugins::caching_sha2_password::scramble_sha256(&SALT, b"secret")
                 .unwrap();
-        assert!(!cache.fast_auth("u", "secret", &SALT, &r), "empty cache");
-        cache.remember("u", "secret");
-        assert!(cache.fast_auth("u", "secret", &SALT, &r));
+        let stored = hash_sha2("secret");
+        assert!(!cache.fast_auth("u@%", &stored, &SALT, &r), "empty cache");
+        cache.remember("u@%", &stored, b"secret");
+        assert!(cache.fast_auth("u@%", &stored, &SALT, &r));
         let wrong =
             mysql_common::auth::plugins::caching_sha2_password::scramble_sha256(&SALT, b"nope")
                 .unwrap();
-        assert!(!cache.fast_auth("u", "secret", &SALT, &wrong));
-        assert!(!cache.fast_auth("v", "secret", &SALT, &r), "another user");
+        assert!(!cache.fast_auth("u@%", &stored, &SALT, &wrong));
         assert!(
-            !cache.fast_auth("u", "changed", &SALT, &r),
-            "an entry of an old password"
+            !cache.fast_auth("v@%", &stored, &SALT, &r),
+            "another account"
+        );
+        assert!(
+            !cache.fast_auth("u@%", &hash_sha2("secret"), &SALT, &r),
+            "an entry of an old credential"
         );
     }
 

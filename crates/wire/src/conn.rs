@@ -24,7 +24,7 @@
 //! COM_STMT_SEND_LONG_DATA beyond `max_allowed_packet`, are given back.
 
 use crate::auth::{self, NATIVE, SHA2};
-use crate::handler::{Backend, Handler, Timeouts};
+use crate::handler::{Backend, Handler, LoginAccount, Timeouts};
 use crate::limits::{Limits, Slot, UserSlot};
 use crate::packet::{Cursor, PacketReader, PacketWriter, ReadError};
 use crate::resultset;
@@ -411,7 +411,7 @@ impl<'b, B: Backend> Conn<'b, B> {
     /// Reads the client's handshake response (after TLS, when the client asks for it)
     /// and authenticates. Returns the user and the database it asked for, or None after
     /// sending the error.
-    fn authenticate(&mut self) -> Option<(String, Option<String>)> {
+    fn authenticate(&mut self) -> Option<(LoginAccount, Option<String>)> {
         let max = self.backend.max_allowed_packet().max(1 << 20);
         let mut payload = self.read_handshake_packet(max)?;
         // SSLRequest: the first 32 bytes of a handshake response, CLIENT_SSL set.
@@ -465,10 +465,8 @@ impl<'b, B: Backend> Conn<'b, B> {
             NATIVE.to_string()
         };
         self.multi_statements = client_caps & caps::MULTI_STATEMENTS != 0;
-        if !self.auth_user(&user, &plugin, response) {
-            return None;
-        }
-        Some((user, db))
+        let account = self.auth_user(&user, &plugin, response)?;
+        Some((account, db))
     }
 
     /// Sends one AuthMoreData packet (`01` + data) of the authentication exchange.
@@ -480,60 +478,94 @@ impl<'b, B: Backend> Conn<'b, B> {
         self.flush()
     }
 
-    /// Checks one user's credentials (switching plugin when needed); sends the error.
-    fn auth_user(&mut self, user: &str, plugin: &str, mut response: Vec<u8>) -> bool {
-        let password = self.backend.password_of(user);
+    /// Checks one user's credentials against the account the login matches, switching
+    /// the client to the account's plugin when it answered in another (as MySQL does);
+    /// then the account's lock (3118) and REQUIRE SSL (1045). Sends the error.
+    fn auth_user(
+        &mut self,
+        user: &str,
+        plugin: &str,
+        mut response: Vec<u8>,
+    ) -> Option<LoginAccount> {
+        let peer = self.stream.peer().map(|a| a.ip());
+        let account = self.backend.find_account(user, peer);
         let mut plugin = plugin.to_string();
-        if plugin != NATIVE && plugin != SHA2 {
-            // Ask the client to use mysql_native_password with our salt.
+        // The plugin the exchange must use: the account's (an unknown user is checked
+        // as if native, and fails).
+        let wanted = match &account {
+            Some(a) if a.plugin == SHA2 => SHA2,
+            _ => NATIVE,
+        };
+        if plugin != wanted && (account.is_some() || (plugin != NATIVE && plugin != SHA2)) {
+            // AuthSwitchRequest: the account's plugin with our salt.
             self.w.begin();
             self.w.buf.push(0xFE);
-            self.w.buf.extend_from_slice(NATIVE.as_bytes());
+            self.w.buf.extend_from_slice(wanted.as_bytes());
             self.w.buf.push(0);
             self.w.buf.extend_from_slice(&self.salt);
             self.w.buf.push(0);
             self.w.end();
             if !self.flush() {
-                return false;
+                return None;
             }
-            match self.read_handshake_packet(1 << 20) {
-                Some(p) => response = p,
-                None => return false,
-            }
-            plugin = NATIVE.to_string();
+            response = self.read_handshake_packet(1 << 20)?;
+            plugin = wanted.to_string();
         }
-        let verdict = match password.as_deref() {
+        let verdict = match &account {
             None => Some(false),
-            Some(pw) if plugin == NATIVE => Some(auth::native_matches(&self.salt, &response, pw)),
-            Some(pw) => self.sha2_auth(user, pw, &response),
+            Some(a) if plugin == NATIVE => Some(auth::native_matches_hash(
+                &self.salt,
+                &response,
+                &a.auth_string,
+            )),
+            Some(a) => self.sha2_auth(a, &response),
         };
-        match verdict {
-            Some(true) => true,
-            Some(false) => {
-                let e = Error::AccessDenied {
-                    user: user.to_string(),
-                    host: self.peer_host(),
-                    using_password: !response.is_empty(),
-                };
+        let denied = |s: &Self| Error::AccessDenied {
+            user: user.to_string(),
+            host: s.peer_host(),
+            using_password: !response.is_empty() && response != [0],
+        };
+        match (verdict, account) {
+            (Some(true), Some(a)) => {
+                if a.locked {
+                    self.send_error(&Error::AccountLocked {
+                        user: user.to_string(),
+                        host: self.peer_host(),
+                    });
+                    return None;
+                }
+                if a.require_secure && !self.stream.is_tls() {
+                    // MySQL answers a REQUIRE SSL account on a plain connection as a
+                    // wrong password.
+                    let e = denied(self);
+                    self.send_error(&e);
+                    return None;
+                }
+                Some(a)
+            }
+            (Some(_), _) => {
+                let e = denied(self);
                 self.send_error(&e);
-                false
+                None
             }
             // The client went away in the middle of the exchange.
-            None => false,
+            (None, _) => None,
         }
     }
 
     /// caching_sha2_password: the fast path from the cache, else full authentication.
     /// None when the connection failed on the way.
-    fn sha2_auth(&mut self, user: &str, password: &str, scramble: &[u8]) -> Option<bool> {
+    fn sha2_auth(&mut self, account: &LoginAccount, scramble: &[u8]) -> Option<bool> {
+        let stored = account.auth_string.as_str();
         // An empty password is proved by an empty answer (or a lone NUL, which some
         // clients send, as MySQL accepts), with no exchange.
         let empty_answer = scramble.is_empty() || scramble == [0];
-        if password.is_empty() || empty_answer {
-            return Some(password.is_empty() && empty_answer);
+        if stored.is_empty() || empty_answer {
+            return Some(stored.is_empty() && empty_answer);
         }
+        let key = format!("{}@{}", account.user, account.host);
         let cache = &self.security.sha2_cache;
-        if cache.fast_auth(user, password, &self.salt, scramble) {
+        if cache.fast_auth(&key, stored, &self.salt, scramble) {
             return self.auth_more_data(&[0x03]).then_some(true);
         }
         if !self.auth_more_data(&[0x04]) {
@@ -559,9 +591,9 @@ impl<'b, B: Backend> Conn<'b, B> {
                 None => return Some(false),
             }
         };
-        let ok = sent == password.as_bytes();
+        let ok = auth::sha2_matches(&sent, stored);
         if ok {
-            self.security.sha2_cache.remember(user, password);
+            self.security.sha2_cache.remember(&key, stored, &sent);
         }
         Some(ok)
     }
@@ -585,10 +617,23 @@ impl<'b, B: Backend> Conn<'b, B> {
         }
     }
 
+    /// The client's host as USER() and error 1045 show it: `localhost` on the unix
+    /// socket and from a loopback address (what MySQL's name resolution gives), the IP
+    /// otherwise.
+    fn client_host(&self) -> String {
+        self.peer_host()
+    }
+
     fn peer_host(&self) -> String {
         self.stream
             .peer()
-            .map(|a| a.ip().to_string())
+            .map(|a| {
+                if a.ip().is_loopback() {
+                    "localhost".to_string()
+                } else {
+                    a.ip().to_string()
+                }
+            })
             .unwrap_or_else(|| "localhost".into())
     }
 
@@ -598,14 +643,13 @@ impl<'b, B: Backend> Conn<'b, B> {
 
     /// Admits an authenticated user against max_connections (one more for a privileged
     /// user) and max_user_connections; sends the error when refused.
-    fn admit(&mut self, user: &str) -> bool {
+    fn admit(&mut self, account: &LoginAccount) -> bool {
         let Some(limits) = self.limits.clone() else {
             return true;
         };
         self.user_slot = None;
         match limits.admit(
-            user,
-            self.backend.is_privileged(user),
+            account,
             self.backend.max_connections(),
             self.backend.max_user_connections(),
         ) {
@@ -631,26 +675,29 @@ impl<'b, B: Backend> Conn<'b, B> {
         if !self.flush() {
             return;
         }
-        let Some((user, db)) = self.authenticate() else {
+        let Some((account, db)) = self.authenticate() else {
             return;
         };
-        if !self.admit(&user) {
+        if !self.admit(&account) {
             return;
         }
         let interactive = self.client_caps & caps::INTERACTIVE != 0;
-        let mut handler =
-            match self
-                .backend
-                .open_session(self.id, &user, db.as_deref(), interactive)
-            {
-                Ok(h) => h,
-                Err(e) => {
-                    self.send_error(&e);
-                    return;
-                }
-            };
+        let client_host = self.client_host();
+        let mut handler = match self.backend.open_session(
+            self.id,
+            &account,
+            &client_host,
+            db.as_deref(),
+            interactive,
+        ) {
+            Ok(h) => h,
+            Err(e) => {
+                self.send_error(&e);
+                return;
+            }
+        };
         self.handshake_deadline = None;
-        self.user = user;
+        self.user = account.user;
         self.attach(&mut handler);
         self.timeouts = handler.timeouts();
         let status = handler.status_flags();
@@ -939,17 +986,17 @@ impl<'b, B: Backend> Conn<'b, B> {
         } else {
             NATIVE.to_string()
         };
-        if !self.auth_user(&user, &plugin, response) {
-            return None;
-        }
-        if !self.admit(&user) {
+        let account = self.auth_user(&user, &plugin, response)?;
+        if !self.admit(&account) {
             return None;
         }
         self.stmts.clear();
         let interactive = self.client_caps & caps::INTERACTIVE != 0;
+        let client_host = self.client_host();
         match self.backend.open_session(
             self.id,
-            &user,
+            &account,
+            &client_host,
             (!db.is_empty()).then_some(db.as_str()),
             interactive,
         ) {

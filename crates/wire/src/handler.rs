@@ -27,22 +27,48 @@ impl Default for Timeouts {
     }
 }
 
+/// The account a login matched, with what the protocol layer checks itself: the
+/// plugin and stored credential (`auth.rs`), a lock, the transport it requires, and its
+/// own connection limit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoginAccount {
+    pub user: String,
+    /// The account's host pattern (`%`, `localhost`, `192.168.%`).
+    pub host: String,
+    /// `mysql_native_password` or `caching_sha2_password`.
+    pub plugin: String,
+    /// The stored credential (`auth::hash_native` / `auth::hash_sha2` forms).
+    pub auth_string: String,
+    /// ACCOUNT LOCK: refused with 3118 after a correct password.
+    pub locked: bool,
+    /// REQUIRE SSL (or X509): refused with 1045 unless the connection runs TLS.
+    pub require_secure: bool,
+    /// MAX_USER_CONNECTIONS of the account (0: the global `max_user_connections`).
+    pub max_user_connections: u64,
+    /// Whether it may take the administrators' connection beyond `max_connections`
+    /// (CONNECTION_ADMIN or SUPER).
+    pub privileged: bool,
+}
+
 /// Server-wide services: users and new sessions.
 pub trait Backend: Send + Sync + 'static {
     type Handler: Handler;
 
-    /// The configured plaintext password of `user`, or None when no such user exists.
-    /// The protocol layer checks scrambles itself (mysql_native_password and
-    /// caching_sha2_password).
-    fn password_of(&self, user: &str) -> Option<String>;
+    /// The account a login as `user` from `peer` (None: the unix socket, host
+    /// `localhost`) matches, MySQL's way: the most specific host pattern first. None
+    /// when no account matches. The protocol layer checks scrambles itself.
+    fn find_account(&self, user: &str, peer: Option<std::net::IpAddr>) -> Option<LoginAccount>;
 
-    /// Opens a session for an authenticated user; `db` is the schema the client asked
-    /// for in its handshake (an unknown one fails with error 1049). `interactive`: the
-    /// client set CLIENT_INTERACTIVE, so its idle timeout is `interactive_timeout`.
+    /// Opens a session for an authenticated account; `client_host` is the client's host
+    /// as `USER()` shows it; `db` is the schema the client asked for in its handshake
+    /// (an unknown one fails with error 1049, one it may not use with 1044).
+    /// `interactive`: the client set CLIENT_INTERACTIVE, so its idle timeout is
+    /// `interactive_timeout`.
     fn open_session(
         &self,
         connection_id: u32,
-        user: &str,
+        account: &LoginAccount,
+        client_host: &str,
         db: Option<&str>,
         interactive: bool,
     ) -> Result<Self::Handler>;
@@ -73,13 +99,6 @@ pub trait Backend: Send + Sync + 'static {
     /// 3159 (TLS and the unix socket are accepted). Read for each new connection.
     fn require_secure_transport(&self) -> bool {
         false
-    }
-
-    /// Whether `user` may take the connection MySQL keeps beyond `max_connections` for
-    /// administrators (CONNECTION_ADMIN). Strata has no privileges yet (issue #16 item
-    /// 4): root is the one administrator.
-    fn is_privileged(&self, user: &str) -> bool {
-        user == "root"
     }
 }
 

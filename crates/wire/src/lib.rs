@@ -28,7 +28,7 @@ pub mod timer;
 pub mod tls;
 pub mod transport;
 
-pub use handler::{Backend, Handler, PreparedInfo, ResultStream, Timeouts};
+pub use handler::{Backend, Handler, LoginAccount, PreparedInfo, ResultStream, Timeouts};
 pub use security::Security;
 
 use std::net::TcpListener;

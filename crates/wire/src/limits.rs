@@ -74,8 +74,33 @@ impl Limits {
         (n <= max_connections.saturating_add(1)).then_some(slot)
     }
 
-    /// Admits an authenticated user, or says which error refuses it.
+    /// Admits an authenticated account: its own MAX_USER_CONNECTIONS when it has one
+    /// (1226), else the global `max_user_connections` (1203), counted per account
+    /// (`user@host`) as MySQL counts them.
     pub fn admit(
+        self: &Arc<Self>,
+        account: &crate::handler::LoginAccount,
+        max_connections: usize,
+        max_user_connections: usize,
+    ) -> Result<UserSlot, Error> {
+        let key = format!("{}@{}", account.user, account.host);
+        let own = account.max_user_connections as usize;
+        let limit = if own > 0 { own } else { max_user_connections };
+        self.admit_key(&key, account.privileged, max_connections, limit)
+            .map_err(|e| match e {
+                Error::TooManyUserConnections(_) if own > 0 => {
+                    Error::UserLimitReached(account.user.clone(), own as u64)
+                }
+                Error::TooManyUserConnections(_) => {
+                    Error::TooManyUserConnections(account.user.clone())
+                }
+                other => other,
+            })
+    }
+
+    /// Admits an authenticated user (by its counting key), or says which error refuses
+    /// it.
+    pub fn admit_key(
         self: &Arc<Self>,
         user: &str,
         privileged: bool,
@@ -107,16 +132,18 @@ mod tests {
         let l = Limits::new();
         let a = l.accept(2).unwrap();
         let b = l.accept(2).unwrap();
-        let _ua = l.admit("app", false, 2, 0).expect("within max_connections");
+        let _ua = l
+            .admit_key("app", false, 2, 0)
+            .expect("within max_connections");
         let c = l.accept(2).expect("the reserved slot is accepted");
         assert!(l.accept(2).is_none(), "beyond max + 1");
         assert_eq!(l.active(), 3, "a refused connection is not counted");
         assert_eq!(
-            l.admit("app", false, 2, 0).err(),
+            l.admit_key("app", false, 2, 0).err(),
             Some(Error::TooManyConnections),
             "an ordinary user may not take the reserved slot"
         );
-        let _ur = l.admit("root", true, 2, 0).expect("root may");
+        let _ur = l.admit_key("root", true, 2, 0).expect("root may");
         drop((a, b, c));
         assert_eq!(l.active(), 0);
     }
@@ -125,14 +152,37 @@ mod tests {
     fn per_user_limit_counts_authenticated_connections() {
         let l = Limits::new();
         let _s: Vec<Slot> = (0..4).map(|_| l.accept(10).unwrap()).collect();
-        let u1 = l.admit("app", false, 10, 2).unwrap();
-        let _u2 = l.admit("app", false, 10, 2).unwrap();
+        let u1 = l.admit_key("app", false, 10, 2).unwrap();
+        let _u2 = l.admit_key("app", false, 10, 2).unwrap();
         assert_eq!(
-            l.admit("app", false, 10, 2).err(),
+            l.admit_key("app", false, 10, 2).err(),
             Some(Error::TooManyUserConnections("app".into()))
         );
-        let _other = l.admit("bob", false, 10, 2).unwrap();
+        let _other = l.admit_key("bob", false, 10, 2).unwrap();
         drop(u1);
-        assert!(l.admit("app", false, 10, 2).is_ok());
+        assert!(l.admit_key("app", false, 10, 2).is_ok());
+    }
+
+    #[test]
+    fn an_accounts_own_limit_wins_and_is_1226() {
+        let l = Limits::new();
+        let _s: Vec<Slot> = (0..4).map(|_| l.accept(10).unwrap()).collect();
+        let acct = crate::handler::LoginAccount {
+            user: "app".into(),
+            host: "%".into(),
+            max_user_connections: 1,
+            ..Default::default()
+        };
+        let _a = l.admit(&acct, 10, 5).unwrap();
+        assert_eq!(
+            l.admit(&acct, 10, 5).err(),
+            Some(Error::UserLimitReached("app".into(), 1))
+        );
+        let other_host = crate::handler::LoginAccount {
+            host: "localhost".into(),
+            max_user_connections: 0,
+            ..acct.clone()
+        };
+        assert!(l.admit(&other_host, 10, 5).is_ok(), "counted per account");
     }
 }

@@ -119,7 +119,9 @@ pub fn call_type(
             };
             (func, out)
         }
-        Func::Database | Func::Version | Func::User | Func::InetNtoa => (func, text),
+        Func::Database | Func::Version | Func::User | Func::CurrentUser | Func::InetNtoa => {
+            (func, text)
+        }
         Func::LastInsertId | Func::ConnectionId | Func::InetAton | Func::FoundRows => {
             (func, (UInt, Collation::GeneralCi))
         }

@@ -62,6 +62,15 @@ impl Env for EnvOverlay<'_> {
     fn user(&self) -> String {
         self.inner.user()
     }
+    fn user_at_host(&self, account: bool) -> String {
+        self.inner.user_at_host(account)
+    }
+    fn sees_database(&self, db: &str) -> bool {
+        self.inner.sees_database(db)
+    }
+    fn sees_table(&self, db: &str, table: &str) -> bool {
+        self.inner.sees_table(db, table)
+    }
     fn connection_id(&self) -> u64 {
         self.inner.connection_id()
     }

@@ -47,6 +47,20 @@ pub trait Env {
     fn set_user_variable(&self, _name: &str, _value: Value) {}
     fn database(&self) -> Option<String>;
     fn user(&self) -> String;
+    /// USER() (`account` false: the user and the client's host) or CURRENT_USER()
+    /// (true: the account, `user@host pattern`).
+    fn user_at_host(&self, _account: bool) -> String {
+        format!("{}@localhost", self.user())
+    }
+    /// Whether the session's account may see database `db` (SHOW DATABASES lists only
+    /// those); everything is visible without access control.
+    fn sees_database(&self, _db: &str) -> bool {
+        true
+    }
+    /// Whether the session's account may see table `db.table` (SHOW TABLES).
+    fn sees_table(&self, _db: &str, _table: &str) -> bool {
+        true
+    }
     fn connection_id(&self) -> u64;
     /// The statement's start time, so NOW() is stable within a statement.
     fn now(&self) -> DateTime;

@@ -172,6 +172,7 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             let rows = names
                 .into_iter()
                 .filter(|n| matches(n, &pat))
+                .filter(|n| crate::catalog::is_system_schema(n) || cx.env.sees_database(n))
                 .map(|n| vec![s(&n)])
                 .collect();
             let title = match &pat {
@@ -184,6 +185,13 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             let (db, i) = db_arg(i)?;
             if !cx.catalog.database_exists(&db) {
                 return Err(Error::UnknownDatabase(db));
+            }
+            if !crate::catalog::is_system_schema(&db) && !cx.env.sees_database(&db) {
+                return Err(Error::DbAccessDenied {
+                    user: cx.env.user(),
+                    host: "localhost".into(),
+                    db,
+                });
             }
             let pat = like_filter(&w, i);
             let title = match &pat {
@@ -211,7 +219,7 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             };
             names.sort();
             for (name, kind) in names {
-                if matches(&name, &pat) {
+                if matches(&name, &pat) && cx.env.sees_table(&db, &name) {
                     let mut r = vec![s(&name)];
                     if full {
                         r.push(s(kind));

@@ -29,7 +29,8 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
             }
         }
         ConnectionId => Value::UInt(cx.env.connection_id()),
-        User => Value::str(&format!("{}@localhost", cx.env.user())),
+        User => Value::str(&cx.env.user_at_host(false)),
+        CurrentUser => Value::str(&cx.env.user_at_host(true)),
         Now => Value::DateTime(cx.env.now().truncate_to(0)),
         CurDate => Value::DateTime(cx.env.now().as_date()),
         UnixTimestamp => {

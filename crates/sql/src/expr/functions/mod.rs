@@ -37,6 +37,8 @@ pub enum Func {
     LastInsertId,
     ConnectionId,
     User,
+    /// CURRENT_USER(): the account the session authenticated as (`user@host pattern`).
+    CurrentUser,
     Now,
     CurDate,
     UnixTimestamp,
@@ -156,7 +158,8 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "version" => (Version, 0, 0),
         "last_insert_id" => (LastInsertId, 0, 1),
         "connection_id" => (ConnectionId, 0, 0),
-        "user" | "current_user" | "session_user" | "system_user" => (User, 0, 0),
+        "user" | "session_user" | "system_user" => (User, 0, 0),
+        "current_user" => (CurrentUser, 0, 0),
         "now" | "current_timestamp" | "sysdate" | "localtime" | "localtimestamp" => (Now, 0, 1),
         "curdate" | "current_date" => (CurDate, 0, 0),
         "unix_timestamp" => (UnixTimestamp, 0, 1),
@@ -209,10 +212,9 @@ pub(crate) fn arg(args: &[Expr], i: usize, row: &[Value], cx: &EvalCtx) -> Resul
 pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value> {
     use Func::*;
     match f {
-        Database | Version | LastInsertId | ConnectionId | User | Now | CurDate | UnixTimestamp
-        | FromUnixtime | FoundRows | RowCount | AssignUserVariable | Sleep | Benchmark => {
-            info::call(f, args, row, cx)
-        }
+        Database | Version | LastInsertId | ConnectionId | User | CurrentUser | Now | CurDate
+        | UnixTimestamp | FromUnixtime | FoundRows | RowCount | AssignUserVariable | Sleep
+        | Benchmark => info::call(f, args, row, cx),
         InetAton | InetNtoa => network::call(f, args, row, cx),
         If | IfNull | NullIf | Coalesce | Greatest | Least | ShowScale(_) | ShowFloat => {
             control::call(f, args, row, cx)

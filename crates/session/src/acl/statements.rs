@@ -1,0 +1,1324 @@
+//! The account statements, parsed by hand from their text (sqlparser knows only part of
+//! MySQL's forms) and run against the [`Acl`]: CREATE / ALTER / DROP / RENAME USER,
+//! SET PASSWORD, GRANT, REVOKE, SHOW GRANTS, SHOW CREATE USER, FLUSH PRIVILEGES.
+//! Roles, column-level and routine-level grants are refused with 1235 naming them.
+//!
+//! Who may run them (MySQL's rules): account management needs the global CREATE USER
+//! privilege (1227); GRANT needs GRANT OPTION and the granted privileges at the level
+//! or above (1044 / 1142 / 1045 as MySQL answers); SHOW GRANTS FOR another account and
+//! SET PASSWORD FOR another account need access to the `mysql` schema (1044).
+
+use super::store::{Account, Grant, Require};
+use super::{now_secs, Acl, Effective, Identity};
+use strata_types::privilege::{dynamic_named, Privs, DYNAMIC};
+use strata_types::{Error, Result};
+
+/// What a statement answers.
+pub enum Reply {
+    Ok(u64),
+    /// One text column: its name and the rows.
+    Rows(String, Vec<String>),
+}
+
+/// The first words that make a statement an account statement (after `CREATE` etc.),
+/// so the session sends it here: None when it is not one.
+pub fn is_account_statement(words: &[String]) -> bool {
+    let w = |i: usize| {
+        words
+            .get(i)
+            .map(|s| s.to_ascii_uppercase())
+            .unwrap_or_default()
+    };
+    match w(0).as_str() {
+        "CREATE" | "ALTER" | "DROP" => matches!(w(1).as_str(), "USER" | "ROLE"),
+        "RENAME" => w(1) == "USER",
+        "GRANT" | "REVOKE" => true,
+        "SET" => matches!(w(1).as_str(), "PASSWORD" | "ROLE" | "DEFAULT"),
+        "SHOW" => {
+            w(1) == "GRANTS"
+                || (w(1) == "CREATE" && w(2) == "USER")
+                || (w(1) == "PRIVILEGES" && words.len() == 2)
+        }
+        "FLUSH" => w(1) == "PRIVILEGES",
+        _ => false,
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Word(String),
+    /// A quoted string or identifier ('…', "…", `…`).
+    Quoted(String),
+    Num(u64),
+    Sym(char),
+}
+
+fn lex(sql: &str) -> Result<Vec<Tok>> {
+    let mut out = Vec::new();
+    let c: Vec<char> = sql.chars().collect();
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        if ch.is_whitespace() {
+            i += 1;
+        } else if ch == '\'' || ch == '"' || ch == '`' {
+            let mut s = String::new();
+            i += 1;
+            loop {
+                match c.get(i) {
+                    None => return Err(Error::Syntax(sql.chars().take(80).collect())),
+                    Some(&q) if q == ch => {
+                        if c.get(i + 1) == Some(&ch) {
+                            s.push(ch);
+                            i += 2;
+                        } else {
+                            i += 1;
+                            break;
+                        }
+                    }
+                    Some('\\') if ch != '`' => {
+                        if let Some(&n) = c.get(i + 1) {
+                            s.push(match n {
+                                'n' => '\n',
+                                't' => '\t',
+                                '0' => '\0',
+                                other => other,
+                            });
+                        }
+                        i += 2;
+                    }
+                    Some(&o) => {
+                        s.push(o);
+                        i += 1;
+                    }
+                }
+            }
+            out.push(Tok::Quoted(s));
+        } else if ch.is_ascii_digit() {
+            let start = i;
+            while i < c.len() && c[i].is_ascii_digit() {
+                i += 1;
+            }
+            let text: String = c[start..i].iter().collect();
+            out.push(Tok::Num(text.parse().map_err(|_| Error::Syntax(text))?));
+        } else if ch.is_alphanumeric() || ch == '_' || ch == '$' {
+            let start = i;
+            // Host names and IPs unquoted (`u@localhost`, `u@10.0.0.%`) join their
+            // dots and `%` here; the parser splits a `db.table` word itself.
+            while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_' || c[i] == '$') {
+                i += 1;
+            }
+            out.push(Tok::Word(c[start..i].iter().collect()));
+        } else if ch == ';' {
+            i += 1;
+        } else {
+            out.push(Tok::Sym(ch));
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+struct P {
+    toks: Vec<Tok>,
+    at: usize,
+    current_db: Option<String>,
+}
+
+impl P {
+    fn err(&self) -> Error {
+        let rest: Vec<String> = self.toks[self.at.min(self.toks.len())..]
+            .iter()
+            .map(|t| match t {
+                Tok::Word(w) => w.clone(),
+                Tok::Quoted(q) => format!("'{q}'"),
+                Tok::Num(n) => n.to_string(),
+                Tok::Sym(c) => c.to_string(),
+            })
+            .collect();
+        if rest.is_empty() {
+            Error::Syntax(String::new())
+        } else {
+            Error::Syntax(rest.join(" ").chars().take(80).collect())
+        }
+    }
+    fn peek_kw(&self, kw: &str) -> bool {
+        matches!(self.toks.get(self.at), Some(Tok::Word(w)) if w.eq_ignore_ascii_case(kw))
+    }
+    fn kw(&mut self, kw: &str) -> bool {
+        if self.peek_kw(kw) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect_kw(&mut self, kw: &str) -> Result<()> {
+        if self.kw(kw) {
+            Ok(())
+        } else {
+            Err(self.err())
+        }
+    }
+    fn sym(&mut self, c: char) -> bool {
+        if self.toks.get(self.at) == Some(&Tok::Sym(c)) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn done(&self) -> bool {
+        self.at >= self.toks.len()
+    }
+    fn end(&self) -> Result<()> {
+        if self.done() {
+            Ok(())
+        } else {
+            Err(self.err())
+        }
+    }
+    fn string(&mut self) -> Result<String> {
+        match self.toks.get(self.at) {
+            Some(Tok::Quoted(s)) => {
+                let s = s.clone();
+                self.at += 1;
+                Ok(s)
+            }
+            _ => Err(self.err()),
+        }
+    }
+    fn num(&mut self) -> Result<u64> {
+        match self.toks.get(self.at) {
+            Some(Tok::Num(n)) => {
+                let n = *n;
+                self.at += 1;
+                Ok(n)
+            }
+            _ => Err(self.err()),
+        }
+    }
+    /// A name part: a word or a quoted identifier.
+    fn name(&mut self) -> Result<String> {
+        match self.toks.get(self.at) {
+            Some(Tok::Word(w)) | Some(Tok::Quoted(w)) => {
+                let w = w.clone();
+                self.at += 1;
+                Ok(w)
+            }
+            _ => Err(self.err()),
+        }
+    }
+
+    /// A host written without quotes: words, numbers, `.`, `%`, `_`, `:`, `/`.
+    fn bare_host(&mut self) -> Result<String> {
+        let mut h = String::new();
+        while let Some(t) = self.toks.get(self.at) {
+            match t {
+                Tok::Word(w) => h.push_str(w),
+                Tok::Num(n) => h.push_str(&n.to_string()),
+                Tok::Sym(c) if matches!(c, '.' | '%' | '-' | ':' | '/') => h.push(*c),
+                _ => break,
+            }
+            self.at += 1;
+        }
+        if h.is_empty() {
+            Err(self.err())
+        } else {
+            Ok(h)
+        }
+    }
+
+    /// `'u'@'h'`, `u@h`, `'u'` (host `%`), CURRENT_USER[()]: (user, host).
+    fn user(&mut self, who: &Identity) -> Result<(String, String)> {
+        if self.kw("CURRENT_USER") {
+            if self.sym('(') && !self.sym(')') {
+                return Err(self.err());
+            }
+            return Ok((who.user.clone(), who.account_host.clone()));
+        }
+        let user = self.name()?;
+        if self.sym('@') {
+            let host = match self.toks.get(self.at) {
+                Some(Tok::Quoted(h)) => {
+                    let h = h.clone();
+                    self.at += 1;
+                    h
+                }
+                _ => self.bare_host()?,
+            };
+            return Ok((user, host.to_ascii_lowercase()));
+        }
+        Ok((user, "%".into()))
+    }
+
+    fn users(&mut self, who: &Identity) -> Result<Vec<(String, String)>> {
+        let mut v = vec![self.user(who)?];
+        while self.sym(',') {
+            v.push(self.user(who)?);
+        }
+        Ok(v)
+    }
+}
+
+fn quoted(u: &(String, String)) -> String {
+    format!("'{}'@'{}'", u.0, u.1)
+}
+
+fn backquoted(user: &str, host: &str) -> String {
+    format!(
+        "`{}`@`{}`",
+        user.replace('`', "``"),
+        host.replace('`', "``")
+    )
+}
+
+/// IDENTIFIED … and the account options of CREATE / ALTER USER.
+#[derive(Default)]
+struct Options {
+    require: Option<Require>,
+    max_user_connections: Option<u64>,
+    lock: Option<bool>,
+    expire: Option<bool>,
+}
+
+enum Credential {
+    Clear(String),
+    Hash(String),
+}
+
+fn plugin_name(p: &str) -> Result<String> {
+    let l = p.to_ascii_lowercase();
+    if l == super::strata_wire_plugins::NATIVE || l == super::strata_wire_plugins::SHA2 {
+        Ok(l)
+    } else {
+        // 1524 in MySQL ("Plugin '%s' is not loaded"); refused by name here.
+        Err(Error::NotSupported(format!("authentication plugin '{p}'")))
+    }
+}
+
+fn identified(p: &mut P) -> Result<Option<(Option<String>, Credential)>> {
+    if !p.kw("IDENTIFIED") {
+        return Ok(None);
+    }
+    if p.kw("BY") {
+        if p.kw("RANDOM") {
+            return Err(Error::NotSupported("IDENTIFIED BY RANDOM PASSWORD".into()));
+        }
+        return Ok(Some((None, Credential::Clear(p.string()?))));
+    }
+    p.expect_kw("WITH")?;
+    let plugin = plugin_name(&p.name()?)?;
+    if p.kw("BY") {
+        return Ok(Some((Some(plugin), Credential::Clear(p.string()?))));
+    }
+    if p.kw("AS") {
+        return Ok(Some((Some(plugin), Credential::Hash(p.string()?))));
+    }
+    Ok(Some((Some(plugin), Credential::Clear(String::new()))))
+}
+
+fn options(p: &mut P, o: &mut Options) -> Result<()> {
+    loop {
+        if p.kw("REQUIRE") {
+            o.require = Some(if p.kw("NONE") {
+                Require::None
+            } else if p.kw("SSL") {
+                Require::Ssl
+            } else if p.kw("X509") {
+                Require::X509
+            } else {
+                return Err(Error::NotSupported(
+                    "REQUIRE ISSUER / SUBJECT / CIPHER".into(),
+                ));
+            });
+        } else if p.kw("WITH") {
+            let mut any = false;
+            loop {
+                if p.kw("MAX_USER_CONNECTIONS") {
+                    o.max_user_connections = Some(p.num()?);
+                } else if p.kw("MAX_QUERIES_PER_HOUR")
+                    || p.kw("MAX_UPDATES_PER_HOUR")
+                    || p.kw("MAX_CONNECTIONS_PER_HOUR")
+                {
+                    let n = p.num()?;
+                    if n != 0 {
+                        return Err(Error::NotSupported("MAX_*_PER_HOUR resource limits".into()));
+                    }
+                } else {
+                    break;
+                }
+                any = true;
+            }
+            if !any {
+                return Err(p.err());
+            }
+        } else if p.kw("ACCOUNT") {
+            o.lock = Some(if p.kw("LOCK") {
+                true
+            } else {
+                p.expect_kw("UNLOCK")?;
+                false
+            });
+        } else if p.kw("PASSWORD") {
+            p.expect_kw("EXPIRE")?;
+            if p.kw("DEFAULT") {
+                o.expire.get_or_insert(false);
+            } else if p.kw("NEVER") || p.kw("INTERVAL") {
+                return Err(Error::NotSupported(
+                    "PASSWORD EXPIRE NEVER / INTERVAL".into(),
+                ));
+            } else {
+                o.expire = Some(true);
+            }
+        } else {
+            return p.end();
+        }
+    }
+}
+
+/// The stored credential for `cred` under `plugin`.
+fn credential(plugin: &str, cred: &Credential) -> Result<String> {
+    use super::strata_wire_plugins::NATIVE;
+    Ok(match cred {
+        Credential::Clear(pw) if plugin == NATIVE => hash_native(pw),
+        Credential::Clear(pw) => hash_sha2(pw),
+        Credential::Hash(h) => {
+            let ok = h.is_empty()
+                || (plugin == NATIVE && h.len() == 41 && h.starts_with('*'))
+                || (plugin != NATIVE && h.starts_with("$A$") && h.len() == 70);
+            if !ok {
+                // 1827 in MySQL: the hash is not in the plugin's form.
+                return Err(Error::NotSupported(format!(
+                    "IDENTIFIED WITH {plugin} AS a value not in its stored form"
+                )));
+            }
+            h.clone()
+        }
+    })
+}
+
+fn hash_native(pw: &str) -> String {
+    strata_types::credential::hash_native(pw)
+}
+
+fn hash_sha2(pw: &str) -> String {
+    strata_types::credential::hash_sha2(pw)
+}
+
+/// Runs one account statement for session `who` (holding `eff`); `current_db` is
+/// what `GRANT … ON *` and `ON t` mean.
+pub fn run(
+    acl: &Acl,
+    who: &Identity,
+    eff: &Effective,
+    sql: &str,
+    default_plugin: &str,
+    current_db: Option<&str>,
+    table_exists: &dyn Fn(&str, &str) -> bool,
+) -> Result<Reply> {
+    let mut p = P {
+        toks: lex(sql)?,
+        at: 0,
+        current_db: current_db.map(String::from),
+    };
+    let first = p.name()?.to_ascii_uppercase();
+    match first.as_str() {
+        "FLUSH" => {
+            p.expect_kw("PRIVILEGES")?;
+            p.end()?;
+            need_global(eff, Privs::RELOAD, "RELOAD")?;
+            acl.reload()?;
+            Ok(Reply::Ok(0))
+        }
+        "SHOW" => show(&mut p, acl, who, eff),
+        "CREATE" | "DROP" if p.peek_kw("ROLE") => Err(Error::NotSupported("roles".into())),
+        "CREATE" => {
+            p.expect_kw("USER")?;
+            need_global(eff, Privs::CREATE_USER, "CREATE USER")?;
+            let if_not_exists = p.kw("IF") && {
+                p.expect_kw("NOT")?;
+                p.expect_kw("EXISTS")?;
+                true
+            };
+            let mut specs = Vec::new();
+            loop {
+                let u = p.user(who)?;
+                let auth = identified(&mut p)?;
+                specs.push((u, auth));
+                if !p.sym(',') {
+                    break;
+                }
+            }
+            let mut o = Options::default();
+            options(&mut p, &mut o)?;
+            acl.change(|accounts| {
+                let mut failed = Vec::new();
+                for (u, auth) in &specs {
+                    if accounts.iter().any(|a| a.user == u.0 && a.host == u.1) {
+                        if !if_not_exists {
+                            failed.push(quoted(u));
+                        }
+                        continue;
+                    }
+                    let (plugin, cred) = match auth {
+                        Some((pl, c)) => (pl.clone().unwrap_or(default_plugin.into()), Some(c)),
+                        None => (default_plugin.to_string(), None),
+                    };
+                    let auth_string = match cred {
+                        Some(c) => credential(&plugin, c)?,
+                        None => String::new(),
+                    };
+                    accounts.push(Account {
+                        user: u.0.clone(),
+                        host: u.1.clone(),
+                        plugin,
+                        auth_string,
+                        password_last_changed: now_secs(),
+                        password_expired: o.expire.unwrap_or(false),
+                        locked: o.lock.unwrap_or(false),
+                        require: o.require.unwrap_or_default(),
+                        max_user_connections: o.max_user_connections.unwrap_or(0),
+                        ..Default::default()
+                    });
+                }
+                if !failed.is_empty() {
+                    return Err(Error::AccountOperationFailed(
+                        "CREATE USER".into(),
+                        failed.join(","),
+                    ));
+                }
+                Ok(())
+            })?;
+            Ok(Reply::Ok(0))
+        }
+        "ALTER" => {
+            p.expect_kw("USER")?;
+            let if_exists = p.kw("IF") && {
+                p.expect_kw("EXISTS")?;
+                true
+            };
+            let mut specs = Vec::new();
+            loop {
+                let u = p.user(who)?;
+                let auth = identified(&mut p)?;
+                specs.push((u, auth));
+                if !p.sym(',') {
+                    break;
+                }
+            }
+            let mut o = Options::default();
+            options(&mut p, &mut o)?;
+            // Changing one's own password needs no privilege; anything else does.
+            let only_own_password = specs.len() == 1
+                && specs[0].0 == (who.user.clone(), who.account_host.clone())
+                && o.require.is_none()
+                && o.lock.is_none()
+                && o.max_user_connections.is_none();
+            if !only_own_password {
+                need_global(eff, Privs::CREATE_USER, "CREATE USER")?;
+            }
+            acl.change(|accounts| {
+                let mut failed = Vec::new();
+                for (u, auth) in &specs {
+                    let Some(a) = accounts.iter_mut().find(|a| a.user == u.0 && a.host == u.1)
+                    else {
+                        if !if_exists {
+                            failed.push(quoted(u));
+                        }
+                        continue;
+                    };
+                    if let Some((pl, c)) = auth {
+                        let plugin = pl.clone().unwrap_or(a.plugin.clone());
+                        a.auth_string = credential(&plugin, c)?;
+                        a.plugin = plugin;
+                        a.password_last_changed = now_secs();
+                        a.password_expired = false;
+                    }
+                    if let Some(r) = o.require {
+                        a.require = r;
+                    }
+                    if let Some(n) = o.max_user_connections {
+                        a.max_user_connections = n;
+                    }
+                    if let Some(l) = o.lock {
+                        a.locked = l;
+                    }
+                    if let Some(e) = o.expire {
+                        a.password_expired = e;
+                    }
+                }
+                if !failed.is_empty() {
+                    return Err(Error::AccountOperationFailed(
+                        "ALTER USER".into(),
+                        failed.join(","),
+                    ));
+                }
+                Ok(())
+            })?;
+            Ok(Reply::Ok(0))
+        }
+        "DROP" => {
+            p.expect_kw("USER")?;
+            need_global(eff, Privs::CREATE_USER, "CREATE USER")?;
+            let if_exists = p.kw("IF") && {
+                p.expect_kw("EXISTS")?;
+                true
+            };
+            let users = p.users(who)?;
+            p.end()?;
+            acl.change(|accounts| {
+                let mut failed = Vec::new();
+                for u in &users {
+                    let before = accounts.len();
+                    accounts.retain(|a| !(a.user == u.0 && a.host == u.1));
+                    if accounts.len() == before && !if_exists {
+                        failed.push(quoted(u));
+                    }
+                }
+                if !failed.is_empty() {
+                    return Err(Error::AccountOperationFailed(
+                        "DROP USER".into(),
+                        failed.join(","),
+                    ));
+                }
+                Ok(())
+            })?;
+            Ok(Reply::Ok(0))
+        }
+        "RENAME" => {
+            p.expect_kw("USER")?;
+            need_global(eff, Privs::CREATE_USER, "CREATE USER")?;
+            let mut pairs = Vec::new();
+            loop {
+                let from = p.user(who)?;
+                p.expect_kw("TO")?;
+                let to = p.user(who)?;
+                pairs.push((from, to));
+                if !p.sym(',') {
+                    break;
+                }
+            }
+            p.end()?;
+            acl.change(|accounts| {
+                let mut failed = Vec::new();
+                for (from, to) in &pairs {
+                    let exists = |a: &Account, u: &(String, String)| a.user == u.0 && a.host == u.1;
+                    if accounts.iter().any(|a| exists(a, to)) {
+                        failed.push(quoted(from));
+                        continue;
+                    }
+                    match accounts.iter_mut().find(|a| exists(a, from)) {
+                        Some(a) => {
+                            a.user = to.0.clone();
+                            a.host = to.1.clone();
+                        }
+                        None => failed.push(quoted(from)),
+                    }
+                }
+                if !failed.is_empty() {
+                    return Err(Error::AccountOperationFailed(
+                        "RENAME USER".into(),
+                        failed.join(","),
+                    ));
+                }
+                Ok(())
+            })?;
+            Ok(Reply::Ok(0))
+        }
+        "SET" => {
+            if p.kw("ROLE") || p.kw("DEFAULT") {
+                return Err(Error::NotSupported("roles".into()));
+            }
+            p.expect_kw("PASSWORD")?;
+            let target = if p.kw("FOR") {
+                p.user(who)?
+            } else {
+                (who.user.clone(), who.account_host.clone())
+            };
+            if !p.sym('=') {
+                return Err(p.err());
+            }
+            let pw = p.string()?;
+            p.end()?;
+            if target != (who.user.clone(), who.account_host.clone())
+                && !eff.has_global(Privs::CREATE_USER)
+            {
+                return Err(Error::DbAccessDenied {
+                    user: who.user.clone(),
+                    host: who.client_host.clone(),
+                    db: "mysql".into(),
+                });
+            }
+            acl.change(|accounts| {
+                let a = accounts
+                    .iter_mut()
+                    .find(|a| a.user == target.0 && a.host == target.1)
+                    .ok_or(Error::NoMatchingUser)?;
+                a.auth_string = credential(&a.plugin, &Credential::Clear(pw.clone()))?;
+                a.password_last_changed = now_secs();
+                a.password_expired = false;
+                Ok(())
+            })?;
+            Ok(Reply::Ok(0))
+        }
+        "GRANT" | "REVOKE" => {
+            grant_or_revoke(&mut p, first == "GRANT", acl, who, eff, table_exists)
+        }
+        _ => Err(p.err()),
+    }
+}
+
+fn need_global(eff: &Effective, p: Privs, name: &str) -> Result<()> {
+    if eff.has_global(p) {
+        Ok(())
+    } else {
+        Err(Error::SpecificAccessDenied(name.to_string()))
+    }
+}
+
+/// The level of a GRANT / REVOKE: `*.*`, `db.*` (or `*` with a current database), or
+/// `db.t` / `t`.
+#[derive(Clone, Debug, PartialEq)]
+enum Level {
+    Global,
+    Db(String),
+    Table(String, String),
+}
+
+fn level(p: &mut P, current: Option<&str>) -> Result<Level> {
+    if p.kw("PROCEDURE") || p.kw("FUNCTION") {
+        return Err(Error::NotSupported("routine-level privileges".into()));
+    }
+    p.kw("TABLE");
+    let first = if p.sym('*') { None } else { Some(p.name()?) };
+    if p.sym('.') {
+        let second = if p.sym('*') { None } else { Some(p.name()?) };
+        return match (first, second) {
+            (None, None) => Ok(Level::Global),
+            (Some(db), None) => Ok(Level::Db(db)),
+            (Some(db), Some(t)) => Ok(Level::Table(db, t)),
+            (None, Some(_)) => Err(p.err()),
+        };
+    }
+    let db = current.ok_or(Error::NoDatabaseSelected)?.to_string();
+    Ok(match first {
+        None => Level::Db(db),
+        Some(t) => Level::Table(db, t),
+    })
+}
+
+/// The privilege list: static privileges, `ALL [PRIVILEGES]`, `USAGE`, dynamic ones,
+/// and `GRANT OPTION` (REVOKE). Returns (static, dynamic, all, grant option named).
+fn privilege_list(p: &mut P) -> Result<(Privs, Vec<&'static str>, bool, bool)> {
+    let mut privs = Privs::NONE;
+    let mut dynamic = Vec::new();
+    let mut all = false;
+    let mut grant_option = false;
+    loop {
+        let w = p.name()?.to_ascii_uppercase();
+        if p.toks.get(p.at) == Some(&Tok::Sym('(')) {
+            return Err(Error::NotSupported("column-level privileges".into()));
+        }
+        let two = |p: &mut P, second: &str| p.kw(second);
+        match w.as_str() {
+            "ALL" => {
+                p.kw("PRIVILEGES");
+                all = true;
+            }
+            "USAGE" => {}
+            "GRANT" => {
+                p.expect_kw("OPTION")?;
+                grant_option = true;
+            }
+            "SHOW" if two(p, "DATABASES") => privs = privs.union(Privs::SHOW_DATABASES),
+            "SHOW" if two(p, "VIEW") => privs = privs.union(Privs::SHOW_VIEW),
+            "CREATE" | "DROP" | "ALTER" | "LOCK" | "REPLICATION" => {
+                let mut name = w.clone();
+                for second in [
+                    "TEMPORARY",
+                    "VIEW",
+                    "ROUTINE",
+                    "USER",
+                    "TABLESPACE",
+                    "ROLE",
+                    "TABLES",
+                    "SLAVE",
+                    "CLIENT",
+                ] {
+                    if p.kw(second) {
+                        name = format!("{name} {second}");
+                        if second == "TEMPORARY" {
+                            p.expect_kw("TABLES")?;
+                            name.push_str(" TABLES");
+                        }
+                        break;
+                    }
+                }
+                privs = privs.union(Privs::named(&name).ok_or_else(|| p.err())?);
+            }
+            other => match Privs::named(other) {
+                Some(x) => privs = privs.union(x),
+                None => match dynamic_named(other) {
+                    Some(d) => dynamic.push(d),
+                    // A role name in GRANT r TO u.
+                    None => return Err(Error::NotSupported("roles".into())),
+                },
+            },
+        }
+        if !p.sym(',') {
+            break;
+        }
+    }
+    Ok((privs, dynamic, all, grant_option))
+}
+
+fn grant_or_revoke(
+    p: &mut P,
+    grant: bool,
+    acl: &Acl,
+    who: &Identity,
+    eff: &Effective,
+    table_exists: &dyn Fn(&str, &str) -> bool,
+) -> Result<Reply> {
+    let (mut privs, dynamic, all, grant_option_named) = privilege_list(p)?;
+    if !p.kw("ON") {
+        // GRANT role TO user / REVOKE role FROM user.
+        return Err(Error::NotSupported("roles".into()));
+    }
+    let current = p.current_db.clone();
+    let lvl = level(p, current.as_deref())?;
+    let users = if grant {
+        p.expect_kw("TO")?;
+        p.users(who)?
+    } else {
+        p.expect_kw("FROM")?;
+        p.users(who)?
+    };
+    let mut with_grant = false;
+    if grant && p.kw("WITH") {
+        p.expect_kw("GRANT")?;
+        p.expect_kw("OPTION")?;
+        with_grant = true;
+    }
+    p.end()?;
+    let level_all = match &lvl {
+        Level::Global => Privs::GLOBAL_ALL,
+        Level::Db(_) => Privs::DB_ALL,
+        Level::Table(..) => Privs::TABLE_ALL,
+    };
+    if all {
+        privs = privs.union(level_all);
+    }
+    if !privs.minus(level_all).is_empty() || (!dynamic.is_empty() && lvl != Level::Global) {
+        return Err(match lvl {
+            Level::Db(_) => Error::WrongUsage("DB GRANT".into(), "GLOBAL PRIVILEGES".into()),
+            _ => Error::IllegalGrant,
+        });
+    }
+    // A table grant names an existing table or view, unless it gives CREATE (MySQL's
+    // rule: the grantee may then create it).
+    if let Level::Table(db, t) = &lvl {
+        if grant && !privs.contains(Privs::CREATE) && !table_exists(db, t) {
+            return Err(Error::NoSuchTable {
+                db: db.clone(),
+                table: t.clone(),
+            });
+        }
+    }
+    // The grantor needs GRANT OPTION and the privileges at this level or above.
+    let snapshot = acl.account(&who.user, &who.account_host);
+    let may = snapshot
+        .as_ref()
+        .is_some_and(|a| grantor_holds(a, &lvl, privs));
+    if !may {
+        return Err(match &lvl {
+            Level::Global => Error::AccessDenied {
+                user: who.user.clone(),
+                host: who.client_host.clone(),
+                using_password: true,
+            },
+            Level::Db(db) => Error::DbAccessDenied {
+                user: who.user.clone(),
+                host: who.client_host.clone(),
+                db: db.clone(),
+            },
+            Level::Table(_, t) => Error::TableAccessDenied {
+                command: if grant { "GRANT" } else { "REVOKE" }.into(),
+                user: who.user.clone(),
+                host: who.client_host.clone(),
+                table: t.clone(),
+            },
+        });
+    }
+    let _ = eff;
+    let all_dynamic: Vec<&str> = if all && lvl == Level::Global {
+        DYNAMIC.to_vec()
+    } else {
+        dynamic.clone()
+    };
+    acl.change(|accounts| {
+        for u in &users {
+            let Some(a) = accounts.iter_mut().find(|a| a.user == u.0 && a.host == u.1) else {
+                return Err(if grant {
+                    Error::NoImplicitUserCreation
+                } else {
+                    Error::NoSuchGrant {
+                        user: u.0.clone(),
+                        host: u.1.clone(),
+                    }
+                });
+            };
+            if grant {
+                let g = slot(a, &lvl);
+                g.privs = g.privs.union(privs);
+                g.grant_option |= with_grant || grant_option_named;
+                if lvl == Level::Global {
+                    a.dynamic.extend(all_dynamic.iter().map(|d| d.to_string()));
+                }
+            } else {
+                let had = match &lvl {
+                    Level::Global => true,
+                    Level::Db(db) => a.dbs.contains_key(db),
+                    Level::Table(db, t) => a.tables.contains_key(&(db.clone(), t.clone())),
+                };
+                if !had {
+                    return Err(match &lvl {
+                        Level::Table(_, t) => Error::NoSuchTableGrant {
+                            user: u.0.clone(),
+                            host: u.1.clone(),
+                            table: t.clone(),
+                        },
+                        _ => Error::NoSuchGrant {
+                            user: u.0.clone(),
+                            host: u.1.clone(),
+                        },
+                    });
+                }
+                let g = slot(a, &lvl);
+                g.privs = g.privs.minus(privs);
+                if grant_option_named || all {
+                    g.grant_option = false;
+                }
+                if lvl == Level::Global {
+                    for d in &all_dynamic {
+                        a.dynamic.remove(*d);
+                    }
+                }
+                prune(a);
+            }
+        }
+        Ok(())
+    })?;
+    Ok(Reply::Ok(0))
+}
+
+/// The grant record of `lvl` in `a`, created empty when missing.
+fn slot<'a>(a: &'a mut Account, lvl: &Level) -> &'a mut Grant {
+    match lvl {
+        Level::Global => &mut a.global,
+        Level::Db(db) => a.dbs.entry(db.clone()).or_default(),
+        Level::Table(db, t) => a.tables.entry((db.clone(), t.clone())).or_default(),
+    }
+}
+
+/// Drops database and table grants left empty by a REVOKE (MySQL deletes the row).
+fn prune(a: &mut Account) {
+    a.dbs.retain(|_, g| !g.privs.is_empty() || g.grant_option);
+    a.tables
+        .retain(|_, g| !g.privs.is_empty() || g.grant_option);
+}
+
+/// Whether the account may grant `privs` at `lvl`: WITH GRANT OPTION at that level or
+/// above, and every privilege held at that level or above.
+fn grantor_holds(a: &Account, lvl: &Level, privs: Privs) -> bool {
+    let mut have = Privs::NONE;
+    let mut option = false;
+    let mut add = |g: Option<&Grant>| {
+        if let Some(g) = g {
+            have = have.union(g.privs);
+            option |= g.grant_option;
+        }
+    };
+    add(Some(&a.global));
+    match lvl {
+        Level::Global => {}
+        Level::Db(db) => add(a.dbs.get(db)),
+        Level::Table(db, t) => {
+            add(a.dbs.get(db));
+            add(a.tables.get(&(db.clone(), t.clone())));
+        }
+    }
+    option && have.contains(privs)
+}
+
+fn show(p: &mut P, acl: &Acl, who: &Identity, eff: &Effective) -> Result<Reply> {
+    if p.kw("PRIVILEGES") {
+        return Err(Error::NotSupported("SHOW PRIVILEGES".into()));
+    }
+    if p.kw("CREATE") {
+        p.expect_kw("USER")?;
+        let u = p.user(who)?;
+        p.end()?;
+        if u != (who.user.clone(), who.account_host.clone())
+            && !eff.on_db("mysql").contains(Privs::SELECT)
+        {
+            return Err(Error::DbAccessDenied {
+                user: who.user.clone(),
+                host: who.client_host.clone(),
+                db: "mysql".into(),
+            });
+        }
+        let a = acl
+            .account(&u.0, &u.1)
+            .ok_or_else(|| Error::AccountOperationFailed("SHOW CREATE USER".into(), quoted(&u)))?;
+        return Ok(Reply::Rows(
+            format!("CREATE USER for {}@{}", a.user, a.host),
+            vec![show_create_user(&a)],
+        ));
+    }
+    p.expect_kw("GRANTS")?;
+    let u = if p.kw("FOR") {
+        let u = p.user(who)?;
+        if p.kw("USING") {
+            return Err(Error::NotSupported("roles".into()));
+        }
+        u
+    } else {
+        (who.user.clone(), who.account_host.clone())
+    };
+    p.end()?;
+    if u != (who.user.clone(), who.account_host.clone())
+        && !eff.on_db("mysql").contains(Privs::SELECT)
+    {
+        return Err(Error::DbAccessDenied {
+            user: who.user.clone(),
+            host: who.client_host.clone(),
+            db: "mysql".into(),
+        });
+    }
+    let a = acl.account(&u.0, &u.1).ok_or_else(|| Error::NoSuchGrant {
+        user: u.0.clone(),
+        host: u.1.clone(),
+    })?;
+    Ok(Reply::Rows(
+        format!("Grants for {}@{}", a.user, a.host),
+        show_grants(&a),
+    ))
+}
+
+/// MySQL 8's SHOW GRANTS lines for `a`.
+pub fn show_grants(a: &Account) -> Vec<String> {
+    let to = backquoted(&a.user, &a.host);
+    let opt = |g: bool| if g { " WITH GRANT OPTION" } else { "" };
+    let list = |p: Privs, level_all: Privs, global: bool| {
+        if p.is_empty() {
+            "USAGE".to_string()
+        } else if p == level_all && !global {
+            "ALL PRIVILEGES".to_string()
+        } else {
+            p.names().join(", ")
+        }
+    };
+    let mut out = vec![format!(
+        "GRANT {} ON *.* TO {to}{}",
+        list(a.global.privs, Privs::GLOBAL_ALL, true),
+        opt(a.global.grant_option && !a.global.privs.is_empty())
+    )];
+    if !a.dynamic.is_empty() {
+        let d: Vec<&str> = a.dynamic.iter().map(String::as_str).collect();
+        out.push(format!(
+            "GRANT {} ON *.* TO {to}{}",
+            d.join(","),
+            opt(a.global.grant_option)
+        ));
+    }
+    for (db, g) in &a.dbs {
+        out.push(format!(
+            "GRANT {} ON `{}`.* TO {to}{}",
+            list(g.privs, Privs::DB_ALL, false),
+            db.replace('`', "``"),
+            opt(g.grant_option)
+        ));
+    }
+    for ((db, t), g) in &a.tables {
+        out.push(format!(
+            "GRANT {} ON `{}`.`{}` TO {to}{}",
+            list(g.privs, Privs::TABLE_ALL, false),
+            db.replace('`', "``"),
+            t.replace('`', "``"),
+            opt(g.grant_option)
+        ));
+    }
+    out
+}
+
+/// MySQL 8's SHOW CREATE USER text for `a`.
+pub fn show_create_user(a: &Account) -> String {
+    let mut s = format!(
+        "CREATE USER {} IDENTIFIED WITH '{}'",
+        backquoted(&a.user, &a.host),
+        a.plugin
+    );
+    if !a.auth_string.is_empty() {
+        s.push_str(&format!(" AS '{}'", a.auth_string.replace('\'', "''")));
+    }
+    s.push_str(match a.require {
+        Require::None => " REQUIRE NONE",
+        Require::Ssl => " REQUIRE SSL",
+        Require::X509 => " REQUIRE X509",
+    });
+    if a.max_user_connections > 0 {
+        s.push_str(&format!(
+            " WITH MAX_USER_CONNECTIONS {}",
+            a.max_user_connections
+        ));
+    }
+    s.push_str(if a.password_expired {
+        " PASSWORD EXPIRE"
+    } else {
+        " PASSWORD EXPIRE DEFAULT"
+    });
+    s.push_str(if a.locked {
+        " ACCOUNT LOCK"
+    } else {
+        " ACCOUNT UNLOCK"
+    });
+    s.push_str(
+        " PASSWORD HISTORY DEFAULT PASSWORD REUSE INTERVAL DEFAULT PASSWORD REQUIRE CURRENT DEFAULT",
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root() -> (Acl, Identity, Effective) {
+        let acl = Acl::default();
+        acl.change(|v| {
+            v.push(Account {
+                user: "root".into(),
+                host: "localhost".into(),
+                plugin: "mysql_native_password".into(),
+                global: Grant {
+                    privs: Privs::GLOBAL_ALL,
+                    grant_option: true,
+                },
+                ..Default::default()
+            });
+            Ok(())
+        })
+        .unwrap();
+        let who = Identity {
+            user: "root".into(),
+            account_host: "localhost".into(),
+            client_host: "localhost".into(),
+        };
+        let eff = acl.effective("root", "localhost");
+        (acl, who, eff)
+    }
+
+    fn run_ok(acl: &Acl, who: &Identity, eff: &Effective, sql: &str) -> Reply {
+        run(
+            acl,
+            who,
+            eff,
+            sql,
+            "caching_sha2_password",
+            None,
+            &|_, _| true,
+        )
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    fn rows(r: Reply) -> Vec<String> {
+        match r {
+            Reply::Rows(_, r) => r,
+            Reply::Ok(_) => panic!("no rows"),
+        }
+    }
+
+    #[test]
+    fn create_grant_show_revoke_drop() {
+        let (acl, who, eff) = root();
+        run_ok(&acl, &who, &eff, "CREATE USER 'app'@'%' IDENTIFIED BY 'pw'");
+        let e = run(&acl, &who, &eff, "CREATE USER app", "x", None, &|_, _| true)
+            .err()
+            .unwrap();
+        assert_eq!(e.code(), 1396);
+        assert_eq!(e.to_string(), "Operation CREATE USER failed for 'app'@'%'");
+        run_ok(&acl, &who, &eff, "CREATE USER IF NOT EXISTS app");
+        run_ok(
+            &acl,
+            &who,
+            &eff,
+            "GRANT SELECT, INSERT ON shop.* TO app@'%'",
+        );
+        run_ok(&acl, &who, &eff, "GRANT UPDATE ON `shop`.`orders` TO 'app'");
+        run_ok(
+            &acl,
+            &who,
+            &eff,
+            "GRANT ALL ON crm.* TO app WITH GRANT OPTION",
+        );
+        assert_eq!(
+            rows(run_ok(&acl, &who, &eff, "SHOW GRANTS FOR app")),
+            vec![
+                "GRANT USAGE ON *.* TO `app`@`%`",
+                "GRANT ALL PRIVILEGES ON `crm`.* TO `app`@`%` WITH GRANT OPTION",
+                "GRANT SELECT, INSERT ON `shop`.* TO `app`@`%`",
+                "GRANT UPDATE ON `shop`.`orders` TO `app`@`%`",
+            ]
+        );
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "GRANT SUPER ON shop.* TO app",
+            "x",
+            None,
+            &|_, _| true,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.code(), 1221);
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "GRANT SELECT ON *.* TO nobody",
+            "x",
+            None,
+            &|_, _| true,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.code(), 1410);
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "GRANT SELECT (a) ON shop.t TO app",
+            "x",
+            None,
+            &|_, _| true,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.code(), 1235);
+        run_ok(&acl, &who, &eff, "REVOKE INSERT ON shop.* FROM app");
+        run_ok(&acl, &who, &eff, "REVOKE UPDATE ON shop.orders FROM app");
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "REVOKE UPDATE ON shop.orders FROM app",
+            "x",
+            None,
+            &|_, _| true,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.code(), 1147);
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "REVOKE SELECT ON other.* FROM app",
+            "x",
+            None,
+            &|_, _| true,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.code(), 1141);
+        let app = acl.account("app", "%").unwrap();
+        assert_eq!(app.dbs["shop"].privs, Privs::SELECT);
+        assert!(app.tables.is_empty());
+        assert!(app.auth_string.starts_with("$A$005$"));
+        let create = show_create_user(&app);
+        assert!(
+            create.starts_with(
+                "CREATE USER `app`@`%` IDENTIFIED WITH 'caching_sha2_password' AS '$A$005$"
+            ),
+            "{create}"
+        );
+        run_ok(&acl, &who, &eff, "RENAME USER app TO app2@localhost");
+        run_ok(&acl, &who, &eff, "DROP USER app2@localhost");
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "DROP USER app2@localhost",
+            "x",
+            None,
+            &|_, _| true,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "Operation DROP USER failed for 'app2'@'localhost'"
+        );
+        run_ok(&acl, &who, &eff, "DROP USER IF EXISTS app2@localhost");
+    }
+
+    #[test]
+    fn a_limited_account_is_refused() {
+        let (acl, root_who, root_eff) = root();
+        run_ok(&acl, &root_who, &root_eff, "CREATE USER u IDENTIFIED WITH mysql_native_password BY 'secret' REQUIRE SSL WITH MAX_USER_CONNECTIONS 2 ACCOUNT LOCK");
+        let u = acl.account("u", "%").unwrap();
+        assert_eq!(u.auth_string, "*14E65567ABDB5135D0CFD9A70B3032C179A49EE7");
+        assert_eq!(
+            (u.require, u.max_user_connections, u.locked),
+            (Require::Ssl, 2, true)
+        );
+        let who = Identity {
+            user: "u".into(),
+            account_host: "%".into(),
+            client_host: "localhost".into(),
+        };
+        let eff = acl.effective("u", "%");
+        let e = run(&acl, &who, &eff, "CREATE USER v", "x", None, &|_, _| true)
+            .err()
+            .unwrap();
+        assert_eq!(e.code(), 1227);
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "GRANT SELECT ON db.* TO u",
+            "x",
+            None,
+            &|_, _| true,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.code(), 1044);
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "SHOW GRANTS FOR root@localhost",
+            "x",
+            None,
+            &|_, _| true,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.code(), 1044);
+        assert_eq!(
+            rows(run_ok(&acl, &who, &eff, "SHOW GRANTS")),
+            vec!["GRANT USAGE ON *.* TO `u`@`%`"]
+        );
+        // Its own password needs no privilege.
+        run_ok(&acl, &who, &eff, "SET PASSWORD = 'new'");
+        run_ok(
+            &acl,
+            &who,
+            &eff,
+            "ALTER USER CURRENT_USER() IDENTIFIED BY 'newer'",
+        );
+    }
+}

@@ -1,0 +1,298 @@
+//! The accounts and their grants as data, and their file `mysql-accounts.json` in the
+//! data directory (layout and crash safety in `docs/format/accounts.md`): read once at
+//! startup, written whole (temporary file, fsync, rename, directory fsync) by every
+//! account statement before the change is published.
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use strata_types::privilege::{dynamic_named, Privs};
+use strata_types::{Error, Result};
+
+pub const FILE: &str = "mysql-accounts.json";
+const VERSION: u64 = 1;
+
+/// REQUIRE of an account.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Require {
+    #[default]
+    None,
+    Ssl,
+    X509,
+}
+
+/// A set of privileges at one level with its WITH GRANT OPTION flag.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Grant {
+    pub privs: Privs,
+    pub grant_option: bool,
+}
+
+/// One account (`mysql.user` row) with everything granted to it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Account {
+    pub user: String,
+    pub host: String,
+    pub plugin: String,
+    pub auth_string: String,
+    pub password_last_changed: u64,
+    pub password_expired: bool,
+    pub locked: bool,
+    pub require: Require,
+    pub max_user_connections: u64,
+    pub global: Grant,
+    pub dynamic: BTreeSet<String>,
+    pub dbs: BTreeMap<String, Grant>,
+    pub tables: BTreeMap<(String, String), Grant>,
+}
+
+impl Account {
+    /// `'user'@'host'`, as errors name an account.
+    pub fn quoted(&self) -> String {
+        format!("'{}'@'{}'", self.user, self.host)
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileDoc {
+    version: u64,
+    accounts: Vec<FileAccount>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileAccount {
+    user: String,
+    host: String,
+    plugin: String,
+    authentication_string: String,
+    password_last_changed: u64,
+    password_expired: bool,
+    account_locked: bool,
+    ssl_type: String,
+    max_user_connections: u64,
+    global: Vec<String>,
+    global_grant_option: bool,
+    dynamic: Vec<String>,
+    databases: Vec<FileDb>,
+    tables: Vec<FileTable>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileDb {
+    db: String,
+    privileges: Vec<String>,
+    grant_option: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileTable {
+    db: String,
+    table: String,
+    privileges: Vec<String>,
+    grant_option: bool,
+}
+
+fn names(p: Privs) -> Vec<String> {
+    p.names().into_iter().map(String::from).collect()
+}
+
+fn privs_of(names: &[String], path: &Path) -> Result<Privs> {
+    let mut p = Privs::NONE;
+    for n in names {
+        p = p.union(Privs::named(n).ok_or_else(|| {
+            Error::Internal(format!("{}: unknown privilege '{n}'", path.display()))
+        })?);
+    }
+    Ok(p)
+}
+
+/// The file's text for `accounts`.
+pub fn render(accounts: &[Account]) -> String {
+    let doc = FileDoc {
+        version: VERSION,
+        accounts: accounts
+            .iter()
+            .map(|a| FileAccount {
+                user: a.user.clone(),
+                host: a.host.clone(),
+                plugin: a.plugin.clone(),
+                authentication_string: a.auth_string.clone(),
+                password_last_changed: a.password_last_changed,
+                password_expired: a.password_expired,
+                account_locked: a.locked,
+                ssl_type: match a.require {
+                    Require::None => "",
+                    Require::Ssl => "ANY",
+                    Require::X509 => "X509",
+                }
+                .into(),
+                max_user_connections: a.max_user_connections,
+                global: names(a.global.privs),
+                global_grant_option: a.global.grant_option,
+                dynamic: a.dynamic.iter().cloned().collect(),
+                databases: a
+                    .dbs
+                    .iter()
+                    .map(|(db, g)| FileDb {
+                        db: db.clone(),
+                        privileges: names(g.privs),
+                        grant_option: g.grant_option,
+                    })
+                    .collect(),
+                tables: a
+                    .tables
+                    .iter()
+                    .map(|((db, t), g)| FileTable {
+                        db: db.clone(),
+                        table: t.clone(),
+                        privileges: names(g.privs),
+                        grant_option: g.grant_option,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// Parses the file's text (`path` names it in errors).
+pub fn parse(text: &str, path: &Path) -> Result<Vec<Account>> {
+    let bad = |why: String| Error::Internal(format!("{}: {why}", path.display()));
+    let doc: FileDoc = serde_json::from_str(text).map_err(|e| bad(format!("not valid: {e}")))?;
+    if doc.version != VERSION {
+        return Err(bad(format!("version {} (expected {VERSION})", doc.version)));
+    }
+    let mut out = Vec::with_capacity(doc.accounts.len());
+    for f in doc.accounts {
+        let require = match f.ssl_type.as_str() {
+            "" => Require::None,
+            "ANY" => Require::Ssl,
+            "X509" => Require::X509,
+            other => return Err(bad(format!("ssl_type '{other}'"))),
+        };
+        let mut dynamic = BTreeSet::new();
+        for d in &f.dynamic {
+            let name =
+                dynamic_named(d).ok_or_else(|| bad(format!("unknown dynamic privilege '{d}'")))?;
+            dynamic.insert(name.to_string());
+        }
+        let mut dbs = BTreeMap::new();
+        for d in f.databases {
+            dbs.insert(
+                d.db,
+                Grant {
+                    privs: privs_of(&d.privileges, path)?,
+                    grant_option: d.grant_option,
+                },
+            );
+        }
+        let mut tables = BTreeMap::new();
+        for t in f.tables {
+            tables.insert(
+                (t.db, t.table),
+                Grant {
+                    privs: privs_of(&t.privileges, path)?,
+                    grant_option: t.grant_option,
+                },
+            );
+        }
+        out.push(Account {
+            user: f.user,
+            host: f.host,
+            plugin: f.plugin,
+            auth_string: f.authentication_string,
+            password_last_changed: f.password_last_changed,
+            password_expired: f.password_expired,
+            locked: f.account_locked,
+            require,
+            max_user_connections: f.max_user_connections,
+            global: Grant {
+                privs: privs_of(&f.global, path)?,
+                grant_option: f.global_grant_option,
+            },
+            dynamic,
+            dbs,
+            tables,
+        });
+    }
+    Ok(out)
+}
+
+/// Where the file of `datadir` lives.
+pub fn path(datadir: &Path) -> PathBuf {
+    datadir.join(FILE)
+}
+
+/// Reads the file; None when there is none (a first start).
+pub fn load(path: &Path) -> Result<Option<Vec<Account>>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse(&text, path).map(Some),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path.display(), e)),
+    }
+}
+
+/// Writes the whole file through a temporary file and a rename, both fsynced, so a crash
+/// leaves the old contents or the new ones.
+pub fn write(path: &Path, accounts: &[Account]) -> Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension("json.tmp");
+    let io = |e| Error::io(path.display(), e);
+    let mut f = std::fs::File::create(&tmp).map_err(io)?;
+    f.write_all(render(accounts).as_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(io)?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_through_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = path(dir.path());
+        assert_eq!(load(&p).unwrap(), None);
+        let mut a = Account {
+            user: "app".into(),
+            host: "10.%".into(),
+            plugin: "caching_sha2_password".into(),
+            auth_string: "$A$005$x".into(),
+            require: Require::Ssl,
+            max_user_connections: 3,
+            locked: true,
+            ..Default::default()
+        };
+        a.global.privs = Privs::SELECT.union(Privs::PROCESS);
+        a.dynamic.insert("CONNECTION_ADMIN".into());
+        a.dbs.insert(
+            "shop".into(),
+            Grant {
+                privs: Privs::DB_ALL,
+                grant_option: true,
+            },
+        );
+        a.tables.insert(
+            ("shop".into(), "t".into()),
+            Grant {
+                privs: Privs::UPDATE,
+                grant_option: false,
+            },
+        );
+        write(&p, std::slice::from_ref(&a)).unwrap();
+        assert_eq!(load(&p).unwrap(), Some(vec![a]));
+        std::fs::write(&p, "{\"version\": 2, \"accounts\": []}").unwrap();
+        assert!(load(&p).is_err(), "another version is refused");
+        std::fs::write(&p, "not json").unwrap();
+        assert!(load(&p).is_err());
+    }
+}

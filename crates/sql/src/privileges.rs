@@ -1,0 +1,165 @@
+//! Which privileges a bound statement needs, on what: the sql layer's half of access
+//! control. It sees the bound plan (every table a query reads, through subqueries and
+//! views; the table a DML statement changes) and the DDL statement's names, and says
+//! what MySQL would check; the session's account store (`strata_session::acl`) says
+//! whether the account has it and answers 1142 / 1044 / 1227.
+//!
+//! Rules (MySQL's, at table granularity): a table read needs SELECT; INSERT needs
+//! INSERT (REPLACE also DELETE, ON DUPLICATE KEY UPDATE also UPDATE); UPDATE / DELETE
+//! need UPDATE / DELETE on the target; a view read needs SELECT on the view. DDL: CREATE
+//! / DROP / ALTER / INDEX on the table, CREATE / DROP on the database, CREATE VIEW,
+//! TRUNCATE needs DROP, RENAME needs ALTER and DROP on the old name and CREATE and
+//! INSERT on the new one. Tables read through a view are also checked for the invoker
+//! (as SQL SECURITY INVOKER does; a DEFINER view is therefore stricter than MySQL,
+//! refusing rather than answering differently).
+
+use crate::statement::{Plan, Prepared};
+use sqlparser::ast;
+use strata_types::privilege::Privs;
+
+/// One requirement: `privs` on `db` (table None: the database itself) or `db.table`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Need {
+    pub db: String,
+    pub table: Option<String>,
+    pub privs: Privs,
+}
+
+fn table(db: &str, t: &str, privs: Privs) -> Need {
+    Need {
+        db: db.to_string(),
+        table: Some(t.to_string()),
+        privs,
+    }
+}
+
+/// What running `p` requires. Statements this does not describe need nothing here
+/// (the session checks the statements it owns itself).
+pub fn required(p: &Prepared) -> Vec<Need> {
+    let mut out = Vec::new();
+    let reads = |out: &mut Vec<Need>, tables: &[crate::plan::query::ReadTable]| {
+        for (db, name, _) in tables {
+            if !crate::catalog::is_system_schema(db) {
+                out.push(table(db, name, Privs::SELECT));
+            }
+        }
+    };
+    let views = |out: &mut Vec<Need>, views: &[(String, String)]| {
+        for (db, name) in views {
+            out.push(table(db, name, Privs::SELECT));
+        }
+    };
+    match &p.plan {
+        Plan::Select(s) | Plan::Explain(crate::statement::ExplainPlan { statement: s, .. }) => {
+            reads(&mut out, &s.tables);
+            views(&mut out, &s.views);
+        }
+        Plan::Insert(i) => {
+            let mut privs = Privs::INSERT;
+            if i.replace {
+                privs = privs.union(Privs::DELETE);
+            }
+            if i.on_duplicate.is_some() {
+                privs = privs.union(Privs::UPDATE);
+            }
+            out.push(table(&i.target.db, &i.target.def.name, privs));
+            if let Some(sel) = &i.select {
+                reads(&mut out, &sel.tables);
+                views(&mut out, &sel.views);
+            }
+            reads(&mut out, &i.subqueries.tables);
+            views(&mut out, &i.subqueries.views);
+        }
+        Plan::Update(u) => {
+            out.push(table(&u.target.db, &u.target.def.name, Privs::UPDATE));
+            reads(&mut out, &u.subqueries.tables);
+            views(&mut out, &u.subqueries.views);
+        }
+        Plan::Delete(d) => {
+            out.push(table(&d.target.db, &d.target.def.name, Privs::DELETE));
+            reads(&mut out, &d.subqueries.tables);
+            views(&mut out, &d.subqueries.views);
+        }
+        Plan::Other(stmt) => ddl(stmt, p.db.as_deref(), &mut out),
+    }
+    out
+}
+
+/// The (db, table) a DDL name means; None when it names no database and none is in use
+/// (the statement then fails with 1046 anyway).
+fn name_of(name: &ast::ObjectName, current: Option<&str>) -> Option<(String, String)> {
+    match crate::parse::object_name_parts(name).as_slice() {
+        [t] => Some((current?.to_string(), t.clone())),
+        [d, t] => Some((d.clone(), t.clone())),
+        _ => None,
+    }
+}
+
+fn ddl(stmt: &ast::Statement, current: Option<&str>, out: &mut Vec<Need>) {
+    use ast::Statement as S;
+    let on = |name: &ast::ObjectName, privs: Privs, out: &mut Vec<Need>| {
+        if let Some((db, t)) = name_of(name, current) {
+            out.push(table(&db, &t, privs));
+        }
+    };
+    let db_need = |name: String, privs: Privs| Need {
+        db: name.trim_matches('`').to_string(),
+        table: None,
+        privs,
+    };
+    match stmt {
+        S::CreateDatabase { db_name, .. } => out.push(db_need(db_name.to_string(), Privs::CREATE)),
+        S::CreateSchema { schema_name, .. } => {
+            out.push(db_need(schema_name.to_string(), Privs::CREATE))
+        }
+        S::CreateTable(ct) => {
+            on(&ct.name, Privs::CREATE, out);
+            if let Some(like) = &ct.like {
+                let n = match like {
+                    ast::CreateTableLikeKind::Parenthesized(l)
+                    | ast::CreateTableLikeKind::Plain(l) => &l.name,
+                };
+                on(n, Privs::SELECT, out);
+            }
+        }
+        S::CreateIndex(ci) => on(&ci.table_name, Privs::INDEX, out),
+        S::AlterTable(at) => on(&at.name, Privs::ALTER, out),
+        S::CreateView(cv) => on(&cv.name, Privs::CREATE_VIEW, out),
+        S::AlterView { name, .. } => on(name, Privs::CREATE_VIEW.union(Privs::DROP), out),
+        S::Truncate(t) => {
+            for target in &t.table_names {
+                on(&target.name, Privs::DROP, out);
+            }
+        }
+        S::RenameTable(r) => {
+            for rt in r {
+                on(&rt.old_name, Privs::ALTER.union(Privs::DROP), out);
+                on(&rt.new_name, Privs::CREATE.union(Privs::INSERT), out);
+            }
+        }
+        S::Drop {
+            object_type,
+            names,
+            table: on_table,
+            ..
+        } => match object_type {
+            ast::ObjectType::Table | ast::ObjectType::View => {
+                for n in names {
+                    on(n, Privs::DROP, out);
+                }
+            }
+            ast::ObjectType::Database | ast::ObjectType::Schema => {
+                for n in names {
+                    out.push(db_need(n.to_string(), Privs::DROP));
+                }
+            }
+            ast::ObjectType::Index => {
+                if let Some(t) = on_table {
+                    on(t, Privs::INDEX, out);
+                }
+            }
+            _ => {}
+        },
+        _ => {}
+    }
+}
