@@ -7,12 +7,14 @@
 
 use sha2::{Digest, Sha256};
 
-/// Compares without stopping at the first difference.
-fn same(a: &[u8], b: &[u8]) -> bool {
+/// Compares without stopping at the first difference (a login's check must not
+/// tell by its time how much of a hash matched).
+pub fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
-fn sha256(parts: &[&[u8]]) -> [u8; 32] {
+/// SHA-256 of the parts one after another.
+pub fn sha256(parts: &[&[u8]]) -> [u8; 32] {
     let mut h = Sha256::new();
     for p in parts {
         h.update(p);

@@ -23,25 +23,12 @@ use parking_lot::Mutex;
 use rsa::pkcs1::DecodeRsaPrivateKey;
 use rsa::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePublicKey, LineEnding};
 use rsa::{Oaep, RsaPrivateKey, RsaPublicKey};
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use strata_types::credential::{same, sha256};
 
 pub const NATIVE: &str = "mysql_native_password";
 pub const SHA2: &str = "caching_sha2_password";
-
-/// Compares without stopping at the first difference.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
-}
-
-fn sha256(parts: &[&[u8]]) -> [u8; 32] {
-    let mut h = Sha256::new();
-    for p in parts {
-        h.update(p);
-    }
-    h.finalize().into()
-}
 
 /// `SHA256(SHA256(pw))`: what the cache holds for a user.
 fn double_sha256(password: &[u8]) -> [u8; 32] {

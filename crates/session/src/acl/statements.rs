@@ -1132,6 +1132,14 @@ mod tests {
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
 
+    /// The error number `sql` fails with.
+    fn err_code(acl: &Acl, who: &Identity, eff: &Effective, sql: &str) -> u16 {
+        match run(acl, who, eff, sql, "x", None, &|_, _| true) {
+            Ok(_) => panic!("{sql}: succeeded"),
+            Err(e) => e.code(),
+        }
+    }
+
     fn rows(r: Reply) -> Vec<String> {
         match r {
             Reply::Rows(_, r) => r,
@@ -1171,68 +1179,28 @@ mod tests {
                 "GRANT UPDATE ON `shop`.`orders` TO `app`@`%`",
             ]
         );
-        let e = run(
-            &acl,
-            &who,
-            &eff,
-            "GRANT SUPER ON shop.* TO app",
-            "x",
-            None,
-            &|_, _| true,
-        )
-        .err()
-        .unwrap();
-        assert_eq!(e.code(), 1221);
-        let e = run(
-            &acl,
-            &who,
-            &eff,
-            "GRANT SELECT ON *.* TO nobody",
-            "x",
-            None,
-            &|_, _| true,
-        )
-        .err()
-        .unwrap();
-        assert_eq!(e.code(), 1410);
-        let e = run(
-            &acl,
-            &who,
-            &eff,
-            "GRANT SELECT (a) ON shop.t TO app",
-            "x",
-            None,
-            &|_, _| true,
-        )
-        .err()
-        .unwrap();
-        assert_eq!(e.code(), 1235);
+        assert_eq!(
+            err_code(&acl, &who, &eff, "GRANT SUPER ON shop.* TO app"),
+            1221
+        );
+        assert_eq!(
+            err_code(&acl, &who, &eff, "GRANT SELECT ON *.* TO nobody"),
+            1410
+        );
+        assert_eq!(
+            err_code(&acl, &who, &eff, "GRANT SELECT (a) ON shop.t TO app"),
+            1235
+        );
         run_ok(&acl, &who, &eff, "REVOKE INSERT ON shop.* FROM app");
         run_ok(&acl, &who, &eff, "REVOKE UPDATE ON shop.orders FROM app");
-        let e = run(
-            &acl,
-            &who,
-            &eff,
-            "REVOKE UPDATE ON shop.orders FROM app",
-            "x",
-            None,
-            &|_, _| true,
-        )
-        .err()
-        .unwrap();
-        assert_eq!(e.code(), 1147);
-        let e = run(
-            &acl,
-            &who,
-            &eff,
-            "REVOKE SELECT ON other.* FROM app",
-            "x",
-            None,
-            &|_, _| true,
-        )
-        .err()
-        .unwrap();
-        assert_eq!(e.code(), 1141);
+        assert_eq!(
+            err_code(&acl, &who, &eff, "REVOKE UPDATE ON shop.orders FROM app"),
+            1147
+        );
+        assert_eq!(
+            err_code(&acl, &who, &eff, "REVOKE SELECT ON other.* FROM app"),
+            1141
+        );
         let app = acl.account("app", "%").unwrap();
         assert_eq!(app.dbs["shop"].privs, Privs::SELECT);
         assert!(app.tables.is_empty());
@@ -1280,34 +1248,15 @@ mod tests {
             client_host: "localhost".into(),
         };
         let eff = acl.effective("u", "%");
-        let e = run(&acl, &who, &eff, "CREATE USER v", "x", None, &|_, _| true)
-            .err()
-            .unwrap();
-        assert_eq!(e.code(), 1227);
-        let e = run(
-            &acl,
-            &who,
-            &eff,
-            "GRANT SELECT ON db.* TO u",
-            "x",
-            None,
-            &|_, _| true,
-        )
-        .err()
-        .unwrap();
-        assert_eq!(e.code(), 1044);
-        let e = run(
-            &acl,
-            &who,
-            &eff,
-            "SHOW GRANTS FOR root@localhost",
-            "x",
-            None,
-            &|_, _| true,
-        )
-        .err()
-        .unwrap();
-        assert_eq!(e.code(), 1044);
+        assert_eq!(err_code(&acl, &who, &eff, "CREATE USER v"), 1227);
+        assert_eq!(
+            err_code(&acl, &who, &eff, "GRANT SELECT ON db.* TO u"),
+            1044
+        );
+        assert_eq!(
+            err_code(&acl, &who, &eff, "SHOW GRANTS FOR root@localhost"),
+            1044
+        );
         assert_eq!(
             rows(run_ok(&acl, &who, &eff, "SHOW GRANTS")),
             vec!["GRANT USAGE ON *.* TO `u`@`%`"]
