@@ -329,7 +329,7 @@ fn sha2_full_authentication_by_rsa_in_the_rust_client() {
             .unwrap_or_else(|e| panic!("login {round}: {e}"));
         use mysql::prelude::Queryable;
         let u: Option<String> = c.query_first("SELECT CURRENT_USER()").unwrap();
-        assert_eq!(u.as_deref(), Some("app@localhost"));
+        assert_eq!(u.as_deref(), Some("app@%"));
     }
 }
 

@@ -317,12 +317,15 @@ fn session() -> (tempfile::TempDir, Session) {
             key_buffer_size: 1 << 20,
             max_connections: 10,
             max_allowed_packet: 1 << 20,
-            sql_mode: "STRICT_TRANS_TABLES".into(),
+            // The server's default sql_mode (crates/server/src/config.rs).
+            sql_mode: "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION".into(),
             hostname: "test".into(),
             tmpdir: std::env::temp_dir(),
             sort_buffer_size: 2 << 20,
         },
     ));
+    // Accounts as a first start makes them (root@localhost with every privilege).
+    server.acl.open(dir.path()).unwrap();
     let mut s = Session::new(server, 1, "root", None).unwrap();
     run(&mut s, "CREATE DATABASE d").unwrap();
     run(&mut s, "USE d").unwrap();
