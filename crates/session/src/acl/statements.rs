@@ -297,6 +297,22 @@ fn plugin_name(p: &str) -> Result<String> {
     }
 }
 
+/// An account and its IDENTIFIED clause, if any, as CREATE USER and ALTER USER list them.
+type UserSpec = ((String, String), Option<(Option<String>, Credential)>);
+
+/// `user [IDENTIFIED …] [, user [IDENTIFIED …]] …`
+fn user_specs(p: &mut P, who: &Identity) -> Result<Vec<UserSpec>> {
+    let mut specs = Vec::new();
+    loop {
+        let u = p.user(who)?;
+        let auth = identified(p)?;
+        specs.push((u, auth));
+        if !p.sym(',') {
+            return Ok(specs);
+        }
+    }
+}
+
 fn identified(p: &mut P) -> Result<Option<(Option<String>, Credential)>> {
     if !p.kw("IDENTIFIED") {
         return Ok(None);
@@ -441,15 +457,7 @@ pub fn run(
                 p.expect_kw("EXISTS")?;
                 true
             };
-            let mut specs = Vec::new();
-            loop {
-                let u = p.user(who)?;
-                let auth = identified(&mut p)?;
-                specs.push((u, auth));
-                if !p.sym(',') {
-                    break;
-                }
-            }
+            let specs = user_specs(&mut p, who)?;
             let mut o = Options::default();
             options(&mut p, &mut o)?;
             acl.change(|accounts| {
@@ -498,15 +506,7 @@ pub fn run(
                 p.expect_kw("EXISTS")?;
                 true
             };
-            let mut specs = Vec::new();
-            loop {
-                let u = p.user(who)?;
-                let auth = identified(&mut p)?;
-                specs.push((u, auth));
-                if !p.sym(',') {
-                    break;
-                }
-            }
+            let specs = user_specs(&mut p, who)?;
             let mut o = Options::default();
             options(&mut p, &mut o)?;
             // Changing one's own password needs no privilege; anything else does.
