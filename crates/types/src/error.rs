@@ -136,6 +136,13 @@ pub enum Error {
     TooManyTypeValues(String),
     /// 1367: a SET member containing a comma.
     IllegalSetMember(String),
+    /// 1267: two explicit `COLLATE`s of one comparison name different collations
+    /// (names of the left and right collation, and the operation).
+    IllegalCollationMix {
+        left: &'static str,
+        right: &'static str,
+        op: String,
+    },
     /// 1366: type name, value text, column, row.
     IncorrectValue {
         kind: String,
@@ -791,6 +798,7 @@ impl Error {
             DuplicatedTypeValue { .. } => 1291,
             TooManyTypeValues(_) => 1097,
             IllegalSetMember(_) => 1367,
+            IllegalCollationMix { .. } => 1267,
             CantRemoveAllFields => 1090,
             IncorrectValue { .. } => 1366,
             TruncatedWrongValue { .. } | IncorrectTemporalValue { .. } => 1292,
@@ -1245,6 +1253,10 @@ impl fmt::Display for Error {
             } => write!(f, "Column '{column}' has duplicated value '{value}' in {kind}"),
             TooManyTypeValues(c) => write!(f, "Too many strings for column {c} and SET"),
             IllegalSetMember(v) => write!(f, "Illegal set '{v}' value found during parsing"),
+            IllegalCollationMix { left, right, op } => write!(
+                f,
+                "Illegal mix of collations ({left},EXPLICIT) and ({right},EXPLICIT) for operation '{op}'"
+            ),
             CantRemoveAllFields => write!(
                 f,
                 "You can't delete all columns with ALTER TABLE; use DROP TABLE instead"

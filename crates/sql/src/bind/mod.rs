@@ -15,6 +15,7 @@ pub mod derived;
 pub mod fold;
 pub mod func_types;
 pub mod item_names;
+pub mod row_compare;
 pub mod window;
 
 use crate::expr::functions::{self, CastFn, Func, MathFn, RegexpFn, StrFn, TrimSide};
@@ -858,7 +859,14 @@ impl<'a> Binder<'a> {
                 let (mut x, xt, c1) = self.bind(expr)?;
                 let (mut lo, lot, c2) = self.bind(low)?;
                 let (mut hi, hit, c3) = self.bind(high)?;
-                let coll = pick_coll(&[(&x, c1), (&lo, c2), (&hi, c3)], self.scope);
+                let coll = pick_coll(
+                    &[
+                        (&x, c1, explicit_collate(expr)),
+                        (&lo, c2, explicit_collate(low)),
+                        (&hi, c3, explicit_collate(high)),
+                    ],
+                    "between",
+                )?;
                 let ops = vec![(x.clone(), xt), (lo.clone(), lot), (hi.clone(), hit)];
                 if let Some(mut k) = datetime::time_operands(ops)? {
                     hi = k.pop().unwrap_or(Expr::Literal(Value::Null));
@@ -882,11 +890,19 @@ impl<'a> Binder<'a> {
                 list,
                 negated,
             } => {
+                if let Some(rows) = row_compare::expand_in_list(expr, list, *negated)? {
+                    return self.bind(&rows);
+                }
                 let (mut x, xt, c) = self.bind(expr)?;
                 let mut items = Vec::with_capacity(list.len());
                 let mut ops = vec![(x.clone(), xt)];
+                // An item's explicit COLLATE decides the comparison, as on `=`.
+                let mut explicit_items = Vec::new();
                 for i in list {
-                    let (e, t, _) = self.bind(i)?;
+                    let (e, t, ic) = self.bind(i)?;
+                    if explicit_collate(i) {
+                        explicit_items.push(ic);
+                    }
                     ops.push((e.clone(), t));
                     items.push(e);
                 }
@@ -894,7 +910,10 @@ impl<'a> Binder<'a> {
                     items = k.split_off(1);
                     x = k.pop().unwrap_or(Expr::Literal(Value::Null));
                 }
-                let coll = pick_coll(&[(&x, c)], self.scope);
+                let mut parts = vec![(&x, c, explicit_collate(expr))];
+                let item_marker = Expr::Literal(Value::Null);
+                parts.extend(explicit_items.iter().map(|ic| (&item_marker, *ic, true)));
+                let coll = pick_coll(&parts, "in")?;
                 (
                     Expr::InList {
                         expr: Box::new(x),
@@ -925,7 +944,13 @@ impl<'a> Binder<'a> {
                         _ => return Err(Error::Syntax("ESCAPE".into())),
                     },
                 };
-                let coll = pick_coll(&[(&x, c), (&p, pc)], self.scope);
+                let coll = pick_coll(
+                    &[
+                        (&x, c, explicit_collate(expr)),
+                        (&p, pc, explicit_collate(pattern)),
+                    ],
+                    "like",
+                )?;
                 (
                     Expr::Like {
                         expr: Box::new(x),
@@ -1432,6 +1457,9 @@ impl<'a> Binder<'a> {
         if let Some(b) = self.bind_interval_arith(left, op, right)? {
             return Ok(b);
         }
+        if let Some(items) = row_compare::expand_comparison(left, op, right)? {
+            return self.bind(&items);
+        }
         let (mut l, lt, lc) = self.bind(left)?;
         let (mut r, rt, rc) = self.bind(right)?;
         if let Some(b) = json_operator(op, &l, &r, lt) {
@@ -1452,13 +1480,14 @@ impl<'a> Binder<'a> {
                 l = k.pop().unwrap_or(Expr::Literal(Value::Null));
             }
         }
-        let cmp = |op| {
-            let coll = pick_coll(&[(&l, lc), (&r, rc)], self.scope);
-            (
+        let (lx, rx) = (explicit_collate(left), explicit_collate(right));
+        let cmp = |op: CmpOp| -> Result<(Expr, SType, Collation)> {
+            let coll = pick_coll(&[(&l, lc, lx), (&r, rc, rx)], cmp_symbol(op))?;
+            Ok((
                 Expr::Cmp(op, Box::new(l.clone()), Box::new(r.clone()), coll),
                 SType::Int,
                 coll,
-            )
+            ))
         };
         let ar = |op| {
             let t = arith_type(op, lt, rt);
@@ -1469,13 +1498,13 @@ impl<'a> Binder<'a> {
             )
         };
         Ok(match op {
-            B::Eq => cmp(CmpOp::Eq),
-            B::NotEq => cmp(CmpOp::Ne),
-            B::Lt => cmp(CmpOp::Lt),
-            B::LtEq => cmp(CmpOp::Le),
-            B::Gt => cmp(CmpOp::Gt),
-            B::GtEq => cmp(CmpOp::Ge),
-            B::Spaceship => cmp(CmpOp::NullSafeEq),
+            B::Eq => cmp(CmpOp::Eq)?,
+            B::NotEq => cmp(CmpOp::Ne)?,
+            B::Lt => cmp(CmpOp::Lt)?,
+            B::LtEq => cmp(CmpOp::Le)?,
+            B::Gt => cmp(CmpOp::Gt)?,
+            B::GtEq => cmp(CmpOp::Ge)?,
+            B::Spaceship => cmp(CmpOp::NullSafeEq)?,
             B::Plus => ar(ArithOp::Add),
             B::Minus => ar(ArithOp::Sub),
             B::Multiply => ar(ArithOp::Mul),
@@ -1994,38 +2023,70 @@ fn system_variable(name: &str, scope: Option<&str>) -> (Expr, SType, Collation) 
     )
 }
 
-/// The collation of a comparison: a column's wins over a literal's.
-fn pick_coll(parts: &[(&Expr, Collation)], scope: &Scope) -> Collation {
+/// The collation of a comparison, by MySQL's coercibility rules: an explicit `COLLATE`
+/// (on either side, `explicit` set) wins over a column's, which wins over a literal's;
+/// two explicit ones that differ are 1267, as in MySQL.
+fn pick_coll(parts: &[(&Expr, Collation, bool)], op: &str) -> Result<Collation> {
     // A binary string on either side makes the comparison binary (`x = BINARY 'a'`,
     // `x LIKE BINARY 'a%'`), as in MySQL.
-    if parts.iter().any(|(_, c)| *c == Collation::Binary) {
-        return Collation::Binary;
+    if parts.iter().any(|(_, c, _)| *c == Collation::Binary) {
+        return Ok(Collation::Binary);
+    }
+    let mut explicit = parts.iter().filter(|(_, _, x)| *x).map(|(_, c, _)| *c);
+    if let Some(first) = explicit.next() {
+        if let Some(other) = explicit.find(|c| *c != first) {
+            return Err(Error::IllegalCollationMix {
+                left: first.name(),
+                right: other.name(),
+                op: op.to_string(),
+            });
+        }
+        return Ok(first);
     }
     // Columns of one character set with a `_bin` and a `_ci` collation compare by the
     // `_bin` one (MySQL's coercibility rule), whichever side it is on.
     let column_colls = || {
         parts
             .iter()
-            .filter(|(e, _)| matches!(e, Expr::Column(_)))
-            .map(|(_, c)| *c)
+            .filter(|(e, _, _)| matches!(e, Expr::Column(_)))
+            .map(|(_, c, _)| *c)
     };
     if column_colls().any(|c| c == Collation::Utf8Bin)
         && column_colls().any(|c| c == Collation::GeneralCi)
     {
-        return Collation::Utf8Bin;
+        return Ok(Collation::Utf8Bin);
     }
-    for (e, c) in parts {
-        if let Expr::Column(_) = e {
-            let _ = scope;
-            return *c;
-        }
+    if let Some(c) = column_colls().next() {
+        return Ok(c);
     }
-    for (_, c) in parts {
-        if *c != Collation::GeneralCi {
-            return *c;
-        }
+    Ok(parts
+        .iter()
+        .map(|(_, c, _)| *c)
+        .find(|c| *c != Collation::GeneralCi)
+        .unwrap_or(Collation::GeneralCi))
+}
+
+/// How MySQL names a comparison in error 1267.
+fn cmp_symbol(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Eq => "=",
+        CmpOp::Ne => "<>",
+        CmpOp::Lt => "<",
+        CmpOp::Le => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::Ge => ">=",
+        CmpOp::NullSafeEq => "<=>",
     }
-    Collation::GeneralCi
+}
+
+/// Whether an operand carries an explicit `COLLATE` (coercibility 0), through
+/// parentheses.
+fn explicit_collate(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Nested(inner) => explicit_collate(inner),
+        ast::Expr::Collate { .. } => true,
+        _ => false,
+    }
 }
 
 /// The collation of each column comparison of `lhs IN (subquery)`, and whether equal
@@ -2254,20 +2315,43 @@ mod tests {
     /// literal.
     #[test]
     fn comparison_collation_follows_coercibility() {
-        let scope = Scope::default();
         let (c0, c1, lit) = (
             Expr::Column(0),
             Expr::Column(1),
             Expr::Literal(Value::str("a")),
         );
         use Collation::{Binary, GeneralCi, Utf8Bin};
-        let pick = |parts: &[(&Expr, Collation)]| pick_coll(parts, &scope);
+        let pick = |parts: &[(&Expr, Collation)]| {
+            let parts: Vec<_> = parts.iter().map(|(e, c)| (*e, *c, false)).collect();
+            pick_coll(&parts, "=").unwrap()
+        };
         assert_eq!(pick(&[(&c0, GeneralCi), (&c1, Utf8Bin)]), Utf8Bin);
         assert_eq!(pick(&[(&c0, Utf8Bin), (&c1, GeneralCi)]), Utf8Bin);
         assert_eq!(pick(&[(&c0, GeneralCi), (&lit, Utf8Bin)]), GeneralCi);
         assert_eq!(pick(&[(&lit, GeneralCi), (&c1, Utf8Bin)]), Utf8Bin);
         assert_eq!(pick(&[(&c0, GeneralCi), (&lit, Binary)]), Binary);
         assert_eq!(pick(&[(&c0, GeneralCi), (&c1, GeneralCi)]), GeneralCi);
+        // An explicit COLLATE on either side beats the column's collation
+        // (`col = 'A' COLLATE utf8mb4_bin` once compared by the column's _ci).
+        let explicit = |parts: &[(&Expr, Collation, bool)]| pick_coll(parts, "=");
+        assert_eq!(
+            explicit(&[(&c0, GeneralCi, false), (&lit, Utf8Bin, true)]).unwrap(),
+            Utf8Bin
+        );
+        assert_eq!(
+            explicit(&[(&c0, Utf8Bin, false), (&lit, GeneralCi, true)]).unwrap(),
+            GeneralCi
+        );
+        assert_eq!(
+            explicit(&[(&c0, Utf8Bin, true), (&lit, Utf8Bin, true)]).unwrap(),
+            Utf8Bin
+        );
+        assert_eq!(
+            explicit(&[(&c0, GeneralCi, true), (&lit, Utf8Bin, true)])
+                .unwrap_err()
+                .code(),
+            1267
+        );
     }
 
     /// The declared scale `arith_type` gives a DECIMAL result is the scale its values

@@ -65,9 +65,25 @@ pub fn execute(
         .collect();
     cx.lock_tables(&mut locks, &want)?;
     let ex = Executor::new(&stmt.subqueries, cx, params);
+    if let Some(window) = &stmt.found_rows_limit {
+        let ecx = ex.eval_ctx(&[]);
+        let mut counted = FoundRowsOutput {
+            inner: out,
+            offset: limit_value(&window.offset, &ecx)?.unwrap_or(0),
+            limit: limit_value(&window.limit, &ecx)?,
+            seen: 0,
+        };
+        execute_root(stmt, &ex, &mut counted)?;
+        return Ok(counted.seen);
+    }
+    execute_root(stmt, &ex, out)
+}
+
+/// Runs the statement's root query into `out`; returns the rows sent.
+fn execute_root(stmt: &QueryStatement, ex: &Executor, out: &mut dyn QueryOutput) -> Result<u64> {
     match &stmt.root {
         // The common case streams straight from the block.
-        QueryPlan::Block(b) => select::execute_block(b, &ex, &[], out),
+        QueryPlan::Block(b) => select::execute_block(b, ex, &[], out),
         other => {
             let mut op = ex.operator(other, &[])?;
             out.columns(other.columns())?;
@@ -80,6 +96,35 @@ pub fn execute(
             out.end(&EndInfo::default())?;
             Ok(sent)
         }
+    }
+}
+
+/// The output of a `SQL_CALC_FOUND_ROWS` query run without its LIMIT: passes on the
+/// rows inside OFFSET/LIMIT and counts every row, for FOUND_ROWS().
+struct FoundRowsOutput<'o> {
+    inner: &'o mut dyn QueryOutput,
+    offset: u64,
+    limit: Option<u64>,
+    seen: u64,
+}
+
+impl QueryOutput for FoundRowsOutput<'_> {
+    fn columns(&mut self, cols: &[strata_types::ColumnMeta]) -> Result<()> {
+        self.inner.columns(cols)
+    }
+    fn row(&mut self, row: &[Value]) -> Result<()> {
+        let n = self.seen;
+        self.seen += 1;
+        if n >= self.offset && self.limit.is_none_or(|l| n - self.offset < l) {
+            self.inner.row(row)?;
+        }
+        Ok(())
+    }
+    fn end(&mut self, info: &EndInfo) -> Result<()> {
+        self.inner.end(info)
+    }
+    fn ok(&mut self, info: &strata_types::OkInfo) -> Result<()> {
+        self.inner.ok(info)
     }
 }
 

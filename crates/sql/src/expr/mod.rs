@@ -1115,15 +1115,21 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
     match (&x, &y) {
         (Value::Double(_), _) | (_, Value::Double(_)) => {
             let (f, g) = (x.to_f64().unwrap_or(0.0), y.to_f64().unwrap_or(0.0));
-            Ok(match op {
-                ArithOp::Add => Value::Double(f + g),
-                ArithOp::Sub => Value::Double(f - g),
-                ArithOp::Mul => Value::Double(f * g),
-                ArithOp::Div | ArithOp::Mod if g == 0.0 => Value::Null,
-                ArithOp::Div => Value::Double(f / g),
-                ArithOp::Mod => Value::Double(f % g),
+            let r = match op {
+                ArithOp::Add => f + g,
+                ArithOp::Sub => f - g,
+                ArithOp::Mul => f * g,
+                ArithOp::Div | ArithOp::Mod if g == 0.0 => return Ok(Value::Null),
+                ArithOp::Div => f / g,
+                ArithOp::Mod => f % g,
                 ArithOp::IntDiv => unreachable!("decimal above"),
-            })
+            };
+            // MySQL has no infinite or NaN DOUBLE: a result past its range is 1690
+            // (`1e308 * 10`), never `inf`.
+            if !r.is_finite() {
+                return Err(out_of_range("DOUBLE", op, a, b));
+            }
+            Ok(Value::Double(r))
         }
         (Value::Decimal(_), _) | (_, Value::Decimal(_)) | (_, _) if op == ArithOp::Div => {
             let (p, q) = (

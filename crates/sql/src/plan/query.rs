@@ -105,6 +105,16 @@ pub struct QueryStatement {
     pub tables: Vec<ReadTable>,
     /// The views it reads through, (database, name): they take metadata locks only.
     pub views: Vec<(String, String)>,
+    /// `SELECT SQL_CALC_FOUND_ROWS … LIMIT`: the outermost LIMIT and OFFSET, taken off
+    /// the root so every row is produced; the executor sends only the rows inside them
+    /// and counts all, which FOUND_ROWS() then returns.
+    pub found_rows_limit: Option<FoundRowsLimit>,
+}
+
+/// The outermost `LIMIT`/`OFFSET` of a `SQL_CALC_FOUND_ROWS` query.
+pub struct FoundRowsLimit {
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
 }
 
 impl QueryStatement {

@@ -125,14 +125,20 @@ impl<'p, 'c> Planner<'p, 'c> {
     /// Plans a whole query statement.
     pub fn plan_statement(self, q: &ast::Query) -> Result<QueryStatement> {
         let env = self.root_env();
-        let root = self.plan_query(q, &env)?;
+        let mut root = self.plan_query(q, &env)?;
         drop(env);
+        let found_rows_limit = if calc_found_rows(q) {
+            take_limit(&mut root)
+        } else {
+            None
+        };
         Ok(QueryStatement {
             root,
             subqueries: self.subqueries.into_inner(),
             slots: self.next_slot.get(),
             tables: self.tables.into_inner(),
             views: self.views.into_inner(),
+            found_rows_limit,
         })
     }
 
@@ -673,4 +679,40 @@ pub(crate) fn result_column(e: &ast::Expr, cols: &[ColumnMeta]) -> Result<usize>
             "ORDER BY expression {other} on a set operation"
         ))),
     }
+}
+
+/// Whether the statement's first query block says `SQL_CALC_FOUND_ROWS` (MySQL takes it
+/// there only, and it counts for the whole query expression).
+fn calc_found_rows(q: &ast::Query) -> bool {
+    let mut body = q.body.as_ref();
+    loop {
+        match body {
+            ast::SetExpr::Select(s) => {
+                return s
+                    .select_modifiers
+                    .as_ref()
+                    .is_some_and(|m| m.sql_calc_found_rows)
+            }
+            ast::SetExpr::SetOperation { left, .. } => body = left,
+            ast::SetExpr::Query(q) => body = q.body.as_ref(),
+            _ => return false,
+        }
+    }
+}
+
+/// Takes the outermost LIMIT/OFFSET off `root` (None when it has neither: every row is
+/// sent anyway).
+fn take_limit(root: &mut QueryPlan) -> Option<FoundRowsLimit> {
+    let (limit, offset) = match root {
+        QueryPlan::Block(b) => (&mut b.limit, &mut b.offset),
+        QueryPlan::Ordered(o) => (&mut o.limit, &mut o.offset),
+        QueryPlan::SetOp(_) | QueryPlan::Recursive(_) => return None,
+    };
+    if limit.is_none() && offset.is_none() {
+        return None;
+    }
+    Some(FoundRowsLimit {
+        limit: limit.take(),
+        offset: offset.take(),
+    })
 }

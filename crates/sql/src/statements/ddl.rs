@@ -122,8 +122,17 @@ pub fn execute_other(
         S::Truncate(t) => {
             for target in &t.table_names {
                 let (db, name) = crate::context::resolve_table(cx, &target.name)?;
-                let table = cx.table(&db, &name)?;
+                let mut table = cx.table(&db, &name)?;
                 crate::constraints::guards::check_truncate(cx, &db, &name)?;
+                // TRUNCATE starts AUTO_INCREMENT again at 1, as MySQL, whatever the table
+                // was created or last rebuilt with (an ALTER copy carries its counter in
+                // the definition): the catalog first, so a restart agrees.
+                if table.def().auto_increment_start > 1 {
+                    let mut def = TableDef::clone(table.def());
+                    def.auto_increment_start = 1;
+                    cx.catalog.alter_in_place(&table, def)?;
+                    table = cx.table(&db, &name)?;
+                }
                 let mut locks = TableLocks::default();
                 cx.lock_table(&mut locks, &db, &name, &table, LockMode::Write)?;
                 table.truncate()?;
