@@ -82,7 +82,8 @@ fn matches<T: Copy>(t: &[T], p: &[Tok<T>], eq: impl Fn(T, T) -> bool) -> bool {
 /// Whether `text` matches the LIKE `pattern` with `escape` under `coll`.
 pub fn like(text: &[u8], pattern: &[u8], escape: u8, coll: Collation) -> bool {
     let ci = coll == Collation::GeneralCi;
-    if text.is_ascii() && pattern.is_ascii() {
+    // A binary string matches byte by byte: `_` is one byte (`x'C3A9' LIKE '__'`).
+    if coll == Collation::Binary || (text.is_ascii() && pattern.is_ascii()) {
         let p = tokens(pattern, b'%', b'_', escape);
         return if ci {
             matches(text, &p, |a: u8, b: u8| a.eq_ignore_ascii_case(&b))
@@ -126,6 +127,15 @@ mod tests {
             }
         }
         rec(&t, &p, escape as char)
+    }
+
+    #[test]
+    fn binary_matches_bytes() {
+        let bin = Collation::Binary;
+        assert!(like("é".as_bytes(), b"__", b'\\', bin));
+        assert!(!like("é".as_bytes(), b"_", b'\\', bin));
+        assert!(like("é".as_bytes(), b"_", b'\\', Collation::GeneralCi));
+        assert!(like(b"\xC3\xA9z", b"\xC3%", b'\\', bin));
     }
 
     #[test]
