@@ -2196,8 +2196,9 @@ fn pick_coll(parts: &[(&Expr, Collation)], scope: &Scope) -> Collation {
             return *c;
         }
     }
+    // A binary literal left here lost to an operand of a character set (above).
     for (_, c) in parts {
-        if *c != Collation::GeneralCi {
+        if *c != Collation::GeneralCi && *c != Collation::Binary {
             return *c;
         }
     }
@@ -2499,6 +2500,8 @@ mod tests {
         assert_eq!(pick(&[(&lit, Binary), (&c0, Utf8Bin)]), Utf8Bin);
         assert_eq!(pick(&[(&lit, GeneralCi), (&lit, Binary)]), Binary);
         assert_eq!(pick(&[(&c0, Binary), (&lit, Binary)]), Binary);
+        let concat = Expr::Func(Func::Str(StrFn::Concat, GeneralCi), vec![c0.clone()]);
+        assert_eq!(pick(&[(&concat, GeneralCi), (&lit, Binary)]), GeneralCi);
     }
 
     /// The declared scale `arith_type` gives a DECIMAL result is the scale its values
