@@ -46,7 +46,8 @@ impl Binder<'_> {
         }
         let mut bound = Vec::with_capacity(rest.len());
         for a in rest {
-            bound.push(self.bind(a)?.0);
+            // Each argument is a number: `CHAR(0x41)` is 'A'.
+            bound.push(self.bind_numeric(a)?.0);
         }
         let e = Expr::Func(Func::Char { text }, bound);
         Ok(Some(if text {

@@ -751,14 +751,46 @@ impl<'a> Binder<'a> {
                     .unwrap_or((SType::Null, Collation::GeneralCi));
                 (Expr::Param(i), t, c)
             }
+            // `x'C3A9'`, `0xC3A9`: a binary string (bytes, binary collation); a number
+            // only where the context is numeric (see `bind_numeric`).
+            A::Value(v) if matches!(v.value, ast::Value::HexStringLiteral(_)) => (
+                Expr::Literal(literal(&v.value)?),
+                SType::Binary,
+                Collation::Binary,
+            ),
             A::Value(v) => {
                 let v = literal(&v.value)?;
                 let t = SType::of_value(&v);
                 (Expr::Literal(v), t, Collation::GeneralCi)
             }
+            // A character set introducer: `_binary '…'` is a binary string (never a
+            // number: `_binary '12' + 0` is 12); `_utf8mb4 '…'` the plain string.
+            A::Prefixed { prefix, value } if prefix.quote_style.is_none() => {
+                let binary = prefix.value.eq_ignore_ascii_case("_binary");
+                let text = ["_utf8mb4", "_utf8mb3", "_utf8"]
+                    .iter()
+                    .any(|n| prefix.value.eq_ignore_ascii_case(n));
+                let v = match value.as_ref() {
+                    A::Value(v) if binary || text => literal(&v.value)?,
+                    _ => return Err(Error::NotSupported(format!("expression {e}"))),
+                };
+                let v = match v {
+                    Value::Bits(b) => Value::Bytes(b),
+                    v => v,
+                };
+                if binary {
+                    (Expr::Literal(v), SType::Binary, Collation::Binary)
+                } else {
+                    (Expr::Literal(v), SType::Text, Collation::GeneralCi)
+                }
+            }
             A::Nested(inner) => self.bind(inner)?,
             A::UnaryOp { op, expr } => {
-                let (x, t, c) = self.bind(expr)?;
+                // `-0x41` is -65; a unary plus is no operator in MySQL (`+0x41` is 'A').
+                let (x, t, c) = match op {
+                    ast::UnaryOperator::Plus => self.bind(expr)?,
+                    _ => self.bind_numeric(expr)?,
+                };
                 match op {
                     ast::UnaryOperator::Minus => {
                         let t = if t == SType::UInt { SType::Int } else { t };
@@ -856,9 +888,14 @@ impl<'a> Binder<'a> {
                 low,
                 high,
             } => {
-                let (mut x, xt, c1) = self.bind(expr)?;
-                let (mut lo, lot, c2) = self.bind(low)?;
-                let (mut hi, hit, c3) = self.bind(high)?;
+                let (x, xt, c1) = self.bind(expr)?;
+                let (lo, lot, c2) = self.bind(low)?;
+                let (hi, hit, c3) = self.bind(high)?;
+                let numeric_bounds = is_number_type(lot) || is_number_type(hit);
+                let numeric_x = is_number_type(xt) || self.is_bit_column(expr);
+                let (mut x, xt, c1) = self.hex_compared(expr, (x, xt, c1), numeric_bounds);
+                let (mut lo, lot, c2) = self.hex_compared(low, (lo, lot, c2), numeric_x);
+                let (mut hi, hit, c3) = self.hex_compared(high, (hi, hit, c3), numeric_x);
                 let coll = pick_coll(
                     &[
                         (&x, c1, explicit_collate(expr)),
@@ -893,27 +930,39 @@ impl<'a> Binder<'a> {
                 if let Some(rows) = row_compare::expand_in_list(expr, list, *negated)? {
                     return self.bind(&rows);
                 }
-                let (mut x, xt, c) = self.bind(expr)?;
+                let (x, xt, c) = self.bind(expr)?;
+                let mut bound = Vec::with_capacity(list.len());
+                for i in list {
+                    bound.push(self.bind(i)?);
+                }
+                let numeric_items = bound.iter().any(|b| is_number_type(b.1));
+                let numeric_x = is_number_type(xt) || self.is_bit_column(expr);
+                let (mut x, xt, c) = self.hex_compared(expr, (x, xt, c), numeric_items);
                 let mut items = Vec::with_capacity(list.len());
                 let mut ops = vec![(x.clone(), xt)];
-                // An item's explicit COLLATE decides the comparison, as on `=`.
-                let mut explicit_items = Vec::new();
-                for i in list {
-                    let (e, t, ic) = self.bind(i)?;
-                    if explicit_collate(i) {
-                        explicit_items.push(ic);
-                    }
+                let mut colls = vec![c];
+                for (i, b) in list.iter().zip(bound) {
+                    let (e, t, ic) = self.hex_compared(i, b, numeric_x);
                     ops.push((e.clone(), t));
                     items.push(e);
+                    colls.push(ic);
                 }
                 if let Some(mut k) = datetime::time_operands(ops)? {
                     items = k.split_off(1);
                     x = k.pop().unwrap_or(Expr::Literal(Value::Null));
                 }
-                let mut parts = vec![(&x, c, explicit_collate(expr))];
-                let item_marker = Expr::Literal(Value::Null);
-                parts.extend(explicit_items.iter().map(|ic| (&item_marker, *ic, true)));
-                let coll = pick_coll(&parts, "in")?;
+                // The comparison's collation is every operand's (a binary string in
+                // the list makes it binary: `'a' IN (x'41')` is 0; an explicit COLLATE
+                // on any operand decides it).
+                let mut operands = vec![(&x, colls[0], explicit_collate(expr))];
+                operands.extend(
+                    items
+                        .iter()
+                        .zip(&colls[1..])
+                        .zip(list)
+                        .map(|((e, c), i)| (e, *c, explicit_collate(i))),
+                );
+                let coll = pick_coll(&operands, "in")?;
                 (
                     Expr::InList {
                         expr: Box::new(x),
@@ -1021,8 +1070,12 @@ impl<'a> Binder<'a> {
             A::Cast {
                 expr, data_type, ..
             } => {
-                let (x, _, _) = self.bind(expr)?;
                 let (f, t, c) = func_types::cast_target(data_type)?;
+                let (x, _, _) = if is_number_type(t) {
+                    self.bind_numeric(expr)?
+                } else {
+                    self.bind(expr)?
+                };
                 self.bind_cast(x, f, t, c)
             }
             A::Convert {
@@ -1033,11 +1086,15 @@ impl<'a> Binder<'a> {
                 target_before_value: false,
                 styles,
             } if styles.is_empty() => {
-                let (x, _, _) = self.bind(expr)?;
                 let (f, t, c) = match (data_type, charset) {
                     (Some(dt), None) => func_types::cast_target(dt)?,
                     (None, Some(cs)) => func_types::convert_using(&cs.to_string())?,
                     _ => return Err(Error::NotSupported(format!("expression {e}"))),
+                };
+                let (x, _, _) = if is_number_type(t) {
+                    self.bind_numeric(expr)?
+                } else {
+                    self.bind(expr)?
                 };
                 self.bind_cast(x, f, t, c)
             }
@@ -1093,11 +1150,11 @@ impl<'a> Binder<'a> {
                 let (x, _, c) = self.bind(expr)?;
                 let mut args = vec![x];
                 match substring_from {
-                    Some(f) => args.push(self.bind(f)?.0),
+                    Some(f) => args.push(self.bind_numeric(f)?.0),
                     None => args.push(Expr::Literal(Value::Int(1))),
                 }
                 if let Some(n) = substring_for {
-                    args.push(self.bind(n)?.0);
+                    args.push(self.bind_numeric(n)?.0);
                 }
                 let (t, c) = if c == Collation::Binary {
                     (SType::Binary, c)
@@ -1460,8 +1517,46 @@ impl<'a> Binder<'a> {
         if let Some(items) = row_compare::expand_comparison(left, op, right)? {
             return self.bind(&items);
         }
-        let (mut l, lt, lc) = self.bind(left)?;
-        let (mut r, rt, rc) = self.bind(right)?;
+        let comparison = matches!(
+            op,
+            B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq | B::Spaceship
+        );
+        let (mut l, lt, lc, mut r, rt, rc) = if comparison {
+            // A hexadecimal literal meets a number (or a BIT column) as its number, a
+            // string as a binary string; a `b'…'` literal likewise.
+            let (l, lt, lc) = self.bind(left)?;
+            let (r, rt, rc) = self.bind(right)?;
+            let l_number = is_number_type(rt) || self.is_bit_column(right);
+            let r_number = is_number_type(lt) || self.is_bit_column(left);
+            let (l, lt, lc) = self.hex_compared(left, (l, lt, lc), l_number);
+            let (r, rt, rc) = self.hex_compared(right, (r, rt, rc), r_number);
+            (l, lt, lc, r, rt, rc)
+        } else if matches!(
+            op,
+            B::Plus
+                | B::Minus
+                | B::Multiply
+                | B::Divide
+                | B::Modulo
+                | B::MyIntegerDivide
+                | B::And
+                | B::Or
+                | B::Xor
+                | B::BitwiseAnd
+                | B::BitwiseOr
+                | B::BitwiseXor
+                | B::PGBitwiseShiftLeft
+                | B::PGBitwiseShiftRight
+        ) {
+            // Arithmetic, bit and logical operators read their operands as numbers.
+            let (l, lt, lc) = self.bind_numeric(left)?;
+            let (r, rt, rc) = self.bind_numeric(right)?;
+            (l, lt, lc, r, rt, rc)
+        } else {
+            let (l, lt, lc) = self.bind(left)?;
+            let (r, rt, rc) = self.bind(right)?;
+            (l, lt, lc, r, rt, rc)
+        };
         if let Some(b) = json_operator(op, &l, &r, lt) {
             return Ok(b);
         }
@@ -1570,6 +1665,42 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// Binds an operand in numeric context (arithmetic, a numeric function's argument,
+    /// CAST AS a number): a hexadecimal literal is its number there (`0x41 + 0` is 65),
+    /// as MySQL 8 reads `x'…'` and `0x…` alike.
+    fn bind_numeric(&mut self, a: &ast::Expr) -> Result<(Expr, SType, Collation)> {
+        match hex_number(a) {
+            Some(v) => Ok((Expr::Literal(v), SType::UInt, Collation::GeneralCi)),
+            None => self.bind(a),
+        }
+    }
+
+    /// An operand of a comparison (`=`, BETWEEN, IN) as MySQL compares it: a
+    /// hexadecimal literal meeting a number (`number`) is its number; a `b'…'` literal
+    /// meeting anything but a number is the binary string it is (`b'1000001' = 'A'`),
+    /// where at run time a bit value would compare as a number.
+    fn hex_compared(
+        &self,
+        a: &ast::Expr,
+        bound: (Expr, SType, Collation),
+        number: bool,
+    ) -> (Expr, SType, Collation) {
+        if number {
+            return match hex_number(a) {
+                Some(v) => (Expr::Literal(v), SType::UInt, Collation::GeneralCi),
+                None => bound,
+            };
+        }
+        match bound {
+            (Expr::Literal(Value::Bits(b)), _, _) => (
+                Expr::Literal(Value::Bytes(b)),
+                SType::Binary,
+                Collation::Binary,
+            ),
+            other => other,
+        }
+    }
+
     /// A call of a stored function (1305 when there is none of that name).
     fn bind_stored_function(
         &mut self,
@@ -1670,8 +1801,12 @@ impl<'a> Binder<'a> {
         let mut bound = Vec::with_capacity(args.len());
         let mut types = Vec::new();
         let mut colls = Vec::new();
-        for a in &args {
-            let (e, t, c) = self.bind(a)?;
+        for (i, a) in args.iter().enumerate() {
+            let (e, t, c) = if numeric_argument(func, i) {
+                self.bind_numeric(a)?
+            } else {
+                self.bind(a)?
+            };
             let e = match func {
                 // HEX of a BIT column is its number's hex (MySQL reads the column as an
                 // integer there); a `b'…'` literal stays a string, byte by byte.
@@ -1685,6 +1820,24 @@ impl<'a> Binder<'a> {
             bound.push(e);
             types.push(t);
             colls.push(c);
+        }
+        if matches!(func, Func::Str(..) | Func::Regexp(..)) {
+            // A binary literal is coercible: beside a column or expression of a
+            // character set it takes that collation (`STRCMP(c, x'41')` compares as
+            // `STRCMP(c, 'A')`), as in a comparison (`pick_coll`).
+            let is_literal = |e: &Expr| matches!(e, Expr::Literal(_));
+            let text_operand = bound
+                .iter()
+                .zip(&types)
+                .any(|(e, t)| !is_literal(e) && *t == SType::Text);
+            if text_operand {
+                for ((e, t), c) in bound.iter().zip(types.iter_mut()).zip(colls.iter_mut()) {
+                    if is_literal(e) && *c == Collation::Binary {
+                        *t = SType::Text;
+                        *c = Collation::GeneralCi;
+                    }
+                }
+            }
         }
         let (func, ty, coll) = func_types::call_type(func, &types, &colls, &bound)?;
         if matches!(
@@ -1817,7 +1970,20 @@ impl<'a> Binder<'a> {
             if contains_aggregate(a) {
                 return Err(Error::InvalidGroupUse);
             }
-            let (e, t, c) = inner.bind(a)?;
+            let numeric = matches!(
+                func,
+                AggFunc::Sum
+                    | AggFunc::Avg
+                    | AggFunc::StdPop
+                    | AggFunc::StdSamp
+                    | AggFunc::VarPop
+                    | AggFunc::VarSamp
+            );
+            let (e, t, c) = if numeric {
+                inner.bind_numeric(a)?
+            } else {
+                inner.bind(a)?
+            };
             e.walk(&mut |x| match x {
                 Expr::Column(_) => local = true,
                 Expr::OuterRef(_) => outer = true,
@@ -2028,8 +2194,17 @@ fn system_variable(name: &str, scope: Option<&str>) -> (Expr, SType, Collation) 
 /// two explicit ones that differ are 1267, as in MySQL.
 fn pick_coll(parts: &[(&Expr, Collation, bool)], op: &str) -> Result<Collation> {
     // A binary string on either side makes the comparison binary (`x = BINARY 'a'`,
-    // `x LIKE BINARY 'a%'`), as in MySQL.
-    if parts.iter().any(|(_, c, _)| *c == Collation::Binary) {
+    // `x LIKE BINARY 'a%'`), as in MySQL; but a binary literal (`x'41'`, `_binary 'a'`)
+    // is coercible: beside a column or expression of a character set it takes that
+    // operand's collation (`c = x'41'` compares as `c = 'A'`).
+    let is_literal = |e: &Expr| matches!(e, Expr::Literal(_));
+    let others_binary = parts
+        .iter()
+        .all(|(e, c, _)| is_literal(e) || *c == Collation::Binary);
+    if parts
+        .iter()
+        .any(|(e, c, _)| *c == Collation::Binary && (!is_literal(e) || others_binary))
+    {
         return Ok(Collation::Binary);
     }
     let mut explicit = parts.iter().filter(|(_, _, x)| *x).map(|(_, c, _)| *c);
@@ -2059,10 +2234,11 @@ fn pick_coll(parts: &[(&Expr, Collation, bool)], op: &str) -> Result<Collation> 
     if let Some(c) = column_colls().next() {
         return Ok(c);
     }
+    // A binary literal left here lost to an operand of a character set (above).
     Ok(parts
         .iter()
         .map(|(_, c, _)| *c)
-        .find(|c| *c != Collation::GeneralCi)
+        .find(|c| *c != Collation::GeneralCi && *c != Collation::Binary)
         .unwrap_or(Collation::GeneralCi))
 }
 
@@ -2224,6 +2400,55 @@ fn show_scale(e: Expr, ty: SType) -> Expr {
     }
 }
 
+/// Whether a static type is a number's (a comparison with it is numeric).
+fn is_number_type(t: SType) -> bool {
+    matches!(
+        t,
+        SType::Int | SType::UInt | SType::Double | SType::Decimal(_)
+    )
+}
+
+/// Whether argument `i` of a function is read as a number: every argument of a
+/// numeric function, the lengths and positions of the string functions. A
+/// hexadecimal literal there is its number (`SPACE(0x03)`, `LEFT(s, 0x02)`).
+fn numeric_argument(func: Func, i: usize) -> bool {
+    use StrFn::*;
+    match func {
+        Func::Math(m) => m != MathFn::Crc32,
+        Func::Str(f, _) => match f {
+            Substring | Insert => i == 1 || i == 2,
+            Left | Right | Repeat | LPad | RPad => i == 1,
+            Space | Elt | MakeSet | Bin | Oct => i == 0,
+            Locate | SubstringIndex => i == 2,
+            Format => i == 0 || i == 1,
+            ExportSet => i == 0 || i == 4,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The number a hexadecimal literal (`x'41'`, `0x41`, possibly parenthesised) stands
+/// for in numeric context: its last eight bytes as a BIGINT UNSIGNED, as MySQL 8 reads
+/// it. None for any other expression.
+pub(crate) fn hex_number(a: &ast::Expr) -> Option<Value> {
+    match a {
+        ast::Expr::Nested(x) => hex_number(x),
+        ast::Expr::Value(v) if matches!(v.value, ast::Value::HexStringLiteral(_)) => {
+            match literal(&v.value).ok()? {
+                Value::Bytes(b) => {
+                    let tail = &b[b.len().saturating_sub(8)..];
+                    Some(Value::UInt(
+                        tail.iter().fold(0u64, |n, &x| (n << 8) | u64::from(x)),
+                    ))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// A literal's value.
 pub fn literal(v: &ast::Value) -> Result<Value> {
     use ast::Value as V;
@@ -2329,8 +2554,16 @@ mod tests {
         assert_eq!(pick(&[(&c0, Utf8Bin), (&c1, GeneralCi)]), Utf8Bin);
         assert_eq!(pick(&[(&c0, GeneralCi), (&lit, Utf8Bin)]), GeneralCi);
         assert_eq!(pick(&[(&lit, GeneralCi), (&c1, Utf8Bin)]), Utf8Bin);
-        assert_eq!(pick(&[(&c0, GeneralCi), (&lit, Binary)]), Binary);
         assert_eq!(pick(&[(&c0, GeneralCi), (&c1, GeneralCi)]), GeneralCi);
+        // A binary string wins over a string, unless it is a (coercible) literal beside
+        // a column: `c = x'41'` compares in c's collation, `'a' = x'41'` in binary.
+        assert_eq!(pick(&[(&c0, GeneralCi), (&c1, Binary)]), Binary);
+        assert_eq!(pick(&[(&c0, GeneralCi), (&lit, Binary)]), GeneralCi);
+        assert_eq!(pick(&[(&lit, Binary), (&c0, Utf8Bin)]), Utf8Bin);
+        assert_eq!(pick(&[(&lit, GeneralCi), (&lit, Binary)]), Binary);
+        assert_eq!(pick(&[(&c0, Binary), (&lit, Binary)]), Binary);
+        let concat = Expr::Func(Func::Str(StrFn::Concat, GeneralCi), vec![c0.clone()]);
+        assert_eq!(pick(&[(&concat, GeneralCi), (&lit, Binary)]), GeneralCi);
         // An explicit COLLATE on either side beats the column's collation
         // (`col = 'A' COLLATE utf8mb4_bin` once compared by the column's _ci).
         let explicit = |parts: &[(&Expr, Collation, bool)]| pick_coll(parts, "=");

@@ -82,7 +82,8 @@ fn matches<T: Copy>(t: &[T], p: &[Tok<T>], eq: impl Fn(T, T) -> bool) -> bool {
 /// Whether `text` matches the LIKE `pattern` with `escape` under `coll`.
 pub fn like(text: &[u8], pattern: &[u8], escape: u8, coll: Collation) -> bool {
     let ci = coll == Collation::GeneralCi;
-    if text.is_ascii() && pattern.is_ascii() {
+    // A binary string matches byte by byte: `_` is one byte (`x'C3A9' LIKE '__'`).
+    if coll == Collation::Binary || (text.is_ascii() && pattern.is_ascii()) {
         let p = tokens(pattern, b'%', b'_', escape);
         return if ci {
             matches(text, &p, |a: u8, b: u8| a.eq_ignore_ascii_case(&b))
@@ -108,6 +109,10 @@ mod tests {
     /// The matcher this one replaced: every split at every `%`, recursively.
     fn reference(text: &[u8], pattern: &[u8], escape: u8, coll: Collation) -> bool {
         let fold = |s: &[u8]| -> Vec<char> {
+            if coll == Collation::Binary {
+                // Binary strings are bytes: one "character" per byte.
+                return s.iter().map(|&b| char::from(b)).collect();
+            }
             let s = String::from_utf8_lossy(s);
             s.chars().map(|c| coll.fold_char(c)).collect()
         };
@@ -126,6 +131,15 @@ mod tests {
             }
         }
         rec(&t, &p, escape as char)
+    }
+
+    #[test]
+    fn binary_matches_bytes() {
+        let bin = Collation::Binary;
+        assert!(like("é".as_bytes(), b"__", b'\\', bin));
+        assert!(!like("é".as_bytes(), b"_", b'\\', bin));
+        assert!(like("é".as_bytes(), b"_", b'\\', Collation::GeneralCi));
+        assert!(like(b"\xC3\xA9z", b"\xC3%", b'\\', bin));
     }
 
     #[test]
@@ -155,7 +169,10 @@ mod tests {
         assert!(like("Straße".as_bytes(), b"STRASE", b'\\', ci));
         assert!(like("é".as_bytes(), b"e", b'\\', ci));
         assert!(like("über".as_bytes(), "Ü%".as_bytes(), b'\\', ci));
-        assert!(like("x€y".as_bytes(), b"x_y", b'\\', bin));
+        // A binary string's `_` is one byte (`'x€y' LIKE BINARY 'x_y'` is 0).
+        assert!(!like("x€y".as_bytes(), b"x_y", b'\\', bin));
+        assert!(like("x€y".as_bytes(), b"x___y", b'\\', bin));
+        assert!(like("x€y".as_bytes(), b"x_y", b'\\', ci));
     }
 
     #[test]

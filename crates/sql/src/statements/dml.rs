@@ -144,8 +144,9 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
             let ast::AssignmentTarget::ColumnName(n) = &a.target else {
                 return Err(Error::NotSupported("tuple assignment".into()));
             };
-            columns.push(target_column(&target, n)?);
-            row.push(insert_value(&a.value, &empty, &env)?);
+            let col = target_column(&target, n)?;
+            columns.push(col);
+            row.push(insert_value(&a.value, &empty, &env, def.columns.get(col))?);
         }
         rows.push(row);
     } else {
@@ -174,7 +175,11 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
             rows.push(
                 content
                     .iter()
-                    .map(|e| insert_value(e, &empty, &env))
+                    .enumerate()
+                    .map(|(j, e)| {
+                        let col = columns.get(j).and_then(|&c| def.columns.get(c));
+                        insert_value(e, &empty, &env, col)
+                    })
                     .collect::<Result<_>>()?,
             );
         }
@@ -372,14 +377,39 @@ impl Table for ShadowTable {
     }
 }
 
-fn insert_value(e: &ast::Expr, scope: &Scope, env: &BindEnv) -> Result<InsertValue> {
+fn insert_value(
+    e: &ast::Expr,
+    scope: &Scope,
+    env: &BindEnv,
+    col: Option<&ColumnDef>,
+) -> Result<InsertValue> {
     if let ast::Expr::Identifier(id) = e {
         if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") {
             return Ok(InsertValue::Default);
         }
     }
+    if let Some(v) = numeric_hex(e, col) {
+        return Ok(InsertValue::Expr(Expr::Literal(v)));
+    }
     let (x, _, _) = Binder::in_env(scope, "field list", env).bind(e)?;
     Ok(InsertValue::Expr(x))
+}
+
+/// A hexadecimal literal stored into a numeric column is its number (`0x41` into an
+/// INT column is 65, as in MySQL), not its bytes read as text.
+fn numeric_hex(e: &ast::Expr, col: Option<&ColumnDef>) -> Option<Value> {
+    let numeric = col.is_some_and(|c| {
+        c.data_type.is_integer()
+            || matches!(
+                c.data_type,
+                DataType::Decimal { .. } | DataType::Float | DataType::Double | DataType::Year
+            )
+    });
+    if numeric {
+        crate::bind::hex_number(e)
+    } else {
+        None
+    }
 }
 
 /// The value a column gets when an INSERT does not name it (or says DEFAULT).
@@ -976,7 +1006,10 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
             Some(th) => th.rewrite(&a.value, &alias, "field list")?,
             None => a.value.clone(),
         };
-        let (e, _, _) = Binder::in_env(&scope, "field list", &env).bind(&value)?;
+        let e = match numeric_hex(&value, target.def.columns.get(col)) {
+            Some(v) => Expr::Literal(v),
+            None => Binder::in_env(&scope, "field list", &env).bind(&value)?.0,
+        };
         assignments.push((col, e));
     }
     drop(env);
