@@ -202,37 +202,7 @@ impl<'a> Writer<'a> {
             }
             self.scratch.clear();
             let ft = self.columns.get(i).map(|c| c.field_type);
-            match (v, ft) {
-                // A FLOAT column's value arrives widened to f64: show it as a FLOAT.
-                (Value::Double(d), Some(FieldType::Float)) => self
-                    .scratch
-                    .extend_from_slice(strata_types::floatfmt::format_float(*d).as_bytes()),
-                // A YEAR shows four digits: the zero year is 0000.
-                (Value::Int(y), Some(FieldType::Year)) => {
-                    use std::io::Write;
-                    let _ = write!(self.scratch, "{y:04}");
-                }
-                // A DATE value in a DATETIME column (IF(c, date_col, NOW())) shows its
-                // midnight time.
-                (Value::DateTime(d), Some(FieldType::DateTime | FieldType::Timestamp))
-                    if d.is_date_only() =>
-                {
-                    let mut shown = *d;
-                    shown.fsp = 0;
-                    use std::io::Write;
-                    let _ = write!(self.scratch, "{shown}");
-                }
-                _ => v.write_text(&mut self.scratch),
-            }
-            // A DATE column's value is held as a date-time at midnight: show the date.
-            if matches!(v, Value::DateTime(_))
-                && self
-                    .columns
-                    .get(i)
-                    .is_some_and(|c| c.field_type == FieldType::Date)
-            {
-                self.scratch.truncate(10);
-            }
+            strata_types::output::write_text_for(v, ft, &mut self.scratch);
             put_lenenc_str(&mut self.w.buf, &self.scratch);
         }
         self.w.end();
