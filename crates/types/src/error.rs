@@ -690,8 +690,7 @@ pub enum Error {
     FileExists(String),
     /// 29: LOAD DATA INFILE or a file the server was asked to read is not there.
     FileNotFound(String),
-    /// 1: a file the server reads or writes for a statement failed (its path, the OS
-    /// error): `Error writing file` in MySQL's words.
+    /// 3: writing a statement's file failed (its path, the OS error), in MySQL's words.
     FileWrite {
         path: String,
         err: String,
@@ -966,7 +965,7 @@ impl Error {
             IntoColumnCount => 1222,
             FileExists(_) => 1086,
             FileNotFound(_) => 29,
-            FileWrite { .. } => 1,
+            FileWrite { .. } => 3,
             SecureFilePriv => 1290,
             LocalInfileDisabled => 3948,
             TooFewRecords(_) => 1261,

@@ -139,6 +139,13 @@ pub trait QueryOutput {
     fn takes_more_results(&self) -> bool {
         false
     }
+    /// LOAD DATA LOCAL INFILE: asks the client for its file `name` and streams what it
+    /// sends. None when there is no client that offered CLIENT_LOCAL_FILES (the
+    /// statement then fails with 3948). Dropping the stream early still reads the rest
+    /// the client sends, so the connection stays in step.
+    fn local_infile(&mut self, _name: &str) -> Result<Option<Box<dyn std::io::Read + '_>>> {
+        Ok(None)
+    }
 }
 
 /// A [`QueryOutput`] that keeps everything in memory: for tests, the in-process bench

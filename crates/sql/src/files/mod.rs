@@ -151,6 +151,12 @@ impl FileFormat {
     }
 }
 
+/// What a LOAD DATA field that is NULL, or missing, leaves in a NOT NULL column when
+/// the statement goes on with a warning: the type's zero, as INSERT's implicit default.
+pub fn implicit_default(col: &strata_types::ColumnDef) -> Value {
+    crate::statements::dml::implicit_default(col)
+}
+
 /// One field as read from a file: its bytes, or None for NULL.
 pub type Field = Option<Vec<u8>>;
 
