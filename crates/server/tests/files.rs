@@ -221,21 +221,21 @@ fn outfile_and_load_data_round_trip_with_the_mariadb_cli() {
     let short = dir.join("short.txt");
     std::fs::write(&short, "1\tx\n2\n").unwrap();
     let e = c.query_drop(format!(
-        "LOAD DATA INFILE '{}' INTO TABLE f.people",
+        "LOAD DATA INFILE '{}' INTO TABLE f.people (id, name)",
         short.display()
     ));
     let e = e.unwrap_err();
     assert!(e.to_string().contains("Row 2 doesn't contain data"), "{e}");
     c.query_drop("SET sql_mode = ''").unwrap();
     c.query_drop(format!(
-        "LOAD DATA INFILE '{}' INTO TABLE f.people",
+        "LOAD DATA INFILE '{}' INTO TABLE f.people (id, name)",
         short.display()
     ))
     .unwrap();
     let w: Vec<(String, u16, String)> = c.query("SHOW WARNINGS").unwrap();
     assert_eq!(
         w.iter().map(|x| x.1).collect::<Vec<_>>(),
-        vec![1261, 1261, 1261],
+        vec![1261],
         "{w:?}"
     );
 
