@@ -47,6 +47,16 @@ fn cli(port: u16, args: &[&str], sql: &str) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// Rows of `src` as the tests compare them.
+type Row5 = (
+    i32,
+    Option<Vec<u8>>,
+    Option<String>,
+    String,
+    Option<Vec<u8>>,
+);
+type Row4 = (i32, Option<Vec<u8>>, Option<String>, Option<Vec<u8>>);
+
 const SETUP: &str = "CREATE DATABASE f; \
     CREATE TABLE f.src (id INT PRIMARY KEY, s VARCHAR(40), d DATE, x DECIMAL(6,2), b BLOB); \
     INSERT INTO f.src VALUES (1, 'tab\\there', '2024-02-29', 1.50, x'00410A5C'), \
@@ -126,22 +136,10 @@ fn outfile_and_load_data_round_trip_with_the_mariadb_cli() {
         "{said}"
     );
     let same = |c: &mut mysql::Conn| -> bool {
-        let a: Vec<(
-            i32,
-            Option<Vec<u8>>,
-            Option<String>,
-            String,
-            Option<Vec<u8>>,
-        )> = c
+        let a: Vec<Row5> = c
             .query("SELECT id, s, CAST(d AS CHAR), CAST(x AS CHAR), b FROM f.src ORDER BY id")
             .unwrap();
-        let b: Vec<(
-            i32,
-            Option<Vec<u8>>,
-            Option<String>,
-            String,
-            Option<Vec<u8>>,
-        )> = c
+        let b: Vec<Row5> = c
             .query("SELECT id, s, CAST(d AS CHAR), CAST(x AS CHAR), b FROM f.dst ORDER BY id")
             .unwrap();
         a == b
@@ -413,10 +411,10 @@ fn mariadb_dump_tab_and_mariadb_import_round_trip() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let a: Vec<(i32, Option<Vec<u8>>, Option<String>, Option<Vec<u8>>)> = c
+    let a: Vec<Row4> = c
         .query("SELECT id, s, CAST(d AS CHAR), b FROM f.src ORDER BY id")
         .unwrap();
-    let b: Vec<(i32, Option<Vec<u8>>, Option<String>, Option<Vec<u8>>)> = c
+    let b: Vec<Row4> = c
         .query("SELECT id, s, CAST(d AS CHAR), b FROM g.src ORDER BY id")
         .unwrap();
     assert_eq!(a, b);

@@ -318,7 +318,7 @@ impl Session {
                                 s.note_warning(1261, Error::TooFewRecords(row_no).to_string());
                                 match col {
                                     Some(c)
-                                        if !(c.nullable && c.default.is_none())
+                                        if (!c.nullable || c.default.is_some())
                                             && !c.auto_increment
                                             && !is_timestamp(c) =>
                                     {

@@ -181,10 +181,7 @@ impl QueryOutput for CollectedOutput {
 pub fn write_text_for(v: &Value, ft: Option<FieldType>, out: &mut Vec<u8>) {
     use std::io::Write;
     match (v, ft) {
-        (Value::Bytes(b), _) => {
-            out.extend_from_slice(b);
-            return;
-        }
+        (Value::Bytes(b), _) => out.extend_from_slice(b),
         // A FLOAT column's value arrives widened to f64: show it as a FLOAT.
         (Value::Double(d), Some(FieldType::Float)) => {
             out.extend_from_slice(crate::floatfmt::format_float(*d).as_bytes())
