@@ -133,6 +133,9 @@ impl QueryOutput for Bridge<'_> {
     fn takes_more_results(&self) -> bool {
         self.0.takes_more_results()
     }
+    fn local_infile(&mut self, name: &str) -> Result<Option<Box<dyn std::io::Read + '_>>> {
+        self.0.local_infile(name)
+    }
 }
 
 impl ResultSink for Bridge<'_> {

@@ -180,6 +180,20 @@ pub struct ServerArgs {
         default_missing_value = "ON"
     )]
     pub require_secure_transport: Option<String>,
+    /// Where SELECT … INTO OUTFILE, LOAD DATA INFILE and LOAD_FILE() may read and write
+    /// files: a directory (made at startup if missing), '' for anywhere, or NULL for
+    /// nowhere [default: <datadir>/mysql-files].
+    #[arg(long = "secure-file-priv", alias = "secure_file_priv")]
+    pub secure_file_priv: Option<String>,
+    /// ON or OFF: accept LOAD DATA LOCAL INFILE from clients that offer it (3948 when
+    /// OFF) [default: OFF, as MySQL 8]. Also SET GLOBAL.
+    #[arg(
+        long = "local-infile",
+        alias = "local_infile",
+        num_args = 0..=1,
+        default_missing_value = "ON"
+    )]
+    pub local_infile: Option<String>,
     /// RSA private key (PEM) for caching_sha2_password's password exchange without TLS;
     /// a relative path is in the data directory [default: private_key.pem, generated at
     /// first start with public_key.pem].
@@ -282,6 +296,8 @@ struct FileConfig {
     ssl_key: Option<PathBuf>,
     ssl_ca: Option<PathBuf>,
     require_secure_transport: Option<toml::Value>,
+    secure_file_priv: Option<String>,
+    local_infile: Option<toml::Value>,
     caching_sha2_password_private_key_path: Option<PathBuf>,
     caching_sha2_password_public_key_path: Option<PathBuf>,
     default_authentication_plugin: Option<String>,
@@ -333,6 +349,10 @@ pub struct Settings {
     pub ssl_key: Option<PathBuf>,
     pub ssl_ca: Option<PathBuf>,
     pub require_secure_transport: bool,
+    /// `secure_file_priv`: None is NULL (no files at all), Some("") anywhere, else the
+    /// directory.
+    pub secure_file_priv: Option<PathBuf>,
+    pub local_infile: bool,
     /// caching_sha2_password's RSA key files, as given (relative to the data directory).
     pub rsa_private_key: PathBuf,
     pub rsa_public_key: PathBuf,
@@ -425,6 +445,11 @@ impl Settings {
         if users.is_empty() {
             users.insert("root".into(), String::new());
         }
+        let datadir_default = args
+            .datadir
+            .clone()
+            .or(file.datadir.clone())
+            .unwrap_or_else(|| PathBuf::from("strata-data"));
         let s = Settings {
             port: args.port.or(file.port).unwrap_or(3306),
             bind_address: args
@@ -608,6 +633,17 @@ impl Settings {
                 &args.require_secure_transport,
                 &file.require_secure_transport,
                 "require_secure_transport",
+                false,
+            )?,
+            secure_file_priv: match args.secure_file_priv.clone().or(file.secure_file_priv) {
+                Some(v) if v.eq_ignore_ascii_case("NULL") => None,
+                Some(v) => Some(PathBuf::from(v)),
+                None => Some(datadir_default.join("mysql-files")),
+            },
+            local_infile: on_off_opt(
+                &args.local_infile,
+                &file.local_infile,
+                "local_infile",
                 false,
             )?,
             rsa_private_key: args

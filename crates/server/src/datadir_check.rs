@@ -27,7 +27,8 @@ fn table_files(datadir: &Path) -> Vec<PathBuf> {
     };
     for e in entries.flatten() {
         let path = e.path();
-        if !path.is_dir() {
+        // The default secure_file_priv directory holds users' files, not tables.
+        if !path.is_dir() || e.file_name() == "mysql-files" {
             continue;
         }
         if let Ok(files) = std::fs::read_dir(&path) {

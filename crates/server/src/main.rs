@@ -213,6 +213,28 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
             );
         }
     }
+    // The one directory statements may read and write files in (made now when it is
+    // missing), or '' / NULL as given.
+    let secure_file_priv = match &s.secure_file_priv {
+        None => strata_types::Value::Null,
+        Some(p) if p.as_os_str().is_empty() => strata_types::Value::str(""),
+        Some(p) => {
+            std::fs::create_dir_all(p)
+                .map_err(|e| format!("--secure-file-priv {}: {e}", p.display()))?;
+            let real = std::fs::canonicalize(p)
+                .map_err(|e| format!("--secure-file-priv {}: {e}", p.display()))?;
+            let mut text = real.display().to_string();
+            if !text.ends_with('/') {
+                text.push('/');
+            }
+            strata_types::Value::str(&text)
+        }
+    };
+    server.globals.set("secure_file_priv", secure_file_priv);
+    server.globals.set(
+        "local_infile",
+        strata_types::Value::Int(s.local_infile as i64),
+    );
     let security = Arc::new(security::prepare(&s, &server)?);
     let default_engine = server.config.default_engine.clone();
     let listener = TcpListener::bind((s.bind_address.as_str(), s.port))

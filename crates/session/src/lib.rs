@@ -26,6 +26,7 @@
 
 pub mod acl;
 mod binlog;
+mod files;
 mod kill;
 pub mod persist;
 pub mod processlist;
@@ -166,6 +167,7 @@ impl Server {
             ("gtid_executed", s("")),
             ("gtid_mode", s("OFF")),
             ("gtid_purged", s("")),
+            ("local_infile", i(0)),
             ("log_bin", i(0)),
             ("log_bin_basename", s("")),
             ("log_bin_index", s("")),
@@ -220,6 +222,9 @@ impl Server {
             ("query_cache_size", i(0)),
             ("query_cache_type", s("OFF")),
             ("require_secure_transport", i(0)),
+            // The server binary sets the directory it made (or the option's value);
+            // a server composed without one touches no files.
+            ("secure_file_priv", Value::Null),
             ("server_id", i(1)),
             ("socket", s("")),
             ("sort_buffer_size", i(config.sort_buffer_size as i64)),
@@ -439,6 +444,9 @@ pub struct Session {
     /// Whether the open transaction changed rows, so its COMMIT waits for (and is held
     /// off by) FLUSH TABLES WITH READ LOCK's commit lock.
     txn_wrote: bool,
+    /// LOAD DATA: the file's rows already inserted, so a row's conditions name its
+    /// line (`Env::rows_before`); 0 otherwise.
+    rows_before: std::sync::atomic::AtomicU64,
 }
 
 /// The view of a session an expression evaluates against.
@@ -579,6 +587,16 @@ impl Env for SessionEnv<'_> {
             }
         }
     }
+    fn rows_before(&self) -> u64 {
+        self.s.rows_before.load(Ordering::Relaxed)
+    }
+    fn holds_file_privilege(&self) -> bool {
+        let acl = &self.s.server.acl;
+        !acl.enforcing()
+            || acl
+                .effective(&self.s.identity.user, &self.s.identity.account_host)
+                .has_global(strata_types::privilege::Privs::FILE)
+    }
     fn warnings(&self) -> Vec<Warning> {
         self.s
             .diagnostics
@@ -668,6 +686,7 @@ impl Session {
             privs: None,
             mdl,
             txn_wrote: false,
+            rows_before: Default::default(),
         };
         // A session keeps the timeouts in force when it connected: SET GLOBAL changes
         // them for new connections only, as in MySQL.
@@ -1508,6 +1527,17 @@ impl Session {
         }
         // 2. Statements the session owns.
         let first = text::first_word(sql);
+        // Files: SELECT … INTO OUTFILE / DUMPFILE / @var (never a cached plan: the
+        // parser does not read the clause) and LOAD DATA.
+        if matches!(first.as_str(), "SELECT" | "WITH") {
+            if let Some((select, into)) = strata_sql::files::clauses::split_select_into(sql)? {
+                return self.select_into(&select, into, out);
+            }
+        }
+        if first == "LOAD" {
+            self.server.count(Com::Insert);
+            return self.load_data(sql, out);
+        }
         if matches!(
             first.as_str(),
             "CREATE" | "ALTER" | "DROP" | "RENAME" | "GRANT" | "REVOKE" | "SET" | "SHOW" | "FLUSH"
@@ -2553,7 +2583,10 @@ impl Session {
         let sql = sql.trim().trim_end_matches(';').trim();
         let first = text::first_word(sql);
         let id = self.next_statement_id;
-        if matches!(first.as_str(), "PREPARE" | "EXECUTE" | "DEALLOCATE") {
+        if matches!(
+            first.as_str(),
+            "PREPARE" | "EXECUTE" | "DEALLOCATE" | "LOAD"
+        ) {
             // As MySQL: SQL-level prepared statements cannot themselves be prepared.
             return Err(Error::UnsupportedPs);
         }
@@ -2776,6 +2809,9 @@ impl QueryOutput for EndWithWarnings<'_> {
     }
     fn takes_more_results(&self) -> bool {
         self.out.takes_more_results()
+    }
+    fn local_infile(&mut self, name: &str) -> Result<Option<Box<dyn std::io::Read + '_>>> {
+        self.out.local_infile(name)
     }
 }
 

@@ -238,6 +238,8 @@ pub static VARIABLES: &[VarDef] = &[
         },
         true
     ),
+    // LOAD DATA LOCAL INFILE: refused with 3948 while OFF (MySQL 8's default).
+    v!("local_infile", Global, Kind::Bool, true),
     v!("log_bin", Global, Kind::Bool, false),
     v!("log_bin_basename", Global, Kind::Str, false),
     v!("log_bin_index", Global, Kind::Str, false),
@@ -338,6 +340,9 @@ pub static VARIABLES: &[VarDef] = &[
     v!("query_cache_type", Global, Kind::Enum(&["OFF"]), false),
     // Checked by the wire layer at each login: plain TCP is refused with 3159.
     v!("require_secure_transport", Global, Kind::Bool, true),
+    // Where SELECT … INTO OUTFILE, LOAD DATA INFILE and LOAD_FILE() may reach: a
+    // directory, '' (anywhere) or NULL (nowhere); --secure-file-priv at startup.
+    v!("secure_file_priv", Global, Kind::Str, false),
     v!("server_id", Global, U32, false),
     v!("server_uuid", Global, Kind::Str, false),
     v!("socket", Global, Kind::Str, false),

@@ -26,6 +26,7 @@ pub(crate) mod constraints;
 pub(crate) mod context;
 pub(crate) mod exec;
 pub(crate) mod expr;
+pub mod files;
 pub mod mdl;
 pub(crate) mod optimizer;
 pub(crate) mod parse;

@@ -693,6 +693,31 @@ pub enum Error {
     TooManyRows,
     /// 1222: SELECT … INTO with another number of variables than columns.
     IntoColumnCount,
+    /// 1086: SELECT … INTO OUTFILE/DUMPFILE names a file that exists.
+    FileExists(String),
+    /// 29: LOAD DATA INFILE or a file the server was asked to read is not there.
+    FileNotFound(String),
+    /// 3: writing a statement's file failed (its path, the OS error), in MySQL's words.
+    FileWrite {
+        path: String,
+        err: String,
+    },
+    /// 1290: the statement needs a file `secure_file_priv` does not allow
+    /// (`--secure-file-priv` names the option).
+    SecureFilePriv,
+    /// 3948: LOAD DATA LOCAL with `local_infile` off or a client that did not offer it.
+    LocalInfileDisabled,
+    /// 1261 / 1262 / 1263: a LOAD DATA row with too few fields, too many fields, or NULL
+    /// for a NOT NULL column (errors under strict mode; otherwise warnings).
+    TooFewRecords(u64),
+    TooManyRecords(u64),
+    NullToNotNull {
+        column: String,
+        row: u64,
+    },
+    /// 1083: a FIELDS/LINES clause MySQL refuses (a separator of more than one byte
+    /// with fixed-size rows, …), named.
+    WrongFieldTerminators,
     /// 1321: a stored function that ended without RETURN.
     FunctionNoReturn(String),
     /// 1313: RETURN outside a stored function.
@@ -946,6 +971,15 @@ impl Error {
             NoData => 1329,
             TooManyRows => 1172,
             IntoColumnCount => 1222,
+            FileExists(_) => 1086,
+            FileNotFound(_) => 29,
+            FileWrite { .. } => 3,
+            SecureFilePriv => 1290,
+            LocalInfileDisabled => 3948,
+            TooFewRecords(_) => 1261,
+            TooManyRecords(_) => 1262,
+            NullToNotNull { .. } => 1263,
+            WrongFieldTerminators => 1083,
             FunctionNoReturn(_) => 1321,
             ReturnOutsideFunction => 1313,
             CaseNotFound => 1339,
@@ -1006,6 +1040,9 @@ impl Error {
             1138 => "22004",
             1304 | 1318 | 1327 | 1331 | 1308 | 1309 | 1310 | 1313 | 1319 | 1324 | 1172 => "42000",
             1329 => "02000",
+            1261 | 1262 => "01000",
+            1263 => "22004",
+            3948 | 1083 => "42000",
             1321 => "2F005",
             1339 => "20000",
             1325 | 1326 => "24000",
@@ -1381,6 +1418,32 @@ impl fmt::Display for Error {
             EndLabelMismatch(l) => write!(f, "End-label {l} without match"),
             DuplicateLabel(l) => write!(f, "Redefining label {l}"),
             NoData => write!(f, "No data - zero rows fetched, selected, or processed"),
+            FileExists(p) => write!(f, "File '{p}' already exists"),
+            FileNotFound(p) => {
+                write!(f, "File '{p}' not found (OS errno 2 - No such file or directory)")
+            }
+            FileWrite { path, err } => write!(f, "Error writing file '{path}' ({err})"),
+            SecureFilePriv => write!(
+                f,
+                "The MySQL server is running with the --secure-file-priv option so it cannot execute this statement"
+            ),
+            LocalInfileDisabled => write!(
+                f,
+                "Loading local data is disabled; this must be enabled on both the client and server sides"
+            ),
+            TooFewRecords(row) => write!(f, "Row {row} doesn't contain data for all columns"),
+            TooManyRecords(row) => write!(
+                f,
+                "Row {row} was truncated; it contained more data than there were input columns"
+            ),
+            NullToNotNull { column, row } => write!(
+                f,
+                "Column set to default value; NULL supplied to NOT NULL column '{column}' at row {row}"
+            ),
+            WrongFieldTerminators => write!(
+                f,
+                "Field separator argument is not what is expected; check the manual"
+            ),
             TooManyRows => write!(f, "Result consisted of more than one row"),
             IntoColumnCount => write!(
                 f,

@@ -139,6 +139,13 @@ pub trait QueryOutput {
     fn takes_more_results(&self) -> bool {
         false
     }
+    /// LOAD DATA LOCAL INFILE: asks the client for its file `name` and streams what it
+    /// sends. None when there is no client that offered CLIENT_LOCAL_FILES (the
+    /// statement then fails with 3948). Dropping the stream early still reads the rest
+    /// the client sends, so the connection stays in step.
+    fn local_infile(&mut self, _name: &str) -> Result<Option<Box<dyn std::io::Read + '_>>> {
+        Ok(None)
+    }
 }
 
 /// A [`QueryOutput`] that keeps everything in memory: for tests, the in-process bench
@@ -165,5 +172,40 @@ impl QueryOutput for CollectedOutput {
     fn ok(&mut self, info: &OkInfo) -> Result<()> {
         self.ok = Some(info.clone());
         Ok(())
+    }
+}
+
+/// A non-NULL value as the text protocol shows it in a column of type `ft`: the wire
+/// layer's text rows and `SELECT … INTO OUTFILE` both write this, so a file holds what
+/// a client would have read.
+pub fn write_text_for(v: &Value, ft: Option<FieldType>, out: &mut Vec<u8>) {
+    use std::io::Write;
+    match (v, ft) {
+        (Value::Bytes(b), _) => out.extend_from_slice(b),
+        // A FLOAT column's value arrives widened to f64: show it as a FLOAT.
+        (Value::Double(d), Some(FieldType::Float)) => {
+            out.extend_from_slice(crate::floatfmt::format_float(*d).as_bytes())
+        }
+        // A YEAR shows four digits: the zero year is 0000.
+        (Value::Int(y), Some(FieldType::Year)) => {
+            let _ = write!(out, "{y:04}");
+        }
+        // A DATE value in a DATETIME column (IF(c, date_col, NOW())) shows its
+        // midnight time.
+        (Value::DateTime(d), Some(FieldType::DateTime | FieldType::Timestamp))
+            if d.is_date_only() =>
+        {
+            let mut shown = *d;
+            shown.fsp = 0;
+            let _ = write!(out, "{shown}");
+        }
+        _ => {
+            let start = out.len();
+            v.write_text(out);
+            // A DATE column's value is held as a date-time at midnight: show the date.
+            if matches!(v, Value::DateTime(_)) && ft == Some(FieldType::Date) {
+                out.truncate(start + 10);
+            }
+        }
     }
 }

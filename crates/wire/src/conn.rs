@@ -56,7 +56,10 @@ pub mod caps {
     pub const PLUGIN_AUTH_LENENC_CLIENT_DATA: u32 = 1 << 21;
     pub const INTERACTIVE: u32 = 1 << 10;
     pub const DEPRECATE_EOF: u32 = 1 << 24;
+    /// CLIENT_LOCAL_FILES: the client answers LOAD DATA LOCAL's file request.
+    pub const LOCAL_FILES: u32 = 1 << 7;
     pub const SERVER: u32 = LONG_PASSWORD
+        | LOCAL_FILES
         | FOUND_ROWS
         | LONG_FLAG
         | CONNECT_WITH_DB
@@ -937,6 +940,13 @@ impl<'b, B: Backend> Conn<'b, B> {
             .with_found_rows(found_rows)
             .with_multi_results(multi_results)
             .streaming_to(&mut self.stream, &mut self.timer, self.timeouts.net_write);
+        if self.client_caps & caps::LOCAL_FILES != 0 {
+            out = out.reading_infile_from(
+                &mut self.reader,
+                self.timeouts.net_read,
+                self.backend.max_allowed_packet(),
+            );
+        }
         let r = handler.query(&sql, self.multi_statements, &mut out);
         let pending = out.finish();
         let status = handler.status_flags();

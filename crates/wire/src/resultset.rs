@@ -130,6 +130,14 @@ pub struct Writer<'a> {
         &'a mut crate::timer::SocketTimer,
         std::time::Duration,
     )>,
+    /// LOAD DATA LOCAL: where the client's file arrives (the connection's packet
+    /// reader), net_read_timeout and max_allowed_packet. None: the client did not
+    /// offer CLIENT_LOCAL_FILES.
+    infile: Option<(
+        &'a mut crate::packet::PacketReader,
+        std::time::Duration,
+        usize,
+    )>,
 }
 
 /// Buffered rows past this size are sent before the result is complete, so a large
@@ -155,6 +163,7 @@ impl<'a> Writer<'a> {
             found_rows: false,
             multi_results: false,
             sink: None,
+            infile: None,
         }
     }
 
@@ -184,6 +193,18 @@ impl<'a> Writer<'a> {
         self
     }
 
+    /// Lets a LOAD DATA LOCAL statement ask the client for its file (the client
+    /// offered CLIENT_LOCAL_FILES); needs [`Writer::streaming_to`].
+    pub fn reading_infile_from(
+        mut self,
+        reader: &'a mut crate::packet::PacketReader,
+        net_read: std::time::Duration,
+        max_packet: usize,
+    ) -> Writer<'a> {
+        self.infile = Some((reader, net_read, max_packet));
+        self
+    }
+
     /// The held-back terminal of the last result.
     pub fn finish(self) -> Terminal {
         self.pending
@@ -202,37 +223,7 @@ impl<'a> Writer<'a> {
             }
             self.scratch.clear();
             let ft = self.columns.get(i).map(|c| c.field_type);
-            match (v, ft) {
-                // A FLOAT column's value arrives widened to f64: show it as a FLOAT.
-                (Value::Double(d), Some(FieldType::Float)) => self
-                    .scratch
-                    .extend_from_slice(strata_types::floatfmt::format_float(*d).as_bytes()),
-                // A YEAR shows four digits: the zero year is 0000.
-                (Value::Int(y), Some(FieldType::Year)) => {
-                    use std::io::Write;
-                    let _ = write!(self.scratch, "{y:04}");
-                }
-                // A DATE value in a DATETIME column (IF(c, date_col, NOW())) shows its
-                // midnight time.
-                (Value::DateTime(d), Some(FieldType::DateTime | FieldType::Timestamp))
-                    if d.is_date_only() =>
-                {
-                    let mut shown = *d;
-                    shown.fsp = 0;
-                    use std::io::Write;
-                    let _ = write!(self.scratch, "{shown}");
-                }
-                _ => v.write_text(&mut self.scratch),
-            }
-            // A DATE column's value is held as a date-time at midnight: show the date.
-            if matches!(v, Value::DateTime(_))
-                && self
-                    .columns
-                    .get(i)
-                    .is_some_and(|c| c.field_type == FieldType::Date)
-            {
-                self.scratch.truncate(10);
-            }
+            strata_types::output::write_text_for(v, ft, &mut self.scratch);
             put_lenenc_str(&mut self.w.buf, &self.scratch);
         }
         self.w.end();
@@ -445,6 +436,105 @@ impl QueryOutput for Writer<'_> {
         }
         ResultStream::next_result(self)?;
         Ok(true)
+    }
+
+    /// Sends the LOCAL INFILE request (0xFB and the file name); the client answers
+    /// with the file's bytes in packets and an empty packet at its end.
+    fn local_infile(&mut self, name: &str) -> Result<Option<Box<dyn std::io::Read + '_>>> {
+        let Writer {
+            w, sink, infile, ..
+        } = self;
+        let (Some((reader, net_read, max)), Some((stream, timer, net_write))) =
+            (infile.as_mut(), sink.as_mut())
+        else {
+            return Ok(None);
+        };
+        w.begin();
+        w.buf.push(0xFB);
+        w.buf.extend_from_slice(name.as_bytes());
+        w.end();
+        let mut o = crate::timer::DeadlineWrite::new(stream, timer, *net_write);
+        w.send(&mut o)
+            .map_err(|_| strata_types::Error::Interrupted)?;
+        Ok(Some(Box::new(InfileStream {
+            reader,
+            stream,
+            timer,
+            net_read: *net_read,
+            max: *max,
+            w,
+            chunk: Vec::new(),
+            pos: 0,
+            done: false,
+        })))
+    }
+}
+
+/// The client's file for LOAD DATA LOCAL, packet by packet (one packet in memory).
+struct InfileStream<'s> {
+    reader: &'s mut crate::packet::PacketReader,
+    stream: &'s mut crate::transport::Transport,
+    timer: &'s mut crate::timer::SocketTimer,
+    net_read: std::time::Duration,
+    max: usize,
+    w: &'s mut PacketWriter,
+    chunk: Vec<u8>,
+    pos: usize,
+    /// The empty packet that ends the file was read (or the connection failed).
+    done: bool,
+}
+
+impl std::io::Read for InfileStream<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            if self.pos < self.chunk.len() {
+                let n = buf.len().min(self.chunk.len() - self.pos);
+                buf[..n].copy_from_slice(&self.chunk[self.pos..self.pos + n]);
+                self.pos += n;
+                return Ok(n);
+            }
+            if self.done {
+                return Ok(0);
+            }
+            let mut r = crate::timer::TimedRead::new(
+                self.stream,
+                self.timer,
+                crate::timer::Wait::Packet(self.net_read),
+            );
+            match self.reader.read_owned(&mut r, self.max) {
+                Ok((seq, p)) => {
+                    // The reply to the file follows the client's last packet.
+                    self.w.seq = seq.wrapping_add(1);
+                    let old = std::mem::replace(&mut self.chunk, p);
+                    self.reader.recycle(old);
+                    self.pos = 0;
+                    if self.chunk.is_empty() {
+                        self.done = true;
+                    }
+                }
+                Err(_) => {
+                    self.done = true;
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "the client's LOCAL INFILE stream ended",
+                    ));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for InfileStream<'_> {
+    /// A statement that stops early (an error in row 3) still takes the rest of the
+    /// file, so the next packet read is the client's next command.
+    fn drop(&mut self) {
+        let mut scratch = [0u8; 8192];
+        while !self.done {
+            self.pos = self.chunk.len();
+            if std::io::Read::read(self, &mut scratch).is_err() {
+                break;
+            }
+        }
     }
 }
 

@@ -131,6 +131,7 @@ pub fn call_type(
         | Func::Benchmark
         | Func::UserLock(_) => (func, (Int, Collation::GeneralCi)),
         Func::Now | Func::FromUnixtime => (func, (DateTime(0), Collation::GeneralCi)),
+        Func::LoadFile => (func, (Binary, Collation::Binary)),
         Func::CurDate => (func, (Date, Collation::GeneralCi)),
         Func::If => {
             let t = unify(types[1], types[2]);

@@ -931,7 +931,7 @@ fn check_name(name: &str, is_db: bool) -> Result<()> {
 
 /// Maps a database or table name to a file name: ASCII letters, digits and `_` stay,
 /// every other byte becomes `@xx` (hex), so any name is a safe, reversible file name.
-fn file_name(name: &str) -> String {
+pub fn file_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for b in name.bytes() {
         if b.is_ascii_alphanumeric() || b == b'_' {

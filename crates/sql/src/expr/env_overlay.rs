@@ -101,6 +101,12 @@ impl Env for EnvOverlay<'_> {
     fn warn(&self, level: WarnLevel, code: u16, message: String) {
         self.inner.warn(level, code, message)
     }
+    fn rows_before(&self) -> u64 {
+        self.inner.rows_before()
+    }
+    fn holds_file_privilege(&self) -> bool {
+        self.inner.holds_file_privilege()
+    }
     fn warnings(&self) -> Vec<Warning> {
         self.inner.warnings()
     }

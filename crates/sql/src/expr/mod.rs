@@ -115,6 +115,16 @@ pub trait Env {
             "user-level locks outside a session".into(),
         ))
     }
+    /// Rows a LOAD DATA statement already fed through its INSERT, so the conditions of
+    /// the row being inserted name its line in the file ("at row N"); 0 otherwise.
+    fn rows_before(&self) -> u64 {
+        0
+    }
+    /// Whether the session's account holds the FILE privilege (LOAD_FILE()); false
+    /// without a session.
+    fn holds_file_privilege(&self) -> bool {
+        false
+    }
     /// Adds a note to the statement's diagnostics area (SHOW WARNINGS).
     fn warn(&self, _level: WarnLevel, _code: u16, _message: String) {}
     /// The previous statement's diagnostics area, for SHOW WARNINGS.

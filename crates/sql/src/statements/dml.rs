@@ -599,9 +599,10 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
     // ignored ones, which are also warnings.
     let mut duplicates = 0u64;
     let mut ignored = 0u64;
+    let rows_before = cx.env.rows_before();
     for (rn, values) in source_rows.iter().enumerate() {
         cx.txn.check_interrupt()?;
-        let row_no = rn as u64 + 1;
+        let row_no = rows_before + rn as u64 + 1;
         let mut row: Vec<Value> = def
             .columns
             .iter()

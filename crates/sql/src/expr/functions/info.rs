@@ -58,6 +58,45 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
             cx.env.set_user_variable(&name, v.clone());
             v
         }
+        LoadFile => {
+            let name = a0()?;
+            if name.is_null() || !cx.env.holds_file_privilege() {
+                return Ok(Value::Null);
+            }
+            let allowed = cx.env.system_variable("secure_file_priv", true)?;
+            let datadir = cx.env.system_variable("datadir", true)?.to_text();
+            let Ok(path) = crate::files::resolve(
+                &name.to_text(),
+                &allowed,
+                std::path::Path::new(&datadir),
+                None,
+            ) else {
+                return Ok(Value::Null);
+            };
+            let limit = cx
+                .env
+                .system_variable("max_allowed_packet", false)?
+                .to_i64()
+                .unwrap_or(64 << 20)
+                .max(0) as u64;
+            match std::fs::metadata(&path) {
+                Ok(m) if m.is_file() && m.len() > limit => {
+                    cx.env.warn(
+                        crate::expr::WarnLevel::Warning,
+                        1301,
+                        format!(
+                            "Result of load_file() was larger than max_allowed_packet ({limit}) - truncated"
+                        ),
+                    );
+                    Value::Null
+                }
+                Ok(m) if m.is_file() => match std::fs::read(&path) {
+                    Ok(b) => Value::Bytes(b),
+                    Err(_) => Value::Null,
+                },
+                _ => Value::Null,
+            }
+        }
         Sleep => {
             let v = a0()?;
             match v.to_f64() {

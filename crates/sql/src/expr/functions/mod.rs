@@ -95,6 +95,9 @@ pub enum Func {
     Sleep,
     /// BENCHMARK(count, expr): evaluates expr count times; 0 (`info.rs`).
     Benchmark,
+    /// LOAD_FILE(name): the file's bytes, or NULL outside `secure_file_priv`, without
+    /// the FILE privilege, or above `max_allowed_packet` (`info.rs`).
+    LoadFile,
     /// GET_LOCK, RELEASE_LOCK, RELEASE_ALL_LOCKS, IS_FREE_LOCK, IS_USED_LOCK
     /// (`user_lock.rs`).
     UserLock(user_lock::UserLockFn),
@@ -126,6 +129,7 @@ impl Func {
                 | Func::AssignUserVariable
                 | Func::Sleep
                 | Func::Benchmark
+                | Func::LoadFile
                 | Func::UserLock(_)
                 | Func::Date {
                     f: crate::expr::datetime::functions::DateFn::SysDate(_),
@@ -176,6 +180,7 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "row_count" => (RowCount, 0, 0),
         "sleep" => (Sleep, 1, 1),
         "benchmark" => (Benchmark, 2, 2),
+        "load_file" => (LoadFile, 1, 1),
         "get_lock" => (UserLock(user_lock::UserLockFn::Get), 2, 2),
         "release_lock" => (UserLock(user_lock::UserLockFn::Release), 1, 1),
         "release_all_locks" => (UserLock(user_lock::UserLockFn::ReleaseAll), 0, 0),
@@ -214,7 +219,7 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
     match f {
         Database | Version | LastInsertId | ConnectionId | User | CurrentUser | Now | CurDate
         | UnixTimestamp | FromUnixtime | FoundRows | RowCount | AssignUserVariable | Sleep
-        | Benchmark => info::call(f, args, row, cx),
+        | Benchmark | LoadFile => info::call(f, args, row, cx),
         InetAton | InetNtoa => network::call(f, args, row, cx),
         If | IfNull | NullIf | Coalesce | Greatest | Least | ShowScale(_) | ShowFloat => {
             control::call(f, args, row, cx)
