@@ -498,10 +498,10 @@ fn prepared_transactions_wait_for_the_coordinator_after_a_crash() {
     {
         let (e, t) = setup(dir.path(), true);
         for i in 1..=10 {
-            autocommit(|txn| t.insert(txn, &mut row(i, i, "start")).map(|_| ())).unwrap();
+            autocommit(|txn| t.insert(txn, &mut row(i, i, &format!("s{i}"))).map(|_| ())).unwrap();
         }
         let a = Txn::default();
-        t.update(&a, 0, &row(1, 1, "start"), &row(1, 1, "a")).unwrap();
+        t.update(&a, 0, &row(1, 1, "s1"), &row(1, 1, "a")).unwrap();
         t.insert(&a, &mut row(100, 1, "a new")).unwrap();
         a.prepare(111).unwrap();
         // A checkpoint's copy of the open transactions' undo, after the prepare.
@@ -509,12 +509,12 @@ fn prepared_transactions_wait_for_the_coordinator_after_a_crash() {
             e.inner.st.log.append(&r);
         }
         let b = Txn::default();
-        t.delete(&b, 0, &row(2, 2, "start")).unwrap();
+        t.delete(&b, 0, &row(2, 2, "s2")).unwrap();
         t.insert(&b, &mut row(200, 2, "b new")).unwrap();
         b.prepare(222).unwrap();
         // A transaction prepared and committed: nothing left to decide.
         let c = Txn::default();
-        t.update(&c, 0, &row(3, 3, "start"), &row(3, 3, "c")).unwrap();
+        t.update(&c, 0, &row(3, 3, "s3"), &row(3, 3, "c")).unwrap();
         c.prepare(333).unwrap();
         c.commit().unwrap();
         let end = e.inner.st.log.current_lsn();
@@ -536,7 +536,7 @@ fn prepared_transactions_wait_for_the_coordinator_after_a_crash() {
     assert!(e.prepared_xids().is_empty());
     let rows = all(&t, &Txn::default());
     assert!(rows.contains(&row(1, 1, "a")) && rows.contains(&row(100, 1, "a new")));
-    assert!(rows.contains(&row(2, 2, "start")), "b rolled back: {rows:?}");
+    assert!(rows.contains(&row(2, 2, "s2")), "b rolled back: {rows:?}");
     assert!(!rows.iter().any(|r| r[0] == Value::Int(200)));
     assert!(rows.contains(&row(3, 3, "c")));
     assert_eq!(rows.len(), 11);

@@ -183,7 +183,8 @@ pub fn run(ctx: &Ctx, target: &Target, out: &mut Out) -> Result<(), String> {
             "fsyncs per commit",
             "binary log off",
             "binary log on",
-        );
+        )
+        .lower_is_better();
         for &n in &threads {
             let one = |t: Option<&crate::client::Target>, label: &str| -> (Cell, Cell) {
                 let Some(t) = t else {
@@ -246,8 +247,9 @@ pub fn run(ctx: &Ctx, target: &Target, out: &mut Out) -> Result<(), String> {
             ));
         }
         fsyncs.notes.push(
-            "Innodb_os_log_fsyncs plus the binary log's fsyncs (Strata: Strata_binlog_fsyncs; \
-             MariaDB: Binlog_group_commits, one fsync per group under sync_binlog=1), over \
+            "Innodb_os_log_fsyncs (MariaDB 10.11: Innodb_data_fsyncs, data files included) plus \
+             the binary log's fsyncs (Strata: Strata_binlog_fsyncs; MariaDB: \
+             Binlog_group_commits, one fsync per group under sync_binlog=1), over \
              Com_update (one autocommitted UPDATE per transaction), warm-up included"
                 .into(),
         );
@@ -262,15 +264,17 @@ fn counters(c: &mut dyn crate::client::Client) -> Result<(u64, u64), String> {
     let rows = c
         .rows("SHOW GLOBAL STATUS")
         .map_err(|e| format!("SHOW GLOBAL STATUS: {e}"))?;
-    let get = |name: &str| {
+    let find = |name: &str| {
         rows.iter()
             .find(|r| r.first().is_some_and(|n| n.eq_ignore_ascii_case(name)))
             .and_then(|r| r.get(1))
             .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
     };
-    let fsyncs =
-        get("Innodb_os_log_fsyncs") + get("Strata_binlog_fsyncs") + get("Binlog_group_commits");
+    let get = |name: &str| find(name).unwrap_or(0);
+    // MariaDB 10.8+ has no Innodb_os_log_fsyncs: its redo fsyncs are counted in
+    // Innodb_data_fsyncs (with the data files').
+    let redo = find("Innodb_os_log_fsyncs").unwrap_or_else(|| get("Innodb_data_fsyncs"));
+    let fsyncs = redo + get("Strata_binlog_fsyncs") + get("Binlog_group_commits");
     Ok((fsyncs, get("Com_update")))
 }
 
