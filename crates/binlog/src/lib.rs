@@ -129,9 +129,8 @@ pub struct Binlog {
     next_xid: AtomicU64,
     /// The number of the file being written (bits 40..63 of a new xid).
     file_number: AtomicU64,
-    /// The turnstile: the last order number whose engine commit is done.
-    turn: Mutex<u64>,
-    turned: Condvar,
+    /// The turnstile of the engines' commits (log order).
+    turn: sync::Turnstile,
 }
 
 /// Bits of an xid that count; the file number sits above them.
@@ -213,8 +212,7 @@ impl Binlog {
             table_ids: Mutex::new(HashMap::new()),
             next_xid: AtomicU64::new(1),
             file_number: AtomicU64::new(0),
-            turn: Mutex::new(0),
-            turned: Condvar::new(),
+            turn: sync::Turnstile::default(),
         };
         {
             let mut st = b.state.lock();
@@ -423,14 +421,9 @@ impl Binlog {
             (Some(order), synced) => (order, synced),
             (None, _) => return Err(Error::Internal("binary log: no commit order".into())),
         };
-        let mut turn = self.turn.lock();
-        while *turn + 1 != order {
-            self.turned.wait(&mut turn);
-        }
-        drop(turn);
+        self.turn.wait_for(order);
         let committed = engine_commit();
-        *self.turn.lock() = order;
-        self.turned.notify_all();
+        self.turn.done(order);
         synced.and(committed)
     }
 
