@@ -164,7 +164,9 @@ pub struct BenchArgs {
     #[arg(long = "scale-factor", default_value = "0.1", value_parser = parse_scale_factor)]
     pub scale_factor: f64,
     /// tpch: a second server (host:port, loopback only) that gets the same data and
-    /// queries over the wire; every result is checked against its result.
+    /// queries over the wire; every result is checked against its result. groupcommit:
+    /// one or two servers (host:port,host:port), with and without --log-bin, measured
+    /// beside Strata.
     #[arg(long)]
     pub compare: Option<String>,
     /// tpch: user for the --compare server [default: --user].

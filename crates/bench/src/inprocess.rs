@@ -121,6 +121,32 @@ pub fn open_server(s: &ServerSettings) -> Result<Arc<Server>, String> {
     )))
 }
 
+/// Turns the binary log on for a freshly opened in-process server, as `strata server
+/// --log-bin --sync-binlog=<sync>` does (row format, CRC32, 1 GiB files), and resolves
+/// prepared transactions as the server does at startup.
+pub fn install_binlog(server: &Server, sync: u32) -> Result<(), String> {
+    let datadir = server.config.datadir.clone();
+    let uuid = strata_binlog::server_uuid(&datadir).map_err(|e| format!("auto.cnf: {e}"))?;
+    let b = strata_binlog::Binlog::open(
+        strata_binlog::Options {
+            datadir,
+            basename: "binlog".into(),
+            server_id: 1,
+            max_size: 1 << 30,
+            checksum: true,
+            sync,
+            format: Default::default(),
+        },
+        uuid,
+    )
+    .map_err(|e| format!("opening the binary log: {e}"))?;
+    server.install_binlog(Arc::new(b));
+    server
+        .resolve_prepared()
+        .map_err(|e| format!("resolving prepared transactions: {e}"))?;
+    Ok(())
+}
+
 /// One client thread's session on an in-process server.
 pub struct InProcessClient {
     session: Session,

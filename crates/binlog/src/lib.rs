@@ -11,6 +11,12 @@
 //! under it the GTID is assigned and the whole transaction is framed at its file
 //! position and written with one `write`; after it, under `sync_binlog`, the committer
 //! waits for an fsync that one leader does for everyone written so far (`sync.rs`).
+//!
+//! Two-phase commit (docs/format/binlog.md, "Commit, durability and crash recovery"):
+//! the session prepares the engines under an xid from [`Binlog::new_xid`], then
+//! [`Binlog::commit_ordered`] writes the events, waits for the group's fsync and runs
+//! the engines' commit in the order of the log (a turnstile). At startup
+//! [`Binlog::committed_xids`] tells recovery which prepared transactions the log holds.
 
 pub mod dump;
 pub mod event;
@@ -54,12 +60,13 @@ pub struct Options {
 
 /// A committed unit to log.
 pub enum Entry<'a> {
-    /// Row changes, in the order made; `xid` ends them with an XID event (a
-    /// transactional engine), otherwise with a `COMMIT` query (heap tables).
+    /// Row changes, in the order made; `xid` ends them with an XID event holding it (a
+    /// transactional engine, prepared under it), None with a `COMMIT` query (heap
+    /// tables).
     Rows {
         cx: &'a QueryContext,
         changes: &'a [(Arc<TableDef>, RowChange)],
-        xid: bool,
+        xid: Option<u64>,
     },
     /// A DDL statement, logged as its text.
     Ddl { cx: &'a QueryContext, text: &'a str },
@@ -103,6 +110,9 @@ struct State {
     broken: Option<String>,
     /// Commits since the last fsync (sync_binlog = N).
     unsynced_commits: u32,
+    /// Prepared transactions written so far: each one's place in the engines'
+    /// commit order (the turnstile).
+    ordered: u64,
 }
 
 pub struct Binlog {
@@ -115,8 +125,16 @@ pub struct Binlog {
     generation: Mutex<u64>,
     grown: Condvar,
     table_ids: Mutex<HashMap<(String, String), u64>>,
+    /// The xid counter (bits 0..39 of an xid), from 1 at each start.
     next_xid: AtomicU64,
+    /// The number of the file being written (bits 40..63 of a new xid).
+    file_number: AtomicU64,
+    /// The turnstile of the engines' commits (log order).
+    turn: sync::Turnstile,
 }
+
+/// Bits of an xid that count; the file number sits above them.
+const XID_COUNTER_BITS: u32 = 40;
 
 fn now_secs() -> u32 {
     std::time::SystemTime::now()
@@ -186,12 +204,15 @@ impl Binlog {
                 gtid_purged: purged,
                 broken: None,
                 unsynced_commits: 0,
+                ordered: 0,
             }),
             sync: sync::GroupSync::default(),
             generation: Mutex::new(0),
             grown: Condvar::new(),
             table_ids: Mutex::new(HashMap::new()),
             next_xid: AtomicU64::new(1),
+            file_number: AtomicU64::new(0),
+            turn: sync::Turnstile::default(),
         };
         {
             let mut st = b.state.lock();
@@ -264,6 +285,7 @@ impl Binlog {
         f.sync_all().map_err(io)?;
         st.files.push(name.clone());
         self.naming.write_index(&st.files)?;
+        self.file_number.store(n as u64, Ordering::Release);
         st.current = Some(Current {
             file: Arc::new(f),
             name,
@@ -359,11 +381,9 @@ impl Binlog {
                     }
                     i = j;
                 }
-                if *xid {
-                    let x = self.next_xid.fetch_add(1, Ordering::Relaxed);
-                    out.push(event::xid(ts, x));
-                } else {
-                    out.push(event::query(ts, cx, "COMMIT"));
+                match xid {
+                    Some(x) => out.push(event::xid(ts, *x)),
+                    None => out.push(event::query(ts, cx, "COMMIT")),
                 }
                 Ok((out, false))
             }
@@ -374,8 +394,45 @@ impl Binlog {
     /// `sync_binlog` asks for. An error leaves nothing of it in the log; the caller
     /// must then not commit.
     pub fn write(&self, entry: &Entry) -> Result<()> {
+        self.append(entry, false).map(|_| ())
+    }
+
+    /// A new xid: the current file's number in bits 40..63 (recovery looks for it from
+    /// that file on), a counter that starts at 1 at each server start below.
+    pub fn new_xid(&self) -> u64 {
+        let n = self.next_xid.fetch_add(1, Ordering::Relaxed) & ((1 << XID_COUNTER_BITS) - 1);
+        let file = self.file_number.load(Ordering::Acquire) & 0xFF_FFFF;
+        file << XID_COUNTER_BITS | n
+    }
+
+    /// The second and third phases of a two-phase commit: logs `entry` (rows of a
+    /// transaction prepared under its xid), waits for the fsync `sync_binlog` asks
+    /// for, then runs `engine_commit` once every transaction written before it has
+    /// run its own (the engines commit in the log's order). An error before the events
+    /// are in the file returns without running `engine_commit` (the caller rolls back);
+    /// once they are, `engine_commit` runs whatever happens (the log decides), and a
+    /// failed fsync is still reported, after it.
+    pub fn commit_ordered(
+        &self,
+        entry: &Entry,
+        engine_commit: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let (order, synced) = match self.append(entry, true)? {
+            (Some(order), synced) => (order, synced),
+            (None, _) => return Err(Error::Internal("binary log: no commit order".into())),
+        };
+        self.turn.wait_for(order);
+        let committed = engine_commit();
+        self.turn.done(order);
+        synced.and(committed)
+    }
+
+    /// Writes `entry`; with `ordered`, also gives it the next commit order number.
+    /// Returns the order and the outcome of the fsync wait: Err(..) at the top level
+    /// means nothing was written.
+    fn append(&self, entry: &Entry, ordered: bool) -> Result<(Option<u64>, Result<()>)> {
         let (bodies, ddl) = self.build(entry)?;
-        let (file, ticket) = {
+        let (file, ticket, order) = {
             let mut st = self.state.lock();
             if let Some(why) = &st.broken {
                 return Err(Error::Io(format!("binary log unusable: {why}")));
@@ -407,6 +464,10 @@ impl Binlog {
             let file = cur.file.clone();
             let too_big = cur.pos >= self.opts.max_size;
             st.gtid_executed.add(&self.uuid, gno);
+            let order = ordered.then(|| {
+                st.ordered += 1;
+                st.ordered
+            });
             let ticket = self.sync.wrote();
             let mut must_sync = false;
             if self.opts.sync > 1 {
@@ -416,12 +477,16 @@ impl Binlog {
                     must_sync = true;
                 }
             }
+            let mut rotated = Ok(());
             if too_big {
                 // The closing ROTATE fsyncs the old file for everyone.
                 if let Err(e) = self.rotate(&mut st) {
                     st.broken = Some(e.to_string());
-                    return Err(e);
+                    rotated = Err(e);
                 }
+            }
+            if let (Err(e), None) = (&rotated, order) {
+                return Err(e.clone());
             }
             (
                 file,
@@ -430,19 +495,61 @@ impl Binlog {
                 } else {
                     None
                 },
+                (order, rotated),
             )
         };
         drop(file);
         self.notify();
-        if let Some(t) = ticket {
-            self.sync.wait_synced(t, || {
+        let (order, rotated) = order;
+        let mut synced = rotated;
+        if let (Some(t), Ok(())) = (ticket, &synced) {
+            synced = self.sync.wait_synced(t, || {
                 let st = self.state.lock();
                 st.current
                     .as_ref()
                     .map(|c| (self.sync.written(), c.file.clone()))
-            })?;
+            });
+            if let Err(e) = &synced {
+                // The events are in the file but maybe not on disk: nothing more may
+                // be logged after them.
+                self.state.lock().broken = Some(e.to_string());
+            }
         }
-        Ok(())
+        match order {
+            Some(_) => Ok((order, synced)),
+            None => synced.map(|()| (None, Ok(()))),
+        }
+    }
+
+    /// Which of `xids` (prepared transactions a crash left in the engines) the log
+    /// holds: each is looked for from the file its bits 40..63 name to the last file.
+    /// Call after [`Binlog::open`], which cut off a torn tail.
+    pub fn committed_xids(&self, xids: &[u64]) -> Result<std::collections::HashSet<u64>> {
+        let mut found = std::collections::HashSet::new();
+        let Some(first) = xids.iter().map(|x| x >> XID_COUNTER_BITS).min() else {
+            return Ok(found);
+        };
+        let wanted: std::collections::HashSet<u64> = xids.iter().copied().collect();
+        let files: Vec<String> = self.state.lock().files.clone();
+        for name in files {
+            let n = self.naming.number(&name).unwrap_or(0) as u64 & 0xFF_FFFF;
+            if n < first {
+                continue;
+            }
+            let (events, crc) = file::read_events(&self.naming.path(&name), 4, None)?;
+            for ev in &events {
+                if ev.header().is_some_and(|h| h.type_code == event::XID) {
+                    let data = ev.data(crc);
+                    if let Some(b) = data.get(..8) {
+                        let x = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+                        if wanted.contains(&x) {
+                            found.insert(x);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(found)
     }
 
     fn notify(&self) {
@@ -594,6 +701,8 @@ impl Binlog {
         st.gtid_executed = GtidSet::default();
         st.gtid_purged = GtidSet::default();
         st.unsynced_commits = 0;
+        // The commit order goes on (`ordered` is not reset): a transaction may be
+        // between its write and its turn.
         self.start_file(&mut st, 1)?;
         drop(st);
         self.notify();

@@ -2,8 +2,14 @@
 //! the file is fsynced past them; the first to find no fsync running does one for
 //! everyone written so far, the others wait for it, so a group of concurrent commits
 //! costs one fsync (the scheme `storage/src/redo.rs` uses for the redo log).
+//!
+//! [`Turnstile`]: the engines' commits of logged transactions run one at a time in the
+//! order of the log. Each waiter parks on its own and is woken by its predecessor
+//! alone: a condition variable woken for every commit would wake every waiting
+//! committer each time (256 clients: 256 wake-ups per commit).
 
 use parking_lot::{Condvar, Mutex};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use strata_types::{Error, Result};
 
@@ -80,6 +86,47 @@ impl GroupSync {
             } else {
                 self.done.wait(&mut s);
             }
+        }
+    }
+}
+
+/// Runs critical sections in the order of their numbers (1, 2, 3, …).
+#[derive(Default)]
+pub struct Turnstile(Mutex<Turns>);
+
+#[derive(Default)]
+struct Turns {
+    /// The last number whose section is done.
+    done: u64,
+    /// Parked waiters by number.
+    waiting: HashMap<u64, std::thread::Thread>,
+}
+
+impl Turnstile {
+    /// Returns once every number before `order` is [`Turnstile::done`].
+    pub fn wait_for(&self, order: u64) {
+        let mut t = self.0.lock();
+        if t.done + 1 >= order {
+            return;
+        }
+        t.waiting.insert(order, std::thread::current());
+        drop(t);
+        loop {
+            std::thread::park();
+            let mut t = self.0.lock();
+            if t.done + 1 >= order {
+                t.waiting.remove(&order);
+                return;
+            }
+        }
+    }
+
+    /// `order`'s section is over: wakes the next one's waiter, if it waits.
+    pub fn done(&self, order: u64) {
+        let mut t = self.0.lock();
+        t.done = t.done.max(order);
+        if let Some(next) = t.waiting.get(&(t.done + 1)) {
+            next.unpark();
         }
     }
 }

@@ -155,6 +155,9 @@ pub(crate) struct Inner {
     /// Secondary-index records read from trusted leaves without their clustered record
     /// (`Strata_btree_index_only_records`).
     pub index_only_records: strata_storage::sync::AtomicU64,
+    /// Transactions recovery found prepared, until the server resolves them
+    /// (`recovery::resolve`); while Some, no checkpoint is taken and purge waits.
+    pub(crate) prepared_left: Mutex<Option<Vec<recovery::PreparedLeft>>>,
     stop: AtomicBool,
 }
 
@@ -230,6 +233,7 @@ impl BtreeEngine {
             covering_off: AtomicBool::new(false),
             covering_off_spaces: Mutex::new(Default::default()),
             index_only_records: strata_storage::sync::AtomicU64::new(0),
+            prepared_left: Mutex::new(None),
             stop: AtomicBool::new(false),
         });
         if let Some(rec) = recovered {
@@ -346,6 +350,14 @@ fn master_loop(inner: &Arc<Inner>) {
 /// Purge, in a thread of its own so that its writes never wait on itself for log
 /// space; first the sweep of what an earlier run left unpurged.
 fn purge_loop(inner: &Arc<Inner>) {
+    // Prepared transactions a crash left are resolved first (their rows are neither
+    // committed nor rolled back yet).
+    while inner.prepared_left.lock().is_some() {
+        if inner.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
     for s in inner.spaces.list() {
         if inner.stop.load(Ordering::SeqCst) {
             return;
@@ -392,6 +404,10 @@ impl Inner {
     /// it, and let the log forget what precedes both it and every active transaction's
     /// first record.
     pub(crate) fn checkpoint(&self) -> Result<()> {
+        if self.prepared_left.lock().is_some() {
+            // Their undo is only in the log until they are resolved.
+            return Ok(());
+        }
         let _g = self.checkpointing.lock();
         let _p = self.purging.lock();
         let st = &self.st;
@@ -453,9 +469,9 @@ impl Inner {
             })
             .collect();
         for t in open {
-            let (id, items) = {
+            let (id, items, prepared) = {
                 let s = t.state.lock();
-                (s.id, s.undo.clone())
+                (s.id, s.undo.clone(), s.prepared)
             };
             if id == 0 {
                 continue;
@@ -467,6 +483,10 @@ impl Inner {
                     recovery::undo_record(id, item.undo_no, item.space, &item.key, old),
                     &mut out,
                 );
+            }
+            // After its undo, so recovery still finds it prepared.
+            if let Some(xid) = prepared {
+                add(recovery::prepared_record(id, xid), &mut out);
             }
         }
         if !rec.is_empty() {
@@ -889,6 +909,8 @@ struct TrxState {
     next_undo_no: u32,
     locks: Vec<LockKey>,
     finished: bool,
+    /// The xid it prepared under (two-phase commit with the binary log).
+    prepared: Option<u64>,
 }
 
 impl BtreeTrx {
@@ -1057,6 +1079,7 @@ impl Participant for BtreeTrx {
             return Ok(());
         }
         let id = s.id;
+        let prepared = s.prepared.is_some();
         let lsn = self.inner.st.log.append(&recovery::commit_record(id));
         let serial = self.inner.trx.end(id);
         let items = std::mem::take(&mut s.undo);
@@ -1072,14 +1095,40 @@ impl Participant for BtreeTrx {
         }
         self.finish(&mut s);
         drop(s);
-        let res = self
+        // Prepared: its prepare record is durable and the binary log decides after a
+        // crash, so the commit record waits for the next flush.
+        let res = if prepared {
+            Ok(())
+        } else {
+            self.inner
+                .st
+                .log
+                .commit(lsn)
+                .map_err(|e| Error::io("ib_logfile0", e))
+        };
+        self.inner.help_purge();
+        res
+    }
+
+    fn prepare(&self, xid: u64) -> Result<()> {
+        let mut s = self.state.lock();
+        if s.finished || s.id == 0 {
+            return Ok(());
+        }
+        // Set under the state lock with the append, so a checkpoint's copy of the undo
+        // (undo_to_relog) sees either neither or both.
+        let lsn = self
             .inner
             .st
             .log
+            .append(&recovery::prepared_record(s.id, xid));
+        s.prepared = Some(xid);
+        drop(s);
+        self.inner
+            .st
+            .log
             .commit(lsn)
-            .map_err(|e| Error::io("ib_logfile0", e));
-        self.inner.help_purge();
-        res
+            .map_err(|e| Error::io("ib_logfile0", e))
     }
 
     fn rollback(&self) -> Result<()> {
@@ -1329,6 +1378,18 @@ impl Engine for BtreeEngine {
             v.push((format!("Innodb_{kind}_os_waits"), c.os_waits));
         }
         v
+    }
+
+    fn prepared_xids(&self) -> Vec<u64> {
+        self.inner
+            .prepared_left
+            .lock()
+            .as_ref()
+            .map_or_else(Vec::new, |l| l.iter().map(|p| p.xid).collect())
+    }
+
+    fn resolve_prepared(&self, commit: &dyn Fn(u64) -> bool) -> Result<(usize, usize)> {
+        recovery::resolve(&self.inner, commit)
     }
 
     fn transactional(&self) -> bool {

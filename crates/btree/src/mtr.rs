@@ -19,6 +19,8 @@ pub const REC_PAGES: u8 = 1;
 pub const REC_UNDO: u8 = 2;
 pub const REC_COMMIT: u8 = 3;
 pub const REC_ROLLED_BACK: u8 = 4;
+/// A transaction prepared under an xid (two-phase commit with the binary log).
+pub const REC_PREPARED: u8 = 5;
 const FULL: u8 = 0;
 const DIFF: u8 = 1;
 

@@ -7,8 +7,15 @@
 //! is logical: each undo record holds the clustered record as it was, and restoring it
 //! (with the secondary indexes made to agree) gives the same result however many times
 //! it runs, so a crash during recovery is recovered again the same way.
+//!
+//! A transaction whose last record is a prepare (two-phase commit with the binary log,
+//! docs/format/btree.md) is neither: its changes and undo are kept as
+//! [`PreparedLeft`] until the server, having read the binary log, decides
+//! ([`resolve`]). No checkpoint is taken before that.
 
-use crate::mtr::{apply_change, parse_record, REC_COMMIT, REC_PAGES, REC_ROLLED_BACK, REC_UNDO};
+use crate::mtr::{
+    apply_change, parse_record, REC_COMMIT, REC_PAGES, REC_PREPARED, REC_ROLLED_BACK, REC_UNDO,
+};
 use crate::table::Layout;
 use crate::trx::{OldVersion, PurgeBatch, UndoItem};
 use crate::Inner;
@@ -51,6 +58,14 @@ pub fn commit_record(trx_id: u64) -> Vec<u8> {
     r
 }
 
+/// The first phase of two-phase commit: `trx_id` is prepared under `xid`.
+pub fn prepared_record(trx_id: u64, xid: u64) -> Vec<u8> {
+    let mut r = vec![REC_PREPARED];
+    r.extend_from_slice(&trx_id.to_le_bytes());
+    r.extend_from_slice(&xid.to_le_bytes());
+    r
+}
+
 pub fn rolled_back_record(trx_id: u64) -> Vec<u8> {
     let mut r = vec![REC_ROLLED_BACK];
     r.extend_from_slice(&trx_id.to_le_bytes());
@@ -65,8 +80,16 @@ pub struct Undo {
     pub old: Option<Vec<u8>>,
 }
 
-/// Logical records in a payload: (kind, trx id, undo if any). None if malformed.
-pub fn parse_logical(mut b: &[u8]) -> Option<Vec<(u8, u64, Option<Undo>)>> {
+/// One logical record: its kind, transaction, undo (kind 2) or xid (kind 5, else 0).
+pub struct Logical {
+    pub kind: u8,
+    pub trx: u64,
+    pub undo: Option<Undo>,
+    pub xid: u64,
+}
+
+/// Logical records in a payload. None if malformed.
+pub fn parse_logical(mut b: &[u8]) -> Option<Vec<Logical>> {
     let mut out = Vec::new();
     let u64_at = |s: &[u8], at: usize| -> Option<u64> {
         Some(u64::from_le_bytes(s.get(at..at + 8)?.try_into().ok()?))
@@ -75,8 +98,23 @@ pub fn parse_logical(mut b: &[u8]) -> Option<Vec<(u8, u64, Option<Undo>)>> {
         let trx = u64_at(b, 1)?;
         match kind {
             REC_COMMIT | REC_ROLLED_BACK => {
-                out.push((kind, trx, None));
+                out.push(Logical {
+                    kind,
+                    trx,
+                    undo: None,
+                    xid: 0,
+                });
                 b = &b[9..];
+            }
+            REC_PREPARED => {
+                let xid = u64_at(b, 9)?;
+                out.push(Logical {
+                    kind,
+                    trx,
+                    undo: None,
+                    xid,
+                });
+                b = &b[17..];
             }
             REC_UNDO => {
                 let u32_at = |at: usize| -> Option<u32> {
@@ -100,16 +138,17 @@ pub fn parse_logical(mut b: &[u8]) -> Option<Vec<(u8, u64, Option<Undo>)>> {
                         Some(v)
                     }
                 };
-                out.push((
+                out.push(Logical {
                     kind,
                     trx,
-                    Some(Undo {
+                    undo: Some(Undo {
                         undo_no,
                         space,
                         key,
                         old,
                     }),
-                ));
+                    xid: 0,
+                });
                 b = &b[at..];
             }
             _ => return None,
@@ -128,11 +167,19 @@ struct UndoSort {
     owed: Vec<(u64, Undo)>,
     /// Transactions whose commit or rollback record has been read.
     finished: std::collections::HashSet<u64>,
+    /// Open transactions whose prepare record has been read: trx id → xid.
+    prepared: BTreeMap<u64, u64>,
 }
 
 impl UndoSort {
-    fn note(&mut self, kind: u8, trx: u64, undo: Option<Undo>) {
+    fn note(&mut self, kind: u8, trx: u64, undo: Option<Undo>, xid: u64) {
         match (kind, undo) {
+            // A checkpoint relogs a prepared transaction's prepare record after its
+            // undo; one after the commit is stale like its undo.
+            (REC_PREPARED, _) if self.finished.contains(&trx) => {}
+            (REC_PREPARED, _) => {
+                self.prepared.insert(trx, xid);
+            }
             // A checkpoint may relog an open transaction's undo just after that
             // transaction committed or rolled back (ids are never reused): such a copy
             // is stale, and rolling it back would undo committed work.
@@ -142,6 +189,7 @@ impl UndoSort {
             }
             (REC_COMMIT, _) => {
                 self.finished.insert(trx);
+                self.prepared.remove(&trx);
                 for (_, u) in self.open.remove(&trx).unwrap_or_default() {
                     self.owed.push((trx, u));
                 }
@@ -149,6 +197,7 @@ impl UndoSort {
             _ => {
                 self.finished.insert(trx);
                 self.open.remove(&trx);
+                self.prepared.remove(&trx);
             }
         }
     }
@@ -160,6 +209,17 @@ pub struct RecoveryReport {
     pub records: usize,
     pub pages_applied: usize,
     pub rolled_back: usize,
+    /// Transactions left prepared for the server to resolve.
+    pub prepared: usize,
+}
+
+/// A transaction recovery found prepared: kept until [`resolve`] commits or rolls it
+/// back.
+pub struct PreparedLeft {
+    pub trx: u64,
+    pub xid: u64,
+    /// Its undo, oldest change first.
+    pub undo: Vec<Undo>,
 }
 
 pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryReport> {
@@ -204,10 +264,21 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
         };
         let items = parse_logical(logical)
             .ok_or_else(|| corrupt(format!("redo record ending at {lsn} is malformed")))?;
-        for (kind, trx, u) in items {
-            undo.note(kind, trx, u);
+        for l in items {
+            undo.note(l.kind, l.trx, l.undo, l.xid);
         }
     }
+    // Prepared transactions wait for the server's decision, undo and all.
+    let mut left = Vec::new();
+    for (trx, xid) in std::mem::take(&mut undo.prepared) {
+        let u = undo.open.remove(&trx).unwrap_or_default();
+        left.push(PreparedLeft {
+            trx,
+            xid,
+            undo: u.into_values().collect(),
+        });
+    }
+    report.prepared = left.len();
     // Roll back, newest transaction first, each newest change first.
     let mut layouts: BTreeMap<u32, Option<Layout>> = BTreeMap::new();
     let open: Vec<(u64, Vec<Undo>)> = std::mem::take(&mut undo.open)
@@ -255,14 +326,72 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
         });
     }
     drop(q);
-    inner.checkpoint()?;
+    if left.is_empty() {
+        inner.checkpoint()?;
+    } else {
+        // No checkpoint may forget their undo before they are resolved.
+        *inner.prepared_left.lock() = Some(left);
+    }
     if report.records > 0 {
         strata_types::log_note!(
-            "btree: recovery replayed {} redo records ({} page changes) and rolled back {} transaction(s)",
-            report.records, report.pages_applied, report.rolled_back
+            "btree: recovery replayed {} redo records ({} page changes), rolled back {} transaction(s), left {} prepared",
+            report.records, report.pages_applied, report.rolled_back, report.prepared
         );
     }
     Ok(report)
+}
+
+/// Commits (when `commit(xid)`) or rolls back each transaction recovery left prepared,
+/// then takes the checkpoint recovery held back. Returns (committed, rolled back).
+pub(crate) fn resolve(inner: &Arc<Inner>, commit: &dyn Fn(u64) -> bool) -> Result<(usize, usize)> {
+    let Some(left) = inner.prepared_left.lock().take() else {
+        return Ok((0, 0));
+    };
+    let st = &inner.st;
+    let (mut committed, mut rolled_back) = (0, 0);
+    let mut layouts: BTreeMap<u32, Option<Layout>> = BTreeMap::new();
+    for p in left {
+        if commit(p.xid) {
+            st.log.append(&commit_record(p.trx));
+            // Purge owes it what any committed transaction's undo owes.
+            let mut q = inner.trx.purge_queue.lock();
+            for u in p.undo {
+                let roll_ptr = inner.trx.versions.put(OldVersion { value: u.old });
+                inner.trx.owes(p.trx);
+                q.push_back(PurgeBatch {
+                    trx_id: p.trx,
+                    serial: 0,
+                    first_lsn: 0,
+                    items: vec![UndoItem {
+                        space: u.space,
+                        key: u.key,
+                        roll_ptr,
+                        undo_no: u.undo_no,
+                    }],
+                });
+            }
+            committed += 1;
+        } else {
+            for u in p.undo.iter().rev() {
+                let lay = layouts
+                    .entry(u.space)
+                    .or_insert_with(|| inner.spaces.layout(inner, u.space).ok());
+                if let Some(lay) = lay {
+                    inner.restore(lay, &u.key, u.old.as_deref(), &[], p.trx)?;
+                }
+            }
+            st.log.append(&rolled_back_record(p.trx));
+            rolled_back += 1;
+        }
+    }
+    st.log
+        .flush_up_to(st.log.current_lsn())
+        .map_err(|e| Error::io("ib_logfile0", e))?;
+    inner.checkpoint()?;
+    strata_types::log_note!(
+        "btree: of the prepared transactions, {committed} committed (in the binary log) and {rolled_back} rolled back"
+    );
+    Ok((committed, rolled_back))
 }
 
 /// Moves the checkpoint in the middle of recovery's rollback (the changes rolled back so
@@ -299,15 +428,20 @@ mod tests {
         let mut b = undo_record(7, 0, 3, b"key", Some(b"old"));
         b.extend(undo_record(7, 1, 3, b"k2", None));
         b.extend(commit_record(7));
+        b.extend(prepared_record(8, 1 << 40 | 5));
         let v = parse_logical(&b).unwrap();
-        assert_eq!(v.len(), 3);
-        let u = v[0].2.as_ref().unwrap();
+        assert_eq!(v.len(), 4);
+        let u = v[0].undo.as_ref().unwrap();
         assert_eq!(
             (u.undo_no, u.space, &u.key[..], u.old.as_deref()),
             (0, 3, &b"key"[..], Some(&b"old"[..]))
         );
-        assert!(v[1].2.as_ref().unwrap().old.is_none());
-        assert_eq!((v[2].0, v[2].1), (REC_COMMIT, 7));
+        assert!(v[1].undo.as_ref().unwrap().old.is_none());
+        assert_eq!((v[2].kind, v[2].trx), (REC_COMMIT, 7));
+        assert_eq!(
+            (v[3].kind, v[3].trx, v[3].xid),
+            (REC_PREPARED, 8, 1 << 40 | 5)
+        );
         assert!(parse_logical(&b[..b.len() - 3]).is_none());
         assert!(parse_logical(&[9, 0, 0, 0, 0, 0, 0, 0, 0]).is_none());
     }
@@ -327,9 +461,9 @@ mod tests {
     #[test]
     fn a_relogged_change_replaces_its_original() {
         let mut s = UndoSort::default();
-        s.note(REC_UNDO, 7, undo(1, b"x1"));
-        s.note(REC_UNDO, 7, undo(0, b"x0"));
-        s.note(REC_UNDO, 7, undo(1, b"x1"));
+        s.note(REC_UNDO, 7, undo(1, b"x1"), 0);
+        s.note(REC_UNDO, 7, undo(0, b"x0"), 0);
+        s.note(REC_UNDO, 7, undo(1, b"x1"), 0);
         let order: Vec<&[u8]> = s.open[&7]
             .values()
             .rev()
@@ -343,13 +477,32 @@ mod tests {
     #[test]
     fn undo_relogged_after_the_commit_is_ignored() {
         let mut s = UndoSort::default();
-        s.note(REC_UNDO, 7, undo(0, b"x0"));
-        s.note(REC_COMMIT, 7, None);
-        s.note(REC_UNDO, 7, undo(0, b"x0"));
-        s.note(REC_UNDO, 8, undo(0, b"y0"));
-        s.note(REC_ROLLED_BACK, 8, None);
-        s.note(REC_UNDO, 8, undo(0, b"y0"));
+        s.note(REC_UNDO, 7, undo(0, b"x0"), 0);
+        s.note(REC_COMMIT, 7, None, 0);
+        s.note(REC_UNDO, 7, undo(0, b"x0"), 0);
+        s.note(REC_UNDO, 8, undo(0, b"y0"), 0);
+        s.note(REC_ROLLED_BACK, 8, None, 0);
+        s.note(REC_UNDO, 8, undo(0, b"y0"), 0);
         assert!(s.open.is_empty());
+        assert_eq!(s.owed.len(), 1);
+    }
+
+    /// A prepared transaction stays prepared through a relogged copy of its undo and
+    /// prepare record; a commit after it ends that, and a stale relogged prepare after
+    /// the commit is ignored.
+    #[test]
+    fn prepared_transactions_are_kept_apart() {
+        let mut s = UndoSort::default();
+        s.note(REC_UNDO, 9, undo(0, b"z0"), 0);
+        s.note(REC_PREPARED, 9, None, 77);
+        s.note(REC_UNDO, 9, undo(0, b"z0"), 0);
+        s.note(REC_PREPARED, 9, None, 77);
+        s.note(REC_UNDO, 10, undo(0, b"w0"), 0);
+        s.note(REC_PREPARED, 10, None, 78);
+        s.note(REC_COMMIT, 10, None, 0);
+        s.note(REC_PREPARED, 10, None, 78);
+        assert_eq!(s.prepared.iter().collect::<Vec<_>>(), vec![(&9, &77)]);
+        assert_eq!(s.open[&9].len(), 1);
         assert_eq!(s.owed.len(), 1);
     }
 }

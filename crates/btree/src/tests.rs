@@ -489,6 +489,67 @@ fn a_crash_keeps_committed_work_and_rolls_back_the_rest() {
     txn.commit().unwrap();
 }
 
+/// Two-phase commit: transactions prepared (and, for one, relogged by a checkpoint
+/// after its prepare) survive a crash as prepared; the server's decision commits one
+/// and rolls back the other; a checkpoint waits for that decision.
+#[test]
+fn prepared_transactions_wait_for_the_coordinator_after_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (e, t) = setup(dir.path(), true);
+        for i in 1..=10 {
+            autocommit(|txn| t.insert(txn, &mut row(i, i, &format!("s{i}"))).map(|_| ())).unwrap();
+        }
+        let a = Txn::default();
+        t.update(&a, 0, &row(1, 1, "s1"), &row(1, 1, "a")).unwrap();
+        t.insert(&a, &mut row(100, 1, "a new")).unwrap();
+        a.prepare(111).unwrap();
+        // A checkpoint's copy of the open transactions' undo, after the prepare.
+        for r in e.inner.undo_to_relog() {
+            e.inner.st.log.append(&r);
+        }
+        let b = Txn::default();
+        t.delete(&b, 0, &row(2, 2, "s2")).unwrap();
+        t.insert(&b, &mut row(200, 2, "b new")).unwrap();
+        b.prepare(222).unwrap();
+        // A transaction prepared and committed: nothing left to decide.
+        let c = Txn::default();
+        t.update(&c, 0, &row(3, 3, "s3"), &row(3, 3, "c")).unwrap();
+        c.prepare(333).unwrap();
+        c.commit().unwrap();
+        let end = e.inner.st.log.current_lsn();
+        e.inner.st.log.flush_up_to(end).unwrap();
+        std::mem::forget(a);
+        std::mem::forget(b);
+        drop(t);
+        drop(e);
+    }
+    let (e, t) = setup(dir.path(), false);
+    let mut xids = e.prepared_xids();
+    xids.sort();
+    assert_eq!(xids, vec![111, 222]);
+    // Undecided: no checkpoint may move past their undo.
+    let before = e.inner.st.log.checkpoint_lsn();
+    e.inner.checkpoint().unwrap();
+    assert_eq!(e.inner.st.log.checkpoint_lsn(), before);
+    assert_eq!(e.resolve_prepared(&|x| x == 111).unwrap(), (1, 1));
+    assert!(e.prepared_xids().is_empty());
+    let rows = all(&t, &Txn::default());
+    assert!(rows.contains(&row(1, 1, "a")) && rows.contains(&row(100, 1, "a new")));
+    assert!(rows.contains(&row(2, 2, "s2")), "b rolled back: {rows:?}");
+    assert!(!rows.iter().any(|r| r[0] == Value::Int(200)));
+    assert!(rows.contains(&row(3, 3, "c")));
+    assert_eq!(rows.len(), 11);
+    e.purge_all();
+    t.check(&Txn::default()).unwrap();
+    drop(t);
+    drop(e);
+    // The decision is durable: a second recovery finds nothing prepared.
+    let (e, t) = setup(dir.path(), false);
+    assert!(e.prepared_xids().is_empty());
+    assert_eq!(all(&t, &Txn::default()).len(), 11);
+}
+
 /// The race the crash test found: a checkpoint copies an open transaction's undo to
 /// relog it, the transaction commits, another one changes the same row and commits,
 /// and only then is the copy appended. Recovery must not roll the first one back.

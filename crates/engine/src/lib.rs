@@ -170,6 +170,20 @@ pub trait Engine: Send + Sync {
         Ok(true)
     }
 
+    /// The xids of the transactions a crash left prepared ([`Participant::prepare`]
+    /// with no commit or rollback after it). The server asks the coordinator (the
+    /// binary log) about each and calls [`Engine::resolve_prepared`] before any client
+    /// connects. Engines without two-phase commit have none.
+    fn prepared_xids(&self) -> Vec<u64> {
+        Vec::new()
+    }
+
+    /// Commits each transaction [`Engine::prepared_xids`] listed for which `commit`
+    /// says true and rolls back the others; returns (committed, rolled back).
+    fn resolve_prepared(&self, _commit: &dyn Fn(u64) -> bool) -> Result<(usize, usize)> {
+        Ok((0, 0))
+    }
+
     /// The server variables this engine owns (e.g. `innodb_buffer_pool_size`), with
     /// their current values, for SHOW VARIABLES and `@@name`.
     fn variables(&self) -> Vec<EngineVar> {

@@ -19,6 +19,10 @@
 //! session takes the rest at commit for the binary log. Changes to non-transactional
 //! tables are kept apart: they are logged at statement end whatever happens after.
 //!
+//! Two-phase commit: with the binary log on, the session calls [`Txn::prepare`] with
+//! the log's xid before it writes the transaction's events, then commits (see
+//! `session/src/binlog.rs`). Without the log nothing is prepared.
+//!
 //! A `Txn` lives on one connection thread: it uses `Cell`/`RefCell`, not locks.
 
 use std::any::Any;
@@ -160,8 +164,18 @@ pub enum LockWait {
 /// One engine's part in a transaction.
 pub trait Participant: Any + Send + Sync {
     /// Makes the transaction's changes durable (per the engine's flush policy) and
-    /// visible, and releases its locks.
+    /// visible, and releases its locks. After [`Participant::prepare`] the changes are
+    /// durable already: the commit needs no flush of its own (the coordinator's log,
+    /// written in between, decides the transaction's fate after a crash).
     fn commit(&self) -> Result<()>;
+    /// Two-phase commit, first phase (the binary log is the coordinator): makes the
+    /// transaction's changes durable as *prepared* under `xid` (per the engine's flush
+    /// policy), so that after a crash the engine reports it
+    /// ([`crate::Engine::prepared_xids`]) instead of rolling it back. Nothing to do for
+    /// a participant that changed nothing, or a non-transactional engine.
+    fn prepare(&self, _xid: u64) -> Result<()> {
+        Ok(())
+    }
     /// Undoes every change and releases the locks.
     fn rollback(&self) -> Result<()>;
     /// A token for the current point in the transaction's changes.
@@ -512,6 +526,15 @@ impl Txn {
         }
         self.read_mode.set(ReadMode::Consistent);
         first_err.map_or(Ok(()), Err)
+    }
+
+    /// Two-phase commit's first phase: every participant prepares under `xid`
+    /// ([`Participant::prepare`]). On an error the caller rolls the transaction back.
+    pub fn prepare(&self, xid: u64) -> Result<()> {
+        for p in self.parts() {
+            p.prepare(xid)?;
+        }
+        Ok(())
     }
 
     pub fn commit(self) -> Result<()> {

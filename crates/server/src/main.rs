@@ -154,6 +154,16 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         .map_err(|e| format!("opening the binary log: {e}"))?;
         server.install_binlog(Arc::new(binlog));
     }
+    // Two-phase commit's recovery: transactions a crash left prepared in the engines
+    // are committed if the binary log holds them, rolled back if not.
+    let (committed, rolled_back) = server
+        .resolve_prepared()
+        .map_err(|e| format!("resolving prepared transactions: {e}"))?;
+    if committed + rolled_back > 0 {
+        log_note!(
+            "recovery: {committed} prepared transaction(s) committed, {rolled_back} rolled back"
+        );
+    }
     // Connection limits and timeouts, checked and applied as their SET GLOBAL would be.
     for (name, value) in &s.connection_vars {
         let def = strata_session::vars::lookup(name)
