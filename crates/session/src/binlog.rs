@@ -152,13 +152,23 @@ impl Session {
     pub(crate) fn commit_txn(&self, txn: Txn) -> Result<()> {
         if let Some(b) = self.server.binlog() {
             let rows = txn.take_logged_rows();
-            if !rows.is_empty() {
+            let ddl = txn.take_logged_ddl();
+            if !rows.is_empty() || ddl.is_some() {
                 let cx = self.binlog_context();
-                let written = b.write(&Entry::Rows {
-                    cx: &cx,
-                    changes: &rows,
-                    xid: true,
-                });
+                let written = match &ddl {
+                    // CREATE TABLE … SELECT: the table and its rows, one transaction.
+                    Some(text) if !rows.is_empty() => b.write(&Entry::CreateSelect {
+                        cx: &cx,
+                        text,
+                        changes: &rows,
+                    }),
+                    Some(text) => b.write(&Entry::Ddl { cx: &cx, text }),
+                    None => b.write(&Entry::Rows {
+                        cx: &cx,
+                        changes: &rows,
+                        xid: true,
+                    }),
+                };
                 if let Err(e) = written {
                     let _ = txn.rollback();
                     return Err(e);
@@ -179,6 +189,14 @@ impl Session {
             return Ok(());
         }
         let cx = self.binlog_context();
+        // CREATE TABLE … SELECT into a heap table: the CREATE TABLE first, then the
+        // rows, as MySQL logs a MyISAM one.
+        if let Some(text) = txn.take_logged_ddl() {
+            b.write(&Entry::Ddl {
+                cx: &cx,
+                text: &text,
+            })?;
+        }
         b.write(&Entry::Rows {
             cx: &cx,
             changes: &rows,

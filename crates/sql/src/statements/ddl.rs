@@ -164,17 +164,37 @@ pub(crate) fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
 }
 
 fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
-    if ct.query.is_some() {
-        return Err(Error::NotSupported("CREATE TABLE ... SELECT".into()));
+    if ct.temporary {
+        return Err(Error::NotSupported("CREATE TEMPORARY TABLE".into()));
+    }
+    if let Some(q) = &ct.query {
+        return crate::statements::create_select::create_table_select(ct, q, cx);
     }
     if let Some(like) = &ct.like {
         let (ast::CreateTableLikeKind::Parenthesized(l) | ast::CreateTableLikeKind::Plain(l)) =
             like;
         return create_table_like(ct, &l.name, cx);
     }
-    if ct.temporary {
-        return Err(Error::NotSupported("CREATE TEMPORARY TABLE".into()));
+    let def = table_def(ct, cx, Vec::new())?;
+    let name = def.name.clone();
+    if !cx.catalog.create_table(def, ct.if_not_exists)? {
+        cx.env.warn(
+            crate::expr::WarnLevel::Note,
+            1050,
+            format!("Table '{name}' already exists"),
+        );
     }
+    Ok(Outcome::ok(0))
+}
+
+/// The definition CREATE TABLE gives: its column definitions, then `selected` (the
+/// columns of CREATE TABLE … SELECT that the column definitions do not name, as MySQL
+/// appends them), its keys, constraints and options, checked as MySQL checks them.
+pub(crate) fn table_def(
+    ct: &ast::CreateTable,
+    cx: &mut ExecCtx,
+    selected: Vec<ColumnDef>,
+) -> Result<TableDef> {
     let (db, name) = crate::context::resolve_table(cx, &ct.name)?;
     if !cx.catalog.database_exists(&db) {
         return Err(Error::UnknownDatabase(db));
@@ -276,6 +296,24 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
         }
         checks.extend(built.checks);
         columns.push(built.col);
+    }
+    let declared = columns.len();
+    let mut seen: Vec<String> = Vec::new();
+    for c in selected {
+        if seen.iter().any(|s| s.eq_ignore_ascii_case(&c.name)) {
+            return Err(Error::DuplicateColumn(c.name.clone()));
+        }
+        seen.push(c.name.clone());
+        if columns[..declared]
+            .iter()
+            .any(|x| x.name.eq_ignore_ascii_case(&c.name))
+        {
+            continue;
+        }
+        if columns.iter().any(|x| x.name.eq_ignore_ascii_case(&c.name)) {
+            return Err(Error::DuplicateColumn(c.name.clone()));
+        }
+        columns.push(c);
     }
     if columns.is_empty() {
         return Err(Error::Syntax(
@@ -414,9 +452,7 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
     crate::constraints::definition::add_foreign_keys(cx, &mut def, &fks)?;
     crate::constraints::checks::add_checks(cx, &mut def, &checks)?;
     crate::constraints::checks::recheck_fk_columns(&def)?;
-    let created = cx.catalog.create_table(def, ct.if_not_exists)?;
-    let _ = created;
-    Ok(Outcome::ok(0))
+    Ok(def)
 }
 
 /// `CREATE TABLE [IF NOT EXISTS] new LIKE old`: the columns, indexes, CHECK
