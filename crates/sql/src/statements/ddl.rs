@@ -297,23 +297,45 @@ pub(crate) fn table_def(
         checks.extend(built.checks);
         columns.push(built.col);
     }
-    let declared = columns.len();
-    let mut seen: Vec<String> = Vec::new();
-    for c in selected {
-        if seen.iter().any(|s| s.eq_ignore_ascii_case(&c.name)) {
-            return Err(Error::DuplicateColumn(c.name.clone()));
+    if !selected.is_empty() {
+        // MySQL's order: the declared columns the query does not name, then the query's
+        // columns, one of a declared name taking the declared definition (and its
+        // inline keys) at the query's place.
+        let mut seen: Vec<String> = Vec::new();
+        for c in &selected {
+            if seen.iter().any(|s| s.eq_ignore_ascii_case(&c.name)) {
+                return Err(Error::DuplicateColumn(c.name.clone()));
+            }
+            seen.push(c.name.clone());
         }
-        seen.push(c.name.clone());
-        if columns[..declared]
-            .iter()
-            .any(|x| x.name.eq_ignore_ascii_case(&c.name))
-        {
-            continue;
+        let named = |n: &str| seen.iter().any(|s| s.eq_ignore_ascii_case(n));
+        let mut declared: Vec<Option<ColumnDef>> = columns.drain(..).map(Some).collect();
+        let mut moved = vec![0usize; declared.len()];
+        for (i, d) in declared.iter_mut().enumerate() {
+            if d.as_ref().is_some_and(|c| !named(&c.name)) {
+                moved[i] = columns.len();
+                columns.extend(d.take());
+            }
         }
-        if columns.iter().any(|x| x.name.eq_ignore_ascii_case(&c.name)) {
-            return Err(Error::DuplicateColumn(c.name.clone()));
+        for c in selected {
+            let at = declared.iter().position(|d| {
+                d.as_ref()
+                    .is_some_and(|d| d.name.eq_ignore_ascii_case(&c.name))
+            });
+            match at {
+                Some(i) => {
+                    moved[i] = columns.len();
+                    columns.extend(declared[i].take());
+                }
+                None => columns.push(c),
+            }
         }
-        columns.push(c);
+        inline_pk = inline_pk.map(|i| moved[i]);
+        for ix in &mut indexes {
+            for c in &mut ix.columns {
+                *c = moved[*c];
+            }
+        }
     }
     if columns.is_empty() {
         return Err(Error::Syntax(
