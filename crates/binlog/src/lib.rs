@@ -70,6 +70,16 @@ pub enum Entry<'a> {
     },
     /// A DDL statement, logged as its text.
     Ddl { cx: &'a QueryContext, text: &'a str },
+    /// CREATE TABLE … SELECT into a transactional table, as MySQL 8 logs it: one GTID
+    /// transaction of a query event with the CREATE TABLE (ending in `START
+    /// TRANSACTION`), the copied rows and an XID.
+    CreateSelect {
+        cx: &'a QueryContext,
+        text: &'a str,
+        changes: &'a [(Arc<TableDef>, RowChange)],
+        /// The XID the engines prepared the copy under.
+        xid: u64,
+    },
 }
 
 /// SHOW MASTER STATUS.
@@ -342,45 +352,21 @@ impl Binlog {
         let ts = now_secs();
         match entry {
             Entry::Ddl { cx, text } => Ok((vec![event::query(ts, cx, text)], true)),
+            Entry::CreateSelect {
+                cx,
+                text,
+                changes,
+                xid,
+            } => {
+                let head = format!("{text} START TRANSACTION");
+                let mut out = vec![event::query(ts, cx, &head)];
+                self.row_events(ts, changes, &mut out)?;
+                out.push(event::xid(ts, *xid));
+                Ok((out, false))
+            }
             Entry::Rows { cx, changes, xid } => {
                 let mut out = vec![event::query(ts, cx, "BEGIN")];
-                let mut i = 0;
-                while i < changes.len() {
-                    // A run: consecutive changes of one kind to one table.
-                    let (def, first) = &changes[i];
-                    let kind = rows::event_type(first);
-                    let mut j = i;
-                    while j < changes.len()
-                        && Arc::ptr_eq(&changes[j].0, def)
-                        && rows::event_type(&changes[j].1) == kind
-                    {
-                        j += 1;
-                    }
-                    let id = self.table_id(def);
-                    out.push(rows::table_map(ts, id, def, self.opts.format));
-                    let mut data = Vec::new();
-                    let mut header_len = 0;
-                    for (k, (_, change)) in changes[i..j].iter().enumerate() {
-                        if data.is_empty() {
-                            rows::rows_header(kind, id, def.columns.len(), &mut data);
-                            header_len = data.len();
-                        }
-                        rows::put_change(def, change, self.opts.format, &mut data)?;
-                        let last = i + k + 1 == j;
-                        if data.len() - header_len >= rows::MAX_ROWS_EVENT || last {
-                            if last {
-                                rows::set_statement_end(&mut data);
-                            }
-                            out.push(Body {
-                                type_code: kind,
-                                timestamp: ts,
-                                flags: 0,
-                                data: std::mem::take(&mut data),
-                            });
-                        }
-                    }
-                    i = j;
-                }
+                self.row_events(ts, changes, &mut out)?;
                 match xid {
                     Some(x) => out.push(event::xid(ts, *x)),
                     None => out.push(event::query(ts, cx, "COMMIT")),
@@ -388,6 +374,53 @@ impl Binlog {
                 Ok((out, false))
             }
         }
+    }
+
+    /// The TABLE_MAP and rows events of `changes`, appended to `out`.
+    fn row_events(
+        &self,
+        ts: u32,
+        changes: &[(Arc<TableDef>, RowChange)],
+        out: &mut Vec<Body>,
+    ) -> Result<()> {
+        let mut i = 0;
+        while i < changes.len() {
+            // A run: consecutive changes of one kind to one table.
+            let (def, first) = &changes[i];
+            let kind = rows::event_type(first);
+            let mut j = i;
+            while j < changes.len()
+                && Arc::ptr_eq(&changes[j].0, def)
+                && rows::event_type(&changes[j].1) == kind
+            {
+                j += 1;
+            }
+            let id = self.table_id(def);
+            out.push(rows::table_map(ts, id, def, self.opts.format));
+            let mut data = Vec::new();
+            let mut header_len = 0;
+            for (k, (_, change)) in changes[i..j].iter().enumerate() {
+                if data.is_empty() {
+                    rows::rows_header(kind, id, def.columns.len(), &mut data);
+                    header_len = data.len();
+                }
+                rows::put_change(def, change, self.opts.format, &mut data)?;
+                let last = i + k + 1 == j;
+                if data.len() - header_len >= rows::MAX_ROWS_EVENT || last {
+                    if last {
+                        rows::set_statement_end(&mut data);
+                    }
+                    out.push(Body {
+                        type_code: kind,
+                        timestamp: ts,
+                        flags: 0,
+                        data: std::mem::take(&mut data),
+                    });
+                }
+            }
+            i = j;
+        }
+        Ok(())
     }
 
     /// Logs one committed unit: GTID and events in one write, then waits for the fsync

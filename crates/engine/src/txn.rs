@@ -235,6 +235,9 @@ struct RowLog {
     at_statement: usize,
     /// Changes to non-transactional tables, logged at statement end.
     nontransactional: LoggedRows,
+    /// CREATE TABLE … SELECT: the CREATE TABLE statement the binary log writes before
+    /// the copied rows, in the same logged transaction (MySQL 8's atomic CTAS).
+    ddl: Option<String>,
 }
 
 impl Txn {
@@ -290,6 +293,21 @@ impl Txn {
             }
             None => Vec::new(),
         }
+    }
+
+    /// Records the DDL text the logged rows of this transaction must follow in the
+    /// binary log (CREATE TABLE … SELECT; a no-op unless [`Txn::logs_rows`]).
+    pub fn set_logged_ddl(&self, text: String) {
+        if let Some(log) = &self.row_log {
+            log.borrow_mut().ddl = Some(text);
+        }
+    }
+
+    /// The DDL text of [`Txn::set_logged_ddl`], taken.
+    pub fn take_logged_ddl(&self) -> Option<String> {
+        self.row_log
+            .as_ref()
+            .and_then(|l| l.borrow_mut().ddl.take())
     }
 
     /// The recorded changes to non-transactional tables, taken (at statement end).

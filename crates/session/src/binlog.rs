@@ -194,25 +194,42 @@ impl Session {
     pub(crate) fn commit_txn(&self, txn: Txn) -> Result<()> {
         if let Some(b) = self.server.binlog() {
             let rows = txn.take_logged_rows();
-            if !rows.is_empty() {
+            let ddl = txn.take_logged_ddl();
+            if !rows.is_empty() || ddl.is_some() {
                 let cx = self.binlog_context();
+                // CREATE TABLE … SELECT that copied no row (or whose rows are a heap
+                // table's, logged at statement end): the definition alone.
+                if let (Some(text), true) = (&ddl, rows.is_empty()) {
+                    if let Err(e) = b.write(&Entry::Ddl { cx: &cx, text }) {
+                        let _ = txn.rollback();
+                        return Err(e);
+                    }
+                    return txn.commit();
+                }
                 let xid = b.new_xid();
                 if let Err(e) = txn.prepare(xid) {
                     let _ = txn.rollback();
                     return Err(e);
                 }
-                let mut txn = Some(txn);
-                let r = b.commit_ordered(
-                    &Entry::Rows {
+                let entry = match &ddl {
+                    // CREATE TABLE … SELECT: the table and its rows, one transaction.
+                    Some(text) => Entry::CreateSelect {
+                        cx: &cx,
+                        text,
+                        changes: &rows,
+                        xid,
+                    },
+                    None => Entry::Rows {
                         cx: &cx,
                         changes: &rows,
                         xid: Some(xid),
                     },
-                    || match txn.take() {
-                        Some(t) => t.commit(),
-                        None => Ok(()),
-                    },
-                );
+                };
+                let mut txn = Some(txn);
+                let r = b.commit_ordered(&entry, || match txn.take() {
+                    Some(t) => t.commit(),
+                    None => Ok(()),
+                });
                 // Not in the log (the write failed): undo the prepared transaction.
                 if let Some(t) = txn {
                     let _ = t.rollback();
@@ -234,6 +251,14 @@ impl Session {
             return Ok(());
         }
         let cx = self.binlog_context();
+        // CREATE TABLE … SELECT into a heap table: the CREATE TABLE first, then the
+        // rows, as MySQL logs a MyISAM one.
+        if let Some(text) = txn.take_logged_ddl() {
+            b.write(&Entry::Ddl {
+                cx: &cx,
+                text: &text,
+            })?;
+        }
         b.write(&Entry::Rows {
             cx: &cx,
             changes: &rows,

@@ -1846,6 +1846,9 @@ impl Session {
             // logged as its text.
             self.commit_open()?;
             self.in_transaction(true, run)?;
+            if p.logs_own_ddl() {
+                return Ok(());
+            }
             self.log_ddl(&p.source)
         } else if p.reads_tables() {
             self.in_transaction(false, run)

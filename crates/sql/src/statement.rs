@@ -86,6 +86,12 @@ impl Prepared {
         )
     }
 
+    /// CREATE TABLE … SELECT: the binary log gets the table's definition and rows from
+    /// the transaction (`Txn::set_logged_ddl`), never the statement's text.
+    pub fn logs_own_ddl(&self) -> bool {
+        matches!(&self.plan, Plan::Other(s) if matches!(&**s, ast::Statement::CreateTable(ct) if ct.query.is_some()))
+    }
+
     /// Whether a READ ONLY transaction must refuse the statement (1792): it changes
     /// rows (of any engine, as MySQL checks before the engine is asked), is DDL, or
     /// reads FOR UPDATE.

@@ -517,8 +517,17 @@ impl Catalog {
     /// hidden stem recorded in the DDL log first. The table itself is unchanged until
     /// [`Catalog::commit_rebuild`].
     pub fn begin_rebuild(&self, def: &TableDef) -> Result<Rebuild> {
+        self.begin_files(def, false)
+    }
+
+    /// The files of `def` under a stem recorded in the DDL log first: a fresh hidden
+    /// one, or (`natural`) the table's natural stem when no table uses it.
+    fn begin_files(&self, def: &TableDef, natural: bool) -> Result<Rebuild> {
         let mut st = self.state.write();
-        let file = self.new_file(&mut st, &def.db);
+        let file = match natural_file(&def.db, &def.name) {
+            f if natural && !st.references(&f) => f,
+            _ => self.new_file(&mut st, &def.db),
+        };
         let engine = self.engine(&def.engine)?;
         st.ddl_log.push(LogEntry {
             engine: def.engine.clone(),
@@ -530,10 +539,16 @@ impl Catalog {
             return Err(e);
         }
         let stem = self.datadir.join(&file);
-        let made = engine
-            .create_table(def, &stem)
-            .and_then(|()| engine.open_table(Arc::new(def.clone()), &stem));
-        match made {
+        let hidden = file.contains("#sql-");
+        if let Err(e) = engine.create_table(def, &stem) {
+            // Files that were at a natural stem already (1050) are not ours to remove.
+            if hidden {
+                let _ = engine.drop_table(def, &stem);
+            }
+            st.forget_log(&file);
+            return Err(e);
+        }
+        match engine.open_table(Arc::new(def.clone()), &stem) {
             Ok(handle) => Ok(Rebuild { handle, file }),
             Err(e) => {
                 let _ = engine.drop_table(def, &stem);
@@ -541,6 +556,64 @@ impl Catalog {
                 Err(e)
             }
         }
+    }
+
+    /// CREATE TABLE … SELECT, first step: the files of new table `def`, made under its
+    /// stem (as CREATE TABLE chooses it) recorded in the DDL log, so a crash before
+    /// [`Catalog::commit_create`] leaves no table and the next start removes them.
+    /// The name must be free now (1050) and the database exist (1049).
+    pub fn begin_create(&self, def: &TableDef) -> Result<Rebuild> {
+        check_name(&def.name, false)?;
+        {
+            let st = self.state.read();
+            let Some(db) = st.dbs.get(&def.db) else {
+                return Err(Error::UnknownDatabase(def.db.clone()));
+            };
+            if db.tables.contains_key(&def.name) || db.views.contains_key(&def.name) {
+                return Err(Error::TableExists(def.name.clone()));
+            }
+        }
+        self.engine(&def.engine)?;
+        self.begin_files(def, true)
+    }
+
+    /// CREATE TABLE … SELECT, last step: the filled table, its contents durable already,
+    /// becomes visible under its name in one write of the catalog (the commit point).
+    /// Any failure removes its files.
+    pub fn commit_create(&self, r: Rebuild) -> Result<()> {
+        let mut st = self.state.write();
+        let def = r.handle.def().clone();
+        let refusal = match st.dbs.get(&def.db) {
+            None => Some(Error::UnknownDatabase(def.db.clone())),
+            Some(d) if d.tables.contains_key(&def.name) || d.views.contains_key(&def.name) => {
+                Some(Error::TableExists(def.name.clone()))
+            }
+            Some(_) => None,
+        };
+        if let Some(e) = refusal {
+            drop(st);
+            self.abort_rebuild(r);
+            return Err(e);
+        }
+        if let Some(d) = st.dbs.get_mut(&def.db) {
+            d.tables.insert(
+                def.name.clone(),
+                Entry {
+                    handle: r.handle.clone(),
+                    file: r.file.clone(),
+                },
+            );
+        }
+        st.forget_log(&r.file);
+        if let Err(e) = self.persist(&st) {
+            if let Some(d) = st.dbs.get_mut(&def.db) {
+                d.tables.remove(&def.name);
+            }
+            drop(st);
+            self.abort_rebuild(r);
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// Removes the files of a rebuild that failed; the table keeps its old files.

@@ -7,6 +7,7 @@
 //! [`alter_clauses`], and CREATE/ALTER VIEW clauses by [`view_clauses`].
 
 pub mod alter_clauses;
+pub mod create_clauses;
 pub mod join_commas;
 pub mod lex;
 pub mod mode_text;
@@ -72,11 +73,18 @@ fn parse_within(sql: &str, budget: usize) -> Result<Vec<Statement>> {
             .any(|w| w.eq_ignore_ascii_case(b"share"));
     let forms = crate::parse::token_rewrite::may_need(sql);
     let alter = crate::parse::alter_clauses::may_need(sql);
-    if share || forms || alter {
+    let create = crate::parse::create_clauses::may_need(sql);
+    if share || forms || alter || create {
         if let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() {
             let mut changed = false;
             if alter {
                 if let Some(t) = crate::parse::alter_clauses::rewrite(&tokens) {
+                    tokens = t;
+                    changed = true;
+                }
+            }
+            if create {
+                if let Some(t) = crate::parse::create_clauses::rewrite(&tokens) {
                     tokens = t;
                     changed = true;
                 }

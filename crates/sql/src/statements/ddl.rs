@@ -173,17 +173,37 @@ pub(crate) fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
 }
 
 fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
-    if ct.query.is_some() {
-        return Err(Error::NotSupported("CREATE TABLE ... SELECT".into()));
+    if ct.temporary {
+        return Err(Error::NotSupported("CREATE TEMPORARY TABLE".into()));
+    }
+    if let Some(q) = &ct.query {
+        return crate::statements::create_select::create_table_select(ct, q, cx);
     }
     if let Some(like) = &ct.like {
         let (ast::CreateTableLikeKind::Parenthesized(l) | ast::CreateTableLikeKind::Plain(l)) =
             like;
         return create_table_like(ct, &l.name, cx);
     }
-    if ct.temporary {
-        return Err(Error::NotSupported("CREATE TEMPORARY TABLE".into()));
+    let def = table_def(ct, cx, Vec::new())?;
+    let name = def.name.clone();
+    if !cx.catalog.create_table(def, ct.if_not_exists)? {
+        cx.env.warn(
+            crate::expr::WarnLevel::Note,
+            1050,
+            format!("Table '{name}' already exists"),
+        );
     }
+    Ok(Outcome::ok(0))
+}
+
+/// The definition CREATE TABLE gives: its column definitions, then `selected` (the
+/// columns of CREATE TABLE … SELECT that the column definitions do not name, as MySQL
+/// appends them), its keys, constraints and options, checked as MySQL checks them.
+pub(crate) fn table_def(
+    ct: &ast::CreateTable,
+    cx: &mut ExecCtx,
+    selected: Vec<ColumnDef>,
+) -> Result<TableDef> {
     let (db, name) = crate::context::resolve_table(cx, &ct.name)?;
     if !cx.catalog.database_exists(&db) {
         return Err(Error::UnknownDatabase(db));
@@ -285,6 +305,46 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
         }
         checks.extend(built.checks);
         columns.push(built.col);
+    }
+    if !selected.is_empty() {
+        // MySQL's order: the declared columns the query does not name, then the query's
+        // columns, one of a declared name taking the declared definition (and its
+        // inline keys) at the query's place.
+        let mut seen: Vec<String> = Vec::new();
+        for c in &selected {
+            if seen.iter().any(|s| s.eq_ignore_ascii_case(&c.name)) {
+                return Err(Error::DuplicateColumn(c.name.clone()));
+            }
+            seen.push(c.name.clone());
+        }
+        let named = |n: &str| seen.iter().any(|s| s.eq_ignore_ascii_case(n));
+        let mut declared: Vec<Option<ColumnDef>> = columns.drain(..).map(Some).collect();
+        let mut moved = vec![0usize; declared.len()];
+        for (i, d) in declared.iter_mut().enumerate() {
+            if d.as_ref().is_some_and(|c| !named(&c.name)) {
+                moved[i] = columns.len();
+                columns.extend(d.take());
+            }
+        }
+        for c in selected {
+            let at = declared.iter().position(|d| {
+                d.as_ref()
+                    .is_some_and(|d| d.name.eq_ignore_ascii_case(&c.name))
+            });
+            match at {
+                Some(i) => {
+                    moved[i] = columns.len();
+                    columns.extend(declared[i].take());
+                }
+                None => columns.push(c),
+            }
+        }
+        inline_pk = inline_pk.map(|i| moved[i]);
+        for ix in &mut indexes {
+            for c in &mut ix.columns {
+                *c = moved[*c];
+            }
+        }
     }
     if columns.is_empty() {
         return Err(Error::Syntax(
@@ -423,9 +483,7 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
     crate::constraints::definition::add_foreign_keys(cx, &mut def, &fks)?;
     crate::constraints::checks::add_checks(cx, &mut def, &checks)?;
     crate::constraints::checks::recheck_fk_columns(&def)?;
-    let created = cx.catalog.create_table(def, ct.if_not_exists)?;
-    let _ = created;
-    Ok(Outcome::ok(0))
+    Ok(def)
 }
 
 /// `CREATE TABLE [IF NOT EXISTS] new LIKE old`: the columns, indexes, CHECK
