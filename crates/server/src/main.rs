@@ -27,6 +27,14 @@ use strata_bench::inprocess::{open_server, ServerSettings};
 use strata_engine::LockMode;
 use strata_types::{log_error, log_note};
 
+/// The allocator: mimalloc rather than glibc's malloc. Measured on the 300 concurrent
+/// sorts of docs/memory.md, glibc's per-thread arenas kept freed memory resident (peak
+/// 406 MiB under a 256 MiB budget; 296 MiB with MALLOC_ARENA_MAX=2, slower) and held
+/// hundreds of MiB after the queries ended, where mimalloc returns freed pages to the OS
+/// shortly after they are freed; figures in docs/memory.md.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "strata",
@@ -75,6 +83,21 @@ fn human(bytes: u64) -> String {
     }
 }
 
+/// What one connection holds while idle: the resident pages of its thread's stack, its
+/// packet buffers and session state (measured: docs/memory.md).
+const CONNECTION_RESERVE: u64 = 64 << 10;
+/// The server's own fixed memory beside the pools: code and static data, the dictionary,
+/// plan caches, the redo log buffer, thread-local caches of the allocator.
+const BASE_RESERVE: u64 = 64 << 20;
+
+/// The part of `max_memory` that is not query working memory.
+fn memory_reserved(s: &config::Settings, max_connections: u64) -> u64 {
+    s.innodb_buffer_pool_size
+        + s.key_buffer_size
+        + max_connections * CONNECTION_RESERVE
+        + BASE_RESERVE
+}
+
 fn run_server(args: config::ServerArgs) -> Result<(), String> {
     let s = config::Settings::resolve(&args)?;
     datadir_check::before_open(&s.datadir)?;
@@ -82,6 +105,21 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     let fds = open_files::size(s.max_connections, s.table_open_cache, s.open_files_limit)?;
     strata_storage::filecache::FileCache::global()
         .set_limit(usize::try_from(fds.table_open_cache * 2).unwrap_or(usize::MAX));
+    let reserved = memory_reserved(&s, fds.max_connections);
+    strata_types::memory::set_budget(s.max_memory as usize, reserved as usize).map_err(|_| {
+        format!(
+            "--max-memory {} cannot hold what is configured: buffer pool {} + key cache {} + \
+             {} connections × {} + {} for the dictionary, caches and the server itself = {}; \
+             raise --max-memory or lower those (docs/memory.md)",
+            human(s.max_memory),
+            human(s.innodb_buffer_pool_size),
+            human(s.key_buffer_size),
+            fds.max_connections,
+            human(CONNECTION_RESERVE),
+            human(BASE_RESERVE),
+            human(reserved)
+        )
+    })?;
     let server = open_server(&ServerSettings {
         datadir: s.datadir.clone(),
         port: s.port,
@@ -237,12 +275,18 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         log_note!("engine {}: {}", e.name(), e.describe());
     }
     log_note!(
-        "memory: buffer pool {} + key cache {} (fixed) + per connection: sort buffer {} and packets up to max_allowed_packet {}, at most {} connections",
+        "memory: max_memory {}: buffer pool {} + key cache {} + {} connections × {} + {} base \
+         (fixed) = {}; query working memory (sort/group {} each, spilling to tmpdir) shares \
+         the remaining {} (docs/memory.md)",
+        human(s.max_memory),
         human(s.innodb_buffer_pool_size),
         human(s.key_buffer_size),
+        fds.max_connections,
+        human(CONNECTION_RESERVE),
+        human(BASE_RESERVE),
+        human(reserved),
         human(s.sort_buffer_size),
-        human(s.max_allowed_packet),
-        fds.max_connections
+        human(s.max_memory - reserved)
     );
     log_note!(
         "connections: max_connections {} (+1 for root), max_user_connections {}, \
