@@ -27,14 +27,6 @@ use strata_bench::inprocess::{open_server, ServerSettings};
 use strata_engine::LockMode;
 use strata_types::{log_error, log_note};
 
-/// The allocator: mimalloc rather than glibc's malloc. Measured on the 300 concurrent
-/// sorts of docs/memory.md, glibc's per-thread arenas kept freed memory resident (peak
-/// 406 MiB under a 256 MiB budget; 296 MiB with MALLOC_ARENA_MAX=2, slower) and held
-/// hundreds of MiB after the queries ended, where mimalloc returns freed pages to the OS
-/// shortly after they are freed; figures in docs/memory.md.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(
     name = "strata",
@@ -57,7 +49,25 @@ enum Command {
     Bench(strata_bench::BenchArgs),
 }
 
+/// glibc's malloc, bounded: at most two arenas (one per thread by default, up to 8 per
+/// core, each keeping its freed memory), and a fixed mmap threshold of 128 KiB, so that
+/// buffers that large (sort buffers, run windows, packet buffers) are mapped and given
+/// back to the OS when freed — left alone, glibc raises the threshold up to 32 MiB after
+/// the first such free and keeps later ones in its arenas. Measured against mimalloc on
+/// the 300-connection run of docs/memory.md: mimalloc's per-thread heaps peaked at
+/// 1,137 MiB under a 256 MiB budget, glibc with two arenas at 289 MiB.
+fn bound_malloc() {
+    // SAFETY: mallopt only sets the allocator's parameters; called before any other
+    // thread exists.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 10);
+    }
+}
+
 fn main() {
+    bound_malloc();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Server(args) => run_server(args).map(|()| 0),

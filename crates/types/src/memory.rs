@@ -176,9 +176,13 @@ pub fn set_budget(total: usize, reserved: usize) -> std::result::Result<(), Stri
     Ok(())
 }
 
-/// Takes up to `want` bytes of working memory: all of it, or nothing.
-fn take(want: usize) -> bool {
+/// Takes `want` bytes of working memory: all of it, or nothing. Growth beyond a
+/// grant's floor may use only three quarters of the working memory: the last quarter is
+/// kept for floors, so statements that start while others have grown still get the few
+/// KiB they need to make progress (spilling) instead of waiting for them.
+fn take(want: usize, growth: bool) -> bool {
     let limit = WORKING_LIMIT.load(Ordering::Relaxed);
+    let limit = if growth { limit - limit / 4 } else { limit };
     let mut cur = WORKING.load(Ordering::Relaxed);
     loop {
         if cur.saturating_add(want) > limit {
@@ -223,14 +227,14 @@ impl Grant {
             held: 0,
             share,
         };
-        if floor == 0 || take(floor) {
+        if floor == 0 || take(floor, false) {
             g.hold(floor);
             return Ok(g);
         }
         let deadline = Instant::now() + WAIT;
         let mut seen = RELEASED.lock().map(|n| *n).unwrap_or(0);
         loop {
-            if take(floor) {
+            if take(floor, false) {
                 g.hold(floor);
                 return Ok(g);
             }
@@ -280,7 +284,7 @@ impl Grant {
         }
         let need = (bytes - self.held).div_ceil(STEP) * STEP;
         let need = need.min(self.share - self.held).max(bytes - self.held);
-        if take(need) {
+        if take(need, true) {
             self.hold(need);
             true
         } else {
