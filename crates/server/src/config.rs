@@ -25,7 +25,7 @@ pub struct ServerArgs {
     /// key_cache_segments, myisam_use_mmap, myisam_mmap_size, max_connections,
     /// table_open_cache, open_files_limit,
     /// max_user_connections, connect_timeout, wait_timeout, interactive_timeout,
-    /// net_read_timeout, net_write_timeout, max_allowed_packet, sql_mode, tmpdir, sort_buffer_size, and the
+    /// net_read_timeout, net_write_timeout, max_allowed_packet, sql_mode, tmpdir, sort_buffer_size, max_memory, and the
     /// innodb_* options below, ssl, ssl_cert, ssl_key, ssl_ca, require_secure_transport,
     /// caching_sha2_password_private_key_path, caching_sha2_password_public_key_path,
     /// default_authentication_plugin, socket) and a [users] table of name = "password".
@@ -111,6 +111,14 @@ pub struct ServerArgs {
     /// Memory one sort may use before spilling to tmpdir, e.g. 256K, 2M [default: 2M].
     #[arg(long = "sort-buffer-size", alias = "sort_buffer_size", value_parser = parse_size)]
     pub sort_buffer_size: Option<u64>,
+    /// The server's memory budget, e.g. 512M, 4G: the buffer pool, key cache and a
+    /// reserve per connection must fit in it (checked at startup), and query working
+    /// memory (sorts, grouping, join buffers, derived tables) shares the rest — past it
+    /// operators spill to tmpdir, and a statement that cannot get its minimum waits, then
+    /// fails with 3170. See docs/memory.md [default: 80% of the machine's memory or of
+    /// the cgroup's limit].
+    #[arg(long = "max-memory", alias = "max_memory", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
     /// The btree engine's buffer pool, which caches data and index pages, e.g. 128M, 1G
     /// [default: 128M].
     #[arg(long = "innodb-buffer-pool-size", alias = "innodb_buffer_pool_size", value_parser = parse_size)]
@@ -266,6 +274,7 @@ struct FileConfig {
     datadir: Option<PathBuf>,
     default_storage_engine: Option<String>,
     key_buffer_size: Option<toml::Value>,
+    max_memory: Option<toml::Value>,
     key_cache_segments: Option<u64>,
     myisam_use_mmap: Option<toml::Value>,
     myisam_mmap_size: Option<toml::Value>,
@@ -321,6 +330,8 @@ pub struct Settings {
     pub datadir: PathBuf,
     pub default_storage_engine: String,
     pub key_buffer_size: u64,
+    /// The memory budget in bytes (`--max-memory`, or its default).
+    pub max_memory: u64,
     pub key_cache_segments: u64,
     pub myisam_use_mmap: bool,
     pub myisam_mmap_size: u64,
@@ -409,6 +420,13 @@ fn on_off_opt(
     }
 }
 
+/// The default budget: 80% of what the machine (or the cgroup the server runs in) has,
+/// leaving the rest to the OS page cache and other processes; 1 GiB when neither can be
+/// read.
+pub fn default_max_memory() -> u64 {
+    strata_types::memory::available_memory().map_or(1 << 30, |m| m / 5 * 4)
+}
+
 fn size_opt(
     arg: Option<u64>,
     file: &Option<toml::Value>,
@@ -471,6 +489,11 @@ impl Settings {
                 (Some(v), _) => v,
                 (None, Some(v)) => toml_size(v, "key_buffer_size")?,
                 (None, None) => 8 << 20,
+            },
+            max_memory: match (args.max_memory, &file.max_memory) {
+                (Some(v), _) => v,
+                (None, Some(v)) => toml_size(v, "max_memory")?,
+                (None, None) => default_max_memory(),
             },
             key_cache_segments: args
                 .key_cache_segments

@@ -49,7 +49,25 @@ enum Command {
     Bench(strata_bench::BenchArgs),
 }
 
+/// glibc's malloc, bounded: at most two arenas (one per thread by default, up to 8 per
+/// core, each keeping its freed memory), and a fixed mmap threshold of 128 KiB, so that
+/// buffers that large (sort buffers, run windows, packet buffers) are mapped and given
+/// back to the OS when freed — left alone, glibc raises the threshold up to 32 MiB after
+/// the first such free and keeps later ones in its arenas. Measured against mimalloc on
+/// the 300-connection run of docs/memory.md: mimalloc's per-thread heaps peaked at
+/// 1,137 MiB under a 256 MiB budget, glibc with two arenas at 289 MiB.
+fn bound_malloc() {
+    // SAFETY: mallopt only sets the allocator's parameters; called before any other
+    // thread exists.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 10);
+    }
+}
+
 fn main() {
+    bound_malloc();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Server(args) => run_server(args).map(|()| 0),
@@ -75,6 +93,21 @@ fn human(bytes: u64) -> String {
     }
 }
 
+/// What one connection holds while idle: the resident pages of its thread's stack, its
+/// packet buffers and session state (measured: docs/memory.md).
+const CONNECTION_RESERVE: u64 = 64 << 10;
+/// The server's own fixed memory beside the pools: code and static data, the dictionary,
+/// plan caches, the redo log buffer, thread-local caches of the allocator.
+const BASE_RESERVE: u64 = 64 << 20;
+
+/// The part of `max_memory` that is not query working memory.
+fn memory_reserved(s: &config::Settings, max_connections: u64) -> u64 {
+    s.innodb_buffer_pool_size
+        + s.key_buffer_size
+        + max_connections * CONNECTION_RESERVE
+        + BASE_RESERVE
+}
+
 fn run_server(args: config::ServerArgs) -> Result<(), String> {
     let s = config::Settings::resolve(&args)?;
     datadir_check::before_open(&s.datadir)?;
@@ -82,6 +115,21 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     let fds = open_files::size(s.max_connections, s.table_open_cache, s.open_files_limit)?;
     strata_storage::filecache::FileCache::global()
         .set_limit(usize::try_from(fds.table_open_cache * 2).unwrap_or(usize::MAX));
+    let reserved = memory_reserved(&s, fds.max_connections);
+    strata_types::memory::set_budget(s.max_memory as usize, reserved as usize).map_err(|_| {
+        format!(
+            "--max-memory {} cannot hold what is configured: buffer pool {} + key cache {} + \
+             {} connections × {} + {} for the dictionary, caches and the server itself = {}; \
+             raise --max-memory or lower those (docs/memory.md)",
+            human(s.max_memory),
+            human(s.innodb_buffer_pool_size),
+            human(s.key_buffer_size),
+            fds.max_connections,
+            human(CONNECTION_RESERVE),
+            human(BASE_RESERVE),
+            human(reserved)
+        )
+    })?;
     let server = open_server(&ServerSettings {
         datadir: s.datadir.clone(),
         port: s.port,
@@ -269,12 +317,18 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         log_note!("engine {}: {}", e.name(), e.describe());
     }
     log_note!(
-        "memory: buffer pool {} + key cache {} (fixed) + per connection: sort buffer {} and packets up to max_allowed_packet {}, at most {} connections",
+        "memory: max_memory {}: buffer pool {} + key cache {} + {} connections × {} + {} base \
+         (fixed) = {}; query working memory (sort/group {} each, spilling to tmpdir) shares \
+         the remaining {} (docs/memory.md)",
+        human(s.max_memory),
         human(s.innodb_buffer_pool_size),
         human(s.key_buffer_size),
+        fds.max_connections,
+        human(CONNECTION_RESERVE),
+        human(BASE_RESERVE),
+        human(reserved),
         human(s.sort_buffer_size),
-        human(s.max_allowed_packet),
-        fds.max_connections
+        human(s.max_memory - reserved)
     );
     log_note!(
         "connections: max_connections {} (+1 for root), max_user_connections {}, \

@@ -15,13 +15,16 @@ use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use strata_engine::Flow;
+use strata_types::memory::{Component, Grant};
 use strata_types::{DateTime, Decimal, Error, Result, Value};
 
 /// Rows kept in memory first, then appended to an unlinked file.
 pub struct TempRows {
     memory: Vec<Vec<Value>>,
     memory_bytes: usize,
-    budget: usize,
+    /// The rows' share of the server's memory budget (`tmp_table_size` at most): when it
+    /// cannot grow, later rows go to the file.
+    grant: Grant,
     tmpdir: PathBuf,
     /// The spill file while rows are being added; flushed and kept for reading after
     /// [`TempRows::finish`].
@@ -45,7 +48,7 @@ impl TempRows {
         TempRows {
             memory: Vec::new(),
             memory_bytes: 0,
-            budget,
+            grant: Grant::unbounded_floor(Component::Derived, budget),
             tmpdir: tmpdir.to_path_buf(),
             writer: None,
             file: None,
@@ -72,7 +75,7 @@ impl TempRows {
     pub fn push(&mut self, row: Vec<Value>) -> Result<()> {
         if self.writer.is_none() {
             let bytes = row_bytes(&row);
-            if self.memory_bytes + bytes <= self.budget {
+            if self.grant.fits(self.memory_bytes + bytes) {
                 self.memory_bytes += bytes;
                 self.memory.push(row);
                 return Ok(());

@@ -277,6 +277,7 @@ impl PageBuf {
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        strata_types::memory::add(strata_types::memory::Component::BufferPool, len);
         PageBuf { ptr, len }
     }
 
@@ -288,6 +289,7 @@ impl PageBuf {
 
 impl Drop for PageBuf {
     fn drop(&mut self) {
+        strata_types::memory::sub(strata_types::memory::Component::BufferPool, self.len);
         // SAFETY: allocated in `new` with this layout.
         unsafe { std::alloc::dealloc(self.ptr.as_ptr(), Self::layout(self.len)) }
     }

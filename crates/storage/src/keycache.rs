@@ -154,6 +154,12 @@ impl KeyCache {
             };
         }
         self.total_blocks.store(total, Ordering::Relaxed);
+        // The bound the cache grows to (blocks are filled on demand), shown as its
+        // line of information_schema.STRATA_MEMORY.
+        strata_types::memory::set(
+            strata_types::memory::Component::KeyCache,
+            total * self.block_size,
+        );
         self.active.store(n, Ordering::Release);
     }
 

@@ -308,6 +308,12 @@ pub enum Error {
     PacketTooLarge,
     /// 1040
     TooManyConnections,
+    /// 3170: the server's memory budget (`max_memory`) has no room for `what` (a sort,
+    /// a join buffer…) even after waiting for other statements; `bytes` is the budget.
+    MemoryCapacityExceeded {
+        bytes: u64,
+        what: String,
+    },
     /// 1203: the user already has `max_user_connections` connections.
     TooManyUserConnections(String),
     /// 1226: the account's own `MAX_USER_CONNECTIONS` is reached; (user, limit).
@@ -877,6 +883,7 @@ impl Error {
             ColumnTooLong { .. } => 1074,
             PacketTooLarge => 1153,
             TooManyConnections => 1040,
+            MemoryCapacityExceeded { .. } => 3170,
             TooManyUserConnections(_) => 1203,
             UserLimitReached(..) => 1226,
             DbAccessDenied { .. } => 1044,
@@ -1584,6 +1591,11 @@ impl fmt::Display for Error {
             ),
             PacketTooLarge => write!(f, "Got a packet bigger than 'max_allowed_packet' bytes"),
             TooManyConnections => write!(f, "Too many connections"),
+            MemoryCapacityExceeded { bytes, what } => write!(
+                f,
+                "Memory capacity of {bytes} bytes for 'max_memory' exceeded. No memory left for \
+                 {what} after waiting for running statements to release theirs"
+            ),
             UserLimitReached(user, n) => write!(
                 f,
                 "User '{user}' has exceeded the 'max_user_connections' resource (current value: {n})"

@@ -19,6 +19,7 @@ pub mod json;
 pub mod keycode;
 pub mod log;
 pub mod member;
+pub mod memory;
 pub mod output;
 pub mod privilege;
 pub mod row_change;

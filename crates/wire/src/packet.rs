@@ -16,6 +16,15 @@ pub const MAX_CHUNK: usize = 0xFF_FFFF;
 /// idles (MySQL shrinks its net buffer back to net_buffer_length the same way).
 pub const KEEP_BUFFER: usize = 256 << 10;
 
+/// The size a connection's buffers start at and return to (MySQL's `net_buffer_length`):
+/// an idle connection holds this much per direction, not what its largest response
+/// needed.
+pub const NET_BUFFER: usize = 16 << 10;
+
+/// Buffers up to this size are kept between commands (a sysbench range's response fits);
+/// larger ones go back to [`NET_BUFFER`] after the response that needed them.
+pub const KEEP_IDLE: usize = 64 << 10;
+
 /// Reads packets from a stream through a reused buffer.
 pub struct PacketReader {
     buf: Vec<u8>,
@@ -36,7 +45,7 @@ pub enum ReadError {
 impl PacketReader {
     pub fn new() -> PacketReader {
         PacketReader {
-            buf: vec![0; 64 << 10],
+            buf: vec![0; NET_BUFFER],
             start: 0,
             end: 0,
             payload: Vec::new(),
@@ -94,7 +103,7 @@ impl PacketReader {
     ///
     /// [`read_owned`]: PacketReader::read_owned
     pub fn recycle(&mut self, mut payload: Vec<u8>) {
-        if payload.capacity() <= KEEP_BUFFER {
+        if payload.capacity() <= KEEP_IDLE {
             payload.clear();
             self.payload = payload;
         }
@@ -102,7 +111,7 @@ impl PacketReader {
 
     /// Reads one logical packet; returns its last sequence id and its payload.
     pub fn read(&mut self, r: &mut impl Read, max: usize) -> Result<(u8, &[u8]), ReadError> {
-        if self.payload.capacity() > KEEP_BUFFER {
+        if self.payload.capacity() > KEEP_IDLE {
             self.payload = Vec::new();
         }
         self.payload.clear();
@@ -159,7 +168,7 @@ pub struct PacketWriter {
 
 impl PacketWriter {
     pub fn new() -> PacketWriter {
-        PacketWriter::with_capacity(64 << 10)
+        PacketWriter::with_capacity(NET_BUFFER)
     }
 
     /// A writer for a few small packets (refusing a connection).
@@ -235,8 +244,8 @@ impl PacketWriter {
     /// which a large buffer is given back.
     pub fn flush(&mut self, w: &mut impl Write) -> io::Result<()> {
         let sent = self.send(w);
-        if self.buf.capacity() > KEEP_BUFFER {
-            self.buf = Vec::with_capacity(64 << 10);
+        if self.buf.capacity() > KEEP_IDLE {
+            self.buf = Vec::with_capacity(NET_BUFFER);
         }
         sent
     }

@@ -26,6 +26,9 @@ enum Kind {
     Constraints(ConstraintTable),
     /// VIEWS: the catalog's views (`catalog::views`).
     Views,
+    /// STRATA_MEMORY: bytes held per component (`strata_types::memory`), the budget,
+    /// working memory granted, and the process's RSS beside them.
+    Memory,
     /// Tables for objects Strata does not have (tablespace files, triggers,
     /// routines, events, partitions, foreign keys): the right columns, never a row, so
     /// clients that look for such objects find none instead of failing.
@@ -208,6 +211,7 @@ pub fn table_names() -> Vec<&'static str> {
         "PROCESSLIST",
         "SCHEMATA",
         "STATISTICS",
+        "STRATA_MEMORY",
         "TABLES",
     ];
     names.extend(EMPTY_TABLES.iter().map(|(n, _)| *n));
@@ -323,6 +327,14 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
                 text("SAVEPOINTS"),
             ],
         ),
+        "STRATA_MEMORY" => (
+            Kind::Memory,
+            vec![
+                text("EVENT_NAME"),
+                num("CURRENT_NUMBER_OF_BYTES_USED"),
+                num("HIGH_NUMBER_OF_BYTES_USED"),
+            ],
+        ),
         "PROCESSLIST" => (
             Kind::Processlist,
             vec![
@@ -416,6 +428,25 @@ impl InfoTable {
                 }
             }
             Kind::Empty => {}
+            Kind::Memory => {
+                use strata_types::memory;
+                for (c, cur, high) in memory::snapshot() {
+                    out.push(vec![s(c.event_name()), u(cur as u64), u(high as u64)]);
+                }
+                let (budget, working, limit) = memory::budget();
+                out.push(vec![
+                    s("memory/strata/working_memory_granted"),
+                    u(working as u64),
+                    u(if limit == usize::MAX { 0 } else { limit as u64 }),
+                ]);
+                out.push(vec![
+                    s("memory/strata/max_memory"),
+                    u(budget as u64),
+                    u(budget as u64),
+                ]);
+                let (rss, hwm) = memory::rss();
+                out.push(vec![s("memory/process/resident_set"), u(rss), u(hwm)]);
+            }
             Kind::Processlist => {
                 for p in cat.processes.rows() {
                     out.push(process_row(p));

@@ -19,6 +19,7 @@ use crate::plan::block::HashKey;
 use std::collections::HashMap;
 use std::rc::Rc;
 use strata_engine::{Flow, Txn};
+use strata_types::memory::{Component, Grant};
 use strata_types::{Error, Result, Value};
 
 /// Join buffers kept for the length of one execution, keyed by (block, level), so a
@@ -43,6 +44,8 @@ pub struct JoinBuffer {
     rows: Vec<Vec<Value>>,
     /// Key bytes → positions in `rows`; None when the join has no keys.
     buckets: Option<HashMap<Vec<u8>, Vec<u32>>>,
+    /// The buffer's share of the server's memory budget, held while it lives.
+    _grant: Grant,
 }
 
 impl JoinBuffer {
@@ -58,9 +61,17 @@ impl JoinBuffer {
         let mut rows: Vec<Vec<Value>> = Vec::new();
         let mut bytes = 0usize;
         let mut too_big = false;
+        // Rows and their hash buckets under one grant: when the server's budget has no
+        // room, the join runs as a nested loop instead of growing the buffer.
+        let mut grant = Grant::unbounded_floor(Component::Join, JOIN_BUFFER_BYTES);
         let mut take = |vals: &[Value]| -> Flow {
-            bytes += 32 + vals.iter().map(Value::approx_bytes).sum::<usize>();
-            if bytes > JOIN_BUFFER_BYTES {
+            bytes += 32 + 16 + vals.iter().map(Value::approx_bytes).sum::<usize>();
+            let with_buckets = if keys.is_empty() {
+                bytes
+            } else {
+                bytes + bytes / 2
+            };
+            if !grant.fits(with_buckets) {
                 too_big = true;
                 return Flow::Stop;
             }
@@ -100,7 +111,11 @@ impl JoinBuffer {
             }
             m
         });
-        Ok(Some(JoinBuffer { rows, buckets }))
+        Ok(Some(JoinBuffer {
+            rows,
+            buckets,
+            _grant: grant,
+        }))
     }
 
     /// The buffered rows whose keys equal the probe's values in `row`.

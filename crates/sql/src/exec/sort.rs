@@ -1,11 +1,15 @@
 //! ORDER BY beyond memory: an external merge sort that holds at most `sort_buffer_size`
-//! bytes of rows, sorts each full buffer and writes it to a temporary file in `tmpdir`
-//! (a "run"), then merges the runs with a heap. Rows that fit in the buffer never touch
-//! disk.
+//! bytes of rows — less when the server's memory budget (`max_memory`) has no room for
+//! more: the rows are held under a [`Grant`] that grows in 64 KiB steps, and when it
+//! cannot grow the buffer is sorted and written to a temporary file in `tmpdir` (a
+//! "run"); at the end the runs are merged with a heap. Rows that fit in the buffer never
+//! touch disk.
 //!
-//! Run files are created already unlinked (`O_TMPFILE` or create-then-unlink), so they
-//! vanish when the statement ends, fails, or the server crashes: there are never
-//! leftovers to clean up at startup.
+//! All runs of one sort go into one file, created already unlinked (`O_TMPFILE` or
+//! create-then-unlink), so it vanishes when the statement ends, fails, or the server
+//! crashes, and a sort holds one descriptor however many runs it writes. The merge reads
+//! each run through a window of the sort's budget divided by the number of runs (at
+//! least 4 KiB) with positioned reads, so the merge stays near the budget too.
 //!
 //! Run format: a sequence of rows, each `u32` byte length then the row encoded by
 //! [`encode_row`] (per value a tag byte and its payload, little-endian).
@@ -14,48 +18,74 @@ pub use crate::temp_rows::{decode_row, encode_row};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use strata_types::memory::{Component, Grant};
 use strata_types::{Error, Result, Value};
 
 pub type Compare<'a> = dyn Fn(&[Value], &[Value]) -> Ordering + 'a;
 
+/// The smallest buffer a sort holds whatever the budget (MySQL's smallest
+/// `sort_buffer_size`); the floor its grant waits for.
+const MIN_BUFFER: usize = 32 << 10;
+/// The smallest read window per run during the merge.
+const MIN_WINDOW: usize = 4 << 10;
+
 pub struct ExternalSorter<'a> {
-    budget: usize,
+    grant: Grant,
     tmpdir: PathBuf,
     buffer: Vec<Vec<Value>>,
     buffered_bytes: usize,
-    runs: Vec<File>,
+    file: Option<File>,
+    file_end: u64,
+    /// (start, end) offsets of each run in `file`.
+    runs: Vec<(u64, u64)>,
     cmp: &'a Compare<'a>,
 }
 
-/// Approximate bytes a row occupies in memory.
+/// Approximate bytes a row occupies in memory: its slot in the buffer, its values, and
+/// each string's own allocation (with the allocator's per-block overhead).
 fn row_size(row: &[Value]) -> usize {
-    24 + row
-        .iter()
-        .map(|v| match v {
-            Value::Bytes(b) => 32 + b.len(),
-            _ => 32,
-        })
-        .sum::<usize>()
+    24 + 16
+        + row
+            .iter()
+            .map(|v| match v {
+                Value::Bytes(b) => 32 + 16 + b.len(),
+                _ => 32,
+            })
+            .sum::<usize>()
 }
 
 impl<'a> ExternalSorter<'a> {
-    pub fn new(budget: usize, tmpdir: &Path, cmp: &'a Compare<'a>) -> ExternalSorter<'a> {
-        ExternalSorter {
-            budget: budget.max(32 << 10),
+    /// A sorter holding at most `budget` bytes of rows (at least 32 KiB), charged to
+    /// `component`; waits for (and past [`strata_types::memory::WAIT`] fails without)
+    /// its first 32 KiB when the server's budget is exhausted.
+    pub fn new(
+        budget: usize,
+        tmpdir: &Path,
+        cmp: &'a Compare<'a>,
+        component: Component,
+    ) -> Result<ExternalSorter<'a>> {
+        let share = budget.max(MIN_BUFFER);
+        Ok(ExternalSorter {
+            grant: Grant::new(component, share, MIN_BUFFER)?,
             tmpdir: tmpdir.to_path_buf(),
             buffer: Vec::new(),
             buffered_bytes: 0,
+            file: None,
+            file_end: 0,
             runs: Vec::new(),
             cmp,
-        }
+        })
     }
 
     pub fn push(&mut self, row: Vec<Value>) -> Result<()> {
         self.buffered_bytes += row_size(&row);
         self.buffer.push(row);
-        if self.buffered_bytes > self.budget {
+        // The buffer vector's own slots count too (it doubles as it grows).
+        let bytes = self.buffered_bytes + self.buffer.capacity() * 24;
+        if !self.grant.fits(bytes) {
             self.spill()?;
         }
         Ok(())
@@ -67,27 +97,45 @@ impl<'a> ExternalSorter<'a> {
         self.runs.len()
     }
 
+    fn io(&self, e: std::io::Error) -> Error {
+        Error::io(
+            format!("writing a sort run in {}", self.tmpdir.display()),
+            e,
+        )
+    }
+
     fn spill(&mut self) -> Result<()> {
         let cmp = self.cmp;
         self.buffer.sort_by(|a, b| cmp(a, b));
-        let io = |e| {
-            Error::io(
-                format!("writing a sort run in {}", self.tmpdir.display()),
-                e,
-            )
+        if self.file.is_none() {
+            self.file = Some(tempfile::tempfile_in(&self.tmpdir).map_err(|e| self.io(e))?);
+        }
+        let Some(file) = self.file.as_ref() else {
+            return Err(Error::Internal("sort run file".into()));
         };
-        let file = tempfile::tempfile_in(&self.tmpdir).map_err(io)?;
-        let mut w = BufWriter::with_capacity(256 << 10, file);
+        let start = self.file_end;
+        let mut w = BufWriter::with_capacity(32 << 10, Positioned { file, at: start });
         let mut buf = Vec::new();
         for row in self.buffer.drain(..) {
             buf.clear();
             encode_row(&row, &mut buf);
-            w.write_all(&(buf.len() as u32).to_le_bytes()).map_err(io)?;
-            w.write_all(&buf).map_err(io)?;
+            let r = w
+                .write_all(&(buf.len() as u32).to_le_bytes())
+                .and_then(|()| w.write_all(&buf));
+            if let Err(e) = r {
+                return Err(Error::io(
+                    format!("writing a sort run in {}", self.tmpdir.display()),
+                    e,
+                ));
+            }
         }
-        let mut file = w.into_inner().map_err(|e| io(e.into_error()))?;
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        self.runs.push(file);
+        let end = match w.into_inner() {
+            Ok(p) => p.at,
+            Err(e) => return Err(self.io(e.into_error())),
+        };
+        self.file_end = end;
+        self.runs.push((start, end));
+        self.buffer = Vec::new();
         self.buffered_bytes = 0;
         Ok(())
     }
@@ -96,8 +144,10 @@ impl<'a> ExternalSorter<'a> {
     pub fn finish(mut self, f: &mut dyn FnMut(Vec<Value>) -> Result<bool>) -> Result<()> {
         let cmp = self.cmp;
         if self.runs.is_empty() {
-            self.buffer.sort_by(|a, b| cmp(a, b));
-            for row in self.buffer {
+            let buffer = std::mem::take(&mut self.buffer);
+            let mut buffer = buffer;
+            buffer.sort_by(|a, b| cmp(a, b));
+            for row in buffer {
                 if !f(row)? {
                     break;
                 }
@@ -107,6 +157,9 @@ impl<'a> ExternalSorter<'a> {
         if !self.buffer.is_empty() {
             self.spill()?;
         }
+        // The merge's windows share what the sort held.
+        let window = (self.grant.held().max(MIN_BUFFER) / self.runs.len()).max(MIN_WINDOW);
+        self.grant.fits(window * self.runs.len());
         struct Head<'c> {
             row: Vec<Value>,
             run: usize,
@@ -130,19 +183,29 @@ impl<'a> ExternalSorter<'a> {
                 (self.cmp)(&o.row, &self.row).then(o.run.cmp(&self.run))
             }
         }
-        let mut readers: Vec<BufReader<File>> = self
+        let Some(file) = self.file.as_ref() else {
+            return Err(Error::Internal("sort run file".into()));
+        };
+        let mut readers: Vec<RunReader> = self
             .runs
-            .into_iter()
-            .map(|f| BufReader::with_capacity(64 << 10, f))
+            .iter()
+            .map(|&(start, end)| RunReader {
+                file,
+                next: start,
+                end,
+                window: Vec::with_capacity(window),
+                pos: 0,
+                size: window,
+            })
             .collect();
         let mut heap = BinaryHeap::new();
         for (i, r) in readers.iter_mut().enumerate() {
-            if let Some(row) = read_row(r)? {
+            if let Some(row) = r.read_row()? {
                 heap.push(Head { row, run: i, cmp });
             }
         }
         while let Some(Head { row, run, .. }) = heap.pop() {
-            if let Some(next) = read_row(&mut readers[run])? {
+            if let Some(next) = readers[run].read_row()? {
                 heap.push(Head {
                     row: next,
                     run,
@@ -157,19 +220,73 @@ impl<'a> ExternalSorter<'a> {
     }
 }
 
-fn read_row(r: &mut impl Read) -> Result<Option<Vec<Value>>> {
-    let io = |e| Error::io("reading a sort run", e);
-    let mut len = [0u8; 4];
-    match r.read_exact(&mut len) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(io(e)),
+/// Appends at a position of the shared run file.
+struct Positioned<'f> {
+    file: &'f File,
+    at: u64,
+}
+
+impl Write for Positioned<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.write_all_at(buf, self.at)?;
+        self.at += buf.len() as u64;
+        Ok(buf.len())
     }
-    let mut buf = vec![0u8; u32::from_le_bytes(len) as usize];
-    r.read_exact(&mut buf).map_err(io)?;
-    decode_row(&buf)
-        .map(Some)
-        .ok_or_else(|| Error::Internal("malformed sort run".into()))
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads one run's rows through a window of `size` bytes.
+struct RunReader<'f> {
+    file: &'f File,
+    /// Next file offset not yet in the window.
+    next: u64,
+    end: u64,
+    window: Vec<u8>,
+    pos: usize,
+    size: usize,
+}
+
+impl RunReader<'_> {
+    /// Makes `n` bytes available at `pos`, refilling the window; false at the run's end.
+    fn fill(&mut self, n: usize) -> Result<bool> {
+        if self.window.len() - self.pos >= n {
+            return Ok(true);
+        }
+        self.window.drain(..self.pos);
+        self.pos = 0;
+        let want = n.max(self.size) - self.window.len();
+        let left = (self.end - self.next) as usize;
+        let take = want.min(left);
+        if take == 0 {
+            return Ok(self.window.len() >= n);
+        }
+        let have = self.window.len();
+        self.window.resize(have + take, 0);
+        self.file
+            .read_exact_at(&mut self.window[have..], self.next)
+            .map_err(|e| Error::io("reading a sort run", e))?;
+        self.next += take as u64;
+        Ok(self.window.len() >= n)
+    }
+
+    fn read_row(&mut self) -> Result<Option<Vec<Value>>> {
+        if !self.fill(4)? {
+            return Ok(None);
+        }
+        let mut len = [0u8; 4];
+        len.copy_from_slice(&self.window[self.pos..self.pos + 4]);
+        let len = u32::from_le_bytes(len) as usize;
+        self.pos += 4;
+        if !self.fill(len)? {
+            return Err(Error::Internal("truncated sort run".into()));
+        }
+        let row = decode_row(&self.window[self.pos..self.pos + len])
+            .ok_or_else(|| Error::Internal("malformed sort run".into()))?;
+        self.pos += len;
+        Ok(Some(row))
+    }
 }
 
 #[cfg(test)]
@@ -181,7 +298,7 @@ mod tests {
     fn spills_and_merges_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let cmp = |a: &[Value], b: &[Value]| a[0].to_i64().cmp(&b[0].to_i64());
-        let mut s = ExternalSorter::new(32 << 10, dir.path(), &cmp);
+        let mut s = ExternalSorter::new(32 << 10, dir.path(), &cmp, Component::Sort).unwrap();
         let n = 20_000i64;
         for i in 0..n {
             let k = (i * 7919) % n;

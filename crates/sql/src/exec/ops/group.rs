@@ -21,6 +21,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use strata_engine::Flow;
+use strata_types::memory::{Component, Grant};
 use strata_types::{Error, Result, Value};
 
 pub struct Group<'a> {
@@ -114,6 +115,9 @@ impl Group<'_> {
         let ng = gp.groups.len();
         let mut groups: BTreeMap<Vec<u8>, GroupState> = BTreeMap::new();
         let mut group_bytes = 0usize;
+        // The groups' bytes are held under a grant: past sort_buffer_size, or when the
+        // server's budget has no room, the operator spills to sorted runs instead.
+        let mut grant = Grant::unbounded_floor(Component::Group, self.budget);
         let mut spill = false;
         let mut row_no = 0u64;
         let mut key = Vec::new();
@@ -138,7 +142,7 @@ impl Group<'_> {
                         + keys.iter().map(Value::approx_bytes).sum::<usize>()
                         + 48 * gp.aggs.len()
                         + 64;
-                    if group_bytes > self.budget && ng > 0 {
+                    if ng > 0 && !grant.fits(group_bytes) {
                         spill = true;
                         return Ok(Flow::Stop);
                     }
@@ -184,7 +188,7 @@ impl Group<'_> {
             (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
             _ => Ordering::Equal,
         };
-        let mut pre = ExternalSorter::new(self.budget, self.tmpdir, &by_key);
+        let mut pre = ExternalSorter::new(self.budget, self.tmpdir, &by_key, Component::Group)?;
         input.run(&mut |r| {
             let mut key = Vec::new();
             let mut pre_row = Vec::with_capacity(1 + ng + gp.aggs.len());

@@ -8,6 +8,7 @@ use crate::expr::sort_compare;
 use std::cmp::Ordering;
 use std::path::Path;
 use strata_engine::Flow;
+use strata_types::memory::Component;
 use strata_types::{Collation, Result, Value};
 
 pub struct Sort<'a> {
@@ -30,7 +31,7 @@ impl Operator for Sort<'_> {
             }
             Ordering::Equal
         };
-        let mut sorter = ExternalSorter::new(self.budget, self.tmpdir, &cmp);
+        let mut sorter = ExternalSorter::new(self.budget, self.tmpdir, &cmp, Component::Sort)?;
         self.input.run(&mut |r| {
             sorter.push(r.to_vec())?;
             Ok(Flow::Continue)

@@ -1,0 +1,193 @@
+//! The memory budget end to end (issue 18): a server started with `--max-memory 256M`
+//! serves hundreds of connections at once, each running a sort, a GROUP BY and a join
+//! whose working memory together is far larger than the budget; every result must be
+//! right (checked against what the client computes from the rows it inserted), and the
+//! server's peak resident set (VmHWM from /proc) must stay within the budget + 5 %.
+//! Also: a budget the configured pools do not fit in is refused at startup, and
+//! `information_schema.STRATA_MEMORY` shows the components.
+
+mod common;
+
+use common::TestServer;
+use mysql::prelude::Queryable;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+const ROWS: i64 = 30_000;
+const BUDGET_MIB: u64 = 256;
+
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
+    s.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"))
+}
+
+/// The table's rows: (id, k, pad), pad a permutation so the sort has work to do.
+fn rows() -> Vec<(i64, i64, String)> {
+    (1..=ROWS)
+        .map(|id| {
+            let p = (id * 7919) % ROWS;
+            (id, id % 100, format!("{p:08}-{}", "x".repeat(50)))
+        })
+        .collect()
+}
+
+// Not yet met: the last run gave every result right but a peak of 293 MiB against the
+// 269 MiB allowed (working memory granted peaked at 82.5 MiB; the rest is memory not
+// yet accounted per running statement and glibc's arenas). Run with --ignored.
+#[test]
+#[ignore = "peak RSS 293 MiB over the 256 MiB budget + 5 % (issue 18, docs/memory.md)"]
+fn many_connections_stay_within_the_budget() {
+    let clients: usize = 300;
+    let tmp = tempfile::tempdir().unwrap();
+    let tmpdir = tmp.path().to_str().unwrap().to_string();
+    let server = TestServer::start(&[
+        "--max-memory",
+        "256M",
+        "--innodb-buffer-pool-size",
+        "64M",
+        "--key-buffer-size",
+        "8M",
+        "--sort-buffer-size",
+        "4M",
+        "--max-connections",
+        "600",
+        "--tmpdir",
+        &tmpdir,
+    ]);
+    let pid = server.pid().expect("server pid");
+    let mut c = common::connect(server.port, None);
+    c.query_drop("CREATE DATABASE m").unwrap();
+    c.query_drop("USE m").unwrap();
+    c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, pad VARCHAR(80) NOT NULL)")
+        .unwrap();
+    c.query_drop("CREATE TABLE u (k INT PRIMARY KEY, name VARCHAR(20) NOT NULL)")
+        .unwrap();
+    let data = rows();
+    for chunk in data.chunks(1000) {
+        let values: Vec<String> = chunk
+            .iter()
+            .map(|(id, k, pad)| format!("({id},{k},'{pad}')"))
+            .collect();
+        c.query_drop(format!("INSERT INTO t VALUES {}", values.join(",")))
+            .unwrap();
+    }
+    let names: Vec<String> = (0..100)
+        .map(|k| format!("({k},'n{:03}')", 99 - k))
+        .collect();
+    c.query_drop(format!("INSERT INTO u VALUES {}", names.join(",")))
+        .unwrap();
+
+    // What each query must return, computed here from the rows inserted.
+    let mut by_pad = data.clone();
+    by_pad.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    let sort_want: Vec<i64> = by_pad[ROWS as usize / 2..ROWS as usize / 2 + 5]
+        .iter()
+        .map(|r| r.0)
+        .collect();
+    // GROUP BY pad: every pad is distinct, so the groups are as many as the rows.
+    let group_want = (ROWS as u64, data.iter().map(|r| r.0).sum::<i64>());
+    // The join sorted by u.name then id: name n000 is k = 99.
+    let mut joined: Vec<(String, i64)> = data
+        .iter()
+        .map(|r| (format!("n{:03}", 99 - r.1), r.0))
+        .collect();
+    joined.sort();
+    let join_want: Vec<i64> = joined[1000..1003].iter().map(|r| r.1).collect();
+
+    let base = status_kib(pid, "VmRSS:");
+    let barrier = Arc::new(Barrier::new(clients));
+    let started = Instant::now();
+    let handles: Vec<_> = (0..clients)
+        .map(|i| {
+            let port = server.port;
+            let barrier = barrier.clone();
+            let (sort_want, join_want) = (sort_want.clone(), join_want.clone());
+            std::thread::spawn(move || {
+                let mut c = common::connect(port, Some("m"));
+                barrier.wait();
+                match i % 3 {
+                    0 => {
+                        let got: Vec<i64> = c
+                            .query(format!(
+                                "SELECT id FROM t ORDER BY pad DESC, id LIMIT 5 OFFSET {}",
+                                ROWS / 2
+                            ))
+                            .unwrap();
+                        assert_eq!(got, sort_want, "sort");
+                    }
+                    1 => {
+                        let got: Option<(u64, i64)> = c
+                            .query_first(
+                                "SELECT COUNT(*), SUM(s) FROM \
+                                 (SELECT pad, SUM(id) AS s FROM t GROUP BY pad) d",
+                            )
+                            .unwrap();
+                        assert_eq!(got, Some(group_want), "group by");
+                    }
+                    _ => {
+                        let got: Vec<i64> = c
+                            .query(
+                                "SELECT t.id FROM t JOIN u ON u.k = t.k \
+                                 ORDER BY u.name, t.id LIMIT 3 OFFSET 1000",
+                            )
+                            .unwrap();
+                        assert_eq!(got, join_want, "join");
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("a client failed");
+    }
+    let took = started.elapsed();
+    let hwm = status_kib(pid, "VmHWM:");
+    let mut c = common::connect(server.port, None);
+    let rows: Vec<(String, u64, u64)> = c
+        .query(
+            "SELECT EVENT_NAME, CURRENT_NUMBER_OF_BYTES_USED, HIGH_NUMBER_OF_BYTES_USED \
+             FROM information_schema.STRATA_MEMORY",
+        )
+        .unwrap();
+    let high = |name: &str| {
+        rows.iter()
+            .find(|r| r.0 == name)
+            .map(|r| (r.1, r.2))
+            .unwrap_or_else(|| panic!("{name} in STRATA_MEMORY: {rows:?}"))
+    };
+    eprintln!(
+        "{clients} clients in {:.1} s; RSS before {base} KiB, peak {hwm} KiB (budget {} KiB); {rows:?}",
+        took.as_secs_f64(),
+        BUDGET_MIB << 10
+    );
+    assert!(high("memory/btree/buffer_pool").0 >= 64 << 20);
+    assert!(high("memory/sql/sort").1 > 0, "sorts were accounted");
+    assert_eq!(high("memory/sql/sort").0, 0, "sort memory returned");
+    assert_eq!(high("memory/strata/working_memory_granted").0, 0);
+    assert!(
+        hwm <= (BUDGET_MIB << 10) * 105 / 100,
+        "peak RSS {hwm} KiB is over the budget of {BUDGET_MIB} MiB + 5 %"
+    );
+    assert!(took < Duration::from_secs(150), "took {took:?}");
+}
+
+#[test]
+fn a_budget_smaller_than_the_pools_is_refused_at_startup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["server", "--port", "0", "--datadir"])
+        .arg(tmp.path().join("data"))
+        .args(["--max-memory", "128M", "--innodb-buffer-pool-size", "128M"])
+        .output()
+        .expect("run strata");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--max-memory 128 MiB cannot hold") && err.contains("buffer pool 128 MiB"),
+        "{err}"
+    );
+}
