@@ -190,6 +190,10 @@ mod tests {
         let buf = JoinBuffer {
             rows,
             buckets: Some(m),
+            _grant: strata_types::memory::Grant::unbounded_floor(
+                strata_types::memory::Component::Join,
+                usize::MAX,
+            ),
         };
         let env = crate::expr::test_env::TestEnv::default();
         let cx = EvalCtx::new(&[], &env);
