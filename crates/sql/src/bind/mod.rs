@@ -1577,7 +1577,7 @@ impl<'a> Binder<'a> {
         }
         let (lx, rx) = (explicit_collate(left), explicit_collate(right));
         let cmp = |op: CmpOp| -> Result<(Expr, SType, Collation)> {
-            let coll = pick_coll(&[(&l, lc, lx), (&r, rc, rx)], cmp_symbol(op))?;
+            let coll = pick_coll(&[(&l, lc, lx), (&r, rc, rx)], op.symbol())?;
             Ok((
                 Expr::Cmp(op, Box::new(l.clone()), Box::new(r.clone()), coll),
                 SType::Int,
@@ -2240,19 +2240,6 @@ fn pick_coll(parts: &[(&Expr, Collation, bool)], op: &str) -> Result<Collation> 
         .map(|(_, c, _)| *c)
         .find(|c| *c != Collation::GeneralCi && *c != Collation::Binary)
         .unwrap_or(Collation::GeneralCi))
-}
-
-/// How MySQL names a comparison in error 1267.
-fn cmp_symbol(op: CmpOp) -> &'static str {
-    match op {
-        CmpOp::Eq => "=",
-        CmpOp::Ne => "<>",
-        CmpOp::Lt => "<",
-        CmpOp::Le => "<=",
-        CmpOp::Gt => ">",
-        CmpOp::Ge => ">=",
-        CmpOp::NullSafeEq => "<=>",
-    }
 }
 
 /// Whether an operand carries an explicit `COLLATE` (coercibility 0), through

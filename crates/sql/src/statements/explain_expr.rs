@@ -38,15 +38,7 @@ pub fn literal(v: &Value) -> String {
 }
 
 fn cmp_op(op: CmpOp) -> &'static str {
-    match op {
-        CmpOp::Eq => "=",
-        CmpOp::Ne => "<>",
-        CmpOp::Lt => "<",
-        CmpOp::Le => "<=",
-        CmpOp::Gt => ">",
-        CmpOp::Ge => ">=",
-        CmpOp::NullSafeEq => "<=>",
-    }
+    op.symbol()
 }
 
 fn arith_op(op: ArithOp) -> &'static str {
