@@ -310,16 +310,27 @@ fn pagecache_scenario() {
 fn groupcommit_scenario() {
     let run = bench(&["groupcommit", "--scale", SCALE]);
     let t = tables(&run.stdout);
-    assert_eq!(t.len(), 2, "{}", run.stdout);
+    assert_eq!(t.len(), 3, "{}", run.stdout);
     check_table(&t[0], "Threads", &["1", "4"], true, &run);
-    // Strata has no binary log: the binlog-on half is reported, exit status 2.
-    if reports_unavailable(&run, "binary log") {
-        check_table(&t[1], "Threads", &["1", "4"], false, &run);
-    } else {
-        panic!(
-            "the binlog half must be reported as not measured: {}",
-            run.stdout
-        );
+    // The binary log's half is measured (two-phase commit with the redo log): binlog
+    // off vs on, then the fsyncs per commit of both.
+    check_table(&t[1], "Threads", &["1", "4"], true, &run);
+    let fsyncs = &t[2];
+    assert_eq!(
+        &fsyncs.header[..4],
+        &["Threads", "A", "B", "B/A"],
+        "{}",
+        run.stdout
+    );
+    let keys: Vec<&str> = fsyncs.rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(keys, ["1", "4"], "{}", run.stdout);
+    for row in &fsyncs.rows {
+        for cell in &row[1..3] {
+            let v: f64 = cell
+                .parse()
+                .unwrap_or_else(|_| panic!("fsyncs per commit {cell:?}: {}", run.stdout));
+            assert!(v > 0.0, "{}", run.stdout);
+        }
     }
 }
 

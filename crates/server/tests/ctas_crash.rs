@@ -79,7 +79,7 @@ fn crash_cycles(engine: &str, default_cycles: usize, seed: u64) {
         let port = server.port;
         let name = format!("copy{cycle}");
         let sql = format!(
-            "CREATE TABLE {name} (PRIMARY KEY (id)) ENGINE={engine} SELECT id, k, c, k * 2 AS k2 FROM src"
+            "CREATE TABLE {name} (k2 BIGINT, PRIMARY KEY (id)) ENGINE={engine} SELECT id, k, c, k * 2 AS k2 FROM src"
         );
         let ddl = std::thread::spawn(move || run_ddl(port, sql));
         let max = (ddl_time.as_millis() as u64 * 3 / 2).max(20);
