@@ -229,6 +229,7 @@ pub static VARIABLES: &[VarDef] = &[
     v!("license", Global, Kind::Str, false),
     // How long a statement waits for a metadata lock (DDL behind open transactions,
     // DML behind DDL, FLUSH TABLES WITH READ LOCK) before error 1205.
+    v!("local_infile", Global, Kind::Bool, true),
     v!(
         "lock_wait_timeout",
         Both,
@@ -239,7 +240,6 @@ pub static VARIABLES: &[VarDef] = &[
         true
     ),
     // LOAD DATA LOCAL INFILE: refused with 3948 while OFF (MySQL 8's default).
-    v!("local_infile", Global, Kind::Bool, true),
     v!("log_bin", Global, Kind::Bool, false),
     v!("log_bin_basename", Global, Kind::Str, false),
     v!("log_bin_index", Global, Kind::Str, false),

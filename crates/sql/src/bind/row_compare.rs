@@ -190,15 +190,15 @@ mod tests {
     fn equality_and_inequality_join_the_items() {
         assert_eq!(
             rewrite("(a, b) = (1, 2)").unwrap().unwrap(),
-            "((a) = (1) AND (b) = (2))"
+            "(((a) = (1)) AND ((b) = (2)))"
         );
         assert_eq!(
             rewrite("(a, b) <> (1, 2)").unwrap().unwrap(),
-            "((a) <> (1) OR (b) <> (2))"
+            "(((a) <> (1)) OR ((b) <> (2)))"
         );
         assert_eq!(
             rewrite("(a, b) <=> (1, 2)").unwrap().unwrap(),
-            "((a) <=> (1) AND (b) <=> (2))"
+            "(((a) <=> (1)) AND ((b) <=> (2)))"
         );
         assert_eq!(rewrite("a = 1").unwrap(), None);
     }
@@ -207,11 +207,11 @@ mod tests {
     fn orderings_compare_item_by_item() {
         assert_eq!(
             rewrite("(a, b) < (1, 2)").unwrap().unwrap(),
-            "((a) < (1) OR ((a) = (1) AND (b) < (2)))"
+            "(((a) < (1)) OR (((a) = (1)) AND ((b) < (2))))"
         );
         assert_eq!(
             rewrite("(a, b) >= (1, 2)").unwrap().unwrap(),
-            "((a) > (1) OR ((a) = (1) AND (b) >= (2)))"
+            "(((a) > (1)) OR (((a) = (1)) AND ((b) >= (2))))"
         );
     }
 
@@ -219,11 +219,11 @@ mod tests {
     fn in_lists_of_rows_are_ors_of_equalities() {
         assert_eq!(
             rewrite("(a, b) IN ((1, 2), (3, 4))").unwrap().unwrap(),
-            "(((a) = (1) AND (b) = (2)) OR ((a) = (3) AND (b) = (4)))"
+            "((((a) = (1)) AND ((b) = (2))) OR (((a) = (3)) AND ((b) = (4))))"
         );
         assert_eq!(
             rewrite("(a, b) NOT IN ((1, 2))").unwrap().unwrap(),
-            "NOT ((a) = (1) AND (b) = (2))"
+            "NOT (((a) = (1)) AND ((b) = (2)))"
         );
     }
 

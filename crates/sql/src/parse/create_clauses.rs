@@ -46,6 +46,9 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
         match t {
             Token::LParen => depth += 1,
             Token::RParen => depth -= 1,
+            // The query has begun: an IGNORE/REPLACE from here on is its own
+            // (`SELECT REPLACE(a, 'x', 'y')`, `FROM u IGNORE INDEX (k)`).
+            _ if depth == 0 && (is(t, "SELECT") || is(t, "WITH") || is(t, "AS")) => return None,
             _ if depth == 0 && (is(t, "IGNORE") || is(t, "REPLACE")) => {
                 let next = significant.get(k + 1).map(|&i| &tokens[i].token);
                 let starts_query = next.is_some_and(|n| {
