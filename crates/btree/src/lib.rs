@@ -123,9 +123,9 @@ pub(crate) struct Inner {
     next_trx_serial: strata_storage::sync::AtomicU64,
     /// Held exclusive by a checkpoint, so two never interleave.
     checkpointing: Mutex<()>,
-    /// Held while purge works, and by a checkpoint while it re-logs purge's backlog: a
-    /// batch is either finished before the horizon (its pages get flushed) or still in
-    /// the queue (and re-logged after the horizon), never lost in between.
+    /// Held while purge works (one purger at a time) and by DROP TABLE (not while purge
+    /// is inside the space). Never by a checkpoint: purge may wait for log space, which
+    /// only a checkpoint frees.
     purging: Mutex<()>,
     /// Undo records purge could not process (each is logged); a dropped table's are
     /// skipped, not counted.
@@ -409,7 +409,6 @@ impl Inner {
             return Ok(());
         }
         let _g = self.checkpointing.lock();
-        let _p = self.purging.lock();
         let st = &self.st;
         let h = st.move_horizon();
         st.pool
@@ -520,6 +519,10 @@ impl Inner {
         for b in batches {
             let mut left = Vec::new();
             for item in b.items {
+                // Room in the log before any page latch is taken, as a user statement
+                // does: an mtr that waited for space while holding latches could stall
+                // the checkpoint's flush of those very pages.
+                self.st.log.free_check();
                 match self.purge_item(b.trx_id, &item, visible_below) {
                     Ok(true) => {}
                     Ok(false) => left.push(item),

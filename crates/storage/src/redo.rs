@@ -522,6 +522,12 @@ impl RedoLog {
     /// the checkpointer might need. Returns at once if the log is broken.
     pub fn free_check(&self) {
         let threshold = self.capacity - self.capacity / 8;
+        // Fast path without the buffer's mutex. The checkpoint is read first: both only
+        // rise, so reading the current LSN later can make the estimate high, never low.
+        let checkpoint = self.checkpoint_lsn();
+        if self.current_lsn().saturating_sub(checkpoint) <= threshold {
+            return;
+        }
         let mut b = self.buf.lock();
         let mut waited = false;
         while b.current - b.checkpoint > threshold && !self.is_broken() {
