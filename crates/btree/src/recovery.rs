@@ -344,8 +344,13 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
 /// Commits (when `commit(xid)`) or rolls back each transaction recovery left prepared,
 /// then takes the checkpoint recovery held back. Returns (committed, rolled back).
 pub(crate) fn resolve(inner: &Arc<Inner>, commit: &dyn Fn(u64) -> bool) -> Result<(usize, usize)> {
-    let Some(left) = inner.prepared_left.lock().take() else {
-        return Ok((0, 0));
+    // The list is taken out but an empty one stays in its place until every decision is
+    // logged: while it is there the startup sweep and purge wait (a delete-marked row
+    // of a transaction being rolled back is not garbage yet) and no checkpoint forgets
+    // the undo. If resolving fails the server does not start, and it stays so.
+    let left = match inner.prepared_left.lock().as_mut() {
+        Some(l) => std::mem::take(l),
+        None => return Ok((0, 0)),
     };
     let st = &inner.st;
     let (mut committed, mut rolled_back) = (0, 0);
@@ -387,6 +392,7 @@ pub(crate) fn resolve(inner: &Arc<Inner>, commit: &dyn Fn(u64) -> bool) -> Resul
     st.log
         .flush_up_to(st.log.current_lsn())
         .map_err(|e| Error::io("ib_logfile0", e))?;
+    *inner.prepared_left.lock() = None;
     inner.checkpoint()?;
     strata_types::log_note!(
         "btree: of the prepared transactions, {committed} committed (in the binary log) and {rolled_back} rolled back"

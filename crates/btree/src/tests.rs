@@ -550,6 +550,42 @@ fn prepared_transactions_wait_for_the_coordinator_after_a_crash() {
     assert_eq!(all(&t, &Txn::default()).len(), 11);
 }
 
+/// The startup sweep removes delete-marked records of transactions from before the
+/// restart. A prepared transaction's deletes are not garbage until it is resolved: the
+/// sweep must wait for the whole resolution, not only for it to begin (it once started
+/// as resolution took the list and removed rows the rollback was about to restore).
+#[test]
+fn a_rolled_back_prepared_delete_keeps_every_row_from_the_startup_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    const N: i64 = 1500;
+    {
+        let (e, t) = setup(dir.path(), true);
+        autocommit(|txn| {
+            for i in 1..=N {
+                t.insert(txn, &mut row(i, i, &format!("r{i}")))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let p = Txn::default();
+        for i in 1..=N {
+            t.delete(&p, 0, &row(i, i, &format!("r{i}"))).unwrap();
+        }
+        p.prepare(7).unwrap();
+        let end = e.inner.st.log.current_lsn();
+        e.inner.st.log.flush_up_to(end).unwrap();
+        std::mem::forget(p);
+        drop(t);
+        drop(e);
+    }
+    let (e, t) = setup(dir.path(), false);
+    assert_eq!(e.prepared_xids(), vec![7]);
+    assert_eq!(e.resolve_prepared(&|_| false).unwrap(), (0, 1));
+    e.purge_all();
+    assert_eq!(all(&t, &Txn::default()).len(), N as usize);
+    t.check(&Txn::default()).unwrap();
+}
+
 /// The race the crash test found: a checkpoint copies an open transaction's undo to
 /// relog it, the transaction commits, another one changes the same row and commits,
 /// and only then is the copy appended. Recovery must not roll the first one back.
