@@ -867,6 +867,17 @@ impl<'a> Binder<'a> {
                 SType::Int,
                 Collation::GeneralCi,
             ),
+            // `x IS UNKNOWN` is `x IS NULL` (a boolean that is NULL is unknown).
+            A::IsUnknown(x) => (
+                Expr::IsNull(Box::new(self.bind(x)?.0), false),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
+            A::IsNotUnknown(x) => (
+                Expr::IsNull(Box::new(self.bind(x)?.0), true),
+                SType::Int,
+                Collation::GeneralCi,
+            ),
             A::IsNotTrue(x) => (
                 Expr::IsTruth(Box::new(self.bind(x)?.0), true, true),
                 SType::Int,
@@ -1777,6 +1788,18 @@ impl<'a> Binder<'a> {
                 return Err(Error::WrongParamCount(name));
             };
             return self.bind(a);
+        }
+        if name.eq_ignore_ascii_case("isnull") {
+            // ISNULL(x) is `x IS NULL` (1 or 0, never NULL).
+            let [a] = args.as_slice() else {
+                return Err(Error::WrongParamCount(name));
+            };
+            let bound = self.bind(a)?.0;
+            return Ok((
+                Expr::IsNull(Box::new(bound), false),
+                SType::Int,
+                Collation::GeneralCi,
+            ));
         }
         if let Some(b) = self.bind_date_function(f, &name, &args)? {
             return Ok(b);

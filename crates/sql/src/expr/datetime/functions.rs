@@ -731,6 +731,10 @@ fn time_point(v: &Value, date_typed: bool) -> Result<Option<(bool, i128)>> {
     };
     Ok(match v {
         Value::DateTime(d) => Some((true, at(d))),
+        Value::Bytes(b) if !has_date_part(b) => {
+            let s = String::from_utf8_lossy(b);
+            temporal::parse_time(&s).map(|(t, _)| (false, t as i128))
+        }
         Value::Bytes(b) => {
             let s = String::from_utf8_lossy(b);
             match temporal::parse_stamp(&s) {
@@ -743,6 +747,15 @@ fn time_point(v: &Value, date_typed: bool) -> Result<Option<(bool, i128)>> {
         }
         other => temporal::time_of(other).map(|t| (false, t as i128)),
     })
+}
+
+/// Whether a string operand of TIMEDIFF/ADDTIME carries a date, as MySQL's
+/// `str_to_time` decides: its first number is followed by a date separator, or it is a
+/// run of 12 or more digits (`YYYYMMDDhhmmss`). `'-01:02:03'` and `'10:00'` are times.
+fn has_date_part(b: &[u8]) -> bool {
+    let t = b.trim_ascii_start();
+    let digits = t.iter().take_while(|c| c.is_ascii_digit()).count();
+    digits > 0 && (matches!(t.get(digits), Some(b'-' | b'/')) || digits >= 12)
 }
 
 fn add_interval(s: Stamp, n: &Value, unit: Unit, sub: bool, out: Out, cx: &EvalCtx) -> Value {
