@@ -294,3 +294,74 @@ fn a_mariadb_replica_follows_strata_through_sysbench_and_a_restart() {
     assert_eq!(rs["Slave_SQL_Running"], "Yes", "{rs:?}");
     assert_eq!(rs["Last_Error"], "", "{rs:?}");
 }
+
+/// `sql_log_bin = 0` keeps a session's changes (rows, DDL, a heap table's rows) out of
+/// the binary log, the way mysqldump and replication tools use it; other sessions and
+/// the same session after `sql_log_bin = 1` are logged. MySQL's refusals: SET GLOBAL
+/// (1228), inside a transaction (1694), `@@global.sql_log_bin` (1238).
+#[test]
+fn sql_log_bin_off_keeps_a_sessions_changes_out_of_the_binary_log() {
+    let strata = TestServer::start_flavor(Flavor::Strata, &["--log-bin"]);
+    let mut quiet = connect(strata.port, None);
+    let mut other = connect(strata.port, None);
+    quiet.query_drop("CREATE DATABASE lb").unwrap();
+    quiet.query_drop("USE lb").unwrap();
+    other.query_drop("USE lb").unwrap();
+    let on: i64 = quiet.query_first("SELECT @@sql_log_bin").unwrap().unwrap();
+    assert_eq!(on, 1);
+    quiet.query_drop("SET SESSION sql_log_bin = 0").unwrap();
+    quiet
+        .query_drop("CREATE TABLE hidden_t (id INT PRIMARY KEY, v VARCHAR(20))")
+        .unwrap();
+    quiet
+        .query_drop("CREATE TABLE hidden_h (id INT PRIMARY KEY) ENGINE=MyISAM")
+        .unwrap();
+    quiet
+        .query_drop("INSERT INTO hidden_t VALUES (1, 'hidden_row')")
+        .unwrap();
+    quiet.query_drop("INSERT INTO hidden_h VALUES (7)").unwrap();
+    quiet.query_drop("START TRANSACTION").unwrap();
+    quiet
+        .query_drop("UPDATE hidden_t SET v = 'hidden_upd'")
+        .unwrap();
+    // Rows collected, not dropped: an error after the column definitions would be
+    // lost when a result is dropped.
+    let err = |c: &mut mysql::Conn, sql: &str| match c.query::<mysql::Row, _>(sql) {
+        Err(mysql::Error::MySqlError(e)) => e.code,
+        other => panic!("{sql}: expected an error, got {other:?}"),
+    };
+    assert_eq!(err(&mut quiet, "SET sql_log_bin = 1"), 1694);
+    quiet.query_drop("COMMIT").unwrap();
+    assert_eq!(err(&mut quiet, "SET GLOBAL sql_log_bin = 0"), 1228);
+    assert_eq!(err(&mut quiet, "SELECT @@global.sql_log_bin"), 1238);
+    // Another session is logged while this one is not.
+    other
+        .query_drop("CREATE TABLE seen_t (id INT PRIMARY KEY)")
+        .unwrap();
+    other.query_drop("INSERT INTO seen_t VALUES (1)").unwrap();
+    // Back on: logged again.
+    quiet.query_drop("SET sql_log_bin = DEFAULT").unwrap();
+    quiet.query_drop("INSERT INTO seen_t VALUES (2)").unwrap();
+    let events: Vec<mysql::Row> = quiet.query("SHOW BINLOG EVENTS").unwrap();
+    let text: Vec<String> = events
+        .iter()
+        .map(|r| {
+            (0..r.len())
+                .map(|i| match r.as_ref(i) {
+                    Some(mysql::Value::Bytes(b)) => String::from_utf8_lossy(b).into_owned(),
+                    Some(v) => format!("{v:?}"),
+                    None => String::new(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let all = text.join("\n");
+    assert!(
+        !all.contains("hidden"),
+        "logged while sql_log_bin = 0:\n{all}"
+    );
+    assert!(all.contains("CREATE TABLE seen_t"), "{all}");
+    let seen_rows = text.iter().filter(|l| l.contains("Write_rows")).count();
+    assert_eq!(seen_rows, 2, "the two inserts into seen_t:\n{all}");
+}

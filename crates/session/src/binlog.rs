@@ -167,6 +167,12 @@ impl Server {
 }
 
 impl Session {
+    /// The binary log this session writes to: none without `--log-bin` or while
+    /// `sql_log_bin` is off.
+    pub(crate) fn binlog_on(&self) -> Option<&Arc<Binlog>> {
+        self.server.binlog().filter(|_| self.log_bin_on)
+    }
+
     /// What every QUERY event this session writes carries.
     fn binlog_context(&self) -> QueryContext {
         let flag = |name: &str| {
@@ -192,7 +198,7 @@ impl Session {
     /// Commits `txn`: its row changes to the binary log first (when logging), then the
     /// engines. A failed log write rolls the transaction back.
     pub(crate) fn commit_txn(&self, txn: Txn) -> Result<()> {
-        if let Some(b) = self.server.binlog() {
+        if let Some(b) = self.binlog_on() {
             let rows = txn.take_logged_rows();
             let ddl = txn.take_logged_ddl();
             if !rows.is_empty() || ddl.is_some() {
@@ -243,7 +249,7 @@ impl Session {
     /// Statement end: the changes it made to non-transactional (heap) tables, which no
     /// ROLLBACK undoes, are logged now as their own transaction, as MySQL logs MyISAM.
     pub(crate) fn log_nontransactional(&self, txn: &Txn) -> Result<()> {
-        let Some(b) = self.server.binlog() else {
+        let Some(b) = self.binlog_on() else {
             return Ok(());
         };
         let rows = txn.take_nontransactional_rows();
@@ -269,7 +275,7 @@ impl Session {
     /// A DDL statement that succeeded, logged as its text. Account statements (CREATE
     /// USER, GRANT, …) are not logged: their text can hold a password.
     pub(crate) fn log_ddl(&self, text: &str) -> Result<()> {
-        let Some(b) = self.server.binlog() else {
+        let Some(b) = self.binlog_on() else {
             return Ok(());
         };
         let w = strata_sql::text::words(text);

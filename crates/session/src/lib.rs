@@ -229,6 +229,8 @@ impl Server {
             ("socket", s("")),
             ("sort_buffer_size", i(config.sort_buffer_size as i64)),
             ("sql_auto_is_null", i(0)),
+            // Session-only: the value every new session starts with.
+            ("sql_log_bin", i(1)),
             ("sql_mode", s(&config.sql_mode)),
             ("sql_notes", i(1)),
             ("sql_quote_show_create", i(1)),
@@ -417,6 +419,8 @@ pub struct Session {
     /// `tmp_table_size`: a materialised derived table's memory before it spills.
     tmp_table_size: usize,
     autocommit_on: bool,
+    /// `sql_log_bin`: this session's changes go to the binary log (when there is one).
+    log_bin_on: bool,
     isolation: Isolation,
     /// transaction_read_only.
     read_only: bool,
@@ -669,6 +673,7 @@ impl Session {
             sort_buffer: 2 << 20,
             tmp_table_size: 16 << 20,
             autocommit_on: true,
+            log_bin_on: true,
             isolation: Isolation::RepeatableRead,
             read_only: false,
             lock_wait_timeout: Duration::from_secs(50),
@@ -776,6 +781,7 @@ impl Session {
             .to_i64()
             .unwrap_or(16 << 20) as usize;
         self.autocommit_on = self.get_variable("autocommit", false)?.truth() != Some(false);
+        self.log_bin_on = self.get_variable("sql_log_bin", false)?.truth() != Some(false);
         let iso = self.get_variable("transaction_isolation", false)?.to_text();
         self.isolation = Isolation::parse(&iso).unwrap_or(Isolation::RepeatableRead);
         self.read_only = self.get_variable("transaction_read_only", false)?.truth() == Some(true);
@@ -826,7 +832,7 @@ impl Session {
         let isolation = self.next_isolation.take().unwrap_or(self.isolation);
         let read_only = self.next_read_only.take().unwrap_or(self.read_only);
         let mut t = Txn::new(isolation, self.lock_wait_timeout);
-        if self.server.binlog.get().is_some() {
+        if self.binlog_on().is_some() {
             t = t.with_row_log();
         }
         t.set_read_only(read_only);
@@ -1138,6 +1144,18 @@ impl Session {
         if key == "last_insert_id" {
             self.last_insert_id = value.and_then(|v| v.to_i64()).unwrap_or(0) as u64;
             return Ok(());
+        }
+        if key == "sql_log_bin" {
+            // MySQL 8: SUPER or SYSTEM_VARIABLES_ADMIN, and never inside a transaction
+            // (its changes would be half in the log).
+            self.need_global(
+                strata_types::privilege::Privs::SUPER,
+                Some("SYSTEM_VARIABLES_ADMIN"),
+                "SUPER or SYSTEM_VARIABLES_ADMIN",
+            )?;
+            if self.txn.is_some() {
+                return Err(Error::SqlLogBinInTransaction);
+            }
         }
         if key == "max_allowed_packet" && !global {
             return Err(Error::SessionVariableReadOnly(def.name.to_string()));

@@ -356,6 +356,9 @@ pub static VARIABLES: &[VarDef] = &[
         true
     ),
     v!("sql_auto_is_null", Both, Kind::Int { min: 0, max: 0 }, true),
+    // Whether this session's changes go to the binary log (mysqldump, replication
+    // tools and DBAs turn it off for changes a replica must not repeat).
+    v!("sql_log_bin", Session, Kind::Bool, true),
     v!("sql_mode", Both, Kind::SqlMode, true),
     v!("sql_notes", Both, Kind::Bool, true),
     v!("sql_quote_show_create", Both, Kind::Bool, true),

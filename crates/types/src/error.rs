@@ -215,6 +215,8 @@ pub enum Error {
     VariableIsGlobal(String),
     /// 1228: a SESSION-only variable set with GLOBAL.
     VariableIsSession(String),
+    /// 1694: `SET sql_log_bin` while a transaction is open.
+    SqlLogBinInTransaction,
     /// 1238: a variable read in a scope it does not have (`@@global.warning_count`);
     /// the scope it has, upper case.
     VariableWrongScope {
@@ -848,6 +850,7 @@ impl Error {
             VariableReadOnly(_) => 1238,
             VariableIsGlobal(_) => 1229,
             VariableIsSession(_) => 1228,
+            SqlLogBinInTransaction => 1694,
             VariableWrongScope { .. } => 1238,
             SessionVariableReadOnly(_) => 1621,
             PersistedVariableMissing(_) => 3615,
@@ -1372,6 +1375,10 @@ impl fmt::Display for Error {
             VariableIsGlobal(v) => write!(
                 f,
                 "Variable '{v}' is a GLOBAL variable and should be set with SET GLOBAL"
+            ),
+            SqlLogBinInTransaction => write!(
+                f,
+                "Cannot modify @@session.sql_log_bin inside a transaction"
             ),
             VariableIsSession(v) => write!(
                 f,
