@@ -1839,10 +1839,11 @@ impl<'a> Binder<'a> {
                 }
             }
         }
-        let (func, ty, coll) = func_types::call_type(func, &types, &colls, &bound)?;
+        let (func, mut ty, coll) = func_types::call_type(func, &types, &colls, &bound)?;
+        let (func, coll) = comparing_collation(func, &args, &bound, &mut ty, &colls, &types, coll)?;
         if matches!(
             func,
-            Func::If | Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least
+            Func::If | Func::IfNull | Func::Coalesce | Func::Greatest(_) | Func::Least(_)
         ) && types.iter().any(|t| matches!(t, SType::DateTime(_)))
         {
             // DATE arguments beside DATETIME ones give their date-time (midnight shown),
@@ -1856,7 +1857,7 @@ impl<'a> Binder<'a> {
         }
         let e = Expr::Func(func, bound);
         let e = match func {
-            Func::If | Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => {
+            Func::If | Func::IfNull | Func::Coalesce | Func::Greatest(_) | Func::Least(_) => {
                 show_scale(e, ty)
             }
             _ => e,
@@ -2240,6 +2241,56 @@ fn pick_coll(parts: &[(&Expr, Collation, bool)], op: &str) -> Result<Collation> 
         .map(|(_, c, _)| *c)
         .find(|c| *c != Collation::GeneralCi && *c != Collation::Binary)
         .unwrap_or(Collation::GeneralCi))
+}
+
+/// NULLIF, GREATEST and LEAST compare their string arguments as a comparison does: under
+/// the collation `pick_coll` aggregates from them (an explicit `COLLATE` first, a `_bin`
+/// column over a `_ci` one, a column over a literal; two explicit ones that differ are
+/// 1267). GREATEST's and LEAST's result takes that collation too, as in MySQL. Other
+/// functions pass through with the type and collation `call_type` gave them.
+fn comparing_collation(
+    func: Func,
+    args: &[ast::Expr],
+    bound: &[Expr],
+    types: &mut SType,
+    colls: &[Collation],
+    arg_types: &[SType],
+    coll: Collation,
+) -> Result<(Func, Collation)> {
+    let is_string = |t: &SType| matches!(t, SType::Text | SType::Binary);
+    let parts = || -> Vec<(&Expr, Collation, bool)> {
+        bound
+            .iter()
+            .zip(colls)
+            .zip(args)
+            .map(|((e, c), a)| (e, *c, explicit_collate(a)))
+            .collect()
+    };
+    Ok(match func {
+        Func::Greatest(_) | Func::Least(_) if is_string(types) => {
+            let name = if matches!(func, Func::Greatest(_)) {
+                "greatest"
+            } else {
+                "least"
+            };
+            let c = pick_coll(&parts(), name)?;
+            *types = if c == Collation::Binary {
+                SType::Binary
+            } else {
+                SType::Text
+            };
+            let func = if matches!(func, Func::Greatest(_)) {
+                Func::Greatest(c)
+            } else {
+                Func::Least(c)
+            };
+            (func, c)
+        }
+        Func::NullIf(_) if arg_types.iter().all(is_string) => {
+            (Func::NullIf(pick_coll(&parts(), "nullif")?), coll)
+        }
+        _ => (func, coll),
+    })
 }
 
 /// Whether an operand carries an explicit `COLLATE` (coercibility 0), through

@@ -593,6 +593,13 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
     // LAST_INSERT_ID() keeps its own).
     let auto_col = def.columns.iter().position(|c| c.auto_increment);
     let mut last_auto = None;
+    // The values this statement hands out, reserved as InnoDB does (`autoinc.rs`).
+    let estimate = if p.select.is_some() {
+        0
+    } else {
+        source_rows.len() as u64
+    };
+    let mut autoinc = super::autoinc::AutoIncrement::new(estimate);
     // ON DUPLICATE KEY UPDATE rows left as they were: 0 affected rows, 1 found row.
     let mut unchanged = 0u64;
     // Rows that met an existing key (updated, replaced or ignored), and of those the
@@ -687,6 +694,25 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                 Err(e) => return Err(e),
             }
         }
+        // The handler generates the value as the row is written: after the BEFORE
+        // triggers and the checks, so a row skipped before that takes none.
+        let saved_auto = autoinc.saved();
+        let mut generated_now = None;
+        if let Some(a) = auto_col {
+            if row[a].is_null() {
+                generated_now = autoinc.generate(|n, at| table.reserve_auto_increment(n, at));
+                if let Some(v) = generated_now {
+                    row[a] = if def.columns[a].data_type.is_unsigned() {
+                        Value::UInt(v)
+                    } else {
+                        Value::Int(v.min(i64::MAX as u64) as i64)
+                    };
+                }
+            } else if let Some(v) = row[a].to_i64().filter(|v| *v > 0) {
+                autoinc.after_explicit(v as u64);
+            }
+        }
+        autoinc.written();
         let mut attempt = row.clone();
         let inserted = crate::row_log::insert(cx, table, &mut attempt).and_then(|ins| {
             if let Some(r) = rules {
@@ -702,13 +728,14 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
         });
         match inserted {
             Err(e @ Error::FkNoParent(_)) if p.ignore => {
+                autoinc.restore(saved_auto, generated_now);
                 ignored += 1;
                 cx.env.warn(WarnLevel::Warning, e.code(), e.to_string());
             }
             Ok(ins) => {
                 affected += 1;
                 if first_generated.is_none() {
-                    first_generated = ins.generated_id;
+                    first_generated = ins.generated_id.or(generated_now);
                 }
                 last_auto = auto_col.and_then(|c| row[c].to_i64()).map(|i| i as u64);
                 if let Some(t) = triggers {
@@ -723,6 +750,7 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                 }
             }
             Err(e @ Error::DuplicateKey { .. }) if p.ignore => {
+                autoinc.restore(saved_auto, generated_now);
                 duplicates += 1;
                 ignored += 1;
                 cx.env.warn(WarnLevel::Warning, e.code(), e.to_string());
@@ -800,7 +828,7 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                                 }
                                 affected += 1;
                                 if first_generated.is_none() {
-                                    first_generated = ins.generated_id;
+                                    first_generated = ins.generated_id.or(generated_now);
                                 }
                                 if let Some(t) = triggers {
                                     t.fire(
