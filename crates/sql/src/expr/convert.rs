@@ -297,6 +297,11 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
                     ty.is_text() && !matches!(ty, DataType::Text(_)),
                 );
             }
+            if let DataType::Binary(n) = ty {
+                // BINARY(n) holds exactly n bytes: MySQL pads a shorter value with 0x00
+                // when it stores it, so HEX, LENGTH and comparisons see the padding.
+                bytes.resize(bytes.len().max(*n as usize), 0);
+            }
             Ok(Value::Bytes(bytes))
         }
     }

@@ -160,7 +160,8 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
             };
         }
         let ast::SetExpr::Values(values) = source.body.as_ref() else {
-            let sub = Planner::new(cx).plan_statement(source)?;
+            let source = select_numeric_hex(source, &columns, &def);
+            let sub = Planner::new(cx).plan_statement(&source)?;
             if sub.columns().len() != columns.len() {
                 return Err(Error::ValueCount(1));
             }
@@ -393,6 +394,35 @@ fn insert_value(
     }
     let (x, _, _) = Binder::in_env(scope, "field list", env).bind(e)?;
     Ok(InsertValue::Expr(x))
+}
+
+/// `INSERT … SELECT 0x41`: a hexadecimal literal in a plain SELECT's list stored into a
+/// numeric column is its number, as in `VALUES` (MySQL's literal item stores itself as
+/// a number there). A set operation or a derived table materialises the literal as a
+/// binary string first, so only a plain SELECT's own items are rewritten, as in MySQL.
+fn select_numeric_hex(source: &ast::Query, columns: &[usize], def: &TableDef) -> ast::Query {
+    let mut source = source.clone();
+    if let ast::SetExpr::Select(select) = source.body.as_mut() {
+        let has_wildcard = select.projection.iter().any(|i| {
+            matches!(
+                i,
+                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..)
+            )
+        });
+        if !has_wildcard {
+            for (item, &c) in select.projection.iter_mut().zip(columns) {
+                let e = match item {
+                    ast::SelectItem::UnnamedExpr(e) => e,
+                    ast::SelectItem::ExprWithAlias { expr, .. } => expr,
+                    _ => continue,
+                };
+                if let Some(Value::UInt(n)) = numeric_hex(e, def.columns.get(c)) {
+                    *e = ast::Expr::Value(ast::Value::Number(n.to_string(), false).into());
+                }
+            }
+        }
+    }
+    source
 }
 
 /// A hexadecimal literal stored into a numeric column is its number (`0x41` into an
