@@ -2625,6 +2625,80 @@ mod tests {
         );
     }
 
+    /// GREATEST/LEAST/NULLIF take the comparison collation `pick_coll` gives: an
+    /// explicit `_bin` literal beats the literal's `_ci`, a `_bin` column a `_ci` one,
+    /// and two explicit collations that differ are 1267 naming the function.
+    #[test]
+    fn greatest_least_nullif_take_the_comparison_collation() {
+        use Collation::{GeneralCi, Utf8Bin};
+        let parse = |s: &str| {
+            sqlparser::parser::Parser::new(&sqlparser::dialect::MySqlDialect {})
+                .try_with_sql(s)
+                .unwrap()
+                .parse_expr()
+                .unwrap()
+        };
+        let lits = [parse("'a' COLLATE utf8mb4_bin"), parse("'B'")];
+        let bound = [
+            Expr::Literal(Value::str("a")),
+            Expr::Literal(Value::str("B")),
+        ];
+        let types = [SType::Text, SType::Text];
+        let mut ty = SType::Text;
+        let (f, c) = comparing_collation(
+            Func::Greatest(GeneralCi),
+            &lits,
+            &bound,
+            &mut ty,
+            &[Utf8Bin, GeneralCi],
+            &types,
+            GeneralCi,
+        )
+        .unwrap();
+        assert_eq!((f, c, ty), (Func::Greatest(Utf8Bin), Utf8Bin, SType::Text));
+        let cols = [parse("b"), parse("c")];
+        let bound = [Expr::Column(0), Expr::Column(1)];
+        let (f, _) = comparing_collation(
+            Func::NullIf(GeneralCi),
+            &cols,
+            &bound,
+            &mut SType::Text,
+            &[GeneralCi, Utf8Bin],
+            &types,
+            GeneralCi,
+        )
+        .unwrap();
+        assert_eq!(f, Func::NullIf(Utf8Bin));
+        let both = [
+            parse("b COLLATE utf8mb4_bin"),
+            parse("c COLLATE utf8mb4_general_ci"),
+        ];
+        let err = comparing_collation(
+            Func::Least(GeneralCi),
+            &both,
+            &bound,
+            &mut SType::Text,
+            &[Utf8Bin, GeneralCi],
+            &types,
+            GeneralCi,
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), 1267);
+        assert!(err.to_string().contains("'least'"));
+        // Numbers compare as numbers: nothing to aggregate.
+        let (f, _) = comparing_collation(
+            Func::Greatest(GeneralCi),
+            &both,
+            &bound,
+            &mut SType::Int,
+            &[Utf8Bin, GeneralCi],
+            &[SType::Int, SType::Int],
+            GeneralCi,
+        )
+        .unwrap();
+        assert_eq!(f, Func::Greatest(GeneralCi));
+    }
+
     /// The declared scale `arith_type` gives a DECIMAL result is the scale its values
     /// show: the two rules are written twice and must agree.
     #[test]

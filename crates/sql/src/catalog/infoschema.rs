@@ -754,3 +754,27 @@ pub fn process_row(p: crate::catalog::processes::ProcessRow) -> Vec<Value> {
         p.info.as_deref().map_or(Value::Null, s),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// MySQL 8 (lower_case_table_names=0): schema and table names by their bytes,
+    /// every other name case-insensitively.
+    #[test]
+    fn name_columns_have_mysqls_collations() {
+        for n in ["TABLE_SCHEMA", "TABLE_NAME", "SCHEMA_NAME", "INDEX_SCHEMA"] {
+            assert_eq!(text(n).collation, Collation::Utf8Bin, "{n}");
+        }
+        for n in [
+            "INDEX_NAME",
+            "COLUMN_NAME",
+            "ENGINE",
+            "DATA_TYPE",
+            "CONSTRAINT_NAME",
+        ] {
+            assert_eq!(text(n).collation, Collation::GeneralCi, "{n}");
+        }
+        assert_eq!(num("ORDINAL_POSITION").collation, Collation::Binary);
+    }
+}

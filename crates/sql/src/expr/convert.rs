@@ -400,6 +400,25 @@ mod tests {
     }
 
     #[test]
+    fn binary_n_pads_with_zero_bytes() {
+        let b = col(DataType::Binary(4));
+        assert_eq!(
+            coerce(Value::str("ab"), &b, 1, true).unwrap(),
+            Value::Bytes(b"ab\0\0".to_vec())
+        );
+        assert_eq!(
+            coerce(Value::str("abcd"), &b, 1, true).unwrap(),
+            Value::Bytes(b"abcd".to_vec())
+        );
+        // VARBINARY keeps the value's own length.
+        let vb = col(DataType::VarBinary(4));
+        assert_eq!(
+            coerce(Value::str("ab"), &vb, 1, true).unwrap(),
+            Value::Bytes(b"ab".to_vec())
+        );
+    }
+
+    #[test]
     fn outside_strict_mode_values_are_clipped_with_mysqls_warning() {
         use crate::expr::functions::test_env::TestEnv;
         let env = TestEnv::default();
