@@ -915,6 +915,7 @@ impl Table for BtreeTable {
 
     fn insert(&self, txn: &Txn, row: &mut Vec<Value>) -> Result<Inserted> {
         let mut generated = None;
+        let mut explicit = None;
         if let Some(c) = self.lay.def.auto_increment_column() {
             // The SQL layer turns an explicit 0 into NULL unless sql_mode has
             // NO_AUTO_VALUE_ON_ZERO, so a 0 here is a value to keep.
@@ -928,7 +929,7 @@ impl Table for BtreeTable {
                 };
                 generated = Some(n);
             } else if given > 0 {
-                self.autoinc.fetch_max(given as u64 + 1, Ordering::SeqCst);
+                explicit = Some(given as u64);
             }
         }
         let row_id = if self.lay.hidden {
@@ -939,6 +940,11 @@ impl Table for BtreeTable {
         let ckey = self.lay.clustered_key(row, row_id);
         self.inner.st.log.free_check();
         self.with_trx(txn, |trx| self.insert_row(trx, row, &ckey))?;
+        // An explicit value moves the counter only once its row is in, as InnoDB's
+        // write_row does: a row refused for a duplicate key leaves it alone.
+        if let Some(given) = explicit {
+            self.autoinc.fetch_max(given + 1, Ordering::SeqCst);
+        }
         Ok(Inserted {
             row_id,
             generated_id: generated,
@@ -982,6 +988,18 @@ impl Table for BtreeTable {
         let key = self.lay.clustered_key(old, id);
         self.inner.st.log.free_check();
         self.with_trx(txn, |trx| self.delete_row(trx, &key))
+    }
+
+    fn reserve_auto_increment(&self, n: u64, at_least: u64) -> Option<u64> {
+        let mut first = 0;
+        // One atomic step, so concurrent statements never share a value.
+        let _ = self
+            .autoinc
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |cur| {
+                first = cur.max(at_least);
+                Some(cur.max(first.saturating_add(n)))
+            });
+        Some(first)
     }
 
     fn truncate(&self) -> Result<()> {

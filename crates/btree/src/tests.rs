@@ -1161,3 +1161,27 @@ fn online_index_build_captures_concurrent_changes() {
         .collect();
     assert!(left.is_empty());
 }
+
+/// AUTO_INCREMENT as InnoDB keeps it: a statement reserves values at once (the counter
+/// passes them all), `n = 0` only raises the counter, and an explicit value refused for
+/// a duplicate key leaves the counter where it was.
+#[test]
+fn auto_increment_reservations_and_refused_explicit_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_e, t) = setup(dir.path(), true);
+    let txn = Txn::default();
+    assert_eq!(t.reserve_auto_increment(3, 0), Some(1));
+    assert_eq!(t.status().auto_increment, 4);
+    assert_eq!(t.reserve_auto_increment(2, 10), Some(10));
+    assert_eq!(t.status().auto_increment, 12);
+    assert_eq!(t.reserve_auto_increment(0, 20), Some(20));
+    assert_eq!(t.status().auto_increment, 20);
+    t.insert(&txn, &mut row(1, 1, "one")).unwrap();
+    // A duplicate on the unique `c` with a larger explicit id: refused, counter kept.
+    let dup = t.insert(&txn, &mut row(100, 2, "one"));
+    assert!(matches!(dup, Err(Error::DuplicateKey { .. })), "{dup:?}");
+    assert_eq!(t.status().auto_increment, 20);
+    t.insert(&txn, &mut row(50, 3, "fifty")).unwrap();
+    assert_eq!(t.status().auto_increment, 51);
+    txn.commit().unwrap();
+}

@@ -298,6 +298,18 @@ pub trait Table: Send + Sync {
     /// On a duplicate key nothing is changed and [`Error::DuplicateKey`] is returned.
     fn insert(&self, txn: &Txn, row: &mut Vec<Value>) -> Result<Inserted>;
 
+    /// Reserves `n` consecutive AUTO_INCREMENT values for a statement, InnoDB's way
+    /// (`ha_innobase::get_auto_increment` under `innodb_autoinc_lock_mode` 1 or 2): the
+    /// first is the larger of the counter and `at_least`, and the counter moves past the
+    /// `n` values at once, so values a statement reserved but did not use are lost (the
+    /// gaps MySQL leaves). `n = 0` only raises the counter to `at_least`. `None`: the
+    /// engine reserves nothing (MyISAM-style: the next value is always the largest
+    /// stored plus one) and [`Table::insert`] generates each value itself.
+    fn reserve_auto_increment(&self, n: u64, at_least: u64) -> Option<u64> {
+        let _ = (n, at_least);
+        None
+    }
+
     /// Replaces row `id` (whose current contents are `old`) by `new`, maintaining
     /// every index; returns the row's id afterwards (it may move).
     fn update(&self, txn: &Txn, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId>;

@@ -137,11 +137,11 @@ pub fn call_type(
             let t = unify(types[1], types[2]);
             (func, (t, branch_collation(t, &types[1..], &colls[1..])))
         }
-        Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => {
+        Func::IfNull | Func::Coalesce | Func::Greatest(_) | Func::Least(_) => {
             let t = types.iter().fold(Null, |a, b| unify(a, *b));
             (func, (t, branch_collation(t, types, colls)))
         }
-        Func::NullIf => (func, (types[0], colls[0])),
+        Func::NullIf(_) => (func, (types[0], colls[0])),
         Func::Json(f) => {
             if !f.takes(types.len()) {
                 return Err(Error::WrongParamCount(f.name().into()));

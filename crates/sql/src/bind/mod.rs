@@ -1862,10 +1862,11 @@ impl<'a> Binder<'a> {
                 }
             }
         }
-        let (func, ty, coll) = func_types::call_type(func, &types, &colls, &bound)?;
+        let (func, mut ty, coll) = func_types::call_type(func, &types, &colls, &bound)?;
+        let (func, coll) = comparing_collation(func, &args, &bound, &mut ty, &colls, &types, coll)?;
         if matches!(
             func,
-            Func::If | Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least
+            Func::If | Func::IfNull | Func::Coalesce | Func::Greatest(_) | Func::Least(_)
         ) && types.iter().any(|t| matches!(t, SType::DateTime(_)))
         {
             // DATE arguments beside DATETIME ones give their date-time (midnight shown),
@@ -1879,7 +1880,7 @@ impl<'a> Binder<'a> {
         }
         let e = Expr::Func(func, bound);
         let e = match func {
-            Func::If | Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => {
+            Func::If | Func::IfNull | Func::Coalesce | Func::Greatest(_) | Func::Least(_) => {
                 show_scale(e, ty)
             }
             _ => e,
@@ -2265,6 +2266,56 @@ fn pick_coll(parts: &[(&Expr, Collation, bool)], op: &str) -> Result<Collation> 
         .unwrap_or(Collation::GeneralCi))
 }
 
+/// NULLIF, GREATEST and LEAST compare their string arguments as a comparison does: under
+/// the collation `pick_coll` aggregates from them (an explicit `COLLATE` first, a `_bin`
+/// column over a `_ci` one, a column over a literal; two explicit ones that differ are
+/// 1267). GREATEST's and LEAST's result takes that collation too, as in MySQL. Other
+/// functions pass through with the type and collation `call_type` gave them.
+fn comparing_collation(
+    func: Func,
+    args: &[ast::Expr],
+    bound: &[Expr],
+    types: &mut SType,
+    colls: &[Collation],
+    arg_types: &[SType],
+    coll: Collation,
+) -> Result<(Func, Collation)> {
+    let is_string = |t: &SType| matches!(t, SType::Text | SType::Binary);
+    let parts = || -> Vec<(&Expr, Collation, bool)> {
+        bound
+            .iter()
+            .zip(colls)
+            .zip(args)
+            .map(|((e, c), a)| (e, *c, explicit_collate(a)))
+            .collect()
+    };
+    Ok(match func {
+        Func::Greatest(_) | Func::Least(_) if is_string(types) => {
+            let name = if matches!(func, Func::Greatest(_)) {
+                "greatest"
+            } else {
+                "least"
+            };
+            let c = pick_coll(&parts(), name)?;
+            *types = if c == Collation::Binary {
+                SType::Binary
+            } else {
+                SType::Text
+            };
+            let func = if matches!(func, Func::Greatest(_)) {
+                Func::Greatest(c)
+            } else {
+                Func::Least(c)
+            };
+            (func, c)
+        }
+        Func::NullIf(_) if arg_types.iter().all(is_string) => {
+            (Func::NullIf(pick_coll(&parts(), "nullif")?), coll)
+        }
+        _ => (func, coll),
+    })
+}
+
 /// Whether an operand carries an explicit `COLLATE` (coercibility 0), through
 /// parentheses.
 fn explicit_collate(e: &ast::Expr) -> bool {
@@ -2595,6 +2646,80 @@ mod tests {
                 .code(),
             1267
         );
+    }
+
+    /// GREATEST/LEAST/NULLIF take the comparison collation `pick_coll` gives: an
+    /// explicit `_bin` literal beats the literal's `_ci`, a `_bin` column a `_ci` one,
+    /// and two explicit collations that differ are 1267 naming the function.
+    #[test]
+    fn greatest_least_nullif_take_the_comparison_collation() {
+        use Collation::{GeneralCi, Utf8Bin};
+        let parse = |s: &str| {
+            sqlparser::parser::Parser::new(&sqlparser::dialect::MySqlDialect {})
+                .try_with_sql(s)
+                .unwrap()
+                .parse_expr()
+                .unwrap()
+        };
+        let lits = [parse("'a' COLLATE utf8mb4_bin"), parse("'B'")];
+        let bound = [
+            Expr::Literal(Value::str("a")),
+            Expr::Literal(Value::str("B")),
+        ];
+        let types = [SType::Text, SType::Text];
+        let mut ty = SType::Text;
+        let (f, c) = comparing_collation(
+            Func::Greatest(GeneralCi),
+            &lits,
+            &bound,
+            &mut ty,
+            &[Utf8Bin, GeneralCi],
+            &types,
+            GeneralCi,
+        )
+        .unwrap();
+        assert_eq!((f, c, ty), (Func::Greatest(Utf8Bin), Utf8Bin, SType::Text));
+        let cols = [parse("b"), parse("c")];
+        let bound = [Expr::Column(0), Expr::Column(1)];
+        let (f, _) = comparing_collation(
+            Func::NullIf(GeneralCi),
+            &cols,
+            &bound,
+            &mut SType::Text,
+            &[GeneralCi, Utf8Bin],
+            &types,
+            GeneralCi,
+        )
+        .unwrap();
+        assert_eq!(f, Func::NullIf(Utf8Bin));
+        let both = [
+            parse("b COLLATE utf8mb4_bin"),
+            parse("c COLLATE utf8mb4_general_ci"),
+        ];
+        let err = comparing_collation(
+            Func::Least(GeneralCi),
+            &both,
+            &bound,
+            &mut SType::Text,
+            &[Utf8Bin, GeneralCi],
+            &types,
+            GeneralCi,
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), 1267);
+        assert!(err.to_string().contains("'least'"));
+        // Numbers compare as numbers: nothing to aggregate.
+        let (f, _) = comparing_collation(
+            Func::Greatest(GeneralCi),
+            &both,
+            &bound,
+            &mut SType::Int,
+            &[Utf8Bin, GeneralCi],
+            &[SType::Int, SType::Int],
+            GeneralCi,
+        )
+        .unwrap();
+        assert_eq!(f, Func::Greatest(GeneralCi));
     }
 
     /// The declared scale `arith_type` gives a DECIMAL result is the scale its values

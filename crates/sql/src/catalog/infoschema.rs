@@ -41,7 +41,8 @@ pub struct InfoTable {
     catalog: Arc<Catalog>,
 }
 
-/// A column of an information_schema table: NULL-able, text in `utf8mb4_bin`.
+/// A column of an information_schema table: NULL-able, text in the collation
+/// [`name_collation`] gives it.
 pub(crate) fn col(name: &str, data_type: DataType) -> ColumnDef {
     ColumnDef {
         name: name.to_string(),
@@ -51,11 +52,29 @@ pub(crate) fn col(name: &str, data_type: DataType) -> ColumnDef {
         auto_increment: false,
         on_update_now: false,
         collation: if data_type.is_text() {
-            Collation::Utf8Bin
+            name_collation(name)
         } else {
             Collation::Binary
         },
         members: Vec::new(),
+    }
+}
+
+/// The collation of an information_schema text column, as MySQL 8's data dictionary
+/// has it (with `lower_case_table_names=0`, as on Linux): schema and table names are
+/// `utf8mb3_bin` (case matters, as in the names themselves); every other name and text
+/// (column and index names in `utf8mb3_tolower_ci`, engines, character sets,
+/// collations, types in `utf8mb3_general_ci`) compares and sorts case-insensitively,
+/// so `ORDER BY INDEX_NAME` and `WHERE COLUMN_NAME = 'ID'` behave as in MySQL.
+fn name_collation(name: &str) -> Collation {
+    if name.ends_with("SCHEMA")
+        || name == "SCHEMA_NAME"
+        || name.ends_with("TABLE_NAME")
+        || name == "EVENT_OBJECT_TABLE"
+    {
+        Collation::Utf8Bin
+    } else {
+        Collation::GeneralCi
     }
 }
 
@@ -734,4 +753,28 @@ pub fn process_row(p: crate::catalog::processes::ProcessRow) -> Vec<Value> {
         s(&p.state),
         p.info.as_deref().map_or(Value::Null, s),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// MySQL 8 (lower_case_table_names=0): schema and table names by their bytes,
+    /// every other name case-insensitively.
+    #[test]
+    fn name_columns_have_mysqls_collations() {
+        for n in ["TABLE_SCHEMA", "TABLE_NAME", "SCHEMA_NAME", "INDEX_SCHEMA"] {
+            assert_eq!(text(n).collation, Collation::Utf8Bin, "{n}");
+        }
+        for n in [
+            "INDEX_NAME",
+            "COLUMN_NAME",
+            "ENGINE",
+            "DATA_TYPE",
+            "CONSTRAINT_NAME",
+        ] {
+            assert_eq!(text(n).collation, Collation::GeneralCi, "{n}");
+        }
+        assert_eq!(num("ORDINAL_POSITION").collation, Collation::Binary);
+    }
 }

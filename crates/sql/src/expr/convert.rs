@@ -297,6 +297,11 @@ pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value
                     ty.is_text() && !matches!(ty, DataType::Text(_)),
                 );
             }
+            if let DataType::Binary(n) = ty {
+                // BINARY(n) holds exactly n bytes: MySQL pads a shorter value with 0x00
+                // when it stores it, so HEX, LENGTH and comparisons see the padding.
+                bytes.resize(bytes.len().max(*n as usize), 0);
+            }
             Ok(Value::Bytes(bytes))
         }
     }
@@ -392,6 +397,25 @@ mod tests {
             collation: Collation::GeneralCi,
             members: Vec::new(),
         }
+    }
+
+    #[test]
+    fn binary_n_pads_with_zero_bytes() {
+        let b = col(DataType::Binary(4));
+        assert_eq!(
+            coerce(Value::str("ab"), &b, 1, true).unwrap(),
+            Value::Bytes(b"ab\0\0".to_vec())
+        );
+        assert_eq!(
+            coerce(Value::str("abcd"), &b, 1, true).unwrap(),
+            Value::Bytes(b"abcd".to_vec())
+        );
+        // VARBINARY keeps the value's own length.
+        let vb = col(DataType::VarBinary(4));
+        assert_eq!(
+            coerce(Value::str("ab"), &vb, 1, true).unwrap(),
+            Value::Bytes(b"ab".to_vec())
+        );
     }
 
     #[test]

@@ -160,7 +160,8 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
             };
         }
         let ast::SetExpr::Values(values) = source.body.as_ref() else {
-            let sub = Planner::new(cx).plan_statement(source)?;
+            let source = select_numeric_hex(source, &columns, &def);
+            let sub = Planner::new(cx).plan_statement(&source)?;
             if sub.columns().len() != columns.len() {
                 return Err(Error::ValueCount(1));
             }
@@ -395,6 +396,35 @@ fn insert_value(
     Ok(InsertValue::Expr(x))
 }
 
+/// `INSERT … SELECT 0x41`: a hexadecimal literal in a plain SELECT's list stored into a
+/// numeric column is its number, as in `VALUES` (MySQL's literal item stores itself as
+/// a number there). A set operation or a derived table materialises the literal as a
+/// binary string first, so only a plain SELECT's own items are rewritten, as in MySQL.
+fn select_numeric_hex(source: &ast::Query, columns: &[usize], def: &TableDef) -> ast::Query {
+    let mut source = source.clone();
+    if let ast::SetExpr::Select(select) = source.body.as_mut() {
+        let has_wildcard = select.projection.iter().any(|i| {
+            matches!(
+                i,
+                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..)
+            )
+        });
+        if !has_wildcard {
+            for (item, &c) in select.projection.iter_mut().zip(columns) {
+                let e = match item {
+                    ast::SelectItem::UnnamedExpr(e) => e,
+                    ast::SelectItem::ExprWithAlias { expr, .. } => expr,
+                    _ => continue,
+                };
+                if let Some(Value::UInt(n)) = numeric_hex(e, def.columns.get(c)) {
+                    *e = ast::Expr::Value(ast::Value::Number(n.to_string(), false).into());
+                }
+            }
+        }
+    }
+    source
+}
+
 /// A hexadecimal literal stored into a numeric column is its number (`0x41` into an
 /// INT column is 65, as in MySQL), not its bytes read as text.
 fn numeric_hex(e: &ast::Expr, col: Option<&ColumnDef>) -> Option<Value> {
@@ -593,6 +623,13 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
     // LAST_INSERT_ID() keeps its own).
     let auto_col = def.columns.iter().position(|c| c.auto_increment);
     let mut last_auto = None;
+    // The values this statement hands out, reserved as InnoDB does (`autoinc.rs`).
+    let estimate = if p.select.is_some() {
+        0
+    } else {
+        source_rows.len() as u64
+    };
+    let mut autoinc = super::autoinc::AutoIncrement::new(estimate);
     // ON DUPLICATE KEY UPDATE rows left as they were: 0 affected rows, 1 found row.
     let mut unchanged = 0u64;
     // Rows that met an existing key (updated, replaced or ignored), and of those the
@@ -687,6 +724,25 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                 Err(e) => return Err(e),
             }
         }
+        // The handler generates the value as the row is written: after the BEFORE
+        // triggers and the checks, so a row skipped before that takes none.
+        let saved_auto = autoinc.saved();
+        let mut generated_now = None;
+        if let Some(a) = auto_col {
+            if row[a].is_null() {
+                generated_now = autoinc.generate(|n, at| table.reserve_auto_increment(n, at));
+                if let Some(v) = generated_now {
+                    row[a] = if def.columns[a].data_type.is_unsigned() {
+                        Value::UInt(v)
+                    } else {
+                        Value::Int(v.min(i64::MAX as u64) as i64)
+                    };
+                }
+            } else if let Some(v) = row[a].to_i64().filter(|v| *v > 0) {
+                autoinc.after_explicit(v as u64);
+            }
+        }
+        autoinc.written();
         let mut attempt = row.clone();
         let inserted = crate::row_log::insert(cx, table, &mut attempt).and_then(|ins| {
             if let Some(r) = rules {
@@ -702,13 +758,14 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
         });
         match inserted {
             Err(e @ Error::FkNoParent(_)) if p.ignore => {
+                autoinc.restore(saved_auto, generated_now);
                 ignored += 1;
                 cx.env.warn(WarnLevel::Warning, e.code(), e.to_string());
             }
             Ok(ins) => {
                 affected += 1;
                 if first_generated.is_none() {
-                    first_generated = ins.generated_id;
+                    first_generated = ins.generated_id.or(generated_now);
                 }
                 last_auto = auto_col.and_then(|c| row[c].to_i64()).map(|i| i as u64);
                 if let Some(t) = triggers {
@@ -723,6 +780,7 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                 }
             }
             Err(e @ Error::DuplicateKey { .. }) if p.ignore => {
+                autoinc.restore(saved_auto, generated_now);
                 duplicates += 1;
                 ignored += 1;
                 cx.env.warn(WarnLevel::Warning, e.code(), e.to_string());
@@ -800,7 +858,7 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                                 }
                                 affected += 1;
                                 if first_generated.is_none() {
-                                    first_generated = ins.generated_id;
+                                    first_generated = ins.generated_id.or(generated_now);
                                 }
                                 if let Some(t) = triggers {
                                     t.fire(

@@ -5,6 +5,7 @@
 //! VIEW prints ([`view_text`]) and INSERT/UPDATE/DELETE through a view ([`view_dml`]).
 
 pub mod alter;
+pub mod autoinc;
 pub mod create_select;
 pub mod ddl;
 pub mod ddl_locks;

@@ -4,7 +4,7 @@
 use super::{arg, Func};
 use crate::expr::{compare, EvalCtx, Expr};
 use std::cmp::Ordering;
-use strata_types::{Collation, Decimal, Result, Value};
+use strata_types::{Decimal, Result, Value};
 
 pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value> {
     use Func::*;
@@ -21,9 +21,9 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
             Value::Null => arg(args, 1, row, cx)?,
             v => v,
         },
-        NullIf => {
+        NullIf(coll) => {
             let (a, b) = (a0()?, arg(args, 1, row, cx)?);
-            if compare(&a, &b, Collation::GeneralCi) == Some(Ordering::Equal) {
+            if compare(&a, &b, coll) == Some(Ordering::Equal) {
                 Value::Null
             } else {
                 a
@@ -38,7 +38,7 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
             }
             Value::Null
         }
-        Greatest | Least => {
+        Greatest(coll) | Least(coll) => {
             let mut best: Option<Value> = None;
             for e in args {
                 let v = e.eval(row, cx)?;
@@ -49,8 +49,8 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
                     None => v,
                     Some(b) => {
                         // Every digit counts here, as in MySQL (not the sort order).
-                        let ord = compare(&v, &b, Collation::GeneralCi).unwrap_or(Ordering::Equal);
-                        let take = if f == Greatest {
+                        let ord = compare(&v, &b, coll).unwrap_or(Ordering::Equal);
+                        let take = if matches!(f, Greatest(_)) {
                             ord.is_gt()
                         } else {
                             ord.is_lt()

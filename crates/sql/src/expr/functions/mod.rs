@@ -47,10 +47,12 @@ pub enum Func {
     InetNtoa,
     If,
     IfNull,
-    NullIf,
+    /// NULLIF, GREATEST and LEAST compare their arguments under the collation the
+    /// binder aggregates from them (`bind::pick_coll`, as a comparison does).
+    NullIf(Collation),
     Coalesce,
-    Greatest,
-    Least,
+    Greatest(Collation),
+    Least(Collation),
     FoundRows,
     RowCount,
     /// A string function, with the collation of its arguments: it decides whether the
@@ -172,10 +174,10 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "inet_ntoa" => (InetNtoa, 1, 1),
         "if" => (If, 3, 3),
         "ifnull" => (IfNull, 2, 2),
-        "nullif" => (NullIf, 2, 2),
+        "nullif" => (NullIf(Collation::GeneralCi), 2, 2),
         "coalesce" => (Coalesce, 1, usize::MAX),
-        "greatest" => (Greatest, 2, usize::MAX),
-        "least" => (Least, 2, usize::MAX),
+        "greatest" => (Greatest(Collation::GeneralCi), 2, usize::MAX),
+        "least" => (Least(Collation::GeneralCi), 2, usize::MAX),
         "found_rows" => (FoundRows, 0, 0),
         "row_count" => (RowCount, 0, 0),
         "sleep" => (Sleep, 1, 1),
@@ -221,7 +223,7 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
         | UnixTimestamp | FromUnixtime | FoundRows | RowCount | AssignUserVariable | Sleep
         | Benchmark | LoadFile => info::call(f, args, row, cx),
         InetAton | InetNtoa => network::call(f, args, row, cx),
-        If | IfNull | NullIf | Coalesce | Greatest | Least | ShowScale(_) | ShowFloat => {
+        If | IfNull | NullIf(_) | Coalesce | Greatest(_) | Least(_) | ShowScale(_) | ShowFloat => {
             control::call(f, args, row, cx)
         }
         Str(f, coll) => string::call(f, coll, args, row, cx),
