@@ -303,7 +303,11 @@ pub(crate) fn selected_column(
 ) -> Result<ColumnDef> {
     let nullable = m.flags & flags::NOT_NULL == 0;
     let base = (!m.org_table.is_empty() && !m.schema.is_empty() && !m.org_name.is_empty())
-        .then(|| cx.catalog.table(&m.schema, &m.org_table).ok())
+        .then(|| {
+            // A temporary table of the session hides the base table of its name.
+            cx.temp_table(&m.schema, &m.org_table)
+                .or_else(|| cx.catalog.table(&m.schema, &m.org_table).ok())
+        })
         .flatten()
         .and_then(|t| {
             let def = t.def();
