@@ -27,8 +27,9 @@ fn table_files(datadir: &Path) -> Vec<PathBuf> {
     };
     for e in entries.flatten() {
         let path = e.path();
-        // The default secure_file_priv directory holds users' files, not tables.
-        if !path.is_dir() || e.file_name() == "mysql-files" {
+        // The default secure_file_priv directory holds users' files, not tables; `#tmp`
+        // holds temporary tables, which the catalog never lists (removed at startup).
+        if !path.is_dir() || e.file_name() == "mysql-files" || e.file_name() == "#tmp" {
             continue;
         }
         if let Ok(files) = std::fs::read_dir(&path) {

@@ -221,7 +221,11 @@ impl Session {
             Some(d) => d.clone(),
             None => self.current_db.clone().ok_or(Error::NoDatabaseSelected)?,
         };
-        let def = self.server.catalog.table(&db, &l.table)?.def().clone();
+        // A temporary table of the name is the one the INSERT below writes.
+        let def = match self.temp.get(&db, &l.table) {
+            Some(t) => t.def().clone(),
+            None => self.server.catalog.table(&db, &l.table)?.def().clone(),
+        };
         let targets: Vec<LoadTarget> = l.targets.clone().unwrap_or_else(|| {
             def.columns
                 .iter()

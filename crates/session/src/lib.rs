@@ -407,6 +407,8 @@ pub struct Session {
     named_statements: HashMap<String, u32>,
     next_statement_id: u32,
     plan_cache: HashMap<String, Arc<Prepared>>,
+    /// CREATE TEMPORARY TABLE's tables, dropped when the session ends or is reset.
+    temp: strata_sql::TempTables,
     locked: Option<LockedTables>,
     /// Derived from variables, recomputed after every SET so that the statement path
     /// does no variable lookups: strict sql_mode, default engine, time-zone offset.
@@ -692,6 +694,7 @@ impl Session {
             mdl,
             txn_wrote: false,
             rows_before: Default::default(),
+            temp: strata_sql::TempTables::new(server.catalog.datadir(), connection_id as u64),
         };
         // A session keeps the timeouts in force when it connected: SET GLOBAL changes
         // them for new connections only, as in MySQL.
@@ -1284,6 +1287,7 @@ impl Session {
         // it to, and the transaction is gone either way.
         let _ = self.rollback_open();
         self.mdl.release_all();
+        self.drop_temporary_tables();
         self.next_isolation = None;
         self.next_read_only = None;
         self.named_statements.clear();
@@ -1304,9 +1308,19 @@ impl Session {
         let _ = self.rollback_open();
         self.locked = None;
         self.mdl.release_all();
+        self.drop_temporary_tables();
         self.server
             .threads_connected
             .fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// The session's temporary tables go (disconnect, COM_RESET_CONNECTION,
+    /// COM_CHANGE_USER), after its transaction ended; plans naming them are stale.
+    fn drop_temporary_tables(&mut self) {
+        if !self.temp.is_empty() {
+            self.temp.drop_all();
+            self.server.catalog.invalidate_plans();
+        }
     }
 
     fn exec_ctx<'a>(&'a self, env: &'a SessionEnv<'a>, txn: &'a Txn) -> Result<ExecCtx<'a>> {
@@ -1324,6 +1338,7 @@ impl Session {
             txn,
             mdl: &self.mdl,
             invoker: None,
+            temp: &self.temp,
         })
     }
 
@@ -1861,13 +1876,23 @@ impl Session {
         if p.commits_implicitly() {
             // DDL: the open transaction is committed first, and the statement's own
             // work is committed with it, so nothing is left open after it; then it is
-            // logged as its text.
+            // logged as its text (without the session's temporary tables, decided
+            // while their names still resolve).
+            let logged = strata_sql::temporary_binlog_text(
+                &p.statement,
+                &p.source,
+                &self.temp,
+                self.current_db.as_deref(),
+            );
             self.commit_open()?;
             self.in_transaction(true, run)?;
             if p.logs_own_ddl() {
                 return Ok(());
             }
-            self.log_ddl(&p.source)
+            match logged {
+                Some(text) => self.log_ddl(&text),
+                None => Ok(()),
+            }
         } else if p.reads_tables() {
             self.in_transaction(false, run)
         } else {

@@ -61,6 +61,8 @@ pub struct ExecCtx<'a> {
     /// Set for a statement a stored program runs: what the statement that invoked the
     /// program holds and uses.
     pub invoker: Option<&'a Invoker>,
+    /// The session's TEMPORARY tables, which hide base tables of the same name.
+    pub temp: &'a crate::catalog::temporary::TempTables,
 }
 
 static NO_INVOKER: Invoker = Invoker {
@@ -226,7 +228,15 @@ impl<'a> ExecCtx<'a> {
                 table: name.to_string(),
             });
         }
+        if let Some(t) = self.temp.get(db, name) {
+            return Ok(t);
+        }
         self.catalog.table(db, name)
+    }
+
+    /// The session's temporary table `db.name`, if it has one.
+    pub fn temp_table(&self, db: &str, name: &str) -> Option<Arc<dyn Table>> {
+        self.temp.get(db, name)
     }
 
     /// Takes (or checks, under LOCK TABLES) the lock a statement needs on a table.
@@ -249,9 +259,13 @@ impl<'a> ExecCtx<'a> {
         want: &[(&str, &str, &Arc<dyn Table>, LockMode)],
     ) -> Result<()> {
         if let Some(locked) = self.locked_tables {
-            for (db, name, _, mode) in want {
+            for (db, name, table, mode) in want {
                 // information_schema is readable under LOCK TABLES (mysqldump reads it).
                 if db.eq_ignore_ascii_case("information_schema") {
+                    continue;
+                }
+                // A session's temporary tables need no LOCK TABLES entry (MySQL).
+                if self.temp.holds(table) {
                     continue;
                 }
                 match locked.get(&(db.to_string(), name.to_string())) {
@@ -357,6 +371,7 @@ impl<'a> ExecCtx<'a> {
             txn: self.txn,
             mdl: self.mdl,
             invoker: Some(invoker),
+            temp: self.temp,
         }
     }
 }

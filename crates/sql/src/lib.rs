@@ -59,7 +59,9 @@ pub use statement::execute_stored_program_ddl;
 pub use statements::show::execute_show;
 
 pub use catalog::processes::{ProcessRow, ProcessSource};
+pub use catalog::temporary::TempTables;
 pub use catalog::Catalog;
+pub use statements::temporary::binlog_text as temporary_binlog_text;
 
 use strata_types::{Error, Result, Value};
 

@@ -113,7 +113,13 @@ fn ddl(stmt: &ast::Statement, current: Option<&str>, out: &mut Vec<Need>) {
             out.push(db_need(schema_name.to_string(), Privs::CREATE))
         }
         S::CreateTable(ct) => {
-            on(&ct.name, Privs::CREATE, out);
+            // CREATE TEMPORARY TABLE needs CREATE TEMPORARY TABLES, not CREATE (MySQL).
+            let need = if ct.temporary {
+                Privs::CREATE_TMP
+            } else {
+                Privs::CREATE
+            };
+            on(&ct.name, need, out);
             if let Some(like) = &ct.like {
                 let n = match like {
                     ast::CreateTableLikeKind::Parenthesized(l)
@@ -137,6 +143,11 @@ fn ddl(stmt: &ast::Statement, current: Option<&str>, out: &mut Vec<Need>) {
                 on(&rt.new_name, Privs::CREATE.union(Privs::INSERT), out);
             }
         }
+        // Dropping a session's own temporary table is checked by no privilege (MySQL
+        // checks none on a temporary table once it exists).
+        S::Drop {
+            temporary: true, ..
+        } => {}
         S::Drop {
             object_type,
             names,

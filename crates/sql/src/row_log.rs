@@ -1,6 +1,7 @@
 //! The one place the SQL layer changes table rows: insert, update and delete through the
 //! engine API, each recorded on the transaction for the binary log when it is on
-//! (`Txn::log_row`). With the log off the cost is one flag test per row.
+//! (`Txn::log_row`). With the log off the cost is one flag test per row. A session's
+//! TEMPORARY tables are never logged (MySQL 8 with binlog_format=ROW).
 
 use crate::context::ExecCtx;
 use std::sync::Arc;
@@ -20,7 +21,7 @@ fn transactional(cx: &ExecCtx, table: &dyn Table) -> bool {
 
 pub fn insert(cx: &ExecCtx, table: &Arc<dyn Table>, row: &mut Vec<Value>) -> Result<Inserted> {
     let ins = table.insert(cx.txn, row)?;
-    if cx.txn.logs_rows() {
+    if cx.txn.logs_rows() && !cx.temp.holds(table) {
         let t = transactional(cx, table.as_ref());
         cx.txn
             .log_row(table.def(), t, RowChange::Insert(row.clone()));
@@ -36,7 +37,7 @@ pub fn update(
     new: &[Value],
 ) -> Result<RowId> {
     let id = table.update(cx.txn, id, old, new)?;
-    if cx.txn.logs_rows() {
+    if cx.txn.logs_rows() && !cx.temp.holds(table) {
         let t = transactional(cx, table.as_ref());
         cx.txn.log_row(
             table.def(),
@@ -52,7 +53,7 @@ pub fn update(
 
 pub fn delete(cx: &ExecCtx, table: &Arc<dyn Table>, id: RowId, old: &[Value]) -> Result<()> {
     table.delete(cx.txn, id, old)?;
-    if cx.txn.logs_rows() {
+    if cx.txn.logs_rows() && !cx.temp.holds(table) {
         let t = transactional(cx, table.as_ref());
         cx.txn
             .log_row(table.def(), t, RowChange::Delete(old.to_vec()));

@@ -66,6 +66,18 @@ impl Prepared {
         let Plan::Other(stmt) = &self.plan else {
             return false;
         };
+        // CREATE / DROP TEMPORARY TABLE commit nothing (MySQL 8).
+        if matches!(&**stmt, S::CreateTable(ct) if ct.temporary)
+            || matches!(
+                &**stmt,
+                S::Drop {
+                    temporary: true,
+                    ..
+                }
+            )
+        {
+            return false;
+        }
         matches!(
             **stmt,
             S::CreateDatabase { .. }
@@ -206,6 +218,9 @@ fn prepare_named(
             &RUNNER,
         )?;
     }
+    if !cx.temp.is_empty() {
+        check_reopened(&plan, cx)?;
+    }
     let columns = match &plan {
         Plan::Select(s) => s.columns().to_vec(),
         _ => vec![],
@@ -223,6 +238,43 @@ fn prepare_named(
         statement: stmt,
         source: source.to_string(),
     })
+}
+
+/// 1137 when a statement uses one of the session's temporary tables more than once (a
+/// self-join, a subquery or INSERT … SELECT reading the table it writes): MySQL 8
+/// opens a temporary table once per statement (its manual, "TEMPORARY Table Problems").
+fn check_reopened(plan: &Plan, cx: &ExecCtx) -> Result<()> {
+    use crate::plan::query::ReadTable;
+    fn reads(ts: &[ReadTable]) -> impl Iterator<Item = &std::sync::Arc<dyn strata_engine::Table>> {
+        ts.iter().map(|t| &t.2)
+    }
+    let mut used: Vec<&std::sync::Arc<dyn strata_engine::Table>> = Vec::new();
+    match plan {
+        Plan::Select(s) => used.extend(reads(&s.tables)),
+        Plan::Explain(e) => used.extend(reads(&e.statement.tables)),
+        Plan::Insert(i) => {
+            used.push(&i.target.table);
+            if let Some(sel) = &i.select {
+                used.extend(reads(&sel.tables));
+            }
+            used.extend(reads(&i.subqueries.tables));
+        }
+        Plan::Update(u) => {
+            used.push(&u.target.table);
+            used.extend(reads(&u.subqueries.tables));
+        }
+        Plan::Delete(d) => {
+            used.push(&d.target.table);
+            used.extend(reads(&d.subqueries.tables));
+        }
+        Plan::Other(_) => {}
+    }
+    for (i, t) in used.iter().enumerate() {
+        if used[..i].iter().any(|u| std::sync::Arc::ptr_eq(u, t)) && cx.temp.holds(t) {
+            return Err(Error::CantReopenTable(t.def().name.clone()));
+        }
+    }
+    Ok(())
 }
 
 /// The shared metadata locks a bound statement takes on the tables it uses.

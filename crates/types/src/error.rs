@@ -47,6 +47,9 @@ pub enum Error {
     TableExists(String),
     /// 1051: DROP TABLE of a missing table, `db.table`.
     UnknownTable(String),
+    /// 1137: a TEMPORARY table named more than once in one statement (MySQL 8 opens it
+    /// once per statement).
+    CantReopenTable(String),
     /// 1054: column name and the clause it appeared in ("field list", "where clause").
     UnknownColumn {
         column: String,
@@ -776,6 +779,7 @@ impl Error {
             DropMissingDatabase(_) => 1008,
             NoSuchTable { .. } => 1146,
             TableExists(_) => 1050,
+            CantReopenTable(_) => 1137,
             FkNoParent(_) => 1452,
             FkRowIsReferenced(_) => 1451,
             FkDepthExceeded => 3008,
@@ -1126,6 +1130,7 @@ impl fmt::Display for Error {
             }
             NoSuchTable { db, table } => write!(f, "Table '{db}.{table}' doesn't exist"),
             TableExists(t) => write!(f, "Table '{t}' already exists"),
+            CantReopenTable(t) => write!(f, "Can't reopen table: '{t}'"),
             FkNoParent(c) => write!(
                 f,
                 "Cannot add or update a child row: a foreign key constraint fails ({c})"

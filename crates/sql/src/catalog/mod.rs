@@ -23,6 +23,7 @@ pub mod processes;
 pub mod routines;
 pub mod rowsource;
 pub mod stats;
+pub mod temporary;
 pub mod triggers;
 pub mod views;
 
@@ -207,6 +208,8 @@ impl Catalog {
         if cat.clean_up(&mut st)? {
             cat.persist(&st)?;
         }
+        // After clean_up dropped the spaces a crashed server's temporary tables had.
+        temporary::remove_leftovers(datadir)?;
         drop(st);
         Ok(cat)
     }
@@ -286,6 +289,12 @@ impl Catalog {
     /// Bumped by every DDL statement; plans cached under an older version are stale.
     pub fn version(&self) -> u64 {
         self.version.load(Ordering::Acquire)
+    }
+
+    /// Makes every cached plan stale without a catalog change: a session's temporary
+    /// table appeared or went, which changes what a name means for it.
+    pub fn invalidate_plans(&self) {
+        self.version.fetch_add(1, Ordering::AcqRel);
     }
 
     pub fn engine(&self, name: &str) -> Result<Arc<dyn Engine>> {
@@ -990,7 +999,7 @@ pub fn is_system_schema(db: &str) -> bool {
     SYSTEM_SCHEMAS.iter().any(|s| s.eq_ignore_ascii_case(db))
 }
 
-fn check_name(name: &str, is_db: bool) -> Result<()> {
+pub(crate) fn check_name(name: &str, is_db: bool) -> Result<()> {
     if name.is_empty() || name.len() > 64 || name.ends_with(' ') || name.contains(['/', '\\', '\0'])
     {
         return Err(if is_db {

@@ -192,7 +192,9 @@ impl<'p, 'c> Planner<'p, 'c> {
             }
         }
         let (db, table) = crate::context::resolve_table(self.cx, name)?;
-        if let Some(view) = self.cx.catalog.view(&db, &table) {
+        // A session's temporary table hides a view of its name too.
+        let temp = self.cx.temp_table(&db, &table);
+        if let Some(view) = self.cx.catalog.view(&db, &table).filter(|_| temp.is_none()) {
             let (columns, plan) = crate::planner::views::expand(self, &view)?;
             return Ok((
                 db,
@@ -204,7 +206,10 @@ impl<'p, 'c> Planner<'p, 'c> {
                 },
             ));
         }
-        let handle = self.cx.table(&db, &table)?;
+        let handle = match temp {
+            Some(t) => t,
+            None => self.cx.table(&db, &table)?,
+        };
         self.note_table(&db, &table, &handle);
         Ok((db, table, Relation::Engine(handle)))
     }

@@ -762,6 +762,7 @@ mod tests {
         let env = TestEnv::default();
         let txn = Txn::default();
         let mdl = crate::mdl::MdlContext::new(catalog.mdl().clone());
+        let temp = crate::catalog::temporary::TempTables::default();
         let cx = ExecCtx {
             catalog: &catalog,
             current_db: Some("d".into()),
@@ -776,6 +777,7 @@ mod tests {
             txn: &txn,
             mdl: &mdl,
             invoker: None,
+            temp: &temp,
         };
         let program = parse_program(body, vec![], Context::Function)?;
         let invoker = Invoker::default();

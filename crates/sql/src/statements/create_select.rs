@@ -41,7 +41,11 @@ pub fn create_table_select(
     if !cx.catalog.database_exists(&db) {
         return Err(Error::UnknownDatabase(db));
     }
-    if cx.catalog.table(&db, &name).is_ok() || cx.catalog.view(&db, &name).is_some() {
+    // A temporary table's name was checked against the session's (`temporary::create`);
+    // a base table of the name does not stop it.
+    if !ct.temporary
+        && (cx.catalog.table(&db, &name).is_ok() || cx.catalog.view(&db, &name).is_some())
+    {
         if ct.if_not_exists {
             // MySQL 8 inserts nothing then, and logs nothing.
             cx.env.warn(
@@ -90,8 +94,14 @@ pub fn create_table_select(
         })
         .collect::<Result<Vec<_>>>()?;
     let (ignore, replace) = duplicates_clause(ct);
-    let rebuild = cx.catalog.begin_create(&def)?;
-    let handle = rebuild.handle.clone();
+    let files = if ct.temporary {
+        crate::statements::temporary::check_def(&def)?;
+        let engine = cx.catalog.engine(&def.engine)?;
+        Files::Temp(cx.temp.make(engine, def)?)
+    } else {
+        Files::Catalog(cx.catalog.begin_create(&def)?)
+    };
+    let handle = files.handle().clone();
     let def = handle.def().clone();
     let own = Txn::new(cx.txn.isolation(), cx.txn.lock_wait_timeout());
     let own = if cx.txn.logs_rows() {
@@ -106,22 +116,34 @@ pub fn create_table_select(
         Err(e) => {
             let _ = own.rollback();
             drop(handle);
-            cx.catalog.abort_rebuild(rebuild);
+            files.abort(cx);
             return Err(e);
         }
     };
     let rows = own.take_logged_rows();
     let heap_rows = own.take_nontransactional_rows();
-    // Durable before the commit point: a crash after it must find every row.
-    let durable = own.commit().and_then(|()| handle.flush());
+    // Durable before the commit point: a crash after it must find every row. (A
+    // temporary table does not outlive a crash.)
+    let durable = own.commit().and_then(|()| match &files {
+        Files::Catalog(_) => handle.flush(),
+        Files::Temp(_) => Ok(()),
+    });
     if let Err(e) = durable {
         drop(handle);
-        cx.catalog.abort_rebuild(rebuild);
+        files.abort(cx);
         return Err(e);
     }
     drop(handle);
-    cx.catalog.commit_create(rebuild)?;
-    if cx.txn.logs_rows() {
+    let temporary = matches!(files, Files::Temp(_));
+    match files {
+        Files::Catalog(r) => cx.catalog.commit_create(r)?,
+        Files::Temp(t) => {
+            cx.temp.add(t, None)?;
+            cx.catalog.invalidate_plans();
+        }
+    }
+    // A temporary table is not logged at all (MySQL 8, binlog_format=ROW).
+    if cx.txn.logs_rows() && !temporary {
         // A transactional table's rows follow it in one logged transaction; a heap
         // table's are logged after it (the session's binlog code).
         cx.txn
@@ -134,6 +156,32 @@ pub fn create_table_select(
         }
     }
     Ok(outcome)
+}
+
+/// Where the new table's files are made: the catalog's DDL log (a base table), or the
+/// session's temporary tables.
+enum Files {
+    Catalog(crate::catalog::Rebuild),
+    Temp(crate::catalog::temporary::NewTemp),
+}
+
+impl Files {
+    fn handle(&self) -> &Arc<dyn strata_engine::Table> {
+        match self {
+            Files::Catalog(r) => &r.handle,
+            Files::Temp(t) => &t.handle,
+        }
+    }
+
+    /// The statement failed: the files go.
+    fn abort(self, cx: &ExecCtx) {
+        match self {
+            Files::Catalog(r) => cx.catalog.abort_rebuild(r),
+            Files::Temp(t) => {
+                let _ = cx.temp.discard(t);
+            }
+        }
+    }
 }
 
 /// Inserts the query's rows into the new table, in transaction `own`, one statement.
@@ -163,6 +211,7 @@ fn fill(
         txn: own,
         mdl: cx.mdl,
         invoker: cx.invoker,
+        temp: cx.temp,
     };
     let rules = crate::constraints::RowRules::for_target(&icx, db, def, handle)?;
     let plan = InsertPlan {
@@ -254,7 +303,11 @@ pub(crate) fn selected_column(
 ) -> Result<ColumnDef> {
     let nullable = m.flags & flags::NOT_NULL == 0;
     let base = (!m.org_table.is_empty() && !m.schema.is_empty() && !m.org_name.is_empty())
-        .then(|| cx.catalog.table(&m.schema, &m.org_table).ok())
+        .then(|| {
+            // A temporary table of the session hides the base table of its name.
+            cx.temp_table(&m.schema, &m.org_table)
+                .or_else(|| cx.catalog.table(&m.schema, &m.org_table).ok())
+        })
         .flatten()
         .and_then(|t| {
             let def = t.def();

@@ -37,6 +37,10 @@ pub fn execute_other(
     _out: &mut dyn QueryOutput,
 ) -> Result<Outcome> {
     use ast::Statement as S;
+    // A session's temporary tables: no metadata locks, no base table touched.
+    if let Some(done) = crate::statements::temporary::execute(stmt, cx) {
+        return done;
+    }
     crate::statements::ddl_locks::lock_for_ddl(stmt, cx)?;
     match stmt {
         S::CreateDatabase {
@@ -75,6 +79,8 @@ pub fn execute_other(
                     .iter()
                     .map(|n| crate::context::resolve_table(cx, n))
                     .collect::<Result<Vec<_>>>()?;
+                // A temporary table of the name goes first, as in MySQL.
+                let all = crate::statements::temporary::drop_shadowing(all, cx)?;
                 for (db, t) in &all {
                     crate::constraints::guards::check_drop(cx, db, t, &all)?;
                 }
@@ -122,6 +128,10 @@ pub fn execute_other(
         S::Truncate(t) => {
             for target in &t.table_names {
                 let (db, name) = crate::context::resolve_table(cx, &target.name)?;
+                if let Some(t) = cx.temp_table(&db, &name) {
+                    crate::statements::temporary::truncate(cx, &t)?;
+                    continue;
+                }
                 let mut table = cx.table(&db, &name)?;
                 crate::constraints::guards::check_truncate(cx, &db, &name)?;
                 // TRUNCATE starts AUTO_INCREMENT again at 1, as MySQL, whatever the table
@@ -173,9 +183,6 @@ pub(crate) fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
 }
 
 fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
-    if ct.temporary {
-        return Err(Error::NotSupported("CREATE TEMPORARY TABLE".into()));
-    }
     if let Some(q) = &ct.query {
         return crate::statements::create_select::create_table_select(ct, q, cx);
     }
@@ -495,8 +502,21 @@ fn create_table_like(
     source: &ast::ObjectName,
     cx: &mut ExecCtx,
 ) -> Result<Outcome> {
+    let def = like_def(ct, source, cx)?;
+    cx.catalog.create_table(def, ct.if_not_exists)?;
+    Ok(Outcome::ok(0))
+}
+
+/// The definition `CREATE [TEMPORARY] TABLE ct LIKE source` gives (the source may be a
+/// temporary table of the session, which hides a base table of its name).
+pub(crate) fn like_def(
+    ct: &ast::CreateTable,
+    source: &ast::ObjectName,
+    cx: &ExecCtx,
+) -> Result<TableDef> {
     let (src_db, src_name) = crate::context::resolve_table(cx, source)?;
-    if cx.catalog.view(&src_db, &src_name).is_some() {
+    if cx.temp_table(&src_db, &src_name).is_none() && cx.catalog.view(&src_db, &src_name).is_some()
+    {
         return Err(Error::WrongObject {
             name: format!("{src_db}.{src_name}"),
             expected: "BASE TABLE",
@@ -506,7 +526,7 @@ fn create_table_like(
     if !cx.catalog.database_exists(&db) {
         return Err(Error::UnknownDatabase(db));
     }
-    let old = cx.catalog.table(&src_db, &src_name)?.def().clone();
+    let old = cx.table(&src_db, &src_name)?.def().clone();
     let checks = old
         .checks
         .iter()
@@ -527,8 +547,7 @@ fn create_table_like(
         foreign_keys: Vec::new(),
         checks,
     };
-    cx.catalog.create_table(def, ct.if_not_exists)?;
-    Ok(Outcome::ok(0))
+    Ok(def)
 }
 
 /// A column of CREATE TABLE or ALTER TABLE, and whether its options made it the

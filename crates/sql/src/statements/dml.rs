@@ -586,6 +586,7 @@ fn with_env<'a>(cx: &ExecCtx<'a>, env: &'a dyn crate::expr::Env) -> ExecCtx<'a> 
         txn: cx.txn,
         mdl: cx.mdl,
         invoker: cx.invoker,
+        temp: cx.temp,
     }
 }
 

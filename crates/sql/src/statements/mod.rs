@@ -2,7 +2,8 @@
 //! ALTER TABLE, CREATE/DROP INDEX and RENAME TABLE ([`alter`]), SHOW and DESCRIBE
 //! ([`show`]; SHOW TRIGGERS and SHOW CREATE TRIGGER in [`show_programs`]), EXPLAIN
 //! ([`explain`]), the view statements ([`views`]), the normalised query text SHOW CREATE
-//! VIEW prints ([`view_text`]) and INSERT/UPDATE/DELETE through a view ([`view_dml`]).
+//! VIEW prints ([`view_text`]), INSERT/UPDATE/DELETE through a view ([`view_dml`]) and the
+//! DDL of a session's TEMPORARY tables ([`temporary`]).
 
 pub mod alter;
 pub mod autoinc;
@@ -16,6 +17,7 @@ pub mod explain_tree;
 pub mod insert_alias;
 pub mod show;
 pub mod show_programs;
+pub mod temporary;
 pub mod view_dml;
 pub mod view_text;
 pub mod views;

@@ -277,7 +277,11 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             let db = db
                 .or(cx.current_db.clone())
                 .ok_or(Error::NoDatabaseSelected)?;
-            if let Some(v) = cx.catalog.view(&db, &t) {
+            if let Some(v) = cx
+                .catalog
+                .view(&db, &t)
+                .filter(|_| cx.temp_table(&db, &t).is_none())
+            {
                 // SHOW CREATE TABLE of a view shows the view, as MySQL does.
                 return send(
                     out,
@@ -303,7 +307,11 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
                     expected: "VIEW",
                 });
             }
-            let text = show_create_table(table.def(), table.status().auto_increment);
+            let mut text = show_create_table(table.def(), table.status().auto_increment);
+            if cx.temp.holds(&table) {
+                // MySQL prints a temporary table's statement with its keyword.
+                text = text.replacen("CREATE TABLE", "CREATE TEMPORARY TABLE", 1);
+            }
             send(
                 out,
                 vec![text_col("Table"), text_col("Create Table")],
