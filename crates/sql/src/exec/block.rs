@@ -396,7 +396,9 @@ fn operators<'a>(
                 input: op,
                 plan: gp,
                 ecx,
-                budget: cx.sort_buffer_size,
+                // MySQL groups in an internal temporary table, in memory up to
+                // tmp_table_size; sort_buffer_size bounds sorts only.
+                budget: cx.tmp_table_size,
                 tmpdir: cx.tmpdir,
             });
         }
