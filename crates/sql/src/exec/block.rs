@@ -396,9 +396,7 @@ fn operators<'a>(
                 input: op,
                 plan: gp,
                 ecx,
-                // MySQL groups in an internal temporary table, in memory up to
-                // tmp_table_size; sort_buffer_size bounds sorts only.
-                budget: cx.tmp_table_size,
+                budget: cx.sort_buffer_size,
                 tmpdir: cx.tmpdir,
             });
         }

@@ -5,8 +5,7 @@
 //! Groups are found by a hash map from the group values' sort keys (one hash and one
 //! key comparison per row, where an ordered map compared keys along a path of log n)
 //! and sorted by those keys once at the end, so they come out in GROUP BY order. When
-//! their bytes pass the operator's budget (`tmp_table_size`, which bounds MySQL's
-//! in-memory temporary table for GROUP BY), the operator abandons the in-memory groups,
+//! their bytes pass `sort_buffer_size`, the operator abandons the in-memory groups,
 //! runs its input again, sorts (key, aggregate inputs) rows through temporary files and
 //! aggregates each run of equal keys as it streams back: memory stays bounded whatever
 //! the number of groups.
@@ -31,7 +30,7 @@ pub struct Group<'a> {
     pub input: BoxedOp<'a>,
     pub plan: &'a GroupPlan,
     pub ecx: &'a EvalCtx<'a>,
-    /// Bytes of groups held in memory before spilling (`tmp_table_size`).
+    /// Bytes of groups held in memory before spilling (`sort_buffer_size`).
     pub budget: usize,
     pub tmpdir: &'a Path,
 }
@@ -265,7 +264,7 @@ impl Group<'_> {
                 Ok(Flow::Continue)
             }
             None if self.plan.rollup => Err(Error::NotSupported(
-                "WITH ROLLUP over more groups than tmp_table_size holds".into(),
+                "WITH ROLLUP over more groups than sort_buffer_size holds".into(),
             )),
             None => self.spilled(input, sink),
         }
