@@ -108,7 +108,7 @@ impl Group<'_> {
 
     /// Groups in memory, sorted by key. Returns None when they outgrew the budget (the
     /// caller spills).
-    fn in_memory(&self, input: &mut BoxedOp<'_>) -> Result<Option<Vec<(Vec<u8>, GroupState)>>> {
+    fn in_memory(&self, input: &mut BoxedOp<'_>) -> Result<Option<Vec<KeyedGroup>>> {
         let (gp, ecx) = (self.plan, self.ecx);
         let ng = gp.groups.len();
         let mut groups = Groups::default();
@@ -271,12 +271,15 @@ impl Group<'_> {
     }
 }
 
+/// A group and its key (the group values' sort key).
+type KeyedGroup = (Vec<u8>, GroupState);
+
 /// The in-memory groups: each in `list` in the order it was first seen, found by its
 /// key through `index` (its place in `list`).
 #[derive(Default)]
 struct Groups {
     index: HashMap<Vec<u8>, usize>,
-    list: Vec<(Vec<u8>, GroupState)>,
+    list: Vec<KeyedGroup>,
 }
 
 impl Groups {
