@@ -184,6 +184,11 @@ pub struct BenchArgs {
     /// tpch: which of the 22 queries to run, e.g. 1,6,14 [default: all].
     #[arg(long, value_delimiter = ',')]
     pub queries: Option<Vec<u32>>,
+    /// tpch: keep a server's `strata_bench_tpch` database when every table already
+    /// holds the row count generated for --scale-factor (from an earlier run), instead
+    /// of dropping and loading it again.
+    #[arg(long = "reuse-data")]
+    pub reuse_data: bool,
 
     /// Write every cell as CSV to this file.
     #[arg(long)]

@@ -113,25 +113,78 @@ pub fn decode_row(def: &TableDef, b: &[u8]) -> Option<Vec<Value>> {
     Some(row)
 }
 
-/// Steps over the stored bytes of one non-NULL column of type `t` without building its
-/// value (what [`decode_row_into`] does for a column the read does not need).
-fn skip_column(t: &DataType, b: &[u8], at: &mut usize) -> Option<()> {
-    if t.is_integer() {
-        return get_varint(b, at).map(|_| ());
+/// How one column's value is stored, resolved from its type once per table (a scan
+/// then dispatches on a one-byte kind per column instead of matching the type enum,
+/// and finds the unsigned flag, decimal scale or fraction digits beside it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColKind {
+    Int,
+    UInt,
+    Double,
+    Decimal(u8),
+    Date,
+    /// DATETIME / TIMESTAMP with their fraction digits.
+    DateTime(u8),
+    Time(u8),
+    Year,
+    Enum,
+    Set,
+    Json,
+    Bits,
+    /// Character and byte strings: a length, then the bytes.
+    Bytes,
+}
+
+impl ColKind {
+    pub fn of(t: &DataType) -> ColKind {
+        if t.is_integer() {
+            return if t.is_unsigned() {
+                ColKind::UInt
+            } else {
+                ColKind::Int
+            };
+        }
+        match *t {
+            DataType::Float | DataType::Double => ColKind::Double,
+            DataType::Decimal { scale, .. } => ColKind::Decimal(scale),
+            DataType::Date => ColKind::Date,
+            DataType::DateTime { fsp } | DataType::Timestamp { fsp } => ColKind::DateTime(fsp),
+            DataType::Time { fsp } => ColKind::Time(fsp),
+            DataType::Year => ColKind::Year,
+            DataType::Enum(_) => ColKind::Enum,
+            DataType::Set(_) => ColKind::Set,
+            DataType::Json => ColKind::Json,
+            DataType::Bit(_) => ColKind::Bits,
+            _ => ColKind::Bytes,
+        }
     }
-    match t {
-        DataType::Float | DataType::Double => *at += 8,
-        DataType::Decimal { .. } => *at += 16,
-        DataType::Date
-        | DataType::DateTime { .. }
-        | DataType::Timestamp { .. }
-        | DataType::Time { .. }
-        | DataType::Year
-        | DataType::Enum(_)
-        | DataType::Set(_) => {
+}
+
+/// The [`ColKind`] of each column of `def`, in order (what [`decode_kinds_into`] reads).
+pub fn col_kinds(def: &TableDef) -> Vec<ColKind> {
+    def.columns
+        .iter()
+        .map(|c| ColKind::of(&c.data_type))
+        .collect()
+}
+
+/// Steps over the stored bytes of one non-NULL column of kind `k` without building its
+/// value (what [`decode_row_into`] does for a column the read does not need).
+fn skip_kind(k: ColKind, b: &[u8], at: &mut usize) -> Option<()> {
+    match k {
+        ColKind::Double => *at += 8,
+        ColKind::Decimal(_) => *at += 16,
+        ColKind::Int
+        | ColKind::UInt
+        | ColKind::Date
+        | ColKind::DateTime(_)
+        | ColKind::Time(_)
+        | ColKind::Year
+        | ColKind::Enum
+        | ColKind::Set => {
             get_varint(b, at)?;
         }
-        _ => {
+        ColKind::Json | ColKind::Bits | ColKind::Bytes => {
             let n = get_varint(b, at)? as usize;
             *at = at.checked_add(n)?;
         }
@@ -151,88 +204,82 @@ pub fn decode_row_into(
     row: &mut Vec<Value>,
     cols: Option<&[bool]>,
 ) -> Option<()> {
-    let mut at = def.columns.len().div_ceil(8);
-    row.truncate(def.columns.len());
-    let reused = row.len();
-    let put = |i: usize, v: Value, row: &mut Vec<Value>| {
-        if i < reused {
-            row[i] = v;
-        } else {
-            row.push(v);
-        }
-    };
+    decode_kinds_into(def, &col_kinds(def), b, row, cols)
+}
+
+/// [`decode_row_into`] with the columns' kinds resolved beforehand (`kinds` is
+/// [`col_kinds`] of `def`; a table keeps it beside its definition).
+pub fn decode_kinds_into(
+    def: &TableDef,
+    kinds: &[ColKind],
+    b: &[u8],
+    row: &mut Vec<Value>,
+    cols: Option<&[bool]>,
+) -> Option<()> {
+    let n = kinds.len();
+    let nulls = b.get(..n.div_ceil(8))?;
+    let mut at = nulls.len();
+    // Every slot is assigned below; a reused vector keeps its values (and their string
+    // buffers) until then.
+    row.truncate(n);
+    row.resize(n, Value::Null);
     // Past the last column the mask marks nothing is read: those are NULL at once.
     let stop = match cols {
-        Some(m) if m.len() >= def.columns.len() => m.iter().rposition(|&x| x).map_or(0, |p| p + 1),
-        _ => def.columns.len(),
+        Some(m) if m.len() >= n => m.iter().rposition(|&x| x).map_or(0, |p| p + 1),
+        _ => n,
     };
-    for (i, c) in def.columns.iter().enumerate() {
+    for (i, (&k, slot)) in kinds.iter().zip(row.iter_mut()).enumerate() {
         if i >= stop {
-            if i >= reused || !row[i].is_null() {
-                put(i, Value::Null, row);
+            if !slot.is_null() {
+                *slot = Value::Null;
             }
             continue;
         }
-        if b.get(i / 8)? & (1 << (i % 8)) != 0 {
-            put(i, Value::Null, row);
+        if nulls[i / 8] & (1 << (i % 8)) != 0 {
+            *slot = Value::Null;
             continue;
         }
-        let t = &c.data_type;
-        if cols.is_some_and(|m| !m.get(i).copied().unwrap_or(true)) {
-            skip_column(t, b, &mut at)?;
-            put(i, Value::Null, row);
-            continue;
-        }
-        let v = if t.is_integer() {
-            let u = get_varint(b, &mut at)?;
-            if t.is_unsigned() {
-                Value::UInt(u)
-            } else {
-                Value::Int(unzigzag(u))
+        if let Some(m) = cols {
+            if !m.get(i).copied().unwrap_or(true) {
+                skip_kind(k, b, &mut at)?;
+                *slot = Value::Null;
+                continue;
             }
-        } else {
-            match t {
-                DataType::Float | DataType::Double => {
-                    let s = b.get(at..at + 8)?;
-                    at += 8;
-                    Value::Double(f64::from_bits(u64::from_le_bytes(s.try_into().ok()?)))
-                }
-                DataType::Decimal { scale, .. } => {
-                    let s = b.get(at..at + 16)?;
-                    at += 16;
-                    Value::Decimal(Decimal::new(
-                        i128::from_le_bytes(s.try_into().ok()?),
-                        *scale,
-                    ))
-                }
-                DataType::Date | DataType::DateTime { .. } | DataType::Timestamp { .. } => {
-                    let d = DateTime::unpack(get_varint(b, &mut at)?);
-                    Value::DateTime(if *t == DataType::Date {
-                        d.as_date()
-                    } else {
-                        DateTime {
-                            fsp: t.fsp().unwrap_or(0),
-                            ..d
-                        }
-                    })
-                }
-                DataType::Time { fsp } => {
-                    let m = unzigzag(get_varint(b, &mut at)?);
-                    Value::str(&time_value::format(m, *fsp))
-                }
-                DataType::Year => Value::Int(unzigzag(get_varint(b, &mut at)?)),
-                DataType::Enum(_) => member::enum_value(&c.members, get_varint(b, &mut at)?),
-                DataType::Set(_) => member::set_value(&c.members, get_varint(b, &mut at)?),
-                _ => {
-                    let n = get_varint(b, &mut at)? as usize;
-                    let s = b.get(at..at.checked_add(n)?)?;
-                    at += n;
-                    if *t == DataType::Json {
-                        Value::Json(s.to_vec())
-                    } else if let DataType::Bit(_) = t {
-                        Value::Bits(s.to_vec())
-                    } else {
-                        if let Some(Value::Bytes(old)) = row.get_mut(i).filter(|_| i < reused) {
+        }
+        *slot = match k {
+            ColKind::Int => Value::Int(unzigzag(get_varint(b, &mut at)?)),
+            ColKind::UInt => Value::UInt(get_varint(b, &mut at)?),
+            ColKind::Double => {
+                let s = b.get(at..at + 8)?;
+                at += 8;
+                Value::Double(f64::from_bits(u64::from_le_bytes(s.try_into().ok()?)))
+            }
+            ColKind::Decimal(scale) => {
+                let s = b.get(at..at + 16)?;
+                at += 16;
+                Value::Decimal(Decimal::new(i128::from_le_bytes(s.try_into().ok()?), scale))
+            }
+            ColKind::Date => Value::DateTime(DateTime::unpack(get_varint(b, &mut at)?).as_date()),
+            ColKind::DateTime(fsp) => Value::DateTime(DateTime {
+                fsp,
+                ..DateTime::unpack(get_varint(b, &mut at)?)
+            }),
+            ColKind::Time(fsp) => {
+                let m = unzigzag(get_varint(b, &mut at)?);
+                Value::str(&time_value::format(m, fsp))
+            }
+            ColKind::Year => Value::Int(unzigzag(get_varint(b, &mut at)?)),
+            ColKind::Enum => member::enum_value(&def.columns[i].members, get_varint(b, &mut at)?),
+            ColKind::Set => member::set_value(&def.columns[i].members, get_varint(b, &mut at)?),
+            ColKind::Json | ColKind::Bits | ColKind::Bytes => {
+                let len = get_varint(b, &mut at)? as usize;
+                let s = b.get(at..at.checked_add(len)?)?;
+                at += len;
+                match k {
+                    ColKind::Json => Value::Json(s.to_vec()),
+                    ColKind::Bits => Value::Bits(s.to_vec()),
+                    _ => {
+                        if let Value::Bytes(old) = slot {
                             old.clear();
                             old.extend_from_slice(s);
                             continue;
@@ -242,7 +289,6 @@ pub fn decode_row_into(
                 }
             }
         };
-        put(i, v, row);
     }
     Some(())
 }
@@ -389,6 +435,101 @@ mod tests {
         decode_row_into(&def, &b[..b.len() - 2], &mut got, Some(&first_only)).unwrap();
         assert_eq!(got[0], row[0]);
         assert!(got[1..].iter().all(Value::is_null));
+    }
+
+    /// Each type resolves to the kind its bytes are stored as, and a row decoded
+    /// through the kinds into a vector that held a longer or a shorter row of other
+    /// values (a scan's reused scratch row) comes out exactly as encoded.
+    #[test]
+    fn kinds_follow_types_and_reused_vectors_decode_exactly() {
+        use strata_types::{Collation, ColumnDef};
+        assert_eq!(
+            ColKind::of(&DataType::TinyInt { unsigned: true }),
+            ColKind::UInt
+        );
+        assert_eq!(
+            ColKind::of(&DataType::BigInt { unsigned: false }),
+            ColKind::Int
+        );
+        assert_eq!(ColKind::of(&DataType::Float), ColKind::Double);
+        assert_eq!(
+            ColKind::of(&DataType::Decimal {
+                precision: 15,
+                scale: 2
+            }),
+            ColKind::Decimal(2)
+        );
+        assert_eq!(
+            ColKind::of(&DataType::Timestamp { fsp: 3 }),
+            ColKind::DateTime(3)
+        );
+        assert_eq!(ColKind::of(&DataType::Time { fsp: 1 }), ColKind::Time(1));
+        assert_eq!(ColKind::of(&DataType::Char(10)), ColKind::Bytes);
+        assert_eq!(ColKind::of(&DataType::Blob(65535)), ColKind::Bytes);
+        assert_eq!(ColKind::of(&DataType::Bit(3)), ColKind::Bits);
+        assert_eq!(ColKind::of(&DataType::Json), ColKind::Json);
+        let col = |name: &str, data_type| ColumnDef {
+            name: name.into(),
+            data_type,
+            nullable: true,
+            default: None,
+            auto_increment: false,
+            on_update_now: false,
+            collation: Collation::Binary,
+            members: Vec::new(),
+        };
+        let def = TableDef {
+            db: "d".into(),
+            name: "t".into(),
+            engine: "btree".into(),
+            columns: vec![
+                col("u", DataType::Int { unsigned: true }),
+                col("s", DataType::VarChar(20)),
+                col("b", DataType::Bit(9)),
+                col("j", DataType::Json),
+                col("y", DataType::Year),
+                col("d", DataType::Date),
+            ],
+            indexes: vec![],
+            auto_increment_start: 1,
+            comment: String::new(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
+        };
+        let kinds = col_kinds(&def);
+        let row = vec![
+            Value::UInt(u64::MAX),
+            Value::str("xyz"),
+            Value::Bits(vec![1, 255]),
+            Value::Json(vec![0, 1, 2]),
+            Value::Int(2024),
+            Value::DateTime(DateTime::parse("2001-02-03").unwrap().as_date()),
+        ];
+        let mut b = Vec::new();
+        encode_row(&def, &row, &mut b);
+        for before in [
+            vec![Value::str("a much longer string held before"); 9],
+            vec![Value::Int(1)],
+            Vec::new(),
+        ] {
+            let mut got = before;
+            decode_kinds_into(&def, &kinds, &b, &mut got, None).unwrap();
+            assert_eq!(got, row);
+        }
+        // A NULL in the bitmap and a string slot that held a number.
+        let with_null = vec![
+            Value::Null,
+            Value::str(""),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+        ];
+        b.clear();
+        encode_row(&def, &with_null, &mut b);
+        let mut got = vec![Value::Int(5); 6];
+        decode_kinds_into(&def, &kinds, &b, &mut got, None).unwrap();
+        assert_eq!(got, with_null);
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub struct Layout {
     /// No PRIMARY KEY: the clustered key is an 8-byte hidden row id.
     pub hidden: bool,
     pub name: String,
+    /// How each column is stored (`row::col_kinds` of `def`), for decoding rows.
+    pub kinds: Vec<row::ColKind>,
 }
 
 impl Layout {
@@ -51,12 +53,14 @@ impl Layout {
             })
             .collect();
         let name = format!("{}.{}", def.db, def.name);
+        let kinds = row::col_kinds(&def);
         Layout {
             def,
             space,
             trees,
             hidden,
             name,
+            kinds,
         }
     }
 
@@ -124,7 +128,9 @@ impl Layout {
         } else {
             &value[HEADER..]
         };
-        row::decode_row(&self.def, bytes).ok_or_else(bad)
+        let mut row = Vec::with_capacity(self.kinds.len());
+        row::decode_kinds_into(&self.def, &self.kinds, bytes, &mut row, None).ok_or_else(bad)?;
+        Ok(row)
     }
 
     /// [`Layout::decode`] into `row`, reusing its strings' buffers; with `cols`, only
@@ -144,7 +150,7 @@ impl Layout {
             return Ok(());
         }
         let bytes = value.get(HEADER..).ok_or_else(bad)?;
-        row::decode_row_into(&self.def, bytes, row, cols).ok_or_else(bad)
+        row::decode_kinds_into(&self.def, &self.kinds, bytes, row, cols).ok_or_else(bad)
     }
 
     pub fn encode(&self, h: RecHeader, row: &[Value]) -> Vec<u8> {

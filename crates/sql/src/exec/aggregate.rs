@@ -69,7 +69,7 @@ pub(crate) fn new_state(spec: &AggSpec) -> AggState {
 /// Feeds one row's value of a one-argument aggregate.
 #[allow(dead_code)] // the entry point of window functions, which feed one value a row
 pub(crate) fn update_state(state: &mut AggState, spec: &AggSpec, v: Value) -> Result<()> {
-    update_inputs(state, spec, vec![v], 0)
+    update_inputs(state, spec, &mut [v], 0)
 }
 
 /// How many values one row feeds `spec` ([`eval_inputs`]): its arguments (a NULL
@@ -106,12 +106,13 @@ pub(crate) fn eval_inputs(
 
 /// Feeds one row's inputs (as [`eval_inputs`] made them) into the state, after the
 /// DISTINCT filter (`seen`, when the call has DISTINCT). `row_no` numbers the rows
-/// fed in this statement, for GROUP_CONCAT's warning.
+/// fed in this statement, for GROUP_CONCAT's warning. The values the state keeps are
+/// moved out of `vals` (no vector per row and aggregate).
 pub(crate) fn feed(
     state: &mut AggState,
     seen: &mut Option<HashSet<Vec<u8>>>,
     spec: &AggSpec,
-    vals: Vec<Value>,
+    vals: &mut [Value],
     row_no: u64,
 ) -> Result<()> {
     let nargs = 1 + spec.more_args.len();
@@ -139,7 +140,7 @@ pub(crate) fn feed(
 fn update_inputs(
     state: &mut AggState,
     spec: &AggSpec,
-    mut vals: Vec<Value>,
+    vals: &mut [Value],
     row_no: u64,
 ) -> Result<()> {
     let nargs = 1 + spec.more_args.len();
@@ -168,7 +169,8 @@ fn update_inputs(
             if vals.iter().take(nargs).any(Value::is_null) {
                 return Ok(());
             }
-            let keys = vals.split_off(nargs.min(vals.len()));
+            let (vals, keys) = vals.split_at_mut(nargs.min(vals.len()));
+            let keys = keys.iter_mut().map(std::mem::take).collect();
             let mut text = Vec::new();
             let types = std::iter::once(spec.arg_type).chain(spec.more_args.iter().map(|m| m.1));
             for (v, ty) in vals.iter().zip(types) {
@@ -184,7 +186,7 @@ fn update_inputs(
         }
         _ => {}
     }
-    let v = vals.into_iter().next().unwrap_or(Value::Null);
+    let v = vals.first_mut().map(std::mem::take).unwrap_or(Value::Null);
     if v.is_null() {
         return Ok(());
     }
@@ -552,7 +554,7 @@ mod tests {
                 &mut st,
                 &mut seen,
                 &obj,
-                vec![Value::str(k), Value::Int(v)],
+                &mut [Value::str(k), Value::Int(v)],
                 0,
             )
             .unwrap();
@@ -567,7 +569,7 @@ mod tests {
             &mut st,
             &mut seen,
             &obj,
-            vec![Value::Null, Value::Int(1)],
+            &mut [Value::Null, Value::Int(1)],
             0,
         )
         .unwrap_err();
@@ -588,12 +590,12 @@ mod tests {
                 &mut st,
                 &mut seen,
                 &s,
-                vec![Value::Int(a), Value::str(b)],
+                &mut [Value::Int(a), Value::str(b)],
                 0,
             )
             .unwrap();
         }
-        feed(&mut st, &mut seen, &s, vec![Value::Int(3), Value::Null], 0).unwrap();
+        feed(&mut st, &mut seen, &s, &mut [Value::Int(3), Value::Null], 0).unwrap();
         // 'x' and 'X' are equal under the case-insensitive collation.
         assert_eq!(finish_state(st, &s), Value::Int(3));
     }
@@ -610,8 +612,8 @@ mod tests {
             let mut st = new_state(&s);
             let mut seen = None;
             for (n, (v, k)) in rows.iter().enumerate() {
-                let vals = vec![Value::str(v), Value::Int(*k)];
-                feed(&mut st, &mut seen, &s, vals, n as u64 + 1).unwrap();
+                let mut vals = [Value::str(v), Value::Int(*k)];
+                feed(&mut st, &mut seen, &s, &mut vals, n as u64 + 1).unwrap();
             }
             st
         };

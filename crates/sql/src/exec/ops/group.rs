@@ -2,11 +2,13 @@
 //! rows are the group values followed by the aggregates' values, which is what HAVING,
 //! window functions and the select list read.
 //!
-//! Groups live in a B-tree keyed by the group values' sort keys, so they come out in
-//! GROUP BY order. When their bytes pass `sort_buffer_size`, the operator abandons the
-//! in-memory groups, runs its input again, sorts (key, aggregate inputs) rows through
-//! temporary files and aggregates each run of equal keys as it streams back: memory
-//! stays bounded whatever the number of groups.
+//! Groups are found by a hash map from the group values' sort keys (one hash and one
+//! key comparison per row, where an ordered map compared keys along a path of log n)
+//! and sorted by those keys once at the end, so they come out in GROUP BY order. When
+//! their bytes pass `sort_buffer_size`, the operator abandons the in-memory groups,
+//! runs its input again, sorts (key, aggregate inputs) rows through temporary files and
+//! aggregates each run of equal keys as it streams back: memory stays bounded whatever
+//! the number of groups.
 
 use super::{BoxedOp, Operator, Sink};
 use crate::bind::AggFunc;
@@ -18,7 +20,7 @@ use crate::expr::keys::group_key;
 use crate::expr::EvalCtx;
 use crate::plan::block::GroupPlan;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use strata_engine::Flow;
 use strata_types::memory::{Component, Grant};
@@ -58,20 +60,15 @@ impl Group<'_> {
         }
     }
 
-    /// Feeds one input row's aggregate arguments (all calls' inputs, concatenated).
-    fn accumulate(&self, g: &mut GroupState, args: &[Value], row_no: u64) -> Result<()> {
+    /// Feeds one input row's aggregate arguments (all calls' inputs, concatenated);
+    /// the values are moved out of `args` (a WITH ROLLUP row feeds a copy per level).
+    fn accumulate(&self, g: &mut GroupState, args: &mut [Value], row_no: u64) -> Result<()> {
         let mut rest = args;
         for (i, spec) in self.plan.aggs.iter().enumerate() {
             let n = input_count(spec).min(rest.len());
-            let (mine, after) = rest.split_at(n);
+            let (mine, after) = rest.split_at_mut(n);
             rest = after;
-            feed(
-                &mut g.states[i],
-                &mut g.seen[i],
-                spec,
-                mine.to_vec(),
-                row_no,
-            )?;
+            feed(&mut g.states[i], &mut g.seen[i], spec, mine, row_no)?;
         }
         Ok(())
     }
@@ -109,11 +106,12 @@ impl Group<'_> {
         (k, keys)
     }
 
-    /// Groups in memory. Returns None when they outgrew the budget (the caller spills).
-    fn in_memory(&self, input: &mut BoxedOp<'_>) -> Result<Option<BTreeMap<Vec<u8>, GroupState>>> {
+    /// Groups in memory, sorted by key. Returns None when they outgrew the budget (the
+    /// caller spills).
+    fn in_memory(&self, input: &mut BoxedOp<'_>) -> Result<Option<Vec<KeyedGroup>>> {
         let (gp, ecx) = (self.plan, self.ecx);
         let ng = gp.groups.len();
-        let mut groups: BTreeMap<Vec<u8>, GroupState> = BTreeMap::new();
+        let mut groups = Groups::default();
         let mut group_bytes = 0usize;
         // The groups' bytes are held under a grant: past sort_buffer_size, or when the
         // server's budget has no room, the operator spills to sorted runs instead.
@@ -130,8 +128,8 @@ impl Group<'_> {
                 let v = e.operand(r, ecx)?;
                 group_key(&mut key, &v, *coll);
             }
-            let g = match groups.get_mut(&key) {
-                Some(g) => g,
+            let g = match groups.index.get(key.as_slice()) {
+                Some(&at) => &mut groups.list[at].1,
                 None => {
                     let keys = gp
                         .groups
@@ -146,37 +144,39 @@ impl Group<'_> {
                         spill = true;
                         return Ok(Flow::Stop);
                     }
-                    groups
-                        .entry(key.clone())
-                        .or_insert_with(|| self.new_group(keys, ng))
+                    groups.insert(key.clone(), || self.new_group(keys, ng))
                 }
             };
             args.clear();
             for spec in &gp.aggs {
                 eval_inputs(spec, r, ecx, &mut args)?;
             }
-            let full_keys = gp.rollup.then(|| g.keys.clone());
             row_no += 1;
-            self.accumulate(g, &args, row_no)?;
-            if let Some(full) = full_keys {
-                for level in (0..ng).rev() {
-                    let (k, keys) = self.rollup_key(&full, level);
-                    let sg = groups
-                        .entry(k)
-                        .or_insert_with(|| self.new_group(keys, level));
-                    self.accumulate(sg, &args, row_no)?;
-                }
+            if !gp.rollup {
+                return self
+                    .accumulate(g, &mut args, row_no)
+                    .map(|()| Flow::Continue);
+            }
+            let full = g.keys.clone();
+            self.accumulate(g, &mut args.clone(), row_no)?;
+            for level in (0..ng).rev() {
+                let (k, keys) = self.rollup_key(&full, level);
+                let sg = groups.insert(k, || self.new_group(keys, level));
+                self.accumulate(sg, &mut args.clone(), row_no)?;
             }
             Ok(Flow::Continue)
         })?;
         if spill {
             return Ok(None);
         }
-        if groups.is_empty() && ng == 0 {
+        if groups.list.is_empty() && ng == 0 {
             // An aggregate over no rows still yields one row.
-            groups.insert(vec![], self.new_group(vec![], 0));
+            groups.insert(vec![], || self.new_group(vec![], 0));
         }
-        Ok(Some(groups))
+        // Keys are distinct: the order is total without a stable sort.
+        let mut list = groups.list;
+        list.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Ok(Some(list))
     }
 
     /// Too many groups for memory: reads the input again, sorts its rows by group key
@@ -224,7 +224,8 @@ impl Group<'_> {
             }
             let (_, g) = current.get_or_insert_with(|| (key, self.new_group(keys, ng)));
             row_no += 1;
-            self.accumulate(g, &args, row_no)?;
+            let mut args = args;
+            self.accumulate(g, &mut args, row_no)?;
             Ok(true)
         })?;
         if flow == Flow::Stop {
@@ -267,6 +268,33 @@ impl Group<'_> {
             )),
             None => self.spilled(input, sink),
         }
+    }
+}
+
+/// A group and its key (the group values' sort key).
+type KeyedGroup = (Vec<u8>, GroupState);
+
+/// The in-memory groups: each in `list` in the order it was first seen, found by its
+/// key through `index` (its place in `list`).
+#[derive(Default)]
+struct Groups {
+    index: HashMap<Vec<u8>, usize>,
+    list: Vec<KeyedGroup>,
+}
+
+impl Groups {
+    /// The group of `key`, made by `new` when there is none yet.
+    fn insert(&mut self, key: Vec<u8>, new: impl FnOnce() -> GroupState) -> &mut GroupState {
+        let at = match self.index.get(key.as_slice()) {
+            Some(&at) => at,
+            None => {
+                let at = self.list.len();
+                self.index.insert(key.clone(), at);
+                self.list.push((key, new()));
+                at
+            }
+        };
+        &mut self.list[at].1
     }
 }
 
