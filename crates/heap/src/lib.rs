@@ -725,6 +725,17 @@ impl Table for HeapTable {
             // NO_AUTO_VALUE_ON_ZERO, so a 0 here is a value to keep.
             if row[a].is_null() {
                 let next = self.data.header.lock().auto_increment.max(1);
+                // The counter past the column's type (TINYINT after 127): refused, as
+                // MySQL does in strict mode (167; the SQL layer adds the row number).
+                let col = &self.def.columns[a];
+                if let Some((_, hi)) = col.data_type.int_range() {
+                    if next as i128 > hi {
+                        return Err(Error::AutoIncrementOutOfRange {
+                            column: col.name.clone(),
+                            row: 1,
+                        });
+                    }
+                }
                 row[a] = if self.def.columns[a].data_type.is_unsigned() {
                     Value::UInt(next)
                 } else {

@@ -110,6 +110,12 @@ pub enum Error {
         column: String,
         row: u64,
     },
+    /// 167 (MySQL's HA_ERR_AUTOINC_ERANGE): the next AUTO_INCREMENT value does not fit
+    /// the column's type (strict mode); column and row number.
+    AutoIncrementOutOfRange {
+        column: String,
+        row: u64,
+    },
     /// 1690: an expression's result does not fit its type: the type name ("BIGINT",
     /// "BIGINT UNSIGNED", "DECIMAL") and the expression.
     ValueOutOfRange {
@@ -829,6 +835,7 @@ impl Error {
             NoDefault(_) => 1364,
             ValueCount(_) => 1136,
             OutOfRange { .. } => 1264,
+            AutoIncrementOutOfRange { .. } => 167,
             ValueOutOfRange { .. } => 1690,
             DataTooLong { .. } => 1406,
             DataTruncated { .. } => 1265,
@@ -1031,7 +1038,7 @@ impl Error {
             1046 => "3D000",
             1136 => "21S01",
             1241 | 1242 | 1222 => "21000",
-            1264 | 1690 => "22003",
+            167 | 1264 | 1690 => "22003",
             1406 => "22001",
             1265 => "01000",
             1090 => "42000",
@@ -1291,7 +1298,7 @@ impl fmt::Display for Error {
             ColumnNotNull(c) => write!(f, "Column '{c}' cannot be null"),
             NoDefault(c) => write!(f, "Field '{c}' doesn't have a default value"),
             ValueCount(row) => write!(f, "Column count doesn't match value count at row {row}"),
-            OutOfRange { column, row } => {
+            OutOfRange { column, row } | AutoIncrementOutOfRange { column, row } => {
                 write!(f, "Out of range value for column '{column}' at row {row}")
             }
             ValueOutOfRange { kind, expr } => write!(f, "{kind} value is out of range in '{expr}'"),

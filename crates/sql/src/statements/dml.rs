@@ -732,6 +732,17 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
         if let Some(a) = auto_col {
             if row[a].is_null() {
                 generated_now = autoinc.generate(|n, at| table.reserve_auto_increment(n, at));
+                // Past the column's type (TINYINT after 127): InnoDB caps a reserved
+                // value at the type's largest, which then meets the row holding it
+                // (MySQL 8: 1062 Duplicate entry '127'). An engine that generates its
+                // own values refuses them itself (167; the row number is added below).
+                let hi = def.columns[a]
+                    .data_type
+                    .int_range()
+                    .map(|(_, hi)| hi as u64);
+                if let (Some(v), Some(hi)) = (generated_now, hi) {
+                    generated_now = Some(v.min(hi));
+                }
                 if let Some(v) = generated_now {
                     row[a] = if def.columns[a].data_type.is_unsigned() {
                         Value::UInt(v)
@@ -756,6 +767,13 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                 }
             }
             Ok(ins)
+        });
+        let inserted = inserted.map_err(|e| match e {
+            Error::AutoIncrementOutOfRange { column, .. } => Error::AutoIncrementOutOfRange {
+                column,
+                row: row_no,
+            },
+            other => other,
         });
         match inserted {
             Err(e @ Error::FkNoParent(_)) if p.ignore => {
