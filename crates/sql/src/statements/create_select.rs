@@ -46,16 +46,8 @@ pub fn create_table_select(
     if !ct.temporary
         && (cx.catalog.table(&db, &name).is_ok() || cx.catalog.view(&db, &name).is_some())
     {
-        if ct.if_not_exists {
-            // MySQL 8 inserts nothing then, and logs nothing.
-            cx.env.warn(
-                crate::expr::WarnLevel::Note,
-                1050,
-                format!("Table '{name}' already exists"),
-            );
-            return Ok(Outcome::ok(0));
-        }
-        return Err(Error::TableExists(name));
+        // With IF NOT EXISTS MySQL 8 inserts nothing then, and logs nothing.
+        return super::ddl::name_in_use(&name, ct.if_not_exists, cx);
     }
     let sub = Planner::new(cx).plan_statement(query)?;
     lock_reads(cx, &sub)?;

@@ -194,12 +194,22 @@ fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
     let def = table_def(ct, cx, Vec::new())?;
     let name = def.name.clone();
     if !cx.catalog.create_table(def, ct.if_not_exists)? {
-        cx.env.warn(
-            crate::expr::WarnLevel::Note,
-            1050,
-            format!("Table '{name}' already exists"),
-        );
+        return name_in_use(&name, true, cx);
     }
+    Ok(Outcome::ok(0))
+}
+
+/// CREATE TABLE of a name in use: with IF NOT EXISTS a note 1050 and nothing done
+/// (MySQL 8), otherwise error 1050.
+pub(crate) fn name_in_use(name: &str, if_not_exists: bool, cx: &ExecCtx) -> Result<Outcome> {
+    if !if_not_exists {
+        return Err(Error::TableExists(name.to_string()));
+    }
+    cx.env.warn(
+        crate::expr::WarnLevel::Note,
+        1050,
+        format!("Table '{name}' already exists"),
+    );
     Ok(Outcome::ok(0))
 }
 

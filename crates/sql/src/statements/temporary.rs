@@ -61,15 +61,7 @@ fn create(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
         return Err(Error::UnknownDatabase(db));
     }
     if cx.temp_table(&db, &name).is_some() {
-        if ct.if_not_exists {
-            cx.env.warn(
-                crate::expr::WarnLevel::Note,
-                1050,
-                format!("Table '{name}' already exists"),
-            );
-            return Ok(Outcome::ok(0));
-        }
-        return Err(Error::TableExists(name));
+        return crate::statements::ddl::name_in_use(&name, ct.if_not_exists, cx);
     }
     if let Some(q) = &ct.query {
         return crate::statements::create_select::create_table_select(ct, q, cx);
