@@ -205,7 +205,16 @@ fn readers_never_see_torn_rows_while_the_file_grows_and_remaps() {
             settings.set_enabled(true);
         })
     };
-    for id in 1..=20_000i64 {
+    // At least 20,000 rows, and on until the toggler has remapped often enough (a busy
+    // machine may not schedule it during the first 20,000), within a bound.
+    let start = std::time::Instant::now();
+    let mut id = 0i64;
+    while id < 20_000
+        || (settings.remaps() <= 20
+            && id < 400_000
+            && start.elapsed() < std::time::Duration::from_secs(30))
+    {
+        id += 1;
         let row = vec![Value::Int(id), Value::Int(id), Value::str(&payload(id))];
         let rid = data.insert(&def, &row).unwrap();
         ids.write().push(rid);
