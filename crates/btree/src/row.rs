@@ -297,6 +297,20 @@ pub fn decode_kinds_into(
 mod tests {
     use super::*;
 
+    /// A nullable column of `data_type` with no default, for the decode tests' tables.
+    fn col(name: &str, data_type: DataType) -> strata_types::ColumnDef {
+        strata_types::ColumnDef {
+            name: name.into(),
+            data_type,
+            nullable: true,
+            default: None,
+            auto_increment: false,
+            on_update_now: false,
+            collation: strata_types::Collation::Binary,
+            members: Vec::new(),
+        }
+    }
+
     #[test]
     fn varints_and_zigzag_round_trip() {
         for i in [0i64, 1, -1, 63, -64, 1 << 40, i64::MIN, i64::MAX] {
@@ -311,17 +325,6 @@ mod tests {
 
     #[test]
     fn temporal_columns_round_trip_with_fractions() {
-        use strata_types::{Collation, ColumnDef};
-        let col = |name: &str, data_type| ColumnDef {
-            name: name.into(),
-            data_type,
-            nullable: true,
-            default: None,
-            auto_increment: false,
-            on_update_now: false,
-            collation: Collation::Binary,
-            members: Vec::new(),
-        };
         let def = TableDef {
             db: "d".into(),
             name: "t".into(),
@@ -359,17 +362,6 @@ mod tests {
     /// lands on the right bytes for each later column; unmarked ones come out NULL.
     #[test]
     fn masked_decode_steps_over_unread_columns() {
-        use strata_types::{Collation, ColumnDef};
-        let col = |name: &str, data_type| ColumnDef {
-            name: name.into(),
-            data_type,
-            nullable: true,
-            default: None,
-            auto_increment: false,
-            on_update_now: false,
-            collation: Collation::Binary,
-            members: Vec::new(),
-        };
         let def = TableDef {
             db: "d".into(),
             name: "t".into(),
@@ -442,7 +434,6 @@ mod tests {
     /// values (a scan's reused scratch row) comes out exactly as encoded.
     #[test]
     fn kinds_follow_types_and_reused_vectors_decode_exactly() {
-        use strata_types::{Collation, ColumnDef};
         assert_eq!(
             ColKind::of(&DataType::TinyInt { unsigned: true }),
             ColKind::UInt
@@ -468,16 +459,6 @@ mod tests {
         assert_eq!(ColKind::of(&DataType::Blob(65535)), ColKind::Bytes);
         assert_eq!(ColKind::of(&DataType::Bit(3)), ColKind::Bits);
         assert_eq!(ColKind::of(&DataType::Json), ColKind::Json);
-        let col = |name: &str, data_type| ColumnDef {
-            name: name.into(),
-            data_type,
-            nullable: true,
-            default: None,
-            auto_increment: false,
-            on_update_now: false,
-            collation: Collation::Binary,
-            members: Vec::new(),
-        };
         let def = TableDef {
             db: "d".into(),
             name: "t".into(),
