@@ -321,22 +321,46 @@ impl Drop for TestServer {
     }
 }
 
+/// Creates a MariaDB data directory. Runs are serialised within a test process and retried:
+/// a CI run once saw one of two concurrent `mariadb-install-db` runs fail on a fresh machine,
+/// and a reference server that cannot start says nothing about Strata. A final failure
+/// panics with the tool's own output so the cause is visible.
 fn mariadb_install_db(datadir: &Path, log_path: &Path) {
-    let log = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log_path)
-        .unwrap();
-    let status = Command::new("mariadb-install-db")
-        .arg("--no-defaults")
-        .arg("--user=root")
-        .arg(format!("--datadir={}", datadir.display()))
-        .arg("--auth-root-authentication-method=normal")
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .status()
-        .expect("run mariadb-install-db");
-    assert!(status.success(), "mariadb-install-db failed");
+    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _serialised = INSTALL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut last = String::new();
+    for attempt in 1..=3 {
+        if attempt > 1 {
+            // A failed bootstrap can leave a half-made directory behind.
+            let _ = fs::remove_dir_all(datadir);
+            fs::create_dir_all(datadir).expect("create datadir");
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        let attempt_log = log_path.with_extension(format!("install-{attempt}.log"));
+        let log = fs::File::create(&attempt_log).expect("create install log");
+        let status = Command::new("mariadb-install-db")
+            .arg("--no-defaults")
+            .arg("--user=root")
+            .arg(format!("--datadir={}", datadir.display()))
+            .arg("--auth-root-authentication-method=normal")
+            .stdout(log.try_clone().expect("clone install log"))
+            .stderr(log)
+            .status()
+            .expect("run mariadb-install-db");
+        if status.success() {
+            return;
+        }
+        last = fs::read_to_string(&attempt_log).unwrap_or_default();
+        eprintln!("mariadb-install-db attempt {attempt} failed ({status}):\n{last}");
+    }
+    let tail: Vec<&str> = last.lines().rev().take(40).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    panic!(
+        "mariadb-install-db failed three times; its last output:\n{}",
+        tail.join("\n")
+    );
 }
 
 /// Connection options for root with an empty password on 127.0.0.1:`port`.
