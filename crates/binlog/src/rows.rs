@@ -23,9 +23,13 @@ pub const MAX_ROWS_EVENT: usize = 8192;
 /// (`binlog_json_format=BINARY`, the default), or, for MariaDB replicas and
 /// `mariadb-binlog`, which do not know that type, as LONGTEXT holding the document's
 /// text (`TEXT`, what MariaDB itself logs for its JSON columns).
+///
+/// `full_metadata` is `binlog_row_metadata=FULL`: TABLE_MAP events also carry the column
+/// names, ENUM/SET members and the primary key (`optional_metadata`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Format {
     pub json_text: bool,
+    pub full_metadata: bool,
 }
 
 fn mysql_type(c: &ColumnDef, f: Format) -> u8 {
@@ -146,35 +150,168 @@ pub fn table_map(timestamp: u32, table_id: u64, def: &TableDef, f: Format) -> Bo
         }
     }
     d.extend_from_slice(&nulls);
-    // Optional metadata: SIGNEDNESS, one bit per numeric column, most significant first.
+    optional_metadata(def, f, &mut d);
+    Body {
+        type_code: event::TABLE_MAP,
+        timestamp,
+        flags: 0,
+        data: d,
+    }
+}
+
+/// Optional metadata field types (docs/format/binlog.md, "Optional metadata").
+mod field {
+    pub const SIGNEDNESS: u8 = 1;
+    pub const DEFAULT_CHARSET: u8 = 2;
+    pub const COLUMN_NAME: u8 = 4;
+    pub const SET_STR_VALUE: u8 = 5;
+    pub const ENUM_STR_VALUE: u8 = 6;
+    pub const SIMPLE_PRIMARY_KEY: u8 = 8;
+    pub const ENUM_AND_SET_DEFAULT_CHARSET: u8 = 10;
+}
+
+/// Whether MySQL counts the column as numeric in SIGNEDNESS (by its logged type: YEAR
+/// is not one).
+fn is_numeric(c: &ColumnDef) -> bool {
+    c.data_type.is_integer()
+        || matches!(
+            c.data_type,
+            DataType::Float | DataType::Double | DataType::Decimal { .. }
+        )
+}
+
+/// Whether the column is a character column of DEFAULT_CHARSET: logged as STRING,
+/// VARCHAR or BLOB and not an ENUM or SET.
+fn is_character(c: &ColumnDef, f: Format) -> bool {
+    matches!(mysql_type(c, f), 254 | 15 | 252)
+        && !matches!(c.data_type, DataType::Enum(_) | DataType::Set(_))
+}
+
+/// The collation id a reader decodes the column's bytes with.
+fn collation_id(c: &ColumnDef) -> u64 {
+    if c.data_type == DataType::Json {
+        // Logged as text only with binlog_json_format=TEXT: MariaDB's JSON is utf8mb4_bin.
+        return Collation::Utf8Bin.id() as u64;
+    }
+    c.collation.id() as u64
+}
+
+/// One TLV field: type, lenenc length, value.
+fn put_field(d: &mut Vec<u8>, kind: u8, value: &[u8]) {
+    d.push(kind);
+    put_lenenc(d, value.len() as u64);
+    d.extend_from_slice(value);
+}
+
+/// DEFAULT_CHARSET's value over `ids` (one per counted column): the most common id,
+/// then (position, id) for each column with another.
+fn default_charset(ids: &[u64]) -> Vec<u8> {
+    let mut counts: Vec<(u64, usize)> = Vec::new();
+    for &id in ids {
+        match counts.iter_mut().find(|(k, _)| *k == id) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((id, 1)),
+        }
+    }
+    // Ties go to the first seen, so the output is deterministic.
+    let default = counts
+        .iter()
+        .fold(
+            (0u64, 0usize),
+            |best, &(k, n)| if n > best.1 { (k, n) } else { best },
+        )
+        .0;
+    let mut v = Vec::new();
+    put_lenenc(&mut v, default);
+    for (i, &id) in ids.iter().enumerate() {
+        if id != default {
+            put_lenenc(&mut v, i as u64);
+            put_lenenc(&mut v, id);
+        }
+    }
+    v
+}
+
+/// A lenenc length and the bytes.
+fn put_lenenc_str(v: &mut Vec<u8>, b: &[u8]) {
+    put_lenenc(v, b.len() as u64);
+    v.extend_from_slice(b);
+}
+
+/// The TABLE_MAP's optional metadata fields, in type order (MINIMAL: signedness and
+/// character sets; FULL adds names, ENUM/SET members and the primary key).
+fn optional_metadata(def: &TableDef, f: Format, d: &mut Vec<u8>) {
     let numeric: Vec<bool> = def
         .columns
         .iter()
-        .filter(|c| {
-            c.data_type.is_integer()
-                || matches!(
-                    c.data_type,
-                    DataType::Float | DataType::Double | DataType::Decimal { .. }
-                )
-        })
+        .filter(|c| is_numeric(c))
         .map(|c| c.data_type.is_unsigned())
         .collect();
     if !numeric.is_empty() {
+        // One bit per numeric column, most significant first.
         let mut bits = vec![0u8; numeric.len().div_ceil(8)];
         for (i, u) in numeric.iter().enumerate() {
             if *u {
                 bits[i / 8] |= 0x80 >> (i % 8);
             }
         }
-        d.push(1);
-        put_lenenc(&mut d, bits.len() as u64);
-        d.extend_from_slice(&bits);
+        put_field(d, field::SIGNEDNESS, &bits);
     }
-    Body {
-        type_code: event::TABLE_MAP,
-        timestamp,
-        flags: 0,
-        data: d,
+    let chars: Vec<u64> = def
+        .columns
+        .iter()
+        .filter(|c| is_character(c, f))
+        .map(collation_id)
+        .collect();
+    if !chars.is_empty() {
+        put_field(d, field::DEFAULT_CHARSET, &default_charset(&chars));
+    }
+    if f.full_metadata {
+        let mut names = Vec::new();
+        for c in &def.columns {
+            put_lenenc_str(&mut names, c.name.as_bytes());
+        }
+        put_field(d, field::COLUMN_NAME, &names);
+        for (kind, is_kind) in [
+            (
+                field::SET_STR_VALUE,
+                (|t| matches!(t, DataType::Set(_))) as fn(DataType) -> bool,
+            ),
+            (field::ENUM_STR_VALUE, |t| matches!(t, DataType::Enum(_))),
+        ] {
+            let mut v = Vec::new();
+            let mut any = false;
+            for c in def.columns.iter().filter(|c| is_kind(c.data_type)) {
+                any = true;
+                put_lenenc(&mut v, c.members.len() as u64);
+                for m in &c.members {
+                    put_lenenc_str(&mut v, m.as_bytes());
+                }
+            }
+            if any {
+                put_field(d, kind, &v);
+            }
+        }
+        if let Some(pk) = def.indexes.first().filter(|i| i.primary) {
+            let mut v = Vec::new();
+            for &col in &pk.columns {
+                put_lenenc(&mut v, col as u64);
+            }
+            put_field(d, field::SIMPLE_PRIMARY_KEY, &v);
+        }
+    }
+    let enum_set: Vec<u64> = def
+        .columns
+        .iter()
+        .filter(|c| matches!(c.data_type, DataType::Enum(_) | DataType::Set(_)))
+        .map(collation_id)
+        .collect();
+    if !enum_set.is_empty() {
+        put_field(
+            d,
+            field::ENUM_AND_SET_DEFAULT_CHARSET,
+            &default_charset(&enum_set),
+        );
     }
 }
 
@@ -526,5 +663,160 @@ mod tests {
             collation: Collation::Binary,
             members: vec![],
         }
+    }
+}
+
+#[cfg(test)]
+mod optional_metadata_tests {
+    use super::*;
+    use strata_types::IndexDef;
+
+    fn col(name: &str, t: DataType, collation: Collation, members: &[&str]) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            data_type: t,
+            nullable: true,
+            default: None,
+            auto_increment: false,
+            on_update_now: false,
+            collation,
+            members: members.iter().map(|m| m.to_string()).collect(),
+        }
+    }
+
+    /// id INT UNSIGNED, y YEAR, name VARCHAR utf8mb4_general_ci, code CHAR utf8mb4_bin,
+    /// b BLOB, e ENUM('x','yy'), s SET('p'), d DECIMAL; primary key (name, id).
+    fn table() -> TableDef {
+        TableDef {
+            db: "db".into(),
+            name: "t".into(),
+            engine: "btree".into(),
+            columns: vec![
+                col(
+                    "id",
+                    DataType::Int { unsigned: true },
+                    Collation::Binary,
+                    &[],
+                ),
+                col("y", DataType::Year, Collation::Binary, &[]),
+                col("name", DataType::VarChar(10), Collation::GeneralCi, &[]),
+                col("code", DataType::Char(2), Collation::Utf8Bin, &[]),
+                col("b", DataType::Blob(65535), Collation::Binary, &[]),
+                col("e", DataType::Enum(2), Collation::GeneralCi, &["x", "yy"]),
+                col("s", DataType::Set(1), Collation::GeneralCi, &["p"]),
+                col(
+                    "d",
+                    DataType::Decimal {
+                        precision: 5,
+                        scale: 2,
+                    },
+                    Collation::Binary,
+                    &[],
+                ),
+            ],
+            indexes: vec![IndexDef {
+                name: "PRIMARY".into(),
+                columns: vec![2, 0],
+                unique: true,
+                primary: true,
+            }],
+            auto_increment_start: 1,
+            comment: String::new(),
+            foreign_keys: vec![],
+            checks: vec![],
+        }
+    }
+
+    /// Reads a lenenc integer at `*at` (only the forms these tests produce).
+    fn lenenc(b: &[u8], at: &mut usize) -> u64 {
+        let first = b[*at];
+        *at += 1;
+        match first {
+            0..=250 => first as u64,
+            0xFC => {
+                let v = u16::from_le_bytes([b[*at], b[*at + 1]]) as u64;
+                *at += 2;
+                v
+            }
+            other => panic!("unexpected lenenc prefix {other:#x}"),
+        }
+    }
+
+    /// The (type, value) fields after the null bitmap of a TABLE_MAP body.
+    fn fields(def: &TableDef, f: Format) -> Vec<(u8, Vec<u8>)> {
+        let body = table_map(0, 1, def, f).data;
+        let mut at = 8; // table id, flags
+        for _ in 0..2 {
+            at += 1 + body[at] as usize + 1; // length, name, NUL
+        }
+        let n = lenenc(&body, &mut at) as usize;
+        at += n;
+        let meta = lenenc(&body, &mut at) as usize;
+        at += meta + n.div_ceil(8);
+        let mut out = Vec::new();
+        while at < body.len() {
+            let kind = body[at];
+            at += 1;
+            let len = lenenc(&body, &mut at) as usize;
+            out.push((kind, body[at..at + len].to_vec()));
+            at += len;
+        }
+        out
+    }
+
+    #[test]
+    fn minimal_has_signedness_and_character_sets_only() {
+        let got = fields(&table(), Format::default());
+        let kinds: Vec<u8> = got.iter().map(|(k, _)| *k).collect();
+        assert_eq!(kinds, vec![1, 2, 10]);
+        // Numeric: id (unsigned) and d; YEAR is not counted, as in MySQL.
+        assert_eq!(got[0].1, vec![0b1000_0000]);
+        // Character columns name (45), code (46), b (63), each once: the first seen
+        // is the default, then (position, collation) for the other two.
+        assert_eq!(got[1].1, vec![45, 1, 46, 2, 63]);
+        // ENUM and SET columns, both utf8mb4_general_ci.
+        assert_eq!(got[2].1, vec![45]);
+    }
+
+    #[test]
+    fn full_adds_names_members_and_the_primary_key() {
+        let f = Format {
+            full_metadata: true,
+            ..Format::default()
+        };
+        let got = fields(&table(), f);
+        let kinds: Vec<u8> = got.iter().map(|(k, _)| *k).collect();
+        assert_eq!(kinds, vec![1, 2, 4, 5, 6, 8, 10]);
+        let mut names = Vec::new();
+        let v = &got[2].1;
+        let mut at = 0;
+        while at < v.len() {
+            let len = lenenc(v, &mut at) as usize;
+            names.push(String::from_utf8(v[at..at + len].to_vec()).unwrap());
+            at += len;
+        }
+        assert_eq!(names, ["id", "y", "name", "code", "b", "e", "s", "d"]);
+        assert_eq!(got[3].1, vec![1, 1, b'p']); // SET: one column, one member
+        assert_eq!(got[4].1, vec![2, 1, b'x', 2, b'y', b'y']); // ENUM
+        assert_eq!(got[5].1, vec![2, 0]); // primary key columns in key order
+    }
+
+    #[test]
+    fn the_most_common_collation_is_the_default() {
+        assert_eq!(default_charset(&[63, 45, 45]), vec![45, 0, 63]);
+        assert_eq!(default_charset(&[46]), vec![46]);
+    }
+
+    #[test]
+    fn a_table_without_such_columns_writes_no_empty_fields() {
+        let mut t = table();
+        t.columns.truncate(1);
+        t.indexes.clear();
+        let f = Format {
+            full_metadata: true,
+            ..Format::default()
+        };
+        let kinds: Vec<u8> = fields(&t, f).iter().map(|(k, _)| *k).collect();
+        assert_eq!(kinds, vec![1, 4]);
     }
 }

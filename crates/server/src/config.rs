@@ -251,6 +251,11 @@ pub struct ServerArgs {
     /// the document's text, for MariaDB replicas and mariadb-binlog) [default: BINARY].
     #[arg(long = "binlog-json-format", alias = "binlog_json_format")]
     pub binlog_json_format: Option<String>,
+    /// TABLE_MAP metadata: MINIMAL (signedness and character sets, what replicas need)
+    /// or FULL (also column names, ENUM/SET members and the primary key, what CDC
+    /// clients such as python-mysql-replication and Debezium need) [default: MINIMAL].
+    #[arg(long = "binlog-row-metadata", alias = "binlog_row_metadata")]
+    pub binlog_row_metadata: Option<String>,
     /// fsync the binary log every N commit groups; 0: never [default: 1].
     #[arg(long = "sync-binlog", alias = "sync_binlog")]
     pub sync_binlog: Option<u32>,
@@ -319,6 +324,7 @@ struct FileConfig {
     binlog_row_image: Option<String>,
     binlog_checksum: Option<String>,
     binlog_json_format: Option<String>,
+    binlog_row_metadata: Option<String>,
     sync_binlog: Option<u32>,
 }
 
@@ -379,6 +385,8 @@ pub struct Settings {
     pub binlog_checksum: bool,
     /// binlog_json_format=TEXT.
     pub binlog_json_text: bool,
+    /// binlog_row_metadata=FULL.
+    pub binlog_full_metadata: bool,
     pub sync_binlog: u32,
     /// Whether `users` came from --user or the config file (not the default root).
     pub explicit_users: bool,
@@ -720,6 +728,22 @@ impl Settings {
                 other => {
                     return Err(format!(
                         "binlog_json_format '{other}': expected BINARY or TEXT"
+                    ))
+                }
+            },
+            binlog_full_metadata: match args
+                .binlog_row_metadata
+                .clone()
+                .or(file.binlog_row_metadata.clone())
+                .unwrap_or_else(|| "MINIMAL".into())
+                .to_ascii_uppercase()
+                .as_str()
+            {
+                "MINIMAL" => false,
+                "FULL" => true,
+                other => {
+                    return Err(format!(
+                        "binlog_row_metadata '{other}': expected MINIMAL or FULL"
                     ))
                 }
             },

@@ -195,6 +195,7 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
                 sync: s.sync_binlog,
                 format: strata_binlog::rows::Format {
                     json_text: s.binlog_json_text,
+                    full_metadata: s.binlog_full_metadata,
                 },
             },
             uuid,

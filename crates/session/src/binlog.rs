@@ -118,6 +118,14 @@ impl Server {
             "binlog_json_format",
             s(if o.format.json_text { "TEXT" } else { "BINARY" }),
         );
+        g.set(
+            "binlog_row_metadata",
+            s(if o.format.full_metadata {
+                "FULL"
+            } else {
+                "MINIMAL"
+            }),
+        );
         g.set("max_binlog_size", Value::Int(o.max_size as i64));
         {
             // fsyncs of the log's files: one per commit group under sync_binlog=1

@@ -163,6 +163,7 @@ impl Server {
             ("binlog_format", s("ROW")),
             ("binlog_json_format", s("BINARY")),
             ("binlog_row_image", s("FULL")),
+            ("binlog_row_metadata", s("MINIMAL")),
             ("enforce_gtid_consistency", s("OFF")),
             ("gtid_executed", s("")),
             ("gtid_mode", s("OFF")),

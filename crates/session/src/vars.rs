@@ -110,6 +110,14 @@ pub static VARIABLES: &[VarDef] = &[
         Kind::Enum(&["BINARY", "TEXT"]),
         false
     ),
+    // MINIMAL or FULL TABLE_MAP metadata (column names, ENUM/SET members, primary key
+    // for CDC clients); set at startup with --binlog-row-metadata.
+    v!(
+        "binlog_row_metadata",
+        Global,
+        Kind::Enum(&["MINIMAL", "FULL"]),
+        false
+    ),
     v!(
         "binlog_row_image",
         Global,
