@@ -11,6 +11,8 @@
 //! * `go/`: go-sql-driver/mysql with `interpolateParams=false` (`go test`);
 //! * `django/run.py`: a Django 5.2 project through migrate (three migrations and back),
 //!   `manage.py test`, dumpdata/loaddata and ORM queries;
+//! * `python/test_cdc.py`: python-mysql-replication streaming row events from the binary
+//!   log (commit order, before/after images, column names from FULL row metadata);
 //! * `python/test_sqlalchemy.py`: SQLAlchemy 2 (create_all, reflection, savepoints, upserts,
 //!   window functions) and an Alembic autogenerate / upgrade / downgrade;
 //! * `gorm/`: GORM AutoMigrate, associations, Preload, nested transactions, upserts;
@@ -157,6 +159,11 @@ fn mariadb_client_interactive() {
 
 /// Runs one pytest file of `tests/clients/python` with `env` added to its environment.
 fn pytest(test: &str, file: &str, modules: &[&str], env: &[(&str, &str)]) {
+    pytest_on(test, file, modules, env, &[]);
+}
+
+/// [`pytest`] against a server started with `server_args`.
+fn pytest_on(test: &str, file: &str, modules: &[&str], env: &[(&str, &str)], server_args: &[&str]) {
     if !common::require_program("python3", test)
         || !require(
             python_has(modules),
@@ -169,7 +176,7 @@ fn pytest(test: &str, file: &str, modules: &[&str], env: &[(&str, &str)]) {
     {
         return;
     }
-    let server = TestServer::start(&[]);
+    let server = TestServer::start(server_args);
     let dir = clients_dir("python");
     let out = run_suite(
         &server,
@@ -186,6 +193,18 @@ fn pytest(test: &str, file: &str, modules: &[&str], env: &[(&str, &str)]) {
         out.lines()
             .any(|l| l.contains(" passed") && !l.contains("failed")),
         "pytest reported no passed tests:\n{out}"
+    );
+}
+
+/// python-mysql-replication streaming the binary log as a CDC pipeline would.
+#[test]
+fn cdc_python_mysql_replication() {
+    pytest_on(
+        "cdc_python_mysql_replication",
+        "test_cdc.py",
+        &["pytest", "pymysql", "pymysqlreplication"],
+        &[],
+        &["--log-bin", "--binlog-row-metadata=FULL"],
     );
 }
 
