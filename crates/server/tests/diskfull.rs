@@ -243,3 +243,190 @@ fn heap_full_disk_fails_the_statement_and_keeps_every_row() {
         "heap_full_disk_fails_the_statement_and_keeps_every_row",
     );
 }
+
+/// Fills the disk with ballast files of 1 MiB until one cannot be written (a few KiB
+/// may stay free); returns them, so a test can free space file by file.
+fn fill_with_ballast(at: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for i in 0..10_000 {
+        let p = at.join(format!("ballast-{i}"));
+        if std::fs::write(&p, vec![7u8; 1 << 20]).is_err() {
+            let _ = std::fs::remove_file(&p);
+            break;
+        }
+        files.push(p);
+    }
+    files
+}
+
+/// The error of a statement that must fail, with its rows collected (an error after the
+/// column definitions would otherwise be swallowed).
+fn must_fail(c: &mut mysql::Conn, sql: &str) -> mysql::error::MySqlError {
+    match c.query::<mysql::Row, _>(sql) {
+        Ok(rows) => panic!("{sql}: succeeded ({} rows) on a full disk", rows.len()),
+        Err(mysql::Error::MySqlError(e)) => e,
+        Err(e) => panic!("{sql}: not a server error: {e}"),
+    }
+}
+
+/// A full disk is 1114 "The table 't' is full" where a table cannot grow, and 1030
+/// naming the file and the OS error where another file (sort run, binary log) cannot.
+fn assert_disk_full(e: &mysql::error::MySqlError, what: &str) {
+    let table_full = e.code == 1114 && e.message.ends_with("is full");
+    let file_full = e.code == 1030 && e.message.contains("No space left on device");
+    assert!(
+        e.state == "HY000" && (table_full || file_full),
+        "{what}: not a disk-full error: {e:?}"
+    );
+}
+
+/// The rest of the disk-full list (issue #16 item 8) on one btree server with the binary
+/// log on and tmpdir on the same small disk: an ALTER TABLE rebuild, an ADD INDEX, a
+/// sort that spills, and commits that must reach the binary log each meet a full disk.
+/// Each gets an error, the server keeps answering, the table is unchanged and checks,
+/// and after space is freed the same statements succeed without a restart.
+#[test]
+fn full_disk_during_ddl_sort_and_binlog_leaves_everything_usable() {
+    let test = "full_disk_during_ddl_sort_and_binlog_leaves_everything_usable";
+    let Some(fs) = Tmpfs::mount(64, test) else {
+        return;
+    };
+    let datadir = fs.path().join("data");
+    let tmpdir = fs.path().join("tmp");
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    let tmp_arg = tmpdir.display().to_string();
+    let args = [
+        "--innodb-log-file-size",
+        "4M",
+        "--innodb-buffer-pool-size",
+        "8M",
+        "--log-bin",
+        "--tmpdir",
+        &tmp_arg,
+        "--sort-buffer-size",
+        "32K",
+        "--innodb-sort-buffer-size",
+        "64K",
+    ];
+    let mut server = TestServer::start_at(&datadir, &args);
+    let mut c = common::connect(server.port, None);
+    c.query_drop("CREATE DATABASE d").unwrap();
+    c.query_drop("USE d").unwrap();
+    c.query_drop(
+        "CREATE TABLE t (id BIGINT PRIMARY KEY, k INT NOT NULL, s VARCHAR(200) NOT NULL, \
+         b MEDIUMBLOB) ENGINE=InnoDB",
+    )
+    .unwrap();
+    // ~6 MiB of rows: a rebuild or an index over s needs a few MiB free.
+    for i in 0..3000u64 {
+        c.exec_drop(
+            "INSERT INTO t VALUES (?, ?, ?, ?)",
+            (
+                i,
+                i % 13,
+                format!("{:0>190}", i * 7919 % 100_003),
+                vec![(i % 251) as u8; 1500],
+            ),
+        )
+        .unwrap();
+    }
+    let before: u64 = c.query_first("SELECT COUNT(*) FROM t").unwrap().unwrap();
+    let create_before: (String, String) = c.query_first("SHOW CREATE TABLE t").unwrap().unwrap();
+    let sorted_query = "SELECT id, s FROM t ORDER BY s DESC, id";
+    let expected_sorted: Vec<(u64, String)> = c.query(sorted_query).unwrap();
+
+    let mut ballast = fill_with_ballast(fs.path());
+    assert!(!ballast.is_empty(), "the disk was full before the ballast");
+
+    // 1. A rebuild (a column's type) and an online index build each fail with an error.
+    let mut failures = Vec::new();
+    for sql in [
+        "ALTER TABLE t MODIFY k BIGINT NOT NULL",
+        "ALTER TABLE t ADD INDEX by_s (s)",
+        "CREATE TABLE t2 AS SELECT * FROM t",
+    ] {
+        let e = must_fail(&mut c, sql);
+        eprintln!("{test}: {sql}: {} ({}) {}", e.code, e.state, e.message);
+        assert_disk_full(&e, sql);
+        failures.push((sql, e.code));
+    }
+    // 2. A sort larger than sort_buffer_size spills to the full tmpdir: an error too.
+    let e = must_fail(&mut c, sorted_query);
+    eprintln!("{test}: sort: {} ({}) {}", e.code, e.state, e.message);
+    assert_disk_full(&e, "the sort");
+    // 3. Commits whose rows the binary log cannot take fail; none is half there.
+    let mut acked = Vec::new();
+    let mut commit_error = None;
+    for i in 10_000..12_000u64 {
+        match c.exec_drop(
+            "INSERT INTO t VALUES (?, 1, 'x', ?)",
+            (i, vec![1u8; 40_000]),
+        ) {
+            Ok(()) => acked.push(i),
+            Err(mysql::Error::MySqlError(e)) => {
+                commit_error = Some(e);
+                break;
+            }
+            Err(e) => panic!("insert {i}: not a server error: {e}"),
+        }
+    }
+    let e = commit_error.expect("2,000 rows of 40 KB fit on a full disk");
+    assert_disk_full(&e, "a commit");
+    eprintln!(
+        "{test}: after {} more rows: {} ({}) {}",
+        acked.len(),
+        e.code,
+        e.state,
+        e.message
+    );
+
+    // The server answers, the table is as it was plus the acknowledged rows, and checks.
+    assert_eq!(c.query_first::<u64, _>("SELECT 1").unwrap(), Some(1));
+    let count: u64 = c.query_first("SELECT COUNT(*) FROM t").unwrap().unwrap();
+    assert_eq!(count, before + acked.len() as u64);
+    let create_now: (String, String) = c.query_first("SHOW CREATE TABLE t").unwrap().unwrap();
+    assert_eq!(
+        create_now, create_before,
+        "a failed ALTER changed the table"
+    );
+    let check: Vec<(String, String, String, String)> = c.query("CHECK TABLE t").unwrap();
+    assert_eq!(check.last().map(|r| r.3.as_str()), Some("OK"));
+    let t2: Option<String> = c
+        .query_first("SELECT table_name FROM information_schema.tables WHERE table_name = 't2'")
+        .unwrap();
+    assert_eq!(t2, None, "a failed CREATE TABLE … SELECT left a table");
+
+    // A crash on the full disk loses nothing acknowledged.
+    drop(c);
+    server.crash();
+    server.start_again();
+    let mut c = common::connect(server.port, Some("d"));
+    let count: u64 = c.query_first("SELECT COUNT(*) FROM t").unwrap().unwrap();
+    assert_eq!(
+        count,
+        before + acked.len() as u64,
+        "after a crash on a full disk"
+    );
+
+    // 4. With space again, the same statements succeed without a restart.
+    for p in ballast.drain(..) {
+        std::fs::remove_file(p).unwrap();
+    }
+    c.query_drop("DELETE FROM t WHERE id >= 10000").unwrap();
+    let got: Vec<(u64, String)> = c.query(sorted_query).unwrap();
+    assert!(
+        got == expected_sorted,
+        "the sort's rows differ after space came back"
+    );
+    for (sql, _) in &failures {
+        c.query_drop(*sql)
+            .unwrap_or_else(|e| panic!("{sql} with space again: {e}"));
+    }
+    let check: Vec<(String, String, String, String)> = c.query("CHECK TABLE t").unwrap();
+    assert_eq!(check.last().map(|r| r.3.as_str()), Some("OK"));
+    let n2: u64 = c.query_first("SELECT COUNT(*) FROM t2").unwrap().unwrap();
+    assert_eq!(n2, before);
+    drop(c);
+    drop(server);
+    drop(fs);
+}
