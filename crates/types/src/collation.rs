@@ -46,28 +46,32 @@ impl Collation {
     pub fn compare(self, a: &[u8], b: &[u8]) -> Ordering {
         match self {
             Collation::Binary => a.cmp(b),
-            Collation::Utf8Bin => trim_trailing_spaces(a).cmp(trim_trailing_spaces(b)),
-            Collation::GeneralCi => {
-                let (a, b) = (trim_trailing_spaces(a), trim_trailing_spaces(b));
-                if a.is_ascii() && b.is_ascii() {
-                    let n = a.len().min(b.len());
-                    for i in 0..n {
-                        let (x, y) = (a[i].to_ascii_uppercase(), b[i].to_ascii_uppercase());
-                        if x != y {
-                            return x.cmp(&y);
-                        }
-                    }
-                    return a.len().cmp(&b.len());
+            Collation::Utf8Bin => {
+                // UTF-8's byte order is code point order.
+                let n = a.len().min(b.len());
+                match a[..n].cmp(&b[..n]) {
+                    Ordering::Equal => pad_space_tail(a, b, n, |c| c as u32),
+                    decided => decided,
                 }
-                let ca = String::from_utf8_lossy(a)
-                    .chars()
-                    .map(weight)
-                    .collect::<Vec<_>>();
-                let cb = String::from_utf8_lossy(b)
-                    .chars()
-                    .map(weight)
-                    .collect::<Vec<_>>();
-                ca.cmp(&cb)
+            }
+            Collation::GeneralCi => {
+                // ASCII fast path: byte by byte with case folding. Every byte before `i`
+                // was ASCII, so `i` is a character boundary in both strings.
+                let n = a.len().min(b.len());
+                for i in 0..n {
+                    let (x, y) = (a[i], b[i]);
+                    if x == y && x < 0x80 {
+                        continue;
+                    }
+                    if (x | y) >= 0x80 {
+                        return general_ci_from(&a[i..], &b[i..]);
+                    }
+                    let (x, y) = (x.to_ascii_uppercase(), y.to_ascii_uppercase());
+                    if x != y {
+                        return x.cmp(&y);
+                    }
+                }
+                pad_space_tail(a, b, n, |c| weight(c) as u32)
             }
         }
     }
@@ -308,6 +312,59 @@ const WEIGHT_EXCEPTIONS: &[(u16, u16)] = &[
     (0x1FFD, 0x1FFD),
 ];
 
+/// PAD SPACE, past the common prefix `a[..n] == b[..n]` (equal under the collation): the
+/// shorter string compares as if padded with spaces, so the longer one's first character
+/// that is not a space decides — a character weighing less than a space (a tab, a
+/// newline) makes the longer string the smaller, as in MySQL (`'a\t' < 'a'`).
+fn pad_space_tail(a: &[u8], b: &[u8], n: usize, weigh: impl Fn(char) -> u32) -> Ordering {
+    let (rest, longer) = if a.len() > n {
+        (&a[n..], Ordering::Greater)
+    } else if b.len() > n {
+        (&b[n..], Ordering::Less)
+    } else {
+        return Ordering::Equal;
+    };
+    let Some(first) = rest.iter().position(|&c| c != b' ') else {
+        return Ordering::Equal;
+    };
+    let c = String::from_utf8_lossy(&rest[first..])
+        .chars()
+        .next()
+        .unwrap_or(' ');
+    match weigh(c).cmp(&(' ' as u32)) {
+        Ordering::Less => longer.reverse(),
+        Ordering::Equal => Ordering::Equal,
+        Ordering::Greater => longer,
+    }
+}
+
+/// general_ci character by character (weights), from a character boundary of both.
+fn general_ci_from(a: &[u8], b: &[u8]) -> Ordering {
+    let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+    let (mut ca, mut cb) = (a.chars(), b.chars());
+    loop {
+        match (ca.next(), cb.next()) {
+            (Some(x), Some(y)) => match weight(x).cmp(&weight(y)) {
+                Ordering::Equal => {}
+                decided => return decided,
+            },
+            (None, None) => return Ordering::Equal,
+            // The longer one's rest against spaces (PAD SPACE).
+            (Some(x), None) => return pad_rest(x, ca, Ordering::Greater),
+            (None, Some(y)) => return pad_rest(y, cb, Ordering::Less),
+        }
+    }
+}
+
+/// [`pad_space_tail`] for a rest of characters starting with `first`.
+fn pad_rest(first: char, rest: std::str::Chars<'_>, longer: Ordering) -> Ordering {
+    match std::iter::once(first).chain(rest).find(|&c| c != ' ') {
+        None => Ordering::Equal,
+        Some(c) if (weight(c) as u32) < ' ' as u32 => longer.reverse(),
+        Some(_) => longer,
+    }
+}
+
 fn trim_trailing_spaces(s: &[u8]) -> &[u8] {
     let mut end = s.len();
     while end > 0 && s[end - 1] == b' ' {
@@ -319,6 +376,72 @@ fn trim_trailing_spaces(s: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// PAD SPACE by its definition: the shorter string padded with spaces to the
+    /// longer's length, then the weights compared in order.
+    fn padded_reference(c: Collation, a: &str, b: &str) -> Ordering {
+        let w = |s: &str| -> Vec<u32> {
+            s.chars()
+                .map(|ch| match c {
+                    Collation::GeneralCi => weight(ch) as u32,
+                    _ => ch as u32,
+                })
+                .collect()
+        };
+        let (mut x, mut y) = (w(a), w(b));
+        let n = x.len().max(y.len());
+        x.resize(n, ' ' as u32);
+        y.resize(n, ' ' as u32);
+        x.cmp(&y)
+    }
+
+    #[test]
+    fn pad_space_puts_a_control_character_tail_before_the_shorter_string() {
+        for c in [Collation::GeneralCi, Collation::Utf8Bin] {
+            assert_eq!(c.compare(b"a\t", b"a"), Ordering::Less, "{c:?}");
+            assert_eq!(c.compare(b"a", b"a\n"), Ordering::Greater, "{c:?}");
+            assert_eq!(c.compare(b"a  \x01", b"a"), Ordering::Less, "{c:?}");
+            assert_eq!(c.compare(b"a  b", b"a"), Ordering::Greater, "{c:?}");
+            assert_eq!(c.compare(b"a   ", b"a"), Ordering::Equal, "{c:?}");
+            assert_eq!(c.compare("a\té".as_bytes(), b"a"), Ordering::Less, "{c:?}");
+            assert_eq!(
+                c.compare("aé".as_bytes(), b"a "),
+                Ordering::Greater,
+                "{c:?}"
+            );
+        }
+        // NO PAD: raw bytes.
+        assert_eq!(Collation::Binary.compare(b"a\t", b"a"), Ordering::Greater);
+        assert_eq!(Collation::Binary.compare(b"a ", b"a"), Ordering::Greater);
+    }
+
+    #[test]
+    fn compare_agrees_with_padding_on_every_short_string() {
+        // Every string of up to three characters over an alphabet with spaces, control
+        // characters, case pairs and accented letters, against every other.
+        let alphabet = ["a", "A", " ", "\t", "\u{1}", "b", "é", "E", "ß", "~"];
+        let mut strings = vec![String::new()];
+        for _ in 0..3 {
+            let longer: Vec<String> = strings
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            strings.extend(longer);
+        }
+        strings.sort();
+        strings.dedup();
+        for c in [Collation::GeneralCi, Collation::Utf8Bin] {
+            for a in &strings {
+                for b in &strings {
+                    assert_eq!(
+                        c.compare(a.as_bytes(), b.as_bytes()),
+                        padded_reference(c, a, b),
+                        "{c:?} {a:?} {b:?}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn general_ci_ignores_case_and_trailing_space() {
