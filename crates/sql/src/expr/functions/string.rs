@@ -282,11 +282,7 @@ pub(super) fn call(
         Lower | Upper if binary => Value::Bytes(s),
         Lower | Upper => {
             let t = String::from_utf8_lossy(&s);
-            Value::str(&if f == Lower {
-                t.to_lowercase()
-            } else {
-                t.to_uppercase()
-            })
+            Value::str(&map_case(&t, f == Upper))
         }
         Trim(side) => {
             let rem = match vals.get(1) {
@@ -491,11 +487,52 @@ fn trim<'s>(s: &'s [u8], rem: &[u8], side: TrimSide) -> &'s [u8] {
     t
 }
 
+/// UPPER/LOWER as MySQL: each character maps to one character (Unicode's simple case
+/// mapping), so `UPPER('straße')` is `'STRAßE'` and `LOWER('ΑΣ')` is `'ασ'` — not Rust's
+/// full mapping (`SS`, a final `ς`). A character whose full mapping is several characters
+/// keeps itself, except U+0130 `İ`, whose simple lowercase is `i`.
+fn map_case(t: &str, upper: bool) -> String {
+    if t.is_ascii() {
+        return if upper {
+            t.to_ascii_uppercase()
+        } else {
+            t.to_ascii_lowercase()
+        };
+    }
+    fn single(mut full: impl Iterator<Item = char>) -> Option<char> {
+        let one = full.next()?;
+        full.next().is_none().then_some(one)
+    }
+    t.chars()
+        .map(|c| {
+            let mapped = if upper {
+                single(c.to_uppercase())
+            } else {
+                single(c.to_lowercase())
+            };
+            match mapped {
+                Some(m) => m,
+                None if !upper && c == '\u{130}' => 'i',
+                None => c,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_env::{run, show, TestEnv};
     use super::super::Func;
     use super::*;
+
+    #[test]
+    fn case_mapping_is_one_character_to_one() {
+        assert_eq!(map_case("straße", true), "STRAßE");
+        assert_eq!(map_case("ΑΣ", false), "ασ");
+        assert_eq!(map_case("İ", false), "i");
+        assert_eq!(map_case("ǆ ŉ ﬁ", true), "Ǆ ŉ ﬁ");
+        assert_eq!(map_case("MiXeD", false), "mixed");
+    }
 
     fn s(x: &str) -> Value {
         Value::str(x)
