@@ -224,6 +224,36 @@ impl DateTime {
         dt.is_valid().then_some(dt)
     }
 
+    /// A number read as a date-time the way MySQL converts a numeric constant it compares
+    /// with a DATE or DATETIME: YYMMDD, YYYYMMDD, YYMMDDhhmmss or YYYYMMDDhhmmss (two-digit
+    /// years 70–99 are 19xx, 00–69 20xx); 0 is the zero date. None for a number in the
+    /// gaps between those forms or an impossible date.
+    pub fn from_number(n: i64) -> Option<DateTime> {
+        if n == 0 {
+            return Some(DateTime::default());
+        }
+        let (date, time) = match n {
+            101..=691_231 => (20_000_000 + n, 0),
+            700_101..=991_231 => (19_000_000 + n, 0),
+            10_000_101..=99_991_231 => (n, 0),
+            101_000_000..=691_231_235_959 => (20_000_000 + n / 1_000_000, n % 1_000_000),
+            700_101_000_000..=991_231_235_959 => (19_000_000 + n / 1_000_000, n % 1_000_000),
+            10_000_101_000_000..=99_991_231_235_959 => (n / 1_000_000, n % 1_000_000),
+            _ => return None,
+        };
+        let dt = DateTime {
+            year: (date / 10_000) as u16,
+            month: (date / 100 % 100) as u8,
+            day: (date % 100) as u8,
+            hour: (time / 10_000) as u8,
+            minute: (time / 100 % 100) as u8,
+            second: (time % 100) as u8,
+            micro: 0,
+            fsp: 0,
+        };
+        dt.is_valid().then_some(dt)
+    }
+
     pub fn is_valid(&self) -> bool {
         if self.is_zero() {
             return self.hour < 24 && self.minute < 60 && self.second < 60;
@@ -331,6 +361,21 @@ impl fmt::Display for DateTime {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn numbers_read_as_mysql_reads_date_constants() {
+        let d = |n| DateTime::from_number(n).map(|d| d.to_string());
+        assert_eq!(d(20240101).as_deref(), Some("2024-01-01 00:00:00"));
+        assert_eq!(d(231231).as_deref(), Some("2023-12-31 00:00:00"));
+        assert_eq!(d(991231).as_deref(), Some("1999-12-31 00:00:00"));
+        assert_eq!(d(20231231101112).as_deref(), Some("2023-12-31 10:11:12"));
+        assert_eq!(d(231231101112).as_deref(), Some("2023-12-31 10:11:12"));
+        assert_eq!(d(0).as_deref(), Some("0000-00-00 00:00:00"));
+        assert_eq!(d(5), None);
+        assert_eq!(d(20231301), None);
+        assert_eq!(d(800000), None);
+        assert_eq!(d(-20240101), None);
+    }
+
     use super::*;
 
     #[test]

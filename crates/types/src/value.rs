@@ -73,6 +73,35 @@ impl Value {
         }
     }
 
+    /// A DATE or DATETIME as MySQL reads it in arithmetic: a DATE or a DATETIME without
+    /// a fraction is an integer (YYYYMMDD, YYYYMMDDhhmmss), one with a fraction a DECIMAL
+    /// with its fractional digits. None for other values.
+    pub fn temporal_number(&self) -> Option<Value> {
+        let Value::DateTime(dt) = self else {
+            return None;
+        };
+        let whole = datetime_as_number(dt) as i64;
+        let digits = if dt.is_date_only() {
+            0
+        } else if dt.fsp == 0 {
+            if dt.micro == 0 {
+                0
+            } else {
+                6
+            }
+        } else {
+            dt.fsp.min(6)
+        };
+        if digits == 0 {
+            return Some(Value::Int(whole));
+        }
+        let fraction = dt.micro as i128 / 10i128.pow(6 - digits as u32);
+        let mut d =
+            crate::Decimal::new(whole as i128 * 10i128.pow(digits as u32) + fraction, digits);
+        d.shown = digits;
+        Some(Value::Decimal(d))
+    }
+
     /// The value as a double (NULL is None).
     pub fn to_f64(&self) -> Option<f64> {
         match self {
@@ -194,7 +223,12 @@ fn json_number(b: &[u8]) -> f64 {
     }
 }
 
+/// A DATE or DATETIME in numeric context, without its fraction: YYYYMMDD for a DATE
+/// (`CURDATE() + 0` is 20240101, as MySQL), YYYYMMDDhhmmss for a DATETIME.
 fn datetime_as_number(dt: &DateTime) -> f64 {
+    if dt.is_date_only() {
+        return dt.year as f64 * 1e4 + dt.month as f64 * 100.0 + dt.day as f64;
+    }
     (dt.year as f64) * 1e10
         + dt.month as f64 * 1e8
         + dt.day as f64 * 1e6

@@ -319,7 +319,7 @@ impl Binder<'_> {
         };
         Ok(match &ts.data_type {
             ast::DataType::Date => match temporal::parse_stamp(&text) {
-                Some(s) if !s.has_time => lit(Value::DateTime(s.dt), SType::Date),
+                Some(s) if !s.has_time => lit(Value::DateTime(s.dt.as_date()), SType::Date),
                 _ => return Err(wrong("DATE")),
             },
             ast::DataType::Time(..) => match temporal::parse_time(&text) {
@@ -685,6 +685,29 @@ impl Binder<'_> {
             _ => return None,
         };
         Some(date_fn(f, false, vec![], ty))
+    }
+}
+
+/// MySQL compares a DATE or DATETIME with a numeric constant as date-times, the number
+/// read as YYYYMMDD[hhmmss] ([`DateTime::from_number`]): `t < 20240101` means before
+/// 2024-01-01 00:00:00, not below the number 20240101 (a DATETIME's number is
+/// YYYYMMDDhhmmss). `other` is the type of what the constant `e` is compared with; a
+/// number that is no date stays a number.
+pub(crate) fn number_as_temporal(other: SType, e: Expr) -> Expr {
+    if !matches!(other, SType::Date | SType::DateTime(_)) {
+        return e;
+    }
+    let n = match &e {
+        Expr::Literal(Value::Int(i)) => *i,
+        Expr::Literal(Value::UInt(u)) => match i64::try_from(*u) {
+            Ok(i) => i,
+            Err(_) => return e,
+        },
+        _ => return e,
+    };
+    match strata_types::DateTime::from_number(n) {
+        Some(dt) => Expr::Literal(Value::DateTime(dt)),
+        None => e,
     }
 }
 

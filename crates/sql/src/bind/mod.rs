@@ -915,6 +915,8 @@ impl<'a> Binder<'a> {
                     ],
                     "between",
                 )?;
+                lo = datetime::number_as_temporal(xt, lo);
+                hi = datetime::number_as_temporal(xt, hi);
                 let ops = vec![(x.clone(), xt), (lo.clone(), lot), (hi.clone(), hit)];
                 if let Some(mut k) = datetime::time_operands(ops)? {
                     hi = k.pop().unwrap_or(Expr::Literal(Value::Null));
@@ -954,6 +956,7 @@ impl<'a> Binder<'a> {
                 let mut colls = vec![c];
                 for (i, b) in list.iter().zip(bound) {
                     let (e, t, ic) = self.hex_compared(i, b, numeric_x);
+                    let e = datetime::number_as_temporal(xt, e);
                     ops.push((e.clone(), t));
                     items.push(e);
                     colls.push(ic);
@@ -1585,6 +1588,13 @@ impl<'a> Binder<'a> {
                 r = k.pop().unwrap_or(Expr::Literal(Value::Null));
                 l = k.pop().unwrap_or(Expr::Literal(Value::Null));
             }
+        }
+        if matches!(
+            op,
+            B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq | B::Spaceship
+        ) {
+            r = datetime::number_as_temporal(lt, r);
+            l = datetime::number_as_temporal(rt, l);
         }
         let (lx, rx) = (explicit_collate(left), explicit_collate(right));
         let cmp = |op: CmpOp| -> Result<(Expr, SType, Collation)> {
@@ -2404,12 +2414,16 @@ pub fn unify(a: SType, b: SType) -> SType {
 /// rules must agree: `+`, `-` and `%` take the larger scale, `*` the sum, `/` the
 /// dividend's plus 4 (all at most 30). `/` of two exact operands is DECIMAL; `DIV` is
 /// BIGINT, UNSIGNED when either operand is; `%` of integers is UNSIGNED when its
-/// dividend is, the others when either operand is. Strings and dates count as DOUBLE.
+/// dividend is, the others when either operand is. Strings count as DOUBLE; a DATE or
+/// a DATETIME without fraction as an integer (YYYYMMDD, YYYYMMDDhhmmss), one with a
+/// fraction as a DECIMAL of its digits, as MySQL 8 reads temporal values in arithmetic.
 pub(crate) fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
     use SType::*;
     const MAX_SCALE: u8 = strata_types::decimal::MAX_SCALE;
     let num = |t| match t {
-        Text | Binary | DateTime(_) | Date | Time(_) => Double,
+        Date | DateTime(0) => Int,
+        DateTime(fsp) => Decimal(fsp),
+        Text | Binary | Time(_) => Double,
         x => x,
     };
     let (a, b) = (num(a), num(b));

@@ -1054,7 +1054,8 @@ fn numeric(v: &Value) -> Value {
             let f = parse_leading_f64(b);
             Value::Double(f)
         }
-        Value::DateTime(_) => Value::Double(v.to_f64().unwrap_or(0.0)),
+        // A DATE or whole DATETIME is an integer, one with a fraction a DECIMAL (MySQL).
+        Value::DateTime(_) => v.temporal_number().unwrap_or(Value::Null),
         Value::Bits(b) => Value::UInt(bits_value(b)),
         Value::Member { number, .. } => Value::UInt(*number),
         other => other.clone(),
