@@ -34,6 +34,10 @@
 //! cannot classify with certainty (subqueries in a conjunct, three-part names, derived
 //! tables, GROUP BY, aggregates, LIMIT) leaves the query as written. The binder still
 //! plans the result and keeps it only if it came out uncorrelated.
+//!
+//! A second rule, [`exists_select_one`], is for the `EXISTS` that stays correlated: its
+//! `SELECT *` becomes `SELECT 1` (MySQL's resolver does the same), so each run reads only
+//! the columns its WHERE needs.
 
 use sqlparser::ast;
 
@@ -120,6 +124,47 @@ fn has_window(e: &ast::Expr) -> bool {
         }
     }
     e.visit(&mut W).is_break()
+}
+
+/// Rewrite rule: `EXISTS (SELECT * FROM … WHERE …)` stays correlated (see the module
+/// comment) but its select list is `1`, as MySQL's resolver replaces the `*` of an
+/// `EXISTS` subquery with a constant (`Query_block::setup_wild`): EXISTS asks only whether
+/// a row exists, so the subquery need not read (and decode) any column its WHERE does not
+/// need. TPC-H Q21 runs two such subqueries per outer row, each reading lineitem rows of
+/// sixteen columns. Only a plain unqualified `*` over a FROM clause is rewritten, and only
+/// in a block without GROUP BY, HAVING, windows or ORDER BY, where the select list
+/// cannot change which rows there are (nor which error a statement gives); None leaves the
+/// query as written.
+pub fn exists_select_one(q: &ast::Query) -> Option<ast::Query> {
+    if q.order_by.is_some() || q.fetch.is_some() {
+        return None;
+    }
+    let ast::SetExpr::Select(s) = q.body.as_ref() else {
+        return None;
+    };
+    let grouped = !matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty());
+    let star_only = matches!(
+        s.projection.as_slice(),
+        [ast::SelectItem::Wildcard(opts)] if *opts == ast::WildcardAdditionalOptions::default()
+    );
+    if !star_only
+        || s.from.is_empty()
+        || grouped
+        || s.having.is_some()
+        || !s.named_window.is_empty()
+        || s.qualify.is_some()
+        || s.distinct.is_some()
+        || s.into.is_some()
+    {
+        return None;
+    }
+    let mut out = q.clone();
+    if let ast::SetExpr::Select(s) = out.body.as_mut() {
+        s.projection = vec![ast::SelectItem::UnnamedExpr(ast::Expr::Value(
+            ast::Value::Number("1".into(), false).into(),
+        ))];
+    }
+    Some(out)
 }
 
 /// Where the column references of an expression resolve.
@@ -416,5 +461,35 @@ mod tests {
         let t = from_tables(&query("SELECT 1 FROM u AS x JOIN w ON x.a = w.a")).expect("plain");
         assert_eq!(t.len(), 2);
         assert_eq!(t[0].1.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn exists_star_becomes_select_one() {
+        let q = query("SELECT * FROM u WHERE u.k = t.k AND u.v <> t.v LIMIT 3");
+        let one = exists_select_one(&q).expect("rule applies");
+        assert_eq!(
+            one.to_string(),
+            "SELECT 1 FROM u WHERE u.k = t.k AND u.v <> t.v LIMIT 3"
+        );
+    }
+
+    #[test]
+    fn exists_select_lists_that_matter_stay_as_written() {
+        for sql in [
+            // Not a bare star: an expression may fail, a qualified star may name no table.
+            "SELECT k FROM u WHERE u.k = t.k",
+            "SELECT u.* FROM u WHERE u.k = t.k",
+            "SELECT *, 1 FROM u",
+            // No FROM: SELECT * is an error (1096), which must stay.
+            "SELECT *",
+            // Clauses that read the select list or change the rows.
+            "SELECT * FROM u GROUP BY k",
+            "SELECT * FROM u HAVING k > 1",
+            "SELECT * FROM u ORDER BY 2",
+            "SELECT DISTINCT * FROM u",
+            "SELECT * FROM u UNION SELECT * FROM u",
+        ] {
+            assert!(exists_select_one(&query(sql)).is_none(), "{sql}");
+        }
     }
 }

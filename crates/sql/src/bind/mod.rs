@@ -1242,7 +1242,11 @@ impl<'a> Binder<'a> {
                 if let Some(semi) = self.exists_as_semijoin(subquery, *negated) {
                     return Ok((semi, SType::Int, Collation::GeneralCi));
                 }
-                let sub = self.plan_subquery(subquery, 0)?;
+                // Still correlated: its `*` need not read any column (MySQL's rule).
+                let sub = match decorrelate::exists_select_one(subquery) {
+                    Some(one) => self.plan_subquery(&one, 0)?,
+                    None => self.plan_subquery(subquery, 0)?,
+                };
                 let kind = SubqueryKind::Exists { negated: *negated };
                 (self.subquery(sub, kind), SType::Int, Collation::GeneralCi)
             }

@@ -396,7 +396,8 @@ fn operators<'a>(
                 input: op,
                 plan: gp,
                 ecx,
-                budget: cx.sort_buffer_size,
+                budget: cx.tmp_table_size,
+                sort_budget: cx.sort_buffer_size,
                 tmpdir: cx.tmpdir,
             });
         }
