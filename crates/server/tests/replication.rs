@@ -76,7 +76,7 @@ const WORKLOAD: &[&str] = &[
     "UPDATE t_all, big SET t_all.extra = big.id + 100, big.pad = 'joined' \
      WHERE t_all.id = big.id AND t_all.id >= 3",
     "UPDATE big JOIN m ON big.id = m.id SET big.pad = CONCAT('j', m.v), m.v = 'jm'",
-    "DELETE big, m FROM big JOIN m ON big.id = m.id WHERE m.id = 1",
+    "DELETE big, m FROM big JOIN m ON big.id = m.id WHERE m.id = 2",
     "CREATE TABLE gone (a INT)",
     "DROP TABLE gone",
 ];
