@@ -438,6 +438,9 @@ fn operators<'a>(
     op
 }
 
+/// What [`joined_rows`] hands each join row to: the row and its projection's values.
+pub type JoinedRow<'a> = dyn FnMut(&[Value], Vec<Value>) -> Result<()> + 'a;
+
 /// The joined rows of a multi-table UPDATE or DELETE (`statements::multi_dml`):
 /// materialises the block's derived tables, runs its join with `ids` recording the row
 /// id of each table and reading each with its mode, and calls `each` with the join row
@@ -447,7 +450,7 @@ pub fn joined_rows(
     plan: &SelectPlan,
     ex: &Executor,
     ids: &crate::exec::join::RowIds,
-    each: &mut dyn FnMut(&[Value], Vec<Value>) -> Result<()>,
+    each: &mut JoinedRow<'_>,
 ) -> Result<()> {
     for (slot, sub) in &plan.derived {
         if let Some(sub) = sub {
