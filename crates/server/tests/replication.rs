@@ -1,7 +1,7 @@
 //! The binary log and the replication source against real MariaDB 10.11 programs:
 //!
 //! - point-in-time recovery: a mixed workload on Strata (every column type, NULLs,
-//!   multi-row UPDATE/DELETE, DDL, a rolled-back transaction, savepoints, a heap table,
+//!   multi-row and multi-table UPDATE/DELETE, DDL, a rolled-back transaction, savepoints, a heap table,
 //!   rotation by size) is read back by `mariadb-binlog` and replayed with the `mariadb`
 //!   client into an empty MariaDB, whose tables then equal Strata's;
 //! - a MariaDB replica (`CHANGE MASTER TO … MASTER_LOG_FILE/POS`, file and position:
@@ -71,6 +71,12 @@ const WORKLOAD: &[&str] = &[
     "CREATE TABLE big (id INT PRIMARY KEY, pad VARCHAR(200))",
     "INSERT INTO big SELECT id, REPEAT('p', 150) FROM t_all",
     "UPDATE big SET pad = REPEAT('q', 199)",
+    // Multi-table UPDATE and DELETE: row events for each changed table, with whole
+    // before and after images (t_all has every column type), across both engines.
+    "UPDATE t_all, big SET t_all.extra = big.id + 100, big.pad = 'joined' \
+     WHERE t_all.id = big.id AND t_all.id >= 3",
+    "UPDATE big JOIN m ON big.id = m.id SET big.pad = CONCAT('j', m.v), m.v = 'jm'",
+    "DELETE big, m FROM big JOIN m ON big.id = m.id WHERE m.id = 2",
     "CREATE TABLE gone (a INT)",
     "DROP TABLE gone",
 ];

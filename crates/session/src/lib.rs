@@ -1820,17 +1820,19 @@ impl Session {
     /// ROLLBACK cannot undo (warning 1196).
     fn changes_nontransactional_table(&self, p: &Prepared) -> bool {
         use strata_sql::Plan;
-        let def = match &p.plan {
-            Plan::Insert(i) => &i.target.def,
-            Plan::Update(u) => &u.target.def,
-            Plan::Delete(d) => &d.target.def,
+        let defs: Vec<&strata_types::TableDef> = match &p.plan {
+            Plan::Insert(i) => vec![&i.target.def],
+            Plan::Update(u) => u.targets().map(|t| &*t.def).collect(),
+            Plan::Delete(d) => d.targets().map(|t| &*t.def).collect(),
             _ => return false,
         };
-        self.server
-            .catalog
-            .engines()
-            .iter()
-            .any(|e| e.name() == def.engine && !e.transactional())
+        defs.iter().any(|def| {
+            self.server
+                .catalog
+                .engines()
+                .iter()
+                .any(|e| e.name() == def.engine && !e.transactional())
+        })
     }
 
     fn plan_is_current(&self, p: &Prepared) -> bool {

@@ -6,7 +6,8 @@
 //!
 //! Rules (MySQL's, at table granularity): a table read needs SELECT; INSERT needs
 //! INSERT (REPLACE also DELETE, ON DUPLICATE KEY UPDATE also UPDATE); UPDATE / DELETE
-//! need UPDATE / DELETE on the target; a view read needs SELECT on the view. DDL: CREATE
+//! need UPDATE / DELETE on each target (multi-table ones SELECT on the tables they
+//! only read); a view read needs SELECT on the view. DDL: CREATE
 //! / DROP / ALTER / INDEX on the table, CREATE / DROP on the database, CREATE VIEW,
 //! TRUNCATE needs DROP, RENAME needs ALTER and DROP on the old name and CREATE and
 //! INSERT on the new one. Tables read through a view are also checked for the invoker
@@ -71,12 +72,18 @@ pub fn required(p: &Prepared) -> Vec<Need> {
             views(&mut out, &i.subqueries.views);
         }
         Plan::Update(u) => {
-            out.push(table(&u.target.db, &u.target.def.name, Privs::UPDATE));
+            // A multi-table UPDATE: UPDATE on each changed table, SELECT on the tables
+            // it only reads (in `subqueries.tables`).
+            for t in u.targets() {
+                out.push(table(&t.db, &t.def.name, Privs::UPDATE));
+            }
             reads(&mut out, &u.subqueries.tables);
             views(&mut out, &u.subqueries.views);
         }
         Plan::Delete(d) => {
-            out.push(table(&d.target.db, &d.target.def.name, Privs::DELETE));
+            for t in d.targets() {
+                out.push(table(&t.db, &t.def.name, Privs::DELETE));
+            }
             reads(&mut out, &d.subqueries.tables);
             views(&mut out, &d.subqueries.views);
         }

@@ -206,10 +206,13 @@ fn prepare_named(
     crate::routines::install(&RUNNER);
     crate::context::install_program_hooks(&RUNNER);
     let mut plan = plan;
-    if let Plan::Insert(InsertPlan { target, .. })
-    | Plan::Update(UpdatePlan { target, .. })
-    | Plan::Delete(DeletePlan { target, .. }) = &mut plan
-    {
+    let targets: Vec<&mut dml::Target> = match &mut plan {
+        Plan::Insert(InsertPlan { target, .. }) => vec![target],
+        Plan::Update(u) => u.targets_mut().collect(),
+        Plan::Delete(d) => d.targets_mut().collect(),
+        _ => vec![],
+    };
+    for target in targets {
         target.triggers = crate::routines::triggers::for_table(
             cx,
             &target.db,
@@ -260,11 +263,11 @@ fn check_reopened(plan: &Plan, cx: &ExecCtx) -> Result<()> {
             used.extend(reads(&i.subqueries.tables));
         }
         Plan::Update(u) => {
-            used.push(&u.target.table);
+            used.extend(u.targets().map(|t| &t.table));
             used.extend(reads(&u.subqueries.tables));
         }
         Plan::Delete(d) => {
-            used.push(&d.target.table);
+            used.extend(d.targets().map(|t| &t.table));
             used.extend(reads(&d.subqueries.tables));
         }
         Plan::Other(_) => {}
@@ -318,14 +321,18 @@ fn metadata_locks(plan: &Plan) -> Vec<MdlRequest> {
             }
         }
         Plan::Update(u) => {
-            add(&u.target.db, &u.target.def.name, MdlMode::SharedWrite);
+            for t in u.targets() {
+                add(&t.db, &t.def.name, MdlMode::SharedWrite);
+            }
             reads(&u.subqueries.tables, &mut add, MdlMode::SharedRead);
             for (db, name) in &u.subqueries.views {
                 add(db, name, MdlMode::SharedRead);
             }
         }
         Plan::Delete(d) => {
-            add(&d.target.db, &d.target.def.name, MdlMode::SharedWrite);
+            for t in d.targets() {
+                add(&t.db, &t.def.name, MdlMode::SharedWrite);
+            }
             reads(&d.subqueries.tables, &mut add, MdlMode::SharedRead);
             for (db, name) in &d.subqueries.views {
                 add(db, name, MdlMode::SharedRead);
@@ -333,27 +340,29 @@ fn metadata_locks(plan: &Plan) -> Vec<MdlRequest> {
         }
         Plan::Explain(_) | Plan::Other(_) => {}
     }
-    // The tables the target's foreign keys read (parents) or change (children).
-    let target = match plan {
-        Plan::Insert(i) => Some(&i.target),
-        Plan::Update(u) => Some(&u.target),
-        Plan::Delete(d) => Some(&d.target),
-        _ => None,
+    // The tables the targets' foreign keys read (parents) or change (children).
+    let targets: Vec<&dml::Target> = match plan {
+        Plan::Insert(i) => vec![&i.target],
+        Plan::Update(u) => u.targets().collect(),
+        Plan::Delete(d) => d.targets().collect(),
+        _ => vec![],
     };
-    // A view changed through: SR on it and on every view under it.
-    if let Some(th) = target.and_then(|t| t.through.as_ref()) {
-        for (db, name) in &th.views {
-            add(db, name, MdlMode::SharedRead);
+    for target in targets {
+        // A view changed through: SR on it and on every view under it.
+        if let Some(th) = target.through.as_ref() {
+            for (db, name) in &th.views {
+                add(db, name, MdlMode::SharedRead);
+            }
         }
-    }
-    if let Some(r) = target.and_then(|t| t.rules.as_ref()) {
-        for (db, name, writes) in r.links.tables() {
-            let mode = if writes {
-                MdlMode::SharedWrite
-            } else {
-                MdlMode::SharedRead
-            };
-            add(&db, &name, mode);
+        if let Some(r) = target.rules.as_ref() {
+            for (db, name, writes) in r.links.tables() {
+                let mode = if writes {
+                    MdlMode::SharedWrite
+                } else {
+                    MdlMode::SharedRead
+                };
+                add(&db, &name, mode);
+            }
         }
     }
     normalize(&mut reqs);
@@ -497,11 +506,11 @@ impl Runner for StatementRunner {
         let params: Vec<Value> = params.iter().map(|p| p.0.clone()).collect();
         let params = params.as_slice();
         let p = self.bound(sql, expr, &types, cx)?;
-        let target = match &p.plan {
-            Plan::Select(_) => None,
-            Plan::Insert(i) => Some(&i.target),
-            Plan::Update(u) => Some(&u.target),
-            Plan::Delete(d) => Some(&d.target),
+        let targets: Vec<&dml::Target> = match &p.plan {
+            Plan::Select(_) => vec![],
+            Plan::Insert(i) => vec![&i.target],
+            Plan::Update(u) => u.targets().collect(),
+            Plan::Delete(d) => d.targets().collect(),
             Plan::Explain(_) | Plan::Other(_) => {
                 return Err(Error::NotSupported(format!(
                     "{} inside a stored program",
@@ -509,7 +518,8 @@ impl Runner for StatementRunner {
                 )))
             }
         };
-        if let (Some(t), Some(inv)) = (target, cx.invoker) {
+        for (t, inv) in targets.iter().zip(std::iter::repeat(cx.invoker)) {
+            let Some(inv) = inv else { break };
             if inv.function {
                 return Err(Error::NotSupported(format!(
                     "{} inside a stored function",

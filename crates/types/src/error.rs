@@ -497,6 +497,9 @@ pub enum Error {
     /// 1093: an UPDATE or DELETE whose subquery reads the table it changes (directly,
     /// not through a materialized derived table).
     TargetTableRead(String),
+    /// 1109: a multi-table DELETE target that is not a table of its FROM clause
+    /// (`Unknown table 't' in MULTI DELETE`).
+    UnknownTableInMultiDelete(String),
     /// 1436: an expression or query nested too deep for the connection thread's stack.
     StackOverrun {
         used: usize,
@@ -953,6 +956,7 @@ impl Error {
             NoDefaultForViewField { .. } => 1423,
             ForbidSchemaChange { .. } => 1450,
             TargetTableRead(_) => 1093,
+            UnknownTableInMultiDelete(_) => 1109,
             WrongArguments(_) => 1210,
             WindowNoSuchWindow(_) => 3579,
             WindowCircularity => 3580,
@@ -1028,7 +1032,7 @@ impl Error {
             1066 | 1248 | 1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091 | 1061
             | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1166 | 1286 | 1305 | 1582 | 1273 | 1118
             | 1071 | 1203 | 1044 | 1142 | 1227 | 1410 | 1133 | 1141 | 1147 | 1144 => "42000",
-            1146 | 1051 => "42S02",
+            1146 | 1051 | 1109 => "42S02",
             1050 => "42S01",
             1054 => "42S22",
             1060 => "42S21",
@@ -1802,6 +1806,7 @@ impl fmt::Display for Error {
                 f,
                 "You can't specify target table '{t}' for update in FROM clause"
             ),
+            UnknownTableInMultiDelete(t) => write!(f, "Unknown table '{t}' in MULTI DELETE"),
             WrongArguments(func) => write!(f, "Incorrect arguments to {func}"),
             WindowNoSuchWindow(w) => write!(f, "Window name '{w}' is not defined."),
             WindowCircularity => {

@@ -439,6 +439,45 @@ fn operators<'a>(
     op
 }
 
+/// What [`joined_rows`] hands each join row to: the row and its projection's values.
+pub type JoinedRow<'a> = dyn FnMut(&[Value], Vec<Value>) -> Result<()> + 'a;
+
+/// The joined rows of a multi-table UPDATE or DELETE (`statements::multi_dml`):
+/// materialises the block's derived tables, runs its join with `ids` recording the row
+/// id of each table and reading each with its mode, and calls `each` with the join row
+/// and the block's projection (the SET values) evaluated over it, before anything is
+/// changed.
+pub fn joined_rows(
+    plan: &SelectPlan,
+    ex: &Executor,
+    ids: &crate::exec::join::RowIds,
+    each: &mut JoinedRow<'_>,
+) -> Result<()> {
+    for (slot, sub) in &plan.derived {
+        if let Some(sub) = sub {
+            ex.materialize(*slot, sub)?;
+        }
+    }
+    let cx = ex.cx;
+    let ecx = ex.eval_ctx(&[]);
+    for c in &plan.const_filter {
+        if !c.test(&[], &ecx)? {
+            return Ok(());
+        }
+    }
+    let mut row = vec![Value::Null; plan.scope.width()];
+    crate::exec::join::run_with_ids(plan, cx.txn, &mut row, &ecx, ids, &mut |r| {
+        let values = plan
+            .projection
+            .iter()
+            .map(|e| e.eval(r, &ecx))
+            .collect::<Result<Vec<_>>>()?;
+        each(r, values)?;
+        Ok(Flow::Continue)
+    })?;
+    Ok(())
+}
+
 /// The rows (with ids) a single-table plan selects, in ORDER BY order, up to LIMIT;
 /// `ecx` runs the statement's subqueries.
 pub fn matching_rows(

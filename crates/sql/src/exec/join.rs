@@ -28,6 +28,17 @@ struct JoinRun<'a> {
     /// Rows read at every level so far: the interrupt is looked at every
     /// [`INTERRUPT_EVERY`] of them.
     rows_read: Cell<u32>,
+    /// A multi-table UPDATE/DELETE: where the row ids go (see [`RowIds`]).
+    ids: Option<&'a RowIds>,
+}
+
+/// What a multi-table UPDATE or DELETE needs beyond the join row: per scope table, the
+/// id of the row in place (None when its outer-join group was NULL-extended, or the
+/// table is not read by a capturing level), and the read mode each base table is read
+/// with (the changed tables locked exclusively, the others shared).
+pub struct RowIds {
+    pub ids: Vec<Cell<Option<strata_engine::RowId>>>,
+    pub modes: Vec<strata_engine::ReadMode>,
 }
 
 /// How many rows (at any level) pass between two looks at KILL / max_execution_time:
@@ -51,6 +62,32 @@ pub fn run(
         buffers: plan.levels.iter().map(|_| RefCell::new(None)).collect(),
         rows_read: Cell::new(0),
         cache,
+        ids: None,
+    };
+    run.level(0, row, emit)
+}
+
+/// [`run`] for a multi-table UPDATE or DELETE: each level reads its table with the read
+/// mode `ids` gives it and records the id of the row it puts in place. A level whose
+/// rows come from a join buffer records none: the planner reads the changed tables by
+/// scan or index instead (`statements::multi_dml`).
+pub fn run_with_ids(
+    plan: &SelectPlan,
+    txn: &Txn,
+    row: &mut [Value],
+    cx: &EvalCtx,
+    ids: &RowIds,
+    emit: &mut dyn FnMut(&[Value]) -> Result<Flow>,
+) -> Result<Flow> {
+    let run = JoinRun {
+        plan,
+        txn,
+        cx,
+        found: plan.groups.iter().map(|_| Cell::new(false)).collect(),
+        buffers: plan.levels.iter().map(|_| RefCell::new(None)).collect(),
+        rows_read: Cell::new(0),
+        cache: None,
+        ids: Some(ids),
     };
     run.level(0, row, emit)
 }
@@ -112,9 +149,13 @@ impl JoinRun<'_> {
                 // Nothing in the group matched: one row with all of it NULL.
                 let group = &plan.groups[g];
                 for l in group.first..=group.last {
-                    let t = &plan.scope.tables[plan.levels[l].table];
+                    let ti = plan.levels[l].table;
+                    let t = &plan.scope.tables[ti];
                     for v in &mut row[t.offset..t.offset + t.def.columns.len()] {
                         *v = Value::Null;
+                    }
+                    if let Some(ids) = self.ids {
+                        ids.ids[ti].set(None);
                     }
                 }
                 let last = &plan.levels[group.last];
@@ -177,6 +218,11 @@ impl JoinRun<'_> {
             return Ok(kept);
         }
         let cols = self.plan.levels[lvl].columns.as_deref();
+        let ti = self.plan.levels[lvl].table;
+        let _mode = self
+            .ids
+            .filter(|_| t.is_base())
+            .map(|ids| crate::context::ReadModeGuard::set(self.txn, ids.modes[ti]));
         let built = JoinBuffer::build(t, keys, cols, self.txn, self.cx)?.map(Rc::new);
         if let Some(c) = cache {
             c.keep(key, built.clone());
@@ -211,7 +257,17 @@ impl JoinRun<'_> {
         let ranges = key_ranges(plan, lvl, row, self.cx)?;
         let cols = plan.levels[lvl].columns.as_deref();
         let stopped = Cell::new(false);
-        let mut cb = |_id, vals: &[Value]| -> Result<Flow> {
+        // A multi-table UPDATE/DELETE: this table's read mode, and where its ids go.
+        let ti = plan.levels[lvl].table;
+        let _mode = self
+            .ids
+            .filter(|_| t.is_base())
+            .map(|ids| crate::context::ReadModeGuard::set(self.txn, ids.modes[ti]));
+        let id_cell = self.ids.map(|ids| &ids.ids[ti]);
+        let mut cb = |id, vals: &[Value]| -> Result<Flow> {
+            if let Some(c) = id_cell {
+                c.set(Some(id));
+            }
             let f = on_row(vals, row)?;
             if f == Flow::Stop {
                 stopped.set(true);

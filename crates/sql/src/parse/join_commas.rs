@@ -7,6 +7,10 @@
 //!
 //! A parenthesis opens a table list when it follows FROM, a JOIN keyword, a comma of a
 //! FROM list, or another such parenthesis, and does not start a subquery.
+//!
+//! The same for a multi-table UPDATE, whose table list sqlparser reads as one table with
+//! its joins: `UPDATE a, b JOIN c ON x SET …` becomes
+//! `UPDATE a CROSS JOIN (b JOIN c ON x) SET …` (the list ends at SET).
 
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
@@ -23,6 +27,8 @@ struct Frame {
     commas: Vec<usize>,
     /// Per item (between commas): a JOIN keyword directly inside it.
     item_joins: Vec<bool>,
+    /// The table list of an UPDATE statement: it ends at SET, not at a parenthesis.
+    update: bool,
 }
 
 impl Frame {
@@ -34,6 +40,7 @@ impl Frame {
             open_si,
             commas: vec![],
             item_joins: vec![false],
+            update: false,
         }
     }
 }
@@ -123,22 +130,7 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
                     continue;
                 }
                 changed = true;
-                for (ci, &c) in f.commas.iter().enumerate() {
-                    let wrap = f.item_joins[ci + 1];
-                    let mut with = vec![
-                        Token::Whitespace(Whitespace::Space),
-                        Token::make_keyword("CROSS"),
-                        Token::Whitespace(Whitespace::Space),
-                        Token::make_keyword("JOIN"),
-                        Token::Whitespace(Whitespace::Space),
-                    ];
-                    if wrap {
-                        with.push(Token::LParen);
-                        let end = f.commas.get(ci + 1).copied().unwrap_or(i);
-                        before[end].push(Token::RParen);
-                    }
-                    edits[c] = Some(with);
-                }
+                cross_joins(&f, i, &mut edits, &mut before);
             }
             Token::Comma if top.table_list => {
                 top.commas.push(i);
@@ -146,6 +138,21 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
             }
             _ => {
                 if let Some(k) = keyword(t) {
+                    if k == Keyword::UPDATE && si == 0 {
+                        // The statement's table list, up to SET.
+                        let mut f = Frame::new(true, i, si);
+                        f.update = true;
+                        *top = f;
+                        continue;
+                    }
+                    if k == Keyword::SET && top.update {
+                        let f = std::mem::replace(top, Frame::new(false, 0, 0));
+                        if !f.commas.is_empty() {
+                            changed = true;
+                            cross_joins(&f, i, &mut edits, &mut before);
+                        }
+                        continue;
+                    }
                     if k == Keyword::FROM {
                         top.from = true;
                     } else if ends_from(k) && !top.table_list {
@@ -173,6 +180,28 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
         }
     }
     Some(out)
+}
+
+/// The edits that turn the commas of table list `f`, which ends at token `end`, into
+/// CROSS JOINs; an item with a join of its own is parenthesised, as a comma binds looser
+/// than JOIN.
+fn cross_joins(f: &Frame, end: usize, edits: &mut [Option<Vec<Token>>], before: &mut [Vec<Token>]) {
+    for (ci, &c) in f.commas.iter().enumerate() {
+        let wrap = f.item_joins[ci + 1];
+        let mut with = vec![
+            Token::Whitespace(Whitespace::Space),
+            Token::make_keyword("CROSS"),
+            Token::Whitespace(Whitespace::Space),
+            Token::make_keyword("JOIN"),
+            Token::Whitespace(Whitespace::Space),
+        ];
+        if wrap {
+            with.push(Token::LParen);
+            let item_end = f.commas.get(ci + 1).copied().unwrap_or(end);
+            before[item_end].push(Token::RParen);
+        }
+        edits[c] = Some(with);
+    }
 }
 
 #[cfg(test)]
@@ -218,6 +247,28 @@ mod tests {
         assert_eq!(
             rewritten("SELECT * FROM (a) JOIN b USING (x)").as_deref(),
             Some("SELECT * FROM a JOIN b USING (x)")
+        );
+    }
+
+    #[test]
+    fn an_update_table_list_becomes_cross_joins() {
+        assert_eq!(
+            rewritten("UPDATE a, b SET a.x = b.y WHERE a.id = b.id").as_deref(),
+            Some("UPDATE a CROSS JOIN b SET a.x = b.y WHERE a.id = b.id")
+        );
+        assert_eq!(
+            rewritten("UPDATE a AS p, b JOIN c ON b.x = c.x, d SET p.x = 1").as_deref(),
+            Some("UPDATE a AS p CROSS JOIN (b JOIN c ON b.x = c.x) CROSS JOIN d SET p.x = 1")
+        );
+        // The SET list's commas and a subquery's FROM list are not the table list.
+        assert_eq!(
+            rewritten("UPDATE a, b SET a.x = 1, b.y = (SELECT 1 FROM c, d)").as_deref(),
+            Some("UPDATE a CROSS JOIN b SET a.x = 1, b.y = (SELECT 1 FROM c, d)")
+        );
+        assert_eq!(rewritten("UPDATE a SET x = 1, y = 2"), None);
+        assert_eq!(
+            rewritten("UPDATE a JOIN b ON a.i = b.i SET a.x = 1, b.y = 2"),
+            None
         );
     }
 

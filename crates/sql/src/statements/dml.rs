@@ -23,6 +23,7 @@ use crate::plan::query::SubqueryPlans;
 use crate::planner::block::plan_single_table;
 use crate::planner::query::Planner;
 use crate::statements::insert_alias::RowAlias;
+use crate::statements::multi_dml::Multi;
 use crate::statements::view_dml::Through;
 use sqlparser::ast;
 use std::sync::Arc;
@@ -65,18 +66,51 @@ pub struct InsertPlan {
 }
 
 pub struct UpdatePlan {
+    /// The changed table (of a multi-table UPDATE, the first one).
     pub target: Target,
+    /// The rows to change: the target's WHERE, ORDER BY and LIMIT; of a multi-table
+    /// UPDATE, the join of its tables with the SET values as the projection.
     pub source: SelectPlan,
+    /// (column, value) of a single-table UPDATE (a multi-table one's are in `multi`).
     pub assignments: Vec<(usize, Expr)>,
-    /// Subqueries of WHERE, ORDER BY and the SET values.
+    /// Subqueries of WHERE, ORDER BY and the SET values (and, of a multi-table UPDATE,
+    /// the tables it reads without changing them).
     pub subqueries: SubqueryPlans,
+    /// A multi-table UPDATE: its other targets and where each finds its rows.
+    pub multi: Option<Box<Multi>>,
 }
 
 pub struct DeletePlan {
+    /// The table rows are deleted from (of a multi-table DELETE, the first one).
     pub target: Target,
     pub source: SelectPlan,
-    /// Subqueries of WHERE and ORDER BY.
+    /// Subqueries of WHERE and ORDER BY (and, of a multi-table DELETE, the tables it
+    /// reads without changing them).
     pub subqueries: SubqueryPlans,
+    /// A multi-table DELETE: its other targets and where each finds its rows.
+    pub multi: Option<Box<Multi>>,
+}
+
+impl UpdatePlan {
+    /// Every table the statement changes.
+    pub fn targets(&self) -> impl Iterator<Item = &Target> {
+        std::iter::once(&self.target).chain(self.multi.iter().flat_map(|m| m.more.iter()))
+    }
+    pub fn targets_mut(&mut self) -> impl Iterator<Item = &mut Target> {
+        std::iter::once(&mut self.target)
+            .chain(self.multi.iter_mut().flat_map(|m| m.more.iter_mut()))
+    }
+}
+
+impl DeletePlan {
+    /// Every table the statement deletes from.
+    pub fn targets(&self) -> impl Iterator<Item = &Target> {
+        std::iter::once(&self.target).chain(self.multi.iter().flat_map(|m| m.more.iter()))
+    }
+    pub fn targets_mut(&mut self) -> impl Iterator<Item = &mut Target> {
+        std::iter::once(&mut self.target)
+            .chain(self.multi.iter_mut().flat_map(|m| m.more.iter_mut()))
+    }
 }
 
 fn target(cx: &ExecCtx, name: &ast::ObjectName, verb: &'static str) -> Result<Target> {
@@ -427,7 +461,7 @@ fn select_numeric_hex(source: &ast::Query, columns: &[usize], def: &TableDef) ->
 
 /// A hexadecimal literal stored into a numeric column is its number (`0x41` into an
 /// INT column is 65, as in MySQL), not its bytes read as text.
-fn numeric_hex(e: &ast::Expr, col: Option<&ColumnDef>) -> Option<Value> {
+pub(crate) fn numeric_hex(e: &ast::Expr, col: Option<&ColumnDef>) -> Option<Value> {
     let numeric = col.is_some_and(|c| {
         c.data_type.is_integer()
             || matches!(
@@ -1063,6 +1097,9 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
     if u.from.is_some() {
         return Err(Error::NotSupported("UPDATE ... FROM".into()));
     }
+    if !u.table.joins.is_empty() || matches!(u.table.relation, ast::TableFactor::Derived { .. }) {
+        return super::multi_dml::plan_update(u, cx);
+    }
     let planner = Planner::new(cx);
     let env = planner.root_env();
     let (target, source, scope, alias) = single_table_source(
@@ -1098,18 +1135,22 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
         source,
         assignments,
         subqueries,
+        multi: None,
     })
 }
 
 pub fn plan_delete(d: &ast::Delete, cx: &ExecCtx) -> Result<DeletePlan> {
-    if !d.tables.is_empty() || d.using.is_some() {
-        return Err(Error::NotSupported("multi-table DELETE".into()));
-    }
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
     };
-    let [table] = from.as_slice() else {
-        return Err(Error::NotSupported("multi-table DELETE".into()));
+    let single = match from.as_slice() {
+        [table] if d.tables.is_empty() && d.using.is_none() && table.joins.is_empty() => {
+            Some(table)
+        }
+        _ => None,
+    };
+    let Some(table) = single else {
+        return super::multi_dml::plan_delete(d, cx);
     };
     let planner = Planner::new(cx);
     let env = planner.root_env();
@@ -1129,6 +1170,7 @@ pub fn plan_delete(d: &ast::Delete, cx: &ExecCtx) -> Result<DeletePlan> {
         target,
         source,
         subqueries,
+        multi: None,
     })
 }
 
@@ -1154,16 +1196,19 @@ fn lock_target_and_reads(
 }
 
 pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
+    let run = |p: &UpdatePlan, cx: &mut ExecCtx| match &p.multi {
+        Some(m) => super::multi_dml::execute_update(p, m, cx, params),
+        None => update_rows(p, cx, params),
+    };
     if env_overlay::applies(cx.sql_mode, cx.strict) {
         let env = env_overlay::EnvOverlay::division_is_error(cx.env);
-        return update_rows(p, &mut with_env(cx, &env), params);
+        return run(p, &mut with_env(cx, &env));
     }
-    update_rows(p, cx, params)
+    run(p, cx)
 }
 
 fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
     let locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
-    let triggers = p.target.triggers.as_deref();
     let ex = Executor::new(&p.subqueries.subqueries, cx, params);
     let ecx = ex.eval_ctx(&[]);
     let rows = matching_rows(&p.source, cx, &ecx)?;
@@ -1175,55 +1220,19 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
         for (col, e) in &p.assignments {
             // Later assignments see earlier ones, as in MySQL.
             let v = e.eval(&new, &ecx)?;
-            new[*col] = store_value(v, &def.columns[*col], n as u64 + 1, cx.strict, cx)?;
-            if new[*col].is_null() && !def.columns[*col].nullable {
-                return Err(Error::ColumnNotNull(def.columns[*col].name.clone()));
-            }
+            assign(def, &mut new, *col, v, n as u64 + 1, cx)?;
         }
-        if let Some(t) = triggers {
-            t.fire(
-                Timing::Before,
-                Event::Update,
-                Some(&old),
-                Some(&mut new),
-                cx,
-                &locks,
-            )?;
-            if let Some(c) = def
-                .columns
-                .iter()
-                .zip(&new)
-                .position(|(c, v)| v.is_null() && !c.nullable)
-            {
-                return Err(Error::ColumnNotNull(def.columns[c].name.clone()));
-            }
-        }
-        if touch_on_update(def, &old, &mut new, p.assignments.iter().map(|a| a.0), cx) {
-            if let Some(th) = &p.target.through {
-                th.check_row(&new, &ecx)?;
-            }
-            if let Some(r) = &p.target.rules {
-                r.verify(&new, &ecx)?;
-                r.links.before_update(cx, &old, &new)?;
-            }
-            crate::row_log::update(cx, &p.target.table, id, &old, &new)?;
-            if let Some(r) = &p.target.rules {
-                r.links.check_parents(cx, Some(&old), &new)?;
-            }
+        let assigned = p.assignments.iter().map(|a| a.0);
+        if update_row(&p.target, assigned, id, &old, new, cx, &ecx, &locks)? {
             changed += 1;
         }
-        if let Some(t) = triggers {
-            t.fire(
-                Timing::After,
-                Event::Update,
-                Some(&old),
-                Some(&mut new),
-                cx,
-                &locks,
-            )?;
-        }
     }
-    Ok(Outcome {
+    Ok(update_outcome(matched, changed))
+}
+
+/// The OK packet of an UPDATE: changed rows affected, matched ones found.
+pub(crate) fn update_outcome(matched: u64, changed: u64) -> Outcome {
+    Outcome {
         ok: Some(OkInfo {
             affected_rows: changed,
             last_insert_id: 0,
@@ -1232,27 +1241,125 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             found_rows: Some(matched),
         }),
         ..Default::default()
-    })
+    }
+}
+
+/// Stores SET value `v` into column `col` of the row being built (`row`: the row's
+/// number in the statement, for warnings): converted as the column stores it; NULL in a
+/// NOT NULL column is 1048.
+pub(crate) fn assign(
+    def: &TableDef,
+    new: &mut [Value],
+    col: usize,
+    v: Value,
+    row: u64,
+    cx: &ExecCtx,
+) -> Result<()> {
+    new[col] = store_value(v, &def.columns[col], row, cx.strict, cx)?;
+    if new[col].is_null() && !def.columns[col].nullable {
+        return Err(Error::ColumnNotNull(def.columns[col].name.clone()));
+    }
+    Ok(())
+}
+
+/// Changes one row of `target` (id `id`) from `old` to `new`, whose SET columns
+/// (`assigned`) are stored already: the BEFORE UPDATE triggers, ON UPDATE
+/// CURRENT_TIMESTAMP, the view's CHECK OPTION, CHECK constraints and foreign keys, the
+/// change itself (recorded for the binary log), the AFTER UPDATE triggers. Returns
+/// whether the row changed. Single-table and multi-table UPDATE both change rows here.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn update_row(
+    target: &Target,
+    assigned: impl Iterator<Item = usize>,
+    id: RowId,
+    old: &[Value],
+    mut new: Vec<Value>,
+    cx: &ExecCtx,
+    ecx: &crate::expr::EvalCtx,
+    locks: &TableLocks,
+) -> Result<bool> {
+    let def = &target.def;
+    let triggers = target.triggers.as_deref();
+    if let Some(t) = triggers {
+        t.fire(
+            Timing::Before,
+            Event::Update,
+            Some(old),
+            Some(&mut new),
+            cx,
+            locks,
+        )?;
+        if let Some(c) = def
+            .columns
+            .iter()
+            .zip(&new)
+            .position(|(c, v)| v.is_null() && !c.nullable)
+        {
+            return Err(Error::ColumnNotNull(def.columns[c].name.clone()));
+        }
+    }
+    let changed = touch_on_update(def, old, &mut new, assigned, cx);
+    if changed {
+        if let Some(th) = &target.through {
+            th.check_row(&new, ecx)?;
+        }
+        if let Some(r) = &target.rules {
+            r.verify(&new, ecx)?;
+            r.links.before_update(cx, old, &new)?;
+        }
+        crate::row_log::update(cx, &target.table, id, old, &new)?;
+        if let Some(r) = &target.rules {
+            r.links.check_parents(cx, Some(old), &new)?;
+        }
+    }
+    if let Some(t) = triggers {
+        t.fire(
+            Timing::After,
+            Event::Update,
+            Some(old),
+            Some(&mut new),
+            cx,
+            locks,
+        )?;
+    }
+    Ok(changed)
+}
+
+/// Deletes one row of `target` (id `id`, values `old`): the BEFORE DELETE triggers,
+/// the foreign keys' checks and actions, the delete (recorded for the binary log), the
+/// AFTER DELETE triggers. Single-table and multi-table DELETE both delete rows here.
+pub(crate) fn delete_row(
+    target: &Target,
+    id: RowId,
+    old: &[Value],
+    cx: &ExecCtx,
+    locks: &TableLocks,
+) -> Result<()> {
+    let triggers = target.triggers.as_deref();
+    if let Some(t) = triggers {
+        t.fire(Timing::Before, Event::Delete, Some(old), None, cx, locks)?;
+    }
+    if let Some(r) = &target.rules {
+        r.links.before_delete(cx, old)?;
+    }
+    crate::row_log::delete(cx, &target.table, id, old)?;
+    if let Some(t) = triggers {
+        t.fire(Timing::After, Event::Delete, Some(old), None, cx, locks)?;
+    }
+    Ok(())
 }
 
 pub fn execute_delete(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
+    if let Some(m) = &p.multi {
+        return super::multi_dml::execute_delete(p, m, cx, params);
+    }
     let locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
-    let triggers = p.target.triggers.as_deref();
     let ex = Executor::new(&p.subqueries.subqueries, cx, params);
     let rows = matching_rows(&p.source, cx, &ex.eval_ctx(&[]))?;
     let n = rows.len() as u64;
     for (id, old) in rows {
         cx.txn.check_interrupt()?;
-        if let Some(t) = triggers {
-            t.fire(Timing::Before, Event::Delete, Some(&old), None, cx, &locks)?;
-        }
-        if let Some(r) = &p.target.rules {
-            r.links.before_delete(cx, &old)?;
-        }
-        crate::row_log::delete(cx, &p.target.table, id, &old)?;
-        if let Some(t) = triggers {
-            t.fire(Timing::After, Event::Delete, Some(&old), None, cx, &locks)?;
-        }
+        delete_row(&p.target, id, &old, cx, &locks)?;
     }
     Ok(Outcome::ok(n))
 }

@@ -15,6 +15,7 @@ pub mod explain;
 pub mod explain_expr;
 pub mod explain_tree;
 pub mod insert_alias;
+pub mod multi_dml;
 pub mod show;
 pub mod show_programs;
 pub mod temporary;
