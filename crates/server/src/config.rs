@@ -435,6 +435,25 @@ pub fn default_max_memory() -> u64 {
     strata_types::memory::available_memory().map_or(1 << 30, |m| m / 5 * 4)
 }
 
+/// A setting with two values, `(default, other)` in any case: true for the default
+/// (also when unset), false for the other, an error naming both for anything else.
+fn two_way(
+    name: &str,
+    given: Option<String>,
+    (default, other): (&str, &str),
+) -> Result<bool, String> {
+    let v = given
+        .unwrap_or_else(|| default.to_string())
+        .to_ascii_uppercase();
+    if v == default {
+        Ok(true)
+    } else if v == other {
+        Ok(false)
+    } else {
+        Err(format!("{name} '{v}': expected {default} or {other}"))
+    }
+}
+
 fn size_opt(
     arg: Option<u64>,
     file: &Option<toml::Value>,
@@ -703,50 +722,27 @@ impl Settings {
                 "max_binlog_size",
                 1 << 30,
             )?,
-            binlog_checksum: match args
-                .binlog_checksum
-                .clone()
-                .or(file.binlog_checksum.clone())
-                .unwrap_or_else(|| "CRC32".into())
-                .to_ascii_uppercase()
-                .as_str()
-            {
-                "CRC32" => true,
-                "NONE" => false,
-                other => return Err(format!("binlog_checksum '{other}': expected CRC32 or NONE")),
-            },
-            binlog_json_text: match args
-                .binlog_json_format
-                .clone()
-                .or(file.binlog_json_format.clone())
-                .unwrap_or_else(|| "BINARY".into())
-                .to_ascii_uppercase()
-                .as_str()
-            {
-                "BINARY" => false,
-                "TEXT" => true,
-                other => {
-                    return Err(format!(
-                        "binlog_json_format '{other}': expected BINARY or TEXT"
-                    ))
-                }
-            },
-            binlog_full_metadata: match args
-                .binlog_row_metadata
-                .clone()
-                .or(file.binlog_row_metadata.clone())
-                .unwrap_or_else(|| "MINIMAL".into())
-                .to_ascii_uppercase()
-                .as_str()
-            {
-                "MINIMAL" => false,
-                "FULL" => true,
-                other => {
-                    return Err(format!(
-                        "binlog_row_metadata '{other}': expected MINIMAL or FULL"
-                    ))
-                }
-            },
+            binlog_checksum: two_way(
+                "binlog_checksum",
+                args.binlog_checksum
+                    .clone()
+                    .or(file.binlog_checksum.clone()),
+                ("CRC32", "NONE"),
+            )?,
+            binlog_json_text: !two_way(
+                "binlog_json_format",
+                args.binlog_json_format
+                    .clone()
+                    .or(file.binlog_json_format.clone()),
+                ("BINARY", "TEXT"),
+            )?,
+            binlog_full_metadata: !two_way(
+                "binlog_row_metadata",
+                args.binlog_row_metadata
+                    .clone()
+                    .or(file.binlog_row_metadata.clone()),
+                ("MINIMAL", "FULL"),
+            )?,
             sync_binlog: args.sync_binlog.or(file.sync_binlog).unwrap_or(1),
             explicit_users,
             skip_grant_tables: args.skip_grant_tables,
