@@ -1851,6 +1851,9 @@ impl<'a> Binder<'a> {
                     Expr::Func(Func::Cast(CastFn::Unsigned), vec![e])
                 }
                 Func::Str(..) => self.float_as_text(e),
+                Func::Json(_) if is_boolean(a, &e) => {
+                    Expr::Func(Func::Json(JsonFn::BoolAsJson), vec![e])
+                }
                 Func::Json(_) => json_argument(e, t),
                 _ => e,
             };
@@ -2203,6 +2206,31 @@ fn json_operator(
     };
     let args = vec![json_argument(l.clone(), lt), r.clone()];
     Some((Expr::Func(Func::Json(f), args), t, Collation::GeneralCi))
+}
+
+/// Whether an argument is a truth value in MySQL's sense (a JSON function stores it as
+/// `true`/`false`): `TRUE`/`FALSE`, a comparison, a logical operator, IS, BETWEEN, IN,
+/// LIKE, EXISTS. `(1=1) + 0` is a number again.
+fn is_boolean(a: &ast::Expr, e: &Expr) -> bool {
+    if let ast::Expr::Value(v) = a {
+        return matches!(v.value, ast::Value::Boolean(_));
+    }
+    if matches!(a, ast::Expr::Exists { .. }) {
+        return true;
+    }
+    matches!(
+        e,
+        Expr::Cmp(..)
+            | Expr::And(..)
+            | Expr::Or(..)
+            | Expr::Xor(..)
+            | Expr::Not(..)
+            | Expr::IsNull(..)
+            | Expr::IsTruth(..)
+            | Expr::Between { .. }
+            | Expr::InList { .. }
+            | Expr::Like { .. }
+    )
 }
 
 /// An argument of a JSON function: a DATE-typed one is marked as a date, since its

@@ -153,6 +153,10 @@ pub(super) fn call(f: JsonFn, v: &[Value], _cx: &EvalCtx) -> Result<Value> {
             Value::Bytes(b) => json_value(&parse_text(b, 1, f.name())?),
             x => json_value(&value_arg(x)?),
         },
+        BoolAsJson => match arg(0).truth() {
+            None => Value::Null,
+            Some(b) => json_value(&Json::Bool(b)),
+        },
         DateAsJson => match arg(0) {
             Value::Null => Value::Null,
             Value::DateTime(d) => json_value(&Json::Date(*d)),

@@ -47,6 +47,10 @@ pub enum JsonFn {
     /// Not callable by name: the binder wraps a DATE-typed argument of a JSON function
     /// in it, so the document holds a date (`"2024-01-02"`), not a date-time.
     DateAsJson,
+    /// Not callable by name: the binder wraps a boolean argument (a comparison, a
+    /// logical operator, `TRUE`/`FALSE`) in it, so the document holds `true`/`false`,
+    /// not 1/0, as in MySQL.
+    BoolAsJson,
 }
 
 /// What a JSON function returns, for its static type.
@@ -85,7 +89,7 @@ impl JsonFn {
             Search => "json_search",
             Pretty => "json_pretty",
             MemberOf => "member of",
-            Cast | DateAsJson => "cast_as_json",
+            Cast | DateAsJson | BoolAsJson => "cast_as_json",
         }
     }
 
