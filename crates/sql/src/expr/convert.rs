@@ -42,9 +42,16 @@ pub fn coerce_or_warn(
             env.warn(crate::expr::WarnLevel::Warning, e.code(), e.to_string());
             coerce(v, col, row, false)
         }
-        // Text that is no TIME stores 00:00:00 outside strict mode, "truncated".
+        // Text that is no TIME stores 00:00:00 outside strict mode, no date the zero
+        // date (`'2024-02-30'` is 0000-00-00), "truncated".
         Err(Error::TruncatedWrongValue { .. })
-            if matches!(col.data_type, DataType::Time { .. }) =>
+            if matches!(
+                col.data_type,
+                DataType::Time { .. }
+                    | DataType::Date
+                    | DataType::DateTime { .. }
+                    | DataType::Timestamp { .. }
+            ) =>
         {
             env.warn(
                 crate::expr::WarnLevel::Warning,
