@@ -41,6 +41,11 @@ pub fn unescape(body: &[u8], quote: u8) -> Vec<u8> {
         let b = body[i];
         if b == b'\\' && i + 1 < body.len() {
             i += 1;
+            // `\%` and `\_` keep their backslash (MySQL: they mean a literal % or _ to
+            // LIKE, and are those two characters anywhere else).
+            if matches!(body[i], b'%' | b'_') {
+                out.push(b'\\');
+            }
             out.push(match body[i] {
                 b'n' => b'\n',
                 b't' => b'\t',
@@ -896,6 +901,13 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn backslash_percent_and_underscore_keep_their_backslash() {
+        assert_eq!(unescape(br"b\_c", b'\''), br"b\_c".to_vec());
+        assert_eq!(unescape(br"50\%", b'\''), br"50\%".to_vec());
+        assert_eq!(unescape(br"a\nb\qc\\d", b'\''), b"a\nbqc\\d".to_vec());
+    }
 
     #[test]
     fn nesting_bound_counts_chains_and_groups_not_lists() {
