@@ -300,6 +300,12 @@ pub fn columns_used(c: &CheckDef) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Parses a stored expression text (a check's, a column's default or generation
+/// expression).
+pub fn parse_stored(text: &str) -> Result<ast::Expr> {
+    parse_expr(text)
+}
+
 /// Parses a stored check expression; the `_utf8mb4` introducers of its string
 /// literals are dropped (strings are utf8mb4 anyway).
 fn parse_expr(text: &str) -> Result<ast::Expr> {
