@@ -721,6 +721,8 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                 });
             }
             row[c] = match v {
+                // A generated column's DEFAULT: computed below.
+                InsertValue::Default if def.columns[c].generated.is_some() => Value::Null,
                 InsertValue::Default => default_value(&def.columns[c], cx, strict)?,
                 InsertValue::Expr(e) => e.eval(&[], &ecx)?,
             };
