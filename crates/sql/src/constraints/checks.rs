@@ -364,6 +364,9 @@ pub fn mysql_text(e: &ast::Expr, introducers: bool) -> String {
         A::Identifier(i) => quote(&i.value),
         A::CompoundIdentifier(ids) => ids.last().map(|i| quote(&i.value)).unwrap_or_default(),
         A::Nested(x) => p(x),
+        // `_utf8mb4'abc'` read back from a printed definition: the string as written
+        // (the introducer is added again when `introducers`).
+        A::Prefixed { value, .. } => p(value),
         A::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
                 let q = s.replace('\\', "\\\\").replace('\'', "\\'");

@@ -394,7 +394,7 @@ mod tests {
     fn col(name: &str) -> ColumnDef {
         ColumnDef {
             name: name.into(),
-            data_type: DataType::Int,
+            data_type: DataType::Int { unsigned: false },
             nullable: true,
             default: None,
             auto_increment: false,
@@ -409,8 +409,25 @@ mod tests {
         parse_stored(s).unwrap()
     }
 
+    /// An expression as the parser reads it (introducers kept).
+    fn raw(s: &str) -> ast::Expr {
+        let stmts = crate::parse::parse(&format!("SELECT {s}")).unwrap();
+        let Some(ast::Statement::Query(q)) = stmts.into_iter().next() else {
+            panic!("not a query")
+        };
+        let ast::SetExpr::Select(sel) = *q.body else {
+            panic!("not a select")
+        };
+        match sel.projection.into_iter().next() {
+            Some(ast::SelectItem::UnnamedExpr(e)) => e,
+            _ => panic!("no item"),
+        }
+    }
+
     #[test]
     fn stores_mysql_text() {
+        // A printed default read back (mysqldump's CREATE TABLE) prints the same.
+        assert_eq!(stored_text(&raw("(_utf8mb4'abc')")), "_utf8mb4'abc'");
         assert_eq!(stored_text(&expr("(now())")), "now()");
         assert_eq!(stored_text(&expr("(1+2)")), "(1 + 2)");
         assert_eq!(stored_text(&expr("('abc')")), "_utf8mb4'abc'");
