@@ -662,6 +662,7 @@ mod tests {
             on_update_now: false,
             collation: Collation::Binary,
             members: vec![],
+            generated: None,
         }
     }
 }

@@ -15,6 +15,7 @@ fn def() -> Arc<TableDef> {
         on_update_now: false,
         collation: Collation::Binary,
         members: vec![],
+        generated: None,
     };
     Arc::new(TableDef {
         db: "test".into(),

@@ -308,6 +308,7 @@ mod tests {
             on_update_now: false,
             collation: strata_types::Collation::Binary,
             members: Vec::new(),
+            generated: None,
         }
     }
 

@@ -27,6 +27,7 @@ fn col(name: &str, t: DataType) -> ColumnDef {
             Collation::Binary
         },
         members: Vec::new(),
+        generated: None,
     }
 }
 

@@ -29,6 +29,7 @@ fn col(name: &str, t: DataType) -> ColumnDef {
             Collation::Binary
         },
         members: Vec::new(),
+        generated: None,
     }
 }
 

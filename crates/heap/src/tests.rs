@@ -22,6 +22,7 @@ fn col(name: &str, t: DataType, nullable: bool) -> ColumnDef {
             Collation::Binary
         },
         members: Vec::new(),
+        generated: None,
     }
 }
 

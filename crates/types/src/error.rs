@@ -72,6 +72,9 @@ pub enum Error {
     WrongAutoKey,
     /// 1067
     InvalidDefault(String),
+    /// 1101: a literal DEFAULT on a BLOB, TEXT, GEOMETRY or JSON column (MySQL 8 allows
+    /// only an expression default there).
+    BlobCantHaveDefault(String),
     /// 1176: a named index that does not exist.
     NoSuchIndex {
         index: String,
@@ -629,6 +632,50 @@ pub enum Error {
     CheckDisallowed(String),
     /// 3816: a CHECK naming a user or system variable.
     CheckVariables(String),
+    /// 3769: a DEFAULT (expr) with a construct it may not hold (a subquery, a stored
+    /// function).
+    DefaultExprDisallowed(String),
+    /// 3770: a DEFAULT (expr) calling a function MySQL refuses there (column, function).
+    DefaultExprNamedFunction {
+        column: String,
+        function: String,
+    },
+    /// 3772: a DEFAULT (expr) naming a user or system variable.
+    DefaultExprVariables(String),
+    /// 3767: a DEFAULT (expr) naming a later generated column or one with an
+    /// expression default.
+    DefaultExprNonPrior(String),
+    /// 3768: a DEFAULT (expr) naming the AUTO_INCREMENT column.
+    DefaultExprAutoIncrement(String),
+    /// 3773: DEFAULT(col) of a column whose default is an expression.
+    DefaultFunctionOnExpr,
+    /// 3766: DROP / RENAME of a column an expression default uses (column, table).
+    DependentByDefaultExpr {
+        column: String,
+        table: String,
+    },
+    /// 3102: a generated column's expression with a construct it may not hold.
+    GeneratedDisallowed(String),
+    /// 3763: a generated column calling a function whose value is not fixed by the row.
+    GeneratedNamedFunction {
+        column: String,
+        function: String,
+    },
+    /// 3765: a generated column naming a user or system variable.
+    GeneratedVariables(String),
+    /// 3107: a generated column naming itself or a later generated column.
+    GeneratedNonPrior,
+    /// 3109: a generated column naming the AUTO_INCREMENT column.
+    GeneratedAutoIncrement(String),
+    /// 3105: a value other than DEFAULT written to a generated column (column, table).
+    GeneratedValueNotAllowed {
+        column: String,
+        table: String,
+    },
+    /// 3106: an option a generated column may not have (DEFAULT, AUTO_INCREMENT, …).
+    GeneratedUnsupported(String),
+    /// 3108: DROP / RENAME of a column a generated column uses.
+    DependentByGenerated(String),
     /// 3818: a CHECK naming the AUTO_INCREMENT column.
     CheckAutoIncrement(String),
     /// 3820: a CHECK naming a column the table does not have.
@@ -812,6 +859,21 @@ impl Error {
             CheckDisallowed(_) => 3815,
             CheckVariables(_) => 3816,
             CheckAutoIncrement(_) => 3818,
+            DefaultExprDisallowed(_) => 3769,
+            DefaultExprNamedFunction { .. } => 3770,
+            DefaultExprVariables(_) => 3772,
+            DefaultExprNonPrior(_) => 3767,
+            DefaultExprAutoIncrement(_) => 3768,
+            DefaultFunctionOnExpr => 3773,
+            DependentByDefaultExpr { .. } => 3766,
+            GeneratedDisallowed(_) => 3102,
+            GeneratedNamedFunction { .. } => 3763,
+            GeneratedVariables(_) => 3765,
+            GeneratedNonPrior => 3107,
+            GeneratedAutoIncrement(_) => 3109,
+            GeneratedValueNotAllowed { .. } => 3105,
+            GeneratedUnsupported(_) => 3106,
+            DependentByGenerated(_) => 3108,
             CheckUnknownColumn { .. } => 3820,
             CheckNotFound(_) => 3821,
             CheckDuplicateName(_) => 3822,
@@ -827,6 +889,7 @@ impl Error {
             KeyColumnMissing(_) => 1072,
             WrongAutoKey => 1075,
             InvalidDefault(_) => 1067,
+            BlobCantHaveDefault(_) => 1101,
             NoSuchIndex { .. } => 1176,
             CantDropKey(_) => 1091,
             AlterNotSupported { .. } => 1846,
@@ -1029,9 +1092,9 @@ impl Error {
             return sqlstate;
         }
         match self.code() {
-            1066 | 1248 | 1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091 | 1061
-            | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1166 | 1286 | 1305 | 1582 | 1273 | 1118
-            | 1071 | 1203 | 1044 | 1142 | 1227 | 1410 | 1133 | 1141 | 1147 | 1144 => "42000",
+            1101 | 1066 | 1248 | 1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091
+            | 1061 | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1166 | 1286 | 1305 | 1582 | 1273
+            | 1118 | 1071 | 1203 | 1044 | 1142 | 1227 | 1410 | 1133 | 1141 | 1147 | 1144 => "42000",
             1146 | 1051 | 1109 => "42S02",
             1050 => "42S01",
             1054 => "42S22",
@@ -1241,6 +1304,72 @@ impl fmt::Display for Error {
                 "An expression of a check constraint '{n}' cannot refer to a user or system \
                  variable."
             ),
+            DefaultExprDisallowed(c) => write!(
+                f,
+                "Default value expression of column '{c}' contains a disallowed function."
+            ),
+            DefaultExprNamedFunction { column, function } => write!(
+                f,
+                "Default value expression of column '{column}' contains a disallowed \
+                 function: {function}."
+            ),
+            DefaultExprVariables(c) => write!(
+                f,
+                "Default value expression of column '{c}' cannot refer user or system \
+                 variables."
+            ),
+            DefaultExprNonPrior(c) => write!(
+                f,
+                "Default value expression of column '{c}' cannot refer to a column defined \
+                 after it if that column is a generated column or has an expression as \
+                 default value."
+            ),
+            DefaultExprAutoIncrement(c) => write!(
+                f,
+                "Default value expression of column '{c}' cannot refer to an auto-increment \
+                 column."
+            ),
+            DefaultFunctionOnExpr => write!(
+                f,
+                "DEFAULT function cannot be used with default value expressions"
+            ),
+            DependentByDefaultExpr { column, table } => write!(
+                f,
+                "Column '{column}' of table '{table}' has a default value expression \
+                 dependency and cannot be dropped or renamed."
+            ),
+            GeneratedDisallowed(c) => write!(
+                f,
+                "Expression of generated column '{c}' contains a disallowed function."
+            ),
+            GeneratedNamedFunction { column, function } => write!(
+                f,
+                "Expression of generated column '{column}' contains a disallowed function: \
+                 {function}."
+            ),
+            GeneratedVariables(c) => write!(
+                f,
+                "Expression of generated column '{c}' cannot refer user or system variables."
+            ),
+            GeneratedNonPrior => write!(
+                f,
+                "Generated column can refer only to generated columns defined prior to it."
+            ),
+            GeneratedAutoIncrement(c) => write!(
+                f,
+                "Generated column '{c}' cannot refer to auto-increment column."
+            ),
+            GeneratedValueNotAllowed { column, table } => write!(
+                f,
+                "The value specified for generated column '{column}' in table '{table}' is \
+                 not allowed."
+            ),
+            GeneratedUnsupported(what) => {
+                write!(f, "'{what}' is not supported for generated columns.")
+            }
+            DependentByGenerated(c) => {
+                write!(f, "Column '{c}' has a generated column dependency.")
+            }
             CheckAutoIncrement(n) => write!(
                 f,
                 "Check constraint '{n}' cannot refer to an auto-increment column."
@@ -1279,6 +1408,10 @@ impl fmt::Display for Error {
                  defined as a key"
             ),
             InvalidDefault(c) => write!(f, "Invalid default value for '{c}'"),
+            BlobCantHaveDefault(c) => write!(
+                f,
+                "BLOB, TEXT, GEOMETRY or JSON column '{c}' can't have a default value"
+            ),
             NoSuchIndex { index, table } => {
                 write!(f, "Key '{index}' doesn't exist in table '{table}'")
             }

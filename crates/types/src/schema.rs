@@ -324,6 +324,21 @@ fn text_kind(limit: u32, base: &str) -> String {
 pub enum ColumnDefault {
     Value(Value),
     CurrentTimestamp,
+    /// `DEFAULT (expr)` (MySQL 8.0.13+): the expression in MySQL 8's printed form
+    /// (`now()`, `(1 + 2)`, `_utf8mb4'abc'`), parsed and bound again by the statements
+    /// that insert rows and evaluated per row (`docs/format/catalog.md`).
+    Expr(String),
+}
+
+/// A generated column's expression (`AS (expr) VIRTUAL|STORED`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Generated {
+    /// The expression in MySQL 8's printed form (`` (`a` + `b`) ``).
+    pub expr: String,
+    /// STORED (true) or VIRTUAL (false). Both are computed when a row is written and
+    /// kept in the row (docs/format/catalog.md); VIRTUAL differs only in what SHOW
+    /// CREATE TABLE and information_schema say.
+    pub stored: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -341,6 +356,10 @@ pub struct ColumnDef {
     /// removed, as MySQL stores them); empty for every other type.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<String>,
+    /// A generated column's expression; absent for every other column (catalogs
+    /// written before generated columns load unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<Generated>,
 }
 
 impl ColumnDef {

@@ -67,6 +67,7 @@ impl DerivedTable {
                     Collation::GeneralCi
                 },
                 members: Vec::new(),
+                generated: None,
             });
         }
         let def = TableDef {

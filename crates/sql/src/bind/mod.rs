@@ -27,6 +27,7 @@ use sqlparser::ast;
 use std::sync::Arc;
 use strata_engine::Table;
 use strata_types::output::flags;
+use strata_types::schema::ColumnDefault;
 use strata_types::{Collation, ColumnMeta, DataType, Error, FieldType, Result, TableDef, Value};
 
 #[derive(Clone)]
@@ -574,7 +575,7 @@ fn ident_parts(idents: &[ast::Ident]) -> Vec<String> {
     idents.iter().map(|i| i.value.clone()).collect()
 }
 
-fn is_aggregate_name(name: &str) -> bool {
+pub(crate) fn is_aggregate_name(name: &str) -> bool {
     matches!(
         name.to_ascii_lowercase().as_str(),
         "count"
@@ -1726,6 +1727,35 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// `DEFAULT(col)`: the column's literal default (MySQL permits it only for those:
+    /// 3773 for an expression default; 1364 for a NOT NULL column without one).
+    fn bind_default_of(&mut self, a: &ast::Expr) -> Result<(Expr, SType, Collation)> {
+        let parts = match a {
+            ast::Expr::Identifier(id) => vec![id.value.clone()],
+            ast::Expr::CompoundIdentifier(ids) => ident_parts(ids),
+            other => return Err(Error::Syntax(format!("DEFAULT({other})"))),
+        };
+        let pos = self.scope.resolve(&parts, self.context)?;
+        if pos >= self.scope.width() {
+            return Err(Error::NotSupported("DEFAULT() of an outer column".into()));
+        }
+        let col = self.scope.column(pos).1.clone();
+        let t = SType::of_column(&col.data_type, col.collation);
+        let v = match &col.default {
+            Some(ColumnDefault::Value(v)) => v.clone(),
+            Some(ColumnDefault::Expr(_)) => return Err(Error::DefaultFunctionOnExpr),
+            Some(ColumnDefault::CurrentTimestamp) => {
+                let now = format!("now({})", col.data_type.fsp().unwrap_or(0));
+                let e = crate::constraints::checks::parse_stored(&now)?;
+                return Ok((self.bind(&e)?.0, t, col.collation));
+            }
+            None if col.nullable => Value::Null,
+            None if col.auto_increment => Value::Int(0),
+            None => return Err(Error::NoDefault(col.name.clone())),
+        };
+        Ok((Expr::Literal(v), t, col.collation))
+    }
+
     /// A call of a stored function (1305 when there is none of that name).
     fn bind_stored_function(
         &mut self,
@@ -1823,6 +1853,12 @@ impl<'a> Binder<'a> {
         }
         if let Some(b) = self.bind_charset_info(f, &args)? {
             return Ok(b);
+        }
+        if name.eq_ignore_ascii_case("default") {
+            let [a] = args.as_slice() else {
+                return Err(Error::WrongParamCount(name));
+            };
+            return self.bind_default_of(a);
         }
         if name.eq_ignore_ascii_case("values") {
             return Err(Error::NotSupported(

@@ -57,6 +57,7 @@ pub(crate) fn col(name: &str, data_type: DataType) -> ColumnDef {
             Collation::Binary
         },
         members: Vec::new(),
+        generated: None,
     }
 }
 
@@ -661,8 +662,22 @@ impl InfoTable {
                             s(&strata_types::value::bits_literal(b))
                         }
                         Some(ColumnDefault::Value(v)) => s(&v.to_text()),
+                        Some(ColumnDefault::Expr(t)) => s(t),
                     };
                     let mut extra = Vec::new();
+                    if matches!(c.default, Some(ColumnDefault::Expr(_))) {
+                        extra.push("DEFAULT_GENERATED".to_string());
+                    }
+                    if let Some(g) = &c.generated {
+                        extra.push(
+                            if g.stored {
+                                "STORED GENERATED"
+                            } else {
+                                "VIRTUAL GENERATED"
+                            }
+                            .to_string(),
+                        );
+                    }
                     if c.auto_increment {
                         extra.push("auto_increment".to_string());
                     }
@@ -695,8 +710,12 @@ impl InfoTable {
                         s(&extra.join(" ")),
                         s("select,insert,update,references"),
                         s(""),
-                        s("NEVER"),
-                        Value::Null,
+                        s(if c.generated.is_some() {
+                            "ALWAYS"
+                        } else {
+                            "NEVER"
+                        }),
+                        c.generated.as_ref().map_or(Value::Null, |g| s(&g.expr)),
                     ]);
                 }
             }

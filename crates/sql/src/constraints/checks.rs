@@ -300,6 +300,12 @@ pub fn columns_used(c: &CheckDef) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Parses a stored expression text (a check's, a column's default or generation
+/// expression).
+pub fn parse_stored(text: &str) -> Result<ast::Expr> {
+    parse_expr(text)
+}
+
 /// Parses a stored check expression; the `_utf8mb4` introducers of its string
 /// literals are dropped (strings are utf8mb4 anyway).
 fn parse_expr(text: &str) -> Result<ast::Expr> {
@@ -358,6 +364,9 @@ pub fn mysql_text(e: &ast::Expr, introducers: bool) -> String {
         A::Identifier(i) => quote(&i.value),
         A::CompoundIdentifier(ids) => ids.last().map(|i| quote(&i.value)).unwrap_or_default(),
         A::Nested(x) => p(x),
+        // `_utf8mb4'abc'` read back from a printed definition: the string as written
+        // (the introducer is added again when `introducers`).
+        A::Prefixed { value, .. } => p(value),
         A::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
                 let q = s.replace('\\', "\\\\").replace('\'', "\\'");

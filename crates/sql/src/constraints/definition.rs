@@ -265,6 +265,7 @@ mod tests {
                 Collation::Binary
             },
             members: Vec::new(),
+            generated: None,
         }
     }
 

@@ -403,6 +403,7 @@ mod tests {
             on_update_now: false,
             collation: Collation::GeneralCi,
             members: Vec::new(),
+            generated: None,
         }
     }
 

@@ -85,6 +85,7 @@ mod tests {
             on_update_now: false,
             collation: Collation::GeneralCi,
             members: members.iter().map(|s| s.to_string()).collect(),
+            generated: None,
         }
     }
 

@@ -215,6 +215,7 @@ mod tests {
             on_update_now: false,
             collation: Collation::Binary,
             members: Vec::new(),
+            generated: None,
         }
     }
 

@@ -248,6 +248,7 @@ fn computed_column(m: &ColumnMeta) -> ColumnDef {
             Collation::GeneralCi
         },
         members: Vec::new(),
+        generated: None,
     }
 }
 

@@ -25,10 +25,12 @@
 
 use crate::catalog::engines::engine_name;
 use crate::catalog::Catalog;
+use crate::constraints::checks::DefOnly;
 use crate::context::{ExecCtx, Outcome, TableLocks};
 use crate::expr::convert::coerce;
 use crate::parse::alter_clauses::RENAME_INDEX;
 use crate::parse::token_rewrite::INTERNAL_QUOTE;
+use crate::statements::column_expr::ColumnExprs;
 use crate::statements::ddl::{build_column, column_default, index_columns, single_name};
 use crate::statements::dml::implicit_default;
 use sqlparser::ast;
@@ -225,6 +227,8 @@ impl Work {
                 Err(Error::CantDropKey(name.to_string()))
             };
         };
+        let defs: Vec<ColumnDef> = self.cols.iter().map(|c| c.def.clone()).collect();
+        super::column_expr::check_unused(&defs, name, &self.table)?;
         self.cols.remove(i);
         // MySQL takes the column out of every index; an index left empty goes.
         for ix in &mut self.indexes {
@@ -265,6 +269,10 @@ impl Work {
                 .collect(),
         };
         let built = build_column(&c, Collation::GeneralCi, self.sql_mode)?;
+        if !name.value.eq_ignore_ascii_case(old) {
+            let defs: Vec<ColumnDef> = self.cols.iter().map(|c| c.def.clone()).collect();
+            super::column_expr::check_unused(&defs, old, &self.table)?;
+        }
         let mut moved = self.cols.remove(i);
         let before = moved.def.clone();
         moved.def = built.col;
@@ -277,6 +285,7 @@ impl Work {
             && before.auto_increment == moved.def.auto_increment
             && before.collation == moved.def.collation
             && before.on_update_now == moved.def.on_update_now
+            && before.generated == moved.def.generated
             && at == i;
         self.cols.insert(at, moved);
         self.rename_in_indexes(old, &name.value);
@@ -304,6 +313,10 @@ impl Work {
             if j != i {
                 return Err(Error::DuplicateColumn(to.to_string()));
             }
+        }
+        if !from.eq_ignore_ascii_case(to) {
+            let defs: Vec<ColumnDef> = self.cols.iter().map(|c| c.def.clone()).collect();
+            super::column_expr::check_unused(&defs, from, &self.table)?;
         }
         self.cols[i].def.name = to.to_string();
         self.rename_in_indexes(from, to);
@@ -540,6 +553,7 @@ impl Work {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
         };
+        super::column_expr::validate_table(&def)?;
         let sources = self.cols.iter().map(|c| c.source).collect();
         Ok((def, sources, self))
     }
@@ -941,7 +955,7 @@ fn copy_rows(
 ) -> Result<u64> {
     let rebuild = catalog.begin_rebuild(&def)?;
     let new = rebuild.handle.clone();
-    let convert = RowConverter::new(cx, &def, sources, old);
+    let convert = RowConverter::new(cx, &def, sources, old)?;
     // A column that becomes AUTO_INCREMENT numbers its NULLs and, unless sql_mode has
     // NO_AUTO_VALUE_ON_ZERO, its zeros (as MySQL); one that already was keeps its 0s.
     let renumbered = def.auto_increment_column().filter(|&a| {
@@ -1008,10 +1022,21 @@ struct RowConverter<'a> {
     from_time: Vec<bool>,
     now: strata_types::DateTime,
     strict: bool,
+    /// The new definition's expression defaults and generated columns, bound over its
+    /// row: an added column's expression default is evaluated per row, as MySQL does.
+    exprs: Option<Arc<ColumnExprs>>,
+    /// For each new column: an added column whose expression default is due.
+    pending: Vec<bool>,
+    env: &'a dyn crate::expr::Env,
 }
 
 impl<'a> RowConverter<'a> {
-    fn new(cx: &ExecCtx, def: &'a TableDef, sources: &'a [Option<usize>], old: &TableDef) -> Self {
+    fn new(
+        cx: &ExecCtx<'a>,
+        def: &'a TableDef,
+        sources: &'a [Option<usize>],
+        old: &TableDef,
+    ) -> Result<Self> {
         let convert = sources
             .iter()
             .zip(&def.columns)
@@ -1030,6 +1055,7 @@ impl<'a> RowConverter<'a> {
                 Some(ColumnDefault::CurrentTimestamp) => {
                     crate::expr::convert_temporal::current_timestamp(c, cx.env.now())
                 }
+                Some(ColumnDefault::Expr(_)) => Value::Null,
                 None if c.nullable || c.auto_increment => Value::Null,
                 // ADD COLUMN … NOT NULL without a default fills the implicit default,
                 // in strict mode too.
@@ -1046,7 +1072,14 @@ impl<'a> RowConverter<'a> {
                 })
             })
             .collect();
-        RowConverter {
+        let shadow: Arc<dyn Table> = Arc::new(DefOnly::new(def.clone()));
+        let exprs = ColumnExprs::bind(def, &def.db, &shadow)?;
+        let pending = sources
+            .iter()
+            .zip(&def.columns)
+            .map(|(s, c)| s.is_none() && matches!(c.default, Some(ColumnDefault::Expr(_))))
+            .collect();
+        Ok(RowConverter {
             def,
             sources,
             convert,
@@ -1054,7 +1087,10 @@ impl<'a> RowConverter<'a> {
             from_time,
             now: cx.env.now(),
             strict: cx.strict,
-        }
+            exprs,
+            pending,
+            env: cx.env,
+        })
     }
 
     fn row(&self, old: &[Value], row_no: u64) -> Result<Vec<Value>> {
@@ -1072,6 +1108,21 @@ impl<'a> RowConverter<'a> {
                 Some(i) => self.value(old[*i].clone(), col, row_no)?,
             };
             out.push(v);
+        }
+        if let Some(x) = &self.exprs {
+            let ecx = crate::expr::EvalCtx::new(&[], self.env);
+            x.fill_defaults(&mut out, &self.pending, &ecx)?;
+            for (j, due) in self.pending.iter().enumerate() {
+                if *due {
+                    let v = std::mem::take(&mut out[j]);
+                    out[j] = self.value(v, &self.def.columns[j], row_no)?;
+                }
+            }
+            // Generated columns are computed anew for every row (one may be new, or
+            // its expression or a column it reads may have changed).
+            x.compute_generated(&mut out, &ecx, |v, c| {
+                self.value(v, &self.def.columns[c], row_no)
+            })?;
         }
         Ok(out)
     }
@@ -1110,6 +1161,7 @@ mod tests {
             on_update_now: false,
             collation: Collation::Binary,
             members: Vec::new(),
+            generated: None,
         }
     }
 
@@ -1221,6 +1273,7 @@ mod tests {
         new.columns[1] = col("a", DataType::TinyInt { unsigned: false }, false);
         new.columns[2] = col("b", DataType::VarChar(2), true);
         let sources = vec![Some(0), Some(1), Some(2)];
+        let env = crate::expr::test_env::TestEnv::default();
         let conv = RowConverter {
             def: &new,
             sources: &sources,
@@ -1229,6 +1282,9 @@ mod tests {
             from_time: vec![false; 3],
             now: strata_types::DateTime::default(),
             strict: true,
+            exprs: None,
+            pending: vec![false; 3],
+            env: &env,
         };
         let ok = conv
             .row(

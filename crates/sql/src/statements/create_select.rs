@@ -72,6 +72,7 @@ pub fn create_table_select(
                 on_update_now: false,
                 collation: Collation::Binary,
                 members: Vec::new(),
+                generated: None,
             }),
             other => other,
         })
@@ -212,6 +213,7 @@ fn fill(
             table: handle.clone(),
             def: def.clone(),
             rules,
+            exprs: crate::statements::column_expr::ColumnExprs::bind(def, db, handle)?,
             triggers: None,
             through: None,
         },
@@ -337,6 +339,7 @@ pub(crate) fn selected_column(
             Collation::Binary
         },
         members: Vec::new(),
+        generated: None,
     };
     let plain = data_type.is_integer()
         || matches!(

@@ -497,6 +497,7 @@ pub(crate) fn table_def(
         foreign_keys: Vec::new(),
         checks: Vec::new(),
     };
+    super::column_expr::validate_table(&def)?;
     crate::constraints::definition::add_foreign_keys(cx, &mut def, &fks)?;
     crate::constraints::checks::add_checks(cx, &mut def, &checks)?;
     crate::constraints::checks::recheck_fk_columns(&def)?;
@@ -593,6 +594,7 @@ pub(crate) fn build_column(
             Collation::Binary
         },
         members: Vec::new(),
+        generated: None,
     };
     if let Some(fc) = forced_coll {
         col.collation = fc;
@@ -649,11 +651,41 @@ pub(crate) fn build_column(
                 }
             }
             ast::ColumnOption::Comment(_) => {}
+            ast::ColumnOption::Generated {
+                generation_expr: Some(e),
+                generation_expr_mode,
+                sequence_options: None,
+                ..
+            } => {
+                use super::column_expr::{forbidden, stored_text, Kind};
+                forbidden(&c.name.value, e, Kind::Generated)?;
+                col.generated = Some(strata_types::schema::Generated {
+                    expr: stored_text(e),
+                    stored: matches!(
+                        generation_expr_mode,
+                        Some(ast::GeneratedExpressionMode::Stored)
+                    ),
+                });
+            }
             ast::ColumnOption::OnUpdate(e) if is_now(e) => {
                 on_update = Some(e.clone());
                 col.on_update_now = true;
             }
             other => return Err(Error::NotSupported(format!("column option {other}"))),
+        }
+    }
+    if col.generated.is_some() {
+        // MySQL's grammar has no DEFAULT, AUTO_INCREMENT or ON UPDATE for a generated
+        // column.
+        if default_expr.is_some() {
+            return Err(Error::GeneratedUnsupported(
+                "Specified a default value for a generated column".into(),
+            ));
+        }
+        if col.auto_increment || on_update.is_some() {
+            return Err(Error::GeneratedUnsupported(
+                "Generated column with AUTO_INCREMENT or ON UPDATE".into(),
+            ));
         }
     }
     if col.auto_increment || primary {
@@ -668,6 +700,7 @@ pub(crate) fn build_column(
         }
     }
     if matches!(col.data_type, DataType::Timestamp { .. })
+        && col.generated.is_none()
         && !explicit_null
         && default_expr.is_none()
     {
@@ -686,7 +719,7 @@ pub(crate) fn build_column(
         DataType::Blob(_) | DataType::Text(_) | DataType::Json
     ) && matches!(col.default, Some(ColumnDefault::Value(ref v)) if !v.is_null())
     {
-        return Err(Error::InvalidDefault(col.name.clone()));
+        return Err(Error::BlobCantHaveDefault(col.name.clone()));
     }
     Ok(BuiltColumn {
         col,
@@ -699,6 +732,16 @@ pub(crate) fn build_column(
 /// A column's DEFAULT clause (a literal, a negated literal, or CURRENT_TIMESTAMP for a
 /// temporal column), checked against the column (1067 when it does not fit).
 pub(crate) fn column_default(e: &ast::Expr, col: &ColumnDef) -> Result<ColumnDefault> {
+    if let ast::Expr::Nested(_) = e {
+        // `DEFAULT (expr)`: an expression default (MySQL 8.0.13+), checked against the
+        // whole table by `column_expr::validate_table` and evaluated per row. BLOB, TEXT
+        // and JSON columns may have one (their literal defaults stay refused).
+        if col.auto_increment {
+            return Err(Error::InvalidDefault(col.name.clone()));
+        }
+        super::column_expr::forbidden(&col.name, e, super::column_expr::Kind::Default)?;
+        return Ok(ColumnDefault::Expr(super::column_expr::stored_text(e)));
+    }
     let d = if is_now(e) {
         if !now_fits(e, col) {
             return Err(Error::InvalidDefault(col.name.clone()));
@@ -734,7 +777,7 @@ pub(crate) fn column_default(e: &ast::Expr, col: &ColumnDef) -> Result<ColumnDef
         DataType::Blob(_) | DataType::Text(_) | DataType::Json
     ) && matches!(d, ColumnDefault::Value(ref v) if !v.is_null())
     {
-        return Err(Error::InvalidDefault(col.name.clone()));
+        return Err(Error::BlobCantHaveDefault(col.name.clone()));
     }
     Ok(d)
 }

@@ -22,6 +22,7 @@ use crate::plan::block::SelectPlan;
 use crate::plan::query::SubqueryPlans;
 use crate::planner::block::plan_single_table;
 use crate::planner::query::Planner;
+use crate::statements::column_expr::ColumnExprs;
 use crate::statements::insert_alias::RowAlias;
 use crate::statements::multi_dml::Multi;
 use crate::statements::view_dml::Through;
@@ -38,6 +39,9 @@ pub struct Target {
     pub def: Arc<TableDef>,
     /// CHECK constraints and foreign keys to enforce (`crate::constraints`).
     pub rules: Option<Arc<RowRules>>,
+    /// Expression defaults and generated columns, bound over the row
+    /// (`column_expr`); None when the table has none.
+    pub exprs: Option<Arc<ColumnExprs>>,
     /// The table's triggers, compiled when the statement is bound (`crate::routines`).
     pub triggers: Option<Arc<dyn RowTriggers>>,
     /// The view the statement names, when it changes rows through one (`view_dml`).
@@ -129,11 +133,13 @@ fn target(cx: &ExecCtx, name: &ast::ObjectName, verb: &'static str) -> Result<Ta
     }
     let def = table.def().clone();
     let rules = RowRules::for_target(cx, &db, &def, &table)?;
+    let exprs = ColumnExprs::bind(&def, &db, &table)?;
     Ok(Target {
         db,
         table,
         def,
         rules,
+        exprs,
         triggers: None,
         through,
     })
@@ -412,6 +418,53 @@ impl Table for ShadowTable {
     }
 }
 
+/// Recomputes the generated columns of a changed row (UPDATE, ON DUPLICATE KEY UPDATE),
+/// each stored as its column stores a value; NULL into NOT NULL is 1048.
+fn compute_generated(
+    x: &ColumnExprs,
+    def: &TableDef,
+    row: &mut [Value],
+    ecx: &crate::expr::EvalCtx,
+    row_no: u64,
+    strict: bool,
+    cx: &ExecCtx,
+) -> Result<()> {
+    x.compute_generated(row, ecx, |v, c| {
+        let col = &def.columns[c];
+        if v.is_null() && !col.nullable {
+            return Err(Error::ColumnNotNull(col.name.clone()));
+        }
+        store_value(v, col, row_no, strict, cx)
+    })
+}
+
+/// The bare keyword `DEFAULT` as a value.
+fn is_default_keyword(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(id)
+        if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
+}
+
+/// `UPDATE … SET c = DEFAULT`: the column's default as an expression over the row (an
+/// expression default is evaluated per row, as MySQL does).
+fn update_default(col: &ColumnDef, scope: &Scope, env: &BindEnv, strict: bool) -> Result<Expr> {
+    let bind_text = |t: &str| -> Result<Expr> {
+        let e = crate::statements::column_expr::parse_stored(t)?;
+        Ok(Binder::in_env(scope, "field list", env).bind(&e)?.0)
+    };
+    Ok(match &col.default {
+        Some(ColumnDefault::Value(v)) => Expr::Literal(v.clone()),
+        Some(ColumnDefault::Expr(t)) => bind_text(t)?,
+        Some(ColumnDefault::CurrentTimestamp) => {
+            bind_text(&format!("now({})", col.data_type.fsp().unwrap_or(0)))?
+        }
+        None if col.nullable || col.auto_increment => Expr::Literal(Value::Null),
+        None if matches!(col.data_type, DataType::Enum(_)) || !strict => {
+            Expr::Literal(implicit_default(col))
+        }
+        None => return Err(Error::NoDefault(col.name.clone())),
+    })
+}
+
 fn insert_value(
     e: &ast::Expr,
     scope: &Scope,
@@ -476,10 +529,13 @@ pub(crate) fn numeric_hex(e: &ast::Expr, col: Option<&ColumnDef>) -> Option<Valu
     }
 }
 
-/// The value a column gets when an INSERT does not name it (or says DEFAULT).
+/// The value a column gets when an INSERT does not name it (or says DEFAULT). An
+/// expression default is NULL here: the caller evaluates it over the row
+/// ([`ColumnExprs::fill_defaults`]).
 pub fn default_value(col: &strata_types::ColumnDef, cx: &ExecCtx, strict: bool) -> Result<Value> {
     match &col.default {
         Some(ColumnDefault::Value(v)) => Ok(v.clone()),
+        Some(ColumnDefault::Expr(_)) => Ok(Value::Null),
         Some(ColumnDefault::CurrentTimestamp) => Ok(current_timestamp(col, cx.env.now())),
         None if col.nullable || col.auto_increment => Ok(Value::Null),
         // A NOT NULL ENUM's default is its first member, in strict mode too.
@@ -681,18 +737,32 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             .map(|col| match &col.default {
                 Some(ColumnDefault::Value(v)) => v.clone(),
                 Some(ColumnDefault::CurrentTimestamp) => current_timestamp(col, cx.env.now()),
-                None => Value::Null,
+                Some(ColumnDefault::Expr(_)) | None => Value::Null,
             })
             .collect();
         // Columns not named get defaults; a NOT NULL column without one is an error
         // only when it was not named.
         let mut named = vec![false; def.columns.len()];
+        // Columns whose expression default is due: not named, or named as DEFAULT.
+        let mut pending = vec![true; def.columns.len()];
         for (v, &c) in values.iter().zip(&p.columns) {
             named[c] = true;
+            pending[c] = matches!(v, InsertValue::Default);
+            if def.columns[c].generated.is_some() && !pending[c] {
+                return Err(Error::GeneratedValueNotAllowed {
+                    column: def.columns[c].name.clone(),
+                    table: def.name.clone(),
+                });
+            }
             row[c] = match v {
+                // A generated column's DEFAULT: computed below.
+                InsertValue::Default if def.columns[c].generated.is_some() => Value::Null,
                 InsertValue::Default => default_value(&def.columns[c], cx, strict)?,
                 InsertValue::Expr(e) => e.eval(&[], &ecx)?,
             };
+        }
+        if let Some(x) = &p.target.exprs {
+            x.fill_defaults(&mut row, &pending, &ecx)?;
         }
         if let Some(t) = before_insert {
             // The trigger sees the values as the columns hold them; NOT NULL is
@@ -713,6 +783,16 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             )?;
         }
         for (i, col) in def.columns.iter().enumerate() {
+            if let Some(e) = p.target.exprs.as_ref().and_then(|x| x.generated_of(i)) {
+                // A generated column, computed over the columns before it as they will
+                // be stored.
+                let v = e.eval(&row, &ecx)?;
+                if v.is_null() && !col.nullable {
+                    return Err(Error::ColumnNotNull(col.name.clone()));
+                }
+                row[i] = store_value(v, col, row_no, strict, cx)?;
+                continue;
+            }
             if row[i].is_null() && !col.nullable {
                 if col.auto_increment {
                     continue;
@@ -848,9 +928,18 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                     both.extend(row.iter().cloned());
                     let mut new = old.clone();
                     for (col, e) in assignments {
+                        if def.columns[*col].generated.is_some() {
+                            return Err(Error::GeneratedValueNotAllowed {
+                                column: def.columns[*col].name.clone(),
+                                table: def.name.clone(),
+                            });
+                        }
                         let v = e.eval(&both, &ecx)?;
                         new[*col] = store_value(v, &def.columns[*col], row_no, strict, cx)?;
                         both[*col] = new[*col].clone();
+                    }
+                    if let Some(x) = &p.target.exprs {
+                        compute_generated(x, def, &mut new, &ecx, row_no, strict, cx)?;
                     }
                     if let Some(t) = triggers {
                         t.fire(
@@ -1117,6 +1206,21 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
             return Err(Error::NotSupported("tuple assignment".into()));
         };
         let col = target_column(&target, n)?;
+        if target.def.columns[col].generated.is_some() {
+            // Only DEFAULT may be written to a generated column; it is computed anyway.
+            if is_default_keyword(&a.value) {
+                continue;
+            }
+            return Err(Error::GeneratedValueNotAllowed {
+                column: target.def.columns[col].name.clone(),
+                table: target.def.name.clone(),
+            });
+        }
+        if is_default_keyword(&a.value) {
+            let e = update_default(&target.def.columns[col], &scope, &env, cx.strict)?;
+            assignments.push((col, e));
+            continue;
+        }
         let value = match &target.through {
             Some(th) => th.rewrite(&a.value, &alias, "field list")?,
             None => a.value.clone(),
@@ -1223,7 +1327,8 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             assign(def, &mut new, *col, v, n as u64 + 1, cx)?;
         }
         let assigned = p.assignments.iter().map(|a| a.0);
-        if update_row(&p.target, assigned, id, &old, new, cx, &ecx, &locks)? {
+        let row = n as u64 + 1;
+        if update_row(&p.target, assigned, id, &old, new, row, cx, &ecx, &locks)? {
             changed += 1;
         }
     }
@@ -1274,6 +1379,7 @@ pub(crate) fn update_row(
     id: RowId,
     old: &[Value],
     mut new: Vec<Value>,
+    row: u64,
     cx: &ExecCtx,
     ecx: &crate::expr::EvalCtx,
     locks: &TableLocks,
@@ -1297,6 +1403,10 @@ pub(crate) fn update_row(
         {
             return Err(Error::ColumnNotNull(def.columns[c].name.clone()));
         }
+    }
+    // Generated columns from the row as assigned and as the triggers left it.
+    if let Some(x) = &target.exprs {
+        compute_generated(x, def, &mut new, ecx, row, cx.strict, cx)?;
     }
     let changed = touch_on_update(def, old, &mut new, assigned, cx);
     if changed {

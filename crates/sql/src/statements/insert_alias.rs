@@ -142,6 +142,7 @@ mod tests {
             on_update_now: false,
             collation: Collation::Binary,
             members: Vec::new(),
+            generated: None,
         };
         TableDef {
             db: "d".into(),

@@ -1,4 +1,5 @@
-//! Statements other than queries: INSERT/UPDATE/DELETE ([`dml`]), CREATE/DROP ([`ddl`]),
+//! Statements other than queries: the column expressions (expression defaults,
+//! generated columns) of [`column_expr`]; INSERT/UPDATE/DELETE ([`dml`]), CREATE/DROP ([`ddl`]),
 //! ALTER TABLE, CREATE/DROP INDEX and RENAME TABLE ([`alter`]), SHOW and DESCRIBE
 //! ([`show`]; SHOW TRIGGERS and SHOW CREATE TRIGGER in [`show_programs`]), EXPLAIN
 //! ([`explain`]), the view statements ([`views`]), the normalised query text SHOW CREATE
@@ -7,6 +8,7 @@
 
 pub mod alter;
 pub mod autoinc;
+pub mod column_expr;
 pub mod create_select;
 pub mod ddl;
 pub mod ddl_locks;

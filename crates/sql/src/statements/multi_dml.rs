@@ -136,11 +136,14 @@ fn target_at(
     let table = st.table.clone();
     let def = table.def().clone();
     let rules = RowRules::for_target(cx, &st.db, &def, &table)?;
+    // Expression defaults (SET c = DEFAULT) and generated columns, as single-table.
+    let exprs = crate::statements::column_expr::ColumnExprs::bind(&def, &st.db, &table)?;
     Ok(Target {
         db: st.db.clone(),
         table,
         def,
         rules,
+        exprs,
         triggers: None,
         through: None,
     })
@@ -472,7 +475,17 @@ pub fn execute_update(
             }
             let assigned = slot.sets.iter().map(|s| s.0);
             matched += 1;
-            if dml::update_row(target, assigned, id, &old, new, cx, &ecx, &locks)? {
+            if dml::update_row(
+                target,
+                assigned,
+                id,
+                &old,
+                new,
+                n as u64 + 1,
+                cx,
+                &ecx,
+                &locks,
+            )? {
                 changed += 1;
             }
         }

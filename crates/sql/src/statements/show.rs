@@ -539,6 +539,7 @@ pub(crate) fn default_text(c: &strata_types::ColumnDef) -> Value {
         Some(ColumnDefault::Value(v)) if v.is_null() => Value::Null,
         Some(ColumnDefault::Value(Value::Bits(b))) => s(&strata_types::value::bits_literal(b)),
         Some(ColumnDefault::Value(v)) => s(&v.to_text()),
+        Some(ColumnDefault::Expr(t)) => s(t),
     }
 }
 
@@ -557,7 +558,15 @@ fn key_text(def: &TableDef, col: usize) -> &'static str {
     ""
 }
 
-fn extra_text(c: &strata_types::ColumnDef) -> String {
+pub(crate) fn extra_text(c: &strata_types::ColumnDef) -> String {
+    if let Some(g) = &c.generated {
+        return if g.stored {
+            "STORED GENERATED"
+        } else {
+            "VIRTUAL GENERATED"
+        }
+        .into();
+    }
     let mut e = Vec::new();
     if c.auto_increment {
         e.push("auto_increment".to_string());
@@ -565,7 +574,10 @@ fn extra_text(c: &strata_types::ColumnDef) -> String {
     if c.on_update_now {
         e.push(format!("on update {}", c.current_timestamp_text()));
     }
-    if matches!(c.default, Some(ColumnDefault::CurrentTimestamp)) {
+    if matches!(
+        c.default,
+        Some(ColumnDefault::CurrentTimestamp | ColumnDefault::Expr(_))
+    ) {
         e.insert(0, "DEFAULT_GENERATED".to_string());
     }
     e.join(" ")
@@ -859,6 +871,17 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
         if c.data_type.is_text() && c.collation != Collation::GeneralCi {
             l.push_str(&format!(" COLLATE {}", c.collation.name()));
         }
+        if let Some(g) = &c.generated {
+            // MySQL 8: `c int GENERATED ALWAYS AS ((`a` + 1)) VIRTUAL NOT NULL`, and no
+            // DEFAULT clause.
+            let kind = if g.stored { "STORED" } else { "VIRTUAL" };
+            l.push_str(&format!(" GENERATED ALWAYS AS ({}) {kind}", g.expr));
+            if !c.nullable {
+                l.push_str(" NOT NULL");
+            }
+            lines.push(l);
+            continue;
+        }
         if !c.nullable {
             l.push_str(" NOT NULL");
         } else if matches!(c.data_type, strata_types::DataType::Timestamp { .. }) {
@@ -872,6 +895,7 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
                 l.push_str(&format!(" DEFAULT {}", c.current_timestamp_text()))
             }
             Some(ColumnDefault::Value(v)) => l.push_str(&format!(" DEFAULT {}", quote_value(v))),
+            Some(ColumnDefault::Expr(t)) => l.push_str(&format!(" DEFAULT ({t})")),
             None if c.nullable
                 && !matches!(
                     c.data_type,
