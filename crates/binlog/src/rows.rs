@@ -652,7 +652,7 @@ mod tests {
         assert_eq!(o, vec![0x7F, 0xFF, 0xF5, 206]);
     }
 
-    fn test_col() -> ColumnDef {
+    pub(super) fn test_col() -> ColumnDef {
         ColumnDef {
             name: "c".into(),
             data_type: DataType::Int { unsigned: false },
@@ -676,12 +676,9 @@ mod optional_metadata_tests {
         ColumnDef {
             name: name.into(),
             data_type: t,
-            nullable: true,
-            default: None,
-            auto_increment: false,
-            on_update_now: false,
             collation,
             members: members.iter().map(|m| m.to_string()).collect(),
+            ..super::tests::test_col()
         }
     }
 
