@@ -110,18 +110,18 @@ pub static VARIABLES: &[VarDef] = &[
         Kind::Enum(&["BINARY", "TEXT"]),
         false
     ),
+    v!(
+        "binlog_row_image",
+        Global,
+        Kind::Enum(&["FULL", "MINIMAL", "NOBLOB"]),
+        false
+    ),
     // MINIMAL or FULL TABLE_MAP metadata (column names, ENUM/SET members, primary key
     // for CDC clients); set at startup with --binlog-row-metadata.
     v!(
         "binlog_row_metadata",
         Global,
         Kind::Enum(&["MINIMAL", "FULL"]),
-        false
-    ),
-    v!(
-        "binlog_row_image",
-        Global,
-        Kind::Enum(&["FULL", "MINIMAL", "NOBLOB"]),
         false
     ),
     v!(

@@ -993,6 +993,21 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
         (Decimal(x), UInt(y)) => x.cmp(&strata_types::Decimal::from_u64(*y)),
         (UInt(x), Decimal(y)) => strata_types::Decimal::from_u64(*x).cmp(y),
         (DateTime(x), DateTime(y)) => x.cmp(y),
+        // A number meets a date-time as one when it reads as one (20240101, as MySQL
+        // reads a numeric constant: the binder converts literals, this catches the
+        // statement parameters the plan cache makes of them); otherwise as numbers.
+        (DateTime(x), Int(_) | UInt(_)) => {
+            match b.to_i64().and_then(strata_types::DateTime::from_number) {
+                Some(y) => x.cmp(&y),
+                None => return compare_as_doubles(a, b),
+            }
+        }
+        (Int(_) | UInt(_), DateTime(y)) => {
+            match a.to_i64().and_then(strata_types::DateTime::from_number) {
+                Some(x) => x.cmp(y),
+                None => return compare_as_doubles(a, b),
+            }
+        }
         (DateTime(x), Bytes(y)) => match std::str::from_utf8(y)
             .ok()
             .and_then(strata_types::DateTime::parse)
@@ -1021,11 +1036,13 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
             Some(d) => d.cmp(y),
             None => coll.compare(x, y.to_string().as_bytes()),
         },
-        _ => {
-            let (x, y) = (a.to_f64()?, b.to_f64()?);
-            x.partial_cmp(&y).unwrap_or(Ordering::Equal)
-        }
+        _ => return compare_as_doubles(a, b),
     })
+}
+
+fn compare_as_doubles(a: &Value, b: &Value) -> Option<Ordering> {
+    let (x, y) = (a.to_f64()?, b.to_f64()?);
+    Some(x.partial_cmp(&y).unwrap_or(Ordering::Equal))
 }
 
 /// Total order for sorting (ORDER BY): NULL first, then as [`compare`], except that a
