@@ -115,7 +115,7 @@ pub fn add_checks(cx: &ExecCtx, def: &mut TableDef, clauses: &[CheckClause]) -> 
 }
 
 /// The column names an expression mentions.
-fn columns_of(e: &ast::Expr) -> Vec<String> {
+pub(crate) fn columns_of(e: &ast::Expr) -> Vec<String> {
     use sqlparser::ast::Visit;
     struct V(Vec<String>);
     impl ast::Visitor for V {

@@ -88,28 +88,9 @@ pub fn parse_stored(text: &str) -> Result<ast::Expr> {
     crate::constraints::checks::parse_stored(text)
 }
 
-/// The column names an expression mentions.
+/// The column names an expression mentions (as a CHECK constraint's are found).
 fn columns_of(e: &ast::Expr) -> Vec<String> {
-    use sqlparser::ast::Visit;
-    struct V(Vec<String>);
-    impl ast::Visitor for V {
-        type Break = ();
-        fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
-            match e {
-                ast::Expr::Identifier(i) => self.0.push(i.value.clone()),
-                ast::Expr::CompoundIdentifier(ids) => {
-                    if let Some(last) = ids.last() {
-                        self.0.push(last.value.clone())
-                    }
-                }
-                _ => {}
-            }
-            ControlFlow::Continue(())
-        }
-    }
-    let mut v = V(Vec::new());
-    let _ = e.visit(&mut v);
-    v.0
+    crate::constraints::checks::columns_of(e)
 }
 
 /// The constructs MySQL refuses in the expression of column `col`, found by walking it
