@@ -40,8 +40,9 @@ impl CheckClause {
     }
 }
 
-/// Functions whose value is not fixed by the row (MySQL 8 refuses them, 3814).
-const DISALLOWED: &[&str] = &[
+/// Functions whose value is not fixed by the row: refused in a CHECK constraint (3814)
+/// and in a generated column (3763, `statements/column_expr.rs`).
+pub(crate) const NOT_ROW_FIXED: &[&str] = &[
     "now",
     "current_timestamp",
     "localtime",
@@ -58,6 +59,11 @@ const DISALLOWED: &[&str] = &[
     "rand",
     "uuid",
     "uuid_short",
+];
+
+/// Functions that read the session or the server: refused in a CHECK constraint (3814)
+/// along with [`NOT_ROW_FIXED`].
+const SESSION_BOUND: &[&str] = &[
     "connection_id",
     "user",
     "current_user",
@@ -153,8 +159,7 @@ fn forbidden(name: &str, e: &ast::Expr) -> Result<()> {
                     let n = crate::parse::object_name_parts(&f.name)
                         .join(".")
                         .to_ascii_lowercase();
-                    DISALLOWED
-                        .contains(&n.as_str())
+                    (NOT_ROW_FIXED.contains(&n.as_str()) || SESSION_BOUND.contains(&n.as_str()))
                         .then(|| Error::CheckDisallowedFunction {
                             name: self.0.to_string(),
                             function: format!("{n}()"),

@@ -27,25 +27,9 @@ pub enum Kind {
     Generated,
 }
 
-/// Functions whose value is not fixed by the row: refused in a generated column (3763).
-const NOT_ROW_FIXED: &[&str] = &[
-    "now",
-    "current_timestamp",
-    "localtime",
-    "localtimestamp",
-    "curdate",
-    "current_date",
-    "curtime",
-    "current_time",
-    "sysdate",
-    "utc_date",
-    "utc_time",
-    "utc_timestamp",
-    "unix_timestamp",
-    "rand",
-    "uuid",
-    "uuid_short",
-];
+// Functions whose value is not fixed by the row: refused in a generated column (3763),
+// the same list as CHECK constraints refuse.
+use crate::constraints::checks::NOT_ROW_FIXED;
 
 /// Functions that read the session or the server rather than compute a value: refused
 /// in a default expression (3770) and in a generated column (3763).
