@@ -49,6 +49,7 @@ fn def(engine: &str) -> TableDef {
                 Collation::Binary
             },
             members: Vec::new(),
+            generated: None,
         })
         .collect();
     TableDef {
