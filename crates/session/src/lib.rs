@@ -761,7 +761,13 @@ impl Session {
     /// Recomputes the values derived from variables (after SET, reset, connect).
     fn refresh_derived(&mut self) -> Result<()> {
         let mode = self.get_variable("sql_mode", false)?.to_text();
-        self.sql_mode = strata_types::SqlMode::parse(&mode)?;
+        let mode = strata_types::SqlMode::parse(&mode)?;
+        if mode != self.sql_mode {
+            // Binding reads the mode (ONLY_FULL_GROUP_BY): plans bound under another
+            // mode are stale.
+            self.plan_cache.clear();
+        }
+        self.sql_mode = mode;
         self.strict_mode = self.sql_mode.strict();
         let v = self
             .get_variable("default_storage_engine", false)?

@@ -247,6 +247,22 @@ pub enum Error {
     WrongParamCount(String),
     /// 1111
     InvalidGroupUse,
+    /// 1055, or 1140 when the query has no GROUP BY (`implicit`): under
+    /// ONLY_FULL_GROUP_BY, expression `expr_no` (1-based) of `clause` ("SELECT list",
+    /// "HAVING clause", "ORDER BY clause") reads `column` (`db.table.column`), which is
+    /// neither grouped, aggregated nor functionally dependent on the GROUP BY columns.
+    NotFullGroupBy {
+        implicit: bool,
+        expr_no: usize,
+        clause: &'static str,
+        column: String,
+    },
+    /// 3065: with DISTINCT, ORDER BY expression `expr_no` reads `column`, which the
+    /// SELECT list does not show.
+    OrderNotInDistinct {
+        expr_no: usize,
+        column: String,
+    },
     /// 3602: argument number (1-based) of GROUPING() that is no GROUP BY expression.
     GroupingArgNotGrouped(usize),
     /// 3158: a JSON object member name (JSON_OBJECTAGG key) is NULL.
@@ -935,6 +951,11 @@ impl Error {
             UnknownFunction(_) => 1305,
             WrongParamCount(_) => 1582,
             InvalidGroupUse => 1111,
+            NotFullGroupBy {
+                implicit: false, ..
+            } => 1055,
+            NotFullGroupBy { implicit: true, .. } => 1140,
+            OrderNotInDistinct { .. } => 3065,
             GroupingArgNotGrouped(_) => 3602,
             JsonNullKey => 3158,
             InvalidJsonText { .. } => 3140,
@@ -1094,7 +1115,8 @@ impl Error {
         match self.code() {
             1101 | 1066 | 1248 | 1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091
             | 1061 | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1166 | 1286 | 1305 | 1582 | 1273
-            | 1118 | 1071 | 1203 | 1044 | 1142 | 1227 | 1410 | 1133 | 1141 | 1147 | 1144 => "42000",
+            | 1118 | 1071 | 1203 | 1044 | 1142 | 1227 | 1410 | 1133 | 1141 | 1147 | 1144 | 1055
+            | 1140 => "42000",
             1146 | 1051 | 1109 => "42S02",
             1050 => "42S01",
             1054 => "42S22",
@@ -1725,6 +1747,33 @@ impl fmt::Display for Error {
                 )
             }
             InvalidGroupUse => write!(f, "Invalid use of group function"),
+            NotFullGroupBy {
+                implicit: false,
+                expr_no,
+                clause,
+                column,
+            } => write!(
+                f,
+                "Expression #{expr_no} of {clause} is not in GROUP BY clause and contains \
+                 nonaggregated column '{column}' which is not functionally dependent on columns \
+                 in GROUP BY clause; this is incompatible with sql_mode=only_full_group_by"
+            ),
+            NotFullGroupBy {
+                implicit: true,
+                expr_no,
+                clause,
+                column,
+            } => write!(
+                f,
+                "In aggregated query without GROUP BY, expression #{expr_no} of {clause} \
+                 contains nonaggregated column '{column}'; this is incompatible with \
+                 sql_mode=only_full_group_by"
+            ),
+            OrderNotInDistinct { expr_no, column } => write!(
+                f,
+                "Expression #{expr_no} of ORDER BY clause is not in SELECT list, references \
+                 column '{column}' which is not in SELECT list; this is incompatible with DISTINCT"
+            ),
             OperandColumns(n) => write!(f, "Operand should contain {n} column(s)"),
             SubqueryRows => write!(f, "Subquery returns more than 1 row"),
             NoTablesUsed => write!(f, "No tables used"),

@@ -90,6 +90,7 @@ fn out_fsp(f: &DateFn) -> u8 {
         | DateFn::UtcNow(p)
         | DateFn::UtcTime(p)
         | DateFn::CurTime(p)
+        | DateFn::FromUnixtime(p)
         | DateFn::ConvertTz(p) => *p,
         DateFn::TimeOf(p) | DateFn::TimeDiff(p) | DateFn::SecToTime(p) | DateFn::MakeTime(p) => *p,
         DateFn::StrToDate(datefmt::Parsed::DateTime(p) | datefmt::Parsed::Time(p)) => *p,
@@ -643,31 +644,36 @@ impl Binder<'_> {
             "unix_timestamp" => {
                 count(0, 1)?;
                 let mut v = Vec::new();
+                let mut fsp = 0;
                 if let Some(a) = args.first() {
                     let (x, t, _) = self.bind(a)?;
-                    if fsp_of(&x, t)? > 0 {
-                        return Err(Error::NotSupported(
-                            "UNIX_TIMESTAMP of a value with fractional seconds".into(),
-                        ));
-                    }
+                    fsp = fsp_of(&x, t)?;
                     v.push(x);
                 }
-                date_fn(D::UnixTimestamp, false, v, SType::Int)
+                // With a fraction MySQL answers a DECIMAL of the argument's precision.
+                let ty = if fsp > 0 {
+                    SType::Decimal(fsp)
+                } else {
+                    SType::Int
+                };
+                date_fn(D::UnixTimestamp(fsp), false, v, ty)
             }
             "from_unixtime" => {
                 count(1, 2)?;
                 let (x, t, _) = self.bind(&args[0])?;
-                if !matches!(t, SType::Int | SType::UInt | SType::Null) {
-                    return Err(Error::NotSupported(
-                        "FROM_UNIXTIME of a value that is not an integer".into(),
-                    ));
-                }
+                // The result's fraction digits are the argument's (6 for a DOUBLE or a
+                // string), as MySQL's.
+                let fsp = match t {
+                    SType::Int | SType::UInt | SType::Null => 0,
+                    SType::Decimal(s) => s.min(6),
+                    _ => 6,
+                };
                 let mut v = vec![x];
                 if let Some(fmt) = args.get(1) {
                     v.push(self.bind(fmt)?.0);
-                    date_fn(D::FromUnixtime, false, v, SType::Text)
+                    date_fn(D::FromUnixtime(fsp), false, v, SType::Text)
                 } else {
-                    date_fn(D::FromUnixtime, false, v, SType::DateTime(0))
+                    date_fn(D::FromUnixtime(fsp), false, v, SType::DateTime(fsp))
                 }
             }
             _ => return Ok(None),

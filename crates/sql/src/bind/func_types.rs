@@ -102,7 +102,7 @@ pub fn call_type(
                 },
                 Mod => arith_type(ArithOp::Mod, types[0], types[1]),
                 Crc32 => UInt,
-                BitCount => Int,
+                BitCount | Interval => Int,
                 Pow | Sqrt | Exp | Ln | Log | Log2 | Log10 | Sin | Cos | Tan | Cot | Asin
                 | Acos | Atan | Degrees | Radians | Rand => Double,
             };

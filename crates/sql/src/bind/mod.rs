@@ -13,6 +13,7 @@ pub mod datetime;
 pub mod decorrelate;
 pub mod derived;
 pub mod fold;
+pub mod full_group_by;
 pub mod func_types;
 pub mod item_names;
 pub mod row_compare;
@@ -23,6 +24,7 @@ use crate::expr::json::JsonFn;
 use crate::expr::{ArithOp, CmpOp, Expr, Subquery, SubqueryKind};
 use crate::parse::lex::{number_value, unescape};
 use crate::parse::object_name_parts;
+use crate::parse::token_rewrite::INTERNAL_QUOTE;
 use sqlparser::ast;
 use std::sync::Arc;
 use strata_engine::Table;
@@ -429,12 +431,42 @@ pub struct Aggregation {
     pub aggs: Vec<AggSpec>,
     /// GROUP BY … WITH ROLLUP: GROUPING() is allowed.
     pub rollup: bool,
+    /// The clause and 1-based expression number being bound, which the
+    /// ONLY_FULL_GROUP_BY check names (`None`: not tracked, e.g. in unit tests).
+    pub at: Option<(GroupedClause, usize)>,
+    /// Depth of ANY_VALUE() calls being bound: their columns are exempt from the check.
+    pub exempt: u32,
+    /// Bare columns read as "any row of the group", with where each was met: what
+    /// `bind::full_group_by` checks.
+    pub loose: Vec<(GroupedClause, usize, usize)>,
+}
+
+/// A clause of a grouped query that may read bare columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupedClause {
+    SelectList,
+    Having,
+    OrderBy,
+}
+
+impl GroupedClause {
+    /// The clause as MySQL's messages name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupedClause::SelectList => "SELECT list",
+            GroupedClause::Having => "HAVING clause",
+            GroupedClause::OrderBy => "ORDER BY clause",
+        }
+    }
 }
 
 impl Aggregation {
     /// A bare column in a grouped query: it reads any row of its group (MySQL without
     /// ONLY_FULL_GROUP_BY). Returns its position in the aggregate output row.
     pub fn any_value(&mut self, pos: usize, ty: SType, coll: Collation) -> Expr {
+        if let (Some((clause, n)), 0) = (self.at, self.exempt) {
+            self.loose.push((clause, n, pos));
+        }
         self.aggs.push(AggSpec::new(
             AggFunc::AnyValue,
             Some(Expr::Column(pos)),
@@ -1678,16 +1710,19 @@ impl<'a> Binder<'a> {
 
     /// Whether the expression is a plain reference to a BIT column of this scope.
     fn is_bit_column(&self, a: &ast::Expr) -> bool {
+        matches!(self.column_type(a), Some(DataType::Bit(_)))
+    }
+
+    /// The declared type of `a` when it names a column of this query block.
+    fn column_type(&self, a: &ast::Expr) -> Option<DataType> {
         let parts = match a {
             ast::Expr::Identifier(id) => vec![id.value.clone()],
             ast::Expr::CompoundIdentifier(ids) => ident_parts(ids),
-            _ => return false,
+            _ => return None,
         };
         match self.scope.resolve(&parts, "field list") {
-            Ok(pos) if pos < self.scope.width() => {
-                matches!(self.scope.column(pos).1.data_type, DataType::Bit(_))
-            }
-            _ => false,
+            Ok(pos) if pos < self.scope.width() => Some(self.scope.column(pos).1.data_type),
+            _ => None,
         }
     }
 
@@ -1695,10 +1730,18 @@ impl<'a> Binder<'a> {
     /// CAST AS a number): a hexadecimal literal is its number there (`0x41 + 0` is 65),
     /// as MySQL 8 reads `x'…'` and `0x…` alike.
     fn bind_numeric(&mut self, a: &ast::Expr) -> Result<(Expr, SType, Collation)> {
-        match hex_number(a) {
-            Some(v) => Ok((Expr::Literal(v), SType::UInt, Collation::GeneralCi)),
-            None => self.bind(a),
+        if let Some(v) = hex_number(a) {
+            return Ok((Expr::Literal(v), SType::UInt, Collation::GeneralCi));
         }
+        let (e, t, c) = self.bind(a)?;
+        // An ENUM or SET column is its member number there, an integer (`e + 0`).
+        if matches!(
+            self.column_type(a),
+            Some(DataType::Enum(_) | DataType::Set(_))
+        ) {
+            return Ok((e, SType::UInt, c));
+        }
+        Ok((e, t, c))
     }
 
     /// An operand of a comparison (`=`, BETWEEN, IN) as MySQL compares it: a
@@ -1826,12 +1869,19 @@ impl<'a> Binder<'a> {
             return Err(Error::Syntax(f.to_string()));
         }
         if name.eq_ignore_ascii_case("any_value") {
-            // Not an aggregate: it only exempts its argument from ONLY_FULL_GROUP_BY,
-            // which Strata does not enforce; a bare column already reads any row.
+            // Not an aggregate: it exempts its argument from ONLY_FULL_GROUP_BY; a
+            // bare column already reads any row.
             let [a] = args.as_slice() else {
                 return Err(Error::WrongParamCount(name));
             };
-            return self.bind(a);
+            if let Some(agg) = self.agg.as_deref_mut() {
+                agg.exempt += 1;
+            }
+            let bound = self.bind(a);
+            if let Some(agg) = self.agg.as_deref_mut() {
+                agg.exempt -= 1;
+            }
+            return bound;
         }
         if name.eq_ignore_ascii_case("isnull") {
             // ISNULL(x) is `x IS NULL` (1 or 0, never NULL).
@@ -1865,7 +1915,22 @@ impl<'a> Binder<'a> {
                 "VALUES() outside ON DUPLICATE KEY UPDATE".into(),
             ));
         }
-        let Some((func, min, max)) = functions::lookup(&name) else {
+        // The parser's internal calls (`[interval]`) are looked up under their bracketed
+        // name, which no client-written name reaches.
+        let internal = f
+            .name
+            .0
+            .first()
+            .and_then(|p| p.as_ident())
+            .is_some_and(|i| i.quote_style == Some(INTERNAL_QUOTE));
+        let key = if internal {
+            format!("[{name}]")
+        } else if name.starts_with('[') {
+            return self.bind_stored_function(f, &args, name);
+        } else {
+            name.clone()
+        };
+        let Some((func, min, max)) = functions::lookup(&key) else {
             return self.bind_stored_function(f, &args, name);
         };
         if args.len() < min || args.len() > max {

@@ -11,7 +11,10 @@
 //! - `TRIM(LEADING|TRAILING|BOTH FROM x)` gets the space it trims by default
 //!   (`TRIM(LEADING ' ' FROM x)`), which sqlparser requires written out;
 //! - `REGEXP NULL`, `RLIKE NULL` and `LIKE NULL` get their NULL parenthesised, since
-//!   sqlparser reads a NULL after those words as the start of `NOT NULL`.
+//!   sqlparser reads a NULL after those words as the start of `NOT NULL`;
+//! - the function `INTERVAL(N, N1, N2, …)` becomes an internal call `[interval](…)`,
+//!   since sqlparser reads `INTERVAL (` as an interval literal. Only a group with a comma
+//!   at its top level is the function: `d + INTERVAL (1 + 1) DAY` stays a literal.
 //!
 //! Internal names carry a quote style no client can write ([`INTERNAL_QUOTE`]).
 //! These words are reserved in MySQL, so unquoted they are never names.
@@ -44,7 +47,7 @@ pub fn may_need(sql: &str) -> bool {
     let lower = sql.to_ascii_lowercase();
     [
         "mod", "char", "binary", "day_", "hour_", "minute_", "second_", "year_", "trim", "regexp",
-        "rlike", "like",
+        "rlike", "like", "interval",
     ]
     .iter()
     .any(|w| lower.contains(w))
@@ -82,6 +85,21 @@ fn group_end(tokens: &[TokenWithSpan], open: usize) -> Option<usize> {
         }
     }
     None
+}
+
+/// Whether the group `open..end` (its parentheses included) has a comma outside any
+/// inner parentheses.
+fn top_level_comma(tokens: &[TokenWithSpan], open: usize, end: usize) -> bool {
+    let mut depth = 0i32;
+    for t in &tokens[open..end] {
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Comma if depth == 1 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 fn next_solid(tokens: &[TokenWithSpan], from: usize) -> Option<usize> {
@@ -227,6 +245,16 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
                     i += 1;
                     continue;
                 }
+                if up == "INTERVAL" && next_tok == Some(&Token::LParen) {
+                    let open = next.unwrap_or(i + 1);
+                    if group_end(tokens, open).is_some_and(|end| top_level_comma(tokens, open, end))
+                    {
+                        changed = true;
+                        out.push(wrap(internal("interval")));
+                        i += 1;
+                        continue;
+                    }
+                }
                 if up == "CHAR" && next_tok == Some(&Token::LParen) {
                     if let Some(open) = next {
                         if let Some(end) = group_end(tokens, open) {
@@ -323,6 +351,9 @@ mod tests {
         assert!(sql("SELECT EXTRACT(YEAR FROM d)").contains("EXTRACT(YEAR FROM d)"));
         assert!(sql("SELECT CHAR(65, 66 USING utf8mb4)").contains("'utf8mb4', 65, 66"));
         assert_eq!(sql("SELECT CHAR(65)"), "SELECT CHAR(65)");
+        assert!(sql("SELECT INTERVAL(5, 1, (2), 7)").contains("[interval](5, 1, (2), 7)"));
+        assert!(sql("SELECT d + INTERVAL (1 + 1) DAY").contains("INTERVAL (1 + 1) DAY"));
+        assert!(sql("SELECT d + INTERVAL (f(1, 2)) DAY").contains("INTERVAL (f(1, 2)) DAY"));
         assert_eq!(
             sql("SELECT BINARY 'a' = 'A'"),
             "SELECT CAST('a' AS BINARY) = 'A'"

@@ -9,7 +9,7 @@
 //! the row source of an UPDATE or DELETE locks exclusively.
 
 use crate::bind::window;
-use crate::bind::{self, AggFunc, Aggregation, BindEnv, Binder, SType, Scope};
+use crate::bind::{self, AggFunc, Aggregation, BindEnv, Binder, GroupedClause, SType, Scope};
 use crate::context::ExecCtx;
 use crate::expr::functions::{CastFn, Func};
 use crate::expr::Expr;
@@ -106,6 +106,13 @@ pub fn plan_block(
     if crate::optimizer::outer_join::simplify(&mut groups, &mut conds, &|p| scope.table_of(p)) {
         fixed_order = from.straight || !groups.is_empty();
     }
+    // ONLY_FULL_GROUP_BY reads the equalities of WHERE and the joins, checked below.
+    let full_group_by = cx.sql_mode.has(strata_types::SqlMode::ONLY_FULL_GROUP_BY);
+    let dependency_conds: Vec<Expr> = if full_group_by {
+        conds.iter().map(|(_, e)| e.clone()).collect()
+    } else {
+        Vec::new()
+    };
     let conds = conds
         .into_iter()
         .map(|(owner, e)| (owner, tables_mask(&scope, &e), e))
@@ -156,10 +163,13 @@ pub fn plan_block(
     } else {
         return Err(Error::NotSupported("GROUP BY ALL".into()));
     }
+    let explicit_group_by =
+        matches!(&select.group_by, ast::GroupByExpr::Expressions(g, _) if !g.is_empty());
     let mut projection = Vec::new();
     let mut columns = Vec::new();
     let mut aliases: Vec<(String, Expr, SType)> = Vec::new();
     for item in &select.projection {
+        agg.at = Some((GroupedClause::SelectList, projection.len() + 1));
         match item {
             ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
                 let qual = match item {
@@ -182,6 +192,7 @@ pub fn plan_block(
                         let (t, col) = scope.column(pos);
                         let e = if grouped {
                             let ty = SType::of_column(&col.data_type, col.collation);
+                            agg.at = Some((GroupedClause::SelectList, projection.len() + 1));
                             agg.any_value(pos, ty, col.collation)
                         } else {
                             Expr::Column(pos)
@@ -202,6 +213,7 @@ pub fn plan_block(
                         let pos = t.offset + ci;
                         let e = if grouped {
                             let ty = SType::of_column(&col.data_type, col.collation);
+                            agg.at = Some((GroupedClause::SelectList, projection.len() + 1));
                             agg.any_value(pos, ty, col.collation)
                         } else {
                             Expr::Column(pos)
@@ -321,6 +333,7 @@ pub fn plan_block(
 
     let having = match &select.having {
         Some(h) => {
+            agg.at = Some((GroupedClause::Having, 1));
             let mut b = Binder {
                 scope: &scope,
                 context: "having clause",
@@ -336,11 +349,14 @@ pub fn plan_block(
 
     // ORDER BY: a position, an alias, or an expression (added as a hidden column).
     let mut order = Vec::new();
+    // The hidden ORDER BY expressions: (their number in ORDER BY, projection index).
+    let mut hidden_order: Vec<(usize, usize)> = Vec::new();
     if let Some(ob) = &q.order_by {
         let ast::OrderByKind::Expressions(items) = &ob.kind else {
             return Err(Error::NotSupported("ORDER BY ALL".into()));
         };
-        for item in items {
+        for (n, item) in items.iter().enumerate() {
+            agg.at = Some((GroupedClause::OrderBy, n + 1));
             let desc = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
             if let ast::Expr::Value(v) = &item.expr {
                 if let Ok(Value::Int(p)) = bind::literal(&v.value) {
@@ -396,12 +412,20 @@ pub fn plan_block(
             {
                 Some(p) => p,
                 None => {
+                    hidden_order.push((n + 1, projection.len()));
                     projection.push(e);
                     projection.len() - 1
                 }
             };
             order.push((pos, desc, coll));
         }
+    }
+
+    if full_group_by && grouped {
+        crate::bind::full_group_by::check(&agg, &scope, &dependency_conds, explicit_group_by)?;
+    }
+    if matches!(select.distinct, Some(ast::Distinct::Distinct)) && !grouped {
+        order_within_distinct(&hidden_order, &projection[..visible], &projection, &scope)?;
     }
 
     let (limit, offset) = bind_limits(q.limit_clause.as_ref(), env)?;
@@ -512,6 +536,38 @@ pub fn plan_block(
     };
     choose_access_paths(&mut plan, cx);
     Ok(plan)
+}
+
+/// MySQL 8's rule for `SELECT DISTINCT … ORDER BY e`: every column `e` reads must be
+/// shown by the SELECT list (as the bare column), else error 3065 — sorting distinct
+/// rows by a value they do not carry has no single answer.
+fn order_within_distinct(
+    hidden_order: &[(usize, usize)],
+    visible: &[Expr],
+    projection: &[Expr],
+    scope: &Scope,
+) -> Result<()> {
+    for &(expr_no, i) in hidden_order {
+        let mut missing = None;
+        projection[i].walk(&mut |e| {
+            if let Expr::Column(p) = e {
+                let shown = visible
+                    .iter()
+                    .any(|v| matches!(v, Expr::Column(q) if q == p));
+                if !shown && missing.is_none() && *p < scope.width() {
+                    missing = Some(*p);
+                }
+            }
+        });
+        if let Some(p) = missing {
+            let (t, col) = scope.column(p);
+            return Err(Error::OrderNotInDistinct {
+                expr_no,
+                column: format!("{}.{}.{}", t.db, t.alias, col.name),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// `FROM DUAL` (MySQL's name for "no table", unquoted and alone) reads as no FROM.

@@ -93,8 +93,11 @@ pub enum DateFn {
     UtcTime(u8),
     CurDate,
     CurTime(u8),
-    UnixTimestamp,
-    FromUnixtime,
+    /// UNIX_TIMESTAMP(d): an integer, or a DECIMAL with the argument's `fsp` digits.
+    UnixTimestamp(u8),
+    /// FROM_UNIXTIME(n[, format]): a date-time with `fsp` fraction digits (the
+    /// argument's, rounded to them).
+    FromUnixtime(u8),
     /// ADDTIME / SUBTIME (`sub`): a date-time or a TIME plus a TIME, shown with `fsp`
     /// digits, or (`text`, a string first argument) with six when there is a fraction.
     AddTime {
@@ -669,7 +672,7 @@ pub fn eval(
             },
             Out::Time(fsp),
         ),
-        UnixTimestamp => {
+        UnixTimestamp(fsp) => {
             let off = session_offset(cx);
             if args.is_empty() {
                 return Ok(Value::Int(cx.env.now().to_unix() - off));
@@ -678,24 +681,50 @@ pub fn eval(
                 // Before the epoch (or past MySQL's range) the answer is 0.
                 Some(s) => {
                     let t = s.dt.to_unix() - off;
-                    Value::Int(if (0..=32_536_771_199).contains(&t) {
-                        t
+                    let in_range = (0..=32_536_771_199).contains(&t);
+                    if fsp == 0 {
+                        Value::Int(if in_range { t } else { 0 })
                     } else {
-                        0
-                    })
+                        // The fraction cut to `fsp` digits, as MySQL's DECIMAL result.
+                        let unit = 10i128.pow(6 - u32::from(fsp.min(6)));
+                        let frac = i128::from(s.dt.micro) / unit;
+                        let m = if in_range {
+                            i128::from(t) * 10i128.pow(u32::from(fsp)) + frac
+                        } else {
+                            0
+                        };
+                        Value::Decimal(strata_types::Decimal::new(m, fsp))
+                    }
                 }
                 None => Value::Null,
             }
         }
-        FromUnixtime => {
-            let Some(n) = num(&a(0)?) else {
+        FromUnixtime(fsp) => {
+            let v = a(0)?;
+            // The argument in units of 10^-fsp seconds, rounded half away from zero.
+            let scaled: Option<i128> = match &v {
+                Value::Null => None,
+                _ if fsp == 0 => num(&v).map(i128::from),
+                Value::Decimal(d) => Some(d.rescale(fsp).mantissa),
+                Value::Int(i) => Some(i128::from(*i) * 10i128.pow(u32::from(fsp))),
+                Value::UInt(u) => Some(i128::from(*u) * 10i128.pow(u32::from(fsp))),
+                other => other
+                    .to_f64()
+                    .filter(|x| x.is_finite() && x.abs() < 1e15)
+                    .map(|x| (x * 10f64.powi(i32::from(fsp))).round() as i128),
+            };
+            let Some(scaled) = scaled else {
                 return Ok(Value::Null);
             };
+            let unit = 10i128.pow(u32::from(fsp));
+            let (secs, frac) = (scaled.div_euclid(unit), scaled.rem_euclid(unit));
             // MySQL's range ends at 3001-01-19 03:14:07 UTC.
-            if !(0..=32_536_771_199).contains(&n) {
+            if !(0..=32_536_771_199).contains(&secs) {
                 return Ok(Value::Null);
             }
-            let d = DateTime::from_unix(n + session_offset(cx), 0);
+            let micro = (frac * 10i128.pow(6 - u32::from(fsp))) as u32;
+            let mut d = DateTime::from_unix(secs as i64 + session_offset(cx), micro);
+            d.fsp = fsp;
             if args.len() < 2 {
                 return Ok(Value::DateTime(d));
             }

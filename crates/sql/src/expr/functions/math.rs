@@ -43,6 +43,9 @@ pub enum MathFn {
     Rand,
     /// BIT_COUNT(x): the one bits of x as a 64-bit integer.
     BitCount,
+    /// INTERVAL(N, N1, N2, …): how many of the (ascending) Ni are ≤ N; -1 for a NULL N.
+    /// Reached only through the parser's internal name `[interval]`.
+    Interval,
 }
 
 pub(super) fn lookup(name: &str) -> Option<(MathFn, usize, usize)> {
@@ -75,6 +78,7 @@ pub(super) fn lookup(name: &str) -> Option<(MathFn, usize, usize)> {
         "pi" => (Pi, 0, 0),
         "crc32" => (Crc32, 1, 1),
         "bit_count" => (BitCount, 1, 1),
+        "[interval]" => (Interval, 2, usize::MAX),
         "rand" => (Rand, 0, 1),
         _ => return None,
     })
@@ -119,6 +123,7 @@ pub(super) fn call(f: MathFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
     use MathFn::*;
     match f {
         Rand => return Ok(Value::Double(rand(args, row, cx)?)),
+        Interval => return interval(args, row, cx),
         Pi => return Err(Error::NotSupported("PI()".into())),
         Mod => {
             return arith_in(
@@ -218,8 +223,54 @@ pub(super) fn call(f: MathFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
         Radians => Value::Double(x.to_radians()),
         Crc32 => Value::UInt(crc32fast::hash(&text(&vals[0])) as u64),
         BitCount => Value::Int(crate::expr::to_u64(&vals[0]).count_ones() as i64),
-        Rand | Pi | Mod => unreachable!("handled above"),
+        Rand | Pi | Mod | Interval => unreachable!("handled above"),
     })
+}
+
+/// INTERVAL(N, N1, …) as MySQL computes it: N and an Ni compare exactly (as decimals)
+/// when both are integers or decimals, else as doubles; a NULL Ni is skipped. With more
+/// than seven Ni, none NULL, MySQL binary-searches them (it assumes them ascending, and
+/// so does this); otherwise it returns before the first Ni greater than N.
+fn interval(args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value> {
+    let n = arg(args, 0, row, cx)?;
+    if n.is_null() {
+        return Ok(Value::Int(-1));
+    }
+    let mut list = Vec::with_capacity(args.len() - 1);
+    for e in &args[1..] {
+        list.push(e.eval(row, cx)?);
+    }
+    let exact = |v: &Value| matches!(v, Value::Int(_) | Value::UInt(_) | Value::Decimal(_));
+    let nd = n.to_f64().unwrap_or(0.0);
+    // Whether Ni is greater than N.
+    let above = |x: &Value| -> bool {
+        if x.is_null() {
+            false
+        } else if exact(&n) && exact(x) {
+            crate::expr::compare(x, &n, strata_types::Collation::Binary)
+                == Some(std::cmp::Ordering::Greater)
+        } else {
+            x.to_f64().unwrap_or(0.0) > nd
+        }
+    };
+    if list.len() > 7 && list.iter().all(|x| !x.is_null()) {
+        let (mut start, mut end) = (0usize, list.len() - 1);
+        while start != end {
+            let mid = start + (end - start).div_ceil(2);
+            if above(&list[mid]) {
+                end = mid - 1;
+            } else {
+                start = mid;
+            }
+        }
+        return Ok(Value::Int(if above(&list[start]) {
+            0
+        } else {
+            start as i64 + 1
+        }));
+    }
+    let first_above = list.iter().position(above).unwrap_or(list.len());
+    Ok(Value::Int(first_above as i64))
 }
 
 /// RAND(): the session's generator. RAND(n): with a constant n, one sequence per call
