@@ -150,7 +150,7 @@ mod tests {
     use crate::catalog::rowsource::ReadOnlyTable;
     use std::sync::Arc;
     use strata_engine::Table;
-    use strata_types::{Collation, ColumnMeta, DataType, FieldType, IndexDef, Value};
+    use strata_types::{Collation, ColumnMeta, FieldType, IndexDef, Value};
 
     fn key(name: &str, columns: Vec<usize>, primary: bool) -> IndexDef {
         IndexDef {
@@ -161,7 +161,7 @@ mod tests {
         }
     }
 
-    /// A base table `name` of INT columns (`(name, nullable)`) with `indexes`.
+    /// A base table `name` of BIGINT columns (`(name, nullable)`) with `indexes`.
     fn table(
         name: &str,
         cols: &[(&str, bool)],
@@ -177,7 +177,6 @@ mod tests {
         let mut def = (**handle.def()).clone();
         def.db = "d".into();
         for (c, &(_, nullable)) in def.columns.iter_mut().zip(cols) {
-            c.data_type = DataType::Int;
             c.nullable = nullable;
         }
         def.indexes = indexes;
