@@ -51,7 +51,7 @@ impl ServerSettings {
             key_buffer_size: 8 << 20,
             max_connections: 1024,
             max_allowed_packet: 64 << 20,
-            sql_mode: "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION".into(),
+            sql_mode: "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION".into(),
             tmpdir: std::env::temp_dir(),
             sort_buffer_size: 2 << 20,
             innodb_buffer_pool_size: 128 << 20,

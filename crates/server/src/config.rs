@@ -101,7 +101,7 @@ pub struct ServerArgs {
     /// Largest packet (and so statement or row) accepted, e.g. 64M [default: 64M].
     #[arg(long = "max-allowed-packet", alias = "max_allowed_packet", value_parser = parse_size)]
     pub max_allowed_packet: Option<u64>,
-    /// Default SQL mode [default: MariaDB's: STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION].
+    /// Default SQL mode [default: MySQL 8's: ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION].
     #[arg(long = "sql-mode", alias = "sql_mode")]
     pub sql_mode: Option<String>,
     /// Directory for sort runs of ORDER BY results larger than sort_buffer_size
@@ -393,8 +393,9 @@ pub struct Settings {
     pub skip_grant_tables: bool,
 }
 
-pub const DEFAULT_SQL_MODE: &str =
-    "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION";
+/// MySQL 8.0's default sql_mode (the server greets clients as MySQL 8).
+pub const DEFAULT_SQL_MODE: &str = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,\
+     NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION";
 
 /// Sizes as `1024`, `16K`, `8M`, `1G`: one parser for the server's and the bench's options.
 pub use strata_bench::args::parse_size;
