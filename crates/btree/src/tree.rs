@@ -78,6 +78,50 @@ impl LastInserts {
     }
 }
 
+/// The leaf each thread's last ascending range read of a tree ended in: a join probes
+/// an index with keys that often lie close together (TPC-H's EXISTS on lineitem by
+/// `l_orderkey`, a nested loop over an outer table in key order), and the next range
+/// then usually lies in the same leaf, found without descending from the root. A small
+/// direct-mapped table per thread, keyed by the tree's space, root and number (a tree
+/// rebuilt under the same number has a new root). A hint is only a guess: it is used
+/// when the page, S-latched, is a leaf of this tree's number whose first key is at or
+/// below the range's start and which holds a key past its end. Every key between two
+/// keys of one leaf is in that leaf (leaves hold disjoint key intervals, and a page of
+/// a tree is never freed or given to another tree), so the leaf then holds the whole
+/// range.
+struct LeafHints;
+
+const LEAF_HINTS: usize = 16;
+
+thread_local! {
+    static LEAF_HINT: [std::cell::Cell<(u64, u32, u32)>; LEAF_HINTS] =
+        const { [const { std::cell::Cell::new((0, 0, 0)) }; LEAF_HINTS] };
+}
+
+impl LeafHints {
+    fn tag(t: &Tree) -> (usize, u64) {
+        let tag = (t.space as u64) << 16 | t.index_no as u64 | 1 << 63;
+        let h = (tag ^ (t.root as u64) << 20).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((h >> 59) as usize % LEAF_HINTS, tag)
+    }
+
+    fn get(t: &Tree) -> Option<u32> {
+        let (i, tag) = Self::tag(t);
+        LEAF_HINT
+            .try_with(|h| {
+                let (g, root, page) = h[i].get();
+                (g == tag && root == t.root).then_some(page)
+            })
+            .ok()
+            .flatten()
+    }
+
+    fn put(t: &Tree, page_no: u32) {
+        let (i, tag) = Self::tag(t);
+        let _ = LEAF_HINT.try_with(|h| h[i].set((tag, t.root, page_no)));
+    }
+}
+
 /// Records read from one leaf, in the order they are to be read: a copy of the page (one
 /// buffer, whatever the number of records), or, when the records in range are a small
 /// part of it (an index lookup reading a few rows), only those records packed one after
@@ -402,13 +446,41 @@ impl Tree {
                 Bound::Included(s) => s.clone(),
                 Bound::Excluded(s) => successor(s),
             };
+            if !matches!(end, Bound::Unbounded) {
+                if let Some(h) = LeafHints::get(self) {
+                    // A page the hint names that cannot be read is only a wrong guess.
+                    if let Ok(p) = st.pool.read(self.pid(h)) {
+                        if page::is_node(&p)
+                            && page::is_leaf(&p)
+                            && page::index_no(&p) == self.index_no
+                            && page::n_slots(&p) > 0
+                            && page::key(&p, 0) <= from.as_slice()
+                        {
+                            let first = page::search(&p, &from).unwrap_or_else(|i| i);
+                            let (batch, done) =
+                                Batch::collect(&p, first..page::n_slots(&p), below_end);
+                            drop(p);
+                            if done {
+                                if !batch.is_empty() {
+                                    f(&batch)?;
+                                }
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
+            }
             let mut upper = LeafBound::default();
             loop {
                 let (batch, done) = {
                     let p =
                         self.descend(st, |p| page::child_slot(p, &from), None, Some(&mut upper))?;
                     let first = page::search(&p, &from).unwrap_or_else(|i| i);
-                    Batch::collect(&p, first..page::n_slots(&p), below_end)
+                    let (batch, done) = Batch::collect(&p, first..page::n_slots(&p), below_end);
+                    if done {
+                        LeafHints::put(self, p.id().page_no);
+                    }
+                    (batch, done)
                 };
                 if !batch.is_empty() && !f(&batch)? {
                     return Ok(());
