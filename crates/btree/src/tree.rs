@@ -21,6 +21,10 @@
 //! Range reads never run user code under a page latch: they copy one leaf's matching
 //! records, release the latch, hand the batch out, and find the next leaf by descending
 //! again from the last key (so a split in between cannot make them skip or repeat rows).
+//! Reads take no mini-transaction: they hold the buffer pool's S-latched page guards
+//! directly. An ascending range read first tries the leaf the thread's last range read
+//! of the same tree ended in ([`LeafHints`]): a join's probes of an index often land in
+//! the leaf the previous probe read.
 
 use crate::mtr::{Mtr, Slot, Storage};
 use crate::page::{self, get_u16, get_u32, put_u16, put_u32};
