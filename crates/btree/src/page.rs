@@ -26,18 +26,21 @@ const REC_HEADER: usize = 4;
 
 const _: () = assert!(HEAP_START >= PAGE_HEADER_SIZE + 16);
 
+#[inline]
 pub fn get_u16(p: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([p[at], p[at + 1]])
 }
 pub fn put_u16(p: &mut [u8], at: usize, v: u16) {
     p[at..at + 2].copy_from_slice(&v.to_le_bytes());
 }
+#[inline]
 pub fn get_u32(p: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([p[at], p[at + 1], p[at + 2], p[at + 3]])
 }
 pub fn put_u32(p: &mut [u8], at: usize, v: u32) {
     p[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
+#[inline]
 pub fn get_u64(p: &[u8], at: usize) -> u64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(&p[at..at + 8]);
@@ -47,6 +50,7 @@ pub fn put_u64(p: &mut [u8], at: usize, v: u64) {
     p[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 
+#[inline]
 pub fn page_type(p: &[u8]) -> u16 {
     get_u16(p, TYPE)
 }
@@ -71,6 +75,7 @@ pub fn init_node(p: &mut [u8], level: u16, index_no: u16) {
 /// stale (by changing or deleting the row) has an id ≤ it. 0: unknown (a page from
 /// before the field, or never changed); [`MAX_TRX_UNKNOWN`]: changed by an unnamed
 /// writer. Clustered leaves and internal nodes carry it too but nothing reads it there.
+#[inline]
 pub fn max_trx(p: &[u8]) -> u64 {
     get_u64(p, MAX_TRX)
 }
@@ -82,36 +87,45 @@ pub fn raise_max_trx(p: &mut [u8], trx: u64) {
     }
 }
 
+#[inline]
 pub fn is_node(p: &[u8]) -> bool {
     page_type(p) == TYPE_NODE
 }
+#[inline]
 pub fn level(p: &[u8]) -> u16 {
     get_u16(p, LEVEL)
 }
+#[inline]
 pub fn is_leaf(p: &[u8]) -> bool {
     level(p) == 0
 }
+#[inline]
 pub fn n_slots(p: &[u8]) -> usize {
     get_u16(p, NSLOTS) as usize
 }
+#[inline]
 pub fn next(p: &[u8]) -> u32 {
     get_u32(p, NEXT)
 }
 pub fn set_next(p: &mut [u8], n: u32) {
     put_u32(p, NEXT, n)
 }
+#[inline]
 pub fn index_no(p: &[u8]) -> u16 {
     get_u16(p, INDEX_NO)
 }
 
+#[inline]
 fn slot_at(p: &[u8], i: usize) -> usize {
     p.len() - 2 * (i + 1)
 }
+#[inline]
 fn rec_off(p: &[u8], i: usize) -> usize {
     get_u16(p, slot_at(p, i)) as usize
 }
 
 /// The key and value of the record in slot `i`.
+#[inline]
 pub fn rec(p: &[u8], i: usize) -> (&[u8], &[u8]) {
     let o = rec_off(p, i);
     let k = get_u16(p, o) as usize;
@@ -121,15 +135,21 @@ pub fn rec(p: &[u8], i: usize) -> (&[u8], &[u8]) {
 }
 /// Where record `i`'s key starts in the page, and its key and value lengths (the value
 /// follows the key).
+#[inline]
 pub fn rec_span(p: &[u8], i: usize) -> (usize, usize, usize) {
     let o = rec_off(p, i);
     let k = get_u16(p, o) as usize;
     let v = get_u16(p, o + 2) as usize;
     (o + REC_HEADER, k, v)
 }
+#[inline]
 pub fn key(p: &[u8], i: usize) -> &[u8] {
-    rec(p, i).0
+    // The key alone: a binary search reads only keys, not the value's length.
+    let o = rec_off(p, i);
+    let k = get_u16(p, o) as usize;
+    &p[o + REC_HEADER..o + REC_HEADER + k]
 }
+#[inline]
 pub fn val(p: &[u8], i: usize) -> &[u8] {
     rec(p, i).1
 }
@@ -141,6 +161,7 @@ pub fn val_mut(p: &mut [u8], i: usize) -> &mut [u8] {
     &mut p[vs..vs + v]
 }
 /// The child page an internal record points to.
+#[inline]
 pub fn child(p: &[u8], i: usize) -> u32 {
     get_u32(val(p, i), 0)
 }

@@ -21,6 +21,10 @@
 //! Range reads never run user code under a page latch: they copy one leaf's matching
 //! records, release the latch, hand the batch out, and find the next leaf by descending
 //! again from the last key (so a split in between cannot make them skip or repeat rows).
+//! Reads take no mini-transaction: they hold the buffer pool's S-latched page guards
+//! directly. An ascending range read first tries the leaf the thread's last range read
+//! of the same tree ended in ([`LeafHints`]): a join's probes of an index often land in
+//! the leaf the previous probe read.
 
 use crate::mtr::{Mtr, Slot, Storage};
 use crate::page::{self, get_u16, get_u32, put_u16, put_u32};
@@ -28,6 +32,7 @@ use std::io;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use strata_storage::bufpool::PageId;
+use strata_storage::bufpool::PageRead;
 
 /// Space header fields (page 0); see docs/format/btree.md.
 pub const SH_MAGIC: usize = 32;
@@ -77,6 +82,50 @@ impl LastInserts {
     }
 }
 
+/// The leaf each thread's last ascending range read of a tree ended in: a join probes
+/// an index with keys that often lie close together (TPC-H's EXISTS on lineitem by
+/// `l_orderkey`, a nested loop over an outer table in key order), and the next range
+/// then usually lies in the same leaf, found without descending from the root. A small
+/// direct-mapped table per thread, keyed by the tree's space, root and number (a tree
+/// rebuilt under the same number has a new root). A hint is only a guess: it is used
+/// when the page, S-latched, is a leaf of this tree's number whose first key is at or
+/// below the range's start and which holds a key past its end. Every key between two
+/// keys of one leaf is in that leaf (leaves hold disjoint key intervals, and a page of
+/// a tree is never freed or given to another tree), so the leaf then holds the whole
+/// range.
+struct LeafHints;
+
+const LEAF_HINTS: usize = 16;
+
+thread_local! {
+    static LEAF_HINT: [std::cell::Cell<(u64, u32, u32)>; LEAF_HINTS] =
+        const { [const { std::cell::Cell::new((0, 0, 0)) }; LEAF_HINTS] };
+}
+
+impl LeafHints {
+    fn tag(t: &Tree) -> (usize, u64) {
+        let tag = (t.space as u64) << 16 | t.index_no as u64 | 1 << 63;
+        let h = (tag ^ (t.root as u64) << 20).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((h >> 59) as usize % LEAF_HINTS, tag)
+    }
+
+    fn get(t: &Tree) -> Option<u32> {
+        let (i, tag) = Self::tag(t);
+        LEAF_HINT
+            .try_with(|h| {
+                let (g, root, page) = h[i].get();
+                (g == tag && root == t.root).then_some(page)
+            })
+            .ok()
+            .flatten()
+    }
+
+    fn put(t: &Tree, page_no: u32) {
+        let (i, tag) = Self::tag(t);
+        let _ = LEAF_HINT.try_with(|h| h[i].set((tag, t.root, page_no)));
+    }
+}
+
 /// Records read from one leaf, in the order they are to be read: a copy of the page (one
 /// buffer, whatever the number of records), or, when the records in range are a small
 /// part of it (an index lookup reading a few rows), only those records packed one after
@@ -98,10 +147,25 @@ thread_local! {
     /// server's CPU in sysbench oltp_read_only at 256 threads went to malloc and free.
     /// One page per connection thread at most.
     static SPARE_PAGE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    /// The record list of this thread's last dropped [`Batch`], likewise.
+    static SPARE_RECS: std::cell::Cell<Vec<(usize, usize, usize)>> =
+        const { std::cell::Cell::new(Vec::new()) };
 }
 
 impl Drop for Batch {
     fn drop(&mut self) {
+        // A leaf holds at most a page's worth of records: the list stays small.
+        if self.recs.capacity() > 0 {
+            let recs = std::mem::take(&mut self.recs);
+            let _ = SPARE_RECS.try_with(|spare| {
+                let old = spare.take();
+                spare.set(if old.capacity() >= recs.capacity() {
+                    old
+                } else {
+                    recs
+                });
+            });
+        }
         if self.page.capacity() > 0 {
             let page = std::mem::take(&mut self.page);
             // `try_with`: a batch dropped while the thread exits has nowhere to go.
@@ -136,26 +200,35 @@ impl Batch {
     }
     /// Takes the slots of leaf `p` in `order` while their keys are `in_range`; also
     /// says whether it stopped at a key out of range (the range ends in this leaf).
+    /// Both of the batch's vectors come from this thread's last dropped batch, so a
+    /// lookup allocates nothing once its thread has read a leaf before.
     fn collect(
         p: &[u8],
         order: impl Iterator<Item = usize>,
         in_range: impl Fn(&[u8]) -> bool,
     ) -> (Batch, bool) {
-        let mut slots = Vec::new();
+        let mut recs = SPARE_RECS
+            .try_with(|spare| spare.take())
+            .unwrap_or_default();
+        recs.clear();
         let mut done = false;
+        let mut bytes = 0;
         for i in order {
-            if !in_range(page::key(p, i)) {
+            let (s, k, v) = page::rec_span(p, i);
+            if !in_range(&p[s..s + k]) {
                 done = true;
                 break;
             }
-            slots.push(i);
+            bytes += k + v;
+            recs.push((s, k, v));
         }
-        if slots.is_empty() {
+        let max_trx = page::max_trx(p);
+        if recs.is_empty() {
             return (
                 Batch {
                     page: Vec::new(),
-                    recs: Vec::new(),
-                    max_trx: page::max_trx(p),
+                    recs,
+                    max_trx,
                 },
                 done,
             );
@@ -164,23 +237,15 @@ impl Batch {
             .try_with(|spare| spare.take())
             .unwrap_or_default();
         page.clear();
-        let spans: Vec<(usize, usize, usize)> =
-            slots.iter().map(|&i| page::rec_span(p, i)).collect();
-        let bytes: usize = spans.iter().map(|&(_, k, v)| k + v).sum();
-        let recs = if bytes * 4 < p.len() {
-            spans
-                .into_iter()
-                .map(|(s, k, v)| {
-                    let at = page.len();
-                    page.extend_from_slice(&p[s..s + k + v]);
-                    (at, k, v)
-                })
-                .collect()
+        if bytes * 4 < p.len() {
+            for r in recs.iter_mut() {
+                let at = page.len();
+                page.extend_from_slice(&p[r.0..r.0 + r.1 + r.2]);
+                r.0 = at;
+            }
         } else {
             page.extend_from_slice(p);
-            spans
-        };
-        let max_trx = page::max_trx(p);
+        }
         (
             Batch {
                 page,
@@ -228,8 +293,23 @@ fn bad(space: u32, page_no: u32, what: &str) -> io::Error {
     )
 }
 
-/// A bound of a leaf's key range found on the way down (None: open).
-type LeafBound = Option<Vec<u8>>;
+/// Where a read-only descent puts a bound of the leaf's key range it finds on the way
+/// down: a buffer the caller reuses from one descent to the next (a range read descends
+/// once per leaf; copying a separator into a fresh vector at every level was a malloc
+/// per level), and whether the bound is set (unset: open).
+#[derive(Default)]
+struct LeafBound {
+    key: Vec<u8>,
+    set: bool,
+}
+
+impl LeafBound {
+    fn take_from(&mut self, k: &[u8]) {
+        self.key.clear();
+        self.key.extend_from_slice(k);
+        self.set = true;
+    }
+}
 
 impl Tree {
     fn pid(&self, page_no: u32) -> PageId {
@@ -240,84 +320,62 @@ impl Tree {
     }
 
     fn check_node(&self, mtr: &Mtr, s: Slot) -> io::Result<()> {
-        let p = mtr.get(s);
+        self.check_page(mtr.get(s), mtr.id(s))
+    }
+
+    fn check_page(&self, p: &[u8], id: PageId) -> io::Result<()> {
         if !page::is_node(p) || page::index_no(p) != self.index_no {
-            let id = mtr.id(s);
             return Err(bad(id.space, id.page_no, "not a node of this index"));
         }
         Ok(())
     }
 
     /// Descends from the root to a leaf, S-latching each child before releasing its
-    /// parent; `pick` chooses the child slot in each internal node. Returns the leaf and
-    /// the bounds of its key range: inclusive lower and exclusive upper (None: open).
+    /// parent (latch coupling); `pick` chooses the child slot in each internal node.
+    /// Reads need no mini-transaction: the pages are held as plain S-latched buffer-pool
+    /// guards, the child's taken before the parent's is dropped. Fills `lower` and
+    /// `upper` (when given) with the bounds of the leaf's key range: inclusive lower,
+    /// exclusive upper.
     fn descend(
         &self,
-        mtr: &mut Mtr,
+        st: &Storage,
         pick: impl Fn(&[u8]) -> usize,
-    ) -> io::Result<(Slot, LeafBound, LeafBound)> {
-        let mut cur = mtr.s(self.pid(self.root))?;
-        let (mut lower, mut upper) = (None, None);
+        mut lower: Option<&mut LeafBound>,
+        mut upper: Option<&mut LeafBound>,
+    ) -> io::Result<PageRead> {
+        for b in [lower.as_deref_mut(), upper.as_deref_mut()]
+            .into_iter()
+            .flatten()
+        {
+            b.set = false;
+        }
+        let mut cur = st.pool.read(self.pid(self.root))?;
         loop {
-            self.check_node(mtr, cur)?;
-            let p = mtr.get(cur);
-            if page::is_leaf(p) {
-                return Ok((cur, lower, upper));
+            self.check_page(&cur, cur.id())?;
+            if page::is_leaf(&cur) {
+                return Ok(cur);
             }
-            let i = pick(p);
+            let i = pick(&cur);
             if i > 0 {
-                lower = Some(page::key(p, i).to_vec());
+                if let Some(l) = lower.as_deref_mut() {
+                    l.take_from(page::key(&cur, i));
+                }
             }
-            if i + 1 < page::n_slots(p) {
-                upper = Some(page::key(p, i + 1).to_vec());
+            if i + 1 < page::n_slots(&cur) {
+                if let Some(u) = upper.as_deref_mut() {
+                    u.take_from(page::key(&cur, i + 1));
+                }
             }
-            let child = page::child(p, i);
-            let next = mtr.s(self.pid(child))?;
-            mtr.release(cur);
-            cur = next;
+            let child = page::child(&cur, i);
+            // Assigning drops the parent's guard only after the child's is taken.
+            cur = st.pool.read(self.pid(child))?;
         }
     }
 
     /// The leaf that holds `key`, without the bounds of its range: a point lookup's
-    /// descent, which copies no separator keys on the way down.
-    fn leaf_only(&self, mtr: &mut Mtr, key: &[u8]) -> io::Result<Slot> {
-        let mut cur = mtr.s(self.pid(self.root))?;
-        loop {
-            self.check_node(mtr, cur)?;
-            let p = mtr.get(cur);
-            if page::is_leaf(p) {
-                return Ok(cur);
-            }
-            let child = page::child(p, page::child_slot(p, key));
-            let next = mtr.s(self.pid(child))?;
-            mtr.release(cur);
-            cur = next;
-        }
-    }
-
-    /// The leaf that holds `key`, and the exclusive upper bound of its range.
-    fn leaf_for(&self, mtr: &mut Mtr, key: &[u8]) -> io::Result<(Slot, Option<Vec<u8>>)> {
-        let (leaf, _, upper) = self.descend(mtr, |p| page::child_slot(p, key))?;
-        Ok((leaf, upper))
-    }
-
-    /// The leaf holding keys just below `key`, and the inclusive lower bound of its range.
-    fn leaf_before(&self, mtr: &mut Mtr, key: &[u8]) -> io::Result<(Slot, Option<Vec<u8>>)> {
-        let (leaf, lower, _) = self.descend(mtr, |p| {
-            let i = page::child_slot(p, key);
-            if i > 0 && page::key(p, i) >= key {
-                i - 1
-            } else {
-                i
-            }
-        })?;
-        Ok((leaf, lower))
-    }
-
-    /// The rightmost leaf, and the inclusive lower bound of its range.
-    fn rightmost_leaf(&self, mtr: &mut Mtr) -> io::Result<(Slot, Option<Vec<u8>>)> {
-        let (leaf, lower, _) = self.descend(mtr, |p| page::n_slots(p).saturating_sub(1))?;
-        Ok((leaf, lower))
+    /// descent.
+    fn leaf_only(&self, st: &Storage, key: &[u8]) -> io::Result<PageRead> {
+        self.descend(st, |p| page::child_slot(p, key), None, None)
     }
 
     /// The value under `key`, trying the leaf page `hint` first (the adaptive hash
@@ -329,22 +387,20 @@ impl Tree {
         key: &[u8],
         hint: Option<u32>,
     ) -> io::Result<(Option<Vec<u8>>, u32)> {
-        let mut mtr = Mtr::new(st);
         if let Some(h) = hint {
-            let s = mtr.s(self.pid(h))?;
-            let p = mtr.get(s);
-            if page::is_node(p) && page::is_leaf(p) && page::index_no(p) == self.index_no {
-                if let Ok(i) = page::search(p, key) {
-                    return Ok((Some(page::val(p, i).to_vec()), h));
+            let p = st.pool.read(self.pid(h))?;
+            if page::is_node(&p) && page::is_leaf(&p) && page::index_no(&p) == self.index_no {
+                if let Ok(i) = page::search(&p, key) {
+                    return Ok((Some(page::val(&p, i).to_vec()), h));
                 }
             }
-            mtr.release(s);
         }
-        let leaf = self.leaf_only(&mut mtr, key)?;
-        let no = mtr.id(leaf).page_no;
-        let p = mtr.get(leaf);
+        let p = self.leaf_only(st, key)?;
+        let no = p.id().page_no;
         Ok((
-            page::search(p, key).ok().map(|i| page::val(p, i).to_vec()),
+            page::search(&p, key)
+                .ok()
+                .map(|i| page::val(&p, i).to_vec()),
             no,
         ))
     }
@@ -363,10 +419,8 @@ impl Tree {
         key: &[u8],
         f: impl FnOnce(&[u8]) -> R,
     ) -> io::Result<Option<R>> {
-        let mut mtr = Mtr::new(st);
-        let leaf = self.leaf_only(&mut mtr, key)?;
-        let p = mtr.get(leaf);
-        Ok(page::search(p, key).ok().map(|i| f(page::val(p, i))))
+        let p = self.leaf_only(st, key)?;
+        Ok(page::search(&p, key).ok().map(|i| f(page::val(&p, i))))
     }
 
     /// Reads the records in `(start, end)` in batches, one leaf at a time, ascending or
@@ -396,25 +450,62 @@ impl Tree {
                 Bound::Included(s) => s.clone(),
                 Bound::Excluded(s) => successor(s),
             };
+            if !matches!(end, Bound::Unbounded) {
+                if let Some(h) = LeafHints::get(self) {
+                    // A page the hint names that cannot be read is only a wrong guess.
+                    if let Ok(p) = st.pool.read(self.pid(h)) {
+                        if page::is_node(&p)
+                            && page::is_leaf(&p)
+                            && page::index_no(&p) == self.index_no
+                            && page::n_slots(&p) > 0
+                            && page::key(&p, 0) <= from.as_slice()
+                        {
+                            let first = page::search(&p, &from).unwrap_or_else(|i| i);
+                            let (batch, done) =
+                                Batch::collect(&p, first..page::n_slots(&p), below_end);
+                            drop(p);
+                            if done {
+                                if !batch.is_empty() {
+                                    f(&batch)?;
+                                }
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
+            }
+            let mut upper = LeafBound::default();
             loop {
-                let mut mtr = Mtr::new(st);
-                let (leaf, upper) = self.leaf_for(&mut mtr, &from)?;
-                let p = mtr.get(leaf);
-                let first = page::search(p, &from).unwrap_or_else(|i| i);
-                let (batch, done) = Batch::collect(p, first..page::n_slots(p), below_end);
-                drop(mtr);
-                let next_from = batch.last_key().map(successor);
+                let (batch, done) = {
+                    let p =
+                        self.descend(st, |p| page::child_slot(p, &from), None, Some(&mut upper))?;
+                    let first = page::search(&p, &from).unwrap_or_else(|i| i);
+                    let (batch, done) = Batch::collect(&p, first..page::n_slots(&p), below_end);
+                    if done {
+                        LeafHints::put(self, p.id().page_no);
+                    }
+                    (batch, done)
+                };
                 if !batch.is_empty() && !f(&batch)? {
                     return Ok(());
                 }
-                if done {
+                if done || !upper.set {
                     return Ok(());
                 }
-                from = match (next_from, upper) {
-                    (_, None) => return Ok(()),
-                    (Some(n), Some(u)) => n.max(u),
-                    (None, Some(u)) => u,
-                };
+                // Go on from the successor of the last key read, or from the leaf's
+                // upper bound when that is further (an empty leaf, or one whose records
+                // all came before `from`).
+                match batch.last_key() {
+                    Some(last) if successor_gt(last, &upper.key) => {
+                        from.clear();
+                        from.extend_from_slice(last);
+                        from.push(0);
+                    }
+                    _ => {
+                        from.clear();
+                        from.extend_from_slice(&upper.key);
+                    }
+                }
                 if !below_end(&from) && !matches!(end, Bound::Unbounded) {
                     return Ok(());
                 }
@@ -426,31 +517,50 @@ impl Tree {
                 Bound::Included(e) => Some(successor(e)),
                 Bound::Excluded(e) => Some(e.clone()),
             };
+            let mut lower = LeafBound::default();
             loop {
-                let mut mtr = Mtr::new(st);
-                let (leaf, lower) = match &before {
-                    Some(b) => self.leaf_before(&mut mtr, b)?,
-                    None => self.rightmost_leaf(&mut mtr)?,
+                let (batch, done) = {
+                    let p = match &before {
+                        // The leaf holding keys just below `b`.
+                        Some(b) => self.descend(
+                            st,
+                            |p| {
+                                let i = page::child_slot(p, b);
+                                if i > 0 && page::key(p, i) >= b.as_slice() {
+                                    i - 1
+                                } else {
+                                    i
+                                }
+                            },
+                            Some(&mut lower),
+                            None,
+                        )?,
+                        // The rightmost leaf.
+                        None => self.descend(
+                            st,
+                            |p| page::n_slots(p).saturating_sub(1),
+                            Some(&mut lower),
+                            None,
+                        )?,
+                    };
+                    let last = match &before {
+                        Some(b) => page::search(&p, b).unwrap_or_else(|i| i),
+                        None => page::n_slots(&p),
+                    };
+                    Batch::collect(&p, (0..last).rev(), above_start)
                 };
-                let p = mtr.get(leaf);
-                let last = match &before {
-                    Some(b) => page::search(p, b).unwrap_or_else(|i| i),
-                    None => page::n_slots(p),
-                };
-                let (batch, done) = Batch::collect(p, (0..last).rev(), above_start);
-                drop(mtr);
-                let next_before = batch.last_key().map(<[u8]>::to_vec);
                 if !batch.is_empty() && !f(&batch)? {
                     return Ok(());
                 }
-                if done {
+                if done || !lower.set {
                     return Ok(());
                 }
-                before = match (next_before, lower) {
-                    (_, None) => return Ok(()),
-                    (Some(n), Some(l)) => Some(n.min(l)),
-                    (None, Some(l)) => Some(l),
-                };
+                let b = before.get_or_insert_with(Vec::new);
+                b.clear();
+                match batch.last_key() {
+                    Some(last) if last < lower.key.as_slice() => b.extend_from_slice(last),
+                    _ => b.extend_from_slice(&lower.key),
+                }
             }
         }
     }
@@ -907,6 +1017,12 @@ pub fn successor(k: &[u8]) -> Vec<u8> {
     let mut s = k.to_vec();
     s.push(0);
     s
+}
+
+/// Whether `successor(k) > u`, without building the successor: it is the least key
+/// above `k`, so it exceeds `u` exactly when `k >= u`.
+fn successor_gt(k: &[u8], u: &[u8]) -> bool {
+    k >= u
 }
 
 /// Writes a new space's header page and empty root leaves (pages 1..=n) through `mtr`.

@@ -59,7 +59,7 @@
 use crate::io::FileIo;
 use crate::sync::{
     Arc, ArcLatchRead, ArcLatchWrite, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Condvar,
-    Latch, LatchMutex, Mutex, Ordering, SpinPolicy, Weak,
+    Latch, LatchMutex, Mutex, Ordering, SharedHold, SpinPolicy, Weak,
 };
 use std::alloc::Layout;
 use std::collections::{BTreeSet, HashMap};
@@ -379,9 +379,10 @@ impl Drop for Pinned {
 
 /// A fixed, S-latched page; derefs to the whole page. Unlatches, then unfixes, on drop.
 pub struct PageRead {
-    // Field order matters: the latch is released before the pin.
-    guard: ArcLatchRead<PageBuf>,
-    _pin: Pinned,
+    // Field order matters: the latch is released before the pin, whose frame keeps
+    // the latch alive.
+    guard: SharedHold,
+    pin: Pinned,
     id: PageId,
 }
 
@@ -394,7 +395,8 @@ impl PageRead {
 impl Deref for PageRead {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        &self.guard
+        // SAFETY: `guard` was taken on this frame's latch (`BufferPool::read`).
+        unsafe { self.pin.0.page.data_under(&self.guard) }
     }
 }
 
@@ -834,14 +836,15 @@ impl BufferPool {
     /// is not cached. A page that fails verification is an `InvalidData` error naming
     /// the space and page.
     pub fn read(&self, id: PageId) -> io::Result<PageRead> {
-        let (pin, guard, _) =
-            self.inner
-                .fix(id, true, |p| p.read_arc(), ArcLatchWrite::downgrade)?;
-        Ok(PageRead {
-            guard,
-            _pin: pin,
+        // SAFETY (both holds): the pin `fix` returns with the hold keeps the frame,
+        // and so its latch, alive; `PageRead` drops the hold before the pin.
+        let (pin, guard, _) = self.inner.fix(
             id,
-        })
+            true,
+            |p| unsafe { p.hold_shared() },
+            |w| unsafe { ArcLatchRead::into_hold(ArcLatchWrite::downgrade(w)) },
+        )?;
+        Ok(PageRead { guard, pin, id })
     }
 
     /// As [`BufferPool::read`], with the latch exclusive.

@@ -771,6 +771,67 @@ impl<T: ?Sized> Drop for ArcLatchRead<T> {
     }
 }
 
+impl<T: ?Sized> ArcLatchRead<T> {
+    /// Keeps the latch shared as a [`SharedHold`], dropping the guard's reference count.
+    ///
+    /// # Safety
+    /// The caller keeps the latch alive (another `Arc` to it) until the hold drops.
+    pub unsafe fn into_hold(this: ArcLatchRead<T>) -> SharedHold {
+        let this = ManuallyDrop::new(this);
+        // SAFETY: `this` is never dropped, so the Arc is moved out exactly once; the
+        // latch outlives the hold by the caller's promise.
+        let latch = unsafe { std::ptr::read(&this.latch) };
+        SharedHold {
+            raw: &latch.raw as *const RawLatch,
+        }
+    }
+}
+
+/// A shared hold on a latch that its holder keeps alive by other means, taken without
+/// touching a reference count: the buffer pool's page guards hold the frame (and with
+/// it the page's latch) pinned anyway, and the `Arc` increment and decrement an
+/// [`ArcLatchRead`] adds to every page access were two of its atomic operations.
+/// Unlocks on drop.
+#[must_use = "the latch is released when the hold drops"]
+pub struct SharedHold {
+    raw: *const RawLatch,
+}
+
+// SAFETY: a shared hold may be released from any thread, as an `ArcLatchRead` may.
+unsafe impl Send for SharedHold {}
+// SAFETY: the hold gives no access by itself.
+unsafe impl Sync for SharedHold {}
+
+impl Drop for SharedHold {
+    fn drop(&mut self) {
+        // SAFETY: the hold is shared and its latch alive (see `Latch::hold_shared`).
+        unsafe { (*self.raw).unlock_shared() }
+    }
+}
+
+impl<T: ?Sized> Latch<T> {
+    /// Takes the latch shared, as a [`SharedHold`].
+    ///
+    /// # Safety
+    /// The caller keeps this latch alive (and in place) until the hold drops.
+    pub unsafe fn hold_shared(&self) -> SharedHold {
+        self.raw.lock_shared();
+        SharedHold {
+            raw: &self.raw as *const RawLatch,
+        }
+    }
+
+    /// The data under a shared hold.
+    ///
+    /// # Safety
+    /// `hold` was taken on this latch.
+    pub unsafe fn data_under<'a>(&'a self, hold: &'a SharedHold) -> &'a T {
+        debug_assert!(std::ptr::eq(hold.raw, &self.raw));
+        // SAFETY: a shared hold makes shared access sound.
+        unsafe { &*self.data.get() }
+    }
+}
+
 /// An exclusive hold on an `Arc<Latch>`, keeping the latch alive.
 #[must_use = "the latch is released when the guard drops"]
 pub struct ArcLatchWrite<T: ?Sized> {
