@@ -57,9 +57,12 @@ impl Catalog {
             );
             let rows = self.rebuild_keys(handle).map_err(|e| {
                 Error::Internal(format!(
-                    "upgrading the index keys of `{}`.`{}` failed: {e}; its files are \
-                     unchanged and the next start tries again (or run ALTER TABLE … FORCE \
-                     on a server that predates key format {CURRENT})",
+                    "upgrading the index keys of `{}`.`{}` to key format {CURRENT} failed: \
+                     {e}. Its files are unchanged and the next start tries again. A \
+                     duplicate entry means two rows that differed under the weights of an \
+                     older server (before 2026-11-26 utf8mb4_general_ci told accented \
+                     letters apart) are equal now: remove one of them with the server that \
+                     wrote this data directory, then start this one again",
                     def.db, def.name
                 ))
             })?;
