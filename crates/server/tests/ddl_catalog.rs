@@ -53,6 +53,7 @@ fn format_1_catalog_opens_and_is_upgraded_by_the_next_ddl() {
     obj.remove("ddl_log");
     for t in cat["tables"].as_array_mut().unwrap() {
         t.as_object_mut().unwrap().remove("file");
+        t.as_object_mut().unwrap().remove("key_format");
     }
     std::fs::write(
         server.datadir.join("catalog.json"),
@@ -70,9 +71,10 @@ fn format_1_catalog_opens_and_is_upgraded_by_the_next_ddl() {
     c.query_drop("ALTER TABLE m ADD INDEX (v)").unwrap();
     c.query_drop("RENAME TABLE i TO i2, m TO i").unwrap();
     let cat = catalog(&server.datadir);
-    assert_eq!(cat["format_version"], 2);
+    assert_eq!(cat["format_version"], 3);
     for t in cat["tables"].as_array().unwrap() {
         assert!(t["file"].is_string(), "{t}");
+        assert_eq!(t["key_format"], 2, "{t}");
     }
     drop(c);
     server.restart();

@@ -86,6 +86,12 @@ impl Collation {
         }
     }
 
+    /// Whether this collation is PAD SPACE (the shorter string compared as if padded with
+    /// spaces); binary is NO PAD.
+    pub fn pads_spaces(self) -> bool {
+        self != Collation::Binary
+    }
+
     /// Whether this collation ignores case.
     pub fn is_case_insensitive(self) -> bool {
         self == Collation::GeneralCi

@@ -10,8 +10,26 @@
 //!   unsigned values share one order;
 //! - DOUBLE/FLOAT: 8 bytes, the IEEE bits with the sign bit flipped (all bits for negatives);
 //! - DECIMAL: the mantissa at the column's scale, i128 with the sign bit flipped, 16 bytes;
-//! - strings: the collation's weight string with `0x00` escaped as `0x00 0xFF`, ended by
-//!   `0x00 0x01`;
+//! - strings under a PAD SPACE collation (utf8mb4_general_ci, utf8mb4_bin): the
+//!   collation's weight string (trailing spaces trimmed) as a sequence of tokens, so that
+//!   byte order is PAD SPACE order (the shorter string compared as if padded with spaces:
+//!   `'a\t' < 'a' = 'a ' < 'a b'`; a plain end-of-string would sort `'a'` first):
+//!   - a byte ≥ `0x21` is itself;
+//!   - a byte `c` < `0x20` is `0x01, c + 1`;
+//!   - a run of `k` spaces (always followed by another byte, trailing ones being trimmed)
+//!     is `0x02, varint(k)` when that byte is below `0x20`, else `0x04, !varint(k)` (every
+//!     byte complemented, so a longer run sorts first: it reaches the larger byte later);
+//!   - the end of the string is `0x03`.
+//!
+//!   The token kinds order as what the padded comparison sees next: a control character
+//!   (`0x01`) < spaces then a control character (`0x02`) < the end, i.e. spaces for ever
+//!   (`0x03`) < spaces then a larger byte (`0x04`) < a larger byte itself (≥ `0x21`).
+//!   `varint(k)` is `k` for `k < 0x80`, else `0x80 + n` followed by the `n` big-endian
+//!   bytes of `k` without leading zeros: order-preserving and self-delimiting, so the
+//!   encoding is prefix-free and the next column's bytes never decide a comparison early.
+//!   Strings equal under the collation have equal weight strings, hence equal keys;
+//! - strings under the binary collation (BINARY, VARBINARY, BLOB; NO PAD): the bytes with
+//!   `0x00` escaped as `0x00 0xFF`, ended by `0x00 0x01`;
 //! - dates: the packed u64 of [`DateTime::pack`], big-endian (microseconds included);
 //! - TIME: the signed microseconds with the sign bit flipped, 8 bytes big-endian
 //!   ([`crate::time_value::key_bytes`]);
@@ -142,19 +160,118 @@ pub fn encode_value(out: &mut Vec<u8>, v: &Value, ty: &DataType, coll: Collation
                     &text
                 }
             };
-            let mut w = Vec::with_capacity(bytes.len());
-            coll.weight_string(bytes, &mut w);
-            for b in w {
-                if b == 0 {
-                    out.extend_from_slice(&[0, 0xFF]);
-                } else {
-                    out.push(b);
-                }
+            if coll.pads_spaces() {
+                let mut w = Vec::with_capacity(bytes.len());
+                coll.weight_string(bytes, &mut w);
+                encode_pad_space(out, &w);
+            } else {
+                encode_no_pad(out, bytes);
             }
-            out.extend_from_slice(&[0, 1]);
             true
         }
     }
+}
+
+/// Whether a column of type `ty` under `coll` is keyed by the PAD SPACE string form,
+/// the one that changed between key formats 1 and 2 (`docs/format/keys.md`): a string
+/// type under a PAD SPACE collation (every type [`encode_value`] does not give its own
+/// form goes to the string form).
+pub fn pad_space_key(ty: &DataType, coll: Collation) -> bool {
+    let own_form = ty.is_integer()
+        || matches!(
+            ty,
+            DataType::Year
+                | DataType::Bit(_)
+                | DataType::Enum(_)
+                | DataType::Set(_)
+                | DataType::Float
+                | DataType::Double
+                | DataType::Decimal { .. }
+                | DataType::Time { .. }
+                | DataType::Date
+                | DataType::DateTime { .. }
+                | DataType::Timestamp { .. }
+        );
+    !own_form && coll.pads_spaces()
+}
+
+/// Whether an index of `table` holds a column keyed by the PAD SPACE string form, so its
+/// keys differ between key formats 1 and 2.
+pub fn has_pad_space_key(table: &TableDef) -> bool {
+    table.indexes.iter().any(|ix| {
+        ix.columns.iter().any(|&c| {
+            table
+                .columns
+                .get(c)
+                .is_some_and(|col| pad_space_key(&col.data_type, col.collation))
+        })
+    })
+}
+
+/// NO PAD bytes: `0x00` escaped as `0x00 0xFF`, ended by `0x00 0x01`.
+fn encode_no_pad(out: &mut Vec<u8>, bytes: &[u8]) {
+    for &b in bytes {
+        if b == 0 {
+            out.extend_from_slice(&[0, 0xFF]);
+        } else {
+            out.push(b);
+        }
+    }
+    out.extend_from_slice(&[0, 1]);
+}
+
+/// A PAD SPACE weight string (trailing spaces already trimmed) as the tokens of the
+/// module comment, whose byte order is the padded comparison's order.
+fn encode_pad_space(out: &mut Vec<u8>, w: &[u8]) {
+    // Most keys hold no byte at or below the space: copied as they are.
+    if w.iter().all(|&b| b > b' ') {
+        out.reserve(w.len() + 1);
+        out.extend_from_slice(w);
+        out.push(0x03);
+        return;
+    }
+    let mut i = 0;
+    while i < w.len() {
+        let b = w[i];
+        if b > b' ' {
+            out.push(b);
+            i += 1;
+        } else if b < b' ' {
+            out.extend_from_slice(&[0x01, b + 1]);
+            i += 1;
+        } else {
+            let start = i;
+            while i < w.len() && w[i] == b' ' {
+                i += 1;
+            }
+            // A run at the end pads like the end itself (the weight string has its
+            // trailing spaces trimmed already; this keeps the form canonical regardless).
+            let Some(&next) = w.get(i) else { break };
+            let k = (i - start) as u64;
+            if next < b' ' {
+                out.push(0x02);
+                put_varint(out, k, false);
+            } else {
+                out.push(0x04);
+                put_varint(out, k, true);
+            }
+        }
+    }
+    out.push(0x03);
+}
+
+/// `k` as an order-preserving, self-delimiting varint (one byte below 0x80, else 0x80 + n
+/// and n big-endian bytes without leading zeros); every byte complemented when `descending`.
+fn put_varint(out: &mut Vec<u8>, k: u64, descending: bool) {
+    let flip = if descending { 0xFF } else { 0 };
+    if k < 0x80 {
+        out.push(k as u8 ^ flip);
+        return;
+    }
+    let be = k.to_be_bytes();
+    let skip = (k.leading_zeros() / 8) as usize;
+    out.push((0x80 + (8 - skip) as u8) ^ flip);
+    out.extend(be[skip..].iter().map(|b| b ^ flip));
 }
 
 fn encode_int(out: &mut Vec<u8>, i: i128) {
@@ -260,6 +377,93 @@ mod tests {
             Collation::Binary,
         );
         assert!(plain < with_nul);
+    }
+
+    fn key(s: &[u8], coll: Collation) -> Vec<u8> {
+        let mut out = vec![];
+        assert!(encode_value(
+            &mut out,
+            &Value::Bytes(s.to_vec()),
+            &DataType::VarChar(100),
+            coll
+        ));
+        out
+    }
+
+    #[test]
+    fn pad_space_keys_order_as_the_collation_on_every_short_string() {
+        // Every string of up to four characters over an alphabet with NUL, a control
+        // character, the space, a case pair, a letter, a multi-byte letter and a byte
+        // above the letters, each pair compared both ways, for both PAD SPACE collations.
+        let alphabet = ["\0", "\t", " ", "a", "A", "B", "é", "~"];
+        let mut strings = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..4 {
+            last = last
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            strings.extend(last.iter().cloned());
+        }
+        for coll in [Collation::GeneralCi, Collation::Utf8Bin] {
+            let keys: Vec<Vec<u8>> = strings.iter().map(|s| key(s.as_bytes(), coll)).collect();
+            for (a, ka) in strings.iter().zip(&keys) {
+                for (b, kb) in strings.iter().zip(&keys) {
+                    assert_eq!(
+                        ka.cmp(kb),
+                        coll.compare(a.as_bytes(), b.as_bytes()),
+                        "{coll:?} {a:?} {b:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pad_space_keys_examples_long_runs_and_next_columns() {
+        for coll in [Collation::GeneralCi, Collation::Utf8Bin] {
+            let k = |s: &str| key(s.as_bytes(), coll);
+            // The strings of the issue in PAD SPACE order (a tab is 9, a newline 10).
+            let sorted = ["a\0", "a\t", "a\n x", "a", "a b"];
+            for w in sorted.windows(2) {
+                assert!(k(w[0]) < k(w[1]), "{coll:?} {:?} < {:?}", w[0], w[1]);
+            }
+            assert_eq!(k("a"), k("a   "));
+            assert_eq!(k("b"), [1, coll.fold_char('b') as u8, 3]);
+            // Runs of spaces past one varint byte, both before a control character and
+            // before a letter, against each other and the plain end.
+            for n in [1usize, 127, 128, 255, 256, 70_000] {
+                for m in [1usize, 127, 128, 255, 256, 70_000] {
+                    for tail in ["\t", "b"] {
+                        let a = format!("a{}{tail}", " ".repeat(n));
+                        let b = format!("a{}{tail}", " ".repeat(m));
+                        assert_eq!(
+                            k(&a).cmp(&k(&b)),
+                            coll.compare(a.as_bytes(), b.as_bytes()),
+                            "{coll:?} {n} {m} {tail:?}"
+                        );
+                        assert_eq!(
+                            k(&a).cmp(&k("a")),
+                            coll.compare(a.as_bytes(), b"a"),
+                            "{coll:?} {n} {tail:?}"
+                        );
+                    }
+                }
+            }
+            // Prefix-free: a second column never decides before the first is equal.
+            let two = |a: &str, b: &str| {
+                let mut out = k(a);
+                out.extend(k(b));
+                out
+            };
+            assert!(two("a\t", "z") < two("a", "a"));
+            assert!(two("a", "z") < two("a b", "a"));
+            assert!(two("a", "a") < two("a", "b"));
+        }
+        // Binary strings keep plain byte order (NO PAD): 'a' < 'a\t' < 'a '.
+        let b = |s: &[u8]| key(s, Collation::Binary);
+        assert!(b(b"a") < b(b"a\t") && b(b"a\t") < b(b"a "));
+        assert_eq!(b(b"a\0"), [1, b'a', 0, 0xFF, 0, 1]);
     }
 
     #[test]

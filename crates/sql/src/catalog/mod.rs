@@ -19,6 +19,7 @@ pub mod engines;
 pub mod infoschema;
 pub mod infoschema_constraints;
 pub mod infoschema_programs;
+pub mod key_format;
 pub mod processes;
 pub mod routines;
 pub mod rowsource;
@@ -38,8 +39,10 @@ use strata_engine::{Engine, Table};
 use strata_types::{Error, Result, TableDef};
 
 const CATALOG_FILE: &str = "catalog.json";
-/// Version 1 had no file stems and no DDL log; it is read, and written back as 2.
-const FORMAT_VERSION: u32 = 2;
+/// Version 1 had no file stems and no DDL log; version 2 no `key_format` per table
+/// (its keys are format 1). Both are read, and written back as 3; a server that predates
+/// version 3 refuses it rather than read keys in an order it does not know.
+const FORMAT_VERSION: u32 = 3;
 
 #[derive(Serialize, Deserialize)]
 struct CatalogFile {
@@ -73,6 +76,14 @@ struct StoredTable {
     /// derived from the names).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     file: Option<String>,
+    /// The form of the table's index keys (`docs/format/keys.md`): absent in catalogs
+    /// before version 3, which wrote format 1.
+    #[serde(default = "key_format_1")]
+    key_format: u32,
+}
+
+fn key_format_1() -> u32 {
+    1
 }
 
 /// Files to remove once no table references them (`docs/format/catalog.md`).
@@ -87,6 +98,9 @@ struct Entry {
     handle: Arc<dyn Table>,
     /// The file stem relative to the data directory.
     file: String,
+    /// The form of the keys in its files ([`key_format::CURRENT`] for every file this
+    /// server writes; an older one only until the startup upgrade rebuilt the table).
+    key_format: u32,
 }
 
 #[derive(Default)]
@@ -170,7 +184,7 @@ impl Catalog {
             let text = std::fs::read(&path).map_err(|e| Error::io("reading catalog.json", e))?;
             let file: CatalogFile = serde_json::from_slice(&text)
                 .map_err(|e| Error::corrupt("catalog.json", e.to_string()))?;
-            if file.format_version != FORMAT_VERSION && file.format_version != 1 {
+            if !(1..=FORMAT_VERSION).contains(&file.format_version) {
                 return Err(Error::corrupt(
                     "catalog.json",
                     format!(
@@ -191,11 +205,15 @@ impl Catalog {
                 let engine = cat.engine(&def.engine)?;
                 let rel = t.file.unwrap_or_else(|| natural_file(&def.db, &def.name));
                 let handle = engine.open_table(Arc::new(def.clone()), &datadir.join(&rel))?;
-                st.dbs
-                    .entry(def.db.clone())
-                    .or_default()
-                    .tables
-                    .insert(def.name.clone(), Entry { handle, file: rel });
+                let key_format = key_format::effective(&def, t.key_format);
+                st.dbs.entry(def.db.clone()).or_default().tables.insert(
+                    def.name.clone(),
+                    Entry {
+                        handle,
+                        file: rel,
+                        key_format,
+                    },
+                );
             }
             for v in file.views {
                 st.dbs
@@ -211,6 +229,8 @@ impl Catalog {
         // After clean_up dropped the spaces a crashed server's temporary tables had.
         temporary::remove_leftovers(datadir)?;
         drop(st);
+        // Before any statement can read a table: keys of an older format are rebuilt.
+        cat.upgrade_key_format()?;
         Ok(cat)
     }
 
@@ -479,6 +499,7 @@ impl Catalog {
                 Entry {
                     handle,
                     file: file.clone(),
+                    key_format: key_format::CURRENT,
                 },
             );
         }
@@ -610,6 +631,7 @@ impl Catalog {
                 Entry {
                     handle: r.handle.clone(),
                     file: r.file.clone(),
+                    key_format: key_format::CURRENT,
                 },
             );
         }
@@ -689,6 +711,7 @@ impl Catalog {
             Entry {
                 handle: r.handle.clone(),
                 file: r.file.clone(),
+                key_format: key_format::CURRENT,
             },
         );
         st.forget_log(&r.file);
@@ -889,6 +912,7 @@ impl Catalog {
                 Entry {
                     handle: n,
                     file: e.file.clone(),
+                    key_format: e.key_format,
                 },
             );
             placed.push((def.db.clone(), def.name.clone()));
@@ -944,6 +968,7 @@ impl Catalog {
                     d.tables.values().map(|e| StoredTable {
                         def: (**e.handle.def()).clone(),
                         file: Some(e.file.clone()),
+                        key_format: e.key_format,
                     })
                 })
                 .collect(),
