@@ -50,6 +50,8 @@ fn def(engine: &str) -> TableDef {
             },
             members: Vec::new(),
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         })
         .collect();
     TableDef {

@@ -245,7 +245,7 @@ fn optional_metadata(def: &TableDef, f: Format, d: &mut Vec<u8>) {
         .columns
         .iter()
         .filter(|c| is_numeric(c))
-        .map(|c| c.data_type.is_unsigned())
+        .map(|c| c.is_unsigned())
         .collect();
     if !numeric.is_empty() {
         // One bit per numeric column, most significant first.
@@ -663,6 +663,8 @@ mod tests {
             collation: Collation::Binary,
             members: vec![],
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         }
     }
 }

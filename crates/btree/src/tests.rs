@@ -28,6 +28,8 @@ fn col(name: &str, t: DataType) -> ColumnDef {
         },
         members: Vec::new(),
         generated: None,
+        comment: String::new(),
+        real_unsigned: false,
     }
 }
 

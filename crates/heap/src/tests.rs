@@ -23,6 +23,8 @@ fn col(name: &str, t: DataType, nullable: bool) -> ColumnDef {
         },
         members: Vec::new(),
         generated: None,
+        comment: String::new(),
+        real_unsigned: false,
     }
 }
 

@@ -266,6 +266,8 @@ mod tests {
             },
             members: Vec::new(),
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         }
     }
 

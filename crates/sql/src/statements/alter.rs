@@ -144,6 +144,16 @@ impl Work {
         }
     }
 
+    /// MySQL 8's warning 1681 for a column declared DECIMAL/FLOAT/DOUBLE UNSIGNED.
+    fn deprecated_unsigned(&mut self, c: &ColumnDef) {
+        if c.real_unsigned {
+            self.warnings.push((
+                1681,
+                crate::statements::ddl::UNSIGNED_REAL_DEPRECATED.into(),
+            ));
+        }
+    }
+
     fn needs(&mut self, why: &str) {
         self.rebuild.push(why.to_string());
     }
@@ -199,6 +209,7 @@ impl Work {
             return Err(Error::DuplicateColumn(c.name.value.clone()));
         }
         let built = build_column(c, Collation::GeneralCi, self.sql_mode)?;
+        self.deprecated_unsigned(&built.col);
         let at = self.position(pos)?;
         let name = built.col.name.clone();
         self.cols.insert(
@@ -269,6 +280,7 @@ impl Work {
                 .collect(),
         };
         let built = build_column(&c, Collation::GeneralCi, self.sql_mode)?;
+        self.deprecated_unsigned(&built.col);
         if !name.value.eq_ignore_ascii_case(old) {
             let defs: Vec<ColumnDef> = self.cols.iter().map(|c| c.def.clone()).collect();
             super::column_expr::check_unused(&defs, old, &self.table)?;
@@ -286,6 +298,7 @@ impl Work {
             && before.collation == moved.def.collation
             && before.on_update_now == moved.def.on_update_now
             && before.generated == moved.def.generated
+            && before.real_unsigned == moved.def.real_unsigned
             && at == i;
         self.cols.insert(at, moved);
         self.rename_in_indexes(old, &name.value);
@@ -298,7 +311,10 @@ impl Work {
         self.cons.add_checks.extend(built.checks);
         if !same_storage {
             let after = &self.cols[at].def;
-            if before.data_type != after.data_type || before.collation != after.collation {
+            if before.data_type != after.data_type
+                || before.collation != after.collation
+                || before.real_unsigned != after.real_unsigned
+            {
                 self.copy_only
                     .get_or_insert("Cannot change column type INPLACE".into());
             }
@@ -486,7 +502,10 @@ impl Work {
                     self.needs("ENGINE");
                     self.copy_only.get_or_insert("ENGINE".into());
                 }
-                "COMMENT" => self.comment = text,
+                "COMMENT" => {
+                    crate::statements::ddl::check_table_comment(&self.table, &text)?;
+                    self.comment = text
+                }
                 "FORCE" => self.needs("FORCE"),
                 other => {
                     return Err(Error::NotSupported(format!(
@@ -1162,6 +1181,8 @@ mod tests {
             collation: Collation::Binary,
             members: Vec::new(),
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         }
     }
 

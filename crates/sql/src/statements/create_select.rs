@@ -73,6 +73,8 @@ pub fn create_table_select(
                 collation: Collation::Binary,
                 members: Vec::new(),
                 generated: None,
+                comment: String::new(),
+                real_unsigned: false,
             }),
             other => other,
         })
@@ -340,6 +342,8 @@ pub(crate) fn selected_column(
         },
         members: Vec::new(),
         generated: None,
+        comment: String::new(),
+        real_unsigned: false,
     };
     let plain = data_type.is_integer()
         || matches!(
