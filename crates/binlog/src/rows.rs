@@ -779,6 +779,16 @@ mod optional_metadata_tests {
     }
 
     #[test]
+    fn an_unsigned_decimal_sets_its_signedness_bit() {
+        let mut t = table();
+        let d = t.columns.len() - 1;
+        t.columns[d].real_unsigned = true;
+        let got = fields(&t, Format::default());
+        // id and d, both unsigned now.
+        assert_eq!(got[0].1, vec![0b1100_0000]);
+    }
+
+    #[test]
     fn full_adds_names_members_and_the_primary_key() {
         let f = Format {
             full_metadata: true,
