@@ -719,6 +719,7 @@ mod optional_metadata_tests {
                 columns: vec![2, 0],
                 unique: true,
                 primary: true,
+                comment: String::new(),
             }],
             auto_increment_start: 1,
             comment: String::new(),

@@ -462,6 +462,10 @@ pub struct IndexDef {
     pub columns: Vec<usize>,
     pub unique: bool,
     pub primary: bool,
+    /// The index's COMMENT (empty: none); absent in catalogs written before index
+    /// comments were kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub comment: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -722,7 +722,7 @@ impl InfoTable {
                             s(if col.nullable { "YES" } else { "" }),
                             s("BTREE"),
                             s(""),
-                            s(""),
+                            s(&ix.comment),
                         ]);
                     }
                 }

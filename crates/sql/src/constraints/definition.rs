@@ -213,6 +213,7 @@ fn add_child_index(def: &mut TableDef, c: &FkClause, cols: Vec<usize>) {
         columns: cols,
         unique: false,
         primary: false,
+        comment: String::new(),
     });
 }
 
@@ -285,6 +286,7 @@ mod tests {
                     columns: c,
                     unique: i == 0,
                     primary: i == 0,
+                    comment: String::new(),
                 })
                 .collect(),
             auto_increment_start: 1,

@@ -57,6 +57,7 @@ struct WorkIndex {
     cols: Vec<String>,
     unique: bool,
     primary: bool,
+    comment: String,
 }
 
 /// The LOCK= clause.
@@ -126,6 +127,7 @@ impl Work {
                     cols: ix.columns.iter().map(name_of).collect(),
                     unique: ix.unique,
                     primary: ix.primary,
+                    comment: ix.comment.clone(),
                 })
                 .collect(),
             engine: def.engine.clone(),
@@ -390,6 +392,7 @@ impl Work {
             cols,
             unique,
             primary,
+            comment: String::new(),
         };
         if primary {
             self.indexes.insert(0, ix);
@@ -397,6 +400,20 @@ impl Work {
         } else {
             self.indexes.push(ix);
             self.needs("ADD INDEX");
+        }
+        Ok(())
+    }
+
+    /// The COMMENT of the index [`Work::add_index`] just added (the primary key is
+    /// first, any other last).
+    fn comment_added(&mut self, primary: bool, opts: &[ast::IndexOption]) -> Result<()> {
+        let at = if primary {
+            0
+        } else {
+            self.indexes.len().saturating_sub(1)
+        };
+        if let Some(ix) = self.indexes.get_mut(at) {
+            ix.comment = crate::statements::ddl::index_comment(opts, &ix.name)?;
         }
         Ok(())
     }
@@ -433,7 +450,8 @@ impl Work {
     fn constraint(&mut self, c: &ast::TableConstraint) -> Result<()> {
         match c {
             ast::TableConstraint::PrimaryKey(pk) => {
-                self.add_index(None, index_columns(&pk.columns)?, true, true)
+                self.add_index(None, index_columns(&pk.columns)?, true, true)?;
+                self.comment_added(true, &pk.index_options)
             }
             ast::TableConstraint::Unique(u) => {
                 let name = u
@@ -441,11 +459,13 @@ impl Work {
                     .as_ref()
                     .or(u.name.as_ref())
                     .map(|i| i.value.clone());
-                self.add_index(name, index_columns(&u.columns)?, true, false)
+                self.add_index(name, index_columns(&u.columns)?, true, false)?;
+                self.comment_added(false, &u.index_options)
             }
             ast::TableConstraint::Index(ix) => {
                 let name = ix.name.as_ref().map(|i| i.value.clone());
-                self.add_index(name, index_columns(&ix.columns)?, false, false)
+                self.add_index(name, index_columns(&ix.columns)?, false, false)?;
+                self.comment_added(false, &ix.index_options)
             }
             // FOREIGN KEY is read by `alter_table`, which has the session's context.
             ast::TableConstraint::ForeignKey(_) => {
@@ -536,6 +556,7 @@ impl Work {
                 columns,
                 unique: ix.unique,
                 primary: ix.primary,
+                comment: ix.comment.clone(),
             });
         }
         if let Some(pk) = indexes.iter().find(|i| i.primary) {
@@ -729,14 +750,15 @@ pub fn create_index(ci: &ast::CreateIndex, cx: &mut ExecCtx) -> Result<Outcome> 
     let mut w = Work::new(&old, cx.sql_mode);
     let name = ci.name.as_ref().map(single_name).transpose()?;
     let cols = index_columns(&ci.columns)?;
-    if name
+    let primary = name
         .as_deref()
-        .is_some_and(|n| n.eq_ignore_ascii_case("PRIMARY"))
-    {
+        .is_some_and(|n| n.eq_ignore_ascii_case("PRIMARY"));
+    if primary {
         w.add_index(None, cols, true, true)?;
     } else {
         w.add_index(name, cols, ci.unique, false)?;
     }
+    w.comment_added(primary, &ci.index_options)?;
     run(cx, &handle, w, &old)
 }
 
@@ -1202,12 +1224,14 @@ mod tests {
                     columns: vec![0],
                     unique: true,
                     primary: true,
+                    comment: String::new(),
                 },
                 IndexDef {
                     name: "ab".into(),
                     columns: vec![1, 2],
                     unique: false,
                     primary: false,
+                    comment: String::new(),
                 },
             ],
             auto_increment_start: 1,

@@ -325,6 +325,7 @@ pub(crate) fn table_def(
                 columns: vec![columns.len()],
                 unique: true,
                 primary: false,
+                comment: String::new(),
             });
         }
         checks.extend(built.checks);
@@ -381,6 +382,7 @@ pub(crate) fn table_def(
             .position(|c| c.name.eq_ignore_ascii_case(name))
             .ok_or_else(|| Error::KeyColumnMissing(name.to_string()))
     };
+    let mut primary_comment = String::new();
     for con in &ct.constraints {
         match con {
             ast::TableConstraint::PrimaryKey(pk) => {
@@ -392,6 +394,7 @@ pub(crate) fn table_def(
                     .map(|c| find(c, &columns))
                     .collect::<Result<Vec<_>>>()?;
                 primary = Some(cols);
+                primary_comment = index_comment(&pk.index_options, "PRIMARY")?;
             }
             ast::TableConstraint::Unique(u) => {
                 let names = index_columns(&u.columns)?;
@@ -405,11 +408,13 @@ pub(crate) fn table_def(
                     .or(u.name.as_ref())
                     .map(|i| i.value.clone())
                     .unwrap_or_else(|| names[0].clone());
+                let comment = index_comment(&u.index_options, &name)?;
                 indexes.push(IndexDef {
                     name,
                     columns: cols,
                     unique: true,
                     primary: false,
+                    comment,
                 });
             }
             ast::TableConstraint::Index(ix) => {
@@ -423,11 +428,13 @@ pub(crate) fn table_def(
                     .as_ref()
                     .map(|i| i.value.clone())
                     .unwrap_or_else(|| names[0].clone());
+                let comment = index_comment(&ix.index_options, &name)?;
                 indexes.push(IndexDef {
                     name,
                     columns: cols,
                     unique: false,
                     primary: false,
+                    comment,
                 });
             }
             ast::TableConstraint::ForeignKey(fk) => {
@@ -469,6 +476,7 @@ pub(crate) fn table_def(
                 columns: pk,
                 unique: true,
                 primary: true,
+                comment: primary_comment,
             },
         );
     }
@@ -567,6 +575,25 @@ pub(crate) fn like_def(
         checks,
     };
     Ok(def)
+}
+
+/// An index's `COMMENT '…'` among its options (empty: none); over 1024 characters is
+/// 1688, as MySQL 8 in strict mode (Strata in every mode).
+pub(crate) fn index_comment(opts: &[ast::IndexOption], index: &str) -> Result<String> {
+    let mut comment = String::new();
+    for o in opts {
+        if let ast::IndexOption::Comment(c) = o {
+            comment = c.clone();
+        }
+    }
+    if comment.chars().count() > 1024 {
+        return Err(Error::CommentTooLong {
+            what: "index",
+            name: index.to_string(),
+            max: 1024,
+        });
+    }
+    Ok(comment)
 }
 
 /// MySQL's limit on a table's COMMENT (2048 characters, 1628); beyond it MySQL

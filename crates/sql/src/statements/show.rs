@@ -689,7 +689,7 @@ fn show_index(cx: &ExecCtx, db: &str, t: &str, out: &mut dyn QueryOutput) -> Res
                 s(if col.nullable { "YES" } else { "" }),
                 s("BTREE"),
                 s(""),
-                s(""),
+                s(&ix.comment),
                 s("YES"),
                 Value::Null,
             ]);
@@ -895,13 +895,15 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
             .map(|&c| quote_ident(&def.columns[c].name))
             .collect::<Vec<_>>()
             .join(",");
-        lines.push(if ix.primary {
+        let mut l = if ix.primary {
             format!("  PRIMARY KEY ({cols})")
         } else if ix.unique {
             format!("  UNIQUE KEY {} ({cols})", quote_ident(&ix.name))
         } else {
             format!("  KEY {} ({cols})", quote_ident(&ix.name))
-        });
+        };
+        push_comment(&mut l, &ix.comment);
+        lines.push(l);
     }
     lines.extend(crate::constraints::show::create_lines(def));
     let mut text = format!(
