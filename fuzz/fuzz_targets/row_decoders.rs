@@ -50,6 +50,8 @@ fn def(engine: &str) -> TableDef {
             },
             members: Vec::new(),
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         })
         .collect();
     TableDef {
@@ -62,6 +64,7 @@ fn def(engine: &str) -> TableDef {
             columns: vec![0],
             unique: true,
             primary: true,
+            comment: String::new(),
         }],
         auto_increment_start: 1,
         comment: String::new(),

@@ -245,7 +245,7 @@ fn optional_metadata(def: &TableDef, f: Format, d: &mut Vec<u8>) {
         .columns
         .iter()
         .filter(|c| is_numeric(c))
-        .map(|c| c.data_type.is_unsigned())
+        .map(|c| c.is_unsigned())
         .collect();
     if !numeric.is_empty() {
         // One bit per numeric column, most significant first.
@@ -663,6 +663,8 @@ mod tests {
             collation: Collation::Binary,
             members: vec![],
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         }
     }
 }
@@ -717,6 +719,7 @@ mod optional_metadata_tests {
                 columns: vec![2, 0],
                 unique: true,
                 primary: true,
+                comment: String::new(),
             }],
             auto_increment_start: 1,
             comment: String::new(),
@@ -774,6 +777,16 @@ mod optional_metadata_tests {
         assert_eq!(got[1].1, vec![45, 1, 46, 2, 63]);
         // ENUM and SET columns, both utf8mb4_general_ci.
         assert_eq!(got[2].1, vec![45]);
+    }
+
+    #[test]
+    fn an_unsigned_decimal_sets_its_signedness_bit() {
+        let mut t = table();
+        let d = t.columns.len() - 1;
+        t.columns[d].real_unsigned = true;
+        let got = fields(&t, Format::default());
+        // id and d, both unsigned now.
+        assert_eq!(got[0].1, vec![0b1100_0000]);
     }
 
     #[test]

@@ -16,6 +16,8 @@ fn def() -> Arc<TableDef> {
         collation: Collation::Binary,
         members: vec![],
         generated: None,
+        comment: String::new(),
+        real_unsigned: false,
     };
     Arc::new(TableDef {
         db: "test".into(),

@@ -143,6 +143,8 @@ mod tests {
             collation: Collation::Binary,
             members: Vec::new(),
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         }
     }
 
@@ -170,18 +172,21 @@ mod tests {
                     columns: vec![0],
                     unique: true,
                     primary: true,
+                    comment: String::new(),
                 },
                 IndexDef {
                     name: "k".into(),
                     columns: vec![2, 3, 1],
                     unique: false,
                     primary: false,
+                    comment: String::new(),
                 },
                 IndexDef {
                     name: "n".into(),
                     columns: vec![4],
                     unique: false,
                     primary: false,
+                    comment: String::new(),
                 },
             ],
             auto_increment_start: 1,

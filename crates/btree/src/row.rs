@@ -309,6 +309,8 @@ mod tests {
             collation: strata_types::Collation::Binary,
             members: Vec::new(),
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         }
     }
 

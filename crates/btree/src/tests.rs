@@ -28,6 +28,8 @@ fn col(name: &str, t: DataType) -> ColumnDef {
         },
         members: Vec::new(),
         generated: None,
+        comment: String::new(),
+        real_unsigned: false,
     }
 }
 
@@ -47,18 +49,21 @@ fn sbtest() -> TableDef {
                 columns: vec![0],
                 unique: true,
                 primary: true,
+                comment: String::new(),
             },
             IndexDef {
                 name: "k_1".into(),
                 columns: vec![1],
                 unique: false,
                 primary: false,
+                comment: String::new(),
             },
             IndexDef {
                 name: "c_u".into(),
                 columns: vec![2],
                 unique: true,
                 primary: false,
+                comment: String::new(),
             },
         ],
         auto_increment_start: 1,
@@ -1149,6 +1154,7 @@ fn online_index_build_captures_concurrent_changes() {
         columns: vec![1],
         unique: true,
         primary: false,
+        comment: String::new(),
     });
     let mut build = t.begin_index_build(&dup, &opts).unwrap().unwrap();
     let err = build.load().unwrap_err();

@@ -30,6 +30,8 @@ fn col(name: &str, t: DataType) -> ColumnDef {
         },
         members: Vec::new(),
         generated: None,
+        comment: String::new(),
+        real_unsigned: false,
     }
 }
 

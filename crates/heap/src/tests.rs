@@ -23,6 +23,8 @@ fn col(name: &str, t: DataType, nullable: bool) -> ColumnDef {
         },
         members: Vec::new(),
         generated: None,
+        comment: String::new(),
+        real_unsigned: false,
     }
 }
 
@@ -52,12 +54,14 @@ fn sbtest(varlen: bool) -> TableDef {
                 columns: vec![0],
                 unique: true,
                 primary: true,
+                comment: String::new(),
             },
             IndexDef {
                 name: "k_1".into(),
                 columns: vec![1],
                 unique: false,
                 primary: false,
+                comment: String::new(),
             },
         ],
         auto_increment_start: 1,
@@ -342,6 +346,7 @@ fn mixed_length_keys_split_safely_and_long_keys_are_refused() {
         columns: vec![2],
         unique: false,
         primary: false,
+        comment: String::new(),
     });
     let engine = HeapEngine::new(HeapConfig {
         key_buffer_size: 256 << 10,

@@ -7,7 +7,9 @@
 //! * after ALTER TABLE, RENAME TABLE and a restart, every table reads its rows from the
 //!   files the catalog names, and the data directory holds no others;
 //! * a table registered by the btree engine but referenced by no catalog entry (a crash
-//!   between CREATE TABLE's space and its catalog write) is removed at startup.
+//!   between CREATE TABLE's space and its catalog write) is removed at startup;
+//! * column and index COMMENTs and DECIMAL/DOUBLE UNSIGNED survive a restart on both engines, and a
+//!   catalog written before columns had those fields opens with no comments.
 
 mod common;
 
@@ -139,4 +141,103 @@ fn a_btree_space_no_table_references_is_removed_at_startup() {
     // The name is free again: no 1050 for files of the table that never was.
     c.query_drop("CREATE TABLE gone (id INT PRIMARY KEY) ENGINE=InnoDB")
         .unwrap();
+}
+
+#[test]
+fn column_comments_and_unsigned_reals_survive_a_restart() {
+    let mut server = common::TestServer::start(&[]);
+    let show = |c: &mut mysql::Conn, t: &str| -> String {
+        let (_, text): (String, String) = c
+            .query_first(format!("SHOW CREATE TABLE {t}"))
+            .unwrap()
+            .unwrap();
+        text
+    };
+    let mut before = Vec::new();
+    {
+        let mut c = common::connect(server.port, None);
+        c.query_drop("CREATE DATABASE d").unwrap();
+        for (t, engine) in [("i", "InnoDB"), ("m", "MyISAM")] {
+            c.query_drop(format!(
+                "CREATE TABLE d.{t} (id INT PRIMARY KEY COMMENT 'the key', \
+                 a VARCHAR(10) COMMENT 'it''s a\\\\b', p DECIMAL(10,2) UNSIGNED, \
+                 q DOUBLE UNSIGNED COMMENT 'q', n INT, KEY ka (a) COMMENT 'ix') \
+                 ENGINE={engine} COMMENT='tab'"
+            ))
+            .unwrap();
+            c.query_drop(format!("ALTER TABLE d.{t} MODIFY n INT COMMENT 'later'"))
+                .unwrap();
+            c.query_drop(format!("INSERT INTO d.{t} VALUES (1, 'x', 2.5, 3, 4)"))
+                .unwrap();
+            let text = show(&mut c, &format!("d.{t}"));
+            assert!(
+                text.contains("`a` varchar(10) DEFAULT NULL COMMENT 'it''s a\\\\b'"),
+                "{text}"
+            );
+            assert!(
+                text.contains("`p` decimal(10,2) unsigned DEFAULT NULL"),
+                "{text}"
+            );
+            assert!(
+                text.contains("`n` int DEFAULT NULL COMMENT 'later'"),
+                "{text}"
+            );
+            before.push(text);
+        }
+    }
+    // The catalog holds the fields only where they are set.
+    let cat = catalog(&server.datadir);
+    let cols = &cat["tables"][0]["columns"];
+    assert_eq!(cols[0]["comment"], "the key");
+    assert_eq!(cols[1]["comment"], "it's a\\b");
+    assert!(cols[2].get("comment").is_none(), "{cols}");
+    assert_eq!(cols[2]["real_unsigned"], true);
+    assert!(cols[0].get("real_unsigned").is_none(), "{cols}");
+    server.restart();
+    {
+        let mut c = common::connect(server.port, None);
+        for (k, t) in ["d.i", "d.m"].iter().enumerate() {
+            assert_eq!(show(&mut c, t), before[k]);
+            let comment: String = c
+                .query_first(format!(
+                    "SELECT COLUMN_COMMENT FROM information_schema.COLUMNS \
+                     WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = '{}' AND COLUMN_NAME = 'n'",
+                    &t[2..]
+                ))
+                .unwrap()
+                .unwrap();
+            assert_eq!(comment, "later");
+            // Still unsigned after the restart: a negative value is out of range.
+            let e = c
+                .query_drop(format!("INSERT INTO {t} VALUES (2, 'y', -1, 0, 0)"))
+                .unwrap_err();
+            assert!(e.to_string().contains("1264"), "{e}");
+        }
+    }
+    let status = server.stop();
+    common::assert_clean_exit(server.flavor, status, &server.log_tail());
+    // A catalog from before the fields: the columns have no comment and open as before.
+    let mut cat = catalog(&server.datadir);
+    for t in cat["tables"].as_array_mut().unwrap() {
+        for col in t["columns"].as_array_mut().unwrap() {
+            let o = col.as_object_mut().unwrap();
+            o.remove("comment");
+            o.remove("real_unsigned");
+        }
+        for ix in t["indexes"].as_array_mut().unwrap() {
+            ix.as_object_mut().unwrap().remove("comment");
+        }
+    }
+    std::fs::write(
+        server.datadir.join("catalog.json"),
+        serde_json::to_vec_pretty(&cat).unwrap(),
+    )
+    .unwrap();
+    server.start_again();
+    let mut c = common::connect(server.port, Some("d"));
+    let text = show(&mut c, "i");
+    assert!(!text.contains(" COMMENT '"), "{text}");
+    assert!(text.contains("`p` decimal(10,2) DEFAULT NULL"), "{text}");
+    let n: i64 = c.query_first("SELECT COUNT(*) FROM m").unwrap().unwrap();
+    assert_eq!(n, 1);
 }

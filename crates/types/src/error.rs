@@ -207,6 +207,18 @@ pub enum Error {
         precision: u64,
         func: String,
     },
+    /// 1426: a DECIMAL column's precision above 65: precision, column.
+    TooBigDecimalPrecision {
+        precision: u64,
+        column: String,
+    },
+    /// 1425: a DECIMAL column's scale above 30: scale, column.
+    TooBigScale {
+        scale: u64,
+        column: String,
+    },
+    /// 1427: DECIMAL(M,D) with M < D: the column.
+    ScaleAbovePrecision(String),
     /// 1294: `ON UPDATE CURRENT_TIMESTAMP(n)` whose n is not the column's precision (or
     /// on a column that is not a DATETIME/TIMESTAMP): the column name.
     InvalidOnUpdate(String),
@@ -332,6 +344,13 @@ pub enum Error {
     /// 1074: column, maximum length.
     ColumnTooLong {
         column: String,
+        max: u64,
+    },
+    /// 1628 (table), 1629 (column, `what` "field"), 1688 (index): a COMMENT longer
+    /// than MySQL's limit (`max` characters).
+    CommentTooLong {
+        what: &'static str,
+        name: String,
         max: u64,
     },
     /// 1153
@@ -935,6 +954,9 @@ impl Error {
             RegexpSyntax(_) => 3688,
             WrongLiteral { .. } => 1525,
             TooBigPrecision { .. } => 1426,
+            TooBigDecimalPrecision { .. } => 1426,
+            TooBigScale { .. } => 1425,
+            ScaleAbovePrecision(_) => 1427,
             InvalidOnUpdate(_) => 1294,
             InvalidYearWidth => 1818,
             UnknownVariable(_) => 1193,
@@ -982,6 +1004,11 @@ impl Error {
             WrongTableName(_) => 1103,
             WrongColumnName(_) => 1166,
             ColumnTooLong { .. } => 1074,
+            CommentTooLong { what, .. } => match *what {
+                "table" => 1628,
+                "index" => 1688,
+                _ => 1629,
+            },
             PacketTooLarge => 1153,
             TooManyConnections => 1040,
             MemoryCapacityExceeded { .. } => 3170,
@@ -1134,7 +1161,7 @@ impl Error {
             1292 | 1367 => "22007",
             1365 => "22012",
             1253 => "42000",
-            1426 => "42000",
+            1425..=1427 => "42000",
             1047 | 1153 | 1159 => "08S01",
             1040 => "08004",
             // 1205 is HY000 in MySQL and MariaDB alike; only a deadlock is 40001.
@@ -1530,6 +1557,18 @@ impl fmt::Display for Error {
                 f,
                 "Too-big precision {precision} specified for '{func}'. Maximum is 6."
             ),
+            TooBigDecimalPrecision { precision, column } => write!(
+                f,
+                "Too-big precision {precision} specified for '{column}'. Maximum is 65."
+            ),
+            TooBigScale { scale, column } => write!(
+                f,
+                "Too big scale {scale} specified for column '{column}'. Maximum is 30."
+            ),
+            ScaleAbovePrecision(c) => write!(
+                f,
+                "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{c}')."
+            ),
             InvalidOnUpdate(c) => write!(f, "Invalid ON UPDATE clause for '{c}' column"),
             InvalidYearWidth => write!(f, "Supports only YEAR or YEAR(4) column."),
             UnknownVariable(v) => write!(f, "Unknown system variable '{v}'"),
@@ -1794,6 +1833,9 @@ impl fmt::Display for Error {
                 "Column length too big for column '{column}' (max = {max}); use BLOB or TEXT \
                  instead"
             ),
+            CommentTooLong { what, name, max } => {
+                write!(f, "Comment for {what} '{name}' is too long (max = {max})")
+            }
             PacketTooLarge => write!(f, "Got a packet bigger than 'max_allowed_packet' bytes"),
             TooManyConnections => write!(f, "Too many connections"),
             MemoryCapacityExceeded { bytes, what } => write!(

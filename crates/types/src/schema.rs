@@ -360,6 +360,19 @@ pub struct ColumnDef {
     /// written before generated columns load unchanged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<Generated>,
+    /// The column's COMMENT as written (empty: none); absent in catalogs written
+    /// before column comments were kept, which load with no comment.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub comment: String,
+    /// UNSIGNED on a DECIMAL, FLOAT or DOUBLE column (deprecated in MySQL 8 but
+    /// accepted: negative values are out of range). Integer types carry their UNSIGNED
+    /// in the [`DataType`]; absent (false) in catalogs written before this field.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub real_unsigned: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl ColumnDef {
@@ -369,8 +382,16 @@ impl ColumnDef {
         match self.data_type {
             DataType::Enum(_) => crate::member::type_text("enum", &self.members),
             DataType::Set(_) => crate::member::type_text("set", &self.members),
+            t if self.real_unsigned => format!("{} unsigned", t.sql_name()),
             t => t.sql_name(),
         }
+    }
+
+    /// Whether the column is UNSIGNED: an unsigned integer type, or a DECIMAL, FLOAT
+    /// or DOUBLE declared UNSIGNED (the protocol's UNSIGNED flag, the binary log's
+    /// signedness).
+    pub fn is_unsigned(&self) -> bool {
+        self.data_type.is_unsigned() || self.real_unsigned
     }
 
     /// The display length of the column's values in the protocol's column definition:
@@ -393,6 +414,35 @@ impl ColumnDef {
         }
     }
 
+    /// The Extra text of SHOW COLUMNS and information_schema.COLUMNS.EXTRA, as MySQL 8
+    /// prints it: `DEFAULT_GENERATED` for a CURRENT_TIMESTAMP or expression default
+    /// (`DEFAULT_GENERATED on update CURRENT_TIMESTAMP`), `auto_increment`, `VIRTUAL
+    /// GENERATED` / `STORED GENERATED`.
+    pub fn extra_text(&self) -> String {
+        if let Some(g) = &self.generated {
+            return if g.stored {
+                "STORED GENERATED"
+            } else {
+                "VIRTUAL GENERATED"
+            }
+            .into();
+        }
+        let mut e = Vec::new();
+        if matches!(
+            self.default,
+            Some(ColumnDefault::CurrentTimestamp | ColumnDefault::Expr(_))
+        ) {
+            e.push("DEFAULT_GENERATED".to_string());
+        }
+        if self.auto_increment {
+            e.push("auto_increment".to_string());
+        }
+        if self.on_update_now {
+            e.push(format!("on update {}", self.current_timestamp_text()));
+        }
+        e.join(" ")
+    }
+
     /// `CURRENT_TIMESTAMP` with the column's precision (`CURRENT_TIMESTAMP(6)`), as
     /// SHOW CREATE TABLE, SHOW COLUMNS and information_schema print the default and the
     /// ON UPDATE clause.
@@ -412,6 +462,10 @@ pub struct IndexDef {
     pub columns: Vec<usize>,
     pub unique: bool,
     pub primary: bool,
+    /// The index's COMMENT (empty: none); absent in catalogs written before index
+    /// comments were kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub comment: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

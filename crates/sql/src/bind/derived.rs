@@ -68,6 +68,8 @@ impl DerivedTable {
                 },
                 members: Vec::new(),
                 generated: None,
+                comment: String::new(),
+                real_unsigned: false,
             });
         }
         let def = TableDef {

@@ -290,7 +290,7 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
     if !col.nullable {
         fl |= flags::NOT_NULL;
     }
-    if col.data_type.is_unsigned() || matches!(col.data_type, DataType::Bit(_)) {
+    if col.is_unsigned() || matches!(col.data_type, DataType::Bit(_)) {
         fl |= flags::UNSIGNED;
     }
     if col.auto_increment {

@@ -58,6 +58,8 @@ pub(crate) fn col(name: &str, data_type: DataType) -> ColumnDef {
         },
         members: Vec::new(),
         generated: None,
+        comment: String::new(),
+        real_unsigned: false,
     }
 }
 
@@ -664,26 +666,6 @@ impl InfoTable {
                         Some(ColumnDefault::Value(v)) => s(&v.to_text()),
                         Some(ColumnDefault::Expr(t)) => s(t),
                     };
-                    let mut extra = Vec::new();
-                    if matches!(c.default, Some(ColumnDefault::Expr(_))) {
-                        extra.push("DEFAULT_GENERATED".to_string());
-                    }
-                    if let Some(g) = &c.generated {
-                        extra.push(
-                            if g.stored {
-                                "STORED GENERATED"
-                            } else {
-                                "VIRTUAL GENERATED"
-                            }
-                            .to_string(),
-                        );
-                    }
-                    if c.auto_increment {
-                        extra.push("auto_increment".to_string());
-                    }
-                    if c.on_update_now {
-                        extra.push(format!("on update {}", c.current_timestamp_text()));
-                    }
                     let text = ty.is_text();
                     out.push(vec![
                         s("def"),
@@ -707,9 +689,9 @@ impl InfoTable {
                         },
                         s(&full),
                         s(key),
-                        s(&extra.join(" ")),
+                        s(&c.extra_text()),
                         s("select,insert,update,references"),
-                        s(""),
+                        s(&c.comment),
                         s(if c.generated.is_some() {
                             "ALWAYS"
                         } else {
@@ -740,7 +722,7 @@ impl InfoTable {
                             s(if col.nullable { "YES" } else { "" }),
                             s("BTREE"),
                             s(""),
-                            s(""),
+                            s(&ix.comment),
                         ]);
                     }
                 }

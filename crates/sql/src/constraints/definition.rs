@@ -213,6 +213,7 @@ fn add_child_index(def: &mut TableDef, c: &FkClause, cols: Vec<usize>) {
         columns: cols,
         unique: false,
         primary: false,
+        comment: String::new(),
     });
 }
 
@@ -266,6 +267,8 @@ mod tests {
             },
             members: Vec::new(),
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         }
     }
 
@@ -283,6 +286,7 @@ mod tests {
                     columns: c,
                     unique: i == 0,
                     primary: i == 0,
+                    comment: String::new(),
                 })
                 .collect(),
             auto_increment_start: 1,

@@ -84,7 +84,32 @@ pub fn coerce_or_warn(
     }
 }
 
+/// Converts `v` to the value `col` stores, by MySQL's rules: in strict mode a value that
+/// does not fit is the error, otherwise it is clipped or cut.
 pub fn coerce(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value> {
+    if !col.real_unsigned {
+        return coerce_type(v, col, row, strict);
+    }
+    // DECIMAL/FLOAT/DOUBLE UNSIGNED: a value below zero is out of range, judged before
+    // rounding to the column's scale as MySQL does (-0.001 too), and clipped to 0.
+    let negative = v.to_f64().is_some_and(|f| f < 0.0);
+    let out = coerce_type(v, col, row, strict)?;
+    if !negative || out.is_null() {
+        return Ok(out);
+    }
+    if strict {
+        return Err(Error::OutOfRange {
+            column: col.name.clone(),
+            row,
+        });
+    }
+    Ok(match out {
+        Value::Decimal(d) => Value::Decimal(Decimal::new(0, d.scale)),
+        _ => Value::Double(0.0),
+    })
+}
+
+fn coerce_type(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Value> {
     if v.is_null() {
         return Ok(Value::Null);
     }
@@ -404,6 +429,8 @@ mod tests {
             collation: Collation::GeneralCi,
             members: Vec::new(),
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         }
     }
 

@@ -86,6 +86,8 @@ mod tests {
             collation: Collation::GeneralCi,
             members: members.iter().map(|s| s.to_string()).collect(),
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         }
     }
 

@@ -216,6 +216,8 @@ mod tests {
             collation: Collation::Binary,
             members: Vec::new(),
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         }
     }
 

@@ -249,6 +249,8 @@ fn computed_column(m: &ColumnMeta) -> ColumnDef {
         },
         members: Vec::new(),
         generated: None,
+        comment: String::new(),
+        real_unsigned: false,
     }
 }
 

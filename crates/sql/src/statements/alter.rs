@@ -57,6 +57,7 @@ struct WorkIndex {
     cols: Vec<String>,
     unique: bool,
     primary: bool,
+    comment: String,
 }
 
 /// The LOCK= clause.
@@ -126,6 +127,7 @@ impl Work {
                     cols: ix.columns.iter().map(name_of).collect(),
                     unique: ix.unique,
                     primary: ix.primary,
+                    comment: ix.comment.clone(),
                 })
                 .collect(),
             engine: def.engine.clone(),
@@ -141,6 +143,16 @@ impl Work {
             lock: LockClause::Default,
             dropped_primary: false,
             cons: Default::default(),
+        }
+    }
+
+    /// MySQL 8's warning 1681 for a column declared DECIMAL/FLOAT/DOUBLE UNSIGNED.
+    fn deprecated_unsigned(&mut self, c: &ColumnDef) {
+        if c.real_unsigned {
+            self.warnings.push((
+                1681,
+                crate::statements::ddl::UNSIGNED_REAL_DEPRECATED.into(),
+            ));
         }
     }
 
@@ -199,6 +211,7 @@ impl Work {
             return Err(Error::DuplicateColumn(c.name.value.clone()));
         }
         let built = build_column(c, Collation::GeneralCi, self.sql_mode)?;
+        self.deprecated_unsigned(&built.col);
         let at = self.position(pos)?;
         let name = built.col.name.clone();
         self.cols.insert(
@@ -269,6 +282,7 @@ impl Work {
                 .collect(),
         };
         let built = build_column(&c, Collation::GeneralCi, self.sql_mode)?;
+        self.deprecated_unsigned(&built.col);
         if !name.value.eq_ignore_ascii_case(old) {
             let defs: Vec<ColumnDef> = self.cols.iter().map(|c| c.def.clone()).collect();
             super::column_expr::check_unused(&defs, old, &self.table)?;
@@ -286,6 +300,7 @@ impl Work {
             && before.collation == moved.def.collation
             && before.on_update_now == moved.def.on_update_now
             && before.generated == moved.def.generated
+            && before.real_unsigned == moved.def.real_unsigned
             && at == i;
         self.cols.insert(at, moved);
         self.rename_in_indexes(old, &name.value);
@@ -298,7 +313,10 @@ impl Work {
         self.cons.add_checks.extend(built.checks);
         if !same_storage {
             let after = &self.cols[at].def;
-            if before.data_type != after.data_type || before.collation != after.collation {
+            if before.data_type != after.data_type
+                || before.collation != after.collation
+                || before.real_unsigned != after.real_unsigned
+            {
                 self.copy_only
                     .get_or_insert("Cannot change column type INPLACE".into());
             }
@@ -374,6 +392,7 @@ impl Work {
             cols,
             unique,
             primary,
+            comment: String::new(),
         };
         if primary {
             self.indexes.insert(0, ix);
@@ -381,6 +400,20 @@ impl Work {
         } else {
             self.indexes.push(ix);
             self.needs("ADD INDEX");
+        }
+        Ok(())
+    }
+
+    /// The COMMENT of the index [`Work::add_index`] just added (the primary key is
+    /// first, any other last).
+    fn comment_added(&mut self, primary: bool, opts: &[ast::IndexOption]) -> Result<()> {
+        let at = if primary {
+            0
+        } else {
+            self.indexes.len().saturating_sub(1)
+        };
+        if let Some(ix) = self.indexes.get_mut(at) {
+            ix.comment = crate::statements::ddl::index_comment(opts, &ix.name)?;
         }
         Ok(())
     }
@@ -417,7 +450,8 @@ impl Work {
     fn constraint(&mut self, c: &ast::TableConstraint) -> Result<()> {
         match c {
             ast::TableConstraint::PrimaryKey(pk) => {
-                self.add_index(None, index_columns(&pk.columns)?, true, true)
+                self.add_index(None, index_columns(&pk.columns)?, true, true)?;
+                self.comment_added(true, &pk.index_options)
             }
             ast::TableConstraint::Unique(u) => {
                 let name = u
@@ -425,11 +459,13 @@ impl Work {
                     .as_ref()
                     .or(u.name.as_ref())
                     .map(|i| i.value.clone());
-                self.add_index(name, index_columns(&u.columns)?, true, false)
+                self.add_index(name, index_columns(&u.columns)?, true, false)?;
+                self.comment_added(false, &u.index_options)
             }
             ast::TableConstraint::Index(ix) => {
                 let name = ix.name.as_ref().map(|i| i.value.clone());
-                self.add_index(name, index_columns(&ix.columns)?, false, false)
+                self.add_index(name, index_columns(&ix.columns)?, false, false)?;
+                self.comment_added(false, &ix.index_options)
             }
             // FOREIGN KEY is read by `alter_table`, which has the session's context.
             ast::TableConstraint::ForeignKey(_) => {
@@ -486,7 +522,10 @@ impl Work {
                     self.needs("ENGINE");
                     self.copy_only.get_or_insert("ENGINE".into());
                 }
-                "COMMENT" => self.comment = text,
+                "COMMENT" => {
+                    crate::statements::ddl::check_table_comment(&self.table, &text)?;
+                    self.comment = text
+                }
                 "FORCE" => self.needs("FORCE"),
                 other => {
                     return Err(Error::NotSupported(format!(
@@ -517,6 +556,7 @@ impl Work {
                 columns,
                 unique: ix.unique,
                 primary: ix.primary,
+                comment: ix.comment.clone(),
             });
         }
         if let Some(pk) = indexes.iter().find(|i| i.primary) {
@@ -710,14 +750,15 @@ pub fn create_index(ci: &ast::CreateIndex, cx: &mut ExecCtx) -> Result<Outcome> 
     let mut w = Work::new(&old, cx.sql_mode);
     let name = ci.name.as_ref().map(single_name).transpose()?;
     let cols = index_columns(&ci.columns)?;
-    if name
+    let primary = name
         .as_deref()
-        .is_some_and(|n| n.eq_ignore_ascii_case("PRIMARY"))
-    {
+        .is_some_and(|n| n.eq_ignore_ascii_case("PRIMARY"));
+    if primary {
         w.add_index(None, cols, true, true)?;
     } else {
         w.add_index(name, cols, ci.unique, false)?;
     }
+    w.comment_added(primary, &ci.index_options)?;
     run(cx, &handle, w, &old)
 }
 
@@ -1162,6 +1203,8 @@ mod tests {
             collation: Collation::Binary,
             members: Vec::new(),
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         }
     }
 
@@ -1181,12 +1224,14 @@ mod tests {
                     columns: vec![0],
                     unique: true,
                     primary: true,
+                    comment: String::new(),
                 },
                 IndexDef {
                     name: "ab".into(),
                     columns: vec![1, 2],
                     unique: false,
                     primary: false,
+                    comment: String::new(),
                 },
             ],
             auto_increment_start: 1,

@@ -53,6 +53,7 @@ pub fn create_table_select(
     lock_reads(cx, &sub)?;
     let metas = sub.columns();
     let items = select_items(query, metas);
+    let source = single_table(cx, query);
     let declared = |name: &str| {
         ct.columns
             .iter()
@@ -61,21 +62,25 @@ pub fn create_table_select(
     let selected = metas
         .iter()
         .zip(items)
-        .map(|(m, item)| match selected_column(cx, m, item) {
-            // A declared column gives the type itself; the derived one is not used.
-            Err(Error::NotSupported(_)) if declared(&m.name) => Ok(ColumnDef {
-                name: m.name.clone(),
-                data_type: DataType::Int { unsigned: false },
-                nullable: true,
-                default: None,
-                auto_increment: false,
-                on_update_now: false,
-                collation: Collation::Binary,
-                members: Vec::new(),
-                generated: None,
-            }),
-            other => other,
-        })
+        .map(
+            |(m, item)| match selected_column(cx, m, item, source.as_ref()) {
+                // A declared column gives the type itself; the derived one is not used.
+                Err(Error::NotSupported(_)) if declared(&m.name) => Ok(ColumnDef {
+                    name: m.name.clone(),
+                    data_type: DataType::Int { unsigned: false },
+                    nullable: true,
+                    default: None,
+                    auto_increment: false,
+                    on_update_now: false,
+                    collation: Collation::Binary,
+                    members: Vec::new(),
+                    generated: None,
+                    comment: String::new(),
+                    real_unsigned: false,
+                }),
+                other => other,
+            },
+        )
         .collect::<Result<Vec<_>>>()?;
     let names: Vec<String> = selected.iter().map(|c| c.name.clone()).collect();
     let def = crate::statements::ddl::table_def(ct, cx, selected)?;
@@ -294,6 +299,7 @@ pub(crate) fn selected_column(
     cx: &ExecCtx,
     m: &ColumnMeta,
     item: Option<&ast::Expr>,
+    source: Option<&Source>,
 ) -> Result<ColumnDef> {
     let nullable = m.flags & flags::NOT_NULL == 0;
     let base = (!m.org_table.is_empty() && !m.schema.is_empty() && !m.org_name.is_empty())
@@ -319,6 +325,11 @@ pub(crate) fn selected_column(
         }
         return Ok(c);
     }
+    if let Some(c) = item.and_then(|e| over_columns(e, source?)) {
+        let mut c = c;
+        c.name = m.name.clone();
+        return finish_computed(c);
+    }
     let Some((data_type, nullable)) = item.and_then(computed_type) else {
         return Err(Error::NotSupported(format!(
             "CREATE TABLE … SELECT of the computed column `{}` (declare its type in the \
@@ -326,7 +337,7 @@ pub(crate) fn selected_column(
             m.name
         )));
     };
-    let mut c = ColumnDef {
+    let c = ColumnDef {
         name: m.name.clone(),
         data_type,
         nullable,
@@ -340,7 +351,17 @@ pub(crate) fn selected_column(
         },
         members: Vec::new(),
         generated: None,
+        comment: String::new(),
+        real_unsigned: false,
     };
+    finish_computed(c)
+}
+
+/// A computed column's implicit default: when NOT NULL and numeric or string, MySQL 8's
+/// (`DEFAULT '0'`, `DEFAULT ''`).
+fn finish_computed(mut c: ColumnDef) -> Result<ColumnDef> {
+    let data_type = c.data_type;
+    let nullable = c.nullable;
     let plain = data_type.is_integer()
         || matches!(
             data_type,
@@ -352,6 +373,221 @@ pub(crate) fn selected_column(
         c.default = Some(ColumnDefault::Value(zero));
     }
     Ok(c)
+}
+
+/// The one table a query reads (`SELECT … FROM t [AS x]`, no join), whose columns the
+/// select list's expressions are typed from.
+pub(crate) struct Source {
+    /// The names a column may be qualified with: the alias, else the table's name.
+    qualifier: String,
+    def: Arc<strata_types::TableDef>,
+}
+
+fn single_table(cx: &ExecCtx, query: &ast::Query) -> Option<Source> {
+    let ast::SetExpr::Select(sel) = query.body.as_ref() else {
+        return None;
+    };
+    let [from] = sel.from.as_slice() else {
+        return None;
+    };
+    if !from.joins.is_empty() {
+        return None;
+    }
+    let ast::TableFactor::Table { name, alias, .. } = &from.relation else {
+        return None;
+    };
+    let (db, table) = crate::context::resolve_table(cx, name).ok()?;
+    let handle = cx
+        .temp_table(&db, &table)
+        .or_else(|| cx.catalog.table(&db, &table).ok())?;
+    Some(Source {
+        qualifier: alias
+            .as_ref()
+            .map_or(table.clone(), |a| a.name.value.clone()),
+        def: handle.def().clone(),
+    })
+}
+
+/// The column of the source table an expression names (`a`, `t.a`).
+fn source_column(e: &ast::Expr, src: &Source) -> Option<ColumnDef> {
+    let name = match e {
+        ast::Expr::Nested(inner) => return source_column(inner, src),
+        ast::Expr::Identifier(i) => &i.value,
+        ast::Expr::CompoundIdentifier(p) => match p.as_slice() {
+            [q, c] if q.value.eq_ignore_ascii_case(&src.qualifier) => &c.value,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let i = src.def.column_index(name)?;
+    Some(src.def.columns[i].clone())
+}
+
+/// The column MySQL 8 creates for an aggregate or string function over columns of the
+/// source table, for the forms whose type is exactly known: MIN/MAX(col) (the column's
+/// type), SUM/AVG(col) of a number (DECIMAL widened by 22 digits / 4 digits and 4
+/// scale, DOUBLE for FLOAT/DOUBLE), CONCAT of string columns and literals
+/// (VARCHAR of the summed lengths), UPPER/LOWER(col). None for anything else (1235).
+fn over_columns(e: &ast::Expr, src: &Source) -> Option<ColumnDef> {
+    let ast::Expr::Function(f) = e else {
+        if let ast::Expr::Nested(inner) = e {
+            return over_columns(inner, src);
+        }
+        return None;
+    };
+    if f.over.is_some() || f.filter.is_some() {
+        return None;
+    }
+    let name = crate::parse::object_name_parts(&f.name)
+        .join(".")
+        .to_ascii_lowercase();
+    let ast::FunctionArguments::List(l) = &f.args else {
+        return None;
+    };
+    if l.duplicate_treatment.is_some() || !l.clauses.is_empty() {
+        return None;
+    }
+    let args: Vec<&ast::Expr> = l
+        .args
+        .iter()
+        .map(|a| match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let plain = |mut c: ColumnDef, nullable: bool| {
+        c.nullable = nullable;
+        c.default = None;
+        c.auto_increment = false;
+        c.on_update_now = false;
+        c.generated = None;
+        c.comment = String::new();
+        c
+    };
+    match (name.as_str(), args.as_slice()) {
+        ("min" | "max", [a]) => {
+            let c = source_column(a, src)?;
+            // MIN/MAX of an ENUM/SET or BIT column: not derived.
+            if matches!(
+                c.data_type,
+                DataType::Enum(_) | DataType::Set(_) | DataType::Bit(_)
+            ) {
+                return None;
+            }
+            Some(plain(c, true))
+        }
+        ("sum" | "avg", [a]) => {
+            let c = source_column(a, src)?;
+            if c.real_unsigned {
+                return None;
+            }
+            let (prec, scale) = match c.data_type {
+                DataType::Float | DataType::Double => {
+                    let mut d = plain(c, true);
+                    d.data_type = DataType::Double;
+                    return Some(d);
+                }
+                DataType::Decimal { precision, scale } => (precision as u32, scale as u32),
+                t if t.is_integer() => {
+                    // MySQL's decimal_precision() of an integer: its display
+                    // length without the sign.
+                    (
+                        t.display_length(Collation::Binary) - !t.is_unsigned() as u32,
+                        0,
+                    )
+                }
+                _ => return None,
+            };
+            let (p, s) = if name == "sum" {
+                ((prec + 22).min(65), scale)
+            } else {
+                let inc = u32::from(strata_types::decimal::DIV_INCREMENT);
+                ((prec + inc).min(65), (scale + inc).min(30))
+            };
+            if p > u32::from(strata_types::decimal::MAX_PRECISION) {
+                return None;
+            }
+            let mut d = plain(c, true);
+            d.data_type = DataType::Decimal {
+                precision: p as u8,
+                scale: s as u8,
+            };
+            d.collation = Collation::Binary;
+            d.members = Vec::new();
+            Some(d)
+        }
+        ("upper" | "lower" | "ucase" | "lcase", [a]) => {
+            let c = source_column(a, src)?;
+            if !matches!(c.data_type, DataType::VarChar(_) | DataType::Char(_))
+                || c.collation == Collation::Binary
+            {
+                return None;
+            }
+            let n = match c.data_type {
+                DataType::VarChar(n) | DataType::Char(n) => n,
+                _ => return None,
+            };
+            let nullable = c.nullable;
+            let mut d = plain(c, nullable);
+            d.data_type = DataType::VarChar(n);
+            Some(d)
+        }
+        ("concat", args) if !args.is_empty() => {
+            let mut chars = 0u32;
+            let mut nullable = false;
+            let mut coll = None;
+            for a in args {
+                match a {
+                    ast::Expr::Value(v) => match &v.value {
+                        ast::Value::SingleQuotedString(t) => {
+                            chars += t.chars().count() as u32;
+                        }
+                        _ => return None,
+                    },
+                    other => {
+                        let c = source_column(other, src)?;
+                        let n = match c.data_type {
+                            DataType::VarChar(n) | DataType::Char(n) => n,
+                            _ => return None,
+                        };
+                        // One collation for every column, and a character set.
+                        if c.collation == Collation::Binary
+                            || coll.is_some_and(|x| x != c.collation)
+                        {
+                            return None;
+                        }
+                        coll = Some(c.collation);
+                        chars += n;
+                        nullable |= c.nullable;
+                    }
+                }
+            }
+            let coll = coll?;
+            // Whether MySQL 8 makes CONCAT of NOT NULL columns NOT NULL (MariaDB does
+            // not): not derived.
+            if !nullable {
+                return None;
+            }
+            // '' and past 512 characters (MySQL makes TEXT): not derived.
+            if chars == 0 || chars > MAX_VARCHAR_CHARS {
+                return None;
+            }
+            Some(ColumnDef {
+                name: String::new(),
+                data_type: DataType::VarChar(chars),
+                nullable,
+                default: None,
+                auto_increment: false,
+                on_update_now: false,
+                collation: coll,
+                members: Vec::new(),
+                generated: None,
+                comment: String::new(),
+                real_unsigned: false,
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The select-list expression of each result column, where the query is one SELECT

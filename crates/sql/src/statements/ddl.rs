@@ -309,6 +309,13 @@ pub(crate) fn table_def(
             return Err(Error::DuplicateColumn(c.name.value.clone()));
         }
         let built = build_column(c, table_coll, cx.sql_mode)?;
+        if built.col.real_unsigned {
+            cx.env.warn(
+                crate::expr::WarnLevel::Warning,
+                1681,
+                UNSIGNED_REAL_DEPRECATED.into(),
+            );
+        }
         if built.primary {
             inline_pk = Some(columns.len());
         }
@@ -318,6 +325,7 @@ pub(crate) fn table_def(
                 columns: vec![columns.len()],
                 unique: true,
                 primary: false,
+                comment: String::new(),
             });
         }
         checks.extend(built.checks);
@@ -374,6 +382,7 @@ pub(crate) fn table_def(
             .position(|c| c.name.eq_ignore_ascii_case(name))
             .ok_or_else(|| Error::KeyColumnMissing(name.to_string()))
     };
+    let mut primary_comment = String::new();
     for con in &ct.constraints {
         match con {
             ast::TableConstraint::PrimaryKey(pk) => {
@@ -385,6 +394,7 @@ pub(crate) fn table_def(
                     .map(|c| find(c, &columns))
                     .collect::<Result<Vec<_>>>()?;
                 primary = Some(cols);
+                primary_comment = index_comment(&pk.index_options, "PRIMARY")?;
             }
             ast::TableConstraint::Unique(u) => {
                 let names = index_columns(&u.columns)?;
@@ -398,11 +408,13 @@ pub(crate) fn table_def(
                     .or(u.name.as_ref())
                     .map(|i| i.value.clone())
                     .unwrap_or_else(|| names[0].clone());
+                let comment = index_comment(&u.index_options, &name)?;
                 indexes.push(IndexDef {
                     name,
                     columns: cols,
                     unique: true,
                     primary: false,
+                    comment,
                 });
             }
             ast::TableConstraint::Index(ix) => {
@@ -416,11 +428,13 @@ pub(crate) fn table_def(
                     .as_ref()
                     .map(|i| i.value.clone())
                     .unwrap_or_else(|| names[0].clone());
+                let comment = index_comment(&ix.index_options, &name)?;
                 indexes.push(IndexDef {
                     name,
                     columns: cols,
                     unique: false,
                     primary: false,
+                    comment,
                 });
             }
             ast::TableConstraint::ForeignKey(fk) => {
@@ -462,6 +476,7 @@ pub(crate) fn table_def(
                 columns: pk,
                 unique: true,
                 primary: true,
+                comment: primary_comment,
             },
         );
     }
@@ -486,6 +501,7 @@ pub(crate) fn table_def(
             return Err(Error::WrongAutoKey);
         }
     }
+    check_table_comment(&name, &comment)?;
     let mut def = TableDef {
         db,
         name,
@@ -561,6 +577,57 @@ pub(crate) fn like_def(
     Ok(def)
 }
 
+/// An index's `COMMENT '…'` among its options (empty: none); over 1024 characters is
+/// 1688, as MySQL 8 in strict mode (Strata in every mode).
+pub(crate) fn index_comment(opts: &[ast::IndexOption], index: &str) -> Result<String> {
+    let mut comment = String::new();
+    for o in opts {
+        if let ast::IndexOption::Comment(c) = o {
+            comment = c.clone();
+        }
+    }
+    if comment.chars().count() > 1024 {
+        return Err(Error::CommentTooLong {
+            what: "index",
+            name: index.to_string(),
+            max: 1024,
+        });
+    }
+    Ok(comment)
+}
+
+/// MySQL's limit on a table's COMMENT (2048 characters, 1628); beyond it MySQL
+/// truncates with a warning outside strict mode, Strata refuses in every mode.
+pub(crate) fn check_table_comment(table: &str, comment: &str) -> Result<()> {
+    if comment.chars().count() > 2048 {
+        return Err(Error::CommentTooLong {
+            what: "table",
+            name: table.to_string(),
+            max: 2048,
+        });
+    }
+    Ok(())
+}
+
+/// MySQL 8's warning 1681 for UNSIGNED on a DECIMAL, FLOAT or DOUBLE column.
+pub(crate) const UNSIGNED_REAL_DEPRECATED: &str = "UNSIGNED for decimal and floating point \
+     data types is deprecated and support for it will be removed in a future release.";
+
+/// DECIMAL/FLOAT/DOUBLE/REAL … UNSIGNED as the signed type it stores (the column keeps
+/// the UNSIGNED in [`ColumnDef::real_unsigned`]); None for any other type.
+fn signed_real(t: &ast::DataType) -> Option<ast::DataType> {
+    use ast::DataType as D;
+    Some(match t {
+        D::DecimalUnsigned(i) => D::Decimal(*i),
+        D::DecUnsigned(i) => D::Dec(*i),
+        D::FloatUnsigned(i) => D::Float(*i),
+        D::DoubleUnsigned(i) => D::Double(*i),
+        D::DoublePrecisionUnsigned => D::DoublePrecision,
+        D::RealUnsigned => D::Real,
+        _ => return None,
+    })
+}
+
 /// A column of CREATE TABLE or ALTER TABLE, and whether its options made it the
 /// primary key or gave it a unique index.
 pub(crate) struct BuiltColumn {
@@ -580,7 +647,11 @@ pub(crate) fn build_column(
 ) -> Result<BuiltColumn> {
     let mut primary = false;
     let mut unique = false;
-    let (data_type, forced_coll) = column_type(&c.data_type, &c.name.value, sql_mode)?;
+    let (signed, real_unsigned) = match signed_real(&c.data_type) {
+        Some(t) => (t, true),
+        None => (c.data_type.clone(), false),
+    };
+    let (data_type, forced_coll) = column_type(&signed, &c.name.value, sql_mode)?;
     let mut col = ColumnDef {
         name: c.name.value.clone(),
         data_type,
@@ -595,6 +666,8 @@ pub(crate) fn build_column(
         },
         members: Vec::new(),
         generated: None,
+        comment: String::new(),
+        real_unsigned,
     };
     if let Some(fc) = forced_coll {
         col.collation = fc;
@@ -650,7 +723,18 @@ pub(crate) fn build_column(
                     col.collation = Collation::from_name(&n).ok_or(Error::UnknownCollation(n))?;
                 }
             }
-            ast::ColumnOption::Comment(_) => {}
+            ast::ColumnOption::Comment(t) => {
+                // MySQL's limit; beyond it MySQL truncates with a warning outside strict
+                // mode, Strata refuses in every mode rather than keep a different text.
+                if t.chars().count() > 1024 {
+                    return Err(Error::CommentTooLong {
+                        what: "field",
+                        name: c.name.value.clone(),
+                        max: 1024,
+                    });
+                }
+                col.comment = t.clone();
+            }
             ast::ColumnOption::Generated {
                 generation_expr: Some(e),
                 generation_expr_mode,
@@ -953,18 +1037,35 @@ fn column_type(
         D::Double(_) | D::DoublePrecision | D::Real => (DataType::Double, None),
         D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {
             let (p, s) = match info {
-                ast::ExactNumberInfo::None => (10, 0),
-                ast::ExactNumberInfo::Precision(p) => (*p, 0),
-                ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s as u64),
+                ast::ExactNumberInfo::None => (&10, 0),
+                ast::ExactNumberInfo::Precision(p) => (p, 0),
+                ast::ExactNumberInfo::PrecisionAndScale(p, s) => (p, *s as u64),
             };
-            if p > strata_types::decimal::MAX_PRECISION as u64 || s > p || s > 30 {
+            // MySQL's checks and their order; 39 to 65 digits are valid in MySQL 8
+            // but beyond what a value holds here (an i128 mantissa), so refused.
+            if s > 30 {
+                return Err(Error::TooBigScale {
+                    scale: s,
+                    column: col.to_string(),
+                });
+            }
+            if *p > 65 {
+                return Err(Error::TooBigDecimalPrecision {
+                    precision: *p,
+                    column: col.to_string(),
+                });
+            }
+            if s > *p {
+                return Err(Error::ScaleAbovePrecision(col.to_string()));
+            }
+            if *p > strata_types::decimal::MAX_PRECISION as u64 {
                 return Err(Error::NotSupported(format!(
                     "DECIMAL({p},{s}) (maximum precision is 38)"
                 )));
             }
             (
                 DataType::Decimal {
-                    precision: p.max(1) as u8,
+                    precision: (*p).max(1) as u8,
                     scale: s as u8,
                 },
                 None,

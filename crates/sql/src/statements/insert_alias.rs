@@ -143,6 +143,8 @@ mod tests {
             collation: Collation::Binary,
             members: Vec::new(),
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         };
         TableDef {
             db: "d".into(),

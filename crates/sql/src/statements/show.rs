@@ -558,31 +558,6 @@ fn key_text(def: &TableDef, col: usize) -> &'static str {
     ""
 }
 
-pub(crate) fn extra_text(c: &strata_types::ColumnDef) -> String {
-    if let Some(g) = &c.generated {
-        return if g.stored {
-            "STORED GENERATED"
-        } else {
-            "VIRTUAL GENERATED"
-        }
-        .into();
-    }
-    let mut e = Vec::new();
-    if c.auto_increment {
-        e.push("auto_increment".to_string());
-    }
-    if c.on_update_now {
-        e.push(format!("on update {}", c.current_timestamp_text()));
-    }
-    if matches!(
-        c.default,
-        Some(ColumnDefault::CurrentTimestamp | ColumnDefault::Expr(_))
-    ) {
-        e.insert(0, "DEFAULT_GENERATED".to_string());
-    }
-    e.join(" ")
-}
-
 fn describe(
     cx: &ExecCtx,
     db: Option<String>,
@@ -624,10 +599,10 @@ fn show_columns(
         r.push(s(if c.nullable { "YES" } else { "NO" }));
         r.push(s(key_text(def, i)));
         r.push(default_text(c));
-        r.push(s(&extra_text(c)));
+        r.push(s(&c.extra_text()));
         if full {
             r.push(s("select,insert,update,references"));
-            r.push(s(""));
+            r.push(s(&c.comment));
         }
         rows.push(r);
     }
@@ -714,7 +689,7 @@ fn show_index(cx: &ExecCtx, db: &str, t: &str, out: &mut dyn QueryOutput) -> Res
                 s(if col.nullable { "YES" } else { "" }),
                 s("BTREE"),
                 s(""),
-                s(""),
+                s(&ix.comment),
                 s("YES"),
                 Value::Null,
             ]);
@@ -879,6 +854,7 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
             if !c.nullable {
                 l.push_str(" NOT NULL");
             }
+            push_comment(&mut l, &c.comment);
             lines.push(l);
             continue;
         }
@@ -909,6 +885,7 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
         if c.on_update_now {
             l.push_str(&format!(" ON UPDATE {}", c.current_timestamp_text()));
         }
+        push_comment(&mut l, &c.comment);
         lines.push(l);
     }
     for ix in &def.indexes {
@@ -918,13 +895,15 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
             .map(|&c| quote_ident(&def.columns[c].name))
             .collect::<Vec<_>>()
             .join(",");
-        lines.push(if ix.primary {
+        let mut l = if ix.primary {
             format!("  PRIMARY KEY ({cols})")
         } else if ix.unique {
             format!("  UNIQUE KEY {} ({cols})", quote_ident(&ix.name))
         } else {
             format!("  KEY {} ({cols})", quote_ident(&ix.name))
-        });
+        };
+        push_comment(&mut l, &ix.comment);
+        lines.push(l);
     }
     lines.extend(crate::constraints::show::create_lines(def));
     let mut text = format!(
@@ -938,12 +917,37 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
     }
     text.push_str(" DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci");
     if !def.comment.is_empty() {
-        text.push_str(&format!(
-            " COMMENT={}",
-            quote_value(&Value::str(&def.comment))
-        ));
+        text.push_str(&format!(" COMMENT={}", comment_literal(&def.comment)));
     }
     text
+}
+
+/// ` COMMENT '…'` after a column or index definition, when it has one.
+fn push_comment(l: &mut String, comment: &str) {
+    if !comment.is_empty() {
+        l.push_str(" COMMENT ");
+        l.push_str(&comment_literal(comment));
+    }
+}
+
+/// A comment as SHOW CREATE TABLE quotes it (MySQL's `append_unescaped`): `'` doubled,
+/// backslash, NUL, newline and carriage return escaped, everything else as written,
+/// so the text reads back as the same comment.
+pub(crate) fn comment_literal(text: &str) -> String {
+    let mut o = String::with_capacity(text.len() + 2);
+    o.push('\'');
+    for ch in text.chars() {
+        match ch {
+            '\0' => o.push_str("\\0"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\\' => o.push_str("\\\\"),
+            '\'' => o.push_str("''"),
+            c => o.push(c),
+        }
+    }
+    o.push('\'');
+    o
 }
 
 #[cfg(test)]
@@ -958,5 +962,12 @@ mod tests {
             vec!["SHOW", "TABLES", "FROM", "my db", "LIKE", "\u{0}a%"]
         );
         assert_eq!(words("DESC d.t"), vec!["DESC", "d", ".", "t"]);
+    }
+
+    #[test]
+    fn comments_quote_as_mysql_appends_them() {
+        assert_eq!(comment_literal("it's"), "'it''s'");
+        assert_eq!(comment_literal("a\\b\nc\r\0"), "'a\\\\b\\nc\\r\\0'");
+        assert_eq!(comment_literal("naïve \"x\""), "'naïve \"x\"'");
     }
 }
