@@ -158,6 +158,7 @@ mod tests {
             columns,
             unique: true,
             primary,
+            comment: String::new(),
         }
     }
 

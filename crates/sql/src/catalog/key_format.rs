@@ -144,6 +144,8 @@ mod tests {
             collation: coll,
             members: Vec::new(),
             generated: None,
+            comment: String::new(),
+            real_unsigned: false,
         };
         TableDef {
             db: "d".into(),
@@ -156,6 +158,7 @@ mod tests {
                     columns: vec![0],
                     unique: false,
                     primary: false,
+                    comment: String::new(),
                 }]
             } else {
                 vec![]
