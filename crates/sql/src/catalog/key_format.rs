@@ -12,15 +12,12 @@
 use super::Catalog;
 use std::sync::Arc;
 use std::time::Duration;
-use strata_engine::{Flow, Isolation, Table, Txn};
+use strata_engine::{Isolation, Table, Txn};
 use strata_types::keycode::has_pad_space_key;
 use strata_types::{Error, Result, TableDef};
 
 /// The key format every file this server writes has.
 pub const CURRENT: u32 = 2;
-
-/// Rows copied per transaction of the rebuild (as ALTER TABLE's copy).
-const BATCH: usize = crate::statements::alter::COPY_BATCH;
 
 /// The format a table's keys are in, from the catalog's word for its files: a format-1
 /// table without a PAD SPACE string in any index has the same keys as format 2.
@@ -83,48 +80,18 @@ impl Catalog {
         // The AUTO_INCREMENT counter carries over, as ALTER TABLE's copy does.
         def.auto_increment_start = old.status().auto_increment.max(1);
         let rebuild = self.begin_rebuild(&def)?;
-        let new = rebuild.handle.clone();
         let new_txn = || Txn::new(Isolation::RepeatableRead, Duration::from_secs(50));
         let read = new_txn();
-        let mut txn = Some(new_txn());
-        let mut in_batch = 0usize;
-        let mut rows = 0u64;
-        let scanned = old.scan(&read, &mut |_, row| {
-            let t = txn
-                .as_ref()
-                .ok_or_else(|| Error::Internal("key upgrade txn".into()))?;
-            let mut row = row.to_vec();
-            new.insert(t, &mut row)?;
-            rows += 1;
-            in_batch += 1;
-            if in_batch == BATCH {
-                if let Some(t) = txn.take() {
-                    t.commit()?;
-                }
-                txn = Some(new_txn());
-                in_batch = 0;
-            }
-            Ok(Flow::Continue)
-        });
+        let copied =
+            self.fill_rebuild(
+                old,
+                &read,
+                rebuild,
+                &new_txn,
+                &mut |row, _| Ok(row.to_vec()),
+            );
         let _ = read.rollback();
-        let finished = scanned
-            .and_then(|()| match txn.take() {
-                Some(t) => t.commit(),
-                None => Ok(()),
-            })
-            // Durable before the switch: a crash after it must find every row.
-            .and_then(|()| new.flush());
-        if let Err(e) = finished {
-            if let Some(t) = txn.take() {
-                let _ = t.rollback();
-            }
-            drop(new);
-            self.abort_rebuild(rebuild);
-            return Err(e);
-        }
-        drop(new);
-        self.commit_rebuild(old, rebuild)?;
-        Ok(rows)
+        copied
     }
 }
 

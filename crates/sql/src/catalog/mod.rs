@@ -21,6 +21,7 @@ pub mod infoschema_constraints;
 pub mod infoschema_programs;
 pub mod key_format;
 pub mod processes;
+pub mod rebuild_fill;
 pub mod routines;
 pub mod rowsource;
 pub mod stats;

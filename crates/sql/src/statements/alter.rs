@@ -15,7 +15,7 @@
 //!   drops the new files and leaves the old table untouched.
 //!
 //! The copy holds the table's write lock (as CREATE INDEX did); memory stays bounded:
-//! one row at a time, committed in batches of [`COPY_BATCH`] rows in the new table
+//! one row at a time, committed in batches of `catalog::rebuild_fill::COPY_BATCH` rows in the new table
 //! (invisible until the switch). Rows are read in the old table's storage order, which
 //! for `btree` is primary-key order, so the new clustered index fills in order.
 //!
@@ -35,12 +35,9 @@ use crate::statements::ddl::{build_column, column_default, index_columns, single
 use crate::statements::dml::implicit_default;
 use sqlparser::ast;
 use std::sync::Arc;
-use strata_engine::{Flow, LockMode, Table, Txn};
+use strata_engine::{LockMode, Table, Txn};
 use strata_types::schema::ColumnDefault;
 use strata_types::{Collation, ColumnDef, DataType, Error, IndexDef, Result, TableDef, Value};
-
-/// Rows the copy inserts into the new table per transaction of its own.
-pub const COPY_BATCH: usize = 1000;
 
 /// A column of the definition being built: the new definition and the old column its
 /// values come from (None: added, filled with its default).
@@ -995,7 +992,6 @@ fn copy_rows(
     old: &TableDef,
 ) -> Result<u64> {
     let rebuild = catalog.begin_rebuild(&def)?;
-    let new = rebuild.handle.clone();
     let convert = RowConverter::new(cx, &def, sources, old)?;
     // A column that becomes AUTO_INCREMENT numbers its NULLs and, unless sql_mode has
     // NO_AUTO_VALUE_ON_ZERO, its zeros (as MySQL); one that already was keeps its 0s.
@@ -1007,47 +1003,13 @@ fn copy_rows(
             .is_some_and(|s| old.columns[s].auto_increment)
     });
     let own_txn = || Txn::new(cx.txn.isolation(), cx.txn.lock_wait_timeout());
-    let mut txn = Some(own_txn());
-    let mut in_batch = 0usize;
-    let mut rows = 0u64;
-    let scanned = handle.scan(cx.txn, &mut |_, row| {
-        rows += 1;
-        let mut out = convert.row(row, rows)?;
+    catalog.fill_rebuild(handle, cx.txn, rebuild, &own_txn, &mut |row, n| {
+        let mut out = convert.row(row, n)?;
         if let Some(a) = renumbered {
             crate::statements::dml::zero_asks_for_next_value(&mut out[a], cx.sql_mode);
         }
-        let t = txn
-            .as_ref()
-            .ok_or_else(|| Error::Internal("copy txn".into()))?;
-        new.insert(t, &mut out)?;
-        in_batch += 1;
-        if in_batch == COPY_BATCH {
-            if let Some(t) = txn.take() {
-                t.commit()?;
-            }
-            txn = Some(own_txn());
-            in_batch = 0;
-        }
-        Ok(Flow::Continue)
-    });
-    let finished = scanned
-        .and_then(|()| match txn.take() {
-            Some(t) => t.commit(),
-            None => Ok(()),
-        })
-        // Durable before the switch: a crash after it must find every row.
-        .and_then(|()| new.flush());
-    if let Err(e) = finished {
-        if let Some(t) = txn.take() {
-            let _ = t.rollback();
-        }
-        drop(new);
-        catalog.abort_rebuild(rebuild);
-        return Err(e);
-    }
-    drop(new);
-    catalog.commit_rebuild(handle, rebuild)?;
-    Ok(rows)
+        Ok(out)
+    })
 }
 
 /// Turns an old row into a new one: columns picked by source, values converted to a
