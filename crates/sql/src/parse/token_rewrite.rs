@@ -12,6 +12,9 @@
 //!   (`TRIM(LEADING ' ' FROM x)`), which sqlparser requires written out;
 //! - `REGEXP NULL`, `RLIKE NULL` and `LIKE NULL` get their NULL parenthesised, since
 //!   sqlparser reads a NULL after those words as the start of `NOT NULL`;
+//! - `COMMENT "text"` (a column's, an index's, `COMMENT = "text"` a table's) gets its
+//!   double-quoted string as a single-quoted one, which sqlparser's option parsers
+//!   require (in the default sql_mode MySQL reads `"…"` as a string there);
 //! - the function `INTERVAL(N, N1, N2, …)` becomes an internal call `[interval](…)`,
 //!   since sqlparser reads `INTERVAL (` as an interval literal. Only a group with a comma
 //!   at its top level is the function: `d + INTERVAL (1 + 1) DAY` stays a literal.
@@ -47,7 +50,7 @@ pub fn may_need(sql: &str) -> bool {
     let lower = sql.to_ascii_lowercase();
     [
         "mod", "char", "binary", "day_", "hour_", "minute_", "second_", "year_", "trim", "regexp",
-        "rlike", "like", "interval",
+        "rlike", "like", "interval", "comment",
     ]
     .iter()
     .any(|w| lower.contains(w))
@@ -245,6 +248,25 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
                     i += 1;
                     continue;
                 }
+                if up == "COMMENT" {
+                    // The string may follow an `=` (a table option).
+                    let at = match next_tok {
+                        Some(Token::Eq) => next.and_then(|n| next_solid(tokens, n + 1)),
+                        _ => next,
+                    };
+                    let text = at.and_then(|a| match &tokens[a].token {
+                        Token::DoubleQuotedString(v) => Some(v.clone()),
+                        Token::Word(w) if w.quote_style == Some('"') => Some(w.value.clone()),
+                        _ => None,
+                    });
+                    if let (Some(a), Some(text)) = (at, text) {
+                        changed = true;
+                        out.extend(tokens[i..a].iter().cloned());
+                        out.push(wrap(Token::SingleQuotedString(text)));
+                        i = a + 1;
+                        continue;
+                    }
+                }
                 if up == "INTERVAL" && next_tok == Some(&Token::LParen) {
                     let open = next.unwrap_or(i + 1);
                     if group_end(tokens, open).is_some_and(|end| top_level_comma(tokens, open, end))
@@ -352,6 +374,12 @@ mod tests {
         assert!(sql("SELECT CHAR(65, 66 USING utf8mb4)").contains("'utf8mb4', 65, 66"));
         assert_eq!(sql("SELECT CHAR(65)"), "SELECT CHAR(65)");
         assert!(sql("SELECT INTERVAL(5, 1, (2), 7)").contains("[interval](5, 1, (2), 7)"));
+        let created = sql(r#"CREATE TABLE t (a INT COMMENT "x 'y'") COMMENT = "t""#);
+        assert!(created.contains("COMMENT 'x ''y'''"), "{created}");
+        assert_eq!(
+            sql("SELECT comment FROM t WHERE comment = 1"),
+            "SELECT comment FROM t WHERE comment = 1"
+        );
         assert!(sql("SELECT d + INTERVAL (1 + 1) DAY").contains("INTERVAL (1 + 1) DAY"));
         assert!(sql("SELECT d + INTERVAL (f(1, 2)) DAY").contains("INTERVAL (f(1, 2)) DAY"));
         assert_eq!(
