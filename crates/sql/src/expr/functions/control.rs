@@ -1,5 +1,7 @@
 //! Control-flow functions: IF, IFNULL, NULLIF, COALESCE, GREATEST, LEAST, and the two
-//! display wrappers the binder adds (ShowScale, ShowFloat).
+//! display wrappers the binder adds (ShowScale, ShowFloat). GREATEST/LEAST compare by
+//! the arguments' kind as MySQL 8: numbers as numbers, and as strings once a string is
+//! among them.
 
 use super::{arg, Func};
 use crate::expr::{compare, EvalCtx, Expr};
@@ -39,17 +41,34 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
             Value::Null
         }
         Greatest(coll) | Least(coll) => {
-            let mut best: Option<Value> = None;
+            let mut vals = Vec::with_capacity(args.len());
             for e in args {
                 let v = e.eval(row, cx)?;
                 if v.is_null() {
                     return Ok(Value::Null);
                 }
+                vals.push(v);
+            }
+            // A string among numbers makes MySQL 8 compare every argument as a string
+            // (GREATEST(10, 9, '1') is '9'; MariaDB compares them as numbers).
+            let as_strings = vals.iter().any(|v| matches!(v, Value::Bytes(_)))
+                && vals.iter().any(|v| {
+                    matches!(
+                        v,
+                        Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_)
+                    )
+                });
+            let mut best: Option<Value> = None;
+            for v in vals {
                 best = Some(match best {
                     None => v,
                     Some(b) => {
-                        // Every digit counts here, as in MySQL (not the sort order).
-                        let ord = compare(&v, &b, coll).unwrap_or(Ordering::Equal);
+                        let ord = if as_strings {
+                            coll.compare(&text_of(&v), &text_of(&b))
+                        } else {
+                            // Every digit counts here, as in MySQL (not the sort order).
+                            compare(&v, &b, coll).unwrap_or(Ordering::Equal)
+                        };
                         let take = if matches!(f, Greatest(_)) {
                             ord.is_gt()
                         } else {
@@ -77,4 +96,10 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
         },
         other => unreachable!("{other:?} is not a control-flow function"),
     })
+}
+
+fn text_of(v: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    v.write_text(&mut out);
+    out
 }
