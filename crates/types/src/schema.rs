@@ -376,6 +376,29 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl ColumnDef {
+    /// A column of `data_type` with nothing else declared: no default, AUTO_INCREMENT,
+    /// ON UPDATE, ENUM/SET members, generation, comment or UNSIGNED real.
+    pub fn plain(
+        name: impl Into<String>,
+        data_type: DataType,
+        nullable: bool,
+        collation: crate::collation::Collation,
+    ) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            data_type,
+            nullable,
+            default: None,
+            auto_increment: false,
+            on_update_now: false,
+            collation,
+            members: Vec::new(),
+            generated: None,
+            comment: String::new(),
+            real_unsigned: false,
+        }
+    }
+
     /// The column type as SHOW CREATE TABLE, SHOW COLUMNS and information_schema's
     /// COLUMN_TYPE print it (`enum('a','b')` with its members).
     pub fn type_text(&self) -> String {

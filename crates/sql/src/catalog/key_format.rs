@@ -101,19 +101,7 @@ mod tests {
     use strata_types::{Collation, ColumnDef, DataType, IndexDef};
 
     fn table(ty: DataType, coll: Collation, indexed: bool) -> TableDef {
-        let c = ColumnDef {
-            name: "s".into(),
-            data_type: ty,
-            nullable: true,
-            default: None,
-            auto_increment: false,
-            on_update_now: false,
-            collation: coll,
-            members: Vec::new(),
-            generated: None,
-            comment: String::new(),
-            real_unsigned: false,
-        };
+        let c = ColumnDef::plain("s", ty, true, coll);
         TableDef {
             db: "d".into(),
             name: "t".into(),

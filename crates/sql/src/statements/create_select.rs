@@ -65,19 +65,12 @@ pub fn create_table_select(
         .map(
             |(m, item)| match selected_column(cx, m, item, source.as_ref()) {
                 // A declared column gives the type itself; the derived one is not used.
-                Err(Error::NotSupported(_)) if declared(&m.name) => Ok(ColumnDef {
-                    name: m.name.clone(),
-                    data_type: DataType::Int { unsigned: false },
-                    nullable: true,
-                    default: None,
-                    auto_increment: false,
-                    on_update_now: false,
-                    collation: Collation::Binary,
-                    members: Vec::new(),
-                    generated: None,
-                    comment: String::new(),
-                    real_unsigned: false,
-                }),
+                Err(Error::NotSupported(_)) if declared(&m.name) => Ok(ColumnDef::plain(
+                    m.name.clone(),
+                    DataType::Int { unsigned: false },
+                    true,
+                    Collation::Binary,
+                )),
                 other => other,
             },
         )
@@ -337,24 +330,17 @@ pub(crate) fn selected_column(
             m.name
         )));
     };
-    let c = ColumnDef {
-        name: m.name.clone(),
+    let collation = if data_type.is_text() {
+        Collation::GeneralCi
+    } else {
+        Collation::Binary
+    };
+    finish_computed(ColumnDef::plain(
+        m.name.clone(),
         data_type,
         nullable,
-        default: None,
-        auto_increment: false,
-        on_update_now: false,
-        collation: if data_type.is_text() {
-            Collation::GeneralCi
-        } else {
-            Collation::Binary
-        },
-        members: Vec::new(),
-        generated: None,
-        comment: String::new(),
-        real_unsigned: false,
-    };
-    finish_computed(c)
+        collation,
+    ))
 }
 
 /// A computed column's implicit default: when NOT NULL and numeric or string, MySQL 8's
@@ -572,19 +558,12 @@ fn over_columns(e: &ast::Expr, src: &Source) -> Option<ColumnDef> {
             if chars == 0 || chars > MAX_VARCHAR_CHARS {
                 return None;
             }
-            Some(ColumnDef {
-                name: String::new(),
-                data_type: DataType::VarChar(chars),
+            Some(ColumnDef::plain(
+                String::new(),
+                DataType::VarChar(chars),
                 nullable,
-                default: None,
-                auto_increment: false,
-                on_update_now: false,
-                collation: coll,
-                members: Vec::new(),
-                generated: None,
-                comment: String::new(),
-                real_unsigned: false,
-            })
+                coll,
+            ))
         }
         _ => None,
     }
