@@ -756,6 +756,15 @@ impl Expr {
                 let mut saw_null = false;
                 for item in list {
                     let x = item.operand(row, cx)?;
+                    // A string against a string (`SUBSTRING(c, 1, 2) IN ('13', '31', …)`)
+                    // is the collation's comparison: straight to it, without the
+                    // general dispatch over every pair of kinds.
+                    if let (Value::Bytes(a), Value::Bytes(b)) = (&*v, &*x) {
+                        if coll.compare(a, b) == Ordering::Equal {
+                            return Ok(bool_value(!*negated));
+                        }
+                        continue;
+                    }
                     match compare(&v, &x, *coll) {
                         Some(Ordering::Equal) => return Ok(bool_value(!*negated)),
                         None => saw_null = true,

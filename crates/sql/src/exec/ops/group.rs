@@ -157,8 +157,14 @@ impl Group<'_> {
                 let v = e.operand(r, ecx)?;
                 group_key(&mut key, &v, *coll);
             }
-            let g = match groups.index.get(key.as_slice()) {
-                Some(&at) => &mut groups.list[at].1,
+            // Without GROUP BY every row is the one group's: no key to hash per row
+            // (COUNT(*) or SUM over a whole table).
+            let found = match (ng, groups.list.is_empty()) {
+                (0, false) => Some(0),
+                _ => groups.index.get(key.as_slice()).copied(),
+            };
+            let g = match found {
+                Some(at) => &mut groups.list[at].1,
                 None => {
                     let keys = gp
                         .groups

@@ -188,9 +188,15 @@ fn substring(binary: bool, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result
             &owned
         }
     };
+    // Borrowed, not evaluated into a copy: the position and length are mostly
+    // literals or statement parameters.
     let int = |i: usize| -> Result<Option<i64>> {
-        Ok(match arg(args, i, row, cx)? {
+        let Some(e) = args.get(i) else {
+            return Ok(None);
+        };
+        Ok(match &*e.operand(row, cx)? {
             Value::Null => None,
+            Value::Int(n) => Some(*n),
             v => Some(v.to_i64().unwrap_or(0)),
         })
     };
