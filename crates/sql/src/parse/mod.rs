@@ -8,6 +8,7 @@
 
 pub mod alter_clauses;
 pub mod create_clauses;
+pub mod delete_targets;
 pub mod join_commas;
 pub mod lex;
 pub mod mode_text;
@@ -74,7 +75,8 @@ fn parse_within(sql: &str, budget: usize) -> Result<Vec<Statement>> {
     let forms = crate::parse::token_rewrite::may_need(sql);
     let alter = crate::parse::alter_clauses::may_need(sql);
     let create = crate::parse::create_clauses::may_need(sql);
-    if share || forms || alter || create {
+    let delete = crate::parse::delete_targets::may_need(sql);
+    if share || forms || alter || create || delete {
         if let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() {
             let mut changed = false;
             if alter {
@@ -85,6 +87,12 @@ fn parse_within(sql: &str, budget: usize) -> Result<Vec<Statement>> {
             }
             if create {
                 if let Some(t) = crate::parse::create_clauses::rewrite(&tokens) {
+                    tokens = t;
+                    changed = true;
+                }
+            }
+            if delete {
+                if let Some(t) = crate::parse::delete_targets::rewrite(&tokens) {
                     tokens = t;
                     changed = true;
                 }
