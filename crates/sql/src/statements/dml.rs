@@ -749,10 +749,11 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             named[c] = true;
             pending[c] = matches!(v, InsertValue::Default);
             if def.columns[c].generated.is_some() && !pending[c] {
-                return Err(Error::GeneratedValueNotAllowed {
-                    column: def.columns[c].name.clone(),
-                    table: def.name.clone(),
-                });
+                generated_value_written(&def.columns[c].name, &def.name, strict, cx)?;
+                // Ignored: the column is computed below, as for DEFAULT.
+                pending[c] = true;
+                row[c] = Value::Null;
+                continue;
             }
             row[c] = match v {
                 // A generated column's DEFAULT: computed below.
@@ -1472,4 +1473,27 @@ pub fn execute_delete(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
         delete_row(&p.target, id, &old, cx, &locks)?;
     }
     Ok(Outcome::ok(n))
+}
+
+/// A value other than DEFAULT an INSERT writes to a generated column. MySQL 8 refuses
+/// it in every mode (3105). Outside strict mode it is ignored with MariaDB's warning 1906
+/// instead: `mariadb-dump` writes every column's value, generated ones included, and
+/// loads its dumps under `SQL_MODE='NO_AUTO_VALUE_ON_ZERO'`, so this is what lets such
+/// a dump load. The column's value is computed either way.
+fn generated_value_written(column: &str, table: &str, strict: bool, cx: &ExecCtx) -> Result<()> {
+    if strict {
+        return Err(Error::GeneratedValueNotAllowed {
+            column: column.to_string(),
+            table: table.to_string(),
+        });
+    }
+    cx.env.warn(
+        WarnLevel::Warning,
+        1906,
+        format!(
+            "The value specified for generated column '{column}' in table '{table}' has been \
+             ignored"
+        ),
+    );
+    Ok(())
 }
