@@ -13,6 +13,9 @@ use strata_types::{DataType, TableDef, Value};
 
 pub const FLAG_DELETED: u8 = 1;
 pub const FLAG_OVERFLOW: u8 = 2;
+/// The row starts with the number of columns it was written with (a varint): every
+/// version written while the table has instantly added columns (`TableDef::instant`).
+pub const FLAG_COLS: u8 = 4;
 pub const HEADER: usize = 17;
 
 /// The MVCC header of a clustered record.
@@ -104,6 +107,80 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
             }
         }
     }
+}
+
+/// The flag a version of a row of `def` is written with: [`FLAG_COLS`] when the table
+/// has instantly added columns (its rows then start with their column count).
+pub fn row_flags(def: &TableDef) -> u8 {
+    if def.instant.is_some() {
+        FLAG_COLS
+    } else {
+        0
+    }
+}
+
+/// [`encode_row`] as a clustered record of `def` holds it: with the column count first
+/// when [`row_flags`] says so.
+pub fn encode_record_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
+    if def.instant.is_some() {
+        put_varint(out, def.columns.len() as u64);
+    }
+    encode_row(def, row, out);
+}
+
+/// Decodes the row bytes of a clustered record whose header flags are `flags`: a record
+/// of a table that never had an instant ADD COLUMN is decoded as always; otherwise the
+/// row holds as many columns as it was written with ([`FLAG_COLS`], or the count before
+/// the first instant ADD), and the columns added after it read their recorded default
+/// (NULL where `cols` does not ask for them). None when the bytes are malformed.
+pub fn decode_record_into(
+    def: &TableDef,
+    kinds: &[ColKind],
+    flags: u8,
+    b: &[u8],
+    row: &mut Vec<Value>,
+    cols: Option<&[bool]>,
+) -> Option<()> {
+    if flags & FLAG_COLS == 0 && def.instant.is_none() {
+        return decode_kinds_into(def, kinds, b, row, cols);
+    }
+    decode_short_into(def, kinds, flags, b, row, cols)
+}
+
+/// The rare path of [`decode_record_into`], kept apart so the common one stays small.
+#[inline(never)]
+fn decode_short_into(
+    def: &TableDef,
+    kinds: &[ColKind],
+    flags: u8,
+    b: &[u8],
+    row: &mut Vec<Value>,
+    cols: Option<&[bool]>,
+) -> Option<()> {
+    let (n, body) = if flags & FLAG_COLS != 0 {
+        let mut at = 0;
+        let n = get_varint(b, &mut at)?;
+        (usize::try_from(n).ok()?, b.get(at..)?)
+    } else {
+        (def.instant.as_ref().map_or(kinds.len(), |i| i.cols), b)
+    };
+    if n > kinds.len() {
+        return None;
+    }
+    decode_kinds_into(def, &kinds[..n], body, row, cols)?;
+    if n < kinds.len() {
+        // Columns added after this row was written: none without instant columns.
+        let inst = def.instant.as_ref()?;
+        for i in n..kinds.len() {
+            let wanted = cols.is_none_or(|m| m.get(i).copied().unwrap_or(true));
+            row.push(if wanted {
+                inst.defaults.get(i.checked_sub(inst.cols)?)?.clone()
+            } else {
+                Value::Null
+            });
+        }
+    }
+    Some(())
 }
 
 /// None when the bytes are malformed (the caller reports corruption).
@@ -343,6 +420,7 @@ mod tests {
             comment: String::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            instant: None,
         };
         let dt = DateTime::parse("2020-01-01 10:00:00.123456").unwrap();
         let row = vec![
@@ -390,6 +468,7 @@ mod tests {
             comment: String::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            instant: None,
         };
         let row = vec![
             Value::Int(-300),
@@ -479,6 +558,7 @@ mod tests {
             comment: String::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            instant: None,
         };
         let kinds = col_kinds(&def);
         let row = vec![

@@ -129,7 +129,8 @@ impl Layout {
             &value[HEADER..]
         };
         let mut row = Vec::with_capacity(self.kinds.len());
-        row::decode_kinds_into(&self.def, &self.kinds, bytes, &mut row, None).ok_or_else(bad)?;
+        row::decode_record_into(&self.def, &self.kinds, h.flags, bytes, &mut row, None)
+            .ok_or_else(bad)?;
         Ok(row)
     }
 
@@ -150,13 +151,19 @@ impl Layout {
             return Ok(());
         }
         let bytes = value.get(HEADER..).ok_or_else(bad)?;
-        row::decode_kinds_into(&self.def, &self.kinds, bytes, row, cols).ok_or_else(bad)
+        row::decode_record_into(&self.def, &self.kinds, h.flags, bytes, row, cols).ok_or_else(bad)
     }
 
+    /// A clustered value: `h` (its flags gain [`row::FLAG_COLS`] when the table has
+    /// instantly added columns) and the row.
     pub fn encode(&self, h: RecHeader, row: &[Value]) -> Vec<u8> {
         let mut v = Vec::with_capacity(64);
-        h.write(&mut v);
-        row::encode_row(&self.def, row, &mut v);
+        RecHeader {
+            flags: h.flags | row::row_flags(&self.def),
+            ..h
+        }
+        .write(&mut v);
+        row::encode_record_row(&self.def, row, &mut v);
         v
     }
 }
@@ -766,8 +773,10 @@ impl BtreeTable {
         let value = match (new_row, &cur) {
             (Some(r), _) => self.lay.encode(h, r),
             (None, Some(c)) => {
-                // Delete-mark: same row bytes (or the same overflow pointer).
-                let kept = RecHeader::read(c).map_or(0, |o| o.flags & row::FLAG_OVERFLOW);
+                // Delete-mark: same row bytes (or the same overflow pointer), and so
+                // the same flags for their form.
+                let kept = RecHeader::read(c)
+                    .map_or(0, |o| o.flags & (row::FLAG_OVERFLOW | row::FLAG_COLS));
                 let mut v = Vec::with_capacity(c.len());
                 RecHeader {
                     flags: h.flags | kept,
@@ -791,8 +800,9 @@ impl BtreeTable {
                 }
             };
             let mut v = Vec::with_capacity(HEADER + 8);
+            // The flags the record was encoded with (FLAG_COLS among them).
             RecHeader {
-                flags: h.flags | row::FLAG_OVERFLOW,
+                flags: value[0] | row::FLAG_OVERFLOW,
                 ..h
             }
             .write(&mut v);
