@@ -343,9 +343,24 @@ impl BtreeTable {
     }
 
     /// AUTO_INCREMENT and the hidden row id restart at the largest stored value + 1.
+    /// When the clustered key's order is the counter's (a hidden row id, or an
+    /// AUTO_INCREMENT column leading the primary key: keys compare as the values do),
+    /// the last record holds the largest and is the only one read; otherwise every
+    /// record is. (Every open does this, an instant ADD COLUMN's too.)
     fn init_counters(&self) -> Result<()> {
         let st = &self.inner.st;
         let ai = self.lay.def.auto_increment_column();
+        let last_is_max = match ai {
+            None => true,
+            Some(c) => {
+                !self.lay.hidden
+                    && self
+                        .lay
+                        .def
+                        .primary_key()
+                        .is_some_and(|pk| pk.columns.first() == Some(&c))
+            }
+        };
         let mut max_ai = 0u64;
         let mut max_id = 0u64;
         let mut err = None;
@@ -355,14 +370,17 @@ impl BtreeTable {
                 st,
                 &std::ops::Bound::Unbounded,
                 &std::ops::Bound::Unbounded,
-                false,
+                last_is_max,
                 &mut |batch| {
                     for (k, v) in batch.iter() {
                         max_id = max_id.max(self.lay.row_id_of(k));
                         if let Some(c) = ai {
                             match self.lay.decode(&self.inner.st, v) {
                                 Ok(r) => {
-                                    let n = r[c].to_i64().unwrap_or(0).max(0) as u64;
+                                    let n = match r[c] {
+                                        Value::UInt(u) => u,
+                                        ref v => v.to_i64().unwrap_or(0).max(0) as u64,
+                                    };
                                     max_ai = max_ai.max(n);
                                 }
                                 Err(e) => {
@@ -370,7 +388,8 @@ impl BtreeTable {
                                     return Ok(false);
                                 }
                             }
-                        } else if !self.lay.hidden {
+                        }
+                        if last_is_max {
                             return Ok(false);
                         }
                     }
@@ -383,7 +402,7 @@ impl BtreeTable {
         }
         let start = self.lay.def.auto_increment_start.max(1);
         self.autoinc
-            .store((max_ai + 1).max(start), Ordering::SeqCst);
+            .store(max_ai.saturating_add(1).max(start), Ordering::SeqCst);
         self.next_row_id.store(max_id + 1, Ordering::SeqCst);
         Ok(())
     }
