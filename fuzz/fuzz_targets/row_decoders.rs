@@ -70,13 +70,30 @@ fn def(engine: &str) -> TableDef {
         comment: String::new(),
         foreign_keys: Vec::new(),
         checks: Vec::new(),
+        instant: None,
     }
 }
 
+/// `def` with its last two columns added instantly (rows may be shorter).
+fn instant_def(mut d: TableDef) -> TableDef {
+    d.instant = Some(strata_types::InstantColumns {
+        cols: d.columns.len() - 2,
+        defaults: vec![strata_types::Value::Int(5), strata_types::Value::Null],
+    });
+    d
+}
+
 fuzz_target!(|data: &[u8]| {
-    static DEFS: OnceLock<(TableDef, TableDef)> = OnceLock::new();
-    let (btree, heap) = DEFS.get_or_init(|| (def("btree"), def("heap")));
+    static DEFS: OnceLock<(TableDef, TableDef, TableDef)> = OnceLock::new();
+    let (btree, heap, instant) =
+        DEFS.get_or_init(|| (def("btree"), def("heap"), instant_def(def("btree"))));
     let _ = strata_btree::row::RecHeader::read(data);
     let _ = strata_btree::row::decode_row(btree, data);
+    // A record row of a table with instant columns, with and without its count.
+    if let Some((&flags, rest)) = data.split_first() {
+        let kinds = strata_btree::row::col_kinds(instant);
+        let mut row = Vec::new();
+        let _ = strata_btree::row::decode_record_into(instant, &kinds, flags, rest, &mut row, None);
+    }
     let _ = strata_heap::format::decode_row(heap, data);
 });

@@ -725,6 +725,7 @@ mod optional_metadata_tests {
             comment: String::new(),
             foreign_keys: vec![],
             checks: vec![],
+            instant: None,
         }
     }
 

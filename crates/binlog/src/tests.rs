@@ -32,6 +32,7 @@ fn def() -> Arc<TableDef> {
         comment: String::new(),
         foreign_keys: vec![],
         checks: vec![],
+        instant: None,
     })
 }
 

@@ -193,6 +193,7 @@ mod tests {
             comment: String::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            instant: None,
         }
     }
 

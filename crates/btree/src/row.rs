@@ -13,6 +13,9 @@ use strata_types::{DataType, TableDef, Value};
 
 pub const FLAG_DELETED: u8 = 1;
 pub const FLAG_OVERFLOW: u8 = 2;
+/// The row starts with the number of columns it was written with (a varint): every
+/// version written while the table has instantly added columns (`TableDef::instant`).
+pub const FLAG_COLS: u8 = 4;
 pub const HEADER: usize = 17;
 
 /// The MVCC header of a clustered record.
@@ -104,6 +107,80 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
             }
         }
     }
+}
+
+/// The flag a version of a row of `def` is written with: [`FLAG_COLS`] when the table
+/// has instantly added columns (its rows then start with their column count).
+pub fn row_flags(def: &TableDef) -> u8 {
+    if def.instant.is_some() {
+        FLAG_COLS
+    } else {
+        0
+    }
+}
+
+/// [`encode_row`] as a clustered record of `def` holds it: with the column count first
+/// when [`row_flags`] says so.
+pub fn encode_record_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
+    if def.instant.is_some() {
+        put_varint(out, def.columns.len() as u64);
+    }
+    encode_row(def, row, out);
+}
+
+/// Decodes the row bytes of a clustered record whose header flags are `flags`: a record
+/// of a table that never had an instant ADD COLUMN is decoded as always; otherwise the
+/// row holds as many columns as it was written with ([`FLAG_COLS`], or the count before
+/// the first instant ADD), and the columns added after it read their recorded default
+/// (NULL where `cols` does not ask for them). None when the bytes are malformed.
+pub fn decode_record_into(
+    def: &TableDef,
+    kinds: &[ColKind],
+    flags: u8,
+    b: &[u8],
+    row: &mut Vec<Value>,
+    cols: Option<&[bool]>,
+) -> Option<()> {
+    if flags & FLAG_COLS == 0 && def.instant.is_none() {
+        return decode_kinds_into(def, kinds, b, row, cols);
+    }
+    decode_short_into(def, kinds, flags, b, row, cols)
+}
+
+/// The rare path of [`decode_record_into`], kept apart so the common one stays small.
+#[inline(never)]
+fn decode_short_into(
+    def: &TableDef,
+    kinds: &[ColKind],
+    flags: u8,
+    b: &[u8],
+    row: &mut Vec<Value>,
+    cols: Option<&[bool]>,
+) -> Option<()> {
+    let (n, body) = if flags & FLAG_COLS != 0 {
+        let mut at = 0;
+        let n = get_varint(b, &mut at)?;
+        (usize::try_from(n).ok()?, b.get(at..)?)
+    } else {
+        (def.instant.as_ref().map_or(kinds.len(), |i| i.cols), b)
+    };
+    if n > kinds.len() {
+        return None;
+    }
+    decode_kinds_into(def, &kinds[..n], body, row, cols)?;
+    if n < kinds.len() {
+        // Columns added after this row was written: none without instant columns.
+        let inst = def.instant.as_ref()?;
+        for i in n..kinds.len() {
+            let wanted = cols.is_none_or(|m| m.get(i).copied().unwrap_or(true));
+            row.push(if wanted {
+                inst.defaults.get(i.checked_sub(inst.cols)?)?.clone()
+            } else {
+                Value::Null
+            });
+        }
+    }
+    Some(())
 }
 
 /// None when the bytes are malformed (the caller reports corruption).
@@ -345,6 +422,7 @@ mod tests {
             comment: String::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            instant: None,
         };
         let dt = DateTime::parse("2020-01-01 10:00:00.123456").unwrap();
         let row = vec![
@@ -392,6 +470,7 @@ mod tests {
             comment: String::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            instant: None,
         };
         let row = vec![
             Value::Int(-300),
@@ -481,6 +560,7 @@ mod tests {
             comment: String::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            instant: None,
         };
         let kinds = col_kinds(&def);
         let row = vec![
@@ -516,6 +596,88 @@ mod tests {
         let mut got = vec![Value::Int(5); 6];
         decode_kinds_into(&def, &kinds, &b, &mut got, None).unwrap();
         assert_eq!(got, with_null);
+    }
+
+    /// Rows written before instant ADD COLUMNs (no count, fewer columns, a shorter null
+    /// bitmap) read the added columns' recorded defaults; rows written after carry their
+    /// count and read exactly as written; a mask leaves unasked added columns NULL; a
+    /// count beyond the table's columns, or a short row of a table without instant
+    /// columns, is malformed.
+    #[test]
+    fn rows_older_than_instant_columns_read_recorded_defaults() {
+        let mut def = TableDef {
+            db: "d".into(),
+            name: "t".into(),
+            engine: "btree".into(),
+            columns: (0..7)
+                .map(|i| col(&format!("c{i}"), DataType::Int { unsigned: false }))
+                .chain([col("s", DataType::VarChar(10))])
+                .collect(),
+            indexes: vec![],
+            auto_increment_start: 1,
+            comment: String::new(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
+            instant: None,
+        };
+        let old_row: Vec<Value> = (0..7).map(Value::Int).chain([Value::str("old")]).collect();
+        let mut old_bytes = Vec::new();
+        assert_eq!(row_flags(&def), 0);
+        encode_record_row(&def, &old_row, &mut old_bytes);
+        // Two columns added instantly: 10 columns, a two-byte null bitmap from now on.
+        def.columns
+            .push(col("n", DataType::Int { unsigned: false }));
+        def.columns.push(col("v", DataType::VarChar(10)));
+        def.instant = Some(strata_types::InstantColumns {
+            cols: 8,
+            defaults: vec![Value::Int(5), Value::Null],
+        });
+        let kinds = col_kinds(&def);
+        let mut got = vec![Value::str("scratch"); 12];
+        decode_record_into(&def, &kinds, 0, &old_bytes, &mut got, None).unwrap();
+        let mut want = old_row.clone();
+        want.extend([Value::Int(5), Value::Null]);
+        assert_eq!(got, want);
+        // A later row: count first, flag set, every column as written.
+        assert_eq!(row_flags(&def), FLAG_COLS);
+        let new_row: Vec<Value> = (10..17)
+            .map(Value::Int)
+            .chain([Value::str("new"), Value::Int(7), Value::str("v")])
+            .collect();
+        let mut new_bytes = Vec::new();
+        encode_record_row(&def, &new_row, &mut new_bytes);
+        assert_eq!(new_bytes[0], 10);
+        decode_record_into(&def, &kinds, FLAG_COLS, &new_bytes, &mut got, None).unwrap();
+        assert_eq!(got, new_row);
+        // A third column added: both older forms read its default, the 10-column row
+        // its own values for the first two.
+        def.columns.push(col("w", DataType::Int { unsigned: true }));
+        def.instant.as_mut().unwrap().defaults.push(Value::UInt(9));
+        let kinds = col_kinds(&def);
+        decode_record_into(&def, &kinds, FLAG_COLS, &new_bytes, &mut got, None).unwrap();
+        assert_eq!(got[..10], new_row[..]);
+        assert_eq!(got[10], Value::UInt(9));
+        decode_record_into(&def, &kinds, 0, &old_bytes, &mut got, None).unwrap();
+        assert_eq!(got[8..], [Value::Int(5), Value::Null, Value::UInt(9)]);
+        // A mask: asked-for added columns read the default, the others NULL.
+        let mut mask = vec![false; 11];
+        mask[1] = true;
+        mask[8] = true;
+        decode_record_into(&def, &kinds, 0, &old_bytes, &mut got, Some(&mask)).unwrap();
+        assert_eq!(got.len(), 11);
+        assert_eq!(got[1], Value::Int(1));
+        assert_eq!(got[8], Value::Int(5));
+        assert!(got[10].is_null() && got[0].is_null());
+        // Malformed: a count above the table's columns; a short row where the table
+        // has no instant columns.
+        let mut bad = vec![12u8];
+        bad.extend_from_slice(&new_bytes[1..]);
+        assert!(decode_record_into(&def, &kinds, FLAG_COLS, &bad, &mut got, None).is_none());
+        let mut plain = def.clone();
+        plain.instant = None;
+        assert!(
+            decode_record_into(&plain, &kinds, FLAG_COLS, &new_bytes, &mut got, None).is_none()
+        );
     }
 
     #[test]

@@ -129,7 +129,8 @@ impl Layout {
             &value[HEADER..]
         };
         let mut row = Vec::with_capacity(self.kinds.len());
-        row::decode_kinds_into(&self.def, &self.kinds, bytes, &mut row, None).ok_or_else(bad)?;
+        row::decode_record_into(&self.def, &self.kinds, h.flags, bytes, &mut row, None)
+            .ok_or_else(bad)?;
         Ok(row)
     }
 
@@ -150,13 +151,19 @@ impl Layout {
             return Ok(());
         }
         let bytes = value.get(HEADER..).ok_or_else(bad)?;
-        row::decode_kinds_into(&self.def, &self.kinds, bytes, row, cols).ok_or_else(bad)
+        row::decode_record_into(&self.def, &self.kinds, h.flags, bytes, row, cols).ok_or_else(bad)
     }
 
+    /// A clustered value: `h` (its flags gain [`row::FLAG_COLS`] when the table has
+    /// instantly added columns) and the row.
     pub fn encode(&self, h: RecHeader, row: &[Value]) -> Vec<u8> {
         let mut v = Vec::with_capacity(64);
-        h.write(&mut v);
-        row::encode_row(&self.def, row, &mut v);
+        RecHeader {
+            flags: h.flags | row::row_flags(&self.def),
+            ..h
+        }
+        .write(&mut v);
+        row::encode_record_row(&self.def, row, &mut v);
         v
     }
 }
@@ -336,9 +343,24 @@ impl BtreeTable {
     }
 
     /// AUTO_INCREMENT and the hidden row id restart at the largest stored value + 1.
+    /// When the clustered key's order is the counter's (a hidden row id, or an
+    /// AUTO_INCREMENT column leading the primary key: keys compare as the values do),
+    /// the last record holds the largest and is the only one read; otherwise every
+    /// record is. (Every open does this, an instant ADD COLUMN's too.)
     fn init_counters(&self) -> Result<()> {
         let st = &self.inner.st;
         let ai = self.lay.def.auto_increment_column();
+        let last_is_max = match ai {
+            None => true,
+            Some(c) => {
+                !self.lay.hidden
+                    && self
+                        .lay
+                        .def
+                        .primary_key()
+                        .is_some_and(|pk| pk.columns.first() == Some(&c))
+            }
+        };
         let mut max_ai = 0u64;
         let mut max_id = 0u64;
         let mut err = None;
@@ -348,14 +370,17 @@ impl BtreeTable {
                 st,
                 &std::ops::Bound::Unbounded,
                 &std::ops::Bound::Unbounded,
-                false,
+                last_is_max,
                 &mut |batch| {
                     for (k, v) in batch.iter() {
                         max_id = max_id.max(self.lay.row_id_of(k));
                         if let Some(c) = ai {
                             match self.lay.decode(&self.inner.st, v) {
                                 Ok(r) => {
-                                    let n = r[c].to_i64().unwrap_or(0).max(0) as u64;
+                                    let n = match r[c] {
+                                        Value::UInt(u) => u,
+                                        ref v => v.to_i64().unwrap_or(0).max(0) as u64,
+                                    };
                                     max_ai = max_ai.max(n);
                                 }
                                 Err(e) => {
@@ -363,7 +388,8 @@ impl BtreeTable {
                                     return Ok(false);
                                 }
                             }
-                        } else if !self.lay.hidden {
+                        }
+                        if last_is_max {
                             return Ok(false);
                         }
                     }
@@ -376,7 +402,7 @@ impl BtreeTable {
         }
         let start = self.lay.def.auto_increment_start.max(1);
         self.autoinc
-            .store((max_ai + 1).max(start), Ordering::SeqCst);
+            .store(max_ai.saturating_add(1).max(start), Ordering::SeqCst);
         self.next_row_id.store(max_id + 1, Ordering::SeqCst);
         Ok(())
     }
@@ -766,8 +792,10 @@ impl BtreeTable {
         let value = match (new_row, &cur) {
             (Some(r), _) => self.lay.encode(h, r),
             (None, Some(c)) => {
-                // Delete-mark: same row bytes (or the same overflow pointer).
-                let kept = RecHeader::read(c).map_or(0, |o| o.flags & row::FLAG_OVERFLOW);
+                // Delete-mark: same row bytes (or the same overflow pointer), and so
+                // the same flags for their form.
+                let kept = RecHeader::read(c)
+                    .map_or(0, |o| o.flags & (row::FLAG_OVERFLOW | row::FLAG_COLS));
                 let mut v = Vec::with_capacity(c.len());
                 RecHeader {
                     flags: h.flags | kept,
@@ -791,8 +819,9 @@ impl BtreeTable {
                 }
             };
             let mut v = Vec::with_capacity(HEADER + 8);
+            // The flags the record was encoded with (FLAG_COLS among them).
             RecHeader {
-                flags: h.flags | row::FLAG_OVERFLOW,
+                flags: value[0] | row::FLAG_OVERFLOW,
                 ..h
             }
             .write(&mut v);

@@ -70,6 +70,7 @@ fn sbtest() -> TableDef {
         comment: String::new(),
         foreign_keys: Vec::new(),
         checks: Vec::new(),
+        instant: None,
     }
 }
 

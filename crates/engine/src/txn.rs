@@ -680,6 +680,7 @@ mod tests {
             comment: String::new(),
             foreign_keys: vec![],
             checks: vec![],
+            instant: None,
         });
         let row = |i| RowChange::Insert(vec![Value::Int(i)]);
         let t = Txn::default();

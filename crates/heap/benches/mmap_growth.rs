@@ -52,6 +52,7 @@ fn sbtest() -> TableDef {
         comment: String::new(),
         foreign_keys: Vec::new(),
         checks: Vec::new(),
+        instant: None,
     }
 }
 

@@ -68,6 +68,7 @@ fn sbtest(varlen: bool) -> TableDef {
         comment: String::new(),
         foreign_keys: Vec::new(),
         checks: Vec::new(),
+        instant: None,
     }
 }
 

@@ -77,6 +77,10 @@ const WORKLOAD: &[&str] = &[
      WHERE t_all.id = big.id AND t_all.id >= 3",
     "UPDATE big JOIN m ON big.id = m.id SET big.pad = CONCAT('j', m.v), m.v = 'jm'",
     "DELETE big, m FROM big JOIN m ON big.id = m.id WHERE m.id = 2",
+    // Instant ADD COLUMNs (the one above too): a row stored before them is deleted, its
+    // before image holds the added columns' defaults.
+    "ALTER TABLE t_all ADD COLUMN extra2 VARCHAR(5) NOT NULL DEFAULT 'e2', ALGORITHM=INSTANT",
+    "DELETE FROM t_all WHERE id = 1",
     "CREATE TABLE gone (a INT)",
     "DROP TABLE gone",
 ];

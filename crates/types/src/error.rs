@@ -89,6 +89,13 @@ pub enum Error {
         reason: String,
         try_instead: String,
     },
+    /// 1845: an ALTER TABLE clause (`ALGORITHM=INSTANT`) the engine cannot honour for
+    /// the change asked for, with no reason to give (MySQL's
+    /// ER_ALTER_OPERATION_NOT_SUPPORTED): what, and what to try instead.
+    AlterOperationNotSupported {
+        what: String,
+        try_instead: String,
+    },
     /// 1412: a statement waited for a table that DDL replaced meanwhile; its plan names
     /// the old definition.
     TableDefChanged,
@@ -928,6 +935,7 @@ impl Error {
             NoSuchIndex { .. } => 1176,
             CantDropKey(_) => 1091,
             AlterNotSupported { .. } => 1846,
+            AlterOperationNotSupported { .. } => 1845,
             TableDefChanged => 1412,
             InvalidUseOfNull => 1138,
             DuplicateKey { .. } => 1062,
@@ -1173,7 +1181,7 @@ impl Error {
             1461 => "42000",
             3158 | 3140 | 3141 | 3146 | 3157 => "22032",
             3143 | 3149 | 3150 | 3152 | 3153 | 3154 | 1439 => "42000",
-            1846 => "0A000",
+            1845 | 1846 => "0A000",
             1138 => "22004",
             1304 | 1318 | 1327 | 1331 | 1308 | 1309 | 1310 | 1313 | 1319 | 1324 | 1172 => "42000",
             1329 => "02000",
@@ -1472,6 +1480,10 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "{what} is not supported. Reason: {reason}. Try {try_instead}."
+            ),
+            AlterOperationNotSupported { what, try_instead } => write!(
+                f,
+                "{what} is not supported for this operation. Try {try_instead}."
             ),
             TableDefChanged => write!(f, "Table definition has changed, please retry transaction"),
             InvalidUseOfNull => write!(f, "Invalid use of NULL value"),

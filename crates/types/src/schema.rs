@@ -510,6 +510,23 @@ pub struct TableDef {
     /// CHECK constraints, in the order they were added.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<crate::constraint::CheckDef>,
+    /// Columns added by an instant ADD COLUMN (`btree` only; `docs/format/catalog.md`):
+    /// how many columns rows written before the first one hold, and what the added ones
+    /// read as in those rows. None for a table never altered so (and after a rebuild).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instant: Option<InstantColumns>,
+}
+
+/// The instantly added columns of a table: the last `defaults.len()` columns, added
+/// without rewriting any row. A stored row written before column `cols + i` existed
+/// reads `defaults[i]` there: the column's default at the ADD, kept when the column's
+/// DEFAULT changes later, as MySQL 8 keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InstantColumns {
+    /// The number of columns before the first instant ADD.
+    pub cols: usize,
+    /// The stored value of each column from `cols` on, in rows older than it.
+    pub defaults: Vec<crate::Value>,
 }
 
 impl TableDef {

@@ -82,6 +82,7 @@ impl DerivedTable {
             comment: String::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            instant: None,
         };
         Ok(DerivedTable { def: Arc::new(def) })
     }
@@ -101,6 +102,7 @@ impl DerivedTable {
             comment: String::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            instant: None,
         };
         DerivedTable { def: Arc::new(def) }
     }

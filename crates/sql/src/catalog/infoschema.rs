@@ -414,6 +414,7 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
         comment: String::new(),
         foreign_keys: Vec::new(),
         checks: Vec::new(),
+        instant: None,
     };
     Ok(Arc::new(ReadOnlyTable(InfoTable {
         def: Arc::new(def),

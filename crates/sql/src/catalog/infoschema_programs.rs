@@ -60,6 +60,7 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Option<Arc<dyn Table>> {
         comment: String::new(),
         foreign_keys: Vec::new(),
         checks: Vec::new(),
+        instant: None,
     };
     Some(Arc::new(ReadOnlyTable(Triggers {
         def: Arc::new(def),
@@ -146,6 +147,7 @@ fn info_def(name: &str, columns: Vec<ColumnDef>) -> Arc<TableDef> {
         comment: String::new(),
         foreign_keys: Vec::new(),
         checks: Vec::new(),
+        instant: None,
     })
 }
 

@@ -79,6 +79,8 @@ impl Catalog {
         let mut def = (**old.def()).clone();
         // The AUTO_INCREMENT counter carries over, as ALTER TABLE's copy does.
         def.auto_increment_start = old.status().auto_increment.max(1);
+        // Every row is written again in full.
+        def.instant = None;
         let rebuild = self.begin_rebuild(&def)?;
         let new_txn = || Txn::new(Isolation::RepeatableRead, Duration::from_secs(50));
         let read = new_txn();
@@ -122,6 +124,7 @@ mod tests {
             comment: String::new(),
             foreign_keys: vec![],
             checks: vec![],
+            instant: None,
         }
     }
 

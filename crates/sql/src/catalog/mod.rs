@@ -280,6 +280,7 @@ impl Catalog {
                     comment: String::new(),
                     foreign_keys: Vec::new(),
                     checks: Vec::new(),
+                    instant: None,
                 };
                 e.drop_table(&def, &stem)?;
             }

@@ -221,6 +221,7 @@ mod tests {
             comment: String::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            instant: None,
         };
         Arc::new(ReadOnlyTable(Rows(Arc::new(def), n)))
     }

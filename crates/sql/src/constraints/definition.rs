@@ -293,6 +293,7 @@ mod tests {
             comment: String::new(),
             foreign_keys: vec![],
             checks: vec![],
+            instant: None,
         }
     }
 

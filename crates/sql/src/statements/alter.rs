@@ -37,7 +37,9 @@ use sqlparser::ast;
 use std::sync::Arc;
 use strata_engine::{LockMode, Table, Txn};
 use strata_types::schema::ColumnDefault;
-use strata_types::{Collation, ColumnDef, DataType, Error, IndexDef, Result, TableDef, Value};
+use strata_types::{
+    Collation, ColumnDef, DataType, Error, IndexDef, InstantColumns, Result, TableDef, Value,
+};
 
 /// A column of the definition being built: the new definition and the old column its
 /// values come from (None: added, filled with its default).
@@ -589,6 +591,8 @@ impl Work {
             comment: self.comment.clone(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            // Kept by a change of metadata (the rows stay); a rebuild drops it (`run`).
+            instant: old.instant.clone(),
         };
         super::column_expr::validate_table(&def)?;
         let sources = self.cols.iter().map(|c| c.source).collect();
@@ -839,22 +843,38 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
             return Ok(done);
         }
     }
-    if let Some(why) = w.rebuild.first() {
-        // MySQL 8 adds and drops InnoDB columns instantly; here that is a copy with the
-        // same result. Anything else it would have to rebuild.
+    // Columns added at the end of a `btree` table: no row is touched (MySQL 8's
+    // INSTANT, its default for such a change).
+    let instant = instant_add(&w, old, &def, &sources);
+    if let Some(defaults) = &instant {
+        let mut inst = old.instant.clone().unwrap_or(InstantColumns {
+            cols: old.columns.len(),
+            defaults: Vec::new(),
+        });
+        inst.defaults.extend(defaults.iter().cloned());
+        def.instant = Some(inst);
+    }
+    if let (None, Some(_)) = (&instant, w.rebuild.first()) {
+        // MySQL 8 also adds columns elsewhere and drops them instantly; here that is a
+        // copy with the same result. Anything else it would have to rebuild: on MyISAM
+        // every change, and a column it must compute for every row (AUTO_INCREMENT,
+        // a STORED generated column).
+        let computed = def.columns.iter().zip(&sources).any(|(c, s)| {
+            s.is_none() && (c.auto_increment || c.generated.as_ref().is_some_and(|g| g.stored))
+        });
         let instant_columns = old.engine == "btree"
             && def.engine == "btree"
+            && !computed
             && w.rebuild
                 .iter()
                 .all(|r| r == "ADD COLUMN" || r == "DROP COLUMN");
         let primary_gone = w.dropped_primary && !def.indexes.iter().any(|i| i.primary);
         match w.algorithm {
             Algorithm::Instant if !instant_columns => {
-                return Err(not_supported(
-                    "ALGORITHM=INSTANT",
-                    why,
-                    "ALGORITHM=COPY/INPLACE",
-                ))
+                return Err(Error::AlterOperationNotSupported {
+                    what: "ALGORITHM=INSTANT".into(),
+                    try_instead: "ALGORITHM=COPY/INPLACE".into(),
+                })
             }
             Algorithm::Inplace => {
                 let why = if primary_gone {
@@ -895,7 +915,7 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
             (def.db.clone(), def.name.clone()),
         )
     });
-    if w.rebuild.is_empty() {
+    if w.rebuild.is_empty() || instant.is_some() {
         if *old != def {
             cx.catalog.alter_in_place(handle, def)?;
         }
@@ -904,6 +924,9 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
         }
         return Ok(Outcome::ok(0));
     }
+    // The copy writes every row with all of the new definition's columns: no row is
+    // older than an instant ADD any more.
+    def.instant = None;
     // The counter carries over (a larger explicit value moves it, as inserts do).
     if w.auto_increment.is_none() {
         def.auto_increment_start = handle.status().auto_increment.max(1);
@@ -913,6 +936,56 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
         cx.catalog.retarget_references(&from, &to)?;
     }
     Ok(Outcome::ok(copied))
+}
+
+/// The stored value of each added column in the rows already there, when the change
+/// can be an instant ADD COLUMN (MySQL 8's rules for one at the end): on a `btree` table,
+/// under ALGORITHM=DEFAULT or INSTANT, only columns added after the last one, each with
+/// a constant default (a literal, or none: NULL, or the implicit default of a NOT NULL
+/// column), none AUTO_INCREMENT or generated, no index or constraint added, every old
+/// column stored as before (a rename, default or comment may change with it).
+fn instant_add(
+    w: &Work,
+    old: &TableDef,
+    def: &TableDef,
+    sources: &[Option<usize>],
+) -> Option<Vec<Value>> {
+    let n = old.columns.len();
+    let eligible = matches!(w.algorithm, Algorithm::Default | Algorithm::Instant)
+        && old.engine == "btree"
+        && def.engine == "btree"
+        && !w.rebuild.is_empty()
+        && w.rebuild.iter().all(|r| r == "ADD COLUMN")
+        && def.columns.len() > n
+        && (0..n).all(|i| {
+            sources.get(i) == Some(&Some(i))
+                && def.columns[i].data_type == old.columns[i].data_type
+                && def.columns[i].members == old.columns[i].members
+                && def.columns[i].nullable == old.columns[i].nullable
+                && def.columns[i].generated == old.columns[i].generated
+        })
+        && sources[n..].iter().all(Option::is_none)
+        && def.indexes == old.indexes
+        && def.foreign_keys == old.foreign_keys
+        && def.checks == old.checks;
+    if !eligible {
+        return None;
+    }
+    def.columns[n..]
+        .iter()
+        .map(|c| {
+            if c.auto_increment || c.generated.is_some() {
+                return None;
+            }
+            // The value the copy would have filled in (`RowConverter`).
+            Some(match &c.default {
+                Some(ColumnDefault::Value(v)) => v.clone(),
+                Some(ColumnDefault::CurrentTimestamp | ColumnDefault::Expr(_)) => return None,
+                None if c.nullable => Value::Null,
+                None => implicit_default(c),
+            })
+        })
+        .collect()
 }
 
 /// Whether a change only adds secondary indexes to a table, and the statement lets it be
@@ -1200,6 +1273,7 @@ mod tests {
             comment: String::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            instant: None,
         }
     }
 

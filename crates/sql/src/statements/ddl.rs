@@ -512,6 +512,7 @@ pub(crate) fn table_def(
         comment,
         foreign_keys: Vec::new(),
         checks: Vec::new(),
+        instant: None,
     };
     super::column_expr::validate_table(&def)?;
     crate::constraints::definition::add_foreign_keys(cx, &mut def, &fks)?;
@@ -573,6 +574,7 @@ pub(crate) fn like_def(
         comment: old.comment.clone(),
         foreign_keys: Vec::new(),
         checks,
+        instant: None,
     };
     Ok(def)
 }

@@ -156,6 +156,7 @@ mod tests {
             comment: String::new(),
             foreign_keys: vec![],
             checks: vec![],
+            instant: None,
         }
     }
 
