@@ -48,6 +48,16 @@ const MUL_MAX_SCALE: u32 = 31;
 /// 10^38: every mantissa's magnitude stays below it.
 const LIMIT: u128 = POW10[38];
 
+/// What [`Decimal::parse_rounded`] makes of a number's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounded {
+    Value(Decimal),
+    /// More than 38 digits at the scale asked for (its sign kept for clamping).
+    Overflow {
+        negative: bool,
+    },
+}
+
 /// The persisted form (catalog defaults): a stored value is at its column's scale, so
 /// only the digits are kept and `shown` is restored equal to `scale`.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -156,6 +166,114 @@ impl Decimal {
             m = m * 10 + (b - b'0') as i128;
         }
         Some(Decimal::new(if neg { -m } else { m }, frac.len() as u8))
+    }
+
+    /// Text that is a number in full (`-12.5`, `1e40`, `.5E-3`, surrounding spaces
+    /// allowed), rounded half away from zero to `scale` fractional digits, digit for
+    /// digit however long the text is (never through a double). `Overflow` when the
+    /// rounded value needs more than 38 digits at that scale: past every column type
+    /// here, so callers clamp to the type's maximum or fail. None when the text is not
+    /// a number in full (or its exponent is past any i64).
+    pub fn parse_rounded(text: &str, scale: u8) -> Option<Rounded> {
+        let t = text.trim();
+        let (neg, rest) = match t.as_bytes().first()? {
+            b'-' => (true, &t[1..]),
+            b'+' => (false, &t[1..]),
+            _ => (false, t),
+        };
+        let (mant, exp) = match rest.find(['e', 'E']) {
+            Some(i) => (&rest[..i], rest[i + 1..].parse::<i64>().ok()?),
+            None => (rest, 0),
+        };
+        let (int, frac) = match mant.find('.') {
+            Some(i) => (&mant[..i], &mant[i + 1..]),
+            None => (mant, ""),
+        };
+        if (int.is_empty() && frac.is_empty())
+            || !int.bytes().all(|b| b.is_ascii_digit())
+            || !frac.bytes().all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        // value = digits * 10^(exp - frac.len()); leading zeros carry nothing.
+        let all: Vec<u8> = int.bytes().chain(frac.bytes()).collect();
+        let first = all.iter().position(|b| *b != b'0').unwrap_or(all.len());
+        let digits = &all[first..];
+        let zero = Rounded::Value(Decimal::new(0, scale));
+        if digits.is_empty() {
+            return Some(zero);
+        }
+        let shift = exp
+            .saturating_sub(frac.len() as i64)
+            .saturating_add(scale as i64);
+        let value = |m: u128| {
+            let m = m as i128;
+            Rounded::Value(Decimal::new(if neg { -m } else { m }, scale))
+        };
+        let number = |ds: &[u8]| ds.iter().fold(0u128, |m, b| m * 10 + (b - b'0') as u128);
+        if shift >= 0 {
+            if digits.len() as i64 + shift > MAX_PRECISION as i64 {
+                return Some(Rounded::Overflow { negative: neg });
+            }
+            return Some(value(number(digits) * POW10[shift as usize]));
+        }
+        let drop = shift.unsigned_abs();
+        if drop > digits.len() as u64 {
+            return Some(zero);
+        }
+        let (kept, gone) = digits.split_at(digits.len() - drop as usize);
+        if kept.len() > MAX_PRECISION as usize {
+            return Some(Rounded::Overflow { negative: neg });
+        }
+        let m = number(kept) + u128::from(gone[0] >= b'5');
+        if m >= LIMIT {
+            return Some(Rounded::Overflow { negative: neg });
+        }
+        Some(value(m))
+    }
+
+    /// The longest leading part of `text` that is a number (after leading spaces):
+    /// sign, digits, point, digits, and an exponent only when digits follow its `e`.
+    /// What MySQL converts of `'12.5abc'`; empty when nothing numeric leads.
+    pub fn numeric_prefix(text: &str) -> &str {
+        let t = text.trim_start();
+        let b = t.as_bytes();
+        let mut i = 0;
+        if matches!(b.first(), Some(b'-' | b'+')) {
+            i += 1;
+        }
+        let digits_from = |mut j: usize| {
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            j
+        };
+        let int_end = digits_from(i);
+        let mut end = int_end;
+        if b.get(end) == Some(&b'.') {
+            end = digits_from(end + 1);
+        }
+        if end == i || (end == i + 1 && int_end == i) {
+            return ""; // no digit at all ("-", ".", "-.")
+        }
+        if matches!(b.get(end), Some(b'e' | b'E')) {
+            let mut j = end + 1;
+            if matches!(b.get(j), Some(b'-' | b'+')) {
+                j += 1;
+            }
+            let k = digits_from(j);
+            if k > j {
+                end = k;
+            }
+        }
+        &t[..end]
+    }
+
+    /// The largest DECIMAL(precision, scale) value, negated when `negative`: where a
+    /// value past the type's range is clamped.
+    pub fn type_max(precision: u8, scale: u8, negative: bool) -> Decimal {
+        let m = (POW10[precision.min(MAX_PRECISION) as usize] - 1) as i128;
+        Decimal::new(if negative { -m } else { m }, scale)
     }
 
     /// `v` rounded to `scale` digits (storing a double into a DECIMAL column).
@@ -674,6 +792,64 @@ mod tests {
         assert_eq!(d("-2.5").round_to(0, false).to_string(), "-3");
         assert_eq!(d("-1250").round_to(-2, false).to_string(), "-1300");
         assert_eq!(d("99.5").round_to(-3, false).to_string(), "0");
+    }
+
+    #[test]
+    fn text_rounds_digit_for_digit_at_any_length() {
+        let r = |t: &str, s: u8| Decimal::parse_rounded(t, s);
+        let v = |t: &str, s: u8| match r(t, s) {
+            Some(Rounded::Value(x)) => x.to_string(),
+            other => panic!("{t}: {other:?}"),
+        };
+        assert_eq!(v(" -12.345 ", 2), "-12.35");
+        assert_eq!(v("2.5", 0), "3");
+        assert_eq!(v("-2.5", 0), "-3");
+        assert_eq!(v("2.4999", 0), "2");
+        assert_eq!(v("1.5e3", 0), "1500");
+        assert_eq!(v(".5E-3", 4), "0.0005");
+        assert_eq!(v("1e-400", 2), "0.00");
+        assert_eq!(v("000.000", 1), "0.0");
+        // 39 and more digits: exact, not through a double.
+        assert_eq!(
+            v("1234567890123456789012345678901234567.89", 1),
+            "1234567890123456789012345678901234567.9"
+        );
+        assert_eq!(
+            v("12345678901234567890123456789e0", 0),
+            "12345678901234567890123456789"
+        );
+        assert_eq!(
+            v(&format!("0.{}", "9".repeat(60)), 30),
+            "1.".to_owned() + &"0".repeat(30)
+        );
+        // 38 nines fit; rounding up to 10^38 does not.
+        let nines = "9".repeat(38);
+        assert_eq!(v(&nines, 0), nines);
+        assert_eq!(
+            r(&format!("{nines}.5"), 0),
+            Some(Rounded::Overflow { negative: false })
+        );
+        assert_eq!(r("-1e40", 0), Some(Rounded::Overflow { negative: true }));
+        assert_eq!(r("1e37", 2), Some(Rounded::Overflow { negative: false }));
+        assert_eq!(r("1e400", 0), Some(Rounded::Overflow { negative: false }));
+        assert_eq!(r("12abc", 0), None);
+        assert_eq!(r("", 0), None);
+        assert_eq!(r("-", 0), None);
+        assert_eq!(r("1e", 0), None);
+        assert_eq!(Decimal::type_max(5, 2, true).to_string(), "-999.99");
+        assert_eq!(Decimal::type_max(38, 0, false).to_string(), nines);
+    }
+
+    #[test]
+    fn numeric_prefixes() {
+        let p = Decimal::numeric_prefix;
+        assert_eq!(p("  12.5abc"), "12.5");
+        assert_eq!(p("-1e5x"), "-1e5");
+        assert_eq!(p("1e+x"), "1");
+        assert_eq!(p(".5."), ".5");
+        assert_eq!(p("5."), "5.");
+        assert_eq!(p("-.x"), "");
+        assert_eq!(p("abc"), "");
     }
 
     #[test]
