@@ -250,6 +250,12 @@ fn coerce_type(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Valu
                 Value::Null => unreachable!("handled above"),
             };
             let d = d.rescale(*scale);
+            if !d.is_exact() {
+                // Digits past 38 an earlier result dropped (MySQL 8 holds them) decide.
+                return Err(Error::NotSupported(
+                    "DECIMAL results of more than 38 digits".into(),
+                ));
+            }
             if d.int_digits() > (*precision - *scale) as u32 {
                 return clamp(d.mantissa < 0);
             }

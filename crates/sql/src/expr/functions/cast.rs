@@ -180,6 +180,12 @@ pub(super) fn call(f: CastFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
             };
             // Rounded from every digit held.
             let d = d.round_to(scale as i64, false).rescale(scale);
+            if !d.is_exact() {
+                // Digits past 38 an earlier result dropped (MySQL 8 holds them) decide.
+                return Err(strata_types::Error::NotSupported(
+                    "DECIMAL results of more than 38 digits".into(),
+                ));
+            }
             if d.int_digits() > precision.saturating_sub(scale) as u32 {
                 clamp(d.mantissa < 0)
             } else {
