@@ -125,7 +125,7 @@ fn fit(neg: bool, mut mag: U256, mut scale: u32, shown: u8, mut exact: i8) -> Op
                 shown,
                 exact,
             };
-            return d.settled().then_some(d);
+            return (exact == EXACT || d.settled()).then_some(d);
         }
         if scale <= shown as u32 {
             return None;
@@ -418,6 +418,7 @@ impl Decimal {
     /// `rounded` (self rounded to `at` digits) marked exact when every value within
     /// self's distance from MySQL's rounds to the same digits; else it is marked
     /// unsettled, and whoever stores or shows it refuses it ([`Decimal::is_exact`]).
+    #[inline]
     fn carry_exactness(&self, rounded: Decimal, at: u8) -> Decimal {
         if self.exact == EXACT || self.with_shown(at).settled() {
             rounded
@@ -522,7 +523,7 @@ impl Decimal {
     pub fn checked_add(&self, o: &Decimal) -> Option<Decimal> {
         let shown = self.shown.max(o.shown);
         let s = self.scale.max(o.scale);
-        let exact = self.combined(o, 0, 0);
+        let both_exact = self.exact == EXACT && o.exact == EXACT;
         let fast = (|| {
             let a = self
                 .mantissa
@@ -532,6 +533,11 @@ impl Decimal {
                 .checked_mul(POW10[(s - o.scale) as usize] as i128)?;
             a.checked_add(b).filter(|m| m.unsigned_abs() < LIMIT)
         })();
+        let exact = if both_exact {
+            EXACT
+        } else {
+            self.combined(o, 0, 0)
+        };
         if let Some(m) = fast {
             let d = Decimal {
                 mantissa: m,
@@ -539,7 +545,7 @@ impl Decimal {
                 shown,
                 exact,
             };
-            return (exact == EXACT || d.settled()).then_some(d);
+            return (both_exact || d.settled()).then_some(d);
         }
         let (a, b, s) = self.aligned(o);
         let (an, bn) = (self.mantissa < 0, o.mantissa < 0);
@@ -572,6 +578,19 @@ impl Decimal {
         let scale = full.min(MUL_MAX_SCALE);
         let neg = (self.mantissa < 0) != (o.mantissa < 0);
         let (a, b) = (self.mantissa.unsigned_abs(), o.mantissa.unsigned_abs());
+        // The common case (every TPC-H product): exact factors, a product that fits
+        // as it is.
+        if self.exact == EXACT && o.exact == EXACT && full == scale {
+            if let Some(p) = a.checked_mul(b).filter(|p| *p < LIMIT) {
+                let p = p as i128;
+                return Some(Decimal {
+                    mantissa: if neg { -p } else { p },
+                    scale: scale as u8,
+                    shown,
+                    exact: EXACT,
+                });
+            }
+        }
         let mag = match a.checked_mul(b) {
             Some(p) => U256::from_u128(p),
             None => U256::mul_wide(a, b),
