@@ -520,33 +520,37 @@ impl Decimal {
     }
 
     /// Exact sum; shown at the larger of the operands' shown scales.
+    #[inline]
     pub fn checked_add(&self, o: &Decimal) -> Option<Decimal> {
-        let shown = self.shown.max(o.shown);
-        let s = self.scale.max(o.scale);
-        let both_exact = self.exact == EXACT && o.exact == EXACT;
-        let fast = (|| {
-            let a = self
-                .mantissa
-                .checked_mul(POW10[(s - self.scale) as usize] as i128)?;
-            let b = o
-                .mantissa
-                .checked_mul(POW10[(s - o.scale) as usize] as i128)?;
-            a.checked_add(b).filter(|m| m.unsigned_abs() < LIMIT)
-        })();
-        let exact = if both_exact {
-            EXACT
-        } else {
-            self.combined(o, 0, 0)
-        };
-        if let Some(m) = fast {
-            let d = Decimal {
-                mantissa: m,
-                scale: s,
-                shown,
-                exact,
-            };
-            return (both_exact || d.settled()).then_some(d);
+        if self.exact == EXACT && o.exact == EXACT {
+            let s = self.scale.max(o.scale);
+            let fast = (|| {
+                let a = self
+                    .mantissa
+                    .checked_mul(POW10[(s - self.scale) as usize] as i128)?;
+                let b = o
+                    .mantissa
+                    .checked_mul(POW10[(s - o.scale) as usize] as i128)?;
+                a.checked_add(b).filter(|m| m.unsigned_abs() < LIMIT)
+            })();
+            if let Some(m) = fast {
+                return Some(Decimal {
+                    mantissa: m,
+                    scale: s,
+                    shown: self.shown.max(o.shown),
+                    exact: EXACT,
+                });
+            }
         }
+        self.add_wide(o)
+    }
+
+    /// [`Decimal::checked_add`] past an `i128` or with an operand that may be off.
+    #[cold]
+    #[inline(never)]
+    fn add_wide(&self, o: &Decimal) -> Option<Decimal> {
+        let shown = self.shown.max(o.shown);
+        let exact = self.combined(o, 0, 0);
         let (a, b, s) = self.aligned(o);
         let (an, bn) = (self.mantissa < 0, o.mantissa < 0);
         let (mag, neg) = if an == bn {
