@@ -34,7 +34,17 @@ pub struct Decimal {
     pub scale: u8,
     /// Fractional digits shown when the value becomes text: the declared scale.
     pub shown: u8,
+    /// How far the held value may be from MySQL's: [`EXACT`] when it is MySQL's value
+    /// digit for digit; otherwise less than 10^-exact from it, because an earlier
+    /// result dropped digits past 38 that MySQL keeps (it holds up to 81). Every
+    /// result checks its shown digits do not depend on that (else None: refused).
+    exact: i8,
 }
+
+/// [`Decimal::exact`] of a value that is MySQL's value digit for digit.
+const EXACT: i8 = i8::MAX;
+/// [`Decimal::exact`] of a rounding whose digits may not be MySQL's: never settled.
+const UNSETTLED: i8 = -100;
 
 /// Digits a value may hold, and the most a column or literal may declare.
 pub const MAX_PRECISION: u8 = 38;
@@ -47,6 +57,16 @@ pub const DIV_INCREMENT: u8 = 4;
 const MUL_MAX_SCALE: u32 = 31;
 /// 10^38: every mantissa's magnitude stays below it.
 const LIMIT: u128 = POW10[38];
+
+/// What [`Decimal::parse_rounded`] makes of a number's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounded {
+    Value(Decimal),
+    /// More than 38 digits at the scale asked for (its sign kept for clamping).
+    Overflow {
+        negative: bool,
+    },
+}
 
 /// The persisted form (catalog defaults): a stored value is at its column's scale, so
 /// only the digits are kept and `shown` is restored equal to `scale`.
@@ -79,19 +99,33 @@ fn round_up_9(n: u32) -> u32 {
 /// A decimal from a sign and a magnitude at `scale`, dropping low fractional digits
 /// (truncating) until it fits in 38 digits with at most 38 of them fractional. None when
 /// that would drop a digit the value shows: an overflow, never a wrong digit.
-fn fit(neg: bool, mut mag: U256, mut scale: u32, shown: u8) -> Option<Decimal> {
+///
+/// `exact` is how close the magnitude is to MySQL's (see [`Decimal::exact`]); dropping a
+/// non-zero digit MySQL keeps lowers it to the scale kept. The result must show the
+/// same digits wherever in that distance MySQL's value lies, else None (refused).
+fn fit(neg: bool, mut mag: U256, mut scale: u32, shown: u8, mut exact: i8) -> Option<Decimal> {
+    let drop = |mag: &mut U256, scale: &mut u32, n: u32, exact: &mut i8| {
+        let kept = mag.div_pow10(n);
+        if kept.checked_mul_pow10(n) != Some(*mag) {
+            *exact = (*exact).min((*scale - n) as i8);
+        }
+        *mag = kept;
+        *scale -= n;
+    };
     if scale > MAX_PRECISION as u32 {
-        mag = mag.div_pow10(scale - MAX_PRECISION as u32);
-        scale = MAX_PRECISION as u32;
+        let n = scale - MAX_PRECISION as u32;
+        drop(&mut mag, &mut scale, n, &mut exact);
     }
     loop {
         if let Some(m) = mag.to_u128().filter(|m| *m < LIMIT) {
             let m = m as i128;
-            return Some(Decimal {
+            let d = Decimal {
                 mantissa: if neg { -m } else { m },
                 scale: scale as u8,
                 shown,
-            });
+                exact,
+            };
+            return (exact == EXACT || d.settled()).then_some(d);
         }
         if scale <= shown as u32 {
             return None;
@@ -100,8 +134,18 @@ fn fit(neg: bool, mut mag: U256, mut scale: u32, shown: u8) -> Option<Decimal> {
             .digits_at_least()
             .saturating_sub(38)
             .clamp(1, scale - shown as u32);
-        mag = mag.div_pow10(excess);
-        scale -= excess;
+        drop(&mut mag, &mut scale, excess, &mut exact);
+    }
+}
+
+/// The rounding (half away from zero) of `m` at `from` digits to `to` ≤ `from` digits.
+fn round_mantissa(m: i128, from: u8, to: u8) -> i128 {
+    let div = POW10[(from - to) as usize] as i128;
+    let (q, r) = (m / div, m % div);
+    if r.abs() * 2 >= div {
+        q + m.signum()
+    } else {
+        q
     }
 }
 
@@ -112,7 +156,51 @@ impl Decimal {
             mantissa,
             scale,
             shown: scale,
+            exact: EXACT,
         }
+    }
+
+    /// Whether the digits shown are MySQL's: always for a value that is MySQL's digit
+    /// for digit; for one that may be off (see `exact`), when every value within that
+    /// distance shows the same digits, and the shown digits are all held.
+    pub fn settled(&self) -> bool {
+        if self.exact == EXACT {
+            return true;
+        }
+        if self.shown > self.scale || (self.exact as i32) < self.shown as i32 {
+            return false;
+        }
+        // The distance in units of the last digit held (at least one unit).
+        let units = (self.scale as i32 - self.exact as i32).max(0) as usize;
+        let Some(u) = POW10.get(units).map(|u| *u as i128) else {
+            return false;
+        };
+        let (Some(lo), Some(hi)) = (self.mantissa.checked_sub(u), self.mantissa.checked_add(u))
+        else {
+            return false;
+        };
+        let at = |m| round_mantissa(m, self.scale, self.shown);
+        at(lo) == at(self.mantissa) && at(hi) == at(self.mantissa)
+    }
+
+    /// How close a result computed from `self` and `o` is, given how far each operand
+    /// may be: `spread_a`/`spread_b` are the digits each operand's distance is scaled
+    /// up by in the result (a factor's integer digits, …). EXACT when both are.
+    fn combined(&self, o: &Decimal, spread_a: i32, spread_b: i32) -> i8 {
+        let one = |d: &Decimal, spread: i32| {
+            (d.exact != EXACT).then(|| (d.exact as i32 - spread).clamp(-100, 100))
+        };
+        match (one(self, spread_a), one(o, spread_b)) {
+            (None, None) => EXACT,
+            (Some(e), None) | (None, Some(e)) => e as i8,
+            // Two distances add up: one digit less.
+            (Some(x), Some(y)) => (x.min(y) - 1).max(-100) as i8,
+        }
+    }
+
+    /// Whether this value is MySQL's digit for digit (see `exact`).
+    pub fn is_exact(&self) -> bool {
+        self.exact == EXACT
     }
 
     pub fn from_i64(v: i64) -> Decimal {
@@ -158,6 +246,114 @@ impl Decimal {
         Some(Decimal::new(if neg { -m } else { m }, frac.len() as u8))
     }
 
+    /// Text that is a number in full (`-12.5`, `1e40`, `.5E-3`, surrounding spaces
+    /// allowed), rounded half away from zero to `scale` fractional digits, digit for
+    /// digit however long the text is (never through a double). `Overflow` when the
+    /// rounded value needs more than 38 digits at that scale: past every column type
+    /// here, so callers clamp to the type's maximum or fail. None when the text is not
+    /// a number in full (or its exponent is past any i64).
+    pub fn parse_rounded(text: &str, scale: u8) -> Option<Rounded> {
+        let t = text.trim();
+        let (neg, rest) = match t.as_bytes().first()? {
+            b'-' => (true, &t[1..]),
+            b'+' => (false, &t[1..]),
+            _ => (false, t),
+        };
+        let (mant, exp) = match rest.find(['e', 'E']) {
+            Some(i) => (&rest[..i], rest[i + 1..].parse::<i64>().ok()?),
+            None => (rest, 0),
+        };
+        let (int, frac) = match mant.find('.') {
+            Some(i) => (&mant[..i], &mant[i + 1..]),
+            None => (mant, ""),
+        };
+        if (int.is_empty() && frac.is_empty())
+            || !int.bytes().all(|b| b.is_ascii_digit())
+            || !frac.bytes().all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        // value = digits * 10^(exp - frac.len()); leading zeros carry nothing.
+        let all: Vec<u8> = int.bytes().chain(frac.bytes()).collect();
+        let first = all.iter().position(|b| *b != b'0').unwrap_or(all.len());
+        let digits = &all[first..];
+        let zero = Rounded::Value(Decimal::new(0, scale));
+        if digits.is_empty() {
+            return Some(zero);
+        }
+        let shift = exp
+            .saturating_sub(frac.len() as i64)
+            .saturating_add(scale as i64);
+        let value = |m: u128| {
+            let m = m as i128;
+            Rounded::Value(Decimal::new(if neg { -m } else { m }, scale))
+        };
+        let number = |ds: &[u8]| ds.iter().fold(0u128, |m, b| m * 10 + (b - b'0') as u128);
+        if shift >= 0 {
+            if digits.len() as i64 + shift > MAX_PRECISION as i64 {
+                return Some(Rounded::Overflow { negative: neg });
+            }
+            return Some(value(number(digits) * POW10[shift as usize]));
+        }
+        let drop = shift.unsigned_abs();
+        if drop > digits.len() as u64 {
+            return Some(zero);
+        }
+        let (kept, gone) = digits.split_at(digits.len() - drop as usize);
+        if kept.len() > MAX_PRECISION as usize {
+            return Some(Rounded::Overflow { negative: neg });
+        }
+        let m = number(kept) + u128::from(gone[0] >= b'5');
+        if m >= LIMIT {
+            return Some(Rounded::Overflow { negative: neg });
+        }
+        Some(value(m))
+    }
+
+    /// The longest leading part of `text` that is a number (after leading spaces):
+    /// sign, digits, point, digits, and an exponent only when digits follow its `e`.
+    /// What MySQL converts of `'12.5abc'`; empty when nothing numeric leads.
+    pub fn numeric_prefix(text: &str) -> &str {
+        let t = text.trim_start();
+        let b = t.as_bytes();
+        let mut i = 0;
+        if matches!(b.first(), Some(b'-' | b'+')) {
+            i += 1;
+        }
+        let digits_from = |mut j: usize| {
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            j
+        };
+        let int_end = digits_from(i);
+        let mut end = int_end;
+        if b.get(end) == Some(&b'.') {
+            end = digits_from(end + 1);
+        }
+        if end == i || (end == i + 1 && int_end == i) {
+            return ""; // no digit at all ("-", ".", "-.")
+        }
+        if matches!(b.get(end), Some(b'e' | b'E')) {
+            let mut j = end + 1;
+            if matches!(b.get(j), Some(b'-' | b'+')) {
+                j += 1;
+            }
+            let k = digits_from(j);
+            if k > j {
+                end = k;
+            }
+        }
+        &t[..end]
+    }
+
+    /// The largest DECIMAL(precision, scale) value, negated when `negative`: where a
+    /// value past the type's range is clamped.
+    pub fn type_max(precision: u8, scale: u8, negative: bool) -> Decimal {
+        let m = (POW10[precision.min(MAX_PRECISION) as usize] - 1) as i128;
+        Decimal::new(if negative { -m } else { m }, scale)
+    }
+
     /// `v` rounded to `scale` digits (storing a double into a DECIMAL column).
     pub fn from_f64(v: f64, scale: u8) -> Option<Decimal> {
         let scaled = (v * 10f64.powi(scale as i32)).round();
@@ -184,11 +380,15 @@ impl Decimal {
         let shift = exp - (digits.len() as i32 - 1);
         if shift >= 0 {
             let mag = U256::from_u128(m).checked_mul_pow10(shift as u32)?;
-            fit(neg, mag, 0, 0)
+            fit(neg, mag, 0, 0, EXACT)
         } else {
+            // Digits past 38 places are dropped as MySQL's conversion drops them.
             let scale = (-shift) as u32;
-            let d = fit(neg, U256::from_u128(m), scale, 0)?;
-            Some(d.with_shown(d.scale))
+            let d = fit(neg, U256::from_u128(m), scale, 0, EXACT)?;
+            Some(Decimal {
+                exact: EXACT,
+                ..d.with_shown(d.scale)
+            })
         }
     }
 
@@ -203,23 +403,29 @@ impl Decimal {
     /// Rounds half away from zero to `scale` digits (MySQL's rule for DECIMAL), shown
     /// at that scale: storing into a DECIMAL(p,s) column, CAST AS DECIMAL.
     pub fn rescale(&self, scale: u8) -> Decimal {
-        match scale.cmp(&self.scale) {
+        let d = match scale.cmp(&self.scale) {
             Ordering::Equal => Decimal::new(self.mantissa, scale),
             Ordering::Greater => Decimal::new(
                 self.mantissa
                     .saturating_mul(10i128.pow((scale - self.scale) as u32)),
                 scale,
             ),
-            Ordering::Less => {
-                let div = 10i128.pow((self.scale - scale) as u32);
-                let q = self.mantissa / div;
-                let r = self.mantissa % div;
-                let q = if r.abs() * 2 >= div {
-                    q + self.mantissa.signum()
-                } else {
-                    q
-                };
-                Decimal::new(q, scale)
+            Ordering::Less => Decimal::new(round_mantissa(self.mantissa, self.scale, scale), scale),
+        };
+        self.carry_exactness(d, scale)
+    }
+
+    /// `rounded` (self rounded to `at` digits) marked exact when every value within
+    /// self's distance from MySQL's rounds to the same digits; else it is marked
+    /// unsettled, and whoever stores or shows it refuses it ([`Decimal::is_exact`]).
+    #[inline]
+    fn carry_exactness(&self, rounded: Decimal, at: u8) -> Decimal {
+        if self.exact == EXACT || self.with_shown(at).settled() {
+            rounded
+        } else {
+            Decimal {
+                exact: UNSETTLED,
+                ..rounded
             }
         }
     }
@@ -236,26 +442,55 @@ impl Decimal {
         // Digits to drop from the mantissa; beyond 38 everything goes.
         let drop = (self.scale as i64 - d).min(39) as u32;
         let keep_scale = d.max(0) as u8;
-        let (m, neg) = (self.mantissa.unsigned_abs(), self.mantissa < 0);
-        let r = if drop > 38 {
-            0
-        } else {
-            let div = POW10[drop as usize];
-            let (q, rem) = (m / div, m % div);
-            let q = if !truncate && rem * 2 >= div {
-                q + 1
+        let at = |mantissa: i128| {
+            let (m, neg) = (mantissa.unsigned_abs(), mantissa < 0);
+            let r = if drop > 38 {
+                0
             } else {
-                q
+                let div = POW10[drop as usize];
+                let (q, rem) = (m / div, m % div);
+                let q = if !truncate && rem * 2 >= div {
+                    q + 1
+                } else {
+                    q
+                };
+                // Back to `keep_scale` digits: a negative `d` leaves zeros left of the point.
+                let up = (keep_scale as i64 - d) as u32;
+                q.saturating_mul(POW10[up.min(38) as usize])
             };
-            // Back to `keep_scale` digits: a negative `d` leaves zeros left of the point.
-            let up = (keep_scale as i64 - d) as u32;
-            q.saturating_mul(POW10[up.min(38) as usize])
+            let r = r.min(i128::MAX as u128) as i128;
+            if neg {
+                -r
+            } else {
+                r
+            }
         };
-        let r = r.min(i128::MAX as u128) as i128;
+        let mantissa = at(self.mantissa);
+        // A value that may be off from MySQL's gives MySQL's digits when every value
+        // within that distance gives the same; else the result is marked unsettled and
+        // whoever shows or stores it refuses it.
+        let exact = if self.exact == EXACT {
+            EXACT
+        } else {
+            let units = (self.scale as i32 - self.exact as i32).max(0) as usize;
+            let same = POW10.get(units).is_some_and(|u| {
+                let u = *u as i128;
+                match (self.mantissa.checked_sub(u), self.mantissa.checked_add(u)) {
+                    (Some(lo), Some(hi)) => at(lo) == mantissa && at(hi) == mantissa,
+                    _ => false,
+                }
+            });
+            if same {
+                EXACT
+            } else {
+                UNSETTLED
+            }
+        };
         Decimal {
-            mantissa: if neg { -r } else { r },
+            mantissa,
             scale: keep_scale,
             shown,
+            exact,
         }
     }
 
@@ -285,25 +520,37 @@ impl Decimal {
     }
 
     /// Exact sum; shown at the larger of the operands' shown scales.
+    #[inline]
     pub fn checked_add(&self, o: &Decimal) -> Option<Decimal> {
-        let shown = self.shown.max(o.shown);
-        let s = self.scale.max(o.scale);
-        let fast = (|| {
-            let a = self
-                .mantissa
-                .checked_mul(POW10[(s - self.scale) as usize] as i128)?;
-            let b = o
-                .mantissa
-                .checked_mul(POW10[(s - o.scale) as usize] as i128)?;
-            a.checked_add(b).filter(|m| m.unsigned_abs() < LIMIT)
-        })();
-        if let Some(m) = fast {
-            return Some(Decimal {
-                mantissa: m,
-                scale: s,
-                shown,
-            });
+        if self.exact == EXACT && o.exact == EXACT {
+            let s = self.scale.max(o.scale);
+            let fast = (|| {
+                let a = self
+                    .mantissa
+                    .checked_mul(POW10[(s - self.scale) as usize] as i128)?;
+                let b = o
+                    .mantissa
+                    .checked_mul(POW10[(s - o.scale) as usize] as i128)?;
+                a.checked_add(b).filter(|m| m.unsigned_abs() < LIMIT)
+            })();
+            if let Some(m) = fast {
+                return Some(Decimal {
+                    mantissa: m,
+                    scale: s,
+                    shown: self.shown.max(o.shown),
+                    exact: EXACT,
+                });
+            }
         }
+        self.add_wide(o)
+    }
+
+    /// [`Decimal::checked_add`] past an `i128` or with an operand that may be off.
+    #[cold]
+    #[inline(never)]
+    fn add_wide(&self, o: &Decimal) -> Option<Decimal> {
+        let shown = self.shown.max(o.shown);
+        let exact = self.combined(o, 0, 0);
         let (a, b, s) = self.aligned(o);
         let (an, bn) = (self.mantissa < 0, o.mantissa < 0);
         let (mag, neg) = if an == bn {
@@ -313,7 +560,7 @@ impl Decimal {
         } else {
             (b.sub(a), bn)
         };
-        fit(neg, mag, s, shown)
+        fit(neg, mag, s, shown, exact)
     }
 
     pub fn checked_sub(&self, o: &Decimal) -> Option<Decimal> {
@@ -335,12 +582,31 @@ impl Decimal {
         let scale = full.min(MUL_MAX_SCALE);
         let neg = (self.mantissa < 0) != (o.mantissa < 0);
         let (a, b) = (self.mantissa.unsigned_abs(), o.mantissa.unsigned_abs());
+        // The common case (every TPC-H product): exact factors, a product that fits
+        // as it is.
+        if self.exact == EXACT && o.exact == EXACT && full == scale {
+            if let Some(p) = a.checked_mul(b).filter(|p| *p < LIMIT) {
+                let p = p as i128;
+                return Some(Decimal {
+                    mantissa: if neg { -p } else { p },
+                    scale: scale as u8,
+                    shown,
+                    exact: EXACT,
+                });
+            }
+        }
         let mag = match a.checked_mul(b) {
             Some(p) => U256::from_u128(p),
             None => U256::mul_wide(a, b),
         }
         .div_pow10(full - scale);
-        fit(neg, mag, scale, shown)
+        // A distance grows with the other factor's integer digits.
+        let exact = if self.exact == EXACT && o.exact == EXACT {
+            EXACT
+        } else {
+            self.combined(o, o.int_digits() as i32, self.int_digits() as i32)
+        };
+        fit(neg, mag, scale, shown, exact)
     }
 
     /// Quotient as MySQL's decimal division computes it: the dividend's and divisor's
@@ -359,12 +625,14 @@ impl Decimal {
                 mantissa: 0,
                 scale: 0,
                 shown,
+                exact: self.exact,
             });
         }
         let (sa, sb) = (self.scale as u32, o.scale as u32);
         let (ra, rb) = (round_up_9(sa), round_up_9(sb));
         let incr = (DIV_INCREMENT as u32).saturating_sub((ra - sa) + (rb - sb));
         let frac = round_up_9(ra + rb + incr);
+        let mysql_frac = frac;
         // Keep the numerator within 77 digits (256 bits); the quotient then still has
         // more than the 38 digits `fit` keeps, so the truncation point is unaffected.
         let (a, b) = (self.mantissa.unsigned_abs(), o.mantissa.unsigned_abs());
@@ -379,17 +647,40 @@ impl Decimal {
         let fast = (k <= 38)
             .then(|| a.checked_mul(POW10[k as usize]))
             .flatten();
-        let q = match fast {
-            Some(n) => U256::from_u128(n / b),
-            None => U256::from_u128(a).checked_mul_pow10(k)?.div_rem(b).0,
+        let (q, rem) = match fast {
+            Some(n) => (U256::from_u128(n / b), n % b),
+            None => U256::from_u128(a).checked_mul_pow10(k)?.div_rem(b),
         };
-        fit(neg, q, frac, shown)
+        let exact = if self.exact == EXACT && o.exact == EXACT {
+            // Cut before MySQL's point with digits left: off by less than 10^-frac.
+            if frac < mysql_frac && rem != 0 {
+                frac as i8
+            } else {
+                EXACT
+            }
+        } else {
+            // MySQL divides values held to more digits, and cuts elsewhere: the
+            // dividend's distance shrinks by the divisor's size, the divisor's grows
+            // by the dividend's over the divisor's squared; this cut adds 10^-frac.
+            let (ka, kb) = (self.int_digits() as i32, o.int_digits() as i32);
+            let (sb, small) = (o.scale as i32, kb == 0);
+            let spread_a = if small { sb } else { 1 - kb };
+            let spread_b = if small {
+                ka + 2 * sb + 1
+            } else {
+                ka - 2 * (kb - 1) + 1
+            };
+            (self.combined(o, spread_a, spread_b) as i32)
+                .min(frac as i32 - 1)
+                .max(-100) as i8
+        };
+        fit(neg, q, frac, shown, exact)
     }
 
     /// `self DIV o`: the quotient truncated toward zero, exactly. None when `o` is zero
     /// or the quotient does not fit in an `i128` (the caller's range check fails it).
     pub fn div_trunc(&self, o: &Decimal) -> Option<i128> {
-        if o.mantissa == 0 {
+        if o.mantissa == 0 || self.exact != EXACT || o.exact != EXACT {
             return None;
         }
         let (a, b, _) = self.aligned(o);
@@ -408,7 +699,7 @@ impl Decimal {
     /// `self MOD o`: the remainder of truncating division, with the dividend's sign,
     /// exact at the larger scale; shown at the larger shown scale. None when `o` is zero.
     pub fn checked_rem(&self, o: &Decimal) -> Option<Decimal> {
-        if o.mantissa == 0 {
+        if o.mantissa == 0 || self.exact != EXACT || o.exact != EXACT {
             return None;
         }
         let (a, b, s) = self.aligned(o);
@@ -423,6 +714,7 @@ impl Decimal {
             mantissa: if self.mantissa < 0 { -r } else { r },
             scale: s as u8,
             shown: self.shown.max(o.shown),
+            exact: EXACT,
         })
     }
 
@@ -602,13 +894,22 @@ mod tests {
         assert_eq!(p.scale, 31);
         assert_eq!(held(p), "0.0004164931228654726997084550204");
         // A big integer part leaves less room for held digits, but a shown digit is
-        // never dropped: that is an overflow.
+        // never dropped: that is an overflow. Nor is a shown digit whose rounding
+        // depends on dropped ones (MySQL shows 6666…6666.6667 for 2·10^34/3, from
+        // digits this value cannot hold): refused.
         let big = Decimal::from_i64(10i64.pow(17))
             .checked_mul(&Decimal::from_i64(10i64.pow(17)))
             .unwrap();
-        let q = big.checked_div(&Decimal::from_i64(3)).unwrap();
-        assert_eq!(held(q), "3333333333333333333333333333333333.3333");
-        assert!(q.checked_add(&d("0.00001")).is_none());
+        let two_big = big.checked_mul(&Decimal::from_i64(2)).unwrap();
+        assert!(two_big.checked_div(&Decimal::from_i64(3)).is_none());
+        let q = Decimal::from_i64(10i64.pow(17))
+            .checked_mul(&Decimal::from_i64(10i64.pow(16)))
+            .unwrap()
+            .checked_div(&Decimal::from_i64(3))
+            .unwrap();
+        assert_eq!(held(q), "333333333333333333333333333333333.33333");
+        assert_eq!(q.to_string(), "333333333333333333333333333333333.3333");
+        assert!(q.checked_add(&d("0.000001")).is_none());
         let bigger = big.checked_mul(&Decimal::from_i64(100)).unwrap();
         assert!(bigger.checked_div(&Decimal::from_i64(3)).is_none());
         let huge = bigger.checked_mul(&Decimal::from_i64(10)).unwrap();
@@ -639,6 +940,7 @@ mod tests {
             mantissa: 1,
             scale: 38,
             shown: 30,
+            exact: EXACT,
         };
         assert!(tiny > Decimal::from_i64(0));
         assert!(Decimal::from_i64(i64::MAX) > tiny);
@@ -674,6 +976,111 @@ mod tests {
         assert_eq!(d("-2.5").round_to(0, false).to_string(), "-3");
         assert_eq!(d("-1250").round_to(-2, false).to_string(), "-1300");
         assert_eq!(d("99.5").round_to(-3, false).to_string(), "0");
+    }
+
+    #[test]
+    fn text_rounds_digit_for_digit_at_any_length() {
+        let r = |t: &str, s: u8| Decimal::parse_rounded(t, s);
+        let v = |t: &str, s: u8| match r(t, s) {
+            Some(Rounded::Value(x)) => x.to_string(),
+            other => panic!("{t}: {other:?}"),
+        };
+        assert_eq!(v(" -12.345 ", 2), "-12.35");
+        assert_eq!(v("2.5", 0), "3");
+        assert_eq!(v("-2.5", 0), "-3");
+        assert_eq!(v("2.4999", 0), "2");
+        assert_eq!(v("1.5e3", 0), "1500");
+        assert_eq!(v(".5E-3", 4), "0.0005");
+        assert_eq!(v("1e-400", 2), "0.00");
+        assert_eq!(v("000.000", 1), "0.0");
+        // 39 and more digits: exact, not through a double.
+        assert_eq!(
+            v("1234567890123456789012345678901234567.89", 1),
+            "1234567890123456789012345678901234567.9"
+        );
+        assert_eq!(
+            v("12345678901234567890123456789e0", 0),
+            "12345678901234567890123456789"
+        );
+        assert_eq!(
+            v(&format!("0.{}", "9".repeat(60)), 30),
+            "1.".to_owned() + &"0".repeat(30)
+        );
+        // 38 nines fit; rounding up to 10^38 does not.
+        let nines = "9".repeat(38);
+        assert_eq!(v(&nines, 0), nines);
+        assert_eq!(
+            r(&format!("{nines}.5"), 0),
+            Some(Rounded::Overflow { negative: false })
+        );
+        assert_eq!(r("-1e40", 0), Some(Rounded::Overflow { negative: true }));
+        assert_eq!(r("1e37", 2), Some(Rounded::Overflow { negative: false }));
+        assert_eq!(r("1e400", 0), Some(Rounded::Overflow { negative: false }));
+        assert_eq!(r("12abc", 0), None);
+        assert_eq!(r("", 0), None);
+        assert_eq!(r("-", 0), None);
+        assert_eq!(r("1e", 0), None);
+        assert_eq!(Decimal::type_max(5, 2, true).to_string(), "-999.99");
+        assert_eq!(Decimal::type_max(38, 0, false).to_string(), nines);
+    }
+
+    #[test]
+    fn numeric_prefixes() {
+        let p = Decimal::numeric_prefix;
+        assert_eq!(p("  12.5abc"), "12.5");
+        assert_eq!(p("-1e5x"), "-1e5");
+        assert_eq!(p("1e+x"), "1");
+        assert_eq!(p(".5."), ".5");
+        assert_eq!(p("5."), "5.");
+        assert_eq!(p("-.x"), "");
+        assert_eq!(p("abc"), "");
+    }
+
+    #[test]
+    fn digits_dropped_past_38_never_reach_a_shown_digit() {
+        // 1/7 five times: MySQL holds 45 fractional digits, 38 here.
+        let seven = Decimal::from_i64(7);
+        let mut x = Decimal::from_i64(1);
+        for _ in 0..5 {
+            x = x.checked_div(&seven).unwrap();
+        }
+        assert!(!x.is_exact());
+        assert_eq!(x.to_string(), "0.00005949901790920450");
+        // Times 10^16: the 20 digits shown are still MySQL's.
+        let p = x.checked_mul(&d("10000000000000000")).unwrap();
+        assert_eq!(p.to_string(), "594990179092.04495626822142857143");
+        // Times 10^20: the last shown digits would come from the dropped ones
+        // (MySQL: 5949901790920449.56268221428571428571): refused.
+        assert!(x.checked_mul(&d("100000000000000000000")).is_none());
+        // Rounding at a scale the held digits settle is exact again; past them not.
+        assert!(x.round_to(20, false).is_exact());
+        assert_eq!(x.round_to(20, false).to_string(), "0.00005949901790920450");
+        assert!(x.rescale(30).is_exact());
+        // Dividing by a small number magnifies the distance as multiplying does.
+        assert!(x.checked_div(&d("0.00000000000000000001")).is_none());
+        // A sum keeps the distance: shown at 20 digits it is settled.
+        let s = x.checked_add(&Decimal::from_i64(1)).unwrap();
+        assert_eq!(s.to_string(), "1.00005949901790920450");
+        // DIV and MOD of such a value are refused.
+        assert!(x.checked_rem(&seven).is_none());
+        assert!(x.div_trunc(&seven).is_none());
+        // Exact operands whose digits past 38 are zero stay exact.
+        let q = d("1").checked_div(&d("4")).unwrap();
+        assert!(q.is_exact());
+        // Boundaries: 38 nines, negative, scale 30, half away from zero, overflow.
+        let nines = d(&"9".repeat(38));
+        assert_eq!(nines.checked_add(&d("0")).unwrap(), nines);
+        assert!(nines.checked_add(&d("1")).is_none());
+        assert!((-nines).checked_sub(&d("1")).is_none());
+        let s30 = d(&format!("0.{}5", "0".repeat(29)));
+        assert_eq!(
+            s30.rescale(29).to_string(),
+            format!("0.{}1", "0".repeat(28))
+        );
+        assert_eq!(
+            (-s30).rescale(29).to_string(),
+            format!("-0.{}1", "0".repeat(28))
+        );
     }
 
     #[test]

@@ -2661,7 +2661,14 @@ pub(crate) fn hex_number(a: &ast::Expr) -> Option<Value> {
 pub fn literal(v: &ast::Value) -> Result<Value> {
     use ast::Value as V;
     Ok(match v {
-        V::Number(n, _) => number_value(n).ok_or_else(|| Error::Syntax(n.clone()))?,
+        V::Number(n, _) => number_value(n).ok_or_else(|| {
+            // A plain literal past 38 digits is a DECIMAL in MySQL 8 (up to 65).
+            if n.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+                Error::NotSupported(format!("DECIMAL literals of more than 38 digits ({n})"))
+            } else {
+                Error::Syntax(n.clone())
+            }
+        })?,
         V::SingleQuotedString(s) | V::DoubleQuotedString(s) => {
             Value::Bytes(strata_types::sqltext::literal_bytes(s.as_bytes()))
         }

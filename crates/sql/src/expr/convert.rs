@@ -203,28 +203,45 @@ fn coerce_type(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Valu
             }))
         }
         DataType::Decimal { precision, scale } => {
+            use strata_types::decimal::Rounded;
+            // Past the type's range: error 1264 in strict mode, else the type's largest
+            // value (text and doubles past 38 digits included), as MySQL clamps.
+            let clamp = |negative: bool| {
+                if strict {
+                    Err(out_of_range())
+                } else {
+                    Ok(Value::Decimal(Decimal::type_max(
+                        *precision, *scale, negative,
+                    )))
+                }
+            };
             let d = match &v {
                 Value::Decimal(d) => *d,
                 Value::Int(i) => Decimal::from_i64(*i),
                 Value::UInt(u) => Decimal::new(*u as i128, 0),
-                Value::Double(f) => Decimal::from_f64(*f, *scale).ok_or_else(out_of_range)?,
+                Value::Double(f) => match Decimal::from_f64(*f, *scale) {
+                    Some(d) => d,
+                    None if f.is_finite() => return clamp(*f < 0.0),
+                    None => return Err(out_of_range()),
+                },
                 Value::Bytes(b) => {
                     let text = String::from_utf8_lossy(b);
-                    match Decimal::parse(text.trim()) {
-                        Some(d) => d,
-                        None => match text.trim().parse::<f64>() {
-                            Ok(f) => Decimal::from_f64(f, *scale).ok_or_else(out_of_range)?,
-                            Err(_) if strict => {
-                                return Err(Error::IncorrectValue {
-                                    kind: "decimal".into(),
-                                    value: text.into_owned(),
-                                    column: col.name.clone(),
-                                    row,
-                                })
-                            }
-                            Err(_) => Decimal::from_f64(parse_leading_f64(b), *scale)
-                                .unwrap_or(Decimal::from_i64(0)),
-                        },
+                    let parsed = match Decimal::parse_rounded(&text, *scale) {
+                        Some(r) => r,
+                        None if strict => {
+                            return Err(Error::IncorrectValue {
+                                kind: "decimal".into(),
+                                value: text.into_owned(),
+                                column: col.name.clone(),
+                                row,
+                            })
+                        }
+                        None => Decimal::parse_rounded(Decimal::numeric_prefix(&text), *scale)
+                            .unwrap_or(Rounded::Value(Decimal::new(0, *scale))),
+                    };
+                    match parsed {
+                        Rounded::Value(d) => d,
+                        Rounded::Overflow { negative } => return clamp(negative),
                     }
                 }
                 Value::DateTime(_) | Value::Json(_) => Decimal::from_i64(v.to_i64().unwrap_or(0)),
@@ -233,15 +250,14 @@ fn coerce_type(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Valu
                 Value::Null => unreachable!("handled above"),
             };
             let d = d.rescale(*scale);
+            if !d.is_exact() {
+                // Digits past 38 an earlier result dropped (MySQL 8 holds them) decide.
+                return Err(Error::NotSupported(
+                    "DECIMAL results of more than 38 digits".into(),
+                ));
+            }
             if d.int_digits() > (*precision - *scale) as u32 {
-                if strict {
-                    return Err(out_of_range());
-                }
-                let max = 10i128.pow(*precision as u32) - 1;
-                return Ok(Value::Decimal(Decimal::new(
-                    d.mantissa.clamp(-max, max),
-                    *scale,
-                )));
+                return clamp(d.mantissa < 0);
             }
             Ok(Value::Decimal(d))
         }

@@ -1143,7 +1143,16 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
         return Ok(Value::Null);
     }
     let (x, y) = (numeric(a), numeric(b));
-    let decimal_overflow = || out_of_range("DECIMAL", op, a, b);
+    // Strata's decimals hold 38 digits, MySQL 8's results up to 65: a result past 38
+    // is a missing feature (1235), never a clamped or cut value.
+    let decimal_overflow = || {
+        Error::NotSupported(format!(
+            "DECIMAL results of more than 38 digits ({} {} {})",
+            a.to_text(),
+            op_text(op),
+            b.to_text()
+        ))
+    };
     let unsigned_either = matches!(x, Value::UInt(_)) || matches!(y, Value::UInt(_));
     let integers =
         matches!(x, Value::Int(_) | Value::UInt(_)) && matches!(y, Value::Int(_) | Value::UInt(_));

@@ -86,7 +86,7 @@ impl Group<'_> {
             row.push(if spec.func == AggFunc::Grouping {
                 aggregate::grouping_value(spec, g.level)
             } else {
-                finish_state_in(state, spec, self.ecx.env)
+                finish_state_in(state, spec, self.ecx.env)?
             });
         }
         if let Some(h) = &self.plan.having {

@@ -289,7 +289,7 @@ impl<'a> Run<'a> {
                     update_state(&mut state, spec, self.value(p.members[added]))?;
                     added += 1;
                 }
-                out[r] = finish_state(state.clone(), spec);
+                out[r] = finish_state(state.clone(), spec)?;
             }
         } else {
             for (j, &r) in p.members.iter().enumerate() {
@@ -298,7 +298,7 @@ impl<'a> Run<'a> {
                 for &q in &p.members[s..e] {
                     update_state(&mut state, spec, self.value(q))?;
                 }
-                out[r] = finish_state(state, spec);
+                out[r] = finish_state(state, spec)?;
             }
         }
         Ok(())

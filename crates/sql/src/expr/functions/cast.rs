@@ -145,35 +145,49 @@ pub(super) fn call(f: CastFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
             Value::Double(d as f32 as f64)
         }
         CastFn::Decimal(precision, scale) => {
+            use strata_types::decimal::Rounded;
+            // Beyond DECIMAL(p,s) the value is the largest of that type, as MySQL clamps;
+            // text and doubles past 38 digits are clamped the same way, never NULL.
+            let clamp =
+                |negative: bool| Value::Decimal(Decimal::type_max(precision, scale, negative));
             let d = match &v {
                 Value::Decimal(d) => *d,
                 Value::Int(i) => Decimal::from_i64(*i),
                 Value::UInt(u) => Decimal::from_u64(*u),
                 Value::Bytes(b) => {
                     let t = String::from_utf8_lossy(b);
-                    match Decimal::parse(t.trim()) {
-                        Some(d) => d,
+                    let parsed = match Decimal::parse_rounded(&t, scale) {
+                        Some(r) => r,
                         None => {
                             warn_truncated(cx, "DECIMAL", b);
-                            let f = parse_leading_f64(b);
-                            match Decimal::from_f64_digits(f) {
-                                Some(d) => d,
-                                None => return Ok(Value::Null),
-                            }
+                            Decimal::parse_rounded(Decimal::numeric_prefix(&t), scale)
+                                .unwrap_or(Rounded::Value(Decimal::new(0, scale)))
                         }
+                    };
+                    match parsed {
+                        Rounded::Value(d) => d,
+                        Rounded::Overflow { negative } => return Ok(clamp(negative)),
                     }
                 }
-                v => match Decimal::from_f64_digits(v.to_f64().unwrap_or(0.0)) {
-                    Some(d) => d,
-                    None => return Ok(Value::Null),
-                },
+                v => {
+                    let f = v.to_f64().unwrap_or(0.0);
+                    match Decimal::from_f64_digits(f) {
+                        Some(d) => d,
+                        None if f.is_finite() => return Ok(clamp(f < 0.0)),
+                        None => return Ok(Value::Null),
+                    }
+                }
             };
-            // Rounded from every digit held; beyond DECIMAL(p,s) it is the largest
-            // value of that type, as MySQL clamps.
+            // Rounded from every digit held.
             let d = d.round_to(scale as i64, false).rescale(scale);
+            if !d.is_exact() {
+                // Digits past 38 an earlier result dropped (MySQL 8 holds them) decide.
+                return Err(strata_types::Error::NotSupported(
+                    "DECIMAL results of more than 38 digits".into(),
+                ));
+            }
             if d.int_digits() > precision.saturating_sub(scale) as u32 {
-                let max = 10i128.pow(precision.min(38) as u32) - 1;
-                Value::Decimal(Decimal::new(d.mantissa.clamp(-max, max), scale))
+                clamp(d.mantissa < 0)
             } else {
                 Value::Decimal(d)
             }

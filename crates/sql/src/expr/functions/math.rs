@@ -9,7 +9,7 @@
 use super::rand::RandState;
 use super::{arg, text};
 use crate::expr::{arith_in, ArithOp, EvalCtx, Expr, WarnLevel};
-use strata_types::{Error, Result, Value};
+use strata_types::{Decimal, Error, Result, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MathFn {
@@ -169,9 +169,12 @@ pub(super) fn call(f: MathFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
             _ if x < 0.0 => -1,
             _ => 0,
         }),
-        Round => round(&vals[0], vals.get(1).and_then(Value::to_i64).unwrap_or(0))
-            .ok_or_else(|| out_of_range("BIGINT", f, &vals))?,
-        Truncate => truncate(&vals[0], vals[1].to_i64().unwrap_or(0)),
+        Round => match round(&vals[0], vals.get(1).and_then(Value::to_i64).unwrap_or(0)) {
+            Some(v) => v,
+            None if matches!(vals[0], Value::Decimal(_)) => return Err(wide_digits()),
+            None => return Err(out_of_range("BIGINT", f, &vals)),
+        },
+        Truncate => truncate(&vals[0], vals[1].to_i64().unwrap_or(0))?,
         Floor | Ceil => match &vals[0] {
             v @ (Value::Int(_) | Value::UInt(_)) => v.clone(),
             Value::Decimal(d) => {
@@ -181,7 +184,13 @@ pub(super) fn call(f: MathFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
                     (Ceil, std::cmp::Ordering::Less) => 1,
                     _ => 0,
                 };
-                Value::Int(q.mantissa as i64 + adj)
+                let r = q.mantissa + adj;
+                // Past BIGINT the value stays a DECIMAL of its digits (MySQL types such
+                // a FLOOR as DECIMAL), never a cut integer.
+                match i64::try_from(r) {
+                    Ok(i) => Value::Int(i),
+                    Err(_) => Value::Decimal(Decimal::new(r, 0)),
+                }
             }
             _ => Value::Double(if f == Floor { x.floor() } else { x.ceil() }),
         },
@@ -321,7 +330,14 @@ fn round(v: &Value, d: i64) -> Option<Value> {
                 _ => Value::Int(i64::try_from(r).ok()?),
             }
         }
-        Value::Decimal(x) => Value::Decimal(x.round_to(d, false)),
+        Value::Decimal(x) => {
+            let r = x.round_to(d, false);
+            // Digits that may not be MySQL's (a value past 38 digits before): refused.
+            if !r.is_exact() {
+                return None;
+            }
+            Value::Decimal(r)
+        }
         v => Value::Double(round_double(v.to_f64().unwrap_or(0.0), d)),
     })
 }
@@ -345,8 +361,14 @@ pub(crate) fn round_double(x: f64, d: i64) -> f64 {
     }
 }
 
-fn truncate(v: &Value, d: i64) -> Value {
-    match v {
+/// A result whose digits depend on digits past 38 that an earlier DECIMAL result
+/// dropped (MySQL 8 holds them): refused, never shown with other digits.
+fn wide_digits() -> Error {
+    Error::NotSupported("DECIMAL results of more than 38 digits".into())
+}
+
+fn truncate(v: &Value, d: i64) -> Result<Value> {
+    Ok(match v {
         Value::Int(i) if d < 0 => {
             let p = 10i128.checked_pow((-d).min(40) as u32).unwrap_or(i128::MAX);
             Value::Int((*i as i128 / p * p) as i64)
@@ -356,7 +378,11 @@ fn truncate(v: &Value, d: i64) -> Value {
             Value::UInt((*u as i128 / p * p) as u64)
         }
         v @ (Value::Int(_) | Value::UInt(_)) => v.clone(),
-        Value::Decimal(x) => Value::Decimal(x.round_to(d, true)),
+        Value::Decimal(x) => match x.round_to(d, true) {
+            r if r.is_exact() => Value::Decimal(r),
+            // Digits that may not be MySQL's (a value past 38 digits before).
+            _ => return Err(wide_digits()),
+        },
         v => {
             let x = v.to_f64().unwrap_or(0.0);
             let r = if d >= 0 {
@@ -373,7 +399,7 @@ fn truncate(v: &Value, d: i64) -> Value {
             };
             Value::Double(r)
         }
-    }
+    })
 }
 
 #[cfg(test)]
