@@ -1385,6 +1385,12 @@ impl Engine for BtreeEngine {
             .collect()
     }
 
+    /// Rows older than an instant ADD COLUMN decode with its recorded defaults
+    /// (`row::decode_record_into`).
+    fn reads_instant_columns(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> String {
         let c = self.inner.cfg.read();
         format!(

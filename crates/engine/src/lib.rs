@@ -148,6 +148,14 @@ pub trait Engine: Send + Sync {
         Vec::new()
     }
 
+    /// True when the engine reads rows written before an instant ADD COLUMN: rows
+    /// shorter than the table, whose missing trailing columns take the defaults the
+    /// table's [`strata_types::TableDef::instant`] records (the `btree` engine's record
+    /// format, `docs/format/btree.md`). ALTER TABLE adds columns instantly only then.
+    fn reads_instant_columns(&self) -> bool {
+        false
+    }
+
     /// Human-readable cache sizes for the startup banner, e.g. `key cache 8 MiB`.
     fn describe(&self) -> String;
 

@@ -845,7 +845,12 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
     }
     // Columns added at the end of a `btree` table: no row is touched (MySQL 8's
     // INSTANT, its default for such a change).
-    let instant = instant_add(&w, old, &def, &sources);
+    let instant_engine = def.engine == old.engine
+        && cx
+            .catalog
+            .engine(&old.engine)
+            .is_ok_and(|e| e.reads_instant_columns());
+    let instant = instant_add(&w, old, &def, &sources, instant_engine);
     if let Some(defaults) = &instant {
         let mut inst = old.instant.clone().unwrap_or(InstantColumns {
             cols: old.columns.len(),
@@ -862,8 +867,7 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
         let computed = def.columns.iter().zip(&sources).any(|(c, s)| {
             s.is_none() && (c.auto_increment || c.generated.as_ref().is_some_and(|g| g.stored))
         });
-        let instant_columns = old.engine == "btree"
-            && def.engine == "btree"
+        let instant_columns = instant_engine
             && !computed
             && w.rebuild
                 .iter()
@@ -939,7 +943,8 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
 }
 
 /// The stored value of each added column in the rows already there, when the change
-/// can be an instant ADD COLUMN (MySQL 8's rules for one at the end): on a `btree` table,
+/// can be an instant ADD COLUMN (MySQL 8's rules for one at the end): on a table whose
+/// engine reads such rows (`instant_engine`: `Engine::reads_instant_columns`, `btree`),
 /// under ALGORITHM=DEFAULT or INSTANT, only columns added after the last one, each with
 /// a constant default (a literal, or none: NULL, or the implicit default of a NOT NULL
 /// column), none AUTO_INCREMENT or generated, no index or constraint added, every old
@@ -949,11 +954,11 @@ fn instant_add(
     old: &TableDef,
     def: &TableDef,
     sources: &[Option<usize>],
+    instant_engine: bool,
 ) -> Option<Vec<Value>> {
     let n = old.columns.len();
     let eligible = matches!(w.algorithm, Algorithm::Default | Algorithm::Instant)
-        && old.engine == "btree"
-        && def.engine == "btree"
+        && instant_engine
         && !w.rebuild.is_empty()
         && w.rebuild.iter().all(|r| r == "ADD COLUMN")
         && def.columns.len() > n
