@@ -1233,19 +1233,7 @@ mod tests {
     use strata_types::DataType;
 
     fn col(name: &str, data_type: DataType, nullable: bool) -> ColumnDef {
-        ColumnDef {
-            name: name.into(),
-            data_type,
-            nullable,
-            default: None,
-            auto_increment: false,
-            on_update_now: false,
-            collation: Collation::Binary,
-            members: Vec::new(),
-            generated: None,
-            comment: String::new(),
-            real_unsigned: false,
-        }
+        ColumnDef::plain(name, data_type, nullable, Collation::Binary)
     }
 
     fn table() -> TableDef {
