@@ -165,3 +165,55 @@ fn explain_format_tree_prints_the_operator_tree() {
     let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM t").unwrap();
     assert_eq!(n, Some(3));
 }
+
+/// A correlated subquery is checked after a table's plain comparisons, and waits for a
+/// later single-row (eq_ref) table of the inner join; never onto the inner side of a
+/// LEFT JOIN (optimizer/expensive_last.rs).
+#[test]
+fn correlated_subqueries_are_checked_last_and_as_late_as_an_eq_ref_allows() {
+    let server = common::TestServer::start(&[]);
+    if server.flavor != Flavor::Strata {
+        return;
+    }
+    let mut c = common::connect(server.port, None);
+    for s in [
+        "CREATE DATABASE tr",
+        "USE tr",
+        "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, KEY (a))",
+        "CREATE TABLE u (id INT PRIMARY KEY, tid INT, v INT, KEY (tid))",
+        "INSERT INTO t VALUES (1,1,1),(2,2,2),(3,3,3)",
+        "INSERT INTO u VALUES (1,1,10),(2,1,20),(3,2,30)",
+    ] {
+        c.query_drop(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+    let exists = "EXISTS (SELECT 1 FROM u u2 WHERE u2.tid = u.tid AND u2.id <> u.id)";
+    let inner = format!(
+        "SELECT STRAIGHT_JOIN u.id FROM u JOIN t ON t.id = u.tid WHERE {exists} AND u.v > 5 AND t.b > 0"
+    );
+    let t = tree(&mut c, &inner);
+    assert_eq!(
+        shape(&t),
+        "-> Nested loop inner join\n    -> Filter: (u.v > 5)\n        -> Table scan on u\n    \
+         -> Filter: ((t.b > 0) and exists(select #2))\n        \
+         -> Single-row index lookup on t using PRIMARY (id=u.tid)\n        \
+         -> Select #2 (subquery in condition; dependent)\n            \
+         -> Filter: (u2.id <> u.id)\n                \
+         -> Covering index lookup on u2 using tid (tid=u.tid)",
+        "{t}"
+    );
+    let outer = format!(
+        "SELECT STRAIGHT_JOIN u.id FROM u LEFT JOIN t ON t.id = u.tid WHERE {exists} AND u.v > 5"
+    );
+    let t = tree(&mut c, &outer);
+    assert!(
+        shape(&t).contains(
+            "    -> Filter: ((u.v > 5) and exists(select #2))\n        -> Table scan on u\n"
+        ),
+        "{t}"
+    );
+    // The rows are the same wherever the condition is checked.
+    let rows: Vec<i64> = c.query(&inner).unwrap();
+    assert_eq!(rows, vec![1, 2]);
+    let rows: Vec<i64> = c.query(&outer).unwrap();
+    assert_eq!(rows, vec![1, 2]);
+}

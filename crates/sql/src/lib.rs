@@ -27,6 +27,7 @@ pub(crate) mod context;
 pub(crate) mod exec;
 pub(crate) mod expr;
 pub mod files;
+pub(crate) mod hash_tables;
 pub mod mdl;
 pub(crate) mod optimizer;
 pub(crate) mod parse;

@@ -8,9 +8,10 @@ use crate::bind::{AggFunc, AggSpec, SType};
 use crate::expr::json::value_arg;
 use crate::expr::keys::group_key;
 use crate::expr::{compare, sort_compare, EvalCtx, Expr};
+use crate::hash_tables::FastSet;
 use crate::{Env, WarnLevel};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use strata_types::json::Json;
 use strata_types::{Decimal, Error, Result, Value};
 
@@ -110,7 +111,7 @@ pub(crate) fn eval_inputs(
 /// moved out of `vals` (no vector per row and aggregate).
 pub(crate) fn feed(
     state: &mut AggState,
-    seen: &mut Option<HashSet<Vec<u8>>>,
+    seen: &mut Option<FastSet<Vec<u8>>>,
     spec: &AggSpec,
     vals: &mut [Value],
     row_no: u64,
@@ -595,7 +596,7 @@ mod tests {
             ..spec(AggFunc::Count, SType::Int)
         };
         let mut st = new_state(&s);
-        let mut seen = Some(HashSet::new());
+        let mut seen = Some(FastSet::default());
         for (a, b) in [(1, "x"), (1, "X"), (1, "y"), (2, "x")] {
             feed(
                 &mut st,

@@ -296,7 +296,8 @@ impl SubqueryRunner for Executor<'_, '_> {
             return Ok(Rc::new(SubqueryRows::new(self.collect(plan, &correlated)?)));
         }
         let key = subquery_cache::key(&correlated);
-        if let Some(rows) = self.correlated.borrow().get(id, &key) {
+        let cached = self.correlated.borrow_mut().get(id, &key);
+        if let Some(rows) = cached {
             return Ok(rows);
         }
         let rows = Rc::new(SubqueryRows::new(self.collect(plan, &correlated)?));
@@ -311,9 +312,10 @@ impl SubqueryRunner for Executor<'_, '_> {
         // An uncorrelated subquery runs once per execution, as for its rows; a
         // correlated one's answer is kept when it depends on the outer values alone.
         let keep = correlated.is_empty() || self.correlated.borrow_mut().allows(id, plan);
-        let key = subquery_cache::key(&correlated);
-        if keep {
-            if let Some(found) = self.correlated.borrow().get_exists(id, &key) {
+        let key = keep.then(|| subquery_cache::key(&correlated));
+        if let Some(key) = &key {
+            let cached = self.correlated.borrow_mut().get_exists(id, key);
+            if let Some(found) = cached {
                 return Ok(found);
             }
         }
@@ -322,7 +324,7 @@ impl SubqueryRunner for Executor<'_, '_> {
             found = true;
             Ok(Flow::Stop)
         })?;
-        if keep {
+        if let Some(key) = key {
             self.correlated.borrow_mut().put_exists(id, key, found);
         }
         Ok(found)

@@ -15,8 +15,8 @@
 use crate::bind::ScopeTable;
 use crate::expr::keys::group_key;
 use crate::expr::EvalCtx;
+use crate::hash_tables::FastMap;
 use crate::plan::block::HashKey;
-use std::collections::HashMap;
 use std::rc::Rc;
 use strata_engine::{Flow, Txn};
 use strata_types::memory::{Component, Grant};
@@ -43,7 +43,7 @@ pub const JOIN_BUFFER_BYTES: usize = 256 << 20;
 pub struct JoinBuffer {
     rows: Vec<Vec<Value>>,
     /// Key bytes → positions in `rows`; None when the join has no keys.
-    buckets: Option<HashMap<Vec<u8>, Vec<u32>>>,
+    buckets: Option<FastMap<Vec<u8>, Vec<u32>>>,
     /// The buffer's share of the server's memory budget, held while it lives.
     _grant: Grant,
 }
@@ -96,7 +96,7 @@ impl JoinBuffer {
             return Ok(None);
         }
         let buckets = (!keys.is_empty()).then(|| {
-            let mut m: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
+            let mut m: FastMap<Vec<u8>, Vec<u32>> = FastMap::default();
             let mut key = Vec::new();
             'rows: for (i, r) in rows.iter().enumerate() {
                 key.clear();
@@ -178,7 +178,7 @@ mod tests {
             vec![Value::str("ABC"), Value::Int(3)],
             vec![Value::str("x"), Value::Int(4)],
         ];
-        let mut m: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
+        let mut m: FastMap<Vec<u8>, Vec<u32>> = FastMap::default();
         for (i, r) in rows.iter().enumerate() {
             if r[0].is_null() {
                 continue;

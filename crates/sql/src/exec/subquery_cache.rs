@@ -17,8 +17,16 @@
 //! a subquery may return the value itself. The cache stops taking entries at
 //! [`MAX_BYTES`] (rows and keys together), so memory stays bounded however many distinct
 //! outer values there are; a full cache only means later values run as before.
+//!
+//! A cache that is never hit is pure cost: TPC-H Q21 checks its `EXISTS` once per
+//! (order, supplier) pair, each pair once, and building and storing the keys cost ~1,500
+//! instructions a check for nothing. So each subquery is on probation for its first
+//! [`PROBATION`] lookups: when fewer than one in [`MIN_HIT_SHARE`] of them was a hit, its
+//! entries are dropped and it runs every time from then on, as MariaDB's subquery cache
+//! switches itself off at a low hit rate.
 
 use crate::expr::{Expr, SubqueryRows};
+use crate::hash_tables::FastMap;
 use crate::plan::block::{Access, SelectPlan};
 use crate::plan::query::QueryPlan;
 use std::collections::HashMap;
@@ -29,15 +37,30 @@ use strata_types::Value;
 /// The most bytes (estimated) one execution keeps in cached subquery results.
 pub const MAX_BYTES: usize = 16 << 20;
 
+/// Lookups after which a subquery's hit rate decides whether it stays cached.
+pub const PROBATION: u32 = 512;
+
+/// A subquery stays cached when at least one lookup in this many was a hit.
+pub const MIN_HIT_SHARE: u32 = 16;
+
+/// How often one subquery's cache was consulted and found an answer.
+#[derive(Default)]
+struct Usage {
+    lookups: u32,
+    hits: u32,
+    bytes: usize,
+}
+
 /// Cached results of one execution's correlated subqueries.
 #[derive(Default)]
 pub struct SubqueryCache {
     /// Whether each subquery id may be cached, decided on its first run.
     cacheable: HashMap<usize, bool>,
     /// By subquery id, then by key.
-    entries: HashMap<usize, HashMap<Vec<u8>, Rc<SubqueryRows>>>,
+    entries: HashMap<usize, FastMap<Vec<u8>, Rc<SubqueryRows>>>,
     /// `EXISTS` answers, by subquery id, then by key.
-    exists: HashMap<usize, HashMap<Vec<u8>, bool>>,
+    exists: HashMap<usize, FastMap<Vec<u8>, bool>>,
+    usage: HashMap<usize, Usage>,
     bytes: usize,
 }
 
@@ -47,21 +70,41 @@ impl SubqueryCache {
         *self.cacheable.entry(id).or_insert_with(|| cacheable(plan))
     }
 
-    pub fn get(&self, id: usize, key: &[u8]) -> Option<Rc<SubqueryRows>> {
-        self.entries.get(&id)?.get(key).cloned()
+    pub fn get(&mut self, id: usize, key: &[u8]) -> Option<Rc<SubqueryRows>> {
+        let found = self.entries.get(&id).and_then(|m| m.get(key)).cloned();
+        self.count(id, found.is_some());
+        found
     }
 
-    pub fn get_exists(&self, id: usize, key: &[u8]) -> Option<bool> {
-        self.exists.get(&id)?.get(key).copied()
+    pub fn get_exists(&mut self, id: usize, key: &[u8]) -> Option<bool> {
+        let found = self.exists.get(&id).and_then(|m| m.get(key)).copied();
+        self.count(id, found.is_some());
+        found
+    }
+
+    /// Counts one lookup of subquery `id`; at the end of its probation a subquery that
+    /// was hardly ever hit stops being cached and gives its memory back.
+    fn count(&mut self, id: usize, hit: bool) {
+        let u = self.usage.entry(id).or_default();
+        u.lookups = u.lookups.saturating_add(1);
+        u.hits += u32::from(hit);
+        if u.lookups == PROBATION && u.hits * MIN_HIT_SHARE < u.lookups {
+            self.bytes -= u.bytes;
+            u.bytes = 0;
+            self.cacheable.insert(id, false);
+            self.entries.remove(&id);
+            self.exists.remove(&id);
+        }
     }
 
     /// Keeps an `EXISTS` answer for (`id`, `key`) unless the cache is full.
     pub fn put_exists(&mut self, id: usize, key: Vec<u8>, found: bool) {
         let size = key.len() + 64;
-        if self.bytes + size > MAX_BYTES {
+        if self.bytes + size > MAX_BYTES || self.cacheable.get(&id) == Some(&false) {
             return;
         }
         self.bytes += size;
+        self.usage.entry(id).or_default().bytes += size;
         self.exists.entry(id).or_default().insert(key, found);
     }
 
@@ -74,10 +117,11 @@ impl SubqueryCache {
                 .iter()
                 .map(|r| 24 + r.iter().map(Value::approx_bytes).sum::<usize>())
                 .sum::<usize>();
-        if self.bytes + size > MAX_BYTES {
+        if self.bytes + size > MAX_BYTES || self.cacheable.get(&id) == Some(&false) {
             return;
         }
         self.bytes += size;
+        self.usage.entry(id).or_default().bytes += size;
         self.entries.entry(id).or_default().insert(key, rows);
     }
 }
@@ -166,6 +210,31 @@ fn pure(e: &Expr) -> bool {
 mod tests {
     use super::*;
     use strata_types::{DateTime, Decimal};
+
+    #[test]
+    fn a_subquery_hardly_ever_hit_stops_being_cached_and_frees_its_entries() {
+        let mut c = SubqueryCache::default();
+        c.cacheable.insert(1, true);
+        c.cacheable.insert(2, true);
+        // Subquery 1: every key new. Subquery 2: eight keys, asked for again and again.
+        for i in 0..PROBATION as i64 {
+            let k = key(&[Value::Int(i)]);
+            assert_eq!(c.get_exists(1, &k), None);
+            c.put_exists(1, k, i % 2 == 0);
+            let k2 = key(&[Value::Int(i % 8)]);
+            if c.get_exists(2, &k2).is_none() {
+                c.put_exists(2, k2, true);
+            }
+        }
+        assert_eq!(c.cacheable.get(&1), Some(&false));
+        assert!(!c.exists.contains_key(&1));
+        assert_eq!(c.cacheable.get(&2), Some(&true));
+        assert_eq!(c.exists[&2].len(), 8);
+        assert_eq!(c.bytes, c.usage[&2].bytes);
+        // Nothing more is kept for the one switched off.
+        c.put_exists(1, key(&[Value::Int(-1)]), true);
+        assert!(!c.exists.contains_key(&1));
+    }
 
     #[test]
     fn keys_tell_types_and_representations_apart() {

@@ -247,7 +247,7 @@ pub enum SubqueryKind {
 pub struct SubqueryRows {
     pub rows: Vec<Vec<Value>>,
     /// group_key bytes of every row without NULLs; whether some row has a NULL.
-    probe: std::sync::OnceLock<(std::collections::HashSet<Vec<u8>>, bool)>,
+    probe: std::sync::OnceLock<(crate::hash_tables::FastSet<Vec<u8>>, bool)>,
 }
 
 impl SubqueryRows {
@@ -258,9 +258,12 @@ impl SubqueryRows {
         }
     }
 
-    fn probe(&self, colls: &[Collation]) -> &(std::collections::HashSet<Vec<u8>>, bool) {
+    fn probe(&self, colls: &[Collation]) -> &(crate::hash_tables::FastSet<Vec<u8>>, bool) {
         self.probe.get_or_init(|| {
-            let mut set = std::collections::HashSet::with_capacity(self.rows.len());
+            let mut set = crate::hash_tables::FastSet::with_capacity_and_hasher(
+                self.rows.len(),
+                Default::default(),
+            );
             let mut has_null = false;
             for r in &self.rows {
                 if r.iter().any(Value::is_null) {

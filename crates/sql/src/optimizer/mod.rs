@@ -37,7 +37,11 @@
 //!    order for ORDER BY. A secondary index that holds every column the block reads of
 //!    its table (`Table::covers`) is costed like the primary key: no row fetch.
 //!
-//! 6. **Columns read** ([`columns`]): per table, the columns the block names, so the
+//! 6. **Correlated subqueries last** ([`expensive_last`]): within a level they follow
+//!    the plain comparisons, and they move on to later `eq_ref` levels of the inner join
+//!    (at most one row per row), so each runs for as few rows as possible (TPC-H Q21).
+//!
+//! 7. **Columns read** ([`columns`]): per table, the columns the block names, so the
 //!    engine decodes only those (`Table::scan_columns`; an engine may still hand over
 //!    whole rows). Limit: a block with window functions reads whole rows.
 //!
@@ -66,6 +70,7 @@
 pub mod access;
 pub mod columns;
 pub mod equalities;
+pub mod expensive_last;
 pub mod filtered;
 pub mod hash_keys;
 pub mod join_order;
@@ -148,6 +153,7 @@ pub(crate) fn choose_access_paths(plan: &mut SelectPlan, cx: &ExecCtx) {
         }
         placed |= 1 << ti;
     }
+    expensive_last::apply(plan);
     mark_possible_keys(plan);
     use_index_order(plan);
     columns::mark_read_columns(plan);

@@ -3,7 +3,7 @@
 
 use super::{BoxedOp, Operator, Sink};
 use crate::expr::keys::group_key;
-use std::collections::HashSet;
+use crate::hash_tables::FastSet;
 use strata_engine::Flow;
 use strata_types::{Collation, ColumnMeta, Result};
 
@@ -16,7 +16,7 @@ pub struct Distinct<'a> {
 impl Operator for Distinct<'_> {
     fn run(&mut self, sink: &mut Sink<'_>) -> Result<Flow> {
         let columns = self.columns;
-        let mut seen: HashSet<Vec<u8>> = HashSet::new();
+        let mut seen: FastSet<Vec<u8>> = FastSet::default();
         self.input.run(&mut |r| {
             let mut key = Vec::new();
             for (v, c) in r.iter().zip(columns) {

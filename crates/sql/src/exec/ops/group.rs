@@ -21,9 +21,9 @@ use crate::exec::aggregate::{
 use crate::exec::sort::ExternalSorter;
 use crate::expr::keys::group_key;
 use crate::expr::EvalCtx;
+use crate::hash_tables::{FastMap, FastSet};
 use crate::plan::block::GroupPlan;
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
 use std::mem::size_of;
 use std::path::Path;
 use strata_engine::Flow;
@@ -44,7 +44,7 @@ pub struct Group<'a> {
 /// One group's running aggregates.
 struct GroupState {
     states: Vec<AggState>,
-    seen: Vec<Option<HashSet<Vec<u8>>>>,
+    seen: Vec<Option<FastSet<Vec<u8>>>>,
     keys: Vec<Value>,
     /// How many GROUP BY values this group keeps: all of them, or fewer for a
     /// WITH ROLLUP super-aggregate row (the rest show as NULL).
@@ -59,7 +59,7 @@ impl Group<'_> {
                 .plan
                 .aggs
                 .iter()
-                .map(|a| a.distinct.then(HashSet::new))
+                .map(|a| a.distinct.then(FastSet::default))
                 .collect(),
             keys,
             level,
@@ -121,7 +121,7 @@ impl Group<'_> {
         size_of::<KeyedGroup>()
             + size_of::<(Vec<u8>, usize)>() * 8 / 7 // the index, at its load factor
             + ng * size_of::<Value>()
-            + na * (size_of::<AggState>() + size_of::<Option<HashSet<Vec<u8>>>>())
+            + na * (size_of::<AggState>() + size_of::<Option<FastSet<Vec<u8>>>>())
             + 5 * ALLOC
     }
 
@@ -311,7 +311,7 @@ type KeyedGroup = (Vec<u8>, GroupState);
 /// key through `index` (its place in `list`).
 #[derive(Default)]
 struct Groups {
-    index: HashMap<Vec<u8>, usize>,
+    index: FastMap<Vec<u8>, usize>,
     list: Vec<KeyedGroup>,
 }
 
@@ -431,7 +431,7 @@ mod tests {
 
     fn expected(n: i64, groups: i64) -> Vec<Vec<i64>> {
         let mut want: Vec<Vec<i64>> = (0..groups).map(|k| vec![k, 0, 0, 0]).collect();
-        let mut seen = vec![HashSet::new(); groups as usize];
+        let mut seen = vec![FastSet::default(); groups as usize];
         for r in rows(n, groups) {
             let (k, v) = (r[0].to_i64().unwrap(), r[1].to_i64().unwrap());
             let g = &mut want[k as usize];

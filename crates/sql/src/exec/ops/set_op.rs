@@ -9,8 +9,8 @@
 use super::conform::{column_collation, Conform};
 use super::{BoxedOp, Operator, Sink};
 use crate::expr::keys::group_key;
+use crate::hash_tables::{FastMap, FastSet};
 use crate::plan::query::SetOp;
-use std::collections::{HashMap, HashSet};
 use strata_engine::Flow;
 use strata_types::{Collation, ColumnMeta, Result, Value};
 
@@ -66,7 +66,7 @@ impl Operator for SetOperation<'_> {
                 self.right.run(sink)
             }
             (SetOp::Union, true) => {
-                let mut seen = HashSet::new();
+                let mut seen = FastSet::default();
                 let mut pass = |r: &[Value]| {
                     if seen.insert(row_key(r, &colls)) {
                         sink(r)
@@ -80,12 +80,12 @@ impl Operator for SetOperation<'_> {
                 self.right.run(&mut pass)
             }
             (op, distinct) => {
-                let mut right: HashMap<Vec<u8>, usize> = HashMap::new();
+                let mut right: FastMap<Vec<u8>, usize> = FastMap::default();
                 self.right.run(&mut |r| {
                     *right.entry(row_key(r, &colls)).or_default() += 1;
                     Ok(Flow::Continue)
                 })?;
-                let mut emitted = HashSet::new();
+                let mut emitted = FastSet::default();
                 self.left.run(&mut |r| {
                     let k = row_key(r, &colls);
                     let keep = match (op, distinct) {
