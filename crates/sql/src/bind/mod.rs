@@ -17,6 +17,7 @@ pub mod full_group_by;
 pub mod func_types;
 pub mod item_names;
 pub mod row_compare;
+pub mod temporal_result;
 pub mod window;
 
 use crate::expr::functions::{self, CastFn, Func, MathFn, RegexpFn, StrFn, TrimSide};
@@ -1070,21 +1071,32 @@ impl<'a> Binder<'a> {
                     None => None,
                 };
                 let mut whens = Vec::new();
+                let mut types = Vec::new();
                 let mut ty = SType::Null;
                 for cw in conditions {
                     let w = self.bind(&cw.condition)?.0;
                     let (r, t, _) = self.bind(&cw.result)?;
                     ty = unify(ty, t);
+                    types.push(t);
                     whens.push((w, r));
                 }
-                let otherwise = match else_result {
+                let mut otherwise = match else_result {
                     Some(e) => {
                         let (x, t, _) = self.bind(e)?;
                         ty = unify(ty, t);
-                        Some(Box::new(x))
+                        Some((x, t))
                     }
                     None => None,
                 };
+                if temporal_result::is_temporal(ty) {
+                    // Each branch in the result's temporal type, as for COALESCE.
+                    for ((_, r), t) in whens.iter_mut().zip(&types) {
+                        let e = std::mem::replace(r, Expr::Literal(Value::Null));
+                        *r = temporal_result::convert(e, *t, ty);
+                    }
+                    otherwise = otherwise.map(|(x, t)| (temporal_result::convert(x, t, ty), t));
+                }
+                let otherwise = otherwise.map(|(x, _)| Box::new(x));
                 let case = Expr::Case {
                     operand,
                     whens,
@@ -1118,11 +1130,12 @@ impl<'a> Binder<'a> {
                 expr, data_type, ..
             } => {
                 let (f, t, c) = func_types::cast_target(data_type)?;
-                let (x, _, _) = if is_number_type(t) {
+                let (x, from, _) = if is_number_type(t) {
                     self.bind_numeric(expr)?
                 } else {
                     self.bind(expr)?
                 };
+                let x = time_for_date_cast(x, from, f);
                 self.bind_cast(x, f, t, c)
             }
             A::Convert {
@@ -1138,11 +1151,12 @@ impl<'a> Binder<'a> {
                     (None, Some(cs)) => func_types::convert_using(&cs.to_string())?,
                     _ => return Err(Error::NotSupported(format!("expression {e}"))),
                 };
-                let (x, _, _) = if is_number_type(t) {
+                let (x, from, _) = if is_number_type(t) {
                     self.bind_numeric(expr)?
                 } else {
                     self.bind(expr)?
                 };
+                let x = time_for_date_cast(x, from, f);
                 self.bind_cast(x, f, t, c)
             }
             A::Collate { expr, collation } => {
@@ -1985,15 +1999,15 @@ impl<'a> Binder<'a> {
         if matches!(
             func,
             Func::If | Func::IfNull | Func::Coalesce | Func::Greatest(_) | Func::Least(_)
-        ) && types.iter().any(|t| matches!(t, SType::DateTime(_)))
+        ) && temporal_result::is_temporal(ty)
         {
-            // DATE arguments beside DATETIME ones give their date-time (midnight shown),
-            // as MySQL converts every branch to the result's temporal type.
-            for (b, t) in bound.iter_mut().zip(&types) {
-                if *t == SType::Date {
-                    let d = std::mem::replace(b, Expr::Literal(Value::Null));
-                    *b = Expr::Func(Func::Cast(CastFn::DateTime(0)), vec![d]);
-                }
+            // Every branch takes the result's temporal type (a DATE beside a DATETIME
+            // shows midnight, a TIME beside a date gets today's date), as MySQL
+            // converts them; IF's condition is not a branch.
+            let first = usize::from(func == Func::If);
+            for (b, t) in bound.iter_mut().zip(&types).skip(first) {
+                let e = std::mem::replace(b, Expr::Literal(Value::Null));
+                *b = temporal_result::convert(e, *t, ty);
             }
         }
         let e = Expr::Func(func, bound);
@@ -2528,8 +2542,22 @@ fn in_comparison(lhs: &[(SType, Collation)], columns: &[ColumnMeta]) -> (Vec<Col
     (colls, hashable)
 }
 
+/// A TIME cast to DATE or DATETIME is that time on the current date (MySQL 8); TIME
+/// values are held as text, which the cast alone would read as a date string.
+fn time_for_date_cast(x: Expr, from: SType, f: CastFn) -> Expr {
+    match (from, f) {
+        (SType::Time(fsp), CastFn::Date | CastFn::DateTime(_)) => {
+            temporal_result::time_on_current_date(x, fsp)
+        }
+        _ => x,
+    }
+}
+
 pub fn unify(a: SType, b: SType) -> SType {
     use SType::*;
+    if let Some(t) = temporal_result::unify(a, b) {
+        return t;
+    }
     match (a, b) {
         (Null, x) | (x, Null) => x,
         (x, y) if x == y => x,

@@ -638,7 +638,15 @@ pub(crate) fn union_columns(left: &[ColumnMeta], right: &[ColumnMeta]) -> Result
         .iter()
         .zip(right)
         .map(|(l, r)| {
-            let t = bind::unify(SType::of_meta(l), SType::of_meta(r));
+            let (lt, rt) = (SType::of_meta(l), SType::of_meta(r));
+            let mut t = bind::unify(lt, rt);
+            // A TIME beside a date is a DATETIME on the current date in MySQL; rows are
+            // converted without a clock here, so such a column stays a string.
+            if matches!(t, SType::DateTime(_))
+                && matches!((lt, rt), (SType::Time(_), _) | (_, SType::Time(_)))
+            {
+                t = SType::Text;
+            }
             if t == SType::of_meta(l) {
                 let mut m = l.clone();
                 m.flags &= !strata_types::output::flags::NOT_NULL;

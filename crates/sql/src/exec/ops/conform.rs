@@ -55,6 +55,20 @@ fn conform(v: &mut Value, m: &ColumnMeta) {
         (Value::Decimal(d), F::NewDecimal) if d.scale < m.decimals => {
             Value::Decimal(d.rescale(m.decimals))
         }
+        // A DATE (or a DATETIME of other fraction digits) in a DATETIME column: shown
+        // as the column's type, so equal instants are equal rows (`date UNION datetime`).
+        (Value::DateTime(d), F::DateTime | F::Timestamp) if d.fsp != m.decimals => {
+            let mut d = *d;
+            d.fsp = m.decimals;
+            Value::DateTime(d)
+        }
+        // A TIME (held as its text) in a TIME column of more fraction digits.
+        (Value::Bytes(text), F::Time) if m.decimals > 0 => {
+            match strata_types::time_value::parse_canonical(text) {
+                Some(micros) => Value::str(&strata_types::time_value::format(micros, m.decimals)),
+                None => return,
+            }
+        }
         (Value::Int(_) | Value::UInt(_) | Value::Decimal(_), F::Double) => {
             Value::Double(v.to_f64().unwrap_or(0.0))
         }
