@@ -43,6 +43,18 @@ impl U512 {
         ))
     }
 
+    /// The low 256 bits as four limbs, when the value fits in them.
+    pub fn to_limbs4(self) -> Option<[u64; 4]> {
+        if self.0[4..].iter().any(|l| *l != 0) {
+            return None;
+        }
+        Some([self.0[0], self.0[1], self.0[2], self.0[3]])
+    }
+
+    pub fn from_limbs4(l: [u64; 4]) -> U512 {
+        U512([l[0], l[1], l[2], l[3], 0, 0, 0, 0])
+    }
+
     pub fn to_u128(self) -> Option<u128> {
         if self.0[2..].iter().any(|l| *l != 0) {
             return None;
