@@ -53,8 +53,15 @@ pub struct Decimal {
     exact: i8,
 }
 
+// A wide value fits the padding of a narrow one: no row of values grows.
+const _: () = assert!(std::mem::size_of::<Decimal>() == 32);
+
 /// [`Decimal::exact`] of a value that is MySQL's value digit for digit.
 const EXACT: i8 = i8::MAX;
+/// [`Decimal::exact`] of a wide value (always MySQL's digit for digit): distinct from
+/// [`EXACT`] so the `i128` fast paths, which test `exact == EXACT` anyway, need no
+/// second test to stay off wide values.
+const EXACT_WIDE: i8 = i8::MAX - 1;
 /// [`Decimal::exact`] of a rounding whose digits may not be MySQL's: never settled.
 const UNSETTLED: i8 = -100;
 
@@ -211,7 +218,7 @@ impl Decimal {
     /// for digit; for one that may be off (see `exact`), when every value within that
     /// distance shows the same digits, and the shown digits are all held.
     pub fn settled(&self) -> bool {
-        if self.exact == EXACT {
+        if self.exact >= EXACT_WIDE {
             return true;
         }
         if self.shown > self.scale || (self.exact as i32) < self.shown as i32 {
@@ -247,7 +254,7 @@ impl Decimal {
 
     /// Whether this value is MySQL's digit for digit (see `exact`).
     pub fn is_exact(&self) -> bool {
-        self.exact == EXACT
+        self.exact >= EXACT_WIDE
     }
 
     pub fn from_i64(v: i64) -> Decimal {
@@ -517,7 +524,7 @@ impl Decimal {
     #[inline(never)]
     fn rescale_any(&self, scale: u8) -> Decimal {
         let d = self.round_wide(scale as i64, scale, false, scale);
-        if self.exact == EXACT {
+        if self.is_exact() {
             d
         } else {
             // Only narrow values may be off; past 38 digits their distance is not
@@ -534,7 +541,7 @@ impl Decimal {
     /// unsettled, and whoever stores or shows it refuses it ([`Decimal::is_exact`]).
     #[inline]
     fn carry_exactness(&self, rounded: Decimal, at: u8) -> Decimal {
-        if self.exact == EXACT || self.with_shown(at).settled() {
+        if self.is_exact() || self.with_shown(at).settled() {
             rounded
         } else {
             Decimal {
@@ -640,7 +647,7 @@ impl Decimal {
     /// Exact sum; shown at the larger of the operands' shown scales.
     #[inline]
     pub fn checked_add(&self, o: &Decimal) -> Option<Decimal> {
-        if self.exact == EXACT && o.exact == EXACT && (self.wide | o.wide) == 0 {
+        if self.exact == EXACT && o.exact == EXACT {
             let s = self.scale.max(o.scale);
             let fast = (|| {
                 let a = self
@@ -708,7 +715,7 @@ impl Decimal {
         let (a, b) = (self.mantissa.unsigned_abs(), o.mantissa.unsigned_abs());
         // The common case (every TPC-H product): exact factors, a product that fits
         // as it is.
-        if self.exact == EXACT && o.exact == EXACT && full == scale && (self.wide | o.wide) == 0 {
+        if self.exact == EXACT && o.exact == EXACT && full == scale {
             if let Some(p) = a.checked_mul(b).filter(|p| *p < LIMIT) {
                 let p = p as i128;
                 return Some(Decimal::new(if neg { -p } else { p }, scale as u8).with_shown(shown));
@@ -825,7 +832,7 @@ impl Decimal {
     /// `self DIV o`: the quotient truncated toward zero, exactly. None when `o` is zero
     /// or the quotient does not fit in an `i128` (the caller's range check fails it).
     pub fn div_trunc(&self, o: &Decimal) -> Option<i128> {
-        if o.is_zero() || self.exact != EXACT || o.exact != EXACT {
+        if o.is_zero() || !self.is_exact() || !o.is_exact() {
             return None;
         }
         if (self.wide | o.wide) != 0 {
@@ -847,7 +854,7 @@ impl Decimal {
     /// `self MOD o`: the remainder of truncating division, with the dividend's sign,
     /// exact at the larger scale; shown at the larger shown scale. None when `o` is zero.
     pub fn checked_rem(&self, o: &Decimal) -> Option<Decimal> {
-        if o.is_zero() || self.exact != EXACT || o.exact != EXACT {
+        if o.is_zero() || !self.is_exact() || !o.is_exact() {
             return None;
         }
         if (self.wide | o.wide) != 0 {

@@ -13,7 +13,7 @@
 //! in 65 digits; otherwise None, which callers turn into error 1235. Only exact
 //! operands come here (see `Decimal::exact`).
 
-use super::{round_up_9, Decimal, DIV_INCREMENT, EXACT, MAX_SCALE, MUL_MAX_SCALE, NARROW};
+use super::{round_up_9, Decimal, DIV_INCREMENT, EXACT_WIDE, MAX_SCALE, MUL_MAX_SCALE, NARROW};
 use crate::u512::U512;
 use std::cmp::Ordering;
 
@@ -66,7 +66,7 @@ impl Decimal {
             high,
             scale: scale as u8,
             shown,
-            exact: EXACT,
+            exact: EXACT_WIDE,
             wide: if neg { 2 } else { 1 },
         })
     }
