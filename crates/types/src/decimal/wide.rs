@@ -436,7 +436,11 @@ mod tests {
         let digits: String = (0..len)
             .map(|_| char::from(b'0' + (next(state) % 10) as u8))
             .collect();
-        let sign = if next(state) % 2 == 0 { "-" } else { "" };
+        let sign = if next(state).is_multiple_of(2) {
+            "-"
+        } else {
+            ""
+        };
         let text = if len > 10 {
             format!("{sign}{}.{}", &digits[..len - 10], &digits[len - 10..])
         } else {
