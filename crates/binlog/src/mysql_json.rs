@@ -82,10 +82,10 @@ fn value(v: &Json) -> (u8, Vec<u8>) {
         }
         Json::Decimal(d) => {
             // Precision: the digits of the mantissa, at least the scale + 1.
-            let digits = d.mantissa.unsigned_abs().to_string().len() as u8;
+            let digits = d.mantissa().unsigned_abs().to_string().len() as u8;
             let precision = digits.max(d.scale + 1);
             let mut data = vec![precision, d.scale];
-            put_decimal_bin(&mut data, d.mantissa, precision, d.scale);
+            put_decimal_bin(&mut data, d.mantissa(), precision, d.scale);
             let mut b = vec![246];
             varlen(&mut b, data.len());
             b.extend_from_slice(&data);

@@ -479,7 +479,7 @@ fn put_value(
             let Value::Decimal(d) = v else {
                 return Err("a DECIMAL column holding a non-decimal value");
             };
-            put_decimal_bin(out, d.rescale(scale).mantissa, precision, scale);
+            put_decimal_bin(out, d.rescale(scale).mantissa(), precision, scale);
         }
         DataType::Char(_) | DataType::Binary(_) => {
             let mut b = bytes_of(v)?;

@@ -92,7 +92,7 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
                     DataType::Decimal { scale, .. } => scale,
                     _ => d.scale,
                 };
-                out.extend_from_slice(&d.rescale(scale).mantissa.to_le_bytes());
+                out.extend_from_slice(&d.rescale(scale).mantissa().to_le_bytes());
             }
             Value::DateTime(d) => put_varint(out, d.pack()),
             // ENUM/SET: only the member number (position or bitmask); the text comes

@@ -109,7 +109,7 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
                     DataType::Decimal { scale, .. } => scale,
                     _ => d.scale,
                 };
-                out.extend_from_slice(&d.rescale(scale).mantissa.to_le_bytes());
+                out.extend_from_slice(&d.rescale(scale).mantissa().to_le_bytes());
             }
             Value::DateTime(d) => out.extend_from_slice(&d.pack().to_le_bytes()),
             // ENUM/SET: only the member number (position or bitmask), 8 bytes; the text

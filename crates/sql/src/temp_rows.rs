@@ -193,9 +193,17 @@ pub fn encode_row(row: &[Value], out: &mut Vec<u8>) {
                 out.push(3);
                 out.extend_from_slice(&d.to_le_bytes());
             }
+            Value::Decimal(d) if d.is_wide() => {
+                // Past 38 digits: every digit held, as text.
+                let text = d.held_text();
+                out.push(10);
+                out.push(d.shown);
+                out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+                out.extend_from_slice(text.as_bytes());
+            }
             Value::Decimal(d) => {
                 out.push(4);
-                out.extend_from_slice(&d.mantissa.to_le_bytes());
+                out.extend_from_slice(&d.mantissa().to_le_bytes());
                 out.push(d.scale);
                 out.push(d.shown);
             }
@@ -249,6 +257,12 @@ pub fn decode_row(mut b: &[u8]) -> Option<Vec<Value>> {
                 let m = i128::from_le_bytes(take(&mut b, 16)?.try_into().ok()?);
                 let s = take(&mut b, 2)?;
                 Value::Decimal(Decimal::new(m, s[0]).with_shown(s[1]))
+            }
+            10 => {
+                let shown = take(&mut b, 1)?[0];
+                let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+                let text = std::str::from_utf8(take(&mut b, n)?).ok()?;
+                Value::Decimal(Decimal::parse_held(text)?.with_shown(shown))
             }
             5 => {
                 let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;

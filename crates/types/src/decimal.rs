@@ -15,11 +15,16 @@
 //! and no layer has to carry the static type to the place of that conversion. Storing
 //! into a DECIMAL(p,s) column or CAST AS DECIMAL rounds the full value ([`Decimal::rescale`]).
 //!
-//! Capacity: 38 significant digits (an `i128` mantissa), as many as a column may
-//! declare here. MySQL's buffers hold 81; when an exact intermediate result needs more
-//! than 38, low fractional digits are dropped (truncated), as MySQL does at its own
-//! limit, which only touches digits far beyond any declared scale. A result whose
-//! integer part alone needs more than 38 digits is an overflow (None).
+//! Capacity: 65 significant digits, as MySQL 8. Values within 38 digits (nearly all)
+//! keep an `i128` mantissa and its fast arithmetic; a value past that is *wide*
+//! ([`wide`]): the same 32 bytes hold its 224-bit magnitude, and its arithmetic is
+//! exact in 512 bits on a slow path. An exact result that MySQL's 81-digit buffers
+//! hold whole comes out wide when it needs more than 38 digits. Otherwise (an operand
+//! that may be off, or a result MySQL itself truncates) the narrow rules apply: low
+//! fractional digits past 38 are dropped (truncated) and tracked (see `exact`), and a
+//! result whose shown digits would depend on them is None (refused).
+
+mod wide;
 
 use crate::u256::{POW10, U256};
 use std::cmp::Ordering;
@@ -28,8 +33,15 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 #[serde(from = "Stored", into = "Stored")]
 pub struct Decimal {
-    /// The value times 10^scale.
-    pub mantissa: i128,
+    /// The value times 10^scale; for a wide value, the low 128 bits of its magnitude.
+    /// Private: outside this module a value is read through [`Decimal::mantissa`] or
+    /// its text, so no caller takes the low bits of a wide value for the value.
+    mantissa: i128,
+    /// A wide value's magnitude bits 128..224; zero for a narrow one. (96 bits fill
+    /// the padding an `i128` leaves, so a value stays 32 bytes.)
+    high: [u32; 3],
+    /// 0: narrow (`mantissa` is the value); 1: wide, positive; 2: wide, negative.
+    wide: u8,
     /// Fractional digits held.
     pub scale: u8,
     /// Fractional digits shown when the value becomes text: the declared scale.
@@ -41,13 +53,22 @@ pub struct Decimal {
     exact: i8,
 }
 
+// A wide value fits the padding of a narrow one: no row of values grows.
+const _: () = assert!(std::mem::size_of::<Decimal>() == 32);
+
 /// [`Decimal::exact`] of a value that is MySQL's value digit for digit.
 const EXACT: i8 = i8::MAX;
+/// [`Decimal::exact`] of a wide value (always MySQL's digit for digit): distinct from
+/// [`EXACT`] so the `i128` fast paths, which test `exact == EXACT` anyway, need no
+/// second test to stay off wide values.
+const EXACT_WIDE: i8 = i8::MAX - 1;
 /// [`Decimal::exact`] of a rounding whose digits may not be MySQL's: never settled.
 const UNSETTLED: i8 = -100;
 
-/// Digits a value may hold, and the most a column or literal may declare.
-pub const MAX_PRECISION: u8 = 38;
+/// Digits a value may hold, and the most a literal or CAST may declare (MySQL's 65).
+pub const MAX_PRECISION: u8 = 65;
+/// Digits a narrow value (an `i128` mantissa) holds.
+pub const NARROW: u8 = 38;
 /// The most fractional digits a DECIMAL expression declares (MySQL's DECIMAL_MAX_SCALE).
 pub const MAX_SCALE: u8 = 30;
 /// Fractional digits a quotient's declared scale adds to its dividend's
@@ -74,19 +95,34 @@ pub enum Rounded {
 struct Stored {
     mantissa: i128,
     scale: u8,
+    /// A wide value's digits as text (then `mantissa` is 0); absent for narrow values,
+    /// so catalogs written before wide values read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
 }
 
 impl From<Stored> for Decimal {
     fn from(s: Stored) -> Decimal {
-        Decimal::new(s.mantissa, s.scale)
+        match s.text.as_deref().and_then(Decimal::parse_held) {
+            Some(d) => d,
+            None => Decimal::new(s.mantissa, s.scale),
+        }
     }
 }
 
 impl From<Decimal> for Stored {
     fn from(d: Decimal) -> Stored {
+        if d.is_wide() {
+            return Stored {
+                mantissa: 0,
+                scale: d.scale,
+                text: Some(d.digits_text()),
+            };
+        }
         Stored {
             mantissa: d.mantissa,
             scale: d.scale,
+            text: None,
         }
     }
 }
@@ -112,18 +148,16 @@ fn fit(neg: bool, mut mag: U256, mut scale: u32, shown: u8, mut exact: i8) -> Op
         *mag = kept;
         *scale -= n;
     };
-    if scale > MAX_PRECISION as u32 {
-        let n = scale - MAX_PRECISION as u32;
+    if scale > NARROW as u32 {
+        let n = scale - NARROW as u32;
         drop(&mut mag, &mut scale, n, &mut exact);
     }
     loop {
         if let Some(m) = mag.to_u128().filter(|m| *m < LIMIT) {
             let m = m as i128;
             let d = Decimal {
-                mantissa: if neg { -m } else { m },
-                scale: scale as u8,
-                shown,
                 exact,
+                ..Decimal::new(if neg { -m } else { m }, scale as u8).with_shown(shown)
             };
             return (exact == EXACT || d.settled()).then_some(d);
         }
@@ -157,14 +191,34 @@ impl Decimal {
             scale,
             shown: scale,
             exact: EXACT,
+            high: [0; 3],
+            wide: 0,
         }
+    }
+
+    /// The value times 10^scale; for a wide value (past 38 digits) the largest or
+    /// smallest `i128`, which keeps its sign and its order against any narrow value
+    /// (every caller that needs a wide value's digits asks [`Decimal::is_wide`]).
+    #[inline]
+    pub fn mantissa(&self) -> i128 {
+        match self.wide {
+            0 => self.mantissa,
+            1 => i128::MAX,
+            _ => i128::MIN,
+        }
+    }
+
+    /// Whether the value needs more than 38 digits (or 38 fractional ones).
+    #[inline]
+    pub fn is_wide(&self) -> bool {
+        self.wide != 0
     }
 
     /// Whether the digits shown are MySQL's: always for a value that is MySQL's digit
     /// for digit; for one that may be off (see `exact`), when every value within that
     /// distance shows the same digits, and the shown digits are all held.
     pub fn settled(&self) -> bool {
-        if self.exact == EXACT {
+        if self.exact >= EXACT_WIDE {
             return true;
         }
         if self.shown > self.scale || (self.exact as i32) < self.shown as i32 {
@@ -200,7 +254,7 @@ impl Decimal {
 
     /// Whether this value is MySQL's digit for digit (see `exact`).
     pub fn is_exact(&self) -> bool {
-        self.exact == EXACT
+        self.exact >= EXACT_WIDE
     }
 
     pub fn from_i64(v: i64) -> Decimal {
@@ -217,7 +271,17 @@ impl Decimal {
     }
 
     pub fn is_zero(&self) -> bool {
-        self.mantissa == 0
+        // A wide value is never zero (zero is always narrow).
+        self.wide == 0 && self.mantissa == 0
+    }
+
+    /// -1, 0 or 1.
+    pub fn signum(&self) -> i32 {
+        match self.wide {
+            0 => self.mantissa.signum() as i32,
+            1 => 1,
+            _ => -1,
+        }
     }
 
     /// Parses `-123.456` (also `1e3`-free plain forms only). None if not a number.
@@ -235,9 +299,15 @@ impl Decimal {
         if (int.is_empty() && frac.is_empty())
             || !int.bytes().all(|b| b.is_ascii_digit())
             || !frac.bytes().all(|b| b.is_ascii_digit())
-            || int.len() + frac.len() > MAX_PRECISION as usize
         {
             return None;
+        }
+        if int.len() + frac.len() > NARROW as usize {
+            // Past 38 digits: wide, with at most 38 of them fractional as before.
+            if frac.len() > NARROW as usize {
+                return None;
+            }
+            return Decimal::from_digit_text(neg, int.as_bytes(), frac.as_bytes());
         }
         let mut m: i128 = 0;
         for b in int.bytes().chain(frac.bytes()) {
@@ -249,8 +319,8 @@ impl Decimal {
     /// Text that is a number in full (`-12.5`, `1e40`, `.5E-3`, surrounding spaces
     /// allowed), rounded half away from zero to `scale` fractional digits, digit for
     /// digit however long the text is (never through a double). `Overflow` when the
-    /// rounded value needs more than 38 digits at that scale: past every column type
-    /// here, so callers clamp to the type's maximum or fail. None when the text is not
+    /// rounded value needs more than 65 digits at that scale: past every type, so
+    /// callers clamp to the type's maximum or fail. None when the text is not
     /// a number in full (or its exponent is past any i64).
     pub fn parse_rounded(text: &str, scale: u8) -> Option<Rounded> {
         let t = text.trim();
@@ -289,9 +359,17 @@ impl Decimal {
             Rounded::Value(Decimal::new(if neg { -m } else { m }, scale))
         };
         let number = |ds: &[u8]| ds.iter().fold(0u128, |m, b| m * 10 + (b - b'0') as u128);
+        let wide = || {
+            Some(
+                match Decimal::from_shifted_digits(neg, digits, shift, scale) {
+                    Some(d) => Rounded::Value(d),
+                    None => Rounded::Overflow { negative: neg },
+                },
+            )
+        };
         if shift >= 0 {
-            if digits.len() as i64 + shift > MAX_PRECISION as i64 {
-                return Some(Rounded::Overflow { negative: neg });
+            if digits.len() as i64 + shift > NARROW as i64 {
+                return wide();
             }
             return Some(value(number(digits) * POW10[shift as usize]));
         }
@@ -300,12 +378,12 @@ impl Decimal {
             return Some(zero);
         }
         let (kept, gone) = digits.split_at(digits.len() - drop as usize);
-        if kept.len() > MAX_PRECISION as usize {
-            return Some(Rounded::Overflow { negative: neg });
+        if kept.len() > NARROW as usize {
+            return wide();
         }
         let m = number(kept) + u128::from(gone[0] >= b'5');
-        if m >= LIMIT {
-            return Some(Rounded::Overflow { negative: neg });
+        if m >= LIMIT || scale > NARROW {
+            return wide();
         }
         Some(value(m))
     }
@@ -350,15 +428,35 @@ impl Decimal {
     /// The largest DECIMAL(precision, scale) value, negated when `negative`: where a
     /// value past the type's range is clamped.
     pub fn type_max(precision: u8, scale: u8, negative: bool) -> Decimal {
+        if precision > NARROW || scale > NARROW {
+            let nines = vec![b'9'; precision.min(MAX_PRECISION) as usize];
+            let d =
+                Decimal::from_shifted_digits(negative, &nines, 0, 0).unwrap_or(Decimal::new(0, 0));
+            return Decimal {
+                scale,
+                shown: scale,
+                ..d
+            }
+            .renormalized();
+        }
         let m = (POW10[precision.min(MAX_PRECISION) as usize] - 1) as i128;
         Decimal::new(if negative { -m } else { m }, scale)
+    }
+
+    /// The same digits and scale in canonical form (narrow when they fit).
+    fn renormalized(self) -> Decimal {
+        let (neg, mag) = self.parts();
+        Decimal::from_parts(neg, mag, self.scale as u32, self.shown).unwrap_or(self)
     }
 
     /// `v` rounded to `scale` digits (storing a double into a DECIMAL column).
     pub fn from_f64(v: f64, scale: u8) -> Option<Decimal> {
         let scaled = (v * 10f64.powi(scale as i32)).round();
-        if !scaled.is_finite() || scaled.abs() >= 1e38 {
+        if !scaled.is_finite() {
             return None;
+        }
+        if scaled.abs() >= 1e38 || scale > NARROW {
+            return Decimal::from_f64_wide(v, scale);
         }
         Some(Decimal::new(scaled as i128, scale))
     }
@@ -380,7 +478,7 @@ impl Decimal {
         let shift = exp - (digits.len() as i32 - 1);
         if shift >= 0 {
             let mag = U256::from_u128(m).checked_mul_pow10(shift as u32)?;
-            fit(neg, mag, 0, 0, EXACT)
+            fit(neg, mag, 0, 0, EXACT).or_else(|| Decimal::from_f64_wide(v, 0))
         } else {
             // Digits past 38 places are dropped as MySQL's conversion drops them.
             let scale = (-shift) as u32;
@@ -393,7 +491,7 @@ impl Decimal {
     }
 
     pub fn to_f64(&self) -> f64 {
-        if self.mantissa.unsigned_abs() < 1 << 53 && self.scale <= 22 {
+        if self.wide == 0 && self.mantissa.unsigned_abs() < 1 << 53 && self.scale <= 22 {
             // Both exact in a double, so the one division rounds correctly.
             return self.mantissa as f64 / 10f64.powi(self.scale as i32);
         }
@@ -403,16 +501,39 @@ impl Decimal {
     /// Rounds half away from zero to `scale` digits (MySQL's rule for DECIMAL), shown
     /// at that scale: storing into a DECIMAL(p,s) column, CAST AS DECIMAL.
     pub fn rescale(&self, scale: u8) -> Decimal {
+        if self.wide != 0 || scale > NARROW {
+            return self.rescale_any(scale);
+        }
         let d = match scale.cmp(&self.scale) {
             Ordering::Equal => Decimal::new(self.mantissa, scale),
-            Ordering::Greater => Decimal::new(
-                self.mantissa
-                    .saturating_mul(10i128.pow((scale - self.scale) as u32)),
-                scale,
-            ),
+            Ordering::Greater => match self
+                .mantissa
+                .checked_mul(POW10[(scale - self.scale) as usize] as i128)
+                .filter(|m| m.unsigned_abs() < LIMIT)
+            {
+                Some(m) => Decimal::new(m, scale),
+                None => return self.rescale_any(scale),
+            },
             Ordering::Less => Decimal::new(round_mantissa(self.mantissa, self.scale, scale), scale),
         };
         self.carry_exactness(d, scale)
+    }
+
+    /// [`Decimal::rescale`] of a wide value, or to a wide one.
+    #[cold]
+    #[inline(never)]
+    fn rescale_any(&self, scale: u8) -> Decimal {
+        let d = self.round_wide(scale as i64, scale, false, scale);
+        if self.is_exact() {
+            d
+        } else {
+            // Only narrow values may be off; past 38 digits their distance is not
+            // followed: whoever stores or shows this refuses it.
+            Decimal {
+                exact: UNSETTLED,
+                ..d
+            }
+        }
     }
 
     /// `rounded` (self rounded to `at` digits) marked exact when every value within
@@ -420,7 +541,7 @@ impl Decimal {
     /// unsettled, and whoever stores or shows it refuses it ([`Decimal::is_exact`]).
     #[inline]
     fn carry_exactness(&self, rounded: Decimal, at: u8) -> Decimal {
-        if self.exact == EXACT || self.with_shown(at).settled() {
+        if self.is_exact() || self.with_shown(at).settled() {
             rounded
         } else {
             Decimal {
@@ -438,6 +559,9 @@ impl Decimal {
         let shown = d.clamp(0, MAX_SCALE as i64) as u8;
         if d >= self.scale as i64 {
             return self.with_shown(shown);
+        }
+        if self.wide != 0 {
+            return self.round_wide(d, d.max(0) as u8, truncate, shown);
         }
         // Digits to drop from the mantissa; beyond 38 everything goes.
         let drop = (self.scale as i64 - d).min(39) as u32;
@@ -487,15 +611,16 @@ impl Decimal {
             }
         };
         Decimal {
-            mantissa,
-            scale: keep_scale,
-            shown,
             exact,
+            ..Decimal::new(mantissa, keep_scale).with_shown(shown)
         }
     }
 
     /// Number of digits left of the point.
     pub fn int_digits(&self) -> u32 {
+        if self.wide != 0 {
+            return self.int_digits_any();
+        }
         let int = (self.mantissa / 10i128.pow(self.scale as u32)).unsigned_abs();
         if int == 0 {
             0
@@ -534,12 +659,7 @@ impl Decimal {
                 a.checked_add(b).filter(|m| m.unsigned_abs() < LIMIT)
             })();
             if let Some(m) = fast {
-                return Some(Decimal {
-                    mantissa: m,
-                    scale: s,
-                    shown: self.shown.max(o.shown),
-                    exact: EXACT,
-                });
+                return Some(Decimal::new(m, s).with_shown(self.shown.max(o.shown)));
             }
         }
         self.add_wide(o)
@@ -549,6 +669,14 @@ impl Decimal {
     #[cold]
     #[inline(never)]
     fn add_wide(&self, o: &Decimal) -> Option<Decimal> {
+        // Exact operands: the exact sum, when MySQL holds it whole (else the narrow
+        // rules below, which may drop digits past 38 and follow how far that goes).
+        if let Some(d) = self.add_exact(o) {
+            return Some(d);
+        }
+        if (self.wide | o.wide) != 0 {
+            return None;
+        }
         let shown = self.shown.max(o.shown);
         let exact = self.combined(o, 0, 0);
         let (a, b, s) = self.aligned(o);
@@ -568,6 +696,9 @@ impl Decimal {
     }
 
     pub fn abs(&self) -> Decimal {
+        if self.wide != 0 {
+            return Decimal { wide: 1, ..*self };
+        }
         Decimal {
             mantissa: self.mantissa.abs(),
             ..*self
@@ -587,14 +718,27 @@ impl Decimal {
         if self.exact == EXACT && o.exact == EXACT && full == scale {
             if let Some(p) = a.checked_mul(b).filter(|p| *p < LIMIT) {
                 let p = p as i128;
-                return Some(Decimal {
-                    mantissa: if neg { -p } else { p },
-                    scale: scale as u8,
-                    shown,
-                    exact: EXACT,
-                });
+                return Some(Decimal::new(if neg { -p } else { p }, scale as u8).with_shown(shown));
             }
         }
+        self.mul_slow(o)
+    }
+
+    /// [`Decimal::checked_mul`] past an `i128`, with a wide operand or one that may be off.
+    #[cold]
+    #[inline(never)]
+    fn mul_slow(&self, o: &Decimal) -> Option<Decimal> {
+        if let Some(d) = self.mul_exact(o) {
+            return Some(d);
+        }
+        if (self.wide | o.wide) != 0 {
+            return None;
+        }
+        let shown = (self.shown as u32 + o.shown as u32).min(MAX_SCALE as u32) as u8;
+        let full = self.scale as u32 + o.scale as u32;
+        let scale = full.min(MUL_MAX_SCALE);
+        let neg = (self.mantissa < 0) != (o.mantissa < 0);
+        let (a, b) = (self.mantissa.unsigned_abs(), o.mantissa.unsigned_abs());
         let mag = match a.checked_mul(b) {
             Some(p) => U256::from_u128(p),
             None => U256::mul_wide(a, b),
@@ -616,17 +760,18 @@ impl Decimal {
     /// `1/3/3` 0.111111111000000000). Shown at the dividend's shown scale plus 4.
     /// None when `o` is zero or the integer part overflows.
     pub fn checked_div(&self, o: &Decimal) -> Option<Decimal> {
-        if o.mantissa == 0 {
+        if o.is_zero() {
             return None;
         }
         let shown = (self.shown + DIV_INCREMENT).min(MAX_SCALE);
-        if self.mantissa == 0 {
+        if self.is_zero() {
             return Some(Decimal {
-                mantissa: 0,
-                scale: 0,
-                shown,
                 exact: self.exact,
+                ..Decimal::new(0, 0).with_shown(shown)
             });
+        }
+        if (self.wide | o.wide) != 0 {
+            return self.div_exact(o);
         }
         let (sa, sb) = (self.scale as u32, o.scale as u32);
         let (ra, rb) = (round_up_9(sa), round_up_9(sb));
@@ -674,14 +819,24 @@ impl Decimal {
                 .min(frac as i32 - 1)
                 .max(-100) as i8
         };
-        fit(neg, q, frac, shown, exact)
+        let r = fit(neg, q, frac, shown, exact);
+        if r.is_none_or(|d| !d.is_exact()) {
+            // Digits dropped past 38: the exact quotient instead, when it can be had.
+            if let Some(d) = self.div_exact(o) {
+                return Some(d);
+            }
+        }
+        r
     }
 
     /// `self DIV o`: the quotient truncated toward zero, exactly. None when `o` is zero
     /// or the quotient does not fit in an `i128` (the caller's range check fails it).
     pub fn div_trunc(&self, o: &Decimal) -> Option<i128> {
-        if o.mantissa == 0 || self.exact != EXACT || o.exact != EXACT {
+        if o.is_zero() || !self.is_exact() || !o.is_exact() {
             return None;
+        }
+        if (self.wide | o.wide) != 0 {
+            return self.div_trunc_wide(o);
         }
         let (a, b, _) = self.aligned(o);
         let q = match b.to_u128() {
@@ -699,8 +854,11 @@ impl Decimal {
     /// `self MOD o`: the remainder of truncating division, with the dividend's sign,
     /// exact at the larger scale; shown at the larger shown scale. None when `o` is zero.
     pub fn checked_rem(&self, o: &Decimal) -> Option<Decimal> {
-        if o.mantissa == 0 || self.exact != EXACT || o.exact != EXACT {
+        if o.is_zero() || !self.is_exact() || !o.is_exact() {
             return None;
+        }
+        if (self.wide | o.wide) != 0 {
+            return self.rem_wide(o);
         }
         let (a, b, s) = self.aligned(o);
         let r = match b.to_u128() {
@@ -710,16 +868,37 @@ impl Decimal {
             None => a.lo,
         };
         let r = r as i128;
-        Some(Decimal {
-            mantissa: if self.mantissa < 0 { -r } else { r },
-            scale: s as u8,
-            shown: self.shown.max(o.shown),
-            exact: EXACT,
-        })
+        Some(
+            Decimal::new(if self.mantissa < 0 { -r } else { r }, s as u8)
+                .with_shown(self.shown.max(o.shown)),
+        )
+    }
+
+    /// Every digit held, without rounding to the shown scale (what
+    /// [`Decimal::parse_held`] reads back to the same value and scale).
+    pub fn held_text(&self) -> String {
+        self.digits_text()
+    }
+
+    /// The value [`Decimal::held_text`] wrote, at its scale (any number of fractional
+    /// digits, up to 65 digits in all).
+    pub fn parse_held(text: &str) -> Option<Decimal> {
+        let (neg, digits) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+        if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        Decimal::from_digit_text(neg, int.as_bytes(), frac.as_bytes())
     }
 
     /// Every digit held, without rounding to the shown scale.
     fn digits_text(&self) -> String {
+        if self.wide != 0 {
+            return self.digits_text_wide();
+        }
         let digits = self.mantissa.unsigned_abs().to_string();
         let scale = self.scale as usize;
         let sign = if self.mantissa < 0 { "-" } else { "" };
@@ -740,6 +919,12 @@ impl std::ops::Neg for Decimal {
     type Output = Decimal;
 
     fn neg(self) -> Decimal {
+        if self.wide != 0 {
+            return Decimal {
+                wide: 3 - self.wide,
+                ..self
+            };
+        }
         Decimal {
             mantissa: -self.mantissa,
             ..self
@@ -761,6 +946,9 @@ impl PartialOrd for Decimal {
 impl Ord for Decimal {
     /// By value, every digit held (`shown` plays no part), as MySQL compares decimals.
     fn cmp(&self, o: &Decimal) -> Ordering {
+        if (self.wide | o.wide) != 0 {
+            return self.cmp_wide(o);
+        }
         if self.scale == o.scale {
             return self.mantissa.cmp(&o.mantissa);
         }
@@ -901,19 +1089,25 @@ mod tests {
             .checked_mul(&Decimal::from_i64(10i64.pow(17)))
             .unwrap();
         let two_big = big.checked_mul(&Decimal::from_i64(2)).unwrap();
-        assert!(two_big.checked_div(&Decimal::from_i64(3)).is_none());
+        // Past 38 digits the quotient is exact, as MySQL's.
+        let q = two_big.checked_div(&Decimal::from_i64(3)).unwrap();
+        assert!(q.is_wide());
+        assert_eq!(q.to_string(), "6666666666666666666666666666666666.6667");
         let q = Decimal::from_i64(10i64.pow(17))
             .checked_mul(&Decimal::from_i64(10i64.pow(16)))
             .unwrap()
             .checked_div(&Decimal::from_i64(3))
             .unwrap();
-        assert_eq!(held(q), "333333333333333333333333333333333.33333");
+        assert_eq!(held(q), "333333333333333333333333333333333.333333333");
         assert_eq!(q.to_string(), "333333333333333333333333333333333.3333");
-        assert!(q.checked_add(&d("0.000001")).is_none());
-        let bigger = big.checked_mul(&Decimal::from_i64(100)).unwrap();
-        assert!(bigger.checked_div(&Decimal::from_i64(3)).is_none());
-        let huge = bigger.checked_mul(&Decimal::from_i64(10)).unwrap();
-        assert!(huge.checked_mul(&Decimal::from_i64(1000)).is_none());
+        assert_eq!(
+            held(q.checked_add(&d("0.000001")).unwrap()),
+            "333333333333333333333333333333333.333334333"
+        );
+        // 65 integer digits are the most.
+        let e64 = d(&format!("1{}", "0".repeat(64)));
+        assert!(e64.checked_mul(&Decimal::from_i64(9)).is_some());
+        assert!(e64.checked_mul(&Decimal::from_i64(10)).is_none());
     }
 
     #[test]
@@ -936,12 +1130,7 @@ mod tests {
         );
         assert!(d("-1.5") < d("-1.25"));
         assert!(d("-0.000000001") < Decimal::from_i64(0));
-        let tiny = Decimal {
-            mantissa: 1,
-            scale: 38,
-            shown: 30,
-            exact: EXACT,
-        };
+        let tiny = Decimal::new(1, 38).with_shown(30);
         assert!(tiny > Decimal::from_i64(0));
         assert!(Decimal::from_i64(i64::MAX) > tiny);
         assert_eq!(tiny.to_string(), "0.000000000000000000000000000000");
@@ -1006,15 +1195,21 @@ mod tests {
             v(&format!("0.{}", "9".repeat(60)), 30),
             "1.".to_owned() + &"0".repeat(30)
         );
-        // 38 nines fit; rounding up to 10^38 does not.
+        // 38 nines stay narrow; rounding up to 10^38 goes wide; 65 nines fit, but
+        // rounding up to 10^65 does not.
         let nines = "9".repeat(38);
         assert_eq!(v(&nines, 0), nines);
+        assert_eq!(v(&format!("{nines}.5"), 0), format!("1{}", "0".repeat(38)));
+        assert_eq!(v("-1e40", 0), format!("-1{}", "0".repeat(40)));
+        assert_eq!(v("1e37", 2), format!("1{}.00", "0".repeat(37)));
+        let nines65 = "9".repeat(65);
+        assert_eq!(v(&nines65, 0), nines65);
         assert_eq!(
-            r(&format!("{nines}.5"), 0),
+            r(&format!("{nines65}.5"), 0),
             Some(Rounded::Overflow { negative: false })
         );
-        assert_eq!(r("-1e40", 0), Some(Rounded::Overflow { negative: true }));
-        assert_eq!(r("1e37", 2), Some(Rounded::Overflow { negative: false }));
+        assert_eq!(r("-1e65", 0), Some(Rounded::Overflow { negative: true }));
+        assert_eq!(r("1e60", 6), Some(Rounded::Overflow { negative: false }));
         assert_eq!(r("1e400", 0), Some(Rounded::Overflow { negative: false }));
         assert_eq!(r("12abc", 0), None);
         assert_eq!(r("", 0), None);
@@ -1044,6 +1239,20 @@ mod tests {
         for _ in 0..5 {
             x = x.checked_div(&seven).unwrap();
         }
+        // Exact now (45 digits, wide), and MySQL's digits past 38 with it.
+        assert!(x.is_exact() && x.is_wide());
+        assert_eq!(
+            x.checked_mul(&d("100000000000000000000"))
+                .unwrap()
+                .to_string(),
+            "5949901790920449.56268221428571428571"
+        );
+        // The same value held to 38 digits (as an operand MySQL's buffer cut would
+        // leave): off by less than 10^-38.
+        let x = Decimal {
+            exact: 38,
+            ..d(&x.digits_text()[..40]).with_shown(20)
+        };
         assert!(!x.is_exact());
         assert_eq!(x.to_string(), "0.00005949901790920450");
         // Times 10^16: the 20 digits shown are still MySQL's.
@@ -1070,8 +1279,15 @@ mod tests {
         // Boundaries: 38 nines, negative, scale 30, half away from zero, overflow.
         let nines = d(&"9".repeat(38));
         assert_eq!(nines.checked_add(&d("0")).unwrap(), nines);
-        assert!(nines.checked_add(&d("1")).is_none());
-        assert!((-nines).checked_sub(&d("1")).is_none());
+        let e38 = format!("1{}", "0".repeat(38));
+        assert_eq!(nines.checked_add(&d("1")).unwrap().to_string(), e38);
+        assert_eq!(
+            (-nines).checked_sub(&d("1")).unwrap().to_string(),
+            format!("-{e38}")
+        );
+        let nines65 = d(&"9".repeat(65));
+        assert!(nines65.checked_add(&d("1")).is_none());
+        assert!((-nines65).checked_sub(&d("1")).is_none());
         let s30 = d(&format!("0.{}5", "0".repeat(29)));
         assert_eq!(
             s30.rescale(29).to_string(),

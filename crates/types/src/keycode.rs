@@ -58,7 +58,7 @@ pub fn encode_value(out: &mut Vec<u8>, v: &Value, ty: &DataType, coll: Collation
             Value::Int(i) => *i as i128,
             Value::UInt(u) => *u as i128,
             Value::Double(d) if d.fract() == 0.0 && d.abs() < 1.8e19 => *d as i128,
-            Value::Decimal(d) if d.rescale(0) == *d => d.rescale(0).mantissa,
+            Value::Decimal(d) if !d.is_wide() && d.rescale(0) == *d => d.rescale(0).mantissa(),
             Value::Bytes(b) => {
                 match std::str::from_utf8(b)
                     .ok()
@@ -120,10 +120,11 @@ pub fn encode_value(out: &mut Vec<u8>, v: &Value, ty: &DataType, coll: Collation
                 _ => return false,
             };
             let r = d.rescale(*scale);
-            if r != d {
+            // A wide value (past 38 digits) is no DECIMAL(M <= 38) column's value.
+            if r != d || r.is_wide() {
                 return false;
             }
-            let bits = (r.mantissa as u128) ^ (1u128 << 127);
+            let bits = (r.mantissa() as u128) ^ (1u128 << 127);
             out.extend_from_slice(&bits.to_be_bytes());
             true
         }

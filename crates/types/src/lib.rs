@@ -29,6 +29,7 @@ pub mod sqltext;
 pub mod stack;
 pub mod time_value;
 mod u256;
+mod u512;
 pub mod value;
 pub mod year_value;
 

@@ -62,7 +62,7 @@ impl Value {
             Value::Double(d) => Some(d.round() as i64),
             Value::Decimal(d) => Some(
                 d.rescale(0)
-                    .mantissa
+                    .mantissa()
                     .clamp(i64::MIN as i128, i64::MAX as i128) as i64,
             ),
             Value::Bytes(b) => Some(parse_leading_f64(b).round() as i64),
@@ -134,7 +134,7 @@ impl Value {
             Value::Int(v) => Some(*v != 0),
             Value::UInt(v) => Some(*v != 0),
             Value::Double(d) => Some(*d != 0.0),
-            Value::Decimal(d) => Some(d.mantissa != 0),
+            Value::Decimal(d) => Some(!d.is_zero()),
             Value::Bytes(b) => Some(parse_leading_f64(b) != 0.0),
             Value::DateTime(_) => Some(true),
             Value::Json(b) => Some(json_number(b) != 0.0),

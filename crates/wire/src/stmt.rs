@@ -102,16 +102,15 @@ pub fn decode_params(
                 let text = String::from_utf8_lossy(s);
                 match Decimal::parse(&text) {
                     Some(d) => Value::Decimal(d),
-                    // A DECIMAL parameter past 38 digits: MySQL 8 takes it exactly (up to
-                    // 65); as text it would be computed as a double, so refuse it.
+                    // A DECIMAL parameter past 65 digits: as text it would be computed
+                    // as a double, so refuse it.
                     None if text
                         .trim()
                         .bytes()
                         .all(|b| b.is_ascii_digit() || b"+-.".contains(&b)) =>
                     {
                         return Err(
-                            "DECIMAL parameters of more than 38 digits are not supported yet"
-                                .into(),
+                            "DECIMAL parameters of more than 65 digits are not supported".into(),
                         );
                     }
                     None => Value::Bytes(s.to_vec()),

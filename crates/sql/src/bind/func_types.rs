@@ -218,9 +218,9 @@ pub fn cast_target(dt: &ast::DataType) -> Result<(CastFn, SType, Collation)> {
                 ast::ExactNumberInfo::Precision(p) => (*p, 0),
                 ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s as u64),
             };
-            if p > 38 || s > 30 || s > p {
+            if p > 65 || s > 30 || s > p {
                 return Err(Error::NotSupported(format!(
-                    "CAST AS DECIMAL({p},{s}) (Strata's decimals hold 38 digits)"
+                    "CAST AS DECIMAL({p},{s}) (at most 65 digits, 30 after the point)"
                 )));
             }
             (

@@ -2690,9 +2690,9 @@ pub fn literal(v: &ast::Value) -> Result<Value> {
     use ast::Value as V;
     Ok(match v {
         V::Number(n, _) => number_value(n).ok_or_else(|| {
-            // A plain literal past 38 digits is a DECIMAL in MySQL 8 (up to 65).
+            // A plain literal past 65 digits is a DOUBLE in MySQL 8: not here yet.
             if n.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-                Error::NotSupported(format!("DECIMAL literals of more than 38 digits ({n})"))
+                Error::NotSupported(format!("DECIMAL literals of more than 65 digits ({n})"))
             } else {
                 Error::Syntax(n.clone())
             }

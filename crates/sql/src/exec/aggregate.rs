@@ -281,10 +281,10 @@ fn update_inputs(
     Ok(())
 }
 
-/// A DECIMAL SUM/AVG past the 38 digits a decimal holds here. MySQL 8 carries 65, so
-/// this is a missing feature (1235), never a clamped or partial sum.
+/// A DECIMAL SUM/AVG past the 65 digits a decimal holds (or one MySQL's 81-digit
+/// buffer would cut): refused (1235), never a clamped or partial sum.
 fn wide_sum() -> Error {
-    Error::NotSupported("DECIMAL sums of more than 38 digits (MySQL 8 holds 65)".into())
+    Error::NotSupported("DECIMAL sums of more than 65 digits".into())
 }
 
 /// A value as the 64 bits BIT_AND/OR/XOR work on: MySQL's integer conversion (a

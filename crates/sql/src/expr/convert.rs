@@ -128,7 +128,7 @@ fn coerce_type(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Valu
                 }
                 d.round().clamp(-1e30, 1e30) as i128
             }
-            Value::Decimal(d) => d.rescale(0).mantissa,
+            Value::Decimal(d) => d.rescale(0).mantissa(),
             Value::DateTime(_) | Value::Json(_) => v.to_i64().unwrap_or(0) as i128,
             Value::Bits(b) => strata_types::value::bits_value(b) as i128,
             // An ENUM/SET value in numeric context is its number.
@@ -257,7 +257,7 @@ fn coerce_type(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Valu
                 ));
             }
             if d.int_digits() > (*precision - *scale) as u32 {
-                return clamp(d.mantissa < 0);
+                return clamp(d.mantissa() < 0);
             }
             Ok(Value::Decimal(d))
         }
@@ -375,7 +375,7 @@ fn bit_column_value(v: Value, n: u8, col: &ColumnDef, row: u64, strict: bool) ->
         Value::Double(d) if d.is_finite() && *d > -0.5 && *d < 1.8446744073709552e19 => {
             Some(d.round() as u64)
         }
-        Value::Decimal(d) => u64::try_from(d.rescale(0).mantissa).ok(),
+        Value::Decimal(d) => u64::try_from(d.rescale(0).mantissa()).ok(),
         Value::Json(_) | Value::DateTime(_) => v.to_i64().and_then(|i| u64::try_from(i).ok()),
         _ => None,
     };

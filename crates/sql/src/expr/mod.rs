@@ -1146,11 +1146,11 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
         return Ok(Value::Null);
     }
     let (x, y) = (numeric(a), numeric(b));
-    // Strata's decimals hold 38 digits, MySQL 8's results up to 65: a result past 38
-    // is a missing feature (1235), never a clamped or cut value.
+    // A DECIMAL result past 65 digits, or one whose digits MySQL's 81-digit buffers
+    // would cut (see strata_types::decimal): refused (1235), never a clamped value.
     let decimal_overflow = || {
         Error::NotSupported(format!(
-            "DECIMAL results of more than 38 digits ({} {} {})",
+            "DECIMAL results of more than 65 digits ({} {} {})",
             a.to_text(),
             op_text(op),
             b.to_text()

@@ -843,9 +843,7 @@ pub(crate) fn column_default(e: &ast::Expr, col: &ColumnDef) -> Result<ColumnDef
                 ast::Expr::Value(v) => match literal(&v.value)? {
                     Value::Int(i) => Value::Int(-i),
                     Value::Double(d) => Value::Double(-d),
-                    Value::Decimal(d) => {
-                        Value::Decimal(strata_types::Decimal::new(-d.mantissa, d.scale))
-                    }
+                    Value::Decimal(d) => Value::Decimal(-d),
                     _ => return Err(Error::InvalidDefault(col.name.clone())),
                 },
                 _ => return Err(Error::InvalidDefault(col.name.clone())),
@@ -1043,8 +1041,8 @@ fn column_type(
                 ast::ExactNumberInfo::Precision(p) => (p, 0),
                 ast::ExactNumberInfo::PrecisionAndScale(p, s) => (p, *s as u64),
             };
-            // MySQL's checks and their order; 39 to 65 digits are valid in MySQL 8
-            // but beyond what a value holds here (an i128 mantissa), so refused.
+            // MySQL's checks and their order; 39 to 65 digits are valid in MySQL 8,
+            // and values hold them, but rows and keys store 38 (docs/format/), so refused.
             if s > 30 {
                 return Err(Error::TooBigScale {
                     scale: s,
@@ -1060,9 +1058,9 @@ fn column_type(
             if s > *p {
                 return Err(Error::ScaleAbovePrecision(col.to_string()));
             }
-            if *p > strata_types::decimal::MAX_PRECISION as u64 {
+            if *p > strata_types::decimal::NARROW as u64 {
                 return Err(Error::NotSupported(format!(
-                    "DECIMAL({p},{s}) (maximum precision is 38)"
+                    "DECIMAL({p},{s}) columns (stored precision is 38 here)"
                 )));
             }
             (

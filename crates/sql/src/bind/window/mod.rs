@@ -155,7 +155,7 @@ pub fn check_offset(unit: Unit, v: &Value, window: &str) -> Result<()> {
     let ok = match (unit, v) {
         (_, Value::Int(i)) => *i >= 0,
         (_, Value::UInt(_)) => true,
-        (Unit::Range, Value::Decimal(d)) => d.mantissa >= 0,
+        (Unit::Range, Value::Decimal(d)) => d.mantissa() >= 0,
         (Unit::Range, Value::Double(f)) => *f >= 0.0,
         _ => false,
     };

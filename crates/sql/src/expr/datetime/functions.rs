@@ -453,7 +453,7 @@ pub fn eval(
             let micros = match &v {
                 Value::Int(i) => *i as i128 * 1_000_000,
                 Value::UInt(u) => *u as i128 * 1_000_000,
-                Value::Decimal(d) => d.rescale(6).mantissa,
+                Value::Decimal(d) => d.rescale(6).mantissa(),
                 other => (other.to_f64().unwrap_or(0.0) * 1e6).round() as i128,
             };
             let max = temporal::TIME_MAX_MICROS as i128;
@@ -530,7 +530,7 @@ pub fn eval(
                 return Ok(Value::Null);
             }
             let secs_micros = match &s {
-                Value::Decimal(d) => d.rescale(6).mantissa as i64,
+                Value::Decimal(d) => d.rescale(6).mantissa() as i64,
                 Value::Int(i) => i * 1_000_000,
                 _ => (ss * 1e6).round() as i64,
             };
@@ -705,7 +705,7 @@ pub fn eval(
             let scaled: Option<i128> = match &v {
                 Value::Null => None,
                 _ if fsp == 0 => num(&v).map(i128::from),
-                Value::Decimal(d) => Some(d.rescale(fsp).mantissa),
+                Value::Decimal(d) => Some(d.rescale(fsp).mantissa()),
                 Value::Int(i) => Some(i128::from(*i) * 10i128.pow(u32::from(fsp))),
                 Value::UInt(u) => Some(i128::from(*u) * 10i128.pow(u32::from(fsp))),
                 other => other

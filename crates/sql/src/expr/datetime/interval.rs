@@ -264,7 +264,7 @@ pub fn interval_of(v: &Value, unit: Unit) -> Result<Interval, BadInterval> {
         };
         let micros = match v {
             Value::Decimal(d) => {
-                let m = d.rescale(6).mantissa;
+                let m = d.rescale(6).mantissa();
                 m.unsigned_abs()
             }
             _ => (f.abs() * 1e6).round().min(1e30) as u128,

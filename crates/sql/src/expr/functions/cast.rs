@@ -60,7 +60,7 @@ pub(super) fn call(f: CastFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
                     }
                 }
                 Value::Decimal(d) => {
-                    let m = d.rescale(0).mantissa;
+                    let m = d.rescale(0).mantissa();
                     if unsigned && m >= 0 {
                         Value::UInt(m.min(u64::MAX as i128) as u64)
                     } else if unsigned {
@@ -187,7 +187,7 @@ pub(super) fn call(f: CastFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
                 ));
             }
             if d.int_digits() > precision.saturating_sub(scale) as u32 {
-                clamp(d.mantissa < 0)
+                clamp(d.mantissa() < 0)
             } else {
                 Value::Decimal(d)
             }

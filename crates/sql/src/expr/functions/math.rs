@@ -164,7 +164,7 @@ pub(super) fn call(f: MathFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
         Sign => Value::Int(match &vals[0] {
             Value::Int(i) => i.signum(),
             Value::UInt(u) => (*u > 0) as i64,
-            Value::Decimal(d) => d.mantissa.signum() as i64,
+            Value::Decimal(d) => d.mantissa().signum() as i64,
             _ if x > 0.0 => 1,
             _ if x < 0.0 => -1,
             _ => 0,
@@ -184,7 +184,11 @@ pub(super) fn call(f: MathFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
                     (Ceil, std::cmp::Ordering::Less) => 1,
                     _ => 0,
                 };
-                let r = q.mantissa + adj;
+                if q.is_wide() {
+                    let r = q.checked_add(&Decimal::new(adj, 0));
+                    return r.map(Value::Decimal).ok_or_else(wide_digits);
+                }
+                let r = q.mantissa() + adj;
                 // Past BIGINT the value stays a DECIMAL of its digits (MySQL types such
                 // a FLOOR as DECIMAL), never a cut integer.
                 match i64::try_from(r) {

@@ -204,6 +204,12 @@ pub fn value_arg(v: &Value) -> Result<Json> {
             Err(_) => Json::UInt(*u),
         },
         Value::Double(d) => Json::Double(*d),
+        // JSON's binary form holds DECIMALs of 38 digits (docs/format/json.md).
+        Value::Decimal(d) if d.is_wide() => {
+            return Err(Error::NotSupported(
+                "a DECIMAL of more than 38 digits inside JSON".into(),
+            ))
+        }
         Value::Decimal(d) => Json::Decimal(*d),
         Value::Bytes(b) | Value::Member { text: b, .. } => {
             Json::String(String::from_utf8_lossy(b).into_owned())
