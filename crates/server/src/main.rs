@@ -10,12 +10,14 @@
 //!
 //! Everything the server reports goes through `strata_types::log` (stderr, never a
 //! panic), so a closed stdout or stderr cannot stop the signal thread's shutdown.
-//! Before anything is opened, `datadir_check` refuses a data directory whose catalog is
-//! missing while tables are there.
+//! Before anything is opened, `datadir_lock` makes sure no other server uses the data
+//! directory, and `datadir_check` refuses one whose catalog is missing while tables are
+//! there.
 
 mod backend;
 mod config;
 mod datadir_check;
+mod datadir_lock;
 mod open_files;
 mod security;
 
@@ -110,6 +112,8 @@ fn memory_reserved(s: &config::Settings, max_connections: u64) -> u64 {
 
 fn run_server(args: config::ServerArgs) -> Result<(), String> {
     let s = config::Settings::resolve(&args)?;
+    // Before anything reads the directory: a second server on it would corrupt it.
+    let _datadir_lock = datadir_lock::acquire(&s.datadir)?;
     datadir_check::before_open(&s.datadir)?;
     // Descriptors first: the engines open their table files through the cache.
     let fds = open_files::size(s.max_connections, s.table_open_cache, s.open_files_limit)?;

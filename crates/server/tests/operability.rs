@@ -236,3 +236,44 @@ fn create_table_never_overwrites_an_orphaned_file() {
         );
     }
 }
+
+#[test]
+fn a_second_server_on_the_same_data_directory_is_refused() {
+    let mut server = common::TestServer::start(&[]);
+    if server.flavor == common::Flavor::MariaDb {
+        return;
+    }
+    common::connect(server.port, None)
+        .query_drop("CREATE DATABASE kept")
+        .unwrap();
+    let datadir = server.datadir.clone();
+    let mut child = strata(&datadir, common::free_port())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_exit(&mut child, Duration::from_secs(20))
+        .expect("a second server started on a data directory in use");
+    let mut text = String::new();
+    if let Some(mut err) = child.stderr.take() {
+        let _ = err.read_to_string(&mut text);
+    }
+    assert!(!status.success(), "refused: {text}");
+    assert!(
+        text.contains("is in use by the process with pid") && text.contains("strata.lock"),
+        "the message names the holder: {text}"
+    );
+    // The first server is untouched, and after it stops (its lock goes with it) the
+    // directory opens again.
+    let dbs: Vec<String> = common::connect(server.port, None)
+        .query("SHOW DATABASES LIKE 'kept'")
+        .unwrap();
+    assert_eq!(dbs, vec!["kept".to_string()]);
+    assert!(server.stop().success());
+    server.start_again();
+    let dbs: Vec<String> = common::connect(server.port, None)
+        .query("SHOW DATABASES LIKE 'kept'")
+        .unwrap();
+    assert_eq!(dbs, vec!["kept".to_string()]);
+}
