@@ -30,6 +30,7 @@ pub mod spaces;
 pub mod table;
 pub mod tree;
 pub mod trx;
+pub mod undo_spill;
 
 #[cfg(test)]
 mod tests;
@@ -78,6 +79,18 @@ pub struct BtreeConfig {
     /// `innodb_online_alter_log_max_size`: the most bytes of changes an online index
     /// build logs before it fails with 1799.
     pub online_alter_log_max_size: usize,
+    /// `strata_undo_memory_size`: the most bytes of old row versions kept in memory;
+    /// past it they go to the undo spill file (`undo_spill.rs`). None: a sixteenth of
+    /// the buffer pool, at least 1 MiB.
+    pub undo_memory_size: Option<usize>,
+}
+
+impl BtreeConfig {
+    /// The bound in effect for old versions in memory.
+    pub fn undo_memory_bound(&self) -> usize {
+        self.undo_memory_size
+            .unwrap_or((self.buffer_pool_size / 16).max(1 << 20))
+    }
 }
 
 impl Default for BtreeConfig {
@@ -96,6 +109,7 @@ impl Default for BtreeConfig {
             sort_buffer_size: 1 << 20,
             fill_factor: 100,
             online_alter_log_max_size: 128 << 20,
+            undo_memory_size: None,
         }
     }
 }
@@ -236,6 +250,14 @@ impl BtreeEngine {
             prepared_left: Mutex::new(None),
             stop: AtomicBool::new(false),
         });
+        // Old versions past the memory bound go to a scratch file emptied here: nothing
+        // in it is needed after a restart (docs/format/undo.md).
+        let spill_path = datadir.join(UNDO_SPILL_FILE);
+        let spill = StdFile::open(&spill_path, true)
+            .and_then(|f| undo_spill::UndoSpill::open(Arc::new(f)))
+            .map_err(|e| Error::io(spill_path.display(), e))?;
+        inner.trx.versions.set_spill(spill);
+        inner.trx.versions.set_limit(cfg.undo_memory_bound());
         if let Some(rec) = recovered {
             recovery::recover(&inner, rec)?;
         }
@@ -332,6 +354,11 @@ fn master_loop(inner: &Arc<Inner>) {
     while !inner.stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(20));
         ticks += 1;
+        // Counted here, not at every put: no shared counter on the write path.
+        strata_types::memory::set(
+            strata_types::memory::Component::UndoVersions,
+            inner.trx.versions.memory_bytes(),
+        );
         if inner.st.log.wants_checkpoint() || ticks.is_multiple_of(500) {
             let ok = survive("checkpoint", || match inner.checkpoint() {
                 Ok(()) => true,
@@ -423,16 +450,20 @@ impl Inner {
         // after the horizon instead, if it fits. (Purge never holds the log: what it
         // loses in a crash, the sweep after restart finds again.)
         if let Some(hold) = self.trx.oldest_active_lsn().filter(|&l| l < c) {
-            let relog = self.undo_to_relog();
             let used = st.log.current_lsn().saturating_sub(st.log.checkpoint_lsn());
             let free = st.log.capacity().saturating_sub(used);
-            let relog_bytes: usize = relog.iter().map(Vec::len).sum();
-            if st.log.wants_checkpoint() && (relog_bytes as u64) < free / 4 {
-                for r in &relog {
-                    st.log.append(r);
-                }
+            let relog = if st.log.wants_checkpoint() {
+                self.undo_to_relog((free / 4) as usize)
             } else {
-                c = hold;
+                None
+            };
+            match relog {
+                Some(relog) => {
+                    for r in &relog {
+                        st.log.append(r);
+                    }
+                }
+                None => c = hold,
             }
         }
         st.log
@@ -446,8 +477,13 @@ impl Inner {
     }
 
     /// Log records (each at most a quarter of the log's largest record) that carry the
-    /// undo of the open transactions.
-    fn undo_to_relog(&self) -> Vec<Vec<u8>> {
+    /// undo of the open transactions; None when they would take `budget` bytes or more
+    /// (checked before a large transaction's undo is read back from the spill file), or
+    /// an old version cannot be read (an undo record must never claim a wrong image).
+    fn undo_to_relog(&self, budget: usize) -> Option<Vec<Vec<u8>>> {
+        /// An undo record's fixed fields (kind, trx, undo_no, space, lengths, flag).
+        const UNDO_RECORD_MIN: usize = 24;
+        let mut total = 0usize;
         let max = (self.st.log.max_payload() as usize).max(1024) / 4;
         let mut out: Vec<Vec<u8>> = Vec::new();
         let mut rec = Vec::new();
@@ -470,18 +506,30 @@ impl Inner {
         for t in open {
             let (id, items, prepared) = {
                 let s = t.state.lock();
+                total += s.undo.len() * UNDO_RECORD_MIN;
+                if total >= budget {
+                    return None;
+                }
                 (s.id, s.undo.clone(), s.prepared)
             };
             if id == 0 {
                 continue;
             }
             for item in items {
-                let old = self.trx.versions.get(item.roll_ptr);
+                let old = match self.trx.versions.get(item.roll_ptr) {
+                    Ok(old) => old,
+                    Err(e) => {
+                        log_error!("btree: checkpoint cannot read back undo: {e}");
+                        return None;
+                    }
+                };
                 let old = old.as_ref().and_then(|o| o.value.as_deref());
-                add(
-                    recovery::undo_record(id, item.undo_no, item.space, &item.key, old),
-                    &mut out,
-                );
+                let r = recovery::undo_record(id, item.undo_no, item.space, &item.key, old);
+                total += r.len();
+                if total >= budget {
+                    return None;
+                }
+                add(r, &mut out);
             }
             // After its undo, so recovery still finds it prepared.
             if let Some(xid) = prepared {
@@ -491,7 +539,7 @@ impl Inner {
         if !rec.is_empty() {
             out.push(rec);
         }
-        out
+        Some(out)
     }
 
     /// Processes up to `max` purgeable batches; returns how many it did.
@@ -596,7 +644,11 @@ impl Inner {
         visible_below: u64,
     ) -> Result<()> {
         let st = &self.st;
-        let old = self.trx.versions.get(item.roll_ptr);
+        let old = self
+            .trx
+            .versions
+            .get(item.roll_ptr)
+            .map_err(|e| io_err(&lay.name, e))?;
         self.trx.versions.remove(item.roll_ptr);
         let old_row = match old.as_ref().and_then(|o| o.value.as_ref()) {
             Some(v) => Some(lay.decode(&self.st, v)?),
@@ -756,9 +808,12 @@ impl Inner {
             if h.trx_id < visible_below {
                 break;
             }
-            let Some(v) = self.trx.versions.get(h.roll_ptr) else {
-                break;
-            };
+            let v = self
+                .trx
+                .versions
+                .get(h.roll_ptr)
+                .map_err(|e| io_err(&lay.name, e))?;
+            let Some(v) = v else { break };
             let Some(val) = v.value.as_ref() else { break };
             out.push(lay.decode(&self.st, val)?);
             hdr = row::RecHeader::read(val);
@@ -1049,7 +1104,12 @@ impl BtreeTrx {
             let Some(t) = self.inner.table(item.space) else {
                 continue;
             };
-            let old = self.inner.trx.versions.get(item.roll_ptr);
+            let old = self
+                .inner
+                .trx
+                .versions
+                .get(item.roll_ptr)
+                .map_err(|e| io_err(&t.lay.name, e))?;
             let old_val = old.as_ref().and_then(|o| o.value.as_deref());
             self.inner
                 .restore(&t.lay, &item.key, old_val, &[], trx_id.max(1))?;
@@ -1487,6 +1547,11 @@ impl Engine for BtreeEngine {
                 value: int(c.online_alter_log_max_size as u64),
                 dynamic: true,
             },
+            EngineVar {
+                name: "strata_undo_memory_size",
+                value: int(c.undo_memory_bound() as u64),
+                dynamic: true,
+            },
         ]
     }
 
@@ -1554,6 +1619,17 @@ impl Engine for BtreeEngine {
                 self.inner.cfg.write().online_alter_log_max_size = n as usize;
                 Ok(())
             }
+            // Takes effect at the next old version stored; versions already in memory
+            // stay there until purge or rollback frees them.
+            "strata_undo_memory_size" => {
+                let n = value
+                    .to_i64()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(bad)?;
+                self.inner.cfg.write().undo_memory_size = Some(n);
+                self.inner.trx.versions.set_limit(n);
+                Ok(())
+            }
             n if self.variables().iter().any(|v| v.name == n) => {
                 Err(Error::VariableReadOnly(n.to_string()))
             }
@@ -1561,6 +1637,9 @@ impl Engine for BtreeEngine {
         }
     }
 }
+
+/// The undo spill file's name in the data directory (`docs/format/undo.md`).
+pub const UNDO_SPILL_FILE: &str = "ib_undo_spill";
 
 /// The data directory's redo log file name (for tests and tools).
 pub fn log_path(datadir: &Path) -> PathBuf {

@@ -309,7 +309,11 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
         if !known.contains(&u.space) {
             continue;
         }
-        let roll_ptr = inner.trx.versions.put(OldVersion { value: u.old });
+        let roll_ptr = inner
+            .trx
+            .versions
+            .put(OldVersion { value: u.old })
+            .map_err(|e| Error::io("ib_undo_spill", e))?;
         // Its stale entries survive the startup sweep while this old version is kept:
         // covering reads must not trust their leaves until purge is done with it.
         inner.trx.owes(trx_id);
@@ -361,7 +365,11 @@ pub(crate) fn resolve(inner: &Arc<Inner>, commit: &dyn Fn(u64) -> bool) -> Resul
             // Purge owes it what any committed transaction's undo owes.
             let mut q = inner.trx.purge_queue.lock();
             for u in p.undo {
-                let roll_ptr = inner.trx.versions.put(OldVersion { value: u.old });
+                let roll_ptr = inner
+                    .trx
+                    .versions
+                    .put(OldVersion { value: u.old })
+                    .map_err(|e| Error::io("ib_undo_spill", e))?;
                 inner.trx.owes(p.trx);
                 q.push_back(PurgeBatch {
                     trx_id: p.trx,
