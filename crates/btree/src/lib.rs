@@ -30,6 +30,7 @@ pub mod spaces;
 pub mod table;
 pub mod tree;
 pub mod trx;
+pub mod undo_log;
 pub mod undo_spill;
 
 #[cfg(test)]
@@ -172,6 +173,16 @@ pub(crate) struct Inner {
     /// Transactions recovery found prepared, until the server resolves them
     /// (`recovery::resolve`); while Some, no checkpoint is taken and purge waits.
     pub(crate) prepared_left: Mutex<Option<Vec<recovery::PreparedLeft>>>,
+    /// The undo of transactions open at a checkpoint (`undo_log.rs`).
+    pub(crate) undo_log: undo_log::UndoLog,
+    /// Transactions recovery is rolling back, all of whose undo is in the undo log:
+    /// each checkpoint meanwhile names them in its snapshot.
+    pub(crate) recovering: Mutex<Vec<u64>>,
+    /// A transaction whose undo the checkpoint could not write while it kept the log
+    /// from getting room: its next change fails with `doom_error` instead of every
+    /// writer waiting for ever. 0: none.
+    doomed: strata_storage::sync::AtomicU64,
+    doom_error: Mutex<Option<(std::io::ErrorKind, Option<i32>)>>,
     stop: AtomicBool,
 }
 
@@ -225,6 +236,18 @@ impl BtreeEngine {
             pool.add_space(s.id, io, s.name());
         }
         let first_trx = spaces.trx_id_ceiling();
+        // The undo of transactions open at the last checkpoint, for recovery
+        // (docs/format/undo.md, part 2). A fresh redo log has no checkpoint to match.
+        let undo_path = datadir.join(undo_log::UNDO_LOG_FILE);
+        let undo_io: Arc<dyn FileIo> =
+            Arc::new(StdFile::open(&undo_path, true).map_err(|e| Error::io(undo_path.display(), e))?);
+        if recovered.is_none() {
+            undo_io
+                .set_len(0)
+                .map_err(|e| Error::io(undo_path.display(), e))?;
+        }
+        let (undo_log, undo_frames) = undo_log::UndoLog::open(undo_io)
+            .map_err(|e| Error::io(undo_path.display(), e))?;
         let inner = Arc::new(Inner {
             st: Storage::new(pool.clone(), log.clone()),
             trx: TrxSys::with_policy(first_trx, &policy),
@@ -248,6 +271,10 @@ impl BtreeEngine {
             covering_off_spaces: Mutex::new(Default::default()),
             index_only_records: strata_storage::sync::AtomicU64::new(0),
             prepared_left: Mutex::new(None),
+            undo_log,
+            recovering: Mutex::new(Vec::new()),
+            doomed: strata_storage::sync::AtomicU64::new(0),
+            doom_error: Mutex::new(None),
             stop: AtomicBool::new(false),
         });
         // Old versions past the memory bound go to a scratch file emptied here: nothing
@@ -259,7 +286,7 @@ impl BtreeEngine {
         inner.trx.versions.set_spill(spill);
         inner.trx.versions.set_limit(cfg.undo_memory_bound());
         if let Some(rec) = recovered {
-            recovery::recover(&inner, rec)?;
+            recovery::recover(&inner, rec, &undo_frames)?;
         }
         // Ids handed out from here on stay below a ceiling written ahead of them.
         inner.spaces.reserve_trx_ids(inner.trx.peek_next_id())?;
@@ -428,8 +455,8 @@ impl Inner {
     }
 
     /// A fuzzy checkpoint: move the full-image horizon, write every page changed before
-    /// it, and let the log forget what precedes both it and every active transaction's
-    /// first record.
+    /// it, copy the undo of open transactions that began before it to the undo log, and
+    /// let the redo log forget what precedes it (docs/format/undo.md, part 2).
     pub(crate) fn checkpoint(&self) -> Result<()> {
         if self.prepared_left.lock().is_some() {
             // Their undo is only in the log until they are resolved.
@@ -445,37 +472,146 @@ impl Inner {
         if let Some(l) = st.pool.oldest_dirty_lsn() {
             c = c.min(l);
         }
-        // Undo that open transactions still need normally keeps the log from moving past
-        // it. When that would leave the log short of room, the undo is written again
-        // after the horizon instead, if it fits. (Purge never holds the log: what it
-        // loses in a crash, the sweep after restart finds again.)
-        if let Some(hold) = self.trx.oldest_active_lsn().filter(|&l| l < c) {
-            let used = st.log.current_lsn().saturating_sub(st.log.checkpoint_lsn());
-            let free = st.log.capacity().saturating_sub(used);
-            let relog = if st.log.wants_checkpoint() {
-                self.undo_to_relog((free / 4) as usize)
-            } else {
-                None
-            };
-            match relog {
-                Some(relog) => {
-                    for r in &relog {
-                        st.log.append(r);
+        let c0 = st.log.checkpoint_lsn();
+        c = c.max(c0);
+        // Undo that open transactions still need goes to the undo log, fsynced before
+        // the redo checkpoint may forget it. If it cannot be written the checkpoint
+        // stops at the oldest open transaction's first record, as without the file.
+        // (Purge never holds the log: what it loses in a crash, the sweep after restart
+        // finds again.)
+        let recovering = self.recovering.lock().clone();
+        let hold = self.trx.oldest_active().filter(|&(_, l)| l < c);
+        let mut snapshot = false;
+        if hold.is_some() || !recovering.is_empty() {
+            match self.undo_to_log(c, &recovering) {
+                Ok(()) => snapshot = true,
+                Err(e) => {
+                    log_error!("btree: checkpoint cannot write {}: {e}", undo_log::UNDO_LOG_FILE);
+                    c = match hold {
+                        Some((_, l)) if recovering.is_empty() => l.max(c0),
+                        _ => c0,
+                    };
+                    if let Some((id, _)) = hold.filter(|_| st.log.wants_checkpoint()) {
+                        // The log fills behind this transaction: it gets the error at
+                        // its next change rather than every writer waiting for ever.
+                        *self.doom_error.lock() = Some((e.kind(), e.raw_os_error()));
+                        self.doomed.store(id, Ordering::SeqCst);
                     }
                 }
-                None => c = hold,
             }
         }
         st.log
             .flush_up_to(st.log.current_lsn())
             .map_err(|e| Error::io("ib_logfile0", e))?;
-        let c = c.max(st.log.checkpoint_lsn());
         st.log
             .checkpoint(c)
             .map_err(|e| Error::io("ib_logfile0", e))?;
+        if !snapshot && !self.undo_log.is_empty() {
+            // No transaction open at `c` needs the file: start it afresh.
+            self.undo_log
+                .truncate(st.log.current_lsn())
+                .map_err(|e| Error::io(undo_log::UNDO_LOG_FILE, e))?;
+            for t in self.open_transactions() {
+                t.state.lock().durable_no = 0;
+            }
+        }
         Ok(())
     }
 
+    fn open_transactions(&self) -> Vec<Arc<BtreeTrx>> {
+        self.open_trx
+            .iter()
+            .flat_map(|s| {
+                s.lock()
+                    .values()
+                    .filter_map(Weak::upgrade)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Appends to the undo log the undo records of open transactions it does not hold
+    /// yet, then a snapshot for checkpoint `c` naming them and `recovering`, and
+    /// fsyncs it. Remembers what is durable only once it is.
+    fn undo_to_log(&self, c: u64, recovering: &[u64]) -> std::io::Result<()> {
+        const BATCH: usize = 1 << 20;
+        let mut ids: Vec<u64> = recovering.to_vec();
+        let mut batch = Vec::new();
+        let mut done: Vec<(Arc<BtreeTrx>, u32)> = Vec::new();
+        for t in self.open_transactions() {
+            let (id, items, prepared) = {
+                let s = t.state.lock();
+                if s.id == 0 || s.finished {
+                    continue;
+                }
+                let from = s.undo.partition_point(|i| i.undo_no < s.durable_no);
+                (s.id, s.undo[from..].to_vec(), s.prepared)
+            };
+            ids.push(id);
+            let mut upto = 0;
+            for item in items {
+                upto = item.undo_no + 1;
+                // None: the change was forgotten (its write failed) or rolled back
+                // since it was listed; it needs no undo.
+                let Some(old) = self.trx.versions.get(item.roll_ptr)? else {
+                    continue;
+                };
+                batch.extend_from_slice(&recovery::undo_record(
+                    id,
+                    item.undo_no,
+                    item.space,
+                    &item.key,
+                    old.value.as_deref(),
+                ));
+                if batch.len() >= BATCH {
+                    self.undo_log.append(undo_log::KIND_UNDO, &batch)?;
+                    batch.clear();
+                }
+            }
+            // After its undo, so recovery finds it prepared.
+            if let Some(xid) = prepared {
+                batch.extend_from_slice(&recovery::prepared_record(id, xid));
+            }
+            done.push((t, upto));
+        }
+        if !batch.is_empty() {
+            self.undo_log.append(undo_log::KIND_UNDO, &batch)?;
+        }
+        self.undo_log.append(
+            undo_log::KIND_SNAPSHOT,
+            &undo_log::snapshot_payload(c, &ids),
+        )?;
+        self.undo_log.sync()?;
+        for (t, upto) in done {
+            let mut s = t.state.lock();
+            s.durable_no = s.durable_no.max(upto);
+        }
+        Ok(())
+    }
+
+    /// Waits for room in the redo log before a row change of `txn`, as
+    /// `RedoLog::free_check`; the transaction the checkpoint could not write the undo
+    /// of while it held the log (`doomed`) gets that error instead of waiting.
+    pub(crate) fn log_room(&self, txn: &Txn) -> std::result::Result<(), std::io::Error> {
+        loop {
+            let d = self.doomed.load(Ordering::Acquire);
+            if d != 0 && BtreeTrx::id_of(txn) == d {
+                let (kind, os) = (*self.doom_error.lock()).unwrap_or((std::io::ErrorKind::Other, None));
+                return Err(match os {
+                    Some(code) => std::io::Error::from_raw_os_error(code),
+                    None => std::io::Error::new(
+                        kind,
+                        "the undo of this transaction cannot be written and the redo log is full",
+                    ),
+                });
+            }
+            if self.st.log.free_check_for(Duration::from_millis(50)) {
+                return Ok(());
+            }
+        }
+    }
+
+    #[cfg(test)]
     /// Log records (each at most a quarter of the log's largest record) that carry the
     /// undo of the open transactions; None when they would take `budget` bytes or more
     /// (checked before a large transaction's undo is read back from the spill file), or
@@ -493,17 +629,7 @@ impl Inner {
             }
             rec.extend_from_slice(&r);
         };
-        let open: Vec<Arc<BtreeTrx>> = self
-            .open_trx
-            .iter()
-            .flat_map(|s| {
-                s.lock()
-                    .values()
-                    .filter_map(Weak::upgrade)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        for t in open {
+        for t in self.open_transactions() {
             let (id, items, prepared) = {
                 let s = t.state.lock();
                 total += s.undo.len() * UNDO_RECORD_MIN;
@@ -965,6 +1091,8 @@ struct TrxState {
     undo: Vec<UndoItem>,
     /// The next change's undo number.
     next_undo_no: u32,
+    /// Changes numbered below this have their undo in the undo log (`undo_log.rs`).
+    durable_no: u32,
     locks: Vec<LockKey>,
     finished: bool,
     /// The xid it prepared under (two-phase commit with the binary log).
@@ -1008,6 +1136,13 @@ impl BtreeTrx {
                 "btree transaction state of another type".into(),
             )),
         }
+    }
+
+    /// The btree transaction id of `txn` (0 when it has none yet).
+    fn id_of(txn: &Txn) -> u64 {
+        txn.participant("btree")
+            .and_then(|p| p.as_any().downcast_ref::<BtreeTrx>().map(|t| t.state.lock().id))
+            .unwrap_or(0)
     }
 
     /// The transaction's id, assigned at its first write.

@@ -1049,7 +1049,7 @@ impl Table for BtreeTable {
             0
         };
         let ckey = self.lay.clustered_key(row, row_id);
-        self.inner.st.log.free_check();
+        self.inner.log_room(txn).map_err(|e| self.io(e))?;
         self.with_trx(txn, |trx| self.insert_row(trx, row, &ckey))?;
         // An explicit value moves the counter only once its row is in, as InnoDB's
         // write_row does: a row refused for a duplicate key leaves it alone.
@@ -1065,7 +1065,7 @@ impl Table for BtreeTable {
     fn update(&self, txn: &Txn, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId> {
         let okey = self.lay.clustered_key(old, id);
         let nkey = self.lay.clustered_key(new, id);
-        self.inner.st.log.free_check();
+        self.inner.log_room(txn).map_err(|e| self.io(e))?;
         self.with_trx(txn, |trx| {
             if okey != nkey {
                 // The primary key changed: the row moves.
@@ -1097,7 +1097,7 @@ impl Table for BtreeTable {
 
     fn delete(&self, txn: &Txn, id: RowId, old: &[Value]) -> Result<()> {
         let key = self.lay.clustered_key(old, id);
-        self.inner.st.log.free_check();
+        self.inner.log_room(txn).map_err(|e| self.io(e))?;
         self.with_trx(txn, |trx| self.delete_row(trx, &key))
     }
 

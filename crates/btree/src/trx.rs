@@ -360,6 +360,15 @@ impl TrxSys {
         self.active.read().values().min().copied()
     }
 
+    /// The active transaction that made its first change earliest: (id, LSN).
+    pub fn oldest_active(&self) -> Option<(u64, u64)> {
+        self.active
+            .read()
+            .iter()
+            .min_by_key(|(_, &l)| l)
+            .map(|(&id, &l)| (id, l))
+    }
+
     pub fn active_count(&self) -> usize {
         self.active.read().len()
     }
