@@ -239,15 +239,16 @@ impl BtreeEngine {
         // The undo of transactions open at the last checkpoint, for recovery
         // (docs/format/undo.md, part 2). A fresh redo log has no checkpoint to match.
         let undo_path = datadir.join(undo_log::UNDO_LOG_FILE);
-        let undo_io: Arc<dyn FileIo> =
-            Arc::new(StdFile::open(&undo_path, true).map_err(|e| Error::io(undo_path.display(), e))?);
+        let undo_io: Arc<dyn FileIo> = Arc::new(
+            StdFile::open(&undo_path, true).map_err(|e| Error::io(undo_path.display(), e))?,
+        );
         if recovered.is_none() {
             undo_io
                 .set_len(0)
                 .map_err(|e| Error::io(undo_path.display(), e))?;
         }
-        let (undo_log, undo_frames) = undo_log::UndoLog::open(undo_io)
-            .map_err(|e| Error::io(undo_path.display(), e))?;
+        let (undo_log, undo_frames) =
+            undo_log::UndoLog::open(undo_io).map_err(|e| Error::io(undo_path.display(), e))?;
         let inner = Arc::new(Inner {
             st: Storage::new(pool.clone(), log.clone()),
             trx: TrxSys::with_policy(first_trx, &policy),
@@ -486,7 +487,10 @@ impl Inner {
             match self.undo_to_log(c, &recovering) {
                 Ok(()) => snapshot = true,
                 Err(e) => {
-                    log_error!("btree: checkpoint cannot write {}: {e}", undo_log::UNDO_LOG_FILE);
+                    log_error!(
+                        "btree: checkpoint cannot write {}: {e}",
+                        undo_log::UNDO_LOG_FILE
+                    );
                     c = match hold {
                         Some((_, l)) if recovering.is_empty() => l.max(c0),
                         _ => c0,
@@ -596,7 +600,8 @@ impl Inner {
         loop {
             let d = self.doomed.load(Ordering::Acquire);
             if d != 0 && BtreeTrx::id_of(txn) == d {
-                let (kind, os) = (*self.doom_error.lock()).unwrap_or((std::io::ErrorKind::Other, None));
+                let (kind, os) =
+                    (*self.doom_error.lock()).unwrap_or((std::io::ErrorKind::Other, None));
                 return Err(match os {
                     Some(code) => std::io::Error::from_raw_os_error(code),
                     None => std::io::Error::new(
@@ -1141,7 +1146,11 @@ impl BtreeTrx {
     /// The btree transaction id of `txn` (0 when it has none yet).
     fn id_of(txn: &Txn) -> u64 {
         txn.participant("btree")
-            .and_then(|p| p.as_any().downcast_ref::<BtreeTrx>().map(|t| t.state.lock().id))
+            .and_then(|p| {
+                p.as_any()
+                    .downcast_ref::<BtreeTrx>()
+                    .map(|t| t.state.lock().id)
+            })
             .unwrap_or(0)
     }
 

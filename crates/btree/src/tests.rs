@@ -1472,3 +1472,100 @@ fn a_zero_bound_spills_every_version() {
     e.purge_all();
     assert_eq!(e.inner.trx.versions.len(), 0);
 }
+
+/// A transaction whose redo is several times the log (4 MiB here) runs while the log
+/// wraps: checkpoints copy its undo to the undo log instead of stopping at its first
+/// record, so another connection's autocommits keep going. Killed before it commits,
+/// it is rolled back at the next open from the undo log and the redo log, and recovery's
+/// own rollback (redo again several times the log) checkpoints through the undo log
+/// too; what the other connection committed stays.
+#[test]
+fn a_transaction_larger_than_the_redo_log_wraps_it_and_rolls_back_after_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let pad = "x".repeat(150);
+    let committed = 5_000i64;
+    let others;
+    {
+        let (e, t) = setup(dir.path(), true);
+        for i in 1..=committed {
+            autocommit(|txn| {
+                t.insert(txn, &mut row(i, i % 7, &format!("{i} {pad}")))
+                    .map(|_| ())
+            })
+            .unwrap();
+        }
+        let big = Txn::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let other = {
+            let (t, stop) = (t.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut n = 0i64;
+                while !stop.load(Ordering::SeqCst) {
+                    n += 1;
+                    let id = 10_000_000 + n;
+                    autocommit(|txn| {
+                        t.insert(txn, &mut row(id, 1, &format!("other {id}")))
+                            .map(|_| ())
+                    })
+                    .unwrap();
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                n
+            })
+        };
+        let start_lsn = e.inner.st.log.current_lsn();
+        for i in 1..=committed {
+            let old = row(i, i % 7, &format!("{i} {pad}"));
+            t.update(
+                &big,
+                0,
+                &old,
+                &row(i, i % 7 + 100, &format!("{i} new {pad}")),
+            )
+            .unwrap();
+        }
+        for i in 1_000_000..1_040_000i64 {
+            t.insert(&big, &mut row(i, i % 5, &format!("big {i} {pad}")))
+                .unwrap();
+        }
+        let end_lsn = e.inner.st.log.current_lsn();
+        assert!(
+            end_lsn - start_lsn > 3 * (4 << 20),
+            "the transaction wrote only {} bytes of redo",
+            end_lsn - start_lsn
+        );
+        stop.store(true, Ordering::SeqCst);
+        others = other.join().unwrap();
+        assert!(
+            others > 20,
+            "the other connection committed only {others} rows"
+        );
+        // The checkpoint moved past the big transaction's first record.
+        e.inner.checkpoint().unwrap();
+        assert!(e.inner.st.log.checkpoint_lsn() > start_lsn);
+        assert!(!e.inner.undo_log.is_empty());
+        e.inner.st.log.flush_up_to(end_lsn).unwrap();
+        std::mem::forget(big);
+        drop(t);
+        drop(e);
+    }
+    let check = |e: &BtreeEngine, t: &Arc<dyn Table>| {
+        let rows = all(t, &Txn::default());
+        assert_eq!(rows.len() as i64, committed + others);
+        for r in rows.iter().take(committed as usize) {
+            let i = r[0].to_i64().unwrap();
+            assert_eq!(r, &row(i, i % 7, &format!("{i} {pad}")));
+        }
+        e.purge_all();
+        t.check(&Txn::default()).unwrap();
+    };
+    {
+        let (e, t) = setup(dir.path(), false);
+        check(&e, &t);
+        // Nothing open: the next checkpoint empties the undo log.
+        e.inner.checkpoint().unwrap();
+        assert!(e.inner.undo_log.is_empty());
+    }
+    let (e, t) = setup(dir.path(), false);
+    check(&e, &t);
+}
