@@ -482,10 +482,15 @@ impl Inner {
         // finds again.)
         let recovering = self.recovering.lock().clone();
         let hold = self.trx.oldest_active().filter(|&(_, l)| l < c);
-        let mut snapshot = false;
-        if hold.is_some() || !recovering.is_empty() {
+        if recovering.is_empty() && !st.log.wants_checkpoint() {
+            // Room enough: keep what open transactions need in the redo log, as
+            // without the file (no write or fsync of it for ordinary workloads).
+            if let Some((_, l)) = hold {
+                c = l.max(c0);
+            }
+        } else if hold.is_some() || !recovering.is_empty() {
             match self.undo_to_log(c, &recovering) {
-                Ok(()) => snapshot = true,
+                Ok(()) => {}
                 Err(e) => {
                     log_error!(
                         "btree: checkpoint cannot write {}: {e}",
@@ -510,7 +515,7 @@ impl Inner {
         st.log
             .checkpoint(c)
             .map_err(|e| Error::io("ib_logfile0", e))?;
-        if !snapshot && !self.undo_log.is_empty() {
+        if hold.is_none() && recovering.is_empty() && !self.undo_log.is_empty() {
             // No transaction open at `c` needs the file: start it afresh.
             self.undo_log
                 .truncate(st.log.current_lsn())
