@@ -1348,9 +1348,15 @@ impl Participant for BtreeTrx {
         if s.finished {
             return Ok(());
         }
-        let items = std::mem::take(&mut s.undo);
+        // The list stays in place, and the state unlocked, while the changes are
+        // undone: a checkpoint meanwhile copies what the undo log lacks of it (a
+        // rollback of a transaction larger than the redo log needs checkpoints).
+        let items = s.undo.clone();
         let id = s.id;
+        drop(s);
         let res = self.undo(&items, id);
+        let mut s = self.state.lock();
+        s.undo.clear();
         if id != 0 {
             self.inner.st.log.append(&recovery::rolled_back_record(id));
             self.inner.trx.end(id);
@@ -1371,10 +1377,13 @@ impl Participant for BtreeTrx {
     fn rollback_to(&self, savepoint: u64) -> Result<()> {
         let mut s = self.state.lock();
         let at = (savepoint as usize).min(s.undo.len());
-        let items: Vec<UndoItem> = s.undo.drain(at..).collect();
+        // Listed until undone, for a checkpoint meanwhile (see `rollback`).
+        let items: Vec<UndoItem> = s.undo[at..].to_vec();
         let id = s.id;
         drop(s);
-        self.undo(&items, id)
+        let res = self.undo(&items, id);
+        self.state.lock().undo.truncate(at);
+        res
     }
 
     fn end_statement(&self) {
