@@ -1250,6 +1250,10 @@ impl BtreeTrx {
     /// Undoes `items` newest first.
     fn undo(&self, items: &[UndoItem], trx_id: u64) -> Result<()> {
         for item in items.iter().rev() {
+            // Room in the log before any page latch is taken, as a forward change does:
+            // an mtr waiting for space while holding latches would stall the
+            // checkpoint's flush of those very pages (a rollback larger than the log).
+            self.inner.st.log.free_check();
             let Some(t) = self.inner.table(item.space) else {
                 continue;
             };
@@ -1344,7 +1348,7 @@ impl Participant for BtreeTrx {
     }
 
     fn rollback(&self) -> Result<()> {
-        let mut s = self.state.lock();
+        let s = self.state.lock();
         if s.finished {
             return Ok(());
         }
@@ -1375,7 +1379,7 @@ impl Participant for BtreeTrx {
     }
 
     fn rollback_to(&self, savepoint: u64) -> Result<()> {
-        let mut s = self.state.lock();
+        let s = self.state.lock();
         let at = (savepoint as usize).min(s.undo.len());
         // Listed until undone, for a checkpoint meanwhile (see `rollback`).
         let items: Vec<UndoItem> = s.undo[at..].to_vec();
