@@ -714,7 +714,7 @@ fn check_table_agrees_with_purge_running_beside_it() {
         .unwrap();
         // The queue empties as purge takes it; the old versions go item by item.
         let mut checks = 0;
-        while e.history_length() > 0 || e.inner.trx.versions.len() > 0 || checks < 5 {
+        while e.history_length() > 0 || !e.inner.trx.versions.is_empty() || checks < 5 {
             t.check(&Txn::default()).unwrap();
             checks += 1;
         }
