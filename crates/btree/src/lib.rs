@@ -30,6 +30,8 @@ pub mod spaces;
 pub mod table;
 pub mod tree;
 pub mod trx;
+pub mod undo_log;
+pub mod undo_spill;
 
 #[cfg(test)]
 mod tests;
@@ -78,6 +80,18 @@ pub struct BtreeConfig {
     /// `innodb_online_alter_log_max_size`: the most bytes of changes an online index
     /// build logs before it fails with 1799.
     pub online_alter_log_max_size: usize,
+    /// `strata_undo_memory_size`: the most bytes of old row versions kept in memory;
+    /// past it they go to the undo spill file (`undo_spill.rs`). None: a sixteenth of
+    /// the buffer pool, at least 1 MiB.
+    pub undo_memory_size: Option<usize>,
+}
+
+impl BtreeConfig {
+    /// The bound in effect for old versions in memory.
+    pub fn undo_memory_bound(&self) -> usize {
+        self.undo_memory_size
+            .unwrap_or((self.buffer_pool_size / 16).max(1 << 20))
+    }
 }
 
 impl Default for BtreeConfig {
@@ -96,6 +110,7 @@ impl Default for BtreeConfig {
             sort_buffer_size: 1 << 20,
             fill_factor: 100,
             online_alter_log_max_size: 128 << 20,
+            undo_memory_size: None,
         }
     }
 }
@@ -158,6 +173,16 @@ pub(crate) struct Inner {
     /// Transactions recovery found prepared, until the server resolves them
     /// (`recovery::resolve`); while Some, no checkpoint is taken and purge waits.
     pub(crate) prepared_left: Mutex<Option<Vec<recovery::PreparedLeft>>>,
+    /// The undo of transactions open at a checkpoint (`undo_log.rs`).
+    pub(crate) undo_log: undo_log::UndoLog,
+    /// Transactions recovery is rolling back, all of whose undo is in the undo log:
+    /// each checkpoint meanwhile names them in its snapshot.
+    pub(crate) recovering: Mutex<Vec<u64>>,
+    /// A transaction whose undo the checkpoint could not write while it kept the log
+    /// from getting room: its next change fails with `doom_error` instead of every
+    /// writer waiting for ever. 0: none.
+    doomed: strata_storage::sync::AtomicU64,
+    doom_error: Mutex<Option<(std::io::ErrorKind, Option<i32>)>>,
     stop: AtomicBool,
 }
 
@@ -211,6 +236,19 @@ impl BtreeEngine {
             pool.add_space(s.id, io, s.name());
         }
         let first_trx = spaces.trx_id_ceiling();
+        // The undo of transactions open at the last checkpoint, for recovery
+        // (docs/format/undo.md, part 2). A fresh redo log has no checkpoint to match.
+        let undo_path = datadir.join(undo_log::UNDO_LOG_FILE);
+        let undo_io: Arc<dyn FileIo> = Arc::new(
+            StdFile::open(&undo_path, true).map_err(|e| Error::io(undo_path.display(), e))?,
+        );
+        if recovered.is_none() {
+            undo_io
+                .set_len(0)
+                .map_err(|e| Error::io(undo_path.display(), e))?;
+        }
+        let (undo_log, undo_frames) =
+            undo_log::UndoLog::open(undo_io).map_err(|e| Error::io(undo_path.display(), e))?;
         let inner = Arc::new(Inner {
             st: Storage::new(pool.clone(), log.clone()),
             trx: TrxSys::with_policy(first_trx, &policy),
@@ -234,10 +272,22 @@ impl BtreeEngine {
             covering_off_spaces: Mutex::new(Default::default()),
             index_only_records: strata_storage::sync::AtomicU64::new(0),
             prepared_left: Mutex::new(None),
+            undo_log,
+            recovering: Mutex::new(Vec::new()),
+            doomed: strata_storage::sync::AtomicU64::new(0),
+            doom_error: Mutex::new(None),
             stop: AtomicBool::new(false),
         });
+        // Old versions past the memory bound go to a scratch file emptied here: nothing
+        // in it is needed after a restart (docs/format/undo.md).
+        let spill_path = datadir.join(UNDO_SPILL_FILE);
+        let spill = StdFile::open(&spill_path, true)
+            .and_then(|f| undo_spill::UndoSpill::open(Arc::new(f)))
+            .map_err(|e| Error::io(spill_path.display(), e))?;
+        inner.trx.versions.set_spill(spill);
+        inner.trx.versions.set_limit(cfg.undo_memory_bound());
         if let Some(rec) = recovered {
-            recovery::recover(&inner, rec)?;
+            recovery::recover(&inner, rec, &undo_frames)?;
         }
         // Ids handed out from here on stay below a ceiling written ahead of them.
         inner.spaces.reserve_trx_ids(inner.trx.peek_next_id())?;
@@ -332,6 +382,11 @@ fn master_loop(inner: &Arc<Inner>) {
     while !inner.stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(20));
         ticks += 1;
+        // Counted here, not at every put: no shared counter on the write path.
+        strata_types::memory::set(
+            strata_types::memory::Component::UndoVersions,
+            inner.trx.versions.memory_bytes(),
+        );
         if inner.st.log.wants_checkpoint() || ticks.is_multiple_of(500) {
             let ok = survive("checkpoint", || match inner.checkpoint() {
                 Ok(()) => true,
@@ -401,8 +456,8 @@ impl Inner {
     }
 
     /// A fuzzy checkpoint: move the full-image horizon, write every page changed before
-    /// it, and let the log forget what precedes both it and every active transaction's
-    /// first record.
+    /// it, copy the undo of open transactions that began before it to the undo log, and
+    /// let the redo log forget what precedes it (docs/format/undo.md, part 2).
     pub(crate) fn checkpoint(&self) -> Result<()> {
         if self.prepared_left.lock().is_some() {
             // Their undo is only in the log until they are resolved.
@@ -418,36 +473,163 @@ impl Inner {
         if let Some(l) = st.pool.oldest_dirty_lsn() {
             c = c.min(l);
         }
-        // Undo that open transactions still need normally keeps the log from moving past
-        // it. When that would leave the log short of room, the undo is written again
-        // after the horizon instead, if it fits. (Purge never holds the log: what it
-        // loses in a crash, the sweep after restart finds again.)
-        if let Some(hold) = self.trx.oldest_active_lsn().filter(|&l| l < c) {
-            let relog = self.undo_to_relog();
-            let used = st.log.current_lsn().saturating_sub(st.log.checkpoint_lsn());
-            let free = st.log.capacity().saturating_sub(used);
-            let relog_bytes: usize = relog.iter().map(Vec::len).sum();
-            if st.log.wants_checkpoint() && (relog_bytes as u64) < free / 4 {
-                for r in &relog {
-                    st.log.append(r);
+        let c0 = st.log.checkpoint_lsn();
+        c = c.max(c0);
+        // Undo that open transactions still need goes to the undo log, fsynced before
+        // the redo checkpoint may forget it. If it cannot be written the checkpoint
+        // stops at the oldest open transaction's first record, as without the file.
+        // (Purge never holds the log: what it loses in a crash, the sweep after restart
+        // finds again.)
+        let recovering = self.recovering.lock().clone();
+        let hold = self.trx.oldest_active().filter(|&(_, l)| l < c);
+        if recovering.is_empty() && !st.log.wants_checkpoint() {
+            // Room enough: keep what open transactions need in the redo log, as
+            // without the file (no write or fsync of it for ordinary workloads).
+            if let Some((_, l)) = hold {
+                c = l.max(c0);
+            }
+        } else if hold.is_some() || !recovering.is_empty() {
+            match self.undo_to_log(c, &recovering) {
+                Ok(()) => {}
+                Err(e) => {
+                    log_error!(
+                        "btree: checkpoint cannot write {}: {e}",
+                        undo_log::UNDO_LOG_FILE
+                    );
+                    c = match hold {
+                        Some((_, l)) if recovering.is_empty() => l.max(c0),
+                        _ => c0,
+                    };
+                    if let Some((id, _)) = hold.filter(|_| st.log.wants_checkpoint()) {
+                        // The log fills behind this transaction: it gets the error at
+                        // its next change rather than every writer waiting for ever.
+                        *self.doom_error.lock() = Some((e.kind(), e.raw_os_error()));
+                        self.doomed.store(id, Ordering::SeqCst);
+                    }
                 }
-            } else {
-                c = hold;
             }
         }
         st.log
             .flush_up_to(st.log.current_lsn())
             .map_err(|e| Error::io("ib_logfile0", e))?;
-        let c = c.max(st.log.checkpoint_lsn());
         st.log
             .checkpoint(c)
             .map_err(|e| Error::io("ib_logfile0", e))?;
+        if hold.is_none() && recovering.is_empty() && !self.undo_log.is_empty() {
+            // No transaction open at `c` needs the file: start it afresh.
+            self.undo_log
+                .truncate(st.log.current_lsn())
+                .map_err(|e| Error::io(undo_log::UNDO_LOG_FILE, e))?;
+            for t in self.open_transactions() {
+                t.state.lock().durable_no = 0;
+            }
+        }
         Ok(())
     }
 
+    fn open_transactions(&self) -> Vec<Arc<BtreeTrx>> {
+        self.open_trx
+            .iter()
+            .flat_map(|s| {
+                s.lock()
+                    .values()
+                    .filter_map(Weak::upgrade)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Appends to the undo log the undo records of open transactions it does not hold
+    /// yet, then a snapshot for checkpoint `c` naming them and `recovering`, and
+    /// fsyncs it. Remembers what is durable only once it is.
+    fn undo_to_log(&self, c: u64, recovering: &[u64]) -> std::io::Result<()> {
+        const BATCH: usize = 1 << 20;
+        let mut ids: Vec<u64> = recovering.to_vec();
+        let mut batch = Vec::new();
+        let mut done: Vec<(Arc<BtreeTrx>, u32)> = Vec::new();
+        for t in self.open_transactions() {
+            let (id, items, prepared) = {
+                let s = t.state.lock();
+                if s.id == 0 || s.finished {
+                    continue;
+                }
+                let from = s.undo.partition_point(|i| i.undo_no < s.durable_no);
+                (s.id, s.undo[from..].to_vec(), s.prepared)
+            };
+            ids.push(id);
+            let mut upto = 0;
+            for item in items {
+                upto = item.undo_no + 1;
+                // None: the change was forgotten (its write failed) or rolled back
+                // since it was listed; it needs no undo.
+                let Some(old) = self.trx.versions.get(item.roll_ptr)? else {
+                    continue;
+                };
+                batch.extend_from_slice(&recovery::undo_record(
+                    id,
+                    item.undo_no,
+                    item.space,
+                    &item.key,
+                    old.value.as_deref(),
+                ));
+                if batch.len() >= BATCH {
+                    self.undo_log.append(undo_log::KIND_UNDO, &batch)?;
+                    batch.clear();
+                }
+            }
+            // After its undo, so recovery finds it prepared.
+            if let Some(xid) = prepared {
+                batch.extend_from_slice(&recovery::prepared_record(id, xid));
+            }
+            done.push((t, upto));
+        }
+        if !batch.is_empty() {
+            self.undo_log.append(undo_log::KIND_UNDO, &batch)?;
+        }
+        self.undo_log.append(
+            undo_log::KIND_SNAPSHOT,
+            &undo_log::snapshot_payload(c, &ids),
+        )?;
+        self.undo_log.sync()?;
+        for (t, upto) in done {
+            let mut s = t.state.lock();
+            s.durable_no = s.durable_no.max(upto);
+        }
+        Ok(())
+    }
+
+    /// Waits for room in the redo log before a row change of `txn`, as
+    /// `RedoLog::free_check`; the transaction the checkpoint could not write the undo
+    /// of while it held the log (`doomed`) gets that error instead of waiting.
+    pub(crate) fn log_room(&self, txn: &Txn) -> std::result::Result<(), std::io::Error> {
+        loop {
+            let d = self.doomed.load(Ordering::Acquire);
+            if d != 0 && BtreeTrx::id_of(txn) == d {
+                let (kind, os) =
+                    (*self.doom_error.lock()).unwrap_or((std::io::ErrorKind::Other, None));
+                return Err(match os {
+                    Some(code) => std::io::Error::from_raw_os_error(code),
+                    None => std::io::Error::new(
+                        kind,
+                        "the undo of this transaction cannot be written and the redo log is full",
+                    ),
+                });
+            }
+            if self.st.log.free_check_for(Duration::from_millis(50)) {
+                return Ok(());
+            }
+        }
+    }
+
+    #[cfg(test)]
     /// Log records (each at most a quarter of the log's largest record) that carry the
-    /// undo of the open transactions.
-    fn undo_to_relog(&self) -> Vec<Vec<u8>> {
+    /// undo of the open transactions; None when they would take `budget` bytes or more
+    /// (checked before a large transaction's undo is read back from the spill file), or
+    /// an old version cannot be read (an undo record must never claim a wrong image).
+    fn undo_to_relog(&self, budget: usize) -> Option<Vec<Vec<u8>>> {
+        /// An undo record's fixed fields (kind, trx, undo_no, space, lengths, flag).
+        const UNDO_RECORD_MIN: usize = 24;
+        let mut total = 0usize;
         let max = (self.st.log.max_payload() as usize).max(1024) / 4;
         let mut out: Vec<Vec<u8>> = Vec::new();
         let mut rec = Vec::new();
@@ -457,31 +639,33 @@ impl Inner {
             }
             rec.extend_from_slice(&r);
         };
-        let open: Vec<Arc<BtreeTrx>> = self
-            .open_trx
-            .iter()
-            .flat_map(|s| {
-                s.lock()
-                    .values()
-                    .filter_map(Weak::upgrade)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        for t in open {
+        for t in self.open_transactions() {
             let (id, items, prepared) = {
                 let s = t.state.lock();
+                total += s.undo.len() * UNDO_RECORD_MIN;
+                if total >= budget {
+                    return None;
+                }
                 (s.id, s.undo.clone(), s.prepared)
             };
             if id == 0 {
                 continue;
             }
             for item in items {
-                let old = self.trx.versions.get(item.roll_ptr);
+                let old = match self.trx.versions.get(item.roll_ptr) {
+                    Ok(old) => old,
+                    Err(e) => {
+                        log_error!("btree: checkpoint cannot read back undo: {e}");
+                        return None;
+                    }
+                };
                 let old = old.as_ref().and_then(|o| o.value.as_deref());
-                add(
-                    recovery::undo_record(id, item.undo_no, item.space, &item.key, old),
-                    &mut out,
-                );
+                let r = recovery::undo_record(id, item.undo_no, item.space, &item.key, old);
+                total += r.len();
+                if total >= budget {
+                    return None;
+                }
+                add(r, &mut out);
             }
             // After its undo, so recovery still finds it prepared.
             if let Some(xid) = prepared {
@@ -491,7 +675,7 @@ impl Inner {
         if !rec.is_empty() {
             out.push(rec);
         }
-        out
+        Some(out)
     }
 
     /// Processes up to `max` purgeable batches; returns how many it did.
@@ -596,7 +780,11 @@ impl Inner {
         visible_below: u64,
     ) -> Result<()> {
         let st = &self.st;
-        let old = self.trx.versions.get(item.roll_ptr);
+        let old = self
+            .trx
+            .versions
+            .get(item.roll_ptr)
+            .map_err(|e| io_err(&lay.name, e))?;
         self.trx.versions.remove(item.roll_ptr);
         let old_row = match old.as_ref().and_then(|o| o.value.as_ref()) {
             Some(v) => Some(lay.decode(&self.st, v)?),
@@ -756,9 +944,12 @@ impl Inner {
             if h.trx_id < visible_below {
                 break;
             }
-            let Some(v) = self.trx.versions.get(h.roll_ptr) else {
-                break;
-            };
+            let v = self
+                .trx
+                .versions
+                .get(h.roll_ptr)
+                .map_err(|e| io_err(&lay.name, e))?;
+            let Some(v) = v else { break };
             let Some(val) = v.value.as_ref() else { break };
             out.push(lay.decode(&self.st, val)?);
             hdr = row::RecHeader::read(val);
@@ -910,6 +1101,8 @@ struct TrxState {
     undo: Vec<UndoItem>,
     /// The next change's undo number.
     next_undo_no: u32,
+    /// Changes numbered below this have their undo in the undo log (`undo_log.rs`).
+    durable_no: u32,
     locks: Vec<LockKey>,
     finished: bool,
     /// The xid it prepared under (two-phase commit with the binary log).
@@ -953,6 +1146,17 @@ impl BtreeTrx {
                 "btree transaction state of another type".into(),
             )),
         }
+    }
+
+    /// The btree transaction id of `txn` (0 when it has none yet).
+    fn id_of(txn: &Txn) -> u64 {
+        txn.participant("btree")
+            .and_then(|p| {
+                p.as_any()
+                    .downcast_ref::<BtreeTrx>()
+                    .map(|t| t.state.lock().id)
+            })
+            .unwrap_or(0)
     }
 
     /// The transaction's id, assigned at its first write.
@@ -1046,10 +1250,19 @@ impl BtreeTrx {
     /// Undoes `items` newest first.
     fn undo(&self, items: &[UndoItem], trx_id: u64) -> Result<()> {
         for item in items.iter().rev() {
+            // Room in the log before any page latch is taken, as a forward change does:
+            // an mtr waiting for space while holding latches would stall the
+            // checkpoint's flush of those very pages (a rollback larger than the log).
+            self.inner.st.log.free_check();
             let Some(t) = self.inner.table(item.space) else {
                 continue;
             };
-            let old = self.inner.trx.versions.get(item.roll_ptr);
+            let old = self
+                .inner
+                .trx
+                .versions
+                .get(item.roll_ptr)
+                .map_err(|e| io_err(&t.lay.name, e))?;
             let old_val = old.as_ref().and_then(|o| o.value.as_deref());
             self.inner
                 .restore(&t.lay, &item.key, old_val, &[], trx_id.max(1))?;
@@ -1135,13 +1348,19 @@ impl Participant for BtreeTrx {
     }
 
     fn rollback(&self) -> Result<()> {
-        let mut s = self.state.lock();
+        let s = self.state.lock();
         if s.finished {
             return Ok(());
         }
-        let items = std::mem::take(&mut s.undo);
+        // The list stays in place, and the state unlocked, while the changes are
+        // undone: a checkpoint meanwhile copies what the undo log lacks of it (a
+        // rollback of a transaction larger than the redo log needs checkpoints).
+        let items = s.undo.clone();
         let id = s.id;
+        drop(s);
         let res = self.undo(&items, id);
+        let mut s = self.state.lock();
+        s.undo.clear();
         if id != 0 {
             self.inner.st.log.append(&recovery::rolled_back_record(id));
             self.inner.trx.end(id);
@@ -1160,12 +1379,15 @@ impl Participant for BtreeTrx {
     }
 
     fn rollback_to(&self, savepoint: u64) -> Result<()> {
-        let mut s = self.state.lock();
+        let s = self.state.lock();
         let at = (savepoint as usize).min(s.undo.len());
-        let items: Vec<UndoItem> = s.undo.drain(at..).collect();
+        // Listed until undone, for a checkpoint meanwhile (see `rollback`).
+        let items: Vec<UndoItem> = s.undo[at..].to_vec();
         let id = s.id;
         drop(s);
-        self.undo(&items, id)
+        let res = self.undo(&items, id);
+        self.state.lock().undo.truncate(at);
+        res
     }
 
     fn end_statement(&self) {
@@ -1487,6 +1709,11 @@ impl Engine for BtreeEngine {
                 value: int(c.online_alter_log_max_size as u64),
                 dynamic: true,
             },
+            EngineVar {
+                name: "strata_undo_memory_size",
+                value: int(c.undo_memory_bound() as u64),
+                dynamic: true,
+            },
         ]
     }
 
@@ -1554,6 +1781,17 @@ impl Engine for BtreeEngine {
                 self.inner.cfg.write().online_alter_log_max_size = n as usize;
                 Ok(())
             }
+            // Takes effect at the next old version stored; versions already in memory
+            // stay there until purge or rollback frees them.
+            "strata_undo_memory_size" => {
+                let n = value
+                    .to_i64()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(bad)?;
+                self.inner.cfg.write().undo_memory_size = Some(n);
+                self.inner.trx.versions.set_limit(n);
+                Ok(())
+            }
             n if self.variables().iter().any(|v| v.name == n) => {
                 Err(Error::VariableReadOnly(n.to_string()))
             }
@@ -1561,6 +1799,9 @@ impl Engine for BtreeEngine {
         }
     }
 }
+
+/// The undo spill file's name in the data directory (`docs/format/undo.md`).
+pub const UNDO_SPILL_FILE: &str = "ib_undo_spill";
 
 /// The data directory's redo log file name (for tests and tools).
 pub fn log_path(datadir: &Path) -> PathBuf {

@@ -222,13 +222,37 @@ pub struct PreparedLeft {
     pub undo: Vec<Undo>,
 }
 
-pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryReport> {
+pub(crate) fn recover(
+    inner: &Arc<Inner>,
+    rec: Recovered,
+    undo_frames: &[crate::undo_log::Frame],
+) -> Result<RecoveryReport> {
     let st = &inner.st;
     let page_size = st.pool.page_size();
     let known: std::collections::HashSet<u32> = inner.spaces.list().iter().map(|s| s.id).collect();
     let mut undo = UndoSort::default();
     let mut report = RecoveryReport::default();
     let corrupt = |what: String| Error::corrupt("ib_logfile0", what);
+    // The undo of the transactions open at the checkpoint, kept in the undo log
+    // (docs/format/undo.md, part 2); the redo log's records after it follow.
+    // trx → undo numbers below this are in the undo log already.
+    let mut in_file: BTreeMap<u64, u32> = BTreeMap::new();
+    if let Some((records, open)) = crate::undo_log::for_checkpoint(undo_frames, rec.checkpoint_lsn)
+    {
+        let open: std::collections::HashSet<u64> = open.into_iter().collect();
+        for p in records {
+            let items = parse_logical(p).ok_or_else(|| {
+                Error::corrupt(crate::undo_log::UNDO_LOG_FILE, "an undo frame is malformed")
+            })?;
+            for l in items.into_iter().filter(|l| open.contains(&l.trx)) {
+                if let Some(u) = &l.undo {
+                    let e = in_file.entry(l.trx).or_default();
+                    *e = (*e).max(u.undo_no + 1);
+                }
+                undo.note(l.kind, l.trx, l.undo, l.xid);
+            }
+        }
+    }
     for (lsn, payload) in &rec.records {
         report.records += 1;
         let logical: &[u8] = if payload.first() == Some(&REC_PAGES) {
@@ -286,12 +310,13 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
         .rev()
         .map(|(t, m)| (t, m.into_values().rev().collect()))
         .collect();
+    let mut saved = false;
     for (i, (trx, undos)) in open.iter().enumerate() {
-        for (n, u) in undos.iter().enumerate() {
+        for u in undos.iter() {
             // Rolling back logs too: a large transaction rolled back in a log that the
             // crash left nearly full would wait forever for a checkpoint nobody makes.
             if st.log.wants_checkpoint() {
-                make_room(inner, &open, i, n)?;
+                make_room(inner, &open, i, &in_file, &mut saved)?;
             }
             let lay = layouts
                 .entry(u.space)
@@ -303,13 +328,18 @@ pub(crate) fn recover(inner: &Arc<Inner>, rec: Recovered) -> Result<RecoveryRepo
         st.log.append(&rolled_back_record(*trx));
         report.rolled_back += 1;
     }
+    inner.recovering.lock().clear();
     // Hand purge what it still owes; no read view exists yet, so all of it is due.
     let mut q = inner.trx.purge_queue.lock();
     for (trx_id, u) in undo.owed {
         if !known.contains(&u.space) {
             continue;
         }
-        let roll_ptr = inner.trx.versions.put(OldVersion { value: u.old });
+        let roll_ptr = inner
+            .trx
+            .versions
+            .put(OldVersion { value: u.old })
+            .map_err(|e| Error::io("ib_undo_spill", e))?;
         // Its stale entries survive the startup sweep while this old version is kept:
         // covering reads must not trust their leaves until purge is done with it.
         inner.trx.owes(trx_id);
@@ -361,7 +391,11 @@ pub(crate) fn resolve(inner: &Arc<Inner>, commit: &dyn Fn(u64) -> bool) -> Resul
             // Purge owes it what any committed transaction's undo owes.
             let mut q = inner.trx.purge_queue.lock();
             for u in p.undo {
-                let roll_ptr = inner.trx.versions.put(OldVersion { value: u.old });
+                let roll_ptr = inner
+                    .trx
+                    .versions
+                    .put(OldVersion { value: u.old })
+                    .map_err(|e| Error::io("ib_undo_spill", e))?;
                 inner.trx.owes(p.trx);
                 q.push_back(PurgeBatch {
                     trx_id: p.trx,
@@ -401,28 +435,49 @@ pub(crate) fn resolve(inner: &Arc<Inner>, commit: &dyn Fn(u64) -> bool) -> Resul
 }
 
 /// Moves the checkpoint in the middle of recovery's rollback (the changes rolled back so
-/// far go to disk), then writes again the undo still to be rolled back — change `n`
-/// onwards of transaction `i` and every transaction after it in `open` — so a crash
-/// during the rest of the rollback still finds it.
-fn make_room(inner: &Inner, open: &[(u64, Vec<Undo>)], i: usize, n: usize) -> Result<()> {
-    inner.checkpoint()?;
-    let st = &inner.st;
-    let max = (st.log.max_payload() as usize).max(1024) / 4;
-    let mut rec = Vec::new();
-    for (j, (trx, undos)) in open.iter().enumerate().skip(i) {
-        let from = if j == i { n } else { 0 };
-        for u in &undos[from..] {
-            let r = undo_record(*trx, u.undo_no, u.space, &u.key, u.old.as_deref());
-            if !rec.is_empty() && rec.len() + r.len() > max {
-                st.log.append(&std::mem::take(&mut rec));
+/// far go to disk). The first time, the undo read from the redo log that the undo log
+/// lacks is appended to it; every checkpoint meanwhile names the transactions still to
+/// be rolled back (transaction `i` and those after it in `open`), so a crash during the
+/// rest of the rollback finds their undo there (docs/format/undo.md, part 2).
+fn make_room(
+    inner: &Inner,
+    open: &[(u64, Vec<Undo>)],
+    i: usize,
+    in_file: &BTreeMap<u64, u32>,
+    saved: &mut bool,
+) -> Result<()> {
+    let io = |e| Error::io(crate::undo_log::UNDO_LOG_FILE, e);
+    if !*saved {
+        let mut rec = Vec::new();
+        for (trx, undos) in open {
+            let have = in_file.get(trx).copied().unwrap_or(0);
+            // Newest first in `undos`; the file keeps them in any order.
+            for u in undos.iter().filter(|u| u.undo_no >= have) {
+                rec.extend_from_slice(&undo_record(
+                    *trx,
+                    u.undo_no,
+                    u.space,
+                    &u.key,
+                    u.old.as_deref(),
+                ));
+                if rec.len() >= 1 << 20 {
+                    inner
+                        .undo_log
+                        .append(crate::undo_log::KIND_UNDO, &std::mem::take(&mut rec))
+                        .map_err(io)?;
+                }
             }
-            rec.extend_from_slice(&r);
         }
+        if !rec.is_empty() {
+            inner
+                .undo_log
+                .append(crate::undo_log::KIND_UNDO, &rec)
+                .map_err(io)?;
+        }
+        *saved = true;
     }
-    if !rec.is_empty() {
-        st.log.append(&rec);
-    }
-    Ok(())
+    *inner.recovering.lock() = open[i..].iter().map(|(t, _)| *t).collect();
+    inner.checkpoint()
 }
 
 #[cfg(test)]

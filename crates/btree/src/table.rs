@@ -416,15 +416,27 @@ impl BtreeTable {
     }
 
     /// The version of a clustered value that `view` sees (None: no visible row).
-    fn visible(&self, view: &ReadView, value: Vec<u8>) -> Option<Vec<u8>> {
+    /// An error when an old version in the undo spill file cannot be read.
+    fn visible(&self, view: &ReadView, value: Vec<u8>) -> Result<Option<Vec<u8>>> {
         let mut v = value;
         loop {
-            let h = RecHeader::read(&v)?;
+            let Some(h) = RecHeader::read(&v) else {
+                return Ok(None);
+            };
             if view.sees(h.trx_id) {
-                return (!h.deleted()).then_some(v);
+                return Ok((!h.deleted()).then_some(v));
             }
-            let old = self.inner.trx.versions.get(h.roll_ptr)?;
-            v = old.value.clone()?;
+            let old = self
+                .inner
+                .trx
+                .versions
+                .get(h.roll_ptr)
+                .map_err(|e| self.io(e))?;
+            let Some(old) = old else { return Ok(None) };
+            let Some(val) = old.value.clone() else {
+                return Ok(None);
+            };
+            v = val;
         }
     }
 
@@ -605,7 +617,7 @@ impl BtreeTable {
                             Some(Ok(InPlace::Row)) => return self.finish_row(ix, k, ckey, row, f),
                             Some(Ok(InPlace::Copy(c))) => {
                                 keep_scratch(row);
-                                self.visible(view, c)
+                                self.visible(view, c)?
                             }
                             Some(Err(e)) => {
                                 keep_scratch(row);
@@ -617,7 +629,10 @@ impl BtreeTable {
                             }
                         }
                     }
-                    _ => clustered()?.and_then(|c| self.visible(view, c)),
+                    _ => match clustered()? {
+                        Some(c) => self.visible(view, c)?,
+                        None => None,
+                    },
                 }
             }
             ReadKind::Latest => clustered()?.filter(live),
@@ -783,7 +798,8 @@ impl BtreeTable {
             .inner
             .trx
             .versions
-            .put(OldVersion { value: cur.clone() });
+            .put(OldVersion { value: cur.clone() })
+            .map_err(|e| self.io(e))?;
         let h = RecHeader {
             flags: if new_row.is_none() { FLAG_DELETED } else { 0 },
             trx_id,
@@ -1033,7 +1049,7 @@ impl Table for BtreeTable {
             0
         };
         let ckey = self.lay.clustered_key(row, row_id);
-        self.inner.st.log.free_check();
+        self.inner.log_room(txn).map_err(|e| self.io(e))?;
         self.with_trx(txn, |trx| self.insert_row(trx, row, &ckey))?;
         // An explicit value moves the counter only once its row is in, as InnoDB's
         // write_row does: a row refused for a duplicate key leaves it alone.
@@ -1049,7 +1065,7 @@ impl Table for BtreeTable {
     fn update(&self, txn: &Txn, id: RowId, old: &[Value], new: &[Value]) -> Result<RowId> {
         let okey = self.lay.clustered_key(old, id);
         let nkey = self.lay.clustered_key(new, id);
-        self.inner.st.log.free_check();
+        self.inner.log_room(txn).map_err(|e| self.io(e))?;
         self.with_trx(txn, |trx| {
             if okey != nkey {
                 // The primary key changed: the row moves.
@@ -1081,7 +1097,7 @@ impl Table for BtreeTable {
 
     fn delete(&self, txn: &Txn, id: RowId, old: &[Value]) -> Result<()> {
         let key = self.lay.clustered_key(old, id);
-        self.inner.st.log.free_check();
+        self.inner.log_room(txn).map_err(|e| self.io(e))?;
         self.with_trx(txn, |trx| self.delete_row(trx, &key))
     }
 

@@ -512,7 +512,7 @@ fn prepared_transactions_wait_for_the_coordinator_after_a_crash() {
         t.insert(&a, &mut row(100, 1, "a new")).unwrap();
         a.prepare(111).unwrap();
         // A checkpoint's copy of the open transactions' undo, after the prepare.
-        for r in e.inner.undo_to_relog() {
+        for r in e.inner.undo_to_relog(usize::MAX).unwrap() {
             e.inner.st.log.append(&r);
         }
         let b = Txn::default();
@@ -613,7 +613,7 @@ fn undo_relogged_after_a_commit_does_not_undo_committed_work() {
             .unwrap();
         t.update(&txn, 0, &row(5, 5, "t1"), &row(5, 5, "t2"))
             .unwrap();
-        let relog = e.inner.undo_to_relog();
+        let relog = e.inner.undo_to_relog(usize::MAX).unwrap();
         assert!(!relog.is_empty());
         txn.commit().unwrap();
         autocommit(|txn| {
@@ -1308,4 +1308,264 @@ fn index_probes_agree_with_the_model_while_hinted_leaves_split() {
             assert_eq!(got, want, "primary key range from {lo}, round {round}");
         }
     }
+}
+
+/// With a tiny memory bound, old versions go to the undo spill file: an old read view
+/// reads them back, rollback restores from them, purge empties the file.
+#[test]
+fn old_versions_spill_to_the_undo_file_and_come_back() {
+    let dir = tempfile::tempdir().unwrap();
+    // A log large enough for the big transaction below: its undo is only in the log,
+    // so a log it outgrows stalls it (a limit of its own, not the spill's).
+    let e = BtreeEngine::open(
+        dir.path(),
+        BtreeConfig {
+            log_file_size: 32 << 20,
+            ..small()
+        },
+    )
+    .unwrap();
+    let stem = dir.path().join("d").join("t");
+    e.create_table(&sbtest(), &stem).unwrap();
+    let t = e.open_table(Arc::new(sbtest()), &stem).unwrap();
+    e.set_variable("strata_undo_memory_size", &Value::Int(64 << 10))
+        .unwrap();
+    // c is unique in sbtest(): each row's own.
+    let pad = |i: i64| format!("{i}{}", "p".repeat(200));
+    for i in 1..=2000 {
+        autocommit(|txn| t.insert(txn, &mut row(i, i, &pad(i))).map(|_| ())).unwrap();
+    }
+    e.purge_all();
+    let reader = Txn::default();
+    assert_eq!(all(&t, &reader).len(), 2000);
+    for round in 0..4 {
+        for i in 1..=2000 {
+            let old = row(i, i + round, &pad(i));
+            let new = row(i, i + round + 1, &pad(i));
+            autocommit(|txn| t.update(txn, 0, &old, &new).map(|_| ())).unwrap();
+        }
+    }
+    let spill = e.inner.trx.versions.spill().unwrap();
+    assert!(spill.entries() > 7000, "{}", spill.entries());
+    assert!(e.inner.trx.versions.memory_bytes() <= 64 << 10);
+    let file = dir.path().join(crate::UNDO_SPILL_FILE);
+    assert!(std::fs::metadata(&file).unwrap().len() >= crate::undo_spill::SEG_SIZE as u64);
+    // The reader walks back four versions per row, mostly from the file.
+    let snap = all(&t, &reader);
+    assert_eq!(snap.len(), 2000);
+    assert!(
+        snap.iter().all(|r| r[0] == r[1]),
+        "the snapshot sees k = id"
+    );
+    assert!(spill.read_back.load(Ordering::Relaxed) > 0);
+    // A large transaction whose undo is spilled rolls back every row.
+    let big = Txn::default();
+    big.begin_statement();
+    for i in 1..=2000 {
+        let old = row(i, i + 4, &pad(i));
+        t.update(&big, 0, &old, &row(i, -i, &format!("changed{i}")))
+            .unwrap();
+    }
+    for i in 2001..=3000 {
+        t.insert(&big, &mut row(i, i, &pad(i))).unwrap();
+    }
+    big.end_statement(true).unwrap();
+    big.rollback().unwrap();
+    let now = all(&t, &Txn::default());
+    assert_eq!(now.len(), 2000);
+    assert!(now
+        .iter()
+        .all(|r| r[1].to_i64() == r[0].to_i64().map(|i| i + 4)
+            && r[2] == Value::str(&pad(r[0].to_i64().unwrap_or(0)))));
+    assert_eq!(by_k(&t, &Txn::default(), 54, false), vec![50]);
+    reader.commit().unwrap();
+    e.purge_all();
+    assert_eq!(e.inner.trx.versions.len(), 0);
+    assert!(!spill.active());
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().len(),
+        0,
+        "purge empties the file"
+    );
+    t.check(&Txn::default()).unwrap();
+}
+
+/// A spill file that cannot be written fails the change with 1114; the server's data is
+/// unchanged and writes succeed again once the file can be written.
+#[test]
+fn a_full_undo_file_fails_the_statement_not_the_engine() {
+    struct Full {
+        f: strata_storage::io::MemFile,
+        full: std::sync::atomic::AtomicBool,
+    }
+    impl FileIo for Full {
+        fn len(&self) -> std::io::Result<u64> {
+            self.f.len()
+        }
+        fn read_at(&self, b: &mut [u8], o: u64) -> std::io::Result<()> {
+            self.f.read_at(b, o)
+        }
+        fn write_at(&self, d: &[u8], o: u64) -> std::io::Result<()> {
+            if self.full.load(Ordering::SeqCst) {
+                return Err(std::io::ErrorKind::StorageFull.into());
+            }
+            self.f.write_at(d, o)
+        }
+        fn set_len(&self, l: u64) -> std::io::Result<()> {
+            self.f.set_len(l)
+        }
+        fn sync_data(&self) -> std::io::Result<()> {
+            self.f.sync_data()
+        }
+    }
+    let io = Arc::new(Full {
+        f: strata_storage::io::MemFile::new(),
+        full: true.into(),
+    });
+    // A version store whose every version spills (bound 0) to a file on a full disk.
+    let own = crate::trx::VersionStore::default();
+    own.set_spill(crate::undo_spill::UndoSpill::open(io.clone()).unwrap());
+    own.set_limit(0);
+    let mut err = None;
+    for _ in 0..5000 {
+        match own.put(crate::trx::OldVersion {
+            value: Some(vec![1; 500]),
+        }) {
+            Ok(_) => {}
+            Err(x) => {
+                err = Some(x);
+                break;
+            }
+        }
+    }
+    let err = err.expect("a full file fails a put");
+    let mapped = crate::io_err("d.t", err);
+    assert_eq!(mapped.code(), 1114, "{mapped}");
+    io.full.store(false, Ordering::SeqCst);
+    assert!(own
+        .put(crate::trx::OldVersion {
+            value: Some(vec![2; 10])
+        })
+        .is_ok());
+}
+
+/// With the bound at 0 every old version goes to the file, and the engine works as
+/// before: reads, rollback, purge.
+#[test]
+fn a_zero_bound_spills_every_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = setup(dir.path(), true);
+    e.set_variable("strata_undo_memory_size", &Value::Int(0))
+        .unwrap();
+    autocommit(|txn| t.insert(txn, &mut row(1, 1, "a")).map(|_| ())).unwrap();
+    let reader = Txn::default();
+    assert_eq!(all(&t, &reader), vec![row(1, 1, "a")]);
+    autocommit(|txn| {
+        t.update(txn, 0, &row(1, 1, "a"), &row(1, 2, "b"))
+            .map(|_| ())
+    })
+    .unwrap();
+    assert_eq!(e.inner.trx.versions.memory_bytes(), 0);
+    assert_eq!(all(&t, &reader), vec![row(1, 1, "a")]);
+    assert_eq!(all(&t, &Txn::default()), vec![row(1, 2, "b")]);
+    reader.commit().unwrap();
+    e.purge_all();
+    assert_eq!(e.inner.trx.versions.len(), 0);
+}
+
+/// A transaction whose redo is several times the log (4 MiB here) runs while the log
+/// wraps: checkpoints copy its undo to the undo log instead of stopping at its first
+/// record, so another connection's autocommits keep going. Killed before it commits,
+/// it is rolled back at the next open from the undo log and the redo log, and recovery's
+/// own rollback (redo again several times the log) checkpoints through the undo log
+/// too; what the other connection committed stays.
+#[test]
+fn a_transaction_larger_than_the_redo_log_wraps_it_and_rolls_back_after_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let pad = "x".repeat(150);
+    let committed = 5_000i64;
+    let others;
+    {
+        let (e, t) = setup(dir.path(), true);
+        for i in 1..=committed {
+            autocommit(|txn| {
+                t.insert(txn, &mut row(i, i % 7, &format!("{i} {pad}")))
+                    .map(|_| ())
+            })
+            .unwrap();
+        }
+        let big = Txn::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let other = {
+            let (t, stop) = (t.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut n = 0i64;
+                while !stop.load(Ordering::SeqCst) {
+                    n += 1;
+                    let id = 10_000_000 + n;
+                    autocommit(|txn| {
+                        t.insert(txn, &mut row(id, 1, &format!("other {id}")))
+                            .map(|_| ())
+                    })
+                    .unwrap();
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                n
+            })
+        };
+        let start_lsn = e.inner.st.log.current_lsn();
+        for i in 1..=committed {
+            let old = row(i, i % 7, &format!("{i} {pad}"));
+            t.update(
+                &big,
+                0,
+                &old,
+                &row(i, i % 7 + 100, &format!("{i} new {pad}")),
+            )
+            .unwrap();
+        }
+        for i in 1_000_000..1_040_000i64 {
+            t.insert(&big, &mut row(i, i % 5, &format!("big {i} {pad}")))
+                .unwrap();
+        }
+        let end_lsn = e.inner.st.log.current_lsn();
+        assert!(
+            end_lsn - start_lsn > 3 * (4 << 20),
+            "the transaction wrote only {} bytes of redo",
+            end_lsn - start_lsn
+        );
+        stop.store(true, Ordering::SeqCst);
+        others = other.join().unwrap();
+        assert!(
+            others > 20,
+            "the other connection committed only {others} rows"
+        );
+        // The checkpoint moved past the big transaction's first record.
+        e.inner.checkpoint().unwrap();
+        assert!(e.inner.st.log.checkpoint_lsn() > start_lsn);
+        assert!(!e.inner.undo_log.is_empty());
+        e.inner.st.log.flush_up_to(end_lsn).unwrap();
+        std::mem::forget(big);
+        drop(t);
+        drop(e);
+    }
+    let check = |e: &BtreeEngine, t: &Arc<dyn Table>| {
+        let rows = all(t, &Txn::default());
+        assert_eq!(rows.len() as i64, committed + others);
+        for r in rows.iter().take(committed as usize) {
+            let i = r[0].to_i64().unwrap();
+            assert_eq!(r, &row(i, i % 7, &format!("{i} {pad}")));
+        }
+        e.purge_all();
+        t.check(&Txn::default()).unwrap();
+    };
+    {
+        let (e, t) = setup(dir.path(), false);
+        check(&e, &t);
+        // Nothing open: the next checkpoint empties the undo log.
+        e.inner.checkpoint().unwrap();
+        assert!(e.inner.undo_log.is_empty());
+    }
+    let (e, t) = setup(dir.path(), false);
+    check(&e, &t);
 }

@@ -7,14 +7,20 @@
 //! writer (`trx_id`) and its previous version (`roll_ptr`, a key into [`VersionStore`]);
 //! a reader walks back until it finds a version its view sees.
 //!
-//! Old versions live only in memory: after a restart no read view exists, and every
-//! record on disk was written by a committed transaction (recovery rolled the others
-//! back). Purge frees the versions of a committed transaction once every read view open
-//! at its commit has closed.
+//! Old versions live in memory up to `strata_undo_memory_size` bytes; past that, new
+//! ones go to the undo spill file (`undo_spill.rs`, `docs/format/undo.md`), so a
+//! long-open read view or a huge transaction costs disk, not memory. Neither survives a
+//! restart, and need not: no read view exists then, and every record on disk was written
+//! by a committed transaction (recovery rolled the others back from the redo log). Purge
+//! frees the versions of a committed transaction once every read view open at its
+//! commit has closed.
 
+use crate::undo_spill::UndoSpill;
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Arc;
-use strata_storage::sync::{default_policy, AtomicU64, Latch, LatchMutex, Ordering, SpinPolicy};
+use std::sync::{Arc, OnceLock};
+use strata_storage::sync::{
+    default_policy, AtomicU64, AtomicUsize, Latch, LatchMutex, Ordering, SpinPolicy,
+};
 
 /// An MVCC snapshot.
 #[derive(Debug)]
@@ -47,10 +53,21 @@ pub struct OldVersion {
 
 const VERSION_SHARDS: usize = 64;
 
-/// roll_ptr → old version.
+/// What one in-memory version costs beyond its value's bytes, estimated: the Arc's
+/// counts and Vec header (40), the map's slot and control byte at its load factor
+/// (~20), and the allocator's rounding and headers of the two allocations (~32).
+pub const VERSION_OVERHEAD: usize = 96;
+
+/// roll_ptr → old version: in memory while they fit `limit` bytes, in the spill file
+/// after that.
 pub struct VersionStore {
     next: AtomicU64,
     shards: Vec<LatchMutex<std::collections::HashMap<u64, Arc<OldVersion>>>>,
+    /// Bytes the in-memory versions hold (values plus [`VERSION_OVERHEAD`] each).
+    mem_bytes: AtomicUsize,
+    /// `strata_undo_memory_size`: past it new versions spill (when there is a file).
+    limit: AtomicUsize,
+    spill: OnceLock<UndoSpill>,
 }
 
 impl Default for VersionStore {
@@ -69,30 +86,88 @@ impl VersionStore {
             shards: (0..VERSION_SHARDS)
                 .map(|_| LatchMutex::with_policy(policy.clone(), Default::default()))
                 .collect(),
+            mem_bytes: AtomicUsize::new(0),
+            limit: AtomicUsize::new(usize::MAX),
+            spill: OnceLock::new(),
         }
     }
 
-    pub fn put(&self, v: OldVersion) -> u64 {
+    /// Versions past the memory limit go to `spill` from now on (once).
+    pub fn set_spill(&self, spill: UndoSpill) {
+        let _ = self.spill.set(spill);
+    }
+
+    pub fn spill(&self) -> Option<&UndoSpill> {
+        self.spill.get()
+    }
+
+    /// The memory bound (`strata_undo_memory_size`).
+    pub fn set_limit(&self, bytes: usize) {
+        self.limit.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes of versions held in memory.
+    pub fn memory_bytes(&self) -> usize {
+        self.mem_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Stores a version; returns its roll pointer. Fails only when it had to go to the
+    /// spill file and the file could not be written (a full disk).
+    pub fn put(&self, v: OldVersion) -> std::io::Result<u64> {
+        let size = v.value.as_ref().map_or(0, Vec::len) + VERSION_OVERHEAD;
+        if self.mem_bytes.load(Ordering::Relaxed) + size > self.limit.load(Ordering::Relaxed) {
+            if let Some(sp) = self.spill.get() {
+                if UndoSpill::fits(v.value.as_ref().map(Vec::len)) {
+                    return sp.put(&self.next, v.value.as_deref());
+                }
+            }
+        }
+        self.mem_bytes.fetch_add(size, Ordering::Relaxed);
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.shards[id as usize % VERSION_SHARDS]
             .lock()
             .insert(id, Arc::new(v));
-        id
+        Ok(id)
     }
-    pub fn get(&self, id: u64) -> Option<Arc<OldVersion>> {
+
+    /// The version `id` names; None when it names none (purged, rolled back, or a
+    /// pointer of an earlier run). An error when a spilled version cannot be read.
+    pub fn get(&self, id: u64) -> std::io::Result<Option<Arc<OldVersion>>> {
         if id == 0 {
-            return None;
+            return Ok(None);
         }
-        self.shards[id as usize % VERSION_SHARDS]
+        let found = self.shards[id as usize % VERSION_SHARDS]
             .lock()
             .get(&id)
-            .cloned()
+            .cloned();
+        if found.is_some() {
+            return Ok(found);
+        }
+        match self.spill.get() {
+            Some(sp) if sp.active() => Ok(sp.get(id)?.map(|value| Arc::new(OldVersion { value }))),
+            _ => Ok(None),
+        }
     }
+
     pub fn remove(&self, id: u64) {
-        self.shards[id as usize % VERSION_SHARDS].lock().remove(&id);
+        let gone = self.shards[id as usize % VERSION_SHARDS].lock().remove(&id);
+        match gone {
+            Some(v) => {
+                let size = v.value.as_ref().map_or(0, Vec::len) + VERSION_OVERHEAD;
+                self.mem_bytes.fetch_sub(size, Ordering::Relaxed);
+            }
+            None => {
+                if let Some(sp) = self.spill.get().filter(|sp| sp.active()) {
+                    sp.remove(id);
+                }
+            }
+        }
     }
+
+    /// Versions stored, in memory and spilled.
     pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.lock().len()).sum()
+        let spilled = self.spill.get().map_or(0, UndoSpill::entries);
+        self.shards.iter().map(|s| s.lock().len()).sum::<usize>() + spilled
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -283,6 +358,15 @@ impl TrxSys {
     /// The LSN before which the log must be kept for active transactions' undo.
     pub fn oldest_active_lsn(&self) -> Option<u64> {
         self.active.read().values().min().copied()
+    }
+
+    /// The active transaction that made its first change earliest: (id, LSN).
+    pub fn oldest_active(&self) -> Option<(u64, u64)> {
+        self.active
+            .read()
+            .iter()
+            .min_by_key(|(_, &l)| l)
+            .map(|(&id, &l)| (id, l))
     }
 
     pub fn active_count(&self) -> usize {

@@ -539,6 +539,24 @@ impl RedoLog {
         }
     }
 
+    /// [`free_check`](RedoLog::free_check) that gives up after `timeout`: true when
+    /// there is room (or the log is broken), false when the caller should look again
+    /// at whether it must stop waiting (the engine fails the transaction that keeps
+    /// the checkpoint from moving instead of letting it wait for ever).
+    pub fn free_check_for(&self, timeout: std::time::Duration) -> bool {
+        let threshold = self.capacity - self.capacity / 8;
+        let checkpoint = self.checkpoint_lsn();
+        if self.current_lsn().saturating_sub(checkpoint) <= threshold {
+            return true;
+        }
+        let mut b = self.buf.lock();
+        if b.current - b.checkpoint > threshold && !self.is_broken() {
+            self.counters.waits.fetch_add(1, Ordering::Relaxed);
+            self.space.wait_for(&mut b, timeout);
+        }
+        b.current - b.checkpoint <= threshold || self.is_broken()
+    }
+
     /// True once more than half the log is in use since the last checkpoint.
     pub fn wants_checkpoint(&self) -> bool {
         // Two separate loads: a checkpoint between them may pass the current LSN read.

@@ -42,10 +42,11 @@ pub enum Component {
     Derived,
     TempTable,
     IndexBuild,
+    UndoVersions,
 }
 
 impl Component {
-    pub const ALL: [Component; 11] = [
+    pub const ALL: [Component; 12] = [
         Component::BufferPool,
         Component::KeyCache,
         Component::AdaptiveHash,
@@ -57,6 +58,7 @@ impl Component {
         Component::Derived,
         Component::TempTable,
         Component::IndexBuild,
+        Component::UndoVersions,
     ];
 
     /// The EVENT_NAME shown for it (performance_schema's naming style).
@@ -73,6 +75,7 @@ impl Component {
             Component::Derived => "memory/sql/derived_materialisation",
             Component::TempTable => "memory/sql/temporary_table",
             Component::IndexBuild => "memory/btree/index_build_sort",
+            Component::UndoVersions => "memory/btree/undo_versions",
         }
     }
 
@@ -90,6 +93,7 @@ impl Component {
             Component::Derived => "a derived table",
             Component::TempTable => "a temporary table",
             Component::IndexBuild => "an index build",
+            Component::UndoVersions => "old row versions",
         }
     }
 
