@@ -17,6 +17,7 @@ mod backend;
 mod config;
 mod datadir_check;
 mod open_files;
+mod replica;
 mod security;
 
 use clap::{Parser, Subcommand};
@@ -410,6 +411,9 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
             }
         });
     }
+    // The replica (CHANGE REPLICATION SOURCE, START REPLICA, …); it starts replicating
+    // now when a source was configured before.
+    replica::Replica::install(&server).map_err(|e| format!("starting the replica: {e}"))?;
     let backend = Arc::new(backend::StrataBackend {
         server,
         skip_grant_tables: s.skip_grant_tables,
