@@ -204,13 +204,26 @@ fn mariadb_to_strata_to_mariadb_with_a_crash_of_strata() {
     }
     let source = TestServer::start_flavor(
         Flavor::MariaDb,
-        &["--log-bin", "--binlog-format=ROW", "--server-id=10"],
+        &[
+            "--log-bin",
+            "--binlog-format=ROW",
+            "--server-id=10",
+            "--character-set-server=utf8mb4",
+            "--collation-server=utf8mb4_general_ci",
+        ],
     );
     let mut strata = TestServer::start_flavor(
         Flavor::Strata,
         &["--log-bin", "--server-id=20", "--binlog-json-format=TEXT"],
     );
-    let sink = TestServer::start_flavor(Flavor::MariaDb, &["--server-id=30"]);
+    let sink = TestServer::start_flavor(
+        Flavor::MariaDb,
+        &[
+            "--server-id=30",
+            "--character-set-server=utf8mb4",
+            "--collation-server=utf8mb4_general_ci",
+        ],
+    );
     let (file, pos) = source_position(source.port);
     {
         let mut s = connect(strata.port, None);
@@ -311,4 +324,155 @@ fn mariadb_to_strata_to_mariadb_with_a_crash_of_strata() {
     let rs = status(&mut connect(sink.port, None), "SHOW SLAVE STATUS");
     assert_eq!(rs["Last_Errno"], "0", "{rs:?}");
     assert_same(source.port, sink.port, "MariaDB → Strata → MariaDB");
+}
+
+fn err_code(r: mysql::Result<()>) -> u16 {
+    match r {
+        Err(mysql::Error::MySqlError(e)) => e.code,
+        other => panic!("expected a server error, got {other:?}"),
+    }
+}
+
+/// Waits until SHOW REPLICA STATUS satisfies `ok`.
+fn wait_status(port: u16, what: &str, ok: impl Fn(&HashMap<String, String>) -> bool) {
+    let start = Instant::now();
+    loop {
+        let rs = replica_status(port);
+        if ok(&rs) {
+            return;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            panic!("{what}: {rs:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn change_to(c: &mut mysql::Conn, port: u16, user: &str, pw: &str) {
+    c.query_drop(format!(
+        "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, MASTER_USER='{user}', \
+         MASTER_PASSWORD='{pw}', MASTER_CONNECT_RETRY=1"
+    ))
+    .unwrap();
+}
+
+#[test]
+fn strata_to_strata_and_the_statements_errors() {
+    let source = TestServer::start_flavor(Flavor::Strata, &["--log-bin", "--server-id=1"]);
+    let replica = TestServer::start_flavor(Flavor::Strata, &["--server-id=2"]);
+    let mut r = connect(replica.port, None);
+    assert!(status(&mut r, "SHOW REPLICA STATUS").is_empty());
+    assert_eq!(err_code(r.query_drop("START REPLICA")), 1200);
+    // Refused options and channels.
+    assert_eq!(
+        err_code(r.query_drop("CHANGE REPLICATION SOURCE TO SOURCE_AUTO_POSITION=1")),
+        1235
+    );
+    assert_eq!(
+        err_code(r.query_drop("CHANGE MASTER TO MASTER_DELAY=10")),
+        1235
+    );
+    assert_eq!(
+        err_code(r.query_drop("START REPLICA FOR CHANNEL 'other'")),
+        1235
+    );
+    // Privileges: 1227 without REPLICATION_SLAVE_ADMIN / SUPER.
+    r.query_drop("CREATE USER plain@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    r.query_drop("GRANT SELECT ON *.* TO plain@'%'").unwrap();
+    {
+        let mut p = mysql::Conn::new(
+            mysql::OptsBuilder::new()
+                .ip_or_hostname(Some("127.0.0.1"))
+                .tcp_port(replica.port)
+                .user(Some("plain"))
+                .pass(Some("pw"))
+                .prefer_socket(false),
+        )
+        .unwrap();
+        assert_eq!(err_code(p.query_drop("STOP REPLICA")), 1227);
+        assert_eq!(
+            err_code(p.query_drop("CHANGE REPLICATION SOURCE TO SOURCE_HOST='x'")),
+            1227
+        );
+        assert_eq!(err_code(p.query_drop("SHOW REPLICA STATUS")), 1227);
+    }
+
+    // A source that does not answer: 2003, retried every second.
+    let nobody = free_port();
+    change_to(&mut r, nobody, "root", "");
+    r.query_drop("START REPLICA").unwrap();
+    wait_status(replica.port, "2003 while connecting", |rs| {
+        rs["Replica_IO_Running"] == "Connecting" && rs["Last_IO_Errno"] == "2003"
+    });
+    assert_eq!(
+        err_code(r.query_drop("CHANGE REPLICATION SOURCE TO SOURCE_PORT=1")),
+        1198
+    );
+    assert_eq!(err_code(r.query_drop("RESET REPLICA")), 1198);
+    r.query_drop("STOP REPLICA").unwrap();
+    let w: Vec<(String, u16, String)> = r.query("SHOW WARNINGS").unwrap();
+    assert!(w.is_empty(), "{w:?}");
+    r.query_drop("STOP REPLICA").unwrap();
+    let w: Vec<(String, u16, String)> = r.query("SHOW WARNINGS").unwrap();
+    assert_eq!(w[0].1, 3084);
+
+    // Wrong password: the source's 1045.
+    let mut s = connect(source.port, None);
+    s.query_drop("CREATE USER repl@'%' IDENTIFIED WITH mysql_native_password BY 'secret'")
+        .unwrap();
+    s.query_drop("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO repl@'%'")
+        .unwrap();
+    change_to(&mut r, source.port, "repl", "wrong");
+    r.query_drop("START SLAVE").unwrap();
+    wait_status(replica.port, "1045 for a wrong password", |rs| {
+        rs["Last_IO_Errno"] == "1045"
+    });
+    r.query_drop("STOP SLAVE").unwrap();
+
+    // The right one: Strata → Strata, from the source's first file.
+    change_to(&mut r, source.port, "repl", "secret");
+    r.query_drop("START REPLICA").unwrap();
+    r.query_drop("START REPLICA").unwrap();
+    let w: Vec<(String, u16, String)> = r.query("SHOW WARNINGS").unwrap();
+    assert_eq!(w[0].1, 3083);
+    for q in [
+        "CREATE DATABASE ss",
+        "CREATE TABLE ss.t (id INT PRIMARY KEY, v VARCHAR(20), d DECIMAL(8,3), j JSON)",
+        "INSERT INTO ss.t VALUES (1, 'one', 1.5, '{\"a\": [1, 2]}'), (2, 'two', -2.25, NULL)",
+        "UPDATE ss.t SET v = 'uno' WHERE id = 1",
+    ] {
+        s.query_drop(q).unwrap();
+    }
+    wait_strata_caught_up(source.port, replica.port);
+    let q = "SELECT * FROM ss.t ORDER BY id";
+    assert_eq!(text_rows(&mut s, q), text_rows(&mut r, q));
+    let rs = status(&mut r, "SHOW SLAVE STATUS");
+    assert_eq!(rs["Slave_IO_Running"], "Yes", "{rs:?}");
+    assert_eq!(rs["Master_Server_Id"], "1", "{rs:?}");
+
+    // An event that cannot be applied stops the replica with its error; once the
+    // conflict is gone, START REPLICA applies it.
+    r.query_drop("INSERT INTO ss.t VALUES (3, 'replica only', 0, NULL)")
+        .unwrap();
+    s.query_drop("INSERT INTO ss.t VALUES (3, 'three', 3, NULL)")
+        .unwrap();
+    wait_status(replica.port, "1062 for a duplicate", |rs| {
+        rs["Last_SQL_Errno"] == "1062" && rs["Replica_SQL_Running"] == "No"
+    });
+    let rs = replica_status(replica.port);
+    assert!(
+        rs["Last_SQL_Error"].contains("Could not execute Write_rows event on table ss.t"),
+        "{rs:?}"
+    );
+    r.query_drop("DELETE FROM ss.t WHERE id = 3").unwrap();
+    r.query_drop("START REPLICA").unwrap();
+    wait_strata_caught_up(source.port, replica.port);
+    assert_eq!(text_rows(&mut s, q), text_rows(&mut r, q));
+    assert_eq!(replica_status(replica.port)["Last_SQL_Errno"], "0");
+
+    // RESET REPLICA ALL forgets the source.
+    r.query_drop("STOP REPLICA").unwrap();
+    r.query_drop("RESET REPLICA ALL").unwrap();
+    assert!(status(&mut r, "SHOW REPLICA STATUS").is_empty());
 }

@@ -81,6 +81,8 @@ pub fn literal(v: &BinlogValue<'_>, t: ColumnType, unsigned: bool) -> Result<Str
         Value::Int(i) => match (t, int_bits(t)) {
             // Old TIMESTAMP: seconds since the epoch.
             (MYSQL_TYPE_TIMESTAMP, _) => unix_time(&i.to_string()),
+            // mysql_common reads a signed 3-byte integer without extending its sign.
+            (MYSQL_TYPE_INT24, _) if !unsigned && i >= 1 << 23 => (i - (1 << 24)).to_string(),
             (_, Some(bits)) if unsigned && i < 0 => {
                 let m: i128 = 1 << bits;
                 (i as i128 + m).to_string()
@@ -132,13 +134,42 @@ pub fn literal(v: &BinlogValue<'_>, t: ColumnType, unsigned: bool) -> Result<Str
     })
 }
 
-/// A TIMESTAMP's seconds (with a fraction) since the epoch; 0 is the zero timestamp.
+/// A TIMESTAMP's seconds (with a fraction) since the epoch, as a UTC date-time literal
+/// (the applier's session runs with `time_zone = '+00:00'`); 0 is the zero timestamp.
 fn unix_time(secs: &str) -> String {
-    if secs == "0" {
-        "'0000-00-00 00:00:00'".into()
-    } else {
-        format!("FROM_UNIXTIME({secs})")
+    let (whole, frac) = secs.split_once('.').unwrap_or((secs, "0"));
+    let (Ok(s), Ok(f)) = (whole.parse::<i64>(), frac.parse::<u32>()) else {
+        return "NULL".into();
+    };
+    if s == 0 && f == 0 {
+        return "'0000-00-00 00:00:00'".into();
     }
+    // The fraction as microseconds (mysql_common writes six digits).
+    let micro = f * 10u32.pow(6u32.saturating_sub(frac.len() as u32));
+    let days = s.div_euclid(86_400);
+    let rem = s.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "'{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{micro:06}'",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's
+/// algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    (y, m, d)
 }
 
 #[cfg(test)]
@@ -158,6 +189,15 @@ mod tests {
             "18446744073709551615"
         );
         assert_eq!(lit(Value::Int(-1), MYSQL_TYPE_LONG, false), "-1");
+        assert_eq!(
+            lit(Value::Int(8388608), MYSQL_TYPE_INT24, false),
+            "-8388608"
+        );
+        assert_eq!(lit(Value::Int(8388607), MYSQL_TYPE_INT24, false), "8388607");
+        assert_eq!(
+            lit(Value::Int(16777215), MYSQL_TYPE_INT24, true),
+            "16777215"
+        );
         assert_eq!(lit(Value::Double(0.1), MYSQL_TYPE_DOUBLE, false), "0.1");
         assert_eq!(lit(Value::Float(0.1), MYSQL_TYPE_FLOAT, false), "0.1");
         assert_eq!(
@@ -202,13 +242,20 @@ mod tests {
             lit(Value::Time(true, 1, 2, 3, 4, 0), MYSQL_TYPE_TIME2, false),
             "'-26:03:04.000000'"
         );
-        assert_eq!(
+        let ts = |s: &str| {
             lit(
-                Value::Bytes(b"1700000000.5".to_vec()),
+                Value::Bytes(s.as_bytes().to_vec()),
                 MYSQL_TYPE_TIMESTAMP2,
-                false
-            ),
-            "FROM_UNIXTIME(1700000000.5)"
+                false,
+            )
+        };
+        assert_eq!(ts("1623760245.678000"), "'2021-06-15 12:30:45.678000'");
+        assert_eq!(ts("2147483647"), "'2038-01-19 03:14:07.000000'");
+        assert_eq!(ts("951782400"), "'2000-02-29 00:00:00.000000'");
+        assert_eq!(ts("0"), "'0000-00-00 00:00:00'");
+        assert_eq!(
+            lit(Value::Int(0), MYSQL_TYPE_TIMESTAMP, false),
+            "'0000-00-00 00:00:00'"
         );
     }
 }

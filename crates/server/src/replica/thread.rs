@@ -80,7 +80,15 @@ pub fn run(
     status: Arc<Mutex<Status>>,
     stop: Arc<AtomicBool>,
 ) {
+    let mut session = session;
+    // TIMESTAMP values arrive as seconds since the epoch and are applied as UTC
+    // date-times (literal.rs).
+    let tz = super::settings::run(&mut session, "SET time_zone = '+00:00'");
     let mut applier = Applier::new(session, src.log_file.clone(), src.log_pos, own_id);
+    if let Err(e) = tz {
+        status.lock().last_sql = (e.code(), e.to_string(), timestamp_now());
+        stop.store(true, Ordering::Release);
+    }
     let mut attempts: u64 = 0;
     'connect: while !stop.load(Ordering::Acquire) {
         attempts += 1;
