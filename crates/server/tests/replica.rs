@@ -120,7 +120,11 @@ fn dump(port: u16, table: &str) -> Vec<Vec<String>> {
 fn assert_same(a: u16, b: u16, what: &str) {
     for t in TABLES {
         let (x, y) = (dump(a, t), dump(b, t));
-        assert!(!x.is_empty(), "{t} is empty on the source");
+        // rp.stream fills only in the second half.
+        assert!(
+            !x.is_empty() || (*t == "rp.stream" && what == "MariaDB → Strata"),
+            "{t} is empty on the source"
+        );
         assert!(x == y, "{what}: {t} differs:\n{x:?}\n{y:?}");
     }
 }

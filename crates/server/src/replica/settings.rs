@@ -114,10 +114,17 @@ impl QueryOutput for Sink {
     }
 }
 
-/// Runs one statement on `s`, returning what it produced.
+impl strata_session::ResultSink for Sink {
+    fn next_result(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs one statement on `s` as a client's (so its statement-long metadata locks go at
+/// its end), returning what it produced.
 pub fn run(s: &mut Session, sql: &str) -> Result<Sink> {
     let mut sink = Sink::default();
-    s.run(sql, &mut sink)?;
+    s.query(sql, false, &mut sink)?;
     Ok(sink)
 }
 
