@@ -19,6 +19,7 @@ mod config;
 mod datadir_check;
 mod datadir_lock;
 mod open_files;
+mod replica;
 mod security;
 
 use clap::{Parser, Subcommand};
@@ -414,6 +415,9 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
             }
         });
     }
+    // The replica (CHANGE REPLICATION SOURCE, START REPLICA, …); it starts replicating
+    // now when a source was configured before.
+    replica::Replica::install(&server).map_err(|e| format!("starting the replica: {e}"))?;
     let backend = Arc::new(backend::StrataBackend {
         server,
         skip_grant_tables: s.skip_grant_tables,

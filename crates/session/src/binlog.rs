@@ -207,7 +207,12 @@ impl Session {
     /// engines. A failed log write rolls the transaction back.
     pub(crate) fn commit_txn(&self, txn: Txn) -> Result<()> {
         if let Some(b) = self.binlog_on() {
-            let rows = txn.take_logged_rows();
+            let mut rows = txn.take_logged_rows();
+            // The replica's position row is this server's own state, not data: MySQL
+            // does not log its replication metadata tables either.
+            rows.retain(|(t, _)| {
+                !(t.db == crate::replica::POSITION_DB && t.name == crate::replica::POSITION_TABLE)
+            });
             let ddl = txn.take_logged_ddl();
             if !rows.is_empty() || ddl.is_some() {
                 let cx = self.binlog_context();

@@ -30,6 +30,7 @@ mod files;
 mod kill;
 pub mod persist;
 pub mod processlist;
+pub mod replica;
 mod sql_prepare;
 mod transaction;
 pub mod vars;
@@ -124,6 +125,9 @@ pub struct Server {
     binlog: std::sync::OnceLock<Arc<strata_binlog::Binlog>>,
     /// Replicas that announced themselves (COM_REGISTER_SLAVE), for SHOW REPLICAS.
     pub replicas: binlog::Replicas,
+    /// This server as a replica (`Server::install_replica`): what CHANGE REPLICATION
+    /// SOURCE, START REPLICA, … act on.
+    replica: std::sync::OnceLock<Arc<dyn replica::ReplicaControl>>,
 }
 
 /// A function giving SHOW STATUS rows, see [`Server::add_status_source`].
@@ -287,6 +291,7 @@ impl Server {
             persisted: parking_lot::Mutex::new(None),
             binlog: std::sync::OnceLock::new(),
             replicas: Default::default(),
+            replica: Default::default(),
         }
     }
 
@@ -302,6 +307,16 @@ impl Server {
     }
 
     /// Adds rows to SHOW STATUS (read each time it runs).
+    /// Installs this server's replica (once, at startup, by the server binary).
+    pub fn install_replica(&self, r: Arc<dyn replica::ReplicaControl>) {
+        let _ = self.replica.set(r);
+    }
+
+    /// The replica the replication statements act on, once installed.
+    pub fn replica_control(&self) -> Option<&Arc<dyn replica::ReplicaControl>> {
+        self.replica.get()
+    }
+
     pub fn add_status_source(&self, source: StatusSource) {
         self.status_sources.lock().push(source);
     }
@@ -410,6 +425,8 @@ pub struct Session {
     plan_cache: HashMap<String, Arc<Prepared>>,
     /// CREATE TEMPORARY TABLE's tables, dropped when the session ends or is reset.
     temp: strata_sql::TempTables,
+    /// A session of the server itself ([`Session::system`]): no privilege checks.
+    system: bool,
     locked: Option<LockedTables>,
     /// Derived from variables, recomputed after every SET so that the statement path
     /// does no variable lookups: strict sql_mode, default engine, time-zone offset.
@@ -696,6 +713,7 @@ impl Session {
             txn_wrote: false,
             rows_before: Default::default(),
             temp: strata_sql::TempTables::new(server.catalog.datadir(), connection_id as u64),
+            system: false,
         };
         // A session keeps the timeouts in force when it connected: SET GLOBAL changes
         // them for new connections only, as in MySQL.
@@ -708,6 +726,14 @@ impl Session {
         }
         s.server.connections.fetch_add(1, Ordering::Relaxed);
         s.server.threads_connected.fetch_add(1, Ordering::Relaxed);
+        Ok(s)
+    }
+
+    /// A session of the server itself (the replica's applier): every privilege, whatever
+    /// the accounts say, as MySQL's replication threads run.
+    pub fn system(server: Arc<Server>, connection_id: u32) -> Result<Session> {
+        let mut s = Session::new(server, connection_id, "system user", None)?;
+        s.system = true;
         Ok(s)
     }
 
@@ -745,7 +771,7 @@ impl Session {
     /// What `test` says of the account's privileges (true without access control).
     fn visible(&self, test: impl Fn(&acl::Effective) -> bool) -> bool {
         let acl = &self.server.acl;
-        if !acl.enforcing() {
+        if !acl.enforcing() || self.system {
             return true;
         }
         match &self.privs {
@@ -1585,6 +1611,14 @@ impl Session {
         {
             return self.account_statement(sql, out);
         }
+        if matches!(
+            first.as_str(),
+            "CHANGE" | "START" | "STOP" | "RESET" | "SHOW"
+        ) {
+            if let Some(r) = self.replica_statement(sql, out) {
+                return r;
+            }
+        }
         if matches!(first.as_str(), "SHOW" | "FLUSH" | "PURGE" | "RESET") {
             if let Some(r) = self.binlog_statement(sql, out) {
                 return r;
@@ -1914,7 +1948,7 @@ impl Session {
     /// enforced.
     fn effective(&mut self) -> Option<Arc<acl::Effective>> {
         let acl = &self.server.acl;
-        if !acl.enforcing() {
+        if !acl.enforcing() || self.system {
             return None;
         }
         let generation = acl.generation();

@@ -452,6 +452,10 @@ pub enum Error {
     BinlogEventsBadPosition,
     /// 1381: a binary-log statement on a server started without --log-bin.
     NoBinaryLogging,
+    /// 1198: CHANGE REPLICATION SOURCE / RESET REPLICA while the replica runs.
+    ReplicaMustStop,
+    /// 1200: START REPLICA before CHANGE REPLICATION SOURCE TO gave a source.
+    ReplicaNotConfigured,
     /// 1236: a replica's dump cannot be served (a file not in the index, purged
     /// transactions); the text says why.
     MasterFatalReadingBinlog(String),
@@ -1049,6 +1053,8 @@ impl Error {
             UnknownTargetBinlog => 1373,
             BinlogEventsTargetMissing | BinlogEventsBadPosition => 1220,
             NoBinaryLogging => 1381,
+            ReplicaMustStop => 1198,
+            ReplicaNotConfigured => 1200,
             MasterFatalReadingBinlog(_) => 1236,
             Corrupt { .. } => 1194,
             TableFull(_) => 1114,
@@ -1955,6 +1961,14 @@ impl fmt::Display for Error {
                 "Error when executing command SHOW BINLOG EVENTS: Wrong offset or I/O error"
             ),
             NoBinaryLogging => write!(f, "You are not using binary logging"),
+            ReplicaMustStop => write!(
+                f,
+                "This operation cannot be performed with a running replica; run STOP REPLICA first"
+            ),
+            ReplicaNotConfigured => write!(
+                f,
+                "The server is not configured as replica; fix in config file or with CHANGE REPLICATION SOURCE TO"
+            ),
             MasterFatalReadingBinlog(why) => write!(f, "{why}"),
             LockNowait => write!(
                 f,

@@ -1,0 +1,398 @@
+//! The applier: turns the source's events into statements on a system session of this
+//! server. QUERY events carry DDL (run as written, in the event's database) and the
+//! BEGIN / COMMIT around row events; TABLE_MAP + WRITE/UPDATE/DELETE_ROWS (v1 and v2,
+//! as MariaDB and MySQL write them) become one INSERT, or UPDATE / DELETE of the row
+//! found by this server's primary key (by every column without one), per row. A
+//! transaction ends at its XID (or COMMIT): the position row is updated in the same
+//! transaction, then it commits — so the tables and the stored position never disagree.
+//! Applied changes go to this server's binary log like any other (MySQL 8's
+//! `log_replica_updates=ON`), so a replica of this server sees them.
+
+use super::literal::literal;
+use super::settings::{position_update, run};
+use mysql::binlog::events::{Event, EventData, RowsEventData, TableMapEvent};
+use std::collections::HashMap;
+use std::sync::Arc;
+use strata_session::Session;
+use strata_types::{Error, Result, TableDef};
+
+/// An event that could not be applied: MySQL's error number and text for
+/// Last_SQL_Errno / Last_SQL_Error.
+#[derive(Debug)]
+pub struct ApplyError {
+    pub code: u16,
+    pub message: String,
+}
+
+pub struct Applier {
+    session: Session,
+    /// Table maps of the current transaction, by table id.
+    maps: HashMap<u64, TableMapEvent<'static>>,
+    /// The source file events come from (ROTATE moves it on).
+    pub file: String,
+    /// Position after the last event applied and committed.
+    pub exec_pos: u64,
+    /// Inside BEGIN … XID.
+    in_txn: bool,
+    /// The server id events of this server carry (skipped: a circular topology's own).
+    own_server_id: u32,
+    /// The source's events carry CRC32 checksums (its binlog_checksum), and whether
+    /// this connection's FORMAT_DESCRIPTION arrived yet.
+    pub checksums: bool,
+    pub format_seen: bool,
+}
+
+fn bad(e: Error) -> ApplyError {
+    ApplyError {
+        code: e.code(),
+        message: e.to_string(),
+    }
+}
+
+fn ident(s: &str) -> String {
+    format!("`{}`", s.replace('`', "``"))
+}
+
+impl Applier {
+    pub fn new(session: Session, file: String, pos: u64, own_server_id: u32) -> Applier {
+        Applier {
+            session,
+            maps: HashMap::new(),
+            file,
+            exec_pos: pos,
+            in_txn: false,
+            own_server_id,
+            checksums: true,
+            format_seen: false,
+        }
+    }
+
+    /// Ends the applier's session (the thread is done).
+    pub fn close(mut self) {
+        self.rollback();
+        self.session.close();
+    }
+
+    /// Abandons a transaction the source did not finish sending (connection lost):
+    /// it will be sent again from the stored position.
+    pub fn rollback(&mut self) {
+        if self.in_txn {
+            let _ = run(&mut self.session, "ROLLBACK");
+            self.in_txn = false;
+        }
+        self.maps.clear();
+    }
+
+    /// Applies one event. `Ok(true)`: a commit happened (the position moved).
+    pub fn apply(&mut self, ev: &Event) -> std::result::Result<bool, ApplyError> {
+        let h = ev.header();
+        // log_pos: where the next event starts (0 for artificial events).
+        let next = h.log_pos() as u64;
+        let data = ev.read_data().map_err(|e| ApplyError {
+            code: 1594,
+            message: format!("Relay log read failure: could not parse an event: {e}"),
+        })?;
+        let Some(data) = data else {
+            return Ok(false);
+        };
+        let own = h.server_id() == self.own_server_id;
+        match data {
+            EventData::RotateEvent(r) => {
+                let mut name = r.name_raw().to_vec();
+                // The rotation a dump starts with comes before the FORMAT_DESCRIPTION
+                // that says events carry checksums, so the parser takes the checksum
+                // for the end of the name.
+                if !self.format_seen && self.checksums && name.len() > 4 {
+                    name.truncate(name.len() - 4);
+                }
+                self.file = String::from_utf8_lossy(&name).into_owned();
+                self.exec_pos = r.position();
+                if !self.in_txn && h.log_pos() != 0 {
+                    self.commit_position(false)?;
+                    return Ok(true);
+                }
+                Ok(false)
+            }
+            EventData::QueryEvent(q) => {
+                let text = q.query().into_owned();
+                let t = text.trim();
+                if t.eq_ignore_ascii_case("BEGIN") {
+                    self.begin()?;
+                    return Ok(false);
+                }
+                if t.eq_ignore_ascii_case("COMMIT") {
+                    self.exec_pos = next;
+                    self.commit_position(true)?;
+                    return Ok(true);
+                }
+                // MariaDB replaces events an old replica cannot read with a comment.
+                if t.starts_with('#') || own {
+                    if !self.in_txn && next != 0 {
+                        self.exec_pos = next;
+                        self.commit_position(false)?;
+                        return Ok(true);
+                    }
+                    return Ok(false);
+                }
+                let first = t
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("")
+                    .to_ascii_uppercase();
+                if matches!(
+                    first.as_str(),
+                    "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "LOAD" | "SAVEPOINT"
+                ) {
+                    return Err(bad(Error::NotSupported(format!(
+                        "statement-based replication (the source logged `{}`); use \
+                         binlog_format=ROW on the source",
+                        t.chars().take(60).collect::<String>()
+                    ))));
+                }
+                let db = q.schema().into_owned();
+                if !db.is_empty() {
+                    // CREATE DATABASE d is logged with d as its database: 1049 is fine.
+                    match run(&mut self.session, &format!("USE {}", ident(&db))) {
+                        Err(e) if e.code() != 1049 => return Err(bad(e)),
+                        _ => {}
+                    }
+                }
+                // DDL commits implicitly, as on the source.
+                self.in_txn = false;
+                run(&mut self.session, &text).map_err(|e| ApplyError {
+                    code: e.code(),
+                    message: format!(
+                        "Error '{e}' on query. Default database: '{db}'. Query: '{}'",
+                        text.chars().take(200).collect::<String>()
+                    ),
+                })?;
+                self.exec_pos = next;
+                self.commit_position(false)?;
+                Ok(true)
+            }
+            EventData::XidEvent(_) => {
+                self.exec_pos = next;
+                self.commit_position(true)?;
+                Ok(true)
+            }
+            EventData::FormatDescriptionEvent(_) => {
+                self.format_seen = true;
+                Ok(false)
+            }
+            EventData::TableMapEvent(m) => {
+                self.maps.insert(m.table_id(), m.into_owned());
+                Ok(false)
+            }
+            EventData::RowsEvent(r) => {
+                if own {
+                    return Ok(false);
+                }
+                if !self.in_txn {
+                    // A row event without BEGIN (a source that logs a non-transactional
+                    // table's statement as rows and a COMMIT query): open one.
+                    self.begin()?;
+                }
+                self.apply_rows(&r, next)?;
+                Ok(false)
+            }
+            // FORMAT_DESCRIPTION, PREVIOUS_GTIDS, GTID (MySQL), heartbeats, user
+            // variables MariaDB sends in place of its own events, …: nothing to apply.
+            _ => Ok(false),
+        }
+    }
+
+    fn begin(&mut self) -> std::result::Result<(), ApplyError> {
+        if self.in_txn {
+            return Ok(());
+        }
+        run(&mut self.session, "BEGIN").map_err(bad)?;
+        self.in_txn = true;
+        Ok(())
+    }
+
+    /// Records the position (inside the open transaction when there is one) and commits.
+    fn commit_position(&mut self, txn_end: bool) -> std::result::Result<(), ApplyError> {
+        let sql = position_update(&self.file, self.exec_pos);
+        if txn_end && !self.in_txn {
+            self.begin()?;
+        }
+        let r = run(&mut self.session, &sql).and_then(|_| {
+            if self.in_txn {
+                run(&mut self.session, "COMMIT").map(|_| ())
+            } else {
+                Ok(())
+            }
+        });
+        self.in_txn = false;
+        self.maps.clear();
+        if let Err(e) = r {
+            let _ = run(&mut self.session, "ROLLBACK");
+            return Err(bad(e));
+        }
+        Ok(())
+    }
+
+    fn apply_rows(
+        &mut self,
+        r: &RowsEventData<'_>,
+        next: u64,
+    ) -> std::result::Result<(), ApplyError> {
+        let map = self.maps.get(&r.table_id()).ok_or_else(|| ApplyError {
+            code: 1594,
+            message: format!(
+                "a rows event for table id {} without its TABLE_MAP",
+                r.table_id()
+            ),
+        })?;
+        let db = map.database_name().into_owned();
+        let name = map.table_name().into_owned();
+        let kind = match r {
+            RowsEventData::WriteRowsEvent(_) | RowsEventData::WriteRowsEventV1(_) => "Write_rows",
+            RowsEventData::UpdateRowsEvent(_) | RowsEventData::UpdateRowsEventV1(_) => {
+                "Update_rows"
+            }
+            RowsEventData::DeleteRowsEvent(_) | RowsEventData::DeleteRowsEventV1(_) => {
+                "Delete_rows"
+            }
+            _ => {
+                return Err(bad(Error::NotSupported(
+                    "partial JSON update row events".into(),
+                )))
+            }
+        };
+        let fail = |code: u16, why: String| ApplyError {
+            code,
+            message: format!(
+                "Could not execute {kind} event on table {db}.{name}; {why}, Error_code: {code}; \
+                 the event's source log {}, end_log_pos {next}",
+                self.file
+            ),
+        };
+        let table = self
+            .session
+            .server()
+            .catalog
+            .table(&db, &name)
+            .map_err(|e| fail(e.code(), e.to_string()))?;
+        let def: Arc<TableDef> = table.def().clone();
+        let n = map.columns_count() as usize;
+        if n > def.columns.len() {
+            return Err(fail(
+                1677,
+                format!(
+                    "the source's table has {n} columns, this server's {}",
+                    def.columns.len()
+                ),
+            ));
+        }
+        // Full row images only: every column in each image.
+        let full_before = r
+            .columns_before_image()
+            .is_none_or(|b| b.iter().take(n).all(|x| *x));
+        let full_after = r
+            .columns_after_image()
+            .is_none_or(|b| b.iter().take(n).all(|x| *x));
+        if !full_before || !full_after {
+            return Err(fail(
+                1235,
+                "row images without every column (binlog_row_image=MINIMAL or NOBLOB on \
+                 the source) are not supported"
+                    .into(),
+            ));
+        }
+        // The primary key's columns (NOT NULL: `=` finds the row through the index), or
+        // every column, NULL-safe.
+        let (key, op): (Vec<usize>, &str) = match def.primary_key() {
+            Some(pk) if pk.columns.iter().all(|c| *c < n) => (pk.columns.clone(), "="),
+            _ => ((0..n).collect(), "<=>"),
+        };
+        let table_sql = format!("{}.{}", ident(&db), ident(&name));
+        for row in r.rows(map) {
+            let (before, after) = row.map_err(|e| fail(1594, format!("unreadable row: {e}")))?;
+            let values = |row: &mysql::binlog::row::BinlogRow| -> Result<Vec<String>> {
+                (0..n)
+                    .map(|i| {
+                        let t =
+                            map.get_column_type(i).ok().flatten().ok_or_else(|| {
+                                Error::NotSupported("an unknown column type".into())
+                            })?;
+                        match row.as_ref(i) {
+                            Some(v) => literal(v, t, def.columns[i].data_type.is_unsigned()),
+                            None => Ok("NULL".into()),
+                        }
+                    })
+                    .collect()
+            };
+            let lits = |row: &Option<mysql::binlog::row::BinlogRow>| -> std::result::Result<Vec<String>, ApplyError> {
+                match row {
+                    Some(r) => values(r).map_err(|e| fail(e.code(), e.to_string())),
+                    None => Err(fail(1594, "a row image is missing".into())),
+                }
+            };
+            let assignable = |i: &usize| def.columns[*i].generated.is_none();
+            let where_of = |b: &[String]| {
+                key.iter()
+                    .map(|i| format!("{} {op} {}", ident(&def.columns[*i].name), b[*i]))
+                    .collect::<Vec<_>>()
+                    .join(" AND ")
+            };
+            let (sql, must_find) = match kind {
+                "Write_rows" => {
+                    let a = lits(&after)?;
+                    let cols: Vec<usize> = (0..n).filter(assignable).collect();
+                    (
+                        format!(
+                            "INSERT INTO {table_sql} ({}) VALUES ({})",
+                            cols.iter()
+                                .map(|i| ident(&def.columns[*i].name))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            cols.iter()
+                                .map(|i| a[*i].as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        false,
+                    )
+                }
+                "Update_rows" => {
+                    let b = lits(&before)?;
+                    let a = lits(&after)?;
+                    (
+                        format!(
+                            "UPDATE {table_sql} SET {} WHERE {} LIMIT 1",
+                            (0..n)
+                                .filter(assignable)
+                                .map(|i| format!("{} = {}", ident(&def.columns[i].name), a[i]))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            where_of(&b)
+                        ),
+                        true,
+                    )
+                }
+                _ => {
+                    let b = lits(&before)?;
+                    (
+                        format!("DELETE FROM {table_sql} WHERE {} LIMIT 1", where_of(&b)),
+                        true,
+                    )
+                }
+            };
+            let sink = run(&mut self.session, &sql).map_err(|e| fail(e.code(), e.to_string()))?;
+            if must_find {
+                let found = sink
+                    .ok
+                    .as_ref()
+                    .map_or(0, |o| o.found_rows.unwrap_or(o.affected_rows));
+                if found == 0 {
+                    return Err(fail(
+                        1032,
+                        "Can't find record in '".to_string() + &name + "'",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,482 @@
+//! Strata as a replica (`crates/server/src/replica/`), against real servers:
+//! - a chain MariaDB → Strata → MariaDB: a MariaDB 10.11 source (binlog_format=ROW) gets
+//!   DDL and DML over tables of many column types, Strata replicates from it with
+//!   CHANGE REPLICATION SOURCE TO / START REPLICA, a second MariaDB replicates from
+//!   Strata; Strata is killed with SIGKILL while a stream of transactions arrives and
+//!   resumes from the position stored with the applied rows; at the end the three
+//!   servers' tables are equal (ordered dumps);
+//! - Strata → Strata, with the statements' errors: SHOW REPLICA STATUS before and after
+//!   configuration, an unreachable source (2003, retried), a wrong password (1045), an
+//!   event that cannot be applied (1062, the thread stops), STOP/START, the privilege
+//!   (1227), options and channels that are refused (1235).
+//!
+//! The servers are processes the test starts; a missing `mariadbd` skips the chain
+//! outside CI (fails in CI).
+
+mod common;
+
+use common::dump::text_rows;
+use common::{connect, free_port, require_program, Flavor, TestServer};
+use mysql::prelude::Queryable;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+fn status(c: &mut mysql::Conn, sql: &str) -> HashMap<String, String> {
+    let rows: Vec<mysql::Row> = c.query(sql).unwrap();
+    let Some(row) = rows.into_iter().next() else {
+        return Default::default();
+    };
+    let cols = row.columns();
+    (0..row.len())
+        .map(|i| {
+            let v: Option<String> = row.get_opt(i).and_then(|r| r.ok()).unwrap_or(None);
+            (
+                cols[i].name_str().to_string(),
+                v.unwrap_or_else(|| "NULL".into()),
+            )
+        })
+        .collect()
+}
+
+fn replica_status(port: u16) -> HashMap<String, String> {
+    status(&mut connect(port, None), "SHOW REPLICA STATUS")
+}
+
+fn source_position(port: u16) -> (String, String) {
+    let st = text_rows(&mut connect(port, None), "SHOW MASTER STATUS");
+    (st[0][0].clone(), st[0][1].clone())
+}
+
+/// Waits until the Strata replica on `replica` applied everything `source` logged.
+fn wait_strata_caught_up(source: u16, replica: u16) {
+    let (file, pos) = source_position(source);
+    let start = Instant::now();
+    loop {
+        let rs = replica_status(replica);
+        if rs.get("Relay_Source_Log_File") == Some(&file)
+            && rs.get("Exec_Source_Log_Pos") == Some(&pos)
+        {
+            return;
+        }
+        if start.elapsed() > Duration::from_secs(120)
+            || rs.get("Last_SQL_Errno").is_some_and(|e| e != "0")
+        {
+            panic!("Strata did not catch up to {file}:{pos}: {rs:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Waits until the MariaDB replica on `replica` applied everything Strata logged.
+fn wait_mariadb_caught_up(strata: u16, replica: u16) {
+    let (file, pos) = source_position(strata);
+    let start = Instant::now();
+    loop {
+        let rs = status(&mut connect(replica, None), "SHOW SLAVE STATUS");
+        if rs.get("Relay_Master_Log_File") == Some(&file)
+            && rs.get("Exec_Master_Log_Pos") == Some(&pos)
+        {
+            return;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            panic!("the MariaDB replica did not catch up to {file}:{pos}: {rs:?}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn point_mariadb_at(replica: u16, port: u16, file: &str, pos: &str) {
+    let mut r = connect(replica, None);
+    r.query_drop("STOP SLAVE").unwrap();
+    r.query_drop(format!(
+        "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, MASTER_USER='root', \
+         MASTER_PASSWORD='', MASTER_LOG_FILE='{file}', MASTER_LOG_POS={pos}, \
+         MASTER_USE_GTID=no, MASTER_HEARTBEAT_PERIOD=1, MASTER_CONNECT_RETRY=1"
+    ))
+    .unwrap();
+    r.query_drop("START SLAVE").unwrap();
+}
+
+const TABLES: &[&str] = &["rp.t_all", "rp.t_nopk", "rp.m", "rp.counters", "rp.stream"];
+
+fn dump(port: u16, table: &str) -> Vec<Vec<String>> {
+    let mut c = connect(port, None);
+    // Every column, in a deterministic order (by all columns: t_nopk has no key).
+    let cols = text_rows(
+        &mut c,
+        &format!(
+            "SELECT COUNT(*) FROM information_schema.columns WHERE CONCAT(table_schema, '.', \
+             table_name) = '{table}'"
+        ),
+    );
+    let n: usize = cols[0][0].parse().unwrap();
+    let order: Vec<String> = (1..=n).map(|i| i.to_string()).collect();
+    text_rows(
+        &mut c,
+        &format!("SELECT * FROM {table} ORDER BY {}", order.join(", ")),
+    )
+}
+
+fn assert_same(a: u16, b: u16, what: &str) {
+    for t in TABLES {
+        let (x, y) = (dump(a, t), dump(b, t));
+        // rp.stream fills only in the second half.
+        assert!(
+            !x.is_empty() || (*t == "rp.stream" && what == "MariaDB → Strata"),
+            "{t} is empty on the source"
+        );
+        assert!(x == y, "{what}: {t} differs:\n{x:?}\n{y:?}");
+    }
+}
+
+const WORKLOAD: &[&str] = &[
+    "CREATE DATABASE rp",
+    "USE rp",
+    "CREATE TABLE t_all (id INT PRIMARY KEY AUTO_INCREMENT, ti TINYINT, tiu TINYINT UNSIGNED, \
+     si SMALLINT, mi MEDIUMINT, miu MEDIUMINT UNSIGNED, i INT, iu INT UNSIGNED, bi BIGINT, \
+     biu BIGINT UNSIGNED, f FLOAT, d DOUBLE, dec1 DECIMAL(10,2), dec2 DECIMAL(30,10), \
+     c CHAR(10), vc VARCHAR(60), vb VARBINARY(20), tx TEXT, bl BLOB, dt DATE, dtm DATETIME, \
+     dtm6 DATETIME(6), ts TIMESTAMP(3) NULL, tm TIME, tm3 TIME(3), yr YEAR, \
+     e ENUM('a','b','c'), st SET('x','y','z'), bt BIT(12)) ENGINE=InnoDB",
+    "INSERT INTO t_all (ti,tiu,si,mi,miu,i,iu,bi,biu,f,d,dec1,dec2,c,vc,vb,tx,bl,dt,dtm,dtm6,ts,\
+     tm,tm3,yr,e,st,bt) VALUES \
+     (-128,255,-32768,-8388608,16777215,-2147483648,4294967295,-9223372036854775808,\
+     18446744073709551615,1.5,-2.25,-12345678.99,12345678901234567890.0123456789,'abc',\
+     'héllo wörld it''s','\\0\\1\\2','some text','blob\\0data','2024-02-29',\
+     '2023-12-31 23:59:59','2020-01-01 10:00:00.123456','2021-06-15 12:30:45.678','-838:59:59',\
+     '12:34:56.789',2155,'b','x,z',b'101010101010'), \
+     (NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,\
+     NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL), \
+     (127,1,32767,8388607,1,2147483647,1,9223372036854775807,1,-3.5e10,1e300,99999999.99,\
+     -0.0000000001,'xyz','e','q','t','w','9999-12-31','9999-12-31 23:59:59',\
+     '9999-12-31 23:59:59.999999','2038-01-19 03:14:07.999','838:59:59','-12:00:00.001',0,'c',\
+     'x,y,z',b'111111111111')",
+    "UPDATE t_all SET vc = CONCAT(COALESCE(vc, ''), '!'), dec1 = COALESCE(dec1, 0) + 1 \
+     WHERE id <= 2",
+    "DELETE FROM t_all WHERE id = 2",
+    "BEGIN",
+    "INSERT INTO t_all (vc) VALUES ('rolled back')",
+    "ROLLBACK",
+    "BEGIN",
+    "INSERT INTO t_all (vc) VALUES ('committed')",
+    "UPDATE t_all SET ti = 7 WHERE vc = 'committed'",
+    "COMMIT",
+    "CREATE TABLE t_nopk (a INT, b VARCHAR(10)) ENGINE=InnoDB",
+    "INSERT INTO t_nopk VALUES (1,'x'),(1,'x'),(2,NULL),(3,'z')",
+    "UPDATE t_nopk SET b = 'y' WHERE a = 2",
+    "DELETE FROM t_nopk WHERE a = 1 LIMIT 1",
+    "CREATE TABLE m (id INT PRIMARY KEY, v VARCHAR(10)) ENGINE=MyISAM",
+    "INSERT INTO m VALUES (1,'a'),(2,'b'),(3,'c')",
+    "UPDATE m SET v = 'bb' WHERE id = 2",
+    "DELETE FROM m WHERE id = 3",
+    "ALTER TABLE t_all ADD COLUMN extra INT DEFAULT 7",
+    "UPDATE t_all SET extra = id * 2 WHERE id > 1",
+    "CREATE TABLE counters (id INT PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB",
+    "INSERT INTO counters VALUES (1, 0), (2, 0), (3, 0)",
+    "CREATE TABLE stream (id INT PRIMARY KEY, v VARCHAR(40)) ENGINE=InnoDB",
+];
+
+/// Transactions the source commits while Strata is killed: each inserts a new row
+/// (a duplicate apply would fail with 1062) and bumps a counter (a lost one would show
+/// in the final comparison).
+fn stream(port: u16, from: i32, to: i32) {
+    let mut c = connect(port, Some("rp"));
+    for i in from..to {
+        c.query_drop("BEGIN").unwrap();
+        c.query_drop(format!("INSERT INTO stream VALUES ({i}, 'row {i}')"))
+            .unwrap();
+        c.query_drop(format!(
+            "UPDATE counters SET n = n + 1 WHERE id = {}",
+            i % 3 + 1
+        ))
+        .unwrap();
+        if i % 10 == 0 {
+            c.query_drop(format!("DELETE FROM stream WHERE id = {}", i - 5))
+                .unwrap();
+        }
+        c.query_drop("COMMIT").unwrap();
+    }
+}
+
+#[test]
+fn mariadb_to_strata_to_mariadb_with_a_crash_of_strata() {
+    if !require_program(
+        "mariadbd",
+        "mariadb_to_strata_to_mariadb_with_a_crash_of_strata",
+    ) {
+        return;
+    }
+    let source = TestServer::start_flavor(
+        Flavor::MariaDb,
+        &[
+            "--log-bin",
+            "--binlog-format=ROW",
+            "--server-id=10",
+            "--character-set-server=utf8mb4",
+            "--collation-server=utf8mb4_general_ci",
+        ],
+    );
+    let mut strata = TestServer::start_flavor(
+        Flavor::Strata,
+        &["--log-bin", "--server-id=20", "--binlog-json-format=TEXT"],
+    );
+    let sink = TestServer::start_flavor(
+        Flavor::MariaDb,
+        &[
+            "--server-id=30",
+            "--character-set-server=utf8mb4",
+            "--collation-server=utf8mb4_general_ci",
+        ],
+    );
+    let (file, pos) = source_position(source.port);
+    {
+        let mut s = connect(strata.port, None);
+        let rs = status(&mut s, "SHOW REPLICA STATUS");
+        assert!(rs.is_empty(), "not configured yet: {rs:?}");
+        s.query_drop(format!(
+            "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={}, \
+             SOURCE_USER='root', SOURCE_PASSWORD='', SOURCE_LOG_FILE='{file}', \
+             SOURCE_LOG_POS={pos}, SOURCE_CONNECT_RETRY=1",
+            source.port
+        ))
+        .unwrap();
+        s.query_drop("START REPLICA").unwrap();
+    }
+    point_mariadb_at(sink.port, strata.port, "binlog.000001", "4");
+    {
+        let mut c = connect(source.port, None);
+        for q in WORKLOAD {
+            c.query_drop(*q).unwrap_or_else(|e| panic!("{q}: {e}"));
+        }
+    }
+    wait_strata_caught_up(source.port, strata.port);
+    let rs = replica_status(strata.port);
+    assert_eq!(rs["Replica_IO_Running"], "Yes", "{rs:?}");
+    assert_eq!(rs["Replica_SQL_Running"], "Yes", "{rs:?}");
+    assert_eq!(rs["Source_Host"], "127.0.0.1");
+    assert_eq!(rs["Source_Port"], source.port.to_string());
+    assert_eq!(rs["Source_Server_Id"], "10");
+    assert_eq!(rs["Last_IO_Errno"], "0", "{rs:?}");
+    assert_eq!(rs["Last_SQL_Errno"], "0", "{rs:?}");
+    assert_eq!(rs["Seconds_Behind_Source"], "0", "{rs:?}");
+    assert_eq!(rs["Read_Source_Log_Pos"], rs["Exec_Source_Log_Pos"]);
+    assert_same(source.port, strata.port, "MariaDB → Strata");
+
+    // STOP / START: changes made while stopped arrive after START.
+    connect(strata.port, None)
+        .query_drop("STOP REPLICA")
+        .unwrap();
+    let rs = replica_status(strata.port);
+    assert_eq!(
+        (
+            rs["Replica_IO_Running"].as_str(),
+            rs["Replica_SQL_Running"].as_str()
+        ),
+        ("No", "No")
+    );
+    assert_eq!(rs["Seconds_Behind_Source"], "NULL");
+    stream(source.port, 1, 50);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        text_rows(
+            &mut connect(strata.port, None),
+            "SELECT COUNT(*) FROM rp.stream"
+        )[0][0],
+        "0"
+    );
+    connect(strata.port, None)
+        .query_drop("START REPLICA")
+        .unwrap();
+    wait_strata_caught_up(source.port, strata.port);
+
+    // SIGKILL while transactions stream in; the restarted server starts its replica
+    // from the stored position by itself.
+    let writer = {
+        let port = source.port;
+        std::thread::spawn(move || stream(port, 50, 1500))
+    };
+    let mut kills = 0;
+    while !writer.is_finished() && kills < 3 {
+        std::thread::sleep(Duration::from_millis(700));
+        strata.crash();
+        kills += 1;
+        strata.start_again();
+    }
+    writer.join().unwrap();
+    wait_strata_caught_up(source.port, strata.port);
+    let rs = replica_status(strata.port);
+    assert_eq!(rs["Last_SQL_Errno"], "0", "{rs:?}");
+    assert_same(source.port, strata.port, "MariaDB → Strata after SIGKILL");
+    let n = text_rows(
+        &mut connect(strata.port, None),
+        "SELECT SUM(n) FROM rp.counters",
+    );
+    assert_eq!(n[0][0], "1499");
+
+    // The MariaDB replica of Strata: Strata's port changed with each restart.
+    let (file, pos) = {
+        let mut r = connect(sink.port, None);
+        r.query_drop("STOP SLAVE").unwrap();
+        let rs = status(&mut r, "SHOW SLAVE STATUS");
+        (
+            rs["Relay_Master_Log_File"].clone(),
+            rs["Exec_Master_Log_Pos"].clone(),
+        )
+    };
+    point_mariadb_at(sink.port, strata.port, &file, &pos);
+    wait_mariadb_caught_up(strata.port, sink.port);
+    let rs = status(&mut connect(sink.port, None), "SHOW SLAVE STATUS");
+    assert_eq!(rs["Last_Errno"], "0", "{rs:?}");
+    assert_same(source.port, sink.port, "MariaDB → Strata → MariaDB");
+}
+
+fn err_code(r: mysql::Result<()>) -> u16 {
+    match r {
+        Err(mysql::Error::MySqlError(e)) => e.code,
+        other => panic!("expected a server error, got {other:?}"),
+    }
+}
+
+/// Waits until SHOW REPLICA STATUS satisfies `ok`.
+fn wait_status(port: u16, what: &str, ok: impl Fn(&HashMap<String, String>) -> bool) {
+    let start = Instant::now();
+    loop {
+        let rs = replica_status(port);
+        if ok(&rs) {
+            return;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            panic!("{what}: {rs:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn change_to(c: &mut mysql::Conn, port: u16, user: &str, pw: &str) {
+    c.query_drop(format!(
+        "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, MASTER_USER='{user}', \
+         MASTER_PASSWORD='{pw}', MASTER_CONNECT_RETRY=1"
+    ))
+    .unwrap();
+}
+
+#[test]
+fn strata_to_strata_and_the_statements_errors() {
+    let source = TestServer::start_flavor(Flavor::Strata, &["--log-bin", "--server-id=1"]);
+    let replica = TestServer::start_flavor(Flavor::Strata, &["--server-id=2"]);
+    let mut r = connect(replica.port, None);
+    assert!(status(&mut r, "SHOW REPLICA STATUS").is_empty());
+    assert_eq!(err_code(r.query_drop("START REPLICA")), 1200);
+    // Refused options and channels.
+    assert_eq!(
+        err_code(r.query_drop("CHANGE REPLICATION SOURCE TO SOURCE_AUTO_POSITION=1")),
+        1235
+    );
+    assert_eq!(
+        err_code(r.query_drop("CHANGE MASTER TO MASTER_DELAY=10")),
+        1235
+    );
+    assert_eq!(
+        err_code(r.query_drop("START REPLICA FOR CHANNEL 'other'")),
+        1235
+    );
+    // Privileges: 1227 without REPLICATION_SLAVE_ADMIN / SUPER.
+    r.query_drop("CREATE USER plain@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    r.query_drop("GRANT SELECT ON *.* TO plain@'%'").unwrap();
+    {
+        let mut p = mysql::Conn::new(
+            mysql::OptsBuilder::new()
+                .ip_or_hostname(Some("127.0.0.1"))
+                .tcp_port(replica.port)
+                .user(Some("plain"))
+                .pass(Some("pw"))
+                .prefer_socket(false),
+        )
+        .unwrap();
+        assert_eq!(err_code(p.query_drop("STOP REPLICA")), 1227);
+        assert_eq!(
+            err_code(p.query_drop("CHANGE REPLICATION SOURCE TO SOURCE_HOST='x'")),
+            1227
+        );
+        assert_eq!(err_code(p.query_drop("SHOW REPLICA STATUS")), 1227);
+    }
+
+    // A source that does not answer: 2003, retried every second.
+    let nobody = free_port();
+    change_to(&mut r, nobody, "root", "");
+    r.query_drop("START REPLICA").unwrap();
+    wait_status(replica.port, "2003 while connecting", |rs| {
+        rs["Replica_IO_Running"] == "Connecting" && rs["Last_IO_Errno"] == "2003"
+    });
+    assert_eq!(
+        err_code(r.query_drop("CHANGE REPLICATION SOURCE TO SOURCE_PORT=1")),
+        1198
+    );
+    assert_eq!(err_code(r.query_drop("RESET REPLICA")), 1198);
+    r.query_drop("STOP REPLICA").unwrap();
+    let w: Vec<(String, u16, String)> = r.query("SHOW WARNINGS").unwrap();
+    assert!(w.is_empty(), "{w:?}");
+    r.query_drop("STOP REPLICA").unwrap();
+    let w: Vec<(String, u16, String)> = r.query("SHOW WARNINGS").unwrap();
+    assert_eq!(w[0].1, 3084);
+
+    // Wrong password: the source's 1045.
+    let mut s = connect(source.port, None);
+    s.query_drop("CREATE USER repl@'%' IDENTIFIED WITH mysql_native_password BY 'secret'")
+        .unwrap();
+    s.query_drop("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO repl@'%'")
+        .unwrap();
+    change_to(&mut r, source.port, "repl", "wrong");
+    r.query_drop("START SLAVE").unwrap();
+    wait_status(replica.port, "1045 for a wrong password", |rs| {
+        rs["Last_IO_Errno"] == "1045"
+    });
+    r.query_drop("STOP SLAVE").unwrap();
+
+    // The right one: Strata → Strata, from the source's first file.
+    change_to(&mut r, source.port, "repl", "secret");
+    r.query_drop("START REPLICA").unwrap();
+    r.query_drop("START REPLICA").unwrap();
+    let w: Vec<(String, u16, String)> = r.query("SHOW WARNINGS").unwrap();
+    assert_eq!(w[0].1, 3083);
+    for q in [
+        "CREATE DATABASE ss",
+        "CREATE TABLE ss.t (id INT PRIMARY KEY, v VARCHAR(20), d DECIMAL(8,3), j JSON)",
+        "INSERT INTO ss.t VALUES (1, 'one', 1.5, '{\"a\": [1, 2]}'), (2, 'two', -2.25, NULL)",
+        "UPDATE ss.t SET v = 'uno' WHERE id = 1",
+    ] {
+        s.query_drop(q).unwrap();
+    }
+    wait_strata_caught_up(source.port, replica.port);
+    let q = "SELECT * FROM ss.t ORDER BY id";
+    assert_eq!(text_rows(&mut s, q), text_rows(&mut r, q));
+    let rs = status(&mut r, "SHOW SLAVE STATUS");
+    assert_eq!(rs["Slave_IO_Running"], "Yes", "{rs:?}");
+    assert_eq!(rs["Master_Server_Id"], "1", "{rs:?}");
+
+    // An event that cannot be applied stops the replica with its error; once the
+    // conflict is gone, START REPLICA applies it.
+    r.query_drop("INSERT INTO ss.t VALUES (3, 'replica only', 0, NULL)")
+        .unwrap();
+    s.query_drop("INSERT INTO ss.t VALUES (3, 'three', 3, NULL)")
+        .unwrap();
+    wait_status(replica.port, "1062 for a duplicate", |rs| {
+        rs["Last_SQL_Errno"] == "1062" && rs["Replica_SQL_Running"] == "No"
+    });
+    let rs = replica_status(replica.port);
+    assert!(
+        rs["Last_SQL_Error"].contains("Could not execute Write_rows event on table ss.t"),
+        "{rs:?}"
+    );
+    r.query_drop("DELETE FROM ss.t WHERE id = 3").unwrap();
+    r.query_drop("START REPLICA").unwrap();
+    wait_strata_caught_up(source.port, replica.port);
+    assert_eq!(text_rows(&mut s, q), text_rows(&mut r, q));
+    assert_eq!(replica_status(replica.port)["Last_SQL_Errno"], "0");
+
+    // RESET REPLICA ALL forgets the source.
+    r.query_drop("STOP REPLICA").unwrap();
+    r.query_drop("RESET REPLICA ALL").unwrap();
+    assert!(status(&mut r, "SHOW REPLICA STATUS").is_empty());
+}
