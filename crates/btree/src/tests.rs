@@ -636,10 +636,13 @@ fn undo_relogged_after_a_commit_does_not_undo_committed_work() {
     t.check(&Txn::default()).unwrap();
 }
 
-#[test]
-fn purge_skips_the_undo_of_a_dropped_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let e = Arc::new(BtreeEngine::open(dir.path(), small()).unwrap());
+/// A thread purging in a loop until the flag is raised.
+fn spawn_purger(
+    e: &Arc<BtreeEngine>,
+) -> (
+    Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<()>,
+) {
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let purger = {
         let (e, stop) = (e.clone(), stop.clone());
@@ -649,6 +652,14 @@ fn purge_skips_the_undo_of_a_dropped_table() {
             }
         })
     };
+    (stop, purger)
+}
+
+#[test]
+fn purge_skips_the_undo_of_a_dropped_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = Arc::new(BtreeEngine::open(dir.path(), small()).unwrap());
+    let (stop, purger) = spawn_purger(&e);
     let stem = dir.path().join("d").join("t");
     for _ in 0..10 {
         e.create_table(&sbtest(), &stem).unwrap();
@@ -686,15 +697,7 @@ fn check_table_agrees_with_purge_running_beside_it() {
     let dir = tempfile::tempdir().unwrap();
     let (e, t) = setup(dir.path(), true);
     let e = Arc::new(e);
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let purger = {
-        let (e, stop) = (e.clone(), stop.clone());
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                e.inner.purge(usize::MAX);
-            }
-        })
-    };
+    let (stop, purger) = spawn_purger(&e);
     for round in 0..4i64 {
         let base = round * 3000;
         let rows = base + 1..=base + 3000;

@@ -41,11 +41,12 @@ fn shape(t: &str) -> String {
         .join("\n")
 }
 
-#[test]
-fn explain_format_tree_prints_the_operator_tree() {
+/// A Strata server (None against MariaDB, which has no FORMAT=TREE) with database `tr`:
+/// `t (id, a, b, KEY (a))` and `u (id, tid, v, KEY (tid))`, three rows each.
+fn server_with_tables() -> Option<(common::TestServer, mysql::Conn)> {
     let server = common::TestServer::start(&[]);
     if server.flavor != Flavor::Strata {
-        return;
+        return None;
     }
     let mut c = common::connect(server.port, None);
     for s in [
@@ -58,6 +59,14 @@ fn explain_format_tree_prints_the_operator_tree() {
     ] {
         c.query_drop(s).unwrap_or_else(|e| panic!("{s}: {e}"));
     }
+    Some((server, c))
+}
+
+#[test]
+fn explain_format_tree_prints_the_operator_tree() {
+    let Some((_server, mut c)) = server_with_tables() else {
+        return;
+    };
 
     // No table.
     assert_eq!(
@@ -171,21 +180,9 @@ fn explain_format_tree_prints_the_operator_tree() {
 /// LEFT JOIN (optimizer/expensive_last.rs).
 #[test]
 fn correlated_subqueries_are_checked_last_and_as_late_as_an_eq_ref_allows() {
-    let server = common::TestServer::start(&[]);
-    if server.flavor != Flavor::Strata {
+    let Some((_server, mut c)) = server_with_tables() else {
         return;
-    }
-    let mut c = common::connect(server.port, None);
-    for s in [
-        "CREATE DATABASE tr",
-        "USE tr",
-        "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, KEY (a))",
-        "CREATE TABLE u (id INT PRIMARY KEY, tid INT, v INT, KEY (tid))",
-        "INSERT INTO t VALUES (1,1,1),(2,2,2),(3,3,3)",
-        "INSERT INTO u VALUES (1,1,10),(2,1,20),(3,2,30)",
-    ] {
-        c.query_drop(s).unwrap_or_else(|e| panic!("{s}: {e}"));
-    }
+    };
     let exists = "EXISTS (SELECT 1 FROM u u2 WHERE u2.tid = u.tid AND u2.id <> u.id)";
     let inner = format!(
         "SELECT STRAIGHT_JOIN u.id FROM u JOIN t ON t.id = u.tid WHERE {exists} AND u.v > 5 AND t.b > 0"

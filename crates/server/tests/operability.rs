@@ -101,6 +101,24 @@ fn sigterm_shuts_down_cleanly_with_stdout_and_stderr_closed() {
     assert!(status.success(), "exit status {status}");
 }
 
+/// Starts a server on `datadir` that is expected to refuse it: its exit status and what
+/// it wrote to stderr.
+fn refused_start(datadir: &Path, what: &str) -> (std::process::ExitStatus, String) {
+    let mut child = strata(datadir, common::free_port())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_exit(&mut child, Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("the server started on {what}"));
+    let mut text = String::new();
+    if let Some(mut err) = child.stderr.take() {
+        let _ = err.read_to_string(&mut text);
+    }
+    (status, text)
+}
+
 #[test]
 fn a_missing_catalog_is_refused_with_what_to_do() {
     let mut server = common::TestServer::start(&[]);
@@ -121,18 +139,7 @@ fn a_missing_catalog_is_refused_with_what_to_do() {
     let saved = catalog.with_extension("json.saved");
     std::fs::rename(&catalog, &saved).unwrap();
 
-    let mut child = strata(&datadir, common::free_port())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = wait_exit(&mut child, Duration::from_secs(20))
-        .expect("the server started on a data directory without its catalog");
-    let mut text = String::new();
-    if let Some(mut err) = child.stderr.take() {
-        let _ = err.read_to_string(&mut text);
-    }
+    let (status, text) = refused_start(&datadir, "a data directory without its catalog");
     assert!(!status.success(), "refused: {text}");
     assert!(
         text.contains("no catalog.json") && text.contains("shop/orders.ibd"),
@@ -247,18 +254,7 @@ fn a_second_server_on_the_same_data_directory_is_refused() {
         .query_drop("CREATE DATABASE kept")
         .unwrap();
     let datadir = server.datadir.clone();
-    let mut child = strata(&datadir, common::free_port())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = wait_exit(&mut child, Duration::from_secs(20))
-        .expect("a second server started on a data directory in use");
-    let mut text = String::new();
-    if let Some(mut err) = child.stderr.take() {
-        let _ = err.read_to_string(&mut text);
-    }
+    let (status, text) = refused_start(&datadir, "a data directory in use");
     assert!(!status.success(), "refused: {text}");
     assert!(
         text.contains("is in use by the process with pid") && text.contains("strata.lock"),
