@@ -58,6 +58,17 @@ pub struct Status {
     pub connect_attempts: u64,
 }
 
+impl Status {
+    /// The source and the stored position, as both the read and the executed one.
+    fn show_position(&mut self, src: &Source) {
+        self.source = src.clone();
+        self.exec_file = src.log_file.clone();
+        self.exec_pos = src.log_pos;
+        self.read_file = src.log_file.clone();
+        self.read_pos = src.log_pos;
+    }
+}
+
 pub struct Replica {
     server: Arc<Server>,
     status: Arc<Mutex<Status>>,
@@ -102,12 +113,7 @@ impl Replica {
     }
 
     fn show_stored(&self, src: &Source) {
-        let mut st = self.status.lock();
-        st.source = src.clone();
-        st.exec_file = src.log_file.clone();
-        st.exec_pos = src.log_pos;
-        st.read_file = src.log_file.clone();
-        st.read_pos = src.log_pos;
+        self.status.lock().show_position(src);
     }
 
     fn running(&self) -> bool {
@@ -166,11 +172,7 @@ impl ReplicaControl for Replica {
         let applier_session = self.session(2)?;
         {
             let mut st = self.status.lock();
-            st.source = src.clone();
-            st.exec_file = src.log_file.clone();
-            st.exec_pos = src.log_pos;
-            st.read_file = src.log_file.clone();
-            st.read_pos = src.log_pos;
+            st.show_position(&src);
             st.io_running = "Connecting";
             st.io_state = "Connecting to source";
             st.sql_running = true;
