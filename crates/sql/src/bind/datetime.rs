@@ -90,8 +90,8 @@ fn out_fsp(f: &DateFn) -> u8 {
         | DateFn::UtcNow(p)
         | DateFn::UtcTime(p)
         | DateFn::CurTime(p)
-        | DateFn::FromUnixtime(p)
         | DateFn::ConvertTz(p) => *p,
+        DateFn::FromUnixtime(p) => p.unwrap_or(6),
         DateFn::TimeOf(p) | DateFn::TimeDiff(p) | DateFn::SecToTime(p) | DateFn::MakeTime(p) => *p,
         DateFn::StrToDate(datefmt::Parsed::DateTime(p) | datefmt::Parsed::Time(p)) => *p,
         _ => 0,
@@ -662,18 +662,23 @@ impl Binder<'_> {
                 count(1, 2)?;
                 let (x, t, _) = self.bind(&args[0])?;
                 // The result's fraction digits are the argument's (6 for a DOUBLE or a
-                // string), as MySQL's.
-                let fsp = match t {
-                    SType::Int | SType::UInt | SType::Null => 0,
-                    SType::Decimal(s) => s.min(6),
-                    _ => 6,
+                // string), as MySQL's. A placeholder (a prepared statement's, or a
+                // literal the plan cache took out of `VALUES (…)`) has no type until it
+                // has a value: its digits are found from the value at run time, so
+                // `FROM_UNIXTIME(1623760245.678)` keeps `.678` however it arrives.
+                let fsp = match (&x, t) {
+                    (Expr::Param(_), _) => None,
+                    (_, SType::Int | SType::UInt | SType::Null) => Some(0),
+                    (_, SType::Decimal(s)) => Some(s.min(6)),
+                    _ => Some(6),
                 };
+                let shown = fsp.unwrap_or(6);
                 let mut v = vec![x];
                 if let Some(fmt) = args.get(1) {
                     v.push(self.bind(fmt)?.0);
                     date_fn(D::FromUnixtime(fsp), false, v, SType::Text)
                 } else {
-                    date_fn(D::FromUnixtime(fsp), false, v, SType::DateTime(fsp))
+                    date_fn(D::FromUnixtime(fsp), false, v, SType::DateTime(shown))
                 }
             }
             _ => return Ok(None),
@@ -699,6 +704,27 @@ impl Binder<'_> {
 /// 2024-01-01 00:00:00, not below the number 20240101 (a DATETIME's number is
 /// YYYYMMDDhhmmss). `other` is the type of what the constant `e` is compared with; a
 /// number that is no date stays a number.
+/// An operand compared with a YEAR column: a constant reads as the column would store it
+/// (`y = 21` is `y = 2021`, as MySQL converts constants into the column's type); a
+/// placeholder (the plan cache's or a prepared statement's) is converted when it has its
+/// value. Anything else is left as it is.
+pub(crate) fn year_operand(e: Expr) -> Expr {
+    match e {
+        Expr::Literal(v) => {
+            let year = crate::expr::datetime::functions::year_constant(&v);
+            Expr::Literal(year.unwrap_or(v))
+        }
+        Expr::Param(_) => Expr::Func(
+            Func::Date {
+                f: DateFn::YearConstant,
+                date_arg: false,
+            },
+            vec![e],
+        ),
+        other => other,
+    }
+}
+
 pub(crate) fn number_as_temporal(other: SType, e: Expr) -> Expr {
     if !matches!(other, SType::Date | SType::DateTime(_)) {
         return e;

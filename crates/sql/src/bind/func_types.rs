@@ -125,14 +125,10 @@ pub fn call_type(
         Func::LastInsertId | Func::ConnectionId | Func::InetAton | Func::FoundRows => {
             (func, (UInt, Collation::GeneralCi))
         }
-        Func::UnixTimestamp
-        | Func::RowCount
-        | Func::Sleep
-        | Func::Benchmark
-        | Func::UserLock(_) => (func, (Int, Collation::GeneralCi)),
-        Func::Now | Func::FromUnixtime => (func, (DateTime(0), Collation::GeneralCi)),
+        Func::RowCount | Func::Sleep | Func::Benchmark | Func::UserLock(_) => {
+            (func, (Int, Collation::GeneralCi))
+        }
         Func::LoadFile => (func, (Binary, Collation::Binary)),
-        Func::CurDate => (func, (Date, Collation::GeneralCi)),
         Func::If => {
             let t = unify(types[1], types[2]);
             (func, (t, branch_collation(t, &types[1..], &colls[1..])))

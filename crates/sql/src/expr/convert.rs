@@ -314,14 +314,36 @@ fn coerce_type(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Valu
                 }
             };
             let limit = ty.max_len().unwrap_or(u32::MAX) as usize;
-            let len = if ty.is_text() && !matches!(ty, DataType::Text(_)) {
+            // A CHAR/VARCHAR/TEXT column holds utf8mb4 (a binary-collated one holds
+            // bytes): a value that is not UTF-8 is 1366 in strict mode, and otherwise
+            // is cut at its first bad byte, as MySQL keeps the well-formed prefix.
+            let utf8 = matches!(
+                ty,
+                DataType::Char(_) | DataType::VarChar(_) | DataType::Text(_)
+            ) && col.collation != strata_types::Collation::Binary;
+            // CHAR/VARCHAR (and ENUM/SET) limits count characters; the others bytes.
+            let in_chars = ty.is_text() && !matches!(ty, DataType::Text(_));
+            let mut len = bytes.len();
+            if utf8 || in_chars {
                 match std::str::from_utf8(&bytes) {
-                    Ok(s) => s.chars().count(),
-                    Err(_) => bytes.len(),
+                    Ok(s) if in_chars => len = s.chars().count(),
+                    Ok(_) => {}
+                    Err(e) if utf8 => {
+                        let at = e.valid_up_to();
+                        if strict {
+                            return Err(Error::IncorrectValue {
+                                kind: "string".into(),
+                                value: printable_bytes(&bytes[at..]),
+                                column: col.name.clone(),
+                                row,
+                            });
+                        }
+                        bytes.truncate(at);
+                        len = if in_chars { char_len(&bytes) } else { at };
+                    }
+                    Err(_) => {}
                 }
-            } else {
-                bytes.len()
-            };
+            }
             if matches!(ty, DataType::Char(_)) {
                 while bytes.last() == Some(&b' ') {
                     bytes.pop();
@@ -353,6 +375,23 @@ fn coerce_type(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Valu
             Ok(Value::Bytes(bytes))
         }
     }
+}
+
+/// The start of a malformed string as MySQL shows it in 1366: up to six bytes, printable
+/// ASCII as itself and any other byte as `\xHH`, then `...` when more follow.
+fn printable_bytes(b: &[u8]) -> String {
+    let mut out = String::new();
+    for &c in b.iter().take(6) {
+        if (0x20..0x7f).contains(&c) {
+            out.push(c as char);
+        } else {
+            out.push_str(&format!("\\x{c:02X}"));
+        }
+    }
+    if b.len() > 6 {
+        out.push_str("...");
+    }
+    out
 }
 
 /// A value stored into a BIT(n) column: a number as its bits, a string's bytes as a
@@ -576,6 +615,43 @@ mod tests {
         assert_eq!(
             text(Value::Double(20200101100000.5), &dt3),
             "2020-01-01 10:00:00.500"
+        );
+    }
+
+    #[test]
+    fn text_columns_refuse_bytes_that_are_not_utf8() {
+        let vc = col(DataType::VarChar(10));
+        let bad = Value::Bytes(b"ab\xE9cd".to_vec());
+        let e = coerce(bad.clone(), &vc, 3, true).unwrap_err();
+        assert_eq!(e.code(), 1366);
+        assert_eq!(
+            e.to_string(),
+            "Incorrect string value: '\\xE9cd' for column `c` at row 3"
+        );
+        // Outside strict mode the well-formed prefix is kept.
+        assert_eq!(
+            coerce(bad.clone(), &vc, 3, false).unwrap(),
+            Value::str("ab")
+        );
+        // A TEXT column and a CHAR column check the same way; `é` in UTF-8 is fine.
+        assert!(coerce(bad.clone(), &col(DataType::Text(65535)), 1, true).is_err());
+        assert!(coerce(bad.clone(), &col(DataType::Char(5)), 1, true).is_err());
+        assert_eq!(
+            coerce(Value::str("é"), &vc, 1, true).unwrap(),
+            Value::str("é")
+        );
+        // A binary-collated or binary column holds any bytes.
+        let mut bin = col(DataType::VarChar(10));
+        bin.collation = Collation::Binary;
+        assert_eq!(coerce(bad.clone(), &bin, 1, true).unwrap(), bad);
+        assert_eq!(
+            coerce(bad.clone(), &col(DataType::VarBinary(10)), 1, true).unwrap(),
+            bad
+        );
+        // Long tails are cut to six bytes with `...`, as MySQL shows them.
+        assert_eq!(
+            printable_bytes(&[0xFF; 8]),
+            "\\xFF\\xFF\\xFF\\xFF\\xFF\\xFF..."
         );
     }
 }

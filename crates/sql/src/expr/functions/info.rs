@@ -1,10 +1,11 @@
 //! Session information functions: DATABASE, VERSION, USER, CONNECTION_ID,
-//! LAST_INSERT_ID, FOUND_ROWS, ROW_COUNT, the statement clock (NOW, CURDATE,
-//! UNIX_TIMESTAMP, FROM_UNIXTIME), `@name := expr`, SLEEP and BENCHMARK.
+//! LAST_INSERT_ID, FOUND_ROWS, ROW_COUNT, `@name := expr`, SLEEP and BENCHMARK.
+//! (The clock functions — NOW, CURDATE, UNIX_TIMESTAMP, FROM_UNIXTIME — are date
+//! functions: `expr/datetime/functions.rs`.)
 
-use super::{arg, to_datetime, Func};
+use super::{arg, Func};
 use crate::expr::{EvalCtx, Expr};
-use strata_types::{DateTime, Result, Value};
+use strata_types::{Result, Value};
 
 pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value> {
     use Func::*;
@@ -31,25 +32,6 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
         ConnectionId => Value::UInt(cx.env.connection_id()),
         User => Value::str(&cx.env.user_at_host(false)),
         CurrentUser => Value::str(&cx.env.user_at_host(true)),
-        Now => Value::DateTime(cx.env.now().truncate_to(0)),
-        CurDate => Value::DateTime(cx.env.now().as_date()),
-        UnixTimestamp => {
-            if args.is_empty() {
-                Value::Int(cx.env.now().to_unix())
-            } else {
-                match to_datetime(&a0()?) {
-                    Some(d) => Value::Int(d.to_unix().max(0)),
-                    None => Value::Null,
-                }
-            }
-        }
-        FromUnixtime => match a0()?.to_i64() {
-            // MySQL's range ends at 3001-01-19 03:14:07 UTC.
-            Some(s) if (0..=32_536_771_199).contains(&s) => {
-                Value::DateTime(DateTime::from_unix(s, 0))
-            }
-            _ => Value::Null,
-        },
         FoundRows => Value::UInt(cx.env.found_rows()),
         RowCount => Value::Int(cx.env.row_count()),
         AssignUserVariable => {

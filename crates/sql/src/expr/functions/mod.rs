@@ -28,7 +28,7 @@ pub use regexp::RegexpFn;
 pub use string::{StrFn, TrimSide};
 
 use crate::expr::{EvalCtx, Expr};
-use strata_types::{Collation, DateTime, Result, Value};
+use strata_types::{Collation, Result, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Func {
@@ -39,10 +39,6 @@ pub enum Func {
     User,
     /// CURRENT_USER(): the account the session authenticated as (`user@host pattern`).
     CurrentUser,
-    Now,
-    CurDate,
-    UnixTimestamp,
-    FromUnixtime,
     InetAton,
     InetNtoa,
     If,
@@ -166,10 +162,6 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "connection_id" => (ConnectionId, 0, 0),
         "user" | "session_user" | "system_user" => (User, 0, 0),
         "current_user" => (CurrentUser, 0, 0),
-        "now" | "current_timestamp" | "sysdate" | "localtime" | "localtimestamp" => (Now, 0, 1),
-        "curdate" | "current_date" => (CurDate, 0, 0),
-        "unix_timestamp" => (UnixTimestamp, 0, 1),
-        "from_unixtime" => (FromUnixtime, 1, 1),
         "inet_aton" => (InetAton, 1, 1),
         "inet_ntoa" => (InetNtoa, 1, 1),
         "if" => (If, 3, 3),
@@ -219,9 +211,10 @@ pub(crate) fn arg(args: &[Expr], i: usize, row: &[Value], cx: &EvalCtx) -> Resul
 pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value> {
     use Func::*;
     match f {
-        Database | Version | LastInsertId | ConnectionId | User | CurrentUser | Now | CurDate
-        | UnixTimestamp | FromUnixtime | FoundRows | RowCount | AssignUserVariable | Sleep
-        | Benchmark | LoadFile => info::call(f, args, row, cx),
+        Database | Version | LastInsertId | ConnectionId | User | CurrentUser | FoundRows
+        | RowCount | AssignUserVariable | Sleep | Benchmark | LoadFile => {
+            info::call(f, args, row, cx)
+        }
         InetAton | InetNtoa => network::call(f, args, row, cx),
         If | IfNull | NullIf(_) | Coalesce | Greatest(_) | Least(_) | ShowScale(_) | ShowFloat => {
             control::call(f, args, row, cx)
@@ -242,15 +235,6 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
         Char { text } => string_code::char_fn(text, args, row, cx),
         Json(f) => crate::expr::json::call(f, args, row, cx),
         UserLock(f) => user_lock::call(f, args, row, cx),
-    }
-}
-
-pub fn to_datetime(v: &Value) -> Option<DateTime> {
-    match v {
-        Value::DateTime(d) => Some(*d),
-        Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(DateTime::parse),
-        Value::Int(_) | Value::UInt(_) => DateTime::parse(&v.to_text()),
-        _ => None,
     }
 }
 
