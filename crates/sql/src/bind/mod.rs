@@ -951,6 +951,10 @@ impl<'a> Binder<'a> {
                 )?;
                 lo = datetime::number_as_temporal(xt, lo);
                 hi = datetime::number_as_temporal(xt, hi);
+                if self.is_year_column(expr) {
+                    lo = datetime::year_operand(lo);
+                    hi = datetime::year_operand(hi);
+                }
                 let ops = vec![(x.clone(), xt), (lo.clone(), lot), (hi.clone(), hit)];
                 if let Some(mut k) = datetime::time_operands(ops)? {
                     hi = k.pop().unwrap_or(Expr::Literal(Value::Null));
@@ -988,9 +992,11 @@ impl<'a> Binder<'a> {
                 let mut items = Vec::with_capacity(list.len());
                 let mut ops = vec![(x.clone(), xt)];
                 let mut colls = vec![c];
+                let year_x = self.is_year_column(expr);
                 for (i, b) in list.iter().zip(bound) {
                     let (e, t, ic) = self.hex_compared(i, b, numeric_x);
                     let e = datetime::number_as_temporal(xt, e);
+                    let e = if year_x { datetime::year_operand(e) } else { e };
                     ops.push((e.clone(), t));
                     items.push(e);
                     colls.push(ic);
@@ -1646,6 +1652,12 @@ impl<'a> Binder<'a> {
         ) {
             r = datetime::number_as_temporal(lt, r);
             l = datetime::number_as_temporal(rt, l);
+            if self.is_year_column(left) {
+                r = datetime::year_operand(r);
+            }
+            if self.is_year_column(right) {
+                l = datetime::year_operand(l);
+            }
         }
         let (lx, rx) = (explicit_collate(left), explicit_collate(right));
         let cmp = |op: CmpOp| -> Result<(Expr, SType, Collation)> {
@@ -1725,6 +1737,10 @@ impl<'a> Binder<'a> {
     /// Whether the expression is a plain reference to a BIT column of this scope.
     fn is_bit_column(&self, a: &ast::Expr) -> bool {
         matches!(self.column_type(a), Some(DataType::Bit(_)))
+    }
+
+    fn is_year_column(&self, a: &ast::Expr) -> bool {
+        matches!(self.column_type(a), Some(DataType::Year))
     }
 
     /// The declared type of `a` when it names a column of this query block.

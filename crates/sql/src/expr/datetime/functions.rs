@@ -96,8 +96,8 @@ pub enum DateFn {
     /// UNIX_TIMESTAMP(d): an integer, or a DECIMAL with the argument's `fsp` digits.
     UnixTimestamp(u8),
     /// FROM_UNIXTIME(n[, format]): a date-time with `fsp` fraction digits (the
-    /// argument's, rounded to them).
-    FromUnixtime(u8),
+    /// argument's, rounded to them); None for a placeholder, whose value gives them.
+    FromUnixtime(Option<u8>),
     /// ADDTIME / SUBTIME (`sub`): a date-time or a TIME plus a TIME, shown with `fsp`
     /// digits, or (`text`, a string first argument) with six when there is a fraction.
     AddTime {
@@ -108,6 +108,9 @@ pub enum DateFn {
     /// A TIME operand of a comparison or an ORDER BY key as its signed microseconds
     /// (TIME values are held as text, whose order is not theirs).
     TimeKey,
+    /// A placeholder compared with a YEAR column, read as that column stores it
+    /// ([`year_constant`]).
+    YearConstant,
 }
 
 const DAY_NAMES: [&str; 7] = [
@@ -143,14 +146,11 @@ pub fn emit(s: Stamp, out: Out) -> Value {
     match out {
         // A DATETIME(fsp) column's value shows its digits: results show their own.
         Out::Date => Value::DateTime(s.dt.as_date()),
-        // Fractions are shown with the type's digit count, which a DATETIME value's
-        // own display (six digits when non-zero) cannot do: such results are text.
-        Out::DateTime(0) => Value::DateTime(DateTime {
-            micro: 0,
-            fsp: 0,
-            ..s.dt
-        }),
-        Out::DateTime(fsp) => Value::str(&temporal::format_datetime(&s.dt, fsp)),
+        // A date-time value, never its text: it then compares, sorts and hashes as an
+        // instant (`CAST('2021-01-02' AS DATETIME(3)) = '2021-01-02'` is true, which
+        // as text `…00:00:00.000` against `2021-01-02` it was not), and shows its
+        // `fsp` digits itself.
+        Out::DateTime(fsp) => Value::DateTime(s.dt.truncate_to(fsp)),
         Out::Time(fsp) => Value::str(&temporal::format_time(
             temporal::day_seconds(&s.dt) * 1_000_000 + s.dt.micro as i64,
             fsp,
@@ -490,6 +490,9 @@ pub fn eval(
                     let days = r.div_euclid(day) as i64;
                     let rem = r.rem_euclid(day) as i64;
                     match temporal::from_daynr_micros(days, rem).filter(|t| t.year <= 9999) {
+                        // A DATETIME result is a date-time value (compared as one); a
+                        // string argument's result is text, as in MySQL.
+                        Some(t) if !text => Value::DateTime(t.truncate_to(fsp)),
                         Some(t) => Value::str(&temporal::format_datetime(
                             &t,
                             digits(rem as i128 % 1_000_000),
@@ -509,6 +512,7 @@ pub fn eval(
                 None => Value::Null,
             }
         }
+        YearConstant => year_constant(&a(0)?).unwrap_or(a(0)?),
         TimeKey => match time_arg(&a(0)?, cx) {
             None => Value::Null,
             Some(t) => Value::Int(t),
@@ -701,6 +705,12 @@ pub fn eval(
         }
         FromUnixtime(fsp) => {
             let v = a(0)?;
+            // A placeholder's digits are its value's, as a literal's are its type's.
+            let fsp = fsp.unwrap_or(match &v {
+                Value::Int(_) | Value::UInt(_) => 0,
+                Value::Decimal(d) => d.scale.min(6),
+                _ => 6,
+            });
             // The argument in units of 10^-fsp seconds, rounded half away from zero.
             let scaled: Option<i128> = match &v {
                 Value::Null => None,
@@ -917,6 +927,37 @@ pub fn zone_offset(z: &str) -> Option<i64> {
         .then_some(secs)
 }
 
+/// A constant compared with a YEAR column, as the column would store it: MySQL converts
+/// such a constant into the column's type first, so `y = 21` finds 2021. An integer
+/// 1–69 is 2001–2069 and 70–99 is 1970–1999 (0 stays 0, the zero year); a string of a
+/// number below 100 likewise, with `'0'` and `'00'` 2000 (`'0000'` is the zero year).
+/// None for anything the column would not store as such a year (left as it is).
+pub fn year_constant(v: &Value) -> Option<Value> {
+    let two_digit = |n: i64| match n {
+        1..=69 => Some(Value::Int(2000 + n)),
+        70..=99 => Some(Value::Int(1900 + n)),
+        _ => None,
+    };
+    match v {
+        Value::Int(n) => two_digit(*n),
+        Value::UInt(n) => i64::try_from(*n).ok().and_then(two_digit),
+        // A whole DECIMAL or DOUBLE (`2.0`) as its integer; a fraction is left alone.
+        Value::Decimal(_) | Value::Double(_) => {
+            let f = v.to_f64()?;
+            (f.fract() == 0.0 && f.abs() < 100.0).then(|| two_digit(f as i64))?
+        }
+        Value::Bytes(b) => {
+            let t = std::str::from_utf8(b).ok()?.trim();
+            let n: i64 = t.parse().ok()?;
+            match n {
+                0 if t.len() < 4 => Some(Value::Int(2000)),
+                _ => two_digit(n),
+            }
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -965,5 +1006,26 @@ mod tests {
         assert_eq!(zone_offset("SYSTEM"), Some(0));
         assert_eq!(zone_offset("UTC"), None);
         assert_eq!(zone_offset("Europe/Paris"), None);
+    }
+
+    #[test]
+    fn constants_read_as_a_year_column_stores_them() {
+        let y = |v: Value| year_constant(&v);
+        assert_eq!(y(Value::Int(21)), Some(Value::Int(2021)));
+        assert_eq!(y(Value::Int(69)), Some(Value::Int(2069)));
+        assert_eq!(y(Value::Int(70)), Some(Value::Int(1970)));
+        assert_eq!(y(Value::UInt(99)), Some(Value::Int(1999)));
+        // 0 is the zero year; 100 and up, or a negative number, are left as they are.
+        assert_eq!(y(Value::Int(0)), None);
+        assert_eq!(y(Value::Int(150)), None);
+        assert_eq!(y(Value::Int(-1)), None);
+        assert_eq!(y(Value::str("0")), Some(Value::Int(2000)));
+        assert_eq!(y(Value::str("00")), Some(Value::Int(2000)));
+        assert_eq!(y(Value::str("0000")), None);
+        assert_eq!(y(Value::str(" 7 ")), Some(Value::Int(2007)));
+        assert_eq!(y(Value::str("2021")), None);
+        assert_eq!(y(Value::str("x")), None);
+        assert_eq!(y(Value::Double(2.0)), Some(Value::Int(2002)));
+        assert_eq!(y(Value::Double(2.5)), None);
     }
 }
