@@ -378,7 +378,12 @@ mod tests {
             let (int, frac) = text.split_at(digits.saturating_sub(s as usize));
             let sign = if next() % 2 == 0 { "-" } else { "" };
             let int = if int.is_empty() { "0" } else { int };
-            let d = Decimal::parse(&format!("{sign}{int}.{frac}0")).unwrap();
+            let text = if frac.is_empty() {
+                format!("{sign}{int}")
+            } else {
+                format!("{sign}{int}.{frac}")
+            };
+            let d = Decimal::parse(&text).unwrap_or_else(|| panic!("{text}"));
             out.push(d.rescale(s));
         }
         out
