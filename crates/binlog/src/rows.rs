@@ -441,6 +441,51 @@ pub fn put_decimal_bin(out: &mut Vec<u8>, mantissa: i128, precision: u8, scale: 
     }
 }
 
+/// MySQL's binary DECIMAL(precision, scale) of a value given as its text at `scale`
+/// (`-123.45`): the form of [`put_decimal_bin`] for any precision up to 65, built from
+/// the digits (a DECIMAL(39..65) column's value needs more than an `i128`).
+pub fn put_decimal_bin_digits(out: &mut Vec<u8>, text: &str, precision: u8, scale: u8) {
+    let (neg, t) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+    let intg = precision.saturating_sub(scale) as usize;
+    let scale = scale as usize;
+    // The integer part right-aligned in `intg` digits, the fraction left-aligned in
+    // `scale` (extra digits cannot occur in a value of the column; cut if they do).
+    let int = int.trim_start_matches('0');
+    let int = &int.as_bytes()[int.len().saturating_sub(intg)..];
+    let mut digits = vec![b'0'; intg - int.len()];
+    digits.extend_from_slice(int);
+    let frac = &frac.as_bytes()[..frac.len().min(scale)];
+    digits.extend_from_slice(frac);
+    digits.resize(intg + scale, b'0');
+    let number = |ds: &[u8]| ds.iter().fold(0u32, |m, b| m * 10 + (b - b'0') as u32);
+    let put_be = |out: &mut Vec<u8>, ds: &[u8]| {
+        let n = DIG2BYTES[ds.len()];
+        out.extend_from_slice(&number(ds).to_be_bytes()[4 - n..]);
+    };
+    let start = out.len();
+    let (int_digits, frac_digits) = digits.split_at(intg);
+    let lead = intg % 9;
+    put_be(out, &int_digits[..lead]);
+    for g in int_digits[lead..].chunks(9) {
+        put_be(out, g);
+    }
+    for g in frac_digits.chunks(9) {
+        put_be(out, g);
+    }
+    if neg {
+        for b in &mut out[start..] {
+            *b = !*b;
+        }
+    }
+    if out.len() > start {
+        out[start] ^= 0x80;
+    }
+}
+
 /// The fraction bytes of DATETIME2 / TIMESTAMP2 / TIME2 (non-negative values).
 fn put_fraction(out: &mut Vec<u8>, micro: u32, fsp: u8) {
     match fsp {
@@ -479,7 +524,12 @@ fn put_value(
             let Value::Decimal(d) = v else {
                 return Err("a DECIMAL column holding a non-decimal value");
             };
-            put_decimal_bin(out, d.rescale(scale).mantissa(), precision, scale);
+            let d = d.rescale(scale);
+            if precision > strata_types::decimal::NARROW {
+                put_decimal_bin_digits(out, &d.to_string(), precision, scale);
+            } else {
+                put_decimal_bin(out, d.mantissa(), precision, scale);
+            }
         }
         DataType::Char(_) | DataType::Binary(_) => {
             let mut b = bytes_of(v)?;
@@ -638,6 +688,47 @@ mod tests {
             vec![0x7E, 0xF2, 0x04, 0xC7, 0x2D, 0xFB, 0x2D]
         );
         assert_eq!(dec(0, 5, 2), vec![0x80, 0x00, 0x00]);
+    }
+
+    #[test]
+    fn decimal_binary_from_digits_matches_the_narrow_form() {
+        // Every narrow case through both writers: the same bytes.
+        for (m, p, s) in [
+            (12_345_678_901_234i128, 14u8, 4u8),
+            (-12_345_678_901_234, 14, 4),
+            (0, 5, 2),
+            (-1, 38, 30),
+            (99_999_999_999_999_999_999_999_999_999_999_999_999, 38, 0),
+            (-5, 10, 9),
+            (123_456_789, 20, 9),
+        ] {
+            let text = strata_types::Decimal::new(m, s).to_string();
+            let mut o = Vec::new();
+            put_decimal_bin_digits(&mut o, &text, p, s);
+            assert_eq!(o, dec(m, p, s), "{text} as DECIMAL({p},{s})");
+        }
+        // DECIMAL(65,30) of 35 nines . 30 nines: 4 whole groups of 9 per part (the
+        // integer part's 8 leftover digits take 4 bytes, the fraction's 3 take 2).
+        let text = format!("{}.{}", "9".repeat(35), "9".repeat(30));
+        let mut o = Vec::new();
+        put_decimal_bin_digits(&mut o, &text, 65, 30);
+        let mut want = vec![0x85, 0xF5, 0xE0, 0xFF]; // 99999999 | 0x80 in the first byte
+        for _ in 0..3 {
+            want.extend_from_slice(&999_999_999u32.to_be_bytes());
+        }
+        for _ in 0..3 {
+            want.extend_from_slice(&999_999_999u32.to_be_bytes());
+        }
+        want.extend_from_slice(&999u16.to_be_bytes());
+        assert_eq!(o, want);
+        let mut n = Vec::new();
+        put_decimal_bin_digits(&mut n, &format!("-{text}"), 65, 30);
+        // Negative: the bytes of the magnitude inverted, then the first byte's top bit flipped.
+        let mut mag = want.clone();
+        mag[0] ^= 0x80;
+        let mut neg: Vec<u8> = mag.iter().map(|b| !b).collect();
+        neg[0] ^= 0x80;
+        assert_eq!(n, neg);
     }
 
     #[test]

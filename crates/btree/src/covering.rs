@@ -80,6 +80,13 @@ fn decode_one(t: &DataType, k: &[u8], at: &mut usize) -> Option<Value> {
         });
     }
     match t {
+        DataType::Decimal { precision, scale } if *precision > strata_types::decimal::NARROW => {
+            // keys.md: the 256-bit mantissa with its sign bit flipped, big-endian.
+            let mut le: [u8; 32] = take(32)?.try_into().ok()?;
+            le.reverse();
+            le[31] ^= 0x80;
+            Some(Value::Decimal(Decimal::from_i256_le(&le, *scale)?))
+        }
         DataType::Decimal { scale, .. } => {
             let bits = u128::from_be_bytes(take(16)?.try_into().ok()?);
             Some(Value::Decimal(Decimal::new(
@@ -225,6 +232,47 @@ mod tests {
             decode_entry(&d, Some(pk), ix, &k, &mut got).expect("decodes");
             assert_eq!(&got[..4], &row[..4]);
             assert_eq!(got[4], Value::Null, "a column not in the entry stays NULL");
+        }
+    }
+
+    /// A DECIMAL(39..65) key column (keys.md: 32 bytes) decodes to every digit, in a
+    /// secondary entry and as the primary key after it.
+    #[test]
+    fn wide_decimal_keys_decode() {
+        let mut d = table();
+        d.columns[0].data_type = DataType::Decimal {
+            precision: 65,
+            scale: 30,
+        };
+        d.columns[2].data_type = DataType::Decimal {
+            precision: 40,
+            scale: 2,
+        };
+        let (pk, ix) = (&d.indexes[0], &d.indexes[1]);
+        let p = |t: &str, s: u8| Value::Decimal(Decimal::parse(t).unwrap().rescale(s));
+        for (id, price) in [
+            (
+                p(
+                    "-99999999999999999999999999999999999.999999999999999999999999999999",
+                    30,
+                ),
+                p("99999999999999999999999999999999999999.99", 2),
+            ),
+            (p("0.000000000000000000000000000001", 30), p("-0.01", 2)),
+            (
+                p("0", 30),
+                p("-1701411834604692317316873037158841057.28", 2),
+            ),
+        ] {
+            let row = vec![id, Value::UInt(1), price, Value::Null, Value::str("x")];
+            let mut k = Vec::new();
+            encode_index_key(&mut k, &d, ix, &row);
+            encode_index_key(&mut k, &d, pk, &row);
+            let mut got = Vec::new();
+            decode_entry(&d, Some(pk), ix, &k, &mut got).expect("decodes");
+            assert_eq!(&got[..4], &row[..4]);
+            assert_eq!(got[0].to_text(), row[0].to_text());
+            assert_eq!(got[2].to_text(), row[2].to_text());
         }
     }
 

@@ -73,6 +73,22 @@ fn unzigzag(u: u64) -> i64 {
     ((u >> 1) as i64) ^ -((u & 1) as i64)
 }
 
+/// Columns of more digits than this store the 32-byte form (DECIMAL(39..65)).
+const WIDE_FROM: u8 = strata_types::decimal::NARROW;
+
+/// The 32-byte row form of a DECIMAL(39..65) column's value at the column's `scale`
+/// (docs/format/btree.md). The SQL layer stores only values within the column's
+/// precision, which always fit; anything else would be a bug upstream, written as zero
+/// rather than as bytes no read accepts.
+fn wide_bytes(d: &Decimal, scale: u8) -> [u8; 32] {
+    let b = d.rescale(scale).to_i256_le();
+    debug_assert!(
+        b.is_some(),
+        "a DECIMAL past 65 digits reached the row codec"
+    );
+    b.unwrap_or([0; 32])
+}
+
 pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
     let start = out.len();
     out.resize(start + def.columns.len().div_ceil(8), 0);
@@ -87,13 +103,15 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
             Value::Int(x) => put_varint(out, zigzag(*x)),
             Value::UInt(x) => put_varint(out, *x),
             Value::Double(x) => out.extend_from_slice(&x.to_bits().to_le_bytes()),
-            Value::Decimal(d) => {
-                let scale = match c.data_type {
-                    DataType::Decimal { scale, .. } => scale,
-                    _ => d.scale,
-                };
-                out.extend_from_slice(&d.rescale(scale).mantissa().to_le_bytes());
-            }
+            Value::Decimal(d) => match c.data_type {
+                DataType::Decimal { precision, scale } if precision > WIDE_FROM => {
+                    out.extend_from_slice(&wide_bytes(d, scale));
+                }
+                DataType::Decimal { scale, .. } => {
+                    out.extend_from_slice(&d.rescale(scale).mantissa().to_le_bytes())
+                }
+                _ => out.extend_from_slice(&d.mantissa().to_le_bytes()),
+            },
             Value::DateTime(d) => put_varint(out, d.pack()),
             // ENUM/SET: only the member number (position or bitmask); the text comes
             // back from the column's member list.
@@ -199,6 +217,8 @@ pub enum ColKind {
     UInt,
     Double,
     Decimal(u8),
+    /// DECIMAL(39..65): the 32-byte two's-complement mantissa, at this scale.
+    DecimalWide(u8),
     Date,
     /// DATETIME / TIMESTAMP with their fraction digits.
     DateTime(u8),
@@ -223,6 +243,9 @@ impl ColKind {
         }
         match *t {
             DataType::Float | DataType::Double => ColKind::Double,
+            DataType::Decimal { precision, scale } if precision > WIDE_FROM => {
+                ColKind::DecimalWide(scale)
+            }
             DataType::Decimal { scale, .. } => ColKind::Decimal(scale),
             DataType::Date => ColKind::Date,
             DataType::DateTime { fsp } | DataType::Timestamp { fsp } => ColKind::DateTime(fsp),
@@ -251,6 +274,7 @@ fn skip_kind(k: ColKind, b: &[u8], at: &mut usize) -> Option<()> {
     match k {
         ColKind::Double => *at += 8,
         ColKind::Decimal(_) => *at += 16,
+        ColKind::DecimalWide(_) => *at += 32,
         ColKind::Int
         | ColKind::UInt
         | ColKind::Date
@@ -338,6 +362,11 @@ pub fn decode_kinds_into(
                 at += 16;
                 Value::Decimal(Decimal::new(i128::from_le_bytes(s.try_into().ok()?), scale))
             }
+            ColKind::DecimalWide(scale) => {
+                let s = b.get(at..at + 32)?;
+                at += 32;
+                Value::Decimal(Decimal::from_i256_le(s.try_into().ok()?, scale)?)
+            }
             ColKind::Date => Value::DateTime(DateTime::unpack(get_varint(b, &mut at)?).as_date()),
             ColKind::DateTime(fsp) => Value::DateTime(DateTime {
                 fsp,
@@ -403,6 +432,75 @@ mod tests {
             assert_eq!(at, b.len());
         }
         assert!(get_varint(&[0x80; 11], &mut 0).is_none());
+    }
+
+    /// DECIMAL(39..65) columns take 32 bytes each, every digit kept; a DECIMAL(38) beside
+    /// them keeps its 16; a masked decode steps over the wide ones.
+    #[test]
+    fn wide_decimal_columns_round_trip() {
+        let dec = |p, s| DataType::Decimal {
+            precision: p,
+            scale: s,
+        };
+        let def = TableDef {
+            db: "d".into(),
+            name: "t".into(),
+            engine: "btree".into(),
+            columns: vec![
+                col("a", dec(65, 30)),
+                col("b", dec(38, 2)),
+                col("c", dec(40, 2)),
+                col("d", dec(65, 0)),
+                col("e", DataType::Int { unsigned: false }),
+            ],
+            indexes: vec![],
+            auto_increment_start: 1,
+            comment: String::new(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
+            instant: None,
+        };
+        let d = |t: &str, s: u8| Value::Decimal(Decimal::parse(t).unwrap().rescale(s));
+        for row in [
+            vec![
+                d(
+                    "-99999999999999999999999999999999999.999999999999999999999999999999",
+                    30,
+                ),
+                d("-999999999999999999999999999999999999.99", 2),
+                d("1.5", 2),
+                d(
+                    "99999999999999999999999999999999999999999999999999999999999999999",
+                    0,
+                ),
+                Value::Int(7),
+            ],
+            vec![
+                d("0.000000000000000000000000000001", 30),
+                Value::Null,
+                d("-1701411834604692317316873037158841057.28", 2),
+                d("0", 0),
+                Value::Int(-1),
+            ],
+        ] {
+            let mut b = Vec::new();
+            encode_row(&def, &row, &mut b);
+            let nulls = row.iter().filter(|v| v.is_null()).count();
+            assert_eq!(b.len(), 1 + 32 * 3 + 16 * (1 - nulls) + 1);
+            let back = decode_row(&def, &b).unwrap();
+            assert_eq!(back, row);
+            for (x, y) in back.iter().zip(&row) {
+                assert_eq!(x.to_text(), y.to_text());
+            }
+            // Only the last column: the wide ones are stepped over.
+            let mut only = Vec::new();
+            let mask = [false, false, false, false, true];
+            decode_row_into(&def, &b, &mut only, Some(&mask)).unwrap();
+            assert_eq!(only[4], row[4]);
+            assert!(only[..4].iter().all(|v| v.is_null()));
+        }
+        assert_eq!(ColKind::of(&dec(39, 0)), ColKind::DecimalWide(0));
+        assert_eq!(ColKind::of(&dec(38, 0)), ColKind::Decimal(0));
     }
 
     #[test]

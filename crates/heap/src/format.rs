@@ -70,12 +70,16 @@ pub fn put_u64(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 
+/// DECIMAL columns of more digits than this store the 32-byte form (docs/format/heap.md).
+const WIDE_FROM: u8 = strata_types::decimal::NARROW;
+
 /// The payload capacity of every record of a fixed-length table, or None when the table
 /// has a variable-length column.
 pub fn fixed_capacity(def: &TableDef) -> Option<usize> {
     let mut n = def.columns.len().div_ceil(8);
     for c in &def.columns {
         n += match c.data_type {
+            DataType::Decimal { precision, .. } if precision > WIDE_FROM => 32,
             DataType::Decimal { .. } => 16,
             DataType::Char(len) => 4 + 4 * len as usize,
             DataType::Binary(len) => 4 + len as usize,
@@ -104,13 +108,20 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
             Value::Int(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::UInt(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Double(x) => out.extend_from_slice(&x.to_le_bytes()),
-            Value::Decimal(d) => {
-                let scale = match c.data_type {
-                    DataType::Decimal { scale, .. } => scale,
-                    _ => d.scale,
-                };
-                out.extend_from_slice(&d.rescale(scale).mantissa().to_le_bytes());
-            }
+            Value::Decimal(d) => match c.data_type {
+                DataType::Decimal { precision, scale } if precision > WIDE_FROM => {
+                    // The SQL layer stores only values within the column's precision,
+                    // which always fit; anything else would be a bug upstream, written
+                    // as zero rather than as bytes no read accepts.
+                    let b = d.rescale(scale).to_i256_le();
+                    debug_assert!(b.is_some(), "a DECIMAL past 65 digits reached the heap");
+                    out.extend_from_slice(&b.unwrap_or([0; 32]));
+                }
+                DataType::Decimal { scale, .. } => {
+                    out.extend_from_slice(&d.rescale(scale).mantissa().to_le_bytes())
+                }
+                _ => out.extend_from_slice(&d.mantissa().to_le_bytes()),
+            },
             Value::DateTime(d) => out.extend_from_slice(&d.pack().to_le_bytes()),
             // ENUM/SET: only the member number (position or bitmask), 8 bytes; the text
             // comes back from the column's member list.
@@ -155,6 +166,9 @@ pub fn decode_row(def: &TableDef, p: &[u8]) -> Option<Vec<Value>> {
                 DataType::Float | DataType::Double => {
                     Value::Double(f64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?))
                 }
+                DataType::Decimal { precision, scale } if *precision > WIDE_FROM => Value::Decimal(
+                    Decimal::from_i256_le(take(&mut at, 32)?.try_into().ok()?, *scale)?,
+                ),
                 DataType::Decimal { scale, .. } => Value::Decimal(Decimal::new(
                     i128::from_le_bytes(take(&mut at, 16)?.try_into().ok()?),
                     *scale,
@@ -201,4 +215,61 @@ pub fn decode_row(def: &TableDef, p: &[u8]) -> Option<Vec<Value>> {
         });
     }
     Some(row)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// DECIMAL(39..65) columns take 32 bytes in the payload and in a fixed-length
+    /// table's capacity; every digit comes back.
+    #[test]
+    fn wide_decimal_columns_round_trip() {
+        let col = |name: &str, precision, scale| strata_types::ColumnDef {
+            name: name.into(),
+            data_type: DataType::Decimal { precision, scale },
+            nullable: true,
+            default: None,
+            auto_increment: false,
+            on_update_now: false,
+            collation: strata_types::Collation::Binary,
+            members: Vec::new(),
+            generated: None,
+            comment: String::new(),
+            real_unsigned: false,
+        };
+        let def = TableDef {
+            db: "d".into(),
+            name: "t".into(),
+            engine: "heap".into(),
+            columns: vec![col("a", 65, 30), col("b", 10, 2), col("c", 39, 0)],
+            indexes: vec![],
+            auto_increment_start: 1,
+            comment: String::new(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
+            instant: None,
+        };
+        assert_eq!(fixed_capacity(&def), Some(1 + 32 + 16 + 32));
+        let d = |t: &str, s: u8| Value::Decimal(Decimal::parse(t).unwrap().rescale(s));
+        for row in [
+            vec![
+                d(
+                    "-12345678901234567890123456789012345.123456789012345678901234567891",
+                    30,
+                ),
+                d("-12345678.91", 2),
+                d("999999999999999999999999999999999999999", 0),
+            ],
+            vec![Value::Null, d("0", 2), d("-1", 0)],
+        ] {
+            let mut b = Vec::new();
+            encode_row(&def, &row, &mut b);
+            let back = decode_row(&def, &b).unwrap();
+            assert_eq!(back, row);
+            for (x, y) in back.iter().zip(&row) {
+                assert_eq!(x.to_text(), y.to_text());
+            }
+        }
+    }
 }

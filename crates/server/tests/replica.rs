@@ -97,7 +97,14 @@ fn point_mariadb_at(replica: u16, port: u16, file: &str, pos: &str) {
     r.query_drop("START SLAVE").unwrap();
 }
 
-const TABLES: &[&str] = &["rp.t_all", "rp.t_nopk", "rp.m", "rp.counters", "rp.stream"];
+const TABLES: &[&str] = &[
+    "rp.t_all",
+    "rp.t_nopk",
+    "rp.m",
+    "rp.counters",
+    "rp.stream",
+    "rp.w",
+];
 
 fn dump(port: u16, table: &str) -> Vec<Vec<String>> {
     let mut c = connect(port, None);
@@ -171,6 +178,18 @@ const WORKLOAD: &[&str] = &[
     "DELETE FROM m WHERE id = 3",
     "ALTER TABLE t_all ADD COLUMN extra INT DEFAULT 7",
     "UPDATE t_all SET extra = id * 2 WHERE id > 1",
+    // DECIMAL(39..65) columns (MySQL's packed form up to 65 digits), one as the key.
+    "CREATE TABLE w (id DECIMAL(65,30) PRIMARY KEY, a DECIMAL(40,2), b DECIMAL(39,0), \
+     c DECIMAL(50,10)) ENGINE=InnoDB",
+    "INSERT INTO w VALUES \
+     (12345678901234567890123456789012345.123456789012345678901234567891, \
+     -12345678901234567890123456789012345678.9, 999999999999999999999999999999999999999, NULL), \
+     (-0.000000000000000000000000000001, 0, -1, -1234567890123456789012345678901234567890.0123456789), \
+     (0, 0.01, NULL, 0.0000000001), \
+     (-99999999999999999999999999999999999.999999999999999999999999999999, \
+     99999999999999999999999999999999999999.99, -999999999999999999999999999999999999999, 1)",
+    "UPDATE w SET a = -a, c = COALESCE(c, 5) * 3 WHERE id <= 0",
+    "DELETE FROM w WHERE id = 0",
     "CREATE TABLE counters (id INT PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB",
     "INSERT INTO counters VALUES (1, 0), (2, 0), (3, 0)",
     "CREATE TABLE stream (id INT PRIMARY KEY, v VARCHAR(40)) ENGINE=InnoDB",

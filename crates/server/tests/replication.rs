@@ -81,11 +81,23 @@ const WORKLOAD: &[&str] = &[
     // before image holds the added columns' defaults.
     "ALTER TABLE t_all ADD COLUMN extra2 VARCHAR(5) NOT NULL DEFAULT 'e2', ALGORITHM=INSTANT",
     "DELETE FROM t_all WHERE id = 1",
+    // DECIMAL(39..65) columns (MySQL's packed form up to 65 digits), one as the key.
+    "CREATE TABLE w (id DECIMAL(65,30) PRIMARY KEY, a DECIMAL(40,2), b DECIMAL(39,0), \
+     c DECIMAL(50,10)) ENGINE=InnoDB",
+    "INSERT INTO w VALUES \
+     (12345678901234567890123456789012345.123456789012345678901234567891, \
+     -12345678901234567890123456789012345678.9, 999999999999999999999999999999999999999, NULL), \
+     (-0.000000000000000000000000000001, 0, -1, -1234567890123456789012345678901234567890.0123456789), \
+     (0, 0.01, NULL, 0.0000000001), \
+     (-99999999999999999999999999999999999.999999999999999999999999999999, \
+     99999999999999999999999999999999999999.99, -999999999999999999999999999999999999999, 1)",
+    "UPDATE w SET a = -a, c = COALESCE(c, 5) * 3 WHERE id <= 0",
+    "DELETE FROM w WHERE id = 0",
     "CREATE TABLE gone (a INT)",
     "DROP TABLE gone",
 ];
 
-const TABLES: &[&str] = &["t_all", "m", "big"];
+const TABLES: &[&str] = &["t_all", "m", "big", "w"];
 
 fn rows_of(port: u16, table: &str) -> Vec<Vec<String>> {
     let mut c = connect(port, None);

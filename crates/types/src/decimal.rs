@@ -93,12 +93,39 @@ pub enum Rounded {
 /// only the digits are kept and `shown` is restored equal to `scale`.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Stored {
+    /// Read as any integer: a table's entry in the catalog is read through serde's
+    /// buffered form (`#[serde(flatten)]`), which has no 128-bit integers.
+    #[serde(deserialize_with = "any_integer")]
     mantissa: i128,
     scale: u8,
     /// A wide value's digits as text (then `mantissa` is 0); absent for narrow values,
     /// so catalogs written before wide values read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     text: Option<String>,
+}
+
+/// An integer of any width serde_json hands over (i64, u64; i128 when read directly).
+fn any_integer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i128, D::Error> {
+    struct V;
+    impl serde::de::Visitor<'_> for V {
+        type Value = i128;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an integer")
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<i128, E> {
+            Ok(v as i128)
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<i128, E> {
+            Ok(v as i128)
+        }
+        fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<i128, E> {
+            Ok(v)
+        }
+        fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<i128, E> {
+            i128::try_from(v).map_err(E::custom)
+        }
+    }
+    d.deserialize_any(V)
 }
 
 impl From<Stored> for Decimal {
@@ -112,7 +139,9 @@ impl From<Stored> for Decimal {
 
 impl From<Decimal> for Stored {
     fn from(d: Decimal) -> Stored {
-        if d.is_wide() {
+        // Past i64 a number in JSON is read back as a double (or not at all through
+        // serde's buffered form): such mantissas go as text, like wide values.
+        if d.is_wide() || i64::try_from(d.mantissa).is_err() {
             return Stored {
                 mantissa: 0,
                 scale: d.scale,
@@ -999,6 +1028,47 @@ impl fmt::Display for Decimal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stored value reads back through serde's buffered form too (a table's catalog
+    /// entry is `#[serde(flatten)]`), whatever its width: small mantissas as numbers,
+    /// past i64 and past 38 digits as text.
+    #[test]
+    fn stored_values_read_back_through_a_flattened_struct() {
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct Inner {
+            v: Decimal,
+        }
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct Outer {
+            #[serde(flatten)]
+            inner: Inner,
+            other: u32,
+        }
+        for (text, scale) in [
+            ("3.25", 10u8),
+            ("-1.5", 1),
+            ("0", 0),
+            ("12345678901234567890.123", 3),
+            ("-99999999999999999999999999999999999999", 0),
+            (
+                "-12345678901234567890123456789012345678901234567890.0123456789",
+                10,
+            ),
+        ] {
+            let d = Decimal::parse(text).unwrap().rescale(scale);
+            let json = serde_json::to_string(&Outer {
+                inner: Inner { v: d },
+                other: 1,
+            })
+            .unwrap();
+            let back: Outer = serde_json::from_str(&json).unwrap();
+            assert_eq!(back.inner.v, d, "{json}");
+            assert_eq!(back.inner.v.to_string(), d.to_string(), "{json}");
+            let direct: Decimal =
+                serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+            assert_eq!(direct.to_string(), d.to_string());
+        }
+    }
 
     fn d(s: &str) -> Decimal {
         Decimal::parse(s).unwrap()

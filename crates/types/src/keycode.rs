@@ -9,7 +9,9 @@
 //!   (the two's-complement bits for negatives, the magnitude otherwise), so signed and
 //!   unsigned values share one order;
 //! - DOUBLE/FLOAT: 8 bytes, the IEEE bits with the sign bit flipped (all bits for negatives);
-//! - DECIMAL: the mantissa at the column's scale, i128 with the sign bit flipped, 16 bytes;
+//! - DECIMAL(p ≤ 38): the mantissa at the column's scale, i128 with the sign bit flipped,
+//!   16 bytes; DECIMAL(39..65): that mantissa as a 256-bit two's-complement integer with
+//!   the sign bit flipped, 32 bytes ([`Decimal::key_bytes_wide`]);
 //! - strings under a PAD SPACE collation (utf8mb4_general_ci, utf8mb4_bin): the
 //!   collation's weight string (trailing spaces trimmed) as a sequence of tokens, so that
 //!   byte order is PAD SPACE order (the shorter string compared as if padded with spaces:
@@ -108,7 +110,7 @@ pub fn encode_value(out: &mut Vec<u8>, v: &Value, ty: &DataType, coll: Collation
             out.extend_from_slice(&flipped.to_be_bytes());
             true
         }
-        DataType::Decimal { scale, .. } => {
+        DataType::Decimal { precision, scale } => {
             let d = match v {
                 Value::Decimal(d) => *d,
                 Value::Int(i) => Decimal::from_i64(*i),
@@ -120,8 +122,21 @@ pub fn encode_value(out: &mut Vec<u8>, v: &Value, ty: &DataType, coll: Collation
                 _ => return false,
             };
             let r = d.rescale(*scale);
+            if r != d {
+                return false;
+            }
+            if *precision > crate::decimal::NARROW {
+                // DECIMAL(39..65): the 32-byte form (any value of up to 65 digits).
+                return match r.key_bytes_wide() {
+                    Some(k) => {
+                        out.extend_from_slice(&k);
+                        true
+                    }
+                    None => false,
+                };
+            }
             // A wide value (past 38 digits) is no DECIMAL(M <= 38) column's value.
-            if r != d || r.is_wide() {
+            if r.is_wide() {
                 return false;
             }
             let bits = (r.mantissa() as u128) ^ (1u128 << 127);
@@ -338,6 +353,86 @@ mod tests {
         let mut out = vec![];
         assert!(encode_value(&mut out, &v, &ty, coll));
         out
+    }
+
+    /// Random decimals of up to `p` digits at scale `s` (a fixed-seed generator: the
+    /// same values every run), with zero and the extremes.
+    fn wide_values(p: u8, s: u8, n: usize, seed: u64) -> Vec<Decimal> {
+        let mut x = seed;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let mut out = vec![
+            Decimal::new(0, s),
+            Decimal::type_max(p, s, false),
+            Decimal::type_max(p, s, true),
+        ];
+        for _ in 0..n {
+            let digits = 1 + (next() % p as u64) as usize;
+            let text: String = (0..digits)
+                .map(|_| char::from(b'0' + (next() % 10) as u8))
+                .collect();
+            let (int, frac) = text.split_at(digits.saturating_sub(s as usize));
+            let sign = if next() % 2 == 0 { "-" } else { "" };
+            let int = if int.is_empty() { "0" } else { int };
+            let text = if frac.is_empty() {
+                format!("{sign}{int}")
+            } else {
+                format!("{sign}{int}.{frac}")
+            };
+            let d = Decimal::parse(&text).unwrap_or_else(|| panic!("{text}"));
+            out.push(d.rescale(s));
+        }
+        out
+    }
+
+    #[test]
+    fn wide_decimal_keys_order_as_the_numbers() {
+        for (p, s) in [(39u8, 0u8), (40, 2), (50, 10), (65, 0), (65, 30), (39, 30)] {
+            let ty = DataType::Decimal {
+                precision: p,
+                scale: s,
+            };
+            let vals = wide_values(p, s, 300, p as u64 * 100 + s as u64);
+            let mut keyed: Vec<(Vec<u8>, Decimal)> = vals
+                .iter()
+                .map(|d| (enc(Value::Decimal(*d), ty, Collation::Binary), *d))
+                .collect();
+            for (k, _) in &keyed {
+                assert_eq!(k.len(), 33, "a tag byte and 32 bytes");
+            }
+            keyed.sort_by(|a, b| a.0.cmp(&b.0));
+            for w in keyed.windows(2) {
+                assert!(
+                    w[0].1 <= w[1].1,
+                    "DECIMAL({p},{s}): {} before {}",
+                    w[0].1,
+                    w[1].1
+                );
+                assert_eq!(w[0].0 == w[1].0, w[0].1 == w[1].1);
+            }
+        }
+        // A value with digits past the column's scale is no key of it (probes scan).
+        let ty = DataType::Decimal {
+            precision: 40,
+            scale: 2,
+        };
+        let mut out = vec![];
+        let d = Decimal::parse("1.005").unwrap();
+        assert!(!encode_value(
+            &mut out,
+            &Value::Decimal(d),
+            &ty,
+            Collation::Binary
+        ));
+        // An integer probe meets the column's form.
+        assert_eq!(
+            enc(Value::Int(-7), ty, Collation::Binary),
+            enc(Value::Decimal(Decimal::new(-700, 2)), ty, Collation::Binary)
+        );
     }
 
     #[test]

@@ -170,6 +170,7 @@ impl DataType {
             DataType::MediumInt { .. } => 3,
             DataType::Int { .. } | DataType::Float => 4,
             DataType::BigInt { .. } | DataType::Double => 8,
+            DataType::Decimal { precision, .. } if precision > crate::decimal::NARROW => 32,
             DataType::Decimal { .. } => 16,
             DataType::Date | DataType::DateTime { .. } | DataType::Timestamp { .. } => 8,
             DataType::Time { .. } | DataType::Year => 8,

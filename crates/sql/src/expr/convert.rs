@@ -24,6 +24,52 @@ pub fn coerce_or_warn(
     strict: bool,
     env: &dyn crate::expr::Env,
 ) -> Result<Value> {
+    if let DataType::Decimal { scale, .. } = col.data_type {
+        // MySQL's note when non-zero fractional digits are rounded away (1.005 into a
+        // DECIMAL(5,2)), in every mode; not with a value out of range (its warning).
+        let cut = drops_digits(&v, scale);
+        let out = coerce_or_warn_any(v, col, row, strict, env);
+        if cut && matches!(out, Ok((_, false))) {
+            env.warn(
+                crate::expr::WarnLevel::Note,
+                1265,
+                format!("Data truncated for column '{}' at row {row}", col.name),
+            );
+        }
+        return out.map(|(v, _)| v);
+    }
+    coerce_or_warn_any(v, col, row, strict, env).map(|(v, _)| v)
+}
+
+/// Whether storing `v` at `scale` fractional digits drops a non-zero digit (the
+/// value's own digits: a double's shortest round-trip form, a string's text).
+fn drops_digits(v: &Value, scale: u8) -> bool {
+    let d = match v {
+        Value::Decimal(d) => *d,
+        Value::Double(f) => match Decimal::from_f64_digits(*f) {
+            Some(d) => d,
+            None => return false,
+        },
+        Value::Bytes(b) => match std::str::from_utf8(b)
+            .ok()
+            .and_then(|t| Decimal::parse(t.trim()))
+        {
+            Some(d) => d,
+            None => return false,
+        },
+        _ => return false,
+    };
+    d.scale > scale && d.rescale(scale) != d
+}
+
+/// [`coerce_or_warn`], and whether the value was clipped (with its warning).
+fn coerce_or_warn_any(
+    v: Value,
+    col: &ColumnDef,
+    row: u64,
+    strict: bool,
+    env: &dyn crate::expr::Env,
+) -> Result<(Value, bool)> {
     if strict {
         return match coerce(v.clone(), col, row, true) {
             // MySQL's strict mode reports a TIME past ±838:59:59 as an incorrect value.
@@ -33,11 +79,11 @@ pub fn coerce_or_warn(
                     value: v.to_text(),
                 })
             }
-            other => other,
+            other => other.map(|x| (x, false)),
         };
     }
     match coerce(v.clone(), col, row, true) {
-        Ok(x) => Ok(x),
+        Ok(x) => return Ok((x, false)),
         Err(e @ (Error::OutOfRange { .. } | Error::IncorrectValue { .. })) => {
             env.warn(crate::expr::WarnLevel::Warning, e.code(), e.to_string());
             coerce(v, col, row, false)
@@ -82,6 +128,7 @@ pub fn coerce_or_warn(
         }
         Err(e) => Err(e),
     }
+    .map(|x| (x, true))
 }
 
 /// Converts `v` to the value `col` stores, by MySQL's rules: in strict mode a value that
@@ -249,6 +296,13 @@ fn coerce_type(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Valu
                 Value::Member { number, .. } => Decimal::from_u64(*number),
                 Value::Null => unreachable!("handled above"),
             };
+            // Judged before rounding too: a value past 65 digits at the column's
+            // scale rounds to a saturated one that a DECIMAL(65,s) would take for its own.
+            if *precision > strata_types::decimal::NARROW
+                && d.int_digits() > (*precision - *scale) as u32
+            {
+                return clamp(d.signum() < 0);
+            }
             let d = d.rescale(*scale);
             if !d.is_exact() {
                 // Digits past 38 an earlier result dropped (MySQL 8 holds them) decide.

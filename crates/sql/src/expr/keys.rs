@@ -35,6 +35,24 @@ pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
         }
         // A bit value groups as its number (b'101' with 5).
         Value::Bits(b) => group_key(out, &Value::UInt(strata_types::value::bits_value(b)), coll),
+        Value::Decimal(d) if !common_form(d) => {
+            // Past the common scale or 38 digits there, rounding to it would merge
+            // unequal values: the value shown, trailing zeros cut, as text.
+            let text = d.rescale(d.shown).held_text();
+            let text = match text.contains('.') {
+                true => text.trim_end_matches('0').trim_end_matches('.'),
+                false => &text,
+            };
+            match Decimal::parse_held(text).filter(common_form) {
+                // Equal to a value of the common form (1.500000000000 and 1.5).
+                Some(n) => group_key(out, &Value::Decimal(n), coll),
+                None => {
+                    out.push(5);
+                    out.extend_from_slice(text.as_bytes());
+                    out.push(0);
+                }
+            }
+        }
         Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
             out.push(1);
             let ok = encode_value(
@@ -82,13 +100,30 @@ pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
     }
 }
 
+/// The scale numbers group at (their key is the i128 mantissa at it).
+const COMMON_SCALE: u8 = 10;
+
+/// Whether `d`, as shown, is exactly a narrow value at [`COMMON_SCALE`] (nearly every
+/// value): then its key is that mantissa, shared with equal integers. At most 27
+/// integer digits, so that rounding to the shown scale (which may carry into a 28th)
+/// stays within 38 digits at the common scale; tested on the mantissa, no division.
+#[inline]
+fn common_form(d: &Decimal) -> bool {
+    const INT: u32 = 27;
+    !d.is_wide()
+        && d.shown <= COMMON_SCALE
+        && 10u128
+            .checked_pow(INT + d.scale as u32)
+            .is_none_or(|lim| d.mantissa().unsigned_abs() < lim)
+}
+
 fn decimal_of(v: &Value) -> Value {
     match v {
-        Value::Int(i) => Value::Decimal(Decimal::from_i64(*i).rescale(10)),
-        Value::UInt(u) => Value::Decimal(Decimal::new(*u as i128, 0).rescale(10)),
+        Value::Int(i) => Value::Decimal(Decimal::from_i64(*i).rescale(COMMON_SCALE)),
+        Value::UInt(u) => Value::Decimal(Decimal::new(*u as i128, 0).rescale(COMMON_SCALE)),
         // Grouped by the value shown (MySQL groups `a / 70000` for a = 1, 2, 3 as one
         // 0.0000), then at a common scale so 1.5 and 1.50 meet.
-        Value::Decimal(d) => Value::Decimal(d.rescale(d.shown).rescale(10)),
+        Value::Decimal(d) => Value::Decimal(d.rescale(d.shown).rescale(COMMON_SCALE)),
         other => other.clone(),
     }
 }
@@ -101,6 +136,44 @@ mod tests {
         let mut out = Vec::new();
         group_key(&mut out, &Value::Bytes(v.to_vec()), coll);
         out
+    }
+
+    /// Numbers group by value, digit for digit: past the common scale (1e-20 apart from
+    /// 2e-20), past 38 digits there (10^30 and 10^30 + 1), and wide; equal values of
+    /// different scales and kinds meet.
+    #[test]
+    fn decimal_keys_keep_every_digit() {
+        let k = |v: Value| {
+            let mut out = Vec::new();
+            group_key(&mut out, &v, Collation::Binary);
+            out
+        };
+        let d = |t: &str| Value::Decimal(Decimal::parse(t).unwrap());
+        let distinct = [
+            d("0.00000000000000000001"),
+            d("0.00000000000000000002"),
+            d("1000000000000000000000000000000"),
+            d("1000000000000000000000000000001"),
+            d("9999999999999999999999999999.5"),
+            d("12345678901234567890123456789012345678901.5"),
+            d("12345678901234567890123456789012345678901.6"),
+            d("-12345678901234567890123456789012345678901.5"),
+            d("1.5"),
+            Value::Int(1),
+            Value::Int(-3),
+        ];
+        for (i, a) in distinct.iter().enumerate() {
+            for b in &distinct[i + 1..] {
+                assert_ne!(k(a.clone()), k(b.clone()), "{a:?} and {b:?}");
+            }
+        }
+        assert_eq!(k(d("1.50000000000000000000")), k(d("1.5")));
+        assert_eq!(k(d("1.0")), k(Value::Int(1)));
+        assert_eq!(k(d("-3.000000000000000000000000")), k(Value::Int(-3)));
+        assert_eq!(
+            k(d("12345678901234567890123456789012345678901.50")),
+            k(d("12345678901234567890123456789012345678901.5"))
+        );
     }
 
     #[test]

@@ -490,7 +490,7 @@ fn over_columns(e: &ast::Expr, src: &Source) -> Option<ColumnDef> {
                 let inc = u32::from(strata_types::decimal::DIV_INCREMENT);
                 ((prec + inc).min(65), (scale + inc).min(30))
             };
-            if p > u32::from(strata_types::decimal::NARROW) {
+            if p > u32::from(strata_types::decimal::MAX_PRECISION) {
                 return None;
             }
             let mut d = plain(c, true);
@@ -692,7 +692,7 @@ fn literal_type(v: &ast::Value, negative: bool) -> Option<(DataType, bool)> {
                 }
                 let int_digits = int.trim_start_matches('0').len().max(1);
                 let precision = int_digits + frac.len();
-                let max = usize::from(strata_types::decimal::NARROW);
+                let max = usize::from(strata_types::decimal::MAX_PRECISION);
                 if precision > max || frac.len() > 30 {
                     return None;
                 }

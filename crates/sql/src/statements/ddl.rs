@@ -1041,8 +1041,8 @@ fn column_type(
                 ast::ExactNumberInfo::Precision(p) => (p, 0),
                 ast::ExactNumberInfo::PrecisionAndScale(p, s) => (p, *s as u64),
             };
-            // MySQL's checks and their order; 39 to 65 digits are valid in MySQL 8,
-            // and values hold them, but rows and keys store 38 (docs/format/), so refused.
+            // MySQL's checks and their order. 39 to 65 digits are stored in the wide row
+            // and key forms (docs/format/btree.md, heap.md, keys.md).
             if s > 30 {
                 return Err(Error::TooBigScale {
                     scale: s,
@@ -1057,11 +1057,6 @@ fn column_type(
             }
             if s > *p {
                 return Err(Error::ScaleAbovePrecision(col.to_string()));
-            }
-            if *p > strata_types::decimal::NARROW as u64 {
-                return Err(Error::NotSupported(format!(
-                    "DECIMAL({p},{s}) columns (stored precision is 38 here)"
-                )));
             }
             (
                 DataType::Decimal {
