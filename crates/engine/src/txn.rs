@@ -205,7 +205,9 @@ pub trait Participant: Any + Send + Sync {
     /// locks and all, until an XA COMMIT or XA ROLLBACK; the binary log is never
     /// asked about it. An engine without XA refuses (only btree has it).
     fn prepare_xa(&self, _xid: &[u8]) -> Result<()> {
-        Err(Error::NotSupported("XA PREPARE of this engine's tables".into()))
+        Err(Error::NotSupported(
+            "XA PREPARE of this engine's tables".into(),
+        ))
     }
     /// Undoes every change and releases the locks.
     fn rollback(&self) -> Result<()>;
