@@ -719,4 +719,28 @@ mod tests {
         assert_eq!(s.open[&9].len(), 1);
         assert_eq!(s.owed.len(), 1);
     }
+
+    /// XA prepare records read back as they were written; one relogged after its
+    /// transaction's rollback is stale; internal and XA prepares are kept apart.
+    #[test]
+    fn xa_prepare_records_round_trip_and_stay_apart() {
+        let xa = strata_engine::xa_xid_bytes(-3, b"g", b"bq");
+        let mut b = xa_prepared_record(11, &xa);
+        b.extend(prepared_record(12, 5));
+        b.extend(xa_prepared_record(13, &xa));
+        b.extend(rolled_back_record(13));
+        b.extend(xa_prepared_record(13, &xa));
+        let mut s = UndoSort::default();
+        for l in parse_logical(&b).unwrap() {
+            s.note_logical(l);
+        }
+        assert_eq!(s.xa.iter().collect::<Vec<_>>(), vec![(&11, &xa)]);
+        assert_eq!(s.prepared.iter().collect::<Vec<_>>(), vec![(&12, &5)]);
+        // A malformed xid or a cut record is a malformed payload.
+        let mut bad = xa_prepared_record(11, &xa);
+        bad[11 + 4] = 9; // gtrid length past the end
+        assert!(parse_logical(&bad).is_none());
+        let cut = xa_prepared_record(11, &xa);
+        assert!(parse_logical(&cut[..cut.len() - 1]).is_none());
+    }
 }
