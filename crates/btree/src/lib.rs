@@ -173,6 +173,9 @@ pub(crate) struct Inner {
     /// Transactions recovery found prepared, until the server resolves them
     /// (`recovery::resolve`); while Some, no checkpoint is taken and purge waits.
     pub(crate) prepared_left: Mutex<Option<Vec<recovery::PreparedLeft>>>,
+    /// XA transactions recovery kept prepared, alive, until the server takes them
+    /// (`Engine::take_recovered_xa`): (XA xid, transaction).
+    pub(crate) xa_recovered: Mutex<Vec<(Vec<u8>, Arc<BtreeTrx>)>>,
     /// The undo of transactions open at a checkpoint (`undo_log.rs`).
     pub(crate) undo_log: undo_log::UndoLog,
     /// Transactions recovery is rolling back, all of whose undo is in the undo log:
@@ -272,6 +275,7 @@ impl BtreeEngine {
             covering_off_spaces: Mutex::new(Default::default()),
             index_only_records: strata_storage::sync::AtomicU64::new(0),
             prepared_left: Mutex::new(None),
+            xa_recovered: Mutex::new(Vec::new()),
             undo_log,
             recovering: Mutex::new(Vec::new()),
             doomed: strata_storage::sync::AtomicU64::new(0),
@@ -554,7 +558,11 @@ impl Inner {
                     continue;
                 }
                 let from = s.undo.partition_point(|i| i.undo_no < s.durable_no);
-                (s.id, s.undo[from..].to_vec(), s.prepared)
+                let prep =
+                    s.xa.as_ref()
+                        .map(|x| recovery::xa_prepared_record(s.id, x))
+                        .or(s.prepared.map(|xid| recovery::prepared_record(s.id, xid)));
+                (s.id, s.undo[from..].to_vec(), prep)
             };
             ids.push(id);
             let mut upto = 0;
@@ -578,8 +586,8 @@ impl Inner {
                 }
             }
             // After its undo, so recovery finds it prepared.
-            if let Some(xid) = prepared {
-                batch.extend_from_slice(&recovery::prepared_record(id, xid));
+            if let Some(r) = prepared {
+                batch.extend_from_slice(&r);
             }
             done.push((t, upto));
         }
@@ -646,7 +654,11 @@ impl Inner {
                 if total >= budget {
                     return None;
                 }
-                (s.id, s.undo.clone(), s.prepared)
+                let prep =
+                    s.xa.as_ref()
+                        .map(|x| recovery::xa_prepared_record(s.id, x))
+                        .or(s.prepared.map(|xid| recovery::prepared_record(s.id, xid)));
+                (s.id, s.undo.clone(), prep)
             };
             if id == 0 {
                 continue;
@@ -668,8 +680,8 @@ impl Inner {
                 add(r, &mut out);
             }
             // After its undo, so recovery still finds it prepared.
-            if let Some(xid) = prepared {
-                add(recovery::prepared_record(id, xid), &mut out);
+            if let Some(r) = prepared {
+                add(r, &mut out);
             }
         }
         if !rec.is_empty() {
@@ -1107,6 +1119,8 @@ struct TrxState {
     finished: bool,
     /// The xid it prepared under (two-phase commit with the binary log).
     prepared: Option<u64>,
+    /// The XA xid it prepared under (XA PREPARE, `strata_engine::xa_xid_bytes`).
+    xa: Option<Vec<u8>>,
 }
 
 impl BtreeTrx {
@@ -1121,6 +1135,40 @@ impl BtreeTrx {
             state: Mutex::new(TrxState::default()),
         });
         t.inner.open_trx[serial as usize % TRX_SHARDS]
+            .lock()
+            .insert(serial, Arc::downgrade(&t));
+        t
+    }
+
+    /// An XA-prepared transaction of an earlier run brought back by recovery
+    /// (`recovery::resurrect`): id `id` (active again), its undo and row locks.
+    pub(crate) fn resurrect(
+        inner: &Arc<Inner>,
+        id: u64,
+        undo: Vec<UndoItem>,
+        locks: Vec<LockKey>,
+        xa: Vec<u8>,
+    ) -> Arc<BtreeTrx> {
+        let serial = inner.next_trx_serial.fetch_add(1, Ordering::Relaxed);
+        let next_undo_no = undo.iter().map(|u| u.undo_no + 1).max().unwrap_or(0);
+        let t = Arc::new(BtreeTrx {
+            inner: inner.clone(),
+            isolation: Isolation::RepeatableRead,
+            lock_wait: Duration::from_secs(50),
+            interrupt: strata_engine::Interrupt::default(),
+            serial,
+            state: Mutex::new(TrxState {
+                id,
+                // As in `TrxSys::resume`: older than any checkpoint.
+                first_lsn: 0,
+                undo,
+                next_undo_no,
+                locks,
+                xa: Some(xa),
+                ..TrxState::default()
+            }),
+        });
+        inner.open_trx[serial as usize % TRX_SHARDS]
             .lock()
             .insert(serial, Arc::downgrade(&t));
         t
@@ -1254,18 +1302,25 @@ impl BtreeTrx {
             // an mtr waiting for space while holding latches would stall the
             // checkpoint's flush of those very pages (a rollback larger than the log).
             self.inner.st.log.free_check();
-            let Some(t) = self.inner.table(item.space) else {
-                continue;
+            // A table no session has opened since a restart (an XA-prepared
+            // transaction recovery kept) is read through its layout; a dropped one is
+            // skipped.
+            let lay = match self.inner.table(item.space) {
+                Some(t) => t.lay.clone(),
+                None => match self.inner.spaces.layout(&self.inner, item.space) {
+                    Ok(l) => l,
+                    Err(_) => continue,
+                },
             };
             let old = self
                 .inner
                 .trx
                 .versions
                 .get(item.roll_ptr)
-                .map_err(|e| io_err(&t.lay.name, e))?;
+                .map_err(|e| io_err(&lay.name, e))?;
             let old_val = old.as_ref().and_then(|o| o.value.as_deref());
             self.inner
-                .restore(&t.lay, &item.key, old_val, &[], trx_id.max(1))?;
+                .restore(&lay, &item.key, old_val, &[], trx_id.max(1))?;
             self.inner.trx.versions.remove(item.roll_ptr);
         }
         Ok(())
@@ -1339,6 +1394,27 @@ impl Participant for BtreeTrx {
             .log
             .append(&recovery::prepared_record(s.id, xid));
         s.prepared = Some(xid);
+        drop(s);
+        self.inner
+            .st
+            .log
+            .commit(lsn)
+            .map_err(|e| Error::io("ib_logfile0", e))
+    }
+
+    fn prepare_xa(&self, xid: &[u8]) -> Result<()> {
+        let mut s = self.state.lock();
+        if s.finished || s.id == 0 {
+            // Nothing changed: nothing to keep over a crash (InnoDB's read-only XA).
+            return Ok(());
+        }
+        // Under the state lock with the append, as `prepare`.
+        let lsn = self
+            .inner
+            .st
+            .log
+            .append(&recovery::xa_prepared_record(s.id, xid));
+        s.xa = Some(xid.to_vec());
         drop(s);
         self.inner
             .st
@@ -1625,6 +1701,17 @@ impl Engine for BtreeEngine {
 
     fn transactional(&self) -> bool {
         true
+    }
+
+    fn supports_xa(&self) -> bool {
+        true
+    }
+
+    fn take_recovered_xa(&self) -> Vec<(Vec<u8>, Arc<dyn Participant>)> {
+        std::mem::take(&mut *self.inner.xa_recovered.lock())
+            .into_iter()
+            .map(|(x, t)| (x, t as Arc<dyn Participant>))
+            .collect()
     }
 
     fn start_consistent_snapshot(&self, txn: &Txn) -> Result<bool> {

@@ -21,6 +21,8 @@ pub const REC_COMMIT: u8 = 3;
 pub const REC_ROLLED_BACK: u8 = 4;
 /// A transaction prepared under an xid (two-phase commit with the binary log).
 pub const REC_PREPARED: u8 = 5;
+/// XA PREPARE of an external coordinator (docs/format/btree.md, kind 6).
+pub const REC_XA_PREPARED: u8 = 6;
 const FULL: u8 = 0;
 const DIFF: u8 = 1;
 

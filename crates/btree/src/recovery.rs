@@ -12,9 +12,14 @@
 //! docs/format/btree.md) is neither: its changes and undo are kept as
 //! [`PreparedLeft`] until the server, having read the binary log, decides
 //! ([`resolve`]). No checkpoint is taken before that.
+//!
+//! A transaction whose last record is an XA prepare (kind 6, an external coordinator's
+//! XA PREPARE) is kept alive instead ([`resurrect`]): active again, its version chains
+//! rebuilt, its rows locked, handed to the server to wait for XA COMMIT / XA ROLLBACK.
 
 use crate::mtr::{
     apply_change, parse_record, REC_COMMIT, REC_PAGES, REC_PREPARED, REC_ROLLED_BACK, REC_UNDO,
+    REC_XA_PREPARED,
 };
 use crate::table::Layout;
 use crate::trx::{OldVersion, PurgeBatch, UndoItem};
@@ -66,6 +71,16 @@ pub fn prepared_record(trx_id: u64, xid: u64) -> Vec<u8> {
     r
 }
 
+/// XA PREPARE: `trx_id` is prepared under the XA xid `xid` (`strata_engine::xa_xid_bytes`).
+pub fn xa_prepared_record(trx_id: u64, xid: &[u8]) -> Vec<u8> {
+    let mut r = Vec::with_capacity(11 + xid.len());
+    r.push(REC_XA_PREPARED);
+    r.extend_from_slice(&trx_id.to_le_bytes());
+    r.extend_from_slice(&(xid.len() as u16).to_le_bytes());
+    r.extend_from_slice(xid);
+    r
+}
+
 pub fn rolled_back_record(trx_id: u64) -> Vec<u8> {
     let mut r = vec![REC_ROLLED_BACK];
     r.extend_from_slice(&trx_id.to_le_bytes());
@@ -80,12 +95,14 @@ pub struct Undo {
     pub old: Option<Vec<u8>>,
 }
 
-/// One logical record: its kind, transaction, undo (kind 2) or xid (kind 5, else 0).
+/// One logical record: its kind, transaction, undo (kind 2), xid (kind 5, else 0) or
+/// XA xid (kind 6).
 pub struct Logical {
     pub kind: u8,
     pub trx: u64,
     pub undo: Option<Undo>,
     pub xid: u64,
+    pub xa: Option<Vec<u8>>,
 }
 
 /// Logical records in a payload. None if malformed.
@@ -103,6 +120,7 @@ pub fn parse_logical(mut b: &[u8]) -> Option<Vec<Logical>> {
                     trx,
                     undo: None,
                     xid: 0,
+                    xa: None,
                 });
                 b = &b[9..];
             }
@@ -113,8 +131,22 @@ pub fn parse_logical(mut b: &[u8]) -> Option<Vec<Logical>> {
                     trx,
                     undo: None,
                     xid,
+                    xa: None,
                 });
                 b = &b[17..];
+            }
+            REC_XA_PREPARED => {
+                let n = u16::from_le_bytes(b.get(9..11)?.try_into().ok()?) as usize;
+                let xa = b.get(11..11 + n)?.to_vec();
+                strata_engine::xa_xid_parts(&xa)?;
+                out.push(Logical {
+                    kind,
+                    trx,
+                    undo: None,
+                    xid: 0,
+                    xa: Some(xa),
+                });
+                b = &b[11 + n..];
             }
             REC_UNDO => {
                 let u32_at = |at: usize| -> Option<u32> {
@@ -148,6 +180,7 @@ pub fn parse_logical(mut b: &[u8]) -> Option<Vec<Logical>> {
                         old,
                     }),
                     xid: 0,
+                    xa: None,
                 });
                 b = &b[at..];
             }
@@ -169,9 +202,22 @@ struct UndoSort {
     finished: std::collections::HashSet<u64>,
     /// Open transactions whose prepare record has been read: trx id → xid.
     prepared: BTreeMap<u64, u64>,
+    /// Open transactions whose XA prepare record has been read: trx id → XA xid.
+    xa: BTreeMap<u64, Vec<u8>>,
 }
 
 impl UndoSort {
+    fn note_logical(&mut self, l: Logical) {
+        match l.xa {
+            // Relogged after its undo by a checkpoint, like a prepare record.
+            Some(_) if self.finished.contains(&l.trx) => {}
+            Some(xa) => {
+                self.xa.insert(l.trx, xa);
+            }
+            None => self.note(l.kind, l.trx, l.undo, l.xid),
+        }
+    }
+
     fn note(&mut self, kind: u8, trx: u64, undo: Option<Undo>, xid: u64) {
         match (kind, undo) {
             // A checkpoint relogs a prepared transaction's prepare record after its
@@ -190,6 +236,7 @@ impl UndoSort {
             (REC_COMMIT, _) => {
                 self.finished.insert(trx);
                 self.prepared.remove(&trx);
+                self.xa.remove(&trx);
                 for (_, u) in self.open.remove(&trx).unwrap_or_default() {
                     self.owed.push((trx, u));
                 }
@@ -198,6 +245,7 @@ impl UndoSort {
                 self.finished.insert(trx);
                 self.open.remove(&trx);
                 self.prepared.remove(&trx);
+                self.xa.remove(&trx);
             }
         }
     }
@@ -211,6 +259,8 @@ pub struct RecoveryReport {
     pub rolled_back: usize,
     /// Transactions left prepared for the server to resolve.
     pub prepared: usize,
+    /// XA transactions kept prepared (alive) for XA COMMIT / XA ROLLBACK.
+    pub xa_prepared: usize,
 }
 
 /// A transaction recovery found prepared: kept until [`resolve`] commits or rolls it
@@ -249,7 +299,7 @@ pub(crate) fn recover(
                     let e = in_file.entry(l.trx).or_default();
                     *e = (*e).max(u.undo_no + 1);
                 }
-                undo.note(l.kind, l.trx, l.undo, l.xid);
+                undo.note_logical(l);
             }
         }
     }
@@ -289,7 +339,7 @@ pub(crate) fn recover(
         let items = parse_logical(logical)
             .ok_or_else(|| corrupt(format!("redo record ending at {lsn} is malformed")))?;
         for l in items {
-            undo.note(l.kind, l.trx, l.undo, l.xid);
+            undo.note_logical(l);
         }
     }
     // Prepared transactions wait for the server's decision, undo and all.
@@ -303,6 +353,13 @@ pub(crate) fn recover(
         });
     }
     report.prepared = left.len();
+    // XA-prepared transactions stay prepared, alive (after the rollbacks below).
+    let mut xa_left = Vec::new();
+    for (trx, xid) in std::mem::take(&mut undo.xa) {
+        let u = undo.open.remove(&trx).unwrap_or_default();
+        xa_left.push((trx, xid, u.into_values().collect::<Vec<Undo>>()));
+    }
+    report.xa_prepared = xa_left.len();
     // Roll back, newest transaction first, each newest change first.
     let mut layouts: BTreeMap<u32, Option<Layout>> = BTreeMap::new();
     let open: Vec<(u64, Vec<Undo>)> = std::mem::take(&mut undo.open)
@@ -356,6 +413,11 @@ pub(crate) fn recover(
         });
     }
     drop(q);
+    let mut alive = Vec::new();
+    for (trx, xid, undos) in xa_left {
+        alive.push((xid.clone(), resurrect(inner, trx, xid, undos)?));
+    }
+    *inner.xa_recovered.lock() = alive;
     if left.is_empty() {
         inner.checkpoint()?;
     } else {
@@ -364,11 +426,102 @@ pub(crate) fn recover(
     }
     if report.records > 0 {
         strata_types::log_note!(
-            "btree: recovery replayed {} redo records ({} page changes), rolled back {} transaction(s), left {} prepared",
-            report.records, report.pages_applied, report.rolled_back, report.prepared
+            "btree: recovery replayed {} redo records ({} page changes), rolled back {} transaction(s), left {} prepared, kept {} XA-prepared",
+            report.records, report.pages_applied, report.rolled_back, report.prepared, report.xa_prepared
         );
     }
     Ok(report)
+}
+
+/// Brings XA-prepared transaction `trx` back to life from its undo `undos` (oldest
+/// change first): active again in the trx system, each changed row's chain of old
+/// versions rebuilt under the roll pointers the records name (so reads of others find
+/// the committed version), and an exclusive lock on each changed clustered key (so
+/// other writers wait for XA COMMIT / XA ROLLBACK).
+fn resurrect(
+    inner: &Arc<Inner>,
+    trx: u64,
+    xid: Vec<u8>,
+    undos: Vec<Undo>,
+) -> Result<Arc<crate::BtreeTrx>> {
+    use crate::lock::{LockKey, Mode};
+    use crate::row::RecHeader;
+    let st = &inner.st;
+    // Its first record is older than any checkpoint to come: each one either keeps the
+    // log where this recovery read its undo, or copies that undo to the undo log
+    // (never truncating the file while it is open).
+    inner.trx.resume(trx, 0);
+    // Per changed row, its changes newest first.
+    let mut rows: BTreeMap<(u32, Vec<u8>), Vec<usize>> = BTreeMap::new();
+    for (i, u) in undos.iter().enumerate() {
+        rows.entry((u.space, u.key.clone())).or_default().push(i);
+    }
+    let mut ptrs = vec![0u64; undos.len()];
+    let mut locks = Vec::new();
+    for ((space, key), idx) in rows {
+        let lay = inner.spaces.layout(inner, space).ok();
+        let cur = match &lay {
+            Some(l) => l
+                .clustered()
+                .get(st, &key)
+                .map_err(|e| crate::io_err(&l.name, e))?,
+            None => None,
+        };
+        // The record names the version before the newest change; each older image
+        // this transaction wrote names the one before it.
+        let mut next = cur
+            .as_deref()
+            .and_then(RecHeader::read)
+            .filter(|h| h.trx_id == trx)
+            .map(|h| h.roll_ptr);
+        for &i in idx.iter().rev() {
+            let u = &undos[i];
+            let v = crate::trx::OldVersion {
+                value: u.old.clone(),
+            };
+            ptrs[i] = match next.filter(|&p| p != 0) {
+                Some(p) => {
+                    inner.trx.versions.put_at(p, v);
+                    p
+                }
+                None => inner
+                    .trx
+                    .versions
+                    .put(v)
+                    .map_err(|e| Error::io("ib_undo_spill", e))?,
+            };
+            next = u
+                .old
+                .as_deref()
+                .and_then(RecHeader::read)
+                .filter(|h| h.trx_id == trx)
+                .map(|h| h.roll_ptr);
+        }
+        let k = LockKey {
+            space,
+            index: 0,
+            key,
+        };
+        inner.locks.lock(
+            trx,
+            &k,
+            Mode::Exclusive,
+            std::time::Duration::ZERO,
+            &strata_engine::Interrupt::default(),
+        )?;
+        locks.push(k);
+    }
+    let items = undos
+        .into_iter()
+        .zip(ptrs)
+        .map(|(u, roll_ptr)| UndoItem {
+            space: u.space,
+            key: u.key,
+            roll_ptr,
+            undo_no: u.undo_no,
+        })
+        .collect();
+    Ok(crate::BtreeTrx::resurrect(inner, trx, items, locks, xid))
 }
 
 /// Commits (when `commit(xid)`) or rolls back each transaction recovery left prepared,
@@ -565,5 +718,29 @@ mod tests {
         assert_eq!(s.prepared.iter().collect::<Vec<_>>(), vec![(&9, &77)]);
         assert_eq!(s.open[&9].len(), 1);
         assert_eq!(s.owed.len(), 1);
+    }
+
+    /// XA prepare records read back as they were written; one relogged after its
+    /// transaction's rollback is stale; internal and XA prepares are kept apart.
+    #[test]
+    fn xa_prepare_records_round_trip_and_stay_apart() {
+        let xa = strata_engine::xa_xid_bytes(-3, b"g", b"bq");
+        let mut b = xa_prepared_record(11, &xa);
+        b.extend(prepared_record(12, 5));
+        b.extend(xa_prepared_record(13, &xa));
+        b.extend(rolled_back_record(13));
+        b.extend(xa_prepared_record(13, &xa));
+        let mut s = UndoSort::default();
+        for l in parse_logical(&b).unwrap() {
+            s.note_logical(l);
+        }
+        assert_eq!(s.xa.iter().collect::<Vec<_>>(), vec![(&11, &xa)]);
+        assert_eq!(s.prepared.iter().collect::<Vec<_>>(), vec![(&12, &5)]);
+        // A malformed xid or a cut record is a malformed payload.
+        let mut bad = xa_prepared_record(11, &xa);
+        bad[11 + 4] = 9; // gtrid length past the end
+        assert!(parse_logical(&bad).is_none());
+        let cut = xa_prepared_record(11, &xa);
+        assert!(parse_logical(&cut[..cut.len() - 1]).is_none());
     }
 }

@@ -557,6 +557,133 @@ fn prepared_transactions_wait_for_the_coordinator_after_a_crash() {
     assert_eq!(all(&t, &Txn::default()).len(), 11);
 }
 
+/// An XA-prepared transaction (an external coordinator's) is not the binary log's to
+/// decide: recovery keeps it alive — others read the committed versions (through the
+/// clustered and a secondary index), its rows stay locked — through checkpoints that
+/// copy its undo to the undo log and further crashes, until XA COMMIT.
+#[test]
+fn xa_prepared_transactions_stay_prepared_and_locked_through_crashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let xid = strata_engine::xa_xid_bytes(7, b"gtrid", b"bq");
+    {
+        let (e, t) = setup(dir.path(), true);
+        for i in 1..=10 {
+            autocommit(|txn| t.insert(txn, &mut row(i, i, &format!("s{i}"))).map(|_| ())).unwrap();
+        }
+        let a = Txn::default();
+        t.update(&a, 0, &row(1, 1, "s1"), &row(1, 50, "a1"))
+            .unwrap();
+        t.update(&a, 0, &row(1, 50, "a1"), &row(1, 51, "a2"))
+            .unwrap();
+        t.insert(&a, &mut row(100, 100, "a new")).unwrap();
+        t.delete(&a, 0, &row(2, 2, "s2")).unwrap();
+        a.prepare_xa(&xid).unwrap();
+        std::mem::forget(a);
+        drop(t);
+        drop(e);
+    }
+    let committed: Vec<Vec<Value>> = (1..=10).map(|i| row(i, i, &format!("s{i}"))).collect();
+    for round in 0..3 {
+        let (e, t) = setup(dir.path(), false);
+        assert!(e.prepared_xids().is_empty(), "not the binary log's");
+        let mut rec = e.take_recovered_xa();
+        assert_eq!(rec.len(), 1, "round {round}");
+        let (x, part) = rec.pop().unwrap();
+        assert_eq!(x, xid);
+        // Others see the committed rows, by either index.
+        assert_eq!(all(&t, &Txn::default()), committed, "round {round}");
+        assert_eq!(by_k(&t, &Txn::default(), 1, false), vec![1]);
+        assert!(by_k(&t, &Txn::default(), 51, false).is_empty());
+        // Its rows are locked against other writers.
+        let w = Txn::new(Isolation::RepeatableRead, Duration::from_millis(50));
+        let err = t
+            .update(&w, 0, &row(1, 1, "s1"), &row(1, 1, "w"))
+            .unwrap_err();
+        assert!(matches!(err, Error::LockWaitTimeout), "{err:?}");
+        let err = t.insert(&w, &mut row(100, 100, "w")).unwrap_err();
+        assert!(matches!(err, Error::LockWaitTimeout), "{err:?}");
+        w.rollback().unwrap();
+        if round == 1 {
+            // Enough other work that checkpoints must copy its undo to the undo log.
+            let before = e.inner.st.log.checkpoint_lsn();
+            let pad = |i: i64| format!("{}{i}", "p".repeat(300));
+            for b in 0..40 {
+                let ids = 1000 + b * 300..1000 + (b + 1) * 300;
+                autocommit(|txn| {
+                    ids.clone()
+                        .try_for_each(|i| t.insert(txn, &mut row(i, 0, &pad(i))).map(|_| ()))
+                })
+                .unwrap();
+                autocommit(|txn| {
+                    ids.clone()
+                        .try_for_each(|i| t.delete(txn, 0, &row(i, 0, &pad(i))))
+                })
+                .unwrap();
+            }
+            e.inner.checkpoint().unwrap();
+            assert!(
+                e.inner.st.log.checkpoint_lsn() > before,
+                "the checkpoint moved"
+            );
+            assert!(!e.inner.undo_log.is_empty(), "its undo is in the undo log");
+        }
+        if round < 2 {
+            // Crash with it still prepared.
+            std::mem::forget(part);
+            drop(t);
+            drop(e);
+            continue;
+        }
+        Txn::adopt("btree", part).commit().unwrap();
+        let rows = all(&t, &Txn::default());
+        assert!(rows.contains(&row(1, 51, "a2")) && rows.contains(&row(100, 100, "a new")));
+        assert!(!rows.iter().any(|r| r[0] == Value::Int(2)));
+        assert_eq!(by_k(&t, &Txn::default(), 51, false), vec![1]);
+        e.purge_all();
+        t.check(&Txn::default()).unwrap();
+        drop(t);
+        drop(e);
+    }
+    // The commit is durable: nothing prepared after another restart.
+    let (e, t) = setup(dir.path(), false);
+    assert!(e.take_recovered_xa().is_empty());
+    assert_eq!(all(&t, &Txn::default()).len(), 10);
+}
+
+/// XA ROLLBACK of a transaction recovery kept prepared restores the committed rows,
+/// also in a table no session opened since the restart.
+#[test]
+fn a_recovered_xa_transaction_rolls_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let xid = strata_engine::xa_xid_bytes(1, b"r", b"");
+    {
+        let (e, t) = setup(dir.path(), true);
+        for i in 1..=5 {
+            autocommit(|txn| t.insert(txn, &mut row(i, i, &format!("s{i}"))).map(|_| ())).unwrap();
+        }
+        let a = Txn::default();
+        t.update(&a, 0, &row(1, 1, "s1"), &row(1, 9, "a")).unwrap();
+        t.delete(&a, 0, &row(2, 2, "s2")).unwrap();
+        t.insert(&a, &mut row(6, 6, "new")).unwrap();
+        a.prepare_xa(&xid).unwrap();
+        std::mem::forget(a);
+        drop(t);
+        drop(e);
+    }
+    let e = BtreeEngine::open(dir.path(), small()).unwrap();
+    let mut rec = e.take_recovered_xa();
+    let (_, part) = rec.pop().unwrap();
+    Txn::adopt("btree", part).rollback().unwrap();
+    let t = e
+        .open_table(Arc::new(sbtest()), &dir.path().join("d").join("t"))
+        .unwrap();
+    let committed: Vec<Vec<Value>> = (1..=5).map(|i| row(i, i, &format!("s{i}"))).collect();
+    assert_eq!(all(&t, &Txn::default()), committed);
+    assert_eq!(by_k(&t, &Txn::default(), 1, false), vec![1]);
+    assert!(by_k(&t, &Txn::default(), 9, false).is_empty());
+    t.check(&Txn::default()).unwrap();
+}
+
 /// The startup sweep removes delete-marked records of transactions from before the
 /// restart. A prepared transaction's deletes are not garbage until it is resolved: the
 /// sweep must wait for the whole resolution, not only for it to begin (it once started

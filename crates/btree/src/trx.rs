@@ -130,6 +130,18 @@ impl VersionStore {
         Ok(id)
     }
 
+    /// Stores a version under roll pointer `id` of an earlier run: recovery rebuilding
+    /// the version chains of an XA-prepared transaction, whose records on the pages
+    /// (and older images) name these pointers. Runs' pointer ranges never overlap, so
+    /// no version of this run has such a pointer.
+    pub fn put_at(&self, id: u64, v: OldVersion) {
+        let size = v.value.as_ref().map_or(0, Vec::len) + VERSION_OVERHEAD;
+        self.mem_bytes.fetch_add(size, Ordering::Relaxed);
+        self.shards[id as usize % VERSION_SHARDS]
+            .lock()
+            .insert(id, Arc::new(v));
+    }
+
     /// The version `id` names; None when it names none (purged, rolled back, or a
     /// pointer of an earlier run). An error when a spilled version cannot be read.
     pub fn get(&self, id: u64) -> std::io::Result<Option<Arc<OldVersion>>> {
@@ -255,6 +267,13 @@ impl TrxSys {
         a.insert(id, first_lsn);
         self.owes(id);
         id
+    }
+
+    /// Registers again, as active, transaction `id` of an earlier run that recovery
+    /// keeps prepared (XA): read views do not see its changes until it ends.
+    pub fn resume(&self, id: u64, first_lsn: u64) {
+        self.active.write().insert(id, first_lsn);
+        self.owes(id);
     }
 
     /// Transaction `id` (one more time) may have left stale secondary entries that

@@ -23,7 +23,10 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use txn::{Interrupt, Isolation, LockWait, LoggedRows, Participant, ReadMode, StopReason, Txn};
+pub use txn::{
+    xa_xid_bytes, xa_xid_parts, Interrupt, Isolation, LockWait, LoggedRows, Participant, ReadMode,
+    StopReason, Txn,
+};
 
 pub use strata_types::{Error, Result, TableDef, Value};
 
@@ -190,6 +193,20 @@ pub trait Engine: Send + Sync {
     /// says true and rolls back the others; returns (committed, rolled back).
     fn resolve_prepared(&self, _commit: &dyn Fn(u64) -> bool) -> Result<(usize, usize)> {
         Ok((0, 0))
+    }
+
+    /// Whether the engine implements XA ([`crate::Participant::prepare_xa`]): SHOW
+    /// ENGINES' XA column.
+    fn supports_xa(&self) -> bool {
+        false
+    }
+
+    /// The XA transactions a crash left prepared ([`crate::Participant::prepare_xa`]),
+    /// each as its xid ([`crate::txn::xa_xid_bytes`]) and its live participant (rows
+    /// still locked, changes still invisible to others), handed over once: the server
+    /// keeps them for XA RECOVER / XA COMMIT / XA ROLLBACK.
+    fn take_recovered_xa(&self) -> Vec<(Vec<u8>, Arc<dyn crate::Participant>)> {
+        Vec::new()
     }
 
     /// The server variables this engine owns (e.g. `innodb_buffer_pool_size`), with

@@ -161,6 +161,29 @@ pub enum LockWait {
     SkipLocked,
 }
 
+/// An XA xid as engines store it: `[formatID i32 LE][gtrid len u8][bqual len u8]
+/// [gtrid][bqual]` (docs/format/btree.md, kind 6). The session layer parses and
+/// compares xids; engines only keep these bytes.
+pub fn xa_xid_bytes(format_id: i32, gtrid: &[u8], bqual: &[u8]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(6 + gtrid.len() + bqual.len());
+    b.extend_from_slice(&format_id.to_le_bytes());
+    b.push(gtrid.len() as u8);
+    b.push(bqual.len() as u8);
+    b.extend_from_slice(gtrid);
+    b.extend_from_slice(bqual);
+    b
+}
+
+/// The parts of [`xa_xid_bytes`]: (formatID, gtrid, bqual); None if malformed.
+pub fn xa_xid_parts(b: &[u8]) -> Option<(i32, &[u8], &[u8])> {
+    let format_id = i32::from_le_bytes(b.get(..4)?.try_into().ok()?);
+    let g = *b.get(4)? as usize;
+    let q = *b.get(5)? as usize;
+    let gtrid = b.get(6..6 + g)?;
+    let bqual = b.get(6 + g..6 + g + q)?;
+    (b.len() == 6 + g + q).then_some((format_id, gtrid, bqual))
+}
+
 /// One engine's part in a transaction.
 pub trait Participant: Any + Send + Sync {
     /// Makes the transaction's changes durable (per the engine's flush policy) and
@@ -175,6 +198,16 @@ pub trait Participant: Any + Send + Sync {
     /// a participant that changed nothing, or a non-transactional engine.
     fn prepare(&self, _xid: u64) -> Result<()> {
         Ok(())
+    }
+    /// XA PREPARE (an external coordinator, `session/src/xa.rs`): makes the changes
+    /// durable as prepared under the XA xid `xid` (its encoding, [`xa_xid_bytes`]).
+    /// Unlike [`Participant::prepare`], recovery keeps such a transaction prepared,
+    /// locks and all, until an XA COMMIT or XA ROLLBACK; the binary log is never
+    /// asked about it. An engine without XA refuses (only btree has it).
+    fn prepare_xa(&self, _xid: &[u8]) -> Result<()> {
+        Err(Error::NotSupported(
+            "XA PREPARE of this engine's tables".into(),
+        ))
     }
     /// Undoes every change and releases the locks.
     fn rollback(&self) -> Result<()>;
@@ -553,6 +586,24 @@ impl Txn {
             p.prepare(xid)?;
         }
         Ok(())
+    }
+
+    /// XA PREPARE: every participant prepares under the XA xid `xid`
+    /// ([`Participant::prepare_xa`]). On an error the caller rolls the transaction back.
+    pub fn prepare_xa(&self, xid: &[u8]) -> Result<()> {
+        for p in self.parts() {
+            p.prepare_xa(xid)?;
+        }
+        Ok(())
+    }
+
+    /// A transaction holding `part` only: an XA transaction recovery found prepared
+    /// ([`crate::Engine::take_recovered_xa`]), for the session layer to commit or roll
+    /// back.
+    pub fn adopt(engine: &'static str, part: Arc<dyn Participant>) -> Txn {
+        let t = Txn::new(Isolation::RepeatableRead, Duration::from_secs(50));
+        t.join(engine, part);
+        t
     }
 
     pub fn commit(self) -> Result<()> {

@@ -218,6 +218,12 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
             "recovery: {committed} prepared transaction(s) committed, {rolled_back} rolled back"
         );
     }
+    // XA transactions a crash left prepared wait for their coordinator's XA COMMIT or
+    // XA ROLLBACK (XA RECOVER lists them).
+    let xa = server.adopt_recovered_xa();
+    if xa > 0 {
+        log_note!("recovery: {xa} XA transaction(s) left prepared for XA COMMIT / XA ROLLBACK");
+    }
     // Connection limits and timeouts, checked and applied as their SET GLOBAL would be.
     for (name, value) in &s.connection_vars {
         let def = strata_session::vars::lookup(name)

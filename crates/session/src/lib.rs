@@ -34,6 +34,7 @@ pub mod replica;
 mod sql_prepare;
 mod transaction;
 pub mod vars;
+pub mod xa;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -125,6 +126,9 @@ pub struct Server {
     binlog: std::sync::OnceLock<Arc<strata_binlog::Binlog>>,
     /// Replicas that announced themselves (COM_REGISTER_SLAVE), for SHOW REPLICAS.
     pub replicas: binlog::Replicas,
+    /// Every XA xid in use, and the prepared XA transactions whose connection is gone
+    /// (`xa.rs`).
+    pub xa: xa::Registry,
     /// This server as a replica (`Server::install_replica`): what CHANGE REPLICATION
     /// SOURCE, START REPLICA, … act on.
     replica: std::sync::OnceLock<Arc<dyn replica::ReplicaControl>>,
@@ -291,6 +295,7 @@ impl Server {
             persisted: parking_lot::Mutex::new(None),
             binlog: std::sync::OnceLock::new(),
             replicas: Default::default(),
+            xa: Default::default(),
             replica: Default::default(),
         }
     }
@@ -413,6 +418,9 @@ pub struct Session {
     /// None between transactions (and under autocommit, where a statement's own Txn
     /// lives only as long as the statement).
     txn: Option<Txn>,
+    /// The session's XA transaction (XA START … XA COMMIT/ROLLBACK): its xid and
+    /// state; its changes are in `txn`.
+    xa: Option<xa::XaSession>,
     /// SET TRANSACTION ISOLATION LEVEL without GLOBAL/SESSION: the next transaction's
     /// level, used once.
     next_isolation: Option<Isolation>,
@@ -679,6 +687,7 @@ impl Session {
             row_count: -1,
             statement_rows: 0,
             txn: None,
+            xa: None,
             next_isolation: None,
             next_read_only: None,
             prepared: Default::default(),
@@ -882,6 +891,11 @@ impl Session {
     /// when that wait fails (1205) the transaction is rolled back, as MySQL's
     /// `ha_commit_trans` does (and MariaDB, checked side by side).
     fn commit_open(&mut self) -> Result<()> {
+        // Inside an XA transaction nothing commits implicitly (COMMIT, BEGIN, DDL, …):
+        // MySQL's XAER_RMFAIL naming the state.
+        if let Some(x) = &self.xa {
+            return Err(Error::XaRmFail(x.state.name().into()));
+        }
         if self.txn.is_some() && self.txn_wrote {
             if let Err(e) = self.mdl.acquire(
                 &[MdlRequest::new(
@@ -905,6 +919,13 @@ impl Session {
     /// Rolls the open transaction back, if any, and releases its metadata locks.
     /// Changes to non-transactional tables stay, as on MyISAM.
     fn rollback_open(&mut self) -> Result<()> {
+        // An XA branch rolled back under the session (a metadata-lock deadlock): only
+        // XA ROLLBACK is left for it.
+        if let Some(x) = &mut self.xa {
+            if self.txn.is_some() {
+                x.state = xa::XaState::RollbackOnly;
+            }
+        }
         let r = match self.txn.take() {
             Some(t) => t.rollback(),
             None => Ok(()),
@@ -991,6 +1012,12 @@ impl Session {
         own: bool,
         f: impl FnOnce(&mut Session, &Txn) -> Result<T>,
     ) -> Result<T> {
+        if let Some(x) = &self.xa {
+            // Tables are read and written only while the XA transaction is ACTIVE.
+            if x.state != xa::XaState::Active || own || self.txn.is_none() {
+                return Err(Error::XaRmFail(x.state.name().into()));
+            }
+        }
         let (txn, opened) = match self.txn.take().filter(|_| !own) {
             Some(t) => (t, false),
             None => (self.new_txn(), true),
@@ -1028,8 +1055,12 @@ impl Session {
             Err(Error::Deadlock) => {
                 // The engine chose this transaction as the deadlock victim: all of it is
                 // undone and the session is left outside a transaction, as InnoDB does.
-                // The deadlock is what the client must see, not a rollback error.
+                // The deadlock is what the client must see, not a rollback error. An XA
+                // branch is left rollback-only (XA END then gives 1614).
                 let _ = txn.rollback();
+                if let Some(x) = &mut self.xa {
+                    x.state = xa::XaState::RollbackOnly;
+                }
                 Err(Error::Deadlock)
             }
             Err(e) => {
@@ -1316,8 +1347,10 @@ impl Session {
         self.prepared.clear();
         self.plan_cache.clear();
         self.locked = None;
-        // MySQL rolls back on reset; an engine error here has no statement to report
-        // it to, and the transaction is gone either way.
+        // MySQL rolls back on reset (a prepared XA transaction is detached, as at
+        // disconnect); an engine error here has no statement to report it to, and the
+        // transaction is gone either way.
+        self.detach_xa();
         let _ = self.rollback_open();
         self.mdl.release_all();
         self.drop_temporary_tables();
@@ -1336,8 +1369,9 @@ impl Session {
         self.server.replicas.unregister(self.connection_id);
         self.release_prepared_statements(self.prepared.len());
         self.prepared.clear();
-        // A connection that ends with an open transaction rolls it back; there is no
-        // client left to report an error to.
+        // A prepared XA transaction outlives its connection (MySQL 8); any other open
+        // transaction is rolled back; there is no client left to report an error to.
+        self.detach_xa();
         let _ = self.rollback_open();
         self.locked = None;
         self.mdl.release_all();
@@ -1746,8 +1780,7 @@ impl Session {
                 });
             }
             "RESET" => return self.reset_persist(sql, out),
-            // No engine implements XA (SHOW ENGINES says so): refused, not a syntax error.
-            "XA" => return Err(Error::NotSupported("XA transactions".into())),
+            "XA" => return self.xa_statement(sql, out),
             "ALTER" => {
                 // ALTER TABLE t DISABLE|ENABLE KEYS, which dumps wrap around their
                 // inserts: index maintenance is never deferred here, so it only names

@@ -218,6 +218,10 @@ impl Session {
             }
             _ => return Err(syntax(sql)),
         }
+        // Inside an XA transaction only XA COMMIT / XA ROLLBACK end it.
+        if let Some(x) = &self.xa {
+            return Err(Error::XaRmFail(x.state.name().into()));
+        }
         // AND CHAIN starts the next transaction with this one's characteristics.
         let characteristics = self.txn.as_ref().map(|t| (t.isolation(), t.read_only()));
         if first == "COMMIT" {

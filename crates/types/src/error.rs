@@ -430,6 +430,20 @@ pub enum Error {
     LongDataTooLong,
     /// 1205
     LockWaitTimeout,
+    /// 1397 XAER_NOTA: no XA transaction has that xid (or another connection owns it).
+    XaNota,
+    /// 1398 XAER_INVAL: an XA option Strata (like MySQL) does not implement.
+    XaInval,
+    /// 1399 XAER_RMFAIL: the statement cannot run in the XA transaction's state (its
+    /// name: ACTIVE, IDLE, PREPARED, ROLLBACK ONLY, NON-EXISTING).
+    XaRmFail(String),
+    /// 1400 XAER_OUTSIDE: XA START or an XA COMMIT/ROLLBACK of another xid inside a
+    /// transaction that is not that XA transaction.
+    XaOutside,
+    /// 1440 XAER_DUPID: the xid is in use.
+    XaDupId,
+    /// 1614 XA_RBDEADLOCK: the XA transaction's branch was rolled back by a deadlock.
+    XaRbDeadlock,
     /// 1213
     Deadlock,
     /// 3058: waiting in GET_LOCK would close a cycle of waits.
@@ -1043,6 +1057,12 @@ impl Error {
             InsecureTransport => 3159,
             LongDataTooLong => 1105,
             LockWaitTimeout => 1205,
+            XaNota => 1397,
+            XaInval => 1398,
+            XaRmFail(_) => 1399,
+            XaOutside => 1400,
+            XaDupId => 1440,
+            XaRbDeadlock => 1614,
             Deadlock => 1213,
             UserLockDeadlock => 3058,
             UserLockWrongName(_) => 3057,
@@ -1199,6 +1219,12 @@ impl Error {
             1325 | 1326 => "24000",
             1312 | 1415 => "0A000",
             1645 => "0K000",
+            1397 => "XAE04",
+            1398 => "XAE05",
+            1399 => "XAE07",
+            1400 => "XAE09",
+            1440 => "XAE08",
+            1614 => "XA102",
             _ => "HY000",
         }
     }
@@ -1924,6 +1950,19 @@ impl fmt::Display for Error {
                  is longer than 'max_allowed_packet' bytes"
             ),
             LockWaitTimeout => write!(f, "Lock wait timeout exceeded; try restarting transaction"),
+            XaNota => write!(f, "XAER_NOTA: Unknown XID"),
+            XaInval => write!(f, "XAER_INVAL: Invalid arguments (or unsupported command)"),
+            // Two spaces before the state, as MySQL and MariaDB print it.
+            XaRmFail(state) => write!(
+                f,
+                "XAER_RMFAIL: The command cannot be executed when global transaction is in the  {state} state"
+            ),
+            XaOutside => write!(f, "XAER_OUTSIDE: Some work is done outside global transaction"),
+            XaDupId => write!(f, "XAER_DUPID: The XID already exists"),
+            XaRbDeadlock => write!(
+                f,
+                "XA_RBDEADLOCK: Transaction branch was rolled back: deadlock was detected"
+            ),
             CantUpdateWithReadLock => write!(
                 f,
                 "Can't execute the query because you have a conflicting read lock"

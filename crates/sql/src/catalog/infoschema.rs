@@ -477,14 +477,16 @@ impl InfoTable {
             }
             Kind::Engines => {
                 for e in cat.engines() {
-                    // As SHOW ENGINES: savepoints where there are transactions, XA nowhere.
+                    // As SHOW ENGINES: savepoints where there are transactions, XA where
+                    // the engine implements its prepare.
                     let tx = if e.transactional() { "YES" } else { "NO" };
+                    let xa = if e.supports_xa() { "YES" } else { "NO" };
                     out.push(vec![
                         s(engine_display(e.name())),
                         s("YES"),
                         s(&e.describe()),
                         s(tx),
-                        s("NO"),
+                        s(xa),
                         s(tx),
                     ]);
                 }

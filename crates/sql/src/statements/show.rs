@@ -372,9 +372,10 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
                     "Strata btree: clustered B+tree, buffer pool, transactions"
                 };
                 // A transactional engine has savepoints (the session keeps them over the
-                // engine's undo); XA is implemented by no engine, so it is NO for all.
+                // engine's undo); XA where the engine implements its prepare.
                 let tx = if e.transactional() { "YES" } else { "NO" };
-                rows.push(vec![s(name), s(support), s(comment), s(tx), s("NO"), s(tx)]);
+                let xa = if e.supports_xa() { "YES" } else { "NO" };
+                rows.push(vec![s(name), s(support), s(comment), s(tx), s(xa), s(tx)]);
             }
             let cols = [
                 "Engine",
