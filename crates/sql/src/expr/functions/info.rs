@@ -31,6 +31,7 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
         ConnectionId => Value::UInt(cx.env.connection_id()),
         User => Value::str(&cx.env.user_at_host(false)),
         CurrentUser => Value::str(&cx.env.user_at_host(true)),
+        CurrentRole => Value::str(&cx.env.current_role()),
         Now => Value::DateTime(cx.env.now().truncate_to(0)),
         CurDate => Value::DateTime(cx.env.now().as_date()),
         UnixTimestamp => {

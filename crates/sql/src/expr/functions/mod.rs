@@ -39,6 +39,8 @@ pub enum Func {
     User,
     /// CURRENT_USER(): the account the session authenticated as (`user@host pattern`).
     CurrentUser,
+    /// CURRENT_ROLE(): the session's active roles (`NONE` without any).
+    CurrentRole,
     Now,
     CurDate,
     UnixTimestamp,
@@ -166,6 +168,7 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "connection_id" => (ConnectionId, 0, 0),
         "user" | "session_user" | "system_user" => (User, 0, 0),
         "current_user" => (CurrentUser, 0, 0),
+        "current_role" => (CurrentRole, 0, 0),
         "now" | "current_timestamp" | "sysdate" | "localtime" | "localtimestamp" => (Now, 0, 1),
         "curdate" | "current_date" => (CurDate, 0, 0),
         "unix_timestamp" => (UnixTimestamp, 0, 1),
@@ -219,9 +222,9 @@ pub(crate) fn arg(args: &[Expr], i: usize, row: &[Value], cx: &EvalCtx) -> Resul
 pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value> {
     use Func::*;
     match f {
-        Database | Version | LastInsertId | ConnectionId | User | CurrentUser | Now | CurDate
-        | UnixTimestamp | FromUnixtime | FoundRows | RowCount | AssignUserVariable | Sleep
-        | Benchmark | LoadFile => info::call(f, args, row, cx),
+        Database | Version | LastInsertId | ConnectionId | User | CurrentUser | CurrentRole
+        | Now | CurDate | UnixTimestamp | FromUnixtime | FoundRows | RowCount
+        | AssignUserVariable | Sleep | Benchmark | LoadFile => info::call(f, args, row, cx),
         InetAton | InetNtoa => network::call(f, args, row, cx),
         If | IfNull | NullIf(_) | Coalesce | Greatest(_) | Least(_) | ShowScale(_) | ShowFloat => {
             control::call(f, args, row, cx)
