@@ -377,18 +377,16 @@ pub fn check_needs(
                         let Some(one) = Privs::named(name).filter(|p| missing.contains(*p)) else {
                             continue;
                         };
-                        if !Privs::COLUMN_ALL.contains(one) {
+                        // No column holding it: the table is refused as a whole (MySQL
+                        // checks the union of the table's column privileges first).
+                        if !Privs::COLUMN_ALL.contains(one)
+                            || !grants.values().any(|p| p.contains(one))
+                        {
                             return Err(denied(one));
                         }
                         let Some(used) = columns(&n.db, t, one) else {
                             return Err(denied(one));
                         };
-                        if used.is_empty() {
-                            if !grants.values().any(|p| p.contains(one)) {
-                                return Err(denied(one));
-                            }
-                            continue;
-                        }
                         for c in &used {
                             if !grants
                                 .get(&c.to_lowercase())
