@@ -88,6 +88,12 @@ fn roles_and_column_grants_decide_access_and_survive_a_restart() {
     );
     a.query_drop("SET ROLE app_write").unwrap();
     assert_eq!(one(&mut a, "SELECT CURRENT_ROLE()"), "`app_write`@`%`");
+    // SET ROLE inside a transaction does not commit it.
+    a.query_drop("BEGIN").unwrap();
+    a.query_drop("INSERT INTO shop.items VALUES (7, 'tmp', 0)")
+        .unwrap();
+    a.query_drop("SET ROLE app_write").unwrap();
+    a.query_drop("ROLLBACK").unwrap();
     // SELECT through app_read (granted to app_write), INSERT through app_write.
     assert_eq!(
         one(&mut a, "SELECT name FROM shop.items WHERE id = 1"),
@@ -129,7 +135,10 @@ fn roles_and_column_grants_decide_access_and_survive_a_restart() {
         code(c.query_drop("SELECT name FROM shop.items WHERE price > 1")).0,
         1143
     );
-    assert_eq!(code(c.query_drop("SELECT * FROM shop.items")).0, 1143);
+    // `*` takes every column: the table is refused (1142), as MySQL and MariaDB do.
+    assert_eq!(code(c.query_drop("SELECT * FROM shop.items")).0, 1142);
+    assert_eq!(code(c.query_drop("SELECT i.* FROM shop.items i")).0, 1142);
+    assert_eq!(one(&mut c, "SELECT COUNT(*) FROM shop.items"), "3");
     c.query_drop("UPDATE shop.items SET name = 'quill' WHERE id = 1")
         .unwrap();
     let (n, m) = code(c.query_drop("UPDATE shop.items SET price = 9 WHERE id = 1"));

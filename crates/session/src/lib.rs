@@ -2066,7 +2066,13 @@ impl Session {
     /// accounts commit the open transaction first, as MySQL does.
     fn account_statement(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
         let first = text::first_word(sql);
-        if first != "SHOW" {
+        // SET ROLE changes only the session, so it does not end the transaction (MySQL
+        // commits implicitly for the account statements, not for it).
+        let set_role = first == "SET"
+            && strata_sql::text::words(sql)
+                .get(1)
+                .is_some_and(|w| w.eq_ignore_ascii_case("ROLE"));
+        if first != "SHOW" && !set_role {
             self.commit_open()?;
         }
         let eff = match self.effective() {

@@ -189,13 +189,14 @@ fn ddl(stmt: &ast::Statement, current: Option<&str>, out: &mut Vec<Need>) {
 /// say, and the table-level privilege is then needed. Column grants are checked with
 /// it (`strata_session::acl`) only for an account that lacks the table-level privilege
 /// and holds column grants on the table, so the common path never walks the plan.
-pub fn columns_used(p: &Prepared, db: &str, table: &str, privilege: Privs) -> Option<Vec<String>> {
+pub fn columns_used(p: &Prepared, db: &str, table: &str, privilege: Privs) -> Option<ColumnUse> {
     use crate::plan::query::QueryPlan;
     let mut acc = ColumnAcc {
         db,
         table,
         cols: Vec::new(),
         found: false,
+        star: false,
     };
     let names = |def: &strata_types::TableDef, positions: &mut dyn Iterator<Item = usize>| {
         let mut v: Vec<String> = positions
@@ -225,17 +226,23 @@ pub fn columns_used(p: &Prepared, db: &str, table: &str, privilege: Privs) -> Op
             walk_statement(&mut acc, None, &i.subqueries.subqueries);
         }
         (Plan::Insert(i), Privs::INSERT) if i.target.through.is_none() => {
-            return Some(names(&i.target.def, &mut i.columns.iter().copied()));
+            return Some(ColumnUse::named(names(
+                &i.target.def,
+                &mut i.columns.iter().copied(),
+            )));
         }
         (Plan::Insert(i), Privs::UPDATE) if i.target.through.is_none() => {
             let on = i.on_duplicate.as_deref().unwrap_or_default();
-            return Some(names(&i.target.def, &mut on.iter().map(|(c, _)| *c)));
+            return Some(ColumnUse::named(names(
+                &i.target.def,
+                &mut on.iter().map(|(c, _)| *c),
+            )));
         }
         (Plan::Update(u), Privs::UPDATE) if u.multi.is_none() && u.target.through.is_none() => {
-            return Some(names(
+            return Some(ColumnUse::named(names(
                 &u.target.def,
                 &mut u.assignments.iter().map(|(c, _)| *c),
-            ));
+            )));
         }
         (Plan::Update(u), Privs::SELECT) if u.multi.is_none() => {
             // WHERE and the SET values read the target's columns; the rows the
@@ -248,7 +255,28 @@ pub fn columns_used(p: &Prepared, db: &str, table: &str, privilege: Privs) -> Op
         }
         _ => return None,
     }
-    acc.found.then_some(acc.cols)
+    acc.found.then_some(ColumnUse {
+        columns: acc.cols,
+        star: acc.star,
+    })
+}
+
+/// The columns of one table a statement uses under one privilege.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ColumnUse {
+    pub columns: Vec<String>,
+    /// Some select list takes the table's columns through `*` / `t.*` (MySQL then
+    /// refuses the table, 1142, rather than a column, 1143).
+    pub star: bool,
+}
+
+impl ColumnUse {
+    fn named(columns: Vec<String>) -> ColumnUse {
+        ColumnUse {
+            columns,
+            star: false,
+        }
+    }
 }
 
 /// Collects the columns of one table that query blocks read.
@@ -258,6 +286,7 @@ struct ColumnAcc<'a> {
     cols: Vec<String>,
     /// Whether a block reads the table at all.
     found: bool,
+    star: bool,
 }
 
 impl ColumnAcc<'_> {
@@ -289,6 +318,13 @@ impl ColumnAcc<'_> {
             return;
         }
         self.found = true;
+        if projection
+            && b.star_tables
+                .iter()
+                .any(|&i| b.scope.tables.get(i).is_some_and(|t| self.is_mine(t)))
+        {
+            self.star = true;
+        }
         let used = if projection {
             crate::optimizer::columns::needed_columns(b)
         } else if b.windows.is_some() {

@@ -345,7 +345,8 @@ pub struct Identity {
 
 /// The columns of `db.table` a statement uses under one privilege (see
 /// `strata_sql::privileges::columns_used`); None: not known.
-pub type ColumnsUsed<'a> = &'a dyn Fn(&str, &str, Privs) -> Option<Vec<String>>;
+pub type ColumnsUsed<'a> =
+    &'a dyn Fn(&str, &str, Privs) -> Option<strata_sql::privileges::ColumnUse>;
 
 /// Checks the needs of a bound statement against `eff`: 1142 naming the first missing
 /// privilege and the table, 1044 for a database-level need. A table privilege the
@@ -387,11 +388,14 @@ pub fn check_needs(
                         let Some(used) = columns(&n.db, t, one) else {
                             return Err(denied(one));
                         };
-                        for c in &used {
+                        for c in &used.columns {
                             if !grants
                                 .get(&c.to_lowercase())
                                 .is_some_and(|p| p.contains(one))
                             {
+                                if used.star {
+                                    return Err(denied(one));
+                                }
                                 return Err(Error::ColumnAccessDenied {
                                     command: name.to_string(),
                                     user: who.user.clone(),
@@ -443,7 +447,7 @@ mod tests {
         }
     }
 
-    fn none(_: &str, _: &str, _: Privs) -> Option<Vec<String>> {
+    fn none(_: &str, _: &str, _: Privs) -> Option<strata_sql::privileges::ColumnUse> {
         None
     }
 
@@ -465,7 +469,18 @@ mod tests {
                 .collect(),
         );
         let reads = |cols: &'static [&'static str]| {
-            move |_: &str, _: &str, _: Privs| Some(cols.iter().map(|c| c.to_string()).collect())
+            move |_: &str, _: &str, _: Privs| {
+                Some(strata_sql::privileges::ColumnUse {
+                    columns: cols.iter().map(|c| c.to_string()).collect(),
+                    star: false,
+                })
+            }
+        };
+        let star = |_: &str, _: &str, _: Privs| {
+            Some(strata_sql::privileges::ColumnUse {
+                columns: vec!["a".into(), "b".into()],
+                star: true,
+            })
         };
         let sel = [need("d", Some("t"), Privs::SELECT)];
         assert!(check_needs(&e, &who, &sel, &reads(&["A"])).is_ok());
@@ -477,6 +492,11 @@ mod tests {
             "SELECT command denied to user 'u'@'localhost' for column 'b' in table 't'"
         );
         assert_eq!(check_needs(&e, &who, &sel, &none).unwrap_err().code(), 1142);
+        assert_eq!(
+            check_needs(&e, &who, &sel, &star).unwrap_err().to_string(),
+            "SELECT command denied to user 'u'@'localhost' for table 't'",
+            "SELECT * names the table"
+        );
         let ins = [need("d", Some("t"), Privs::INSERT)];
         assert_eq!(
             check_needs(&e, &who, &ins, &reads(&[])).unwrap_err().code(),
