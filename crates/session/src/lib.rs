@@ -162,6 +162,7 @@ impl Server {
         let i = |v: i64| Value::Int(v);
         let engine_display = strata_sql::engine_display(&config.default_engine);
         let globals = Globals::new(vec![
+            ("activate_all_roles_on_login", i(0)),
             ("auto_increment_increment", i(1)),
             ("auto_increment_offset", i(1)),
             ("autocommit", i(1)),
@@ -220,6 +221,7 @@ impl Server {
             ("max_execution_time", i(0)),
             ("max_sp_recursion_depth", i(0)),
             ("max_prepared_stmt_count", i(16382)),
+            ("mandatory_roles", s("")),
             ("max_user_connections", i(0)),
             ("net_buffer_length", i(16384)),
             ("net_read_timeout", i(30)),
@@ -468,8 +470,12 @@ pub struct Session {
     tls: (String, String),
     /// The account the session runs as, and the client's host.
     identity: acl::Identity,
-    /// The account's privileges, with the account store's generation they were read at.
+    /// The account's privileges, with the account store's generation they were read at
+    /// (dropped when SET ROLE changes the active roles).
     privs: Option<(u64, Arc<acl::Effective>)>,
+    /// The roles active in this session (SET ROLE; at login the default roles, or every
+    /// granted one under `activate_all_roles_on_login`).
+    active_roles: Vec<acl::roles::Name>,
     /// This connection's metadata locks (`strata_sql::mdl`): shared locks on the tables
     /// its transaction used, LOCK TABLES and FLUSH TABLES WITH READ LOCK.
     mdl: MdlContext,
@@ -548,6 +554,19 @@ impl Env for SessionEnv<'_> {
         };
         format!("{}@{host}", id.user)
     }
+    fn current_role(&self) -> String {
+        if self.s.active_roles.is_empty() {
+            return "NONE".into();
+        }
+        let mut names: Vec<String> = self
+            .s
+            .active_roles
+            .iter()
+            .map(acl::roles::backquoted)
+            .collect();
+        names.sort();
+        names.join(",")
+    }
     fn sees_database(&self, db: &str) -> bool {
         self.s.visible(|e| e.sees_db(db))
     }
@@ -625,8 +644,9 @@ impl Env for SessionEnv<'_> {
     fn holds_file_privilege(&self) -> bool {
         let acl = &self.s.server.acl;
         !acl.enforcing()
-            || acl
-                .effective(&self.s.identity.user, &self.s.identity.account_host)
+            || self
+                .s
+                .account_privileges()
                 .has_global(strata_types::privilege::Privs::FILE)
     }
     fn warnings(&self) -> Vec<Warning> {
@@ -718,6 +738,7 @@ impl Session {
                 client_host: client_host.to_string(),
             },
             privs: None,
+            active_roles: Vec::new(),
             mdl,
             txn_wrote: false,
             rows_before: Default::default(),
@@ -730,6 +751,22 @@ impl Session {
             s.vars.insert(name, s.server.globals.get(name));
         }
         s.refresh_derived()?;
+        if s.server.acl.enforcing() {
+            if let Some(a) = s
+                .server
+                .acl
+                .account(&s.identity.user, &s.identity.account_host)
+            {
+                let all = s
+                    .server
+                    .globals
+                    .get("activate_all_roles_on_login")
+                    .to_i64()
+                    .unwrap_or(0)
+                    != 0;
+                s.active_roles = acl::roles::at_login(&a, &s.mandatory_roles(), all);
+            }
+        }
         if let Some(db) = db.filter(|d| !d.is_empty()) {
             s.use_database(db)?;
         }
@@ -785,7 +822,7 @@ impl Session {
         }
         match &self.privs {
             Some((g, e)) if *g == acl.generation() => test(e),
-            _ => test(&acl.effective(&self.identity.user, &self.identity.account_host)),
+            _ => test(&self.account_privileges()),
         }
     }
 
@@ -1988,11 +2025,31 @@ impl Session {
         match &self.privs {
             Some((g, e)) if *g == generation => Some(e.clone()),
             _ => {
-                let e = Arc::new(acl.effective(&self.identity.user, &self.identity.account_host));
+                let e = Arc::new(self.account_privileges());
                 self.privs = Some((generation, e.clone()));
                 Some(e)
             }
         }
+    }
+
+    /// The roles of `mandatory_roles`, granted to every account.
+    fn mandatory_roles(&self) -> Vec<acl::roles::Name> {
+        let text = self.server.globals.get("mandatory_roles").to_text();
+        if text.is_empty() {
+            Vec::new()
+        } else {
+            acl::roles::parse_list(&text)
+        }
+    }
+
+    /// The account's privileges with the session's active roles, read from the store.
+    fn account_privileges(&self) -> acl::Effective {
+        self.server.acl.effective(
+            &self.identity.user,
+            &self.identity.account_host,
+            &self.active_roles,
+            &self.mandatory_roles(),
+        )
     }
 
     /// 1142 / 1044 unless the account holds what the bound statement needs. An account
@@ -2011,7 +2068,12 @@ impl Session {
         if eff.global == strata_types::privilege::Privs::GLOBAL_ALL {
             return Ok(());
         }
-        acl::check_needs(&eff, &self.identity, &strata_sql::privileges::required(p))
+        acl::check_needs(
+            &eff,
+            &self.identity,
+            &strata_sql::privileges::required(p),
+            &|db, t, privilege| strata_sql::privileges::columns_used(p, db, t, privilege),
+        )
     }
 
     /// 1227 unless the account holds global privilege `p` or, when named, the dynamic
@@ -2037,7 +2099,13 @@ impl Session {
     /// accounts commit the open transaction first, as MySQL does.
     fn account_statement(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
         let first = text::first_word(sql);
-        if first != "SHOW" {
+        // SET ROLE changes only the session, so it does not end the transaction (MySQL
+        // commits implicitly for the account statements, not for it).
+        let set_role = first == "SET"
+            && strata_sql::text::words(sql)
+                .get(1)
+                .is_some_and(|w| w.eq_ignore_ascii_case("ROLE"));
+        if first != "SHOW" && !set_role {
             self.commit_open()?;
         }
         let eff = match self.effective() {
@@ -2068,7 +2136,14 @@ impl Session {
             self.current_db.as_deref(),
             &|db, t| {
                 let cat = &self.server.catalog;
-                cat.table(db, t).is_ok() || cat.views(db).iter().any(|v| v.name == t)
+                match cat.table(db, t) {
+                    Ok(table) => Some(table.def().columns.iter().map(|c| c.name.clone()).collect()),
+                    Err(_) => cat.views(db).iter().any(|v| v.name == t).then(Vec::new),
+                }
+            },
+            &acl::statements::RoleCx {
+                active: self.active_roles.clone(),
+                mandatory: self.mandatory_roles(),
             },
         )?;
         match reply {
@@ -2076,6 +2151,11 @@ impl Session {
                 affected_rows: n,
                 ..OkInfo::default()
             }),
+            acl::statements::Reply::SetRoles(roles) => {
+                self.active_roles = roles;
+                self.privs = None;
+                out.ok(&OkInfo::default())
+            }
             acl::statements::Reply::Rows(title, rows) => {
                 out.columns(&[text_col(&title)])?;
                 let n = rows.len() as u64;

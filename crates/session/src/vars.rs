@@ -78,6 +78,8 @@ const U64: Kind = Kind::Int {
 
 /// Every variable, sorted by name.
 pub static VARIABLES: &[VarDef] = &[
+    // Roles (acl): every granted role active at login, not only the default ones.
+    v!("activate_all_roles_on_login", Global, Kind::Bool, true),
     v!(
         "auto_increment_increment",
         Both,
@@ -257,6 +259,8 @@ pub static VARIABLES: &[VarDef] = &[
         Kind::Int { min: 0, max: 2 },
         false
     ),
+    // Roles (acl): granted to every account; `role[@host]` separated by commas.
+    v!("mandatory_roles", Global, Kind::Str, true),
     v!(
         "max_allowed_packet",
         Both,

@@ -181,3 +181,222 @@ fn ddl(stmt: &ast::Statement, current: Option<&str>, out: &mut Vec<Need>) {
         _ => {}
     }
 }
+
+/// The columns of `db.table` that `p` uses under `privilege` (one of SELECT, INSERT,
+/// UPDATE, REFERENCES): the columns it reads (SELECT: select list, WHERE, joins,
+/// grouping, subqueries), gives values (INSERT) or assigns (UPDATE); an empty list when
+/// it uses the table without naming a column (`COUNT(*)`). None when this layer cannot
+/// say, and the table-level privilege is then needed. Column grants are checked with
+/// it (`strata_session::acl`) only for an account that lacks the table-level privilege
+/// and holds column grants on the table, so the common path never walks the plan.
+pub fn columns_used(p: &Prepared, db: &str, table: &str, privilege: Privs) -> Option<ColumnUse> {
+    use crate::plan::query::QueryPlan;
+    let mut acc = ColumnAcc {
+        db,
+        table,
+        cols: Vec::new(),
+        found: false,
+        star: false,
+    };
+    let names = |def: &strata_types::TableDef, positions: &mut dyn Iterator<Item = usize>| {
+        let mut v: Vec<String> = positions
+            .filter_map(|i| def.columns.get(i).map(|c| c.name.clone()))
+            .collect();
+        v.dedup();
+        v
+    };
+    let walk_statement =
+        |acc: &mut ColumnAcc, root: Option<&QueryPlan>, subs: &[std::sync::Arc<QueryPlan>]| {
+            if let Some(r) = root {
+                acc.query(r);
+            }
+            for s in subs {
+                acc.query(s);
+            }
+        };
+    match (&p.plan, privilege) {
+        (Plan::Select(s), Privs::SELECT)
+        | (Plan::Explain(crate::statement::ExplainPlan { statement: s, .. }), Privs::SELECT) => {
+            walk_statement(&mut acc, Some(&s.root), &s.subqueries);
+        }
+        (Plan::Insert(i), Privs::SELECT) => {
+            if let Some(sel) = &i.select {
+                walk_statement(&mut acc, Some(&sel.root), &sel.subqueries);
+            }
+            walk_statement(&mut acc, None, &i.subqueries.subqueries);
+        }
+        (Plan::Insert(i), Privs::INSERT) if i.target.through.is_none() => {
+            return Some(ColumnUse::named(names(
+                &i.target.def,
+                &mut i.columns.iter().copied(),
+            )));
+        }
+        (Plan::Insert(i), Privs::UPDATE) if i.target.through.is_none() => {
+            let on = i.on_duplicate.as_deref().unwrap_or_default();
+            return Some(ColumnUse::named(names(
+                &i.target.def,
+                &mut on.iter().map(|(c, _)| *c),
+            )));
+        }
+        (Plan::Update(u), Privs::UPDATE) if u.multi.is_none() && u.target.through.is_none() => {
+            return Some(ColumnUse::named(names(
+                &u.target.def,
+                &mut u.assignments.iter().map(|(c, _)| *c),
+            )));
+        }
+        (Plan::Update(u), Privs::SELECT) if u.multi.is_none() => {
+            // WHERE and the SET values read the target's columns; the rows the
+            // statement writes back are not a read.
+            acc.block(&u.source, false);
+            for (_, e) in &u.assignments {
+                acc.mark_expr(&u.source, e);
+            }
+            walk_statement(&mut acc, None, &u.subqueries.subqueries);
+        }
+        _ => return None,
+    }
+    acc.found.then_some(ColumnUse {
+        columns: acc.cols,
+        star: acc.star,
+    })
+}
+
+/// The columns of one table a statement uses under one privilege.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ColumnUse {
+    pub columns: Vec<String>,
+    /// Some select list takes the table's columns through `*` / `t.*` (MySQL then
+    /// refuses the table, 1142, rather than a column, 1143).
+    pub star: bool,
+}
+
+impl ColumnUse {
+    fn named(columns: Vec<String>) -> ColumnUse {
+        ColumnUse {
+            columns,
+            star: false,
+        }
+    }
+}
+
+/// Collects the columns of one table that query blocks read.
+struct ColumnAcc<'a> {
+    db: &'a str,
+    table: &'a str,
+    cols: Vec<String>,
+    /// Whether a block reads the table at all.
+    found: bool,
+    star: bool,
+}
+
+impl ColumnAcc<'_> {
+    fn query(&mut self, q: &crate::plan::query::QueryPlan) {
+        use crate::plan::query::QueryPlan;
+        match q {
+            QueryPlan::Block(b) => self.block(b, true),
+            QueryPlan::SetOp(s) => {
+                self.query(&s.left);
+                self.query(&s.right);
+            }
+            QueryPlan::Ordered(o) => self.query(&o.input),
+            QueryPlan::Recursive(r) => {
+                self.query(&r.anchor);
+                self.query(&r.step);
+            }
+        }
+    }
+
+    /// The block's reads of the table; `projection` false leaves out the select list
+    /// (an UPDATE's source, whose rows are written back, not returned).
+    fn block(&mut self, b: &crate::plan::block::SelectPlan, projection: bool) {
+        for (_, d) in &b.derived {
+            if let Some(q) = d {
+                self.query(q);
+            }
+        }
+        if !b.scope.tables.iter().any(|t| self.is_mine(t)) {
+            return;
+        }
+        self.found = true;
+        if projection
+            && b.star_tables
+                .iter()
+                .any(|&i| b.scope.tables.get(i).is_some_and(|t| self.is_mine(t)))
+        {
+            self.star = true;
+        }
+        let used = if projection {
+            crate::optimizer::columns::needed_columns(b)
+        } else if b.windows.is_some() {
+            None
+        } else {
+            let mut used = vec![false; b.scope.width()];
+            let mut mark = |e: &crate::expr::Expr| mark_columns(e, &mut used);
+            for level in &b.levels {
+                level.filter.iter().chain(&level.on).for_each(&mut mark);
+                match &level.access {
+                    crate::plan::block::Access::Index {
+                        eq, lower, upper, ..
+                    } => {
+                        eq.iter().for_each(&mut mark);
+                        lower.iter().chain(upper).for_each(|(e, _)| mark(e));
+                    }
+                    crate::plan::block::Access::IndexIn { values, .. } => {
+                        values.iter().for_each(&mut mark)
+                    }
+                    crate::plan::block::Access::JoinBuffer { keys } => {
+                        keys.iter().for_each(|k| mark(&k.probe))
+                    }
+                    _ => {}
+                }
+            }
+            b.const_filter.iter().for_each(&mut mark);
+            Some(used)
+        };
+        for t in &b.scope.tables {
+            if !self.is_mine(t) {
+                continue;
+            }
+            for (i, c) in t.def.columns.iter().enumerate() {
+                let read = used
+                    .as_ref()
+                    .is_none_or(|u| u.get(t.offset + i).copied().unwrap_or(false));
+                if read && !self.cols.iter().any(|x| x.eq_ignore_ascii_case(&c.name)) {
+                    self.cols.push(c.name.clone());
+                }
+            }
+        }
+    }
+
+    /// Adds the table's columns `e` reads in block `b`.
+    fn mark_expr(&mut self, b: &crate::plan::block::SelectPlan, e: &crate::expr::Expr) {
+        let mut used = vec![false; b.scope.width()];
+        mark_columns(e, &mut used);
+        for t in &b.scope.tables {
+            if !self.is_mine(t) {
+                continue;
+            }
+            for (i, c) in t.def.columns.iter().enumerate() {
+                if used.get(t.offset + i).copied().unwrap_or(false)
+                    && !self.cols.iter().any(|x| x.eq_ignore_ascii_case(&c.name))
+                {
+                    self.cols.push(c.name.clone());
+                }
+            }
+        }
+    }
+
+    fn is_mine(&self, t: &crate::bind::ScopeTable) -> bool {
+        t.is_base() && t.db == self.db && t.def.name == self.table
+    }
+}
+
+fn mark_columns(e: &crate::expr::Expr, used: &mut [bool]) {
+    e.walk(&mut |x| {
+        if let crate::expr::Expr::Column(p) = x {
+            if let Some(u) = used.get_mut(*p) {
+                *u = true;
+            }
+        }
+    })
+}

@@ -387,6 +387,22 @@ pub enum Error {
         host: String,
         table: String,
     },
+    /// 1143: `command` denied on a column of a table (column-level grants).
+    ColumnAccessDenied {
+        command: String,
+        user: String,
+        host: String,
+        column: String,
+        table: String,
+    },
+    /// 3523: a role or account named in a role statement does not exist; (user, host).
+    UnknownAuthId(String, String),
+    /// 3530: SET ROLE / SET DEFAULT ROLE / REVOKE of a role the account was not
+    /// granted; (role user, role host, account user, account host).
+    RoleNotGranted(String, String, String, String),
+    /// 4027: GRANT role TO x where x already reaches the role; (grantee, role) as
+    /// `` `u`@`h` ``.
+    RoleGrantedToItself(String, String),
     /// 1227: the statement needs one of the named (global) privileges.
     SpecificAccessDenied(String),
     /// 1396: an account statement failed for the listed accounts; (operation, accounts).
@@ -1043,6 +1059,10 @@ impl Error {
             DbAccessDenied { .. } => 1044,
             TableAccessDenied { .. } => 1142,
             SpecificAccessDenied(_) => 1227,
+            ColumnAccessDenied { .. } => 1143,
+            UnknownAuthId(..) => 3523,
+            RoleNotGranted(..) => 3530,
+            RoleGrantedToItself(..) => 4027,
             AccountOperationFailed(..) => 1396,
             NoImplicitUserCreation => 1410,
             NoMatchingUser => 1133,
@@ -1176,8 +1196,8 @@ impl Error {
         match self.code() {
             1101 | 1066 | 1248 | 1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091
             | 1061 | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1166 | 1286 | 1305 | 1582 | 1273
-            | 1118 | 1071 | 1203 | 1044 | 1142 | 1227 | 1410 | 1133 | 1141 | 1147 | 1144 | 1055
-            | 1140 => "42000",
+            | 1118 | 1071 | 1203 | 1044 | 1142 | 1143 | 1227 | 1410 | 1133 | 1141 | 1147 | 1144
+            | 1055 | 1140 => "42000",
             1146 | 1051 | 1109 => "42S02",
             1050 => "42S01",
             1054 => "42S22",
@@ -1903,6 +1923,24 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "{command} command denied to user '{user}'@'{host}' for table '{table}'"
+            ),
+            ColumnAccessDenied {
+                command,
+                user,
+                host,
+                column,
+                table,
+            } => write!(
+                f,
+                "{command} command denied to user '{user}'@'{host}' for column '{column}' in table '{table}'"
+            ),
+            UnknownAuthId(user, host) => write!(f, "Unknown authorization ID `{user}`@`{host}`"),
+            RoleNotGranted(ru, rh, u, h) => {
+                write!(f, "`{ru}`@`{rh}` is not granted to `{u}`@`{h}`")
+            }
+            RoleGrantedToItself(grantee, role) => write!(
+                f,
+                "User account {grantee} is directly or indirectly granted to the role {role}. The GRANT would create a loop"
             ),
             SpecificAccessDenied(privs) => write!(
                 f,

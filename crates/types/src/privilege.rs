@@ -117,6 +117,10 @@ impl Privs {
             | Privs::TRIGGER.0,
     );
 
+    /// What a column grant (`GRANT SELECT (c) ON db.t`) may hold.
+    pub const COLUMN_ALL: Privs =
+        Privs(Privs::SELECT.0 | Privs::INSERT.0 | Privs::UPDATE.0 | Privs::REFERENCES.0);
+
     pub const fn union(self, o: Privs) -> Privs {
         Privs(self.0 | o.0)
     }

@@ -8,11 +8,16 @@
 //! statements (CREATE USER, GRANT, SHOW GRANTS, …) are parsed and run by
 //! [`statements`]; the file is [`store`]; host patterns are [`host`].
 //!
+//! Roles are accounts (CREATE ROLE makes a locked one): an account's grants are its own
+//! plus those of the roles active in the session and, transitively, of the roles granted
+//! to those ([`Acl::effective`]); [`roles`] holds the graph walks.
+//!
 //! Until the server binary opens the store ([`Acl::open`]) nothing is enforced: the
 //! in-process benchmark and unit tests run as before, and so does a server started with
 //! `--skip-grant-tables`.
 
 pub mod host;
+pub mod roles;
 pub mod statements;
 pub mod store;
 
@@ -45,6 +50,8 @@ pub struct Effective {
     pub dynamic: BTreeSet<String>,
     pub dbs: HashMap<String, Privs>,
     pub tables: HashMap<(String, String), Privs>,
+    /// Column grants: (db, table) → lower-case column name → privileges.
+    pub columns: HashMap<(String, String), HashMap<String, Privs>>,
 }
 
 impl Effective {
@@ -82,11 +89,44 @@ impl Effective {
         !self.global.is_empty()
             || self.dbs.get(db).is_some_and(|p| !p.is_empty())
             || self.tables.keys().any(|(d, _)| d == db)
+            || self.columns.keys().any(|(d, _)| d == db)
     }
 
-    /// Whether `db.table` is visible (any privilege on it at any level).
+    /// Whether `db.table` is visible (any privilege on it at any level, a column's
+    /// included).
     pub fn sees_table(&self, db: &str, table: &str) -> bool {
-        !self.on_table(db, table).is_empty()
+        !self.on_table(db, table).is_empty() || self.column_grants(db, table).is_some()
+    }
+
+    /// The column grants on `db.table`, when there are any.
+    pub fn column_grants(&self, db: &str, table: &str) -> Option<&HashMap<String, Privs>> {
+        if self.columns.is_empty() {
+            return None;
+        }
+        self.columns
+            .get(&(db.to_string(), table.to_string()))
+            .filter(|c| !c.is_empty())
+    }
+
+    /// Adds everything `a` holds (an account's own grants, or an active role's).
+    fn absorb(&mut self, a: &Account) {
+        self.global = self.global.union(a.global.privs);
+        self.dynamic.extend(a.dynamic.iter().cloned());
+        for (d, g) in &a.dbs {
+            let e = self.dbs.entry(d.clone()).or_default();
+            *e = e.union(g.privs);
+        }
+        for (k, g) in &a.tables {
+            let e = self.tables.entry(k.clone()).or_default();
+            *e = e.union(g.privs);
+        }
+        for (k, cols) in &a.columns {
+            let t = self.columns.entry(k.clone()).or_default();
+            for (c, p) in cols {
+                let e = t.entry(c.to_lowercase()).or_default();
+                *e = e.union(*p);
+            }
+        }
     }
 }
 
@@ -230,19 +270,43 @@ impl Acl {
         Ok(())
     }
 
-    /// The flattened privileges of `user@host` (an account that no longer exists has
-    /// none).
-    pub fn effective(&self, user: &str, host: &str) -> Effective {
-        let Some(a) = self.account(user, host) else {
+    /// The flattened privileges of `user@host` with the roles `active` in its session
+    /// and every role granted to those (an account that no longer exists has none; a
+    /// role dropped since, or no longer granted, adds nothing).
+    /// `mandatory` are the roles of `mandatory_roles`, granted to every account.
+    pub fn effective(
+        &self,
+        user: &str,
+        host: &str,
+        active: &[(String, String)],
+        mandatory: &[(String, String)],
+    ) -> Effective {
+        let accounts = self.snapshot();
+        let Some(a) = accounts
+            .iter()
+            .find(|a| a.user == user && a.host.eq_ignore_ascii_case(host))
+        else {
             return Effective::default();
         };
-        Effective {
+        let mut e = Effective {
             exists: true,
-            global: a.global.privs,
-            dynamic: a.dynamic.clone(),
-            dbs: a.dbs.iter().map(|(d, g)| (d.clone(), g.privs)).collect(),
-            tables: a.tables.iter().map(|(k, g)| (k.clone(), g.privs)).collect(),
+            ..Default::default()
+        };
+        e.absorb(a);
+        if !active.is_empty() {
+            // A role revoked since it was activated no longer counts.
+            let granted: Vec<(String, String)> = active
+                .iter()
+                .filter(|r| a.roles.contains_key(*r) || mandatory.contains(r))
+                .cloned()
+                .collect();
+            for r in roles::closure(&accounts, &granted) {
+                if let Some(ra) = accounts.iter().find(|x| x.user == r.0 && x.host == r.1) {
+                    e.absorb(ra);
+                }
+            }
         }
+        e
     }
 }
 
@@ -279,24 +343,69 @@ pub struct Identity {
     pub client_host: String,
 }
 
+/// The columns of `db.table` a statement uses under one privilege (see
+/// `strata_sql::privileges::columns_used`); None: not known.
+pub type ColumnsUsed<'a> =
+    &'a dyn Fn(&str, &str, Privs) -> Option<strata_sql::privileges::ColumnUse>;
+
 /// Checks the needs of a bound statement against `eff`: 1142 naming the first missing
-/// privilege and the table, 1044 for a database-level need.
+/// privilege and the table, 1044 for a database-level need. A table privilege the
+/// account lacks may be made up by column grants: then every column the statement uses
+/// under it (`columns`) must carry it (1143 naming the first that does not), and a
+/// statement that names no column needs the privilege on some column.
 pub fn check_needs(
     eff: &Effective,
     who: &Identity,
     needs: &[strata_sql::privileges::Need],
+    columns: ColumnsUsed,
 ) -> Result<()> {
     for n in needs {
         match &n.table {
             Some(t) => {
                 let have = eff.on_table(&n.db, t);
                 if !have.contains(n.privs) {
-                    return Err(Error::TableAccessDenied {
-                        command: n.privs.minus(have).first_name().to_string(),
+                    let missing = n.privs.minus(have);
+                    let denied = |p: Privs| Error::TableAccessDenied {
+                        command: p.first_name().to_string(),
                         user: who.user.clone(),
                         host: who.client_host.clone(),
                         table: t.clone(),
-                    });
+                    };
+                    let Some(grants) = eff.column_grants(&n.db, t) else {
+                        return Err(denied(missing));
+                    };
+                    for (_, name) in strata_types::privilege::NAMES {
+                        let Some(one) = Privs::named(name).filter(|p| missing.contains(*p)) else {
+                            continue;
+                        };
+                        // No column holding it: the table is refused as a whole (MySQL
+                        // checks the union of the table's column privileges first).
+                        if !Privs::COLUMN_ALL.contains(one)
+                            || !grants.values().any(|p| p.contains(one))
+                        {
+                            return Err(denied(one));
+                        }
+                        let Some(used) = columns(&n.db, t, one) else {
+                            return Err(denied(one));
+                        };
+                        for c in &used.columns {
+                            if !grants
+                                .get(&c.to_lowercase())
+                                .is_some_and(|p| p.contains(one))
+                            {
+                                if used.star {
+                                    return Err(denied(one));
+                                }
+                                return Err(Error::ColumnAccessDenied {
+                                    command: name.to_string(),
+                                    user: who.user.clone(),
+                                    host: who.client_host.clone(),
+                                    column: c.clone(),
+                                    table: t.clone(),
+                                });
+                            }
+                        }
+                    }
                 }
             }
             None => {
@@ -338,6 +447,71 @@ mod tests {
         }
     }
 
+    fn none(_: &str, _: &str, _: Privs) -> Option<strata_sql::privileges::ColumnUse> {
+        None
+    }
+
+    #[test]
+    fn column_grants_make_up_for_a_missing_table_privilege() {
+        let who = Identity {
+            user: "u".into(),
+            account_host: "%".into(),
+            client_host: "localhost".into(),
+        };
+        let mut e = Effective {
+            exists: true,
+            ..Default::default()
+        };
+        e.columns.insert(
+            ("d".into(), "t".into()),
+            [("a".to_string(), Privs::SELECT.union(Privs::UPDATE))]
+                .into_iter()
+                .collect(),
+        );
+        let reads = |cols: &'static [&'static str]| {
+            move |_: &str, _: &str, _: Privs| {
+                Some(strata_sql::privileges::ColumnUse {
+                    columns: cols.iter().map(|c| c.to_string()).collect(),
+                    star: false,
+                })
+            }
+        };
+        let star = |_: &str, _: &str, _: Privs| {
+            Some(strata_sql::privileges::ColumnUse {
+                columns: vec!["a".into(), "b".into()],
+                star: true,
+            })
+        };
+        let sel = [need("d", Some("t"), Privs::SELECT)];
+        assert!(check_needs(&e, &who, &sel, &reads(&["A"])).is_ok());
+        assert!(check_needs(&e, &who, &sel, &reads(&[])).is_ok(), "COUNT(*)");
+        let err = check_needs(&e, &who, &sel, &reads(&["a", "b"])).unwrap_err();
+        assert_eq!(err.code(), 1143);
+        assert_eq!(
+            err.to_string(),
+            "SELECT command denied to user 'u'@'localhost' for column 'b' in table 't'"
+        );
+        assert_eq!(check_needs(&e, &who, &sel, &none).unwrap_err().code(), 1142);
+        assert_eq!(
+            check_needs(&e, &who, &sel, &star).unwrap_err().to_string(),
+            "SELECT command denied to user 'u'@'localhost' for table 't'",
+            "SELECT * names the table"
+        );
+        let ins = [need("d", Some("t"), Privs::INSERT)];
+        assert_eq!(
+            check_needs(&e, &who, &ins, &reads(&[])).unwrap_err().code(),
+            1142
+        );
+        let del = [need("d", Some("t"), Privs::DELETE)];
+        assert_eq!(
+            check_needs(&e, &who, &del, &reads(&["a"]))
+                .unwrap_err()
+                .code(),
+            1142
+        );
+        assert!(e.sees_table("d", "t") && e.sees_db("d") && !e.sees_table("d", "x"));
+    }
+
     #[test]
     fn privileges_resolve_across_levels() {
         let who = Identity {
@@ -346,22 +520,35 @@ mod tests {
             client_host: "localhost".into(),
         };
         let e = eff();
-        assert!(check_needs(&e, &who, &[need("shop", Some("t"), Privs::SELECT)]).is_ok());
-        let err = check_needs(&e, &who, &[need("shop", Some("t"), Privs::DELETE)]).unwrap_err();
+        assert!(check_needs(&e, &who, &[need("shop", Some("t"), Privs::SELECT)], &none).is_ok());
+        let err =
+            check_needs(&e, &who, &[need("shop", Some("t"), Privs::DELETE)], &none).unwrap_err();
         assert_eq!(err.code(), 1142);
         assert_eq!(
             err.to_string(),
             "DELETE command denied to user 'u'@'localhost' for table 't'"
         );
-        assert!(check_needs(&e, &who, &[need("crm", Some("leads"), Privs::UPDATE)]).is_ok());
-        assert!(check_needs(&e, &who, &[need("crm", Some("other"), Privs::UPDATE)]).is_err());
-        let err = check_needs(&e, &who, &[need("crm", None, Privs::CREATE)]).unwrap_err();
+        assert!(check_needs(
+            &e,
+            &who,
+            &[need("crm", Some("leads"), Privs::UPDATE)],
+            &none
+        )
+        .is_ok());
+        assert!(check_needs(
+            &e,
+            &who,
+            &[need("crm", Some("other"), Privs::UPDATE)],
+            &none
+        )
+        .is_err());
+        let err = check_needs(&e, &who, &[need("crm", None, Privs::CREATE)], &none).unwrap_err();
         assert_eq!(err.code(), 1044);
         assert!(e.sees_db("crm") && e.sees_db("shop") && !e.sees_db("mysql"));
         assert!(e.sees_table("crm", "leads") && !e.sees_table("crm", "x"));
         let mut g = e.clone();
         g.global = Privs::GLOBAL_ALL;
-        assert!(check_needs(&g, &who, &[need("any", None, Privs::DROP)]).is_ok());
+        assert!(check_needs(&g, &who, &[need("any", None, Privs::DROP)], &none).is_ok());
     }
 
     #[test]

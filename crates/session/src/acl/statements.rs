@@ -1,13 +1,16 @@
 //! The account statements, parsed by hand from their text (sqlparser knows only part of
 //! MySQL's forms) and run against the [`Acl`]: CREATE / ALTER / DROP / RENAME USER,
-//! SET PASSWORD, GRANT, REVOKE, SHOW GRANTS, SHOW CREATE USER, FLUSH PRIVILEGES.
-//! Roles, column-level and routine-level grants are refused with 1235 naming them.
+//! SET PASSWORD, GRANT, REVOKE, SHOW GRANTS, SHOW CREATE USER, FLUSH PRIVILEGES; roles
+//! (CREATE / DROP ROLE, GRANT / REVOKE role, SET ROLE, SET DEFAULT ROLE, ALTER USER …
+//! DEFAULT ROLE, SHOW GRANTS … USING) and column grants (`GRANT SELECT (c) ON t`).
+//! Routine-level grants are refused with 1235 naming them.
 //!
 //! Who may run them (MySQL's rules): account management needs the global CREATE USER
 //! privilege (1227); GRANT needs GRANT OPTION and the granted privileges at the level
 //! or above (1044 / 1142 / 1045 as MySQL answers); SHOW GRANTS FOR another account and
 //! SET PASSWORD FOR another account need access to the `mysql` schema (1044).
 
+use super::roles::{self, Name};
 use super::store::{Account, Grant, Require};
 use super::{now_secs, Acl, Effective, Identity};
 use strata_types::privilege::{dynamic_named, Privs, DYNAMIC};
@@ -18,6 +21,16 @@ pub enum Reply {
     Ok(u64),
     /// One text column: its name and the rows.
     Rows(String, Vec<String>),
+    /// SET ROLE: the roles the session has active from now on.
+    SetRoles(Vec<Name>),
+}
+
+/// The session's side of the role statements: the roles active in it and the
+/// `mandatory_roles` (granted to every account).
+#[derive(Default)]
+pub struct RoleCx {
+    pub active: Vec<Name>,
+    pub mandatory: Vec<Name>,
 }
 
 /// The first words that make a statement an account statement (after `CREATE` etc.),
@@ -424,6 +437,9 @@ fn hash_sha2(pw: &str) -> String {
 
 /// Runs one account statement for session `who` (holding `eff`); `current_db` is
 /// what `GRANT … ON *` and `ON t` mean.
+// Each argument is one thing the session lends the statement; bundling them would only
+// move the list into a struct built for this one call.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     acl: &Acl,
     who: &Identity,
@@ -431,7 +447,8 @@ pub fn run(
     sql: &str,
     default_plugin: &str,
     current_db: Option<&str>,
-    table_exists: &dyn Fn(&str, &str) -> bool,
+    table_columns: &dyn Fn(&str, &str) -> Option<Vec<String>>,
+    rcx: &RoleCx,
 ) -> Result<Reply> {
     let mut p = P {
         toks: lex(sql)?,
@@ -447,8 +464,21 @@ pub fn run(
             acl.reload()?;
             Ok(Reply::Ok(0))
         }
-        "SHOW" => show(&mut p, acl, who, eff),
-        "CREATE" | "DROP" if p.peek_kw("ROLE") => Err(Error::NotSupported("roles".into())),
+        "SHOW" => show(&mut p, acl, who, eff, rcx),
+        "CREATE" | "DROP" if p.kw("ROLE") => {
+            create_or_drop_role(&mut p, first == "CREATE", acl, who, eff)
+        }
+        "ALTER" if has_default_role(&p) => {
+            p.expect_kw("USER")?;
+            let if_exists = p.kw("IF") && {
+                p.expect_kw("EXISTS")?;
+                true
+            };
+            let u = p.user(who)?;
+            p.expect_kw("DEFAULT")?;
+            p.expect_kw("ROLE")?;
+            set_default_role(&mut p, acl, who, eff, vec![u], if_exists, rcx)
+        }
         "CREATE" => {
             p.expect_kw("USER")?;
             need_global(eff, Privs::CREATE_USER, "CREATE USER")?;
@@ -575,6 +605,7 @@ pub fn run(
                     if accounts.len() == before && !if_exists {
                         failed.push(quoted(u));
                     }
+                    forget_role(accounts, u);
                 }
                 if !failed.is_empty() {
                     return Err(Error::AccountOperationFailed(
@@ -627,8 +658,12 @@ pub fn run(
             Ok(Reply::Ok(0))
         }
         "SET" => {
-            if p.kw("ROLE") || p.kw("DEFAULT") {
-                return Err(Error::NotSupported("roles".into()));
+            if p.kw("ROLE") {
+                return set_role(&mut p, acl, who, rcx);
+            }
+            if p.kw("DEFAULT") {
+                p.expect_kw("ROLE")?;
+                return set_default_role_to(&mut p, acl, who, eff, rcx);
             }
             p.expect_kw("PASSWORD")?;
             let target = if p.kw("FOR") {
@@ -662,11 +697,314 @@ pub fn run(
             })?;
             Ok(Reply::Ok(0))
         }
+        "GRANT" | "REVOKE"
+            if !p
+                .toks
+                .iter()
+                .any(|t| matches!(t, Tok::Word(w) if w.eq_ignore_ascii_case("ON"))) =>
+        {
+            grant_or_revoke_roles(&mut p, first == "GRANT", acl, who, eff)
+        }
         "GRANT" | "REVOKE" => {
-            grant_or_revoke(&mut p, first == "GRANT", acl, who, eff, table_exists)
+            grant_or_revoke(&mut p, first == "GRANT", acl, who, eff, table_columns)
         }
         _ => Err(p.err()),
     }
+}
+
+/// Removes every grant of role `r` (a dropped role or account), as MySQL deletes its
+/// `role_edges` and `default_roles` rows.
+fn forget_role(accounts: &mut [Account], r: &Name) {
+    for a in accounts.iter_mut() {
+        a.roles.remove(r);
+        a.default_roles.remove(r);
+    }
+}
+
+/// `ALTER USER u DEFAULT ROLE …` (rather than ALTER USER's account options).
+fn has_default_role(p: &P) -> bool {
+    p.toks.windows(2).any(|w| {
+        matches!((&w[0], &w[1]), (Tok::Word(a), Tok::Word(b))
+            if a.eq_ignore_ascii_case("DEFAULT") && b.eq_ignore_ascii_case("ROLE"))
+    })
+}
+
+/// CREATE ROLE [IF NOT EXISTS] r, … / DROP ROLE [IF EXISTS] r, …: a role is an account
+/// that cannot log in (locked, password expired), as MySQL 8 creates it.
+fn create_or_drop_role(
+    p: &mut P,
+    create: bool,
+    acl: &Acl,
+    who: &Identity,
+    eff: &Effective,
+) -> Result<Reply> {
+    let (mine, label) = if create {
+        (Privs::CREATE_ROLE, "CREATE USER, CREATE ROLE")
+    } else {
+        (Privs::DROP_ROLE, "CREATE USER, DROP ROLE")
+    };
+    if !eff.has_global(mine) && !eff.has_global(Privs::CREATE_USER) {
+        return Err(Error::SpecificAccessDenied(label.into()));
+    }
+    let if_clause = p.kw("IF") && {
+        if create {
+            p.expect_kw("NOT")?;
+        }
+        p.expect_kw("EXISTS")?;
+        true
+    };
+    let names = p.users(who)?;
+    p.end()?;
+    let op = if create { "CREATE ROLE" } else { "DROP ROLE" };
+    acl.change(|accounts| {
+        let mut failed = Vec::new();
+        for r in &names {
+            let exists = accounts.iter().any(|a| a.user == r.0 && a.host == r.1);
+            if create {
+                if exists {
+                    if !if_clause {
+                        failed.push(quoted(r));
+                    }
+                    continue;
+                }
+                accounts.push(Account {
+                    user: r.0.clone(),
+                    host: r.1.clone(),
+                    plugin: super::strata_wire_plugins::SHA2.into(),
+                    password_last_changed: now_secs(),
+                    password_expired: true,
+                    locked: true,
+                    ..Default::default()
+                });
+            } else {
+                if !exists {
+                    if !if_clause {
+                        failed.push(quoted(r));
+                    }
+                    continue;
+                }
+                accounts.retain(|a| !(a.user == r.0 && a.host == r.1));
+                forget_role(accounts, r);
+            }
+        }
+        if !failed.is_empty() {
+            return Err(Error::AccountOperationFailed(op.into(), failed.join(",")));
+        }
+        Ok(())
+    })?;
+    Ok(Reply::Ok(0))
+}
+
+/// Whether the session may grant or revoke `role`: ROLE_ADMIN (or SUPER), or the role
+/// granted to its account WITH ADMIN OPTION.
+fn may_administer(acl: &Acl, who: &Identity, eff: &Effective, role: &Name) -> bool {
+    eff.has_dynamic("ROLE_ADMIN")
+        || acl
+            .account(&who.user, &who.account_host)
+            .is_some_and(|a| a.roles.get(role) == Some(&true))
+}
+
+/// GRANT role, … TO account, … [WITH ADMIN OPTION] / REVOKE role, … FROM account, ….
+fn grant_or_revoke_roles(
+    p: &mut P,
+    grant: bool,
+    acl: &Acl,
+    who: &Identity,
+    eff: &Effective,
+) -> Result<Reply> {
+    let role_names = p.users(who)?;
+    p.expect_kw(if grant { "TO" } else { "FROM" })?;
+    let grantees = p.users(who)?;
+    let mut admin = false;
+    if grant && p.kw("WITH") {
+        p.expect_kw("ADMIN")?;
+        p.expect_kw("OPTION")?;
+        admin = true;
+    }
+    p.end()?;
+    if !role_names.iter().all(|r| may_administer(acl, who, eff, r)) {
+        return Err(Error::SpecificAccessDenied(
+            "WITH ADMIN, ROLE_ADMIN, SUPER".into(),
+        ));
+    }
+    acl.change(|accounts| {
+        let exists = |accounts: &[Account], u: &Name| {
+            accounts.iter().any(|a| a.user == u.0 && a.host == u.1)
+        };
+        // The grantees are looked for first, then the roles (MySQL's order).
+        for u in grantees.iter().chain(&role_names) {
+            if !exists(accounts, u) {
+                return Err(Error::UnknownAuthId(u.0.clone(), u.1.clone()));
+            }
+        }
+        for u in &grantees {
+            for r in &role_names {
+                if grant {
+                    if u == r || roles::reaches(accounts, r, u) {
+                        return Err(Error::RoleGrantedToItself(
+                            roles::backquoted(u),
+                            roles::backquoted(r),
+                        ));
+                    }
+                    if let Some(a) = accounts.iter_mut().find(|a| a.user == u.0 && a.host == u.1) {
+                        let e = a.roles.entry(r.clone()).or_insert(false);
+                        *e |= admin;
+                    }
+                } else if let Some(a) = accounts.iter_mut().find(|a| a.user == u.0 && a.host == u.1)
+                {
+                    if a.roles.remove(r).is_none() {
+                        return Err(Error::RoleNotGranted(
+                            r.0.clone(),
+                            r.1.clone(),
+                            u.0.clone(),
+                            u.1.clone(),
+                        ));
+                    }
+                    a.default_roles.remove(r);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(Reply::Ok(0))
+}
+
+/// The role list of SET ROLE / SET DEFAULT ROLE: NONE, ALL [EXCEPT r, …], DEFAULT
+/// (SET ROLE only) or r, ….
+enum RoleSpec {
+    None,
+    All(Vec<Name>),
+    Default,
+    List(Vec<Name>),
+}
+
+fn role_spec(p: &mut P, who: &Identity, default_allowed: bool) -> Result<RoleSpec> {
+    if p.kw("NONE") {
+        return Ok(RoleSpec::None);
+    }
+    if default_allowed && p.kw("DEFAULT") {
+        return Ok(RoleSpec::Default);
+    }
+    if p.kw("ALL") {
+        let except = if p.kw("EXCEPT") {
+            p.users(who)?
+        } else {
+            Vec::new()
+        };
+        return Ok(RoleSpec::All(except));
+    }
+    Ok(RoleSpec::List(p.users(who)?))
+}
+
+/// SET ROLE …: the roles to activate, each granted to the account (or mandatory),
+/// else 3530.
+fn set_role(p: &mut P, acl: &Acl, who: &Identity, rcx: &RoleCx) -> Result<Reply> {
+    let spec = role_spec(p, who, true)?;
+    p.end()?;
+    let a = acl
+        .account(&who.user, &who.account_host)
+        .ok_or(Error::NoMatchingUser)?;
+    let granted = roles::at_login(&a, &rcx.mandatory, true);
+    let active = match spec {
+        RoleSpec::None => Vec::new(),
+        RoleSpec::Default => a.default_roles.iter().cloned().collect(),
+        RoleSpec::All(except) => granted
+            .into_iter()
+            .filter(|r| !except.contains(r))
+            .collect(),
+        RoleSpec::List(list) => {
+            for r in &list {
+                if !granted.contains(r) {
+                    return Err(Error::RoleNotGranted(
+                        r.0.clone(),
+                        r.1.clone(),
+                        who.user.clone(),
+                        who.account_host.clone(),
+                    ));
+                }
+            }
+            list
+        }
+    };
+    Ok(Reply::SetRoles(active))
+}
+
+/// SET DEFAULT ROLE … TO account, ….
+fn set_default_role_to(
+    p: &mut P,
+    acl: &Acl,
+    who: &Identity,
+    eff: &Effective,
+    rcx: &RoleCx,
+) -> Result<Reply> {
+    // The role list ends at TO; parse it from a copy of the tokens after TO.
+    let to_at = p.toks[p.at..]
+        .iter()
+        .position(|t| matches!(t, Tok::Word(w) if w.eq_ignore_ascii_case("TO")))
+        .map(|i| p.at + i)
+        .ok_or_else(|| p.err())?;
+    let mut users_p = P {
+        toks: p.toks[to_at + 1..].to_vec(),
+        at: 0,
+        current_db: None,
+    };
+    let users = users_p.users(who)?;
+    users_p.end()?;
+    p.toks.truncate(to_at);
+    set_default_role(p, acl, who, eff, users, false, rcx)
+}
+
+/// Stores the default roles of `users` (SET DEFAULT ROLE, ALTER USER … DEFAULT ROLE):
+/// one's own without privileges, anyone's with CREATE USER; each role must be granted
+/// to the account (3530). ALL stores the roles granted now, as MySQL does.
+fn set_default_role(
+    p: &mut P,
+    acl: &Acl,
+    who: &Identity,
+    eff: &Effective,
+    users: Vec<Name>,
+    if_exists: bool,
+    rcx: &RoleCx,
+) -> Result<Reply> {
+    let spec = role_spec(p, who, false)?;
+    p.end()?;
+    let me = (who.user.clone(), who.account_host.clone());
+    if users.iter().any(|u| *u != me) && !eff.has_global(Privs::CREATE_USER) {
+        return Err(Error::SpecificAccessDenied("CREATE USER".into()));
+    }
+    acl.change(|accounts| {
+        for u in &users {
+            let Some(a) = accounts.iter_mut().find(|a| a.user == u.0 && a.host == u.1) else {
+                if if_exists {
+                    continue;
+                }
+                return Err(Error::UnknownAuthId(u.0.clone(), u.1.clone()));
+            };
+            let granted = roles::at_login(a, &rcx.mandatory, true);
+            a.default_roles = match &spec {
+                RoleSpec::None | RoleSpec::Default => Default::default(),
+                RoleSpec::All(except) => granted
+                    .into_iter()
+                    .filter(|r| !except.contains(r))
+                    .collect(),
+                RoleSpec::List(list) => {
+                    for r in list {
+                        if !granted.contains(r) {
+                            return Err(Error::RoleNotGranted(
+                                r.0.clone(),
+                                r.1.clone(),
+                                u.0.clone(),
+                                u.1.clone(),
+                            ));
+                        }
+                    }
+                    list.iter().cloned().collect()
+                }
+            };
+        }
+        Ok(())
+    })?;
+    Ok(Reply::Ok(0))
 }
 
 fn need_global(eff: &Effective, p: Privs, name: &str) -> Result<()> {
@@ -708,31 +1046,44 @@ fn level(p: &mut P, current: Option<&str>) -> Result<Level> {
     })
 }
 
+/// Column privileges named in a GRANT / REVOKE: (privilege, columns).
+type ColumnPrivs = Vec<(Privs, Vec<String>)>;
+
+/// What a privilege list names.
+struct PrivList {
+    privs: Privs,
+    dynamic: Vec<&'static str>,
+    all: bool,
+    grant_option: bool,
+    columns: ColumnPrivs,
+}
+
 /// The privilege list: static privileges, `ALL [PRIVILEGES]`, `USAGE`, dynamic ones,
-/// and `GRANT OPTION` (REVOKE). Returns (static, dynamic, all, grant option named).
-fn privilege_list(p: &mut P) -> Result<(Privs, Vec<&'static str>, bool, bool)> {
-    let mut privs = Privs::NONE;
-    let mut dynamic = Vec::new();
-    let mut all = false;
-    let mut grant_option = false;
+/// `GRANT OPTION` (REVOKE), and column privileges `SELECT (a, b)`.
+fn privilege_list(p: &mut P) -> Result<PrivList> {
+    let mut l = PrivList {
+        privs: Privs::NONE,
+        dynamic: Vec::new(),
+        all: false,
+        grant_option: false,
+        columns: Vec::new(),
+    };
     loop {
         let w = p.name()?.to_ascii_uppercase();
-        if p.toks.get(p.at) == Some(&Tok::Sym('(')) {
-            return Err(Error::NotSupported("column-level privileges".into()));
-        }
         let two = |p: &mut P, second: &str| p.kw(second);
+        let mut this = Privs::NONE;
         match w.as_str() {
             "ALL" => {
                 p.kw("PRIVILEGES");
-                all = true;
+                l.all = true;
             }
             "USAGE" => {}
             "GRANT" => {
                 p.expect_kw("OPTION")?;
-                grant_option = true;
+                l.grant_option = true;
             }
-            "SHOW" if two(p, "DATABASES") => privs = privs.union(Privs::SHOW_DATABASES),
-            "SHOW" if two(p, "VIEW") => privs = privs.union(Privs::SHOW_VIEW),
+            "SHOW" if two(p, "DATABASES") => this = Privs::SHOW_DATABASES,
+            "SHOW" if two(p, "VIEW") => this = Privs::SHOW_VIEW,
             "CREATE" | "DROP" | "ALTER" | "LOCK" | "REPLICATION" => {
                 let mut name = w.clone();
                 for second in [
@@ -755,22 +1106,37 @@ fn privilege_list(p: &mut P) -> Result<(Privs, Vec<&'static str>, bool, bool)> {
                         break;
                     }
                 }
-                privs = privs.union(Privs::named(&name).ok_or_else(|| p.err())?);
+                this = Privs::named(&name).ok_or_else(|| p.err())?;
             }
             other => match Privs::named(other) {
-                Some(x) => privs = privs.union(x),
+                Some(x) => this = x,
                 None => match dynamic_named(other) {
-                    Some(d) => dynamic.push(d),
-                    // A role name in GRANT r TO u.
-                    None => return Err(Error::NotSupported("roles".into())),
+                    Some(d) => l.dynamic.push(d),
+                    None => return Err(p.err()),
                 },
             },
+        }
+        if p.sym('(') {
+            // A column list: only SELECT, INSERT, UPDATE and REFERENCES take one.
+            if this.is_empty() || !Privs::COLUMN_ALL.contains(this) {
+                return Err(Error::IllegalGrant);
+            }
+            let mut cols = vec![p.name()?];
+            while p.sym(',') {
+                cols.push(p.name()?);
+            }
+            if !p.sym(')') {
+                return Err(p.err());
+            }
+            l.columns.push((this, cols));
+        } else {
+            l.privs = l.privs.union(this);
         }
         if !p.sym(',') {
             break;
         }
     }
-    Ok((privs, dynamic, all, grant_option))
+    Ok(l)
 }
 
 fn grant_or_revoke(
@@ -779,13 +1145,16 @@ fn grant_or_revoke(
     acl: &Acl,
     who: &Identity,
     eff: &Effective,
-    table_exists: &dyn Fn(&str, &str) -> bool,
+    table_columns: &dyn Fn(&str, &str) -> Option<Vec<String>>,
 ) -> Result<Reply> {
-    let (mut privs, dynamic, all, grant_option_named) = privilege_list(p)?;
-    if !p.kw("ON") {
-        // GRANT role TO user / REVOKE role FROM user.
-        return Err(Error::NotSupported("roles".into()));
-    }
+    let PrivList {
+        mut privs,
+        dynamic,
+        all,
+        grant_option: grant_option_named,
+        columns,
+    } = privilege_list(p)?;
+    p.expect_kw("ON")?;
     let current = p.current_db.clone();
     let lvl = level(p, current.as_deref())?;
     let users = if grant {
@@ -817,20 +1186,41 @@ fn grant_or_revoke(
         });
     }
     // A table grant names an existing table or view, unless it gives CREATE (MySQL's
-    // rule: the grantee may then create it).
+    // rule: the grantee may then create it); a column grant names existing columns
+    // (1054), stored as the table spells them.
+    let mut col_grants: Vec<(Privs, String)> = Vec::new();
     if let Level::Table(db, t) = &lvl {
-        if grant && !privs.contains(Privs::CREATE) && !table_exists(db, t) {
+        let table_cols = table_columns(db, t);
+        let needs_table = (grant && !privs.contains(Privs::CREATE)) || !columns.is_empty();
+        if needs_table && table_cols.is_none() {
             return Err(Error::NoSuchTable {
                 db: db.clone(),
                 table: t.clone(),
             });
         }
+        let table_cols = table_cols.unwrap_or_default();
+        for (priv_, cols) in &columns {
+            for c in cols {
+                let Some(name) = table_cols.iter().find(|x| x.eq_ignore_ascii_case(c)) else {
+                    return Err(Error::UnknownColumn {
+                        column: c.clone(),
+                        context: t.clone(),
+                    });
+                };
+                col_grants.push((*priv_, name.clone()));
+            }
+        }
+    } else if !columns.is_empty() {
+        return Err(Error::IllegalGrant);
     }
+    let column_privs = columns
+        .iter()
+        .fold(Privs::NONE, |acc, (p, _)| acc.union(*p));
     // The grantor needs GRANT OPTION and the privileges at this level or above.
     let snapshot = acl.account(&who.user, &who.account_host);
     let may = snapshot
         .as_ref()
-        .is_some_and(|a| grantor_holds(a, &lvl, privs));
+        .is_some_and(|a| grantor_holds(a, &lvl, privs.union(column_privs)));
     if !may {
         return Err(match &lvl {
             Level::Global => Error::AccessDenied {
@@ -870,17 +1260,59 @@ fn grant_or_revoke(
                 });
             };
             if grant {
-                let g = slot(a, &lvl);
-                g.privs = g.privs.union(privs);
-                g.grant_option |= with_grant || grant_option_named;
+                if let Level::Table(db, t) = &lvl {
+                    for (p, c) in &col_grants {
+                        let e = a
+                            .columns
+                            .entry((db.clone(), t.clone()))
+                            .or_default()
+                            .entry(c.clone())
+                            .or_default();
+                        *e = e.union(*p);
+                    }
+                }
+                if col_grants.is_empty() || !privs.is_empty() || all || with_grant {
+                    let g = slot(a, &lvl);
+                    g.privs = g.privs.union(privs);
+                    g.grant_option |= with_grant || grant_option_named;
+                }
                 if lvl == Level::Global {
                     a.dynamic.extend(all_dynamic.iter().map(|d| d.to_string()));
                 }
             } else {
+                let mut had_columns = false;
+                if let Level::Table(db, t) = &lvl {
+                    let key = (db.clone(), t.clone());
+                    had_columns = a.columns.contains_key(&key);
+                    for (p, c) in &col_grants {
+                        let held = a
+                            .columns
+                            .get_mut(&key)
+                            .and_then(|cols| cols.get_mut(c))
+                            .filter(|h| h.contains(*p));
+                        let Some(h) = held else {
+                            return Err(Error::NoSuchTableGrant {
+                                user: u.0.clone(),
+                                host: u.1.clone(),
+                                table: t.clone(),
+                            });
+                        };
+                        *h = h.minus(*p);
+                    }
+                    if all {
+                        a.columns.remove(&key);
+                    }
+                    if !col_grants.is_empty() && privs.is_empty() && !all && !grant_option_named {
+                        prune(a);
+                        continue;
+                    }
+                }
                 let had = match &lvl {
                     Level::Global => true,
                     Level::Db(db) => a.dbs.contains_key(db),
-                    Level::Table(db, t) => a.tables.contains_key(&(db.clone(), t.clone())),
+                    Level::Table(db, t) => {
+                        a.tables.contains_key(&(db.clone(), t.clone())) || (all && had_columns)
+                    }
                 };
                 if !had {
                     return Err(match &lvl {
@@ -927,6 +1359,10 @@ fn prune(a: &mut Account) {
     a.dbs.retain(|_, g| !g.privs.is_empty() || g.grant_option);
     a.tables
         .retain(|_, g| !g.privs.is_empty() || g.grant_option);
+    for cols in a.columns.values_mut() {
+        cols.retain(|_, p| !p.is_empty());
+    }
+    a.columns.retain(|_, cols| !cols.is_empty());
 }
 
 /// Whether the account may grant `privs` at `lvl`: WITH GRANT OPTION at that level or
@@ -952,7 +1388,7 @@ fn grantor_holds(a: &Account, lvl: &Level, privs: Privs) -> bool {
     option && have.contains(privs)
 }
 
-fn show(p: &mut P, acl: &Acl, who: &Identity, eff: &Effective) -> Result<Reply> {
+fn show(p: &mut P, acl: &Acl, who: &Identity, eff: &Effective, rcx: &RoleCx) -> Result<Reply> {
     if p.kw("PRIVILEGES") {
         return Err(Error::NotSupported("SHOW PRIVILEGES".into()));
     }
@@ -978,19 +1414,23 @@ fn show(p: &mut P, acl: &Acl, who: &Identity, eff: &Effective) -> Result<Reply> 
         ));
     }
     p.expect_kw("GRANTS")?;
-    let u = if p.kw("FOR") {
+    let me = (who.user.clone(), who.account_host.clone());
+    // SHOW GRANTS of one's own account shows the roles active in the session merged
+    // in, as MySQL 8 does; FOR … USING names the roles to merge.
+    let (u, using, explicit_using) = if p.kw("FOR") {
         let u = p.user(who)?;
         if p.kw("USING") {
-            return Err(Error::NotSupported("roles".into()));
+            (u, p.users(who)?, true)
+        } else if u == me {
+            (u, rcx.active.clone(), false)
+        } else {
+            (u, Vec::new(), false)
         }
-        u
     } else {
-        (who.user.clone(), who.account_host.clone())
+        (me.clone(), rcx.active.clone(), false)
     };
     p.end()?;
-    if u != (who.user.clone(), who.account_host.clone())
-        && !eff.on_db("mysql").contains(Privs::SELECT)
-    {
+    if u != me && !eff.on_db("mysql").contains(Privs::SELECT) {
         return Err(Error::DbAccessDenied {
             user: who.user.clone(),
             host: who.client_host.clone(),
@@ -1001,10 +1441,55 @@ fn show(p: &mut P, acl: &Acl, who: &Identity, eff: &Effective) -> Result<Reply> 
         user: u.0.clone(),
         host: u.1.clone(),
     })?;
+    let mut shown = a.clone();
+    if !using.is_empty() {
+        let granted = roles::at_login(&a, &rcx.mandatory, true);
+        if explicit_using {
+            for r in &using {
+                if !granted.contains(r) {
+                    return Err(Error::RoleNotGranted(
+                        r.0.clone(),
+                        r.1.clone(),
+                        a.user.clone(),
+                        a.host.clone(),
+                    ));
+                }
+            }
+        }
+        let accounts = acl.snapshot();
+        for r in roles::closure(&accounts, &using) {
+            if let Some(ra) = accounts.iter().find(|x| x.user == r.0 && x.host == r.1) {
+                merge_grants(&mut shown, ra);
+            }
+        }
+    }
     Ok(Reply::Rows(
         format!("Grants for {}@{}", a.user, a.host),
-        show_grants(&a),
+        show_grants(&shown),
     ))
+}
+
+/// Adds the privileges of role `r` to `a` (SHOW GRANTS … USING).
+fn merge_grants(a: &mut Account, r: &Account) {
+    let both = |x: &mut Grant, y: &Grant| {
+        x.privs = x.privs.union(y.privs);
+        x.grant_option |= y.grant_option;
+    };
+    both(&mut a.global, &r.global);
+    a.dynamic.extend(r.dynamic.iter().cloned());
+    for (k, g) in &r.dbs {
+        both(a.dbs.entry(k.clone()).or_default(), g);
+    }
+    for (k, g) in &r.tables {
+        both(a.tables.entry(k.clone()).or_default(), g);
+    }
+    for (k, cols) in &r.columns {
+        let t = a.columns.entry(k.clone()).or_default();
+        for (c, p) in cols {
+            let e = t.entry(c.clone()).or_default();
+            *e = e.union(*p);
+        }
+    }
 }
 
 /// MySQL 8's SHOW GRANTS lines for `a`.
@@ -1041,14 +1526,60 @@ pub fn show_grants(a: &Account) -> Vec<String> {
             opt(g.grant_option)
         ));
     }
-    for ((db, t), g) in &a.tables {
+    // A table's line names its table privileges and, in the same privilege order, its
+    // column privileges with their columns: `SELECT (`a`), INSERT ON `d`.`t``.
+    let mut keys: Vec<&(String, String)> = a.tables.keys().chain(a.columns.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let no_grant = Grant::default();
+    for key in keys {
+        let (db, t) = key;
+        let g = a.tables.get(key).unwrap_or(&no_grant);
+        let cols = a.columns.get(key);
+        let text = match cols {
+            Some(cols) if !cols.is_empty() => {
+                let mut parts = Vec::new();
+                for (_, name) in strata_types::privilege::NAMES {
+                    let one = Privs::named(name).unwrap_or_default();
+                    if g.privs.contains(one) {
+                        parts.push(name.to_string());
+                    } else if Privs::COLUMN_ALL.contains(one) {
+                        let named: Vec<String> = cols
+                            .iter()
+                            .filter(|(_, p)| p.contains(one))
+                            .map(|(c, _)| format!("`{}`", c.replace('`', "``")))
+                            .collect();
+                        if !named.is_empty() {
+                            parts.push(format!("{name} ({})", named.join(", ")));
+                        }
+                    }
+                }
+                parts.join(", ")
+            }
+            _ => list(g.privs, Privs::TABLE_ALL, false),
+        };
         out.push(format!(
-            "GRANT {} ON `{}`.`{}` TO {to}{}",
-            list(g.privs, Privs::TABLE_ALL, false),
+            "GRANT {text} ON `{}`.`{}` TO {to}{}",
             db.replace('`', "``"),
             t.replace('`', "``"),
             opt(g.grant_option)
         ));
+    }
+    // Granted roles: one line without ADMIN OPTION, one with.
+    for admin in [false, true] {
+        let names: Vec<String> = a
+            .roles
+            .iter()
+            .filter(|(_, adm)| **adm == admin)
+            .map(|(r, _)| roles::backquoted(r))
+            .collect();
+        if !names.is_empty() {
+            out.push(format!(
+                "GRANT {} TO {to}{}",
+                names.join(","),
+                if admin { " WITH ADMIN OPTION" } else { "" }
+            ));
+        }
     }
     out
 }
@@ -1115,8 +1646,13 @@ mod tests {
             account_host: "localhost".into(),
             client_host: "localhost".into(),
         };
-        let eff = acl.effective("root", "localhost");
+        let eff = acl.effective("root", "localhost", &[], &[]);
         (acl, who, eff)
+    }
+
+    /// Every table exists, with columns a, b and c.
+    fn cols(_: &str, _: &str) -> Option<Vec<String>> {
+        Some(vec!["a".into(), "b".into(), "c".into()])
     }
 
     fn run_ok(acl: &Acl, who: &Identity, eff: &Effective, sql: &str) -> Reply {
@@ -1127,14 +1663,15 @@ mod tests {
             sql,
             "caching_sha2_password",
             None,
-            &|_, _| true,
+            &cols,
+            &RoleCx::default(),
         )
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
 
     /// The error number `sql` fails with.
     fn err_code(acl: &Acl, who: &Identity, eff: &Effective, sql: &str) -> u16 {
-        match run(acl, who, eff, sql, "x", None, &|_, _| true) {
+        match run(acl, who, eff, sql, "x", None, &cols, &RoleCx::default()) {
             Ok(_) => panic!("{sql}: succeeded"),
             Err(e) => e.code(),
         }
@@ -1143,7 +1680,7 @@ mod tests {
     fn rows(r: Reply) -> Vec<String> {
         match r {
             Reply::Rows(_, r) => r,
-            Reply::Ok(_) => panic!("no rows"),
+            Reply::Ok(_) | Reply::SetRoles(_) => panic!("no rows"),
         }
     }
 
@@ -1151,9 +1688,18 @@ mod tests {
     fn create_grant_show_revoke_drop() {
         let (acl, who, eff) = root();
         run_ok(&acl, &who, &eff, "CREATE USER 'app'@'%' IDENTIFIED BY 'pw'");
-        let e = run(&acl, &who, &eff, "CREATE USER app", "x", None, &|_, _| true)
-            .err()
-            .unwrap();
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "CREATE USER app",
+            "x",
+            None,
+            &cols,
+            &RoleCx::default(),
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.code(), 1396);
         assert_eq!(e.to_string(), "Operation CREATE USER failed for 'app'@'%'");
         run_ok(&acl, &who, &eff, "CREATE USER IF NOT EXISTS app");
@@ -1188,8 +1734,12 @@ mod tests {
             1410
         );
         assert_eq!(
-            err_code(&acl, &who, &eff, "GRANT SELECT (a) ON shop.t TO app"),
-            1235
+            err_code(&acl, &who, &eff, "GRANT SELECT (nope) ON shop.t TO app"),
+            1054
+        );
+        assert_eq!(
+            err_code(&acl, &who, &eff, "GRANT DELETE (a) ON shop.t TO app"),
+            1144
         );
         run_ok(&acl, &who, &eff, "REVOKE INSERT ON shop.* FROM app");
         run_ok(&acl, &who, &eff, "REVOKE UPDATE ON shop.orders FROM app");
@@ -1221,7 +1771,8 @@ mod tests {
             "DROP USER app2@localhost",
             "x",
             None,
-            &|_, _| true,
+            &cols,
+            &RoleCx::default(),
         )
         .err()
         .unwrap();
@@ -1247,7 +1798,7 @@ mod tests {
             account_host: "%".into(),
             client_host: "localhost".into(),
         };
-        let eff = acl.effective("u", "%");
+        let eff = acl.effective("u", "%", &[], &[]);
         assert_eq!(err_code(&acl, &who, &eff, "CREATE USER v"), 1227);
         assert_eq!(
             err_code(&acl, &who, &eff, "GRANT SELECT ON db.* TO u"),
@@ -1268,6 +1819,191 @@ mod tests {
             &who,
             &eff,
             "ALTER USER CURRENT_USER() IDENTIFIED BY 'newer'",
+        );
+    }
+
+    #[test]
+    fn roles_are_granted_activated_and_shown() {
+        let (acl, who, eff) = root();
+        run_ok(&acl, &who, &eff, "CREATE ROLE reader, 'writer'@'%'");
+        assert_eq!(err_code(&acl, &who, &eff, "CREATE ROLE reader"), 1396);
+        run_ok(&acl, &who, &eff, "CREATE ROLE IF NOT EXISTS reader");
+        run_ok(&acl, &who, &eff, "CREATE USER u");
+        run_ok(&acl, &who, &eff, "GRANT SELECT ON shop.* TO reader");
+        run_ok(&acl, &who, &eff, "GRANT INSERT ON shop.t TO writer");
+        run_ok(&acl, &who, &eff, "GRANT reader TO writer");
+        run_ok(&acl, &who, &eff, "GRANT writer TO u WITH ADMIN OPTION");
+        // writer reaches reader: granting writer to reader would loop.
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "GRANT writer TO reader",
+            "x",
+            None,
+            &cols,
+            &RoleCx::default(),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.code(), 4027);
+        assert_eq!(
+            e.to_string(),
+            "User account `reader`@`%` is directly or indirectly granted to the role `writer`@`%`. The GRANT would create a loop"
+        );
+        let e = run(
+            &acl,
+            &who,
+            &eff,
+            "GRANT reader TO nobody",
+            "x",
+            None,
+            &cols,
+            &RoleCx::default(),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.to_string(), "Unknown authorization ID `nobody`@`%`");
+        assert_eq!(
+            rows(run_ok(&acl, &who, &eff, "SHOW GRANTS FOR u")),
+            vec![
+                "GRANT USAGE ON *.* TO `u`@`%`",
+                "GRANT `writer`@`%` TO `u`@`%` WITH ADMIN OPTION"
+            ]
+        );
+        assert_eq!(
+            rows(run_ok(&acl, &who, &eff, "SHOW GRANTS FOR u USING writer")),
+            vec![
+                "GRANT USAGE ON *.* TO `u`@`%`",
+                "GRANT SELECT ON `shop`.* TO `u`@`%`",
+                "GRANT INSERT ON `shop`.`t` TO `u`@`%`",
+                "GRANT `writer`@`%` TO `u`@`%` WITH ADMIN OPTION"
+            ]
+        );
+        assert_eq!(
+            err_code(&acl, &who, &eff, "SHOW GRANTS FOR u USING reader"),
+            3530
+        );
+        // The session of u: SET ROLE checks what is granted.
+        let u = Identity {
+            user: "u".into(),
+            account_host: "%".into(),
+            client_host: "localhost".into(),
+        };
+        let ueff = acl.effective("u", "%", &[], &[]);
+        assert!(!ueff.on_table("shop", "t").contains(Privs::SELECT));
+        let set = |sql: &str| run(&acl, &u, &ueff, sql, "x", None, &cols, &RoleCx::default());
+        match set("SET ROLE writer") {
+            Ok(Reply::SetRoles(r)) => assert_eq!(r, vec![("writer".into(), "%".into())]),
+            _ => panic!("SET ROLE writer"),
+        }
+        let e = set("SET ROLE reader").err().unwrap();
+        assert_eq!(e.to_string(), "`reader`@`%` is not granted to `u`@`%`");
+        assert!(matches!(set("SET ROLE NONE"), Ok(Reply::SetRoles(r)) if r.is_empty()));
+        assert!(
+            matches!(set("SET ROLE ALL EXCEPT writer"), Ok(Reply::SetRoles(r)) if r.is_empty())
+        );
+        let active = vec![("writer".to_string(), "%".to_string())];
+        let with_role = acl.effective("u", "%", &active, &[]);
+        assert!(
+            with_role.on_table("shop", "x").contains(Privs::SELECT),
+            "through reader"
+        );
+        assert!(with_role.on_table("shop", "t").contains(Privs::INSERT));
+        // Default roles: own account without privileges; a role not granted is 3530.
+        run(
+            &acl,
+            &u,
+            &ueff,
+            "SET DEFAULT ROLE ALL TO u",
+            "x",
+            None,
+            &cols,
+            &RoleCx::default(),
+        )
+        .unwrap();
+        assert_eq!(acl.account("u", "%").unwrap().default_roles.len(), 1);
+        assert_eq!(
+            err_code(&acl, &who, &eff, "ALTER USER u DEFAULT ROLE reader"),
+            3530
+        );
+        run_ok(&acl, &who, &eff, "ALTER USER u DEFAULT ROLE NONE");
+        assert!(acl.account("u", "%").unwrap().default_roles.is_empty());
+        // u holds writer WITH ADMIN OPTION, so may grant it on, but not reader.
+        run(
+            &acl,
+            &u,
+            &ueff,
+            "GRANT writer TO root@localhost",
+            "x",
+            None,
+            &cols,
+            &RoleCx::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            err_code(&acl, &u, &ueff, "GRANT reader TO root@localhost"),
+            1227
+        );
+        // REVOKE, and a revoked role no longer counts even while active.
+        run_ok(&acl, &who, &eff, "REVOKE writer FROM u");
+        assert_eq!(err_code(&acl, &who, &eff, "REVOKE writer FROM u"), 3530);
+        assert!(!acl
+            .effective("u", "%", &active, &[])
+            .on_table("shop", "t")
+            .contains(Privs::INSERT));
+        // A mandatory role counts as granted.
+        assert!(acl
+            .effective("u", "%", &active, &active)
+            .on_table("shop", "t")
+            .contains(Privs::INSERT));
+        run_ok(&acl, &who, &eff, "DROP ROLE writer");
+        assert!(acl.account("root", "localhost").unwrap().roles.is_empty());
+        assert_eq!(err_code(&acl, &who, &eff, "DROP ROLE writer"), 1396);
+        run_ok(&acl, &who, &eff, "DROP ROLE IF EXISTS writer");
+    }
+
+    #[test]
+    fn column_grants_are_stored_shown_and_revoked() {
+        let (acl, who, eff) = root();
+        run_ok(&acl, &who, &eff, "CREATE USER u");
+        run_ok(
+            &acl,
+            &who,
+            &eff,
+            "GRANT INSERT, REFERENCES (B), SELECT (a, c) ON d.t TO u",
+        );
+        run_ok(&acl, &who, &eff, "GRANT UPDATE (c) ON d.t TO u");
+        assert_eq!(
+            rows(run_ok(&acl, &who, &eff, "SHOW GRANTS FOR u")),
+            vec![
+                "GRANT USAGE ON *.* TO `u`@`%`",
+                "GRANT SELECT (`a`, `c`), INSERT, UPDATE (`c`), REFERENCES (`b`) ON `d`.`t` TO `u`@`%`"
+            ]
+        );
+        let e = acl.effective("u", "%", &[], &[]);
+        assert_eq!(e.column_grants("d", "t").unwrap()["a"], Privs::SELECT);
+        run_ok(&acl, &who, &eff, "REVOKE SELECT (a) ON d.t FROM u");
+        assert_eq!(
+            err_code(&acl, &who, &eff, "REVOKE SELECT (a) ON d.t FROM u"),
+            1147
+        );
+        run_ok(&acl, &who, &eff, "REVOKE INSERT ON d.t FROM u");
+        assert_eq!(
+            rows(run_ok(&acl, &who, &eff, "SHOW GRANTS FOR u")),
+            vec![
+                "GRANT USAGE ON *.* TO `u`@`%`",
+                "GRANT SELECT (`c`), UPDATE (`c`), REFERENCES (`b`) ON `d`.`t` TO `u`@`%`"
+            ]
+        );
+        run_ok(&acl, &who, &eff, "REVOKE ALL ON d.t FROM u");
+        assert_eq!(
+            rows(run_ok(&acl, &who, &eff, "SHOW GRANTS FOR u")),
+            vec!["GRANT USAGE ON *.* TO `u`@`%`"]
+        );
+        assert_eq!(
+            err_code(&acl, &who, &eff, "GRANT SELECT (a) ON d.* TO u"),
+            1144
         );
     }
 }

@@ -10,7 +10,9 @@ use strata_types::privilege::{dynamic_named, Privs};
 use strata_types::{Error, Result};
 
 pub const FILE: &str = "mysql-accounts.json";
-const VERSION: u64 = 1;
+const VERSION: u64 = 2;
+/// The version written before roles and column grants: read as having none.
+const VERSION_1: u64 = 1;
 
 /// REQUIRE of an account.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -44,6 +46,13 @@ pub struct Account {
     pub dynamic: BTreeSet<String>,
     pub dbs: BTreeMap<String, Grant>,
     pub tables: BTreeMap<(String, String), Grant>,
+    /// Column grants: (db, table) → column (as written) → SELECT / INSERT / UPDATE /
+    /// REFERENCES.
+    pub columns: BTreeMap<(String, String), BTreeMap<String, Privs>>,
+    /// Roles granted to this account: (user, host) → WITH ADMIN OPTION.
+    pub roles: BTreeMap<(String, String), bool>,
+    /// Roles activated at login (each also in `roles`).
+    pub default_roles: BTreeSet<(String, String)>,
 }
 
 impl Account {
@@ -75,6 +84,33 @@ struct FileAccount {
     dynamic: Vec<String>,
     databases: Vec<FileDb>,
     tables: Vec<FileTable>,
+    #[serde(default)]
+    columns: Vec<FileColumn>,
+    #[serde(default)]
+    roles: Vec<FileRole>,
+    #[serde(default)]
+    default_roles: Vec<FileDefaultRole>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileColumn {
+    db: String,
+    table: String,
+    column: String,
+    privileges: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileRole {
+    user: String,
+    host: String,
+    admin_option: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileDefaultRole {
+    user: String,
+    host: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -149,6 +185,37 @@ pub fn render(accounts: &[Account]) -> String {
                         grant_option: g.grant_option,
                     })
                     .collect(),
+                columns: a
+                    .columns
+                    .iter()
+                    .flat_map(|((db, t), cols)| {
+                        cols.iter()
+                            .filter(|(_, p)| !p.is_empty())
+                            .map(|(c, p)| FileColumn {
+                                db: db.clone(),
+                                table: t.clone(),
+                                column: c.clone(),
+                                privileges: names(*p),
+                            })
+                    })
+                    .collect(),
+                roles: a
+                    .roles
+                    .iter()
+                    .map(|((user, host), admin)| FileRole {
+                        user: user.clone(),
+                        host: host.clone(),
+                        admin_option: *admin,
+                    })
+                    .collect(),
+                default_roles: a
+                    .default_roles
+                    .iter()
+                    .map(|(user, host)| FileDefaultRole {
+                        user: user.clone(),
+                        host: host.clone(),
+                    })
+                    .collect(),
             })
             .collect(),
     };
@@ -161,7 +228,7 @@ pub fn render(accounts: &[Account]) -> String {
 pub fn parse(text: &str, path: &Path) -> Result<Vec<Account>> {
     let bad = |why: String| Error::Internal(format!("{}: {why}", path.display()));
     let doc: FileDoc = serde_json::from_str(text).map_err(|e| bad(format!("not valid: {e}")))?;
-    if doc.version != VERSION {
+    if doc.version != VERSION && doc.version != VERSION_1 {
         return Err(bad(format!("version {} (expected {VERSION})", doc.version)));
     }
     let mut out = Vec::with_capacity(doc.accounts.len());
@@ -198,7 +265,32 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Account>> {
                 },
             );
         }
+        let mut columns: BTreeMap<(String, String), BTreeMap<String, Privs>> = BTreeMap::new();
+        for c in f.columns {
+            let p = privs_of(&c.privileges, path)?;
+            if !Privs::COLUMN_ALL.contains(p) {
+                return Err(bad(format!(
+                    "column {}.{}.{}: a privilege columns cannot have",
+                    c.db, c.table, c.column
+                )));
+            }
+            columns
+                .entry((c.db, c.table))
+                .or_default()
+                .insert(c.column, p);
+        }
         out.push(Account {
+            columns,
+            roles: f
+                .roles
+                .into_iter()
+                .map(|r| ((r.user, r.host), r.admin_option))
+                .collect(),
+            default_roles: f
+                .default_roles
+                .into_iter()
+                .map(|r| (r.user, r.host))
+                .collect(),
             user: f.user,
             host: f.host,
             plugin: f.plugin,
@@ -288,10 +380,31 @@ mod tests {
                 grant_option: false,
             },
         );
+        a.columns
+            .entry(("shop".into(), "t".into()))
+            .or_default()
+            .insert("Note".into(), Privs::SELECT.union(Privs::REFERENCES));
+        a.roles.insert(("r".into(), "%".into()), true);
+        a.default_roles.insert(("r".into(), "%".into()));
         write(&p, std::slice::from_ref(&a)).unwrap();
-        assert_eq!(load(&p).unwrap(), Some(vec![a]));
-        std::fs::write(&p, "{\"version\": 2, \"accounts\": []}").unwrap();
+        assert_eq!(load(&p).unwrap(), Some(vec![a.clone()]));
+        std::fs::write(&p, "{\"version\": 3, \"accounts\": []}").unwrap();
         assert!(load(&p).is_err(), "another version is refused");
+        // A version 1 file (before roles and column grants) reads as having none.
+        let v1 = render(std::slice::from_ref(&a)).replace("\"version\": 2", "\"version\": 1");
+        let v1: serde_json::Value = serde_json::from_str(&v1).unwrap();
+        let mut v1 = v1;
+        for f in ["columns", "roles", "default_roles"] {
+            v1["accounts"][0].as_object_mut().unwrap().remove(f);
+        }
+        std::fs::write(&p, v1.to_string()).unwrap();
+        let old = load(&p).unwrap().unwrap();
+        assert!(old[0].columns.is_empty() && old[0].roles.is_empty());
+        assert_eq!(old[0].tables, a.tables);
+        // A column privilege no column can hold is refused.
+        let bad = render(std::slice::from_ref(&a)).replace("\"REFERENCES\"", "\"DELETE\"");
+        std::fs::write(&p, bad).unwrap();
+        assert!(load(&p).is_err());
         std::fs::write(&p, "not json").unwrap();
         assert!(load(&p).is_err());
     }

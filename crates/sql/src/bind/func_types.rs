@@ -119,9 +119,12 @@ pub fn call_type(
             };
             (func, out)
         }
-        Func::Database | Func::Version | Func::User | Func::CurrentUser | Func::InetNtoa => {
-            (func, text)
-        }
+        Func::Database
+        | Func::Version
+        | Func::User
+        | Func::CurrentUser
+        | Func::CurrentRole
+        | Func::InetNtoa => (func, text),
         Func::LastInsertId | Func::ConnectionId | Func::InetAton | Func::FoundRows => {
             (func, (UInt, Collation::GeneralCi))
         }

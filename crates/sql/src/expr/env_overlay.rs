@@ -65,6 +65,9 @@ impl Env for EnvOverlay<'_> {
     fn user_at_host(&self, account: bool) -> String {
         self.inner.user_at_host(account)
     }
+    fn current_role(&self) -> String {
+        self.inner.current_role()
+    }
     fn sees_database(&self, db: &str) -> bool {
         self.inner.sees_database(db)
     }

@@ -52,6 +52,11 @@ pub trait Env {
     fn user_at_host(&self, _account: bool) -> String {
         format!("{}@localhost", self.user())
     }
+    /// CURRENT_ROLE(): the active roles as `` `r`@`%` `` sorted and separated by commas,
+    /// or `NONE`.
+    fn current_role(&self) -> String {
+        "NONE".into()
+    }
     /// Whether the session's account may see database `db` (SHOW DATABASES lists only
     /// those); everything is visible without access control.
     fn sees_database(&self, _db: &str) -> bool {

@@ -139,6 +139,7 @@ mod tests {
             read_mode: ReadMode::Consistent,
             lock_wait: LockWait::Wait,
             windows: None,
+            star_tables: vec![],
         }
     }
 

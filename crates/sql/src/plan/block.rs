@@ -109,6 +109,10 @@ pub struct SelectPlan {
     /// Window functions, computed over the rows the projection reads (FROM rows, or
     /// grouped rows after HAVING); their values follow those rows' columns.
     pub windows: Option<WindowPlan>,
+    /// Scope tables whose columns the select list takes through `*` or `t.*`: a
+    /// privilege check answers 1142 (the table) rather than 1143 (a column) for them,
+    /// as MySQL does.
+    pub star_tables: Vec<usize>,
 }
 
 /// The column name MySQL gives an unaliased select item: the column's name, or the

@@ -168,6 +168,7 @@ pub fn plan_block(
     let mut projection = Vec::new();
     let mut columns = Vec::new();
     let mut aliases: Vec<(String, Expr, SType)> = Vec::new();
+    let mut star_tables = Vec::new();
     for item in &select.projection {
         agg.at = Some((GroupedClause::SelectList, projection.len() + 1));
         match item {
@@ -188,6 +189,7 @@ pub fn plan_block(
                 if qual.is_none() && !scope.star.is_empty() {
                     // USING/NATURAL joins: their common columns once, first.
                     any = true;
+                    star_tables.extend(0..scope.tables.len());
                     for &pos in &scope.star {
                         let (t, col) = scope.column(pos);
                         let e = if grouped {
@@ -209,6 +211,13 @@ pub fn plan_block(
                         continue;
                     }
                     any = true;
+                    star_tables.push(
+                        scope
+                            .tables
+                            .iter()
+                            .position(|x| std::ptr::eq(x, t))
+                            .unwrap_or(0),
+                    );
                     for (ci, col) in t.def.columns.iter().enumerate() {
                         let pos = t.offset + ci;
                         let e = if grouped {
@@ -533,6 +542,7 @@ pub fn plan_block(
         read_mode,
         lock_wait,
         windows,
+        star_tables,
     };
     choose_access_paths(&mut plan, cx);
     Ok(plan)
@@ -823,6 +833,7 @@ pub fn plan_single_table(
         derived: vec![],
         read_mode: ReadMode::LockExclusive,
         lock_wait: LockWait::Wait,
+        star_tables: vec![],
         windows: None,
     };
     choose_access_paths(&mut plan, cx);

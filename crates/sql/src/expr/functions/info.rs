@@ -32,6 +32,7 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
         ConnectionId => Value::UInt(cx.env.connection_id()),
         User => Value::str(&cx.env.user_at_host(false)),
         CurrentUser => Value::str(&cx.env.user_at_host(true)),
+        CurrentRole => Value::str(&cx.env.current_role()),
         FoundRows => Value::UInt(cx.env.found_rows()),
         RowCount => Value::Int(cx.env.row_count()),
         AssignUserVariable => {

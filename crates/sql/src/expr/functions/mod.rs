@@ -39,6 +39,8 @@ pub enum Func {
     User,
     /// CURRENT_USER(): the account the session authenticated as (`user@host pattern`).
     CurrentUser,
+    /// CURRENT_ROLE(): the session's active roles (`NONE` without any).
+    CurrentRole,
     InetAton,
     InetNtoa,
     If,
@@ -162,6 +164,7 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "connection_id" => (ConnectionId, 0, 0),
         "user" | "session_user" | "system_user" => (User, 0, 0),
         "current_user" => (CurrentUser, 0, 0),
+        "current_role" => (CurrentRole, 0, 0),
         "inet_aton" => (InetAton, 1, 1),
         "inet_ntoa" => (InetNtoa, 1, 1),
         "if" => (If, 3, 3),
@@ -211,8 +214,8 @@ pub(crate) fn arg(args: &[Expr], i: usize, row: &[Value], cx: &EvalCtx) -> Resul
 pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value> {
     use Func::*;
     match f {
-        Database | Version | LastInsertId | ConnectionId | User | CurrentUser | FoundRows
-        | RowCount | AssignUserVariable | Sleep | Benchmark | LoadFile => {
+        Database | Version | LastInsertId | ConnectionId | User | CurrentUser | CurrentRole
+        | FoundRows | RowCount | AssignUserVariable | Sleep | Benchmark | LoadFile => {
             info::call(f, args, row, cx)
         }
         InetAton | InetNtoa => network::call(f, args, row, cx),
