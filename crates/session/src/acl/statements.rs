@@ -1670,11 +1670,15 @@ mod tests {
     }
 
     /// The error number `sql` fails with.
-    fn err_code(acl: &Acl, who: &Identity, eff: &Effective, sql: &str) -> u16 {
+    fn run_err(acl: &Acl, who: &Identity, eff: &Effective, sql: &str) -> Error {
         match run(acl, who, eff, sql, "x", None, &cols, &RoleCx::default()) {
             Ok(_) => panic!("{sql}: succeeded"),
-            Err(e) => e.code(),
+            Err(e) => e,
         }
+    }
+
+    fn err_code(acl: &Acl, who: &Identity, eff: &Effective, sql: &str) -> u16 {
+        run_err(acl, who, eff, sql).code()
     }
 
     fn rows(r: Reply) -> Vec<String> {
@@ -1688,18 +1692,7 @@ mod tests {
     fn create_grant_show_revoke_drop() {
         let (acl, who, eff) = root();
         run_ok(&acl, &who, &eff, "CREATE USER 'app'@'%' IDENTIFIED BY 'pw'");
-        let e = run(
-            &acl,
-            &who,
-            &eff,
-            "CREATE USER app",
-            "x",
-            None,
-            &cols,
-            &RoleCx::default(),
-        )
-        .err()
-        .unwrap();
+        let e = run_err(&acl, &who, &eff, "CREATE USER app");
         assert_eq!(e.code(), 1396);
         assert_eq!(e.to_string(), "Operation CREATE USER failed for 'app'@'%'");
         run_ok(&acl, &who, &eff, "CREATE USER IF NOT EXISTS app");
@@ -1764,18 +1757,7 @@ mod tests {
         );
         run_ok(&acl, &who, &eff, "RENAME USER app TO app2@localhost");
         run_ok(&acl, &who, &eff, "DROP USER app2@localhost");
-        let e = run(
-            &acl,
-            &who,
-            &eff,
-            "DROP USER app2@localhost",
-            "x",
-            None,
-            &cols,
-            &RoleCx::default(),
-        )
-        .err()
-        .unwrap();
+        let e = run_err(&acl, &who, &eff, "DROP USER app2@localhost");
         assert_eq!(
             e.to_string(),
             "Operation DROP USER failed for 'app2'@'localhost'"
@@ -1834,35 +1816,13 @@ mod tests {
         run_ok(&acl, &who, &eff, "GRANT reader TO writer");
         run_ok(&acl, &who, &eff, "GRANT writer TO u WITH ADMIN OPTION");
         // writer reaches reader: granting writer to reader would loop.
-        let e = run(
-            &acl,
-            &who,
-            &eff,
-            "GRANT writer TO reader",
-            "x",
-            None,
-            &cols,
-            &RoleCx::default(),
-        )
-        .err()
-        .unwrap();
+        let e = run_err(&acl, &who, &eff, "GRANT writer TO reader");
         assert_eq!(e.code(), 4027);
         assert_eq!(
             e.to_string(),
             "User account `reader`@`%` is directly or indirectly granted to the role `writer`@`%`. The GRANT would create a loop"
         );
-        let e = run(
-            &acl,
-            &who,
-            &eff,
-            "GRANT reader TO nobody",
-            "x",
-            None,
-            &cols,
-            &RoleCx::default(),
-        )
-        .err()
-        .unwrap();
+        let e = run_err(&acl, &who, &eff, "GRANT reader TO nobody");
         assert_eq!(e.to_string(), "Unknown authorization ID `nobody`@`%`");
         assert_eq!(
             rows(run_ok(&acl, &who, &eff, "SHOW GRANTS FOR u")),
@@ -1911,17 +1871,7 @@ mod tests {
         );
         assert!(with_role.on_table("shop", "t").contains(Privs::INSERT));
         // Default roles: own account without privileges; a role not granted is 3530.
-        run(
-            &acl,
-            &u,
-            &ueff,
-            "SET DEFAULT ROLE ALL TO u",
-            "x",
-            None,
-            &cols,
-            &RoleCx::default(),
-        )
-        .unwrap();
+        run_ok(&acl, &u, &ueff, "SET DEFAULT ROLE ALL TO u");
         assert_eq!(acl.account("u", "%").unwrap().default_roles.len(), 1);
         assert_eq!(
             err_code(&acl, &who, &eff, "ALTER USER u DEFAULT ROLE reader"),
@@ -1930,17 +1880,7 @@ mod tests {
         run_ok(&acl, &who, &eff, "ALTER USER u DEFAULT ROLE NONE");
         assert!(acl.account("u", "%").unwrap().default_roles.is_empty());
         // u holds writer WITH ADMIN OPTION, so may grant it on, but not reader.
-        run(
-            &acl,
-            &u,
-            &ueff,
-            "GRANT writer TO root@localhost",
-            "x",
-            None,
-            &cols,
-            &RoleCx::default(),
-        )
-        .unwrap();
+        run_ok(&acl, &u, &ueff, "GRANT writer TO root@localhost");
         assert_eq!(
             err_code(&acl, &u, &ueff, "GRANT reader TO root@localhost"),
             1227
