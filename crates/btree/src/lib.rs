@@ -1124,6 +1124,30 @@ struct TrxState {
 }
 
 impl BtreeTrx {
+    /// Logs a prepare record (`record` of the transaction id) and marks the state with
+    /// `mark`, then makes the record durable. A transaction that changed nothing has
+    /// nothing to keep over a crash (InnoDB's read-only prepare). The mark is set under
+    /// the state lock with the append, so a checkpoint's copy of the undo
+    /// (`undo_to_relog`) sees either neither or both.
+    fn log_prepared(
+        &self,
+        record: impl FnOnce(u64) -> Vec<u8>,
+        mark: impl FnOnce(&mut TrxState),
+    ) -> Result<()> {
+        let mut s = self.state.lock();
+        if s.finished || s.id == 0 {
+            return Ok(());
+        }
+        let lsn = self.inner.st.log.append(&record(s.id));
+        mark(&mut s);
+        drop(s);
+        self.inner
+            .st
+            .log
+            .commit(lsn)
+            .map_err(|e| Error::io("ib_logfile0", e))
+    }
+
     fn new(inner: Arc<Inner>, txn: &Txn) -> Arc<BtreeTrx> {
         let serial = inner.next_trx_serial.fetch_add(1, Ordering::Relaxed);
         let t = Arc::new(BtreeTrx {
@@ -1382,45 +1406,17 @@ impl Participant for BtreeTrx {
     }
 
     fn prepare(&self, xid: u64) -> Result<()> {
-        let mut s = self.state.lock();
-        if s.finished || s.id == 0 {
-            return Ok(());
-        }
-        // Set under the state lock with the append, so a checkpoint's copy of the undo
-        // (undo_to_relog) sees either neither or both.
-        let lsn = self
-            .inner
-            .st
-            .log
-            .append(&recovery::prepared_record(s.id, xid));
-        s.prepared = Some(xid);
-        drop(s);
-        self.inner
-            .st
-            .log
-            .commit(lsn)
-            .map_err(|e| Error::io("ib_logfile0", e))
+        self.log_prepared(
+            |id| recovery::prepared_record(id, xid),
+            |s| s.prepared = Some(xid),
+        )
     }
 
     fn prepare_xa(&self, xid: &[u8]) -> Result<()> {
-        let mut s = self.state.lock();
-        if s.finished || s.id == 0 {
-            // Nothing changed: nothing to keep over a crash (InnoDB's read-only XA).
-            return Ok(());
-        }
-        // Under the state lock with the append, as `prepare`.
-        let lsn = self
-            .inner
-            .st
-            .log
-            .append(&recovery::xa_prepared_record(s.id, xid));
-        s.xa = Some(xid.to_vec());
-        drop(s);
-        self.inner
-            .st
-            .log
-            .commit(lsn)
-            .map_err(|e| Error::io("ib_logfile0", e))
+        self.log_prepared(
+            |id| recovery::xa_prepared_record(id, xid),
+            |s| s.xa = Some(xid.to_vec()),
+        )
     }
 
     fn rollback(&self) -> Result<()> {

@@ -407,19 +407,7 @@ mod tests {
 
     /// A nullable column of `data_type` with no default, for the decode tests' tables.
     fn col(name: &str, data_type: DataType) -> strata_types::ColumnDef {
-        strata_types::ColumnDef {
-            name: name.into(),
-            data_type,
-            nullable: true,
-            default: None,
-            auto_increment: false,
-            on_update_now: false,
-            collation: strata_types::Collation::Binary,
-            members: Vec::new(),
-            generated: None,
-            comment: String::new(),
-            real_unsigned: false,
-        }
+        strata_types::ColumnDef::plain(name, data_type, true, strata_types::Collation::Binary)
     }
 
     #[test]

@@ -225,18 +225,13 @@ mod tests {
     /// table's capacity; every digit comes back.
     #[test]
     fn wide_decimal_columns_round_trip() {
-        let col = |name: &str, precision, scale| strata_types::ColumnDef {
-            name: name.into(),
-            data_type: DataType::Decimal { precision, scale },
-            nullable: true,
-            default: None,
-            auto_increment: false,
-            on_update_now: false,
-            collation: strata_types::Collation::Binary,
-            members: Vec::new(),
-            generated: None,
-            comment: String::new(),
-            real_unsigned: false,
+        let col = |name: &str, precision, scale| {
+            strata_types::ColumnDef::plain(
+                name,
+                DataType::Decimal { precision, scale },
+                true,
+                strata_types::Collation::Binary,
+            )
         };
         let def = TableDef {
             db: "d".into(),
