@@ -306,9 +306,12 @@ impl BtreeEngine {
         };
         let purger = {
             let inner = inner.clone();
+            // The spaces of this start: a table created after it has nothing an earlier
+            // run left unpurged, and may not be formatted yet when the sweep comes.
+            let at_start = inner.spaces.list();
             std::thread::Builder::new()
                 .name("btree-purge".into())
-                .spawn(move || purge_loop(&inner))
+                .spawn(move || purge_loop(&inner, at_start))
                 .map_err(|e| Error::Internal(format!("cannot start the purge thread: {e}")))?
         };
         Ok(BtreeEngine {
@@ -408,7 +411,7 @@ fn master_loop(inner: &Arc<Inner>) {
 
 /// Purge, in a thread of its own so that its writes never wait on itself for log
 /// space; first the sweep of what an earlier run left unpurged.
-fn purge_loop(inner: &Arc<Inner>) {
+fn purge_loop(inner: &Arc<Inner>, at_start: Vec<spaces::SpaceEntry>) {
     // Prepared transactions a crash left are resolved first (their rows are neither
     // committed nor rolled back yet).
     while inner.prepared_left.lock().is_some() {
@@ -417,16 +420,28 @@ fn purge_loop(inner: &Arc<Inner>) {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    for s in inner.spaces.list() {
+    for s in at_start {
         if inner.stop.load(Ordering::SeqCst) {
             return;
         }
-        survive("the startup sweep", || match inner.sweep(s.id) {
-            Ok(_) => true,
-            Err(e) => {
-                inner.covering_off.store(true, Ordering::SeqCst);
-                log_error!("btree: sweep of {} failed: {e}", s.name());
-                false
+        // Under the purge lock, as purge: a DROP or TRUNCATE waits for this space's
+        // sweep rather than pulling the space from under it; a space dropped since the
+        // list was taken has nothing left to sweep.
+        survive("the startup sweep", || {
+            let swept = {
+                let _p = inner.purging.lock();
+                match inner.spaces.path_of(s.id) {
+                    Some(_) => inner.sweep(s.id),
+                    None => Ok(()),
+                }
+            };
+            match swept {
+                Ok(_) => true,
+                Err(e) => {
+                    inner.covering_off.store(true, Ordering::SeqCst);
+                    log_error!("btree: sweep of {} failed: {e}", s.name());
+                    false
+                }
             }
         });
     }
@@ -1053,6 +1068,10 @@ impl Inner {
         // Nothing in the log may refer to the old pages once the file is emptied.
         self.checkpoint()?;
         let st = &self.st;
+        // Not while purge works: from the drop until the new header is written the
+        // space is missing or unformatted, and purge (or the sweep) reading it then
+        // would log a failure and turn index-only reads off for the table.
+        let no_purge = self.purging.lock();
         st.pool.drop_space(lay.space);
         let path = self
             .spaces
@@ -1071,6 +1090,7 @@ impl Inner {
         )
         .map_err(|e| io_err(&lay.name, e))?;
         mtr.commit();
+        drop(no_purge);
         self.checkpoint()
     }
 
