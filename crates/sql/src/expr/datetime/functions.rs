@@ -512,7 +512,10 @@ pub fn eval(
                 None => Value::Null,
             }
         }
-        YearConstant => year_constant(&a(0)?).unwrap_or(a(0)?),
+        YearConstant => {
+            let v = a(0)?;
+            year_constant(&v).unwrap_or(v)
+        }
         TimeKey => match time_arg(&a(0)?, cx) {
             None => Value::Null,
             Some(t) => Value::Int(t),
