@@ -7,6 +7,7 @@
 //! table `i`'s column `j` is row position `tables[i].offset + j`.
 
 pub mod aggregate_meta;
+pub mod branch_result;
 pub mod char_fn;
 pub mod charset_info;
 pub mod datetime;
@@ -17,7 +18,6 @@ pub mod full_group_by;
 pub mod func_types;
 pub mod item_names;
 pub mod row_compare;
-pub mod temporal_result;
 pub mod window;
 
 use crate::expr::functions::{self, CastFn, Func, MathFn, RegexpFn, StrFn, TrimSide};
@@ -1094,14 +1094,12 @@ impl<'a> Binder<'a> {
                     }
                     None => None,
                 };
-                if temporal_result::is_temporal(ty) {
-                    // Each branch in the result's temporal type, as for COALESCE.
-                    for ((_, r), t) in whens.iter_mut().zip(&types) {
-                        let e = std::mem::replace(r, Expr::Literal(Value::Null));
-                        *r = temporal_result::convert(e, *t, ty);
-                    }
-                    otherwise = otherwise.map(|(x, t)| (temporal_result::convert(x, t, ty), t));
+                // Each branch in the result's type, as for COALESCE.
+                for ((_, r), t) in whens.iter_mut().zip(&types) {
+                    let e = std::mem::replace(r, Expr::Literal(Value::Null));
+                    *r = self.conform_branch(e, *t, ty);
                 }
+                otherwise = otherwise.map(|(x, t)| (self.conform_branch(x, t, ty), t));
                 let otherwise = otherwise.map(|(x, _)| Box::new(x));
                 let case = Expr::Case {
                     operand,
@@ -1495,6 +1493,18 @@ impl<'a> Binder<'a> {
             }
             x => x,
         }
+    }
+
+    /// A branch of IF/IFNULL/COALESCE/CASE (of type `from`) converted to the result's
+    /// type `to` ([`branch_result::convert`]); a FLOAT column that becomes text shows
+    /// as MySQL shows a FLOAT.
+    fn conform_branch(&self, e: Expr, from: SType, to: SType) -> Expr {
+        let e = if from == SType::Double && branch_result::is_string(to) {
+            self.float_as_text(e)
+        } else {
+            e
+        };
+        branch_result::convert(e, from, to)
     }
 
     /// A variable typed by its current value when the planner knows it; a string (the
@@ -2012,21 +2022,32 @@ impl<'a> Binder<'a> {
         }
         let (func, mut ty, coll) = func_types::call_type(func, &types, &colls, &bound)?;
         let (func, coll) = comparing_collation(func, &args, &bound, &mut ty, &colls, &types, coll)?;
-        if matches!(
-            func,
-            Func::If | Func::IfNull | Func::Coalesce | Func::Greatest(_) | Func::Least(_)
-        ) && temporal_result::is_temporal(ty)
+        let picks = matches!(func, Func::Greatest(_) | Func::Least(_));
+        let mixed_string = picks
+            && branch_result::is_string(ty)
+            && types
+                .iter()
+                .any(|t| !branch_result::is_string(*t) && *t != SType::Null);
+        if matches!(func, Func::If | Func::IfNull | Func::Coalesce)
+            || (picks && branch_result::is_temporal(ty))
         {
-            // Every branch takes the result's temporal type (a DATE beside a DATETIME
-            // shows midnight, a TIME beside a date gets today's date), as MySQL
-            // converts them; IF's condition is not a branch.
+            // Every branch takes the result's type (a DATE beside a DATETIME shows
+            // midnight, a TIME beside a date gets today's date, a number beside a
+            // string is its text), as MySQL converts them; IF's condition is not a
+            // branch. GREATEST/LEAST compare their arguments as they are, so a string
+            // result is made of the one picked (below).
             let first = usize::from(func == Func::If);
             for (b, t) in bound.iter_mut().zip(&types).skip(first) {
                 let e = std::mem::replace(b, Expr::Literal(Value::Null));
-                *b = temporal_result::convert(e, *t, ty);
+                *b = self.conform_branch(e, *t, ty);
             }
         }
         let e = Expr::Func(func, bound);
+        let e = if mixed_string {
+            branch_result::as_string(e)
+        } else {
+            e
+        };
         let e = match func {
             Func::If | Func::IfNull | Func::Coalesce | Func::Greatest(_) | Func::Least(_) => {
                 show_scale(e, ty)
@@ -2563,7 +2584,7 @@ fn in_comparison(lhs: &[(SType, Collation)], columns: &[ColumnMeta]) -> (Vec<Col
 fn time_for_date_cast(x: Expr, from: SType, f: CastFn) -> Expr {
     match (from, f) {
         (SType::Time(fsp), CastFn::Date | CastFn::DateTime(_)) => {
-            temporal_result::time_on_current_date(x, fsp)
+            branch_result::time_on_current_date(x, fsp)
         }
         _ => x,
     }
@@ -2571,7 +2592,7 @@ fn time_for_date_cast(x: Expr, from: SType, f: CastFn) -> Expr {
 
 pub fn unify(a: SType, b: SType) -> SType {
     use SType::*;
-    if let Some(t) = temporal_result::unify(a, b) {
+    if let Some(t) = branch_result::unify(a, b) {
         return t;
     }
     match (a, b) {

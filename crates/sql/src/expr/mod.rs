@@ -1025,13 +1025,7 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
                 None => return compare_as_doubles(a, b),
             }
         }
-        (DateTime(x), Bytes(y)) => match std::str::from_utf8(y)
-            .ok()
-            .and_then(strata_types::DateTime::parse)
-        {
-            Some(d) => x.cmp(&d),
-            None => coll.compare(x.to_string().as_bytes(), y),
-        },
+        (DateTime(x), Bytes(y)) => x.cmp(&date_of_text(y)),
         (Json(_), _) | (_, Json(_)) => return json::compare::compare_values(a, b).ok().flatten(),
         // A bit value meets a bit value or a number as its unsigned number.
         (Bits(x), Bits(y)) => bits_value(x).cmp(&bits_value(y)),
@@ -1046,15 +1040,34 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
         | (Bytes(x), Member { text: y, .. }) => coll.compare(x, y),
         (Member { text, .. }, y) => return compare(&Bytes(text.clone()), y, coll),
         (x, Member { text, .. }) => return compare(x, &Bytes(text.clone()), coll),
-        (Bytes(x), DateTime(y)) => match std::str::from_utf8(x)
-            .ok()
-            .and_then(strata_types::DateTime::parse)
-        {
-            Some(d) => d.cmp(y),
-            None => coll.compare(x, y.to_string().as_bytes()),
-        },
+        (Bytes(x), DateTime(y)) => date_of_text(x).cmp(y),
         _ => return compare_as_doubles(a, b),
     })
+}
+
+/// A string compared with a date: the date-time it reads as; else the one its leading
+/// date-like part reads as (`'2020-01-01x'`); else the zero date, as MySQL compares a
+/// string that is no date (`'abc'`, `''`) with a DATE column (warning 1292 there, which
+/// a comparison has no place to raise here). Comparing such strings as text instead
+/// put `'abc'` after every date.
+fn date_of_text(text: &[u8]) -> strata_types::DateTime {
+    let parse = |t: &[u8]| {
+        std::str::from_utf8(t)
+            .ok()
+            .and_then(strata_types::DateTime::parse)
+    };
+    if let Some(d) = parse(text) {
+        return d;
+    }
+    let date_like = |b: &u8| b.is_ascii_digit() || b" -:./T".contains(b);
+    let prefix = text
+        .iter()
+        .position(|b| !date_like(b))
+        .unwrap_or(text.len());
+    (prefix < text.len())
+        .then(|| parse(&text[..prefix]))
+        .flatten()
+        .unwrap_or_default()
 }
 
 fn compare_as_doubles(a: &Value, b: &Value) -> Option<Ordering> {

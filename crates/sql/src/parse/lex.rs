@@ -367,6 +367,13 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
     // clause word ends only a level's own list, not the FROM of `EXTRACT(x FROM d)`.
     let mut select_list: Vec<(bool, bool)> = vec![(false, false)];
     let mut positional = false; // right after ORDER BY / GROUP BY or a comma in their list
+                                // Literals that are branches of a CASE or an IF/IFNULL/COALESCE/GREATEST/LEAST/NULLIF
+                                // call stay in the key too: the result's type is made from its branches' types
+                                // (`COALESCE(date_col, 'x')` is a string, `COALESCE(date_col, NULL)` a date), and a
+                                // placeholder has none when the statement is bound.
+    let mut branch_args: Vec<bool> = vec![false];
+    let mut branch_call_next = false; // the last word names such a function
+    let mut case_depth = 0usize;
     let mut in_order_list = false;
     let mut prev_word = String::new();
     while i < s.len() {
@@ -376,6 +383,15 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
             Tok::Question => return None,
             Tok::Word(w) => {
                 let up = w.to_ascii_uppercase();
+                branch_call_next = matches!(
+                    up.as_str(),
+                    "IF" | "IFNULL" | "COALESCE" | "GREATEST" | "LEAST" | "NULLIF"
+                );
+                match up.as_str() {
+                    "CASE" => case_depth += 1,
+                    "END" => case_depth = case_depth.saturating_sub(1),
+                    _ => {}
+                }
                 let here = select_list.last_mut();
                 match up.as_str() {
                     "SELECT" => here.into_iter().for_each(|f| *f = (true, true)),
@@ -414,6 +430,8 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
                 }
                 prev_word = up;
             }
+            Tok::Number(_) | Tok::Str(..)
+                if case_depth > 0 || branch_args.last().copied().unwrap_or(false) => {}
             Tok::Number(text) if !in_select_list(&select_list) && !positional => {
                 if let Some(v) = number_value(text) {
                     values.push(v);
@@ -430,16 +448,24 @@ pub fn normalize(sql: &str) -> Option<(String, Vec<Value>)> {
                     depth += 1;
                     let inherited = in_select_list(&select_list);
                     select_list.push((inherited, false));
+                    let in_branch = branch_args.last().copied().unwrap_or(false);
+                    branch_args.push(in_branch || branch_call_next);
                 } else if c == b')' {
                     depth -= 1;
                     if select_list.len() > 1 {
                         select_list.pop();
+                    }
+                    if branch_args.len() > 1 {
+                        branch_args.pop();
                     }
                 } else if c == b',' && in_order_list && depth == 0 {
                     positional = true;
                 }
             }
             _ => positional = false,
+        }
+        if !matches!(tok, Tok::Word(_)) && !is_blank(&s[i..end]) {
+            branch_call_next = false;
         }
         if replaced {
             out.push('?');
@@ -574,6 +600,14 @@ pub fn select_items<'a>(sql: &'a str) -> Vec<&'a str> {
         close(&mut items, l.start, s.len());
     }
     items
+}
+
+/// Whitespace or a comment: what may stand between a function's name and its `(`.
+fn is_blank(span: &[u8]) -> bool {
+    span.iter().all(|b| b.is_ascii_whitespace())
+        || span.starts_with(b"/*")
+        || span.starts_with(b"#")
+        || span.starts_with(b"--")
 }
 
 fn in_select_list(levels: &[(bool, bool)]) -> bool {
@@ -1023,6 +1057,30 @@ mod tests {
             ["a-1", "'x,y'"]
         );
         assert_eq!(select_items("INSERT INTO t SELECT a||b FROM u"), ["a||b"]);
+    }
+
+    #[test]
+    fn branch_literals_stay_in_the_key() {
+        // A branch's literal types the result (`COALESCE(d, 'x')` is a string): it is
+        // not a placeholder. The comparison's literals around the calls still are.
+        let (k, v) = normalize(
+            "SELECT a FROM t WHERE COALESCE (d, '2019-12-31') > 'b' AND IF(x > 1, y, 2) = 3",
+        )
+        .unwrap();
+        assert_eq!(
+            k,
+            "SELECT a FROM t WHERE COALESCE (d, '2019-12-31') > ?1 AND IF(x > 1, y, 2) = ?2"
+        );
+        assert_eq!(v.len(), 2);
+        let (k, v) = normalize(
+            "SELECT a FROM t WHERE CASE WHEN x = 1 THEN d ELSE 'z' END >= 'q' AND (b) = 4",
+        )
+        .unwrap();
+        assert_eq!(
+            k,
+            "SELECT a FROM t WHERE CASE WHEN x = 1 THEN d ELSE 'z' END >= ?1 AND (b) = ?2"
+        );
+        assert_eq!(v.len(), 2);
     }
 
     #[test]

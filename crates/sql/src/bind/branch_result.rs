@@ -1,15 +1,20 @@
-//! The result type of expressions whose branches are dates and times (`COALESCE`,
-//! `IFNULL`, `IF`, `CASE`, `GREATEST`/`LEAST`, `UNION` columns), and the conversion of
-//! each branch to it, as MySQL 8 resolves them (`Item_func::aggregate_temporal`...
-//! in effect: a DATE beside a DATETIME is a DATETIME at midnight, a TIME beside a DATE
-//! or DATETIME is a DATETIME on the current date, fraction digits are the most any
-//! branch has).
+//! The result type of expressions made of branches (`COALESCE`, `IFNULL`, `IF`, `CASE`,
+//! `GREATEST`/`LEAST`, `UNION` columns), and the conversion of each branch to it, as
+//! MySQL 8 resolves them.
 //!
-//! Before this, such mixes were typed VARCHAR and each branch kept its own form, so
-//! `CASE WHEN … THEN date_col ELSE datetime_col END` showed `2020-01-01` where MySQL
-//! shows `2020-01-01 00:00:00`, `COALESCE(time_col, datetime_col)` showed the bare time,
-//! and `SELECT date_col UNION SELECT datetime_col` returned both forms of one instant as
-//! two rows where MySQL returns one.
+//! Dates and times (`Item_func::aggregate_temporal`... in effect): a DATE beside a
+//! DATETIME is a DATETIME at midnight, a TIME beside a DATE or DATETIME is a DATETIME on
+//! the current date, fraction digits are the most any branch has. Before this, such
+//! mixes were typed VARCHAR and each branch kept its own form, so `CASE WHEN … THEN
+//! date_col ELSE datetime_col END` showed `2020-01-01` where MySQL shows `2020-01-01
+//! 00:00:00`, `COALESCE(time_col, datetime_col)` showed the bare time, and `SELECT
+//! date_col UNION SELECT datetime_col` returned both forms of one instant as two rows
+//! where MySQL returns one.
+//!
+//! Strings: a number or a date beside a string makes the result a string, and each
+//! such branch becomes its text. Left as numbers and dates, `COALESCE(int_col, '1')`
+//! put `1` and `'1'` in two groups of a GROUP BY (and two rows of a DISTINCT), and
+//! sorted numbers before strings where MySQL sorts them all as text.
 
 use crate::bind::SType;
 use crate::expr::datetime::functions::DateFn;
@@ -30,14 +35,17 @@ pub fn unify(a: SType, b: SType) -> Option<SType> {
     })
 }
 
-/// `e` (of type `from`) converted to the temporal result type `to`; unchanged when it
-/// already has it, or when either type is not temporal (a NULL branch, a string).
+/// `e` (of type `from`) converted to the result type `to`: a temporal one, or a string;
+/// unchanged when it already has it, or when neither applies (a NULL branch, numbers,
+/// which keep their own values).
 pub fn convert(e: Expr, from: SType, to: SType) -> Expr {
     use SType::*;
     if from == to {
         return e;
     }
     match (from, to) {
+        (Null | Text | Binary, Text | Binary) => e,
+        (_, Text | Binary) => as_string(e),
         (Date | DateTime(_), DateTime(f)) => Expr::Func(Func::Cast(CastFn::DateTime(f)), vec![e]),
         (Time(_), DateTime(f)) => time_on_current_date(e, f),
         (Time(_), Time(f)) => Expr::Func(Func::Cast(CastFn::Time(f)), vec![e]),
@@ -68,6 +76,16 @@ pub fn time_on_current_date(e: Expr, fsp: u8) -> Expr {
         },
         vec![today, e],
     )
+}
+
+/// `e`'s values as their text (`CAST(e AS CHAR)`): a branch of a string result.
+pub fn as_string(e: Expr) -> Expr {
+    Expr::Func(Func::Cast(CastFn::Char(None)), vec![e])
+}
+
+/// Whether a value of this type is a string (text or binary).
+pub fn is_string(t: SType) -> bool {
+    matches!(t, SType::Text | SType::Binary)
 }
 
 /// Whether a value of this type is a date or time.
