@@ -70,7 +70,15 @@ impl Source {
     /// applied are kept (a GTID-positioned replica moved to another server of the same
     /// topology goes on from them). A file or position while GTID positioning is on is
     /// 1776, as in MySQL.
+    /// On an error nothing is changed.
     pub fn change(&mut self, options: &[(String, String)]) -> Result<()> {
+        let mut next = self.clone();
+        next.change_all(options)?;
+        *self = next;
+        Ok(())
+    }
+
+    fn change_all(&mut self, options: &[(String, String)]) -> Result<()> {
         let mut position_given = false;
         let mut source_changed = false;
         for (name, v) in options {
