@@ -135,6 +135,41 @@ impl GtidSet {
         Some(set)
     }
 
+    /// Each uuid with its intervals `[start, end)`, in uuid order.
+    pub fn intervals(&self) -> impl Iterator<Item = (&Uuid, &[(u64, u64)])> {
+        self.sets.iter().map(|(u, v)| (u, v.as_slice()))
+    }
+
+    /// Reads MySQL's text form (`uuid:1-5:7, uuid2:3`; white space and new lines
+    /// ignored; '' is the empty set); None when it is malformed.
+    pub fn parse(text: &str) -> Option<GtidSet> {
+        let mut set = GtidSet::default();
+        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        for part in compact.split(',').filter(|p| !p.is_empty()) {
+            let mut fields = part.split(':');
+            let u = parse_uuid(fields.next()?)?;
+            let mut any = false;
+            for iv in fields {
+                let (a, b) = match iv.split_once('-') {
+                    Some((a, b)) => (a.parse::<u64>().ok()?, b.parse::<u64>().ok()?),
+                    None => {
+                        let a = iv.parse::<u64>().ok()?;
+                        (a, a)
+                    }
+                };
+                if a == 0 || b < a || b == u64::MAX {
+                    return None;
+                }
+                set.add_interval(&u, a, b + 1);
+                any = true;
+            }
+            if !any {
+                return None;
+            }
+        }
+        Some(set)
+    }
+
     /// MySQL's text form: `uuid:1-5:7,\nuuid2:3` ('' for the empty set).
     pub fn to_text(&self) -> String {
         let mut parts = Vec::new();
@@ -182,5 +217,25 @@ mod tests {
         assert_eq!(b.len(), 8 + 16 + 8 + 2 * 16);
         assert_eq!(GtidSet::decode(&b).unwrap(), s);
         assert!(GtidSet::decode(&b[..20]).is_none());
+    }
+
+    #[test]
+    fn text_round_trip() {
+        let t = "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:9,\n\
+                 4e11fa47-71ca-11e1-9e33-c80aa9429562:3";
+        let s = GtidSet::parse(t).unwrap();
+        assert_eq!(s.to_text(), t.replace(' ', ""));
+        assert_eq!(GtidSet::parse(&s.to_text()).unwrap(), s);
+        assert_eq!(GtidSet::parse("").unwrap(), GtidSet::default());
+        assert_eq!(s.intervals().count(), 2);
+        for bad in [
+            "x:1",
+            "3e11fa47-71ca-11e1-9e33-c80aa9429562",
+            "3e11fa47-71ca-11e1-9e33-c80aa9429562:0",
+            "3e11fa47-71ca-11e1-9e33-c80aa9429562:5-3",
+            "3e11fa47-71ca-11e1-9e33-c80aa9429562:a",
+        ] {
+            assert!(GtidSet::parse(bad).is_none(), "{bad}");
+        }
     }
 }

@@ -10,6 +10,13 @@
 //!   event that cannot be applied (1062, the thread stops), STOP/START, the privilege
 //!   (1227), options and channels that are refused (1235).
 //!
+//! - GTID positioning: MariaDB → Strata with MASTER_USE_GTID=slave_pos and Strata →
+//!   Strata with SOURCE_AUTO_POSITION=1, each killed with SIGKILL while transactions
+//!   stream in and restarted, then RESET REPLICA (file and position forgotten, GTIDs
+//!   kept) and started again: the tables equal the source's, nothing applied twice or
+//!   lost, Executed_Gtid_Set equals the source's own GTID state; a replica lacking
+//!   transactions the source purged is refused (1236).
+//!
 //! The servers are processes the test starts; a missing `mariadbd` skips the chain
 //! outside CI (fails in CI).
 
@@ -388,7 +395,9 @@ fn strata_to_strata_and_the_statements_errors() {
     assert_eq!(err_code(r.query_drop("START REPLICA")), 1200);
     // Refused options and channels.
     assert_eq!(
-        err_code(r.query_drop("CHANGE REPLICATION SOURCE TO SOURCE_AUTO_POSITION=1")),
+        err_code(
+            r.query_drop("CHANGE MASTER TO MASTER_AUTO_POSITION=1, MASTER_USE_GTID=slave_pos")
+        ),
         1235
     );
     assert_eq!(
@@ -498,4 +507,269 @@ fn strata_to_strata_and_the_statements_errors() {
     r.query_drop("STOP REPLICA").unwrap();
     r.query_drop("RESET REPLICA ALL").unwrap();
     assert!(status(&mut r, "SHOW REPLICA STATUS").is_empty());
+}
+
+/// The source's own GTID state: MariaDB's `gtid_binlog_pos`, Strata's `gtid_executed`.
+fn source_gtids(port: u16, mariadb: bool) -> String {
+    let q = if mariadb {
+        "SELECT @@gtid_binlog_pos"
+    } else {
+        "SELECT @@gtid_executed"
+    };
+    text_rows(&mut connect(port, None), q)[0][0].clone()
+}
+
+/// Waits until the Strata replica's Executed_Gtid_Set is the source's GTID state.
+fn wait_gtids_caught_up(source: u16, mariadb: bool, replica: u16) -> HashMap<String, String> {
+    let want = source_gtids(source, mariadb);
+    assert!(!want.is_empty());
+    let start = Instant::now();
+    loop {
+        let rs = replica_status(replica);
+        if rs.get("Executed_Gtid_Set") == Some(&want) {
+            return rs;
+        }
+        if start.elapsed() > Duration::from_secs(120)
+            || rs.get("Last_SQL_Errno").is_some_and(|e| e != "0")
+        {
+            panic!("Strata did not catch up to {want}: {rs:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn assert_tables_same(a: u16, b: u16, tables: &[&str], what: &str) {
+    for t in tables {
+        let (x, y) = (dump(a, t), dump(b, t));
+        assert!(!x.is_empty(), "{t} is empty on the source");
+        assert!(x == y, "{what}: {t} differs:\n{x:?}\n{y:?}");
+    }
+}
+
+/// Streams transactions `from..to` into the source while the replica is killed
+/// `kills` times and started again.
+fn stream_through_kills(source: u16, replica: &mut TestServer, from: i32, to: i32, kills: u32) {
+    let writer = std::thread::spawn(move || stream(source, from, to));
+    let mut done = 0;
+    while !writer.is_finished() && done < kills {
+        std::thread::sleep(Duration::from_millis(600));
+        replica.crash();
+        done += 1;
+        replica.start_again();
+    }
+    writer.join().unwrap();
+}
+
+/// STOP, RESET REPLICA (the file and position go back to the start; the GTIDs applied
+/// stay) and START: GTID positioning goes on from the GTIDs, so nothing is applied
+/// twice (a duplicate insert into rp.stream would stop the replica with 1062).
+fn reset_and_go_on(replica: u16) {
+    let mut r = connect(replica, None);
+    let before = replica_status(replica)["Executed_Gtid_Set"].clone();
+    r.query_drop("STOP REPLICA").unwrap();
+    r.query_drop("RESET REPLICA").unwrap();
+    let rs = replica_status(replica);
+    assert_eq!(
+        (
+            rs["Relay_Source_Log_File"].as_str(),
+            rs["Exec_Source_Log_Pos"].as_str()
+        ),
+        ("", "4"),
+        "{rs:?}"
+    );
+    assert_eq!(rs["Executed_Gtid_Set"], before);
+    assert_eq!(rs["Auto_Position"], "1");
+    r.query_drop("START REPLICA").unwrap();
+}
+
+#[test]
+fn mariadb_to_strata_by_gtid_with_restarts() {
+    if !require_program("mariadbd", "mariadb_to_strata_by_gtid_with_restarts") {
+        return;
+    }
+    let source = TestServer::start_flavor(
+        Flavor::MariaDb,
+        &[
+            "--log-bin",
+            "--binlog-format=ROW",
+            "--server-id=10",
+            "--character-set-server=utf8mb4",
+            "--collation-server=utf8mb4_general_ci",
+        ],
+    );
+    let mut strata = TestServer::start_flavor(Flavor::Strata, &["--server-id=20"]);
+    // Half the workload before the replica exists: the empty GTID position asks for
+    // everything from the start.
+    let half = WORKLOAD.len() / 2;
+    {
+        let mut c = connect(source.port, None);
+        for q in &WORKLOAD[..half] {
+            c.query_drop(*q).unwrap_or_else(|e| panic!("{q}: {e}"));
+        }
+    }
+    {
+        let mut s = connect(strata.port, None);
+        s.query_drop(format!(
+            "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={}, MASTER_USER='root', \
+             MASTER_PASSWORD='', MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1",
+            source.port
+        ))
+        .unwrap();
+        // A position while GTID positioning is on: 1776.
+        assert_eq!(
+            err_code(s.query_drop("CHANGE MASTER TO MASTER_LOG_POS=4")),
+            1776
+        );
+        let rs = status(&mut s, "SHOW REPLICA STATUS");
+        assert_eq!(rs["Auto_Position"], "1", "{rs:?}");
+        assert_eq!(rs["Executed_Gtid_Set"], "", "{rs:?}");
+        s.query_drop("START SLAVE").unwrap();
+    }
+    {
+        let mut c = connect(source.port, Some("rp"));
+        for q in &WORKLOAD[half..] {
+            c.query_drop(*q).unwrap_or_else(|e| panic!("{q}: {e}"));
+        }
+    }
+    let rs = wait_gtids_caught_up(source.port, true, strata.port);
+    assert_eq!(rs["Replica_IO_Running"], "Yes", "{rs:?}");
+    assert_eq!(rs["Retrieved_Gtid_Set"], rs["Executed_Gtid_Set"], "{rs:?}");
+    assert!(rs["Executed_Gtid_Set"].starts_with("0-10-"), "{rs:?}");
+    assert_eq!(rs["Last_IO_Errno"], "0", "{rs:?}");
+
+    // SIGKILL three times while transactions stream in; each restart asks MariaDB from
+    // the GTID position stored with the rows.
+    stream_through_kills(source.port, &mut strata, 1, 1200, 3);
+    wait_gtids_caught_up(source.port, true, strata.port);
+    assert_same(
+        source.port,
+        strata.port,
+        "MariaDB → Strata by GTID after SIGKILL",
+    );
+
+    reset_and_go_on(strata.port);
+    stream(source.port, 1200, 1300);
+    let rs = wait_gtids_caught_up(source.port, true, strata.port);
+    assert_eq!(rs["Last_SQL_Errno"], "0", "{rs:?}");
+    assert_same(
+        source.port,
+        strata.port,
+        "MariaDB → Strata by GTID after RESET",
+    );
+    let n = text_rows(
+        &mut connect(strata.port, None),
+        "SELECT SUM(n) FROM rp.counters",
+    );
+    assert_eq!(n[0][0], "1299");
+
+    // MySQL's SOURCE_AUTO_POSITION against MariaDB: the replica stops, saying why.
+    let mut s = connect(strata.port, None);
+    s.query_drop("STOP REPLICA").unwrap();
+    s.query_drop("CHANGE MASTER TO MASTER_USE_GTID=no, MASTER_AUTO_POSITION=1")
+        .unwrap();
+    s.query_drop("START REPLICA").unwrap();
+    wait_status(
+        strata.port,
+        "1235 for AUTO_POSITION against MariaDB",
+        |rs| rs["Last_IO_Errno"] == "1235" && rs["Replica_IO_Running"] == "No",
+    );
+}
+
+#[test]
+fn strata_to_strata_by_gtid_with_a_crash() {
+    let source = TestServer::start_flavor(Flavor::Strata, &["--log-bin", "--server-id=1"]);
+    // The replica logs too: its binary log gives applied transactions its own GTIDs,
+    // and what it asks the source with is the source's.
+    let mut replica = TestServer::start_flavor(Flavor::Strata, &["--log-bin", "--server-id=2"]);
+    {
+        let mut c = connect(source.port, None);
+        for q in [
+            "CREATE DATABASE rp",
+            "CREATE TABLE rp.counters (id INT PRIMARY KEY, n BIGINT NOT NULL)",
+            "INSERT INTO rp.counters VALUES (1, 0), (2, 0), (3, 0)",
+            "CREATE TABLE rp.stream (id INT PRIMARY KEY, v VARCHAR(40))",
+        ] {
+            c.query_drop(q).unwrap();
+        }
+    }
+    let mut r = connect(replica.port, None);
+    r.query_drop(format!(
+        "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={}, \
+         SOURCE_USER='root', SOURCE_PASSWORD='', SOURCE_AUTO_POSITION=1, \
+         SOURCE_CONNECT_RETRY=1",
+        source.port
+    ))
+    .unwrap();
+    assert_eq!(
+        err_code(r.query_drop(
+            "CHANGE REPLICATION SOURCE TO SOURCE_LOG_FILE='binlog.000001', SOURCE_LOG_POS=4"
+        )),
+        1776
+    );
+    r.query_drop("START REPLICA").unwrap();
+    stream(source.port, 1, 100);
+    let rs = wait_gtids_caught_up(source.port, false, replica.port);
+    assert_eq!(rs["Auto_Position"], "1", "{rs:?}");
+    assert_eq!(rs["Retrieved_Gtid_Set"], rs["Executed_Gtid_Set"], "{rs:?}");
+    // The replica's own gtid_executed is its own uuid's, not the source's.
+    let own = text_rows(&mut r, "SELECT @@gtid_executed")[0][0].clone();
+    assert_ne!(own, rs["Executed_Gtid_Set"]);
+    drop(r);
+
+    stream_through_kills(source.port, &mut replica, 100, 1000, 2);
+    wait_gtids_caught_up(source.port, false, replica.port);
+    let tables = ["rp.counters", "rp.stream"];
+    assert_tables_same(
+        source.port,
+        replica.port,
+        &tables,
+        "Strata → Strata by GTID",
+    );
+
+    reset_and_go_on(replica.port);
+    stream(source.port, 1000, 1100);
+    let rs = wait_gtids_caught_up(source.port, false, replica.port);
+    assert_eq!(rs["Last_SQL_Errno"], "0", "{rs:?}");
+    assert_tables_same(source.port, replica.port, &tables, "after RESET REPLICA");
+    let n = text_rows(
+        &mut connect(replica.port, None),
+        "SELECT SUM(n) FROM rp.counters",
+    );
+    assert_eq!(n[0][0], "1099");
+
+    // A new replica lacks the transactions of a purged file: the source refuses (1236)
+    // rather than starting after them.
+    {
+        let mut c = connect(source.port, None);
+        c.query_drop("FLUSH BINARY LOGS").unwrap();
+        let (file, _) = source_position(source.port);
+        c.query_drop(format!("PURGE BINARY LOGS TO '{file}'"))
+            .unwrap();
+    }
+    let fresh = TestServer::start_flavor(Flavor::Strata, &["--server-id=3"]);
+    let mut f = connect(fresh.port, None);
+    f.query_drop(format!(
+        "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={}, \
+         SOURCE_USER='root', SOURCE_PASSWORD='', SOURCE_AUTO_POSITION=1, \
+         SOURCE_CONNECT_RETRY=1",
+        source.port
+    ))
+    .unwrap();
+    f.query_drop("START REPLICA").unwrap();
+    wait_status(fresh.port, "1236 for purged transactions", |rs| {
+        rs["Last_IO_Errno"] == "13114" && rs["Replica_IO_Running"] == "No"
+    });
+    assert!(
+        replica_status(fresh.port)["Last_IO_Error"].contains("purged"),
+        "{:?}",
+        replica_status(fresh.port)
+    );
+    // MariaDB's MASTER_USE_GTID against Strata: the replica stops, saying why.
+    f.query_drop("STOP REPLICA").unwrap();
+    f.query_drop("CHANGE MASTER TO MASTER_AUTO_POSITION=0, MASTER_USE_GTID=slave_pos")
+        .unwrap();
+    f.query_drop("START REPLICA").unwrap();
+    wait_status(fresh.port, "1235 for USE_GTID against Strata", |rs| {
+        rs["Last_IO_Errno"] == "1235" && rs["Replica_IO_Running"] == "No"
+    });
 }

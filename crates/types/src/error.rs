@@ -486,6 +486,9 @@ pub enum Error {
     ReplicaMustStop,
     /// 1200: START REPLICA before CHANGE REPLICATION SOURCE TO gave a source.
     ReplicaNotConfigured,
+    /// 1776: CHANGE REPLICATION SOURCE gives a file or position while GTID
+    /// auto-positioning (SOURCE_AUTO_POSITION=1, MASTER_USE_GTID) is on.
+    BadReplicaAutoPosition,
     /// 1236: a replica's dump cannot be served (a file not in the index, purged
     /// transactions); the text says why.
     MasterFatalReadingBinlog(String),
@@ -1095,6 +1098,7 @@ impl Error {
             NoBinaryLogging => 1381,
             ReplicaMustStop => 1198,
             ReplicaNotConfigured => 1200,
+            BadReplicaAutoPosition => 1776,
             MasterFatalReadingBinlog(_) => 1236,
             Corrupt { .. } => 1194,
             TableFull(_) => 1114,
@@ -2041,6 +2045,10 @@ impl fmt::Display for Error {
             ReplicaMustStop => write!(
                 f,
                 "This operation cannot be performed with a running replica; run STOP REPLICA first"
+            ),
+            BadReplicaAutoPosition => write!(
+                f,
+                "Parameters SOURCE_LOG_FILE, SOURCE_LOG_POS, RELAY_LOG_FILE and RELAY_LOG_POS cannot be set when SOURCE_AUTO_POSITION is active."
             ),
             ReplicaNotConfigured => write!(
                 f,

@@ -28,8 +28,7 @@ pub struct DumpRequest {
     pub file: String,
     pub pos: u64,
     /// COM_BINLOG_DUMP_GTID: the replica's executed GTID set, encoded as in the
-    /// PREVIOUS_GTIDS event (None for COM_BINLOG_DUMP, or when the flag says there is
-    /// none).
+    /// PREVIOUS_GTIDS event (None for COM_BINLOG_DUMP).
     pub gtids: Option<Vec<u8>>,
 }
 
@@ -75,7 +74,10 @@ pub fn parse_dump(body: &[u8]) -> Option<DumpRequest> {
 }
 
 /// COM_BINLOG_DUMP_GTID: flags u16, server_id u32, name length u32, name, pos u64, and
-/// with BINLOG_THROUGH_GTID (4) the GTID set's length u32 and bytes.
+/// with BINLOG_THROUGH_GTID (4) the GTID set's length u32 and bytes. Without that flag
+/// the replica's set is empty (MySQL's reading: the dump is still by GTID, so
+/// transactions the source purged are refused, not silently skipped; a replica with
+/// no GTIDs, such as mysql_common's, leaves the flag off).
 pub fn parse_dump_gtid(body: &[u8]) -> Option<DumpRequest> {
     let mut c = Cursor::new(body);
     let flags = c.u16()?;
@@ -87,7 +89,8 @@ pub fn parse_dump_gtid(body: &[u8]) -> Option<DumpRequest> {
         let n = c.u32()? as usize;
         Some(c.bytes(n)?.to_vec())
     } else {
-        None
+        // The empty set's encoding: no SIDs.
+        Some(0u64.to_le_bytes().to_vec())
     };
     Some(DumpRequest {
         server_id,
@@ -121,6 +124,10 @@ mod tests {
         let d = parse_dump_gtid(&g).unwrap();
         assert_eq!(d.gtids, Some(vec![0; 8]));
         assert!(parse_dump_gtid(&g[..10]).is_none());
+        // Without BINLOG_THROUGH_GTID: the empty set.
+        g[0] = 0;
+        let d = parse_dump_gtid(&g[..18]).unwrap();
+        assert_eq!(d.gtids, Some(vec![0; 8]));
 
         let mut r = 5u32.to_le_bytes().to_vec();
         r.push(4);

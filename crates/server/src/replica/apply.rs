@@ -5,9 +5,15 @@
 //! found by this server's primary key (by every column without one), per row. A
 //! transaction ends at its XID (or COMMIT): the position row is updated in the same
 //! transaction, then it commits — so the tables and the stored position never disagree.
+//! The position includes the transaction's GTID (from the GTID event that starts it:
+//! MySQL's uuid:gno or MariaDB's domain-server-seq, `gtid`), which GTID positioning
+//! sends to the source after a restart. MariaDB's GTID event (which a replica that
+//! declares the GTID capability gets instead of a BEGIN query) opens the transaction,
+//! unless it is flagged standalone (DDL).
 //! Applied changes go to this server's binary log like any other (MySQL 8's
 //! `log_replica_updates=ON`), so a replica of this server sees them.
 
+use super::gtid::{parse_mariadb_gtid, Applied, Pending, MARIADB_GTID_EVENT};
 use super::literal::literal;
 use super::settings::{position_update, run};
 use mysql::binlog::events::{Event, EventData, RowsEventData, TableMapEvent};
@@ -40,6 +46,10 @@ pub struct Applier {
     /// this connection's FORMAT_DESCRIPTION arrived yet.
     pub checksums: bool,
     pub format_seen: bool,
+    /// The source's GTIDs applied (what the position row holds) and the GTID of the
+    /// transaction being received.
+    applied: Applied,
+    pending: Option<Pending>,
 }
 
 fn bad(e: Error) -> ApplyError {
@@ -54,8 +64,16 @@ fn ident(s: &str) -> String {
 }
 
 impl Applier {
-    pub fn new(session: Session, file: String, pos: u64, own_server_id: u32) -> Applier {
+    pub fn new(
+        session: Session,
+        file: String,
+        pos: u64,
+        own_server_id: u32,
+        applied: Applied,
+    ) -> Applier {
         Applier {
+            applied,
+            pending: None,
             session,
             maps: HashMap::new(),
             file,
@@ -80,7 +98,22 @@ impl Applier {
             let _ = run(&mut self.session, "ROLLBACK");
             self.in_txn = false;
         }
+        self.pending = None;
         self.maps.clear();
+    }
+
+    /// The source's GTIDs applied (committed with the rows).
+    pub fn applied(&self) -> &Applied {
+        &self.applied
+    }
+
+    /// Executed_Gtid_Set's text, and Retrieved_Gtid_Set's (with the transaction being
+    /// received).
+    pub fn gtid_texts(&self) -> (String, String) {
+        (
+            self.applied.shown(),
+            self.applied.with(self.pending).shown(),
+        )
     }
 
     /// Applies one event. `Ok(true)`: a commit happened (the position moved).
@@ -88,6 +121,22 @@ impl Applier {
         let h = ev.header();
         // log_pos: where the next event starts (0 for artificial events).
         let next = h.log_pos() as u64;
+        if h.event_type_raw() == MARIADB_GTID_EVENT {
+            let (domain, seq, standalone) =
+                parse_mariadb_gtid(ev.data()).ok_or_else(|| ApplyError {
+                    code: 1594,
+                    message: "Relay log read failure: a short MariaDB GTID event".into(),
+                })?;
+            self.pending = Some(Pending::Maria {
+                domain,
+                server: h.server_id(),
+                seq,
+            });
+            if !standalone {
+                self.begin()?;
+            }
+            return Ok(false);
+        }
         let data = ev.read_data().map_err(|e| ApplyError {
             code: 1594,
             message: format!("Relay log read failure: could not parse an event: {e}"),
@@ -97,6 +146,19 @@ impl Applier {
         };
         let own = h.server_id() == self.own_server_id;
         match data {
+            EventData::GtidEvent(g) => {
+                if g.is_tagged() {
+                    return Err(bad(Error::NotSupported(
+                        "tagged GTIDs (MySQL 8.4's uuid:tag:gno)".into(),
+                    )));
+                }
+                self.pending = Some(Pending::Mysql(g.sid(), g.gno()));
+                Ok(false)
+            }
+            EventData::AnonymousGtidEvent(_) => {
+                self.pending = None;
+                Ok(false)
+            }
             EventData::RotateEvent(r) => {
                 let mut name = r.name_raw().to_vec();
                 // The rotation a dump starts with comes before the FORMAT_DESCRIPTION
@@ -212,7 +274,15 @@ impl Applier {
 
     /// Records the position (inside the open transaction when there is one) and commits.
     fn commit_position(&mut self, txn_end: bool) -> std::result::Result<(), ApplyError> {
-        let sql = position_update(&self.file, self.exec_pos);
+        let applied = self.pending.map(|p| self.applied.with(Some(p)));
+        let texts = applied
+            .as_ref()
+            .map(|a| (a.mysql.to_text(), a.maria.to_text()));
+        let sql = position_update(
+            &self.file,
+            self.exec_pos,
+            texts.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+        );
         if txn_end && !self.in_txn {
             self.begin()?;
         }
@@ -228,6 +298,10 @@ impl Applier {
         if let Err(e) = r {
             let _ = run(&mut self.session, "ROLLBACK");
             return Err(bad(e));
+        }
+        if let Some(a) = applied {
+            self.applied = a;
+            self.pending = None;
         }
         Ok(())
     }

@@ -1,13 +1,15 @@
 //! Strata as a replica: follows a MariaDB, MySQL or Strata source over the replication
-//! protocol and applies its row events, position-based.
+//! protocol and applies its row events, by file and position or by GTID
+//! (SOURCE_AUTO_POSITION=1 for a MySQL-style source, MASTER_USE_GTID for MariaDB).
 //!
 //! A tour:
 //! - The statements (`CHANGE REPLICATION SOURCE TO` / `CHANGE MASTER TO`, `START`,
 //!   `STOP`, `RESET REPLICA`, `SHOW REPLICA STATUS`, and the SLAVE spellings) are parsed
 //!   and privilege-checked by the session crate (`strata_session::replica`), which calls
 //!   the [`ReplicaControl`] this module installs on the server at startup.
-//! - [`settings`]: the source (host, port, user, password, retry) and the applied
-//!   position, kept in the btree table `mysql.slave_relay_log_info`.
+//! - [`settings`]: the source (host, port, user, password, retry, GTID positioning) and
+//!   the applied position (file and offset, and the source's GTIDs applied: [`gtid`]),
+//!   kept in the btree table `mysql.slave_relay_log_info`.
 //! - [`Replica::start`] spawns one replication thread ([`thread`]): it connects to the
 //!   source with the MySQL protocol (the `mysql` crate: authentication, then
 //!   COM_REGISTER_SLAVE and COM_BINLOG_DUMP from the stored position), reads events
@@ -23,6 +25,7 @@
 //! - [`literal`]: row values as SQL literals.
 
 pub mod apply;
+pub mod gtid;
 pub mod literal;
 pub mod settings;
 mod thread;
@@ -56,6 +59,10 @@ pub struct Status {
     pub last_io: (u16, String, String),
     pub last_sql: (u16, String, String),
     pub connect_attempts: u64,
+    /// The source's GTIDs applied here (Executed_Gtid_Set) and those with the
+    /// transaction being received (Retrieved_Gtid_Set).
+    pub executed_gtids: String,
+    pub retrieved_gtids: String,
 }
 
 impl Status {
@@ -66,6 +73,11 @@ impl Status {
         self.exec_pos = src.log_pos;
         self.read_file = src.log_file.clone();
         self.read_pos = src.log_pos;
+        let shown = gtid::Applied::load(&src.gtid_executed, &src.gtid_slave_pos)
+            .map(|a| a.shown())
+            .unwrap_or_default();
+        self.executed_gtids = shown.clone();
+        self.retrieved_gtids = shown;
     }
 }
 
@@ -213,23 +225,17 @@ impl ReplicaControl for Replica {
         let r = settings::reset(&mut s, all);
         s.close();
         r?;
-        let mut st = self.status.lock();
         let source = if all {
             Source::default()
         } else {
-            Source {
-                log_file: String::new(),
-                log_pos: 4,
-                ..st.source.clone()
-            }
+            self.load()?.unwrap_or_default()
         };
+        let mut st = self.status.lock();
         *st = Status {
             io_running: "No",
-            source,
-            exec_pos: 4,
-            read_pos: 4,
             ..Default::default()
         };
+        st.show_position(&source);
         Ok(())
     }
 
@@ -385,9 +391,9 @@ fn status_row(st: &Status, running: bool) -> Vec<Value> {
         s(sql_ts),
         s(""),
         s(""),
-        s(""),
-        s(""),
-        u(0),
+        s(&st.retrieved_gtids),
+        s(&st.executed_gtids),
+        u(u64::from(st.source.gtid_positioned())),
         s(""),
         s(""),
         s(""),

@@ -3,8 +3,17 @@
 //! each event as it arrives, until STOP REPLICA, an event that cannot be applied, or a
 //! fatal error from the source. The source is asked for a heartbeat every second, so
 //! an idle stream still wakes the thread to see a STOP.
+//!
+//! The applied position is the file and offset, or with GTID positioning the source's
+//! GTIDs applied: SOURCE_AUTO_POSITION=1 sends a MySQL or Strata source the GTID set in
+//! COM_BINLOG_DUMP_GTID (it sends every transaction not in it); MASTER_USE_GTID sends a
+//! MariaDB source the per-domain position as `@slave_connect_state` before
+//! COM_BINLOG_DUMP, as MariaDB's own replica does. A MariaDB source is always told this
+//! replica has MariaDB's GTID capability (`@mariadb_slave_capability = 4`), so its
+//! GTID events arrive and the GTID position is kept in either mode.
 
 use super::apply::Applier;
+use super::gtid::Applied;
 use super::settings::Source;
 use super::{timestamp_now, Status};
 use mysql::binlog::EventType;
@@ -30,12 +39,42 @@ fn client_error(e: &mysql::Error, default: u16) -> (u16, String) {
     }
 }
 
+/// Why a connection did not give a stream: a client error (retried) or a configuration
+/// that cannot work with this source (the replica stops).
+enum ConnectError {
+    Client(mysql::Error),
+    Fatal(u16, String),
+}
+
+impl From<mysql::Error> for ConnectError {
+    fn from(e: mysql::Error) -> ConnectError {
+        ConnectError::Client(e)
+    }
+}
+
+/// The GTID set as COM_BINLOG_DUMP_GTID's SID blocks' text, one `uuid:a-b:…` per
+/// uuid (the mysql crate does not re-export the SID type; its parser builds them).
+fn sid_texts(applied: &Applied) -> Vec<String> {
+    applied
+        .mysql
+        .intervals()
+        .map(|(u, ivs)| {
+            let mut t = strata_binlog::gtid::uuid_text(u);
+            for &(s, e) in ivs {
+                t.push_str(&format!(":{s}-{}", e - 1));
+            }
+            t
+        })
+        .collect()
+}
+
 fn connect(
     src: &Source,
     file: &str,
     pos: u64,
     own_id: u32,
-) -> std::result::Result<(mysql::BinlogStream, u32, bool), mysql::Error> {
+    applied: &Applied,
+) -> std::result::Result<(mysql::BinlogStream, u32, bool), ConnectError> {
     let opts = OptsBuilder::new()
         .ip_or_hostname(Some(src.host.clone()))
         .tcp_port(src.port)
@@ -51,9 +90,51 @@ fn connect(
     let checksums = checksum.is_none_or(|c| !c.eq_ignore_ascii_case("NONE"));
     // Heartbeats every second (nanoseconds), so an idle stream still sees STOP.
     conn.query_drop("SET @master_heartbeat_period = 1000000000")?;
-    let req = BinlogRequest::new(own_id)
-        .with_filename(file.as_bytes().to_vec())
-        .with_pos(pos);
+    let version: Option<String> = conn.query_first("SELECT @@version")?;
+    let mariadb = version.is_some_and(|v| v.to_ascii_lowercase().contains("mariadb"));
+    if mariadb {
+        conn.query_drop("SET @mariadb_slave_capability = 4")?;
+    }
+    let req = BinlogRequest::new(own_id);
+    let req = if src.auto_position {
+        if mariadb {
+            return Err(ConnectError::Fatal(
+                1235,
+                "SOURCE_AUTO_POSITION=1 needs a MySQL-style source (uuid:gno GTIDs); for a \
+                 MariaDB source use MASTER_USE_GTID=slave_pos"
+                    .into(),
+            ));
+        }
+        let sids = sid_texts(applied)
+            .iter()
+            .map(|t| t.parse())
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| ConnectError::Fatal(1594, format!("the GTID set: {e}")))?;
+        req.with_use_gtid(true)
+            .with_sids(sids)
+            .with_filename(Vec::new())
+            .with_pos(4u64)
+    } else if !src.use_gtid.is_empty() {
+        if !mariadb {
+            return Err(ConnectError::Fatal(
+                1235,
+                "MASTER_USE_GTID needs a MariaDB source (domain-server-seq GTIDs); for a \
+                 MySQL or Strata source use SOURCE_AUTO_POSITION=1"
+                    .into(),
+            ));
+        }
+        // MariaDB finds the file from the GTID position; the name and offset are not
+        // used.
+        conn.query_drop(format!(
+            "SET @slave_connect_state = '{}'",
+            applied.maria.to_text()
+        ))?;
+        conn.query_drop("SET @slave_gtid_strict_mode = 0")?;
+        conn.query_drop("SET @slave_gtid_ignore_duplicates = 0")?;
+        req.with_filename(Vec::new()).with_pos(4u64)
+    } else {
+        req.with_filename(file.as_bytes().to_vec()).with_pos(pos)
+    };
     Ok((
         conn.get_binlog_stream(req)?,
         source_id.unwrap_or(0) as u32,
@@ -84,9 +165,20 @@ pub fn run(
     // TIMESTAMP values arrive as seconds since the epoch and are applied as UTC
     // date-times (literal.rs).
     let tz = super::settings::run(&mut session, "SET time_zone = '+00:00'");
-    let mut applier = Applier::new(session, src.log_file.clone(), src.log_pos, own_id);
+    let applied = Applied::load(&src.gtid_executed, &src.gtid_slave_pos);
+    let mut applier = Applier::new(
+        session,
+        src.log_file.clone(),
+        src.log_pos,
+        own_id,
+        applied.clone().unwrap_or_default(),
+    );
     if let Err(e) = tz {
         status.lock().last_sql = (e.code(), e.to_string(), timestamp_now());
+        stop.store(true, Ordering::Release);
+    }
+    if let Err(why) = applied {
+        status.lock().last_sql = (1594, why, timestamp_now());
         stop.store(true, Ordering::Release);
     }
     let mut attempts: u64 = 0;
@@ -103,9 +195,14 @@ pub fn run(
             &applier.file,
             applier.exec_pos,
             own_id,
+            applier.applied(),
         ) {
             Ok(x) => x,
-            Err(e) => {
+            Err(ConnectError::Fatal(code, msg)) => {
+                status.lock().last_io = (code, msg, timestamp_now());
+                break;
+            }
+            Err(ConnectError::Client(e)) => {
                 let (code, msg) = client_error(&e, ER_CONNECT);
                 let mut st = status.lock();
                 st.last_io = (
@@ -196,12 +293,22 @@ pub fn run(
                 st.read_file = applier.file.clone();
                 st.read_pos = applier.exec_pos;
             }
+            let gtid_event = matches!(
+                h.event_type_raw(),
+                x if x == EventType::GTID_EVENT as u8
+                    || x == super::gtid::MARIADB_GTID_EVENT
+            );
             match r {
                 Ok(committed) => {
-                    if committed {
+                    if committed || gtid_event {
+                        let (executed, retrieved) = applier.gtid_texts();
                         let mut st = status.lock();
-                        st.exec_file = applier.file.clone();
-                        st.exec_pos = applier.exec_pos;
+                        st.retrieved_gtids = retrieved;
+                        if committed {
+                            st.exec_file = applier.file.clone();
+                            st.exec_pos = applier.exec_pos;
+                            st.executed_gtids = executed;
+                        }
                     }
                 }
                 Err(e) => {
