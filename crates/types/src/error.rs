@@ -797,6 +797,13 @@ pub enum Error {
     TriggerWrongSchema,
     /// 1442: a stored program changing a table the statement that invoked it uses.
     CantUpdateUsedTable(String),
+    /// A warning an INSERT or UPDATE raised under strict mode, which makes it the
+    /// statement's error (MySQL's `Strict_error_handler`): 1292 `Truncated incorrect
+    /// DOUBLE value: 'abc'` and its kin, with the warning's code and text.
+    StrictWarning {
+        code: u16,
+        message: String,
+    },
     /// 1644 (or the MYSQL_ERRNO given) with any SQLSTATE: SIGNAL / RESIGNAL.
     Signal {
         code: u16,
@@ -1153,7 +1160,7 @@ impl Error {
             TriggerCantChangeRow { .. } => 1362,
             TriggerWrongSchema => 1435,
             CantUpdateUsedTable(_) => 1442,
-            Signal { code, .. } => *code,
+            Signal { code, .. } | StrictWarning { code, .. } => *code,
             RoutineExists { .. } => 1304,
             RoutineDoesNotExist { .. } => 1305,
             RoutineArguments { .. } => 1318,
@@ -1690,7 +1697,7 @@ impl fmt::Display for Error {
                 "Can't update table '{t}' in stored function/trigger because it is already \
                  used by statement which invoked this stored function/trigger."
             ),
-            Signal { message, .. } => write!(f, "{message}"),
+            Signal { message, .. } | StrictWarning { message, .. } => write!(f, "{message}"),
             RoutineExists { kind, name } => write!(f, "{kind} {name} already exists"),
             RoutineDoesNotExist { kind, name } => write!(f, "{kind} {name} does not exist"),
             RoutineArguments {

@@ -173,7 +173,9 @@ fn coerce_type(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Valu
                 if !d.is_finite() {
                     return Err(out_of_range());
                 }
-                d.round().clamp(-1e30, 1e30) as i128
+                // MySQL stores a DOUBLE in an integer column with rint(): half to
+                // even (2.5 is 2, -0.5 is 0), unlike a DECIMAL or a string (2.5 is 3).
+                d.round_ties_even().clamp(-1e30, 1e30) as i128
             }
             Value::Decimal(d) => d.rescale(0).mantissa(),
             Value::DateTime(_) | Value::Json(_) => v.to_i64().unwrap_or(0) as i128,
@@ -602,6 +604,20 @@ mod tests {
                 .code(),
             1264
         );
+    }
+
+    #[test]
+    fn a_double_stored_in_an_integer_column_rounds_half_to_even() {
+        let int = col(DataType::Int { unsigned: false });
+        let stored = |v: Value| coerce(v, &int, 1, true).unwrap();
+        // rint(), as MySQL's Field_long::store(double).
+        assert_eq!(stored(Value::Double(2.5)), Value::Int(2));
+        assert_eq!(stored(Value::Double(3.5)), Value::Int(4));
+        assert_eq!(stored(Value::Double(-0.5)), Value::Int(0));
+        assert_eq!(stored(Value::Double(-2.6)), Value::Int(-3));
+        // A DECIMAL and a string round half away from zero.
+        assert_eq!(stored(Value::Decimal(Decimal::new(25, 1))), Value::Int(3));
+        assert_eq!(stored(Value::str("2.5")), Value::Int(3));
     }
 
     #[test]

@@ -2,28 +2,50 @@
 //! - an INSERT or UPDATE under strict mode with `ERROR_FOR_DIVISION_BY_ZERO` (MySQL 8's
 //!   default sql_mode) makes a division by zero error 1365 instead of NULL with a
 //!   warning, as MySQL refuses to store such a value;
+//! - in an INSERT or UPDATE under strict mode, a warning of the kinds MySQL's
+//!   `Strict_error_handler` names (1292 `Truncated incorrect DOUBLE value`, 1366, 1264,
+//!   1411, 1441, 3020) is the statement's error instead: `UPDATE t SET … WHERE
+//!   varchar_col = 0` over a row holding `'abc'` fails with 1292 and changes nothing,
+//!   as in MySQL, where it used to change the rows `'abc' = 0` matched. The evaluation
+//!   that raises it cannot fail, so the warning is kept ([`EnvOverlay::warn`]) and the
+//!   statement takes it before it changes a row ([`Env::take_strict_error`]);
 //! - a stored program runs under the sql_mode it was created with (`@@sql_mode` inside
 //!   it is that mode, and so is every check that reads the mode), as in MySQL.
 //!
 //! Every other fact is the session's.
 
 use super::{Env, UserLockCall, WarnLevel, Warning};
-use strata_types::{DateTime, Result, Value};
+use std::cell::RefCell;
+use strata_types::{DateTime, Error, Result, Value};
+
+/// The warnings a strict data change makes its error (MySQL 8's `Strict_error_handler`,
+/// those expressions raise here): truncated incorrect value, incorrect value for a
+/// column, out of range, wrong value for a function, date-time overflow, invalid
+/// logarithm argument. (Division by zero, 1365, has its own rule: `division_by_zero_is_error`.)
+const STRICT_ERRORS: [u16; 6] = [1292, 1366, 1264, 1411, 1441, 3020];
 
 pub struct EnvOverlay<'a> {
     pub inner: &'a dyn Env,
     pub division_by_zero_is_error: bool,
     /// The session `sql_mode` the statement runs under, if not the session's.
     pub sql_mode: Option<Value>,
+    /// A strict INSERT or UPDATE: [`STRICT_ERRORS`] warnings are its error.
+    strict_change: bool,
+    /// The first such warning, until the statement takes it.
+    strict_error: RefCell<Option<Error>>,
 }
 
 impl<'a> EnvOverlay<'a> {
-    /// Division by zero is an error (an INSERT or UPDATE under strict mode).
-    pub fn division_is_error(inner: &'a dyn Env) -> EnvOverlay<'a> {
+    /// An INSERT or UPDATE under strict mode: the warnings MySQL makes errors are the
+    /// statement's error, and so is a division by zero when sql_mode has
+    /// ERROR_FOR_DIVISION_BY_ZERO (`division_is_error`).
+    pub fn strict_change(inner: &'a dyn Env, division_is_error: bool) -> EnvOverlay<'a> {
         EnvOverlay {
             inner,
-            division_by_zero_is_error: true,
+            division_by_zero_is_error: division_is_error,
             sql_mode: None,
+            strict_change: true,
+            strict_error: RefCell::new(None),
         }
     }
 
@@ -33,6 +55,8 @@ impl<'a> EnvOverlay<'a> {
             inner,
             division_by_zero_is_error: false,
             sql_mode: Some(Value::str(sql_mode)),
+            strict_change: false,
+            strict_error: RefCell::new(None),
         }
     }
 }
@@ -102,7 +126,20 @@ impl Env for EnvOverlay<'_> {
         self.inner.user_lock(call)
     }
     fn warn(&self, level: WarnLevel, code: u16, message: String) {
+        if self.strict_change && level == WarnLevel::Warning && STRICT_ERRORS.contains(&code) {
+            let mut first = self.strict_error.borrow_mut();
+            if first.is_none() {
+                *first = Some(Error::StrictWarning { code, message });
+            }
+            return;
+        }
         self.inner.warn(level, code, message)
+    }
+    fn take_strict_error(&self) -> Option<Error> {
+        self.strict_error
+            .borrow_mut()
+            .take()
+            .or_else(|| self.inner.take_strict_error())
     }
     fn rows_before(&self) -> u64 {
         self.inner.rows_before()
@@ -117,7 +154,7 @@ impl Env for EnvOverlay<'_> {
 
 /// Whether the statement's sql_mode makes a division by zero in a data change an error:
 /// strict, with ERROR_FOR_DIVISION_BY_ZERO.
-pub fn applies(mode: strata_types::SqlMode, strict: bool) -> bool {
+pub fn division_applies(mode: strata_types::SqlMode, strict: bool) -> bool {
     strict && mode.has(strata_types::SqlMode::ERROR_FOR_DIVISION_BY_ZERO)
 }
 

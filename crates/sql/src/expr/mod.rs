@@ -132,6 +132,11 @@ pub trait Env {
     }
     /// Adds a note to the statement's diagnostics area (SHOW WARNINGS).
     fn warn(&self, _level: WarnLevel, _code: u16, _message: String) {}
+    /// The first warning a strict INSERT or UPDATE turned into its error, taken (see
+    /// `env_overlay`); the statement checks before it changes a row.
+    fn take_strict_error(&self) -> Option<strata_types::Error> {
+        None
+    }
     /// The previous statement's diagnostics area, for SHOW WARNINGS.
     fn warnings(&self) -> Vec<Warning> {
         vec![]

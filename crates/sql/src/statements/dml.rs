@@ -603,9 +603,15 @@ fn find_conflict(
 }
 
 pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
-    let done = if env_overlay::applies(cx.sql_mode, cx.strict && !p.ignore) {
-        let env = env_overlay::EnvOverlay::division_is_error(cx.env);
-        insert_rows(p, &mut with_env(cx, &env), params)
+    let done = if cx.strict && !p.ignore {
+        let division = env_overlay::division_applies(cx.sql_mode, true);
+        let env = env_overlay::EnvOverlay::strict_change(cx.env, division);
+        insert_rows(p, &mut with_env(cx, &env), params).and_then(|done| {
+            match crate::expr::Env::take_strict_error(&env) {
+                Some(e) => Err(e),
+                None => Ok(done),
+            }
+        })
     } else {
         insert_rows(p, cx, params)
     };
@@ -619,6 +625,10 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
 /// NO_ZERO_DATE: a zero date in a DATE, DATETIME or TIMESTAMP column is error 1292 in
 /// strict mode, otherwise stored with warning 1264, as MySQL.
 fn store_value(v: Value, col: &ColumnDef, row: u64, strict: bool, cx: &ExecCtx) -> Result<Value> {
+    // A warning that computing this row raised in a strict INSERT or UPDATE is its error.
+    if let Some(e) = cx.env.take_strict_error() {
+        return Err(e);
+    }
     let v = coerce_or_warn(v, col, row, strict, cx.env)?;
     if cx.sql_mode.has(strata_types::SqlMode::NO_ZERO_DATE) {
         if let Value::DateTime(d) = &v {
@@ -1305,9 +1315,14 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
         Some(m) => super::multi_dml::execute_update(p, m, cx, params),
         None => update_rows(p, cx, params),
     };
-    if env_overlay::applies(cx.sql_mode, cx.strict) {
-        let env = env_overlay::EnvOverlay::division_is_error(cx.env);
-        return run(p, &mut with_env(cx, &env));
+    if cx.strict {
+        let division = env_overlay::division_applies(cx.sql_mode, true);
+        let env = env_overlay::EnvOverlay::strict_change(cx.env, division);
+        let done = run(p, &mut with_env(cx, &env))?;
+        return match crate::expr::Env::take_strict_error(&env) {
+            Some(e) => Err(e),
+            None => Ok(done),
+        };
     }
     run(p, cx)
 }
@@ -1317,6 +1332,11 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
     let ex = Executor::new(&p.subqueries.subqueries, cx, params);
     let ecx = ex.eval_ctx(&[]);
     let rows = matching_rows(&p.source, cx, &ecx)?;
+    // Reading the rows may have raised a warning a strict UPDATE makes its error
+    // (`WHERE varchar_col = 0` over `'abc'`): before any row changes.
+    if let Some(e) = cx.env.take_strict_error() {
+        return Err(e);
+    }
     let def = &p.target.def;
     let (mut changed, matched) = (0u64, rows.len() as u64);
     for (n, (id, old)) in rows.into_iter().enumerate() {
