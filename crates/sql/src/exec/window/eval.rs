@@ -18,14 +18,42 @@ use strata_types::{Collation, Error, Result, Value};
 
 /// Appends the value of every call of `plan` to each row of `rows`.
 pub fn compute(plan: &WindowPlan, rows: &mut [Vec<Value>], ecx: &EvalCtx) -> Result<()> {
-    let n = rows.len();
     let mut results: Vec<Vec<Value>> = vec![Vec::new(); plan.calls.len()];
-    for (wi, w) in plan.windows.iter().enumerate() {
-        let calls: Vec<usize> = (0..plan.calls.len())
-            .filter(|&c| plan.calls[c].window == wi)
-            .collect();
+    for wi in 0..plan.windows.len() {
+        compute_window(plan, wi, rows, ecx, &mut results)?;
+    }
+    for (i, r) in rows.iter_mut().enumerate() {
+        for res in results.iter_mut() {
+            r.push(std::mem::take(&mut res[i]));
+        }
+    }
+    Ok(())
+}
+
+/// The calls of `plan` over window `wi`, indexes into `plan.calls`.
+pub fn calls_of(plan: &WindowPlan, wi: usize) -> Vec<usize> {
+    (0..plan.calls.len())
+        .filter(|&c| plan.calls[c].window == wi)
+        .collect()
+}
+
+/// Computes the calls over window `wi` for every row of `rows`: `results[c][i]` is call
+/// `c`'s value at row `i` (the other calls' entries are left alone). Rows may carry more
+/// values after the block's columns (the spilling path's bookkeeping); the expressions
+/// read only the columns.
+pub fn compute_window(
+    plan: &WindowPlan,
+    wi: usize,
+    rows: &[Vec<Value>],
+    ecx: &EvalCtx,
+    results: &mut [Vec<Value>],
+) -> Result<()> {
+    let n = rows.len();
+    let w = &plan.windows[wi];
+    {
+        let calls = calls_of(plan, wi);
         if calls.is_empty() {
-            continue;
+            return Ok(());
         }
         let frame = frame::resolve(&w.frame, ecx, &w.name)?;
         let mut part = Vec::with_capacity(n);
@@ -100,11 +128,6 @@ pub fn compute(plan: &WindowPlan, rows: &mut [Vec<Value>], ecx: &EvalCtx) -> Res
             ps = pe;
         }
     }
-    for (i, r) in rows.iter_mut().enumerate() {
-        for res in results.iter_mut() {
-            r.push(std::mem::take(&mut res[i]));
-        }
-    }
     Ok(())
 }
 
@@ -145,7 +168,7 @@ pub fn check_constants(plan: &WindowPlan, ecx: &EvalCtx) -> Result<()> {
 
 /// A call's constant count argument: NTILE's buckets, LAG/LEAD's offset (1 when not
 /// given), NTH_VALUE's N; 0 for the other functions.
-fn count_arg(call: &WindowCall, ecx: &EvalCtx) -> Result<u64> {
+pub(super) fn count_arg(call: &WindowCall, ecx: &EvalCtx) -> Result<u64> {
     let (name, at, min, default) = match call.func {
         WinFunc::Ntile => ("ntile", 0, 1, 1),
         WinFunc::Lag => ("lag", 1, 0, 1),
@@ -307,7 +330,7 @@ impl<'a> Run<'a> {
 
 /// The bucket (from 1) of position `j` when `m` rows are dealt into `buckets` buckets
 /// as evenly as can be, the larger buckets first.
-fn ntile(j: usize, m: usize, buckets: usize) -> usize {
+pub(super) fn ntile(j: usize, m: usize, buckets: usize) -> usize {
     let b = buckets.clamp(1, m.max(1));
     let (q, r) = (m / b, m % b);
     let big = r * (q + 1);
