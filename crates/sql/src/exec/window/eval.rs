@@ -1,4 +1,5 @@
-//! The window operator: given every row of a block (after WHERE, GROUP BY and HAVING),
+//! Window functions in memory: given every row of a block (after WHERE, GROUP BY and
+//! HAVING) — or, on the spilling path (`super::external`), one partition's rows —
 //! sorts them by each window's PARTITION BY and ORDER BY, runs the calls over each
 //! partition, and appends one value per call to every row, which keeps its place (so
 //! an ORDER BY an index already gave still holds).
@@ -50,83 +51,81 @@ pub fn compute_window(
 ) -> Result<()> {
     let n = rows.len();
     let w = &plan.windows[wi];
-    {
-        let calls = calls_of(plan, wi);
-        if calls.is_empty() {
-            return Ok(());
-        }
-        let frame = frame::resolve(&w.frame, ecx, &w.name)?;
-        let mut part = Vec::with_capacity(n);
-        let mut ord = Vec::with_capacity(n);
-        for r in rows.iter() {
-            part.push(
-                w.partition
-                    .iter()
-                    .map(|(e, _)| e.eval(r, ecx))
-                    .collect::<Result<Vec<_>>>()?,
-            );
-            ord.push(
-                w.order
-                    .iter()
-                    .map(|(e, _, _)| e.eval(r, ecx))
-                    .collect::<Result<Vec<_>>>()?,
-            );
-        }
-        let cmp_part = |a: usize, b: usize| {
-            for ((x, y), (_, coll)) in part[a].iter().zip(&part[b]).zip(&w.partition) {
-                let o = sort_compare(x, y, *coll);
-                if o != Ordering::Equal {
-                    return o;
-                }
+    let calls = calls_of(plan, wi);
+    if calls.is_empty() {
+        return Ok(());
+    }
+    let frame = frame::resolve(&w.frame, ecx, &w.name)?;
+    let mut part = Vec::with_capacity(n);
+    let mut ord = Vec::with_capacity(n);
+    for r in rows.iter() {
+        part.push(
+            w.partition
+                .iter()
+                .map(|(e, _)| e.eval(r, ecx))
+                .collect::<Result<Vec<_>>>()?,
+        );
+        ord.push(
+            w.order
+                .iter()
+                .map(|(e, _, _)| e.eval(r, ecx))
+                .collect::<Result<Vec<_>>>()?,
+        );
+    }
+    let cmp_part = |a: usize, b: usize| {
+        for ((x, y), (_, coll)) in part[a].iter().zip(&part[b]).zip(&w.partition) {
+            let o = sort_compare(x, y, *coll);
+            if o != Ordering::Equal {
+                return o;
             }
-            Ordering::Equal
-        };
-        let cmp_ord = |a: usize, b: usize| {
-            for ((x, y), (_, desc, coll)) in ord[a].iter().zip(&ord[b]).zip(&w.order) {
-                let o = sort_compare(x, y, *coll);
-                if o != Ordering::Equal {
-                    return if *desc { o.reverse() } else { o };
-                }
+        }
+        Ordering::Equal
+    };
+    let cmp_ord = |a: usize, b: usize| {
+        for ((x, y), (_, desc, coll)) in ord[a].iter().zip(&ord[b]).zip(&w.order) {
+            let o = sort_compare(x, y, *coll);
+            if o != Ordering::Equal {
+                return if *desc { o.reverse() } else { o };
             }
-            Ordering::Equal
-        };
-        let mut idx: Vec<usize> = (0..n).collect();
-        idx.sort_by(|&a, &b| cmp_part(a, b).then_with(|| cmp_ord(a, b)));
+        }
+        Ordering::Equal
+    };
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by(|&a, &b| cmp_part(a, b).then_with(|| cmp_ord(a, b)));
 
-        let mut runs = Vec::with_capacity(calls.len());
-        for &c in &calls {
-            runs.push(Run::new(&plan.calls[c], rows, ecx)?);
-            results[c] = vec![Value::Null; n];
+    let mut runs = Vec::with_capacity(calls.len());
+    for &c in &calls {
+        runs.push(Run::new(&plan.calls[c], rows, ecx)?);
+        results[c] = vec![Value::Null; n];
+    }
+    let colls: Vec<Collation> = w.order.iter().map(|o| o.2).collect();
+    let mut ps = 0;
+    while ps < n {
+        let mut pe = ps + 1;
+        while pe < n && cmp_part(idx[ps], idx[pe]) == Ordering::Equal {
+            pe += 1;
         }
-        let colls: Vec<Collation> = w.order.iter().map(|o| o.2).collect();
-        let mut ps = 0;
-        while ps < n {
-            let mut pe = ps + 1;
-            while pe < n && cmp_part(idx[ps], idx[pe]) == Ordering::Equal {
-                pe += 1;
-            }
-            let members = &idx[ps..pe];
-            let keys: Vec<&[Value]> = members.iter().map(|&r| ord[r].as_slice()).collect();
-            let peers = frame::peers(&keys, &colls);
-            let range = match w.order.as_slice() {
-                [(_, desc, coll)] => Some(RangeKey {
-                    keys: &keys,
-                    desc: *desc,
-                    coll: *coll,
-                }),
-                _ => None,
-            };
-            let partition = Partition {
-                members,
-                peers: &peers,
-                frame: &frame,
-                range: range.as_ref(),
-            };
-            for (run, &c) in runs.iter().zip(&calls) {
-                run.partition(&partition, rows, ecx, &mut results[c])?;
-            }
-            ps = pe;
+        let members = &idx[ps..pe];
+        let keys: Vec<&[Value]> = members.iter().map(|&r| ord[r].as_slice()).collect();
+        let peers = frame::peers(&keys, &colls);
+        let range = match w.order.as_slice() {
+            [(_, desc, coll)] => Some(RangeKey {
+                keys: &keys,
+                desc: *desc,
+                coll: *coll,
+            }),
+            _ => None,
+        };
+        let partition = Partition {
+            members,
+            peers: &peers,
+            frame: &frame,
+            range: range.as_ref(),
+        };
+        for (run, &c) in runs.iter().zip(&calls) {
+            run.partition(&partition, rows, ecx, &mut results[c])?;
         }
+        ps = pe;
     }
     Ok(())
 }

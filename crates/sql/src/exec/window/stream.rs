@@ -581,3 +581,40 @@ fn range_bound(
     }
     Ok(Some(scan.p))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(i: i64) -> Vec<Value> {
+        vec![Value::Int(i), Value::Bytes(vec![b'x'; (i % 300) as usize])]
+    }
+
+    #[test]
+    fn cursors_read_on_start_again_and_follow_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = PartitionWriter::new(dir.path()).unwrap();
+        let n = 2000;
+        for i in 0..n {
+            w.push(&row(i)).unwrap();
+        }
+        let part = w.finish().unwrap();
+        assert_eq!(part.rows(), n as usize);
+        // Unlinked: nothing is left in tmpdir.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let mut c = part.cursor();
+        assert_eq!(c.get(0).unwrap(), row(0).as_slice());
+        assert_eq!(c.get(1500).unwrap(), row(1500).as_slice());
+        // Behind the cursor: read again from the first row.
+        assert_eq!(c.get(7).unwrap(), row(7).as_slice());
+        assert_eq!(c.take(1999).unwrap(), row(1999));
+        // A second cursor put where the first one is reads on from its row.
+        let mut lead = part.cursor();
+        lead.get(1234).unwrap();
+        let mut scan = part.cursor();
+        scan.seek_to(&lead);
+        for t in 1234..1300 {
+            assert_eq!(scan.get(t).unwrap(), row(t as i64).as_slice());
+        }
+    }
+}
