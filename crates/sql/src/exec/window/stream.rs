@@ -9,7 +9,7 @@
 //! cursor asked for a row behind it starts again from the partition's first row, which
 //! is slow but still right. An aggregate over a frame that does not start at the
 //! partition's start keeps its frame's argument values in a queue (a sliding frame
-//! holds its width); a frame whose values alone exceed the share is read again from disk for each row
+//! holds its width); a frame whose values (with the other sliding calls') exceed the share is read again from disk for each row
 //! (slow, as such a frame is in memory too, but bounded).
 //!
 //! The results are the same as [`super::eval`]'s for a partition held in memory (the
@@ -348,6 +348,8 @@ pub fn evaluate(
     };
 
     let mut prev: Option<Vec<Value>> = None;
+    // Bytes of argument values the sliding calls' queues hold together.
+    let mut frames = 0usize;
     let (mut peer_start, mut peer_end, mut dense) = (0usize, 0usize, 0u64);
     for j in 0..m {
         let row = main.take(j)?;
@@ -467,6 +469,7 @@ pub fn evaluate(
                             while *base < s && !queue.is_empty() {
                                 if let Some(v) = queue.pop_front() {
                                     *bytes -= 16 + v.approx_bytes();
+                                    frames -= 16 + v.approx_bytes();
                                 }
                                 *base += 1;
                             }
@@ -477,8 +480,10 @@ pub fn evaluate(
                             while *base + queue.len() < e {
                                 let v = value(call, cursor.get(*base + queue.len())?)?;
                                 *bytes += 16 + v.approx_bytes();
+                                frames += 16 + v.approx_bytes();
                                 queue.push_back(v);
-                                if !grant.fits(*bytes) {
+                                // Every sliding call's values share the grant.
+                                if !grant.fits(frames) {
                                     fits = false;
                                     break;
                                 }
@@ -493,8 +498,9 @@ pub fn evaluate(
                                 // Too wide to hold: from now on each frame is read
                                 // from disk, and the queue's memory goes back.
                                 *queue = VecDeque::new();
+                                frames -= *bytes;
                                 *bytes = 0;
-                                grant.shrink_to(0);
+                                grant.shrink_to(frames);
                                 let mut lead = part.cursor();
                                 let mut scan = part.cursor();
                                 let v = rescan(call, spec, &mut lead, &mut scan, s, e, &value)?;
