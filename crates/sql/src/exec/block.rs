@@ -406,6 +406,9 @@ fn operators<'a>(
                 input: op,
                 plan: w,
                 ecx,
+                budget: cx.tmp_table_size,
+                sort_budget: cx.sort_buffer_size,
+                tmpdir: cx.tmpdir,
             });
         }
         op = Box::new(Project {

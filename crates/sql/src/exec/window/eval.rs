@@ -1,4 +1,5 @@
-//! The window operator: given every row of a block (after WHERE, GROUP BY and HAVING),
+//! Window functions in memory: given every row of a block (after WHERE, GROUP BY and
+//! HAVING) — or, on the spilling path (`super::external`), one partition's rows —
 //! sorts them by each window's PARTITION BY and ORDER BY, runs the calls over each
 //! partition, and appends one value per call to every row, which keeps its place (so
 //! an ORDER BY an index already gave still holds).
@@ -18,92 +19,113 @@ use strata_types::{Collation, Error, Result, Value};
 
 /// Appends the value of every call of `plan` to each row of `rows`.
 pub fn compute(plan: &WindowPlan, rows: &mut [Vec<Value>], ecx: &EvalCtx) -> Result<()> {
-    let n = rows.len();
     let mut results: Vec<Vec<Value>> = vec![Vec::new(); plan.calls.len()];
-    for (wi, w) in plan.windows.iter().enumerate() {
-        let calls: Vec<usize> = (0..plan.calls.len())
-            .filter(|&c| plan.calls[c].window == wi)
-            .collect();
-        if calls.is_empty() {
-            continue;
-        }
-        let frame = frame::resolve(&w.frame, ecx, &w.name)?;
-        let mut part = Vec::with_capacity(n);
-        let mut ord = Vec::with_capacity(n);
-        for r in rows.iter() {
-            part.push(
-                w.partition
-                    .iter()
-                    .map(|(e, _)| e.eval(r, ecx))
-                    .collect::<Result<Vec<_>>>()?,
-            );
-            ord.push(
-                w.order
-                    .iter()
-                    .map(|(e, _, _)| e.eval(r, ecx))
-                    .collect::<Result<Vec<_>>>()?,
-            );
-        }
-        let cmp_part = |a: usize, b: usize| {
-            for ((x, y), (_, coll)) in part[a].iter().zip(&part[b]).zip(&w.partition) {
-                let o = sort_compare(x, y, *coll);
-                if o != Ordering::Equal {
-                    return o;
-                }
-            }
-            Ordering::Equal
-        };
-        let cmp_ord = |a: usize, b: usize| {
-            for ((x, y), (_, desc, coll)) in ord[a].iter().zip(&ord[b]).zip(&w.order) {
-                let o = sort_compare(x, y, *coll);
-                if o != Ordering::Equal {
-                    return if *desc { o.reverse() } else { o };
-                }
-            }
-            Ordering::Equal
-        };
-        let mut idx: Vec<usize> = (0..n).collect();
-        idx.sort_by(|&a, &b| cmp_part(a, b).then_with(|| cmp_ord(a, b)));
-
-        let mut runs = Vec::with_capacity(calls.len());
-        for &c in &calls {
-            runs.push(Run::new(&plan.calls[c], rows, ecx)?);
-            results[c] = vec![Value::Null; n];
-        }
-        let colls: Vec<Collation> = w.order.iter().map(|o| o.2).collect();
-        let mut ps = 0;
-        while ps < n {
-            let mut pe = ps + 1;
-            while pe < n && cmp_part(idx[ps], idx[pe]) == Ordering::Equal {
-                pe += 1;
-            }
-            let members = &idx[ps..pe];
-            let keys: Vec<&[Value]> = members.iter().map(|&r| ord[r].as_slice()).collect();
-            let peers = frame::peers(&keys, &colls);
-            let range = match w.order.as_slice() {
-                [(_, desc, coll)] => Some(RangeKey {
-                    keys: &keys,
-                    desc: *desc,
-                    coll: *coll,
-                }),
-                _ => None,
-            };
-            let partition = Partition {
-                members,
-                peers: &peers,
-                frame: &frame,
-                range: range.as_ref(),
-            };
-            for (run, &c) in runs.iter().zip(&calls) {
-                run.partition(&partition, rows, ecx, &mut results[c])?;
-            }
-            ps = pe;
-        }
+    for wi in 0..plan.windows.len() {
+        compute_window(plan, wi, rows, ecx, &mut results)?;
     }
     for (i, r) in rows.iter_mut().enumerate() {
         for res in results.iter_mut() {
             r.push(std::mem::take(&mut res[i]));
         }
+    }
+    Ok(())
+}
+
+/// The calls of `plan` over window `wi`, indexes into `plan.calls`.
+pub fn calls_of(plan: &WindowPlan, wi: usize) -> Vec<usize> {
+    (0..plan.calls.len())
+        .filter(|&c| plan.calls[c].window == wi)
+        .collect()
+}
+
+/// Computes the calls over window `wi` for every row of `rows`: `results[c][i]` is call
+/// `c`'s value at row `i` (the other calls' entries are left alone). Rows may carry more
+/// values after the block's columns (the spilling path's bookkeeping); the expressions
+/// read only the columns.
+pub fn compute_window(
+    plan: &WindowPlan,
+    wi: usize,
+    rows: &[Vec<Value>],
+    ecx: &EvalCtx,
+    results: &mut [Vec<Value>],
+) -> Result<()> {
+    let n = rows.len();
+    let w = &plan.windows[wi];
+    let calls = calls_of(plan, wi);
+    if calls.is_empty() {
+        return Ok(());
+    }
+    let frame = frame::resolve(&w.frame, ecx, &w.name)?;
+    let mut part = Vec::with_capacity(n);
+    let mut ord = Vec::with_capacity(n);
+    for r in rows.iter() {
+        part.push(
+            w.partition
+                .iter()
+                .map(|(e, _)| e.eval(r, ecx))
+                .collect::<Result<Vec<_>>>()?,
+        );
+        ord.push(
+            w.order
+                .iter()
+                .map(|(e, _, _)| e.eval(r, ecx))
+                .collect::<Result<Vec<_>>>()?,
+        );
+    }
+    let cmp_part = |a: usize, b: usize| {
+        for ((x, y), (_, coll)) in part[a].iter().zip(&part[b]).zip(&w.partition) {
+            let o = sort_compare(x, y, *coll);
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    };
+    let cmp_ord = |a: usize, b: usize| {
+        for ((x, y), (_, desc, coll)) in ord[a].iter().zip(&ord[b]).zip(&w.order) {
+            let o = sort_compare(x, y, *coll);
+            if o != Ordering::Equal {
+                return if *desc { o.reverse() } else { o };
+            }
+        }
+        Ordering::Equal
+    };
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by(|&a, &b| cmp_part(a, b).then_with(|| cmp_ord(a, b)));
+
+    let mut runs = Vec::with_capacity(calls.len());
+    for &c in &calls {
+        runs.push(Run::new(&plan.calls[c], rows, ecx)?);
+        results[c] = vec![Value::Null; n];
+    }
+    let colls: Vec<Collation> = w.order.iter().map(|o| o.2).collect();
+    let mut ps = 0;
+    while ps < n {
+        let mut pe = ps + 1;
+        while pe < n && cmp_part(idx[ps], idx[pe]) == Ordering::Equal {
+            pe += 1;
+        }
+        let members = &idx[ps..pe];
+        let keys: Vec<&[Value]> = members.iter().map(|&r| ord[r].as_slice()).collect();
+        let peers = frame::peers(&keys, &colls);
+        let range = match w.order.as_slice() {
+            [(_, desc, coll)] => Some(RangeKey {
+                keys: &keys,
+                desc: *desc,
+                coll: *coll,
+            }),
+            _ => None,
+        };
+        let partition = Partition {
+            members,
+            peers: &peers,
+            frame: &frame,
+            range: range.as_ref(),
+        };
+        for (run, &c) in runs.iter().zip(&calls) {
+            run.partition(&partition, rows, ecx, &mut results[c])?;
+        }
+        ps = pe;
     }
     Ok(())
 }
@@ -145,7 +167,7 @@ pub fn check_constants(plan: &WindowPlan, ecx: &EvalCtx) -> Result<()> {
 
 /// A call's constant count argument: NTILE's buckets, LAG/LEAD's offset (1 when not
 /// given), NTH_VALUE's N; 0 for the other functions.
-fn count_arg(call: &WindowCall, ecx: &EvalCtx) -> Result<u64> {
+pub(super) fn count_arg(call: &WindowCall, ecx: &EvalCtx) -> Result<u64> {
     let (name, at, min, default) = match call.func {
         WinFunc::Ntile => ("ntile", 0, 1, 1),
         WinFunc::Lag => ("lag", 1, 0, 1),
@@ -307,7 +329,7 @@ impl<'a> Run<'a> {
 
 /// The bucket (from 1) of position `j` when `m` rows are dealt into `buckets` buckets
 /// as evenly as can be, the larger buckets first.
-fn ntile(j: usize, m: usize, buckets: usize) -> usize {
+pub(super) fn ntile(j: usize, m: usize, buckets: usize) -> usize {
     let b = buckets.clamp(1, m.max(1));
     let (q, r) = (m / b, m % b);
     let big = r * (q + 1);

@@ -98,8 +98,28 @@ pub struct RangeKey<'a> {
     pub coll: Collation,
 }
 
+/// Whether a non-NULL RANGE key `key` lies before the bound `target` in window order
+/// (`after`: before or at it). Keys sorted in window order make this true for a prefix
+/// of a partition's non-NULL keys, which both the binary search here and the forward
+/// scan of a spilled partition (`super::stream`) rely on.
+pub(super) fn is_before(
+    key: &Value,
+    target: &Value,
+    desc: bool,
+    coll: Collation,
+    after: bool,
+) -> bool {
+    let o = compare(key, target, coll).unwrap_or(Ordering::Equal);
+    let o = if desc { o.reverse() } else { o };
+    if after {
+        o != Ordering::Greater
+    } else {
+        o == Ordering::Less
+    }
+}
+
 /// `v + k` or `v - k` for a RANGE bound, exactly for integers and decimals.
-fn shifted(v: &Value, k: &Value, add: bool) -> Value {
+pub(super) fn shifted(v: &Value, k: &Value, add: bool) -> Value {
     let dec = |x: &Value| match x {
         Value::Int(i) => Some(Decimal::from_i64(*i)),
         Value::UInt(u) => Some(Decimal::from_u64(*u)),
@@ -147,14 +167,7 @@ impl RangeKey<'_> {
         // binary search finds its end.
         while a < b {
             let mid = (a + b) / 2;
-            let o = compare(self.key(mid), target, self.coll).unwrap_or(Ordering::Equal);
-            let o = if self.desc { o.reverse() } else { o };
-            let before = if after {
-                o != Ordering::Greater
-            } else {
-                o == Ordering::Less
-            };
-            if before {
+            if is_before(self.key(mid), target, self.desc, self.coll, after) {
                 a = mid + 1;
             } else {
                 b = mid;
@@ -187,6 +200,29 @@ pub fn bounds(
     peers: &Peers,
     range: Option<&RangeKey>,
 ) -> (usize, usize) {
+    bounds_with(
+        f,
+        j,
+        m,
+        (peers.start[j], peers.end[j]),
+        &mut |k, preceding, is_end| match range {
+            Some(r) => r.bound(j, k, preceding, is_end, peers),
+            None if is_end => peers.end[j],
+            None => peers.start[j],
+        },
+    )
+}
+
+/// [`bounds`] given the row's peer group `[peer.0, peer.1)` and `offset`, which answers
+/// a RANGE offset bound `(k, preceding, is_end)` with a position: how a spilled
+/// partition, which has neither every row's peers nor every key at hand, finds frames.
+pub fn bounds_with(
+    f: &Resolved,
+    j: usize,
+    m: usize,
+    peer: (usize, usize),
+    offset: &mut dyn FnMut(&Value, bool, bool) -> usize,
+) -> (usize, usize) {
     let (start, end) = match f.unit {
         Unit::Rows => {
             let start = match &f.start {
@@ -206,22 +242,17 @@ pub fn bounds(
             (start, end)
         }
         Unit::Range => {
-            let offset = |k: &Value, preceding: bool, is_end: bool| match range {
-                Some(r) => r.bound(j, k, preceding, is_end, peers),
-                None if is_end => peers.end[j],
-                None => peers.start[j],
-            };
             let start = match &f.start {
                 At::UnboundedPreceding => 0,
                 At::Preceding(k) => offset(k, true, false),
-                At::CurrentRow => peers.start[j],
+                At::CurrentRow => peer.0,
                 At::Following(k) => offset(k, false, false),
                 At::UnboundedFollowing => m,
             };
             let end = match &f.end {
                 At::UnboundedPreceding => 0,
                 At::Preceding(k) => offset(k, true, true),
-                At::CurrentRow => peers.end[j],
+                At::CurrentRow => peer.1,
                 At::Following(k) => offset(k, false, true),
                 At::UnboundedFollowing => m,
             };
