@@ -248,23 +248,27 @@ fn prepare_named(
 /// privilege gets 1142 as in MySQL; never a statement that silently does nothing.
 fn refuse_account_table_changes(p: &Prepared) -> Result<()> {
     use crate::catalog::systables::{refuse_change, SCHEMA};
-    let targets: Vec<&dml::Target> = match &p.plan {
-        Plan::Insert(i) => vec![&i.target],
-        Plan::Update(u) => u.targets().collect(),
-        Plan::Delete(d) => d.targets().collect(),
+    // No allocation on the DML path: this runs for every statement.
+    let check = |t: &dml::Target| {
+        if t.db == SCHEMA {
+            Err(refuse_change(&t.def.name))
+        } else {
+            Ok(())
+        }
+    };
+    match &p.plan {
+        Plan::Insert(i) => check(&i.target),
+        Plan::Update(u) => u.targets().try_for_each(check),
+        Plan::Delete(d) => d.targets().try_for_each(check),
         Plan::Other(_) => {
             for n in crate::privileges::required(p) {
                 if let (true, Some(t)) = (n.db == SCHEMA, &n.table) {
                     return Err(refuse_change(t));
                 }
             }
-            vec![]
+            Ok(())
         }
-        _ => vec![],
-    };
-    match targets.iter().find(|t| t.db == SCHEMA) {
-        Some(t) => Err(refuse_change(&t.def.name)),
-        None => Ok(()),
+        _ => Ok(()),
     }
 }
 
