@@ -573,6 +573,20 @@ impl Env for SessionEnv<'_> {
     fn sees_table(&self, db: &str, table: &str) -> bool {
         self.s.visible(|e| e.sees_table(db, table))
     }
+    fn account_rows(&self) -> Option<Arc<dyn strata_sql::catalog::systables::AccountRows>> {
+        let s = self.s;
+        Some(Arc::new(acl::systables::AccountView {
+            server: s.server.clone(),
+            viewer: acl::systables::Viewer {
+                user: s.identity.user.clone(),
+                host: s.identity.account_host.clone(),
+                active: s.active_roles.clone(),
+                mandatory: s.mandatory_roles(),
+                tz_offset: s.tz_offset,
+                unrestricted: s.system,
+            },
+        }))
+    }
     fn connection_id(&self) -> u64 {
         self.s.connection_id as u64
     }
@@ -1146,7 +1160,7 @@ impl Session {
             return Err(Error::UnknownDatabase(db.to_string()));
         }
         if let Some(eff) = self.effective() {
-            if !strata_sql::catalog::is_system_schema(db) && !eff.sees_db(db) {
+            if !strata_sql::catalog::is_open_schema(db) && !eff.sees_db(db) {
                 return Err(Error::DbAccessDenied {
                     user: self.identity.user.clone(),
                     host: self.identity.client_host.clone(),
@@ -1643,7 +1657,7 @@ impl Session {
                         match strata_sql::prepare(stmt, &key, values.len(), &cx) {
                             Ok(p)
                                 if !matches!(p.plan, strata_sql::Plan::Other(_))
-                                    && !key.to_ascii_lowercase().contains("information_schema") =>
+                                    && !reads_system_tables(&key) =>
                             {
                                 let p = Arc::new(p);
                                 if self.plan_cache.len() >= PLAN_CACHE_ENTRIES {
@@ -2621,7 +2635,14 @@ impl Session {
         self.mdl.acquire(&reqs, MdlDuration::LockTables)?;
         let mut guards = Vec::new();
         for ((db, name), mode) in keys {
-            let t = match self.server.catalog.table(&db, &name) {
+            // The `mysql` tables are computed (their lock is none); locking them lets
+            // a dump read them as it reads every other database.
+            let t = if db == strata_sql::catalog::systables::SCHEMA {
+                strata_sql::catalog::systables::mysql_table(&name, None)
+            } else {
+                self.server.catalog.table(&db, &name)
+            };
+            let t = match t {
                 Ok(t) => t,
                 Err(e) => {
                     self.mdl.release(MdlDuration::LockTables);
@@ -3063,6 +3084,15 @@ fn reads_user_variables(source: &str) -> bool {
     let b = source.as_bytes();
     (0..b.len())
         .any(|i| b[i] == b'@' && b.get(i + 1) != Some(&b'@') && (i == 0 || b[i - 1] != b'@'))
+}
+
+/// Whether a statement's text names information_schema or the `mysql` schema: their
+/// rows depend on the session's account and roles (and the account store), so a plan
+/// reading them is not kept in the plan cache. A table whose name merely contains
+/// `mysql` only costs a bind.
+fn reads_system_tables(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    k.contains("information_schema") || k.contains("mysql")
 }
 
 /// A variable declared unsigned in MySQL (an integer one that cannot be negative, bar

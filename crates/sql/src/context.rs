@@ -219,8 +219,15 @@ impl Drop for TableLocks {
 
 impl<'a> ExecCtx<'a> {
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<dyn Table>> {
+        use crate::catalog::systables;
         if db.eq_ignore_ascii_case("information_schema") {
-            return crate::catalog::infoschema::table(self.catalog, name);
+            if let Some(t) = systables::SysTable::in_infoschema(name) {
+                return Ok(systables::open(t, self.env.account_rows()));
+            }
+            return crate::catalog::infoschema::table(self.catalog, name, self.env.account_rows());
+        }
+        if db == systables::SCHEMA {
+            return systables::mysql_table(name, self.env.account_rows());
         }
         if crate::catalog::is_system_schema(db) {
             return Err(Error::NoSuchTable {

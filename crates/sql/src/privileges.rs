@@ -40,7 +40,7 @@ pub fn required(p: &Prepared) -> Vec<Need> {
     let mut out = Vec::new();
     let reads = |out: &mut Vec<Need>, tables: &[crate::plan::query::ReadTable]| {
         for (db, name, _) in tables {
-            if !crate::catalog::is_system_schema(db) {
+            if !crate::catalog::is_open_schema(db) {
                 out.push(table(db, name, Privs::SELECT));
             }
         }

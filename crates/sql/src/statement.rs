@@ -243,6 +243,35 @@ fn prepare_named(
     })
 }
 
+/// 1235 for a statement that would change a `mysql` table (`catalog::systables`): DML
+/// on one, or DDL naming one. Run after the privilege check, so an account without the
+/// privilege gets 1142 as in MySQL; never a statement that silently does nothing.
+fn refuse_account_table_changes(p: &Prepared) -> Result<()> {
+    use crate::catalog::systables::{refuse_change, SCHEMA};
+    // No allocation on the DML path: this runs for every statement.
+    let check = |t: &dml::Target| {
+        if t.db == SCHEMA {
+            Err(refuse_change(&t.def.name))
+        } else {
+            Ok(())
+        }
+    };
+    match &p.plan {
+        Plan::Insert(i) => check(&i.target),
+        Plan::Update(u) => u.targets().try_for_each(check),
+        Plan::Delete(d) => d.targets().try_for_each(check),
+        Plan::Other(_) => {
+            for n in crate::privileges::required(p) {
+                if let (true, Some(t)) = (n.db == SCHEMA, &n.table) {
+                    return Err(refuse_change(t));
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// 1137 when a statement uses one of the session's temporary tables more than once (a
 /// self-join, a subquery or INSERT … SELECT reading the table it writes): MySQL 8
 /// opens a temporary table once per statement (its manual, "TEMPORARY Table Problems").
@@ -383,6 +412,7 @@ pub fn execute(
     if cx.txn.read_only() && p.writes() {
         return Err(Error::ReadOnlyTransaction);
     }
+    refuse_account_table_changes(p)?;
     match &p.plan {
         Plan::Select(s) => {
             let rows_sent = crate::exec::executor::execute(s, cx, params, out)?;

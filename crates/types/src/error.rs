@@ -403,6 +403,11 @@ pub enum Error {
     /// 4027: GRANT role TO x where x already reaches the role; (grantee, role) as
     /// `` `u`@`h` ``.
     RoleGrantedToItself(String, String),
+    /// 3628: REVOKE or DROP ROLE of a role named in `mandatory_roles`; the role as
+    /// `` `u`@`h` ``.
+    MandatoryRole(String),
+    /// 3552: DROP DATABASE of a system schema (`mysql`).
+    SystemSchemaAccess(String),
     /// 1227: the statement needs one of the named (global) privileges.
     SpecificAccessDenied(String),
     /// 1396: an account statement failed for the listed accounts; (operation, accounts).
@@ -1073,6 +1078,8 @@ impl Error {
             UnknownAuthId(..) => 3523,
             RoleNotGranted(..) => 3530,
             RoleGrantedToItself(..) => 4027,
+            MandatoryRole(_) => 3628,
+            SystemSchemaAccess(_) => 3552,
             AccountOperationFailed(..) => 1396,
             NoImplicitUserCreation => 1410,
             NoMatchingUser => 1133,
@@ -1953,6 +1960,11 @@ impl fmt::Display for Error {
                 f,
                 "User account {grantee} is directly or indirectly granted to the role {role}. The GRANT would create a loop"
             ),
+            MandatoryRole(role) => write!(
+                f,
+                "The role {role} is a mandatory role and can't be revoked or dropped. The restriction can be lifted by excluding the role identifier from the global variable mandatory_roles."
+            ),
+            SystemSchemaAccess(db) => write!(f, "Access to system schema '{db}' is rejected."),
             SpecificAccessDenied(privs) => write!(
                 f,
                 "Access denied; you need (at least one of) the {privs} privilege(s) for this operation"

@@ -6,7 +6,8 @@
 //! this module, in the session, knows who is asking and answers 1142 / 1044 / 1227; the
 //! wire layer checks passwords against what [`Acl::find_login`] returns. Account
 //! statements (CREATE USER, GRANT, SHOW GRANTS, …) are parsed and run by
-//! [`statements`]; the file is [`store`]; host patterns are [`host`].
+//! [`statements`]; the file is [`store`]; host patterns are [`host`]; the `mysql.*` and
+//! information_schema account tables' rows are [`systables`].
 //!
 //! Roles are accounts (CREATE ROLE makes a locked one): an account's grants are its own
 //! plus those of the roles active in the session and, transitively, of the roles granted
@@ -20,6 +21,7 @@ pub mod host;
 pub mod roles;
 pub mod statements;
 pub mod store;
+pub mod systables;
 
 use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeSet, HashMap};

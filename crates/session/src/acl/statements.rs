@@ -466,7 +466,7 @@ pub fn run(
         }
         "SHOW" => show(&mut p, acl, who, eff, rcx),
         "CREATE" | "DROP" if p.kw("ROLE") => {
-            create_or_drop_role(&mut p, first == "CREATE", acl, who, eff)
+            create_or_drop_role(&mut p, first == "CREATE", acl, who, eff, rcx)
         }
         "ALTER" if has_default_role(&p) => {
             p.expect_kw("USER")?;
@@ -597,6 +597,9 @@ pub fn run(
             };
             let users = p.users(who)?;
             p.end()?;
+            for u in &users {
+                refuse_mandatory(u, &rcx.mandatory)?;
+            }
             acl.change(|accounts| {
                 let mut failed = Vec::new();
                 for u in &users {
@@ -644,8 +647,15 @@ pub fn run(
                             a.user = to.0.clone();
                             a.host = to.1.clone();
                         }
-                        None => failed.push(quoted(from)),
+                        None => {
+                            failed.push(quoted(from));
+                            continue;
+                        }
                     }
+                    // Where the account is granted as a role (`role_edges`) or is a
+                    // default role (`default_roles`), the new name follows, as MySQL 8
+                    // renames those rows; its own roles move with it.
+                    rename_role(accounts, from, to);
                 }
                 if !failed.is_empty() {
                     return Err(Error::AccountOperationFailed(
@@ -703,7 +713,7 @@ pub fn run(
                 .iter()
                 .any(|t| matches!(t, Tok::Word(w) if w.eq_ignore_ascii_case("ON"))) =>
         {
-            grant_or_revoke_roles(&mut p, first == "GRANT", acl, who, eff)
+            grant_or_revoke_roles(&mut p, first == "GRANT", acl, who, eff, rcx)
         }
         "GRANT" | "REVOKE" => {
             grant_or_revoke(&mut p, first == "GRANT", acl, who, eff, table_columns)
@@ -719,6 +729,30 @@ fn forget_role(accounts: &mut [Account], r: &Name) {
         a.roles.remove(r);
         a.default_roles.remove(r);
     }
+}
+
+/// Renames role `from` to `to` wherever it is granted or a default role, keeping each
+/// grant's WITH ADMIN OPTION.
+fn rename_role(accounts: &mut [Account], from: &Name, to: &Name) {
+    for a in accounts.iter_mut() {
+        if let Some(admin) = a.roles.remove(from) {
+            a.roles.insert(to.clone(), admin);
+        }
+        if a.default_roles.remove(from) {
+            a.default_roles.insert(to.clone());
+        }
+    }
+}
+
+/// 3628 when `r` is one of `mandatory_roles` (it can be neither revoked nor dropped).
+fn refuse_mandatory(r: &Name, mandatory: &[Name]) -> Result<()> {
+    if mandatory
+        .iter()
+        .any(|m| m.0 == r.0 && m.1.eq_ignore_ascii_case(&r.1))
+    {
+        return Err(Error::MandatoryRole(roles::backquoted(r)));
+    }
+    Ok(())
 }
 
 /// `ALTER USER u DEFAULT ROLE …` (rather than ALTER USER's account options).
@@ -737,6 +771,7 @@ fn create_or_drop_role(
     acl: &Acl,
     who: &Identity,
     eff: &Effective,
+    rcx: &RoleCx,
 ) -> Result<Reply> {
     let (mine, label) = if create {
         (Privs::CREATE_ROLE, "CREATE USER, CREATE ROLE")
@@ -755,6 +790,11 @@ fn create_or_drop_role(
     };
     let names = p.users(who)?;
     p.end()?;
+    if !create {
+        for r in &names {
+            refuse_mandatory(r, &rcx.mandatory)?;
+        }
+    }
     let op = if create { "CREATE ROLE" } else { "DROP ROLE" };
     acl.change(|accounts| {
         let mut failed = Vec::new();
@@ -811,6 +851,7 @@ fn grant_or_revoke_roles(
     acl: &Acl,
     who: &Identity,
     eff: &Effective,
+    rcx: &RoleCx,
 ) -> Result<Reply> {
     let role_names = p.users(who)?;
     p.expect_kw(if grant { "TO" } else { "FROM" })?;
@@ -826,6 +867,11 @@ fn grant_or_revoke_roles(
         return Err(Error::SpecificAccessDenied(
             "WITH ADMIN, ROLE_ADMIN, SUPER".into(),
         ));
+    }
+    if !grant {
+        for r in &role_names {
+            refuse_mandatory(r, &rcx.mandatory)?;
+        }
     }
     acl.change(|accounts| {
         let exists = |accounts: &[Account], u: &Name| {
@@ -1259,6 +1305,16 @@ fn grant_or_revoke(
                     }
                 });
             };
+            // tables_priv's Grantor and Timestamp: who changed the table's grants last.
+            if let Level::Table(db, t) = &lvl {
+                a.grant_meta.insert(
+                    (db.clone(), t.clone()),
+                    super::store::GrantMeta {
+                        grantor: format!("{}@{}", who.user, who.account_host),
+                        timestamp: now_secs(),
+                    },
+                );
+            }
             if grant {
                 if let Level::Table(db, t) = &lvl {
                     for (p, c) in &col_grants {
@@ -1363,6 +1419,9 @@ fn prune(a: &mut Account) {
         cols.retain(|_, p| !p.is_empty());
     }
     a.columns.retain(|_, cols| !cols.is_empty());
+    let (tables, columns) = (&a.tables, &a.columns);
+    a.grant_meta
+        .retain(|k, _| tables.contains_key(k) || columns.contains_key(k));
 }
 
 /// Whether the account may grant `privs` at `lvl`: WITH GRANT OPTION at that level or
@@ -1901,6 +1960,47 @@ mod tests {
         assert!(acl.account("root", "localhost").unwrap().roles.is_empty());
         assert_eq!(err_code(&acl, &who, &eff, "DROP ROLE writer"), 1396);
         run_ok(&acl, &who, &eff, "DROP ROLE IF EXISTS writer");
+    }
+
+    #[test]
+    fn rename_user_carries_role_grants_and_mandatory_roles_stay() {
+        let (acl, who, eff) = root();
+        for sql in [
+            "CREATE ROLE r1, r2",
+            "CREATE USER u",
+            "GRANT r1 TO u WITH ADMIN OPTION",
+            "GRANT r2 TO r1",
+            "SET DEFAULT ROLE r1 TO u",
+            "RENAME USER r1 TO r9, u TO w",
+        ] {
+            run_ok(&acl, &who, &eff, sql);
+        }
+        let n = |u: &str| (u.to_string(), "%".to_string());
+        let w = acl.account("w", "%").expect("u renamed to w");
+        assert_eq!(
+            w.roles.get(&n("r9")),
+            Some(&true),
+            "the grant follows r1's new name"
+        );
+        assert!(w.default_roles.contains(&n("r9")));
+        assert!(acl.account("r9", "%").unwrap().roles.contains_key(&n("r2")));
+        assert!(acl.account("u", "%").is_none() && acl.account("r1", "%").is_none());
+
+        let mandatory = RoleCx {
+            active: vec![],
+            mandatory: vec![n("r2")],
+        };
+        let with = |sql: &str| run(&acl, &who, &eff, sql, "x", None, &cols, &mandatory);
+        for sql in ["REVOKE r2 FROM r9", "DROP ROLE r2", "DROP USER r2"] {
+            let e = with(sql).err().unwrap_or_else(|| panic!("{sql} succeeded"));
+            assert_eq!(e.code(), 3628, "{sql}");
+            assert_eq!(
+                e.to_string(),
+                "The role `r2`@`%` is a mandatory role and can't be revoked or dropped. The restriction can be lifted by excluding the role identifier from the global variable mandatory_roles."
+            );
+        }
+        assert!(acl.account("r9", "%").unwrap().roles.contains_key(&n("r2")));
+        assert!(with("REVOKE r9 FROM w").is_ok(), "a role not in the list");
     }
 
     #[test]

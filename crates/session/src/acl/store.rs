@@ -53,6 +53,18 @@ pub struct Account {
     pub roles: BTreeMap<(String, String), bool>,
     /// Roles activated at login (each also in `roles`).
     pub default_roles: BTreeSet<(String, String)>,
+    /// Who last granted or revoked on a table of `tables` / `columns`, and when
+    /// (`mysql.tables_priv.Grantor` / `Timestamp`).
+    pub grant_meta: BTreeMap<(String, String), GrantMeta>,
+}
+
+/// The grantor and time of a table's grants.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GrantMeta {
+    /// `user@host` of the account that ran the GRANT / REVOKE.
+    pub grantor: String,
+    /// Seconds since 1970-01-01 UTC.
+    pub timestamp: u64,
 }
 
 impl Account {
@@ -90,6 +102,16 @@ struct FileAccount {
     roles: Vec<FileRole>,
     #[serde(default)]
     default_roles: Vec<FileDefaultRole>,
+    #[serde(default)]
+    table_grant_info: Vec<FileGrantInfo>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileGrantInfo {
+    db: String,
+    table: String,
+    grantor: String,
+    timestamp: u64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -216,6 +238,17 @@ pub fn render(accounts: &[Account]) -> String {
                         host: host.clone(),
                     })
                     .collect(),
+                table_grant_info: a
+                    .grant_meta
+                    .iter()
+                    .filter(|(k, _)| a.tables.contains_key(*k) || a.columns.contains_key(*k))
+                    .map(|((db, t), m)| FileGrantInfo {
+                        db: db.clone(),
+                        table: t.clone(),
+                        grantor: m.grantor.clone(),
+                        timestamp: m.timestamp,
+                    })
+                    .collect(),
             })
             .collect(),
     };
@@ -280,6 +313,19 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Account>> {
                 .insert(c.column, p);
         }
         out.push(Account {
+            grant_meta: f
+                .table_grant_info
+                .into_iter()
+                .map(|g| {
+                    (
+                        (g.db, g.table),
+                        GrantMeta {
+                            grantor: g.grantor,
+                            timestamp: g.timestamp,
+                        },
+                    )
+                })
+                .collect(),
             columns,
             roles: f
                 .roles

@@ -7,6 +7,7 @@
 use crate::catalog::engines::engine_display;
 use crate::catalog::infoschema_constraints::ConstraintTable;
 use crate::catalog::rowsource::{ReadOnlyTable, RowSource};
+use crate::catalog::systables::{self, AccountRows};
 use crate::catalog::Catalog;
 use std::sync::Arc;
 use strata_engine::Table;
@@ -39,6 +40,8 @@ pub struct InfoTable {
     def: Arc<TableDef>,
     kind: Kind,
     catalog: Arc<Catalog>,
+    /// The `mysql` tables' rows (for their TABLES rows' counts).
+    accounts: Option<Arc<dyn AccountRows>>,
 }
 
 /// A column of an information_schema table: NULL-able, text in the collation
@@ -247,8 +250,13 @@ pub fn table_names() -> Vec<&'static str> {
     names
 }
 
-/// Opens `information_schema.<name>` (case-insensitive), if it is one Strata provides.
-pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
+/// Opens `information_schema.<name>` (case-insensitive), if it is one Strata provides;
+/// `accounts` computes the `mysql` tables' rows, which TABLES counts.
+pub fn table(
+    catalog: &Arc<Catalog>,
+    name: &str,
+    accounts: Option<Arc<dyn AccountRows>>,
+) -> Result<Arc<dyn Table>> {
     if let Some(t) = crate::catalog::infoschema_programs::table(catalog, name) {
         return Ok(t);
     }
@@ -420,6 +428,7 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Result<Arc<dyn Table>> {
         def: Arc::new(def),
         kind,
         catalog: catalog.clone(),
+        accounts,
     })))
 }
 
@@ -436,6 +445,10 @@ impl InfoTable {
         let cat = &self.catalog;
         let mut dbs = vec!["information_schema".to_string()];
         dbs.extend(cat.databases());
+        if !dbs.iter().any(|d| d == systables::SCHEMA) {
+            dbs.push(systables::SCHEMA.into());
+            dbs[1..].sort();
+        }
         let mut out = Vec::new();
         match self.kind {
             Kind::Schemata => {
@@ -511,7 +524,23 @@ impl InfoTable {
                 }
             }
             _ => {
-                for d in cat.databases() {
+                let mut names = cat.databases();
+                if !names.iter().any(|d| d == systables::SCHEMA) {
+                    names.push(systables::SCHEMA.into());
+                    names.sort();
+                }
+                for d in names {
+                    // The `mysql` tables (TABLES and COLUMNS list them, as MySQL does:
+                    // dump tools find a table's engine and columns there).
+                    if d == systables::SCHEMA {
+                        if matches!(self.kind, Kind::Tables | Kind::Columns) {
+                            for n in systables::mysql_table_names() {
+                                let t = systables::mysql_table(n, self.accounts.clone())?;
+                                self.table_rows(&d, &t, &mut out);
+                            }
+                        }
+                        continue;
+                    }
                     for t in cat.tables(&d)? {
                         self.table_rows(&d, &t, &mut out);
                     }

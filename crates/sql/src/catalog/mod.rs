@@ -25,6 +25,7 @@ pub mod rebuild_fill;
 pub mod routines;
 pub mod rowsource;
 pub mod stats;
+pub mod systables;
 pub mod temporary;
 pub mod triggers;
 pub mod views;
@@ -154,7 +155,8 @@ pub struct Rebuild {
     file: String,
 }
 
-/// Databases every MySQL server shows and that cannot be created or dropped.
+/// Databases every MySQL server shows and that cannot be created or dropped (with
+/// `mysql`, [`systables::SCHEMA`], whose tables are views of the account store).
 pub const SYSTEM_SCHEMAS: [&str; 2] = ["information_schema", "performance_schema"];
 
 impl Catalog {
@@ -398,6 +400,9 @@ impl Catalog {
 
     /// Drops a database and its tables; returns how many tables were dropped.
     pub fn drop_database(&self, db: &str, if_exists: bool) -> Result<Option<usize>> {
+        if db == systables::SCHEMA {
+            return Err(Error::SystemSchemaAccess(db.into()));
+        }
         let mut st = self.state.write();
         let Some(entry) = st.dbs.remove(db) else {
             return if if_exists {
@@ -1023,6 +1028,13 @@ fn natural_file(db: &str, table: &str) -> String {
 }
 
 pub fn is_system_schema(db: &str) -> bool {
+    is_open_schema(db) || db == systables::SCHEMA
+}
+
+/// information_schema and performance_schema: every account may read them (each table
+/// shows what the account may see), so reading them needs no privilege. `mysql` is a
+/// system schema too, but reading it needs SELECT there, as in MySQL.
+pub fn is_open_schema(db: &str) -> bool {
     SYSTEM_SCHEMAS.iter().any(|s| s.eq_ignore_ascii_case(db))
 }
 

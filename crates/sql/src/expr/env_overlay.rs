@@ -98,6 +98,9 @@ impl Env for EnvOverlay<'_> {
     fn sees_table(&self, db: &str, table: &str) -> bool {
         self.inner.sees_table(db, table)
     }
+    fn account_rows(&self) -> Option<std::sync::Arc<dyn crate::catalog::systables::AccountRows>> {
+        self.inner.account_rows()
+    }
     fn connection_id(&self) -> u64 {
         self.inner.connection_id()
     }

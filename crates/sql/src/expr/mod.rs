@@ -66,6 +66,12 @@ pub trait Env {
     fn sees_table(&self, _db: &str, _table: &str) -> bool {
         true
     }
+    /// The rows of the account tables (`mysql.user`, information_schema's
+    /// `USER_PRIVILEGES`, …) as this session's account sees them; None without an
+    /// account store (they are then empty).
+    fn account_rows(&self) -> Option<std::sync::Arc<dyn crate::catalog::systables::AccountRows>> {
+        None
+    }
     fn connection_id(&self) -> u64;
     /// The statement's start time, so NOW() is stable within a statement.
     fn now(&self) -> DateTime;

@@ -168,11 +168,13 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             let mut names = vec!["information_schema".to_string()];
             names.extend(cx.catalog.databases());
             names.push("performance_schema".into());
+            names.push(crate::catalog::systables::SCHEMA.into());
             names.sort();
+            names.dedup();
             let rows = names
                 .into_iter()
                 .filter(|n| matches(n, &pat))
-                .filter(|n| crate::catalog::is_system_schema(n) || cx.env.sees_database(n))
+                .filter(|n| crate::catalog::is_open_schema(n) || cx.env.sees_database(n))
                 .map(|n| vec![s(&n)])
                 .collect();
             let title = match &pat {
@@ -186,7 +188,7 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             if !cx.catalog.database_exists(&db) {
                 return Err(Error::UnknownDatabase(db));
             }
-            if !crate::catalog::is_system_schema(&db) && !cx.env.sees_database(&db) {
+            if !crate::catalog::is_open_schema(&db) && !cx.env.sees_database(&db) {
                 return Err(Error::DbAccessDenied {
                     user: cx.env.user(),
                     host: "localhost".into(),
@@ -202,7 +204,13 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             let mut names: Vec<(String, &str)> = if db.eq_ignore_ascii_case("information_schema") {
                 crate::catalog::infoschema::table_names()
                     .into_iter()
+                    .chain(crate::catalog::systables::infoschema_table_names())
                     .map(|n| (n.to_string(), "SYSTEM VIEW"))
+                    .collect()
+            } else if db == crate::catalog::systables::SCHEMA {
+                crate::catalog::systables::mysql_table_names()
+                    .into_iter()
+                    .map(|n| (n.to_string(), "BASE TABLE"))
                     .collect()
             } else {
                 cx.catalog
@@ -739,7 +747,15 @@ fn show_table_status(
         return Err(Error::UnknownDatabase(db.into()));
     }
     let mut rows = Vec::new();
-    for t in cx.catalog.tables(db)? {
+    let tables = if db == crate::catalog::systables::SCHEMA {
+        crate::catalog::systables::mysql_table_names()
+            .into_iter()
+            .map(|n| cx.table(db, n))
+            .collect::<Result<Vec<_>>>()?
+    } else {
+        cx.catalog.tables(db)?
+    };
+    for t in tables {
         let def = t.def();
         if !matches(&def.name, pat) {
             continue;
