@@ -563,7 +563,7 @@ pub fn mysql_table(name: &str, source: Option<Arc<dyn AccountRows>>) -> Result<A
 /// statements, which keep the store (and its file) consistent.
 pub fn refuse_change(table: &str) -> Error {
     Error::NotSupported(format!(
-        "changing {SCHEMA}.{table} directly; accounts and privileges change through CREATE USER, ALTER USER, DROP USER, RENAME USER, GRANT and REVOKE"
+        "changing {SCHEMA}.{table} directly; accounts and privileges change through CREATE USER, ALTER USER, DROP USER, RENAME USER, GRANT and REVOKE (to load a dump, leave the mysql schema out of it: mariadb-dump --ignore-database=mysql, or --databases …)"
     ))
 }
 
