@@ -4,11 +4,13 @@
 //! sqlparser knows `FOR SHARE` but not MySQL's older spelling `LOCK IN SHARE MODE`
 //! (which sysbench and many applications still send); [`parse`] rewrites the tokens of
 //! the one into the other; ALTER TABLE clauses it lacks are rewritten by
-//! [`alter_clauses`], and CREATE/ALTER VIEW clauses by [`view_clauses`].
+//! [`alter_clauses`], and CREATE/ALTER VIEW clauses by [`view_clauses`]; UPDATE/DELETE
+//! modifiers by [`dml_modifiers`].
 
 pub mod alter_clauses;
 pub mod create_clauses;
 pub mod delete_targets;
+pub mod dml_modifiers;
 pub mod join_commas;
 pub mod lex;
 pub mod mode_text;
@@ -76,9 +78,16 @@ fn parse_within(sql: &str, budget: usize) -> Result<Vec<Statement>> {
     let alter = crate::parse::alter_clauses::may_need(sql);
     let create = crate::parse::create_clauses::may_need(sql);
     let delete = crate::parse::delete_targets::may_need(sql);
-    if share || forms || alter || create || delete {
+    let modifiers = crate::parse::dml_modifiers::may_need(sql);
+    if share || forms || alter || create || delete || modifiers {
         if let Ok(mut tokens) = Tokenizer::new(&dialect, sql).tokenize_with_location() {
             let mut changed = false;
+            if modifiers {
+                if let Some(t) = crate::parse::dml_modifiers::rewrite(&tokens)? {
+                    tokens = t;
+                    changed = true;
+                }
+            }
             if alter {
                 if let Some(t) = crate::parse::alter_clauses::rewrite(&tokens) {
                     tokens = t;
