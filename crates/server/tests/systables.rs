@@ -244,7 +244,7 @@ fn account_tables_show_the_store_to_those_who_may_read_it() {
         "UPDATE mysql.db SET Select_priv = 'N' WHERE 1 = 0",
         "TRUNCATE TABLE mysql.role_edges",
         "DROP TABLE mysql.user",
-        "CREATE TABLE mysql.extra (a INT)",
+        "CREATE TABLE mysql.user (a INT)",
     ] {
         let (c, m) = code(root.query_drop(sql));
         assert_eq!(c, 1235, "{sql}: {m}");
@@ -255,6 +255,15 @@ fn account_tables_show_the_store_to_those_who_may_read_it() {
     }
     let (c, _) = code(root.query_drop("DROP DATABASE mysql"));
     assert_eq!(c, 3552);
+    // `mysql` is a real database besides: a table of its own is a table like any
+    // other (the replica keeps its position in one), listed after the account tables.
+    root.query_drop("CREATE TABLE mysql.extra (a INT)").unwrap();
+    root.query_drop("INSERT INTO mysql.extra VALUES (7)")
+        .unwrap();
+    assert_eq!(rows(&mut root, "SELECT a FROM mysql.extra"), ["7"]);
+    let tables = rows(&mut root, "SHOW TABLES FROM mysql");
+    assert!(tables.iter().any(|t| t == "extra") && tables.iter().any(|t| t == "user"));
+    root.query_drop("DROP TABLE mysql.extra").unwrap();
 
     // RENAME USER: where the account is granted as a role, the new name follows.
     root.query_drop("RENAME USER app_write TO app_rw").unwrap();

@@ -2637,7 +2637,7 @@ impl Session {
         for ((db, name), mode) in keys {
             // The `mysql` tables are computed (their lock is none); locking them lets
             // a dump read them as it reads every other database.
-            let t = if db == strata_sql::catalog::systables::SCHEMA {
+            let t = if strata_sql::catalog::systables::is_account_table(&db, &name) {
                 strata_sql::catalog::systables::mysql_table(&name, None)
             } else {
                 self.server.catalog.table(&db, &name)

@@ -585,7 +585,7 @@ fn explain_shows_access_paths() {
     assert_eq!(c, vec!["id|int|PRI", "i|int|MUL", "c|char(10)|"]);
     assert_eq!(
         rows(&mut s, "SHOW DATABASES"),
-        vec!["d", "information_schema", "performance_schema"]
+        vec!["d", "information_schema", "mysql", "performance_schema"]
     );
 }
 

@@ -227,7 +227,9 @@ impl<'a> ExecCtx<'a> {
             return crate::catalog::infoschema::table(self.catalog, name, self.env.account_rows());
         }
         if db == systables::SCHEMA {
-            return systables::mysql_table(name, self.env.account_rows());
+            if let Some(t) = systables::SysTable::in_mysql(name) {
+                return Ok(systables::open(t, self.env.account_rows()));
+            }
         }
         if crate::catalog::is_system_schema(db) {
             return Err(Error::NoSuchTable {

@@ -247,10 +247,10 @@ fn prepare_named(
 /// on one, or DDL naming one. Run after the privilege check, so an account without the
 /// privilege gets 1142 as in MySQL; never a statement that silently does nothing.
 fn refuse_account_table_changes(p: &Prepared) -> Result<()> {
-    use crate::catalog::systables::{refuse_change, SCHEMA};
+    use crate::catalog::systables::{is_account_table, refuse_change};
     // No allocation on the DML path: this runs for every statement.
     let check = |t: &dml::Target| {
-        if t.db == SCHEMA {
+        if is_account_table(&t.db, &t.def.name) {
             Err(refuse_change(&t.def.name))
         } else {
             Ok(())
@@ -262,7 +262,7 @@ fn refuse_account_table_changes(p: &Prepared) -> Result<()> {
         Plan::Delete(d) => d.targets().try_for_each(check),
         Plan::Other(_) => {
             for n in crate::privileges::required(p) {
-                if let (true, Some(t)) = (n.db == SCHEMA, &n.table) {
+                if let Some(t) = n.table.as_deref().filter(|t| is_account_table(&n.db, t)) {
                     return Err(refuse_change(t));
                 }
             }

@@ -532,15 +532,13 @@ impl InfoTable {
                 for d in names {
                     // The `mysql` tables (TABLES and COLUMNS list them, as MySQL does:
                     // dump tools find a table's engine and columns there).
-                    if d == systables::SCHEMA {
-                        if matches!(self.kind, Kind::Tables | Kind::Columns) {
-                            for n in systables::mysql_table_names() {
-                                let t = systables::mysql_table(n, self.accounts.clone())?;
-                                self.table_rows(&d, &t, &mut out);
-                            }
+                    if d == systables::SCHEMA && matches!(self.kind, Kind::Tables | Kind::Columns) {
+                        for n in systables::mysql_table_names() {
+                            let t = systables::mysql_table(n, self.accounts.clone())?;
+                            self.table_rows(&d, &t, &mut out);
                         }
-                        continue;
                     }
+                    // `mysql`'s own tables too (the replica's position table).
                     for t in cat.tables(&d)? {
                         self.table_rows(&d, &t, &mut out);
                     }

@@ -155,8 +155,10 @@ pub struct Rebuild {
     file: String,
 }
 
-/// Databases every MySQL server shows and that cannot be created or dropped (with
-/// `mysql`, [`systables::SCHEMA`], whose tables are views of the account store).
+/// Databases every MySQL server shows and that cannot be created or dropped. `mysql`
+/// ([`systables::SCHEMA`]) always exists and cannot be dropped either, but it is a real
+/// database: it holds tables of its own (the replica's `slave_relay_log_info`) beside the
+/// account tables, which are views of the account store ([`systables::is_account_table`]).
 pub const SYSTEM_SCHEMAS: [&str; 2] = ["information_schema", "performance_schema"];
 
 impl Catalog {
@@ -339,7 +341,7 @@ impl Catalog {
     }
 
     pub fn database_exists(&self, db: &str) -> bool {
-        self.state.read().dbs.contains_key(db) || is_system_schema(db)
+        self.state.read().dbs.contains_key(db) || is_system_schema(db) || db == systables::SCHEMA
     }
 
     pub fn databases(&self) -> Vec<String> {
@@ -350,7 +352,7 @@ impl Catalog {
         let st = self.state.read();
         match st.dbs.get(db) {
             Some(d) => Ok(d.tables.values().map(|e| e.handle.clone()).collect()),
-            None if is_system_schema(db) => Ok(vec![]),
+            None if is_system_schema(db) || db == systables::SCHEMA => Ok(vec![]),
             None => Err(Error::UnknownDatabase(db.to_string())),
         }
     }
@@ -380,6 +382,9 @@ impl Catalog {
     pub fn create_database(&self, db: &str, if_not_exists: bool) -> Result<bool> {
         check_name(db, true)?;
         let mut st = self.state.write();
+        if db == systables::SCHEMA {
+            self.ensure_mysql(&mut st)?;
+        }
         if st.dbs.contains_key(db) || is_system_schema(db) {
             return if if_not_exists {
                 Ok(false)
@@ -451,9 +456,30 @@ impl Catalog {
         format!("{}/#sql-{n}", file_name(db))
     }
 
+    /// `mysql` exists from the start (its account tables); a table of its own needs
+    /// the directory and the catalog entry, made the first time one is created.
+    fn ensure_mysql(&self, st: &mut State) -> Result<()> {
+        let db = systables::SCHEMA;
+        if st.dbs.contains_key(db) {
+            return Ok(());
+        }
+        let dir = self.datadir.join(file_name(db));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        st.dbs.insert(db.to_string(), Db::default());
+        if let Err(e) = self.persist(st) {
+            st.dbs.remove(db);
+            return Err(e);
+        }
+        Ok(())
+    }
+
     pub fn create_table(&self, def: TableDef, if_not_exists: bool) -> Result<bool> {
         check_name(&def.name, false)?;
         let mut st = self.state.write();
+        if def.db == systables::SCHEMA {
+            self.ensure_mysql(&mut st)?;
+        }
         let Some(db) = st.dbs.get(&def.db) else {
             return Err(Error::UnknownDatabase(def.db.clone()));
         };
@@ -601,6 +627,9 @@ impl Catalog {
     /// The name must be free now (1050) and the database exist (1049).
     pub fn begin_create(&self, def: &TableDef) -> Result<Rebuild> {
         check_name(&def.name, false)?;
+        if def.db == systables::SCHEMA {
+            self.ensure_mysql(&mut self.state.write())?;
+        }
         {
             let st = self.state.read();
             let Some(db) = st.dbs.get(&def.db) else {
@@ -1027,8 +1056,10 @@ fn natural_file(db: &str, table: &str) -> String {
     format!("{}/{}", file_name(db), file_name(table))
 }
 
+/// information_schema and performance_schema: no tables of their own, nothing created
+/// or dropped in them.
 pub fn is_system_schema(db: &str) -> bool {
-    is_open_schema(db) || db == systables::SCHEMA
+    is_open_schema(db)
 }
 
 /// information_schema and performance_schema: every account may read them (each table

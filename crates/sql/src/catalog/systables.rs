@@ -548,6 +548,12 @@ pub fn open(table: SysTable, source: Option<Arc<dyn AccountRows>>) -> Arc<dyn Ta
     }))
 }
 
+/// Whether `db.name` is one of the account tables served here (not a table of the
+/// `mysql` database's own, which the catalog holds).
+pub fn is_account_table(db: &str, name: &str) -> bool {
+    db == SCHEMA && SysTable::in_mysql(name).is_some()
+}
+
 /// `mysql.<name>`: 1146 for a table the schema does not have.
 pub fn mysql_table(name: &str, source: Option<Arc<dyn AccountRows>>) -> Result<Arc<dyn Table>> {
     match SysTable::in_mysql(name) {

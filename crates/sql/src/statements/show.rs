@@ -207,16 +207,22 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
                     .chain(crate::catalog::systables::infoschema_table_names())
                     .map(|n| (n.to_string(), "SYSTEM VIEW"))
                     .collect()
-            } else if db == crate::catalog::systables::SCHEMA {
-                crate::catalog::systables::mysql_table_names()
+            } else {
+                // `mysql`: its account tables, then its own.
+                let accounts = if db == crate::catalog::systables::SCHEMA {
+                    crate::catalog::systables::mysql_table_names()
+                } else {
+                    Vec::new()
+                };
+                accounts
                     .into_iter()
                     .map(|n| (n.to_string(), "BASE TABLE"))
-                    .collect()
-            } else {
-                cx.catalog
-                    .tables(&db)?
-                    .iter()
-                    .map(|t| (t.def().name.clone(), "BASE TABLE"))
+                    .chain(
+                        cx.catalog
+                            .tables(&db)?
+                            .iter()
+                            .map(|t| (t.def().name.clone(), "BASE TABLE")),
+                    )
                     .chain(
                         cx.catalog
                             .views(&db)
@@ -747,14 +753,15 @@ fn show_table_status(
         return Err(Error::UnknownDatabase(db.into()));
     }
     let mut rows = Vec::new();
-    let tables = if db == crate::catalog::systables::SCHEMA {
+    let mut tables = if db == crate::catalog::systables::SCHEMA {
         crate::catalog::systables::mysql_table_names()
             .into_iter()
             .map(|n| cx.table(db, n))
             .collect::<Result<Vec<_>>>()?
     } else {
-        cx.catalog.tables(db)?
+        Vec::new()
     };
+    tables.extend(cx.catalog.tables(db)?);
     for t in tables {
         let def = t.def();
         if !matches(&def.name, pat) {
