@@ -155,10 +155,13 @@ impl Env for EnvOverlay<'_> {
     }
 }
 
-/// Whether the statement's sql_mode makes a division by zero in a data change an error:
-/// strict, with ERROR_FOR_DIVISION_BY_ZERO.
-pub fn division_applies(mode: strata_types::SqlMode, strict: bool) -> bool {
-    strict && mode.has(strata_types::SqlMode::ERROR_FOR_DIVISION_BY_ZERO)
+/// The warning a strict data change kept as its error ([`Env::take_strict_error`]),
+/// raised: what the statement checks before it changes a row and when it ends.
+pub fn raise_kept(env: &dyn Env) -> Result<()> {
+    match env.take_strict_error() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// Whether sql_mode has ERROR_FOR_DIVISION_BY_ZERO (MySQL 8's default), without which a

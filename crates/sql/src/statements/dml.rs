@@ -604,14 +604,7 @@ fn find_conflict(
 
 pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
     let done = if cx.strict && !p.ignore {
-        let division = env_overlay::division_applies(cx.sql_mode, true);
-        let env = env_overlay::EnvOverlay::strict_change(cx.env, division);
-        insert_rows(p, &mut with_env(cx, &env), params).and_then(|done| {
-            match crate::expr::Env::take_strict_error(&env) {
-                Some(e) => Err(e),
-                None => Ok(done),
-            }
-        })
+        under_strict_change(cx, |cx| insert_rows(p, cx, params))
     } else {
         insert_rows(p, cx, params)
     };
@@ -626,9 +619,7 @@ pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Res
 /// strict mode, otherwise stored with warning 1264, as MySQL.
 fn store_value(v: Value, col: &ColumnDef, row: u64, strict: bool, cx: &ExecCtx) -> Result<Value> {
     // A warning that computing this row raised in a strict INSERT or UPDATE is its error.
-    if let Some(e) = cx.env.take_strict_error() {
-        return Err(e);
-    }
+    env_overlay::raise_kept(cx.env)?;
     let v = coerce_or_warn(v, col, row, strict, cx.env)?;
     if cx.sql_mode.has(strata_types::SqlMode::NO_ZERO_DATE) {
         if let Value::DateTime(d) = &v {
@@ -1316,15 +1307,25 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
         None => update_rows(p, cx, params),
     };
     if cx.strict {
-        let division = env_overlay::division_applies(cx.sql_mode, true);
-        let env = env_overlay::EnvOverlay::strict_change(cx.env, division);
-        let done = run(p, &mut with_env(cx, &env))?;
-        return match crate::expr::Env::take_strict_error(&env) {
-            Some(e) => Err(e),
-            None => Ok(done),
-        };
+        return under_strict_change(cx, |cx| run(p, cx));
     }
     run(p, cx)
+}
+
+/// Runs an INSERT or UPDATE under strict mode's rules (`expr::env_overlay`): the
+/// warnings MySQL makes errors are the statement's error, and so is a division by zero
+/// when sql_mode has ERROR_FOR_DIVISION_BY_ZERO; one kept to the end is raised there.
+fn under_strict_change<T>(
+    cx: &mut ExecCtx,
+    run: impl FnOnce(&mut ExecCtx) -> Result<T>,
+) -> Result<T> {
+    let division = cx
+        .sql_mode
+        .has(strata_types::SqlMode::ERROR_FOR_DIVISION_BY_ZERO);
+    let env = env_overlay::EnvOverlay::strict_change(cx.env, division);
+    let done = run(&mut with_env(cx, &env))?;
+    env_overlay::raise_kept(&env)?;
+    Ok(done)
 }
 
 fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
@@ -1334,9 +1335,7 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
     let rows = matching_rows(&p.source, cx, &ecx)?;
     // Reading the rows may have raised a warning a strict UPDATE makes its error
     // (`WHERE varchar_col = 0` over `'abc'`): before any row changes.
-    if let Some(e) = cx.env.take_strict_error() {
-        return Err(e);
-    }
+    env_overlay::raise_kept(cx.env)?;
     let def = &p.target.def;
     let (mut changed, matched) = (0u64, rows.len() as u64);
     for (n, (id, old)) in rows.into_iter().enumerate() {

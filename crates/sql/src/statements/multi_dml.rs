@@ -464,9 +464,7 @@ pub fn execute_update(
     let ex = Executor::new(&p.subqueries.subqueries, cx, params);
     let found = collect(&p.source, multi, &ex)?;
     // A warning a strict UPDATE makes its error, raised while reading: before any change.
-    if let Some(e) = cx.env.take_strict_error() {
-        return Err(e);
-    }
+    crate::expr::env_overlay::raise_kept(cx.env)?;
     let ecx = ex.eval_ctx(&[]);
     let (mut matched, mut changed) = (0u64, 0u64);
     for ((target, slot), rows) in p.targets().zip(&multi.slots).zip(found) {
