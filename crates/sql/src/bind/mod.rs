@@ -1107,7 +1107,7 @@ impl<'a> Binder<'a> {
                     otherwise,
                     coll: Collation::GeneralCi,
                 };
-                (show_scale(case, ty), ty, Collation::GeneralCi)
+                (as_result_type(case, ty), ty, Collation::GeneralCi)
             }
             A::Cast {
                 expr,
@@ -2050,7 +2050,7 @@ impl<'a> Binder<'a> {
         };
         let e = match func {
             Func::If | Func::IfNull | Func::Coalesce | Func::Greatest(_) | Func::Least(_) => {
-                show_scale(e, ty)
+                as_result_type(e, ty)
             }
             _ => e,
         };
@@ -2664,11 +2664,15 @@ pub(crate) fn round_type(arg: SType, digits: Option<&Expr>) -> SType {
     }
 }
 
-/// A decimal-typed IF/IFNULL/COALESCE/GREATEST/LEAST/CASE, wrapped so its values are
-/// DECIMALs shown at the declared scale (see `Func::ShowScale`).
-fn show_scale(e: Expr, ty: SType) -> Expr {
+/// An IF/IFNULL/COALESCE/GREATEST/LEAST/CASE wrapped so that its values have its
+/// declared numeric type whichever branch they came from, as MySQL converts every
+/// branch to the result type: DECIMALs shown at the declared scale (`Func::ShowScale`),
+/// doubles (`Func::ShowDouble`), signed integers where they fit (`Func::ShowSigned`).
+fn as_result_type(e: Expr, ty: SType) -> Expr {
     match ty {
         SType::Decimal(s) => Expr::Func(Func::ShowScale(s), vec![e]),
+        SType::Double => Expr::Func(Func::ShowDouble, vec![e]),
+        SType::Int => Expr::Func(Func::ShowSigned, vec![e]),
         _ => e,
     }
 }

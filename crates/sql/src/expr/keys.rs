@@ -68,17 +68,34 @@ pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
         }
         Value::Double(d) => {
             out.push(1);
-            match Decimal::from_f64(*d, 10) {
+            match Decimal::from_f64(*d, COMMON_SCALE) {
                 Some(dec) => {
+                    // A double that is exactly its rounding at the common scale (0.1, 2.5,
+                    // 3) meets the equal integer or decimal. One that is not is a value
+                    // of its own: 0.1 and 0.09999999999999964 (4.1 - 4) are two groups in
+                    // MySQL, whose temporary table compares the doubles themselves.
+                    let exact = dec.to_f64() == *d;
                     encode_value(
                         out,
                         &Value::Decimal(dec),
                         &DataType::Decimal {
                             precision: 38,
-                            scale: 10,
+                            scale: COMMON_SCALE,
                         },
                         coll,
                     );
+                    if !exact {
+                        // After the fixed-width decimal, a byte no key starts with, then
+                        // the double's bits in an order-preserving form.
+                        out.push(DOUBLE_TAIL);
+                        let bits = d.to_bits();
+                        let ordered = if bits >> 63 == 1 {
+                            !bits
+                        } else {
+                            bits | 1 << 63
+                        };
+                        out.extend_from_slice(&ordered.to_be_bytes());
+                    }
                 }
                 None => out.extend_from_slice(&d.to_bits().to_be_bytes()),
             }
@@ -102,6 +119,10 @@ pub fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
 
 /// The scale numbers group at (their key is the i128 mantissa at it).
 const COMMON_SCALE: u8 = 10;
+
+/// Follows a double's decimal key when the double is not exactly that decimal: above
+/// every first byte of a key (0 to 5) and below the WITH ROLLUP marker (0xFF).
+const DOUBLE_TAIL: u8 = 0xFE;
 
 /// Whether `d`, as shown, is exactly a narrow value at [`COMMON_SCALE`] (nearly every
 /// value): then its key is that mantissa, shared with equal integers. At most 27
@@ -174,6 +195,37 @@ mod tests {
             k(d("12345678901234567890123456789012345678901.50")),
             k(d("12345678901234567890123456789012345678901.5"))
         );
+    }
+
+    /// Doubles group by their value, not by its rounding to ten places: 4.1 - 4 is not
+    /// 0.1 (MySQL shows two groups), while an exact double meets the equal integer or
+    /// decimal; two-column keys stay apart when the first column's double has its tail.
+    #[test]
+    fn double_keys_keep_doubles_that_round_alike_apart() {
+        let k = |vs: &[Value]| {
+            let mut out = Vec::new();
+            for v in vs {
+                group_key(&mut out, v, Collation::Binary);
+            }
+            out
+        };
+        let near = 4.1f64 - 4.0;
+        assert_ne!(near, 0.1);
+        assert_ne!(k(&[Value::Double(near)]), k(&[Value::Double(0.1)]));
+        assert_ne!(k(&[Value::Double(2.1 - 1e-15)]), k(&[Value::Double(2.1)]));
+        assert_eq!(k(&[Value::Double(near)]), k(&[Value::Double(4.1 - 4.0)]));
+        assert_eq!(k(&[Value::Double(3.0)]), k(&[Value::Int(3)]));
+        assert_eq!(
+            k(&[Value::Double(0.25)]),
+            k(&[Value::Decimal(Decimal::parse("0.25").unwrap())])
+        );
+        assert_eq!(k(&[Value::Double(-0.0)]), k(&[Value::Double(0.0)]));
+        assert_ne!(
+            k(&[Value::Double(near), Value::Int(1)]),
+            k(&[Value::Double(0.1), Value::Int(1)])
+        );
+        // The tail keeps the doubles' order among themselves.
+        assert!(k(&[Value::Double(2.1 - 1e-15)]) < k(&[Value::Double(2.1 + 1e-15)]));
     }
 
     #[test]

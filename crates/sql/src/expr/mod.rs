@@ -666,7 +666,13 @@ impl Expr {
                 }
             }
             Expr::Arith(op, a, b) => {
-                let (x, y) = (a.eval(row, cx)?, b.eval(row, cx)?);
+                let x = a.eval(row, cx)?;
+                if x.is_null() {
+                    // As MySQL's operators: a NULL left operand is the answer, and the
+                    // right one is not evaluated (so its overflow, 1690, is not raised).
+                    return Ok(Value::Null);
+                }
+                let y = b.eval(row, cx)?;
                 for v in [&x, &y] {
                     if let Value::Bytes(t) = v {
                         if !functions::cast::is_whole_number(t) {

@@ -1,5 +1,6 @@
-//! Control-flow functions: IF, IFNULL, NULLIF, COALESCE, GREATEST, LEAST, and the two
-//! display wrappers the binder adds (ShowScale, ShowFloat). GREATEST/LEAST compare by
+//! Control-flow functions: IF, IFNULL, NULLIF, COALESCE, GREATEST, LEAST, and the
+//! wrappers the binder adds to give a branch's value its result type (ShowScale,
+//! ShowDouble, ShowSigned) or a FLOAT's text (ShowFloat). GREATEST/LEAST compare by
 //! the arguments' kind as MySQL 8: numbers as numbers, and as strings once a string is
 //! among them.
 
@@ -92,6 +93,16 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
             Value::Decimal(d) => Value::Decimal(d.with_shown(s)),
             Value::Int(i) => Value::Decimal(Decimal::from_i64(i).with_shown(s)),
             Value::UInt(u) => Value::Decimal(Decimal::from_u64(u).with_shown(s)),
+            v => v,
+        },
+        ShowDouble => match a0()? {
+            v @ (Value::Int(_) | Value::UInt(_) | Value::Decimal(_)) => {
+                Value::Double(v.to_f64().unwrap_or(0.0))
+            }
+            v => v,
+        },
+        ShowSigned => match a0()? {
+            Value::UInt(u) => i64::try_from(u).map_or(Value::UInt(u), Value::Int),
             v => v,
         },
         other => unreachable!("{other:?} is not a control-flow function"),

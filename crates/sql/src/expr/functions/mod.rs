@@ -82,6 +82,16 @@ pub enum Func {
     /// expression's declared scale whichever branch it came from, as MySQL converts
     /// every branch to the result type (`IF(1, 2, 1.25)` is `2.00`).
     ShowScale(u8),
+    /// Not callable by name: the binder wraps a DOUBLE-typed IF, IFNULL, COALESCE,
+    /// GREATEST, LEAST or CASE in it, so that an integer or decimal branch's value is a
+    /// double as MySQL converts it (`IF(c, int_col, double_col) * 2.5` multiplies
+    /// doubles, not exact decimals; `/` of it is a double quotient).
+    ShowDouble,
+    /// Not callable by name: the binder wraps a signed-integer-typed IF, IFNULL,
+    /// COALESCE, GREATEST, LEAST or CASE in it, so that a value from an UNSIGNED branch
+    /// is signed where it fits (`COALESCE(unsigned_col, int_col) - 5` may be negative,
+    /// as in MySQL, where it would otherwise be an UNSIGNED subtraction and 1690).
+    ShowSigned,
     /// Not callable by name: the binder wraps a FLOAT column read as text (CAST AS
     /// CHAR, CONCAT) in it, so it reads as MySQL shows a FLOAT (`0.1`, not the
     /// f64 widening `0.10000000149011612`).
@@ -219,9 +229,8 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
             info::call(f, args, row, cx)
         }
         InetAton | InetNtoa => network::call(f, args, row, cx),
-        If | IfNull | NullIf(_) | Coalesce | Greatest(_) | Least(_) | ShowScale(_) | ShowFloat => {
-            control::call(f, args, row, cx)
-        }
+        If | IfNull | NullIf(_) | Coalesce | Greatest(_) | Least(_) | ShowScale(_) | ShowDouble
+        | ShowSigned | ShowFloat => control::call(f, args, row, cx),
         Str(f, coll) => string::call(f, coll, args, row, cx),
         Math(f) => math::call(f, args, row, cx),
         Hash(f) => match f {

@@ -1,0 +1,489 @@
+#!/usr/bin/env python3
+"""Random differential testing of Strata against a MySQL-family reference server.
+
+Generates random queries (and, in the `dml` mode, data changes) over two small tables
+with NULLs and seven column types, runs each on Strata and on the reference (MariaDB
+10.11 on this project's machines, run with MySQL 8's default sql_mode), and reports every
+statement whose results differ: rows compared as multisets (as sorted lists when the
+query orders every output column), numbers compared by value, strings case-insensitively
+with trailing spaces removed (the two servers' default collations differ in case and pad
+rules the queries do not test). A statement that fails on one server only is a
+difference too, except Strata's 1235 "not supported yet", which is counted separately.
+
+Usage:
+    random_queries.py --strata PORT [--reference PORT] [--seed N] [--count N]
+                      [--engine innodb|myisam] [--mode select|extra|dml] [--verbose]
+
+`select` mode: joins, LEFT JOINs, IN/EXISTS/scalar subqueries, GROUP BY with aggregates,
+DISTINCT, CASE/IF/COALESCE and the common functions. `extra` adds UNION, derived tables
+and window functions. `dml` runs UPDATE, multi-table UPDATE, DELETE, INSERT … SELECT,
+REPLACE and INSERT … ON DUPLICATE KEY UPDATE and compares both tables after each one.
+The exit status is 1 when any difference was found. Everything is reproducible from the
+seed. Needs PyMySQL (tests/clients/python/requirements.txt).
+"""
+
+import argparse
+import decimal
+import random
+import sys
+
+import pymysql
+
+# MySQL 8.0's default sql_mode, so that the reference behaves as MySQL 8 where MariaDB's
+# own default differs (MariaDB 10.11 has no ONLY_FULL_GROUP_BY or NO_ZERO_DATE by default).
+MYSQL8_SQL_MODE = ("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+                   "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION")
+DATABASE = "rqg"
+
+# (name, SQL type, generator of a literal or None for NULL)
+COLUMNS = [
+    ("a", "INT", "int"),
+    ("b", "INT NOT NULL", "int_nn"),
+    ("c", "VARCHAR(12)", "str"),
+    ("d", "DECIMAL(8,2)", "dec"),
+    ("f", "DOUBLE", "dbl"),
+    ("dt", "DATE", "date"),
+    ("u", "INT UNSIGNED", "uint"),
+]
+WORDS = ["a", "b", "abc", "B", "xyz", "10", "2", "-3", "0", "1.5", "2020-01-02", "zz", "", " a"]
+DATES = ["2019-12-31", "2020-01-01", "2020-02-29", "2021-06-15", "1999-01-01", "2020-01-02"]
+
+
+class Gen:
+    """The random source and the statement generators; one per run, seeded."""
+
+    def __init__(self, seed):
+        self.r = random.Random(seed)
+
+    def pick(self, xs):
+        return self.r.choice(xs)
+
+    def chance(self, p):
+        return self.r.random() < p
+
+    # --- data -----------------------------------------------------------------------------
+    def literal(self, kind, nullable=True):
+        if nullable and kind != "int_nn" and self.chance(0.15):
+            return "NULL"
+        if kind in ("int", "int_nn"):
+            return str(self.r.randint(-5, 12))
+        if kind == "uint":
+            return str(self.r.randint(0, 12))
+        if kind == "str":
+            return "'" + self.pick(WORDS) + "'"
+        if kind == "dec":
+            return "%d.%02d" % (self.r.randint(-20, 40), self.r.randint(0, 99))
+        if kind == "dbl":
+            return repr(self.r.choice([0.5, 1.25, -2.5, 3.0, 1e3, 0.1, 7.75, -0.5]))
+        if kind == "date":
+            return "'" + self.pick(DATES) + "'"
+        raise ValueError(kind)
+
+    def rows(self, n, first_id=1):
+        out = []
+        for i in range(first_id, first_id + n):
+            vals = [str(i)] + [self.literal(k) for _, _, k in COLUMNS]
+            out.append("(" + ",".join(vals) + ")")
+        return out
+
+    # --- expressions ----------------------------------------------------------------------
+    # Expressions are typed (num, str, date) so that most comparisons and branches mix
+    # only values of one kind: where MySQL 8 and MariaDB convert differently (a DATE
+    # against a number, a number against a non-numeric string) a difference says nothing
+    # about Strata. A few numeric strings still meet numbers, as applications send them.
+    def column(self, tables, ty=None):
+        t = self.pick(tables)
+        cols = [(n, k) for n, _, k in COLUMNS + [("id", "INT", "int_nn")]
+                if ty is None or kind_type(k) == ty]
+        name, kind = self.pick(cols)
+        return f"{t}.{name}", kind
+
+    def scalar(self, tables, depth=0, ty=None):
+        """An expression of type `ty` (any when None) over `tables`; depth bounds nesting."""
+        ty = ty or self.pick(["num", "num", "str", "date"])
+        if depth > 2 or self.chance(0.35):
+            if self.chance(0.8):
+                return self.column(tables, ty)[0]
+            if ty == "num":
+                return self.literal(self.pick(["int", "dec", "dbl"]), False)
+            if ty == "str":
+                return self.literal("str", False)
+            return self.literal("date", False)
+        x = lambda t=ty: self.scalar(tables, depth + 1, t)  # noqa: E731
+        p = lambda: self.predicate(tables, depth + 1)  # noqa: E731
+        # Branches of one type, now and then a number with a numeric string.
+        other = lambda: (f"'{self.r.randint(-3, 12)}'" if ty == "num" and self.chance(0.15)  # noqa: E731
+                         else x())
+        generic = [
+            lambda: f"COALESCE({x()}, {other()})",
+            lambda: f"IF({p()}, {x()}, {other()})",
+            lambda: f"CASE WHEN {p()} THEN {x()} ELSE {other()} END",
+            lambda: f"IFNULL({x()}, {other()})",
+            lambda: f"{self.pick(['GREATEST', 'LEAST'])}({x()}, {x()})",
+            lambda: f"NULLIF({x()}, {x()})",
+        ]
+        if ty == "num":
+            forms = generic + [
+                lambda: f"({x()} {self.pick(['+', '-', '*'])} {x()})",
+                lambda: f"({x()} + {x()})",
+                lambda: f"({x()} / {self.pick(['2', '3', '0.5', x()])})",
+                lambda: f"{self.pick(['ABS', 'FLOOR', 'CEIL', 'SIGN'])}({x()})",
+                lambda: f"ROUND({x()}, {self.r.randint(0, 2)})",
+                lambda: f"TRUNCATE({x()}, {self.r.randint(0, 1)})",
+                lambda: f"MOD({x()}, {self.pick(['3', '2', x()])})",
+                lambda: f"{x()} DIV {self.pick(['2', '3', x()])}",
+                lambda: f"-{x()}",
+                lambda: f"{self.pick(['LENGTH', 'CHAR_LENGTH'])}({x('str')})",
+                lambda: f"{self.pick(['YEAR', 'MONTH', 'DAYOFWEEK', 'DAYOFMONTH'])}({x('date')})",
+                lambda: f"DATEDIFF({x('date')}, {x('date')})",
+                lambda: f"CAST({x()} AS {self.pick(['SIGNED', 'DECIMAL(10,2)', 'DOUBLE'])})",
+                lambda: f"({p()})",
+            ]
+        elif ty == "str":
+            forms = generic + [
+                lambda: f"CONCAT({x()}, {x(self.pick(['str', 'num']))})",
+                lambda: f"{self.pick(['UPPER', 'LOWER', 'TRIM', 'REVERSE'])}({x()})",
+                lambda: f"SUBSTRING({x()}, {self.r.randint(1, 3)}, {self.r.randint(1, 4)})",
+                lambda: f"CAST({x('num')} AS CHAR)",
+                lambda: f"REPLACE({x()}, '{self.pick(['a', 'b', '1'])}', '{self.pick(['', 'x'])}')",
+                lambda: f"LPAD({x()}, {self.r.randint(0, 5)}, '*')",
+            ]
+        else:
+            forms = generic + [
+                lambda: f"DATE_ADD({x()}, INTERVAL {self.r.randint(-40, 40)} DAY)",
+                lambda: f"DATE_SUB({x()}, INTERVAL {self.r.randint(1, 3)} MONTH)",
+                lambda: f"LAST_DAY({x()})",
+            ]
+        return self.pick(forms)()
+
+    def predicate(self, tables, depth=0, outer=None):
+        ty = self.pick(["num", "num", "str", "date"])
+        x = lambda t=ty: self.scalar(tables, depth + 1, t)  # noqa: E731
+        choice = self.r.randint(0, 13)
+        if depth < 2 and choice <= 1:
+            op = self.pick(["AND", "OR"])
+            return (f"({self.predicate(tables, depth + 1, outer)} {op} "
+                    f"{self.predicate(tables, depth + 1, outer)})")
+        if choice == 2:
+            return f"NOT ({self.predicate(tables, depth + 1, outer)})"
+        if choice == 3:
+            return f"{x()} IS {self.pick(['', 'NOT '])}NULL"
+        if choice == 4:
+            kind = {"num": self.pick(["int", "dec"]), "str": "str", "date": "date"}[ty]
+            vals = ", ".join(self.literal(kind, False) for _ in range(self.r.randint(1, 4)))
+            return f"{x()} {self.pick(['', 'NOT '])}IN ({vals})"
+        if choice == 5:
+            if ty == "date":
+                lo, hi = sorted([self.pick(DATES), self.pick(DATES)])
+                return f"{x()} BETWEEN '{lo}' AND '{hi}'"
+            lo, hi = sorted([self.r.randint(-5, 12), self.r.randint(-5, 12)])
+            return f"{x('num')} BETWEEN {lo} AND {hi}"
+        if choice == 6:
+            return f"{self.column(tables, 'str')[0]} LIKE '{self.pick(['a%', '%b%', '_', '1%', '%'])}'"
+        if choice in (7, 8) and depth < 2:
+            return self.subquery_predicate(tables, outer)
+        op = self.pick(["=", "<>", "<", "<=", ">", ">=", "<=>"])
+        if ty == "num" and self.chance(0.1):
+            # A number against a numeric string literal.
+            return f"{x()} {op} '{self.r.randint(-3, 12)}'"
+        return f"{x()} {op} {x()}"
+
+    def subquery_predicate(self, tables, outer):
+        inner = self.pick(["t1", "t2"])
+        alias = "s" + str(self.r.randint(0, 999))
+        ty = self.pick(["num", "num", "str", "date"])
+        corr = ""
+        if self.chance(0.5):
+            ot = self.pick(tables)
+            cty = self.pick(["num", "str"])
+            oc, _ = self.column([ot], cty)
+            ic, _ = self.column([alias], cty)
+            corr = f" AND {ic} {self.pick(['=', '<', '>'])} {oc}"
+        col, _ = self.column([alias], ty)
+        where = f"{self.predicate([alias], 2)}{corr}"
+        lhs = self.scalar(tables, 2, ty)
+        kind = self.r.randint(0, 3)
+        if kind == 0:
+            return f"{lhs} {self.pick(['', 'NOT '])}IN (SELECT {col} FROM {inner} {alias} WHERE {where})"
+        if kind == 1:
+            return f"{self.pick(['', 'NOT '])}EXISTS (SELECT 1 FROM {inner} {alias} WHERE {where})"
+        if kind == 2:
+            agg = self.pick(["MAX", "MIN", "COUNT", "SUM"])
+            if agg in ("COUNT", "SUM"):
+                lhs = self.scalar(tables, 2, "num")
+                if agg == "SUM":
+                    col, _ = self.column([alias], "num")
+            return (f"{lhs} {self.pick(['=', '<', '>', '>='])} "
+                    f"(SELECT {agg}({col}) FROM {inner} {alias} WHERE {where})")
+        return (f"{lhs} {self.pick(['>', '<', '='])} {self.pick(['ANY', 'ALL'])} "
+                f"(SELECT {col} FROM {inner} {alias} WHERE {where})")
+
+    # --- statements -----------------------------------------------------------------------
+    def from_clause(self):
+        k = self.r.randint(0, 4)
+        if k == 0:
+            return "t1", ["t1"]
+        if k == 1:
+            return "t2", ["t2"]
+        if k == 2:
+            return f"t1 JOIN t2 ON {self.predicate(['t1', 't2'], 1)}", ["t1", "t2"]
+        if k == 3:
+            return (f"t1 LEFT JOIN t2 ON t1.{self.pick(['a', 'b', 'id'])} = t2.{self.pick(['a', 'b', 'id'])}",
+                    ["t1", "t2"])
+        return "t1, t2", ["t1", "t2"]
+
+    def select(self, extra):
+        frm, tables = self.from_clause()
+        where = f" WHERE {self.predicate(tables, 0, tables)}" if self.chance(0.8) else ""
+        if frm == "t1, t2" and not where:
+            where = f" WHERE t1.a = t2.b"
+        style = self.r.randint(0, 3)
+        if style == 0:
+            # GROUP BY: only grouping expressions and aggregates in the select list.
+            keys = [self.scalar(tables, 1) for _ in range(self.r.randint(1, 2))]
+            aggs = []
+            for _ in range(self.r.randint(1, 3)):
+                fn = self.pick(["COUNT", "SUM", "MIN", "MAX", "AVG", "COUNT(DISTINCT"])
+                arg = self.scalar(tables, 2, "num" if fn in ("SUM", "AVG") else None)
+                aggs.append(f"COUNT(DISTINCT {arg})" if fn == "COUNT(DISTINCT" else f"{fn}({arg})")
+            if self.chance(0.2):
+                aggs.append("COUNT(*)")
+            names = [f"k{i}" for i in range(len(keys))]
+            sel = ", ".join([f"{k} AS {n}" for k, n in zip(keys, names)] + aggs)
+            having = f" HAVING COUNT(*) > {self.r.randint(0, 2)}" if self.chance(0.3) else ""
+            return f"SELECT {sel} FROM {frm}{where} GROUP BY {', '.join(names)}{having}"
+        if style == 1 and not extra:
+            # Aggregates without GROUP BY.
+            aggs = []
+            for _ in range(self.r.randint(1, 3)):
+                fn = self.pick(["COUNT", "SUM", "MIN", "MAX", "AVG"])
+                aggs.append(f"{fn}({self.scalar(tables, 1, 'num' if fn in ('SUM', 'AVG') else None)})")
+            return f"SELECT {', '.join(aggs)} FROM {frm}{where}"
+        types = [self.pick(["num", "num", "str", "date"]) for _ in range(self.r.randint(1, 4))]
+        cols = [self.scalar(tables, 0, t) for t in types]
+        if self.chance(0.3):
+            sub = self.pick(["t1", "t2"])
+            cols.append(f"(SELECT {self.pick(['MAX', 'MIN', 'COUNT'])}(z.{self.pick(['a', 'c', 'd', 'dt'])}) "
+                        f"FROM {sub} z WHERE z.b = {tables[0]}.{self.pick(['a', 'b', 'id'])})")
+        distinct = "DISTINCT " if self.chance(0.25) else ""
+        sel = ", ".join(f"{c} AS x{i}" for i, c in enumerate(cols))
+        if extra and self.chance(0.5):
+            part = self.column(tables)[0]
+            order = self.column(tables)[0]
+            fn = self.pick(["ROW_NUMBER()", "RANK()", "DENSE_RANK()", f"SUM({self.column(tables, 'num')[0]})",
+                            f"COUNT({self.column(tables)[0]})", f"MAX({self.column(tables)[0]})",
+                            f"LAG({self.column(tables)[0]})", f"FIRST_VALUE({self.column(tables)[0]})"])
+            if fn in ("ROW_NUMBER()",) or fn.startswith(("LAG", "FIRST_VALUE")):
+                # Deterministic only under a total order.
+                order = f"{order}, " + ", ".join(f"{t}.id" for t in tables)
+            frame = ""
+            if fn.startswith(("SUM", "COUNT", "MAX")) and self.chance(0.4):
+                frame = " ROWS BETWEEN 1 PRECEDING AND CURRENT ROW"
+                order = f"{order}, " + ", ".join(f"{t}.id" for t in tables)
+            return f"SELECT {sel}, {fn} OVER (PARTITION BY {part} ORDER BY {order}{frame}) AS w FROM {frm}{where}"
+        q = f"SELECT {distinct}{sel} FROM {frm}{where}"
+        if extra and self.chance(0.4):
+            frm2, tables2 = self.from_clause()
+            cols2 = [self.scalar(tables2, 0, t) for t in types]
+            q2 = f"SELECT {', '.join(cols2)} FROM {frm2} WHERE {self.predicate(tables2, 1)}"
+            q = f"{q} {self.pick(['UNION', 'UNION ALL'])} {q2}"
+        elif extra and self.chance(0.3):
+            q = f"SELECT * FROM ({q}) AS dt WHERE dt.x0 IS NOT NULL"
+        return q
+
+    def dml(self):
+        k = self.r.randint(0, 6)
+        if k == 0:
+            col, _, kind = self.pick(COLUMNS)
+            t = self.pick(["t1", "t2"])
+            val = self.scalar([t], 1, kind_type(kind)) if self.chance(0.6) else self.literal(kind)
+            return f"UPDATE {t} SET {col} = {val} WHERE {self.predicate([t], 1)}"
+        if k == 1:
+            col, _, _ = self.pick(COLUMNS)
+            return (f"UPDATE t1, t2 SET t1.{col} = t2.{col} WHERE t1.{self.pick(['a', 'b'])} = "
+                    f"t2.{self.pick(['a', 'b', 'id'])} AND {self.predicate(['t1', 't2'], 1)}")
+        if k == 2:
+            t = self.pick(["t1", "t2"])
+            return f"DELETE FROM {t} WHERE {self.predicate([t], 1)}"
+        if k == 3:
+            cols = ", ".join(c for c, _, _ in COLUMNS)
+            sel = ", ".join(f"t2.{c}" for c, _, _ in COLUMNS)
+            return (f"INSERT INTO t1 (id, {cols}) SELECT t2.id + {self.r.randint(100, 900)}, {sel} "
+                    f"FROM t2 WHERE {self.predicate(['t2'], 1)}")
+        if k == 4:
+            row = self.rows(1, self.r.randint(1, 60))[0]
+            return f"REPLACE INTO t2 VALUES {row}"
+        if k == 5:
+            row = self.rows(1, self.r.randint(1, 60))[0]
+            col, _, _ = self.pick(COLUMNS)
+            return f"INSERT INTO t1 VALUES {row} ON DUPLICATE KEY UPDATE {col} = VALUES({col})"
+        t = self.pick(["t1", "t2"])
+        col, _, _ = self.pick(COLUMNS)
+        return f"UPDATE {t} SET {col} = NULL WHERE {self.predicate([t], 1)}"
+
+
+# --- running and comparing --------------------------------------------------------------------
+
+def kind_type(kind):
+    """The expression type of a column kind."""
+    return {"str": "str", "date": "date"}.get(kind, "num")
+
+
+def connect(port):
+    return pymysql.connect(host="127.0.0.1", port=port, user="root", password="",
+                           autocommit=True, charset="utf8mb4")
+
+
+def normalise(v):
+    """One value as a comparable key: numbers by value (12 significant digits), strings
+    case-folded without trailing spaces, dates as text."""
+    if v is None:
+        return ("null",)
+    if isinstance(v, (int, float, decimal.Decimal)):
+        try:
+            d = decimal.Decimal(v)
+        except decimal.InvalidOperation:
+            return ("num", str(v))
+        if d.is_zero():
+            return ("num", "0")
+        return ("num", format(d, ".12g") if not d == d.to_integral_value() else str(int(d)))
+    if isinstance(v, bytes):
+        try:
+            v = v.decode()
+        except UnicodeDecodeError:
+            return ("bytes", v.hex())
+    s = str(v)
+    # A number shown as text on one side only (e.g. a string-typed branch): compare by value.
+    try:
+        d = decimal.Decimal(s.strip())
+        if s.strip() and not s.strip().lower() in ("nan", "inf", "infinity", "-inf"):
+            return normalise(d)
+    except decimal.InvalidOperation:
+        pass
+    return ("str", s.rstrip(" ").lower())
+
+
+def near_equal(a, b):
+    """Whether two sorted row lists differ only in numbers within a relative 1e-3."""
+    if len(a) != len(b):
+        return False
+    for ra, rb in zip(a, b):
+        for va, vb in zip(ra, rb):
+            if va == vb:
+                continue
+            if va[0] != "num" or vb[0] != "num":
+                return False
+            x, y = decimal.Decimal(va[1]), decimal.Decimal(vb[1])
+            if abs(x - y) > abs(y) * decimal.Decimal("1e-3") + decimal.Decimal("1e-9"):
+                return False
+    return True
+
+
+def run(conn, sql):
+    """(rows or None, error code or None)."""
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            rows = cur.fetchall()
+            return [tuple(normalise(v) for v in row) for row in rows], None
+    except pymysql.err.MySQLError as e:
+        code = e.args[0] if e.args else -1
+        return None, (code, str(e.args[1]) if len(e.args) > 1 else "")
+
+
+def setup(conns, engine, gen):
+    t1 = gen.rows(40)
+    t2 = gen.rows(25)
+    cols = ", ".join(f"{n} {t}" for n, t, _ in COLUMNS)
+    for conn in conns:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+            cur.execute(f"CREATE DATABASE {DATABASE}")
+            cur.execute(f"USE {DATABASE}")
+            for name, rows in (("t1", t1), ("t2", t2)):
+                cur.execute(f"CREATE TABLE {name} (id INT PRIMARY KEY, {cols}, KEY (a), KEY (c)) ENGINE={engine}")
+                cur.execute(f"INSERT INTO {name} VALUES {','.join(rows)}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--strata", type=int, required=True, help="Strata's port on 127.0.0.1")
+    ap.add_argument("--reference", type=int, default=3902, help="the reference server's port")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--count", type=int, default=400, help="statements to generate")
+    ap.add_argument("--engine", default="innodb", choices=["innodb", "myisam"])
+    ap.add_argument("--mode", default="select", choices=["select", "extra", "dml"])
+    ap.add_argument("--verbose", action="store_true", help="print every statement")
+    args = ap.parse_args()
+
+    gen = Gen(args.seed)
+    strata, ref = connect(args.strata), connect(args.reference)
+    for conn in (strata, ref):
+        with conn.cursor() as cur:
+            cur.execute(f"SET SESSION sql_mode = '{MYSQL8_SQL_MODE}'")
+            cur.execute("SET SESSION div_precision_increment = 4")
+    setup((strata, ref), args.engine, gen)
+
+    diffs = unsupported = both_failed = near = mysql8_refusals = 0
+    for i in range(args.count):
+        sql = gen.dml() if args.mode == "dml" else gen.select(args.mode == "extra")
+        if args.verbose:
+            print(f"[{i}] {sql}")
+        a, ea = run(strata, sql)
+        b, eb = run(ref, sql)
+        if args.mode == "dml":
+            if ea and ea[0] == 1235:
+                unsupported += 1
+                continue
+            if ea and ea[0] == 1093 and eb is None:
+                # MySQL 8 refuses a subquery reading the table a data change writes
+                # (1093); MariaDB 10.3+ allows it.
+                mysql8_refusals += 1
+                setup((strata, ref), args.engine, Gen(args.seed * 7919 + i))
+                continue
+            if (ea is None) != (eb is None):
+                diffs += 1
+                print(f"DIFF [{i}] {sql}\n  strata: {ea}\n  reference: {eb}")
+                setup((strata, ref), args.engine, Gen(args.seed * 7919 + i))
+                continue
+            for t in ("t1", "t2"):
+                ta, _ = run(strata, f"SELECT * FROM {t}")
+                tb, _ = run(ref, f"SELECT * FROM {t}")
+                if sorted(ta) != sorted(tb):
+                    diffs += 1
+                    only_a = [r for r in ta if r not in tb][:5]
+                    only_b = [r for r in tb if r not in ta][:5]
+                    print(f"DIFF [{i}] {sql}\n  table {t}: strata only {only_a}\n  reference only {only_b}")
+                    setup((strata, ref), args.engine, Gen(args.seed * 7919 + i))
+                    break
+            continue
+        if ea is not None and ea[0] == 1235:
+            unsupported += 1
+            continue
+        if ea is not None and eb is not None:
+            both_failed += 1
+            continue
+        if (ea is None) != (eb is None):
+            diffs += 1
+            print(f"DIFF [{i}] {sql}\n  strata: {ea or (len(a), 'rows')}\n  reference: {eb or (len(b), 'rows')}")
+            continue
+        if sorted(a) != sorted(b):
+            if near_equal(sorted(a), sorted(b)):
+                # MariaDB's GROUP BY temporary table rounds a quotient to the digits it
+                # shows before SUM/AVG add it up; MySQL 8 and Strata keep them.
+                near += 1
+                if args.verbose:
+                    print(f"NEAR [{i}] {sql}")
+                continue
+            diffs += 1
+            only_a = [r for r in a if r not in b][:5]
+            only_b = [r for r in b if r not in a][:5]
+            print(f"DIFF [{i}] {sql}\n  rows {len(a)} vs {len(b)}\n  strata only: {only_a}\n  reference only: {only_b}")
+    print(f"seed {args.seed} mode {args.mode} engine {args.engine}: {args.count} statements, "
+          f"{diffs} differences, {near} near-equal (numbers within 1e-3), {unsupported} unsupported "
+          f"(1235), {both_failed} failed on both, {mysql8_refusals} refused as MySQL 8 does (1093)")
+    sys.exit(1 if diffs else 0)
+
+
+if __name__ == "__main__":
+    main()
