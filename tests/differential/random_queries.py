@@ -263,8 +263,10 @@ class Gen:
         cols = [self.scalar(tables, 0, t) for t in types]
         if self.chance(0.3):
             sub = self.pick(["t1", "t2"])
-            cols.append(f"(SELECT {self.pick(['MAX', 'MIN', 'COUNT'])}(z.{self.pick(['a', 'c', 'd', 'dt'])}) "
+            agg, col = self.pick(["MAX", "MIN", "COUNT"]), self.pick(["a", "c", "d", "dt"])
+            cols.append(f"(SELECT {agg}(z.{col}) "
                         f"FROM {sub} z WHERE z.b = {tables[0]}.{self.pick(['a', 'b', 'id'])})")
+            types.append("num" if agg == "COUNT" else {"c": "str", "dt": "date"}.get(col, "num"))
         distinct = "DISTINCT " if self.chance(0.25) else ""
         sel = ", ".join(f"{c} AS x{i}" for i, c in enumerate(cols))
         if extra and self.chance(0.5):

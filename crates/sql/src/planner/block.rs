@@ -69,6 +69,16 @@ pub fn plan_block(
 ) -> Result<SelectPlan> {
     let cx = planner.cx;
     let (read_mode, lock_wait) = locking_read_mode(&q.locks)?;
+    // A HAVING in a block that does not group filters rows as WHERE does.
+    let order_items: &[ast::OrderByExpr] = match &q.order_by {
+        Some(ast::OrderBy {
+            kind: ast::OrderByKind::Expressions(items),
+            ..
+        }) => items,
+        _ => &[],
+    };
+    let having_as_where = crate::planner::having_filter::as_where(select, order_items);
+    let select = having_as_where.as_ref().unwrap_or(select);
 
     // FROM: the scope, the join order outer joins fix, and the join conditions.
     let straight = select
