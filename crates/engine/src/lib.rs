@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 pub use txn::{
     xa_xid_bytes, xa_xid_parts, Interrupt, Isolation, LockWait, LoggedRows, Participant, ReadMode,
-    StopReason, Txn,
+    RowMark, StopReason, Txn,
 };
 
 pub use strata_types::{Error, Result, TableDef, Value};

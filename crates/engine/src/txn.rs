@@ -13,6 +13,12 @@
 //! [`Participant::rollback_to`] on every participant (to its start for one that joined
 //! later). They live in the `Txn`, so they vanish with it at COMMIT or ROLLBACK.
 //!
+//! Row marks (`UPDATE IGNORE`, `DELETE IGNORE`): a statement that skips a row whose
+//! change failed takes a [`RowMark`] before the row and, on such a failure, rolls back
+//! to it ([`Txn::rollback_to_row_mark`]): every change the row made (a moved row's
+//! delete before its insert met a duplicate, an index entry, a cascade) is undone and
+//! its logged rows forgotten, as InnoDB rolls back one failed row operation.
+//!
 //! Row logging (the binary log): when the session turns it on, the SQL layer records
 //! every row it changes ([`Txn::log_row`]); a failed statement's, a rolled-back
 //! savepoint's or a rolled-back transaction's records go with its changes, and the
@@ -231,6 +237,13 @@ struct Savepoint {
     name: String,
     marks: Vec<(&'static str, u64)>,
     /// How many logged rows there were.
+    logged: usize,
+}
+
+/// The point before one row's change ([`Txn::row_mark`]): each joined participant's
+/// position and how many transactional changes were logged.
+pub struct RowMark {
+    marks: Vec<(&'static str, u64)>,
     logged: usize,
 }
 
@@ -475,6 +488,49 @@ impl Txn {
             }
         }
         first_err.map_or(Ok(true), Err)
+    }
+
+    /// The point before one row's change, to undo that row alone
+    /// ([`Txn::rollback_to_row_mark`]).
+    pub fn row_mark(&self) -> RowMark {
+        RowMark {
+            marks: self
+                .joined
+                .borrow()
+                .iter()
+                .map(|j| (j.engine, j.part.savepoint()))
+                .collect(),
+            logged: self.logged_len(),
+        }
+    }
+
+    /// Undoes every change made since `mark` in the transactional engines and forgets
+    /// the logged rows of those changes. A participant that joined after the mark is
+    /// rolled back to where it joined (its statement start, recorded at `join`).
+    /// Changes to non-transactional tables cannot be undone: their logged rows stay, as
+    /// the rows stay changed.
+    pub fn rollback_to_row_mark(&self, mark: &RowMark) -> Result<()> {
+        self.truncate_logged(mark.logged);
+        let parts: Vec<(Arc<dyn Participant>, u64)> = self
+            .joined
+            .borrow()
+            .iter()
+            .map(|j| {
+                let at = mark
+                    .marks
+                    .iter()
+                    .find(|(e, _)| *e == j.engine)
+                    .map_or(j.statement_start.get(), |(_, at)| *at);
+                (j.part.clone(), at)
+            })
+            .collect();
+        let mut first_err = None;
+        for (part, at) in parts {
+            if let Err(e) = part.rollback_to(at) {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
     }
 
     /// RELEASE SAVEPOINT name: deletes it and every later one, undoing nothing.

@@ -120,8 +120,19 @@ fn parse_within(sql: &str, budget: usize) -> Result<Vec<Statement>> {
             }
             if changed {
                 return parser()
-                    .with_tokens_with_locations(tokens)
+                    .with_tokens_with_locations(tokens.clone())
                     .parse_statements()
+                    .or_else(|e| {
+                        // `UPDATE IGNORE t1, t2 SET …`: the comma list, as below.
+                        crate::parse::join_commas::rewrite(&tokens)
+                            .and_then(|t| {
+                                parser()
+                                    .with_tokens_with_locations(t)
+                                    .parse_statements()
+                                    .ok()
+                            })
+                            .ok_or(e)
+                    })
                     .map_err(|e| parse_error(sql, e));
             }
         }

@@ -23,6 +23,7 @@ use crate::plan::query::SubqueryPlans;
 use crate::planner::block::plan_single_table;
 use crate::planner::query::Planner;
 use crate::statements::column_expr::ColumnExprs;
+use crate::statements::ignore;
 use crate::statements::insert_alias::RowAlias;
 use crate::statements::multi_dml::Multi;
 use crate::statements::view_dml::Through;
@@ -82,6 +83,8 @@ pub struct UpdatePlan {
     pub subqueries: SubqueryPlans,
     /// A multi-table UPDATE: its other targets and where each finds its rows.
     pub multi: Option<Box<Multi>>,
+    /// UPDATE IGNORE (`statements::ignore`).
+    pub ignore: bool,
 }
 
 pub struct DeletePlan {
@@ -93,6 +96,8 @@ pub struct DeletePlan {
     pub subqueries: SubqueryPlans,
     /// A multi-table DELETE: its other targets and where each finds its rows.
     pub multi: Option<Box<Multi>>,
+    /// DELETE IGNORE (`statements::ignore`).
+    pub ignore: bool,
 }
 
 impl UpdatePlan {
@@ -1242,6 +1247,7 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
         assignments,
         subqueries,
         multi: None,
+        ignore: crate::parse::dml_modifiers::has_ignore(&u.optimizer_hints),
     })
 }
 
@@ -1277,6 +1283,7 @@ pub fn plan_delete(d: &ast::Delete, cx: &ExecCtx) -> Result<DeletePlan> {
         source,
         subqueries,
         multi: None,
+        ignore: crate::parse::dml_modifiers::has_ignore(&d.optimizer_hints),
     })
 }
 
@@ -1306,6 +1313,10 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
         Some(m) => super::multi_dml::execute_update(p, m, cx, params),
         None => update_rows(p, cx, params),
     };
+    if p.ignore {
+        // IGNORE: what strict mode refuses is stored adjusted, with warnings.
+        return run(p, &mut ignore::lenient(cx)).map_err(|e| ignore::statement_error(e, "UPDATE"));
+    }
     if cx.strict {
         return under_strict_change(cx, |cx| run(p, cx));
     }
@@ -1340,29 +1351,34 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
     let (mut changed, matched) = (0u64, rows.len() as u64);
     for (n, (id, old)) in rows.into_iter().enumerate() {
         cx.txn.check_interrupt()?;
-        let mut new = old.clone();
-        for (col, e) in &p.assignments {
-            // Later assignments see earlier ones, as in MySQL.
-            let v = e.eval(&new, &ecx)?;
-            assign(def, &mut new, *col, v, n as u64 + 1, cx)?;
-        }
-        let assigned = p.assignments.iter().map(|a| a.0);
         let row = n as u64 + 1;
-        if update_row(&p.target, assigned, id, &old, new, row, cx, &ecx, &locks)? {
+        let done = ignore::row(cx, p.ignore, || {
+            let mut new = old.clone();
+            for (col, e) in &p.assignments {
+                // Later assignments see earlier ones, as in MySQL.
+                let v = e.eval(&new, &ecx)?;
+                assign(def, &mut new, *col, v, row, p.ignore, cx)?;
+            }
+            let assigned = p.assignments.iter().map(|a| a.0);
+            update_row(&p.target, assigned, id, &old, new, row, cx, &ecx, &locks)
+        })?;
+        if done == Some(true) {
             changed += 1;
         }
     }
-    Ok(update_outcome(matched, changed))
+    Ok(update_outcome(matched, changed, cx))
 }
 
-/// The OK packet of an UPDATE: changed rows affected, matched ones found.
-pub(crate) fn update_outcome(matched: u64, changed: u64) -> Outcome {
+/// The OK packet of an UPDATE: changed rows affected, matched ones found, and the
+/// statement's warnings in its info text, as MySQL's.
+pub(crate) fn update_outcome(matched: u64, changed: u64, cx: &ExecCtx) -> Outcome {
+    let warnings = cx.env.warnings().len();
     Outcome {
         ok: Some(OkInfo {
             affected_rows: changed,
             last_insert_id: 0,
             warnings: 0,
-            info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+            info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"),
             found_rows: Some(matched),
         }),
         ..Default::default()
@@ -1371,18 +1387,25 @@ pub(crate) fn update_outcome(matched: u64, changed: u64) -> Outcome {
 
 /// Stores SET value `v` into column `col` of the row being built (`row`: the row's
 /// number in the statement, for warnings): converted as the column stores it; NULL in a
-/// NOT NULL column is 1048.
+/// NOT NULL column is 1048, or under IGNORE (`ignore`) the column's implicit default
+/// with that warning.
 pub(crate) fn assign(
     def: &TableDef,
     new: &mut [Value],
     col: usize,
     v: Value,
     row: u64,
+    ignore: bool,
     cx: &ExecCtx,
 ) -> Result<()> {
     new[col] = store_value(v, &def.columns[col], row, cx.strict, cx)?;
     if new[col].is_null() && !def.columns[col].nullable {
-        return Err(Error::ColumnNotNull(def.columns[col].name.clone()));
+        let e = Error::ColumnNotNull(def.columns[col].name.clone());
+        if !ignore {
+            return Err(e);
+        }
+        cx.env.warn(WarnLevel::Warning, e.code(), e.to_string());
+        new[col] = implicit_default(&def.columns[col]);
     }
     Ok(())
 }
@@ -1480,18 +1503,29 @@ pub(crate) fn delete_row(
 }
 
 pub fn execute_delete(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
-    if let Some(m) = &p.multi {
-        return super::multi_dml::execute_delete(p, m, cx, params);
+    let done = match &p.multi {
+        Some(m) => super::multi_dml::execute_delete(p, m, cx, params),
+        None => delete_rows(p, cx, params),
+    };
+    if p.ignore {
+        return done.map_err(|e| ignore::statement_error(e, "DELETE"));
     }
+    done
+}
+
+fn delete_rows(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
     let locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
     let ex = Executor::new(&p.subqueries.subqueries, cx, params);
     let rows = matching_rows(&p.source, cx, &ex.eval_ctx(&[]))?;
-    let n = rows.len() as u64;
+    let mut deleted = 0u64;
     for (id, old) in rows {
         cx.txn.check_interrupt()?;
-        delete_row(&p.target, id, &old, cx, &locks)?;
+        // DELETE IGNORE keeps a row it cannot delete (a child that refers to it).
+        if ignore::row(cx, p.ignore, || delete_row(&p.target, id, &old, cx, &locks))?.is_some() {
+            deleted += 1;
+        }
     }
-    Ok(Outcome::ok(n))
+    Ok(Outcome::ok(deleted))
 }
 
 /// A value other than DEFAULT an INSERT writes to a generated column. MySQL 8 refuses

@@ -3,8 +3,9 @@
 //! ALTER TABLE, CREATE/DROP INDEX and RENAME TABLE ([`alter`]), SHOW and DESCRIBE
 //! ([`show`]; SHOW TRIGGERS and SHOW CREATE TRIGGER in [`show_programs`]), EXPLAIN
 //! ([`explain`]), the view statements ([`views`]), the normalised query text SHOW CREATE
-//! VIEW prints ([`view_text`]), INSERT/UPDATE/DELETE through a view ([`view_dml`]) and the
-//! DDL of a session's TEMPORARY tables ([`temporary`]).
+//! VIEW prints ([`view_text`]), INSERT/UPDATE/DELETE through a view ([`view_dml`]), what
+//! IGNORE does to UPDATE and DELETE ([`ignore`]) and the DDL of a session's TEMPORARY
+//! tables ([`temporary`]).
 
 pub mod alter;
 pub mod autoinc;
@@ -16,6 +17,7 @@ pub mod dml;
 pub mod explain;
 pub mod explain_expr;
 pub mod explain_tree;
+pub mod ignore;
 pub mod insert_alias;
 pub mod multi_dml;
 pub mod show;

@@ -32,6 +32,7 @@ use crate::plan::query::SubqueryPlans;
 use crate::planner::block::plan_block;
 use crate::planner::query::{bare_query, Planner};
 use crate::statements::dml::{self, DeletePlan, Target, UpdatePlan};
+use crate::statements::ignore;
 use sqlparser::ast;
 use std::cell::Cell;
 use std::collections::HashSet;
@@ -289,6 +290,7 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
         assignments: vec![],
         subqueries,
         multi: Some(Box::new(multi)),
+        ignore: crate::parse::dml_modifiers::has_ignore(&u.optimizer_hints),
     })
 }
 
@@ -374,6 +376,7 @@ pub fn plan_delete(d: &ast::Delete, cx: &ExecCtx) -> Result<DeletePlan> {
         source,
         subqueries,
         multi: Some(Box::new(multi)),
+        ignore: crate::parse::dml_modifiers::has_ignore(&d.optimizer_hints),
     })
 }
 
@@ -471,28 +474,23 @@ pub fn execute_update(
         let def = &target.def;
         for (n, (id, old, sets)) in rows.into_iter().enumerate() {
             cx.txn.check_interrupt()?;
-            let mut new = old.clone();
-            for (&(col, _), v) in slot.sets.iter().zip(sets) {
-                dml::assign(def, &mut new, col, v, n as u64 + 1, cx)?;
-            }
-            let assigned = slot.sets.iter().map(|s| s.0);
             matched += 1;
-            if dml::update_row(
-                target,
-                assigned,
-                id,
-                &old,
-                new,
-                n as u64 + 1,
-                cx,
-                &ecx,
-                &locks,
-            )? {
+            let row = n as u64 + 1;
+            // UPDATE IGNORE skips a row whose change fails (`statements::ignore`).
+            let done = ignore::row(cx, p.ignore, || {
+                let mut new = old.clone();
+                for (&(col, _), v) in slot.sets.iter().zip(sets) {
+                    dml::assign(def, &mut new, col, v, row, p.ignore, cx)?;
+                }
+                let assigned = slot.sets.iter().map(|s| s.0);
+                dml::update_row(target, assigned, id, &old, new, row, cx, &ecx, &locks)
+            })?;
+            if done == Some(true) {
                 changed += 1;
             }
         }
     }
-    Ok(dml::update_outcome(matched, changed))
+    Ok(dml::update_outcome(matched, changed, cx))
 }
 
 pub fn execute_delete(
@@ -508,8 +506,13 @@ pub fn execute_delete(
     for (target, rows) in p.targets().zip(found) {
         for (id, old, _) in rows {
             cx.txn.check_interrupt()?;
-            dml::delete_row(target, id, &old, cx, &locks)?;
-            deleted += 1;
+            // DELETE IGNORE keeps a row it cannot delete.
+            let done = ignore::row(cx, p.ignore, || {
+                dml::delete_row(target, id, &old, cx, &locks)
+            })?;
+            if done.is_some() {
+                deleted += 1;
+            }
         }
     }
     Ok(Outcome::ok(deleted))
