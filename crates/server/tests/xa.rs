@@ -226,7 +226,7 @@ fn with_the_binary_log_one_phase_is_an_ordinary_transaction() {
         "{kinds:?}"
     );
     assert!(
-        kinds.iter().filter(|k| *k == "Xid").count() == 1
+        kinds.iter().filter(|k| *k == "Xid").count() == 2
             && !kinds.iter().any(|k| k == "XA_prepare"),
         "{kinds:?}"
     );
