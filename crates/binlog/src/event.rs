@@ -445,11 +445,17 @@ mod tests {
         };
         let b = xa_prepare(1, &x);
         assert_eq!(b.type_code, 38);
-        assert_eq!(&b.data[..13], &[0, 0xf9, 0xff, 0xff, 0xff, 3, 0, 0, 0, 2, 0, 0, 0]);
+        assert_eq!(
+            &b.data[..13],
+            &[0, 0xf9, 0xff, 0xff, 0xff, 3, 0, 0, 0, 2, 0, 0, 0]
+        );
         assert_eq!(parse_xa_prepare(&b.data), Some(x.clone()));
         let t = xa_text(XaVerb::Commit, &x);
         assert_eq!(t, "XA COMMIT X'672731',X'00FF',-7");
-        assert_eq!(parse_xa_text(t.as_bytes()), Some((XaVerb::Commit, x.clone())));
+        assert_eq!(
+            parse_xa_text(t.as_bytes()),
+            Some((XaVerb::Commit, x.clone()))
+        );
         let empty = XaXid {
             format_id: 1,
             gtrid: b"a".to_vec(),

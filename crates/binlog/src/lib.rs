@@ -403,7 +403,11 @@ impl Binlog {
                     &event::xa_text(event::XaVerb::Start, xid),
                 )];
                 self.row_events(ts, changes, &mut out)?;
-                out.push(event::query(ts, cx, &event::xa_text(event::XaVerb::End, xid)));
+                out.push(event::query(
+                    ts,
+                    cx,
+                    &event::xa_text(event::XaVerb::End, xid),
+                ));
                 out.push(event::xa_prepare(ts, xid));
                 Ok((out, false))
             }
@@ -641,10 +645,7 @@ impl Binlog {
     /// ROLLBACK` query (docs/format/binlog.md, "An XA transaction"). An xid the log
     /// never names is absent. Every file of the index is read: an XA transaction can
     /// stay prepared across any number of rotations.
-    pub fn xa_outcomes(
-        &self,
-        xids: &[event::XaXid],
-    ) -> Result<HashMap<event::XaXid, XaLogged>> {
+    pub fn xa_outcomes(&self, xids: &[event::XaXid]) -> Result<HashMap<event::XaXid, XaLogged>> {
         let mut found = HashMap::new();
         if xids.is_empty() {
             return Ok(found);

@@ -388,7 +388,14 @@ fn xa_groups_are_written_found_and_cut_whole() {
     let kinds: Vec<&str> = ev.iter().skip(2).take(6).map(|e| e.event_type).collect();
     assert_eq!(
         kinds,
-        ["Gtid", "Query", "Table_map", "Write_rows", "Query", "XA_prepare"]
+        [
+            "Gtid",
+            "Query",
+            "Table_map",
+            "Write_rows",
+            "Query",
+            "XA_prepare"
+        ]
     );
     assert_eq!(ev[3].info, "XA START X'61',X'62',1");
     assert_eq!(ev[6].info, "XA END X'61',X'62',1");

@@ -42,7 +42,9 @@ fn code<T>(r: mysql::Result<T>) -> Option<u16> {
 
 /// Whether the replay into MariaDB can run here.
 fn maria_available(test: &str) -> bool {
-    let ok = ["mariadb-binlog", "mariadb"].iter().all(|p| have_program(p))
+    let ok = ["mariadb-binlog", "mariadb"]
+        .iter()
+        .all(|p| have_program(p))
         && mysql::Conn::new(common::opts(MARIA, None)).is_ok();
     if !ok {
         assert!(
@@ -210,7 +212,8 @@ fn xa_groups_are_logged_read_by_mariadb_binlog_and_replayed() {
     o.query_drop("XA COMMIT X'7861622D6431',X'00FF',0").unwrap();
     // Never prepared: nothing logged.
     o.query_drop("XA START 'xab-idle'").unwrap();
-    o.query_drop("INSERT INTO t VALUES (50, 'idle', 0)").unwrap();
+    o.query_drop("INSERT INTO t VALUES (50, 'idle', 0)")
+        .unwrap();
     o.query_drop("XA END 'xab-idle'").unwrap();
     o.query_drop("XA ROLLBACK 'xab-idle'").unwrap();
     // ONE PHASE: an ordinary transaction.
@@ -320,18 +323,24 @@ fn a_transaction_prepared_without_the_log_blocks_a_start_with_it() {
     assert!(status.success());
     // The binary log would never hold its rows: the start with --log-bin is refused.
     let out = Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(["server", "--port", "5849", "--bind", "127.0.0.1", "--log-bin"])
+        .args([
+            "server",
+            "--port",
+            "5849",
+            "--bind",
+            "127.0.0.1",
+            "--log-bin",
+        ])
         .arg("--datadir")
         .arg(&server.datadir)
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stderr).into_owned()
-        + &String::from_utf8_lossy(&out.stdout);
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "{text}");
     assert!(
-        text.contains("prepared without the binary log")
-            && text.contains("X'7861622D6E6F6C6F67'"),
+        text.contains("prepared without the binary log") && text.contains("X'7861622D6E6F6C6F67'"),
         "{text}"
     );
     // Without the log it is still prepared; once finished, the log can be turned on.
@@ -382,14 +391,8 @@ fn xa_writer(port: u16, w: usize, first_seq: i64, stop: Arc<AtomicBool>, book: B
         seq += 1;
         let r = (|| -> mysql::Result<()> {
             c.query_drop(format!("XA START {xid}"))?;
-            c.exec_drop(
-                "UPDATE acct SET bal = bal - ? WHERE id = ?",
-                (amount, src),
-            )?;
-            c.exec_drop(
-                "UPDATE acct SET bal = bal + ? WHERE id = ?",
-                (amount, dst),
-            )?;
+            c.exec_drop("UPDATE acct SET bal = bal - ? WHERE id = ?", (amount, src))?;
+            c.exec_drop("UPDATE acct SET bal = bal + ? WHERE id = ?", (amount, dst))?;
             c.exec_drop(
                 "INSERT INTO ledger VALUES (?, ?, ?, ?)",
                 (&name, src, dst, amount),
@@ -440,7 +443,10 @@ fn check_after_restart(port: u16, book: &BTreeMap<String, Told>, cycle: usize) -
             "cycle {cycle}: {x} is prepared and committed"
         );
         assert!(
-            matches!(book.get(x), None | Some(Told::Prepared | Told::Finishing(_))),
+            matches!(
+                book.get(x),
+                None | Some(Told::Prepared | Told::Finishing(_))
+            ),
             "cycle {cycle}: {x} is prepared, the client was told {:?}",
             book.get(x)
         );
@@ -457,7 +463,10 @@ fn check_after_restart(port: u16, book: &BTreeMap<String, Told>, cycle: usize) -
     }
     for x in &ledger {
         assert!(
-            matches!(book.get(x), Some(Told::Finishing(true) | Told::Finished(true))),
+            matches!(
+                book.get(x),
+                Some(Told::Finishing(true) | Told::Finished(true))
+            ),
             "cycle {cycle}: {x} committed, no client committed it: {:?}",
             book.get(x)
         );
@@ -542,7 +551,9 @@ fn kill_9_during_xa_keeps_recover_tables_and_binlog_agreeing() {
             let commit = rng.gen_bool(0.5);
             let verb = if commit { "COMMIT" } else { "ROLLBACK" };
             c.query_drop(format!("XA {verb} '{x}'")).unwrap();
-            book.lock().unwrap().insert(x.clone(), Told::Finished(commit));
+            book.lock()
+                .unwrap()
+                .insert(x.clone(), Told::Finished(commit));
         }
     }
     let n = book.lock().unwrap().len();
@@ -618,7 +629,9 @@ fn caught_up(source: u16, replica: u16) {
         }
         if start.elapsed() > Duration::from_secs(60)
             || rs.get("Last_SQL_Errno").is_some_and(|e| e != "0")
-            || rs.get("Last_IO_Errno").is_some_and(|e| e != "0" && e != "2013")
+            || rs
+                .get("Last_IO_Errno")
+                .is_some_and(|e| e != "0" && e != "2013")
         {
             panic!("the replica did not catch up to {file}:{pos}: {rs:?}");
         }

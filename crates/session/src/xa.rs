@@ -651,7 +651,11 @@ impl Session {
     /// a disconnect), so the source's next transactions can run there; the source's
     /// later XA COMMIT / XA ROLLBACK finds it detached.
     pub fn detach_prepared_xa(&mut self) {
-        if self.xa.as_ref().is_some_and(|x| x.state == XaState::Prepared) {
+        if self
+            .xa
+            .as_ref()
+            .is_some_and(|x| x.state == XaState::Prepared)
+        {
             self.detach_xa();
             self.end_transaction_locks();
         }

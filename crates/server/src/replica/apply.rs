@@ -301,7 +301,10 @@ impl Applier {
         next: u64,
     ) -> std::result::Result<bool, ApplyError> {
         let words: Vec<&str> = text.splitn(3, char::is_whitespace).collect();
-        let verb = words.get(1).map(|w| w.to_ascii_uppercase()).unwrap_or_default();
+        let verb = words
+            .get(1)
+            .map(|w| w.to_ascii_uppercase())
+            .unwrap_or_default();
         let xid = words.get(2).map(|w| w.trim()).unwrap_or("");
         let sql_err = |e: Error| ApplyError {
             code: e.code(),
