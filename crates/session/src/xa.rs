@@ -534,7 +534,8 @@ impl Session {
                             self.end_transaction_locks();
                             r
                         }
-                        Err((e, txn)) => {
+                        Err(failed) => {
+                            let (e, txn) = *failed;
                             // Nothing was logged or done: still prepared.
                             self.txn = Some(txn);
                             Err(e)
@@ -567,7 +568,8 @@ impl Session {
                         self.server.xa.release(&xid);
                         r
                     }
-                    Err((e, txn)) => {
+                    Err(failed) => {
+                        let (e, txn) = *failed;
                         // Nothing was logged or done: still prepared, still detached.
                         self.server.xa.detach(&xid, txn);
                         Err(e)
@@ -588,7 +590,7 @@ impl Session {
         xid: &Xid,
         commit: bool,
         txn: Txn,
-    ) -> std::result::Result<Result<()>, (Error, Txn)> {
+    ) -> std::result::Result<Result<()>, Box<(Error, Txn)>> {
         let finish = |t: Txn| if commit { t.commit() } else { t.rollback() };
         let Some(b) = self.binlog_on() else {
             return Ok(finish(txn));
@@ -607,7 +609,7 @@ impl Session {
             },
         );
         match (r, slot) {
-            (Err(e), Some(t)) => Err((e, t)),
+            (Err(e), Some(t)) => Err(Box::new((e, t))),
             (r, _) => Ok(r),
         }
     }
