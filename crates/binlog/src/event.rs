@@ -23,6 +23,7 @@ pub const UPDATE_ROWS: u8 = 31;
 pub const DELETE_ROWS: u8 = 32;
 pub const GTID: u8 = 33;
 pub const PREVIOUS_GTIDS: u8 = 35;
+pub const XA_PREPARE: u8 = 38;
 
 /// `LOG_EVENT_BINLOG_IN_USE_F`: the file is open (FORMAT_DESCRIPTION only).
 pub const FLAG_IN_USE: u16 = 0x0001;
@@ -53,6 +54,7 @@ pub fn type_name(code: u8) -> &'static str {
         DELETE_ROWS => "Delete_rows",
         GTID => "Gtid",
         PREVIOUS_GTIDS => "Previous_gtids",
+        XA_PREPARE => "XA_prepare",
         _ => "Unknown",
     }
 }
@@ -225,6 +227,125 @@ pub fn xid(timestamp: u32, xid: u64) -> Body {
     }
 }
 
+/// An XA transaction's xid, as the log writes it (XA_PREPARE's body, the xid in the
+/// `XA …` query texts).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct XaXid {
+    pub format_id: i32,
+    pub gtrid: Vec<u8>,
+    pub bqual: Vec<u8>,
+}
+
+impl XaXid {
+    /// MySQL's serialization of an xid in the logged statements:
+    /// `X'<gtrid hex>',X'<bqual hex>',<formatID>`, upper-case digits.
+    pub fn serialized(&self) -> String {
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02X}")).collect::<String>();
+        format!(
+            "X'{}',X'{}',{}",
+            hex(&self.gtrid),
+            hex(&self.bqual),
+            self.format_id
+        )
+    }
+}
+
+/// What an `XA …` query event of the log says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XaVerb {
+    Start,
+    End,
+    Commit,
+    Rollback,
+}
+
+impl XaVerb {
+    fn word(self) -> &'static str {
+        match self {
+            XaVerb::Start => "START",
+            XaVerb::End => "END",
+            XaVerb::Commit => "COMMIT",
+            XaVerb::Rollback => "ROLLBACK",
+        }
+    }
+}
+
+/// The text of an `XA START|END|COMMIT|ROLLBACK` query event.
+pub fn xa_text(verb: XaVerb, xid: &XaXid) -> String {
+    format!("XA {} {}", verb.word(), xid.serialized())
+}
+
+/// Reads back a text [`xa_text`] wrote (the serialized form only; another spelling of an
+/// XA statement is None).
+pub fn parse_xa_text(text: &[u8]) -> Option<(XaVerb, XaXid)> {
+    let text = std::str::from_utf8(text).ok()?;
+    let rest = text.strip_prefix("XA ")?;
+    let (word, rest) = rest.split_once(' ')?;
+    let verb = [XaVerb::Start, XaVerb::End, XaVerb::Commit, XaVerb::Rollback]
+        .into_iter()
+        .find(|v| v.word() == word)?;
+    let unhex = |s: &str| -> Option<Vec<u8>> {
+        let s = s.strip_prefix("X'")?.strip_suffix('\'')?;
+        if s.len() % 2 != 0 {
+            return None;
+        }
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+            .collect()
+    };
+    let mut parts = rest.split(',');
+    let gtrid = unhex(parts.next()?)?;
+    let bqual = unhex(parts.next()?)?;
+    let format_id = parts.next()?.parse().ok()?;
+    if parts.next().is_some() {
+        return None;
+    }
+    Some((
+        verb,
+        XaXid {
+            format_id,
+            gtrid,
+            bqual,
+        },
+    ))
+}
+
+/// XA_PREPARE_LOG_EVENT: ends the group an `XA PREPARE` writes.
+pub fn xa_prepare(timestamp: u32, xid: &XaXid) -> Body {
+    let mut d = Vec::with_capacity(13 + xid.gtrid.len() + xid.bqual.len());
+    d.push(0); // one_phase: a two-phase XA PREPARE
+    d.extend_from_slice(&xid.format_id.to_le_bytes());
+    d.extend_from_slice(&(xid.gtrid.len() as u32).to_le_bytes());
+    d.extend_from_slice(&(xid.bqual.len() as u32).to_le_bytes());
+    d.extend_from_slice(&xid.gtrid);
+    d.extend_from_slice(&xid.bqual);
+    Body {
+        type_code: XA_PREPARE,
+        timestamp,
+        flags: 0,
+        data: d,
+    }
+}
+
+/// The xid of an XA_PREPARE event's data; None if malformed.
+pub fn parse_xa_prepare(d: &[u8]) -> Option<XaXid> {
+    let u32_at = |i: usize| -> Option<usize> {
+        Some(u32::from_le_bytes(d.get(i..i + 4)?.try_into().ok()?) as usize)
+    };
+    let format_id = i32::from_le_bytes(d.get(1..5)?.try_into().ok()?);
+    let g = u32_at(5)?;
+    let b = u32_at(9)?;
+    if g > 64 || b > 64 {
+        return None;
+    }
+    Some(XaXid {
+        format_id,
+        gtrid: d.get(13..13 + g)?.to_vec(),
+        bqual: d.get(13 + g..13 + g + b)?.to_vec(),
+    })
+}
+
 pub fn rotate(timestamp: u32, next_file: &str, position: u64, flags: u16) -> Body {
     let mut d = position.to_le_bytes().to_vec();
     d.extend_from_slice(next_file.as_bytes());
@@ -313,6 +434,40 @@ mod tests {
         assert_eq!(enc(251), vec![0xFC, 251, 0]);
         assert_eq!(enc(1 << 16), vec![0xFD, 0, 0, 1]);
         assert_eq!(enc(1 << 24).len(), 9);
+    }
+
+    #[test]
+    fn xa_prepare_event_and_texts_round_trip() {
+        let x = XaXid {
+            format_id: -7,
+            gtrid: b"g'1".to_vec(),
+            bqual: vec![0, 0xff],
+        };
+        let b = xa_prepare(1, &x);
+        assert_eq!(b.type_code, 38);
+        assert_eq!(
+            &b.data[..13],
+            &[0, 0xf9, 0xff, 0xff, 0xff, 3, 0, 0, 0, 2, 0, 0, 0]
+        );
+        assert_eq!(parse_xa_prepare(&b.data), Some(x.clone()));
+        let t = xa_text(XaVerb::Commit, &x);
+        assert_eq!(t, "XA COMMIT X'672731',X'00FF',-7");
+        assert_eq!(
+            parse_xa_text(t.as_bytes()),
+            Some((XaVerb::Commit, x.clone()))
+        );
+        let empty = XaXid {
+            format_id: 1,
+            gtrid: b"a".to_vec(),
+            bqual: vec![],
+        };
+        assert_eq!(xa_text(XaVerb::Start, &empty), "XA START X'61',X'',1");
+        assert_eq!(
+            parse_xa_text(b"XA ROLLBACK X'61',X'',1"),
+            Some((XaVerb::Rollback, empty))
+        );
+        assert_eq!(parse_xa_text(b"XA COMMIT 'a'"), None);
+        assert_eq!(parse_xa_text(b"BEGIN"), None);
     }
 
     #[test]

@@ -201,7 +201,8 @@ pub struct Scan {
 }
 
 /// Scans a file: the GTIDs it holds and where its last whole transaction ends. A
-/// transaction is whole once its XID, its COMMIT query or (DDL) its one query is there.
+/// transaction is whole once its XID, its COMMIT query, (DDL) its one query or (an XA
+/// prepare group) its XA_PREPARE event is there.
 pub fn scan(path: &Path) -> Result<Scan> {
     let (events, crc) = read_events(path, 4, None)?;
     let len = std::fs::metadata(path)
@@ -234,7 +235,7 @@ pub fn scan(path: &Path) -> Result<Scan> {
                 let gno = u64::from_le_bytes(data[17..25].try_into().unwrap_or([0; 8]));
                 pending = Some((uuid, gno));
             }
-            event::XID => {
+            event::XID | event::XA_PREPARE => {
                 if let Some((u, g)) = pending.take() {
                     s.gtids.add(&u, g);
                 }
@@ -242,7 +243,14 @@ pub fn scan(path: &Path) -> Result<Scan> {
             }
             event::QUERY => {
                 let text = query_text(data);
-                if text != b"BEGIN" {
+                // An XA transaction's prepare group opens with `XA START` and goes on
+                // past `XA END` to its XA_PREPARE event.
+                let opens = text == b"BEGIN"
+                    || matches!(
+                        crate::event::parse_xa_text(text),
+                        Some((crate::event::XaVerb::Start | crate::event::XaVerb::End, _))
+                    );
+                if !opens {
                     if let Some((u, g)) = pending.take() {
                         s.gtids.add(&u, g);
                     }

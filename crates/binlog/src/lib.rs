@@ -80,6 +80,28 @@ pub enum Entry<'a> {
         /// The XID the engines prepared the copy under.
         xid: u64,
     },
+    /// XA PREPARE of an external coordinator's transaction (the engines prepared it
+    /// under its XA xid): `XA START`, the rows, `XA END`, XA_PREPARE.
+    XaPrepare {
+        cx: &'a QueryContext,
+        xid: &'a event::XaXid,
+        changes: &'a [(Arc<TableDef>, RowChange)],
+    },
+    /// XA COMMIT (`commit`) or XA ROLLBACK of a transaction whose [`Entry::XaPrepare`]
+    /// group is in the log: one query event.
+    XaFinish {
+        cx: &'a QueryContext,
+        xid: &'a event::XaXid,
+        commit: bool,
+    },
+}
+
+/// What the log says last about an XA transaction ([`Binlog::xa_outcomes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XaLogged {
+    Prepared,
+    Committed,
+    RolledBack,
 }
 
 /// SHOW MASTER STATUS.
@@ -141,6 +163,8 @@ pub struct Binlog {
     file_number: AtomicU64,
     /// The turnstile of the engines' commits (log order).
     turn: sync::Turnstile,
+    /// The last file was left in use at [`Binlog::open`]: the previous run crashed.
+    crashed: bool,
 }
 
 /// Bits of an xid that count; the file number sits above them.
@@ -187,12 +211,14 @@ impl Binlog {
             .collect();
         let mut executed = GtidSet::default();
         let mut purged = GtidSet::default();
+        let mut crashed = false;
         if let Some(first) = files.first() {
             purged = file::scan(&naming.path(first))?.previous;
         }
         if let Some(last) = files.last() {
             let path = naming.path(last);
             let s = file::scan(&path)?;
+            crashed = s.in_use;
             if s.in_use || s.boundary < s.len {
                 file::repair(&path, s.boundary)?;
             }
@@ -223,12 +249,18 @@ impl Binlog {
             next_xid: AtomicU64::new(1),
             file_number: AtomicU64::new(0),
             turn: sync::Turnstile::default(),
+            crashed,
         };
         {
             let mut st = b.state.lock();
             b.start_file(&mut st, next_number)?;
         }
         Ok(b)
+    }
+
+    /// Whether the previous run left the last file in use (it crashed or was killed).
+    pub fn opened_after_crash(&self) -> bool {
+        self.crashed
     }
 
     /// fsyncs of the log so far (group commit: fewer than commits).
@@ -363,6 +395,29 @@ impl Binlog {
                 self.row_events(ts, changes, &mut out)?;
                 out.push(event::xid(ts, *xid));
                 Ok((out, false))
+            }
+            Entry::XaPrepare { cx, xid, changes } => {
+                let mut out = vec![event::query(
+                    ts,
+                    cx,
+                    &event::xa_text(event::XaVerb::Start, xid),
+                )];
+                self.row_events(ts, changes, &mut out)?;
+                out.push(event::query(
+                    ts,
+                    cx,
+                    &event::xa_text(event::XaVerb::End, xid),
+                ));
+                out.push(event::xa_prepare(ts, xid));
+                Ok((out, false))
+            }
+            Entry::XaFinish { cx, xid, commit } => {
+                let verb = if *commit {
+                    event::XaVerb::Commit
+                } else {
+                    event::XaVerb::Rollback
+                };
+                Ok((vec![event::query(ts, cx, &event::xa_text(verb, xid))], true))
             }
             Entry::Rows { cx, changes, xid } => {
                 let mut out = vec![event::query(ts, cx, "BEGIN")];
@@ -578,6 +633,44 @@ impl Binlog {
                         if wanted.contains(&x) {
                             found.insert(x);
                         }
+                    }
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// For each of `xids` (XA transactions a crash left prepared in the engines), the
+    /// last thing the log says of it: an XA_PREPARE event, or an `XA COMMIT` / `XA
+    /// ROLLBACK` query (docs/format/binlog.md, "An XA transaction"). An xid the log
+    /// never names is absent. Every file of the index is read: an XA transaction can
+    /// stay prepared across any number of rotations.
+    pub fn xa_outcomes(&self, xids: &[event::XaXid]) -> Result<HashMap<event::XaXid, XaLogged>> {
+        let mut found = HashMap::new();
+        if xids.is_empty() {
+            return Ok(found);
+        }
+        let wanted: std::collections::HashSet<&event::XaXid> = xids.iter().collect();
+        let files: Vec<String> = self.state.lock().files.clone();
+        for name in files {
+            let (events, crc) = file::read_events(&self.naming.path(&name), 4, None)?;
+            for ev in &events {
+                let Some(h) = ev.header() else { continue };
+                let data = ev.data(crc);
+                let said = match h.type_code {
+                    event::XA_PREPARE => {
+                        event::parse_xa_prepare(data).map(|x| (x, XaLogged::Prepared))
+                    }
+                    event::QUERY => match event::parse_xa_text(file::query_text(data)) {
+                        Some((event::XaVerb::Commit, x)) => Some((x, XaLogged::Committed)),
+                        Some((event::XaVerb::Rollback, x)) => Some((x, XaLogged::RolledBack)),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let Some((x, what)) = said {
+                    if wanted.contains(&x) {
+                        found.insert(x, what);
                     }
                 }
             }
@@ -833,6 +926,10 @@ fn describe(log: &str, ev: &RawEvent, crc: bool) -> Option<EventInfo> {
                 u64::from_le_bytes(data[..8].try_into().ok()?)
             )
         }
+        event::XA_PREPARE => match event::parse_xa_prepare(data) {
+            Some(x) => format!("XA PREPARE {}", x.serialized()),
+            None => String::new(),
+        },
         event::ROTATE if data.len() >= 8 => {
             let pos = u64::from_le_bytes(data[..8].try_into().ok()?);
             format!("{};pos={pos}", String::from_utf8_lossy(&data[8..]))

@@ -334,3 +334,107 @@ fn a_dump_crosses_files_skips_what_the_replica_has_and_waits_for_more() {
     assert_eq!(gtid_count(&drain(&mut d)), 3);
     assert!(dump::Dump::from_position(b, "binlog.999999", 4).is_err());
 }
+
+/// An XA transaction's two groups: the prepare group (XA START, rows, XA END,
+/// XA_PREPARE) and the XA COMMIT / XA ROLLBACK query; what the log says last of each
+/// xid, across a rotation and a restart; a prepare group torn by a crash is cut off
+/// whole (its XA START is not a transaction's end).
+#[test]
+fn xa_groups_are_written_found_and_cut_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let uuid = gtid::random_uuid();
+    let cx = QueryContext {
+        db: "test".into(),
+        ..Default::default()
+    };
+    let xid = |g: &str| event::XaXid {
+        format_id: 1,
+        gtrid: g.as_bytes().to_vec(),
+        bqual: b"b".to_vec(),
+    };
+    let rows = vec![(def(), RowChange::Insert(vec![Value::Int(1), Value::Null]))];
+    let b = Binlog::open(opts(dir.path(), 1 << 30, 1), uuid).unwrap();
+    assert!(!b.opened_after_crash());
+    let prepare = |b: &Binlog, g: &str| {
+        b.write(&Entry::XaPrepare {
+            cx: &cx,
+            xid: &xid(g),
+            changes: &rows,
+        })
+        .unwrap()
+    };
+    let finish = |b: &Binlog, g: &str, commit: bool| {
+        b.commit_ordered(
+            &Entry::XaFinish {
+                cx: &cx,
+                xid: &xid(g),
+                commit,
+            },
+            || Ok(()),
+        )
+        .unwrap()
+    };
+    prepare(&b, "a");
+    prepare(&b, "c");
+    prepare(&b, "r");
+    b.flush_logs().unwrap();
+    finish(&b, "c", true);
+    finish(&b, "r", false);
+    // The xid of a committed transaction used again, prepared again.
+    prepare(&b, "c");
+    let (name, _) = b.current();
+    let first = b.files()[0].0.clone();
+    let ev = b.show_events(Some(&first), 4, 0, None).unwrap();
+    let kinds: Vec<&str> = ev.iter().skip(2).take(6).map(|e| e.event_type).collect();
+    assert_eq!(
+        kinds,
+        [
+            "Gtid",
+            "Query",
+            "Table_map",
+            "Write_rows",
+            "Query",
+            "XA_prepare"
+        ]
+    );
+    assert_eq!(ev[3].info, "XA START X'61',X'62',1");
+    assert_eq!(ev[6].info, "XA END X'61',X'62',1");
+    assert_eq!(ev[7].info, "XA PREPARE X'61',X'62',1");
+    let ev = b.show_events(Some(&name), 4, 0, None).unwrap();
+    assert_eq!(ev[3].info, "XA COMMIT X'63',X'62',1");
+    assert_eq!(ev[5].info, "XA ROLLBACK X'72',X'62',1");
+    let all = [xid("a"), xid("c"), xid("r"), xid("none")];
+    let check = |b: &Binlog| {
+        let o = b.xa_outcomes(&all).unwrap();
+        assert_eq!(o.get(&xid("a")), Some(&XaLogged::Prepared));
+        assert_eq!(o.get(&xid("c")), Some(&XaLogged::Prepared));
+        assert_eq!(o.get(&xid("r")), Some(&XaLogged::RolledBack));
+        assert_eq!(o.get(&xid("none")), None);
+    };
+    check(&b);
+    assert!(b.gtid_executed().ends_with(":1-6"), "{}", b.gtid_executed());
+    // A crash in the middle of a prepare group: the group goes whole.
+    let len = b.current().1;
+    prepare(&b, "torn");
+    let len2 = b.current().1;
+    drop(b);
+    let path = dir.path().join(&name);
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(len2 - 10).unwrap();
+    drop(f);
+    let b = Binlog::open(opts(dir.path(), 1 << 30, 1), uuid).unwrap();
+    assert!(b.opened_after_crash());
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
+    assert!(b.gtid_executed().ends_with(":1-6"), "{}", b.gtid_executed());
+    check(&b);
+    assert!(b.xa_outcomes(&[xid("torn")]).unwrap().is_empty());
+    finish(&b, "c", true);
+    assert_eq!(
+        b.xa_outcomes(&all).unwrap().get(&xid("c")),
+        Some(&XaLogged::Committed)
+    );
+    b.close().unwrap();
+    drop(b);
+    let b = Binlog::open(opts(dir.path(), 1 << 30, 1), uuid).unwrap();
+    assert!(!b.opened_after_crash());
+}

@@ -220,7 +220,9 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     }
     // XA transactions a crash left prepared wait for their coordinator's XA COMMIT or
     // XA ROLLBACK (XA RECOVER lists them).
-    let xa = server.adopt_recovered_xa();
+    let xa = server
+        .adopt_recovered_xa()
+        .map_err(|e| format!("recovering XA transactions: {e}"))?;
     if xa > 0 {
         log_note!("recovery: {xa} XA transaction(s) left prepared for XA COMMIT / XA ROLLBACK");
     }

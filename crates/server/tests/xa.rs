@@ -2,8 +2,8 @@
 //! transaction outlives the connection that prepared it (XA RECOVER lists it, another
 //! connection commits it) and survives SIGKILL of the server (after the restart it is
 //! still prepared, its changes invisible to others and its rows locked until XA COMMIT
-//! or XA ROLLBACK from any connection). With the binary log on, XA PREPARE is refused
-//! (1235) and XA COMMIT … ONE PHASE is logged as an ordinary transaction.
+//! or XA ROLLBACK from any connection). With the binary log on, XA COMMIT … ONE PHASE
+//! is logged as an ordinary transaction (the two-phase groups: `xa_binlog.rs`).
 
 mod common;
 
@@ -206,15 +206,13 @@ fn assert_prepared_and_locked_first(c: &mut mysql::Conn) {
 }
 
 #[test]
-fn with_the_binary_log_xa_prepare_is_refused_and_one_phase_commits() {
+fn with_the_binary_log_one_phase_is_an_ordinary_transaction() {
     let server = common::TestServer::start(&["--log-bin"]);
     setup(server.port);
     let mut c = common::connect(server.port, Some("xa"));
     c.query_drop("XA START 'p'").unwrap();
     c.query_drop("UPDATE t SET v = 11 WHERE id = 1").unwrap();
     c.query_drop("XA END 'p'").unwrap();
-    assert_eq!(code(c.query_drop("XA PREPARE 'p'")), Some(1235));
-    // Still IDLE: ONE PHASE commits it, through the binary log.
     assert!(recover(&mut c).is_empty());
     c.query_drop("XA COMMIT 'p' ONE PHASE").unwrap();
     assert_eq!(rows(&mut c), vec![(1, 11), (2, 20), (3, 30)]);
@@ -225,6 +223,11 @@ fn with_the_binary_log_xa_prepare_is_refused_and_one_phase_commits() {
         .collect();
     assert!(
         kinds.iter().filter(|k| *k == "Update_rows").count() == 1,
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.iter().filter(|k| *k == "Xid").count() == 2
+            && !kinds.iter().any(|k| k == "XA_prepare"),
         "{kinds:?}"
     );
 }

@@ -174,6 +174,17 @@ impl Server {
     }
 }
 
+/// The row changes of `txn` the log gets (taken from it). The replica's position row is
+/// this server's own state, not data: MySQL does not log its replication metadata tables
+/// either.
+pub(crate) fn loggable_rows(txn: &Txn) -> strata_engine::LoggedRows {
+    let mut rows = txn.take_logged_rows();
+    rows.retain(|(t, _)| {
+        !(t.db == crate::replica::POSITION_DB && t.name == crate::replica::POSITION_TABLE)
+    });
+    rows
+}
+
 impl Session {
     /// The binary log this session writes to: none without `--log-bin` or while
     /// `sql_log_bin` is off.
@@ -182,7 +193,7 @@ impl Session {
     }
 
     /// What every QUERY event this session writes carries.
-    fn binlog_context(&self) -> QueryContext {
+    pub(crate) fn binlog_context(&self) -> QueryContext {
         let flag = |name: &str| {
             self.get_variable(name, false)
                 .ok()
@@ -207,12 +218,7 @@ impl Session {
     /// engines. A failed log write rolls the transaction back.
     pub(crate) fn commit_txn(&self, txn: Txn) -> Result<()> {
         if let Some(b) = self.binlog_on() {
-            let mut rows = txn.take_logged_rows();
-            // The replica's position row is this server's own state, not data: MySQL
-            // does not log its replication metadata tables either.
-            rows.retain(|(t, _)| {
-                !(t.db == crate::replica::POSITION_DB && t.name == crate::replica::POSITION_TABLE)
-            });
+            let rows = loggable_rows(&txn);
             let ddl = txn.take_logged_ddl();
             if !rows.is_empty() || ddl.is_some() {
                 let cx = self.binlog_context();

@@ -12,6 +12,12 @@
 //! the engines at startup (`Engine::take_recovered_xa`) as detached ones too. The engine
 //! side (the durable XA prepare record, the recovered transaction's locks and versions)
 //! is in `strata_btree` (docs/format/btree.md, kind 6).
+//!
+//! With the binary log on, XA PREPARE writes the transaction's events to the log as
+//! their own group after the engine's prepare, and XA COMMIT / XA ROLLBACK of a
+//! prepared transaction write theirs before the engine finishes it; at startup the log
+//! decides what a crash left ([`crate::Server::adopt_recovered_xa`]; docs/format/binlog.md,
+//! "An XA transaction").
 
 use crate::Session;
 use std::collections::HashMap;
@@ -31,6 +37,15 @@ impl Xid {
     /// The bytes engines keep (`strata_engine::xa_xid_bytes`).
     pub fn to_bytes(&self) -> Vec<u8> {
         strata_engine::xa_xid_bytes(self.format_id, &self.gtrid, &self.bqual)
+    }
+
+    /// The xid as the binary log writes it.
+    pub fn logged(&self) -> strata_binlog::event::XaXid {
+        strata_binlog::event::XaXid {
+            format_id: self.format_id,
+            gtrid: self.gtrid.clone(),
+            bqual: self.bqual.clone(),
+        }
     }
 
     pub fn from_bytes(b: &[u8]) -> Option<Xid> {
@@ -433,20 +448,39 @@ impl Session {
             return Err(Error::XaNota);
         }
         let bytes = x.xid.to_bytes();
-        if self.binlog_on().is_some() {
-            // The binary log would need the transaction's events at PREPARE (MySQL's
-            // XA_PREPARE_LOG_EVENT); Strata does not write them yet. The branch stays
-            // IDLE: XA COMMIT … ONE PHASE or XA ROLLBACK end it.
+        // With the binary log on, the prepared transaction's events go to the log at
+        // PREPARE (docs/format/binlog.md, "An XA transaction"): the engine's prepare
+        // record first, then the log's group, durable before XA PREPARE succeeds. A
+        // session that keeps its changes out of the log cannot prepare: recovery would
+        // find no prepare group and roll the transaction back.
+        let log = self.binlog_on().cloned();
+        if log.is_none() && self.server.binlog().is_some() {
             return Err(Error::NotSupported(
-                "XA PREPARE with the binary log on (XA COMMIT ... ONE PHASE works)".into(),
+                "XA PREPARE with sql_log_bin=0 while the binary log is on".into(),
             ));
         }
         let r = match &self.txn {
             Some(t) => t.prepare_xa(&bytes),
             None => Ok(()),
         };
+        let r = r.and_then(|()| match &log {
+            Some(b) => {
+                let rows = match &self.txn {
+                    Some(t) => crate::binlog::loggable_rows(t),
+                    None => Vec::new(),
+                };
+                let cx = self.binlog_context();
+                b.write(&strata_binlog::Entry::XaPrepare {
+                    cx: &cx,
+                    xid: &xid.logged(),
+                    changes: &rows,
+                })
+            }
+            None => Ok(()),
+        });
         if let Err(e) = r {
-            // As MySQL: a branch that cannot prepare is rolled back and ended.
+            // As MySQL: a branch that cannot prepare (or whose prepare group could not
+            // be logged) is rolled back and ended.
             let x = self.xa.take();
             let _ = self.rollback_open();
             if let Some(x) = x {
@@ -483,6 +517,31 @@ impl Session {
                 if !ok {
                     return Err(Error::XaRmFail(state.name().into()));
                 }
+                if state == XaState::Prepared {
+                    // Its prepare group is in the log (when logging): the commit or
+                    // rollback group goes there before the engine finishes it.
+                    let Some(txn) = self.txn.take() else {
+                        if let Some(x) = self.xa.take() {
+                            self.server.xa.release(&x.xid);
+                        }
+                        self.end_transaction_locks();
+                        return Ok(());
+                    };
+                    return match self.finish_prepared(&xid, one_phase.is_some(), txn) {
+                        Ok(r) => {
+                            self.xa = None;
+                            self.server.xa.release(&xid);
+                            self.end_transaction_locks();
+                            r
+                        }
+                        Err(failed) => {
+                            let (e, txn) = *failed;
+                            // Nothing was logged or done: still prepared.
+                            self.txn = Some(txn);
+                            Err(e)
+                        }
+                    };
+                }
                 let Some(x) = self.xa.take() else {
                     return Ok(());
                 };
@@ -504,14 +563,54 @@ impl Session {
                     return Err(Error::XaInval);
                 }
                 let txn = self.server.xa.take_detached(&xid)?;
-                let r = if one_phase.is_some() {
-                    self.commit_txn(txn)
-                } else {
-                    txn.rollback()
-                };
-                self.server.xa.release(&xid);
-                r
+                match self.finish_prepared(&xid, one_phase.is_some(), txn) {
+                    Ok(r) => {
+                        self.server.xa.release(&xid);
+                        r
+                    }
+                    Err(failed) => {
+                        let (e, txn) = *failed;
+                        // Nothing was logged or done: still prepared, still detached.
+                        self.server.xa.detach(&xid, txn);
+                        Err(e)
+                    }
+                }
             }
+        }
+    }
+
+    /// XA COMMIT (`commit`) or XA ROLLBACK of the prepared transaction `txn`. With the
+    /// log on, its `XA COMMIT` / `XA ROLLBACK` group is written (and synced under
+    /// sync_binlog) first and the engine finishes it in the log's order; Ok(result)
+    /// then, the result being the engine's. Err((error, txn)): the group could not be
+    /// written and nothing was done — the transaction stays prepared. A session with
+    /// sql_log_bin=0 finishes it without logging, as MySQL.
+    fn finish_prepared(
+        &self,
+        xid: &Xid,
+        commit: bool,
+        txn: Txn,
+    ) -> std::result::Result<Result<()>, Box<(Error, Txn)>> {
+        let finish = |t: Txn| if commit { t.commit() } else { t.rollback() };
+        let Some(b) = self.binlog_on() else {
+            return Ok(finish(txn));
+        };
+        let cx = self.binlog_context();
+        let mut slot = Some(txn);
+        let r = b.commit_ordered(
+            &strata_binlog::Entry::XaFinish {
+                cx: &cx,
+                xid: &xid.logged(),
+                commit,
+            },
+            || match slot.take() {
+                Some(t) => finish(t),
+                None => Ok(()),
+            },
+        );
+        match (r, slot) {
+            (Err(e), Some(t)) => Err(Box::new((e, t))),
+            (r, _) => Ok(r),
         }
     }
 
@@ -550,6 +649,20 @@ impl Session {
         out.end(&EndInfo::default())
     }
 
+    /// The replica's applier: the XA branch it just prepared leaves its session (as at
+    /// a disconnect), so the source's next transactions can run there; the source's
+    /// later XA COMMIT / XA ROLLBACK finds it detached.
+    pub fn detach_prepared_xa(&mut self) {
+        if self
+            .xa
+            .as_ref()
+            .is_some_and(|x| x.state == XaState::Prepared)
+        {
+            self.detach_xa();
+            self.end_transaction_locks();
+        }
+    }
+
     /// The connection ends (or is reset): its prepared XA transaction is handed to the
     /// registry, where XA COMMIT / XA ROLLBACK of any connection finds it; an XA
     /// transaction in any other state is rolled back with the rest, its xid freed.
@@ -571,24 +684,85 @@ impl Session {
 
 impl crate::Server {
     /// Takes the XA transactions the engines' recovery kept prepared: detached, for XA
-    /// RECOVER / XA COMMIT / XA ROLLBACK of any connection. Returns how many. Called by
-    /// the server binary once, before clients connect.
-    pub fn adopt_recovered_xa(&self) -> usize {
-        let mut n = 0;
+    /// RECOVER / XA COMMIT / XA ROLLBACK of any connection. Returns how many stay
+    /// prepared. Called by the server binary once, after [`crate::Server::install_binlog`]
+    /// and before clients connect.
+    ///
+    /// With the binary log on, the log is the coordinator (docs/format/binlog.md, "An XA
+    /// transaction"): one whose last group in the log is its prepare group stays
+    /// prepared; an `XA COMMIT` / `XA ROLLBACK` group in the log is finished now (the
+    /// crash came before the engine did it); one the log never names is rolled back when
+    /// the log was left in use (the crash came before its prepare group was written, so
+    /// no XA PREPARE succeeded), and refused (1235, before anything is changed) when the
+    /// log was closed cleanly: a server without the log prepared it, and its rows are in
+    /// no log.
+    pub fn adopt_recovered_xa(&self) -> Result<usize> {
+        let mut found = Vec::new();
         for e in self.catalog.engines() {
             for (bytes, part) in e.take_recovered_xa() {
                 match Xid::from_bytes(&bytes) {
-                    Some(xid) => {
-                        self.xa.detach(&xid, Txn::adopt(e.name(), part));
-                        n += 1;
+                    Some(xid) => found.push((xid, Txn::adopt(e.name(), part))),
+                    None => {
+                        strata_types::log_error!(
+                            "XA: a recovered transaction has a malformed xid; it is rolled back"
+                        );
+                        let _ = Txn::adopt(e.name(), part).rollback();
                     }
-                    None => strata_types::log_error!(
-                        "XA: a recovered transaction has a malformed xid; it is rolled back"
-                    ),
                 }
             }
         }
-        n
+        let Some(b) = self.binlog() else {
+            let n = found.len();
+            for (xid, t) in found {
+                self.xa.detach(&xid, t);
+            }
+            return Ok(n);
+        };
+        let logged: Vec<_> = found.iter().map(|(x, _)| x.logged()).collect();
+        let said = b.xa_outcomes(&logged)?;
+        let unlogged: Vec<String> = found
+            .iter()
+            .filter(|(x, _)| !said.contains_key(&x.logged()))
+            .map(|(x, _)| x.logged().serialized())
+            .collect();
+        if !unlogged.is_empty() && !b.opened_after_crash() {
+            return Err(Error::NotSupported(format!(
+                "starting with --log-bin while {} XA transaction(s) prepared without the \
+                 binary log are pending ({}); start without --log-bin, end them with XA \
+                 COMMIT or XA ROLLBACK, then start with it again",
+                unlogged.len(),
+                unlogged.join(" ")
+            )));
+        }
+        let mut kept = 0;
+        for (xid, t) in found {
+            match said.get(&xid.logged()) {
+                Some(strata_binlog::XaLogged::Prepared) => {
+                    self.xa.detach(&xid, t);
+                    kept += 1;
+                }
+                Some(strata_binlog::XaLogged::Committed) => {
+                    strata_types::log_note!(
+                        "recovery: XA transaction {} committed (its XA COMMIT is in the binary log)",
+                        xid.logged().serialized()
+                    );
+                    t.commit()?;
+                }
+                Some(strata_binlog::XaLogged::RolledBack) | None => {
+                    strata_types::log_note!(
+                        "recovery: XA transaction {} rolled back ({})",
+                        xid.logged().serialized(),
+                        if said.contains_key(&xid.logged()) {
+                            "its XA ROLLBACK is in the binary log"
+                        } else {
+                            "its XA PREPARE is not in the binary log"
+                        }
+                    );
+                    t.rollback()?;
+                }
+            }
+        }
+        Ok(kept)
     }
 }
 

@@ -38,8 +38,16 @@ pub struct Applier {
     pub file: String,
     /// Position after the last event applied and committed.
     pub exec_pos: u64,
-    /// Inside BEGIN … XID.
+    /// Inside BEGIN … XID (or XA START … XA_PREPARE).
     in_txn: bool,
+    /// Inside an XA prepare group: the xid as the source wrote it after `XA START`.
+    xa_open: Option<String>,
+    /// The prepare group being received is one this server prepared already (a crash
+    /// came between its XA PREPARE and the position update): skipped to its end.
+    xa_skipping: bool,
+    /// No transaction applied since the applier started: the first group may be one
+    /// whose effect is here but whose position update was lost (XA only).
+    fresh: bool,
     /// The server id events of this server carry (skipped: a circular topology's own).
     own_server_id: u32,
     /// The source's events carry CRC32 checksums (its binlog_checksum), and whether
@@ -79,6 +87,9 @@ impl Applier {
             file,
             exec_pos: pos,
             in_txn: false,
+            xa_open: None,
+            xa_skipping: false,
+            fresh: true,
             own_server_id,
             checksums: true,
             format_seen: false,
@@ -94,6 +105,13 @@ impl Applier {
     /// Abandons a transaction the source did not finish sending (connection lost):
     /// it will be sent again from the stored position.
     pub fn rollback(&mut self) {
+        self.xa_skipping = false;
+        if let Some(x) = self.xa_open.take() {
+            // An XA branch not prepared yet: ended and rolled back (it comes again).
+            let _ = run(&mut self.session, &format!("XA END {x}"));
+            let _ = run(&mut self.session, &format!("XA ROLLBACK {x}"));
+            self.in_txn = false;
+        }
         if self.in_txn {
             let _ = run(&mut self.session, "ROLLBACK");
             self.in_txn = false;
@@ -175,9 +193,17 @@ impl Applier {
                 }
                 Ok(false)
             }
+            EventData::XaPrepareLogEvent(_) => self.xa_prepared(own, next),
             EventData::QueryEvent(q) => {
                 let text = q.query().into_owned();
                 let t = text.trim();
+                if t.len() > 3 && t[..3].eq_ignore_ascii_case("XA ") {
+                    let db = q.schema().into_owned();
+                    return self.xa_query(t, &db, own, next);
+                }
+                if self.xa_skipping {
+                    return Ok(false);
+                }
                 if t.eq_ignore_ascii_case("BEGIN") {
                     self.begin()?;
                     return Ok(false);
@@ -246,7 +272,7 @@ impl Applier {
                 Ok(false)
             }
             EventData::RowsEvent(r) => {
-                if own {
+                if own || self.xa_skipping {
                     return Ok(false);
                 }
                 if !self.in_txn {
@@ -261,6 +287,117 @@ impl Applier {
             // variables MariaDB sends in place of its own events, …: nothing to apply.
             _ => Ok(false),
         }
+    }
+
+    /// An `XA …` query of the source: XA START and XA END of a prepare group (run on
+    /// the applier's session, the rows between them going into the XA branch), or XA
+    /// COMMIT / XA ROLLBACK of a transaction an earlier group prepared (run as written,
+    /// on the detached prepared transaction), then the position.
+    fn xa_query(
+        &mut self,
+        text: &str,
+        db: &str,
+        own: bool,
+        next: u64,
+    ) -> std::result::Result<bool, ApplyError> {
+        let words: Vec<&str> = text.splitn(3, char::is_whitespace).collect();
+        let verb = words
+            .get(1)
+            .map(|w| w.to_ascii_uppercase())
+            .unwrap_or_default();
+        let xid = words.get(2).map(|w| w.trim()).unwrap_or("");
+        let sql_err = |e: Error| ApplyError {
+            code: e.code(),
+            message: format!(
+                "Error '{e}' on query. Default database: '{db}'. Query: '{}'",
+                text.chars().take(200).collect::<String>()
+            ),
+        };
+        match verb.as_str() {
+            "START" | "BEGIN" => {
+                // A MariaDB source's GTID event opened a transaction already: nothing
+                // is in it yet.
+                if self.in_txn {
+                    let _ = run(&mut self.session, "ROLLBACK");
+                    self.in_txn = false;
+                }
+                if own {
+                    self.xa_skipping = true;
+                    return Ok(false);
+                }
+                if !db.is_empty() {
+                    match run(&mut self.session, &format!("USE {}", ident(db))) {
+                        Err(e) if e.code() != 1049 => return Err(bad(e)),
+                        _ => {}
+                    }
+                }
+                match run(&mut self.session, text) {
+                    Ok(_) => {
+                        self.xa_open = Some(xid.to_string());
+                        self.in_txn = true;
+                    }
+                    // Prepared here already, its position update lost to a crash: the
+                    // group is skipped and the position moves past it.
+                    Err(e) if e.code() == 1440 && self.fresh => self.xa_skipping = true,
+                    Err(e) => return Err(sql_err(e)),
+                }
+                Ok(false)
+            }
+            "END" => {
+                if self.xa_open.is_some() {
+                    run(&mut self.session, text).map_err(sql_err)?;
+                }
+                Ok(false)
+            }
+            "COMMIT" | "ROLLBACK" => {
+                if self.in_txn && self.xa_open.is_none() {
+                    let _ = run(&mut self.session, "ROLLBACK");
+                    self.in_txn = false;
+                }
+                if !own {
+                    match run(&mut self.session, text) {
+                        Ok(_) => {}
+                        // Finished here already, its position update lost to a crash.
+                        Err(e) if e.code() == 1397 && self.fresh => {}
+                        Err(e) => return Err(sql_err(e)),
+                    }
+                }
+                self.exec_pos = next;
+                self.commit_position(false)?;
+                Ok(true)
+            }
+            _ => Err(bad(Error::NotSupported(format!(
+                "the source's `{}`",
+                text.chars().take(60).collect::<String>()
+            )))),
+        }
+    }
+
+    /// XA_PREPARE: the branch the group built is prepared and detached from the
+    /// applier's session (as a MySQL 8 replica does), so the source's next transactions
+    /// apply while it waits for its XA COMMIT / XA ROLLBACK group; then the position.
+    /// The position update is a transaction of its own after the prepare (a prepared
+    /// branch takes no more changes): a crash in between is met by the skip in
+    /// [`Applier::xa_query`].
+    fn xa_prepared(&mut self, own: bool, next: u64) -> std::result::Result<bool, ApplyError> {
+        if let Some(x) = self.xa_open.take() {
+            if !own {
+                let r = run(&mut self.session, &format!("XA PREPARE {x}"));
+                self.in_txn = false;
+                if let Err(e) = r {
+                    return Err(ApplyError {
+                        code: e.code(),
+                        message: format!("Error '{e}' on query. Query: 'XA PREPARE {x}'"),
+                    });
+                }
+                self.session.detach_prepared_xa();
+            }
+        }
+        self.in_txn = false;
+        self.xa_skipping = false;
+        self.exec_pos = next;
+        self.commit_position(false)?;
+        Ok(true)
     }
 
     fn begin(&mut self) -> std::result::Result<(), ApplyError> {
@@ -303,6 +440,7 @@ impl Applier {
             self.applied = a;
             self.pending = None;
         }
+        self.fresh = false;
         Ok(())
     }
 
