@@ -96,19 +96,23 @@ fn human(bytes: u64) -> String {
     }
 }
 
-/// What one connection holds while idle: the resident pages of its thread's stack, its
-/// packet buffers and session state (measured: docs/memory.md).
-const CONNECTION_RESERVE: u64 = 64 << 10;
+/// What one open connection holds (its stack pages, packet buffers and session state),
+/// charged from working memory while it is open (measured: docs/memory.md).
+const CONNECTION_RESERVE: u64 =
+    (strata_types::memory::CONNECTION_RESERVE + strata_wire::STATEMENT_RESERVE) as u64;
 /// The server's own fixed memory beside the pools: code and static data, the dictionary,
 /// plan caches, the redo log buffer, thread-local caches of the allocator.
 const BASE_RESERVE: u64 = 64 << 20;
 
-/// The part of `max_memory` that is not query working memory.
+/// The part of `max_memory` that is never working memory: the pools and the base.
+fn memory_fixed(s: &config::Settings) -> u64 {
+    s.innodb_buffer_pool_size + s.key_buffer_size + BASE_RESERVE
+}
+
+/// What must fit in `max_memory`: the fixed part and every connection's reserve (which
+/// open connections take from the working memory, so a full server still has some).
 fn memory_reserved(s: &config::Settings, max_connections: u64) -> u64 {
-    s.innodb_buffer_pool_size
-        + s.key_buffer_size
-        + max_connections * CONNECTION_RESERVE
-        + BASE_RESERVE
+    memory_fixed(s) + max_connections * CONNECTION_RESERVE
 }
 
 fn run_server(args: config::ServerArgs) -> Result<(), String> {
@@ -121,7 +125,12 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     strata_storage::filecache::FileCache::global()
         .set_limit(usize::try_from(fds.table_open_cache * 2).unwrap_or(usize::MAX));
     let reserved = memory_reserved(&s, fds.max_connections);
-    strata_types::memory::set_budget(s.max_memory as usize, reserved as usize).map_err(|_| {
+    let budget = if reserved < s.max_memory {
+        strata_types::memory::set_budget(s.max_memory as usize, memory_fixed(&s) as usize)
+    } else {
+        Err(String::new())
+    };
+    budget.map_err(|_| {
         format!(
             "--max-memory {} cannot hold what is configured: buffer pool {} + key cache {} + \
              {} connections × {} + {} for the dictionary, caches and the server itself = {}; \
@@ -331,18 +340,20 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
         log_note!("engine {}: {}", e.name(), e.describe());
     }
     log_note!(
-        "memory: max_memory {}: buffer pool {} + key cache {} + {} connections × {} + {} base \
-         (fixed) = {}; query working memory (sort/group {} each, spilling to tmpdir) shares \
-         the remaining {} (docs/memory.md)",
+        "memory: max_memory {}: buffer pool {} + key cache {} + {} base (fixed) = {}; the \
+         remaining {} is working memory: each open connection takes {} of it ({} connections: \
+         {}) and statements' sorts, groups and joins ({} each, spilling to tmpdir) share the \
+         rest (docs/memory.md)",
         human(s.max_memory),
         human(s.innodb_buffer_pool_size),
         human(s.key_buffer_size),
-        fds.max_connections,
-        human(CONNECTION_RESERVE),
         human(BASE_RESERVE),
-        human(reserved),
+        human(memory_fixed(&s)),
+        human(s.max_memory - memory_fixed(&s)),
+        human(CONNECTION_RESERVE),
+        fds.max_connections,
+        human(fds.max_connections * CONNECTION_RESERVE),
         human(s.sort_buffer_size),
-        human(s.max_memory - reserved)
     );
     log_note!(
         "connections: max_connections {} (+1 for root), max_user_connections {}, \

@@ -34,13 +34,17 @@ pub struct TempRows {
     scratch: Vec<u8>,
 }
 
-/// Approximate bytes a row occupies in memory (its vector and its values).
+/// Bytes a row occupies in memory: its slot in the list (24, and the list's spare
+/// capacity as it doubles, counted as a second slot) and the row's own blocks.
 fn row_bytes(row: &[Value]) -> usize {
-    24 + row.iter().map(|v| 8 + v.approx_bytes()).sum::<usize>()
+    48 + strata_types::memory::row_bytes(row)
 }
 
-/// Bytes read from the spill file at a time by one scan.
-const READ_CHUNK: usize = 256 << 10;
+/// Bytes read from the spill file at a time by one scan, and written at a time while
+/// the rows spill: not granted, so kept small (at 256 KiB each, a hundred statements
+/// spilling at once held 50 MiB outside the budget); 64 KiB still reads and writes in
+/// few system calls.
+const READ_CHUNK: usize = 64 << 10;
 
 impl TempRows {
     /// Empty rows that may hold `budget` bytes in memory before spilling to `tmpdir`.
@@ -81,7 +85,7 @@ impl TempRows {
                 return Ok(());
             }
             let file = tempfile::tempfile_in(&self.tmpdir).map_err(|e| self.io(e))?;
-            self.writer = Some(BufWriter::with_capacity(256 << 10, file));
+            self.writer = Some(BufWriter::with_capacity(READ_CHUNK, file));
         }
         self.scratch.clear();
         encode_row(&row, &mut self.scratch);

@@ -323,6 +323,65 @@ impl Drop for Grant {
     }
 }
 
+/// The bytes malloc takes for a block of `n` bytes: glibc's chunk is the request plus
+/// its 8-byte size word, rounded up to 16, and 32 at least; nothing for no block.
+pub const fn malloc_block(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        let c = (n + 8 + 15) & !15;
+        if c < 32 {
+            32
+        } else {
+            c
+        }
+    }
+}
+
+/// The bytes a row held as `Vec<Value>` takes: its vector's block (`len` values; rows
+/// are built at their length) and each string's block. A container adds its own slot
+/// per row (24 bytes for a `Vec` of rows).
+pub fn row_bytes(row: &[crate::Value]) -> usize {
+    malloc_block(std::mem::size_of_val(row))
+        + row.iter().map(crate::Value::heap_bytes).sum::<usize>()
+}
+
+/// What one open connection holds, measured on the 300-connection run of
+/// docs/memory.md: its session and packet buffers on the heap (57 KiB idle, 74 KiB once
+/// it has answered a query) and the pages of its thread's stack that statements touch
+/// (up to 128 KiB under sorts, grouping and joins) — 192 KiB, charged from working
+/// memory while the connection is open ([`ConnectionCharge`]).
+pub const CONNECTION_RESERVE: usize = 192 << 10;
+
+/// An open connection's share of the budget ([`CONNECTION_RESERVE`]), under
+/// `memory/wire/connection_buffers`: taken from working memory when the connection is
+/// accepted and given back when it closes — one atomic add per connection, nothing per
+/// statement. Taken even when statements hold all of the working memory (the
+/// connection's memory is real whether counted or not; `max_connections` bounds how
+/// many there are, and statements then grow less and spill sooner).
+pub struct ConnectionCharge(usize);
+
+impl ConnectionCharge {
+    pub fn new() -> ConnectionCharge {
+        WORKING.fetch_add(CONNECTION_RESERVE, Ordering::AcqRel);
+        add(Component::Connections, CONNECTION_RESERVE);
+        ConnectionCharge(CONNECTION_RESERVE)
+    }
+}
+
+impl Default for ConnectionCharge {
+    fn default() -> Self {
+        ConnectionCharge::new()
+    }
+}
+
+impl Drop for ConnectionCharge {
+    fn drop(&mut self) {
+        sub(Component::Connections, self.0);
+        give_back(self.0);
+    }
+}
+
 /// The machine's memory as this process may use it: the cgroup limit when one is set
 /// (v2 `memory.max`, v1 `memory.limit_in_bytes`), else physical memory.
 pub fn available_memory() -> Option<u64> {
@@ -342,6 +401,23 @@ pub fn available_memory() -> Option<u64> {
     match (cgroup, phys) {
         (Some(c), Some(p)) => Some(c.min(p)),
         (c, p) => c.or(p),
+    }
+}
+
+/// malloc's own figures (glibc's `mallinfo2`): bytes in use in blocks handed out, and
+/// bytes it holds from the OS (arenas and mapped blocks) — the difference is freed memory
+/// malloc keeps. Walks every arena under its lock: for `STRATA_MEMORY` only, never on a
+/// statement's path. (0, 0) where the C library is not glibc.
+pub fn heap() -> (u64, u64) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 has no preconditions; it returns a plain struct.
+        let m = unsafe { libc::mallinfo2() };
+        ((m.uordblks + m.hblkhd) as u64, (m.arena + m.hblkhd) as u64)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        (0, 0)
     }
 }
 

@@ -19,6 +19,7 @@
 //! is set so the usual case (the same limit as for the last command) costs no system
 //! call.
 
+use crate::idle_stack::{release_unused_stack, RELEASE_AFTER};
 use crate::transport::Transport;
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
@@ -81,6 +82,9 @@ pub struct TimedRead<'a> {
     wait: Wait,
     /// Set when a read failed because a limit passed.
     pub expired: Option<Expired>,
+    /// Whether this wait for a command has given back its stack pages (after
+    /// [`RELEASE_AFTER`] idle; `idle_stack.rs`).
+    released: bool,
 }
 
 fn is_timeout(e: &io::Error) -> bool {
@@ -97,6 +101,7 @@ impl<'a> TimedRead<'a> {
             timer,
             wait,
             expired: None,
+            released: false,
         }
     }
 
@@ -111,7 +116,15 @@ impl<'a> TimedRead<'a> {
                 net_read,
             } => {
                 let left = idle_until.checked_duration_since(now)?;
-                (!left.is_zero()).then_some(left.min(net_read))
+                // A busy connection always reads with the same limit, so this costs no
+                // system call; one idle past RELEASE_AFTER wakes once to give back its
+                // stack pages.
+                let first = if self.released {
+                    net_read
+                } else {
+                    net_read.min(RELEASE_AFTER)
+                };
+                (!left.is_zero()).then_some(left.min(first))
             }
             Wait::Packet(d) => Some(d),
         }
@@ -146,6 +159,10 @@ impl Read for TimedRead<'_> {
                     if let Wait::Packet(_) = self.wait {
                         self.expired = Some(Expired::Stalled);
                         return Err(e);
+                    }
+                    if !self.released {
+                        self.released = true;
+                        release_unused_stack();
                     }
                 }
                 Err(e) => return Err(e),

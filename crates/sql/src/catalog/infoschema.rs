@@ -480,6 +480,9 @@ impl InfoTable {
                     u(budget as u64),
                     u(budget as u64),
                 ]);
+                // What malloc hands out now, and (HIGH column) what it holds from the OS.
+                let (in_use, held) = memory::heap();
+                out.push(vec![s("memory/process/malloc_in_use"), u(in_use), u(held)]);
                 let (rss, hwm) = memory::rss();
                 out.push(vec![s("memory/process/resident_set"), u(rss), u(hwm)]);
             }

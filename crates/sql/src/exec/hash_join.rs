@@ -65,7 +65,8 @@ impl JoinBuffer {
         // room, the join runs as a nested loop instead of growing the buffer.
         let mut grant = Grant::unbounded_floor(Component::Join, JOIN_BUFFER_BYTES);
         let mut take = |vals: &[Value]| -> Flow {
-            bytes += 32 + 16 + vals.iter().map(Value::approx_bytes).sum::<usize>();
+            // The row's slot (and spare capacity as the list doubles) and its blocks.
+            bytes += 48 + strata_types::memory::row_bytes(vals);
             let with_buckets = if keys.is_empty() {
                 bytes
             } else {

@@ -44,17 +44,10 @@ pub struct ExternalSorter<'a> {
     cmp: &'a Compare<'a>,
 }
 
-/// Approximate bytes a row occupies in memory: its slot in the buffer, its values, and
-/// each string's own allocation (with the allocator's per-block overhead).
+/// Bytes a row occupies in memory: its vector's block and each string's block, as
+/// malloc sizes them (its slot in the buffer is counted by the buffer's capacity).
 fn row_size(row: &[Value]) -> usize {
-    24 + 16
-        + row
-            .iter()
-            .map(|v| match v {
-                Value::Bytes(b) => 32 + 16 + b.len(),
-                _ => 32,
-            })
-            .sum::<usize>()
+    strata_types::memory::row_bytes(row)
 }
 
 impl<'a> ExternalSorter<'a> {

@@ -115,7 +115,7 @@ impl SubqueryCache {
             + rows
                 .rows
                 .iter()
-                .map(|r| 24 + r.iter().map(Value::approx_bytes).sum::<usize>())
+                .map(|r| 24 + strata_types::memory::row_bytes(r))
                 .sum::<usize>();
         if self.bytes + size > MAX_BYTES || self.cacheable.get(&id) == Some(&false) {
             return;

@@ -174,7 +174,7 @@ impl Group<'_> {
                     if spill.is_none() {
                         group_bytes += overhead
                             + 2 * key.len()
-                            + keys.iter().map(|v| v.approx_bytes() - 24).sum::<usize>();
+                            + keys.iter().map(Value::heap_bytes).sum::<usize>();
                         if ng > 0 && !grant.fits(group_bytes) {
                             if gp.rollup {
                                 return Err(Error::NotSupported(

@@ -44,7 +44,7 @@ pub struct Spill<'a> {
 /// Approximate bytes a row costs while its window is computed in memory: its values,
 /// and per row the sort index, key copies and one result per call.
 pub fn held_bytes(row: &[Value], calls: usize) -> usize {
-    24 + 64 + 40 * calls + row.iter().map(|v| 8 + v.approx_bytes()).sum::<usize>()
+    24 + 64 + 40 * calls + strata_types::memory::row_bytes(row)
 }
 
 fn key_count(w: &Window) -> usize {
