@@ -42,10 +42,17 @@ pub fn as_where(select: &ast::Select, order_by: &[ast::OrderByExpr]) -> Option<a
         })
         .collect();
     let mut condition = having.clone();
-    let _ = condition.visit(&mut AliasSubstitution {
+    let mut substitution = AliasSubstitution {
         aliases: &aliases,
         nested: 0,
-    });
+        windowed: false,
+    };
+    let _ = condition.visit(&mut substitution);
+    if substitution.windowed {
+        // A window function's value exists only after HAVING: the binder refuses the
+        // alias with 3594, as MySQL does.
+        return None;
+    }
     let mut out = select.clone();
     out.having = None;
     out.selection = Some(match out.selection.take() {
@@ -65,6 +72,8 @@ struct AliasSubstitution<'a> {
     aliases: &'a [(String, ast::Expr)],
     /// How many subqueries the walk is inside.
     nested: usize,
+    /// Set when a replaced alias's expression calls a window function.
+    windowed: bool,
 }
 
 impl VisitorMut for AliasSubstitution<'_> {
@@ -90,6 +99,7 @@ impl VisitorMut for AliasSubstitution<'_> {
                 .iter()
                 .find(|(a, _)| a.eq_ignore_ascii_case(&name.value))
             {
+                self.windowed |= bind::has_call_of_this_block(e, &|f| f.over.is_some());
                 // Parenthesised, so `x * 2` with x = `a + 1` stays `(a + 1) * 2`.
                 *expr = ast::Expr::Nested(Box::new(e.clone()));
             }
@@ -158,6 +168,11 @@ mod tests {
             None
         );
         assert_eq!(rewritten("SELECT a FROM t"), None);
+        // A windowed alias stays in HAVING, for the binder's 3594.
+        assert_eq!(
+            rewritten("SELECT a, ROW_NUMBER() OVER () AS r FROM t HAVING r > 1"),
+            None
+        );
         // An aggregate of a subquery is the subquery's own.
         assert!(rewritten("SELECT a, (SELECT MAX(b) FROM u) AS m FROM t HAVING m > 1").is_some());
     }
