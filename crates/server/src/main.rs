@@ -109,10 +109,17 @@ fn memory_fixed(s: &config::Settings) -> u64 {
     s.innodb_buffer_pool_size + s.key_buffer_size + BASE_RESERVE
 }
 
-/// What must fit in `max_memory`: the fixed part and every connection's reserve (which
-/// open connections take from the working memory, so a full server still has some).
+/// What one idle connection holds once its stack pages are given back (61 KiB measured
+/// with 1,000 connections: docs/memory.md). The startup check makes room for every
+/// allowed connection at this size; an open connection is charged its full
+/// [`CONNECTION_RESERVE`] from the working memory, and one that finds no room for it
+/// waits and is then refused with 3170. (Checking `max_connections` × the full reserve
+/// refused budgets that served their load, e.g. 256 MiB with 1,024 connections allowed.)
+const IDLE_CONNECTION: u64 = 64 << 10;
+
+/// What must fit in `max_memory`: the fixed part and every allowed connection, idle.
 fn memory_reserved(s: &config::Settings, max_connections: u64) -> u64 {
-    memory_fixed(s) + max_connections * CONNECTION_RESERVE
+    memory_fixed(s) + max_connections * IDLE_CONNECTION
 }
 
 fn run_server(args: config::ServerArgs) -> Result<(), String> {
@@ -139,7 +146,7 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
             human(s.innodb_buffer_pool_size),
             human(s.key_buffer_size),
             fds.max_connections,
-            human(CONNECTION_RESERVE),
+            human(IDLE_CONNECTION),
             human(BASE_RESERVE),
             human(reserved)
         )

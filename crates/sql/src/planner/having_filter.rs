@@ -140,7 +140,7 @@ mod tests {
         );
         assert_eq!(
             rewritten("SELECT a + 1 AS a FROM t WHERE b = 1 HAVING a * 2 > 4").as_deref(),
-            Some("(b = 1) AND (((a + 1) * 2 > 4))")
+            Some("(b = 1) AND ((a + 1) * 2 > 4)")
         );
         // A name that is no alias stays a column.
         assert_eq!(
