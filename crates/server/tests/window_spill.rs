@@ -170,7 +170,11 @@ fn window_functions_over_partitions_larger_than_memory() {
         window.1
     );
     assert_eq!(window.0, 0, "window memory returned");
-    assert_eq!(mem("memory/strata/working_memory_granted").0, 0);
+    // What is still granted is the open connection's own charge (docs/memory.md).
+    assert_eq!(
+        mem("memory/strata/working_memory_granted").0,
+        mem("memory/wire/connection_buffers").0
+    );
     // The rows (about 25 MiB as values, and each row's results) were never all held.
     assert!(
         peak < before + (48 << 10),
