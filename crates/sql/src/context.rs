@@ -218,6 +218,28 @@ impl Drop for TableLocks {
 }
 
 impl<'a> ExecCtx<'a> {
+    /// The statement's context with another view of the session (see
+    /// `statements/dml.rs`'s strict-warning overlay, `expr/env_overlay.rs`); IGNORE's
+    /// lenient context starts from it too.
+    pub fn with_env(&self, env: &'a dyn crate::expr::Env) -> ExecCtx<'a> {
+        ExecCtx {
+            catalog: self.catalog,
+            current_db: self.current_db.clone(),
+            env,
+            locked_tables: self.locked_tables,
+            strict: self.strict,
+            sql_mode: self.sql_mode,
+            default_engine: self.default_engine,
+            sort_buffer_size: self.sort_buffer_size,
+            tmp_table_size: self.tmp_table_size,
+            tmpdir: self.tmpdir,
+            txn: self.txn,
+            mdl: self.mdl,
+            invoker: self.invoker,
+            temp: self.temp,
+        }
+    }
+
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<dyn Table>> {
         use crate::catalog::systables;
         if db.eq_ignore_ascii_case("information_schema") {

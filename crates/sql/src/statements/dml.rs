@@ -665,27 +665,6 @@ pub(crate) fn zero_asks_for_next_value(v: &mut Value, mode: strata_types::SqlMod
     }
 }
 
-/// The statement's context with another view of the session (see
-/// [`env_overlay`]).
-fn with_env<'a>(cx: &ExecCtx<'a>, env: &'a dyn crate::expr::Env) -> ExecCtx<'a> {
-    ExecCtx {
-        catalog: cx.catalog,
-        current_db: cx.current_db.clone(),
-        env,
-        locked_tables: cx.locked_tables,
-        strict: cx.strict,
-        sql_mode: cx.sql_mode,
-        default_engine: cx.default_engine,
-        sort_buffer_size: cx.sort_buffer_size,
-        tmp_table_size: cx.tmp_table_size,
-        tmpdir: cx.tmpdir,
-        txn: cx.txn,
-        mdl: cx.mdl,
-        invoker: cx.invoker,
-        temp: cx.temp,
-    }
-}
-
 fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
     let selected: Option<Vec<Vec<InsertValue>>> = match &p.select {
         Some(sub) => {
@@ -1334,7 +1313,7 @@ fn under_strict_change<T>(
         .sql_mode
         .has(strata_types::SqlMode::ERROR_FOR_DIVISION_BY_ZERO);
     let env = env_overlay::EnvOverlay::strict_change(cx.env, division);
-    let done = run(&mut with_env(cx, &env))?;
+    let done = run(&mut cx.with_env(&env))?;
     env_overlay::raise_kept(&env)?;
     Ok(done)
 }

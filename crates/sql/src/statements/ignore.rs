@@ -71,22 +71,9 @@ pub fn statement_error(e: Error, verb: &str) -> Error {
 /// The statement's context as IGNORE runs it: not strict, so the values strict mode
 /// would refuse are stored adjusted with warnings, as INSERT IGNORE stores them.
 pub fn lenient<'a>(cx: &ExecCtx<'a>) -> ExecCtx<'a> {
-    ExecCtx {
-        catalog: cx.catalog,
-        current_db: cx.current_db.clone(),
-        env: cx.env,
-        locked_tables: cx.locked_tables,
-        strict: false,
-        sql_mode: cx.sql_mode,
-        default_engine: cx.default_engine,
-        sort_buffer_size: cx.sort_buffer_size,
-        tmp_table_size: cx.tmp_table_size,
-        tmpdir: cx.tmpdir,
-        txn: cx.txn,
-        mdl: cx.mdl,
-        invoker: cx.invoker,
-        temp: cx.temp,
-    }
+    let mut lenient = cx.with_env(cx.env);
+    lenient.strict = false;
+    lenient
 }
 
 #[cfg(test)]
