@@ -4,8 +4,8 @@
 //! * XA PREPARE writes the prepare group (GTID, `XA START`, rows, `XA END`, XA_PREPARE)
 //!   and XA COMMIT / XA ROLLBACK of a prepared transaction their own group; ONE PHASE is
 //!   an ordinary transaction; `mariadb-binlog` reads the files and `mariadb-binlog … |
-//!   mariadb` replays them into the MariaDB 10.11 at 127.0.0.1:3902 (databases `xab_…`)
-//!   to the same rows;
+//!   mariadb` replays them into a private MariaDB 10.11 the test starts (`mariadbd`
+//!   from the Debian package) to the same rows;
 //! * a transaction prepared without the log blocks a start with it (a clear refusal);
 //! * SIGKILL at random moments while clients run XA START … PREPARE … COMMIT/ROLLBACK:
 //!   after each restart XA RECOVER, the tables and what the clients were told agree,
@@ -15,7 +15,7 @@
 //!   prepared transaction on the replica (also across a crash of the replica), the
 //!   commit or rollback group finishes it.
 //!
-//! Without the MariaDB at 3902 or its programs the replays are skipped (a failure in CI).
+//! Without `mariadbd`, `mariadb-binlog` or `mariadb` the replays are skipped (a failure in CI).
 
 mod common;
 
@@ -29,9 +29,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The reference MariaDB the lead runs.
-const MARIA: u16 = 3902;
-
 fn code<T>(r: mysql::Result<T>) -> Option<u16> {
     match r {
         Ok(_) => None,
@@ -40,20 +37,26 @@ fn code<T>(r: mysql::Result<T>) -> Option<u16> {
     }
 }
 
-/// Whether the replay into MariaDB can run here.
-fn maria_available(test: &str) -> bool {
-    let ok = ["mariadb-binlog", "mariadb"]
-        .iter()
-        .all(|p| have_program(p))
-        && mysql::Conn::new(common::opts(MARIA, None)).is_ok();
+/// A private MariaDB for the replays, or None (with a note) when its programs are missing
+/// outside CI.
+fn private_maria(test: &str) -> Option<TestServer> {
+    let ok = [
+        "mariadbd",
+        "mariadb-install-db",
+        "mariadb-binlog",
+        "mariadb",
+    ]
+    .iter()
+    .all(|p| have_program(p));
     if !ok {
         assert!(
             !common::in_ci(),
-            "{test}: MariaDB at {MARIA} and its programs are needed in CI"
+            "{test}: mariadbd, mariadb-binlog and mariadb are needed in CI"
         );
-        eprintln!("NOTE: {test}: no MariaDB at {MARIA} or no mariadb-binlog: replay skipped");
+        eprintln!("NOTE: {test}: no mariadbd or mariadb-binlog here: replay skipped");
+        return None;
     }
-    ok
+    Some(TestServer::start_flavor(Flavor::MariaDb, &[]))
 }
 
 /// XA RECOVER's xids whose gtrid starts with `prefix`, as (formatID, gtrid, bqual).
@@ -73,22 +76,9 @@ fn xid_sql(x: &(i64, Vec<u8>, Vec<u8>)) -> String {
     format!("X'{}',X'{}',{}", hex(&x.1), hex(&x.2), x.0)
 }
 
-/// Drops `db` on MariaDB and rolls back the prepared transactions an earlier run left
-/// there under `prefix`.
-fn clean_maria(db: &str, prefix: &str) {
-    for x in recovered(MARIA, prefix) {
-        connect(MARIA, None)
-            .query_drop(format!("XA ROLLBACK {}", xid_sql(&x)))
-            .unwrap();
-    }
-    connect(MARIA, None)
-        .query_drop(format!("DROP DATABASE IF EXISTS {db}"))
-        .unwrap();
-}
-
 /// Every file of the server's binary log, decoded by `mariadb-binlog` and fed to the
 /// `mariadb` client connected to MariaDB.
-fn replay(strata: &TestServer) {
+fn replay(strata: &TestServer, maria: u16) {
     let files: Vec<String> = text_rows(&mut connect(strata.port, None), "SHOW BINARY LOGS")
         .into_iter()
         .map(|r| strata.datadir.join(&r[0]).display().to_string())
@@ -109,7 +99,7 @@ fn replay(strata: &TestServer) {
     );
     let mut load = Command::new("mariadb")
         .args(["--no-defaults", "--protocol=TCP", "-h127.0.0.1", "-uroot"])
-        .arg(format!("-P{MARIA}"))
+        .arg(format!("-P{maria}"))
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -294,16 +284,12 @@ fn xa_groups_are_logged_read_by_mariadb_binlog_and_replayed() {
     let want = table(port, sql);
     assert!(want.contains(&vec!["60".into(), "after".into(), "60".into()]));
     assert!(want.contains(&vec!["4".into(), "d".into(), "104".into()]));
-    if !maria_available("xa_binlog") {
+    let Some(maria) = private_maria("xa_binlog") else {
         return;
-    }
-    clean_maria("xab_replay", "xab-");
-    replay(&server);
-    assert_eq!(table(MARIA, sql), want, "MariaDB after the replay");
-    assert!(recovered(MARIA, "xab-").is_empty());
-    connect(MARIA, None)
-        .query_drop("DROP DATABASE xab_replay")
-        .unwrap();
+    };
+    replay(&server, maria.port);
+    assert_eq!(table(maria.port, sql), want, "MariaDB after the replay");
+    assert!(recovered(maria.port, "xab-").is_empty());
 }
 
 #[test]
@@ -563,39 +549,35 @@ fn kill_9_during_xa_keeps_recover_tables_and_binlog_agreeing() {
         prepared.len()
     );
     assert!(n > 0);
-    if !maria_available("xa_binlog crash") {
+    let Some(maria) = private_maria("xa_binlog crash") else {
         return;
-    }
-    clean_maria("xab_crash", "xabk-");
-    replay(&server);
+    };
+    replay(&server, maria.port);
     let same = |what: &str| {
         for t in ["acct", "ledger"] {
             let sql = format!("SELECT * FROM xab_crash.{t} ORDER BY 1");
             assert_eq!(
                 table(server.port, &sql),
-                table(MARIA, &sql),
+                table(maria.port, &sql),
                 "{what}: {t} differs between Strata and the replayed log"
             );
         }
         assert_eq!(
             recovered(server.port, "xabk-"),
-            recovered(MARIA, "xabk-"),
+            recovered(maria.port, "xabk-"),
             "{what}: the prepared transactions differ"
         );
     };
     same("after the replay");
     // Both finish the last restart's prepared transactions the same way.
     for x in recovered(server.port, "xabk-") {
-        for port in [server.port, MARIA] {
+        for port in [server.port, maria.port] {
             connect(port, None)
                 .query_drop(format!("XA COMMIT {}", xid_sql(&x)))
                 .unwrap();
         }
     }
     same("after committing the prepared ones");
-    connect(MARIA, None)
-        .query_drop("DROP DATABASE xab_crash")
-        .unwrap();
 }
 
 fn replica_status(port: u16) -> BTreeMap<String, String> {
