@@ -12,11 +12,13 @@ difference too, except Strata's 1235 "not supported yet", which is counted separ
 
 Usage:
     random_queries.py --strata PORT [--reference PORT] [--seed N] [--count N]
-                      [--engine innodb|myisam] [--mode select|extra|dml] [--verbose]
+                      [--engine innodb|myisam] [--mode select|extra|dml|funcs] [--verbose]
 
 `select` mode: joins, LEFT JOINs, IN/EXISTS/scalar subqueries, GROUP BY with aggregates,
 DISTINCT, CASE/IF/COALESCE and the common functions. `extra` adds UNION, derived tables
-and window functions. `dml` runs UPDATE, multi-table UPDATE, DELETE, INSERT … SELECT,
+and window functions. `funcs` is `extra` with about seventy more string, number, date and
+bit functions, GROUP_CONCAT, STD/VARIANCE/BIT_* aggregates and ORDER BY … LIMIT under a
+total order. `dml` runs UPDATE, multi-table UPDATE, DELETE, INSERT … SELECT,
 REPLACE and INSERT … ON DUPLICATE KEY UPDATE and compares both tables after each one.
 The exit status is 1 when any difference was found. Everything is reproducible from the
 seed. Needs PyMySQL (tests/clients/python/requirements.txt).
@@ -52,8 +54,10 @@ DATES = ["2019-12-31", "2020-01-01", "2020-02-29", "2021-06-15", "1999-01-01", "
 class Gen:
     """The random source and the statement generators; one per run, seeded."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, wide=False):
         self.r = random.Random(seed)
+        # `--mode funcs`: many more functions in expressions, GROUP_CONCAT, ORDER BY … LIMIT.
+        self.wide = wide
 
     def pick(self, xs):
         return self.r.choice(xs)
@@ -139,6 +143,29 @@ class Gen:
                 lambda: f"CAST({x()} AS {self.pick(['SIGNED', 'DECIMAL(10,2)', 'DOUBLE'])})",
                 lambda: f"({p()})",
             ]
+            if self.wide:
+                forms += [
+                    lambda: f"{self.pick(['LOCATE', 'INSTR', 'STRCMP'])}({x('str')}, {x('str')})",
+                    lambda: f"FIELD({x('str')}, 'a', 'abc', '10', '')",
+                    lambda: f"FIND_IN_SET({x('str')}, 'a,b,abc,10')",
+                    lambda: f"{self.pick(['ASCII', 'ORD', 'BIT_LENGTH', 'OCTET_LENGTH'])}({x('str')})",
+                    lambda: f"{self.pick(['SQRT', 'EXP', 'LN', 'LOG10', 'LOG2', 'SIN', 'ATAN', 'DEGREES', 'RADIANS'])}({x()})",
+                    lambda: f"POW({x()}, {self.r.randint(0, 3)})",
+                    lambda: f"{self.pick(['QUARTER', 'WEEK', 'WEEKDAY', 'DAYOFYEAR', 'TO_DAYS', 'YEARWEEK'])}({x('date')})",
+                    lambda: f"WEEK({x('date')}, {self.r.randint(0, 7)})",
+                    lambda: f"EXTRACT({self.pick(['YEAR', 'MONTH', 'DAY', 'YEAR_MONTH', 'QUARTER', 'WEEK'])} FROM {x('date')})",
+                    lambda: f"TIMESTAMPDIFF({self.pick(['DAY', 'MONTH', 'YEAR', 'WEEK', 'QUARTER', 'HOUR'])}, {x('date')}, {x('date')})",
+                    lambda: f"UNIX_TIMESTAMP({x('date')})",
+                    lambda: f"{x()} {self.pick(['&', '|', '^', '<<', '>>'])} {self.r.randint(0, 3)}",
+                    lambda: f"BIT_COUNT({x()})",
+                    lambda: f"CONV({x()}, 10, {self.pick(['2', '16'])}) + 0",
+                    lambda: f"CRC32({x('str')})",
+                    lambda: f"INTERVAL({x()}, 0, 3, 7)",
+                    lambda: f"{x()} {self.pick(['IS TRUE', 'IS FALSE', 'IS NOT TRUE'])}",
+                    lambda: f"CAST({x()} AS {self.pick(['UNSIGNED', 'DECIMAL(6,1)', 'FLOAT'])})",
+                    lambda: f"ROUND({x()}, -{self.r.randint(0, 1)})",
+                    lambda: f"FORMAT({x()}, {self.r.randint(0, 2)}) = FORMAT({x()}, 1)",
+                ]
         elif ty == "str":
             forms = generic + [
                 lambda: f"CONCAT({x()}, {x(self.pick(['str', 'num']))})",
@@ -148,12 +175,43 @@ class Gen:
                 lambda: f"REPLACE({x()}, '{self.pick(['a', 'b', '1'])}', '{self.pick(['', 'x'])}')",
                 lambda: f"LPAD({x()}, {self.r.randint(0, 5)}, '*')",
             ]
+            if self.wide:
+                forms += [
+                    lambda: f"{self.pick(['LEFT', 'RIGHT'])}({x()}, {self.r.randint(0, 4)})",
+                    lambda: f"SUBSTRING_INDEX({x()}, '{self.pick(['a', ',', '1', '-'])}', {self.r.randint(-2, 2)})",
+                    lambda: f"CONCAT_WS('{self.pick([',', '-', ''])}', {x()}, {x()}, {x(self.pick(['num', 'date']))})",
+                    lambda: f"RPAD({x()}, {self.r.randint(0, 6)}, '{self.pick(['-', 'ab'])}')",
+                    lambda: f"REPEAT({x()}, {self.r.randint(0, 3)})",
+                    lambda: f"{self.pick(['LTRIM', 'RTRIM', 'HEX', 'QUOTE', 'SOUNDEX'])}({x()})",
+                    lambda: f"INSERT({x()}, {self.r.randint(0, 3)}, {self.r.randint(0, 2)}, 'Q')",
+                    lambda: f"ELT({self.r.randint(0, 3)}, {x()}, {x()})",
+                    lambda: f"MID({x()}, {self.r.randint(-3, 3)})",
+                    lambda: f"TRIM({self.pick(['LEADING', 'TRAILING', 'BOTH'])} '{self.pick(['a', ' ', 'x'])}' FROM {x()})",
+                    lambda: f"DATE_FORMAT({x('date')}, '{self.pick(['%Y-%m', '%d/%m/%y', '%W %M %e', '%j %U %u', '%a %b %D', '%x-%v'])}')",
+                    lambda: f"{self.pick(['DAYNAME', 'MONTHNAME'])}({x('date')})",
+                    lambda: f"CAST({x('date')} AS CHAR)",
+                    lambda: f"FORMAT({x('num')}, {self.r.randint(0, 3)})",
+                    lambda: f"{self.pick(['BIN', 'OCT'])}({x('num')})",
+                    lambda: f"CHAR_LENGTH({x()}) || ''",
+                    lambda: f"REGEXP_REPLACE({x()}, '{self.pick(['[ab]', '^a', '[0-9]+'])}', '#')",
+                    lambda: f"IF({x()} REGEXP '{self.pick(['^a', 'b$', '[0-9]', '^$'])}', 'y', 'n')",
+                ]
         else:
             forms = generic + [
                 lambda: f"DATE_ADD({x()}, INTERVAL {self.r.randint(-40, 40)} DAY)",
                 lambda: f"DATE_SUB({x()}, INTERVAL {self.r.randint(1, 3)} MONTH)",
                 lambda: f"LAST_DAY({x()})",
             ]
+            if self.wide:
+                forms += [
+                    lambda: f"ADDDATE({x()}, {self.r.randint(-400, 400)})",
+                    lambda: f"DATE_ADD({x()}, INTERVAL {self.r.randint(-30, 30)} {self.pick(['WEEK', 'QUARTER', 'YEAR'])})",
+                    lambda: f"FROM_DAYS(TO_DAYS({x()}) + {self.r.randint(-3, 3)})",
+                    lambda: f"MAKEDATE({self.pick(['2020', '2019', '1999'])}, {self.r.randint(1, 366)})",
+                    lambda: f"STR_TO_DATE(DATE_FORMAT({x()}, '%d.%m.%Y'), '%d.%m.%Y')",
+                    lambda: f"DATE(DATE_ADD({x()}, INTERVAL {self.r.randint(-48, 48)} HOUR))",
+                    lambda: f"SUBDATE({x()}, INTERVAL {self.r.randint(-5, 5)} MONTH)",
+                ]
         return self.pick(forms)()
 
     def predicate(self, tables, depth=0, outer=None):
@@ -248,6 +306,16 @@ class Gen:
                 aggs.append(f"COUNT(DISTINCT {arg})" if fn == "COUNT(DISTINCT" else f"{fn}({arg})")
             if self.chance(0.2):
                 aggs.append("COUNT(*)")
+            if self.wide and self.chance(0.4):
+                arg = self.scalar(tables, 2)
+                order = ", ".join(f"{t}.id" for t in tables)
+                aggs.append(f"GROUP_CONCAT({self.pick(['', 'DISTINCT '])}{arg} ORDER BY {arg}, {order}"
+                            f"{self.pick(['', ' SEPARATOR ' + repr('|')])})")
+                if "DISTINCT" in aggs[-1]:
+                    aggs[-1] = f"GROUP_CONCAT(DISTINCT {arg} ORDER BY {arg})"
+            if self.wide and self.chance(0.2):
+                aggs.append(f"{self.pick(['STD', 'VARIANCE', 'BIT_OR', 'BIT_AND', 'BIT_XOR'])}"
+                            f"({self.scalar(tables, 2, 'num')})")
             names = [f"k{i}" for i in range(len(keys))]
             sel = ", ".join([f"{k} AS {n}" for k, n in zip(keys, names)] + aggs)
             having = f" HAVING COUNT(*) > {self.r.randint(0, 2)}" if self.chance(0.3) else ""
@@ -284,6 +352,15 @@ class Gen:
                 order = f"{order}, " + ", ".join(f"{t}.id" for t in tables)
             return f"SELECT {sel}, {fn} OVER (PARTITION BY {part} ORDER BY {order}{frame}) AS w FROM {frm}{where}"
         q = f"SELECT {distinct}{sel} FROM {frm}{where}"
+        if self.wide and not distinct and self.chance(0.4):
+            # ORDER BY … LIMIT under a total order (the ids last), so both must agree.
+            keys = [self.scalar(tables, 1) for _ in range(self.r.randint(1, 2))]
+            dirs = [self.pick(["", " DESC"]) for _ in keys]
+            order = ", ".join(f"{k}{d}" for k, d in zip(keys, dirs))
+            ids = ", ".join(f"{t}.id" for t in tables)
+            q += f" ORDER BY {order}, {ids} LIMIT {self.r.randint(1, 12)}"
+            if self.chance(0.3):
+                q += f" OFFSET {self.r.randint(0, 5)}"
         if extra and self.chance(0.4):
             frm2, tables2 = self.from_clause()
             cols2 = [self.scalar(tables2, 0, t) for t in types]
@@ -414,11 +491,11 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=400, help="statements to generate")
     ap.add_argument("--engine", default="innodb", choices=["innodb", "myisam"])
-    ap.add_argument("--mode", default="select", choices=["select", "extra", "dml"])
+    ap.add_argument("--mode", default="select", choices=["select", "extra", "dml", "funcs"])
     ap.add_argument("--verbose", action="store_true", help="print every statement")
     args = ap.parse_args()
 
-    gen = Gen(args.seed)
+    gen = Gen(args.seed, wide=args.mode == "funcs")
     strata, ref = connect(args.strata), connect(args.reference)
     for conn in (strata, ref):
         with conn.cursor() as cur:
@@ -428,7 +505,7 @@ def main():
 
     diffs = unsupported = both_failed = near = mysql8_refusals = 0
     for i in range(args.count):
-        sql = gen.dml() if args.mode == "dml" else gen.select(args.mode == "extra")
+        sql = gen.dml() if args.mode == "dml" else gen.select(args.mode in ("extra", "funcs"))
         if args.verbose:
             print(f"[{i}] {sql}")
         a, ea = run(strata, sql)

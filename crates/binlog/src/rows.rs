@@ -42,8 +42,8 @@ fn mysql_type(c: &ColumnDef, f: Format) -> u8 {
         DataType::MediumInt { .. } => 9,
         DataType::Int { .. } => 3,
         DataType::BigInt { .. } => 8,
-        DataType::Float => 4,
-        DataType::Double => 5,
+        DataType::Float { .. } => 4,
+        DataType::Double { .. } => 5,
         DataType::Decimal { .. } => 246,
         DataType::Char(_) | DataType::Binary(_) | DataType::Enum(_) | DataType::Set(_) => 254,
         DataType::VarChar(_) | DataType::VarBinary(_) => 15,
@@ -97,8 +97,8 @@ fn set_bytes(members: usize) -> usize {
 
 fn metadata(c: &ColumnDef, out: &mut Vec<u8>) {
     match c.data_type {
-        DataType::Float => out.push(4),
-        DataType::Double => out.push(8),
+        DataType::Float { .. } => out.push(4),
+        DataType::Double { .. } => out.push(8),
         DataType::Decimal { precision, scale } => out.extend_from_slice(&[precision, scale]),
         DataType::Char(_) | DataType::Binary(_) => {
             let l = byte_length(c);
@@ -176,7 +176,7 @@ fn is_numeric(c: &ColumnDef) -> bool {
     c.data_type.is_integer()
         || matches!(
             c.data_type,
-            DataType::Float | DataType::Double | DataType::Decimal { .. }
+            DataType::Float { .. } | DataType::Double { .. } | DataType::Decimal { .. }
         )
 }
 
@@ -518,8 +518,10 @@ fn put_value(
         DataType::MediumInt { .. } => out.extend_from_slice(&(int_of(v) as u32).to_le_bytes()[..3]),
         DataType::Int { .. } => out.extend_from_slice(&(int_of(v) as u32).to_le_bytes()),
         DataType::BigInt { .. } => out.extend_from_slice(&(int_of(v) as u64).to_le_bytes()),
-        DataType::Float => out.extend_from_slice(&(v.to_f64().unwrap_or(0.0) as f32).to_le_bytes()),
-        DataType::Double => out.extend_from_slice(&v.to_f64().unwrap_or(0.0).to_le_bytes()),
+        DataType::Float { .. } => {
+            out.extend_from_slice(&(v.to_f64().unwrap_or(0.0) as f32).to_le_bytes())
+        }
+        DataType::Double { .. } => out.extend_from_slice(&v.to_f64().unwrap_or(0.0).to_le_bytes()),
         DataType::Decimal { precision, scale } => {
             let Value::Decimal(d) = v else {
                 return Err("a DECIMAL column holding a non-decimal value");

@@ -242,7 +242,7 @@ impl ColKind {
             };
         }
         match *t {
-            DataType::Float | DataType::Double => ColKind::Double,
+            DataType::Float { .. } | DataType::Double { .. } => ColKind::Double,
             DataType::Decimal { precision, scale } if precision > WIDE_FROM => {
                 ColKind::DecimalWide(scale)
             }
@@ -545,7 +545,7 @@ mod tests {
                         scale: 2,
                     },
                 ),
-                col("f", DataType::Double),
+                col("f", DataType::Double { fixed: None }),
                 col("n", DataType::Int { unsigned: false }),
                 col("dt", DataType::Date),
                 col("t", DataType::Time { fsp: 0 }),
@@ -612,7 +612,10 @@ mod tests {
             ColKind::of(&DataType::BigInt { unsigned: false }),
             ColKind::Int
         );
-        assert_eq!(ColKind::of(&DataType::Float), ColKind::Double);
+        assert_eq!(
+            ColKind::of(&DataType::Float { fixed: None }),
+            ColKind::Double
+        );
         assert_eq!(
             ColKind::of(&DataType::Decimal {
                 precision: 15,

@@ -163,7 +163,7 @@ pub fn decode_row(def: &TableDef, p: &[u8]) -> Option<Vec<Value>> {
             }
         } else {
             match t {
-                DataType::Float | DataType::Double => {
+                DataType::Float { .. } | DataType::Double { .. } => {
                     Value::Double(f64::from_le_bytes(take(&mut at, 8)?.try_into().ok()?))
                 }
                 DataType::Decimal { precision, scale } if *precision > WIDE_FROM => Value::Decimal(

@@ -40,14 +40,15 @@ struct FileSink {
     path: String,
     /// None: DUMPFILE (one row, its values' bytes back to back).
     format: Option<FileFormat>,
-    types: Vec<FieldType>,
+    /// Each result column's type and decimals (how its values print).
+    types: Vec<(FieldType, u8)>,
     rows: u64,
     buf: Vec<u8>,
 }
 
 impl QueryOutput for FileSink {
     fn columns(&mut self, cols: &[ColumnMeta]) -> Result<()> {
-        self.types = cols.iter().map(|c| c.field_type).collect();
+        self.types = cols.iter().map(|c| (c.field_type, c.decimals)).collect();
         Ok(())
     }
     fn row(&mut self, row: &[Value]) -> Result<()> {
@@ -60,8 +61,11 @@ impl QueryOutput for FileSink {
                 }
                 for (i, v) in row.iter().enumerate() {
                     if !v.is_null() {
-                        let ft = self.types.get(i).copied();
-                        strata_types::output::write_text_for(v, ft, &mut self.buf);
+                        let (ft, decimals) = match self.types.get(i) {
+                            Some(&(ft, d)) => (Some(ft), d),
+                            None => (None, strata_types::output::NOT_FIXED_DECIMALS),
+                        };
+                        strata_types::output::write_text_for(v, ft, decimals, &mut self.buf);
                     }
                 }
             }

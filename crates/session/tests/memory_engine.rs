@@ -638,20 +638,13 @@ mod slt {
                     _ => DefaultColumnType::Text,
                 })
                 .collect();
-            let is_date: Vec<bool> = first
+            // Each column's type and decimals, which decide how the wire layer shows
+            // its values (a DATE column's date-time, a FLOAT's digits, a YEAR's four
+            // digits, a DOUBLE(M,D)'s D decimals).
+            let shown: Vec<(FieldType, u8)> = first
                 .columns
                 .iter()
-                .map(|c| c.field_type == FieldType::Date)
-                .collect();
-            let is_float: Vec<bool> = first
-                .columns
-                .iter()
-                .map(|c| c.field_type == FieldType::Float)
-                .collect();
-            let is_year: Vec<bool> = first
-                .columns
-                .iter()
-                .map(|c| c.field_type == FieldType::Year)
+                .map(|c| (c.field_type, c.decimals))
                 .collect();
             let rows = first
                 .rows
@@ -664,15 +657,15 @@ mod slt {
                             Value::Bytes(b) | Value::Member { text: b, .. } if b.is_empty() => {
                                 "(empty)".to_string()
                             }
-                            // As the wire layer shows a DATE column's date-time value.
-                            Value::DateTime(d) if is_date.get(i) == Some(&true) => d.date_string(),
-                            // As the wire layer shows a FLOAT column's widened value.
-                            Value::Double(f) if is_float.get(i) == Some(&true) => {
-                                strata_types::floatfmt::format_float(*f)
+                            v => {
+                                let (ft, decimals) = match shown.get(i) {
+                                    Some(&(ft, d)) => (Some(ft), d),
+                                    None => (None, strata_types::output::NOT_FIXED_DECIMALS),
+                                };
+                                let mut out = Vec::new();
+                                strata_types::output::write_text_for(v, ft, decimals, &mut out);
+                                String::from_utf8_lossy(&out).into_owned()
                             }
-                            // As the wire layer shows a YEAR: four digits (0000).
-                            Value::Int(y) if is_year.get(i) == Some(&true) => format!("{y:04}"),
-                            v => v.to_text(),
                         })
                         .collect()
                 })

@@ -226,6 +226,8 @@ pub enum Error {
     },
     /// 1427: DECIMAL(M,D) with M < D: the column.
     ScaleAbovePrecision(String),
+    /// 1063: a column type's specifier out of its range (FLOAT(54)): the column.
+    WrongFieldSpec(String),
     /// 1294: `ON UPDATE CURRENT_TIMESTAMP(n)` whose n is not the column's precision (or
     /// on a column that is not a DATETIME/TIMESTAMP): the column name.
     InvalidOnUpdate(String),
@@ -1014,6 +1016,7 @@ impl Error {
             TooBigDecimalPrecision { .. } => 1426,
             TooBigScale { .. } => 1425,
             ScaleAbovePrecision(_) => 1427,
+            WrongFieldSpec(_) => 1063,
             InvalidOnUpdate(_) => 1294,
             InvalidYearWidth => 1818,
             UnknownVariable(_) => 1193,
@@ -1233,7 +1236,7 @@ impl Error {
             1292 | 1367 => "22007",
             1365 => "22012",
             1253 => "42000",
-            1425..=1427 => "42000",
+            1425..=1427 | 1063 => "42000",
             1047 | 1153 | 1159 => "08S01",
             1040 => "08004",
             // 1205 is HY000 in MySQL and MariaDB alike; only a deadlock is 40001.
@@ -1651,6 +1654,7 @@ impl fmt::Display for Error {
                 f,
                 "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{c}')."
             ),
+            WrongFieldSpec(c) => write!(f, "Incorrect column specifier for column '{c}'"),
             InvalidOnUpdate(c) => write!(f, "Invalid ON UPDATE clause for '{c}' column"),
             InvalidYearWidth => write!(f, "Supports only YEAR or YEAR(4) column."),
             UnknownVariable(v) => write!(f, "Unknown system variable '{v}'"),

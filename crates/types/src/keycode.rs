@@ -96,7 +96,7 @@ pub fn encode_value(out: &mut Vec<u8>, v: &Value, ty: &DataType, coll: Collation
             encode_int(out, *number as i128);
             true
         }
-        DataType::Float | DataType::Double => {
+        DataType::Float { .. } | DataType::Double { .. } => {
             let Some(d) = v.to_f64() else { return false };
             if !v.is_numeric() {
                 return false;
@@ -200,8 +200,8 @@ pub fn pad_space_key(ty: &DataType, coll: Collation) -> bool {
                 | DataType::Bit(_)
                 | DataType::Enum(_)
                 | DataType::Set(_)
-                | DataType::Float
-                | DataType::Double
+                | DataType::Float { .. }
+                | DataType::Double { .. }
                 | DataType::Decimal { .. }
                 | DataType::Time { .. }
                 | DataType::Date
@@ -594,7 +594,7 @@ mod tests {
 
     #[test]
     fn doubles_and_successor() {
-        let t = DataType::Double;
+        let t = DataType::Double { fixed: None };
         let c = Collation::Binary;
         let xs = [-2.5, -0.1, 0.0, 0.1, 3.0];
         let encs: Vec<_> = xs.iter().map(|x| enc(Value::Double(*x), t, c)).collect();

@@ -175,13 +175,23 @@ impl QueryOutput for CollectedOutput {
     }
 }
 
-/// A non-NULL value as the text protocol shows it in a column of type `ft`: the wire
-/// layer's text rows and `SELECT … INTO OUTFILE` both write this, so a file holds what
-/// a client would have read.
-pub fn write_text_for(v: &Value, ft: Option<FieldType>, out: &mut Vec<u8>) {
+/// Column metadata's `decimals` for a FLOAT/DOUBLE whose values show as many digits as
+/// they need (MySQL's NOT_FIXED_DEC); below it, a fixed number of decimals.
+pub const NOT_FIXED_DECIMALS: u8 = 31;
+
+/// A non-NULL value as the text protocol shows it in a column of type `ft` with
+/// `decimals` (of its column metadata): the wire layer's text rows and `SELECT … INTO
+/// OUTFILE` both write this, so a file holds what a client would have read.
+pub fn write_text_for(v: &Value, ft: Option<FieldType>, decimals: u8, out: &mut Vec<u8>) {
     use std::io::Write;
     match (v, ft) {
         (Value::Bytes(b), _) => out.extend_from_slice(b),
+        // FLOAT(M,D) / DOUBLE(M,D) and other doubles of fixed decimals: D digits.
+        (Value::Double(d), Some(FieldType::Float | FieldType::Double))
+            if decimals < NOT_FIXED_DECIMALS && d.is_finite() =>
+        {
+            let _ = write!(out, "{d:.*}", usize::from(decimals));
+        }
         // A FLOAT column's value arrives widened to f64: show it as a FLOAT.
         (Value::Double(d), Some(FieldType::Float)) => {
             out.extend_from_slice(crate::floatfmt::format_float(*d).as_bytes())

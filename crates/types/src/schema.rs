@@ -24,8 +24,16 @@ pub enum DataType {
     BigInt {
         unsigned: bool,
     },
-    Float,
-    Double,
+    /// FLOAT and DOUBLE. `fixed` is (M, D) of the deprecated FLOAT(M,D) / DOUBLE(M,D):
+    /// values are stored rounded to D decimals within ±(10^(M-D) - 10^-D) and shown
+    /// with D decimals. Catalogs written before it hold the bare `"Float"` / `"Double"`,
+    /// read as None ([`legacy_data_type`]).
+    Float {
+        fixed: Option<(u8, u8)>,
+    },
+    Double {
+        fixed: Option<(u8, u8)>,
+    },
     Decimal {
         precision: u8,
         scale: u8,
@@ -65,6 +73,37 @@ pub enum DataType {
 }
 
 impl DataType {
+    /// The D of FLOAT(M,D) / DOUBLE(M,D): the decimals its values are rounded to and
+    /// shown with. None for every other type.
+    pub fn fixed_decimals(&self) -> Option<u8> {
+        match *self {
+            DataType::Float {
+                fixed: Some((_, d)),
+            }
+            | DataType::Double {
+                fixed: Some((_, d)),
+            } => Some(d),
+            _ => None,
+        }
+    }
+
+    /// FLOAT (`double` false) or DOUBLE from a result column's length and decimals: a
+    /// fixed number of decimals (below MySQL's NOT_FIXED_DEC, 31) is (M, D), so a derived
+    /// table's or view's column shows its values as the query did.
+    pub fn real_from_meta(double: bool, length: u32, decimals: u8) -> DataType {
+        let fixed = (decimals < crate::output::NOT_FIXED_DECIMALS).then(|| {
+            (
+                length.clamp(u32::from(decimals.max(1)), 255) as u8,
+                decimals,
+            )
+        });
+        if double {
+            DataType::Double { fixed }
+        } else {
+            DataType::Float { fixed }
+        }
+    }
+
     pub fn is_integer(&self) -> bool {
         matches!(
             self,
@@ -168,8 +207,8 @@ impl DataType {
             DataType::TinyInt { .. } => 1,
             DataType::SmallInt { .. } => 2,
             DataType::MediumInt { .. } => 3,
-            DataType::Int { .. } | DataType::Float => 4,
-            DataType::BigInt { .. } | DataType::Double => 8,
+            DataType::Int { .. } | DataType::Float { .. } => 4,
+            DataType::BigInt { .. } | DataType::Double { .. } => 8,
             DataType::Decimal { precision, .. } if precision > crate::decimal::NARROW => 32,
             DataType::Decimal { .. } => 16,
             DataType::Date | DataType::DateTime { .. } | DataType::Timestamp { .. } => 8,
@@ -190,8 +229,8 @@ impl DataType {
             DataType::MediumInt { .. } => FieldType::Int24,
             DataType::Int { .. } => FieldType::Long,
             DataType::BigInt { .. } => FieldType::LongLong,
-            DataType::Float => FieldType::Float,
-            DataType::Double => FieldType::Double,
+            DataType::Float { .. } => FieldType::Float,
+            DataType::Double { .. } => FieldType::Double,
             DataType::Decimal { .. } => FieldType::NewDecimal,
             DataType::Char(_) | DataType::Binary(_) => FieldType::String,
             DataType::VarChar(_) | DataType::VarBinary(_) => FieldType::VarString,
@@ -217,8 +256,14 @@ impl DataType {
             DataType::MediumInt { unsigned } => 9 - unsigned as u32,
             DataType::Int { unsigned } => 11 - unsigned as u32,
             DataType::BigInt { .. } => 20,
-            DataType::Float => 12,
-            DataType::Double => 22,
+            DataType::Float {
+                fixed: Some((m, _)),
+            }
+            | DataType::Double {
+                fixed: Some((m, _)),
+            } => m as u32,
+            DataType::Float { .. } => 12,
+            DataType::Double { .. } => 22,
             DataType::Decimal { precision, scale } => precision as u32 + (scale > 0) as u32 + 1,
             DataType::Char(n) | DataType::VarChar(n) => n.saturating_mul(mb),
             DataType::Binary(n)
@@ -247,8 +292,14 @@ impl DataType {
             DataType::MediumInt { unsigned } => format!("mediumint{}", u(unsigned)),
             DataType::Int { unsigned } => format!("int{}", u(unsigned)),
             DataType::BigInt { unsigned } => format!("bigint{}", u(unsigned)),
-            DataType::Float => "float".into(),
-            DataType::Double => "double".into(),
+            DataType::Float {
+                fixed: Some((m, d)),
+            } => format!("float({m},{d})"),
+            DataType::Double {
+                fixed: Some((m, d)),
+            } => format!("double({m},{d})"),
+            DataType::Float { .. } => "float".into(),
+            DataType::Double { .. } => "double".into(),
             DataType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
             DataType::Char(n) => format!("char({n})"),
             DataType::VarChar(n) => format!("varchar({n})"),
@@ -288,7 +339,9 @@ fn with_fsp(name: &str, fsp: u8) -> String {
 
 /// Reads a column's type from the catalog, accepting the bare `"DateTime"` and
 /// `"Timestamp"` that catalogs wrote before these types carried their fraction digits
-/// (read as fsp 0); every other form is the derived one (docs/format/catalog.md).
+/// (read as fsp 0) and the bare `"Float"` / `"Double"` written before FLOAT(M,D) and
+/// DOUBLE(M,D) were kept (read as plain FLOAT / DOUBLE); every other form is the
+/// derived one (docs/format/catalog.md).
 fn legacy_data_type<'de, D: serde::Deserializer<'de>>(d: D) -> Result<DataType, D::Error> {
     use serde::de::{self, IntoDeserializer};
     struct V;
@@ -301,6 +354,8 @@ fn legacy_data_type<'de, D: serde::Deserializer<'de>>(d: D) -> Result<DataType, 
             match s {
                 "DateTime" => Ok(DataType::DateTime { fsp: 0 }),
                 "Timestamp" => Ok(DataType::Timestamp { fsp: 0 }),
+                "Float" => Ok(DataType::Float { fixed: None }),
+                "Double" => Ok(DataType::Double { fixed: None }),
                 other => DataType::deserialize(other.into_deserializer()),
             }
         }

@@ -63,20 +63,22 @@ impl Value {
         Value::Bytes(s.as_bytes().to_vec())
     }
 
-    /// The value as a signed integer, converting as MySQL does in integer context
-    /// (strings parse their leading number; doubles round). None for NULL.
+    /// The value as a signed integer, converting as MySQL's `val_int` does: a string
+    /// reads its leading integer (`'2.6'` is 2, `'1e1'` is 1: MySQL's strtoll10, not a
+    /// rounded double), a double rounds half to even (`rint`: 2.5 is 2, -0.5 is 0), a
+    /// decimal half away from zero; out-of-range values saturate. None for NULL.
     pub fn to_i64(&self) -> Option<i64> {
         match self {
             Value::Null => None,
             Value::Int(v) => Some(*v),
             Value::UInt(v) => Some(*v as i64),
-            Value::Double(d) => Some(d.round() as i64),
+            Value::Double(d) => Some(d.round_ties_even() as i64),
             Value::Decimal(d) => Some(
                 d.rescale(0)
                     .mantissa()
                     .clamp(i64::MIN as i128, i64::MAX as i128) as i64,
             ),
-            Value::Bytes(b) => Some(parse_leading_f64(b).round() as i64),
+            Value::Bytes(b) => Some(parse_leading_i64(b)),
             Value::DateTime(dt) => Some(datetime_as_number(dt) as i64),
             Value::Json(b) => Some(json_number(b).round() as i64),
             Value::Bits(b) => Some(bits_value(b) as i64),
@@ -261,6 +263,34 @@ pub fn format_double(d: f64) -> String {
     format!("{d}")
 }
 
+/// The integer a string starts with, as MySQL reads a string in integer context:
+/// leading spaces skipped, an optional sign, then digits up to the first other byte
+/// (a `.` or `e` ends it); saturating at the i64 range; 0 when there are no digits.
+pub fn parse_leading_i64(b: &[u8]) -> i64 {
+    let mut i = b
+        .iter()
+        .position(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+        .unwrap_or(b.len());
+    let negative = match b.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let mut n: i128 = 0;
+    while let Some(c @ b'0'..=b'9') = b.get(i) {
+        n = (n * 10 + i128::from(c - b'0')).min(i128::from(u64::MAX));
+        i += 1;
+    }
+    let n = if negative { -n } else { n };
+    n.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
 /// Parses the numeric prefix of a string as MySQL does in numeric context
 /// (`'12abc'` is 12, `'abc'` is 0).
 pub fn parse_leading_f64(b: &[u8]) -> f64 {
@@ -307,6 +337,18 @@ mod tests {
     #[test]
     fn numeric_context_of_strings() {
         assert_eq!(Value::str("12abc").to_i64(), Some(12));
+        // MySQL's integer context: a string's leading integer, not a rounded double.
+        assert_eq!(Value::str("2.6").to_i64(), Some(2));
+        assert_eq!(Value::str(" +3x").to_i64(), Some(3));
+        assert_eq!(Value::str("1e1").to_i64(), Some(1));
+        assert_eq!(Value::str("-2.5").to_i64(), Some(-2));
+        assert_eq!(Value::str(".9").to_i64(), Some(0));
+        assert_eq!(Value::str("-99999999999999999999").to_i64(), Some(i64::MIN));
+        // A double rounds half to even, as MySQL's rint.
+        assert_eq!(Value::Double(2.5).to_i64(), Some(2));
+        assert_eq!(Value::Double(3.5).to_i64(), Some(4));
+        assert_eq!(Value::Double(-0.5).to_i64(), Some(0));
+        assert_eq!(Value::Double(-2.6).to_i64(), Some(-3));
         assert_eq!(Value::str("abc").to_f64(), Some(0.0));
         assert_eq!(Value::str(" 1.5e2x").to_f64(), Some(150.0));
         assert_eq!(Value::Null.to_i64(), None);

@@ -222,8 +222,11 @@ impl<'a> Writer<'a> {
                 continue;
             }
             self.scratch.clear();
-            let ft = self.columns.get(i).map(|c| c.field_type);
-            strata_types::output::write_text_for(v, ft, &mut self.scratch);
+            let (ft, decimals) = match self.columns.get(i) {
+                Some(c) => (Some(c.field_type), c.decimals),
+                None => (None, strata_types::output::NOT_FIXED_DECIMALS),
+            };
+            strata_types::output::write_text_for(v, ft, decimals, &mut self.scratch);
             put_lenenc_str(&mut self.w.buf, &self.scratch);
         }
         self.w.end();

@@ -37,8 +37,11 @@ impl DerivedTable {
                 | FieldType::Int24
                 | FieldType::LongLong => DataType::BigInt { unsigned },
                 // A FLOAT stays a FLOAT, so it is still shown as one outside.
-                FieldType::Float => DataType::Float,
-                FieldType::Double => DataType::Double,
+                FieldType::Float | FieldType::Double => DataType::real_from_meta(
+                    c.field_type == FieldType::Double,
+                    c.length,
+                    c.decimals,
+                ),
                 FieldType::NewDecimal | FieldType::Decimal => DataType::Decimal {
                     precision: 38,
                     scale: c.decimals.min(30),

@@ -185,7 +185,7 @@ impl SType {
         match ty {
             t if t.is_integer() && t.is_unsigned() => SType::UInt,
             t if t.is_integer() => SType::Int,
-            DataType::Float | DataType::Double => SType::Double,
+            DataType::Float { .. } | DataType::Double { .. } => SType::Double,
             DataType::Decimal { scale, .. } => SType::Decimal(*scale),
             DataType::Date => SType::Date,
             DataType::DateTime { fsp } | DataType::Timestamp { fsp } => SType::DateTime(*fsp),
@@ -300,7 +300,7 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
     if col.data_type.is_integer()
         || matches!(
             col.data_type,
-            DataType::Decimal { .. } | DataType::Double | DataType::Float
+            DataType::Decimal { .. } | DataType::Double { .. } | DataType::Float { .. }
         )
     {
         fl |= flags::NUM;
@@ -352,7 +352,9 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
         length: col.display_length(),
         decimals: match col.data_type {
             DataType::Decimal { scale, .. } => scale,
-            DataType::Float | DataType::Double => 31,
+            ref t @ (DataType::Float { .. } | DataType::Double { .. }) => {
+                t.fixed_decimals().unwrap_or(31)
+            }
             ref t => t.fsp().unwrap_or(0),
         },
     }
@@ -1478,18 +1480,25 @@ impl<'a> Binder<'a> {
     }
 
     /// A FLOAT column or `CAST(… AS FLOAT)` read as text, wrapped to show as MySQL
-    /// shows a FLOAT; any other expression as it is. (In a grouped clause a column
+    /// shows a FLOAT (a FLOAT(M,D) / DOUBLE(M,D) column with its D decimals); any other
+    /// expression as it is. (In a grouped clause a column
     /// position means something else, and is left alone.)
     fn float_as_text(&self, x: Expr) -> Expr {
         let width: usize = self.scope.tables.iter().map(|t| t.def.columns.len()).sum();
         match x {
             Expr::Func(Func::Cast(CastFn::Float), _) => Expr::Func(Func::ShowFloat, vec![x]),
-            Expr::Column(pos)
-                if self.agg.is_none()
-                    && pos < width
-                    && matches!(self.scope.column(pos).1.data_type, DataType::Float) =>
-            {
-                Expr::Func(Func::ShowFloat, vec![x])
+            // FLOAT(M,D) / DOUBLE(M,D): its D decimals (`3.00`).
+            Expr::Column(pos) if self.agg.is_none() && pos < width => {
+                match self.scope.column(pos).1.data_type {
+                    DataType::Float {
+                        fixed: Some((_, d)),
+                    }
+                    | DataType::Double {
+                        fixed: Some((_, d)),
+                    } => Expr::Func(Func::ShowFixed(d), vec![x]),
+                    DataType::Float { .. } => Expr::Func(Func::ShowFloat, vec![x]),
+                    _ => x,
+                }
             }
             x => x,
         }

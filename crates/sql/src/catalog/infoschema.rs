@@ -667,8 +667,14 @@ impl InfoTable {
                         DataType::MediumInt { .. } => (u(7), u(0)),
                         DataType::Int { .. } => (u(10), u(0)),
                         DataType::BigInt { unsigned } => (u(if *unsigned { 20 } else { 19 }), u(0)),
-                        DataType::Float => (u(12), Value::Null),
-                        DataType::Double => (u(22), Value::Null),
+                        DataType::Float {
+                            fixed: Some((m, d)),
+                        }
+                        | DataType::Double {
+                            fixed: Some((m, d)),
+                        } => (u(*m as u64), u(*d as u64)),
+                        DataType::Float { .. } => (u(12), Value::Null),
+                        DataType::Double { .. } => (u(22), Value::Null),
                         DataType::Decimal { precision, scale } => {
                             (u(*precision as u64), u(*scale as u64))
                         }

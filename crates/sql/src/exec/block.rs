@@ -56,7 +56,7 @@ pub(crate) fn key_ranges(
         }
         if matches!(
             c.data_type,
-            DataType::Double | DataType::Float | DataType::Decimal { .. }
+            DataType::Double { .. } | DataType::Float { .. } | DataType::Decimal { .. }
         ) && !v.is_numeric()
         {
             return false;

@@ -223,7 +223,7 @@ fn coerce_type(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Valu
         DataType::Enum(_) | DataType::Set(_) => {
             crate::expr::convert_member::member_column_value(&v, col, row, strict)
         }
-        DataType::Float | DataType::Double => {
+        DataType::Float { .. } | DataType::Double { .. } => {
             let f = match &v {
                 Value::Bytes(b) => {
                     let text = String::from_utf8_lossy(b);
@@ -245,7 +245,32 @@ fn coerce_type(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Valu
             if !f.is_finite() {
                 return Err(out_of_range());
             }
-            Ok(Value::Double(if *ty == DataType::Float {
+            let f = match ty {
+                DataType::Float {
+                    fixed: Some((m, d)),
+                }
+                | DataType::Double {
+                    fixed: Some((m, d)),
+                } => {
+                    // FLOAT(M,D) / DOUBLE(M,D), as MySQL's truncate_double: rounded to D
+                    // decimals (rint of the scaled value), then held within
+                    // ±(10^(M-D) - 10^-D): past it 1264 in strict mode, else clipped.
+                    let scale = 10f64.powi(i32::from(*d));
+                    let rounded = (f * scale).round_ties_even() / scale;
+                    let rounded = if rounded.is_finite() { rounded } else { f };
+                    let max = (10f64.powi(i32::from(*m)) - 1.0) / scale;
+                    if rounded.abs() > max {
+                        if strict {
+                            return Err(out_of_range());
+                        }
+                        max.copysign(rounded)
+                    } else {
+                        rounded
+                    }
+                }
+                _ => f,
+            };
+            Ok(Value::Double(if matches!(ty, DataType::Float { .. }) {
                 f as f32 as f64
             } else {
                 f

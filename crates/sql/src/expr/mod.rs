@@ -1000,12 +1000,13 @@ pub fn bool_value(b: bool) -> Value {
     Value::Int(b as i64)
 }
 
-/// A value as MySQL's bit operators read it: an unsigned 64-bit integer.
+/// A value as MySQL's bit operators read it (`val_uint`): an unsigned 64-bit integer,
+/// converted as [`Value::to_i64`] does (a double half to even, a string's leading
+/// integer), a negative number as its two's complement.
 pub(crate) fn to_u64(v: &Value) -> u64 {
     match v {
         Value::UInt(u) => *u,
-        Value::Int(i) => *i as u64,
-        other => other.to_f64().unwrap_or(0.0).round() as i64 as u64,
+        other => other.to_i64().unwrap_or(0) as u64,
     }
 }
 

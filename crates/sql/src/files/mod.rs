@@ -87,14 +87,15 @@ impl FileFormat {
     }
 
     /// Appends one row as `SELECT … INTO OUTFILE` writes it. `types` are the result
-    /// columns' types (they decide OPTIONALLY's enclosing and how values print).
+    /// columns' types and decimals (they decide OPTIONALLY's enclosing and how values
+    /// print).
     ///
     /// MySQL's rules (`Query_result_export::send_data`): NULL is `\N` (escape + N), or
     /// the word `NULL` without an escape character, never enclosed; inside a value the
     /// escape character writes itself before the escape character, the enclosing
     /// character (in an enclosed field) or else the first byte of the field terminator,
     /// and the first byte of the line terminator; a NUL byte is written as escape + `0`.
-    pub fn write_row(&self, row: &[Value], types: &[FieldType], out: &mut Vec<u8>) {
+    pub fn write_row(&self, row: &[Value], types: &[(FieldType, u8)], out: &mut Vec<u8>) {
         let esc = self.escape_char();
         let enc = self.enclose_char();
         let field_first = self.field_term.first().copied();
@@ -105,7 +106,10 @@ impl FileFormat {
             if i > 0 {
                 out.extend_from_slice(&self.field_term);
             }
-            let ft = types.get(i).copied();
+            let (ft, decimals) = match types.get(i) {
+                Some(&(ft, d)) => (Some(ft), d),
+                None => (None, strata_types::output::NOT_FIXED_DECIMALS),
+            };
             if v.is_null() {
                 match esc {
                     Some(e) => out.extend_from_slice(&[e, b'N']),
@@ -114,7 +118,7 @@ impl FileFormat {
                 continue;
             }
             text.clear();
-            strata_types::output::write_text_for(v, ft, &mut text);
+            strata_types::output::write_text_for(v, ft, decimals, &mut text);
             let enclose = match enc {
                 Some(_) if !self.optionally => enc,
                 Some(_) if ft.is_some_and(is_string_column) => enc,
@@ -458,8 +462,12 @@ mod tests {
     }
 
     fn written(f: &FileFormat, row: &[Value], types: &[FieldType]) -> Vec<u8> {
+        let types: Vec<_> = types
+            .iter()
+            .map(|&t| (t, strata_types::output::NOT_FIXED_DECIMALS))
+            .collect();
         let mut out = Vec::new();
-        f.write_row(row, types, &mut out);
+        f.write_row(row, &types, &mut out);
         out
     }
 

@@ -318,15 +318,24 @@ pub fn plan_block(
                                 .max(0) as u64;
                             let mut m =
                                 crate::bind::aggregate_meta::result_meta(spec, &meta, max_len);
-                            // MIN/MAX of a FLOAT column is a FLOAT, shown as one.
-                            if let (AggFunc::Min | AggFunc::Max, Some(Expr::Column(p))) =
-                                (spec.func, &spec.arg)
-                            {
-                                if matches!(
-                                    scope.column(*p).1.data_type,
-                                    strata_types::DataType::Float
-                                ) {
+                            if let Some(Expr::Column(p)) = &spec.arg {
+                                let ty = scope.column(*p).1.data_type;
+                                // MIN/MAX of a FLOAT column is a FLOAT, shown as one.
+                                if matches!(spec.func, AggFunc::Min | AggFunc::Max)
+                                    && matches!(ty, strata_types::DataType::Float { .. })
+                                {
                                     m.field_type = strata_types::FieldType::Float;
+                                }
+                                // Of a FLOAT(M,D) / DOUBLE(M,D) column, MIN/MAX/SUM show
+                                // its D decimals and AVG four more, as MySQL's.
+                                if let Some(d) = ty.fixed_decimals() {
+                                    match spec.func {
+                                        AggFunc::Min | AggFunc::Max | AggFunc::Sum => {
+                                            m.decimals = d
+                                        }
+                                        AggFunc::Avg => m.decimals = (d + 4).min(31),
+                                        _ => {}
+                                    }
                                 }
                             }
                             m

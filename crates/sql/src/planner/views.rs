@@ -200,8 +200,9 @@ fn computed_column(m: &ColumnMeta) -> ColumnDef {
         FieldType::Int24 => DataType::MediumInt { unsigned },
         FieldType::Long => DataType::Int { unsigned },
         FieldType::LongLong => DataType::BigInt { unsigned },
-        FieldType::Float => DataType::Float,
-        FieldType::Double => DataType::Double,
+        FieldType::Float | FieldType::Double => {
+            DataType::real_from_meta(m.field_type == FieldType::Double, m.length, m.decimals)
+        }
         FieldType::NewDecimal | FieldType::Decimal => {
             let digits = m
                 .length

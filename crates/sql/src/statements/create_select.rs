@@ -351,7 +351,7 @@ fn finish_computed(mut c: ColumnDef) -> Result<ColumnDef> {
     let plain = data_type.is_integer()
         || matches!(
             data_type,
-            DataType::Decimal { .. } | DataType::Double | DataType::VarChar(_)
+            DataType::Decimal { .. } | DataType::Double { .. } | DataType::VarChar(_)
         );
     if !nullable && plain {
         // In the column's own form (`0.0` for a DECIMAL(2,1)).
@@ -468,9 +468,9 @@ fn over_columns(e: &ast::Expr, src: &Source) -> Option<ColumnDef> {
                 return None;
             }
             let (prec, scale) = match c.data_type {
-                DataType::Float | DataType::Double => {
+                DataType::Float { .. } | DataType::Double { .. } => {
                     let mut d = plain(c, true);
-                    d.data_type = DataType::Double;
+                    d.data_type = DataType::Double { fixed: None };
                     return Some(d);
                 }
                 DataType::Decimal { precision, scale } => (precision as u32, scale as u32),
@@ -680,7 +680,7 @@ fn literal_type(v: &ast::Value, negative: bool) -> Option<(DataType, bool)> {
         ast::Value::Null if !negative => Some((DataType::Binary(0), true)),
         ast::Value::Number(n, _) => {
             if n.contains(['e', 'E']) {
-                return Some((DataType::Double, false));
+                return Some((DataType::Double { fixed: None }, false));
             }
             if let Some((int, frac)) = n.split_once('.') {
                 // A leading zero beyond `0.` counts differently in MySQL and MariaDB.

@@ -496,7 +496,10 @@ pub(crate) fn table_def(
     }
     if let Some(&a) = autos.first() {
         if !columns[a].data_type.is_integer()
-            && !matches!(columns[a].data_type, DataType::Double | DataType::Float)
+            && !matches!(
+                columns[a].data_type,
+                DataType::Double { .. } | DataType::Float { .. }
+            )
         {
             return Err(Error::WrongAutoKey);
         }
@@ -628,6 +631,51 @@ fn signed_real(t: &ast::DataType) -> Option<ast::DataType> {
         D::RealUnsigned => D::Real,
         _ => return None,
     })
+}
+
+/// FLOAT / DOUBLE with MySQL's forms and checks: FLOAT(p) is a FLOAT for p ≤ 24 and a
+/// DOUBLE for p ≤ 53 (past that 1063); DOUBLE(p) is a syntax error; FLOAT(M,D) and
+/// DOUBLE(M,D) keep (M, D), with M ≤ 255 (1439), D ≤ 30 (1425) and D ≤ M (1427).
+fn real_type(info: &ast::ExactNumberInfo, col: &str, double: bool) -> Result<DataType> {
+    let plain = |double: bool| {
+        if double {
+            DataType::Double { fixed: None }
+        } else {
+            DataType::Float { fixed: None }
+        }
+    };
+    match *info {
+        ast::ExactNumberInfo::None => Ok(plain(double)),
+        ast::ExactNumberInfo::Precision(_) if double => Err(Error::Syntax(format!(
+            "DOUBLE takes no single precision (column '{col}'): use DOUBLE or DOUBLE(M,D)"
+        ))),
+        ast::ExactNumberInfo::Precision(p) if p <= 24 => Ok(plain(false)),
+        ast::ExactNumberInfo::Precision(p) if p <= 53 => Ok(plain(true)),
+        ast::ExactNumberInfo::Precision(_) => Err(Error::WrongFieldSpec(col.to_string())),
+        ast::ExactNumberInfo::PrecisionAndScale(m, d) => {
+            if m > 255 {
+                return Err(Error::TooBigDisplayWidth {
+                    column: col.to_string(),
+                    max: 255,
+                });
+            }
+            if d > 30 {
+                return Err(Error::TooBigScale {
+                    scale: d.unsigned_abs(),
+                    column: col.to_string(),
+                });
+            }
+            if d < 0 || d as u64 > m {
+                return Err(Error::ScaleAbovePrecision(col.to_string()));
+            }
+            let fixed = Some((m as u8, d as u8));
+            Ok(if double {
+                DataType::Double { fixed }
+            } else {
+                DataType::Float { fixed }
+            })
+        }
+    }
 }
 
 /// A column of CREATE TABLE or ALTER TABLE, and whether its options made it the
@@ -1031,10 +1079,13 @@ fn column_type(
         D::IntUnsigned(_) | D::IntegerUnsigned(_) => (DataType::Int { unsigned: true }, None),
         D::BigInt(_) => (DataType::BigInt { unsigned: false }, None),
         D::BigIntUnsigned(_) => (DataType::BigInt { unsigned: true }, None),
-        D::Float(_) => (DataType::Float, None),
+        D::Float(info) => (real_type(info, col, false)?, None),
         // REAL is DOUBLE, or FLOAT under sql_mode REAL_AS_FLOAT.
-        D::Real if sql_mode.has(strata_types::SqlMode::REAL_AS_FLOAT) => (DataType::Float, None),
-        D::Double(_) | D::DoublePrecision | D::Real => (DataType::Double, None),
+        D::Real if sql_mode.has(strata_types::SqlMode::REAL_AS_FLOAT) => {
+            (DataType::Float { fixed: None }, None)
+        }
+        D::Double(info) => (real_type(info, col, true)?, None),
+        D::DoublePrecision | D::Real => (DataType::Double { fixed: None }, None),
         D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {
             let (p, s) = match info {
                 ast::ExactNumberInfo::None => (&10, 0),

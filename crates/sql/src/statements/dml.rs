@@ -524,7 +524,10 @@ pub(crate) fn numeric_hex(e: &ast::Expr, col: Option<&ColumnDef>) -> Option<Valu
         c.data_type.is_integer()
             || matches!(
                 c.data_type,
-                DataType::Decimal { .. } | DataType::Float | DataType::Double | DataType::Year
+                DataType::Decimal { .. }
+                    | DataType::Float { .. }
+                    | DataType::Double { .. }
+                    | DataType::Year
             )
     });
     if numeric {

@@ -22,8 +22,8 @@ fn key_part_len(c: &ColumnDef) -> u64 {
         DataType::TinyInt { .. } => 1,
         DataType::SmallInt { .. } => 2,
         DataType::MediumInt { .. } => 3,
-        DataType::Int { .. } | DataType::Float => 4,
-        DataType::BigInt { .. } | DataType::Double => 8,
+        DataType::Int { .. } | DataType::Float { .. } => 4,
+        DataType::BigInt { .. } | DataType::Double { .. } => 8,
         DataType::Decimal { precision, scale } => {
             let digits = |d: u64| (d / 9) * 4 + [0, 1, 1, 2, 2, 3, 3, 4, 4, 4][(d % 9) as usize];
             digits((precision - scale) as u64) + digits(scale as u64)

@@ -491,8 +491,14 @@ fn meta_type_text(m: &ColumnMeta) -> String {
         FieldType::Int24 => format!("mediumint{unsigned}"),
         FieldType::Long => format!("int{unsigned}"),
         FieldType::LongLong => format!("bigint{unsigned}"),
-        FieldType::Float => "float".into(),
-        FieldType::Double => "double".into(),
+        FieldType::Float | FieldType::Double => {
+            let t = strata_types::DataType::real_from_meta(
+                m.field_type == FieldType::Double,
+                m.length,
+                m.decimals,
+            );
+            t.sql_name()
+        }
         FieldType::NewDecimal | FieldType::Decimal => {
             let digits = m.length.saturating_sub(u32::from(m.decimals > 0))
                 - u32::from(unsigned.is_empty() && m.length > 1);

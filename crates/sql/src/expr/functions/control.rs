@@ -89,6 +89,10 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
             Value::Double(d) => Value::str(&strata_types::floatfmt::format_float(d)),
             v => v,
         },
+        ShowFixed(decimals) => match a0()? {
+            Value::Double(d) => Value::str(&format!("{d:.*}", usize::from(decimals))),
+            v => v,
+        },
         ShowScale(s) => match a0()? {
             Value::Decimal(d) => Value::Decimal(d.with_shown(s)),
             Value::Int(i) => Value::Decimal(Decimal::from_i64(i).with_shown(s)),

@@ -96,6 +96,9 @@ pub enum Func {
     /// CHAR, CONCAT) in it, so it reads as MySQL shows a FLOAT (`0.1`, not the
     /// f64 widening `0.10000000149011612`).
     ShowFloat,
+    /// Not callable by name: the binder wraps a FLOAT(M,D) / DOUBLE(M,D) column read as
+    /// text in it, so it reads with its D decimals as MySQL shows it (`3.00`).
+    ShowFixed(u8),
     /// A JSON function, `->`, `->>`, MEMBER OF or CAST AS JSON (`expr/json/`).
     Json(crate::expr::json::JsonFn),
     /// Not callable by name: `@name := expr`, bound with the lower-case name as its
@@ -230,7 +233,7 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
         }
         InetAton | InetNtoa => network::call(f, args, row, cx),
         If | IfNull | NullIf(_) | Coalesce | Greatest(_) | Least(_) | ShowScale(_) | ShowDouble
-        | ShowSigned | ShowFloat => control::call(f, args, row, cx),
+        | ShowSigned | ShowFloat | ShowFixed(_) => control::call(f, args, row, cx),
         Str(f, coll) => string::call(f, coll, args, row, cx),
         Math(f) => math::call(f, args, row, cx),
         Hash(f) => match f {
