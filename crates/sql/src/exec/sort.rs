@@ -13,7 +13,7 @@
 //! a 4 KiB window and a row each do not fit in what the sort is granted (hundreds of
 //! 32 KiB runs when the budget is busy), they are first merged in groups that fit into
 //! longer runs, appended to the same file, so the merge never holds more than the sort
-//! (at 4 KiB a run, 300 such runs held 1.2 MiB outside the grant: 129 MiB over 100
+//! (at 4 KiB a run, 300 such runs held 1.2 MiB outside the grant: 131 MiB over 100
 //! concurrent GROUP BYs on the run of docs/memory.md).
 //!
 //! Run format: a sequence of rows, each `u32` byte length then the row encoded by
@@ -168,7 +168,10 @@ impl<'a> ExternalSorter<'a> {
         // groups into longer runs (each pass holds as much as the last), so a sort
         // that spilled hundreds of small runs under a busy budget merges in a few
         // passes instead of holding a window per run outside its grant.
-        let row_mem = self.row_bytes_total.checked_div(self.rows_total).unwrap_or(0) as usize;
+        let row_mem = self
+            .row_bytes_total
+            .checked_div(self.rows_total)
+            .unwrap_or(0) as usize;
         let per_run = MIN_WINDOW + row_mem;
         while self.runs.len() > 2 && !self.grant.fits(self.runs.len() * per_run) {
             // One piece of the grant buffers the merged run's writes.
