@@ -305,14 +305,16 @@ fn selected_columns(
         return metas
             .iter()
             .zip(items)
-            .map(|(m, item)| selected_column(cx, m, item, &tables).or_else(|what| refused(m, &what)))
+            .map(|(m, item)| {
+                selected_column(cx, m, item, &tables).or_else(|what| refused(m, &what))
+            })
             .collect();
     };
     let mut branches = Vec::new();
     if let Err(what) = union_branches(query.body.as_ref(), &mut branches) {
         return metas.iter().map(|m| refused(m, &what)).collect();
     }
-    let typed: Vec<(Vec<Option<&ast::Expr>>, std::result::Result<Vec<Table>, Unknown>)> = branches
+    let typed: Vec<Branch> = branches
         .iter()
         .map(|sel| (select_items(sel, metas), tables_of(cx, sel, &ctes)))
         .collect();
@@ -338,6 +340,12 @@ fn selected_columns(
         })
         .collect()
 }
+
+/// A UNION's SELECT: its select-list expressions and the tables it reads.
+type Branch<'q> = (
+    Vec<Option<&'q ast::Expr>>,
+    std::result::Result<Vec<Table>, Unknown>,
+);
 
 /// The SELECTs of a UNION / INTERSECT / EXCEPT, in order.
 fn union_branches<'q>(

@@ -54,8 +54,15 @@ pub(crate) struct Item {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Kind {
     /// An integer: `len` display characters (MySQL's `max_length`), `prec` digits.
-    Int { len: u32, prec: u32, unsigned: bool },
-    Decimal { prec: u32, scale: u32 },
+    Int {
+        len: u32,
+        prec: u32,
+        unsigned: bool,
+    },
+    Decimal {
+        prec: u32,
+        scale: u32,
+    },
     Double,
     /// A string of `chars` characters; `column` when its collation is a column's
     /// (implicit), not a literal's (coercible); `fixed` for CHAR columns.
@@ -105,9 +112,7 @@ impl Item {
         match &self.kind {
             Kind::Str { chars, .. } => Some(*chars),
             Kind::Int { len, .. } => Some(u64::from(*len)),
-            Kind::Decimal { prec, scale } => {
-                Some(u64::from(prec + u32::from(*scale > 0) + 1))
-            }
+            Kind::Decimal { prec, scale } => Some(u64::from(prec + u32::from(*scale > 0) + 1)),
             Kind::Null => Some(0),
             _ => None,
         }
@@ -315,7 +320,9 @@ fn column(qualifier: Option<&str>, name: &str, tables: &[Table]) -> Result<Item,
         Some((&t.def.columns[i], t.outer))
     });
     let (Some((c, outer)), None) = (found.next(), found.next()) else {
-        return Err(format!("`{name}` (not a column of a table the query reads)"));
+        return Err(format!(
+            "`{name}` (not a column of a table the query reads)"
+        ));
     };
     let nullable = c.nullable || outer;
     let t = c.data_type;
@@ -334,14 +341,12 @@ fn column(qualifier: Option<&str>, name: &str, tables: &[Table]) -> Result<Item,
             scale: u32::from(scale),
         },
         DataType::Float | DataType::Double => Kind::Double,
-        DataType::Char(n) | DataType::VarChar(n) if c.collation != Collation::Binary => {
-            Kind::Str {
-                chars: u64::from(n),
-                coll: c.collation,
-                column: true,
-                fixed: matches!(t, DataType::Char(_)),
-            }
-        }
+        DataType::Char(n) | DataType::VarChar(n) if c.collation != Collation::Binary => Kind::Str {
+            chars: u64::from(n),
+            coll: c.collation,
+            column: true,
+            fixed: matches!(t, DataType::Char(_)),
+        },
         DataType::Text(limit) if c.collation != Collation::Binary => Kind::Str {
             chars: u64::from(limit) / MB_MAX,
             coll: c.collation,
@@ -453,9 +458,8 @@ fn arithmetic(op: &ast::BinaryOperator, l: &Item, r: &Item) -> Result<Item, Unkn
             ((p0 + s1 + inc).min(max_p), (s0 + inc).min(max_s))
         }
     };
-    let decimal = divide
-        || matches!(l.kind, Kind::Decimal { .. })
-        || matches!(r.kind, Kind::Decimal { .. });
+    let decimal =
+        divide || matches!(l.kind, Kind::Decimal { .. }) || matches!(r.kind, Kind::Decimal { .. });
     if decimal {
         return Ok(Item::new(
             Kind::Decimal {
@@ -523,9 +527,7 @@ fn arguments(f: &ast::Function) -> Result<Vec<&ast::Expr>, Unknown> {
         .iter()
         .map(|a| match a {
             ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
-            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => {
-                Err("*".to_string())
-            }
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => Err("*".to_string()),
             _ => Err("a named or qualified-wildcard argument".to_string()),
         })
         .collect()
@@ -549,7 +551,11 @@ fn function(f: &ast::Function, tables: &[Table]) -> Result<Item, Unknown> {
     let one = |args: &[&ast::Expr]| -> Result<Item, Unknown> {
         match args {
             [a] => type_of(a, tables),
-            _ => Err(format!("{} of {} arguments", name.to_uppercase(), args.len())),
+            _ => Err(format!(
+                "{} of {} arguments",
+                name.to_uppercase(),
+                args.len()
+            )),
         }
     };
     match name.as_str() {
@@ -755,9 +761,12 @@ pub(crate) fn aggregate(
     };
     let refused = || format!("{what} over values of different types");
     let same_exact = first.exact.is_some() && typed.iter().all(|i| i.exact == first.exact);
-    let numbers = typed
-        .iter()
-        .all(|i| matches!(i.kind, Kind::Int { .. } | Kind::Decimal { .. } | Kind::Double));
+    let numbers = typed.iter().all(|i| {
+        matches!(
+            i.kind,
+            Kind::Int { .. } | Kind::Decimal { .. } | Kind::Double
+        )
+    });
     if numbers {
         if typed.iter().any(|i| matches!(i.kind, Kind::Double)) {
             let exact = if same_exact { first.exact } else { None };
@@ -831,7 +840,9 @@ pub(crate) fn aggregate(
             Kind::Str {
                 chars,
                 coll,
-                column: typed.iter().any(|i| matches!(i.kind, Kind::Str { column: true, .. })),
+                column: typed
+                    .iter()
+                    .any(|i| matches!(i.kind, Kind::Str { column: true, .. })),
                 fixed,
             },
             nullable,
@@ -879,9 +890,24 @@ mod tests {
             name: "t".into(),
             engine: "btree".into(),
             columns: vec![
-                ColumnDef::plain("k", DataType::Int { unsigned: false }, false, Collation::Binary),
-                ColumnDef::plain("n", DataType::Int { unsigned: true }, true, Collation::Binary),
-                ColumnDef::plain("ti", DataType::TinyInt { unsigned: false }, true, Collation::Binary),
+                ColumnDef::plain(
+                    "k",
+                    DataType::Int { unsigned: false },
+                    false,
+                    Collation::Binary,
+                ),
+                ColumnDef::plain(
+                    "n",
+                    DataType::Int { unsigned: true },
+                    true,
+                    Collation::Binary,
+                ),
+                ColumnDef::plain(
+                    "ti",
+                    DataType::TinyInt { unsigned: false },
+                    true,
+                    Collation::Binary,
+                ),
                 ColumnDef::plain(
                     "d",
                     DataType::Decimal {
@@ -995,14 +1021,23 @@ mod tests {
     #[test]
     fn branches_aggregate_as_mysql_8() {
         assert_eq!(ty("IFNULL(ti, ti)"), ok("tinyint", true));
-        assert_eq!(ty("IFNULL(n, k)"), Err("IFNULL over signed and unsigned integers".into()));
+        assert_eq!(
+            ty("IFNULL(n, k)"),
+            Err("IFNULL over signed and unsigned integers".into())
+        );
         assert_eq!(ty("IFNULL(s, 'abc')"), ok("varchar(10)", false));
         assert_eq!(ty("COALESCE(d, 1)"), ok("decimal(6,2)", false));
         assert_eq!(ty("COALESCE(d, k)"), ok("decimal(12,2)", false));
         assert_eq!(ty("IF(k > 1, f, d)"), ok("double", true));
         assert_eq!(ty("IF(k > 1, 'a', NULL)"), ok("varchar(1)", true));
-        assert_eq!(ty("CASE WHEN k > 1 THEN dt ELSE ts END"), ok("datetime(3)", true));
-        assert_eq!(ty("CASE k WHEN 1 THEN 'x' ELSE 'yy' END"), ok("varchar(2)", false));
+        assert_eq!(
+            ty("CASE WHEN k > 1 THEN dt ELSE ts END"),
+            ok("datetime(3)", true)
+        );
+        assert_eq!(
+            ty("CASE k WHEN 1 THEN 'x' ELSE 'yy' END"),
+            ok("varchar(2)", false)
+        );
         assert!(ty("IF(k > 1, 1, 2)").is_err());
         assert!(ty("IF(k > 1, 'a', 1)").is_err());
     }
@@ -1019,7 +1054,10 @@ mod tests {
         };
         assert_eq!(union("c", "c"), ok("char(4)", false));
         assert_eq!(union("c", "s"), ok("varchar(10)", true));
-        assert_eq!(union("k", "n + 0"), Err("UNION over signed and unsigned integers".into()));
+        assert_eq!(
+            union("k", "n + 0"),
+            Err("UNION over signed and unsigned integers".into())
+        );
         assert_eq!(union("k", "k"), ok("int", false));
         assert_eq!(union("d", "1.5"), ok("decimal(6,2)", true));
         assert_eq!(union("NULL", "dt"), ok("date", true));
@@ -1039,13 +1077,19 @@ mod tests {
             },
             true,
         );
-        assert_eq!(i.column("x").map(|c| c.data_type.sql_name()), Ok("longtext".into()));
+        assert_eq!(
+            i.column("x").map(|c| c.data_type.sql_name()),
+            Ok("longtext".into())
+        );
         i.kind = Kind::Str {
             chars: 20_000,
             coll: Collation::GeneralCi,
             column: false,
             fixed: false,
         };
-        assert_eq!(i.column("x").map(|c| c.data_type.sql_name()), Ok("mediumtext".into()));
+        assert_eq!(
+            i.column("x").map(|c| c.data_type.sql_name()),
+            Ok("mediumtext".into())
+        );
     }
 }
