@@ -4,9 +4,10 @@
 //! 1. the query is bound, and shared metadata locks are taken on what it reads (the new
 //!    name's exclusive lock was taken by `ddl_locks`);
 //! 2. the new table's columns are the declared ones, then the query's columns the
-//!    declarations do not name, each typed by [`selected_column`] (MySQL's rules: a
+//!    declarations do not name, each typed by [`selected_columns`] (MySQL's rules: a
 //!    column read straight from a table keeps its type, NULL-ness, default, collation;
-//!    a computed one gets its result type);
+//!    a computed one, and a UNION's column, gets its result type, derived in
+//!    `create_select_types`);
 //! 3. the table's files are made under a hidden stem in the DDL log
 //!    (`Catalog::begin_create`), the rows are inserted by the INSERT … SELECT code in a
 //!    transaction of the statement's own, which commits, and the table is flushed;
@@ -20,6 +21,7 @@
 
 use crate::context::{ExecCtx, Outcome};
 use crate::planner::query::Planner;
+use crate::statements::create_select_types::{aggregate, type_of, Item, Table, Unknown};
 use crate::statements::dml::{execute_insert, implicit_default, InsertPlan, Target};
 use sqlparser::ast;
 use std::sync::Arc;
@@ -27,10 +29,6 @@ use strata_engine::Txn;
 use strata_types::output::flags;
 use strata_types::schema::ColumnDefault;
 use strata_types::{Collation, ColumnDef, ColumnMeta, DataType, Error, Result};
-
-/// Longest string literal whose column type is derived (MySQL makes longer results
-/// TEXT, `CONVERT_IF_BIGGER_TO_BLOB`; not derived here).
-const MAX_VARCHAR_CHARS: u32 = 512;
 
 pub fn create_table_select(
     ct: &ast::CreateTable,
@@ -52,28 +50,24 @@ pub fn create_table_select(
     let sub = Planner::new(cx).plan_statement(query)?;
     lock_reads(cx, &sub)?;
     let metas = sub.columns();
-    let items = select_items(query, metas);
-    let source = single_table(cx, query);
     let declared = |name: &str| {
         ct.columns
             .iter()
             .any(|c| c.name.value.eq_ignore_ascii_case(name))
     };
-    let selected = metas
-        .iter()
-        .zip(items)
-        .map(
-            |(m, item)| match selected_column(cx, m, item, source.as_ref()) {
-                // A declared column gives the type itself; the derived one is not used.
-                Err(Error::NotSupported(_)) if declared(&m.name) => Ok(ColumnDef::plain(
-                    m.name.clone(),
-                    DataType::Int { unsigned: false },
-                    true,
-                    Collation::Binary,
-                )),
-                other => other,
-            },
-        )
+    let selected = selected_columns(cx, query, metas)
+        .into_iter()
+        .zip(metas)
+        .map(|(c, m)| match c {
+            // A declared column gives the type itself; the derived one is not used.
+            Err(Error::NotSupported(_)) if declared(&m.name) => Ok(ColumnDef::plain(
+                m.name.clone(),
+                DataType::Int { unsigned: false },
+                true,
+                Collation::Binary,
+            )),
+            other => other,
+        })
         .collect::<Result<Vec<_>>>()?;
     let names: Vec<String> = selected.iter().map(|c| c.name.clone()).collect();
     let def = crate::statements::ddl::table_def(ct, cx, selected)?;
@@ -280,20 +274,114 @@ fn duplicates_clause(ct: &ast::CreateTable) -> (bool, bool) {
     (false, false)
 }
 
+/// The columns CREATE TABLE … SELECT makes of the query's result columns `metas`, each
+/// typed or a 1235 naming what is not: of one SELECT by [`selected_column`], of a UNION
+/// by aggregating its SELECTs' types of each column as MySQL does (a column read from
+/// a table keeps its type there, but not its default).
+fn selected_columns(
+    cx: &ExecCtx,
+    query: &ast::Query,
+    metas: &[ColumnMeta],
+) -> Vec<Result<ColumnDef>> {
+    let refused = |m: &ColumnMeta, what: &str| {
+        Err(Error::NotSupported(format!(
+            "CREATE TABLE … SELECT of the computed column `{}`: {what} (declare its type \
+             in the column definitions)",
+            m.name
+        )))
+    };
+    // A common table expression's name hides a table's.
+    let ctes: Vec<&str> = query.with.as_ref().map_or(Vec::new(), |w| {
+        w.cte_tables
+            .iter()
+            .map(|c| c.alias.name.value.as_str())
+            .collect()
+    });
+    let ast::SetExpr::SetOperation { .. } = query.body.as_ref() else {
+        let (items, tables) = match query.body.as_ref() {
+            ast::SetExpr::Select(sel) => (select_items(sel, metas), tables_of(cx, sel, &ctes)),
+            _ => (vec![None; metas.len()], Ok(Vec::new())),
+        };
+        return metas
+            .iter()
+            .zip(items)
+            .map(|(m, item)| {
+                selected_column(cx, m, item, &tables).or_else(|what| refused(m, &what))
+            })
+            .collect();
+    };
+    let mut branches = Vec::new();
+    if let Err(what) = union_branches(query.body.as_ref(), &mut branches) {
+        return metas.iter().map(|m| refused(m, &what)).collect();
+    }
+    let typed: Vec<Branch> = branches
+        .iter()
+        .map(|sel| (select_items(sel, metas), tables_of(cx, sel, &ctes)))
+        .collect();
+    metas
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let items = typed
+                .iter()
+                .map(|(items, tables)| {
+                    let e = items[i].ok_or_else(|| "a UNION branch with `*`".to_string())?;
+                    type_of(e, tables.as_ref().map_err(Clone::clone)?)
+                })
+                .collect::<std::result::Result<Vec<Item>, Unknown>>();
+            let column = items.and_then(|items| {
+                let nullable = items.iter().any(|x| x.nullable);
+                aggregate(&items, nullable, true, "UNION")?.column(&m.name)
+            });
+            match column {
+                Ok(c) => finish_computed(c),
+                Err(what) => refused(m, &what),
+            }
+        })
+        .collect()
+}
+
+/// A UNION's SELECT: its select-list expressions and the tables it reads.
+type Branch<'q> = (
+    Vec<Option<&'q ast::Expr>>,
+    std::result::Result<Vec<Table>, Unknown>,
+);
+
+/// The SELECTs of a UNION / INTERSECT / EXCEPT, in order.
+fn union_branches<'q>(
+    body: &'q ast::SetExpr,
+    out: &mut Vec<&'q ast::Select>,
+) -> std::result::Result<(), Unknown> {
+    match body {
+        ast::SetExpr::SetOperation { left, right, .. } => {
+            union_branches(left, out)?;
+            union_branches(right, out)
+        }
+        ast::SetExpr::Select(sel) => {
+            out.push(sel);
+            Ok(())
+        }
+        ast::SetExpr::Query(q) if q.order_by.is_none() && q.limit_clause.is_none() => {
+            union_branches(q.body.as_ref(), out)
+        }
+        _ => Err("a UNION branch other than a SELECT".into()),
+    }
+}
+
 /// The column CREATE TABLE … SELECT makes of result column `m` (`item`: its select-list
 /// expression, when known), as MySQL 8 does: a column read straight from a base table
 /// keeps that column's type, NULL-ness (or becomes NULL-able through an outer join),
 /// default, ON UPDATE, collation and members, but not AUTO_INCREMENT (such a column
-/// gets the implicit default instead); a computed one gets its expression's type
-/// ([`computed_type`]), and when NOT NULL and numeric or string the implicit default
-/// (`DEFAULT '0'`, `DEFAULT ''`). A computed column whose type Strata cannot derive
-/// exactly is 1235 (the column definitions can declare it), never a guessed type.
-pub(crate) fn selected_column(
+/// gets the implicit default instead); a computed one gets its expression's result
+/// type (`create_select_types`), and when NOT NULL and numeric or string the implicit
+/// default (`DEFAULT '0'`, `DEFAULT ''`). A computed column whose type Strata cannot
+/// derive exactly is refused with what it is, never given a guessed type.
+fn selected_column(
     cx: &ExecCtx,
     m: &ColumnMeta,
     item: Option<&ast::Expr>,
-    source: Option<&Source>,
-) -> Result<ColumnDef> {
+    tables: &std::result::Result<Vec<Table>, Unknown>,
+) -> std::result::Result<ColumnDef, Unknown> {
     let nullable = m.flags & flags::NOT_NULL == 0;
     let base = (!m.org_table.is_empty() && !m.schema.is_empty() && !m.org_name.is_empty())
         .then(|| {
@@ -318,40 +406,25 @@ pub(crate) fn selected_column(
         }
         return Ok(c);
     }
-    if let Some(c) = item.and_then(|e| over_columns(e, source?)) {
-        let mut c = c;
-        c.name = m.name.clone();
-        return finish_computed(c);
-    }
-    let Some((data_type, nullable)) = item.and_then(computed_type) else {
-        return Err(Error::NotSupported(format!(
-            "CREATE TABLE … SELECT of the computed column `{}` (declare its type in the \
-             column definitions)",
-            m.name
-        )));
-    };
-    let collation = if data_type.is_text() {
-        Collation::GeneralCi
-    } else {
-        Collation::Binary
-    };
-    finish_computed(ColumnDef::plain(
-        m.name.clone(),
-        data_type,
-        nullable,
-        collation,
-    ))
+    let item = item.ok_or_else(|| "an expression not matched to the select list".to_string())?;
+    let tables = tables.as_ref().map_err(Clone::clone)?;
+    let c = type_of(item, tables)?.column(&m.name)?;
+    finish_computed(c).map_err(|e| e.to_string())
 }
 
-/// A computed column's implicit default: when NOT NULL and numeric or string, MySQL 8's
-/// (`DEFAULT '0'`, `DEFAULT ''`).
+/// A computed column's implicit default: when NOT NULL and numeric or string (not
+/// TEXT), MySQL 8's (`DEFAULT '0'`, `DEFAULT ''`).
 fn finish_computed(mut c: ColumnDef) -> Result<ColumnDef> {
     let data_type = c.data_type;
     let nullable = c.nullable;
     let plain = data_type.is_integer()
         || matches!(
             data_type,
-            DataType::Decimal { .. } | DataType::Double { .. } | DataType::VarChar(_)
+            DataType::Decimal { .. }
+                | DataType::Double { .. }
+                | DataType::Float { .. }
+                | DataType::VarChar(_)
+                | DataType::Char(_)
         );
     if !nullable && plain {
         // In the column's own form (`0.0` for a DECIMAL(2,1)).
@@ -361,221 +434,82 @@ fn finish_computed(mut c: ColumnDef) -> Result<ColumnDef> {
     Ok(c)
 }
 
-/// The one table a query reads (`SELECT … FROM t [AS x]`, no join), whose columns the
-/// select list's expressions are typed from.
-pub(crate) struct Source {
-    /// The names a column may be qualified with: the alias, else the table's name.
-    qualifier: String,
-    def: Arc<strata_types::TableDef>,
+/// The tables a SELECT reads, whose columns its expressions are typed from: each named
+/// table of FROM and its joins, those on the inner side of an outer join NULL-able.
+/// A view, derived table or common table expression (`ctes`) adds none (an expression
+/// over its columns is not typed).
+fn tables_of(
+    cx: &ExecCtx,
+    sel: &ast::Select,
+    ctes: &[&str],
+) -> std::result::Result<Vec<Table>, Unknown> {
+    match &sel.group_by {
+        ast::GroupByExpr::Expressions(_, mods) if !mods.is_empty() => {
+            return Err("a query WITH ROLLUP".into())
+        }
+        ast::GroupByExpr::All(_) => return Err("GROUP BY ALL".into()),
+        _ => {}
+    }
+    let mut out: Vec<Table> = Vec::new();
+    for from in &sel.from {
+        let start = out.len();
+        push_table(cx, &from.relation, false, ctes, &mut out);
+        for j in &from.joins {
+            use ast::JoinOperator as J;
+            match &j.join_operator {
+                J::Join(_) | J::Inner(_) | J::CrossJoin(_) => {
+                    push_table(cx, &j.relation, false, ctes, &mut out)
+                }
+                J::Left(_) | J::LeftOuter(_) => push_table(cx, &j.relation, true, ctes, &mut out),
+                J::Right(_) | J::RightOuter(_) => {
+                    for t in &mut out[start..] {
+                        t.outer = true;
+                    }
+                    push_table(cx, &j.relation, false, ctes, &mut out)
+                }
+                _ => return Err("this kind of join".into()),
+            }
+        }
+    }
+    Ok(out)
 }
 
-fn single_table(cx: &ExecCtx, query: &ast::Query) -> Option<Source> {
-    let ast::SetExpr::Select(sel) = query.body.as_ref() else {
-        return None;
+fn push_table(
+    cx: &ExecCtx,
+    f: &ast::TableFactor,
+    outer: bool,
+    ctes: &[&str],
+    out: &mut Vec<Table>,
+) {
+    let ast::TableFactor::Table { name, alias, .. } = f else {
+        return;
     };
-    let [from] = sel.from.as_slice() else {
-        return None;
-    };
-    if !from.joins.is_empty() {
-        return None;
+    if let [one] = crate::parse::object_name_parts(name).as_slice() {
+        if ctes.iter().any(|c| c.eq_ignore_ascii_case(one)) {
+            return;
+        }
     }
-    let ast::TableFactor::Table { name, alias, .. } = &from.relation else {
-        return None;
+    let Ok((db, table)) = crate::context::resolve_table(cx, name) else {
+        return;
     };
-    let (db, table) = crate::context::resolve_table(cx, name).ok()?;
-    let handle = cx
+    let Some(handle) = cx
         .temp_table(&db, &table)
-        .or_else(|| cx.catalog.table(&db, &table).ok())?;
-    Some(Source {
+        .or_else(|| cx.catalog.table(&db, &table).ok())
+    else {
+        return;
+    };
+    out.push(Table {
         qualifier: alias
             .as_ref()
             .map_or(table.clone(), |a| a.name.value.clone()),
         def: handle.def().clone(),
-    })
+        outer,
+    });
 }
 
-/// The column of the source table an expression names (`a`, `t.a`).
-fn source_column(e: &ast::Expr, src: &Source) -> Option<ColumnDef> {
-    let name = match e {
-        ast::Expr::Nested(inner) => return source_column(inner, src),
-        ast::Expr::Identifier(i) => &i.value,
-        ast::Expr::CompoundIdentifier(p) => match p.as_slice() {
-            [q, c] if q.value.eq_ignore_ascii_case(&src.qualifier) => &c.value,
-            _ => return None,
-        },
-        _ => return None,
-    };
-    let i = src.def.column_index(name)?;
-    Some(src.def.columns[i].clone())
-}
-
-/// The column MySQL 8 creates for an aggregate or string function over columns of the
-/// source table, for the forms whose type is exactly known: MIN/MAX(col) (the column's
-/// type), SUM/AVG(col) of a number (DECIMAL widened by 22 digits / 4 digits and 4
-/// scale, DOUBLE for FLOAT/DOUBLE), CONCAT of string columns and literals
-/// (VARCHAR of the summed lengths), UPPER/LOWER(col). None for anything else (1235).
-fn over_columns(e: &ast::Expr, src: &Source) -> Option<ColumnDef> {
-    let ast::Expr::Function(f) = e else {
-        if let ast::Expr::Nested(inner) = e {
-            return over_columns(inner, src);
-        }
-        return None;
-    };
-    if f.over.is_some() || f.filter.is_some() {
-        return None;
-    }
-    let name = crate::parse::object_name_parts(&f.name)
-        .join(".")
-        .to_ascii_lowercase();
-    let ast::FunctionArguments::List(l) = &f.args else {
-        return None;
-    };
-    if l.duplicate_treatment.is_some() || !l.clauses.is_empty() {
-        return None;
-    }
-    let args: Vec<&ast::Expr> = l
-        .args
-        .iter()
-        .map(|a| match a {
-            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e),
-            _ => None,
-        })
-        .collect::<Option<_>>()?;
-    let plain = |mut c: ColumnDef, nullable: bool| {
-        c.nullable = nullable;
-        c.default = None;
-        c.auto_increment = false;
-        c.on_update_now = false;
-        c.generated = None;
-        c.comment = String::new();
-        c
-    };
-    match (name.as_str(), args.as_slice()) {
-        ("min" | "max", [a]) => {
-            let c = source_column(a, src)?;
-            // MIN/MAX of an ENUM/SET or BIT column: not derived.
-            if matches!(
-                c.data_type,
-                DataType::Enum(_) | DataType::Set(_) | DataType::Bit(_)
-            ) {
-                return None;
-            }
-            Some(plain(c, true))
-        }
-        ("sum" | "avg", [a]) => {
-            let c = source_column(a, src)?;
-            if c.real_unsigned {
-                return None;
-            }
-            let (prec, scale) = match c.data_type {
-                DataType::Float { .. } | DataType::Double { .. } => {
-                    let mut d = plain(c, true);
-                    d.data_type = DataType::Double { fixed: None };
-                    return Some(d);
-                }
-                DataType::Decimal { precision, scale } => (precision as u32, scale as u32),
-                t if t.is_integer() => {
-                    // MySQL's decimal_precision() of an integer: its display
-                    // length without the sign.
-                    (
-                        t.display_length(Collation::Binary) - !t.is_unsigned() as u32,
-                        0,
-                    )
-                }
-                _ => return None,
-            };
-            let (p, s) = if name == "sum" {
-                ((prec + 22).min(65), scale)
-            } else {
-                let inc = u32::from(strata_types::decimal::DIV_INCREMENT);
-                ((prec + inc).min(65), (scale + inc).min(30))
-            };
-            if p > u32::from(strata_types::decimal::MAX_PRECISION) {
-                return None;
-            }
-            let mut d = plain(c, true);
-            d.data_type = DataType::Decimal {
-                precision: p as u8,
-                scale: s as u8,
-            };
-            d.collation = Collation::Binary;
-            d.members = Vec::new();
-            Some(d)
-        }
-        ("upper" | "lower" | "ucase" | "lcase", [a]) => {
-            let c = source_column(a, src)?;
-            if !matches!(c.data_type, DataType::VarChar(_) | DataType::Char(_))
-                || c.collation == Collation::Binary
-            {
-                return None;
-            }
-            let n = match c.data_type {
-                DataType::VarChar(n) | DataType::Char(n) => n,
-                _ => return None,
-            };
-            let nullable = c.nullable;
-            let mut d = plain(c, nullable);
-            d.data_type = DataType::VarChar(n);
-            Some(d)
-        }
-        ("concat", args) if !args.is_empty() => {
-            let mut chars = 0u32;
-            let mut nullable = false;
-            let mut coll = None;
-            for a in args {
-                match a {
-                    ast::Expr::Value(v) => match &v.value {
-                        ast::Value::SingleQuotedString(t) => {
-                            chars += t.chars().count() as u32;
-                        }
-                        _ => return None,
-                    },
-                    other => {
-                        let c = source_column(other, src)?;
-                        let n = match c.data_type {
-                            DataType::VarChar(n) | DataType::Char(n) => n,
-                            _ => return None,
-                        };
-                        // One collation for every column, and a character set.
-                        if c.collation == Collation::Binary
-                            || coll.is_some_and(|x| x != c.collation)
-                        {
-                            return None;
-                        }
-                        coll = Some(c.collation);
-                        chars += n;
-                        nullable |= c.nullable;
-                    }
-                }
-            }
-            let coll = coll?;
-            // Whether MySQL 8 makes CONCAT of NOT NULL columns NOT NULL (MariaDB does
-            // not): not derived.
-            if !nullable {
-                return None;
-            }
-            // '' and past 512 characters (MySQL makes TEXT): not derived.
-            if chars == 0 || chars > MAX_VARCHAR_CHARS {
-                return None;
-            }
-            Some(ColumnDef::plain(
-                String::new(),
-                DataType::VarChar(chars),
-                nullable,
-                coll,
-            ))
-        }
-        _ => None,
-    }
-}
-
-/// The select-list expression of each result column, where the query is one SELECT
-/// whose items can be matched to its columns: by position when it has no `*`, else by
-/// alias.
-fn select_items<'q>(query: &'q ast::Query, metas: &[ColumnMeta]) -> Vec<Option<&'q ast::Expr>> {
-    let ast::SetExpr::Select(sel) = query.body.as_ref() else {
-        return vec![None; metas.len()];
-    };
+/// The select-list expression of each result column, where the SELECT's items can be
+/// matched to its columns: by position when it has no `*`, else by alias.
+fn select_items<'q>(sel: &'q ast::Select, metas: &[ColumnMeta]) -> Vec<Option<&'q ast::Expr>> {
     let wildcard = sel.projection.iter().any(|i| {
         matches!(
             i,
@@ -606,159 +540,4 @@ fn select_items<'q>(query: &'q ast::Query, metas: &[ColumnMeta]) -> Vec<Option<&
             })
         })
         .collect()
-}
-
-/// The type and NULL-ness MySQL 8 gives a computed select-list expression, for the
-/// forms whose type is exactly known: number and string literals, NULL, NOW() /
-/// CURDATE() / CURTIME(), COUNT(…). None for anything else.
-fn computed_type(e: &ast::Expr) -> Option<(DataType, bool)> {
-    match e {
-        ast::Expr::Nested(inner) => computed_type(inner),
-        ast::Expr::Value(v) => literal_type(&v.value, false),
-        ast::Expr::UnaryOp {
-            op: ast::UnaryOperator::Minus,
-            expr,
-        } => match expr.as_ref() {
-            ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-                literal_type(&v.value, true)
-            }
-            _ => None,
-        },
-        ast::Expr::Function(f) => {
-            let name = crate::parse::object_name_parts(&f.name)
-                .join(".")
-                .to_ascii_lowercase();
-            let args: Vec<&ast::FunctionArg> = match &f.args {
-                ast::FunctionArguments::None => Vec::new(),
-                ast::FunctionArguments::List(l) => l.args.iter().collect(),
-                ast::FunctionArguments::Subquery(_) => return None,
-            };
-            let fsp = || -> Option<u8> {
-                match args.as_slice() {
-                    [] => Some(0),
-                    [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] => {
-                        match &v.value {
-                            ast::Value::Number(n, _) => n.parse::<u8>().ok().filter(|p| *p <= 6),
-                            _ => None,
-                        }
-                    }
-                    _ => None,
-                }
-            };
-            match name.as_str() {
-                "now" | "current_timestamp" | "localtime" | "localtimestamp" => {
-                    Some((DataType::DateTime { fsp: fsp()? }, false))
-                }
-                "curdate" | "current_date" if args.is_empty() => Some((DataType::Date, false)),
-                "curtime" | "current_time" => Some((DataType::Time { fsp: fsp()? }, false)),
-                "count" if f.over.is_none() => Some((DataType::BigInt { unsigned: false }, false)),
-                _ => None,
-            }
-        }
-        ast::Expr::Identifier(i)
-            if i.quote_style.is_none()
-                && matches!(
-                    i.value.to_ascii_lowercase().as_str(),
-                    "current_date" | "current_timestamp" | "current_time"
-                ) =>
-        {
-            match i.value.to_ascii_lowercase().as_str() {
-                "current_date" => Some((DataType::Date, false)),
-                "current_time" => Some((DataType::Time { fsp: 0 }, false)),
-                _ => Some((DataType::DateTime { fsp: 0 }, false)),
-            }
-        }
-        _ => None,
-    }
-}
-
-/// A literal's type: an integer INT (BIGINT past INT's range), a number with a point
-/// DECIMAL(digits, scale), with an exponent DOUBLE, a string VARCHAR(characters), all
-/// NOT NULL; NULL is a NULL-able BINARY(0).
-fn literal_type(v: &ast::Value, negative: bool) -> Option<(DataType, bool)> {
-    match v {
-        ast::Value::Null if !negative => Some((DataType::Binary(0), true)),
-        ast::Value::Number(n, _) => {
-            if n.contains(['e', 'E']) {
-                return Some((DataType::Double { fixed: None }, false));
-            }
-            if let Some((int, frac)) = n.split_once('.') {
-                // A leading zero beyond `0.` counts differently in MySQL and MariaDB.
-                if int.len() > 1 && int.starts_with('0') {
-                    return None;
-                }
-                if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
-                    return None;
-                }
-                let int_digits = int.trim_start_matches('0').len().max(1);
-                let precision = int_digits + frac.len();
-                let max = usize::from(strata_types::decimal::MAX_PRECISION);
-                if precision > max || frac.len() > 30 {
-                    return None;
-                }
-                return Some((
-                    DataType::Decimal {
-                        precision: precision as u8,
-                        scale: frac.len() as u8,
-                    },
-                    false,
-                ));
-            }
-            let v: u128 = n.parse().ok()?;
-            if v <= i32::MAX as u128 {
-                Some((DataType::Int { unsigned: false }, false))
-            } else if !negative && v <= i64::MAX as u128 {
-                Some((DataType::BigInt { unsigned: false }, false))
-            } else {
-                // A negated BIGINT, and the unsigned and DECIMAL ranges: not derived.
-                None
-            }
-        }
-        ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) if !negative => {
-            let chars = s.chars().count() as u32;
-            // '' (MariaDB: CHAR(0)) and long strings: not derived.
-            if chars == 0 || chars > MAX_VARCHAR_CHARS {
-                return None;
-            }
-            Some((DataType::VarChar(chars), false))
-        }
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ty(sql: &str) -> Option<(String, bool)> {
-        computed_type(&crate::parse::test_expr(sql)).map(|(t, n)| (t.sql_name(), n))
-    }
-
-    #[test]
-    fn literal_types_as_mysql_8() {
-        let some = |t: &str, n| Some((t.to_string(), n));
-        assert_eq!(ty("1"), some("int", false));
-        assert_eq!(ty("-5"), some("int", false));
-        assert_eq!(ty("2147483648"), some("bigint", false));
-        assert_eq!(ty("1.5"), some("decimal(2,1)", false));
-        assert_eq!(ty("0.5"), some("decimal(2,1)", false));
-        assert_eq!(ty("-123.450"), some("decimal(6,3)", false));
-        assert_eq!(ty("1e3"), some("double", false));
-        assert_eq!(ty("'abc'"), some("varchar(3)", false));
-        assert_eq!(ty("NULL"), some("binary(0)", true));
-        assert_eq!(ty("NOW()"), some("datetime", false));
-        assert_eq!(ty("NOW(3)"), some("datetime(3)", false));
-        assert_eq!(ty("CURDATE()"), some("date", false));
-        assert_eq!(ty("COUNT(*)"), some("bigint", false));
-    }
-
-    #[test]
-    fn uncertain_types_are_not_guessed() {
-        assert_eq!(ty("''"), None);
-        assert_eq!(ty("00.50"), None);
-        assert_eq!(ty("a + 1"), None);
-        assert_eq!(ty("CONCAT('a', 'b')"), None);
-        assert_eq!(ty("SUM(a)"), None);
-        assert_eq!(ty("99999999999999999999"), None);
-    }
 }

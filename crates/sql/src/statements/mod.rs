@@ -11,6 +11,7 @@ pub mod alter;
 pub mod autoinc;
 pub mod column_expr;
 pub mod create_select;
+pub mod create_select_types;
 pub mod ddl;
 pub mod ddl_locks;
 pub mod dml;
