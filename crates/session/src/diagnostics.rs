@@ -36,10 +36,6 @@ impl Diagnostics {
         self.count
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
     /// How many of them are errors (`@@error_count`).
     pub fn errors(&self) -> usize {
         self.errors
@@ -84,7 +80,7 @@ mod tests {
         assert_eq!(d.listed()[0].code, 1000);
         assert_eq!(d.listed()[63].code, 1063);
         d.clear();
-        assert!(d.is_empty());
+        assert_eq!(d.len(), 0);
         assert!(d.listed().is_empty());
     }
 }

@@ -2284,7 +2284,10 @@ mod tests {
         };
         assert_eq!(
             long.to_string(),
-            format!("Incorrect integer value: '{}' for column 'c' at row 2", "é".repeat(128))
+            format!(
+                "Incorrect integer value: '{}' for column 'c' at row 2",
+                "é".repeat(128)
+            )
         );
         let e = Error::DataTruncated {
             column: "c".into(),

@@ -93,7 +93,8 @@ mod tests {
     fn ignore_runs_lenient_with_subquery_rows_as_warnings() {
         let env = crate::expr::test_env::TestEnv::default();
         let dir = tempfile::tempdir().unwrap();
-        let catalog = std::sync::Arc::new(crate::catalog::Catalog::open(dir.path(), vec![]).unwrap());
+        let catalog =
+            std::sync::Arc::new(crate::catalog::Catalog::open(dir.path(), vec![]).unwrap());
         let txn = strata_engine::Txn::default();
         let mdl = crate::mdl::MdlContext::new(catalog.mdl().clone());
         let temp = crate::catalog::temporary::TempTables::default();
@@ -114,7 +115,10 @@ mod tests {
             temp: &temp,
         };
         assert!(!cx.env.subquery_rows_are_warnings());
-        let seen = run(&cx, |cx| Ok((cx.strict, cx.env.subquery_rows_are_warnings()))).unwrap();
+        let seen = run(&cx, |cx| {
+            Ok((cx.strict, cx.env.subquery_rows_are_warnings()))
+        })
+        .unwrap();
         assert_eq!(seen, (false, true));
         // A stored program's overlay over it does not inherit IGNORE.
         run(&cx, |cx| {
