@@ -26,6 +26,7 @@
 
 pub mod acl;
 mod binlog;
+mod diagnostics;
 mod files;
 mod kill;
 pub mod persist;
@@ -401,7 +402,7 @@ pub struct Session {
     found_rows: u64,
     /// The diagnostics area: the notes, warnings and error of the last statement (SHOW
     /// WARNINGS). A lock only because expressions add to it through a shared reference.
-    diagnostics: std::sync::Mutex<Vec<Warning>>,
+    diagnostics: std::sync::Mutex<diagnostics::Diagnostics>,
     /// `@@warning_count` and `@@error_count`: the previous statement's conditions (all
     /// of them, and the errors), taken before a statement clears the diagnostics area.
     previous_counts: (u64, u64),
@@ -522,7 +523,7 @@ impl Env for SessionEnv<'_> {
         // MySQL 8 deprecates assignment inside expressions, and says so once per
         // statement.
         if let Ok(mut d) = self.s.diagnostics.lock() {
-            if d.len() < 64 && !d.iter().any(|w| w.code == 1287) {
+            if !d.listed().iter().any(|w| w.code == 1287) {
                 d.push(Warning {
                     level: WarnLevel::Warning,
                     code: 1287,
@@ -642,14 +643,11 @@ impl Env for SessionEnv<'_> {
     }
     fn warn(&self, level: WarnLevel, code: u16, message: String) {
         if let Ok(mut d) = self.s.diagnostics.lock() {
-            // MySQL keeps max_error_count (64) entries.
-            if d.len() < 64 {
-                d.push(Warning {
-                    level,
-                    code,
-                    message,
-                });
-            }
+            d.push(Warning {
+                level,
+                code,
+                message,
+            });
         }
     }
     fn rows_before(&self) -> u64 {
@@ -667,8 +665,11 @@ impl Env for SessionEnv<'_> {
         self.s
             .diagnostics
             .lock()
-            .map(|d| d.clone())
+            .map(|d| d.listed().to_vec())
             .unwrap_or_default()
+    }
+    fn warning_count(&self) -> usize {
+        self.s.diagnostics.lock().map(|d| d.len()).unwrap_or(0)
     }
 }
 
@@ -1568,8 +1569,7 @@ impl Session {
     /// as `@@warning_count`/`@@error_count`, its conditions go.
     fn clear_diagnostics(&mut self) {
         if let Ok(mut d) = self.diagnostics.lock() {
-            let errors = d.iter().filter(|w| w.level == WarnLevel::Error).count();
-            self.previous_counts = (d.len() as u64, errors as u64);
+            self.previous_counts = (d.len() as u64, d.errors() as u64);
             d.clear();
         }
     }
@@ -1587,13 +1587,11 @@ impl Session {
     /// Adds a warning to the running statement's diagnostics area.
     fn note_warning(&self, code: u16, message: String) {
         if let Ok(mut d) = self.diagnostics.lock() {
-            if d.len() < 64 {
-                d.push(Warning {
-                    level: WarnLevel::Warning,
-                    code,
-                    message,
-                });
-            }
+            d.push(Warning {
+                level: WarnLevel::Warning,
+                code,
+                message,
+            });
         }
     }
 
@@ -2415,11 +2413,7 @@ impl Session {
         let n = self
             .diagnostics
             .lock()
-            .map(|d| {
-                d.iter()
-                    .filter(|x| !errors || x.level == WarnLevel::Error)
-                    .count()
-            })
+            .map(|d| if errors { d.errors() } else { d.len() })
             .unwrap_or(0);
         let name = if errors {
             "@@session.error_count"
@@ -3008,7 +3002,7 @@ impl Session {
 /// the session knows.
 struct EndWithWarnings<'a> {
     out: &'a mut dyn QueryOutput,
-    diagnostics: &'a std::sync::Mutex<Vec<Warning>>,
+    diagnostics: &'a std::sync::Mutex<diagnostics::Diagnostics>,
 }
 
 impl QueryOutput for EndWithWarnings<'_> {

@@ -133,13 +133,11 @@ impl Session {
     /// Adds a warning to the current statement's diagnostics area.
     fn push_warning(&self, (code, message): (u16, &str)) {
         if let Ok(mut d) = self.diagnostics.lock() {
-            if d.len() < 64 {
-                d.push(strata_sql::Warning {
-                    level: WarnLevel::Warning,
-                    code,
-                    message: message.to_string(),
-                });
-            }
+            d.push(strata_sql::Warning {
+                level: WarnLevel::Warning,
+                code,
+                message: message.to_string(),
+            });
         }
     }
 

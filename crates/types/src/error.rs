@@ -1600,8 +1600,11 @@ impl fmt::Display for Error {
                 column,
                 row,
             } => write!(
+                // MySQL 8's text: the column in single quotes, the value cut to 128
+                // characters ('%-.128s').
                 f,
-                "Incorrect {kind} value: '{value}' for column `{column}` at row {row}"
+                "Incorrect {kind} value: '{}' for column '{column}' at row {row}",
+                cut_chars(value, 128)
             ),
             TruncatedWrongValue { kind, value } => write!(f, "Incorrect {kind} value: '{value}'"),
             IncorrectTemporalValue {
@@ -2224,6 +2227,14 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// The first `n` characters of `s`, as MySQL's `%-.Ns` prints a message argument.
+fn cut_chars(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((at, _)) => &s[..at],
+        None => s,
+    }
+}
+
 /// Whether an OS error says the filesystem has no room (ENOSPC) or a quota is spent
 /// (EDQUOT); by kind, so an error re-wrapped with a message still counts.
 pub fn is_disk_full(err: &std::io::Error) -> bool {
@@ -2252,6 +2263,60 @@ mod tests {
         assert_eq!((e.code(), e.sqlstate()), (1062, "23000"));
         assert_eq!(Error::Syntax("x".into()).sqlstate(), "42000");
         assert_eq!(Error::UnknownDatabase("x".into()).code(), 1049);
+    }
+
+    #[test]
+    fn data_change_warnings_read_as_mysql_8s() {
+        // MySQL 8's texts (its error list): single quotes around the column everywhere.
+        let e = Error::IncorrectValue {
+            kind: "integer".into(),
+            value: "x".into(),
+            column: "c".into(),
+            row: 1,
+        };
+        assert_eq!((e.code(), e.sqlstate()), (1366, "HY000"));
+        assert_eq!(
+            e.to_string(),
+            "Incorrect integer value: 'x' for column 'c' at row 1"
+        );
+        // The value is cut to 128 characters (not bytes).
+        let long = Error::IncorrectValue {
+            kind: "integer".into(),
+            value: "é".repeat(200),
+            column: "c".into(),
+            row: 2,
+        };
+        assert_eq!(
+            long.to_string(),
+            format!(
+                "Incorrect integer value: '{}' for column 'c' at row 2",
+                "é".repeat(128)
+            )
+        );
+        let e = Error::DataTruncated {
+            column: "c".into(),
+            row: 3,
+        };
+        assert_eq!((e.code(), e.sqlstate()), (1265, "01000"));
+        assert_eq!(e.to_string(), "Data truncated for column 'c' at row 3");
+        let e = Error::OutOfRange {
+            column: "c".into(),
+            row: 4,
+        };
+        assert_eq!((e.code(), e.sqlstate()), (1264, "22003"));
+        assert_eq!(e.to_string(), "Out of range value for column 'c' at row 4");
+        let e = Error::DataTooLong {
+            column: "c".into(),
+            row: 5,
+        };
+        assert_eq!((e.code(), e.sqlstate()), (1406, "22001"));
+        assert_eq!(e.to_string(), "Data too long for column 'c' at row 5");
+        let e = Error::ColumnNotNull("c".into());
+        assert_eq!((e.code(), e.sqlstate()), (1048, "23000"));
+        assert_eq!(e.to_string(), "Column 'c' cannot be null");
+        let e = Error::SubqueryRows;
+        assert_eq!((e.code(), e.sqlstate()), (1242, "21000"));
+        assert_eq!(e.to_string(), "Subquery returns more than 1 row");
     }
 
     #[test]

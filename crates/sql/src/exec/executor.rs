@@ -305,6 +305,23 @@ impl SubqueryRunner for Executor<'_, '_> {
         Ok(rows)
     }
 
+    fn more_than_one_row(&self, id: usize, correlated: bool) -> Result<Value> {
+        if !self.cx.env.subquery_rows_are_warnings() {
+            return Err(Error::SubqueryRows);
+        }
+        let e = Error::SubqueryRows;
+        self.cx
+            .env
+            .warn(crate::expr::WarnLevel::Warning, e.code(), e.to_string());
+        if !correlated {
+            // No rows from now on: the subquery's value is NULL, without a warning.
+            self.uncorrelated
+                .borrow_mut()
+                .insert(id, Rc::new(SubqueryRows::new(Vec::new())));
+        }
+        Ok(Value::Null)
+    }
+
     fn exists(&self, id: usize, correlated: Vec<Value>) -> Result<bool> {
         let Some(plan) = self.subqueries.get(id) else {
             return Err(Error::Internal(format!("subquery {id} has no plan")));

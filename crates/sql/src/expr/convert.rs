@@ -721,7 +721,7 @@ mod tests {
         assert_eq!(e.code(), 1366);
         assert_eq!(
             e.to_string(),
-            "Incorrect string value: '\\xE9cd' for column `c` at row 3"
+            "Incorrect string value: '\\xE9cd' for column 'c' at row 3"
         );
         // Outside strict mode the well-formed prefix is kept.
         assert_eq!(

@@ -10,7 +10,11 @@
 //!   that raises it cannot fail, so the warning is kept ([`EnvOverlay::warn`]) and the
 //!   statement takes it before it changes a row ([`Env::take_strict_error`]);
 //! - a stored program runs under the sql_mode it was created with (`@@sql_mode` inside
-//!   it is that mode, and so is every check that reads the mode), as in MySQL.
+//!   it is that mode, and so is every check that reads the mode), as in MySQL;
+//! - a data change with IGNORE makes a scalar subquery's second row (1242) a warning
+//!   and the subquery's value NULL ([`Env::subquery_rows_are_warnings`]), as MySQL 8's
+//!   `Ignore_error_handler` does; the stored programs it fires run without it, as
+//!   MySQL's handler covers only the statement that says IGNORE.
 //!
 //! Every other fact is the session's.
 
@@ -33,6 +37,9 @@ pub struct EnvOverlay<'a> {
     strict_change: bool,
     /// The first such warning, until the statement takes it.
     strict_error: RefCell<Option<Error>>,
+    /// A data change with IGNORE: 1242 is a warning (not passed on to an overlay
+    /// over this one, which is a stored program's).
+    ignore: bool,
 }
 
 impl<'a> EnvOverlay<'a> {
@@ -46,6 +53,19 @@ impl<'a> EnvOverlay<'a> {
             sql_mode: None,
             strict_change: true,
             strict_error: RefCell::new(None),
+            ignore: false,
+        }
+    }
+
+    /// An INSERT, UPDATE or DELETE with IGNORE.
+    pub fn ignore(inner: &'a dyn Env) -> EnvOverlay<'a> {
+        EnvOverlay {
+            inner,
+            division_by_zero_is_error: false,
+            sql_mode: None,
+            strict_change: false,
+            strict_error: RefCell::new(None),
+            ignore: true,
         }
     }
 
@@ -57,6 +77,7 @@ impl<'a> EnvOverlay<'a> {
             sql_mode: Some(Value::str(sql_mode)),
             strict_change: false,
             strict_error: RefCell::new(None),
+            ignore: false,
         }
     }
 }
@@ -152,6 +173,12 @@ impl Env for EnvOverlay<'_> {
     }
     fn warnings(&self) -> Vec<Warning> {
         self.inner.warnings()
+    }
+    fn warning_count(&self) -> usize {
+        self.inner.warning_count()
+    }
+    fn subquery_rows_are_warnings(&self) -> bool {
+        self.ignore
     }
 }
 

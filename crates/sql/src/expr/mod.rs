@@ -147,6 +147,18 @@ pub trait Env {
     fn warnings(&self) -> Vec<Warning> {
         vec![]
     }
+    /// How many conditions the statement has raised so far: all of them, where
+    /// [`Env::warnings`] lists only the first `max_error_count` (MySQL's
+    /// `Warnings: N` counts every one).
+    fn warning_count(&self) -> usize {
+        self.warnings().len()
+    }
+    /// Whether a scalar subquery that returns more than one row gives NULL with
+    /// warning 1242 instead of that error: in an INSERT, UPDATE or DELETE with IGNORE
+    /// (`env_overlay`).
+    fn subquery_rows_are_warnings(&self) -> bool {
+        false
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -305,6 +317,13 @@ pub trait SubqueryRunner {
     /// the first.
     fn exists(&self, id: usize, correlated: Vec<Value>) -> Result<bool> {
         Ok(!self.rows(id, correlated)?.rows.is_empty())
+    }
+    /// Scalar subquery `id` returned more than one row: error 1242 — or, where the
+    /// statement's IGNORE makes that a warning (`Env::subquery_rows_are_warnings`),
+    /// NULL with the warning; an uncorrelated subquery (`correlated` false) then keeps
+    /// NULL for the rest of the execution and warns once, as MySQL evaluates it once.
+    fn more_than_one_row(&self, _id: usize, _correlated: bool) -> Result<Value> {
+        Err(Error::SubqueryRows)
     }
     /// The materialized rows of a derived table or CTE.
     fn slot_rows(&self, slot: usize) -> Result<std::rc::Rc<crate::temp_rows::TempRows>>;
@@ -885,7 +904,7 @@ fn eval_subquery(s: &Subquery, row: &[Value], cx: &EvalCtx) -> Result<Value> {
             match rows.rows.as_slice() {
                 [] => Ok(Value::Null),
                 [one] => Ok(one.first().cloned().unwrap_or(Value::Null)),
-                _ => Err(Error::SubqueryRows),
+                _ => runner.more_than_one_row(s.id, !s.correlated.is_empty()),
             }
         }
         SubqueryKind::Exists { negated } => {

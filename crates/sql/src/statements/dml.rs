@@ -611,7 +611,9 @@ fn find_conflict(
 }
 
 pub fn execute_insert(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
-    let done = if cx.strict && !p.ignore {
+    let done = if p.ignore {
+        ignore::run(cx, |cx| insert_rows(p, cx, params))
+    } else if cx.strict {
         under_strict_change(cx, |cx| insert_rows(p, cx, params))
     } else {
         insert_rows(p, cx, params)
@@ -715,6 +717,11 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
     // ignored ones, which are also warnings.
     let mut duplicates = 0u64;
     let mut ignored = 0u64;
+    // NULL into a NOT NULL column the statement names: MySQL 8 checks a single-row
+    // INSERT … VALUES (or SET) without IGNORE with errors — 1048 in every sql_mode —
+    // and every other INSERT with warnings (the column's implicit default and 1048),
+    // which strict mode then makes errors.
+    let null_is_error = strict || (p.select.is_none() && source_rows.len() == 1 && !p.ignore);
     let rows_before = cx.env.rows_before();
     for (rn, values) in source_rows.iter().enumerate() {
         cx.txn.check_interrupt()?;
@@ -790,14 +797,13 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                     row[i] = current_timestamp(col, cx.env.now());
                     continue;
                 }
-                if named[i] || strict && !matches!(col.data_type, DataType::Enum(_)) {
-                    return Err(if named[i] {
-                        Error::ColumnNotNull(col.name.clone())
-                    } else {
-                        Error::NoDefault(col.name.clone())
-                    });
-                }
-                row[i] = implicit_default(col);
+                row[i] = if named[i] {
+                    null_into_not_null(col, null_is_error, cx)?
+                } else if strict && !matches!(col.data_type, DataType::Enum(_)) {
+                    return Err(Error::NoDefault(col.name.clone()));
+                } else {
+                    implicit_default(col)
+                };
             }
             let v = std::mem::take(&mut row[i]);
             row[i] = store_value(v, col, row_no, strict, cx)?;
@@ -924,7 +930,12 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
                             });
                         }
                         let v = e.eval(&both, &ecx)?;
-                        new[*col] = store_value(v, &def.columns[*col], row_no, strict, cx)?;
+                        let c = &def.columns[*col];
+                        new[*col] = store_value(v, c, row_no, strict, cx)?;
+                        // The update's NULL into NOT NULL: checked as the insert's.
+                        if new[*col].is_null() && !c.nullable {
+                            new[*col] = null_into_not_null(c, null_is_error, cx)?;
+                        }
                         both[*col] = new[*col].clone();
                     }
                     if let Some(x) = &p.target.exprs {
@@ -1043,12 +1054,14 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             Err(e) => return Err(e),
         }
     }
+    // The info text counts every warning of the statement (MySQL's
+    // `current_statement_cond_count`), the skipped rows' and the stored values' alike.
     let info = if source_rows.len() > 1 || p.select.is_some() {
         format!(
             "Records: {}  Duplicates: {}  Warnings: {}",
             source_rows.len(),
             duplicates,
-            ignored
+            cx.env.warning_count().max(ignored as usize)
         )
     } else {
         String::new()
@@ -1297,7 +1310,7 @@ pub fn execute_update(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Res
     };
     if p.ignore {
         // IGNORE: what strict mode refuses is stored adjusted, with warnings.
-        return run(p, &mut ignore::lenient(cx)).map_err(|e| ignore::statement_error(e, "UPDATE"));
+        return ignore::run(cx, |cx| run(p, cx));
     }
     if cx.strict {
         return under_strict_change(cx, |cx| run(p, cx));
@@ -1339,7 +1352,7 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
             for (col, e) in &p.assignments {
                 // Later assignments see earlier ones, as in MySQL.
                 let v = e.eval(&new, &ecx)?;
-                assign(def, &mut new, *col, v, row, p.ignore, cx)?;
+                assign(def, &mut new, *col, v, row, cx)?;
             }
             let assigned = p.assignments.iter().map(|a| a.0);
             update_row(&p.target, assigned, id, &old, new, row, cx, &ecx, &locks)
@@ -1354,7 +1367,7 @@ fn update_rows(p: &UpdatePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
 /// The OK packet of an UPDATE: changed rows affected, matched ones found, and the
 /// statement's warnings in its info text, as MySQL's.
 pub(crate) fn update_outcome(matched: u64, changed: u64, cx: &ExecCtx) -> Outcome {
-    let warnings = cx.env.warnings().len();
+    let warnings = cx.env.warning_count();
     Outcome {
         ok: Some(OkInfo {
             affected_rows: changed,
@@ -1369,27 +1382,36 @@ pub(crate) fn update_outcome(matched: u64, changed: u64, cx: &ExecCtx) -> Outcom
 
 /// Stores SET value `v` into column `col` of the row being built (`row`: the row's
 /// number in the statement, for warnings): converted as the column stores it; NULL in a
-/// NOT NULL column is 1048, or under IGNORE (`ignore`) the column's implicit default
-/// with that warning.
+/// NOT NULL column is 1048 in strict mode, and otherwise (no strict sql_mode, or
+/// IGNORE, whose context is not strict) the column's implicit default with warning
+/// 1048, as MySQL 8's UPDATE stores it (it checks its fields with warnings, and only
+/// strict mode makes 1048 an error).
 pub(crate) fn assign(
     def: &TableDef,
     new: &mut [Value],
     col: usize,
     v: Value,
     row: u64,
-    ignore: bool,
     cx: &ExecCtx,
 ) -> Result<()> {
     new[col] = store_value(v, &def.columns[col], row, cx.strict, cx)?;
     if new[col].is_null() && !def.columns[col].nullable {
-        let e = Error::ColumnNotNull(def.columns[col].name.clone());
-        if !ignore {
-            return Err(e);
-        }
-        cx.env.warn(WarnLevel::Warning, e.code(), e.to_string());
-        new[col] = implicit_default(&def.columns[col]);
+        new[col] = null_into_not_null(&def.columns[col], cx.strict, cx)?;
     }
     Ok(())
+}
+
+/// NULL stored into NOT NULL column `col` where MySQL checks with warnings (UPDATE,
+/// INSERT of several rows or from a SELECT, IGNORE): error 1048 when `strict`,
+/// otherwise the column's implicit default (0, '', the zero date, an ENUM's first
+/// member) with warning 1048.
+fn null_into_not_null(col: &ColumnDef, strict: bool, cx: &ExecCtx) -> Result<Value> {
+    let e = Error::ColumnNotNull(col.name.clone());
+    if strict {
+        return Err(e);
+    }
+    cx.env.warn(WarnLevel::Warning, e.code(), e.to_string());
+    Ok(implicit_default(col))
 }
 
 /// Changes one row of `target` (id `id`) from `old` to `new`, whose SET columns
@@ -1485,14 +1507,14 @@ pub(crate) fn delete_row(
 }
 
 pub fn execute_delete(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
-    let done = match &p.multi {
+    let run = |p: &DeletePlan, cx: &mut ExecCtx| match &p.multi {
         Some(m) => super::multi_dml::execute_delete(p, m, cx, params),
         None => delete_rows(p, cx, params),
     };
     if p.ignore {
-        return done.map_err(|e| ignore::statement_error(e, "DELETE"));
+        return ignore::run(cx, |cx| run(p, cx));
     }
-    done
+    run(p, cx)
 }
 
 fn delete_rows(p: &DeletePlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {

@@ -5,8 +5,14 @@
 //!   constraint (3819), a view's CHECK OPTION (1369) — is left as it was, with the
 //!   error as a warning, and the statement goes on with the next row;
 //! - values strict mode would refuse are stored adjusted, with warnings (the statement
-//!   runs as outside strict mode: [`lenient`]); NULL into a NOT NULL column stores the
-//!   column's implicit default with warning 1048 (`dml::assign`).
+//!   runs as outside strict mode: [`run`]); NULL into a NOT NULL column stores the
+//!   column's implicit default with warning 1048 (`dml::assign`);
+//! - a scalar subquery that returns more than one row is NULL, with warning 1242 (its
+//!   error is one MySQL 8's `Ignore_error_handler` downgrades): `SET c = (SELECT …)`
+//!   stores NULL (or, in a NOT NULL column, the implicit default with 1048 too), a
+//!   `WHERE c = (SELECT …)` matches nothing. An uncorrelated subquery warns once for the
+//!   statement, a correlated one each time it runs (`SubqueryRunner::more_than_one_row`).
+//!   INSERT IGNORE runs the same way.
 //!
 //! A skipped row leaves nothing behind: each row's change starts at a
 //! [`strata_engine::RowMark`] and a covered failure rolls the transactional engines
@@ -14,13 +20,9 @@
 //! already deleted, an index entry, a cascade to a child table — as InnoDB rolls back
 //! one failed row operation. The heap engine (MyISAM) checks keys before it writes, so
 //! its rows are untouched when it refuses one.
-//!
-//! Not done: MySQL also covers 1242 (a subquery returning more than one row), going
-//! on with the subquery's value as NULL wherever it sits in an expression; Strata
-//! cannot evaluate the rest of such an expression that way, so under IGNORE that error
-//! is 1235 instead of a value that could differ from MySQL's.
 
 use crate::context::ExecCtx;
+use crate::expr::env_overlay::EnvOverlay;
 use crate::expr::WarnLevel;
 use strata_types::{Error, Result};
 
@@ -56,24 +58,13 @@ pub fn row<T>(cx: &ExecCtx, ignore: bool, change: impl FnOnce() -> Result<T>) ->
     }
 }
 
-/// The statement's error under IGNORE: 1242, which MySQL would turn into a NULL value
-/// and a warning, is refused instead (see the module comment).
-pub fn statement_error(e: Error, verb: &str) -> Error {
-    match e {
-        Error::SubqueryRows => Error::NotSupported(format!(
-            "{verb} IGNORE with a subquery that returns more than 1 row (MySQL goes on with \
-             NULL for it)"
-        )),
-        other => other,
-    }
-}
-
-/// The statement's context as IGNORE runs it: not strict, so the values strict mode
-/// would refuse are stored adjusted with warnings, as INSERT IGNORE stores them.
-pub fn lenient<'a>(cx: &ExecCtx<'a>) -> ExecCtx<'a> {
-    let mut lenient = cx.with_env(cx.env);
+/// Runs a statement with IGNORE: not strict, so the values strict mode would refuse
+/// are stored adjusted with warnings, and with 1242 a warning and NULL.
+pub fn run<T>(cx: &ExecCtx, body: impl FnOnce(&mut ExecCtx) -> Result<T>) -> Result<T> {
+    let env = EnvOverlay::ignore(cx.env);
+    let mut lenient = cx.with_env(&env);
     lenient.strict = false;
-    lenient
+    body(&mut lenient)
 }
 
 #[cfg(test)]
@@ -94,7 +85,47 @@ mod tests {
         // in a NOT NULL column.
         assert!(!covers(&Error::ColumnNotNull("b".into())));
         assert!(!covers(&Error::LockWaitTimeout));
-        assert_eq!(statement_error(Error::SubqueryRows, "UPDATE").code(), 1235);
-        assert_eq!(statement_error(dup, "UPDATE").code(), 1062);
+        // 1242 is not a row error: it becomes NULL where the subquery is evaluated.
+        assert!(!covers(&Error::SubqueryRows));
+    }
+
+    #[test]
+    fn ignore_runs_lenient_with_subquery_rows_as_warnings() {
+        let env = crate::expr::test_env::TestEnv::default();
+        let dir = tempfile::tempdir().unwrap();
+        let catalog =
+            std::sync::Arc::new(crate::catalog::Catalog::open(dir.path(), vec![]).unwrap());
+        let txn = strata_engine::Txn::default();
+        let mdl = crate::mdl::MdlContext::new(catalog.mdl().clone());
+        let temp = crate::catalog::temporary::TempTables::default();
+        let cx = ExecCtx {
+            catalog: &catalog,
+            current_db: None,
+            env: &env,
+            locked_tables: None,
+            strict: true,
+            sql_mode: strata_types::SqlMode::default(),
+            default_engine: "btree",
+            sort_buffer_size: 1 << 20,
+            tmp_table_size: 1 << 20,
+            tmpdir: dir.path(),
+            txn: &txn,
+            mdl: &mdl,
+            invoker: None,
+            temp: &temp,
+        };
+        assert!(!cx.env.subquery_rows_are_warnings());
+        let seen = run(&cx, |cx| {
+            Ok((cx.strict, cx.env.subquery_rows_are_warnings()))
+        })
+        .unwrap();
+        assert_eq!(seen, (false, true));
+        // A stored program's overlay over it does not inherit IGNORE.
+        run(&cx, |cx| {
+            let program = EnvOverlay::program_mode(cx.env, "");
+            assert!(!crate::expr::Env::subquery_rows_are_warnings(&program));
+            Ok(())
+        })
+        .unwrap();
     }
 }

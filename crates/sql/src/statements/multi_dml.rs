@@ -480,7 +480,7 @@ pub fn execute_update(
             let done = ignore::row(cx, p.ignore, || {
                 let mut new = old.clone();
                 for (&(col, _), v) in slot.sets.iter().zip(sets) {
-                    dml::assign(def, &mut new, col, v, row, p.ignore, cx)?;
+                    dml::assign(def, &mut new, col, v, row, cx)?;
                 }
                 let assigned = slot.sets.iter().map(|s| s.0);
                 dml::update_row(target, assigned, id, &old, new, row, cx, &ecx, &locks)
