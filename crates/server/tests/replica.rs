@@ -883,6 +883,8 @@ fn strata_chain_keeps_the_source_gtids() {
     stream_through_kills(a.port, &mut b, 200, 1200, 3);
     let a_set = source_gtids(a.port, false);
     wait_gtid_executed(b.port, &a_set, "B after SIGKILL");
+    // B came back on another port.
+    point_strata_at(c.port, b.port, "");
     wait_gtid_executed(c.port, &a_set, "C after B's SIGKILLs");
     assert_tables_same(a.port, b.port, &tables, "A → B after SIGKILL");
     assert_tables_same(a.port, c.port, &tables, "A → B → C after SIGKILL");
