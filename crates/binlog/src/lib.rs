@@ -543,10 +543,7 @@ impl Binlog {
             // log holds already (the replica skips those before applying them).
             let (uuid, gno) = match entry.context().gtid {
                 Some((u, g)) if st.gtid_executed.contains(&u, g) => {
-                    return Err(Error::GtidExecuted(format!(
-                        "{}:{g}",
-                        gtid::uuid_text(&u)
-                    )))
+                    return Err(Error::GtidExecuted(format!("{}:{g}", gtid::uuid_text(&u))))
                 }
                 Some(given) => given,
                 None => (self.uuid, st.gtid_executed.last_gno(&self.uuid) + 1),

@@ -875,7 +875,9 @@ fn strata_chain_keeps_the_source_gtids() {
     let on_a = logged_gtids(a.port);
     let on_b = logged_gtids(b.port);
     assert_eq!(on_a, on_b, "B's GTID events are A's");
-    assert!(on_b.iter().all(|g| g.starts_with(&a_uuid) && !g.starts_with(&b_uuid)));
+    assert!(on_b
+        .iter()
+        .all(|g| g.starts_with(&a_uuid) && !g.starts_with(&b_uuid)));
 
     // SIGKILL B three times while A's transactions stream in: after each restart B's
     // gtid_executed (from its log), its log and its rows agree, so C, which follows B's
@@ -893,7 +895,11 @@ fn strata_chain_keeps_the_source_gtids() {
     distinct.sort();
     distinct.dedup();
     assert_eq!(distinct.len(), on_b.len(), "a GTID twice in B's log");
-    assert_eq!(logged_gtids(a.port).len(), on_b.len(), "B's log lacks a GTID");
+    assert_eq!(
+        logged_gtids(a.port).len(),
+        on_b.len(),
+        "B's log lacks a GTID"
+    );
 
     // C leaves B for A directly, by GTID, while A goes on: nothing twice, nothing lost.
     connect(c.port, None).query_drop("STOP REPLICA").unwrap();
