@@ -168,7 +168,7 @@ pub fn gtid(timestamp: u32, uuid: &[u8; 16], gno: u64, seq: u64, ddl: bool) -> B
     }
 }
 
-/// What a QUERY event carries besides its text.
+/// What a QUERY event carries besides its text, and the GTID of the group it is in.
 #[derive(Clone, Debug, Default)]
 pub struct QueryContext {
     pub thread_id: u32,
@@ -177,6 +177,10 @@ pub struct QueryContext {
     pub sql_mode: u64,
     pub foreign_key_checks: bool,
     pub unique_checks: bool,
+    /// The GTID the group is written under: None for the next of this server's own
+    /// (`server_uuid:N`); Some(uuid, gno) for a transaction a replica applies from a
+    /// MySQL-style source, which keeps the source's (docs/format/binlog.md, GTID).
+    pub gtid: Option<(crate::gtid::Uuid, u64)>,
 }
 
 pub fn query(timestamp: u32, cx: &QueryContext, text: &str) -> Body {
@@ -478,6 +482,7 @@ mod tests {
             sql_mode: 0x20_0000,
             foreign_key_checks: true,
             unique_checks: true,
+            gtid: None,
         };
         let b = query(1, &cx, "BEGIN");
         let status_len = u16::from_le_bytes([b.data[11], b.data[12]]) as usize;

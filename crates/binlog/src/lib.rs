@@ -96,6 +96,20 @@ pub enum Entry<'a> {
     },
 }
 
+impl Entry<'_> {
+    /// The session context every kind of entry carries (its QUERY events' fields and
+    /// the GTID to write it under).
+    pub fn context(&self) -> &QueryContext {
+        match self {
+            Entry::Rows { cx, .. }
+            | Entry::Ddl { cx, .. }
+            | Entry::CreateSelect { cx, .. }
+            | Entry::XaPrepare { cx, .. }
+            | Entry::XaFinish { cx, .. } => cx,
+        }
+    }
+}
+
 /// What the log says last about an XA transaction ([`Binlog::xa_outcomes`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum XaLogged {
@@ -525,7 +539,15 @@ impl Binlog {
             if let Some(why) = &st.broken {
                 return Err(Error::Io(format!("binary log unusable: {why}")));
             }
-            let gno = st.gtid_executed.last_gno(&self.uuid) + 1;
+            // A replica's applied transaction keeps its source's GTID; never one the
+            // log holds already (the replica skips those before applying them).
+            let (uuid, gno) = match entry.context().gtid {
+                Some((u, g)) if st.gtid_executed.contains(&u, g) => {
+                    return Err(Error::GtidExecuted(format!("{}:{g}", gtid::uuid_text(&u))))
+                }
+                Some(given) => given,
+                None => (self.uuid, st.gtid_executed.last_gno(&self.uuid) + 1),
+            };
             let server_id = self.opts.server_id;
             let crc = self.opts.checksum;
             let Some(cur) = st.current.as_mut() else {
@@ -533,7 +555,7 @@ impl Binlog {
             };
             cur.seq += 1;
             let mut out = Vec::with_capacity(bodies.iter().map(|b| b.data.len() + 23).sum());
-            let gtid = event::gtid(now_secs(), &self.uuid, gno, cur.seq, ddl);
+            let gtid = event::gtid(now_secs(), &uuid, gno, cur.seq, ddl);
             for b in std::iter::once(&gtid).chain(bodies.iter()) {
                 let at = cur.pos + out.len() as u64;
                 event::frame(&mut out, b, server_id, Some(at), crc);
@@ -551,7 +573,7 @@ impl Binlog {
             cur.pos += out.len() as u64;
             let file = cur.file.clone();
             let too_big = cur.pos >= self.opts.max_size;
-            st.gtid_executed.add(&self.uuid, gno);
+            st.gtid_executed.add(&uuid, gno);
             let order = ordered.then(|| {
                 st.ordered += 1;
                 st.ordered
@@ -712,6 +734,16 @@ impl Binlog {
 
     pub fn gtid_executed(&self) -> String {
         self.state.lock().gtid_executed.to_text()
+    }
+
+    /// Whether `gtid_executed` holds `uuid:gno` (a replica's auto-skip).
+    pub fn executed_contains(&self, uuid: &Uuid, gno: u64) -> bool {
+        self.state.lock().gtid_executed.contains(uuid, gno)
+    }
+
+    /// `gtid_executed` as a set.
+    pub fn executed_set(&self) -> GtidSet {
+        self.state.lock().gtid_executed.clone()
     }
 
     pub fn purged_set(&self) -> GtidSet {

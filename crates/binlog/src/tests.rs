@@ -438,3 +438,65 @@ fn xa_groups_are_written_found_and_cut_whole() {
     let b = Binlog::open(opts(dir.path(), 1 << 30, 1), uuid).unwrap();
     assert!(!b.opened_after_crash());
 }
+
+/// A group written under a source's GTID (a replica's applied transaction) keeps it:
+/// the GTID event and gtid_executed hold the source's uuid:gno, this server's own next
+/// GNO is not used up, the same GTID is refused a second time with nothing written
+/// (1837), and after a restart gtid_executed still holds it.
+#[test]
+fn a_source_gtid_is_kept_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let uuid = gtid::random_uuid();
+    let source = gtid::random_uuid();
+    let b = Binlog::open(opts(dir.path(), 1 << 30, 1), uuid).unwrap();
+    insert(&b, 1, 10);
+    let cx = QueryContext {
+        db: "test".into(),
+        gtid: Some((source, 41)),
+        ..Default::default()
+    };
+    let changes = vec![(
+        def(),
+        RowChange::Insert(vec![Value::Int(2), Value::Bytes(b"y".to_vec())]),
+    )];
+    let write = |b: &Binlog| {
+        b.commit_ordered(
+            &Entry::Rows {
+                cx: &cx,
+                changes: &changes,
+                xid: Some(b.new_xid()),
+            },
+            || Ok(()),
+        )
+    };
+    write(&b).unwrap();
+    insert(&b, 3, 10);
+    let (src, own) = (gtid::uuid_text(&source), gtid::uuid_text(&uuid));
+    let mut want = [format!("{own}:1-2"), format!("{src}:41")];
+    want.sort();
+    assert_eq!(b.gtid_executed(), want.join(",\n"));
+    assert!(b.executed_contains(&source, 41) && !b.executed_contains(&source, 40));
+    let gtids = |b: &Binlog| -> Vec<String> {
+        b.show_events(None, 4, 0, None)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.event_type == "Gtid")
+            .map(|e| e.info)
+            .collect()
+    };
+    assert_eq!(
+        gtids(&b),
+        [
+            format!("SET @@SESSION.GTID_NEXT= '{own}:1'"),
+            format!("SET @@SESSION.GTID_NEXT= '{src}:41'"),
+            format!("SET @@SESSION.GTID_NEXT= '{own}:2'"),
+        ]
+    );
+    let before = b.current();
+    let e = write(&b).unwrap_err();
+    assert_eq!(e.code(), 1837, "{e}");
+    assert_eq!(b.current(), before, "nothing written");
+    drop(b);
+    let b = Binlog::open(opts(dir.path(), 1 << 30, 1), uuid).unwrap();
+    assert_eq!(b.gtid_executed(), want.join(",\n"));
+}

@@ -17,6 +17,14 @@
 //!   lost, Executed_Gtid_Set equals the source's own GTID state; a replica lacking
 //!   transactions the source purged is refused (1236).
 //!
+//! - A chain Strata A → Strata B → Strata C, each logging, B and C by
+//!   SOURCE_AUTO_POSITION=1: B logs every applied transaction under A's GTID (SHOW
+//!   BINLOG EVENTS: every GTID event is A's, each once, none of B's own), so B's and C's
+//!   gtid_executed are A's; B is killed with SIGKILL while transactions stream in and
+//!   its gtid_executed, binary log and rows still agree; C is then pointed at A
+//!   directly, and later at A's first file by position (every transaction sent again,
+//!   each skipped as executed), and ends equal to A.
+//!
 //! The servers are processes the test starts; a missing `mariadbd` skips the chain
 //! outside CI (fails in CI).
 
@@ -678,8 +686,8 @@ fn mariadb_to_strata_by_gtid_with_restarts() {
 #[test]
 fn strata_to_strata_by_gtid_with_a_crash() {
     let source = TestServer::start_flavor(Flavor::Strata, &["--log-bin", "--server-id=1"]);
-    // The replica logs too: its binary log gives applied transactions its own GTIDs,
-    // and what it asks the source with is the source's.
+    // The replica logs too: its binary log keeps the applied transactions' source
+    // GTIDs.
     let mut replica = TestServer::start_flavor(Flavor::Strata, &["--log-bin", "--server-id=2"]);
     {
         let mut c = connect(source.port, None);
@@ -711,9 +719,10 @@ fn strata_to_strata_by_gtid_with_a_crash() {
     let rs = wait_gtids_caught_up(source.port, false, replica.port);
     assert_eq!(rs["Auto_Position"], "1", "{rs:?}");
     assert_eq!(rs["Retrieved_Gtid_Set"], rs["Executed_Gtid_Set"], "{rs:?}");
-    // The replica's own gtid_executed is its own uuid's, not the source's.
+    // The replica logs the applied transactions under the source's GTIDs (MySQL 8), so
+    // its own gtid_executed is the source's set.
     let own = text_rows(&mut r, "SELECT @@gtid_executed")[0][0].clone();
-    assert_ne!(own, rs["Executed_Gtid_Set"]);
+    assert_eq!(own, rs["Executed_Gtid_Set"]);
     drop(r);
 
     stream_through_kills(source.port, &mut replica, 100, 1000, 2);
@@ -772,4 +781,156 @@ fn strata_to_strata_by_gtid_with_a_crash() {
     wait_status(fresh.port, "1235 for USE_GTID against Strata", |rs| {
         rs["Last_IO_Errno"] == "1235" && rs["Replica_IO_Running"] == "No"
     });
+}
+
+/// Every GTID event in the binary log of the server on `port`, as `uuid:gno` text, in
+/// log order (SHOW BINARY LOGS, then SHOW BINLOG EVENTS IN each file).
+fn logged_gtids(port: u16) -> Vec<String> {
+    let mut c = connect(port, None);
+    let mut out = Vec::new();
+    for f in text_rows(&mut c, "SHOW BINARY LOGS") {
+        for e in text_rows(&mut c, &format!("SHOW BINLOG EVENTS IN '{}'", f[0])) {
+            if e[2] == "Gtid" {
+                let g = e[5]
+                    .split('\'')
+                    .nth(1)
+                    .unwrap_or_else(|| panic!("GTID info {}", e[5]))
+                    .to_string();
+                out.push(g);
+            }
+        }
+    }
+    out
+}
+
+/// Waits until the server on `port` has `want` as its gtid_executed, failing on an
+/// applier error.
+fn wait_gtid_executed(port: u16, want: &str, what: &str) {
+    let start = Instant::now();
+    loop {
+        let have = source_gtids(port, false);
+        if have == want {
+            return;
+        }
+        let rs = replica_status(port);
+        if start.elapsed() > Duration::from_secs(120)
+            || rs.get("Last_SQL_Errno").is_some_and(|e| e != "0")
+        {
+            panic!("{what}: gtid_executed {have}, want {want}: {rs:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn point_strata_at(replica: u16, source: u16, extra: &str) {
+    let mut r = connect(replica, None);
+    r.query_drop("STOP REPLICA").unwrap();
+    r.query_drop(format!(
+        "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={source}, \
+         SOURCE_USER='root', SOURCE_PASSWORD='', SOURCE_CONNECT_RETRY=1{extra}"
+    ))
+    .unwrap();
+    r.query_drop("START REPLICA").unwrap();
+}
+
+#[test]
+fn strata_chain_keeps_the_source_gtids() {
+    let a = TestServer::start_flavor(Flavor::Strata, &["--log-bin", "--server-id=1"]);
+    let mut b = TestServer::start_flavor(Flavor::Strata, &["--log-bin", "--server-id=2"]);
+    let c = TestServer::start_flavor(Flavor::Strata, &["--log-bin", "--server-id=3"]);
+    let a_uuid = text_rows(&mut connect(a.port, None), "SELECT @@server_uuid")[0][0].clone();
+    let b_uuid = text_rows(&mut connect(b.port, None), "SELECT @@server_uuid")[0][0].clone();
+    {
+        let mut s = connect(a.port, None);
+        for q in [
+            "CREATE DATABASE rp",
+            "CREATE TABLE rp.counters (id INT PRIMARY KEY, n BIGINT NOT NULL)",
+            "INSERT INTO rp.counters VALUES (1, 0), (2, 0), (3, 0)",
+            "CREATE TABLE rp.stream (id INT PRIMARY KEY, v VARCHAR(40))",
+            // A heap table: a multi-row statement is one group on A, applied on B as
+            // a statement per row, and logged there as one group under A's GTID.
+            "CREATE TABLE rp.m (id INT PRIMARY KEY, v VARCHAR(10)) ENGINE=MyISAM",
+            "INSERT INTO rp.m VALUES (1,'a'),(2,'b'),(3,'c')",
+            "UPDATE rp.m SET v = 'x' WHERE id >= 2",
+        ] {
+            s.query_drop(q).unwrap();
+        }
+    }
+    point_strata_at(b.port, a.port, ", SOURCE_AUTO_POSITION=1");
+    point_strata_at(c.port, b.port, ", SOURCE_AUTO_POSITION=1");
+    stream(a.port, 1, 200);
+    let a_set = source_gtids(a.port, false);
+    assert!(a_set.starts_with(&a_uuid), "{a_set}");
+    wait_gtid_executed(b.port, &a_set, "B after A's first transactions");
+    wait_gtid_executed(c.port, &a_set, "C through B");
+    let tables = ["rp.counters", "rp.stream", "rp.m"];
+    assert_tables_same(a.port, b.port, &tables, "A → B");
+    assert_tables_same(a.port, c.port, &tables, "A → B → C");
+    // B's SHOW MASTER STATUS is A's set, and its log holds A's GTIDs in A's order,
+    // each once, none of its own.
+    assert_eq!(
+        text_rows(&mut connect(b.port, None), "SHOW MASTER STATUS")[0][4],
+        a_set
+    );
+    let on_a = logged_gtids(a.port);
+    let on_b = logged_gtids(b.port);
+    assert_eq!(on_a, on_b, "B's GTID events are A's");
+    assert!(on_b
+        .iter()
+        .all(|g| g.starts_with(&a_uuid) && !g.starts_with(&b_uuid)));
+
+    // SIGKILL B three times while A's transactions stream in: after each restart B's
+    // gtid_executed (from its log), its log and its rows agree, so C, which follows B's
+    // log by GTID, gets every transaction once.
+    stream_through_kills(a.port, &mut b, 200, 1200, 3);
+    let a_set = source_gtids(a.port, false);
+    wait_gtid_executed(b.port, &a_set, "B after SIGKILL");
+    // B came back on another port.
+    point_strata_at(c.port, b.port, "");
+    wait_gtid_executed(c.port, &a_set, "C after B's SIGKILLs");
+    assert_tables_same(a.port, b.port, &tables, "A → B after SIGKILL");
+    assert_tables_same(a.port, c.port, &tables, "A → B → C after SIGKILL");
+    let on_b = logged_gtids(b.port);
+    let mut distinct = on_b.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), on_b.len(), "a GTID twice in B's log");
+    assert_eq!(
+        logged_gtids(a.port).len(),
+        on_b.len(),
+        "B's log lacks a GTID"
+    );
+
+    // C leaves B for A directly, by GTID, while A goes on: nothing twice, nothing lost.
+    connect(c.port, None).query_drop("STOP REPLICA").unwrap();
+    stream(a.port, 1200, 1300);
+    point_strata_at(c.port, a.port, "");
+    stream(a.port, 1300, 1400);
+    let a_set = source_gtids(a.port, false);
+    wait_gtid_executed(c.port, &a_set, "C switched to A");
+    assert_tables_same(a.port, c.port, &tables, "C switched to A");
+    let rs = replica_status(c.port);
+    assert_eq!(
+        (rs["Last_SQL_Errno"].as_str(), rs["Source_Port"].clone()),
+        ("0", a.port.to_string()),
+        "{rs:?}"
+    );
+
+    // By position from A's first file: A sends everything again, and C skips each
+    // transaction it has executed (MySQL's auto-skip) — a second insert into
+    // rp.stream would stop it with 1062.
+    let first = text_rows(&mut connect(a.port, None), "SHOW BINARY LOGS")[0][0].clone();
+    point_strata_at(
+        c.port,
+        a.port,
+        &format!(", SOURCE_AUTO_POSITION=0, SOURCE_LOG_FILE='{first}', SOURCE_LOG_POS=4"),
+    );
+    stream(a.port, 1400, 1410);
+    wait_strata_caught_up(a.port, c.port);
+    let a_set = source_gtids(a.port, false);
+    assert_eq!(source_gtids(c.port, false), a_set);
+    assert_tables_same(a.port, c.port, &tables, "C by position from A's start");
+    let n = text_rows(&mut connect(c.port, None), "SELECT SUM(n) FROM rp.counters");
+    assert_eq!(n[0][0], "1409");
+    assert_eq!(replica_status(c.port)["Last_SQL_Errno"], "0");
 }

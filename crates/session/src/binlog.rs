@@ -178,11 +178,19 @@ impl Server {
 /// this server's own state, not data: MySQL does not log its replication metadata tables
 /// either.
 pub(crate) fn loggable_rows(txn: &Txn) -> strata_engine::LoggedRows {
+    loggable_rows_and_position(txn).0
+}
+
+/// [`loggable_rows`], and whether the transaction changed the replica's position row
+/// (the applier's commit of a source transaction).
+fn loggable_rows_and_position(txn: &Txn) -> (strata_engine::LoggedRows, bool) {
     let mut rows = txn.take_logged_rows();
+    let all = rows.len();
     rows.retain(|(t, _)| {
         !(t.db == crate::replica::POSITION_DB && t.name == crate::replica::POSITION_TABLE)
     });
-    rows
+    let position = rows.len() != all;
+    (rows, position)
 }
 
 impl Session {
@@ -192,7 +200,20 @@ impl Session {
         self.server.binlog().filter(|_| self.log_bin_on)
     }
 
-    /// What every QUERY event this session writes carries.
+    /// The replica's applier: the groups of the source transaction being applied are
+    /// logged under the source's GTID `uuid:gno` (MySQL 8's replica with
+    /// gtid_mode=ON), not a new one of this server's; None goes back to this server's
+    /// own. The first group logged takes it ([`Session::binlog_context`]); a source
+    /// transaction that logs nothing else logs an empty group under it when its
+    /// position update commits ([`Session::commit_txn`]), so gtid_executed has no hole.
+    /// Changes to non-transactional tables wait for that commit too (one group for the
+    /// source transaction, not one per applied statement).
+    pub fn set_gtid_next(&self, gtid: Option<(strata_binlog::gtid::Uuid, u64)>) {
+        *self.gtid_next.lock() = gtid;
+    }
+
+    /// What every QUERY event this session writes carries, and the GTID of the group
+    /// (the applier's GTID_NEXT, taken: one group per GTID).
     pub(crate) fn binlog_context(&self) -> QueryContext {
         let flag = |name: &str| {
             self.get_variable(name, false)
@@ -211,6 +232,7 @@ impl Session {
             ),
             foreign_key_checks: flag("foreign_key_checks"),
             unique_checks: flag("unique_checks"),
+            gtid: self.gtid_next.lock().take(),
         }
     }
 
@@ -218,9 +240,20 @@ impl Session {
     /// engines. A failed log write rolls the transaction back.
     pub(crate) fn commit_txn(&self, txn: Txn) -> Result<()> {
         if let Some(b) = self.binlog_on() {
-            let rows = loggable_rows(&txn);
+            let (mut rows, position) = loggable_rows_and_position(&txn);
+            // The replica applying a source transaction under the source's GTID: its
+            // heap-table rows, held back at statement end, join this group; and the
+            // commit of its position update logs the GTID even when nothing else is
+            // logged (an empty group).
+            let under_source_gtid = self.gtid_next.lock().is_some();
+            if under_source_gtid {
+                let held = txn.take_nontransactional_rows();
+                if !held.is_empty() {
+                    rows.splice(0..0, held);
+                }
+            }
             let ddl = txn.take_logged_ddl();
-            if !rows.is_empty() || ddl.is_some() {
+            if !rows.is_empty() || ddl.is_some() || (under_source_gtid && position) {
                 let cx = self.binlog_context();
                 // CREATE TABLE … SELECT that copied no row (or whose rows are a heap
                 // table's, logged at statement end): the definition alone.
@@ -271,6 +304,12 @@ impl Session {
         let Some(b) = self.binlog_on() else {
             return Ok(());
         };
+        // The replica applying a source transaction under its GTID: the rows wait for
+        // the transaction's commit (one group per GTID), outside an XA branch (whose
+        // prepare group takes the GTID).
+        if self.xa.is_none() && self.gtid_next.lock().is_some() {
+            return Ok(());
+        }
         let rows = txn.take_nontransactional_rows();
         if rows.is_empty() {
             return Ok(());

@@ -452,6 +452,9 @@ pub struct Session {
     autocommit_on: bool,
     /// `sql_log_bin`: this session's changes go to the binary log (when there is one).
     log_bin_on: bool,
+    /// The replica applier's GTID_NEXT: the source GTID the next group this session
+    /// logs is written under (`binlog.rs`); None: this server's next own GTID.
+    gtid_next: parking_lot::Mutex<Option<(strata_binlog::gtid::Uuid, u64)>>,
     isolation: Isolation,
     /// transaction_read_only.
     read_only: bool,
@@ -738,6 +741,7 @@ impl Session {
             tmp_table_size: 16 << 20,
             autocommit_on: true,
             log_bin_on: true,
+            gtid_next: parking_lot::Mutex::new(None),
             isolation: Isolation::RepeatableRead,
             read_only: false,
             lock_wait_timeout: Duration::from_secs(50),

@@ -496,6 +496,10 @@ pub enum Error {
     /// 1776: CHANGE REPLICATION SOURCE gives a file or position while GTID
     /// auto-positioning (SOURCE_AUTO_POSITION=1, MASTER_USE_GTID) is on.
     BadReplicaAutoPosition,
+    /// 1837: a group would be logged under a GTID (`uuid:gno`, a replica's source's)
+    /// that gtid_executed already holds: MySQL's error for a second transaction under
+    /// one GTID_NEXT.
+    GtidExecuted(String),
     /// 1236: a replica's dump cannot be served (a file not in the index, purged
     /// transactions); the text says why.
     MasterFatalReadingBinlog(String),
@@ -1116,6 +1120,7 @@ impl Error {
             ReplicaMustStop => 1198,
             ReplicaNotConfigured => 1200,
             BadReplicaAutoPosition => 1776,
+            GtidExecuted(_) => 1837,
             MasterFatalReadingBinlog(_) => 1236,
             Corrupt { .. } => 1194,
             TableFull(_) => 1114,
@@ -2071,6 +2076,10 @@ impl fmt::Display for Error {
             ReplicaMustStop => write!(
                 f,
                 "This operation cannot be performed with a running replica; run STOP REPLICA first"
+            ),
+            GtidExecuted(g) => write!(
+                f,
+                "When @@SESSION.GTID_NEXT is set to a GTID, you must explicitly set it to a different value after a COMMIT or ROLLBACK. Please check GTID_NEXT variable manual page for detailed explanation. Current @@SESSION.GTID_NEXT is '{g}'."
             ),
             BadReplicaAutoPosition => write!(
                 f,

@@ -11,7 +11,13 @@
 //! declares the GTID capability gets instead of a BEGIN query) opens the transaction,
 //! unless it is flagged standalone (DDL).
 //! Applied changes go to this server's binary log like any other (MySQL 8's
-//! `log_replica_updates=ON`), so a replica of this server sees them.
+//! `log_replica_updates=ON`), so a replica of this server sees them. A transaction of
+//! a MySQL-style source (its GTID event carries `uuid:gno`) is logged under that GTID,
+//! as a MySQL 8 replica with gtid_mode=ON logs it (the session's GTID_NEXT,
+//! [`Session::set_gtid_next`]), and one whose GTID this server has executed already —
+//! in its binary log's gtid_executed or in the GTIDs the position row holds — is
+//! skipped whole (MySQL's auto-skip), its position recorded. MariaDB's transactions
+//! get this server's own GTIDs.
 
 use super::gtid::{parse_mariadb_gtid, Applied, Pending, MARIADB_GTID_EVENT};
 use super::literal::literal;
@@ -58,6 +64,10 @@ pub struct Applier {
     /// transaction being received.
     applied: Applied,
     pending: Option<Pending>,
+    /// Skipping a source transaction whose GTID was executed here already: Some(open),
+    /// `open` once the group's BEGIN (XA START, …) has passed, so that a QUERY event
+    /// then is inside the group rather than a DDL group of its own.
+    gtid_skip: Option<bool>,
 }
 
 fn bad(e: Error) -> ApplyError {
@@ -82,6 +92,7 @@ impl Applier {
         Applier {
             applied,
             pending: None,
+            gtid_skip: None,
             session,
             maps: HashMap::new(),
             file,
@@ -106,6 +117,8 @@ impl Applier {
     /// it will be sent again from the stored position.
     pub fn rollback(&mut self) {
         self.xa_skipping = false;
+        self.gtid_skip = None;
+        self.session.set_gtid_next(None);
         if let Some(x) = self.xa_open.take() {
             // An XA branch not prepared yet: ended and rolled back (it comes again).
             let _ = run(&mut self.session, &format!("XA END {x}"));
@@ -123,6 +136,62 @@ impl Applier {
     /// The source's GTIDs applied (committed with the rows).
     pub fn applied(&self) -> &Applied {
         &self.applied
+    }
+
+    /// What SOURCE_AUTO_POSITION asks the source with: the GTIDs applied, and with
+    /// this server's binary log on everything in its gtid_executed (MySQL's replica
+    /// sends gtid_executed), which holds the source GTIDs of the transactions applied
+    /// under them.
+    pub fn executed_set(&self) -> strata_binlog::gtid::GtidSet {
+        let mut set = self.applied.mysql.clone();
+        if let Some(b) = self.session.server().binlog() {
+            set.union(&b.executed_set());
+        }
+        set
+    }
+
+    /// Whether `uuid:gno` was executed here already (the auto-skip).
+    fn executed(&self, uuid: &[u8; 16], gno: u64) -> bool {
+        self.applied.mysql.contains(uuid, gno)
+            || self
+                .session
+                .server()
+                .binlog()
+                .is_some_and(|b| b.executed_contains(uuid, gno))
+    }
+
+    /// An event of a transaction being skipped (`gtid_skip`): None when the event is
+    /// not one of the group's (a rotation, …: applied as usual); Some(true) when it
+    /// ended the group, whose position is then recorded.
+    fn skip_event(&mut self, data: &EventData<'_>) -> Option<bool> {
+        let open = self.gtid_skip?;
+        let ends = match data {
+            EventData::XidEvent(_) | EventData::XaPrepareLogEvent(_) => true,
+            EventData::QueryEvent(q) => {
+                let text = q.query();
+                let t = text.trim();
+                let upper: Vec<String> = t
+                    .split_whitespace()
+                    .take(2)
+                    .map(|w| w.to_ascii_uppercase())
+                    .collect();
+                let w = |i: usize| upper.get(i).map_or("", String::as_str);
+                let opens = w(0) == "BEGIN"
+                    || (w(0) == "XA" && matches!(w(1), "START" | "BEGIN" | "END"))
+                    || t.to_ascii_uppercase().ends_with("START TRANSACTION");
+                if opens {
+                    self.gtid_skip = Some(true);
+                    false
+                } else {
+                    // COMMIT, XA COMMIT / ROLLBACK, or a DDL group's only event; a
+                    // comment inside an open group is not its end.
+                    w(0) == "COMMIT" || w(0) == "XA" || !open
+                }
+            }
+            EventData::TableMapEvent(_) | EventData::RowsEvent(_) => false,
+            _ => return None,
+        };
+        Some(ends)
     }
 
     /// Executed_Gtid_Set's text, and Retrieved_Gtid_Set's (with the transaction being
@@ -163,6 +232,16 @@ impl Applier {
             return Ok(false);
         };
         let own = h.server_id() == self.own_server_id;
+        match self.skip_event(&data) {
+            Some(true) => {
+                self.gtid_skip = None;
+                self.exec_pos = next;
+                self.commit_position(false)?;
+                return Ok(true);
+            }
+            Some(false) => return Ok(false),
+            None => {}
+        }
         match data {
             EventData::GtidEvent(g) => {
                 if g.is_tagged() {
@@ -170,11 +249,19 @@ impl Applier {
                         "tagged GTIDs (MySQL 8.4's uuid:tag:gno)".into(),
                     )));
                 }
-                self.pending = Some(Pending::Mysql(g.sid(), g.gno()));
+                let (uuid, gno) = (g.sid(), g.gno());
+                self.pending = Some(Pending::Mysql(uuid, gno));
+                if self.executed(&uuid, gno) {
+                    self.gtid_skip = Some(false);
+                    self.session.set_gtid_next(None);
+                } else {
+                    self.session.set_gtid_next(Some((uuid, gno)));
+                }
                 Ok(false)
             }
             EventData::AnonymousGtidEvent(_) => {
                 self.pending = None;
+                self.session.set_gtid_next(None);
                 Ok(false)
             }
             EventData::RotateEvent(r) => {
@@ -338,7 +425,10 @@ impl Applier {
                     }
                     // Prepared here already, its position update lost to a crash: the
                     // group is skipped and the position moves past it.
-                    Err(e) if e.code() == 1440 && self.fresh => self.xa_skipping = true,
+                    Err(e) if e.code() == 1440 && self.fresh => {
+                        self.xa_skipping = true;
+                        self.session.set_gtid_next(None);
+                    }
                     Err(e) => return Err(sql_err(e)),
                 }
                 Ok(false)
@@ -440,6 +530,7 @@ impl Applier {
             self.applied = a;
             self.pending = None;
         }
+        self.session.set_gtid_next(None);
         self.fresh = false;
         Ok(())
     }

@@ -6,7 +6,8 @@
 //!
 //! The applied position is the file and offset, or with GTID positioning the source's
 //! GTIDs applied: SOURCE_AUTO_POSITION=1 sends a MySQL or Strata source the GTID set in
-//! COM_BINLOG_DUMP_GTID (it sends every transaction not in it); MASTER_USE_GTID sends a
+//! COM_BINLOG_DUMP_GTID — those applied, with this server's gtid_executed when it logs,
+//! as MySQL's replica sends gtid_executed — and it sends every transaction not in it; MASTER_USE_GTID sends a
 //! MariaDB source the per-domain position as `@slave_connect_state` before
 //! COM_BINLOG_DUMP, as MariaDB's own replica does. A MariaDB source is always told this
 //! replica has MariaDB's GTID capability (`@mariadb_slave_capability = 4`), so its
@@ -54,9 +55,8 @@ impl From<mysql::Error> for ConnectError {
 
 /// The GTID set as COM_BINLOG_DUMP_GTID's SID blocks' text, one `uuid:a-b:…` per
 /// uuid (the mysql crate does not re-export the SID type; its parser builds them).
-fn sid_texts(applied: &Applied) -> Vec<String> {
-    applied
-        .mysql
+fn sid_texts(executed: &strata_binlog::gtid::GtidSet) -> Vec<String> {
+    executed
         .intervals()
         .map(|(u, ivs)| {
             let mut t = strata_binlog::gtid::uuid_text(u);
@@ -74,6 +74,7 @@ fn connect(
     pos: u64,
     own_id: u32,
     applied: &Applied,
+    executed: &strata_binlog::gtid::GtidSet,
 ) -> std::result::Result<(mysql::BinlogStream, u32, bool), ConnectError> {
     let opts = OptsBuilder::new()
         .ip_or_hostname(Some(src.host.clone()))
@@ -105,7 +106,7 @@ fn connect(
                     .into(),
             ));
         }
-        let sids = sid_texts(applied)
+        let sids = sid_texts(executed)
             .iter()
             .map(|t| t.parse())
             .collect::<std::result::Result<Vec<_>, _>>()
@@ -196,6 +197,7 @@ pub fn run(
             applier.exec_pos,
             own_id,
             applier.applied(),
+            &applier.executed_set(),
         ) {
             Ok(x) => x,
             Err(ConnectError::Fatal(code, msg)) => {
