@@ -919,7 +919,12 @@ mod tests {
                     true,
                     Collation::Binary,
                 ),
-                ColumnDef::plain("f", DataType::Double { fixed: None }, true, Collation::Binary),
+                ColumnDef::plain(
+                    "f",
+                    DataType::Double { fixed: None },
+                    true,
+                    Collation::Binary,
+                ),
                 ColumnDef::plain("s", DataType::VarChar(10), true, Collation::GeneralCi),
                 ColumnDef::plain("c", DataType::Char(4), false, Collation::GeneralCi),
                 ColumnDef::plain("dt", DataType::Date, false, Collation::Binary),
