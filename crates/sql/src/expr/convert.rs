@@ -252,11 +252,14 @@ fn coerce_type(v: Value, col: &ColumnDef, row: u64, strict: bool) -> Result<Valu
                 | DataType::Double {
                     fixed: Some((m, d)),
                 } => {
-                    // FLOAT(M,D) / DOUBLE(M,D), as MySQL's truncate_double: rounded to D
-                    // decimals (rint of the scaled value), then held within
-                    // ±(10^(M-D) - 10^-D): past it 1264 in strict mode, else clipped.
+                    // FLOAT(M,D) / DOUBLE(M,D), as MySQL's Field_real::truncate: the part
+                    // above floor(f) rounded to D decimals (rint of the scaled
+                    // fraction: -12.345 is -12.35, 7.125 is 7.12, -2.5 in D = 0 is -3),
+                    // then held within ±(10^(M-D) - 10^-D): past it 1264 in strict
+                    // mode, else clipped.
                     let scale = 10f64.powi(i32::from(*d));
-                    let rounded = (f * scale).round_ties_even() / scale;
+                    let whole = f.floor();
+                    let rounded = whole + ((f - whole) * scale).round_ties_even() / scale;
                     let rounded = if rounded.is_finite() { rounded } else { f };
                     let max = (10f64.powi(i32::from(*m)) - 1.0) / scale;
                     if rounded.abs() > max {
