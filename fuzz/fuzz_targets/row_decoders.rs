@@ -13,8 +13,10 @@ fn def(engine: &str) -> TableDef {
         DataType::SmallInt { unsigned: false },
         DataType::MediumInt { unsigned: true },
         DataType::BigInt { unsigned: true },
-        DataType::Float,
-        DataType::Double,
+        DataType::Float { fixed: None },
+        DataType::Float { fixed: Some((7, 3)) },
+        DataType::Double { fixed: None },
+        DataType::Double { fixed: Some((10, 2)) },
         DataType::Decimal {
             precision: 20,
             scale: 4,
