@@ -131,8 +131,23 @@ pub fn create_table_select(
     if cx.txn.logs_rows() && !temporary {
         // A transactional table's rows follow it in one logged transaction; a heap
         // table's are logged after it (the session's binlog code).
-        cx.txn
-            .set_logged_ddl(crate::statements::show::show_create_table(&def, 1));
+        // Qualified with its database, as the statement may name it (`CREATE TABLE
+        // d.t AS …` with no or another current database): a replica or a
+        // `mariadb-binlog` replay runs the text in the session's current database.
+        let text = crate::statements::show::show_create_table(&def, 1);
+        let unqualified = format!(
+            "CREATE TABLE {}",
+            crate::statements::show::quote_ident(&def.name)
+        );
+        let text = match text.strip_prefix(&unqualified) {
+            Some(rest) => format!(
+                "CREATE TABLE {}.{}{rest}",
+                crate::statements::show::quote_ident(&db),
+                crate::statements::show::quote_ident(&def.name)
+            ),
+            None => text,
+        };
+        cx.txn.set_logged_ddl(text);
         for (t, change) in rows {
             cx.txn.log_row(&t, true, change);
         }
