@@ -389,20 +389,9 @@ impl<'a> ExecCtx<'a> {
     /// `invoker`.
     pub fn nested<'b>(&'b self, db: &str, invoker: &'b Invoker) -> ExecCtx<'b> {
         ExecCtx {
-            catalog: self.catalog,
             current_db: Some(db.to_string()),
-            env: self.env,
-            locked_tables: self.locked_tables,
-            strict: self.strict,
-            sql_mode: self.sql_mode,
-            default_engine: self.default_engine,
-            sort_buffer_size: self.sort_buffer_size,
-            tmp_table_size: self.tmp_table_size,
-            tmpdir: self.tmpdir,
-            txn: self.txn,
-            mdl: self.mdl,
             invoker: Some(invoker),
-            temp: self.temp,
+            ..self.with_env(self.env)
         }
     }
 }
