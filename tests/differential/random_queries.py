@@ -408,9 +408,33 @@ def kind_type(kind):
     return {"str": "str", "date": "date"}.get(kind, "num")
 
 
-def connect(port):
+def connect(port, exact=False):
+    # `--exact`: no decoders, so every value arrives as the text the server sent.
+    extra = {"conv": {}} if exact else {}
     return pymysql.connect(host="127.0.0.1", port=port, user="root", password="",
-                           autocommit=True, charset="utf8mb4")
+                           autocommit=True, charset="utf8mb4", **extra)
+
+
+# Result column type codes (protocol field types) grouped as MySQL 8 clients tell them
+# apart: an integer, an exact decimal, a double, text, a date or time.
+TYPE_CLASSES = {1: "int", 2: "int", 3: "int", 8: "int", 9: "int", 13: "int", 16: "int",
+                0: "decimal", 246: "decimal", 4: "real", 5: "real",
+                10: "date", 7: "datetime", 12: "datetime", 11: "time",
+                15: "text", 252: "text", 253: "text", 254: "text", 245: "json"}
+
+
+def exact_key(v, type_code):
+    """`--exact`: one value as the text the server sent, tagged with its column's type
+    class; only text is case-folded and right-trimmed (the collations differ there)."""
+    cls = TYPE_CLASSES.get(type_code, str(type_code))
+    if v is None:
+        return (cls, "null", "")
+    if isinstance(v, bytes):
+        try:
+            v = v.decode()
+        except UnicodeDecodeError:
+            return (cls, "hex", v.hex())
+    return (cls, "", v.rstrip(" ").lower() if cls == "text" else v)
 
 
 def normalise(v):
@@ -458,12 +482,41 @@ def near_equal(a, b):
     return True
 
 
-def run(conn, sql):
+class Prepared:
+    """`--prepared`: statements run as server-side prepared statements (COM_STMT_PREPARE
+    and COM_STMT_EXECUTE), so results come back in the binary protocol; through
+    mysql-connector-python, whose C-free driver decodes each binary type itself."""
+
+    def __init__(self, port):
+        import mysql.connector
+        self.errors = mysql.connector.Error
+        self.conn = mysql.connector.connect(host="127.0.0.1", port=port, user="root", password="",
+                                            autocommit=True, charset="utf8mb4", use_pure=True)
+
+    def run(self, sql):
+        try:
+            cur = self.conn.cursor(prepared=True)
+            try:
+                cur.execute(sql)
+                rows = cur.fetchall() if cur.with_rows else []
+            finally:
+                cur.close()
+            return [tuple(normalise(v) for v in row) for row in rows], None
+        except self.errors as e:
+            return None, (e.errno, e.msg)
+
+
+def run(conn, sql, exact=False):
     """(rows or None, error code or None)."""
+    if isinstance(conn, Prepared):
+        return conn.run(sql)
     try:
         with conn.cursor() as cur:
             cur.execute(sql)
             rows = cur.fetchall()
+            if exact:
+                types = [d[1] for d in cur.description or []]
+                return [tuple(exact_key(v, t) for v, t in zip(row, types)) for row in rows], None
             return [tuple(normalise(v) for v in row) for row in rows], None
     except pymysql.err.MySQLError as e:
         code = e.args[0] if e.args else -1
@@ -493,23 +546,40 @@ def main():
     ap.add_argument("--engine", default="innodb", choices=["innodb", "myisam"])
     ap.add_argument("--mode", default="select", choices=["select", "extra", "dml", "funcs"])
     ap.add_argument("--verbose", action="store_true", help="print every statement")
+    ap.add_argument("--prepared", action="store_true",
+                    help="run each generated SELECT as a prepared statement too (binary "
+                         "protocol) on both servers and compare those results as well")
+    ap.add_argument("--exact", action="store_true",
+                    help="compare SELECT results as the text sent and the column's type class "
+                         "(catches display and type differences the by-value comparison hides)")
     args = ap.parse_args()
 
     gen = Gen(args.seed, wide=args.mode == "funcs")
-    strata, ref = connect(args.strata), connect(args.reference)
+    exact_run = args.exact and args.mode != "dml"
+    strata, ref = connect(args.strata, args.exact), connect(args.reference, args.exact)
     for conn in (strata, ref):
         with conn.cursor() as cur:
             cur.execute(f"SET SESSION sql_mode = '{MYSQL8_SQL_MODE}'")
             cur.execute("SET SESSION div_precision_increment = 4")
+            # MySQL 8's default (MariaDB 10.11's is 1 MiB).
+            cur.execute("SET SESSION group_concat_max_len = 1024")
     setup((strata, ref), args.engine, gen)
+    if args.prepared:
+        prepared = (Prepared(args.strata), Prepared(args.reference))
+        for p in prepared:
+            for stmt in (f"SET SESSION sql_mode = '{MYSQL8_SQL_MODE}'",
+                         "SET SESSION div_precision_increment = 4",
+                         "SET SESSION group_concat_max_len = 1024", f"USE {DATABASE}"):
+                p.conn.cmd_query(stmt)
 
-    diffs = unsupported = both_failed = near = mysql8_refusals = 0
+    diffs = unsupported = both_failed = near = mysql8_refusals = shown = 0
     for i in range(args.count):
         sql = gen.dml() if args.mode == "dml" else gen.select(args.mode in ("extra", "funcs"))
         if args.verbose:
             print(f"[{i}] {sql}")
-        a, ea = run(strata, sql)
-        b, eb = run(ref, sql)
+        exact = args.exact and args.mode != "dml"
+        a, ea = run(strata, sql, exact)
+        b, eb = run(ref, sql, exact)
         if args.mode == "dml":
             if ea and ea[0] == 1235:
                 unsupported += 1
@@ -539,6 +609,18 @@ def main():
         if ea is not None and ea[0] == 1235:
             unsupported += 1
             continue
+        if args.prepared and ea is None and eb is None:
+            pa, pea = run(prepared[0], sql)
+            pb, peb = run(prepared[1], sql)
+            if (pea is None) != (peb is None) or (pea is None and sorted(pa) != sorted(pb)
+                                                  and not near_equal(sorted(pa), sorted(pb))):
+                diffs += 1
+                detail = (f"strata: {pea or (len(pa), 'rows')}, reference: {peb or (len(pb), 'rows')}"
+                          if pea or peb else
+                          f"strata only: {[r for r in pa if r not in pb][:3]}\n"
+                          f"  reference only: {[r for r in pb if r not in pa][:3]}")
+                print(f"DIFF (prepared) [{i}] {sql}\n  {detail}")
+                continue
         if ea is not None and eb is not None:
             both_failed += 1
             continue
@@ -546,6 +628,17 @@ def main():
             diffs += 1
             print(f"DIFF [{i}] {sql}\n  strata: {ea or (len(a), 'rows')}\n  reference: {eb or (len(b), 'rows')}")
             continue
+        if exact and sorted(a) != sorted(b):
+            # Separate a difference of text or type alone from one of values.
+            by_value = [sorted(tuple(normalise(None if k[1] == "null" else k[2]) for k in row)
+                               for row in rows) for rows in (a, b)]
+            if by_value[0] == by_value[1] or near_equal(*by_value):
+                shown += 1
+                only_a = [r for r in a if r not in b][:3]
+                only_b = [r for r in b if r not in a][:3]
+                print(f"SHOWN [{i}] {sql}\n  strata only: {only_a}\n  reference only: {only_b}")
+                continue
+            a, b = by_value
         if sorted(a) != sorted(b):
             if near_equal(sorted(a), sorted(b)):
                 # MariaDB's GROUP BY temporary table rounds a quotient to the digits it
@@ -560,7 +653,8 @@ def main():
             print(f"DIFF [{i}] {sql}\n  rows {len(a)} vs {len(b)}\n  strata only: {only_a}\n  reference only: {only_b}")
     print(f"seed {args.seed} mode {args.mode} engine {args.engine}: {args.count} statements, "
           f"{diffs} differences, {near} near-equal (numbers within 1e-3), {unsupported} unsupported "
-          f"(1235), {both_failed} failed on both, {mysql8_refusals} refused as MySQL 8 does (1093)")
+          f"(1235), {both_failed} failed on both, {mysql8_refusals} refused as MySQL 8 does (1093)"
+          + (f", {shown} equal by value but shown or typed differently (--exact)" if exact_run else ""))
     sys.exit(1 if diffs else 0)
 
 
