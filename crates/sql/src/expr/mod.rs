@@ -10,6 +10,7 @@ pub mod convert_temporal;
 pub mod datetime;
 pub mod env_overlay;
 pub mod functions;
+pub(crate) mod int_context;
 pub mod json;
 pub mod keys;
 pub mod like_match;
@@ -721,7 +722,7 @@ impl Expr {
                 if a.is_null() || b.is_null() {
                     return Ok(Value::Null);
                 }
-                let (x, y) = (to_u64(&a), to_u64(&b));
+                let (x, y) = (int_context::uint_arg(&a, cx), int_context::uint_arg(&b, cx));
                 Value::UInt(match op {
                     '&' => x & y,
                     '|' => x | y,
@@ -1017,16 +1018,6 @@ fn in_rows(
 
 pub fn bool_value(b: bool) -> Value {
     Value::Int(b as i64)
-}
-
-/// A value as MySQL's bit operators read it (`val_uint`): an unsigned 64-bit integer,
-/// converted as [`Value::to_i64`] does (a double half to even, a string's leading
-/// integer), a negative number as its two's complement.
-pub(crate) fn to_u64(v: &Value) -> u64 {
-    match v {
-        Value::UInt(u) => *u,
-        other => other.to_i64().unwrap_or(0) as u64,
-    }
 }
 
 /// Compares two values the way MySQL does for `=`/`<`: None when either is NULL.

@@ -3,6 +3,7 @@
 //! 1583, as MySQL.
 
 use super::{arg, text, HashFn};
+use crate::expr::int_context::int_arg;
 use crate::expr::{EvalCtx, Expr, WarnLevel};
 use md5::Digest;
 use strata_types::{Result, Value};
@@ -22,7 +23,7 @@ pub(super) fn call(f: HashFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
         HashFn::Sha1 => hex(&sha1::Sha1::digest(&data)),
         HashFn::Sha2 => {
             let bits = arg(args, 1, row, cx)?;
-            match bits.to_i64() {
+            match int_arg(&bits, cx) {
                 None => Value::Null,
                 Some(224) => hex(&sha2::Sha224::digest(&data)),
                 Some(0) | Some(256) => hex(&sha2::Sha256::digest(&data)),

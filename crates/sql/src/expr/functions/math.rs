@@ -8,6 +8,7 @@
 
 use super::rand::RandState;
 use super::{arg, text};
+use crate::expr::int_context::{int_arg, uint_arg};
 use crate::expr::{arith_in, ArithOp, EvalCtx, Expr, WarnLevel};
 use strata_types::{Decimal, Error, Result, Value};
 
@@ -169,12 +170,12 @@ pub(super) fn call(f: MathFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
             _ if x < 0.0 => -1,
             _ => 0,
         }),
-        Round => match round(&vals[0], vals.get(1).and_then(Value::to_i64).unwrap_or(0)) {
+        Round => match round(&vals[0], vals.get(1).and_then(|v| int_arg(v, cx)).unwrap_or(0)) {
             Some(v) => v,
             None if matches!(vals[0], Value::Decimal(_)) => return Err(wide_digits()),
             None => return Err(out_of_range("BIGINT", f, &vals)),
         },
-        Truncate => truncate(&vals[0], vals[1].to_i64().unwrap_or(0))?,
+        Truncate => truncate(&vals[0], int_arg(&vals[1], cx).unwrap_or(0))?,
         Floor | Ceil => match &vals[0] {
             v @ (Value::Int(_) | Value::UInt(_)) => v.clone(),
             Value::Decimal(d) => {
@@ -235,7 +236,7 @@ pub(super) fn call(f: MathFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
         Degrees => finite(x.to_degrees())?,
         Radians => Value::Double(x.to_radians()),
         Crc32 => Value::UInt(crc32fast::hash(&text(&vals[0])) as u64),
-        BitCount => Value::Int(crate::expr::to_u64(&vals[0]).count_ones() as i64),
+        BitCount => Value::Int(uint_arg(&vals[0], cx).count_ones() as i64),
         Rand | Pi | Mod | Interval => unreachable!("handled above"),
     })
 }

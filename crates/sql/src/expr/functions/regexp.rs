@@ -14,6 +14,7 @@
 
 use super::string::boundaries;
 use super::text;
+use crate::expr::int_context::int_arg;
 use crate::expr::{EvalCtx, Expr};
 use regex::Regex;
 use std::cell::RefCell;
@@ -395,14 +396,14 @@ pub(super) fn call(
     // pos is a character position, 1 … length + 1.
     let b = boundaries(subject.as_bytes(), false);
     let pos = match get(pos_at) {
-        Some(p) => p.to_i64().unwrap_or(0),
+        Some(p) => int_arg(p, cx).unwrap_or(0),
         None => 1,
     };
     if pos < 1 || pos as usize > b.len() {
         return Err(regexp_error(3686));
     }
     let start = b[pos as usize - 1];
-    let occurrence = get(occ_at).and_then(Value::to_i64);
+    let occurrence = get(occ_at).and_then(|v| int_arg(v, cx));
     let char_pos = |byte: usize| b.partition_point(|&x| x < byte) as i64 + 1;
     Ok(match f {
         RegexpFn::Like => Value::Int(re.is_match(&subject) as i64),
@@ -415,7 +416,7 @@ pub(super) fn call(
                     None => Value::Null,
                 }
             } else {
-                let ret = get(ret_at).and_then(Value::to_i64).unwrap_or(0);
+                let ret = get(ret_at).and_then(|v| int_arg(v, cx)).unwrap_or(0);
                 if !(0..=1).contains(&ret) {
                     return Err(Error::WrongArguments("regexp_instr".into()));
                 }

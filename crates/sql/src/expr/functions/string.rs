@@ -9,6 +9,7 @@
 //! `max_allowed_packet` first ([`EvalCtx::fits_packet`]): past it, NULL and warning 1301.
 
 use super::{arg, string_code, string_search, text};
+use crate::expr::int_context::int_arg;
 use crate::expr::{EvalCtx, Expr};
 use strata_types::{Collation, Result, Value};
 
@@ -197,7 +198,7 @@ fn substring(binary: bool, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result
         Ok(match &*e.operand(row, cx)? {
             Value::Null => None,
             Value::Int(n) => Some(*n),
-            v => Some(v.to_i64().unwrap_or(0)),
+            v => Some(int_arg(v, cx).unwrap_or(0)),
         })
     };
     let Some(pos) = int(1)? else {
@@ -258,7 +259,7 @@ pub(super) fn call(
         ConcatWs => return concat_ws(args, row, cx),
         Elt => {
             let n = arg(args, 0, row, cx)?;
-            return match n.to_i64() {
+            return match int_arg(&n, cx) {
                 Some(i) if i >= 1 && (i as usize) < args.len() => {
                     Ok(match args[i as usize].eval(row, cx)? {
                         Value::Null => Value::Null,
@@ -280,7 +281,7 @@ pub(super) fn call(
         vals.push(v);
     }
     let s = text(&vals[0]);
-    let int = |i: usize| vals.get(i).and_then(Value::to_i64).unwrap_or(0);
+    let int = |i: usize| vals.get(i).and_then(|v| int_arg(v, cx)).unwrap_or(0);
     Ok(match f {
         Length => Value::Int(s.len() as i64),
         BitLength => Value::Int(s.len() as i64 * 8),
@@ -348,7 +349,7 @@ pub(super) fn call(
             Value::Bytes(out)
         }
         Space => {
-            let n = vals[0].to_i64().unwrap_or(0).max(0) as u64;
+            let n = int_arg(&vals[0], cx).unwrap_or(0).max(0) as u64;
             if !cx.fits_packet(n, "space") {
                 return Ok(Value::Null);
             }

@@ -6,6 +6,7 @@
 
 use super::string::StrFn;
 use super::{arg, text};
+use crate::expr::int_context::int_arg;
 use crate::expr::{EvalCtx, Expr, WarnLevel};
 use strata_types::{Decimal, Error, Result, Value};
 
@@ -103,11 +104,11 @@ pub(super) fn call(
             conv(&digits, 10, to).map_or(Value::Null, |s| Value::str(&s))
         }
         Conv => {
-            let (from, to) = (vals[1].to_i64().unwrap_or(0), vals[2].to_i64().unwrap_or(0));
+            let (from, to) = (int_arg(&vals[1], cx).unwrap_or(0), int_arg(&vals[2], cx).unwrap_or(0));
             conv(&text(v), from, to).map_or(Value::Null, |s| Value::str(&s))
         }
         Format => {
-            let d = vals[1].to_i64().unwrap_or(0).clamp(0, 30) as usize;
+            let d = int_arg(&vals[1], cx).unwrap_or(0).clamp(0, 30) as usize;
             if let Some(locale) = vals.get(2) {
                 let l = text(locale);
                 if !l.eq_ignore_ascii_case(b"en_US") {
@@ -128,7 +129,7 @@ pub(super) fn call(
             let (on, off) = (text(&vals[1]), text(&vals[2]));
             let sep = vals.get(3).map_or(b",".to_vec(), text);
             let n = match vals.get(4) {
-                Some(n) => match n.to_i64() {
+                Some(n) => match int_arg(n, cx) {
                     Some(k) if (0..=64).contains(&k) => k as u64,
                     _ => 64,
                 },

@@ -5,6 +5,7 @@
 
 use super::string::{boundaries, StrFn};
 use super::{arg, text};
+use crate::expr::int_context::int_arg;
 use crate::expr::{compare, EvalCtx, Expr};
 use std::cmp::Ordering;
 use strata_types::{Collation, Result, Value};
@@ -66,7 +67,7 @@ pub(super) fn call(
                 Instr => Value::Int(locate(&text(&vals[1]), &text(&vals[0]), 1, false, coll)),
                 Locate => {
                     let (start, given) = match vals.get(2) {
-                        Some(p) => (p.to_i64().unwrap_or(0), true),
+                        Some(p) => (int_arg(p, cx).unwrap_or(0), true),
                         None => (1, false),
                     };
                     Value::Int(locate(&text(&vals[0]), &text(&vals[1]), start, given, coll))
@@ -74,7 +75,7 @@ pub(super) fn call(
                 SubstringIndex => Value::Bytes(substring_index(
                     &text(&vals[0]),
                     &text(&vals[1]),
-                    vals[2].to_i64().unwrap_or(0),
+                    int_arg(&vals[2], cx).unwrap_or(0),
                 )),
                 Strcmp => Value::Int(match coll.compare(&text(&vals[0]), &text(&vals[1])) {
                     Ordering::Less => -1,
