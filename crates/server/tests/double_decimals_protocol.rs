@@ -10,7 +10,8 @@ use mysql::consts::ColumnType;
 use mysql::prelude::Queryable;
 use mysql::Value;
 
-const QUERY: &str = "SELECT a * 100, ROUND(c, 1), a / 2, c * 2, CEIL(c), ROUND(c, i) FROM t WHERE id = ?";
+const QUERY: &str =
+    "SELECT a * 100, ROUND(c, 1), a / 2, c * 2, CEIL(c), ROUND(c, i) FROM t WHERE id = ?";
 
 #[test]
 fn fixed_decimals_reach_both_protocols() {
@@ -20,7 +21,8 @@ fn fixed_decimals_reach_both_protocols() {
     c.query_drop("USE dp").unwrap();
     c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, a DOUBLE(10,2), c DOUBLE, i INT)")
         .unwrap();
-    c.query_drop("INSERT INTO t VALUES (1, 1.5, 2.3125, 1)").unwrap();
+    c.query_drop("INSERT INTO t VALUES (1, 1.5, 2.3125, 1)")
+        .unwrap();
 
     let expected_shape = vec![
         (ColumnType::MYSQL_TYPE_DOUBLE, 2),
@@ -38,7 +40,7 @@ fn fixed_decimals_reach_both_protocols() {
 
     // Binary: the prepared statement's column definitions, and the doubles themselves.
     let stmt = c.prep(QUERY).unwrap();
-    assert_eq!(shape(stmt.columns()), expected_shape);
+    assert_eq!(shape(&stmt.columns()), expected_shape);
     let row: mysql::Row = c.exec_first(&stmt, (1,)).unwrap().unwrap();
     assert_eq!(shape(&row.columns()), expected_shape);
     let vals: Vec<Value> = row.unwrap();

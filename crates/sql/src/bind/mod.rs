@@ -692,12 +692,10 @@ pub fn aggregate_type(func: AggFunc, arg_type: SType, more: &[(Expr, SType, Coll
         },
         // Of a DOUBLE, four more decimals than it shows, as MySQL's; of any other type
         // the shortest form (MariaDB shows an exact number's scale plus 4 there).
-        AggFunc::StdPop | AggFunc::StdSamp | AggFunc::VarPop | AggFunc::VarSamp => {
-            match arg_type {
-                SType::Double(d) => SType::Double(real_decimals::averaged(d)),
-                _ => SType::DOUBLE,
-            }
-        }
+        AggFunc::StdPop | AggFunc::StdSamp | AggFunc::VarPop | AggFunc::VarSamp => match arg_type {
+            SType::Double(d) => SType::Double(real_decimals::averaged(d)),
+            _ => SType::DOUBLE,
+        },
         AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => SType::UInt,
         AggFunc::GroupConcat => {
             if arg_type == SType::Binary || more.iter().any(|m| m.1 == SType::Binary) {
@@ -3066,11 +3064,11 @@ mod tests {
             SType::Decimal(4)
         );
         // A DOUBLE shows a constant count of digits, its own with any other.
+        assert_eq!(round_type(SType::DOUBLE, Some(&lit(2))), SType::Double(2));
         assert_eq!(
-            round_type(SType::DOUBLE, Some(&lit(2))),
-            SType::Double(2)
+            round_type(SType::Double(3), Some(&lit(-1))),
+            SType::Double(0)
         );
-        assert_eq!(round_type(SType::Double(3), Some(&lit(-1))), SType::Double(0));
         assert_eq!(round_type(SType::DOUBLE, None), SType::Double(0));
         assert_eq!(
             round_type(SType::DOUBLE, Some(&Expr::Column(0))),
@@ -3095,7 +3093,10 @@ mod tests {
         assert_eq!(arith_type(Div, d2, SType::Int), SType::Double(6));
         assert_eq!(arith_type(Div, d3, d2), SType::Double(7));
         assert_eq!(arith_type(Div, d2, SType::DOUBLE), SType::DOUBLE);
-        assert_eq!(arith_type(Div, SType::Double(27), SType::Int), SType::DOUBLE);
+        assert_eq!(
+            arith_type(Div, SType::Double(27), SType::Int),
+            SType::DOUBLE
+        );
         assert_eq!(unify(d2, d3), d3);
         assert_eq!(unify(d2, SType::Int), d2);
         assert_eq!(unify(SType::Decimal(4), d2), SType::Double(4));

@@ -93,7 +93,13 @@ impl Item {
 
     /// A DOUBLE without fixed decimals.
     fn double(nullable: bool) -> Item {
-        Item::new(Kind::Double { len: 23, dec: NOT_FIXED }, nullable)
+        Item::new(
+            Kind::Double {
+                len: 23,
+                dec: NOT_FIXED,
+            },
+            nullable,
+        )
     }
 
     /// A DOUBLE of `dec` decimals and MySQL's display length for them.
@@ -132,9 +138,10 @@ impl Item {
                 let unsigned = prec - scale + u32::from(scale > 0);
                 Some((unsigned, unsigned + 1))
             }
-            Kind::Double { len, dec } if dec < NOT_FIXED => {
-                Some((len.saturating_sub(u32::from(dec)), len.saturating_sub(u32::from(dec))))
-            }
+            Kind::Double { len, dec } if dec < NOT_FIXED => Some((
+                len.saturating_sub(u32::from(dec)),
+                len.saturating_sub(u32::from(dec)),
+            )),
             Kind::Null => Some((0, 0)),
             _ => None,
         }
