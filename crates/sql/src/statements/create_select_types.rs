@@ -1190,8 +1190,8 @@ mod tests {
         assert_eq!(ty("AVG(fa)"), ok("double(14,6)", true));
         assert_eq!(ty("AVG(fa * 2)"), ok("double(23,6)", true));
         assert_eq!(ty("IF(k > 0, fa, fb)"), ok("double(11,3)", true));
-        assert_eq!(ty("IFNULL(fa, k)"), ok("double(13,2)", true));
-        assert_eq!(ty("COALESCE(fa, fb, k)"), ok("double(14,3)", true));
+        assert_eq!(ty("IFNULL(fa, k)"), ok("double(13,2)", false));
+        assert_eq!(ty("COALESCE(fa, fb, k)"), ok("double(14,3)", false));
         assert_eq!(ty("IF(k > 0, fa, 1.5)"), ok("double(10,2)", true));
         assert_eq!(ty("IF(k > 0, fa, f)"), ok("double", true));
         assert_eq!(ty("IFNULL(fa, fa)"), ok("double(10,2)", true));
