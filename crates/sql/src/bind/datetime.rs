@@ -112,7 +112,7 @@ fn fsp_of(e: &Expr, ty: SType) -> Result<u8> {
         SType::Time(f) => f,
         SType::Int | SType::UInt | SType::Date => 0,
         SType::Decimal(s) => s.min(6),
-        SType::Double => 6,
+        SType::Double(_) => 6,
         SType::DateTime(f) => match e {
             Expr::Literal(Value::Bytes(b)) => literal_fsp(b),
             Expr::Func(Func::Date { f, .. }, _) => out_fsp(f),

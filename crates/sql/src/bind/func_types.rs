@@ -47,7 +47,7 @@ pub fn call_type(
     use SType::*;
     let text = (Text, Collation::GeneralCi);
     let num = |t: SType| match t {
-        Text | Binary | Date | DateTime(_) | Time(_) => Double,
+        Text | Binary | Date | DateTime(_) | Time(_) => SType::DOUBLE,
         t => t,
     };
     let (func, (ty, coll)) = match func {
@@ -98,13 +98,15 @@ pub fn call_type(
                 Round | Truncate => round_type(num(types[0]), bound.get(1)),
                 Floor | Ceil => match num(types[0]) {
                     Decimal(_) => Int,
+                    // MySQL's CEIL/FLOOR of a DOUBLE shows no decimals.
+                    Double(_) => Double(0),
                     t => t,
                 },
                 Mod => arith_type(ArithOp::Mod, types[0], types[1]),
                 Crc32 => UInt,
                 BitCount | Interval => Int,
                 Pow | Sqrt | Exp | Ln | Log | Log2 | Log10 | Sin | Cos | Tan | Cot | Asin
-                | Acos | Atan | Degrees | Radians | Rand => Double,
+                | Acos | Atan | Degrees | Radians | Rand => SType::DOUBLE,
             };
             (func, (t, Collation::GeneralCi))
         }
@@ -201,15 +203,15 @@ pub fn cast_target(dt: &ast::DataType) -> Result<(CastFn, SType, Collation)> {
         ),
         D::Varbinary(_) | D::Blob(_) => (CastFn::Binary(None), SType::Binary, Collation::Binary),
         D::Double(_) | D::DoublePrecision | D::Real => {
-            (CastFn::Double, SType::Double, Collation::GeneralCi)
+            (CastFn::Double, SType::DOUBLE, Collation::GeneralCi)
         }
         D::Float(info) => match info {
             ast::ExactNumberInfo::Precision(p) if *p > 24 => {
-                (CastFn::Double, SType::Double, Collation::GeneralCi)
+                (CastFn::Double, SType::DOUBLE, Collation::GeneralCi)
             }
             // Single precision: a double rounded to an f32, its result column FLOAT
             // (the planner's metadata), shown with FLOAT's digits.
-            _ => (CastFn::Float, SType::Double, Collation::GeneralCi),
+            _ => (CastFn::Float, SType::DOUBLE, Collation::GeneralCi),
         },
         D::Decimal(info) | D::Numeric(info) => {
             let (p, s) = match info {
@@ -315,8 +317,8 @@ mod tests {
                 .1,
             SType::Int
         );
-        assert_eq!(typed("abs", &[TEXT]).unwrap().1, SType::Double);
-        assert_eq!(typed("pow", &[INT, INT]).unwrap().1, SType::Double);
+        assert_eq!(typed("abs", &[TEXT]).unwrap().1, SType::DOUBLE);
+        assert_eq!(typed("pow", &[INT, INT]).unwrap().1, SType::DOUBLE);
         assert_eq!(typed("md5", &[TEXT]).unwrap().1, SType::Text);
         assert_eq!(typed("uuid_to_bin", &[TEXT]).unwrap().1, SType::Binary);
         assert_eq!(typed("pi", &[]).unwrap_err().code(), 1235);
@@ -339,7 +341,7 @@ mod tests {
             cast_target(&D::Float(ast::ExactNumberInfo::Precision(53)))
                 .unwrap()
                 .1,
-            SType::Double
+            SType::DOUBLE
         );
         assert_eq!(cast_target(&D::JSON).unwrap_err().code(), 1235);
         assert_eq!(cast_target(&D::Datetime(Some(7))).unwrap_err().code(), 1426);

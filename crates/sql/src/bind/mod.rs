@@ -17,6 +17,7 @@ pub mod fold;
 pub mod full_group_by;
 pub mod func_types;
 pub mod item_names;
+pub mod real_decimals;
 pub mod row_compare;
 pub mod window;
 
@@ -166,7 +167,10 @@ impl Scope {
 pub enum SType {
     Int,
     UInt,
-    Double,
+    /// DOUBLE (FLOAT too) with the decimals its values show: below
+    /// [`real_decimals::NOT_FIXED`] that many digits after the point (`3.00`), at it the
+    /// shortest form ([`real_decimals`]).
+    Double(u8),
     Decimal(u8),
     Text,
     Binary,
@@ -181,11 +185,16 @@ pub enum SType {
 }
 
 impl SType {
+    /// A DOUBLE shown in its shortest form (MySQL's NOT_FIXED_DEC decimals).
+    pub const DOUBLE: SType = SType::Double(real_decimals::NOT_FIXED);
+
     pub fn of_column(ty: &DataType, coll: Collation) -> SType {
         match ty {
             t if t.is_integer() && t.is_unsigned() => SType::UInt,
             t if t.is_integer() => SType::Int,
-            DataType::Float { .. } | DataType::Double { .. } => SType::Double,
+            DataType::Float { .. } | DataType::Double { .. } => {
+                SType::Double(ty.fixed_decimals().unwrap_or(real_decimals::NOT_FIXED))
+            }
             DataType::Decimal { scale, .. } => SType::Decimal(*scale),
             DataType::Date => SType::Date,
             DataType::DateTime { fsp } | DataType::Timestamp { fsp } => SType::DateTime(*fsp),
@@ -202,7 +211,7 @@ impl SType {
             Value::Null => SType::Null,
             Value::Int(_) => SType::Int,
             Value::UInt(_) => SType::UInt,
-            Value::Double(_) => SType::Double,
+            Value::Double(_) => SType::DOUBLE,
             Value::Decimal(d) => SType::Decimal(d.shown),
             Value::Bytes(_) => SType::Text,
             Value::DateTime(d) if d.is_date_only() => SType::Date,
@@ -228,7 +237,9 @@ impl SType {
                     SType::Int
                 }
             }
-            FieldType::Float | FieldType::Double => SType::Double,
+            FieldType::Float | FieldType::Double => {
+                SType::Double(m.decimals.min(real_decimals::NOT_FIXED))
+            }
             FieldType::NewDecimal | FieldType::Decimal => SType::Decimal(m.decimals),
             FieldType::Date => SType::Date,
             FieldType::DateTime | FieldType::Timestamp => SType::DateTime(m.decimals.min(6)),
@@ -243,7 +254,7 @@ impl SType {
     pub fn meta(self, name: &str) -> ColumnMeta {
         let ft = match self {
             SType::Int | SType::UInt => FieldType::LongLong,
-            SType::Double => FieldType::Double,
+            SType::Double(_) => FieldType::Double,
             SType::Decimal(_) => FieldType::NewDecimal,
             SType::Text | SType::Binary => FieldType::VarString,
             SType::DateTime(_) => FieldType::DateTime,
@@ -269,6 +280,10 @@ impl SType {
                 m.decimals = fsp;
             }
             SType::Date => m.length = 10,
+            SType::Double(d) => {
+                m.decimals = d.min(real_decimals::NOT_FIXED);
+                m.length = real_decimals::float_length(m.decimals);
+            }
             // MySQL 8 sends JSON results as binary-charset BLOBs of type 245.
             SType::Json => {
                 m.charset = 63;
@@ -666,14 +681,21 @@ pub fn aggregate_type(func: AggFunc, arg_type: SType, more: &[(Expr, SType, Coll
         AggFunc::Sum => match arg_type {
             SType::Int | SType::UInt => SType::Decimal(0),
             SType::Decimal(s) => SType::Decimal(s),
-            _ => SType::Double,
+            SType::Double(d) => SType::Double(d),
+            _ => SType::DOUBLE,
         },
         AggFunc::Avg => match arg_type {
             SType::Int | SType::UInt => SType::Decimal(4),
             SType::Decimal(s) => SType::Decimal((s + 4).min(30)),
-            _ => SType::Double,
+            SType::Double(d) => SType::Double(real_decimals::averaged(d)),
+            _ => SType::DOUBLE,
         },
-        AggFunc::StdPop | AggFunc::StdSamp | AggFunc::VarPop | AggFunc::VarSamp => SType::Double,
+        // Of a DOUBLE, four more decimals than it shows, as MySQL's; of any other type
+        // the shortest form (MariaDB shows an exact number's scale plus 4 there).
+        AggFunc::StdPop | AggFunc::StdSamp | AggFunc::VarPop | AggFunc::VarSamp => match arg_type {
+            SType::Double(d) => SType::Double(real_decimals::averaged(d)),
+            _ => SType::DOUBLE,
+        },
         AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => SType::UInt,
         AggFunc::GroupConcat => {
             if arg_type == SType::Binary || more.iter().any(|m| m.1 == SType::Binary) {
@@ -1142,7 +1164,7 @@ impl<'a> Binder<'a> {
                     self.bind(expr)?
                 };
                 let x = time_for_date_cast(x, from, f);
-                self.bind_cast(x, f, t, c)
+                self.bind_cast(x, from, f, t, c)
             }
             A::Convert {
                 is_try: false,
@@ -1163,7 +1185,7 @@ impl<'a> Binder<'a> {
                     self.bind(expr)?
                 };
                 let x = time_for_date_cast(x, from, f);
-                self.bind_cast(x, f, t, c)
+                self.bind_cast(x, from, f, t, c)
             }
             A::Collate { expr, collation } => {
                 let (x, t, _) = self.bind(expr)?;
@@ -1271,7 +1293,9 @@ impl<'a> Binder<'a> {
                     | SType::Binary
                     | SType::Date
                     | SType::DateTime(_)
-                    | SType::Time(_) => SType::Double,
+                    | SType::Time(_) => SType::Double(0),
+                    // MySQL's CEIL/FLOOR of a DOUBLE shows no decimals.
+                    SType::Double(_) => SType::Double(0),
                     t => t,
                 };
                 (Expr::Func(f, vec![x]), t, c)
@@ -1481,9 +1505,11 @@ impl<'a> Binder<'a> {
 
     /// A FLOAT column or `CAST(… AS FLOAT)` read as text, wrapped to show as MySQL
     /// shows a FLOAT (a FLOAT(M,D) / DOUBLE(M,D) column with its D decimals); any other
-    /// expression as it is. (In a grouped clause a column
-    /// position means something else, and is left alone.)
-    fn float_as_text(&self, x: Expr) -> Expr {
+    /// expression of type `ty` that is a DOUBLE of fixed decimals (`a*100` of a
+    /// DOUBLE(10,2) `a`, `ROUND(x, 1)`) with those decimals ([`real_decimals`]); any
+    /// other as it is. (In a grouped clause a column position means something else,
+    /// and is left to its type.)
+    fn float_as_text(&self, x: Expr, ty: SType) -> Expr {
         let width: usize = self.scope.tables.iter().map(|t| t.def.columns.len()).sum();
         match x {
             Expr::Func(Func::Cast(CastFn::Float), _) => Expr::Func(Func::ShowFloat, vec![x]),
@@ -1500,7 +1526,12 @@ impl<'a> Binder<'a> {
                     _ => x,
                 }
             }
-            x => x,
+            x => match ty {
+                SType::Double(d) if d < real_decimals::NOT_FIXED => {
+                    Expr::Func(Func::ShowFixed(d), vec![x])
+                }
+                _ => x,
+            },
         }
     }
 
@@ -1508,8 +1539,8 @@ impl<'a> Binder<'a> {
     /// type `to` ([`branch_result::convert`]); a FLOAT column that becomes text shows
     /// as MySQL shows a FLOAT.
     fn conform_branch(&self, e: Expr, from: SType, to: SType) -> Expr {
-        let e = if from == SType::Double && branch_result::is_string(to) {
-            self.float_as_text(e)
+        let e = if matches!(from, SType::Double(_)) && branch_result::is_string(to) {
+            self.float_as_text(e, from)
         } else {
             e
         };
@@ -1529,7 +1560,7 @@ impl<'a> Binder<'a> {
         let ty = match value {
             Some(Value::Int(_)) => SType::Int,
             Some(Value::UInt(_)) => SType::UInt,
-            Some(Value::Double(_)) => SType::Double,
+            Some(Value::Double(_)) => SType::DOUBLE,
             Some(Value::Decimal(d)) => SType::Decimal(d.shown),
             _ => b.1,
         };
@@ -2000,7 +2031,9 @@ impl<'a> Binder<'a> {
                 Func::Str(StrFn::Hex, _) if self.is_bit_column(a) => {
                     Expr::Func(Func::Cast(CastFn::Unsigned), vec![e])
                 }
-                Func::Str(..) => self.float_as_text(e),
+                // A number argument is read as the number it is, whatever it shows.
+                Func::Str(..) if numeric_argument(func, i) => self.float_as_text(e, SType::DOUBLE),
+                Func::Str(..) => self.float_as_text(e, t),
                 Func::Json(_) if is_boolean(a, &e) => {
                     Expr::Func(Func::Json(JsonFn::BoolAsJson), vec![e])
                 }
@@ -2100,7 +2133,7 @@ impl<'a> Binder<'a> {
         let mut colls = Vec::with_capacity(2);
         for a in [left, right] {
             let (e, t, c) = self.bind(a)?;
-            bound.push(self.float_as_text(e));
+            bound.push(self.float_as_text(e, t));
             types.push(t);
             colls.push(c);
         }
@@ -2108,10 +2141,18 @@ impl<'a> Binder<'a> {
         Ok((Expr::Func(func, bound), ty, coll))
     }
 
-    /// A bound CAST/CONVERT: a FLOAT column read as text shows as MySQL shows a FLOAT.
-    fn bind_cast(&self, x: Expr, f: CastFn, t: SType, c: Collation) -> (Expr, SType, Collation) {
+    /// A bound CAST/CONVERT of `x` (of type `from`): a FLOAT, or a DOUBLE of fixed
+    /// decimals, read as text shows as MySQL shows it.
+    fn bind_cast(
+        &self,
+        x: Expr,
+        from: SType,
+        f: CastFn,
+        t: SType,
+        c: Collation,
+    ) -> (Expr, SType, Collation) {
         let x = match f {
-            CastFn::Char(_) | CastFn::Binary(_) => self.float_as_text(x),
+            CastFn::Char(_) | CastFn::Binary(_) => self.float_as_text(x, from),
             _ => x,
         };
         (Expr::Func(Func::Cast(f), vec![x]), t, c)
@@ -2244,7 +2285,7 @@ impl<'a> Binder<'a> {
                 if let Some((e, t)) = value {
                     let f = match t {
                         SType::Date => Some(JsonFn::DateAsJson),
-                        SType::Double | SType::DateTime(_) => Some(JsonFn::Cast),
+                        SType::Double(_) | SType::DateTime(_) => Some(JsonFn::Cast),
                         _ => None,
                     };
                     if let Some(f) = f {
@@ -2554,7 +2595,7 @@ fn refuse_time_subquery(
 
 fn in_comparison(lhs: &[(SType, Collation)], columns: &[ColumnMeta]) -> (Vec<Collation>, bool) {
     let class = |t: SType| match t {
-        SType::Int | SType::UInt | SType::Double | SType::Decimal(_) => 0,
+        SType::Int | SType::UInt | SType::Double(_) | SType::Decimal(_) => 0,
         SType::Text | SType::Binary => 1,
         SType::Date | SType::DateTime(_) => 2,
         SType::Null => 3,
@@ -2610,7 +2651,10 @@ pub fn unify(a: SType, b: SType) -> SType {
         (Int, UInt) | (UInt, Int) => Int,
         (Decimal(x), Decimal(y)) => Decimal(x.max(y)),
         (Decimal(s), Int | UInt) | (Int | UInt, Decimal(s)) => Decimal(s),
-        (Double, Int | UInt | Decimal(_)) | (Int | UInt | Decimal(_), Double) => Double,
+        (Double(x), Double(y)) => Double(real_decimals::combined(x, y)),
+        (Double(d), t @ (Int | UInt | Decimal(_))) | (t @ (Int | UInt | Decimal(_)), Double(d)) => {
+            Double(real_decimals::combined(d, real_decimals::of(t)))
+        }
         (Binary, _) | (_, Binary) => Binary,
         _ => Text,
     }
@@ -2624,19 +2668,21 @@ pub fn unify(a: SType, b: SType) -> SType {
 /// dividend is, the others when either operand is. Strings count as DOUBLE; a DATE or
 /// a DATETIME without fraction as an integer (YYYYMMDD, YYYYMMDDhhmmss), one with a
 /// fraction as a DECIMAL of its digits, as MySQL 8 reads temporal values in arithmetic.
+/// A DOUBLE result shows the decimals [`real_decimals`] gives it (`/` four more).
 pub(crate) fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
     use SType::*;
     const MAX_SCALE: u8 = strata_types::decimal::MAX_SCALE;
     let num = |t| match t {
         Date | DateTime(0) => Int,
         DateTime(fsp) => Decimal(fsp),
-        Text | Binary | Time(_) => Double,
+        Text | Binary | Time(_) => SType::DOUBLE,
         x => x,
     };
     let (a, b) = (num(a), num(b));
+    let (da, db) = (real_decimals::of(a), real_decimals::of(b));
     match op {
         ArithOp::Div => match (a, b) {
-            (Double, _) | (_, Double) => Double,
+            (Double(_), _) | (_, Double(_)) => Double(real_decimals::quotient(da, db)),
             (Decimal(s), _) => Decimal((s + strata_types::decimal::DIV_INCREMENT).min(MAX_SCALE)),
             _ => Decimal(strata_types::decimal::DIV_INCREMENT),
         },
@@ -2646,7 +2692,7 @@ pub(crate) fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
         },
         _ => match (a, b) {
             (Null, _) | (_, Null) => Null,
-            (Double, _) | (_, Double) => Double,
+            (Double(_), _) | (_, Double(_)) => Double(real_decimals::combined(da, db)),
             (Decimal(x), Decimal(y)) if op == ArithOp::Mul => Decimal((x + y).min(MAX_SCALE)),
             (Decimal(x), Decimal(y)) => Decimal(x.max(y)),
             (Decimal(s), _) | (_, Decimal(s)) if op == ArithOp::Mul => Decimal(s.min(MAX_SCALE)),
@@ -2658,11 +2704,17 @@ pub(crate) fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
     }
 }
 
-/// The static type of ROUND(x[, d]): a DECIMAL rounds to `d` digits when `d` is a
-/// constant (0 when negative, at most 30), else keeps x's scale; other types keep
-/// their type.
+/// The static type of ROUND(x[, d]) and TRUNCATE(x, d): a DECIMAL rounds to `d`
+/// digits when `d` is a constant (0 when negative, at most 30), else keeps x's scale; a
+/// DOUBLE shows `d` decimals when `d` is a constant ([`real_decimals::rounded`]); other
+/// types keep their type.
 pub(crate) fn round_type(arg: SType, digits: Option<&Expr>) -> SType {
     match (arg, digits) {
+        (SType::Double(_), None) => SType::Double(0),
+        (SType::Double(d), Some(Expr::Literal(v))) => {
+            SType::Double(real_decimals::rounded(d, Some(v)))
+        }
+        (SType::Double(d), Some(_)) => SType::Double(real_decimals::rounded(d, None)),
         (SType::Decimal(_), None) => SType::Decimal(0),
         (SType::Decimal(_), Some(Expr::Literal(v))) => SType::Decimal(
             v.to_i64()
@@ -2680,7 +2732,7 @@ pub(crate) fn round_type(arg: SType, digits: Option<&Expr>) -> SType {
 fn as_result_type(e: Expr, ty: SType) -> Expr {
     match ty {
         SType::Decimal(s) => Expr::Func(Func::ShowScale(s), vec![e]),
-        SType::Double => Expr::Func(Func::ShowDouble, vec![e]),
+        SType::Double(_) => Expr::Func(Func::ShowDouble, vec![e]),
         SType::Int => Expr::Func(Func::ShowSigned, vec![e]),
         _ => e,
     }
@@ -2690,7 +2742,7 @@ fn as_result_type(e: Expr, ty: SType) -> Expr {
 fn is_number_type(t: SType) -> bool {
     matches!(
         t,
-        SType::Int | SType::UInt | SType::Double | SType::Decimal(_)
+        SType::Int | SType::UInt | SType::Double(_) | SType::Decimal(_)
     )
 }
 
@@ -3011,7 +3063,45 @@ mod tests {
             round_type(SType::Decimal(4), Some(&Expr::Column(0))),
             SType::Decimal(4)
         );
-        assert_eq!(round_type(SType::Double, Some(&lit(2))), SType::Double);
+        // A DOUBLE shows a constant count of digits, its own with any other.
+        assert_eq!(round_type(SType::DOUBLE, Some(&lit(2))), SType::Double(2));
+        assert_eq!(
+            round_type(SType::Double(3), Some(&lit(-1))),
+            SType::Double(0)
+        );
+        assert_eq!(round_type(SType::DOUBLE, None), SType::Double(0));
+        assert_eq!(
+            round_type(SType::DOUBLE, Some(&Expr::Column(0))),
+            SType::DOUBLE
+        );
+        assert_eq!(
+            round_type(SType::Double(2), Some(&Expr::Column(0))),
+            SType::Double(2)
+        );
+    }
+
+    #[test]
+    fn double_arithmetic_keeps_mysql_decimals() {
+        use ArithOp::*;
+        let (d2, d3) = (SType::Double(2), SType::Double(3));
+        assert_eq!(arith_type(Mul, d2, SType::Int), d2);
+        assert_eq!(arith_type(Add, d2, d3), d3);
+        assert_eq!(arith_type(Sub, SType::Decimal(3), d2), d3);
+        assert_eq!(arith_type(Mod, d2, SType::Int), d2);
+        assert_eq!(arith_type(Add, d2, SType::DOUBLE), SType::DOUBLE);
+        assert_eq!(arith_type(Add, d2, SType::Text), SType::DOUBLE);
+        assert_eq!(arith_type(Div, d2, SType::Int), SType::Double(6));
+        assert_eq!(arith_type(Div, d3, d2), SType::Double(7));
+        assert_eq!(arith_type(Div, d2, SType::DOUBLE), SType::DOUBLE);
+        assert_eq!(
+            arith_type(Div, SType::Double(27), SType::Int),
+            SType::DOUBLE
+        );
+        assert_eq!(unify(d2, d3), d3);
+        assert_eq!(unify(d2, SType::Int), d2);
+        assert_eq!(unify(SType::Decimal(4), d2), SType::Double(4));
+        assert_eq!(unify(d2, SType::DOUBLE), SType::DOUBLE);
+        assert_eq!(unify(SType::Null, d2), d2);
     }
 }
 
@@ -3231,10 +3321,10 @@ mod aggregate_tests {
     #[test]
     fn the_new_aggregates_have_mysql_result_types() {
         for (sql, ty) in [
-            ("STD(a)", SType::Double),
-            ("STDDEV_SAMP(a)", SType::Double),
-            ("VAR_POP(s)", SType::Double),
-            ("VARIANCE(d)", SType::Double),
+            ("STD(a)", SType::DOUBLE),
+            ("STDDEV_SAMP(a)", SType::DOUBLE),
+            ("VAR_POP(s)", SType::DOUBLE),
+            ("VARIANCE(d)", SType::DOUBLE),
             ("BIT_AND(a)", SType::UInt),
             ("BIT_XOR(d)", SType::UInt),
             ("GROUP_CONCAT(a)", SType::Text),

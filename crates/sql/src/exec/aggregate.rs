@@ -176,7 +176,16 @@ fn update_inputs(
             let types = std::iter::once(spec.arg_type).chain(spec.more_args.iter().map(|m| m.1));
             for (v, ty) in vals.iter().zip(types) {
                 let at = text.len();
-                v.write_text(&mut text);
+                match (v, ty) {
+                    // A DOUBLE of fixed decimals shows them (`1.50`), as MySQL's.
+                    (Value::Double(_), SType::Double(d)) => strata_types::output::write_text_for(
+                        v,
+                        Some(strata_types::FieldType::Double),
+                        d,
+                        &mut text,
+                    ),
+                    _ => v.write_text(&mut text),
+                }
                 if ty == SType::Date && matches!(v, Value::DateTime(_)) {
                     // A DATE is held as a date-time at midnight: show the date only.
                     text.truncate(at + 10);
@@ -542,7 +551,7 @@ mod tests {
         );
         // Past the signed range a double saturates, as MySQL's integer conversion does.
         assert_eq!(
-            run(&spec(AggFunc::BitOr, SType::Double), &[Value::Double(1e19)]),
+            run(&spec(AggFunc::BitOr, SType::DOUBLE), &[Value::Double(1e19)]),
             Value::UInt(i64::MAX as u64)
         );
     }

@@ -68,7 +68,7 @@ mod tests {
     fn only_exactly_hashable_pairs_are_keys() {
         assert_eq!(key_class(SType::Int), key_class(SType::Decimal(2)));
         assert_ne!(key_class(SType::Int), key_class(SType::Text));
-        assert_eq!(key_class(SType::Double), None);
+        assert_eq!(key_class(SType::DOUBLE), None);
         assert_eq!(key_class(SType::Date), key_class(SType::DateTime(0)));
     }
 }

@@ -13,6 +13,7 @@
 //! integer column (by the result's data type, by its display length) could disagree,
 //! the expression is refused the same way.
 
+use crate::bind::real_decimals::{self, NOT_FIXED};
 use crate::expr::datetime::interval::Unit;
 use sqlparser::ast;
 use std::sync::Arc;
@@ -63,7 +64,12 @@ pub(crate) enum Kind {
         prec: u32,
         scale: u32,
     },
-    Double,
+    /// A DOUBLE: `len` display characters (MySQL's `max_length`, which the column's M
+    /// is) and `dec` decimals ([`real_decimals`]; NOT_FIXED a plain DOUBLE).
+    Double {
+        len: u32,
+        dec: u8,
+    },
     /// A string of `chars` characters; `column` when its collation is a column's
     /// (implicit), not a literal's (coercible); `fixed` for CHAR columns.
     Str {
@@ -82,6 +88,62 @@ impl Item {
             kind,
             nullable,
             exact: None,
+        }
+    }
+
+    /// A DOUBLE without fixed decimals.
+    fn double(nullable: bool) -> Item {
+        Item::new(
+            Kind::Double {
+                len: 23,
+                dec: NOT_FIXED,
+            },
+            nullable,
+        )
+    }
+
+    /// A DOUBLE of `dec` decimals and MySQL's display length for them.
+    fn fixed_double(dec: u8, nullable: bool) -> Item {
+        Item::new(
+            Kind::Double {
+                len: real_decimals::float_length(dec),
+                dec,
+            },
+            nullable,
+        )
+    }
+
+    /// The decimals the value brings to a DOUBLE result (MySQL's `decimals`): an
+    /// integer 0, a DECIMAL its scale, a string or NULL none fixed. None for a date
+    /// or time.
+    fn real_decimals(&self) -> Option<u8> {
+        match self.kind {
+            Kind::Int { .. } => Some(0),
+            Kind::Decimal { scale, .. } => Some(scale.min(30) as u8),
+            Kind::Double { dec, .. } => Some(dec),
+            Kind::Str { .. } => Some(NOT_FIXED),
+            Kind::Null => Some(0),
+            Kind::Temporal(_) => None,
+        }
+    }
+
+    /// The display characters of the value's integer part, as MySQL counts
+    /// `max_length - decimals` for a DOUBLE result. A DECIMAL's count depends on
+    /// whether it can be negative (a literal cannot), which is not known here: the
+    /// two counts.
+    fn int_chars(&self) -> Option<(u32, u32)> {
+        match self.kind {
+            Kind::Int { len, .. } => Some((len, len)),
+            Kind::Decimal { prec, scale } => {
+                let unsigned = prec - scale + u32::from(scale > 0);
+                Some((unsigned, unsigned + 1))
+            }
+            Kind::Double { len, dec } if dec < NOT_FIXED => Some((
+                len.saturating_sub(u32::from(dec)),
+                len.saturating_sub(u32::from(dec)),
+            )),
+            Kind::Null => Some((0, 0)),
+            _ => None,
         }
     }
 
@@ -143,10 +205,17 @@ impl Item {
                 },
                 Collation::Binary,
             ),
-            Kind::Double => match self.exact {
+            Kind::Double { len, dec } => match self.exact {
                 Some(t @ (DataType::Float { .. } | DataType::Double { .. })) => {
                     (t, Collation::Binary)
                 }
+                // Fixed decimals: DOUBLE(M,D), M the display length.
+                _ if *dec < NOT_FIXED => (
+                    DataType::Double {
+                        fixed: Some(((*len).clamp(u32::from(*dec).max(1), 255) as u8, *dec)),
+                    },
+                    Collation::Binary,
+                ),
                 _ => (DataType::Double { fixed: None }, Collation::Binary),
             },
             Kind::Str {
@@ -267,7 +336,7 @@ fn literal(v: &ast::Value) -> Result<Item, Unknown> {
         ast::Value::Boolean(_) => Ok(Item::int(1, 1, false, false)),
         ast::Value::Number(n, _) => {
             if n.contains(['e', 'E']) {
-                return Ok(Item::new(Kind::Double, false));
+                return Ok(Item::double(false));
             }
             if let Some((int, frac)) = n.split_once('.') {
                 // A leading zero beyond `0.` counts differently in MySQL and MariaDB.
@@ -342,7 +411,16 @@ fn column(qualifier: Option<&str>, name: &str, tables: &[Table]) -> Result<Item,
             prec: u32::from(precision),
             scale: u32::from(scale),
         },
-        DataType::Float { .. } | DataType::Double { .. } => Kind::Double,
+        DataType::Float { fixed } | DataType::Double { fixed } => match fixed {
+            Some((m, d)) => Kind::Double {
+                len: u32::from(m),
+                dec: d,
+            },
+            None => Kind::Double {
+                len: t.display_length(Collation::Binary),
+                dec: NOT_FIXED,
+            },
+        },
         DataType::Char(n) | DataType::VarChar(n) if c.collation != Collation::Binary => Kind::Str {
             chars: u64::from(n),
             coll: c.collation,
@@ -394,7 +472,11 @@ fn negate(x: Item) -> Result<Item, Unknown> {
             prec,
             unsigned: false,
         },
-        Kind::Decimal { .. } | Kind::Double => x.kind,
+        Kind::Decimal { .. } => x.kind,
+        Kind::Double { dec, .. } if dec >= NOT_FIXED => x.kind,
+        // MySQL 8's display length for it is not known here (MariaDB's is the
+        // operand's plus one).
+        Kind::Double { .. } => return Err("unary minus of a DOUBLE of fixed decimals".into()),
         _ => return Err("unary minus of a string, date or NULL".into()),
     };
     Ok(Item::new(kind, x.nullable))
@@ -428,7 +510,9 @@ fn binary(
 }
 
 /// `+ - * /` as MySQL types them: a DOUBLE when an operand is one (or a string or
-/// NULL, read as a double); else a DECIMAL when an operand is one or for `/`, of
+/// NULL, read as a double), of the decimals [`real_decimals`] gives it and MySQL's
+/// display length (`float_length`; for `/` at most the dividend's integer part plus
+/// the decimals); else a DECIMAL when an operand is one or for `/`, of
 /// MySQL's precision and scale; else an integer of MySQL's precision, unsigned when
 /// an operand is.
 fn arithmetic(op: &ast::BinaryOperator, l: &Item, r: &Item) -> Result<Item, Unknown> {
@@ -436,12 +520,32 @@ fn arithmetic(op: &ast::BinaryOperator, l: &Item, r: &Item) -> Result<Item, Unkn
     let divide = matches!(op, B::Divide);
     // Division by zero is NULL.
     let nullable = l.nullable || r.nullable || divide;
-    let real = |i: &Item| matches!(i.kind, Kind::Double | Kind::Str { .. } | Kind::Null);
+    let real = |i: &Item| matches!(i.kind, Kind::Double { .. } | Kind::Str { .. } | Kind::Null);
     if matches!(l.kind, Kind::Temporal(_)) || matches!(r.kind, Kind::Temporal(_)) {
         return Err("arithmetic on a date or time".into());
     }
     if real(l) || real(r) {
-        return Ok(Item::new(Kind::Double, nullable));
+        let (Some(dl), Some(dr)) = (l.real_decimals(), r.real_decimals()) else {
+            return Err("arithmetic on a date or time".into());
+        };
+        if !divide {
+            let dec = real_decimals::combined(dl, dr);
+            return Ok(if dec < NOT_FIXED {
+                Item::fixed_double(dec, nullable)
+            } else {
+                Item::double(nullable)
+            });
+        }
+        let dec = real_decimals::quotient(dl, dr);
+        if dec >= NOT_FIXED {
+            return Ok(Item::double(nullable));
+        }
+        let int_chars = match l.int_chars() {
+            Some((a, b)) if a == b => a,
+            _ => return Err("a DOUBLE of fixed decimals divided into a DECIMAL".into()),
+        };
+        let len = (int_chars + u32::from(dec)).min(real_decimals::float_length(dec));
+        return Ok(Item::new(Kind::Double { len, dec }, nullable));
     }
     let ((p0, s0), (p1, s1)) = match (l.digits(), r.digits()) {
         (Some(a), Some(b)) => (a, b),
@@ -575,7 +679,26 @@ fn function(f: &ast::Function, tables: &[Table]) -> Result<Item, Unknown> {
                         scale: (s + inc).min(u32::from(MAX_SCALE)),
                     }
                 }
-                (None, Kind::Double | Kind::Str { .. } | Kind::Null) => Kind::Double,
+                // SUM keeps a DOUBLE's decimals, AVG adds four (MySQL's display
+                // length: float_length, for AVG at most the operand's plus four).
+                (None, Kind::Double { len, dec }) if *dec < NOT_FIXED => {
+                    if name == "sum" {
+                        Kind::Double {
+                            len: real_decimals::float_length(*dec),
+                            dec: *dec,
+                        }
+                    } else {
+                        let dec = real_decimals::averaged(*dec);
+                        Kind::Double {
+                            len: (len + u32::from(DIV_INCREMENT))
+                                .min(real_decimals::float_length(dec)),
+                            dec,
+                        }
+                    }
+                }
+                (None, Kind::Double { .. } | Kind::Str { .. } | Kind::Null) => {
+                    Item::double(true).kind
+                }
                 _ => return Err(format!("{} of a date or time", name.to_uppercase())),
             };
             Ok(Item::new(kind, true))
@@ -583,6 +706,13 @@ fn function(f: &ast::Function, tables: &[Table]) -> Result<Item, Unknown> {
         "min" | "max" => {
             let mut x = one(&args)?;
             x.nullable = true;
+            // Of a DOUBLE expression of fixed decimals (not a column, which keeps its
+            // type): MySQL's display length for them.
+            if let (Kind::Double { len, dec }, None) = (&mut x.kind, x.exact) {
+                if *dec < NOT_FIXED {
+                    *len = real_decimals::float_length(*dec);
+                }
+            }
             Ok(x)
         }
         "concat" if !args.is_empty() => {
@@ -730,7 +860,7 @@ fn cast(x: &ast::Expr, to: &ast::DataType, tables: &[Table]) -> Result<Item, Unk
             prec: u32::from(p),
             scale: u32::from(s),
         },
-        CastFn::Double => Kind::Double,
+        CastFn::Double => Item::double(false).kind,
         CastFn::Date => return Ok(Item::new(Kind::Temporal(DataType::Date), true)),
         CastFn::DateTime(fsp) => {
             return Ok(Item::new(Kind::Temporal(DataType::DateTime { fsp }), true))
@@ -766,14 +896,40 @@ pub(crate) fn aggregate(
     let numbers = typed.iter().all(|i| {
         matches!(
             i.kind,
-            Kind::Int { .. } | Kind::Decimal { .. } | Kind::Double
+            Kind::Int { .. } | Kind::Decimal { .. } | Kind::Double { .. }
         )
     });
     if numbers {
-        if typed.iter().any(|i| matches!(i.kind, Kind::Double)) {
+        if typed.iter().any(|i| matches!(i.kind, Kind::Double { .. })) {
             let exact = if same_exact { first.exact } else { None };
+            // The largest decimals, and the widest integer part plus them (MySQL's
+            // aggregation of float properties); none fixed when a branch has none.
+            let dec = typed
+                .iter()
+                .filter_map(|i| i.real_decimals())
+                .fold(0, real_decimals::combined);
+            let kind = if dec >= NOT_FIXED {
+                Item::double(nullable).kind
+            } else {
+                let mut low = 0;
+                let mut high = 0;
+                for i in &typed {
+                    let (a, b) = i.int_chars().ok_or_else(refused)?;
+                    low = low.max(a);
+                    high = high.max(b);
+                }
+                if low != high && exact.is_none() {
+                    return Err(format!(
+                        "{what} over a DOUBLE of fixed decimals and a wider DECIMAL"
+                    ));
+                }
+                Kind::Double {
+                    len: high + u32::from(dec),
+                    dec,
+                }
+            };
             return Ok(Item {
-                kind: Kind::Double,
+                kind,
                 nullable,
                 exact,
             });
@@ -929,6 +1085,22 @@ mod tests {
                 ColumnDef::plain("c", DataType::Char(4), false, Collation::GeneralCi),
                 ColumnDef::plain("dt", DataType::Date, false, Collation::Binary),
                 ColumnDef::plain("ts", DataType::DateTime { fsp: 3 }, true, Collation::Binary),
+                ColumnDef::plain(
+                    "fa",
+                    DataType::Double {
+                        fixed: Some((10, 2)),
+                    },
+                    true,
+                    Collation::Binary,
+                ),
+                ColumnDef::plain(
+                    "fb",
+                    DataType::Float {
+                        fixed: Some((7, 3)),
+                    },
+                    true,
+                    Collation::Binary,
+                ),
             ],
             indexes: vec![],
             auto_increment_start: 1,
@@ -993,6 +1165,39 @@ mod tests {
         assert_eq!(ty("k > 1"), ok("int", false));
         assert!(ty("k % 2").is_err());
         assert!(ty("k DIV 2").is_err());
+    }
+
+    #[test]
+    fn doubles_of_fixed_decimals_as_mysql() {
+        // + - *: the largest decimals, float_length's display length.
+        assert_eq!(ty("fa * 100"), ok("double(19,2)", true));
+        assert_eq!(ty("fa + fb"), ok("double(20,3)", true));
+        assert_eq!(ty("fa * d"), ok("double(19,2)", true));
+        assert_eq!(ty("fa + 1.5"), ok("double(19,2)", true));
+        assert_eq!(ty("fa + NULL"), ok("double(19,2)", true));
+        assert_eq!(ty("fa * f"), ok("double", true));
+        assert_eq!(ty("fa * 1e0"), ok("double", true));
+        assert_eq!(ty("fa * '2'"), ok("double", true));
+        // `/`: four more, at most the dividend's integer part plus them.
+        assert_eq!(ty("fa / 2"), ok("double(14,6)", true));
+        assert_eq!(ty("fb / 3"), ok("double(11,7)", true));
+        assert_eq!(ty("k / fa"), ok("double(17,6)", true));
+        assert_eq!(ty("fa / f"), ok("double", true));
+        assert!(ty("d / fa").is_err());
+        assert!(ty("-fa").is_err());
+        // Aggregates and branches.
+        assert_eq!(ty("SUM(fa)"), ok("double(19,2)", true));
+        assert_eq!(ty("AVG(fa)"), ok("double(14,6)", true));
+        assert_eq!(ty("AVG(fa * 2)"), ok("double(23,6)", true));
+        assert_eq!(ty("IF(k > 0, fa, fb)"), ok("double(11,3)", true));
+        assert_eq!(ty("IFNULL(fa, k)"), ok("double(13,2)", false));
+        assert_eq!(ty("COALESCE(fa, fb, k)"), ok("double(14,3)", false));
+        assert_eq!(ty("IF(k > 0, fa, 1.5)"), ok("double(10,2)", true));
+        assert_eq!(ty("IF(k > 0, fa, f)"), ok("double", true));
+        assert_eq!(ty("IFNULL(fa, fa)"), ok("double(10,2)", true));
+        assert_eq!(ty("MAX(IF(k > 0, fa, fb))"), ok("double(20,3)", true));
+        assert_eq!(ty("MIN(fa)"), ok("double(10,2)", true));
+        assert_eq!(ty("SUM(k / fa)"), ok("double(23,6)", true));
     }
 
     #[test]

@@ -246,12 +246,14 @@ pub fn aggregate_type(func: AggFunc, arg: SType) -> SType {
         AggFunc::Sum => match arg {
             SType::Int | SType::UInt => SType::Decimal(0),
             SType::Decimal(s) => SType::Decimal(s),
-            _ => SType::Double,
+            SType::Double(d) => SType::Double(d),
+            _ => SType::DOUBLE,
         },
         AggFunc::Avg => match arg {
             SType::Int | SType::UInt => SType::Decimal(4),
             SType::Decimal(s) => SType::Decimal((s + 4).min(30)),
-            _ => SType::Double,
+            SType::Double(d) => SType::Double(crate::bind::real_decimals::averaged(d)),
+            _ => SType::DOUBLE,
         },
         _ => arg,
     }
@@ -401,7 +403,7 @@ fn bind_with(
         .unwrap_or((SType::Int, Collation::GeneralCi));
     let ty = match func {
         WinFunc::RowNumber | WinFunc::Rank | WinFunc::DenseRank | WinFunc::Ntile => SType::UInt,
-        WinFunc::PercentRank | WinFunc::CumeDist => SType::Double,
+        WinFunc::PercentRank | WinFunc::CumeDist => SType::DOUBLE,
         WinFunc::Lag | WinFunc::Lead => match bound.get(2) {
             Some((_, t, _)) => unify(arg_ty, *t),
             None => arg_ty,
@@ -500,7 +502,7 @@ fn bind_frame(
     let offset = |x: &Bound| matches!(x, Bound::Preceding(_) | Bound::Following(_));
     if unit == Unit::Range && (offset(&start) || offset(&end)) {
         match order_types {
-            [SType::Int | SType::UInt | SType::Double | SType::Decimal(_)] => {}
+            [SType::Int | SType::UInt | SType::Double(_) | SType::Decimal(_)] => {}
             [SType::Date | SType::DateTime(_)] => {
                 return Err(Error::WindowRangeFrameTemporalType(wname.to_string()))
             }
