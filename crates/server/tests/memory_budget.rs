@@ -298,20 +298,21 @@ fn insert_select_and_subquery_results_take_grants() {
     assert!(cache.1 > 0, "the subquery cache is granted: {cache:?}");
     assert_eq!(cache.0, 0);
 
-    // An IN-subquery's rows and set: 20,000 rows of ~1.1 KB fit (and are granted)…
+    // An IN-subquery's rows and set: 5,000 rows of ~1.1 KB (and their collation keys)
+    // fit, and are granted…
     let got: Option<i64> = c
         .query_first(format!(
-            "SELECT COUNT(*) FROM u WHERE {} IN (SELECT pad FROM t WHERE id <= 20000)",
+            "SELECT COUNT(*) FROM u WHERE {} IN (SELECT pad FROM t WHERE id <= 5000)",
             pad("k + 1")
         ))
         .unwrap();
     assert_eq!(got, Some(100));
     let set = memory(&mut c, "memory/sql/subquery_results");
     assert!(
-        set.1 >= 20 << 20,
+        set.1 >= 5 << 20,
         "the IN-subquery's rows are granted: {set:?}"
     );
-    // … 64,000 (70 MB) do not fit in the 59 MiB growth may use: 3170, not growth.
+    // … 64,000 (70 MB and their keys) do not fit in the 59 MiB growth may use: 3170.
     let err = c
         .query_first::<i64, _>(format!(
             "SELECT COUNT(*) FROM u WHERE {} IN (SELECT pad FROM t)",
