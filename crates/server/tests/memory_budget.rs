@@ -219,3 +219,118 @@ fn a_budget_smaller_than_the_pools_is_refused_at_startup() {
         "{err}"
     );
 }
+
+/// Issue 18: the working memory that INSERT … SELECT, subquery results and the
+/// correlated-subquery cache hold is granted from the budget. INSERT … SELECT past
+/// `tmp_table_size` spills (its rows' high-water mark stays at the share), the cache and
+/// an IN-subquery's set show under their component, and a subquery result larger than
+/// the working memory fails with 3170 instead of growing past the budget.
+#[test]
+fn insert_select_and_subquery_results_take_grants() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmpdir = tmp.path().to_str().unwrap().to_string();
+    // Working memory: 160 MiB less the pools and the 64 MiB base, 79 MiB; growth may
+    // use three quarters of it (59 MiB).
+    let server = TestServer::start(&[
+        "--max-memory",
+        "160M",
+        "--innodb-buffer-pool-size",
+        "16M",
+        "--key-buffer-size",
+        "1M",
+        "--max-connections",
+        "100",
+        "--tmpdir",
+        &tmpdir,
+    ]);
+    let mut c = common::connect(server.port, None);
+    let memory = |c: &mut mysql::Conn, name: &str| -> (u64, u64) {
+        c.query_first(format!(
+            "SELECT CURRENT_NUMBER_OF_BYTES_USED, HIGH_NUMBER_OF_BYTES_USED \
+             FROM information_schema.STRATA_MEMORY WHERE EVENT_NAME = '{name}'"
+        ))
+        .unwrap()
+        .unwrap_or_else(|| panic!("{name} in STRATA_MEMORY"))
+    };
+    c.query_drop("CREATE DATABASE g").unwrap();
+    c.query_drop("USE g").unwrap();
+    c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, pad VARCHAR(1000) NOT NULL)")
+        .unwrap();
+    c.query_drop("CREATE TABLE u (k INT PRIMARY KEY)").unwrap();
+    let pad = |id: &str| format!("CONCAT(LPAD({id}, 8, '0'), REPEAT('x', 992))");
+    let values: Vec<String> = (1..=1000)
+        .map(|id| format!("({id}, {}, {})", id % 100, pad(&id.to_string())))
+        .collect();
+    c.query_drop(format!("INSERT INTO t VALUES {}", values.join(",")))
+        .unwrap();
+    let values: Vec<String> = (0..100).map(|k| format!("({k})")).collect();
+    c.query_drop(format!("INSERT INTO u VALUES {}", values.join(",")))
+        .unwrap();
+    // Doubled six times by INSERT … SELECT from the table itself: 64,000 rows, the last
+    // statement reading 32,000 rows of ~1.1 KB (35 MB) past tmp_table_size (16 MiB).
+    let mut n = 1000;
+    for _ in 0..6 {
+        c.query_drop(format!(
+            "INSERT INTO t SELECT id + {n}, (id + {n}) % 100, {} FROM t",
+            pad(&format!("id + {n}"))
+        ))
+        .unwrap();
+        n *= 2;
+    }
+    let got: Option<(u64, i64, u64)> = c
+        .query_first("SELECT COUNT(*), SUM(id), COUNT(DISTINCT pad) FROM t")
+        .unwrap();
+    assert_eq!(got, Some((64_000, 64_000 * 64_001 / 2, 64_000)));
+    let rows = memory(&mut c, "memory/sql/insert_select_rows");
+    assert_eq!(rows.0, 0, "given back when the statement ended");
+    assert!(
+        rows.1 >= 8 << 20 && rows.1 <= (16 << 20) + (128 << 10),
+        // tmp_table_size, the spill file's 16 KiB write buffer and a read buffer.
+        "INSERT … SELECT rows held within tmp_table_size: {rows:?}"
+    );
+
+    // A correlated subquery's cached results (one row for each of 100 values of t.k).
+    assert_eq!(memory(&mut c, "memory/sql/subquery_results").1, 0);
+    let got: Option<i64> = c
+        .query_first("SELECT SUM((SELECT COUNT(*) FROM u WHERE u.k = t.k)) FROM t WHERE id <= 5000")
+        .unwrap();
+    assert_eq!(got, Some(5000));
+    let cache = memory(&mut c, "memory/sql/subquery_results");
+    assert!(cache.1 > 0, "the subquery cache is granted: {cache:?}");
+    assert_eq!(cache.0, 0);
+
+    // An IN-subquery's rows and set: 5,000 rows of ~1.1 KB (and their collation keys)
+    // fit, and are granted…
+    let got: Option<i64> = c
+        .query_first(format!(
+            "SELECT COUNT(*) FROM u WHERE {} IN (SELECT pad FROM t WHERE id <= 5000)",
+            pad("k + 1")
+        ))
+        .unwrap();
+    assert_eq!(got, Some(100));
+    let set = memory(&mut c, "memory/sql/subquery_results");
+    assert!(
+        set.1 >= 5 << 20,
+        "the IN-subquery's rows are granted: {set:?}"
+    );
+    // … 64,000 (70 MB and their keys) do not fit in the 59 MiB growth may use: 3170.
+    let err = c
+        .query_first::<i64, _>(format!(
+            "SELECT COUNT(*) FROM u WHERE {} IN (SELECT pad FROM t)",
+            pad("k + 1")
+        ))
+        .unwrap_err();
+    match err {
+        mysql::Error::MySqlError(e) => {
+            assert_eq!(e.code, 3170, "{}", e.message);
+            assert!(e.message.contains("subquery"), "{}", e.message);
+        }
+        other => panic!("expected 3170, got {other}"),
+    }
+    // Everything given back: only this connection's charge is still granted.
+    assert_eq!(memory(&mut c, "memory/sql/subquery_results").0, 0);
+    assert_eq!(
+        memory(&mut c, "memory/strata/working_memory_granted").0,
+        RESERVE
+    );
+}

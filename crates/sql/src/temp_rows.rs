@@ -25,6 +25,8 @@ pub struct TempRows {
     /// The rows' share of the server's memory budget (`tmp_table_size` at most): when it
     /// cannot grow, later rows go to the file.
     grant: Grant,
+    /// What the rows are accounted as (a derived table's, INSERT … SELECT's).
+    component: Component,
     tmpdir: PathBuf,
     /// The spill file while rows are being added; flushed and kept for reading after
     /// [`TempRows::finish`].
@@ -51,10 +53,16 @@ const READ_CHUNK: usize = 16 << 10;
 impl TempRows {
     /// Empty rows that may hold `budget` bytes in memory before spilling to `tmpdir`.
     pub fn new(budget: usize, tmpdir: &Path) -> TempRows {
+        TempRows::accounted_as(Component::Derived, budget, tmpdir)
+    }
+
+    /// [`TempRows::new`] accounted under `component`.
+    pub fn accounted_as(component: Component, budget: usize, tmpdir: &Path) -> TempRows {
         TempRows {
             memory: Vec::new(),
             memory_bytes: 0,
-            grant: Grant::unbounded_floor(Component::Derived, budget),
+            grant: Grant::unbounded_floor(component, budget),
+            component,
             tmpdir: tmpdir.to_path_buf(),
             writer: None,
             writer_grant: None,
@@ -87,7 +95,7 @@ impl TempRows {
                 self.memory.push(row);
                 return Ok(());
             }
-            self.writer_grant = Some(Grant::new(Component::Derived, READ_CHUNK, READ_CHUNK)?);
+            self.writer_grant = Some(Grant::new(self.component, READ_CHUNK, READ_CHUNK)?);
             let file = tempfile::tempfile_in(&self.tmpdir).map_err(|e| self.io(e))?;
             self.writer = Some(BufWriter::with_capacity(READ_CHUNK, file));
         }
@@ -139,55 +147,116 @@ impl TempRows {
         let Some(file) = &self.file else {
             return Ok(Flow::Continue);
         };
-        let io = |e| Error::io("reading a temporary table", e);
-        let malformed = || Error::Internal("malformed temporary table row".into());
-        // The scan's buffer, granted while it reads (a row longer than the buffer
-        // grows it: counted too).
-        let mut grant = Grant::new(Component::Derived, usize::MAX, READ_CHUNK)?;
-        let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-        let mut pos = 0usize; // start of the unread part of `buf`
-        let mut offset = 0u64; // file offset just past `buf`
-        let mut left = self.spilled_rows;
-        while left > 0 {
-            // Make sure the next row (length and bytes) is in the buffer.
-            let need = |buf: &Vec<u8>, pos: usize| -> Option<usize> {
-                let len = buf.get(pos..pos + 4)?;
-                let n = u32::from_le_bytes(len.try_into().ok()?) as usize;
-                (buf.len() >= pos + 4 + n).then_some(n)
-            };
-            let n = match need(&buf, pos) {
-                Some(n) => n,
-                None => {
-                    buf.drain(..pos);
-                    pos = 0;
-                    let want = match buf.get(0..4) {
-                        Some(l) => {
-                            4 + u32::from_le_bytes(l.try_into().map_err(|_| malformed())?) as usize
-                        }
-                        None => 4,
-                    };
-                    let old = buf.len();
-                    buf.resize(old + READ_CHUNK.max(want), 0);
-                    // Beyond the floor only for a row longer than the buffer, and counted
-                    // when the budget has room (the row must be read either way).
-                    let _ = grant.fits(buf.capacity());
-                    let got = file.read_at(&mut buf[old..], offset).map_err(io)?;
-                    buf.truncate(old + got);
-                    offset += got as u64;
-                    if got == 0 {
-                        return Err(malformed());
-                    }
-                    continue;
-                }
-            };
-            let row = decode_row(&buf[pos + 4..pos + 4 + n]).ok_or_else(malformed)?;
-            pos += 4 + n;
-            left -= 1;
+        let mut scan = FileScan::new(self.component, self.spilled_rows)?;
+        while let Some(row) = scan.next(file)? {
             if f(&row)? == Flow::Stop {
                 return Ok(Flow::Stop);
             }
         }
         Ok(Flow::Continue)
+    }
+
+    /// Every row in order, taken one at a time (the rows in memory moved out, those
+    /// on disk read back); what the rows held is given back when the [`Drain`] ends.
+    pub fn drain(self) -> Result<Drain> {
+        let scan = match &self.file {
+            Some(_) => Some(FileScan::new(self.component, self.spilled_rows)?),
+            None => None,
+        };
+        Ok(Drain {
+            memory: self.memory.into_iter(),
+            file: self.file,
+            scan,
+            _grant: self.grant,
+        })
+    }
+}
+
+/// The rows of a [`TempRows`], one at a time ([`TempRows::drain`]).
+pub struct Drain {
+    memory: std::vec::IntoIter<Vec<Value>>,
+    file: Option<File>,
+    scan: Option<FileScan>,
+    _grant: Grant,
+}
+
+impl Drain {
+    /// The next row, None after the last.
+    pub fn next_row(&mut self) -> Result<Option<Vec<Value>>> {
+        if let Some(r) = self.memory.next() {
+            return Ok(Some(r));
+        }
+        match (&mut self.scan, &self.file) {
+            (Some(scan), Some(file)) => scan.next(file),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// One forward scan of a spill file: its read buffer, granted while it reads (a row
+/// longer than the buffer grows it: counted too).
+struct FileScan {
+    grant: Grant,
+    buf: Vec<u8>,
+    /// Start of the unread part of `buf`.
+    pos: usize,
+    /// File offset just past `buf`.
+    offset: u64,
+    /// Rows not read yet.
+    left: u64,
+}
+
+impl FileScan {
+    fn new(component: Component, rows: u64) -> Result<FileScan> {
+        Ok(FileScan {
+            grant: Grant::new(component, usize::MAX, READ_CHUNK)?,
+            buf: Vec::with_capacity(READ_CHUNK),
+            pos: 0,
+            offset: 0,
+            left: rows,
+        })
+    }
+
+    fn next(&mut self, file: &File) -> Result<Option<Vec<Value>>> {
+        let io = |e| Error::io("reading a temporary table", e);
+        let malformed = || Error::Internal("malformed temporary table row".into());
+        if self.left == 0 {
+            return Ok(None);
+        }
+        // Make sure the next row (length and bytes) is in the buffer.
+        let need = |buf: &Vec<u8>, pos: usize| -> Option<usize> {
+            let len = buf.get(pos..pos + 4)?;
+            let n = u32::from_le_bytes(len.try_into().ok()?) as usize;
+            (buf.len() >= pos + 4 + n).then_some(n)
+        };
+        let n = loop {
+            if let Some(n) = need(&self.buf, self.pos) {
+                break n;
+            }
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+            let want = match self.buf.get(0..4) {
+                Some(l) => 4 + u32::from_le_bytes(l.try_into().map_err(|_| malformed())?) as usize,
+                None => 4,
+            };
+            let old = self.buf.len();
+            self.buf.resize(old + READ_CHUNK.max(want), 0);
+            // Beyond the floor only for a row longer than the buffer, and counted
+            // when the budget has room (the row must be read either way).
+            let _ = self.grant.fits(self.buf.capacity());
+            let got = file
+                .read_at(&mut self.buf[old..], self.offset)
+                .map_err(io)?;
+            self.buf.truncate(old + got);
+            self.offset += got as u64;
+            if got == 0 {
+                return Err(malformed());
+            }
+        };
+        let row = decode_row(&self.buf[self.pos + 4..self.pos + 4 + n]).ok_or_else(malformed)?;
+        self.pos += 4 + n;
+        self.left -= 1;
+        Ok(Some(row))
     }
 }
 

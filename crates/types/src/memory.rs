@@ -40,13 +40,18 @@ pub enum Component {
     Join,
     Window,
     Derived,
+    /// Subquery results held for the statement: IN-subquery sets and their hash sets,
+    /// scalar and uncorrelated results, the correlated-subquery cache.
+    Subquery,
+    /// The rows INSERT … SELECT (and REPLACE … SELECT) reads before it writes any.
+    InsertSelect,
     TempTable,
     IndexBuild,
     UndoVersions,
 }
 
 impl Component {
-    pub const ALL: [Component; 12] = [
+    pub const ALL: [Component; 14] = [
         Component::BufferPool,
         Component::KeyCache,
         Component::AdaptiveHash,
@@ -56,6 +61,8 @@ impl Component {
         Component::Join,
         Component::Window,
         Component::Derived,
+        Component::Subquery,
+        Component::InsertSelect,
         Component::TempTable,
         Component::IndexBuild,
         Component::UndoVersions,
@@ -73,6 +80,8 @@ impl Component {
             Component::Join => "memory/sql/join_buffer",
             Component::Window => "memory/sql/window_partition",
             Component::Derived => "memory/sql/derived_materialisation",
+            Component::Subquery => "memory/sql/subquery_results",
+            Component::InsertSelect => "memory/sql/insert_select_rows",
             Component::TempTable => "memory/sql/temporary_table",
             Component::IndexBuild => "memory/btree/index_build_sort",
             Component::UndoVersions => "memory/btree/undo_versions",
@@ -91,6 +100,8 @@ impl Component {
             Component::Join => "a join buffer",
             Component::Window => "a window partition",
             Component::Derived => "a derived table",
+            Component::Subquery => "a subquery's result",
+            Component::InsertSelect => "the rows of INSERT … SELECT",
             Component::TempTable => "a temporary table",
             Component::IndexBuild => "an index build",
             Component::UndoVersions => "old row versions",
@@ -125,6 +136,11 @@ pub const WAIT: Duration = Duration::from_secs(10);
 /// Working memory is granted in steps of this many bytes, so the shared counter is
 /// touched once per step, not once per row.
 pub const STEP: usize = 64 << 10;
+
+/// Results smaller than this are held without a grant: each open connection's
+/// statement allowance (part of its 320 KiB) covers them, so a small subquery run once
+/// per outer row never touches the shared counter. Past it the whole result is granted.
+pub const UNGRANTED: usize = STEP;
 
 /// Records `bytes` more held by `c` (a fixed pool sized at startup or online).
 pub fn add(c: Component, bytes: usize) {
@@ -199,6 +215,43 @@ fn take(want: usize, growth: bool) -> bool {
     }
 }
 
+fn capacity_error(component: Component) -> Error {
+    Error::MemoryCapacityExceeded {
+        bytes: BUDGET.load(Ordering::Relaxed) as u64,
+        what: component.describe().to_string(),
+    }
+}
+
+/// [`take`]s `want` bytes, waiting up to [`WAIT`] for other statements to release
+/// memory when there is no room; then 3170 naming `component`.
+fn wait_to_take(component: Component, want: usize, growth: bool) -> Result<()> {
+    if take(want, growth) {
+        return Ok(());
+    }
+    let deadline = Instant::now() + WAIT;
+    let mut seen = RELEASED.lock().map(|n| *n).unwrap_or(0);
+    loop {
+        if take(want, growth) {
+            return Ok(());
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(capacity_error(component));
+        }
+        let guard = RELEASED
+            .lock()
+            .map_err(|_| Error::Internal("memory lock".into()))?;
+        if *guard == seen {
+            let (guard, _) = RELEASED_CV
+                .wait_timeout(guard, left.min(Duration::from_millis(100)))
+                .map_err(|_| Error::Internal("memory lock".into()))?;
+            seen = *guard;
+        } else {
+            seen = *guard;
+        }
+    }
+}
+
 fn give_back(bytes: usize) {
     if bytes == 0 {
         return;
@@ -231,36 +284,11 @@ impl Grant {
             held: 0,
             share,
         };
-        if floor == 0 || take(floor, false) {
+        if floor > 0 {
+            wait_to_take(component, floor, false)?;
             g.hold(floor);
-            return Ok(g);
         }
-        let deadline = Instant::now() + WAIT;
-        let mut seen = RELEASED.lock().map(|n| *n).unwrap_or(0);
-        loop {
-            if take(floor, false) {
-                g.hold(floor);
-                return Ok(g);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(Error::MemoryCapacityExceeded {
-                    bytes: BUDGET.load(Ordering::Relaxed) as u64,
-                    what: component.describe().to_string(),
-                });
-            }
-            let guard = RELEASED
-                .lock()
-                .map_err(|_| Error::Internal("memory lock".into()))?;
-            if *guard == seen {
-                let (guard, _) = RELEASED_CV
-                    .wait_timeout(guard, left.min(Duration::from_millis(100)))
-                    .map_err(|_| Error::Internal("memory lock".into()))?;
-                seen = *guard;
-            } else {
-                seen = *guard;
-            }
-        }
+        Ok(g)
     }
 
     /// A grant with no floor: for operators that can always spill from the first row.
@@ -294,6 +322,24 @@ impl Grant {
         } else {
             false
         }
+    }
+
+    /// Holds `bytes` in use, for memory its operator cannot spill (a subquery's result
+    /// set, which expressions probe): grows like [`Grant::fits`], and when the budget
+    /// has no room waits up to [`WAIT`] for other statements to release theirs, then
+    /// fails with 3170 naming the component. Past the share it fails at once.
+    pub fn need(&mut self, bytes: usize) -> Result<()> {
+        if self.fits(bytes) {
+            return Ok(());
+        }
+        if bytes > self.share {
+            return Err(capacity_error(self.component));
+        }
+        let need = (bytes - self.held).div_ceil(STEP) * STEP;
+        let need = need.min(self.share - self.held).max(bytes - self.held);
+        wait_to_take(self.component, need, true)?;
+        self.hold(need);
+        Ok(())
     }
 
     /// Returns what is held beyond `bytes` (after a spill emptied the buffer), keeping
@@ -471,6 +517,23 @@ mod tests {
         assert!(started.elapsed() >= Duration::from_millis(150));
         t.join().unwrap();
         drop(k);
+        // Memory that cannot spill: `need` takes what is free, waits for a release
+        // when nothing is, and refuses past its share at once.
+        let mut m = Grant::unbounded_floor(Component::Subquery, 8 * STEP);
+        m.need(2 * STEP).unwrap();
+        let mut other = Grant::unbounded_floor(Component::Sort, STEP);
+        assert!(other.fits(STEP));
+        assert!(!m.fits(3 * STEP), "growth is held to three quarters");
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            drop(other);
+        });
+        let started = Instant::now();
+        m.need(3 * STEP).unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(150));
+        t.join().unwrap();
+        assert!(m.need(9 * STEP).is_err(), "past the share");
+        drop(m);
         drop(g);
         assert_eq!(WORKING.load(Ordering::Relaxed), base);
         reset_for_test(usize::MAX);

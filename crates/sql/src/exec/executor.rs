@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 use strata_engine::{Flow, LockMode};
-use strata_types::output::CollectedOutput;
+use strata_types::memory::{self, Component, Grant};
 use strata_types::{EndInfo, Error, QueryOutput, Result, Value};
 
 /// MySQL's default `cte_max_recursion_depth`.
@@ -201,14 +201,21 @@ impl<'a, 'c> Executor<'a, 'c> {
         })
     }
 
-    /// All rows of a query node, conformed to its column types.
-    fn collect(&self, plan: &QueryPlan, outer: &[Value]) -> Result<Vec<Vec<Value>>> {
+    /// A subquery's rows, conformed to its column types, granted from the working
+    /// memory once they are past [`memory::UNGRANTED`] (in steps: a comparison per row).
+    fn collect_subquery(&self, plan: &QueryPlan, outer: &[Value]) -> Result<SubqueryRows> {
         let mut rows = Vec::new();
+        let mut bytes = 0usize;
+        let mut grant = Grant::unbounded_floor(Component::Subquery, usize::MAX);
         self.operator(plan, outer)?.run(&mut |r| {
+            // The row's blocks and its slot, counted twice for the list's spare
+            // capacity as it doubles (as derived tables count theirs).
+            bytes += 48 + memory::row_bytes(r);
+            crate::expr::hold(&mut grant, bytes)?;
             rows.push(r.to_vec());
             Ok(Flow::Continue)
         })?;
-        Ok(rows)
+        Ok(SubqueryRows::granted(rows, bytes, grant))
     }
 
     /// Fills a derived table's or CTE's slot, once per execution.
@@ -288,19 +295,19 @@ impl SubqueryRunner for Executor<'_, '_> {
             if let Some(rows) = self.uncorrelated.borrow().get(&id) {
                 return Ok(rows.clone());
             }
-            let rows = Rc::new(SubqueryRows::new(self.collect(plan, &[])?));
+            let rows = Rc::new(self.collect_subquery(plan, &[])?);
             self.uncorrelated.borrow_mut().insert(id, rows.clone());
             return Ok(rows);
         }
         if !self.correlated.borrow_mut().allows(id, plan) {
-            return Ok(Rc::new(SubqueryRows::new(self.collect(plan, &correlated)?)));
+            return Ok(Rc::new(self.collect_subquery(plan, &correlated)?));
         }
         let key = subquery_cache::key(&correlated);
         let cached = self.correlated.borrow_mut().get(id, &key);
         if let Some(rows) = cached {
             return Ok(rows);
         }
-        let rows = Rc::new(SubqueryRows::new(self.collect(plan, &correlated)?));
+        let rows = Rc::new(self.collect_subquery(plan, &correlated)?);
         self.correlated.borrow_mut().put(id, key, rows.clone());
         Ok(rows)
     }
@@ -363,13 +370,35 @@ impl SubqueryRunner for Executor<'_, '_> {
     }
 }
 
-/// For INSERT … SELECT and the like: every row of a query statement.
-pub fn collect_rows(
-    stmt: &QueryStatement,
-    cx: &ExecCtx,
-    params: &[Value],
-) -> Result<Vec<Vec<Value>>> {
-    let mut out = CollectedOutput::default();
+/// For INSERT … SELECT: every row of a query statement, read before any is written (a
+/// statement may read its own target). Held as a temporary table is, under
+/// `memory/sql/insert_select_rows`: in memory up to `tmp_table_size` while the budget
+/// has room, then appended to an unlinked file in `tmpdir`.
+pub fn collect_rows(stmt: &QueryStatement, cx: &ExecCtx, params: &[Value]) -> Result<TempRows> {
+    let mut out = TempRowsOutput(TempRows::accounted_as(
+        Component::InsertSelect,
+        cx.tmp_table_size,
+        cx.tmpdir,
+    ));
     execute(stmt, cx, params, &mut out)?;
-    Ok(out.rows)
+    out.0.finish()?;
+    Ok(out.0)
+}
+
+/// A [`QueryOutput`] that keeps the rows in a [`TempRows`].
+struct TempRowsOutput(TempRows);
+
+impl QueryOutput for TempRowsOutput {
+    fn columns(&mut self, _: &[strata_types::ColumnMeta]) -> Result<()> {
+        Ok(())
+    }
+    fn row(&mut self, row: &[Value]) -> Result<()> {
+        self.0.push(row.to_vec())
+    }
+    fn end(&mut self, _: &EndInfo) -> Result<()> {
+        Ok(())
+    }
+    fn ok(&mut self, _: &strata_types::OkInfo) -> Result<()> {
+        Ok(())
+    }
 }

@@ -16,7 +16,11 @@
 //! collation's weight: `'a'` and `'A'` are equal under a case-insensitive collation but
 //! a subquery may return the value itself. The cache stops taking entries at
 //! [`MAX_BYTES`] (rows and keys together), so memory stays bounded however many distinct
-//! outer values there are; a full cache only means later values run as before.
+//! outer values there are; a full cache only means later values run as before. What it
+//! holds is working memory of the statement (`memory/sql/subquery_results`): its keys,
+//! and the rows of results small enough to hold no grant of their own, are held by the
+//! cache's grant, which grows in 64 KiB steps; when the budget has no room for the
+//! next step the cache stops taking entries, as when it is full.
 //!
 //! A cache that is never hit is pure cost: TPC-H Q21 checks its `EXISTS` once per
 //! (order, supplier) pair, each pair once, and building and storing the keys cost ~1,500
@@ -32,6 +36,7 @@ use crate::plan::query::QueryPlan;
 use std::collections::HashMap;
 use std::rc::Rc;
 use strata_engine::ReadMode;
+use strata_types::memory::{Component, Grant};
 use strata_types::Value;
 
 /// The most bytes (estimated) one execution keeps in cached subquery results.
@@ -49,10 +54,12 @@ struct Usage {
     lookups: u32,
     hits: u32,
     bytes: usize,
+    /// Of `bytes`, those the cache's grant holds (rows with a grant of their own are not
+    /// counted twice).
+    granted: usize,
 }
 
 /// Cached results of one execution's correlated subqueries.
-#[derive(Default)]
 pub struct SubqueryCache {
     /// Whether each subquery id may be cached, decided on its first run.
     cacheable: HashMap<usize, bool>,
@@ -62,6 +69,23 @@ pub struct SubqueryCache {
     exists: HashMap<usize, FastMap<Vec<u8>, bool>>,
     usage: HashMap<usize, Usage>,
     bytes: usize,
+    /// What the entries hold outside their rows' own grants, under [`MAX_BYTES`].
+    grant: Grant,
+    granted: usize,
+}
+
+impl Default for SubqueryCache {
+    fn default() -> SubqueryCache {
+        SubqueryCache {
+            cacheable: HashMap::new(),
+            entries: HashMap::new(),
+            exists: HashMap::new(),
+            usage: HashMap::new(),
+            bytes: 0,
+            grant: Grant::unbounded_floor(Component::Subquery, MAX_BYTES),
+            granted: 0,
+        }
+    }
 }
 
 impl SubqueryCache {
@@ -90,21 +114,40 @@ impl SubqueryCache {
         u.hits += u32::from(hit);
         if u.lookups == PROBATION && u.hits * MIN_HIT_SHARE < u.lookups {
             self.bytes -= u.bytes;
+            self.granted -= u.granted;
             u.bytes = 0;
+            u.granted = 0;
+            self.grant.shrink_to(self.granted);
             self.cacheable.insert(id, false);
             self.entries.remove(&id);
             self.exists.remove(&id);
         }
     }
 
+    /// Whether an entry of `size` bytes, `granted` of them held by the cache's grant, may
+    /// be kept: the subquery is cached, the cache is not full and the budget has room.
+    /// Counts it when so.
+    fn room(&mut self, id: usize, size: usize, granted: usize) -> bool {
+        if self.bytes + size > MAX_BYTES
+            || self.cacheable.get(&id) == Some(&false)
+            || !self.grant.fits(self.granted + granted)
+        {
+            return false;
+        }
+        self.bytes += size;
+        self.granted += granted;
+        let u = self.usage.entry(id).or_default();
+        u.bytes += size;
+        u.granted += granted;
+        true
+    }
+
     /// Keeps an `EXISTS` answer for (`id`, `key`) unless the cache is full.
     pub fn put_exists(&mut self, id: usize, key: Vec<u8>, found: bool) {
         let size = key.len() + 64;
-        if self.bytes + size > MAX_BYTES || self.cacheable.get(&id) == Some(&false) {
+        if !self.room(id, size, size) {
             return;
         }
-        self.bytes += size;
-        self.usage.entry(id).or_default().bytes += size;
         self.exists.entry(id).or_default().insert(key, found);
     }
 
@@ -117,11 +160,15 @@ impl SubqueryCache {
                 .iter()
                 .map(|r| 24 + strata_types::memory::row_bytes(r))
                 .sum::<usize>();
-        if self.bytes + size > MAX_BYTES || self.cacheable.get(&id) == Some(&false) {
+        // Rows that hold their own grant are in the working memory already.
+        let granted = if rows.granted_bytes() > 0 {
+            key.len() + 64
+        } else {
+            size
+        };
+        if !self.room(id, size, granted) {
             return;
         }
-        self.bytes += size;
-        self.usage.entry(id).or_default().bytes += size;
         self.entries.entry(id).or_default().insert(key, rows);
     }
 }

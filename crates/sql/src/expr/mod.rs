@@ -21,6 +21,7 @@ use functions::Func;
 pub use like_match::like;
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use strata_types::memory::{self, Component, Grant, UNGRANTED};
 use strata_types::value::{bits_value, parse_leading_f64};
 use strata_types::{Collation, DateTime, Decimal, Error, Result, Value};
 
@@ -273,41 +274,89 @@ pub enum SubqueryKind {
 }
 
 /// The rows a subquery produced, with a hash set of them built on first probe.
+///
+/// Both are working memory of the statement (`memory/sql/subquery_results`): a result
+/// past [`UNGRANTED`] bytes holds a grant for its rows and, once built, its hash set.
+/// Neither can spill (expressions probe them row by row), so when the budget has no
+/// room the statement waits for others to release theirs and then fails with 3170.
 pub struct SubqueryRows {
     pub rows: Vec<Vec<Value>>,
+    /// Bytes the rows take (as [`memory::row_bytes`] counts them, and their slots).
+    bytes: usize,
     /// group_key bytes of every row without NULLs; whether some row has a NULL.
     probe: std::sync::OnceLock<(crate::hash_tables::FastSet<Vec<u8>>, bool)>,
+    grant: std::sync::Mutex<Grant>,
 }
 
 impl SubqueryRows {
+    /// Rows held without a grant (a few, or none).
     pub fn new(rows: Vec<Vec<Value>>) -> SubqueryRows {
+        SubqueryRows::granted(rows, 0, Grant::unbounded_floor(Component::Subquery, 0))
+    }
+
+    /// Rows of `bytes` bytes, `grant` holding them when they are past [`UNGRANTED`].
+    pub fn granted(rows: Vec<Vec<Value>>, bytes: usize, grant: Grant) -> SubqueryRows {
         SubqueryRows {
             rows,
+            bytes,
             probe: std::sync::OnceLock::new(),
+            grant: std::sync::Mutex::new(grant),
         }
     }
 
-    fn probe(&self, colls: &[Collation]) -> &(crate::hash_tables::FastSet<Vec<u8>>, bool) {
-        self.probe.get_or_init(|| {
-            let mut set = crate::hash_tables::FastSet::with_capacity_and_hasher(
-                self.rows.len(),
-                Default::default(),
-            );
-            let mut has_null = false;
-            for r in &self.rows {
-                if r.iter().any(Value::is_null) {
-                    has_null = true;
-                    continue;
-                }
-                let mut k = Vec::new();
-                for (v, c) in r.iter().zip(colls) {
-                    crate::expr::keys::group_key(&mut k, v, *c);
-                }
-                set.insert(k);
-            }
-            (set, has_null)
-        })
+    /// Bytes the rows take.
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
+
+    /// Bytes of working memory the rows (and hash set) hold a grant for.
+    pub fn granted_bytes(&self) -> usize {
+        self.grant.lock().map_or(0, |g| g.held())
+    }
+
+    fn probe(&self, colls: &[Collation]) -> Result<&(crate::hash_tables::FastSet<Vec<u8>>, bool)> {
+        if let Some(p) = self.probe.get() {
+            return Ok(p);
+        }
+        let mut grant = self
+            .grant
+            .lock()
+            .map_err(|_| Error::Internal("subquery grant".into()))?;
+        // The set's table (a slot of 24 bytes and a control byte per bucket, buckets a
+        // power of two at most 7/8 full), then each key's block as it is built.
+        let buckets = (self.rows.len() * 8 / 7 + 1).next_power_of_two();
+        let mut bytes = self.bytes + buckets * 25;
+        hold(&mut grant, bytes)?;
+        let mut set = crate::hash_tables::FastSet::with_capacity_and_hasher(
+            self.rows.len(),
+            Default::default(),
+        );
+        let mut has_null = false;
+        for r in &self.rows {
+            if r.iter().any(Value::is_null) {
+                has_null = true;
+                continue;
+            }
+            let mut k = Vec::new();
+            for (v, c) in r.iter().zip(colls) {
+                crate::expr::keys::group_key(&mut k, v, *c);
+            }
+            bytes += memory::malloc_block(k.capacity());
+            hold(&mut grant, bytes)?;
+            set.insert(k);
+        }
+        drop(grant);
+        Ok(self.probe.get_or_init(|| (set, has_null)))
+    }
+}
+
+/// Holds `bytes` of a subquery's result in `grant` once they are past [`UNGRANTED`]
+/// (within what is held already this is a comparison, no shared counter).
+pub fn hold(grant: &mut Grant, bytes: usize) -> Result<()> {
+    if bytes > UNGRANTED {
+        grant.need(bytes)?;
+    }
+    Ok(())
 }
 
 /// Runs the subquery `id` of the statement with the given outer values (the executor
@@ -923,7 +972,7 @@ fn eval_subquery(s: &Subquery, row: &[Value], cx: &EvalCtx) -> Result<Value> {
                 .map(|e| e.eval(row, cx))
                 .collect::<Result<Vec<_>>>()?;
             let rows = runner.rows(s.id, correlated)?;
-            let found = in_rows(&left, &rows, colls, *hashable);
+            let found = in_rows(&left, &rows, colls, *hashable)?;
             Ok(match found {
                 None => Value::Null,
                 Some(b) => bool_value(b != *negated),
@@ -965,24 +1014,24 @@ fn in_rows(
     rows: &SubqueryRows,
     colls: &[Collation],
     hashable: bool,
-) -> Option<bool> {
+) -> Result<Option<bool>> {
     if rows.rows.is_empty() {
-        return Some(false);
+        return Ok(Some(false));
     }
     if left.iter().any(Value::is_null) && left.len() == 1 {
-        return None;
+        return Ok(None);
     }
     if hashable && !left.iter().any(Value::is_null) {
-        let (set, has_null) = rows.probe(colls);
+        let (set, has_null) = rows.probe(colls)?;
         let mut k = Vec::new();
         for (v, c) in left.iter().zip(colls) {
             crate::expr::keys::group_key(&mut k, v, *c);
         }
         if set.contains(&k) {
-            return Some(true);
+            return Ok(Some(true));
         }
         if !has_null {
-            return Some(false);
+            return Ok(Some(false));
         }
     }
     // Row by row: a row matches when every column is equal; a row none of whose columns
@@ -1003,17 +1052,13 @@ fn in_rows(
             }
         }
         if all_equal && !unknown {
-            return Some(true);
+            return Ok(Some(true));
         }
         if all_equal && unknown {
             saw_null = true;
         }
     }
-    if saw_null {
-        None
-    } else {
-        Some(false)
-    }
+    Ok(if saw_null { None } else { Some(false) })
 }
 
 pub fn bool_value(b: bool) -> Value {

@@ -671,22 +671,18 @@ pub(crate) fn zero_asks_for_next_value(v: &mut Value, mode: strata_types::SqlMod
 }
 
 fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Outcome> {
-    let selected: Option<Vec<Vec<InsertValue>>> = match &p.select {
-        Some(sub) => {
-            let rows = crate::exec::executor::collect_rows(sub, cx, params)?;
-            Some(
-                rows.into_iter()
-                    .map(|r| {
-                        r.into_iter()
-                            .map(|v| InsertValue::Expr(Expr::Literal(v)))
-                            .collect()
-                    })
-                    .collect(),
-            )
-        }
+    // INSERT … SELECT reads every row before it writes one (it may read its own
+    // target), into rows held as a temporary table's are: granted from the working
+    // memory, spilled to tmpdir past it. Each is taken out as the loop reaches it.
+    let selected = match &p.select {
+        Some(sub) => Some(crate::exec::executor::collect_rows(sub, cx, params)?),
         None => None,
     };
-    let source_rows = selected.as_ref().unwrap_or(&p.rows);
+    let source_len = selected.as_ref().map_or(p.rows.len() as u64, |t| t.len());
+    let mut selected = selected
+        .map(crate::temp_rows::TempRows::drain)
+        .transpose()?;
+    let mut selected_row: Vec<InsertValue> = Vec::new();
     let locks = lock_target_and_reads(cx, &p.target, &p.subqueries)?;
     let triggers = p.target.triggers.as_deref();
     let before_insert = triggers.filter(|t| t.has(Timing::Before, Event::Insert));
@@ -705,11 +701,7 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
     let auto_col = def.columns.iter().position(|c| c.auto_increment);
     let mut last_auto = None;
     // The values this statement hands out, reserved as InnoDB does (`autoinc.rs`).
-    let estimate = if p.select.is_some() {
-        0
-    } else {
-        source_rows.len() as u64
-    };
+    let estimate = if p.select.is_some() { 0 } else { source_len };
     let mut autoinc = super::autoinc::AutoIncrement::new(estimate);
     // ON DUPLICATE KEY UPDATE rows left as they were: 0 affected rows, 1 found row.
     let mut unchanged = 0u64;
@@ -721,9 +713,23 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
     // INSERT … VALUES (or SET) without IGNORE with errors — 1048 in every sql_mode —
     // and every other INSERT with warnings (the column's implicit default and 1048),
     // which strict mode then makes errors.
-    let null_is_error = strict || (p.select.is_none() && source_rows.len() == 1 && !p.ignore);
+    let null_is_error = strict || (p.select.is_none() && source_len == 1 && !p.ignore);
     let rows_before = cx.env.rows_before();
-    for (rn, values) in source_rows.iter().enumerate() {
+    for rn in 0.. {
+        let values: &[InsertValue] = match &mut selected {
+            Some(rows) => match rows.next_row()? {
+                Some(r) => {
+                    selected_row.clear();
+                    selected_row.extend(r.into_iter().map(|v| InsertValue::Expr(Expr::Literal(v))));
+                    &selected_row
+                }
+                None => break,
+            },
+            None => match p.rows.get(rn) {
+                Some(v) => v,
+                None => break,
+            },
+        };
         cx.txn.check_interrupt()?;
         let row_no = rows_before + rn as u64 + 1;
         let mut row: Vec<Value> = def
@@ -1056,10 +1062,10 @@ fn insert_rows(p: &InsertPlan, cx: &mut ExecCtx, params: &[Value]) -> Result<Out
     }
     // The info text counts every warning of the statement (MySQL's
     // `current_statement_cond_count`), the skipped rows' and the stored values' alike.
-    let info = if source_rows.len() > 1 || p.select.is_some() {
+    let info = if source_len > 1 || p.select.is_some() {
         format!(
             "Records: {}  Duplicates: {}  Warnings: {}",
-            source_rows.len(),
+            source_len,
             duplicates,
             cx.env.warning_count().max(ignored as usize)
         )
