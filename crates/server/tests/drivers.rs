@@ -245,6 +245,11 @@ fn connector_j_server_prepared() {
 /// images (`tests/clients/debezium`).
 #[test]
 fn cdc_debezium() {
+    if common::Flavor::from_env() == common::Flavor::MariaDb {
+        // Debezium's MySQL connector reads MySQL's GTIDs; MariaDB has a connector of its own.
+        eprintln!("NOTE: cdc_debezium skipped: the MySQL connector does not follow MariaDB");
+        return;
+    }
     maven_suite("cdc_debezium", "debezium", &["--log-bin", "--server-id=7"]);
 }
 
