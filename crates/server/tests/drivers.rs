@@ -8,6 +8,8 @@
 //! * `python/test_connector_prepared.py`: mysql-connector-python with server-side prepared
 //!   statements (binary protocol), pure-Python and C-extension implementations;
 //! * `java/`: Connector/J with `useServerPrepStmts=true&cachePrepStmts=true` (Maven, JUnit);
+//! * `debezium/`: Debezium's MySQL connector in its embedded engine, streaming the binary log
+//!   after its initial snapshot (Maven, JUnit; the server runs with `--log-bin`);
 //! * `go/`: go-sql-driver/mysql with `interpolateParams=false` (`go test`);
 //! * `django/run.py`: a Django 5.2 project through migrate (three migrations and back),
 //!   `manage.py test`, dumpdata/loaddata and ORM queries;
@@ -235,12 +237,33 @@ fn mysql_connector_python_prepared() {
 
 #[test]
 fn connector_j_server_prepared() {
-    let test = "connector_j_server_prepared";
+    maven_suite("connector_j_server_prepared", "java", &[]);
+}
+
+/// Debezium's MySQL connector (its embedded engine, no Kafka) streaming the binary log: the
+/// initial snapshot, then every committed change once, in commit order, with before/after
+/// images (`tests/clients/debezium`).
+#[test]
+fn cdc_debezium() {
+    if common::Flavor::from_env() == common::Flavor::MariaDb {
+        // Debezium's MySQL connector reads MySQL's GTIDs; MariaDB has a connector of its own.
+        eprintln!("NOTE: cdc_debezium skipped: the MySQL connector does not follow MariaDB");
+        return;
+    }
+    maven_suite("cdc_debezium", "debezium", &["--log-bin", "--server-id=7"]);
+}
+
+/// Runs the Maven project `tests/clients/<sub>`'s JUnit tests against a server started with
+/// `server_args`, and checks from Surefire's reports that some ran.
+fn maven_suite(test: &str, sub: &str, server_args: &[&str]) {
     if !common::require_program("java", test) || !common::require_program("mvn", test) {
         return;
     }
-    let server = TestServer::start(&[]);
-    let dir = clients_dir("java");
+    let server = TestServer::start(server_args);
+    let dir = clients_dir(sub);
+    // Reports of an earlier run must not count for this one.
+    let reports = dir.join("target/surefire-reports");
+    let _ = std::fs::remove_dir_all(&reports);
     let out = run_suite(
         &server,
         test,
@@ -254,7 +277,6 @@ fn connector_j_server_prepared() {
         Duration::from_secs(300),
     );
     // Surefire's report says how many tests ran; -q prints nothing on success.
-    let reports = dir.join("target/surefire-reports");
     let mut ran = 0;
     for entry in std::fs::read_dir(&reports)
         .unwrap_or_else(|e| panic!("no surefire reports in {}: {e}\n{out}", reports.display()))
@@ -273,7 +295,7 @@ fn connector_j_server_prepared() {
             }
         }
     }
-    assert!(ran > 0, "Connector/J suite ran no tests:\n{out}");
+    assert!(ran > 0, "{test}: the Maven suite ran no tests:\n{out}");
     eprintln!("{test}: {ran} JUnit tests passed");
 }
 

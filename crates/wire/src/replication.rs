@@ -73,11 +73,13 @@ pub fn parse_dump(body: &[u8]) -> Option<DumpRequest> {
     })
 }
 
-/// COM_BINLOG_DUMP_GTID: flags u16, server_id u32, name length u32, name, pos u64, and
-/// with BINLOG_THROUGH_GTID (4) the GTID set's length u32 and bytes. Without that flag
-/// the replica's set is empty (MySQL's reading: the dump is still by GTID, so
-/// transactions the source purged are refused, not silently skipped; a replica with
-/// no GTIDs, such as mysql_common's, leaves the flag off).
+/// COM_BINLOG_DUMP_GTID: flags u16, server_id u32, name length u32, name, pos u64, then
+/// the GTID set's length u32 and bytes. MySQL reads the set whatever the flags say
+/// (BINLOG_THROUGH_GTID, 4, is not looked at): mysql-binlog-connector-java (Debezium's
+/// reader) sends flags 0 with its set, which must be honoured or the replica gets again
+/// every transaction it has. A packet that ends after pos (mysql_common's form without
+/// BINLOG_THROUGH_GTID; MySQL calls it malformed) is the empty set: the dump is still by
+/// GTID, so transactions the source purged are refused, not silently skipped.
 pub fn parse_dump_gtid(body: &[u8]) -> Option<DumpRequest> {
     let mut c = Cursor::new(body);
     let flags = c.u16()?;
@@ -85,7 +87,7 @@ pub fn parse_dump_gtid(body: &[u8]) -> Option<DumpRequest> {
     let name_len = c.u32()? as usize;
     let file = String::from_utf8_lossy(c.bytes(name_len)?).into_owned();
     let pos = c.u64()?;
-    let gtids = if flags & 4 != 0 {
+    let gtids = if c.remaining() > 0 {
         let n = c.u32()? as usize;
         Some(c.bytes(n)?.to_vec())
     } else {
@@ -124,10 +126,24 @@ mod tests {
         let d = parse_dump_gtid(&g).unwrap();
         assert_eq!(d.gtids, Some(vec![0; 8]));
         assert!(parse_dump_gtid(&g[..10]).is_none());
-        // Without BINLOG_THROUGH_GTID: the empty set.
+        // A packet ending after pos: the empty set.
         g[0] = 0;
         let d = parse_dump_gtid(&g[..18]).unwrap();
         assert_eq!(d.gtids, Some(vec![0; 8]));
+        // Flags 0 with a set (mysql-binlog-connector-java): the set is read, as MySQL
+        // reads it whatever the flags.
+        let mut set = 1u64.to_le_bytes().to_vec();
+        set.extend_from_slice(&[7u8; 16]);
+        set.extend_from_slice(&1u64.to_le_bytes());
+        set.extend_from_slice(&1u64.to_le_bytes());
+        set.extend_from_slice(&5u64.to_le_bytes());
+        let mut h = g[..18].to_vec();
+        h.extend_from_slice(&(set.len() as u32).to_le_bytes());
+        h.extend_from_slice(&set);
+        let d = parse_dump_gtid(&h).unwrap();
+        assert_eq!((d.non_blocking, d.gtids), (false, Some(set.clone())));
+        // A set shorter than its length says: malformed.
+        assert!(parse_dump_gtid(&h[..h.len() - 1]).is_none());
 
         let mut r = 5u32.to_le_bytes().to_vec();
         r.push(4);
