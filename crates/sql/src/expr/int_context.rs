@@ -68,7 +68,12 @@ mod tests {
         let env = TestEnv::default();
         let cx = EvalCtx::new(&[], &env);
         let n = int_arg(&Value::str(s), &cx);
-        let warnings = env.warnings.borrow().iter().map(|(c, m)| format!("{c} {m}")).collect();
+        let warnings = env
+            .warnings
+            .borrow()
+            .iter()
+            .map(|(c, m)| format!("{c} {m}"))
+            .collect();
         (n, warnings)
     }
 
@@ -81,7 +86,14 @@ mod tests {
 
     #[test]
     fn anything_cut_warns_1292() {
-        for (s, n) in [("2.6", 2), ("1e1", 1), (" 2x", 2), ("", 0), ("abc", 0), ("-", 0)] {
+        for (s, n) in [
+            ("2.6", 2),
+            ("1e1", 1),
+            (" 2x", 2),
+            ("", 0),
+            ("abc", 0),
+            ("-", 0),
+        ] {
             let (got, warnings) = read(s);
             assert_eq!(got, Some(n), "{s:?}");
             assert_eq!(

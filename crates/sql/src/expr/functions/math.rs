@@ -170,7 +170,10 @@ pub(super) fn call(f: MathFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
             _ if x < 0.0 => -1,
             _ => 0,
         }),
-        Round => match round(&vals[0], vals.get(1).and_then(|v| int_arg(v, cx)).unwrap_or(0)) {
+        Round => match round(
+            &vals[0],
+            vals.get(1).and_then(|v| int_arg(v, cx)).unwrap_or(0),
+        ) {
             Some(v) => v,
             None if matches!(vals[0], Value::Decimal(_)) => return Err(wide_digits()),
             None => return Err(out_of_range("BIGINT", f, &vals)),

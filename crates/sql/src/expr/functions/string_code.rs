@@ -104,7 +104,10 @@ pub(super) fn call(
             conv(&digits, 10, to).map_or(Value::Null, |s| Value::str(&s))
         }
         Conv => {
-            let (from, to) = (int_arg(&vals[1], cx).unwrap_or(0), int_arg(&vals[2], cx).unwrap_or(0));
+            let (from, to) = (
+                int_arg(&vals[1], cx).unwrap_or(0),
+                int_arg(&vals[2], cx).unwrap_or(0),
+            );
             conv(&text(v), from, to).map_or(Value::Null, |s| Value::str(&s))
         }
         Format => {
