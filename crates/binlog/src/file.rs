@@ -275,16 +275,21 @@ pub fn query_text(data: &[u8]) -> &[u8] {
     data.get(start..).unwrap_or(&[])
 }
 
-/// Cuts a crashed file back to its last whole transaction and marks it closed.
-pub fn repair(path: &Path, boundary: u64) -> Result<()> {
+/// Cuts a crashed file back to its last whole transaction (`boundary`; `u64::MAX`
+/// leaves its length) and, when `close`, marks it closed.
+pub fn repair(path: &Path, boundary: u64, close: bool) -> Result<()> {
     let io = |e| Error::io(path.display(), e);
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open(path)
         .map_err(io)?;
-    f.set_len(boundary).map_err(io)?;
-    clear_in_use(&f).map_err(io)?;
+    if boundary != u64::MAX {
+        f.set_len(boundary).map_err(io)?;
+    }
+    if close {
+        clear_in_use(&f).map_err(io)?;
+    }
     f.sync_all().map_err(io)
 }
 

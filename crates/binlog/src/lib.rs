@@ -234,7 +234,9 @@ impl Binlog {
             let s = file::scan(&path)?;
             crashed = s.in_use;
             if s.in_use || s.boundary < s.len {
-                file::repair(&path, s.boundary)?;
+                // Cut, but still in use: its flag is cleared only once the new file
+                // exists (below), so a crash before then still reads as one.
+                file::repair(&path, s.boundary, false)?;
             }
             executed = s.gtids;
         }
@@ -268,6 +270,11 @@ impl Binlog {
         {
             let mut st = b.state.lock();
             b.start_file(&mut st, next_number)?;
+        }
+        if crashed {
+            if let Some(last) = b.state.lock().files.iter().rev().nth(1).cloned() {
+                file::repair(&b.naming.path(&last), u64::MAX, true)?;
+            }
         }
         Ok(b)
     }
@@ -355,8 +362,17 @@ impl Binlog {
     /// Ends the current file with `ending` (ROTATE or STOP), fsyncs it and clears its
     /// in-use flag.
     fn close_current(&self, st: &mut State, ending: Body) -> Result<()> {
-        let Some(cur) = st.current.take() else {
+        let Some(cur) = self.end_current(st, ending)? else {
             return Ok(());
+        };
+        self.mark_closed(&cur)
+    }
+
+    /// Writes `ending` (ROTATE or STOP) at the end of the current file and takes it out
+    /// of use, leaving its in-use flag set: [`Binlog::mark_closed`] clears it.
+    fn end_current(&self, st: &mut State, ending: Body) -> Result<Option<Current>> {
+        let Some(cur) = st.current.take() else {
+            return Ok(None);
         };
         let mut out = Vec::new();
         event::frame(
@@ -369,6 +385,13 @@ impl Binlog {
         let path = self.naming.path(&cur.name);
         let io = |e| Error::io(path.display(), e);
         (&*cur.file).write_all(&out).map_err(io)?;
+        Ok(Some(cur))
+    }
+
+    /// Clears an ended file's in-use flag and fsyncs it.
+    fn mark_closed(&self, cur: &Current) -> Result<()> {
+        let path = self.naming.path(&cur.name);
+        let io = |e| Error::io(path.display(), e);
         file::clear_in_use(&cur.file).map_err(io)?;
         cur.file.sync_all().map_err(io)?;
         self.sync.synced_all(self.sync.written());
@@ -379,8 +402,16 @@ impl Binlog {
     fn rotate(&self, st: &mut State) -> Result<()> {
         let n = st.current.as_ref().map_or(1, |c| c.number + 1);
         let next = self.naming.file_name(n);
-        self.close_current(st, event::rotate(now_secs(), &next, 4, 0))?;
+        // The new file (in use) is in the index before the old one is marked closed, so
+        // at every instant the last file in the index is in use until a clean
+        // shutdown: a kill between the two steps must not look like a clean stop, or
+        // recovery would take an XA transaction the engine prepared meanwhile for one a
+        // server without the log prepared (and refuse to start).
+        let old = self.end_current(st, event::rotate(now_secs(), &next, 4, 0))?;
         self.start_file(st, n)?;
+        if let Some(old) = old {
+            self.mark_closed(&old)?;
+        }
         self.notify();
         Ok(())
     }
