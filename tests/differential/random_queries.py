@@ -13,6 +13,7 @@ difference too, except Strata's 1235 "not supported yet", which is counted separ
 Usage:
     random_queries.py --strata PORT [--reference PORT] [--seed N] [--count N]
                       [--engine innodb|myisam] [--mode select|extra|dml|funcs] [--verbose]
+                      [--exact] [--prepared] [--wide-columns]
 
 `select` mode: joins, LEFT JOINs, IN/EXISTS/scalar subqueries, GROUP BY with aggregates,
 DISTINCT, CASE/IF/COALESCE and the common functions. `extra` adds UNION, derived tables
@@ -20,7 +21,8 @@ and window functions. `funcs` is `extra` with about seventy more string, number,
 bit functions, GROUP_CONCAT, STD/VARIANCE/BIT_* aggregates and ORDER BY … LIMIT under a
 total order. `dml` runs UPDATE, multi-table UPDATE, DELETE, INSERT … SELECT,
 REPLACE and INSERT … ON DUPLICATE KEY UPDATE and compares both tables after each one.
-The exit status is 1 when any difference was found. Everything is reproducible from the
+`--wide-columns` adds a BIGINT UNSIGNED (now and then past 2^63), a TINYINT, a CHAR(4) and
+a DATETIME(3) column to both tables in any mode. The exit status is 1 when any difference was found. Everything is reproducible from the
 seed. Needs PyMySQL (tests/clients/python/requirements.txt).
 """
 
@@ -47,8 +49,18 @@ COLUMNS = [
     ("dt", "DATE", "date"),
     ("u", "INT UNSIGNED", "uint"),
 ]
+# `--wide-columns`: four more column types, in every mode.
+WIDE_COLUMNS = [
+    ("bu", "BIGINT UNSIGNED", "ubig"),
+    ("ti", "TINYINT", "tiny"),
+    ("ch", "CHAR(4)", "chr"),
+    ("dtm", "DATETIME(3)", "datetime"),
+]
 WORDS = ["a", "b", "abc", "B", "xyz", "10", "2", "-3", "0", "1.5", "2020-01-02", "zz", "", " a"]
 DATES = ["2019-12-31", "2020-01-01", "2020-02-29", "2021-06-15", "1999-01-01", "2020-01-02"]
+SHORT_WORDS = ["a", "b", "abc", "B", "10", "2", "-3", "0", "1.5", "", " a", "Ab "]
+DATETIMES = ["2019-12-31 23:59:59.999", "2020-01-01 00:00:00.000", "2020-02-29 12:30:00.500",
+             "2021-06-15 08:05:03.000", "2020-01-02 00:00:00.001", "1999-01-01 13:14:15.160"]
 
 
 class Gen:
@@ -73,6 +85,17 @@ class Gen:
             return str(self.r.randint(-5, 12))
         if kind == "uint":
             return str(self.r.randint(0, 12))
+        if kind == "ubig":
+            # Now and then past BIGINT's signed range.
+            if self.chance(0.15):
+                return str(18446744073709551610 + self.r.randint(0, 5))
+            return str(self.r.randint(0, 12))
+        if kind == "tiny":
+            return str(self.r.randint(-5, 12))
+        if kind == "chr":
+            return "'" + self.pick(SHORT_WORDS) + "'"
+        if kind == "datetime":
+            return "'" + self.pick(DATETIMES) + "'"
         if kind == "str":
             return "'" + self.pick(WORDS) + "'"
         if kind == "dec":
@@ -405,7 +428,7 @@ class Gen:
 
 def kind_type(kind):
     """The expression type of a column kind."""
-    return {"str": "str", "date": "date"}.get(kind, "num")
+    return {"str": "str", "chr": "str", "date": "date", "datetime": "date"}.get(kind, "num")
 
 
 def connect(port, exact=False):
@@ -552,7 +575,11 @@ def main():
     ap.add_argument("--exact", action="store_true",
                     help="compare SELECT results as the text sent and the column's type class "
                          "(catches display and type differences the by-value comparison hides)")
+    ap.add_argument("--wide-columns", action="store_true",
+                    help="add BIGINT UNSIGNED, TINYINT, CHAR(4) and DATETIME(3) columns")
     args = ap.parse_args()
+    if args.wide_columns:
+        COLUMNS.extend(WIDE_COLUMNS)
 
     gen = Gen(args.seed, wide=args.mode == "funcs")
     exact_run = args.exact and args.mode != "dml"

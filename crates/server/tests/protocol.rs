@@ -481,3 +481,68 @@ fn persisted_variables_survive_a_restart() {
         .unwrap();
     assert_eq!(reset, Some((28800, 28800)));
 }
+
+/// A signed integer beside a BIGINT UNSIGNED in IFNULL/COALESCE/IF/CASE/GREATEST/UNION
+/// is a DECIMAL(20,0) (MySQL 8's `Item::aggregate_type`): both protocols carry
+/// 18446744073709551611 as that number. Typed a signed BIGINT, the binary protocol sent
+/// it as -5. An INT UNSIGNED beside a signed integer stays a BIGINT.
+#[test]
+fn signed_beside_bigint_unsigned_is_decimal_on_both_protocols() {
+    use mysql::consts::ColumnType;
+    let server = common::TestServer::start(&[]);
+    let mut c = common::connect(server.port, None);
+    c.query_drop("CREATE DATABASE ms").unwrap();
+    c.query_drop("USE ms").unwrap();
+    c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, u BIGINT UNSIGNED, a INT, i INT UNSIGNED)")
+        .unwrap();
+    c.query_drop("INSERT INTO t VALUES (1, 18446744073709551611, -3, 7)")
+        .unwrap();
+    let query = "SELECT IFNULL(u, a), COALESCE(a, u), IF(id = ?, u, -1), \
+                 CASE WHEN id = 2 THEN a ELSE u END, GREATEST(u, a), IFNULL(i, a), CAST(a AS UNSIGNED) | 0 \
+                 FROM t WHERE id = 1";
+    let big = "18446744073709551611";
+    let expected: Vec<(ColumnType, String)> = vec![
+        (ColumnType::MYSQL_TYPE_NEWDECIMAL, big.into()),
+        (ColumnType::MYSQL_TYPE_NEWDECIMAL, "-3".into()),
+        (ColumnType::MYSQL_TYPE_NEWDECIMAL, big.into()),
+        (ColumnType::MYSQL_TYPE_NEWDECIMAL, big.into()),
+        (ColumnType::MYSQL_TYPE_NEWDECIMAL, big.into()),
+        (ColumnType::MYSQL_TYPE_LONGLONG, "7".into()),
+        (
+            ColumnType::MYSQL_TYPE_LONGLONG,
+            "18446744073709551613".into(),
+        ),
+    ];
+    let shape = |row: mysql::Row| -> Vec<(ColumnType, String)> {
+        let types: Vec<ColumnType> = row.columns_ref().iter().map(|c| c.column_type()).collect();
+        let vals: Vec<mysql::Value> = row.unwrap();
+        types
+            .into_iter()
+            .zip(vals)
+            .map(|(t, v)| {
+                let text = match v {
+                    mysql::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+                    mysql::Value::Int(i) => i.to_string(),
+                    mysql::Value::UInt(u) => u.to_string(),
+                    other => format!("{other:?}"),
+                };
+                (t, text)
+            })
+            .collect()
+    };
+    let stmt = c.prep(query).unwrap();
+    let row: mysql::Row = c.exec_first(&stmt, (1,)).unwrap().unwrap();
+    assert_eq!(shape(row), expected, "binary protocol");
+    let row: mysql::Row = c.query_first(query.replace('?', "1")).unwrap().unwrap();
+    assert_eq!(shape(row), expected, "text protocol");
+
+    // UNION: the column is a DECIMAL and keeps both values.
+    let q = "SELECT u FROM t UNION ALL SELECT a FROM t ORDER BY 1";
+    let rows: Vec<mysql::Row> = c.exec(q, ()).unwrap();
+    assert_eq!(
+        rows[0].columns_ref()[0].column_type(),
+        ColumnType::MYSQL_TYPE_NEWDECIMAL
+    );
+    let vals: Vec<String> = rows.into_iter().map(|r| shape(r)[0].1.clone()).collect();
+    assert_eq!(vals, ["-3", big]);
+}

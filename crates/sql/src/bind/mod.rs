@@ -17,6 +17,7 @@ pub mod fold;
 pub mod full_group_by;
 pub mod func_types;
 pub mod item_names;
+pub mod mixed_sign;
 pub mod real_decimals;
 pub mod row_compare;
 pub mod window;
@@ -690,12 +691,12 @@ pub fn aggregate_type(func: AggFunc, arg_type: SType, more: &[(Expr, SType, Coll
             SType::Double(d) => SType::Double(real_decimals::averaged(d)),
             _ => SType::DOUBLE,
         },
-        // Of a DOUBLE, four more decimals than it shows, as MySQL's; of any other type
-        // the shortest form (MariaDB shows an exact number's scale plus 4 there).
-        AggFunc::StdPop | AggFunc::StdSamp | AggFunc::VarPop | AggFunc::VarSamp => match arg_type {
-            SType::Double(d) => SType::Double(real_decimals::averaged(d)),
-            _ => SType::DOUBLE,
-        },
+        // A DOUBLE always (MySQL's `Item_sum_variance`), showing four more decimals
+        // than its argument: `0.0000` of integers, six of a DECIMAL(8,2), the shortest
+        // form of a string or a DOUBLE that shows it.
+        AggFunc::StdPop | AggFunc::StdSamp | AggFunc::VarPop | AggFunc::VarSamp => {
+            SType::Double(real_decimals::variance(arg_type))
+        }
         AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => SType::UInt,
         AggFunc::GroupConcat => {
             if arg_type == SType::Binary || more.iter().any(|m| m.1 == SType::Binary) {
@@ -1118,6 +1119,12 @@ impl<'a> Binder<'a> {
                     }
                     None => None,
                 };
+                let branches = whens.iter().map(|(_, r)| r).zip(types.iter().copied());
+                let branches = branches.chain(otherwise.as_ref().map(|(x, t)| (x, *t)));
+                let widths: Vec<_> = branches
+                    .map(|(e, t)| (t, self.is_wide_unsigned(e, t)))
+                    .collect();
+                ty = mixed_sign::bumped(ty, widths);
                 // Each branch in the result's type, as for COALESCE.
                 for ((_, r), t) in whens.iter_mut().zip(&types) {
                     let e = std::mem::replace(r, Expr::Literal(Value::Null));
@@ -2064,6 +2071,19 @@ impl<'a> Binder<'a> {
         }
         let (func, mut ty, coll) = func_types::call_type(func, &types, &colls, &bound)?;
         let (func, coll) = comparing_collation(func, &args, &bound, &mut ty, &colls, &types, coll)?;
+        if matches!(
+            func,
+            Func::If | Func::IfNull | Func::Coalesce | Func::Greatest(_) | Func::Least(_)
+        ) {
+            let first = usize::from(func == Func::If);
+            let widths: Vec<_> = bound
+                .iter()
+                .zip(types.iter().copied())
+                .skip(first)
+                .map(|(e, t)| (t, self.is_wide_unsigned(e, t)))
+                .collect();
+            ty = mixed_sign::bumped(ty, widths);
+        }
         let picks = matches!(func, Func::Greatest(_) | Func::Least(_));
         let mixed_string = picks
             && branch_result::is_string(ty)
@@ -2675,7 +2695,7 @@ pub(crate) fn arith_type(op: ArithOp, a: SType, b: SType) -> SType {
     let num = |t| match t {
         Date | DateTime(0) => Int,
         DateTime(fsp) => Decimal(fsp),
-        Text | Binary | Time(_) => SType::DOUBLE,
+        Text | Binary | Time(_) | Json => SType::DOUBLE,
         x => x,
     };
     let (a, b) = (num(a), num(b));
@@ -2939,7 +2959,7 @@ mod tests {
     fn greatest_least_nullif_take_the_comparison_collation() {
         use Collation::{GeneralCi, Utf8Bin};
         let parse = |s: &str| {
-            sqlparser::parser::Parser::new(&sqlparser::dialect::MySqlDialect {})
+            sqlparser::parser::Parser::new(&crate::parse::dialect::StrataDialect::default())
                 .try_with_sql(s)
                 .unwrap()
                 .parse_expr()
@@ -3321,8 +3341,10 @@ mod aggregate_tests {
     #[test]
     fn the_new_aggregates_have_mysql_result_types() {
         for (sql, ty) in [
-            ("STD(a)", SType::DOUBLE),
-            ("STDDEV_SAMP(a)", SType::DOUBLE),
+            // Four more decimals than the argument shows; a string's and a plain
+            // DOUBLE's the shortest form.
+            ("STD(a)", SType::Double(4)),
+            ("STDDEV_SAMP(a)", SType::Double(4)),
             ("VAR_POP(s)", SType::DOUBLE),
             ("VARIANCE(d)", SType::DOUBLE),
             ("BIT_AND(a)", SType::UInt),

@@ -68,6 +68,18 @@ pub fn averaged(arg: u8) -> u8 {
     arg.saturating_add(4).min(NOT_FIXED)
 }
 
+/// The decimals of STD and VARIANCE (MySQL's `Item_sum_variance`): four more than the
+/// argument's, an integer's being 0 and a DECIMAL's its scale (at most 30, the largest
+/// DECIMAL scale), a string's and a DOUBLE's as [`averaged`].
+pub fn variance(arg: SType) -> u8 {
+    match arg {
+        SType::Int | SType::UInt => 4,
+        SType::Decimal(s) => s.saturating_add(4).min(strata_types::decimal::MAX_SCALE),
+        SType::Double(d) => averaged(d),
+        _ => NOT_FIXED,
+    }
+}
+
 /// The display length MySQL gives a DOUBLE of these decimals (float_length): 17 plus
 /// the decimals, 23 when not fixed.
 pub fn float_length(d: u8) -> u32 {
@@ -131,5 +143,16 @@ mod tests {
         assert_eq!(float_length(2), 19);
         assert_eq!(float_length(0), 17);
         assert_eq!(float_length(NOT_FIXED), 23);
+    }
+
+    #[test]
+    fn variance_shows_four_more_than_its_argument() {
+        assert_eq!(variance(SType::Int), 4);
+        assert_eq!(variance(SType::UInt), 4);
+        assert_eq!(variance(SType::Decimal(2)), 6);
+        assert_eq!(variance(SType::Decimal(29)), 30);
+        assert_eq!(variance(SType::Double(1)), 5);
+        assert_eq!(variance(SType::DOUBLE), NOT_FIXED);
+        assert_eq!(variance(SType::Text), NOT_FIXED);
     }
 }

@@ -162,11 +162,10 @@ fn repeatable(e: &ast::Expr) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sqlparser::dialect::MySqlDialect;
     use sqlparser::parser::Parser;
 
     fn expr(text: &str) -> ast::Expr {
-        Parser::new(&MySqlDialect {})
+        Parser::new(&crate::parse::dialect::StrataDialect::default())
             .try_with_sql(text)
             .and_then(|mut p| p.parse_expr())
             .expect("test expression parses")

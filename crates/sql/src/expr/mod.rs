@@ -763,6 +763,14 @@ impl Expr {
                     }
                 },
                 Value::UInt(u) if u <= i64::MAX as u64 + 1 => Value::Int((u as i64).wrapping_neg()),
+                // A BIGINT UNSIGNED past -BIGINT's range: 1690, as MySQL (it is no
+                // DOUBLE there).
+                Value::UInt(u) => {
+                    return Err(Error::ValueOutOfRange {
+                        kind: "BIGINT".into(),
+                        expr: format!("-({u})"),
+                    })
+                }
                 Value::Decimal(d) => Value::Decimal(-d),
                 other => Value::Double(-other.to_f64().unwrap_or(0.0)),
             },
@@ -1178,6 +1186,9 @@ fn numeric(v: &Value) -> Value {
         Value::DateTime(_) => v.temporal_number().unwrap_or(Value::Null),
         Value::Bits(b) => Value::UInt(bits_value(b)),
         Value::Member { number, .. } => Value::UInt(*number),
+        // A JSON value is its number, a DOUBLE (MySQL's val_real of JSON): `j->'$.a' + 1`
+        // of {"a": 5} is 6. It used to stay JSON here and add as 0.
+        Value::Json(_) => Value::Double(v.to_f64().unwrap_or(0.0)),
         other => other.clone(),
     }
 }

@@ -10,6 +10,7 @@
 pub mod alter_clauses;
 pub mod create_clauses;
 pub mod delete_targets;
+pub mod dialect;
 pub mod dml_modifiers;
 pub mod join_commas;
 pub mod lex;
@@ -17,8 +18,8 @@ pub mod mode_text;
 pub mod token_rewrite;
 pub mod view_clauses;
 
+use self::dialect::StrataDialect;
 use sqlparser::ast::Statement;
-use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use strata_types::{Error, Result};
@@ -65,7 +66,7 @@ fn too_deep() -> Error {
 }
 
 fn parse_within(sql: &str, budget: usize) -> Result<Vec<Statement>> {
-    let dialect = MySqlDialect {};
+    let dialect = StrataDialect::default();
     let recursion = budget / crate::parse::lex::GROUP_WEIGHT;
     let parser = || Parser::new(&dialect).with_recursion_limit(recursion.max(1));
     // Cheap pre-checks so the common statement is tokenized once, by the parser.

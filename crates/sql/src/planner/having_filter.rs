@@ -111,11 +111,12 @@ impl VisitorMut for AliasSubstitution<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sqlparser::dialect::MySqlDialect;
     use sqlparser::parser::Parser;
 
     fn rewritten(sql: &str) -> Option<String> {
-        let stmt = Parser::parse_sql(&MySqlDialect {}, sql).unwrap().remove(0);
+        let stmt = Parser::parse_sql(&crate::parse::dialect::StrataDialect::default(), sql)
+            .unwrap()
+            .remove(0);
         let ast::Statement::Query(q) = stmt else {
             panic!("not a query")
         };

@@ -640,6 +640,12 @@ pub(crate) fn union_columns(left: &[ColumnMeta], right: &[ColumnMeta]) -> Result
         .map(|(l, r)| {
             let (lt, rt) = (SType::of_meta(l), SType::of_meta(r));
             let mut t = bind::unify(lt, rt);
+            // A signed integer beside a BIGINT UNSIGNED one is a DECIMAL in MySQL 8.
+            let wide = |m: &ColumnMeta| {
+                let unsigned = m.flags & strata_types::output::flags::UNSIGNED != 0;
+                bind::mixed_sign::meta_is_wide_unsigned(m.field_type, unsigned)
+            };
+            t = bind::mixed_sign::bumped(t, [(lt, wide(l)), (rt, wide(r))]);
             // A TIME beside a date is a DATETIME on the current date in MySQL; rows are
             // converted without a clock here, so such a column stays a string.
             if matches!(t, SType::DateTime(_))

@@ -871,6 +871,72 @@ fn cast(x: &ast::Expr, to: &ast::DataType, tables: &[Table]) -> Result<Item, Unk
     Ok(Item::new(kind, nullable))
 }
 
+/// The integer type of a branch, by size (TINYINT 0 … BIGINT 4): its column's, or
+/// BIGINT for an expression of 10 or more characters (MySQL's LONGLONG items); None
+/// for a shorter expression, whose MySQL type is not known here.
+fn int_rank(i: &Item) -> Option<u8> {
+    match (i.exact, &i.kind) {
+        (Some(DataType::TinyInt { .. }), _) => Some(0),
+        (Some(DataType::SmallInt { .. }), _) => Some(1),
+        (Some(DataType::MediumInt { .. }), _) => Some(2),
+        (Some(DataType::Int { .. }), _) => Some(3),
+        (Some(DataType::BigInt { .. }), _) => Some(4),
+        (_, Kind::Int { len, .. }) if *len >= BIGINT_FROM => Some(4),
+        _ => None,
+    }
+}
+
+/// Branches of signed and unsigned integers, as MySQL 8's `Item::aggregate_type`: the
+/// largest type, one size up when an unsigned branch has it (a signed type that holds
+/// both ranges), and DECIMAL(`prec`, 0) when that branch is a BIGINT UNSIGNED, which
+/// no integer type holds beside negative values.
+fn mixed_sign_integers(
+    typed: &[&Item],
+    prec: u32,
+    nullable: bool,
+    what: &str,
+) -> Result<Item, Unknown> {
+    // A BIGINT UNSIGNED branch decides it whatever the others are.
+    let wide = typed
+        .iter()
+        .any(|i| matches!(i.kind, Kind::Int { unsigned: true, .. }) && int_rank(i) == Some(4));
+    if wide {
+        return Ok(Item::new(Kind::Decimal { prec, scale: 0 }, nullable));
+    }
+    let ranks: Option<Vec<(u8, bool)>> = typed
+        .iter()
+        .map(|i| match i.kind {
+            Kind::Int { unsigned, .. } => int_rank(i).map(|r| (r, unsigned)),
+            _ => None,
+        })
+        .collect();
+    let Some(ranks) = ranks else {
+        return Err(format!(
+            "{what} over signed and unsigned integers of short expressions"
+        ));
+    };
+    let merged = ranks.iter().map(|r| r.0).max().unwrap_or(4);
+    let bumped = merged + u8::from(ranks.iter().any(|&(r, u)| u && r == merged));
+    let data_type = match bumped {
+        0 => DataType::TinyInt { unsigned: false },
+        1 => DataType::SmallInt { unsigned: false },
+        2 => DataType::MediumInt { unsigned: false },
+        3 => DataType::Int { unsigned: false },
+        4 => DataType::BigInt { unsigned: false },
+        _ => return Ok(Item::new(Kind::Decimal { prec, scale: 0 }, nullable)),
+    };
+    let len = if bumped == 4 { 20 } else { 11 };
+    Ok(Item {
+        kind: Kind::Int {
+            len,
+            prec: len - 1,
+            unsigned: false,
+        },
+        nullable,
+        exact: Some(data_type),
+    })
+}
+
 /// The type of IF / IFNULL / COALESCE / CASE over `items`, or of a UNION's column
 /// (`union`): MySQL's aggregation of the branches' types. Branches of one column type
 /// keep it; integers become a BIGINT when 10 or more characters long (shorter ones of
@@ -948,7 +1014,7 @@ pub(crate) fn aggregate(
                     len = len.max(l);
                     prec = prec.max(p);
                     if unsigned.is_some_and(|x| x != u) {
-                        return Err(format!("{what} over signed and unsigned integers"));
+                        return mixed_sign_integers(&typed, prec, nullable, what);
                     }
                     unsigned = Some(u);
                 }
@@ -1233,9 +1299,11 @@ mod tests {
     #[test]
     fn branches_aggregate_as_mysql_8() {
         assert_eq!(ty("IFNULL(ti, ti)"), ok("tinyint", true));
+        // MySQL 8's Item::aggregate_type: one size up, DECIMAL past BIGINT UNSIGNED.
+        assert_eq!(ty("IFNULL(n, k)"), ok("bigint", false));
         assert_eq!(
-            ty("IFNULL(n, k)"),
-            Err("IFNULL over signed and unsigned integers".into())
+            ty("IFNULL(CAST(k AS UNSIGNED), k)"),
+            ok("decimal(11,0)", false)
         );
         assert_eq!(ty("IFNULL(s, 'abc')"), ok("varchar(10)", false));
         assert_eq!(ty("COALESCE(d, 1)"), ok("decimal(6,2)", false));
@@ -1266,10 +1334,10 @@ mod tests {
         };
         assert_eq!(union("c", "c"), ok("char(4)", false));
         assert_eq!(union("c", "s"), ok("varchar(10)", true));
-        assert_eq!(
-            union("k", "n + 0"),
-            Err("UNION over signed and unsigned integers".into())
-        );
+        // A BIGINT UNSIGNED expression beside an INT: DECIMAL of the wider integer part.
+        assert_eq!(union("k", "n + 0"), ok("decimal(11,0)", true));
+        // INT UNSIGNED beside INT: one size up.
+        assert_eq!(union("k", "n"), ok("bigint", true));
         assert_eq!(union("k", "k"), ok("int", false));
         assert_eq!(union("d", "1.5"), ok("decimal(6,2)", true));
         assert_eq!(union("NULL", "dt"), ok("date", true));
