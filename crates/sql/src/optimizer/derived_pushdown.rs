@@ -294,7 +294,10 @@ fn push_block(b: &mut SelectPlan, conds: Vec<Expr>, cx: &ExecCtx) -> usize {
     let mut havings: Vec<Expr> = Vec::new();
     for c in conds {
         let read = columns_read(&c);
-        if read.iter().any(|&i| i >= visible || !movable(&b.projection[i])) {
+        if read
+            .iter()
+            .any(|&i| i >= visible || !movable(&b.projection[i]))
+        {
             continue;
         }
         let output = |i: usize| b.projection.get(i).cloned();
@@ -397,7 +400,10 @@ mod tests {
         assert!(!movable(&eq(Expr::Column(0), rand)));
         assert!(!movable(&eq(Expr::Column(0), uuid)));
         assert!(!movable(&eq(Expr::Column(0), Expr::OuterRef(0))));
-        assert!(!movable(&eq(Expr::Column(0), Expr::UserVariable("x".into()))));
+        assert!(!movable(&eq(
+            Expr::Column(0),
+            Expr::UserVariable("x".into())
+        )));
         assert!(movable(&eq(Expr::Column(0), Expr::Param(0))));
         assert!(movable(&eq(Expr::Column(0), Expr::lit(Value::Int(5)))));
     }
@@ -421,10 +427,15 @@ mod tests {
         let text = format!("{e:?}");
         assert_eq!(text.matches("Column(3)").count(), 2, "{text}");
         assert_eq!(text.matches("Column(4)").count(), 1, "{text}");
-        assert!(!text.contains("Column(0)") && !text.contains("Column(1)"), "{text}");
+        assert!(
+            !text.contains("Column(0)") && !text.contains("Column(1)"),
+            "{text}"
+        );
         // A position with no select expression: nothing is pushed.
-        assert!(substitute(&eq(Expr::Column(7), Expr::Param(0)), &|i| inner.get(i).cloned())
-            .is_none());
+        assert!(substitute(&eq(Expr::Column(7), Expr::Param(0)), &|i| inner
+            .get(i)
+            .cloned())
+        .is_none());
     }
 
     #[test]
@@ -440,7 +451,10 @@ mod tests {
     fn union_branches_of_another_type_get_nothing() {
         let a = ColumnMeta::computed("c", FieldType::Long);
         assert!(same_type(&a, &a.clone()));
-        assert!(!same_type(&a, &ColumnMeta::computed("c", FieldType::VarString)));
+        assert!(!same_type(
+            &a,
+            &ColumnMeta::computed("c", FieldType::VarString)
+        ));
         let mut unsigned = a.clone();
         unsigned.flags |= strata_types::output::flags::UNSIGNED;
         assert!(!same_type(&a, &unsigned));
