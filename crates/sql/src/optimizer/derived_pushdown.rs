@@ -54,6 +54,14 @@ pub(crate) fn push_into_derived(
 ) -> usize {
     let mut found = Vec::new();
     for level in levels {
+        // Only derived tables are candidates: a block of base tables clones nothing.
+        if scope
+            .tables
+            .get(level.table)
+            .is_none_or(|t| t.slot.is_none())
+        {
+            continue;
+        }
         // A derived table on the inner side of an outer join: only its own join's ON
         // decides which of its rows match; WHERE also sees the NULL-extended rows.
         let conds: &[Expr] = if level.outer {
