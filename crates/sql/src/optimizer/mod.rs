@@ -14,6 +14,11 @@
 //!    one) is an inner join, as MySQL's `simplify_joins` makes it; with no outer join
 //!    left the join order is free. Limit: null rejection is judged syntactically and
 //!    conservatively (a function or CASE over the inner columns rejects nothing).
+//!    Then **derived condition pushdown** ([`derived_pushdown`], in `planner::block`
+//!    once the conditions are placed): a conjunct on one materialised view or derived
+//!    table is rewritten over its select expressions into its query's WHERE (or HAVING
+//!    over aggregates), whose access paths are chosen again, as MySQL 8.0.22's
+//!    `derived_condition_pushdown`. Limit: not into LIMIT, windows, ROLLUP, CTEs.
 //! 3. **Equality propagation** ([`equalities`], in [`join_order`]): `a = b AND b = c`
 //!    adds `a = c` when the comparisons are exact in one domain (integers/decimals,
 //!    dates/datetimes, strings of the comparison's own collation), so a table can be
@@ -69,6 +74,7 @@
 
 pub mod access;
 pub mod columns;
+pub mod derived_pushdown;
 pub mod equalities;
 pub mod expensive_last;
 pub mod filtered;

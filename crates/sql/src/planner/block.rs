@@ -542,6 +542,11 @@ pub fn plan_block(
         && windows.is_none()
         && !is_transactional(cx, &scope.tables[0].def.engine);
 
+    // Conditions on one derived table or view go down into its query (MySQL's
+    // derived_condition_pushdown), before its rows are ever read.
+    let mut derived = derived;
+    crate::optimizer::derived_pushdown::push_into_derived(&scope, &levels, &mut derived, cx);
+
     let mut plan = SelectPlan {
         scope,
         levels,
