@@ -996,9 +996,7 @@ fn describe(log: &str, ev: &RawEvent, crc: bool) -> Option<EventInfo> {
     let data = ev.data(crc || h.type_code == event::FORMAT_DESCRIPTION);
     let info = match h.type_code {
         event::FORMAT_DESCRIPTION => format!("Server ver: {SERVER_VERSION}, Binlog ver: 4"),
-        event::PREVIOUS_GTIDS => gtid::decode(data)
-            .map(|s| s.to_text())
-            .unwrap_or_default(),
+        event::PREVIOUS_GTIDS => gtid::decode(data).map(|s| s.to_text()).unwrap_or_default(),
         event::GTID if data.len() >= 25 => {
             let uuid: [u8; 16] = data[1..17].try_into().ok()?;
             let gno = u64::from_le_bytes(data[17..25].try_into().ok()?);

@@ -545,7 +545,10 @@ fn waiting_for_executed_gtids() {
         .unwrap();
     });
     assert!(!b.wait_executed(&two, None, never).unwrap());
-    assert!(committed.load(Ordering::SeqCst), "returned before the engine commit");
+    assert!(
+        committed.load(Ordering::SeqCst),
+        "returned before the engine commit"
+    );
     committer.join().unwrap();
 
     // The caller's interruption ends a wait that would never end.

@@ -27,12 +27,10 @@ fn wait_for_executed_gtid_set_across_connections() {
     let mut a = common::connect(server.port, None);
     let mut b = common::connect(server.port, None);
     a.query_drop("CREATE DATABASE gw").unwrap();
-    a.query_drop("CREATE TABLE gw.t (id INT PRIMARY KEY)").unwrap();
-    a.query_drop("INSERT INTO gw.t VALUES (1)").unwrap();
-    let uuid: String = a
-        .query_first("SELECT @@server_uuid")
-        .unwrap()
+    a.query_drop("CREATE TABLE gw.t (id INT PRIMARY KEY)")
         .unwrap();
+    a.query_drop("INSERT INTO gw.t VALUES (1)").unwrap();
+    let uuid: String = a.query_first("SELECT @@server_uuid").unwrap().unwrap();
     let now = executed(&mut a);
     let last: u64 = now
         .rsplit(['-', ':'])
@@ -99,7 +97,11 @@ fn wait_for_executed_gtid_set_across_connections() {
     b.query_drop("INSERT INTO gw.t VALUES (2)").unwrap();
     let (got, row, took) = waiter.join().unwrap();
     assert_eq!(got, Some(0));
-    assert_eq!(row, Some(2), "the waiter did not see the transaction it waited for");
+    assert_eq!(
+        row,
+        Some(2),
+        "the waiter did not see the transaction it waited for"
+    );
     assert!(took >= Duration::from_millis(250), "{took:?}");
     assert_eq!(executed(&mut b), format!("{uuid}:1-{}", last + 1));
 

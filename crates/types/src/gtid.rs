@@ -284,13 +284,14 @@ fn strtoll(text: &[u8], i: usize) -> Option<(u64, usize)> {
         }
         _ => false,
     };
-    let (radix, mut k) = if at(k) == b'0' && matches!(at(k + 1), b'x' | b'X') && at(k + 2).is_ascii_hexdigit() {
-        (16, k + 2)
-    } else if at(k) == b'0' {
-        (8, k)
-    } else {
-        (10, k)
-    };
+    let (radix, mut k) =
+        if at(k) == b'0' && matches!(at(k + 1), b'x' | b'X') && at(k + 2).is_ascii_hexdigit() {
+            (16, k + 2)
+        } else if at(k) == b'0' {
+            (8, k)
+        } else {
+            (10, k)
+        };
     let digits_from = k;
     let mut v: u128 = 0;
     while let Some(d) = (at(k) as char).to_digit(radix) {

@@ -65,11 +65,7 @@ fn wait(args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value> {
     if args.len() > 1 {
         match arg(args, 1, row, cx)?.to_f64() {
             Some(t) if t >= 0.0 && !t.is_nan() => timeout = t,
-            _ => {
-                return Err(Error::WrongArguments(
-                    "WAIT_FOR_EXECUTED_GTID_SET.".into(),
-                ))
-            }
+            _ => return Err(Error::WrongArguments("WAIT_FOR_EXECUTED_GTID_SET.".into())),
         }
     }
     let mode = cx.env.system_variable("gtid_mode", true)?;
@@ -77,7 +73,8 @@ fn wait(args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value> {
         return Err(Error::GtidModeOff("use WAIT_FOR_EXECUTED_GTID_SET".into()));
     }
     let set = parse(&set)?;
-    let timeout = (timeout > 0.0).then(|| std::time::Duration::from_secs_f64(timeout.min(MAX_WAIT_SECS)));
+    let timeout =
+        (timeout > 0.0).then(|| std::time::Duration::from_secs_f64(timeout.min(MAX_WAIT_SECS)));
     let timed_out = cx.env.wait_for_executed_gtids(&set, timeout)?;
     Ok(Value::Int(timed_out as i64))
 }
@@ -134,10 +131,17 @@ mod tests {
             Value::Int(1)
         );
         assert_eq!(
-            run(f, vec![s(format!("{A}:20-25")), s(format!("{A}:21-57"))], &env),
+            run(
+                f,
+                vec![s(format!("{A}:20-25")), s(format!("{A}:21-57"))],
+                &env
+            ),
             Value::Int(0)
         );
-        assert_eq!(run(f, vec![Value::str(""), Value::str("")], &env), Value::Int(1));
+        assert_eq!(
+            run(f, vec![Value::str(""), Value::str("")], &env),
+            Value::Int(1)
+        );
         assert_eq!(run(f, vec![Value::Null, Value::str("")], &env), Value::Null);
         assert!(try_run(f, vec![Value::str(""), Value::str("x")], &env).is_err());
     }
