@@ -126,8 +126,9 @@ fn wait_for_executed_gtid_set_across_connections() {
     assert_eq!(one, Some(1));
 
     // A malformed set is checked once gtid_mode is known to be ON.
+    // (Read as a row: an error after the result's metadata is only seen by reading.)
     let e = a
-        .query_drop("SELECT WAIT_FOR_EXECUTED_GTID_SET('nonsense', 1)")
+        .query_first::<i64, _>("SELECT WAIT_FOR_EXECUTED_GTID_SET('nonsense', 1)")
         .unwrap_err();
     match e {
         mysql::Error::MySqlError(e) => {
