@@ -400,7 +400,7 @@ mod tests {
             format!("{A} {B}:1"),
             format!("{A}:1;"),
             format!("+{A}:1"),
-            format!("ANONYMOUS:1"),
+            "ANONYMOUS:1".to_string(),
             format!("{}:1", &A[..35]),
             "3e11fa47-71ca-11e1-9e33-c80aa942956x:1".to_string(),
         ] {
