@@ -142,7 +142,7 @@ pub fn format_description(timestamp: u32, crc: bool) -> Body {
 
 pub fn previous_gtids(timestamp: u32, set: &GtidSet) -> Body {
     let mut d = Vec::new();
-    set.encode(&mut d);
+    crate::gtid::encode(set, &mut d);
     Body {
         type_code: PREVIOUS_GTIDS,
         timestamp,

@@ -226,7 +226,7 @@ pub fn scan(path: &Path) -> Result<Scan> {
                 s.boundary = end;
             }
             event::PREVIOUS_GTIDS => {
-                s.previous = GtidSet::decode(data).unwrap_or_default();
+                s.previous = crate::gtid::decode(data).unwrap_or_default();
                 s.gtids.union(&s.previous);
                 s.boundary = end;
             }

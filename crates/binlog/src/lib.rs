@@ -777,6 +777,51 @@ impl Binlog {
         self.state.lock().gtid_executed.clone()
     }
 
+    /// WAIT_FOR_EXECUTED_GTID_SET: Ok(false) once `gtid_executed` holds `set` and the
+    /// engines have committed every transaction logged up to then, so the waiter then
+    /// sees their rows (`gtid_executed` grows when a transaction is written, before its
+    /// engine commit); Ok(true) when `deadline` passes first. `check` runs at least
+    /// every 10 ms and its error ends the wait (KILL QUERY, `max_execution_time`). No
+    /// lock is held while waiting.
+    pub fn wait_executed(
+        &self,
+        set: &GtidSet,
+        deadline: Option<std::time::Instant>,
+        check: impl Fn() -> Result<()>,
+    ) -> Result<bool> {
+        const SLICE: Duration = Duration::from_millis(10);
+        // The commit order the engines must reach, once the set is logged.
+        let mut need = None;
+        loop {
+            check()?;
+            let seen = self.generation();
+            if need.is_none() {
+                let st = self.state.lock();
+                if set.is_subset(&st.gtid_executed) {
+                    need = Some(st.ordered);
+                }
+            }
+            match need {
+                Some(order) if self.turn.done_upto() >= order => return Ok(false),
+                // Logged: its engine commits are moments away.
+                Some(_) => std::thread::sleep(Duration::from_millis(1)),
+                None => {
+                    let slice = match deadline {
+                        Some(d) => {
+                            let left = d.saturating_duration_since(std::time::Instant::now());
+                            if left.is_zero() {
+                                return Ok(true);
+                            }
+                            left.min(SLICE)
+                        }
+                        None => SLICE,
+                    };
+                    self.wait_for_write(seen, slice);
+                }
+            }
+        }
+    }
+
     pub fn purged_set(&self) -> GtidSet {
         self.state.lock().gtid_purged.clone()
     }
@@ -951,9 +996,7 @@ fn describe(log: &str, ev: &RawEvent, crc: bool) -> Option<EventInfo> {
     let data = ev.data(crc || h.type_code == event::FORMAT_DESCRIPTION);
     let info = match h.type_code {
         event::FORMAT_DESCRIPTION => format!("Server ver: {SERVER_VERSION}, Binlog ver: 4"),
-        event::PREVIOUS_GTIDS => GtidSet::decode(data)
-            .map(|s| s.to_text())
-            .unwrap_or_default(),
+        event::PREVIOUS_GTIDS => gtid::decode(data).map(|s| s.to_text()).unwrap_or_default(),
         event::GTID if data.len() >= 25 => {
             let uuid: [u8; 16] = data[1..17].try_into().ok()?;
             let gno = u64::from_le_bytes(data[17..25].try_into().ok()?);

@@ -121,6 +121,11 @@ impl Turnstile {
         }
     }
 
+    /// The last number whose section is done: every one up to it is.
+    pub fn done_upto(&self) -> u64 {
+        self.0.lock().done
+    }
+
     /// `order`'s section is over: wakes the next one's waiter, if it waits.
     pub fn done(&self, order: u64) {
         let mut t = self.0.lock();

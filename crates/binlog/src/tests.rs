@@ -500,3 +500,59 @@ fn a_source_gtid_is_kept_once() {
     let b = Binlog::open(opts(dir.path(), 1 << 30, 1), uuid).unwrap();
     assert_eq!(b.gtid_executed(), want.join(",\n"));
 }
+
+/// WAIT_FOR_EXECUTED_GTID_SET's wait: it returns once the set is logged AND the engines
+/// committed it (a waiter must then see the rows), times out otherwise, and stops on
+/// the caller's interruption.
+#[test]
+fn waiting_for_executed_gtids() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Instant;
+    let dir = tempfile::tempdir().unwrap();
+    let uuid = gtid::random_uuid();
+    let b = Arc::new(Binlog::open(opts(dir.path(), 1 << 30, 0), uuid).unwrap());
+    insert(&b, 1, 10);
+    let u = gtid::uuid_text(&uuid);
+    let one = GtidSet::parse(&format!("{u}:1")).unwrap();
+    let two = GtidSet::parse(&format!("{u}:1-2")).unwrap();
+    let never = || Ok(());
+    assert!(!b.wait_executed(&one, None, never).unwrap());
+    assert!(!b.wait_executed(&GtidSet::default(), None, never).unwrap());
+    let t = Instant::now();
+    let soon = Some(t + Duration::from_millis(150));
+    assert!(b.wait_executed(&two, soon, never).unwrap());
+    assert!(t.elapsed() >= Duration::from_millis(150));
+
+    // A committer whose engine commit is slow: the wait outlasts it.
+    let committed = Arc::new(AtomicBool::new(false));
+    let (b2, c2) = (b.clone(), committed.clone());
+    let committer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        let cx = QueryContext::default();
+        let xid = b2.new_xid();
+        b2.commit_ordered(
+            &Entry::Rows {
+                cx: &cx,
+                changes: &[],
+                xid: Some(xid),
+            },
+            || {
+                std::thread::sleep(Duration::from_millis(100));
+                c2.store(true, Ordering::SeqCst);
+                Ok(())
+            },
+        )
+        .unwrap();
+    });
+    assert!(!b.wait_executed(&two, None, never).unwrap());
+    assert!(
+        committed.load(Ordering::SeqCst),
+        "returned before the engine commit"
+    );
+    committer.join().unwrap();
+
+    // The caller's interruption ends a wait that would never end.
+    let three = GtidSet::parse(&format!("{u}:3")).unwrap();
+    let killed = b.wait_executed(&three, None, || Err(Error::Internal("killed".into())));
+    assert!(killed.is_err());
+}

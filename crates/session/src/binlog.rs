@@ -376,7 +376,7 @@ impl Session {
         };
         match gtids {
             Some(bytes) => {
-                let have = strata_binlog::gtid::GtidSet::decode(bytes)
+                let have = strata_binlog::gtid::decode(bytes)
                     .ok_or_else(|| Error::MasterFatalReadingBinlog("malformed GTID set".into()))?;
                 strata_binlog::dump::Dump::from_gtids(b, have)
             }

@@ -629,6 +629,19 @@ impl Env for SessionEnv<'_> {
                 .map_or(Value::Null, |c| Value::Int(c as i64)),
         })
     }
+    fn wait_for_executed_gtids(
+        &self,
+        set: &strata_types::gtid::GtidSet,
+        timeout: Option<Duration>,
+    ) -> Result<bool> {
+        let Some(b) = self.s.server.binlog() else {
+            return Err(Error::GtidModeOff("use WAIT_FOR_EXECUTED_GTID_SET".into()));
+        };
+        // The wait holds none of the session's locks but its statement's; KILL QUERY
+        // and max_execution_time end it with their error, as MySQL's does.
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        b.wait_executed(set, deadline, || self.s.process.interrupt.check())
+    }
     fn sleep(&self, d: Duration) -> bool {
         // Wakes every 10 ms to see whether KILL QUERY or the statement's deadline
         // stopped it, so neither waits for the whole duration.

@@ -500,6 +500,13 @@ pub enum Error {
     /// that gtid_executed already holds: MySQL's error for a second transaction under
     /// one GTID_NEXT.
     GtidExecuted(String),
+    /// 1772: a GTID set's text does not parse (GTID_SUBTRACT, GTID_SUBSET,
+    /// WAIT_FOR_EXECUTED_GTID_SET; `NULL` for the latter's NULL set); the text from its
+    /// first non-blank character.
+    MalformedGtidSet(String),
+    /// 1788: something that needs GTIDs while gtid_mode is OFF (no binary log here);
+    /// what was tried, as MySQL words it (`use WAIT_FOR_EXECUTED_GTID_SET`).
+    GtidModeOff(String),
     /// 1236: a replica's dump cannot be served (a file not in the index, purged
     /// transactions); the text says why.
     MasterFatalReadingBinlog(String),
@@ -1121,6 +1128,8 @@ impl Error {
             ReplicaNotConfigured => 1200,
             BadReplicaAutoPosition => 1776,
             GtidExecuted(_) => 1837,
+            MalformedGtidSet(_) => 1772,
+            GtidModeOff(_) => 1788,
             MasterFatalReadingBinlog(_) => 1236,
             Corrupt { .. } => 1194,
             TableFull(_) => 1114,
@@ -2077,6 +2086,13 @@ impl fmt::Display for Error {
                 f,
                 "This operation cannot be performed with a running replica; run STOP REPLICA first"
             ),
+            // MySQL prints at most 200 characters of the text.
+            MalformedGtidSet(t) => write!(
+                f,
+                "Malformed GTID set specification '{}'.",
+                t.chars().take(200).collect::<String>()
+            ),
+            GtidModeOff(what) => write!(f, "Cannot {what} when GTID_MODE = OFF."),
             GtidExecuted(g) => write!(
                 f,
                 "When @@SESSION.GTID_NEXT is set to a GTID, you must explicitly set it to a different value after a COMMIT or ROLLBACK. Please check GTID_NEXT variable manual page for detailed explanation. Current @@SESSION.GTID_NEXT is '{g}'."

@@ -14,6 +14,7 @@ pub mod datetime;
 pub mod decimal;
 pub mod error;
 pub mod floatfmt;
+pub mod gtid;
 pub mod inthash;
 pub mod json;
 pub mod keycode;

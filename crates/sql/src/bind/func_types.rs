@@ -134,6 +134,10 @@ pub fn call_type(
             (func, (Int, Collation::GeneralCi))
         }
         Func::LoadFile => (func, (Binary, Collation::Binary)),
+        Func::Gtid(f) => match f {
+            crate::expr::functions::gtid::GtidFn::Subtract => (func, text),
+            _ => (func, (Int, Collation::GeneralCi)),
+        },
         Func::If => {
             let t = unify(types[1], types[2]);
             (func, (t, branch_collation(t, &types[1..], &colls[1..])))

@@ -83,6 +83,7 @@ const SESSION_BOUND: &[&str] = &[
     "version",
     "load_file",
     "master_pos_wait",
+    "wait_for_executed_gtid_set",
 ];
 
 /// Adds `clauses` to `def` (a table being created or altered), after checking them.

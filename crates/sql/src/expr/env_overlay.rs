@@ -146,6 +146,13 @@ impl Env for EnvOverlay<'_> {
     fn sleep(&self, d: std::time::Duration) -> bool {
         self.inner.sleep(d)
     }
+    fn wait_for_executed_gtids(
+        &self,
+        set: &strata_types::gtid::GtidSet,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<bool> {
+        self.inner.wait_for_executed_gtids(set, timeout)
+    }
     fn user_lock(&self, call: UserLockCall) -> Result<Value> {
         self.inner.user_lock(call)
     }

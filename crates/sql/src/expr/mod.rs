@@ -120,6 +120,17 @@ pub trait Env {
         std::thread::sleep(d);
         false
     }
+    /// WAIT_FOR_EXECUTED_GTID_SET: waits until the server's gtid_executed holds `set`
+    /// and its transactions are committed, at most `timeout` (None: for ever); Ok(true)
+    /// when the timeout passed first. Without a binary log gtid_mode is OFF (1788).
+    fn wait_for_executed_gtids(
+        &self,
+        set: &strata_types::gtid::GtidSet,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<bool> {
+        let _ = (set, timeout);
+        Err(Error::GtidModeOff("use WAIT_FOR_EXECUTED_GTID_SET".into()))
+    }
     /// GET_LOCK and its family: what [`UserLockCall`] asks, answered with the
     /// function's value. Without a session there are no user-level locks.
     fn user_lock(&self, call: UserLockCall) -> Result<Value> {

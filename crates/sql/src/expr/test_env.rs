@@ -17,6 +17,7 @@ impl Default for TestEnv {
     fn default() -> TestEnv {
         let vars = HashMap::from([
             ("max_allowed_packet", Value::UInt(64 << 20)),
+            ("gtid_mode", Value::str("OFF")),
             ("group_concat_max_len", Value::UInt(1024)),
             (
                 "sql_mode",

@@ -4,12 +4,13 @@
 //! session information (`info.rs`), control flow (`control.rs`), strings (`string.rs`
 //! building and cutting, `string_search.rs` positions and lists, `string_code.rs`
 //! encodings and number bases), numbers (`math.rs`, MySQL's generator in `rand.rs`),
-//! digests (`hash.rs`), UUIDs (`uuid.rs`), regular expressions (`regexp.rs`), CAST and
+//! digests (`hash.rs`), UUIDs (`uuid.rs`), GTID sets (`gtid.rs`), regular expressions (`regexp.rs`), CAST and
 //! CONVERT (`cast.rs`), IPv4 (`network.rs`). Date/time functions are in
 //! `expr/datetime/`.
 
 pub(crate) mod cast;
 mod control;
+pub mod gtid;
 mod hash;
 mod info;
 mod math;
@@ -114,6 +115,8 @@ pub enum Func {
     /// GET_LOCK, RELEASE_LOCK, RELEASE_ALL_LOCKS, IS_FREE_LOCK, IS_USED_LOCK
     /// (`user_lock.rs`).
     UserLock(user_lock::UserLockFn),
+    /// GTID_SUBTRACT, GTID_SUBSET, WAIT_FOR_EXECUTED_GTID_SET (`gtid.rs`).
+    Gtid(gtid::GtidFn),
 }
 
 /// Digest and identifier functions.
@@ -144,6 +147,7 @@ impl Func {
                 | Func::Benchmark
                 | Func::LoadFile
                 | Func::UserLock(_)
+                | Func::Gtid(gtid::GtidFn::WaitForExecuted)
                 | Func::Date {
                     f: crate::expr::datetime::functions::DateFn::SysDate(_),
                     ..
@@ -196,6 +200,9 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "release_all_locks" => (UserLock(user_lock::UserLockFn::ReleaseAll), 0, 0),
         "is_free_lock" => (UserLock(user_lock::UserLockFn::IsFree), 1, 1),
         "is_used_lock" => (UserLock(user_lock::UserLockFn::IsUsed), 1, 1),
+        "gtid_subtract" => (Gtid(gtid::GtidFn::Subtract), 2, 2),
+        "gtid_subset" => (Gtid(gtid::GtidFn::Subset), 2, 2),
+        "wait_for_executed_gtid_set" => (Gtid(gtid::GtidFn::WaitForExecuted), 1, 2),
         "md5" => (Hash(HashFn::Md5), 1, 1),
         "sha1" | "sha" => (Hash(HashFn::Sha1), 1, 1),
         "sha2" => (Hash(HashFn::Sha2), 2, 2),
@@ -250,6 +257,7 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
         Char { text } => string_code::char_fn(text, args, row, cx),
         Json(f) => crate::expr::json::call(f, args, row, cx),
         UserLock(f) => user_lock::call(f, args, row, cx),
+        Gtid(f) => gtid::call(f, args, row, cx),
     }
 }
 

@@ -7,6 +7,11 @@
 // and after images for INT, BIGINT UNSIGNED, utf8mb4 VARCHAR, DECIMAL, DATETIME(6), JSON and
 // NULL; a rolled-back transaction and a rolled-back savepoint leave nothing; the statements
 // of one transaction carry one transaction id, as Debezium's transaction metadata reports.
+// Then the connector stops, more transactions commit while it is down, and it starts again
+// from the offsets and schema history it stored in files: it must resume from its GTID set
+// (checking it against the server's with GTID_SUBTRACT, as it does on every restart) and
+// deliver exactly the changes committed while it was down, once each, in commit order,
+// with no second snapshot.
 package strata;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -22,6 +27,8 @@ import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import io.debezium.engine.format.ChangeEventFormat;
 import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -138,39 +145,12 @@ class DebeziumCdcTest {
                             + " (2, NULL, NULL, NULL, NULL, NULL, NULL)");
         }
 
+        // Offsets and schema history in files, so a second engine resumes from them.
+        Path state = Files.createTempDirectory("strata-debezium");
+        Properties p = properties(state);
         LinkedBlockingQueue<SourceRecord> records = new LinkedBlockingQueue<>();
         AtomicReference<String> engineEnd = new AtomicReference<>();
-        Properties p = new Properties();
-        p.setProperty("name", "strata-cdc");
-        p.setProperty("connector.class", "io.debezium.connector.mysql.MySqlConnector");
-        p.setProperty("offset.storage", "org.apache.kafka.connect.storage.MemoryOffsetBackingStore");
-        p.setProperty("offset.flush.interval.ms", "60000");
-        p.setProperty("schema.history.internal", "io.debezium.relational.history.MemorySchemaHistory");
-        p.setProperty("database.hostname", "127.0.0.1");
-        p.setProperty("database.port", port());
-        p.setProperty("database.user", "root");
-        p.setProperty("database.password", "");
-        p.setProperty("database.ssl.mode", "disabled");
-        p.setProperty("database.server.id", "5401");
-        p.setProperty("topic.prefix", PREFIX);
-        p.setProperty("database.include.list", DB);
-        p.setProperty("snapshot.mode", "initial");
-        p.setProperty("bigint.unsigned.handling.mode", "precise");
-        p.setProperty("include.schema.changes", "false");
-        p.setProperty("tombstones.on.delete", "false");
-        p.setProperty("provide.transaction.metadata", "true");
-        p.setProperty("errors.max.retries", "0");
-
-        ExecutorService pool = Executors.newSingleThreadExecutor();
-        DebeziumEngine<RecordChangeEvent<SourceRecord>> engine =
-                DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
-                        .using(p)
-                        .notifying(e -> records.add(e.record()))
-                        .using((ok, message, error) -> engineEnd.set(
-                                (ok ? "finished: " : "failed: ") + message
-                                        + (error == null ? "" : " (" + error + ")")))
-                        .build();
-        pool.execute(engine);
+        Engine engine = new Engine(p, records, engineEnd);
         try {
             List<SourceRecord> seen = new ArrayList<>();
             // The snapshot: both rows read ('r'), before any change below is made.
@@ -273,8 +253,104 @@ class DebeziumCdcTest {
             assertNotEquals(distinct.get(0), distinct.get(1));
         } finally {
             engine.close();
+        }
+
+        // Down: three transactions the connector must find when it comes back.
+        try (Connection a = connect(DB)) {
+            // T9, T10 (two statements), T11.
+            exec(a, "INSERT INTO items VALUES (6, 6, 6, 'six', 6.6, '2026-06-06 06:06:06.6', '[6]')");
+            exec(a, "BEGIN", "UPDATE items SET name = 'five again' WHERE id = 5",
+                    "DELETE FROM items WHERE id = 3", "COMMIT");
+            // Rolled back while down: never seen.
+            exec(a, "BEGIN", "INSERT INTO items (id) VALUES (97)", "ROLLBACK");
+            exec(a, "INSERT INTO items (id, name) VALUES (7, 'seven')");
+        }
+
+        LinkedBlockingQueue<SourceRecord> again = new LinkedBlockingQueue<>();
+        AtomicReference<String> againEnd = new AtomicReference<>();
+        Engine restarted = new Engine(p, again, againEnd);
+        try {
+            Map<String, Object> r3 = row(3, 2147483647, "9223372036854775808", "Grüße",
+                    "99999999.9999", "1999-12-31 23:59:59.999999", "[true, false, {\"k\": \"v\"}]");
+            Map<String, Object> r5 = row(5, 6, "5", "five", "5.5000",
+                    "2026-01-02 03:04:05.000006", "\"five\"");
+            Map<String, Object> r5b = new LinkedHashMap<>(r5);
+            r5b.put("name", "five again");
+            List<Change> want = List.of(
+                    new Change("c", null, row(6, 6, "6", "six", "6.6000",
+                            "2026-06-06 06:06:06.600000", "[6]")),
+                    new Change("u", r5, r5b), new Change("d", r3, null),
+                    new Change("c", null, row(7, null, null, "seven", null, null, null)));
+            List<SourceRecord> seen = new ArrayList<>();
+            List<Change> got = collect(again, seen, againEnd, want.size(), 90);
+            // Nothing more: no snapshot again, nothing streamed before the stop again.
+            got.addAll(drain(again, seen, 3));
+            assertEquals(want, got, "changes after the restart:\n" + lines(got));
+        } finally {
+            restarted.close();
+            deleteTree(state);
+        }
+    }
+
+    /** The connector's settings; offsets and schema history are files under `state`. */
+    static Properties properties(Path state) {
+        Properties p = new Properties();
+        p.setProperty("name", "strata-cdc");
+        p.setProperty("connector.class", "io.debezium.connector.mysql.MySqlConnector");
+        p.setProperty("offset.storage", "org.apache.kafka.connect.storage.FileOffsetBackingStore");
+        p.setProperty("offset.storage.file.filename", state.resolve("offsets.dat").toString());
+        p.setProperty("offset.flush.interval.ms", "60000");
+        p.setProperty("schema.history.internal", "io.debezium.storage.file.history.FileSchemaHistory");
+        p.setProperty("schema.history.internal.file.filename",
+                state.resolve("schema-history.dat").toString());
+        p.setProperty("database.hostname", "127.0.0.1");
+        p.setProperty("database.port", port());
+        p.setProperty("database.user", "root");
+        p.setProperty("database.password", "");
+        p.setProperty("database.ssl.mode", "disabled");
+        p.setProperty("database.server.id", "5401");
+        p.setProperty("topic.prefix", PREFIX);
+        p.setProperty("database.include.list", DB);
+        p.setProperty("snapshot.mode", "initial");
+        p.setProperty("bigint.unsigned.handling.mode", "precise");
+        p.setProperty("include.schema.changes", "false");
+        p.setProperty("tombstones.on.delete", "false");
+        p.setProperty("provide.transaction.metadata", "true");
+        p.setProperty("errors.max.retries", "0");
+        return p;
+    }
+
+    /** A running embedded engine that puts every record in `records`. */
+    static final class Engine implements AutoCloseable {
+        final ExecutorService pool = Executors.newSingleThreadExecutor();
+        final DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
+
+        Engine(Properties p, LinkedBlockingQueue<SourceRecord> records,
+                AtomicReference<String> end) {
+            engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
+                    .using(p)
+                    .notifying(e -> records.add(e.record()))
+                    .using((ok, message, error) -> end.set(
+                            (ok ? "finished: " : "failed: ") + message
+                                    + (error == null ? "" : " (" + error + ")")))
+                    .build();
+            pool.execute(engine);
+        }
+
+        /** Stops the engine; its offsets are committed to the offset store on the way. */
+        @Override
+        public void close() throws Exception {
+            engine.close();
             pool.shutdown();
-            pool.awaitTermination(30, TimeUnit.SECONDS);
+            assertTrue(pool.awaitTermination(60, TimeUnit.SECONDS), "the engine did not stop");
+        }
+    }
+
+    static void deleteTree(Path dir) throws java.io.IOException {
+        try (var paths = Files.walk(dir)) {
+            for (Path q : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(q);
+            }
         }
     }
 
