@@ -320,7 +320,17 @@ pub fn encode_row(row: &[Value], out: &mut Vec<u8>) {
     }
 }
 
-pub fn decode_row(mut b: &[u8]) -> Option<Vec<Value>> {
+pub fn decode_row(b: &[u8]) -> Option<Vec<Value>> {
+    let mut row = Vec::new();
+    decode_row_into(b, &mut row)?;
+    Some(row)
+}
+
+/// [`decode_row`] into `row`, reusing its values' string blocks where the new value is
+/// a string of the same kind: a sort's merge decodes every row of every run into the
+/// same few rows, so it asks malloc for nothing once they have grown (hundreds of
+/// connections sorting at once queued on malloc's lock for each decoded row).
+pub fn decode_row_into(mut b: &[u8], row: &mut Vec<Value>) -> Option<()> {
     fn take<'x>(b: &mut &'x [u8], n: usize) -> Option<&'x [u8]> {
         if b.len() < n {
             return None;
@@ -329,52 +339,71 @@ pub fn decode_row(mut b: &[u8]) -> Option<Vec<Value>> {
         *b = t;
         Some(h)
     }
-    let mut row = Vec::new();
+    fn len(b: &mut &[u8]) -> Option<usize> {
+        Some(u32::from_le_bytes(take(b, 4)?.try_into().ok()?) as usize)
+    }
+    let mut i = 0;
     while let Some((&tag, rest)) = b.split_first() {
         b = rest;
-        row.push(match tag {
-            0 => Value::Null,
-            1 => Value::Int(i64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
-            2 => Value::UInt(u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
-            3 => Value::Double(f64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
+        if i == row.len() {
+            row.push(Value::Null);
+        }
+        let slot = &mut row[i];
+        i += 1;
+        match tag {
+            0 => *slot = Value::Null,
+            1 => *slot = Value::Int(i64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
+            2 => *slot = Value::UInt(u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
+            3 => *slot = Value::Double(f64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
             4 => {
                 let m = i128::from_le_bytes(take(&mut b, 16)?.try_into().ok()?);
                 let s = take(&mut b, 2)?;
-                Value::Decimal(Decimal::new(m, s[0]).with_shown(s[1]))
+                *slot = Value::Decimal(Decimal::new(m, s[0]).with_shown(s[1]));
             }
             10 => {
                 let shown = take(&mut b, 1)?[0];
-                let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+                let n = len(&mut b)?;
                 let text = std::str::from_utf8(take(&mut b, n)?).ok()?;
-                Value::Decimal(Decimal::parse_held(text)?.with_shown(shown))
+                *slot = Value::Decimal(Decimal::parse_held(text)?.with_shown(shown));
             }
-            5 => {
-                let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
-                Value::Bytes(take(&mut b, n)?.to_vec())
+            5 | 7 | 8 => {
+                let n = len(&mut b)?;
+                let data = take(&mut b, n)?;
+                match (tag, &mut *slot) {
+                    (5, Value::Bytes(v)) | (7, Value::Json(v)) | (8, Value::Bits(v)) => {
+                        v.clear();
+                        v.extend_from_slice(data);
+                    }
+                    (5, _) => *slot = Value::Bytes(data.to_vec()),
+                    (7, _) => *slot = Value::Json(data.to_vec()),
+                    _ => *slot = Value::Bits(data.to_vec()),
+                }
             }
-            6 => Value::DateTime(DateTime::unpack(u64::from_le_bytes(
-                take(&mut b, 8)?.try_into().ok()?,
-            ))),
-            7 => {
-                let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
-                Value::Json(take(&mut b, n)?.to_vec())
-            }
-            8 => {
-                let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
-                Value::Bits(take(&mut b, n)?.to_vec())
+            6 => {
+                *slot = Value::DateTime(DateTime::unpack(u64::from_le_bytes(
+                    take(&mut b, 8)?.try_into().ok()?,
+                )))
             }
             9 => {
                 let number = u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?);
-                let n = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
-                Value::Member {
-                    number,
-                    text: take(&mut b, n)?.to_vec(),
+                let n = len(&mut b)?;
+                let data = take(&mut b, n)?;
+                if let Value::Member { number: m, text } = slot {
+                    *m = number;
+                    text.clear();
+                    text.extend_from_slice(data);
+                } else {
+                    *slot = Value::Member {
+                        number,
+                        text: data.to_vec(),
+                    };
                 }
             }
             _ => return None,
-        });
+        }
     }
-    Some(row)
+    row.truncate(i);
+    Some(())
 }
 
 #[cfg(test)]

@@ -422,6 +422,12 @@ fn operators<'a>(
                 order: &plan.order,
                 budget: cx.sort_buffer_size,
                 tmpdir: cx.tmpdir,
+                // DISTINCT between the sort and the LIMIT drops rows: all are needed.
+                keep: if plan.distinct {
+                    None
+                } else {
+                    limit.map(|l| l.saturating_add(offset))
+                },
             });
         }
         if plan.distinct {

@@ -178,6 +178,7 @@ impl<'a, 'c> Executor<'a, 'c> {
                         order: &o.order,
                         budget: self.cx.sort_buffer_size,
                         tmpdir: self.cx.tmpdir,
+                        keep: limit.map(|l| l.saturating_add(offset)),
                     });
                 }
                 if limit.is_some() || offset > 0 {

@@ -154,6 +154,7 @@ mod tests {
             order: &order,
             budget: 256,
             tmpdir: &dir,
+            keep: None,
         };
         let columns = [ColumnMeta::computed("v", strata_types::FieldType::LongLong)];
         let mut op = Distinct {

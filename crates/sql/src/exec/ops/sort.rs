@@ -17,6 +17,9 @@ pub struct Sort<'a> {
     pub order: &'a [(usize, bool, Collation)],
     pub budget: usize,
     pub tmpdir: &'a Path,
+    /// LIMIT + OFFSET when the LIMIT reads this sort's rows directly: only that many
+    /// first rows are kept of each sorted run.
+    pub keep: Option<u64>,
 }
 
 impl Operator for Sort<'_> {
@@ -32,13 +35,14 @@ impl Operator for Sort<'_> {
             Ordering::Equal
         };
         let mut sorter = ExternalSorter::new(self.budget, self.tmpdir, &cmp, Component::Sort)?;
+        sorter.keep_first(self.keep);
         self.input.run(&mut |r| {
-            sorter.push(r.to_vec())?;
+            sorter.push_ref(r)?;
             Ok(Flow::Continue)
         })?;
         let mut flow = Flow::Continue;
-        sorter.finish(&mut |r| {
-            flow = sink(&r)?;
+        sorter.finish_ref(&mut |r| {
+            flow = sink(r)?;
             Ok(flow != Flow::Stop)
         })?;
         Ok(flow)
