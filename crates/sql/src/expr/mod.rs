@@ -609,34 +609,40 @@ impl Expr {
     /// Rewrites every column position with `f` (used when a predicate moves between
     /// row layouts, e.g. into an aggregate's output row).
     pub fn map_columns(&mut self, f: &dyn Fn(usize) -> usize) {
+        self.replace_columns(&mut |c| Expr::Column(f(c)));
+    }
+
+    /// Replaces every column node with `f`'s expression for its position (a condition
+    /// moved into a derived table reads the derived query's select expressions).
+    pub fn replace_columns(&mut self, f: &mut dyn FnMut(usize) -> Expr) {
         match self {
-            Expr::Column(c) => *c = f(*c),
+            Expr::Column(c) => *self = f(*c),
             Expr::Cmp(_, a, b, _)
             | Expr::Arith(_, a, b)
             | Expr::BitOp(_, a, b)
             | Expr::And(a, b)
             | Expr::Or(a, b)
             | Expr::Xor(a, b) => {
-                a.map_columns(f);
-                b.map_columns(f);
+                a.replace_columns(f);
+                b.replace_columns(f);
             }
             Expr::Neg(a) | Expr::Not(a) | Expr::IsNull(a, _) | Expr::IsTruth(a, _, _) => {
-                a.map_columns(f)
+                a.replace_columns(f)
             }
             Expr::Between {
                 expr, low, high, ..
             } => {
-                expr.map_columns(f);
-                low.map_columns(f);
-                high.map_columns(f);
+                expr.replace_columns(f);
+                low.replace_columns(f);
+                high.replace_columns(f);
             }
             Expr::InList { expr, list, .. } => {
-                expr.map_columns(f);
-                list.iter_mut().for_each(|e| e.map_columns(f));
+                expr.replace_columns(f);
+                list.iter_mut().for_each(|e| e.replace_columns(f));
             }
             Expr::Like { expr, pattern, .. } => {
-                expr.map_columns(f);
-                pattern.map_columns(f);
+                expr.replace_columns(f);
+                pattern.replace_columns(f);
             }
             Expr::Case {
                 operand,
@@ -645,24 +651,26 @@ impl Expr {
                 ..
             } => {
                 if let Some(o) = operand {
-                    o.map_columns(f);
+                    o.replace_columns(f);
                 }
                 for (w, t) in whens {
-                    w.map_columns(f);
-                    t.map_columns(f);
+                    w.replace_columns(f);
+                    t.replace_columns(f);
                 }
                 if let Some(o) = otherwise {
-                    o.map_columns(f);
+                    o.replace_columns(f);
                 }
             }
             Expr::Func(_, args) | Expr::StoredCall(_, args) => {
-                args.iter_mut().for_each(|e| e.map_columns(f))
+                args.iter_mut().for_each(|e| e.replace_columns(f))
             }
             Expr::Subquery(s) => {
-                s.correlated.iter_mut().for_each(|e| e.map_columns(f));
+                s.correlated.iter_mut().for_each(|e| e.replace_columns(f));
                 match &mut s.kind {
-                    SubqueryKind::In { lhs, .. } => lhs.iter_mut().for_each(|e| e.map_columns(f)),
-                    SubqueryKind::Quantified { lhs, .. } => lhs.map_columns(f),
+                    SubqueryKind::In { lhs, .. } => {
+                        lhs.iter_mut().for_each(|e| e.replace_columns(f))
+                    }
+                    SubqueryKind::Quantified { lhs, .. } => lhs.replace_columns(f),
                     SubqueryKind::Scalar | SubqueryKind::Exists { .. } => {}
                 }
             }

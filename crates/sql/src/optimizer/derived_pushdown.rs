@@ -218,7 +218,7 @@ fn substitute(e: &Expr, with: &dyn Fn(usize) -> Option<Expr>) -> Option<Expr> {
     // One walk over a clone: a replacement's own positions are never visited again.
     let mut out = e.clone();
     let mut ok = true;
-    replace_columns(&mut out, &mut |p| match with(p) {
+    out.replace_columns(&mut |p| match with(p) {
         Some(x) => x,
         None => {
             ok = false;
@@ -226,63 +226,6 @@ fn substitute(e: &Expr, with: &dyn Fn(usize) -> Option<Expr>) -> Option<Expr> {
         }
     });
     ok.then_some(out)
-}
-
-/// Replaces each `Column` node (where [`Expr::map_columns`] would move it) by `f`'s
-/// expression.
-fn replace_columns(e: &mut Expr, f: &mut dyn FnMut(usize) -> Expr) {
-    match e {
-        Expr::Column(p) => *e = f(*p),
-        Expr::Cmp(_, a, b, _)
-        | Expr::Arith(_, a, b)
-        | Expr::BitOp(_, a, b)
-        | Expr::And(a, b)
-        | Expr::Or(a, b)
-        | Expr::Xor(a, b) => {
-            replace_columns(a, f);
-            replace_columns(b, f);
-        }
-        Expr::Neg(a) | Expr::Not(a) | Expr::IsNull(a, _) | Expr::IsTruth(a, _, _) => {
-            replace_columns(a, f)
-        }
-        Expr::Between {
-            expr, low, high, ..
-        } => {
-            replace_columns(expr, f);
-            replace_columns(low, f);
-            replace_columns(high, f);
-        }
-        Expr::InList { expr, list, .. } => {
-            replace_columns(expr, f);
-            list.iter_mut().for_each(|x| replace_columns(x, f));
-        }
-        Expr::Like { expr, pattern, .. } => {
-            replace_columns(expr, f);
-            replace_columns(pattern, f);
-        }
-        Expr::Case {
-            operand,
-            whens,
-            otherwise,
-            ..
-        } => {
-            if let Some(o) = operand {
-                replace_columns(o, f);
-            }
-            for (w, t) in whens {
-                replace_columns(w, f);
-                replace_columns(t, f);
-            }
-            if let Some(o) = otherwise {
-                replace_columns(o, f);
-            }
-        }
-        Expr::Func(_, args) | Expr::StoredCall(_, args) => {
-            args.iter_mut().for_each(|x| replace_columns(x, f))
-        }
-        // Never reached: conditions with subqueries are not moved (`movable`).
-        _ => {}
-    }
 }
 
 /// Pushes conditions over a block's output columns into its WHERE or HAVING, then

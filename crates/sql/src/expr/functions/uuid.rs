@@ -155,15 +155,7 @@ pub(super) fn call(f: HashFn, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Res
                 .try_into()
                 .map_err(|_| bad_uuid(&s, "bin_to_uuid"))?;
             let b = if swap { swap_fields(b, false) } else { b };
-            let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-            Value::str(&format!(
-                "{}-{}-{}-{}-{}",
-                &h[0..8],
-                &h[8..12],
-                &h[12..16],
-                &h[16..20],
-                &h[20..32]
-            ))
+            Value::str(&strata_types::gtid::uuid_text(&b))
         }
         other => unreachable!("{other:?} handled above"),
     })
