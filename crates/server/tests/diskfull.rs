@@ -259,6 +259,20 @@ fn fill_with_ballast(at: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Fills what MiB files left, in 4 KiB files, so not one block is free.
+fn top_up_ballast(at: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for i in 0..100_000 {
+        let p = at.join(format!("ballast-small-{i}"));
+        if std::fs::write(&p, vec![7u8; 4096]).is_err() {
+            let _ = std::fs::remove_file(&p);
+            break;
+        }
+        files.push(p);
+    }
+    files
+}
+
 /// The error of a statement that must fail, with its rows collected (an error after the
 /// column definitions would otherwise be swallowed).
 fn must_fail(c: &mut mysql::Conn, sql: &str) -> mysql::error::MySqlError {
@@ -396,10 +410,27 @@ fn full_disk_during_ddl_sort_and_binlog_leaves_everything_usable() {
         .unwrap();
     assert_eq!(t2, None, "a failed CREATE TABLE … SELECT left a table");
 
-    // A crash on the full disk loses nothing acknowledged.
+    // A crash on the full disk loses nothing acknowledged. The restart gets three free
+    // 4 KiB blocks: room for the new binary log file and its index (a start that cannot
+    // open the binary log refuses, as MySQL's does), but maybe not for the rewritten
+    // catalog and space directory that removing the failed CREATE TABLE … SELECT's files
+    // needs: those then wait for the next start, with a warning, instead of stopping
+    // this one (CI once failed here on a disk left that full by chance).
     drop(c);
+    ballast.extend(top_up_ballast(fs.path()));
     server.crash();
+    for _ in 0..3 {
+        let freed = ballast.pop().expect("the top-up wrote blocks");
+        std::fs::remove_file(freed).unwrap();
+    }
     server.start_again();
+    for line in server
+        .log_tail()
+        .lines()
+        .filter(|l| l.contains("[Warning]"))
+    {
+        eprintln!("{test}: restart: {line}");
+    }
     let mut c = common::connect(server.port, Some("d"));
     let count: u64 = c.query_first("SELECT COUNT(*) FROM t").unwrap().unwrap();
     assert_eq!(

@@ -130,6 +130,12 @@ impl State {
             .any(|d| d.tables.values().any(|e| e.file == file))
     }
 
+    /// A table's natural stem can take new files: no table lives there, and no
+    /// leftover the DDL log still owes a removal (a full disk kept it) sits there.
+    fn stem_is_free(&self, file: &str) -> bool {
+        !self.references(file) && !self.ddl_log.iter().any(|l| l.file == file)
+    }
+
     fn forget_log(&mut self, file: &str) {
         self.ddl_log.retain(|l| l.file != file);
     }
@@ -229,7 +235,14 @@ impl Catalog {
             }
         }
         if cat.clean_up(&mut st)? {
-            cat.persist(&st)?;
+            // Only the DDL log changed: if it cannot be written (a full disk), the next
+            // start finds the same entries, whose files are gone, and drops nothing.
+            if let Err(e) = cat.persist(&st) {
+                strata_types::log_warning!(
+                    "could not record the removal of DDL leftovers in {CATALOG_FILE}: {e}; \
+                     the next start repeats it"
+                );
+            }
         }
         // After clean_up dropped the spaces a crashed server's temporary tables had.
         temporary::remove_leftovers(datadir)?;
@@ -245,10 +258,14 @@ impl Catalog {
     }
 
     /// Drops the files of the DDL log and the engine-registered tables that no table
-    /// references; true when the log changed.
+    /// references; true when the log changed. A leftover that cannot be removed now (a
+    /// full disk cannot take the engine's rewritten space directory) stays for the next
+    /// start with a warning: it is garbage, and refusing to start over it would turn a
+    /// full disk into an outage.
     fn clean_up(&self, st: &mut State) -> Result<bool> {
         let log = std::mem::take(&mut st.ddl_log);
-        let changed = !log.is_empty();
+        let logged = log.len();
+        let mut failed = std::collections::HashSet::new();
         for l in log {
             if st.references(&l.file) {
                 continue;
@@ -260,13 +277,22 @@ impl Catalog {
                 l.def.db,
                 l.def.name
             );
-            self.engine(&l.engine)?
-                .drop_table(&l.def, &self.datadir.join(&l.file))?;
+            let dropped = self
+                .engine(&l.engine)?
+                .drop_table(&l.def, &self.datadir.join(&l.file));
+            if let Err(e) = dropped {
+                strata_types::log_warning!(
+                    "could not remove {} now: {e}; the next start tries again",
+                    l.file
+                );
+                failed.insert(l.file.clone());
+                st.ddl_log.push(l);
+            }
         }
         for e in &self.engines {
             for stem in e.table_files() {
                 let rel = self.relative(&stem);
-                if st.references(&rel) {
+                if st.references(&rel) || failed.contains(&rel) {
                     continue;
                 }
                 strata_types::log_note!(
@@ -286,10 +312,14 @@ impl Catalog {
                     checks: Vec::new(),
                     instant: None,
                 };
-                e.drop_table(&def, &stem)?;
+                if let Err(err) = e.drop_table(&def, &stem) {
+                    strata_types::log_warning!(
+                        "could not remove {rel} now: {err}; the next start tries again"
+                    );
+                }
             }
         }
-        Ok(changed)
+        Ok(st.ddl_log.len() != logged)
     }
 
     fn relative(&self, stem: &Path) -> String {
@@ -491,12 +521,13 @@ impl Catalog {
             };
         }
         let engine = self.engine(&def.engine)?;
-        // The natural stem, unless a table renamed away from this name still lives there.
+        // The natural stem, unless a table renamed away from this name or a leftover
+        // still lives there.
         let natural = natural_file(&def.db, &def.name);
-        let file = if st.references(&natural) {
-            self.new_file(&mut st, &def.db)
-        } else {
+        let file = if st.stem_is_free(&natural) {
             natural
+        } else {
+            self.new_file(&mut st, &def.db)
         };
         let stem = self.datadir.join(&file);
         // Intent first: a crash before the commit below leaves files the log names.
@@ -588,7 +619,7 @@ impl Catalog {
     fn begin_files(&self, def: &TableDef, natural: bool) -> Result<Rebuild> {
         let mut st = self.state.write();
         let file = match natural_file(&def.db, &def.name) {
-            f if natural && !st.references(&f) => f,
+            f if natural && st.stem_is_free(&f) => f,
             _ => self.new_file(&mut st, &def.db),
         };
         let engine = self.engine(&def.engine)?;
@@ -1098,6 +1129,102 @@ pub fn file_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An engine that owns no table and whose DROP fails while `fail` is set, as
+    /// the btree engine's does when the disk cannot take its rewritten space directory.
+    struct DropFails {
+        fail: std::sync::atomic::AtomicBool,
+        dropped: parking_lot::Mutex<Vec<PathBuf>>,
+    }
+
+    impl Engine for DropFails {
+        fn name(&self) -> &'static str {
+            "dropfails"
+        }
+        fn create_table(&self, _: &TableDef, _: &Path) -> Result<()> {
+            Err(Error::Internal("not in this test".into()))
+        }
+        fn open_table(&self, _: Arc<TableDef>, _: &Path) -> Result<Arc<dyn Table>> {
+            Err(Error::Internal("not in this test".into()))
+        }
+        fn drop_table(&self, _: &TableDef, path: &Path) -> Result<()> {
+            if self.fail.load(Ordering::SeqCst) {
+                return Err(Error::io(
+                    path.display(),
+                    std::io::Error::from_raw_os_error(28),
+                ));
+            }
+            self.dropped.lock().push(path.to_path_buf());
+            Ok(())
+        }
+        fn flush(&self) -> Result<()> {
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            String::new()
+        }
+    }
+
+    /// A DDL leftover whose files cannot be removed at startup (ENOSPC) does not stop
+    /// the start: it stays in the log, its stem is not handed to a new table, and the
+    /// next start removes it.
+    #[test]
+    fn leftover_that_cannot_be_removed_waits_for_the_next_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let def = TableDef {
+            db: "d".into(),
+            name: "t2".into(),
+            engine: "dropfails".into(),
+            columns: Vec::new(),
+            indexes: Vec::new(),
+            auto_increment_start: 1,
+            comment: String::new(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
+            instant: None,
+        };
+        let file = CatalogFile {
+            format_version: FORMAT_VERSION,
+            databases: vec!["d".into()],
+            tables: Vec::new(),
+            next_file: 1,
+            ddl_log: vec![LogEntry {
+                engine: "dropfails".into(),
+                file: natural_file("d", "t2"),
+                def,
+            }],
+            views: Vec::new(),
+            triggers: Vec::new(),
+            routines: Vec::new(),
+        };
+        std::fs::write(
+            dir.path().join(CATALOG_FILE),
+            serde_json::to_vec(&file).unwrap(),
+        )
+        .unwrap();
+        let engine = Arc::new(DropFails {
+            fail: std::sync::atomic::AtomicBool::new(true),
+            dropped: Default::default(),
+        });
+        let cat = Catalog::open(dir.path(), vec![engine.clone()]).expect("starts");
+        {
+            let st = cat.state.read();
+            assert_eq!(st.ddl_log.len(), 1, "the leftover is still owed a removal");
+            assert!(!st.stem_is_free(&natural_file("d", "t2")));
+        }
+        drop(cat);
+        engine.fail.store(false, Ordering::SeqCst);
+        let cat = Catalog::open(dir.path(), vec![engine.clone()]).expect("starts");
+        assert!(cat.state.read().ddl_log.is_empty());
+        assert_eq!(
+            *engine.dropped.lock(),
+            vec![dir.path().join(natural_file("d", "t2"))]
+        );
+        // Written down: a third start has nothing left to remove.
+        drop(cat);
+        let _cat = Catalog::open(dir.path(), vec![engine.clone()]).expect("starts");
+        assert_eq!(engine.dropped.lock().len(), 1);
+    }
 
     #[test]
     fn file_names_are_safe() {
