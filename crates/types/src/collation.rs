@@ -32,6 +32,20 @@ impl Collation {
         }
     }
 
+    /// The collation a column definition's id names (`ColumnMeta::charset`): how the
+    /// values of a result column compare when a derived table, a UNION, DISTINCT or an
+    /// outer ORDER BY reads them again. Ids of the `_bin` collations compare as
+    /// [`Collation::Utf8Bin`], 63 as binary, every other (case-insensitive) one as
+    /// [`Collation::GeneralCi`].
+    pub fn from_id(id: u16) -> Collation {
+        match id {
+            63 => Collation::Binary,
+            // utf8mb4_bin, latin1_bin, utf8mb3_bin, ascii_bin, utf8mb4_0900_bin.
+            46 | 47 | 83 | 65 | 309 => Collation::Utf8Bin,
+            _ => Collation::GeneralCi,
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<Collation> {
         match name.to_ascii_lowercase().as_str() {
             "utf8mb4_general_ci" | "utf8_general_ci" | "utf8mb3_general_ci"
@@ -382,6 +396,18 @@ fn trim_trailing_spaces(s: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every collation's own id reads back as it; other `_bin` ids compare as
+    /// utf8mb4_bin, everything else case-insensitively.
+    #[test]
+    fn ids_read_back() {
+        for c in [Collation::GeneralCi, Collation::Utf8Bin, Collation::Binary] {
+            assert_eq!(Collation::from_id(c.id()), c);
+        }
+        assert_eq!(Collation::from_id(83), Collation::Utf8Bin);
+        assert_eq!(Collation::from_id(255), Collation::GeneralCi);
+        assert_eq!(Collation::from_id(33), Collation::GeneralCi);
+    }
 
     /// PAD SPACE by its definition: the shorter string padded with spaces to the
     /// longer's length, then the weights compared in order.

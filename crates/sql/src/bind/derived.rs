@@ -64,11 +64,9 @@ impl DerivedTable {
                 default: None,
                 auto_increment: false,
                 on_update_now: false,
-                collation: if c.charset == 63 {
-                    Collation::Binary
-                } else {
-                    Collation::GeneralCi
-                },
+                // The source column's collation: a utf8mb4_bin column read through a
+                // derived table still compares, groups and sorts case-sensitively.
+                collation: Collation::from_id(c.charset),
                 members: Vec::new(),
                 generated: None,
                 comment: String::new(),

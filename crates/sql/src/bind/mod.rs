@@ -864,7 +864,9 @@ impl<'a> Binder<'a> {
                         }
                     }
                     ast::UnaryOperator::Plus => (x, t, c),
-                    ast::UnaryOperator::Not => (Expr::Not(Box::new(x)), SType::Int, c),
+                    ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => {
+                        (Expr::Not(Box::new(x)), SType::Int, c)
+                    }
                     // `~x`: every bit of x as a BIGINT UNSIGNED flipped.
                     ast::UnaryOperator::BitwiseNot => (
                         Expr::BitOp(
@@ -1315,11 +1317,7 @@ impl<'a> Binder<'a> {
                 let sub = self.plan_subquery(q, 1)?;
                 let col = &sub.columns[0];
                 let ty = SType::of_meta(col);
-                let coll = if col.charset == 63 {
-                    Collation::Binary
-                } else {
-                    Collation::GeneralCi
-                };
+                let coll = Collation::from_id(col.charset);
                 (self.subquery(sub, SubqueryKind::Scalar), ty, coll)
             }
             A::Exists { subquery, negated } => {

@@ -261,7 +261,7 @@ pub fn plan_block(
                     env: Some(env),
                     windows: Some(&mut windows),
                 };
-                let (bound, ty, _) = b.bind(e)?;
+                let (bound, ty, coll) = b.bind(e)?;
                 let name = alias.clone().unwrap_or_else(|| planner.item_name(e));
                 let meta = match (&bound, e) {
                     (
@@ -281,6 +281,12 @@ pub fn plan_block(
                     }
                     _ => {
                         let mut m = ty.meta(&name);
+                        // A string result names its collation (`CONCAT(bin_col, 'x')` is
+                        // utf8mb4_bin), so a derived table, UNION or DISTINCT over it
+                        // compares as the expression does.
+                        if ty == SType::Text {
+                            m.charset = coll.id();
+                        }
                         // A grouped bare column keeps its table metadata.
                         if let (
                             ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_),
@@ -394,7 +400,14 @@ pub fn plan_block(
                             context: "order clause".into(),
                         });
                     }
-                    let coll = output_coll(&projection[p as usize - 1], &scope, &agg, &windows);
+                    let coll = order_coll(
+                        p as usize - 1,
+                        &projection,
+                        &columns,
+                        &scope,
+                        &agg,
+                        &windows,
+                    );
                     let pos = time_order_key(&mut projection, &columns, p as usize - 1);
                     order.push((pos, desc, coll));
                     continue;
@@ -411,7 +424,7 @@ pub fn plan_block(
                         .is_ok()
                         && !matches!(&projection[i], Expr::Column(_));
                     if !ambiguous_with_column || grouped {
-                        let coll = output_coll(&projection[i], &scope, &agg, &windows);
+                        let coll = order_coll(i, &projection, &columns, &scope, &agg, &windows);
                         let pos = time_order_key(&mut projection, &columns, i);
                         order.push((pos, desc, coll));
                         continue;
@@ -501,10 +514,9 @@ pub fn plan_block(
                 .iter()
                 .enumerate()
                 .map(|(i, e)| {
-                    let coll = match columns.get(i) {
-                        Some(c) if c.charset == 63 => Collation::Binary,
-                        _ => Collation::GeneralCi,
-                    };
+                    let coll = columns
+                        .get(i)
+                        .map_or(Collation::GeneralCi, |c| Collation::from_id(c.charset));
                     (e.clone(), coll)
                 })
                 .collect::<Vec<_>>();
@@ -707,6 +719,25 @@ pub(crate) fn same_expr(a: &Expr, b: &Expr) -> bool {
 
 /// The collation ORDER BY sorts an output column with: a window call's is its
 /// argument's.
+/// The collation `ORDER BY <position>` or `ORDER BY <alias>` sorts select expression
+/// `i` by: a column's, a window call's or an aggregate's own; for any other expression
+/// the one its result column names (`CONCAT(bin_col, '')` sorts as utf8mb4_bin).
+fn order_coll(
+    i: usize,
+    projection: &[Expr],
+    columns: &[ColumnMeta],
+    scope: &Scope,
+    agg: &Aggregation,
+    windows: &window::call::Collector,
+) -> Collation {
+    let e = &projection[i];
+    match (e, columns.get(i)) {
+        (Expr::Column(_), _) | (_, None) => output_coll(e, scope, agg, windows),
+        _ if window::marker_call(e).is_some() => output_coll(e, scope, agg, windows),
+        (_, Some(m)) => Collation::from_id(m.charset),
+    }
+}
+
 pub(crate) fn output_coll(
     e: &Expr,
     scope: &Scope,

@@ -306,11 +306,7 @@ impl<'p, 'c> Planner<'p, 'c> {
                     let desc = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
                     let pos = result_column(&item.expr, cols)?;
                     crate::bind::refuse_time_order(cols[pos].field_type)?;
-                    let coll = if cols[pos].charset == 63 {
-                        Collation::Binary
-                    } else {
-                        Collation::GeneralCi
-                    };
+                    let coll = Collation::from_id(cols[pos].charset);
                     order.push((pos, desc, coll));
                 }
                 order

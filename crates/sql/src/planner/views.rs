@@ -243,11 +243,7 @@ fn computed_column(m: &ColumnMeta) -> ColumnDef {
         default: None,
         auto_increment: false,
         on_update_now: false,
-        collation: if binary {
-            Collation::Binary
-        } else {
-            Collation::GeneralCi
-        },
+        collation: Collation::from_id(m.charset),
         members: Vec::new(),
         generated: None,
         comment: String::new(),

@@ -36,11 +36,7 @@ pub fn conform_row(row: &mut [Value], columns: &[ColumnMeta]) {
 /// The collation a result column's values compare with (for DISTINCT, UNION, INTERSECT
 /// and EXCEPT).
 pub fn column_collation(m: &ColumnMeta) -> Collation {
-    if m.charset == 63 {
-        Collation::Binary
-    } else {
-        Collation::GeneralCi
-    }
+    Collation::from_id(m.charset)
 }
 
 /// Converts a value to a result column's type.

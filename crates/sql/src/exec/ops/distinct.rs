@@ -20,11 +20,7 @@ impl Operator for Distinct<'_> {
         self.input.run(&mut |r| {
             let mut key = Vec::new();
             for (v, c) in r.iter().zip(columns) {
-                let coll = if c.charset == 63 {
-                    Collation::Binary
-                } else {
-                    Collation::GeneralCi
-                };
+                let coll = Collation::from_id(c.charset);
                 group_key(&mut key, v, coll);
             }
             if seen.insert(key) {
