@@ -977,6 +977,12 @@ impl Table for BtreeTable {
         true
     }
 
+    /// `entry_key`: the index columns, then the clustered key (without a primary key
+    /// that is a hidden row id, which no condition names).
+    fn secondary_keys_end_with_primary(&self) -> bool {
+        !self.lay.hidden
+    }
+
     fn def(&self) -> &Arc<TableDef> {
         &self.lay.def
     }

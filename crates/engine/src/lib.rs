@@ -373,6 +373,15 @@ pub trait Table: Send + Sync {
         false
     }
 
+    /// Whether each entry of a secondary index ends with the row's primary key, encoded
+    /// as the primary key's own entries are (InnoDB's secondary records), so its entries
+    /// are in (index columns, primary key columns) order and a key range may go on into
+    /// the primary key: `WHERE k = 5 AND id < 100` reads only those entries, and
+    /// `WHERE k = 5 ORDER BY id` needs no sort (MySQL's `use_index_extensions`).
+    fn secondary_keys_end_with_primary(&self) -> bool {
+        false
+    }
+
     fn status(&self) -> TableStatus;
 
     /// Writes cached changes of this table to its files.

@@ -398,7 +398,7 @@ pub fn mysql_text(e: &ast::Expr, introducers: bool) -> String {
             format!("({} {o} {})", p(left), p(right))
         }
         A::UnaryOp { op, expr } => match op {
-            ast::UnaryOperator::Not => format!("(not({}))", p(expr)),
+            ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => format!("(not({}))", p(expr)),
             ast::UnaryOperator::Minus => format!("-({})", p(expr)),
             other => format!("{other}{}", p(expr)),
         },

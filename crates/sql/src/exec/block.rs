@@ -121,75 +121,81 @@ pub(crate) fn key_ranges(
             upper,
             reverse,
         } => {
-            let ix = &def.indexes[*index];
+            // The index's columns, then the primary key's its entries end with.
+            let key_cols = crate::plan::block::key_columns(t, *index);
+            // A value the index cannot hold as a key reads more of the index, never
+            // the table instead: every condition is still checked on each row, and a
+            // plan that takes its ORDER BY from this index needs the rows in its order.
             let mut prefix = Vec::with_capacity(16);
-            for (e, &col) in eq.iter().zip(&ix.columns) {
+            for (e, &col) in eq.iter().zip(key_cols.iter()) {
                 let v = e.eval(row, cx)?;
                 if v.is_null() {
                     return Ok(Some((*index, vec![], false)));
                 }
                 if !encode(&mut prefix, col, &v) {
-                    return Ok(None);
+                    return Ok(Some((*index, vec![KeyRange::all()], *reverse)));
                 }
             }
-            let next = ix.columns.get(eq.len()).copied();
-            let bound = |b: &Option<(Expr, bool)>| -> Result<Option<(Option<Vec<u8>>, bool)>> {
+            let next = key_cols.get(eq.len()).copied();
+            // One side of the range: a key, NULL (matches nothing), or open.
+            enum Side {
+                Key(Vec<u8>, bool),
+                Null,
+                Open,
+            }
+            let bound = |b: &Option<(Expr, bool)>| -> Result<Side> {
+                let (Some((e, incl)), Some(col)) = (b, next) else {
+                    return Ok(Side::Open);
+                };
                 // An ENUM/SET index is in member-number order, but `<`/`>` compare
-                // their text: no range over it.
-                if b.is_some()
-                    && next.is_some_and(|c| {
-                        matches!(
-                            def.columns[c].data_type,
-                            DataType::Enum(_) | DataType::Set(_)
-                        )
-                    })
-                {
-                    return Ok(None);
+                // their text: no bound over it.
+                if matches!(
+                    def.columns[col].data_type,
+                    DataType::Enum(_) | DataType::Set(_)
+                ) {
+                    return Ok(Side::Open);
                 }
-                match (b, next) {
-                    (Some((e, incl)), Some(col)) => {
-                        let v = e.eval(row, cx)?;
-                        if v.is_null() {
-                            return Ok(Some((None, *incl)));
-                        }
-                        let mut k = prefix.clone();
-                        Ok(if encode(&mut k, col, &v) {
-                            Some((Some(k), *incl))
-                        } else {
-                            None
-                        })
-                    }
-                    _ => Ok(Some((None, true))),
+                let v = e.eval(row, cx)?;
+                if v.is_null() {
+                    return Ok(Side::Null);
                 }
+                let mut k = prefix.clone();
+                Ok(if encode(&mut k, col, &v) {
+                    Side::Key(k, *incl)
+                } else {
+                    Side::Open
+                })
             };
-            let (Some(lo), Some(hi)) = (bound(lower)?, bound(upper)?) else {
-                return Ok(None);
+            let (lo, hi) = match (bound(lower)?, bound(upper)?) {
+                (Side::Null, _) | (_, Side::Null) => return Ok(Some((*index, vec![], false))),
+                (Side::Key(k, incl), hi) => (Some((k, incl)), hi),
+                (Side::Open, hi) => (None, hi),
             };
-            if (lower.is_some() && lo.0.is_none()) || (upper.is_some() && hi.0.is_none()) {
-                // A NULL bound matches nothing.
-                return Ok(Some((*index, vec![], false)));
-            }
+            let hi = match hi {
+                Side::Key(k, incl) => Some((k, incl)),
+                _ => None,
+            };
             let start = match lo {
-                (Some(k), true) => Bound::Included(k),
-                (Some(k), false) => match prefix_successor(&k) {
+                Some((k, true)) => Bound::Included(k),
+                Some((k, false)) => match prefix_successor(&k) {
                     Some(s) => Bound::Included(s),
                     None => return Ok(Some((*index, vec![], false))),
                 },
-                (None, _) if next.is_some() && upper.is_some() => {
+                None if next.is_some() && upper.is_some() => {
                     let mut k = prefix.clone();
                     k.push(1); // skip NULLs of the range column
                     Bound::Included(k)
                 }
-                (None, _) if prefix.is_empty() => Bound::Unbounded,
-                (None, _) => Bound::Included(prefix.clone()),
+                None if prefix.is_empty() => Bound::Unbounded,
+                None => Bound::Included(prefix.clone()),
             };
             let end = match hi {
-                (Some(k), true) => match prefix_successor(&k) {
+                Some((k, true)) => match prefix_successor(&k) {
                     Some(s) => Bound::Excluded(s),
                     None => Bound::Unbounded,
                 },
-                (Some(k), false) => Bound::Excluded(k),
-                (None, _) => match prefix_successor(&prefix) {
+                Some((k, false)) => Bound::Excluded(k),
+                None => match prefix_successor(&prefix) {
                     Some(s) if !prefix.is_empty() => Bound::Excluded(s),
                     _ => Bound::Unbounded,
                 },

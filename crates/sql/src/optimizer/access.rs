@@ -138,19 +138,29 @@ pub(crate) fn best_access(
     }
     let mut best: Option<(u32, Access)> = None;
     for (ix, index) in t.def.indexes.iter().enumerate() {
+        // Past the index's own columns (into the primary key its entries end with)
+        // only when every one of them is compared with `=`.
+        let key_cols = crate::plan::block::key_columns(t, ix);
         let mut eq = vec![];
-        for &col in &index.columns {
+        for &col in key_cols.iter() {
             match eqs.iter().find(|(c, _)| *c == col) {
                 Some((_, e)) => eq.push(e.clone()),
                 None => break,
             }
         }
-        let mut score = eq.len() as u32 * 10;
+        let own = index.columns.len();
+        if index.unique && eq.len() > own {
+            // All of a unique index's columns equal: one row, nothing to add.
+            eq.truncate(own);
+        }
+        // The primary key's columns count less than the index's own: `k = 1 AND id = 5`
+        // is still the primary key's lookup (its score gets the unique bonus).
+        let mut score = (eq.len().min(own) * 10 + eq.len().saturating_sub(own) * 2) as u32;
         let mut lower = None;
         let mut upper = None;
-        if eq.len() == index.columns.len() && index.unique {
+        if eq.len() == own && index.unique {
             score += 100;
-        } else if let Some(&next) = index.columns.get(eq.len()) {
+        } else if let Some(&next) = key_cols.get(eq.len()) {
             for (c, l, u) in &ranges {
                 if *c == next {
                     if l.is_some() && lower.is_none() {
@@ -295,22 +305,24 @@ pub(crate) fn use_index_order(plan: &mut SelectPlan) {
     if order_cols.iter().any(|(_, d)| *d != desc) {
         return;
     }
-    let fits = |index: &strata_types::IndexDef, skip: usize| {
-        order_cols.len() + skip <= index.columns.len()
+    // An index's order, its primary key suffix included (`WHERE k = 5 ORDER BY id`).
+    let fits = |index: usize, skip: usize| {
+        let cols = crate::plan::block::key_columns(t, index);
+        order_cols.len() + skip <= cols.len()
             && order_cols
                 .iter()
-                .zip(&index.columns[skip..])
+                .zip(&cols[skip..])
                 .all(|((c, _), ic)| c == ic)
     };
     match &mut plan.levels[0].access {
         Access::Index {
             index, eq, reverse, ..
-        } if fits(&t.def.indexes[*index], eq.len()) => {
+        } if fits(*index, eq.len()) => {
             *reverse = desc;
             plan.order_satisfied = true;
         }
         Access::Scan if plan.limit.is_some() => {
-            if let Some(ix) = t.def.indexes.iter().position(|i| fits(i, 0)) {
+            if let Some(ix) = (0..t.def.indexes.len()).find(|&i| fits(i, 0)) {
                 plan.levels[0].access = Access::Index {
                     index: ix,
                     eq: vec![],

@@ -12,12 +12,11 @@
 //! function of a column, a subquery). An equality joining one of the table's columns to
 //! others counts once per column, so propagated equalities are not counted twice.
 
-use crate::bind::Scope;
+use crate::bind::{Scope, ScopeTable};
 use crate::catalog::stats::TableStats;
 use crate::expr::{CmpOp, Expr};
 use crate::plan::block::{Access, Level};
 use std::sync::Arc;
-use strata_types::TableDef;
 
 /// The fraction (0 < f ≤ 1) of the rows `level`'s access path reads that its conditions
 /// keep. `stats` holds every scope table's statistics (None: nothing is known, 1).
@@ -30,7 +29,7 @@ pub fn filtered(scope: &Scope, level: &Level, stats: Option<&[Arc<TableStats>]>)
     let cx = Filter {
         off,
         width,
-        key_cols: key_columns(&level.access, &t.def),
+        key_cols: key_columns(&level.access, t),
         ndv: &|p: usize| super::join_order::distinct(scope, stats, p),
     };
     let mut joined: Vec<usize> = Vec::new();
@@ -60,7 +59,7 @@ pub fn filtered(scope: &Scope, level: &Level, stats: Option<&[Arc<TableStats>]>)
 }
 
 /// The table-relative columns `access` reads by.
-fn key_columns(access: &Access, def: &TableDef) -> Vec<usize> {
+fn key_columns(access: &Access, t: &ScopeTable) -> Vec<usize> {
     match access {
         Access::Index {
             index,
@@ -69,12 +68,12 @@ fn key_columns(access: &Access, def: &TableDef) -> Vec<usize> {
             upper,
             ..
         } => {
-            let cols = &def.indexes[*index].columns;
+            let cols = crate::plan::block::key_columns(t, *index);
             let used = eq.len() + usize::from(lower.is_some() || upper.is_some());
             cols[..used.min(cols.len())].to_vec()
         }
         Access::IndexIn { index, .. } | Access::IndexInSubquery { index, .. } => {
-            def.indexes[*index].columns[..1].to_vec()
+            t.def.indexes[*index].columns[..1].to_vec()
         }
         Access::Scan | Access::JoinBuffer { .. } => Vec::new(),
     }

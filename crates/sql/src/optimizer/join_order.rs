@@ -8,7 +8,7 @@
 //! MySQL's `optimizer_search_depth`), never taking a cartesian product while a table
 //! joined by a condition is left. At most [`MAX_JOIN_TABLES`] tables (1116).
 
-use crate::bind::Scope;
+use crate::bind::{Scope, ScopeTable};
 use crate::catalog::stats::TableStats;
 use crate::context::ExecCtx;
 use crate::expr::{CmpOp, Expr};
@@ -18,7 +18,6 @@ use crate::plan::block::{Access, Level, SelectPlan};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
-use strata_types::TableDef;
 
 /// The most tables one query block may join: the planner keeps a bit per table in a
 /// u64 (MySQL's limit is 61 too).
@@ -276,7 +275,8 @@ fn join_column(e: &Expr, off: usize, width: usize) -> Option<usize> {
 
 /// Whether condition `c` on table `ti` (columns from `off`) is what `access` reads by:
 /// its selectivity is then already in the access path's row estimate.
-fn drives(c: &Expr, access: &Access, def: &TableDef, off: usize) -> bool {
+fn drives(c: &Expr, access: &Access, t: &ScopeTable) -> bool {
+    let (def, off) = (&t.def, t.offset);
     let on_col = |e: &Expr, cols: &[usize]| matches!(e, Expr::Column(p) if *p >= off && cols.contains(&(*p - off)));
     match access {
         Access::Index {
@@ -286,7 +286,7 @@ fn drives(c: &Expr, access: &Access, def: &TableDef, off: usize) -> bool {
             upper,
             ..
         } => {
-            let cols = &def.indexes[*index].columns;
+            let cols = crate::plan::block::key_columns(t, *index);
             let eq_cols = &cols[..eq.len().min(cols.len())];
             let range_col: &[usize] = match cols.get(eq.len()) {
                 Some(c) if lower.is_some() || upper.is_some() => std::slice::from_ref(c),
@@ -385,10 +385,10 @@ pub(crate) fn choose_join_order(plan: &mut SelectPlan, cx: &ExecCtx) {
                 let read = access_rows(&access, &t.def, st);
                 let driving: Vec<usize> = conds
                     .iter()
-                    .filter(|(_, e)| drives(e, &access, &t.def, t.offset))
+                    .filter(|(_, e)| drives(e, &access, t))
                     .filter_map(|(_, e)| join_column(e, t.offset, t.def.columns.len()))
                     .collect();
-                let rest = sel_of(&|_, e| !drives(e, &access, &t.def, t.offset), driving);
+                let rest = sel_of(&|_, e| !drives(e, &access, t), driving);
                 let (lookups, primary) = match &access {
                     Access::Index { index, .. } => {
                         (1.0, t.def.indexes[*index].primary || covering(ti, *index))

@@ -14,7 +14,10 @@
 //! MySQL 8's ranks, loosest first (its grammar's `%left` list and `expr` / `bool_pri`
 //! / `predicate` / `bit_expr` / `simple_expr` layers): OR `||` · XOR · AND `&&` · NOT
 //! · IS · comparisons · IN BETWEEN LIKE REGEXP MEMBER OF · `|` · `&` · `<<` `>>` · `+`
-//! `-` · `*` `/` DIV `%` MOD · `^` · unary `-` `~` · `->` `->>`.
+//! `-` · `*` `/` DIV `%` MOD · `^` · unary `-` `~` · `!` · `->` `->>`. MySQL's `!` is
+//! NOT at that top rank (`!1 + 1` is `(!1) + 1`, 1; `NOT 1 + 1` is 0), parsed here
+//! ([`StrataDialect::parse_prefix`]) as sqlparser's `BangNot`, which the binder reads as
+//! NOT.
 //!
 //! Everything else is the MySQL dialect's own: [`Dialect::dialect`] answers
 //! `MySqlDialect`'s type, so sqlparser's MySQL-only syntax stays on, and each method
@@ -23,7 +26,7 @@
 
 use std::any::TypeId;
 
-use sqlparser::ast::{Expr, Statement};
+use sqlparser::ast::{Expr, Statement, UnaryOperator};
 use sqlparser::dialect::{Dialect, MySqlDialect, Precedence};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
@@ -86,6 +89,24 @@ impl Dialect for StrataDialect {
             Precedence::MulDivModOp | Precedence::PlusMinus => rank::UNARY,
             other => self.mysql.prec_value(other),
         }
+    }
+
+    /// `!expr`: NOT of the operand at the unary operators' rank (sqlparser's own `!`
+    /// takes NOT's rank, which would read `!1 + 1` as `!(1 + 1)`).
+    /// `!!expr` arrives as one token (PostgreSQL's prefix factorial): two NOTs.
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        let nots = match parser.peek_token_ref().token {
+            Token::ExclamationMark => 1,
+            Token::DoubleExclamationMark => 2,
+            _ => return None,
+        };
+        parser.next_token();
+        Some(parser.parse_subexpr(rank::UNARY).map(|e| {
+            (0..nots).fold(e, |e, _| Expr::UnaryOp {
+                op: UnaryOperator::BangNot,
+                expr: Box::new(e),
+            })
+        }))
     }
 
     // Passed through: every method MySqlDialect overrides.
@@ -273,6 +294,25 @@ mod tests {
     fn json_arrows_bind_tightest() {
         same_as("j->'$.a' + 1", "(j->'$.a') + 1");
         same_as("j->>'$.a' = 'x'", "(j->>'$.a') = 'x'");
+    }
+
+    #[test]
+    fn bang_is_not_at_the_unary_rank() {
+        same_as("!a + 1", "(!a) + 1");
+        same_as("!a = b", "(!a) = b");
+        same_as("!a AND b", "(!a) AND b");
+        same_as("!!a", "!(!a)");
+        same_as("!j->'$.a'", "!(j->'$.a')");
+        same_as("NOT a + 1", "NOT (a + 1)");
+        assert!(matches!(
+            tree("!a"),
+            Expr::UnaryOp {
+                op: UnaryOperator::BangNot,
+                ..
+            }
+        ));
+        // `!=` is still the comparison.
+        assert!(matches!(tree("a != 1"), Expr::BinaryOp { .. }));
     }
 
     #[test]

@@ -5,12 +5,33 @@
 //! A plan holds no rows: derived tables name the slot they are materialised into at run time.
 
 use crate::bind::window::WindowPlan;
-use crate::bind::{AggSpec, Scope};
+use crate::bind::{AggSpec, Scope, ScopeTable};
 use crate::expr::Expr;
 use crate::plan::query::QueryPlan;
 use std::sync::Arc;
 use strata_engine::{LockWait, ReadMode};
 use strata_types::{Collation, ColumnMeta};
+
+/// The columns index `index` of `t` orders its entries by: its own, then — for a
+/// secondary index of an engine whose entries end with the primary key
+/// ([`strata_engine::Table::secondary_keys_end_with_primary`], InnoDB's "index
+/// extensions") — the primary key's, all of them, as the entry holds them. An
+/// [`Access::Index`]'s `eq` values and its range column follow this list, so a lookup
+/// may go past the index's own columns.
+pub fn key_columns(t: &ScopeTable, index: usize) -> std::borrow::Cow<'_, [usize]> {
+    let def = &t.def;
+    let Some(ix) = def.indexes.get(index) else {
+        return std::borrow::Cow::Borrowed(&[]);
+    };
+    match def.indexes.first() {
+        Some(pk) if pk.primary && !ix.primary && t.table.secondary_keys_end_with_primary() => {
+            let mut cols = ix.columns.clone();
+            cols.extend_from_slice(&pk.columns);
+            std::borrow::Cow::Owned(cols)
+        }
+        _ => std::borrow::Cow::Borrowed(&ix.columns),
+    }
+}
 
 #[derive(Clone, Debug)]
 pub enum Access {

@@ -282,7 +282,9 @@ pub(crate) fn type_of(e: &ast::Expr, tables: &[Table]) -> Result<Item, Unknown> 
             match op {
                 ast::UnaryOperator::Plus => Ok(x),
                 ast::UnaryOperator::Minus => negate(x),
-                ast::UnaryOperator::Not => Ok(Item::int(1, 1, false, x.nullable)),
+                ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => {
+                    Ok(Item::int(1, 1, false, x.nullable))
+                }
                 _ => Err(format!("the operator {op}")),
             }
         }

@@ -477,16 +477,16 @@ impl Explainer<'_, '_> {
                     ..
                 } => {
                     let ix = &def.indexes[*index];
-                    let mut len: u64 = ix
-                        .columns
+                    // The primary key columns a secondary key goes on into count too, as
+                    // MySQL's key_len counts them.
+                    let key_cols = crate::plan::block::key_columns(t, *index);
+                    let ranged = lower.is_some() || upper.is_some();
+                    let used = eq.len() + usize::from(ranged);
+                    let len: u64 = key_cols
                         .iter()
-                        .take(eq.len())
+                        .take(used)
                         .map(|&c| key_part_len(&def.columns[c]))
                         .sum();
-                    let ranged = lower.is_some() || upper.is_some();
-                    if ranged {
-                        len += key_part_len(&def.columns[ix.columns[eq.len()]]);
-                    }
                     let all_eq = eq.len() == ix.columns.len() && ix.unique;
                     let consts = eq.iter().all(|e| {
                         reads_no_row(e)

@@ -604,7 +604,8 @@ impl Tree<'_, '_> {
                 reverse,
             } => {
                 let ix = &def.indexes[*index];
-                let col = |i: usize| def.columns[ix.columns[i]].name.clone();
+                let key_cols = crate::plan::block::key_columns(t, *index);
+                let col = |i: usize| def.columns[key_cols[i]].name.clone();
                 let keys = eq
                     .iter()
                     .enumerate()
@@ -686,11 +687,9 @@ fn enforced_by_key(plan: &SelectPlan, level: &Level, cond: &Expr) -> bool {
         return false;
     };
     let t = &plan.scope.tables[level.table];
-    let Some(ix) = t.def.indexes.get(*index) else {
-        return false;
-    };
-    eq.iter().enumerate().any(|(i, value)| {
-        let key = Expr::Column(t.offset + ix.columns[i]);
+    let key_cols = crate::plan::block::key_columns(t, *index);
+    eq.iter().zip(key_cols.iter()).any(|(value, &c)| {
+        let key = Expr::Column(t.offset + c);
         let same = |a: &Expr, b: &Expr| format!("{a:?}") == format!("{b:?}");
         (same(l, &key) && same(r, value)) || (same(r, &key) && same(l, value))
     })

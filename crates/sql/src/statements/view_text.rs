@@ -208,7 +208,9 @@ impl Printer<'_> {
                 }
             }
             E::UnaryOp { op, expr } => match op {
-                ast::UnaryOperator::Not => format!("(not({}))", self.expr(expr)?),
+                ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => {
+                    format!("(not({}))", self.expr(expr)?)
+                }
                 ast::UnaryOperator::Minus => format!("-({})", self.expr(expr)?),
                 ast::UnaryOperator::Plus => self.expr(expr)?,
                 _ => return None,
