@@ -17,6 +17,7 @@
 
 pub mod bulk;
 pub mod ceiling;
+pub mod change_list;
 pub mod check;
 pub mod covering;
 pub mod lock;
@@ -84,6 +85,9 @@ pub struct BtreeConfig {
     /// past it they go to the undo spill file (`undo_spill.rs`). None: a sixteenth of
     /// the buffer pool, at least 1 MiB.
     pub undo_memory_size: Option<usize>,
+    /// `strata_change_list_tail`: the most changes of one transaction kept in memory;
+    /// older ones go to the transaction's change-list file (`change_list.rs`).
+    pub change_list_tail: usize,
 }
 
 impl BtreeConfig {
@@ -111,6 +115,7 @@ impl Default for BtreeConfig {
             fill_factor: 100,
             online_alter_log_max_size: 128 << 20,
             undo_memory_size: None,
+            change_list_tail: change_list::DEFAULT_TAIL,
         }
     }
 }
@@ -178,6 +183,8 @@ pub(crate) struct Inner {
     pub(crate) xa_recovered: Mutex<Vec<(Vec<u8>, Arc<BtreeTrx>)>>,
     /// The undo of transactions open at a checkpoint (`undo_log.rs`).
     pub(crate) undo_log: undo_log::UndoLog,
+    /// What transactions' change lists share: their bound and files (`change_list.rs`).
+    pub(crate) changes: Arc<change_list::ChangeStore>,
     /// Transactions recovery is rolling back, all of whose undo is in the undo log:
     /// each checkpoint meanwhile names them in its snapshot.
     pub(crate) recovering: Mutex<Vec<u64>>,
@@ -252,6 +259,10 @@ impl BtreeEngine {
         }
         let (undo_log, undo_frames) =
             undo_log::UndoLog::open(undo_io).map_err(|e| Error::io(undo_path.display(), e))?;
+        // Change-list files are scratch: what an earlier run left is removed here
+        // (docs/format/undo.md, part 3).
+        let changes = change_list::ChangeStore::in_dir(datadir, cfg.change_list_tail)
+            .map_err(|e| Error::io(datadir.display(), e))?;
         let inner = Arc::new(Inner {
             st: Storage::new(pool.clone(), log.clone()),
             trx: TrxSys::with_policy(first_trx, &policy),
@@ -277,6 +288,7 @@ impl BtreeEngine {
             prepared_left: Mutex::new(None),
             xa_recovered: Mutex::new(Vec::new()),
             undo_log,
+            changes,
             recovering: Mutex::new(Vec::new()),
             doomed: strata_storage::sync::AtomicU64::new(0),
             doom_error: Mutex::new(None),
@@ -393,6 +405,10 @@ fn master_loop(inner: &Arc<Inner>) {
         strata_types::memory::set(
             strata_types::memory::Component::UndoVersions,
             inner.trx.versions.memory_bytes(),
+        );
+        strata_types::memory::set(
+            strata_types::memory::Component::UndoChangeLists,
+            inner.changes.memory_bytes(),
         );
         if inner.st.log.wants_checkpoint() || ticks.is_multiple_of(500) {
             let ok = survive("checkpoint", || match inner.checkpoint() {
@@ -567,37 +583,54 @@ impl Inner {
         let mut batch = Vec::new();
         let mut done: Vec<(Arc<BtreeTrx>, u32)> = Vec::new();
         for t in self.open_transactions() {
-            let (id, items, prepared) = {
+            let (id, from, below, prepared) = {
                 let s = t.state.lock();
                 if s.id == 0 || s.finished {
                     continue;
                 }
-                let from = s.undo.partition_point(|i| i.undo_no < s.durable_no);
                 let prep =
                     s.xa.as_ref()
                         .map(|x| recovery::xa_prepared_record(s.id, x))
                         .or(s.prepared.map(|xid| recovery::prepared_record(s.id, xid)));
-                (s.id, s.undo[from..].to_vec(), prep)
+                (s.id, s.durable_no, s.next_undo_no, prep)
             };
             ids.push(id);
             let mut upto = 0;
-            for item in items {
-                upto = item.undo_no + 1;
-                // None: the change was forgotten (its write failed) or rolled back
-                // since it was listed; it needs no undo.
-                let Some(old) = self.trx.versions.get(item.roll_ptr)? else {
-                    continue;
+            // The changes listed now, a piece (the tail or one segment) at a time, the
+            // state unlocked in between, so a huge list is never copied whole. Changes
+            // the transaction rolls back meanwhile have lost their old version (skipped
+            // below); if it ends meanwhile its commit or rollback record precedes the
+            // log flush that comes before this checkpoint is written, so recovery never
+            // needs the rest.
+            let mut next = from;
+            loop {
+                let items = {
+                    let s = t.state.lock();
+                    if s.finished {
+                        break;
+                    }
+                    s.undo.from_undo_no(next, below)?
                 };
-                batch.extend_from_slice(&recovery::undo_record(
-                    id,
-                    item.undo_no,
-                    item.space,
-                    &item.key,
-                    old.value.as_deref(),
-                ));
-                if batch.len() >= BATCH {
-                    self.undo_log.append(undo_log::KIND_UNDO, &batch)?;
-                    batch.clear();
+                let Some(last) = items.last() else { break };
+                next = last.undo_no + 1;
+                for item in items {
+                    upto = item.undo_no + 1;
+                    // None: the change was forgotten (its write failed) or rolled back
+                    // since it was listed; it needs no undo.
+                    let Some(old) = self.trx.versions.get(item.roll_ptr)? else {
+                        continue;
+                    };
+                    batch.extend_from_slice(&recovery::undo_record(
+                        id,
+                        item.undo_no,
+                        item.space,
+                        &item.key,
+                        old.value.as_deref(),
+                    ));
+                    if batch.len() >= BATCH {
+                        self.undo_log.append(undo_log::KIND_UNDO, &batch)?;
+                        batch.clear();
+                    }
                 }
             }
             // After its undo, so recovery finds it prepared.
@@ -663,7 +696,7 @@ impl Inner {
             rec.extend_from_slice(&r);
         };
         for t in self.open_transactions() {
-            let (id, items, prepared) = {
+            let (id, prepared) = {
                 let s = t.state.lock();
                 total += s.undo.len() * UNDO_RECORD_MIN;
                 if total >= budget {
@@ -673,10 +706,25 @@ impl Inner {
                     s.xa.as_ref()
                         .map(|x| recovery::xa_prepared_record(s.id, x))
                         .or(s.prepared.map(|xid| recovery::prepared_record(s.id, xid)));
-                (s.id, s.undo.clone(), prep)
+                (s.id, prep)
             };
             if id == 0 {
                 continue;
+            }
+            // Oldest first, a piece at a time, as `undo_to_log`.
+            let mut items = Vec::new();
+            let mut next = 0;
+            loop {
+                let piece = match t.state.lock().undo.from_undo_no(next, u32::MAX) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        log_error!("btree: checkpoint cannot read back a change list: {e}");
+                        return None;
+                    }
+                };
+                let Some(last) = piece.last() else { break };
+                next = last.undo_no + 1;
+                items.extend(piece);
             }
             for item in items {
                 let old = match self.trx.versions.get(item.roll_ptr) {
@@ -728,15 +776,33 @@ impl Inner {
         let visible_below = self.trx.visible_to_all_below();
         let mut retry = Vec::new();
         for b in batches {
-            let mut left = Vec::new();
-            for item in b.items {
+            let mut left = change_list::ChangeList::default();
+            // Oldest first, one segment of a huge batch in memory at a time.
+            for item in b.items.into_oldest_first() {
+                let item = match item {
+                    Ok(i) => i,
+                    Err(e) => {
+                        // The rest of this batch cannot be read: its old versions stay
+                        // until a restart, and its stale entries until the sweep then.
+                        self.covering_off.store(true, Ordering::SeqCst);
+                        self.purge_failures.fetch_add(1, Ordering::Relaxed);
+                        log_error!("btree: purge cannot read a change list: {e}");
+                        break;
+                    }
+                };
                 // Room in the log before any page latch is taken, as a user statement
                 // does: an mtr that waited for space while holding latches could stall
                 // the checkpoint's flush of those very pages.
                 self.st.log.free_check();
                 match self.purge_item(b.trx_id, &item, visible_below) {
                     Ok(true) => {}
-                    Ok(false) => left.push(item),
+                    Ok(false) => {
+                        // Kept for a later round; in memory if its file is full
+                        // (losing it would keep its old version for ever).
+                        if left.push(item.clone(), &self.changes).is_err() {
+                            left.push_in_memory(item);
+                        }
+                    }
                     Err(e) => {
                         self.covering_off_spaces.lock().insert(item.space);
                         self.purge_failures.fetch_add(1, Ordering::Relaxed);
@@ -1130,7 +1196,9 @@ struct TrxState {
     /// The log's end when the transaction made its first write.
     first_lsn: u64,
     view: Option<Arc<ReadView>>,
-    undo: Vec<UndoItem>,
+    /// Its changes, oldest first; the newest in memory, the rest in a file
+    /// (`change_list.rs`).
+    undo: change_list::ChangeList,
     /// The next change's undo number.
     next_undo_no: u32,
     /// Changes numbered below this have their undo in the undo log (`undo_log.rs`).
@@ -1192,9 +1260,14 @@ impl BtreeTrx {
         undo: Vec<UndoItem>,
         locks: Vec<LockKey>,
         xa: Vec<u8>,
-    ) -> Arc<BtreeTrx> {
-        let serial = inner.next_trx_serial.fetch_add(1, Ordering::Relaxed);
+    ) -> Result<Arc<BtreeTrx>> {
         let next_undo_no = undo.iter().map(|u| u.undo_no + 1).max().unwrap_or(0);
+        let mut list = change_list::ChangeList::default();
+        for u in undo {
+            list.push(u, &inner.changes)
+                .map_err(|e| Error::io(change_list::FILE_PREFIX, e))?;
+        }
+        let serial = inner.next_trx_serial.fetch_add(1, Ordering::Relaxed);
         let t = Arc::new(BtreeTrx {
             inner: inner.clone(),
             isolation: Isolation::RepeatableRead,
@@ -1205,7 +1278,7 @@ impl BtreeTrx {
                 id,
                 // As in `TrxSys::resume`: older than any checkpoint.
                 first_lsn: 0,
-                undo,
+                undo: list,
                 next_undo_no,
                 locks,
                 xa: Some(xa),
@@ -1215,7 +1288,7 @@ impl BtreeTrx {
         inner.open_trx[serial as usize % TRX_SHARDS]
             .lock()
             .insert(serial, Arc::downgrade(&t));
-        t
+        Ok(t)
     }
 
     /// Runs `f` with this engine's part of `txn`, joining it on first use.
@@ -1314,23 +1387,53 @@ impl BtreeTrx {
     }
 
     /// Remembers a change before it is logged (so a checkpoint cannot miss it); returns
-    /// the change's undo number.
-    pub(crate) fn record_undo(&self, space: u32, key: &[u8], roll_ptr: u64) -> u32 {
+    /// the change's undo number. Fails, listing nothing, when the list's older part
+    /// cannot be written to its file (a full disk): the change must not be made.
+    pub(crate) fn record_undo(
+        &self,
+        space: u32,
+        key: &[u8],
+        roll_ptr: u64,
+    ) -> std::io::Result<u32> {
         let mut s = self.state.lock();
         let undo_no = s.next_undo_no;
+        s.undo.push(
+            UndoItem {
+                space,
+                key: key.to_vec(),
+                roll_ptr,
+                undo_no,
+            },
+            &self.inner.changes,
+        )?;
         s.next_undo_no += 1;
-        s.undo.push(UndoItem {
-            space,
-            key: key.to_vec(),
-            roll_ptr,
-            undo_no,
-        });
-        undo_no
+        Ok(undo_no)
     }
 
     /// Forgets the change just recorded (its write failed).
     pub(crate) fn forget_last_undo(&self) {
         self.state.lock().undo.pop();
+    }
+
+    /// Undoes the changes listed from position `at` on, newest first, a piece of the
+    /// list (its tail, or one segment of its file) at a time. The list stays as it is
+    /// and the state unlocked while each piece is undone: a checkpoint meanwhile
+    /// copies what the undo log lacks of it (a rollback of a transaction larger than
+    /// the redo log needs checkpoints).
+    fn undo_from(&self, at: usize, trx_id: u64) -> Result<()> {
+        let mut end = self.state.lock().undo.len();
+        while end > at {
+            let (start, items) = self
+                .state
+                .lock()
+                .undo
+                .piece_before(end)
+                .map_err(|e| io_err("the transaction's change list", e))?;
+            let from = at.max(start);
+            self.undo(&items[from - start..], trx_id)?;
+            end = from;
+        }
+        Ok(())
     }
 
     fn close_view(&self, s: &mut TrxState) {
@@ -1397,6 +1500,7 @@ impl Participant for BtreeTrx {
         let prepared = s.prepared.is_some();
         let lsn = self.inner.st.log.append(&recovery::commit_record(id));
         let serial = self.inner.trx.end(id);
+        // Moved, not copied: purge walks it from its file (`change_list.rs`).
         let items = std::mem::take(&mut s.undo);
         if items.is_empty() {
             self.inner.trx.cleaned(id);
@@ -1444,13 +1548,10 @@ impl Participant for BtreeTrx {
         if s.finished {
             return Ok(());
         }
-        // The list stays in place, and the state unlocked, while the changes are
-        // undone: a checkpoint meanwhile copies what the undo log lacks of it (a
-        // rollback of a transaction larger than the redo log needs checkpoints).
-        let items = s.undo.clone();
+        // The list stays in place while the changes are undone (`undo_from`).
         let id = s.id;
         drop(s);
-        let res = self.undo(&items, id);
+        let res = self.undo_from(0, id);
         let mut s = self.state.lock();
         s.undo.clear();
         if id != 0 {
@@ -1473,11 +1574,10 @@ impl Participant for BtreeTrx {
     fn rollback_to(&self, savepoint: u64) -> Result<()> {
         let s = self.state.lock();
         let at = (savepoint as usize).min(s.undo.len());
-        // Listed until undone, for a checkpoint meanwhile (see `rollback`).
-        let items: Vec<UndoItem> = s.undo[at..].to_vec();
         let id = s.id;
         drop(s);
-        let res = self.undo(&items, id);
+        // Listed until undone, for a checkpoint meanwhile (`undo_from`).
+        let res = self.undo_from(at, id);
         self.state.lock().undo.truncate(at);
         res
     }
@@ -1687,6 +1787,14 @@ impl Engine for BtreeEngine {
                 "Strata_btree_index_only_records".into(),
                 self.inner.index_only_records.load(Ordering::Relaxed),
             ),
+            (
+                "Strata_change_list_segments_written".into(),
+                self.inner.changes.segments_written.load(Ordering::Relaxed),
+            ),
+            (
+                "Strata_change_list_segments_read".into(),
+                self.inner.changes.segments_read.load(Ordering::Relaxed),
+            ),
         ];
         // Latch waits, as SHOW ENGINE INNODB STATUS's SEMAPHORES section counts them
         // (and as MariaDB named them as status variables).
@@ -1817,6 +1925,11 @@ impl Engine for BtreeEngine {
                 value: int(c.undo_memory_bound() as u64),
                 dynamic: true,
             },
+            EngineVar {
+                name: "strata_change_list_tail",
+                value: int(self.inner.changes.tail() as u64),
+                dynamic: true,
+            },
         ]
     }
 
@@ -1893,6 +2006,17 @@ impl Engine for BtreeEngine {
                     .ok_or_else(bad)?;
                 self.inner.cfg.write().undo_memory_size = Some(n);
                 self.inner.trx.versions.set_limit(n);
+                Ok(())
+            }
+            // Takes effect at each transaction's next change.
+            "strata_change_list_tail" => {
+                let n = value
+                    .to_i64()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .filter(|n| (1..=change_list::MAX_TAIL).contains(n))
+                    .ok_or_else(bad)?;
+                self.inner.cfg.write().change_list_tail = n;
+                self.inner.changes.set_tail(n);
                 Ok(())
             }
             n if self.variables().iter().any(|v| v.name == n) => {

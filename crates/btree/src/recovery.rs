@@ -17,6 +17,7 @@
 //! XA PREPARE) is kept alive instead ([`resurrect`]): active again, its version chains
 //! rebuilt, its rows locked, handed to the server to wait for XA COMMIT / XA ROLLBACK.
 
+use crate::change_list::ChangeList;
 use crate::mtr::{
     apply_change, parse_record, REC_COMMIT, REC_PAGES, REC_PREPARED, REC_ROLLED_BACK, REC_UNDO,
     REC_XA_PREPARED,
@@ -404,12 +405,12 @@ pub(crate) fn recover(
             trx_id,
             serial: 0,
             first_lsn: 0,
-            items: vec![UndoItem {
+            items: ChangeList::from_items(vec![UndoItem {
                 space: u.space,
                 key: u.key,
                 roll_ptr,
                 undo_no: u.undo_no,
-            }],
+            }]),
         });
     }
     drop(q);
@@ -521,7 +522,7 @@ fn resurrect(
             undo_no: u.undo_no,
         })
         .collect();
-    Ok(crate::BtreeTrx::resurrect(inner, trx, items, locks, xid))
+    crate::BtreeTrx::resurrect(inner, trx, items, locks, xid)
 }
 
 /// Commits (when `commit(xid)`) or rolls back each transaction recovery left prepared,
@@ -554,12 +555,12 @@ pub(crate) fn resolve(inner: &Arc<Inner>, commit: &dyn Fn(u64) -> bool) -> Resul
                     trx_id: p.trx,
                     serial: 0,
                     first_lsn: 0,
-                    items: vec![UndoItem {
+                    items: ChangeList::from_items(vec![UndoItem {
                         space: u.space,
                         key: u.key,
                         roll_ptr,
                         undo_no: u.undo_no,
-                    }],
+                    }]),
                 });
             }
             committed += 1;

@@ -847,7 +847,14 @@ impl BtreeTable {
         } else {
             value
         };
-        let undo_no = trx.record_undo(self.lay.space, ckey, roll_ptr);
+        let undo_no = match trx.record_undo(self.lay.space, ckey, roll_ptr) {
+            Ok(n) => n,
+            Err(e) => {
+                // The change list had no room on disk: the change is not made.
+                self.inner.trx.versions.remove(roll_ptr);
+                return Err(self.io(e));
+            }
+        };
         let undo =
             crate::recovery::undo_record(trx_id, undo_no, self.lay.space, ckey, cur.as_deref());
         let res = self

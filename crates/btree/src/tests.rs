@@ -1737,3 +1737,166 @@ fn a_transaction_larger_than_the_redo_log_wraps_it_and_rolls_back_after_a_crash(
     let (e, t) = setup(dir.path(), false);
     check(&e, &t);
 }
+
+/// A transaction of 50,000 changes with a change-list tail of 100: its older changes go
+/// to the list's file (a checkpoint copies them from there as the 4 MiB log wraps), a
+/// savepoint rollback crossing into the file undoes exactly what followed it, ROLLBACK
+/// restores every row, and a committed one of the same size is purged from its file.
+#[test]
+fn a_large_transaction_keeps_its_change_list_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = setup(dir.path(), true);
+    e.set_variable("strata_change_list_tail", &Value::Int(100))
+        .unwrap();
+    for i in 1..=2000 {
+        autocommit(|txn| {
+            t.insert(txn, &mut row(i, i % 50, &format!("b{i}")))
+                .map(|_| ())
+        })
+        .unwrap();
+    }
+    e.purge_all();
+    let base = all(&t, &Txn::default());
+    let written0 = status(&e, "Strata_change_list_segments_written");
+    let txn = Txn::default();
+    // Not a multiple of the 50-change segments: the savepoint falls inside one.
+    for i in 0..30_017 {
+        t.insert(&txn, &mut row(100_000 + i, 7, &format!("n{i}")))
+            .unwrap();
+    }
+    let after_a: Vec<Vec<Value>> = all(&t, &txn);
+    txn.set_savepoint("a");
+    for i in 1..=2000 {
+        t.update(
+            &txn,
+            0,
+            &row(i, i % 50, &format!("b{i}")),
+            &row(i, 1000 + i, &format!("u{i}")),
+        )
+        .unwrap();
+    }
+    for i in 30_017..48_000 {
+        t.insert(&txn, &mut row(100_000 + i, 8, &format!("n{i}")))
+            .unwrap();
+    }
+    let big = BtreeTrx::with(&e.inner, &txn, |bt| {
+        let s = bt.state.lock();
+        Ok((s.undo.len(), s.undo.has_file()))
+    })
+    .unwrap();
+    assert_eq!(big, (50_000, true));
+    assert!(status(&e, "Strata_change_list_segments_written") - written0 >= 900);
+    // 100 changes in memory, not 50,000 (~3.5 MB as vectors).
+    let held = e.inner.changes.memory_bytes();
+    assert!(held > 0 && held < 64 << 10, "{held}");
+    // Checkpoints copy the list to the undo log from the file.
+    e.inner.checkpoint().unwrap();
+    let read0 = status(&e, "Strata_change_list_segments_read");
+    assert!(txn.rollback_to_savepoint("a").unwrap());
+    assert!(status(&e, "Strata_change_list_segments_read") > read0);
+    assert_eq!(all(&t, &txn), after_a);
+    let eights: Vec<i64> = (1..=2000).filter(|i| i % 50 == 8).collect();
+    assert_eq!(
+        by_k(&t, &txn, 8, false),
+        eights,
+        "no k = 8 from after the savepoint"
+    );
+    assert_eq!(by_k(&t, &txn, 7, false).len(), 30_057);
+    let threes: Vec<i64> = (1..=2000).filter(|i| i % 50 == 3).collect();
+    assert_eq!(by_k(&t, &txn, 3, false), threes);
+    // Again past the savepoint, then everything.
+    for i in 1..=500 {
+        t.delete(&txn, 0, &row(i, i % 50, &format!("b{i}")))
+            .unwrap();
+    }
+    txn.rollback().unwrap();
+    assert_eq!(all(&t, &Txn::default()), base);
+    assert_eq!(by_k(&t, &Txn::default(), 7, false).len(), 40);
+    t.check(&Txn::default()).unwrap();
+    e.purge_all();
+    assert_eq!(e.inner.changes.memory_bytes(), 0);
+
+    // Committed: purge walks the batch from its file, oldest first.
+    let txn = Txn::default();
+    for i in 0..50_000 {
+        t.insert(&txn, &mut row(200_000 + i, 9, &format!("m{i}")))
+            .unwrap();
+    }
+    txn.commit().unwrap();
+    e.purge_all();
+    assert_eq!(e.history_length(), 0);
+    assert_eq!(e.inner.trx.versions.len(), 0);
+    assert_eq!(e.inner.changes.memory_bytes(), 0);
+    assert_eq!(all(&t, &Txn::default()).len(), 52_000);
+    t.check(&Txn::default()).unwrap();
+    // No file left behind in the data directory.
+    let left = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(crate::change_list::FILE_PREFIX)
+        })
+        .count();
+    assert_eq!(left, 0);
+}
+
+/// A change list that cannot write its older part (a full disk) fails the statement
+/// with 1114 before the change is made; the transaction rolls back whole.
+#[test]
+fn a_full_disk_under_a_change_list_fails_the_statement_and_rollback_is_whole() {
+    struct Full(strata_storage::io::MemFile);
+    impl FileIo for Full {
+        fn len(&self) -> std::io::Result<u64> {
+            self.0.len()
+        }
+        fn read_at(&self, b: &mut [u8], o: u64) -> std::io::Result<()> {
+            self.0.read_at(b, o)
+        }
+        fn write_at(&self, d: &[u8], o: u64) -> std::io::Result<()> {
+            // Room for the first few segments only.
+            if o + d.len() as u64 > 16 << 10 {
+                return Err(std::io::Error::from_raw_os_error(28));
+            }
+            self.0.write_at(d, o)
+        }
+        fn set_len(&self, l: u64) -> std::io::Result<()> {
+            self.0.set_len(l)
+        }
+        fn sync_data(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = setup(dir.path(), true);
+    e.set_variable("strata_change_list_tail", &Value::Int(64))
+        .unwrap();
+    e.inner.changes.set_file_maker(Arc::new(|| {
+        Ok(Arc::new(Full(strata_storage::io::MemFile::new())) as Arc<dyn FileIo>)
+    }));
+    for i in 1..=100 {
+        autocommit(|txn| t.insert(txn, &mut row(i, 1, &format!("b{i}"))).map(|_| ())).unwrap();
+    }
+    let base = all(&t, &Txn::default());
+    let txn = Txn::default();
+    let mut done = 0;
+    let err = loop {
+        txn.begin_statement();
+        let r = t.insert(&txn, &mut row(1000 + done, 2, &format!("n{done}")));
+        txn.end_statement(r.is_ok()).unwrap();
+        match r {
+            Ok(_) => done += 1,
+            Err(e) => break e,
+        }
+        assert!(done < 100_000, "the file never filled");
+    };
+    assert_eq!(err.code(), 1114, "{err}");
+    // The failed statement made no change; the ones before it are all there.
+    assert_eq!(all(&t, &txn).len(), 100 + done as usize);
+    assert!(done > 300, "{done}");
+    txn.rollback().unwrap();
+    assert_eq!(all(&t, &Txn::default()), base);
+    t.check(&Txn::default()).unwrap();
+}

@@ -15,6 +15,7 @@
 //! frees the versions of a committed transaction once every read view open at its
 //! commit has closed.
 
+use crate::change_list::ChangeList;
 use crate::undo_spill::UndoSpill;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, OnceLock};
@@ -205,7 +206,8 @@ pub struct PurgeBatch {
     /// LSN before the transaction's first undo record: the log must keep it (or a
     /// re-logged copy) until purge is done with the batch.
     pub first_lsn: u64,
-    pub items: Vec<UndoItem>,
+    /// Bounded in memory however large the transaction was (`change_list.rs`).
+    pub items: ChangeList,
 }
 
 pub struct TrxSys {
@@ -454,7 +456,7 @@ mod tests {
             trx_id: t,
             serial,
             first_lsn: 0,
-            items: vec![],
+            items: ChangeList::default(),
         });
         assert!(s.take_purgeable(10).is_empty());
         s.close_view(&v);

@@ -48,10 +48,12 @@ pub enum Component {
     TempTable,
     IndexBuild,
     UndoVersions,
+    /// Transactions' lists of their changes (and purge's), the part in memory.
+    UndoChangeLists,
 }
 
 impl Component {
-    pub const ALL: [Component; 14] = [
+    pub const ALL: [Component; 15] = [
         Component::BufferPool,
         Component::KeyCache,
         Component::AdaptiveHash,
@@ -66,6 +68,7 @@ impl Component {
         Component::TempTable,
         Component::IndexBuild,
         Component::UndoVersions,
+        Component::UndoChangeLists,
     ];
 
     /// The EVENT_NAME shown for it (performance_schema's naming style).
@@ -85,6 +88,7 @@ impl Component {
             Component::TempTable => "memory/sql/temporary_table",
             Component::IndexBuild => "memory/btree/index_build_sort",
             Component::UndoVersions => "memory/btree/undo_versions",
+            Component::UndoChangeLists => "memory/btree/undo_change_lists",
         }
     }
 
@@ -105,6 +109,7 @@ impl Component {
             Component::TempTable => "a temporary table",
             Component::IndexBuild => "an index build",
             Component::UndoVersions => "old row versions",
+            Component::UndoChangeLists => "transactions' change lists",
         }
     }
 
