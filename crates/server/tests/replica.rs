@@ -993,7 +993,10 @@ fn mariadb_row_events_apply_exactly() {
         .unwrap();
     s.query_drop("INSERT INTO ap.x (id) VALUES (1000)").unwrap();
     s.query_drop("DELETE FROM ap.x WHERE id = 1000").unwrap();
-    assert_eq!(text_rows(&mut s, "SELECT id FROM ap.log"), vec![vec!["1000".to_string()]]);
+    assert_eq!(
+        text_rows(&mut s, "SELECT id FROM ap.log"),
+        vec![vec!["1000".to_string()]]
+    );
     s.query_drop("DELETE FROM ap.log").unwrap();
     for q in [
         "INSERT INTO x (id, d) VALUES (2, 1e-300), (3, -0.0e0)",
@@ -1013,11 +1016,21 @@ fn mariadb_row_events_apply_exactly() {
     // Exact values.
     let row = |sql: &str| text_rows(&mut connect(strata.port, None), sql);
     assert_eq!(
-        row("SELECT d = 0.1e0 + 0.2e0, d = 0.3e0, HEX(b), u, HEX(bl), e, e + 0, st, st + 0, \
-             CAST(w AS CHAR), dt FROM ap.x WHERE id = 1"),
+        row(
+            "SELECT d = 0.1e0 + 0.2e0, d = 0.3e0, HEX(b), u, HEX(bl), e, e + 0, st, st + 0, \
+             CAST(w AS CHAR), dt FROM ap.x WHERE id = 1"
+        ),
         vec![vec![
-            "1", "0", "FFFFFFFFFFFFFFFF", "18446744073709551615", "00FF00FF0000", "r", "3",
-            "a,d", "9", "-12345678901234567890123456789012345.123456789012345678901234567891",
+            "1",
+            "0",
+            "FFFFFFFFFFFFFFFF",
+            "18446744073709551615",
+            "00FF00FF0000",
+            "r",
+            "3",
+            "a,d",
+            "9",
+            "-12345678901234567890123456789012345.123456789012345678901234567891",
             "2024-02-29 23:59:59.999999"
         ]
         .into_iter()
@@ -1028,7 +1041,10 @@ fn mariadb_row_events_apply_exactly() {
         row("SELECT JSON_EXTRACT(j, '$.k[1]'), JSON_TYPE(JSON_EXTRACT(j, '$.n')) FROM ap.x WHERE id = 1"),
         vec![vec!["2.5".to_string(), "NULL".to_string()]]
     );
-    assert_eq!(row("SELECT d = 1e-300 FROM ap.x WHERE id = 2"), vec![vec!["1".to_string()]]);
+    assert_eq!(
+        row("SELECT d = 1e-300 FROM ap.x WHERE id = 2"),
+        vec![vec!["1".to_string()]]
+    );
     // MINIMAL images: the update changed u only, the delete found id 3 by its key.
     assert_eq!(
         row("SELECT id, u FROM ap.x ORDER BY id"),
@@ -1046,7 +1062,10 @@ fn mariadb_row_events_apply_exactly() {
         ]
     );
     // The trigger did not fire for the replicated rows.
-    assert_eq!(row("SELECT COUNT(*) FROM ap.log"), vec![vec!["0".to_string()]]);
+    assert_eq!(
+        row("SELECT COUNT(*) FROM ap.log"),
+        vec![vec!["0".to_string()]]
+    );
     // Every table equals the source's.
     for t in ["ap.np", "ap.log"] {
         assert_eq!(dump(source.port, t), dump(strata.port, t), "{t}");

@@ -1,8 +1,10 @@
 //! The applier: turns the source's events into statements on a system session of this
 //! server. QUERY events carry DDL (run as written, in the event's database) and the
 //! BEGIN / COMMIT around row events; TABLE_MAP + WRITE/UPDATE/DELETE_ROWS (v1 and v2,
-//! as MariaDB and MySQL write them) become one INSERT, or UPDATE / DELETE of the row
-//! found by this server's primary key (by every column without one), per row. A
+//! as MariaDB and MySQL write them, with full or partial row images) are decoded to
+//! exact values (`decode`) and applied through the engine API
+//! ([`Session::apply_row_event`]: no SQL text, no triggers, the row found by the
+//! primary key, a unique key or the before image). A
 //! transaction ends at its XID (or COMMIT): the position row is updated in the same
 //! transaction, then it commits — so the tables and the stored position never disagree.
 //! The position includes the transaction's GTID (from the GTID event that starts it:
