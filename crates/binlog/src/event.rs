@@ -181,6 +181,10 @@ pub struct QueryContext {
     /// (`server_uuid:N`); Some(uuid, gno) for a transaction a replica applies from a
     /// MySQL-style source, which keeps the source's (docs/format/binlog.md, GTID).
     pub gtid: Option<(crate::gtid::Uuid, u64)>,
+    /// The server id the group's events carry: None for this server's; Some(id) for a
+    /// transaction a replica applies, which keeps its originating server's id (MySQL's
+    /// replica does, so a circular or chained topology can skip its own events).
+    pub server_id: Option<u32>,
 }
 
 pub fn query(timestamp: u32, cx: &QueryContext, text: &str) -> Body {
@@ -483,6 +487,7 @@ mod tests {
             foreign_key_checks: true,
             unique_checks: true,
             gtid: None,
+            server_id: None,
         };
         let b = query(1, &cx, "BEGIN");
         let status_len = u16::from_le_bytes([b.data[11], b.data[12]]) as usize;

@@ -579,7 +579,8 @@ impl Binlog {
                 Some(given) => given,
                 None => (self.uuid, st.gtid_executed.last_gno(&self.uuid) + 1),
             };
-            let server_id = self.opts.server_id;
+            // A replica's applied transaction keeps its originating server's id.
+            let server_id = entry.context().server_id.unwrap_or(self.opts.server_id);
             let crc = self.opts.checksum;
             let Some(cur) = st.current.as_mut() else {
                 return Err(Error::Io("binary log closed".into()));

@@ -934,3 +934,175 @@ fn strata_chain_keeps_the_source_gtids() {
     assert_eq!(n[0][0], "1409");
     assert_eq!(replica_status(c.port)["Last_SQL_Errno"], "0");
 }
+
+/// Row events applied through the engine API (`Session::apply_row_event`), from a
+/// MariaDB source: values a text round trip could change arrive exactly (DOUBLE bits,
+/// DECIMAL(65,30), DATETIME(6), BIT(64), BIGINT UNSIGNED's largest, JSON, a BLOB of
+/// 0x00/0xFF bytes, ENUM/SET); of two identical rows of a table without a primary key a
+/// DELETE of one removes exactly one; a trigger on the replica's table does not fire
+/// for replicated rows (it does for the replica's own); the source's
+/// binlog_row_image=MINIMAL (partial images) applies; and the replica's binary log
+/// shows the source's server_id on the replicated events, its own on its own
+/// transactions.
+#[test]
+fn mariadb_row_events_apply_exactly() {
+    if !require_program("mariadbd", "mariadb_row_events_apply_exactly") {
+        return;
+    }
+    let source = TestServer::start_flavor(
+        Flavor::MariaDb,
+        &[
+            "--log-bin",
+            "--binlog-format=ROW",
+            "--server-id=11",
+            "--character-set-server=utf8mb4",
+            "--collation-server=utf8mb4_general_ci",
+        ],
+    );
+    let strata = TestServer::start_flavor(Flavor::Strata, &["--log-bin", "--server-id=21"]);
+    let (file, pos) = source_position(source.port);
+    let mut s = connect(strata.port, None);
+    s.query_drop(format!(
+        "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={}, \
+         SOURCE_USER='root', SOURCE_PASSWORD='', SOURCE_LOG_FILE='{file}', \
+         SOURCE_LOG_POS={pos}, SOURCE_CONNECT_RETRY=1",
+        source.port
+    ))
+    .unwrap();
+    s.query_drop("START REPLICA").unwrap();
+    let mut m = connect(source.port, None);
+    for q in [
+        "CREATE DATABASE ap",
+        "USE ap",
+        "CREATE TABLE x (id INT PRIMARY KEY, d DOUBLE, w DECIMAL(65,30), dt DATETIME(6), \
+         b BIT(64), u BIGINT UNSIGNED, j JSON, bl BLOB, e ENUM('p','q','r'), \
+         st SET('a','b','c','d')) ENGINE=InnoDB",
+        "INSERT INTO x VALUES (1, 0.1e0 + 0.2e0, \
+         -12345678901234567890123456789012345.123456789012345678901234567891, \
+         '2024-02-29 23:59:59.999999', b'1111111111111111111111111111111111111111111111111111111111111111', \
+         18446744073709551615, '{\"k\": [1, 2.5, \"s\"], \"n\": null}', X'00FF00FF0000', 'r', 'a,d')",
+        "CREATE TABLE np (a INT, c CHAR(5)) ENGINE=InnoDB",
+        "INSERT INTO np VALUES (1, 'x'), (1, 'x'), (2, 'y')",
+        "CREATE TABLE log (id INT) ENGINE=InnoDB",
+    ] {
+        m.query_drop(q).unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    wait_strata_caught_up(source.port, strata.port);
+    // The replica's own trigger and transaction: the trigger fires for its own rows.
+    s.query_drop("CREATE TRIGGER ap.x_ai AFTER INSERT ON ap.x FOR EACH ROW INSERT INTO ap.log VALUES (NEW.id)")
+        .unwrap();
+    s.query_drop("INSERT INTO ap.x (id) VALUES (1000)").unwrap();
+    s.query_drop("DELETE FROM ap.x WHERE id = 1000").unwrap();
+    assert_eq!(
+        text_rows(&mut s, "SELECT id FROM ap.log"),
+        vec![vec!["1000".to_string()]]
+    );
+    s.query_drop("DELETE FROM ap.log").unwrap();
+    for q in [
+        "INSERT INTO x (id, d) VALUES (2, 1e-300), (3, -0.0e0)",
+        "DELETE FROM np WHERE a = 1 LIMIT 1",
+        "UPDATE np SET c = 'z' WHERE a = 2",
+        "SET SESSION binlog_row_image = MINIMAL",
+        "UPDATE x SET u = 5 WHERE id = 2",
+        "DELETE FROM x WHERE id = 3",
+        "INSERT INTO x (id) VALUES (4)",
+        "UPDATE np SET c = 'w' WHERE a = 1",
+    ] {
+        m.query_drop(q).unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    wait_strata_caught_up(source.port, strata.port);
+    let rs = replica_status(strata.port);
+    assert_eq!(rs["Last_SQL_Errno"], "0", "{rs:?}");
+    // Exact values.
+    let row = |sql: &str| text_rows(&mut connect(strata.port, None), sql);
+    assert_eq!(
+        row(
+            "SELECT d = 0.1e0 + 0.2e0, d = 0.3e0, HEX(b), u, HEX(bl), e, e + 0, st, st + 0, \
+             CAST(w AS CHAR), dt FROM ap.x WHERE id = 1"
+        ),
+        vec![vec![
+            "1",
+            "0",
+            "FFFFFFFFFFFFFFFF",
+            "18446744073709551615",
+            "00FF00FF0000",
+            "r",
+            "3",
+            "a,d",
+            "9",
+            "-12345678901234567890123456789012345.123456789012345678901234567891",
+            "2024-02-29 23:59:59.999999"
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>()]
+    );
+    assert_eq!(
+        row("SELECT JSON_EXTRACT(j, '$.k[1]'), JSON_TYPE(JSON_EXTRACT(j, '$.n')) FROM ap.x WHERE id = 1"),
+        vec![vec!["2.5".to_string(), "NULL".to_string()]]
+    );
+    assert_eq!(
+        row("SELECT d = 1e-300 FROM ap.x WHERE id = 2"),
+        vec![vec!["1".to_string()]]
+    );
+    // MINIMAL images: the update changed u only, the delete found id 3 by its key.
+    assert_eq!(
+        row("SELECT id, u FROM ap.x ORDER BY id"),
+        [("1", "18446744073709551615"), ("2", "5"), ("4", "NULL")]
+            .iter()
+            .map(|(a, b)| vec![a.to_string(), b.to_string()])
+            .collect::<Vec<_>>()
+    );
+    // One of the two identical rows was deleted, then the other updated.
+    assert_eq!(
+        row("SELECT a, c FROM ap.np ORDER BY a"),
+        vec![
+            vec!["1".to_string(), "w".to_string()],
+            vec!["2".to_string(), "z".to_string()]
+        ]
+    );
+    // The trigger did not fire for the replicated rows.
+    assert_eq!(
+        row("SELECT COUNT(*) FROM ap.log"),
+        vec![vec!["0".to_string()]]
+    );
+    // Every table equals the source's.
+    for t in ["ap.np", "ap.log"] {
+        assert_eq!(dump(source.port, t), dump(strata.port, t), "{t}");
+    }
+    // The replica's binary log: replicated events carry the source's server_id (11),
+    // the replica's own transactions (the trigger, its INSERT and DELETE) its own (21).
+    let events = text_rows(&mut s, "SHOW BINLOG EVENTS");
+    let ids = |pred: &dyn Fn(&str) -> bool| -> Vec<String> {
+        let mut v: Vec<String> = events
+            .iter()
+            .filter(|e| pred(&e[5]))
+            .map(|e| e[3].clone())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    assert_eq!(
+        ids(&|info| info.contains("table_id") && info.contains("ap.np")),
+        vec!["11".to_string()],
+        "{events:?}"
+    );
+    assert_eq!(
+        ids(&|info| info.contains("CREATE TABLE") && info.contains(" np ")),
+        vec!["11".to_string()],
+        "{events:?}"
+    );
+    assert_eq!(
+        ids(&|info| info.contains("CREATE") && info.contains("TRIGGER")),
+        vec!["21".to_string()],
+        "{events:?}"
+    );
+    let rows_ids: Vec<String> = events
+        .iter()
+        .filter(|e| e[2].ends_with("_rows"))
+        .map(|e| e[3].clone())
+        .collect();
+    assert!(rows_ids.iter().any(|i| i == "21"), "{events:?}");
+    assert!(rows_ids.iter().any(|i| i == "11"), "{events:?}");
+}

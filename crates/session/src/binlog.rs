@@ -212,6 +212,15 @@ impl Session {
         *self.gtid_next.lock() = gtid;
     }
 
+    /// The replica's applier: the events logged for the source transaction being
+    /// applied carry its originating server's id (the source event's), as MySQL's
+    /// replica writes them under log_replica_updates, so a server in a circular or
+    /// chained topology recognises and skips its own events; None goes back to this
+    /// server's id.
+    pub fn set_origin_server_id(&self, id: Option<u32>) {
+        *self.origin_server_id.lock() = id;
+    }
+
     /// What every QUERY event this session writes carries, and the GTID of the group
     /// (the applier's GTID_NEXT, taken: one group per GTID).
     pub(crate) fn binlog_context(&self) -> QueryContext {
@@ -233,6 +242,7 @@ impl Session {
             foreign_key_checks: flag("foreign_key_checks"),
             unique_checks: flag("unique_checks"),
             gtid: self.gtid_next.lock().take(),
+            server_id: *self.origin_server_id.lock(),
         }
     }
 

@@ -455,6 +455,9 @@ pub struct Session {
     /// The replica applier's GTID_NEXT: the source GTID the next group this session
     /// logs is written under (`binlog.rs`); None: this server's next own GTID.
     gtid_next: parking_lot::Mutex<Option<(strata_binlog::gtid::Uuid, u64)>>,
+    /// The replica's applier: the server id its logged events carry
+    /// ([`Session::set_origin_server_id`]); None for this server's.
+    origin_server_id: parking_lot::Mutex<Option<u32>>,
     isolation: Isolation,
     /// transaction_read_only.
     read_only: bool,
@@ -755,6 +758,7 @@ impl Session {
             autocommit_on: true,
             log_bin_on: true,
             gtid_next: parking_lot::Mutex::new(None),
+            origin_server_id: parking_lot::Mutex::new(None),
             isolation: Isolation::RepeatableRead,
             read_only: false,
             lock_wait_timeout: Duration::from_secs(50),

@@ -45,6 +45,24 @@ fn is_replica_statement(us: &[&str]) -> bool {
 }
 
 impl Session {
+    /// The replica's applier: one rows event (WRITE/UPDATE/DELETE_ROWS) applied through
+    /// the engine API (`strata_sql::apply_row_event`: no SQL text, no triggers) in the
+    /// open transaction, a failure undoing only the event; returns the rows changed.
+    /// Errors are MySQL's: 1032 for a row an UPDATE or DELETE cannot find, 1062 for a
+    /// WRITE whose key is taken.
+    pub fn apply_row_event(&mut self, ev: &strata_sql::RowEvent) -> Result<u64> {
+        if self.txn.is_some() || !self.autocommit() {
+            // Its COMMIT waits for (and is held off by) FLUSH TABLES WITH READ LOCK.
+            self.txn_wrote = true;
+        }
+        self.in_transaction(false, |s, txn| {
+            let now = s.now();
+            let env = crate::SessionEnv::new(s, now);
+            let cx = s.exec_ctx(&env, txn)?;
+            strata_sql::apply_row_event(&cx, ev)
+        })
+    }
+
     /// The replica statements; None when `sql` is not one of them.
     pub(crate) fn replica_statement(
         &mut self,

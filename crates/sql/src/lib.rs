@@ -57,6 +57,7 @@ pub use expr::like;
 pub use parse::parse;
 pub use routines::{classify as stored_program_statement, ProgramDdl};
 pub use statement::execute_stored_program_ddl;
+pub use statements::replicated_rows::{apply_row_event, RowEvent, RowEventKind, RowImage};
 pub use statements::show::execute_show;
 
 pub use catalog::processes::{ProcessRow, ProcessSource};

@@ -109,6 +109,9 @@ pub enum Error {
         value: String,
         key: String,
     },
+    /// 1032 (HA_ERR_KEY_NOT_FOUND): a replicated UPDATE or DELETE row event whose row
+    /// this server does not hold; names the table.
+    RecordNotFound(String),
     /// 1048
     ColumnNotNull(String),
     /// 1364: a NOT NULL column without a default was not given a value.
@@ -1001,6 +1004,7 @@ impl Error {
             TableDefChanged => 1412,
             InvalidUseOfNull => 1138,
             DuplicateKey { .. } => 1062,
+            RecordNotFound(_) => 1032,
             OnlineLogTooBig(_) => 1799,
             ColumnNotNull(_) => 1048,
             NoDefault(_) => 1364,
@@ -1575,6 +1579,7 @@ impl fmt::Display for Error {
             TableDefChanged => write!(f, "Table definition has changed, please retry transaction"),
             InvalidUseOfNull => write!(f, "Invalid use of NULL value"),
             DuplicateKey { value, key } => write!(f, "Duplicate entry '{value}' for key '{key}'"),
+            RecordNotFound(t) => write!(f, "Can't find record in '{t}'"),
             OnlineLogTooBig(index) => write!(
                 f,
                 "Creating index '{index}' required more than \

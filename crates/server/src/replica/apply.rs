@@ -1,8 +1,10 @@
 //! The applier: turns the source's events into statements on a system session of this
 //! server. QUERY events carry DDL (run as written, in the event's database) and the
 //! BEGIN / COMMIT around row events; TABLE_MAP + WRITE/UPDATE/DELETE_ROWS (v1 and v2,
-//! as MariaDB and MySQL write them) become one INSERT, or UPDATE / DELETE of the row
-//! found by this server's primary key (by every column without one), per row. A
+//! as MariaDB and MySQL write them, with full or partial row images) are decoded to
+//! exact values (`decode`) and applied through the engine API
+//! ([`Session::apply_row_event`]: no SQL text, no triggers, the row found by the
+//! primary key, a unique key or the before image). A
 //! transaction ends at its XID (or COMMIT): the position row is updated in the same
 //! transaction, then it commits — so the tables and the stored position never disagree.
 //! The position includes the transaction's GTID (from the GTID event that starts it:
@@ -11,7 +13,8 @@
 //! declares the GTID capability gets instead of a BEGIN query) opens the transaction,
 //! unless it is flagged standalone (DDL).
 //! Applied changes go to this server's binary log like any other (MySQL 8's
-//! `log_replica_updates=ON`), so a replica of this server sees them. A transaction of
+//! `log_replica_updates=ON`), so a replica of this server sees them; their events carry
+//! the originating server's id, not this server's, as MySQL's replica logs them. A transaction of
 //! a MySQL-style source (its GTID event carries `uuid:gno`) is logged under that GTID,
 //! as a MySQL 8 replica with gtid_mode=ON logs it (the session's GTID_NEXT,
 //! [`Session::set_gtid_next`]), and one whose GTID this server has executed already —
@@ -19,14 +22,15 @@
 //! skipped whole (MySQL's auto-skip), its position recorded. MariaDB's transactions
 //! get this server's own GTIDs.
 
+use super::decode;
 use super::gtid::{parse_mariadb_gtid, Applied, Pending, MARIADB_GTID_EVENT};
-use super::literal::literal;
 use super::settings::{position_update, run};
 use mysql::binlog::events::{Event, EventData, RowsEventData, TableMapEvent};
 use std::collections::HashMap;
 use std::sync::Arc;
 use strata_session::Session;
-use strata_types::{Error, Result, TableDef};
+use strata_sql::{RowEvent, RowEventKind, RowImage};
+use strata_types::{Error, TableDef, Value};
 
 /// An event that could not be applied: MySQL's error number and text for
 /// Last_SQL_Errno / Last_SQL_Error.
@@ -208,6 +212,12 @@ impl Applier {
         let h = ev.header();
         // log_pos: where the next event starts (0 for artificial events).
         let next = h.log_pos() as u64;
+        // What this server logs for the transaction keeps the id of the server the
+        // change came from (MySQL's replica does), so a server down a chain or around a
+        // circle skips its own.
+        if h.server_id() != self.own_server_id && h.server_id() != 0 {
+            self.session.set_origin_server_id(Some(h.server_id()));
+        }
         if h.event_type_raw() == MARIADB_GTID_EVENT {
             let (domain, seq, standalone) =
                 parse_mariadb_gtid(ev.data()).ok_or_else(|| ApplyError {
@@ -550,12 +560,14 @@ impl Applier {
         let db = map.database_name().into_owned();
         let name = map.table_name().into_owned();
         let kind = match r {
-            RowsEventData::WriteRowsEvent(_) | RowsEventData::WriteRowsEventV1(_) => "Write_rows",
+            RowsEventData::WriteRowsEvent(_) | RowsEventData::WriteRowsEventV1(_) => {
+                RowEventKind::Write
+            }
             RowsEventData::UpdateRowsEvent(_) | RowsEventData::UpdateRowsEventV1(_) => {
-                "Update_rows"
+                RowEventKind::Update
             }
             RowsEventData::DeleteRowsEvent(_) | RowsEventData::DeleteRowsEventV1(_) => {
-                "Delete_rows"
+                RowEventKind::Delete
             }
             _ => {
                 return Err(bad(Error::NotSupported(
@@ -563,21 +575,29 @@ impl Applier {
                 )))
             }
         };
-        let fail = |code: u16, why: String| ApplyError {
+        let kind_name = match kind {
+            RowEventKind::Write => "Write_rows",
+            RowEventKind::Update => "Update_rows",
+            RowEventKind::Delete => "Delete_rows",
+        };
+        let fail = |code: u16, why: String| {
+            ApplyError {
             code,
             message: format!(
-                "Could not execute {kind} event on table {db}.{name}; {why}, Error_code: {code}; \
+                "Could not execute {kind_name} event on table {db}.{name}; {why}, Error_code: {code}; \
                  the event's source log {}, end_log_pos {next}",
                 self.file
             ),
+        }
         };
-        let table = self
+        let def: Arc<TableDef> = self
             .session
             .server()
             .catalog
             .table(&db, &name)
-            .map_err(|e| fail(e.code(), e.to_string()))?;
-        let def: Arc<TableDef> = table.def().clone();
+            .map_err(|e| fail(e.code(), e.to_string()))?
+            .def()
+            .clone();
         let n = map.columns_count() as usize;
         if n > def.columns.len() {
             return Err(fail(
@@ -588,114 +608,66 @@ impl Applier {
                 ),
             ));
         }
-        // Full row images only: every column in each image.
-        let full_before = r
-            .columns_before_image()
-            .is_none_or(|b| b.iter().take(n).all(|x| *x));
-        let full_after = r
-            .columns_after_image()
-            .is_none_or(|b| b.iter().take(n).all(|x| *x));
-        if !full_before || !full_after {
-            return Err(fail(
-                1235,
-                "row images without every column (binlog_row_image=MINIMAL or NOBLOB on \
-                 the source) are not supported"
-                    .into(),
-            ));
+        // The source's column types, and which columns each image holds (all, or with
+        // binlog_row_image=MINIMAL/NOBLOB some): a row's values are those columns', in
+        // order.
+        let mut types = Vec::with_capacity(n);
+        for i in 0..n {
+            types.push(
+                map.get_column_type(i)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| fail(1235, "an unknown column type".into()))?,
+            );
         }
-        // The primary key's columns (NOT NULL: `=` finds the row through the index), or
-        // every column, NULL-safe.
-        let (key, op): (Vec<usize>, &str) = match def.primary_key() {
-            Some(pk) if pk.columns.iter().all(|c| *c < n) => (pk.columns.clone(), "="),
-            _ => ((0..n).collect(), "<=>"),
+        let before_cols: Vec<usize> = match r.columns_before_image() {
+            Some(b) => (0..n).filter(|i| b.get(*i).is_some_and(|x| *x)).collect(),
+            None => (0..n).collect(),
         };
-        let table_sql = format!("{}.{}", ident(&db), ident(&name));
+        let after_cols: Vec<usize> = match r.columns_after_image() {
+            Some(b) => (0..n).filter(|i| b.get(*i).is_some_and(|x| *x)).collect(),
+            None => (0..n).collect(),
+        };
+        let image = |row: &Option<mysql::binlog::row::BinlogRow>,
+                     cols: &[usize]|
+         -> std::result::Result<Option<RowImage>, ApplyError> {
+            let Some(row) = row else { return Ok(None) };
+            let mut out: RowImage = vec![None; n];
+            for (k, &i) in cols.iter().enumerate() {
+                let v = match row.as_ref(k) {
+                    Some(v) => decode::value(v, types[i], def.columns[i].data_type.is_unsigned())
+                        .map_err(|e| fail(e.code(), e.to_string()))?,
+                    None => Value::Null,
+                };
+                out[i] = Some(v);
+            }
+            Ok(Some(out))
+        };
+        let mut rows = Vec::new();
         for row in r.rows(map) {
             let (before, after) = row.map_err(|e| fail(1594, format!("unreadable row: {e}")))?;
-            let values = |row: &mysql::binlog::row::BinlogRow| -> Result<Vec<String>> {
-                (0..n)
-                    .map(|i| {
-                        let t =
-                            map.get_column_type(i).ok().flatten().ok_or_else(|| {
-                                Error::NotSupported("an unknown column type".into())
-                            })?;
-                        match row.as_ref(i) {
-                            Some(v) => literal(v, t, def.columns[i].data_type.is_unsigned()),
-                            None => Ok("NULL".into()),
-                        }
-                    })
-                    .collect()
-            };
-            let lits = |row: &Option<mysql::binlog::row::BinlogRow>| -> std::result::Result<Vec<String>, ApplyError> {
-                match row {
-                    Some(r) => values(r).map_err(|e| fail(e.code(), e.to_string())),
-                    None => Err(fail(1594, "a row image is missing".into())),
-                }
-            };
-            let assignable = |i: &usize| def.columns[*i].generated.is_none();
-            let where_of = |b: &[String]| {
-                key.iter()
-                    .map(|i| format!("{} {op} {}", ident(&def.columns[*i].name), b[*i]))
-                    .collect::<Vec<_>>()
-                    .join(" AND ")
-            };
-            let (sql, must_find) = match kind {
-                "Write_rows" => {
-                    let a = lits(&after)?;
-                    let cols: Vec<usize> = (0..n).filter(assignable).collect();
-                    (
-                        format!(
-                            "INSERT INTO {table_sql} ({}) VALUES ({})",
-                            cols.iter()
-                                .map(|i| ident(&def.columns[*i].name))
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            cols.iter()
-                                .map(|i| a[*i].as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                        false,
-                    )
-                }
-                "Update_rows" => {
-                    let b = lits(&before)?;
-                    let a = lits(&after)?;
-                    (
-                        format!(
-                            "UPDATE {table_sql} SET {} WHERE {} LIMIT 1",
-                            (0..n)
-                                .filter(assignable)
-                                .map(|i| format!("{} = {}", ident(&def.columns[i].name), a[i]))
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            where_of(&b)
-                        ),
-                        true,
-                    )
-                }
-                _ => {
-                    let b = lits(&before)?;
-                    (
-                        format!("DELETE FROM {table_sql} WHERE {} LIMIT 1", where_of(&b)),
-                        true,
-                    )
-                }
-            };
-            let sink = run(&mut self.session, &sql).map_err(|e| fail(e.code(), e.to_string()))?;
-            if must_find {
-                let found = sink
-                    .ok
-                    .as_ref()
-                    .map_or(0, |o| o.found_rows.unwrap_or(o.affected_rows));
-                if found == 0 {
-                    return Err(fail(
-                        1032,
-                        "Can't find record in '".to_string() + &name + "'",
-                    ));
-                }
-            }
+            rows.push((image(&before, &before_cols)?, image(&after, &after_cols)?));
         }
+        let flags = match r {
+            RowsEventData::WriteRowsEvent(e) => e.flags_raw(),
+            RowsEventData::UpdateRowsEvent(e) => e.flags_raw(),
+            RowsEventData::DeleteRowsEvent(e) => e.flags_raw(),
+            RowsEventData::WriteRowsEventV1(e) => e.flags_raw(),
+            RowsEventData::UpdateRowsEventV1(e) => e.flags_raw(),
+            RowsEventData::DeleteRowsEventV1(e) => e.flags_raw(),
+            RowsEventData::PartialUpdateRowsEvent(e) => e.flags_raw(),
+        };
+        let ev = RowEvent {
+            db: &db,
+            table: &name,
+            kind,
+            rows: &rows,
+            // NO_FOREIGN_KEY_CHECKS: the source ran with foreign_key_checks=0.
+            foreign_key_checks: flags & 0x0002 == 0,
+        };
+        self.session
+            .apply_row_event(&ev)
+            .map_err(|e| fail(e.code(), e.to_string()))?;
         Ok(())
     }
 }

@@ -22,11 +22,11 @@
 //! - Errors (source unreachable, authentication, an event that cannot be applied) are
 //!   kept with MySQL's numbers for SHOW REPLICA STATUS; connection errors are retried
 //!   every SOURCE_CONNECT_RETRY seconds, an apply error stops the thread.
-//! - [`literal`]: row values as SQL literals.
+//! - [`decode`]: row-event values as the exact `Value`s the engine API applies.
 
 pub mod apply;
+pub mod decode;
 pub mod gtid;
-pub mod literal;
 pub mod settings;
 mod thread;
 

@@ -189,8 +189,20 @@ pub fn run(s: &mut Session, sql: &str) -> Result<Sink> {
     Ok(sink)
 }
 
+/// A string literal for the position table's statements (file names, GTID sets).
 fn q(s: &str) -> String {
-    crate::replica::literal::quoted(s.as_bytes())
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("''"),
+            '\\' => out.push_str("\\\\"),
+            '\0' => out.push_str("\\0"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 /// Creates the position table when missing, outside the binary log.

@@ -21,6 +21,7 @@ pub mod explain_tree;
 pub mod ignore;
 pub mod insert_alias;
 pub mod multi_dml;
+pub mod replicated_rows;
 pub mod show;
 pub mod show_programs;
 pub mod temporary;
