@@ -559,41 +559,11 @@ impl Iterator for OldestFirst {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicBool;
     use strata_storage::io::MemFile;
 
-    /// A MemFile that fails writes on demand (a full disk).
-    struct Full {
-        f: MemFile,
-        full: AtomicBool,
-    }
-    impl FileIo for Full {
-        fn len(&self) -> io::Result<u64> {
-            self.f.len()
-        }
-        fn read_at(&self, b: &mut [u8], o: u64) -> io::Result<()> {
-            self.f.read_at(b, o)
-        }
-        fn write_at(&self, d: &[u8], o: u64) -> io::Result<()> {
-            if self.full.load(Ordering::SeqCst) {
-                return Err(io::ErrorKind::StorageFull.into());
-            }
-            self.f.write_at(d, o)
-        }
-        fn set_len(&self, l: u64) -> io::Result<()> {
-            self.f.set_len(l)
-        }
-        fn sync_data(&self) -> io::Result<()> {
-            self.f.sync_data()
-        }
-    }
-
     /// A store whose lists' files are all the one returned (one list per test).
-    fn store(tail: usize) -> (Arc<ChangeStore>, Arc<Full>, Arc<AtomicU64>) {
-        let f = Arc::new(Full {
-            f: MemFile::new(),
-            full: false.into(),
-        });
+    fn store(tail: usize) -> (Arc<ChangeStore>, Arc<MemFile>, Arc<AtomicU64>) {
+        let f = Arc::new(MemFile::new());
         let made = Arc::new(AtomicU64::new(0));
         let (f2, made2) = (f.clone(), made.clone());
         let maker = move || -> io::Result<Arc<dyn FileIo>> {
@@ -745,7 +715,7 @@ mod tests {
             l.push(item(n), &s).unwrap();
             ok.push(item(n));
         }
-        f.full.store(true, Ordering::SeqCst);
+        f.set_full(true);
         let mut n = 50;
         let err = loop {
             match l.push(item(n), &s) {
@@ -766,7 +736,7 @@ mod tests {
         // A rollback to a savepoint works as ever; room again: the list goes on.
         l.truncate(20);
         ok.truncate(20);
-        f.full.store(false, Ordering::SeqCst);
+        f.set_full(false);
         for n in 100..140 {
             l.push(item(n), &s).unwrap();
             ok.push(item(n));

@@ -375,42 +375,13 @@ mod tests {
         assert_eq!(s.get(p).unwrap(), Some(None));
     }
 
-    /// A MemFile that fails writes on demand (a full disk).
-    struct Full {
-        f: MemFile,
-        full: std::sync::atomic::AtomicBool,
-    }
-    impl FileIo for Full {
-        fn len(&self) -> io::Result<u64> {
-            self.f.len()
-        }
-        fn read_at(&self, b: &mut [u8], o: u64) -> io::Result<()> {
-            self.f.read_at(b, o)
-        }
-        fn write_at(&self, d: &[u8], o: u64) -> io::Result<()> {
-            if self.full.load(Ordering::SeqCst) {
-                return Err(io::ErrorKind::StorageFull.into());
-            }
-            self.f.write_at(d, o)
-        }
-        fn set_len(&self, l: u64) -> io::Result<()> {
-            self.f.set_len(l)
-        }
-        fn sync_data(&self) -> io::Result<()> {
-            self.f.sync_data()
-        }
-    }
-
     #[test]
     fn a_failed_write_fails_the_put_and_keeps_what_was_stored() {
-        let f = Arc::new(Full {
-            f: MemFile::new(),
-            full: false.into(),
-        });
+        let f = Arc::new(MemFile::new());
         let s = UndoSpill::open(f.clone()).unwrap();
         let c = AtomicU64::new(1);
         let mut ok = Vec::new();
-        f.full.store(true, Ordering::SeqCst);
+        f.set_full(true);
         let err = loop {
             match s.put(&c, Some(&[1u8; 1000])) {
                 Ok(p) => ok.push(p),
@@ -424,7 +395,7 @@ mod tests {
         }
         // Still full: still an error, memory does not grow past the failed segment.
         assert!(s.put(&c, Some(&[1u8; 1000])).is_err());
-        f.full.store(false, Ordering::SeqCst);
+        f.set_full(false);
         let p = s.put(&c, Some(&[2u8; 10])).unwrap();
         assert!(
             f.len().unwrap() >= SEG_SIZE as u64,

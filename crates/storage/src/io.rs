@@ -154,11 +154,12 @@ impl FileIo for StdFile {
 }
 
 /// An in-memory file: `written` is what reads see, `durable` what survived the last
-/// `sync_data`.
+/// `sync_data`. [`MemFile::set_full`] makes writes fail as on a full disk.
 #[derive(Default)]
 pub struct MemFile {
     written: Mutex<Vec<u8>>,
     durable: Mutex<Vec<u8>>,
+    full: std::sync::atomic::AtomicBool,
 }
 
 impl MemFile {
@@ -170,7 +171,13 @@ impl MemFile {
         MemFile {
             written: Mutex::new(b.clone()),
             durable: Mutex::new(b),
+            full: Default::default(),
         }
+    }
+
+    /// While `full`, every write fails with `StorageFull` (ENOSPC) and changes nothing.
+    pub fn set_full(&self, full: bool) {
+        self.full.store(full, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// What a crash would leave: the bytes as of the last sync.
@@ -200,6 +207,9 @@ impl FileIo for MemFile {
         Ok(())
     }
     fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        if self.full.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(io::ErrorKind::StorageFull.into());
+        }
         let mut w = self.written.lock();
         let end = offset as usize + data.len();
         if w.len() < end {
