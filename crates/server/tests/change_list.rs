@@ -12,14 +12,6 @@ use common::TestServer;
 use mysql::prelude::Queryable;
 use std::time::Instant;
 
-fn rss_kib(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read status");
-    s.lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
-}
-
 fn digest(c: &mut mysql::Conn) -> (u64, i64, u64) {
     let r: Option<(u64, i64, u64)> = c
         .query_first("SELECT COUNT(*), COALESCE(SUM(k), 0), COALESCE(SUM(CRC32(c)), 0) FROM t")
@@ -76,10 +68,10 @@ fn a_large_transactions_change_list_spills_and_rolls_back() {
     w.query_drop("ROLLBACK").unwrap();
     assert_eq!(digest(&mut w), before);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let rss0 = rss_kib(pid);
+    let rss0 = common::rss_kib(pid);
     let written0 = status(&mut w, "Strata_change_list_segments_written");
     fill(&mut w);
-    let rss1 = rss_kib(pid);
+    let rss1 = common::rss_kib(pid);
     let segs = status(&mut w, "Strata_change_list_segments_written") - written0;
     std::thread::sleep(std::time::Duration::from_millis(100));
     let held: Option<u64> = w

@@ -143,22 +143,8 @@ fn is_ok(p: &[u8]) -> bool {
     p.first() == Some(&0x00)
 }
 
-fn status_field(pid: u32, field: &str) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
-    s.lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"))
-}
-
-/// Resident memory of the server, KiB.
-fn rss_kib(pid: u32) -> u64 {
-    status_field(pid, "VmRSS:")
-}
-
 fn threads(pid: u32) -> u64 {
-    status_field(pid, "Threads:")
+    common::proc_status(pid, "Threads:")
 }
 
 fn app_opts(port: u16, user: &str, pass: &str) -> mysql::Opts {
@@ -374,7 +360,7 @@ fn long_data_past_max_allowed_packet_is_refused_not_kept() {
     assert!(is_ok(&answer));
     let stmt = prepare(&mut r, "INSERT INTO ld.t VALUES (?)");
     let chunk = vec![b'x'; 512 << 10];
-    let before = server.pid().map(rss_kib);
+    let before = server.pid().map(common::rss_kib);
     // 64 MiB of long data for one parameter whose cap is 1 MiB.
     for _ in 0..128 {
         send_long_data(&mut r, stmt, 0, &chunk);
@@ -388,7 +374,7 @@ fn long_data_past_max_allowed_packet_is_refused_not_kept() {
          longer than 'max_allowed_packet' bytes"
     );
     if let (Some(pid), Some(before)) = (server.pid(), before) {
-        let grown = rss_kib(pid).saturating_sub(before);
+        let grown = common::rss_kib(pid).saturating_sub(before);
         assert!(
             grown < 16 << 10,
             "64 MiB of refused long data kept {grown} KiB"
@@ -420,7 +406,7 @@ fn a_connection_gives_back_the_memory_of_a_large_packet() {
     let mut c = common::connect(server.port, None);
     let one: Option<i64> = c.query_first("SELECT 1").unwrap();
     assert_eq!(one, Some(1));
-    let before = rss_kib(pid);
+    let before = common::rss_kib(pid);
     // One 50 MiB statement, then the connection idles.
     let big = format!("SELECT LENGTH('{}')", "y".repeat(50 << 20));
     let n: Option<i64> = c.query_first(big).unwrap();
@@ -428,7 +414,7 @@ fn a_connection_gives_back_the_memory_of_a_large_packet() {
     let one: Option<i64> = c.query_first("SELECT 1").unwrap();
     assert_eq!(one, Some(1));
     std::thread::sleep(Duration::from_millis(300));
-    let after = rss_kib(pid);
+    let after = common::rss_kib(pid);
     eprintln!("server RSS: {before} KiB before, {after} KiB after a 50 MiB statement");
     assert!(
         after.saturating_sub(before) < 24 << 10,
@@ -476,7 +462,7 @@ fn connection_floods_leave_the_server_answering_with_bounded_threads() {
     }
     std::thread::sleep(Duration::from_millis(500));
     peak_threads = peak_threads.max(threads(pid));
-    let rss = rss_kib(pid);
+    let rss = common::rss_kib(pid);
     eprintln!(
         "{} held, {refused} refused by the OS; server threads {base_threads} at rest, \
          {peak_threads} at most; RSS {rss} KiB",
@@ -519,7 +505,7 @@ fn a_large_result_is_streamed_and_a_client_not_reading_it_is_dropped() {
     let (mut r, answer) = Raw::login(port, "root", 0);
     assert!(is_ok(&answer));
     assert!(is_ok(&r.query("SET SESSION net_write_timeout = 2")));
-    let before = rss_kib(pid);
+    let before = common::rss_kib(pid);
     // 64 rows of 1 MiB, and the client reads none of it.
     let sql = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 64) \
                SELECT REPEAT('x', 1048576) FROM n";
@@ -527,7 +513,7 @@ fn a_large_result_is_streamed_and_a_client_not_reading_it_is_dropped() {
     p.extend_from_slice(sql.as_bytes());
     r.write(0, &p);
     std::thread::sleep(Duration::from_millis(1500));
-    let during = rss_kib(pid);
+    let during = common::rss_kib(pid);
     eprintln!("server RSS {before} KiB before, {during} KiB while the client does not read");
     assert!(
         during.saturating_sub(before) < 32 << 10,

@@ -19,15 +19,6 @@ const BUDGET_MIB: u64 = 256;
 /// buffers and stack, 128 KiB for its statements' memory outside their grants.
 const RESERVE: u64 = 320 << 10;
 
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
-    s.lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"))
-}
-
 /// The table's rows: (id, k, pad), pad a permutation so the sort has work to do.
 fn rows() -> Vec<(i64, i64, String)> {
     (1..=ROWS)
@@ -102,7 +93,7 @@ fn many_connections_stay_within_the_budget() {
     joined.sort();
     let join_want: Vec<i64> = joined[1000..1003].iter().map(|r| r.1).collect();
 
-    let base = status_kib(pid, "VmRSS:");
+    let base = common::proc_status(pid, "VmRSS:");
     let barrier = Arc::new(Barrier::new(clients));
     let started = Instant::now();
     let handles: Vec<_> = (0..clients)
@@ -149,7 +140,7 @@ fn many_connections_stay_within_the_budget() {
         h.join().expect("a client failed");
     }
     let took = started.elapsed();
-    let hwm = status_kib(pid, "VmHWM:");
+    let hwm = common::proc_status(pid, "VmHWM:");
     // The connection that loaded the tables is done: only this one stays open.
     drop(c);
     let mut c = common::connect(server.port, None);

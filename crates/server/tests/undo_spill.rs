@@ -11,14 +11,6 @@ use common::TestServer;
 use mysql::prelude::Queryable;
 use std::time::{Duration, Instant};
 
-fn rss_kib(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read status");
-    s.lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
-}
-
 /// COUNT, SUM(k) and a checksum of c: what a snapshot must keep seeing.
 fn digest(c: &mut mysql::Conn) -> (u64, i64, u64) {
     let r: Option<(u64, i64, u64)> = c
@@ -68,11 +60,11 @@ fn an_old_read_view_reads_spilled_versions_and_memory_stays_bounded() {
     // UPDATE needs (its row log, the index pages it touches); the later rounds add
     // only versions.
     update(&mut w, 0);
-    let rss0 = rss_kib(pid);
+    let rss0 = common::rss_kib(pid);
     for round in 1..ROUNDS {
         update(&mut w, round);
     }
-    let rss1 = rss_kib(pid);
+    let rss1 = common::rss_kib(pid);
     let spilled = std::fs::metadata(&spill_file).map(|m| m.len()).unwrap_or(0);
     let versions = (ROWS * (ROUNDS - 1)) as u64;
     eprintln!(

@@ -19,15 +19,6 @@ const ROWS: i64 = 200_000;
 /// The session's tmp_table_size: the window's share of memory.
 const SHARE: u64 = 1 << 20;
 
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
-    s.lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"))
-}
-
 /// The rank of `pad` for row `id`: a permutation of 0..ROWS.
 fn perm(id: i64) -> i64 {
     (id * 7919) % ROWS
@@ -67,7 +58,7 @@ fn window_functions_over_partitions_larger_than_memory() {
     c.query_drop(format!("SET SESSION tmp_table_size = {SHARE}"))
         .unwrap();
 
-    let before = status_kib(pid, "VmRSS:");
+    let before = common::proc_status(pid, "VmRSS:");
     // The server's resident set, sampled while the query runs.
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = {
@@ -75,7 +66,7 @@ fn window_functions_over_partitions_larger_than_memory() {
         std::thread::spawn(move || {
             let mut peak = 0;
             while !stop.load(Ordering::Relaxed) {
-                peak = peak.max(status_kib(pid, "VmRSS:"));
+                peak = peak.max(common::proc_status(pid, "VmRSS:"));
                 std::thread::sleep(Duration::from_millis(10));
             }
             peak

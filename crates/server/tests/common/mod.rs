@@ -15,6 +15,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+/// Field `field` (e.g. `"VmRSS:"`, `"Threads:"`) of `/proc/<pid>/status`, in its unit
+/// (KiB for the memory fields).
+pub fn proc_status(pid: u32, field: &str) -> u64 {
+    let s = fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
+    s.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"))
+}
+
+/// Resident memory of process `pid`, KiB.
+pub fn rss_kib(pid: u32) -> u64 {
+    proc_status(pid, "VmRSS:")
+}
+
 /// True when running under CI (env `CI` set to anything but "" / "0" / "false").
 pub fn in_ci() -> bool {
     match std::env::var("CI") {
