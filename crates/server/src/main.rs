@@ -52,21 +52,39 @@ enum Command {
     Bench(strata_bench::BenchArgs),
 }
 
-/// glibc's malloc, bounded: at most two arenas (one per thread by default, up to 8 per
-/// core, each keeping its freed memory), and a fixed mmap threshold of 128 KiB, so that
-/// buffers that large (sort buffers, run windows, packet buffers) are mapped and given
-/// back to the OS when freed — left alone, glibc raises the threshold up to 32 MiB after
-/// the first such free and keeps later ones in its arenas. Measured against mimalloc on
-/// the 300-connection run of docs/memory.md: mimalloc's per-thread heaps peaked at
-/// 1,137 MiB under a 256 MiB budget, glibc with two arenas at 289 MiB.
+/// glibc's malloc, bounded: a fixed mmap threshold of 128 KiB, so that buffers that large
+/// (sort buffers, run windows, packet buffers) are mapped and given back to the OS when
+/// freed — left alone, glibc raises the threshold up to 32 MiB after the first such free
+/// and keeps later ones in its arenas — and a trim threshold of 256 KiB.
+///
+/// Arenas: 8 per core the process may run on (`arenas_for`), glibc's own rule but
+/// counted from `available_parallelism` (cgroup quota and CPU affinity included, where
+/// glibc counts every online CPU); `MALLOC_ARENA_MAX` in the environment wins. Two arenas
+/// (this function's setting until 1 December 2026) kept the 300-connection budget run of
+/// docs/memory.md 15 MiB lower (192 vs 207 MiB peak under a 256 MiB budget) but made
+/// connection threads queue on the arena locks: a thread preempted inside malloc stops
+/// every thread sharing its arena, and sysbench oltp_read_only at 16 and 64 threads on
+/// two cores lost about a quarter of its throughput to it (docs/benchmarks.md).
+/// mimalloc was measured too: its per-thread heaps peaked at 1,137 MiB on that run.
 fn bound_malloc() {
+    let arenas = std::env::var_os("MALLOC_ARENA_MAX")
+        .is_none()
+        .then(|| arenas_for(std::thread::available_parallelism().map_or(1, |n| n.get())));
     // SAFETY: mallopt only sets the allocator's parameters; called before any other
     // thread exists.
     unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
+        if let Some(n) = arenas {
+            libc::mallopt(libc::M_ARENA_MAX, n);
+        }
         libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 10);
     }
+}
+
+/// glibc's default number of arenas on a 64-bit machine, for `cores` usable cores: 8 a
+/// core, so that a thread preempted while it holds one arena's lock holds up few others.
+fn arenas_for(cores: usize) -> i32 {
+    i32::try_from(cores.saturating_mul(8)).unwrap_or(i32::MAX)
 }
 
 fn main() {
@@ -450,4 +468,16 @@ fn run_server(args: config::ServerArgs) -> Result<(), String> {
     });
     strata_wire::serve(listener, unix, backend, security, shutdown);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arenas_for;
+
+    #[test]
+    fn eight_arenas_a_core_as_glibc_counts_them() {
+        assert_eq!(arenas_for(1), 8);
+        assert_eq!(arenas_for(2), 16);
+        assert_eq!(arenas_for(usize::MAX), i32::MAX);
+    }
 }

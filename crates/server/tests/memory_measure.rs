@@ -23,15 +23,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-fn status_kb(pid: u32, field: &str) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
 fn opts(addr: &str, db: Option<&str>) -> mysql::Opts {
     let (host, port) = addr.rsplit_once(':').expect("host:port");
     mysql::OptsBuilder::new()
@@ -102,10 +93,10 @@ fn sampler(pid: u32, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
     std::thread::spawn(move || {
         let mut peak = 0;
         while !stop.load(Ordering::Relaxed) {
-            peak = peak.max(status_kb(pid, "VmRSS:"));
+            peak = peak.max(common::rss_kib(pid));
             std::thread::sleep(Duration::from_millis(20));
         }
-        peak.max(status_kb(pid, "VmRSS:"))
+        peak.max(common::rss_kib(pid))
     })
 }
 
@@ -130,7 +121,7 @@ fn measure() {
         .unwrap_or(300);
     load(&addr);
     std::thread::sleep(Duration::from_millis(500));
-    let before = status_kb(pid, "VmRSS:");
+    let before = common::rss_kib(pid);
 
     // Idle connections.
     let mut conns = Vec::with_capacity(idle);
@@ -140,14 +131,14 @@ fn measure() {
         conns.push(c);
     }
     std::thread::sleep(Duration::from_millis(500));
-    let with_idle = status_kb(pid, "VmRSS:");
+    let with_idle = common::rss_kib(pid);
     println!(
         "idle: before {before} KiB, with {idle} idle connections {with_idle} KiB, +{} KiB per connection",
         (with_idle.saturating_sub(before)) / idle as u64
     );
     drop(conns);
     std::thread::sleep(Duration::from_millis(1000));
-    let after_idle = status_kb(pid, "VmRSS:");
+    let after_idle = common::rss_kib(pid);
     println!("idle: after they disconnected {after_idle} KiB");
 
     // Concurrent sorts.
@@ -181,12 +172,12 @@ fn measure() {
     assert!(results.windows(2).all(|w| w[0] == w[1]), "sorts disagree");
     assert_eq!(wrong.load(Ordering::Relaxed), 0);
     std::thread::sleep(Duration::from_millis(1000));
-    let after = status_kb(pid, "VmRSS:");
+    let after = common::rss_kib(pid);
     println!(
         "sorts: {sorters} concurrent in {:.1} s, peak RSS {peak} KiB ({} MiB), after {after} KiB ({} MiB), VmHWM {} KiB",
         took.as_secs_f64(),
         peak >> 10,
         after >> 10,
-        status_kb(pid, "VmHWM:")
+        common::proc_status(pid, "VmHWM:")
     );
 }

@@ -113,16 +113,18 @@ impl Group<'_> {
     }
 
     /// Bytes one group costs in memory beyond its key and its values' own heap bytes:
-    /// its entry in the list and in the hash index (the key is held twice), its state
+    /// its entry in the list and in the hash index (the key is held once, by the index;
+    /// the index's entries are moved to a vector to be sorted at the end), its state
     /// vectors, and an allocator header for each of its allocations.
     fn group_overhead(&self) -> usize {
         const ALLOC: usize = 16;
         let (ng, na) = (self.plan.groups.len(), self.plan.aggs.len());
-        size_of::<KeyedGroup>()
+        size_of::<Option<GroupState>>()
             + size_of::<(Vec<u8>, usize)>() * 8 / 7 // the index, at its load factor
+            + size_of::<(Vec<u8>, usize)>() // its entry when sorted
             + ng * size_of::<Value>()
             + na * (size_of::<AggState>() + size_of::<Option<FastSet<Vec<u8>>>>())
-            + 5 * ALLOC
+            + 4 * ALLOC
     }
 
     /// Aggregates the input. Groups are held in memory while their bytes fit the budget
@@ -164,7 +166,7 @@ impl Group<'_> {
                 _ => groups.index.get(key.as_slice()).copied(),
             };
             let g = match found {
-                Some(at) => &mut groups.list[at].1,
+                Some(at) => &mut groups.list[at],
                 None => {
                     let keys = gp
                         .groups
@@ -173,7 +175,7 @@ impl Group<'_> {
                         .collect::<Result<Vec<_>>>()?;
                     if spill.is_none() {
                         group_bytes += overhead
-                            + 2 * key.len()
+                            + key.len()
                             + keys.iter().map(Value::heap_bytes).sum::<usize>();
                         if ng > 0 && !grant.fits(group_bytes) {
                             if gp.rollup {
@@ -226,12 +228,14 @@ impl Group<'_> {
             // An aggregate over no rows still yields one row.
             groups.insert(vec![], || self.new_group(vec![], 0));
         }
-        // The index is not needed any more: its bytes go back before the merge.
-        drop(groups.index);
         // Keys are distinct: the order is total without a stable sort.
-        let mut list = groups.list;
-        list.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut memory = list.into_iter().peekable();
+        let mut order: Vec<(Vec<u8>, usize)> = groups.index.into_iter().collect();
+        order.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut slots: Vec<Option<GroupState>> = groups.list.into_iter().map(Some).collect();
+        let mut memory = order
+            .into_iter()
+            .filter_map(move |(k, at)| Some((k, slots.get_mut(at)?.take()?)))
+            .peekable();
         let Some(sorter) = spill else {
             for (_, g) in memory {
                 if self.emit(g, sink)? == Flow::Stop {
@@ -304,30 +308,25 @@ impl Operator for Group<'_> {
     }
 }
 
-/// A group and its key (the group values' sort key).
-type KeyedGroup = (Vec<u8>, GroupState);
-
 /// The in-memory groups: each in `list` in the order it was first seen, found by its
-/// key through `index` (its place in `list`).
+/// key (the group values' sort key) through `index` (its place in `list`). The key is
+/// kept once, in the index: a DISTINCT or GROUP BY whose every row is a new group (a
+/// sysbench distinct range) makes one copy of each key, not two.
 #[derive(Default)]
 struct Groups {
     index: FastMap<Vec<u8>, usize>,
-    list: Vec<KeyedGroup>,
+    list: Vec<GroupState>,
 }
 
 impl Groups {
     /// The group of `key`, made by `new` when there is none yet.
     fn insert(&mut self, key: Vec<u8>, new: impl FnOnce() -> GroupState) -> &mut GroupState {
-        let at = match self.index.get(key.as_slice()) {
-            Some(&at) => at,
-            None => {
-                let at = self.list.len();
-                self.index.insert(key.clone(), at);
-                self.list.push((key, new()));
-                at
-            }
-        };
-        &mut self.list[at].1
+        let next = self.list.len();
+        let at = *self.index.entry(key).or_insert(next);
+        if at == next {
+            self.list.push(new());
+        }
+        &mut self.list[at]
     }
 }
 
