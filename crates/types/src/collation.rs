@@ -90,6 +90,15 @@ impl Collation {
         }
     }
 
+    /// Whether `a` and `b` are equal under this collation with trailing spaces counted
+    /// (MySQL's `my_strnncoll`, where comparisons use `my_strnncollsp`): `'a '` is not
+    /// `'a'`. Equal under PAD SPACE means equal once trailing spaces are trimmed (a
+    /// space weighs only as itself), so the trailing spaces decide the rest.
+    pub fn eq_no_pad(self, a: &[u8], b: &[u8]) -> bool {
+        let trailing = |s: &[u8]| s.iter().rev().take_while(|&&c| c == b' ').count();
+        self.compare(a, b) == Ordering::Equal && trailing(a) == trailing(b)
+    }
+
     /// A character as this collation compares it one character at a time (LOCATE,
     /// FIND_IN_SET, REGEXP under a `_ci` collation): its general_ci weight, or itself
     /// under a case-sensitive collation.
@@ -407,6 +416,17 @@ mod tests {
         assert_eq!(Collation::from_id(83), Collation::Utf8Bin);
         assert_eq!(Collation::from_id(255), Collation::GeneralCi);
         assert_eq!(Collation::from_id(33), Collation::GeneralCi);
+    }
+
+    #[test]
+    fn eq_no_pad_counts_trailing_spaces() {
+        for c in [Collation::GeneralCi, Collation::Utf8Bin, Collation::Binary] {
+            assert!(!c.eq_no_pad(b"a ", b"a"), "{c:?}");
+            assert!(c.eq_no_pad(b"a  ", b"a  "), "{c:?}");
+        }
+        assert!(Collation::GeneralCi.eq_no_pad(b"Ab ", b"aB "));
+        assert!(!Collation::Utf8Bin.eq_no_pad(b"Ab", b"aB"));
+        assert!(!Collation::GeneralCi.eq_no_pad(b"a\t", b"a"));
     }
 
     /// PAD SPACE by its definition: the shorter string padded with spaces to the

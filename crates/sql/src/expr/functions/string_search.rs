@@ -131,7 +131,9 @@ fn find_in_set(s: &[u8], list: &[u8], coll: Collation) -> i64 {
         return 0;
     }
     list.split(|&b| b == b',')
-        .position(|item| coll.compare(item, s) == Ordering::Equal)
+        // MySQL compares each item with `my_strnncoll`, trailing spaces counted:
+        // FIND_IN_SET('a ', 'a,b') is 0 under a PAD SPACE collation too.
+        .position(|item| coll.eq_no_pad(item, s))
         .map_or(0, |i| i as i64 + 1)
 }
 
@@ -209,5 +211,8 @@ mod tests {
         assert_eq!(find_in_set(b"a,b", b"a,b,c", ci), 0);
         assert_eq!(find_in_set(b"", b"a,,c", ci), 2);
         assert_eq!(find_in_set(b"d", b"", ci), 0);
+        assert_eq!(find_in_set(b"a ", b"a,b", ci), 0);
+        assert_eq!(find_in_set(b"A ", b"x,a ,b", ci), 2);
+        assert_eq!(find_in_set(b"b", b"a,b ", Collation::Utf8Bin), 0);
     }
 }
