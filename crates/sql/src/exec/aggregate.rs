@@ -5,6 +5,7 @@
 //! ([`finish_state_in`]: `group_concat_max_len` and its warning).
 
 use crate::bind::{AggFunc, AggSpec, SType};
+use crate::expr::int_context::uint_arg;
 use crate::expr::json::value_arg;
 use crate::expr::keys::group_key;
 use crate::expr::{compare, sort_compare, EvalCtx, Expr};
@@ -90,6 +91,15 @@ pub(crate) fn eval_inputs(
     out: &mut Vec<Value>,
 ) -> Result<()> {
     match (&spec.arg, spec.func) {
+        // A bit aggregate reads its argument as an unsigned integer (`val_uint`): a
+        // string by its leading digits, with warning 1292 when anything is cut off.
+        (Some(e), AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor) => {
+            let v = e.eval(row, cx)?;
+            out.push(match v {
+                Value::Bytes(_) => Value::UInt(uint_arg(&v, cx)),
+                v => v,
+            });
+        }
         (Some(e), f) if f != AggFunc::Grouping => out.push(e.eval(row, cx)?),
         _ => {
             out.push(Value::Null);

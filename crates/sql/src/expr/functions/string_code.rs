@@ -431,7 +431,9 @@ pub(super) fn char_fn(text: bool, args: &[Expr], row: &[Value], cx: &EvalCtx) ->
     let mut out = Vec::with_capacity(args.len());
     for e in args {
         let v = e.eval(row, cx)?;
-        let Some(n) = v.to_i64() else {
+        // An argument is read as an integer (`val_int`): a string by its leading
+        // digits, with warning 1292 when anything else is cut off.
+        let Some(n) = int_arg(&v, cx) else {
             continue;
         };
         // MySQL takes the low 32 bits and writes them without leading zero bytes.
