@@ -503,13 +503,7 @@ pub fn decode_kinds_into(
 /// Reads one non-NULL value of kind `k` (column `c`) at `b[*at]` into `slot`, reusing
 /// its string buffer when it holds a string.
 #[inline(always)]
-fn read_into(
-    k: ColKind,
-    c: &ColumnDef,
-    b: &[u8],
-    at: &mut usize,
-    slot: &mut Value,
-) -> Option<()> {
+fn read_into(k: ColKind, c: &ColumnDef, b: &[u8], at: &mut usize, slot: &mut Value) -> Option<()> {
     *slot = match k {
         ColKind::Int => Value::Int(unzigzag(get_varint(b, at)?)),
         ColKind::UInt => Value::UInt(get_varint(b, at)?),
@@ -899,7 +893,16 @@ mod tests {
         let mut new_bytes = Vec::new();
         encode_record_row(&def, ph.as_ref(), &new_row, &mut new_bytes);
         assert_eq!(new_bytes[0], 10);
-        decode_record_into(&def, &kinds, ph.as_ref(), FLAG_COLS, &new_bytes, &mut got, None).unwrap();
+        decode_record_into(
+            &def,
+            &kinds,
+            ph.as_ref(),
+            FLAG_COLS,
+            &new_bytes,
+            &mut got,
+            None,
+        )
+        .unwrap();
         assert_eq!(got, new_row);
         // A third column added: both older forms read its default, the 10-column row
         // its own values for the first two.
@@ -907,7 +910,16 @@ mod tests {
         def.instant.as_mut().unwrap().defaults.push(Value::UInt(9));
         let kinds = col_kinds(&def);
         let ph = Physical::of(&def);
-        decode_record_into(&def, &kinds, ph.as_ref(), FLAG_COLS, &new_bytes, &mut got, None).unwrap();
+        decode_record_into(
+            &def,
+            &kinds,
+            ph.as_ref(),
+            FLAG_COLS,
+            &new_bytes,
+            &mut got,
+            None,
+        )
+        .unwrap();
         assert_eq!(got[..10], new_row[..]);
         assert_eq!(got[10], Value::UInt(9));
         decode_record_into(&def, &kinds, ph.as_ref(), 0, &old_bytes, &mut got, None).unwrap();
@@ -916,7 +928,16 @@ mod tests {
         let mut mask = vec![false; 11];
         mask[1] = true;
         mask[8] = true;
-        decode_record_into(&def, &kinds, ph.as_ref(), 0, &old_bytes, &mut got, Some(&mask)).unwrap();
+        decode_record_into(
+            &def,
+            &kinds,
+            ph.as_ref(),
+            0,
+            &old_bytes,
+            &mut got,
+            Some(&mask),
+        )
+        .unwrap();
         assert_eq!(got.len(), 11);
         assert_eq!(got[1], Value::Int(1));
         assert_eq!(got[8], Value::Int(5));
@@ -925,11 +946,15 @@ mod tests {
         // has no instant columns.
         let mut bad = vec![12u8];
         bad.extend_from_slice(&new_bytes[1..]);
-        assert!(decode_record_into(&def, &kinds, ph.as_ref(), FLAG_COLS, &bad, &mut got, None).is_none());
+        assert!(
+            decode_record_into(&def, &kinds, ph.as_ref(), FLAG_COLS, &bad, &mut got, None)
+                .is_none()
+        );
         let mut plain = def.clone();
         plain.instant = None;
         assert!(
-            decode_record_into(&plain, &kinds, None, FLAG_COLS, &new_bytes, &mut got, None).is_none()
+            decode_record_into(&plain, &kinds, None, FLAG_COLS, &new_bytes, &mut got, None)
+                .is_none()
         );
     }
 
@@ -971,7 +996,15 @@ mod tests {
             encode_record_row(def, Physical::of(def).as_ref(), row, &mut b);
             (row_flags(def), b)
         };
-        let g0 = encode(&def, &[Value::Int(1), Value::str("a1"), Value::Int(10), Value::str("c1")]);
+        let g0 = encode(
+            &def,
+            &[
+                Value::Int(1),
+                Value::str("a1"),
+                Value::Int(10),
+                Value::str("c1"),
+            ],
+        );
         assert_eq!(g0.0, 0);
         // ALTER 1: DROP a, ADD x INT DEFAULT 7 FIRST, ADD y VARCHAR DEFAULT NULL AFTER b.
         // New order: x id b y c; sources from the old columns.
@@ -1004,9 +1037,21 @@ mod tests {
         Physical::check(&def1).unwrap();
         assert_eq!(
             decode(&def1, g0.0, &g0.1, None).unwrap(),
-            [Value::Int(7), Value::Int(1), Value::Int(10), Value::Null, Value::str("c1")]
+            [
+                Value::Int(7),
+                Value::Int(1),
+                Value::Int(10),
+                Value::Null,
+                Value::str("c1")
+            ]
         );
-        let r1 = [Value::Int(8), Value::Int(2), Value::Int(20), Value::str("y2"), Value::str("c2")];
+        let r1 = [
+            Value::Int(8),
+            Value::Int(2),
+            Value::Int(20),
+            Value::str("y2"),
+            Value::str("c2"),
+        ];
         let g1 = encode(&def1, &r1);
         assert_eq!(g1.0, FLAG_COLS);
         // Six physical columns, the dropped one (bit 1) NULL.
@@ -1030,12 +1075,36 @@ mod tests {
             ..def.clone()
         };
         Physical::check(&def2).unwrap();
-        let r2 = [Value::Int(9), Value::Int(3), Value::Int(33), Value::Null, Value::str("c3")];
+        let r2 = [
+            Value::Int(9),
+            Value::Int(3),
+            Value::Int(33),
+            Value::Null,
+            Value::str("c3"),
+        ];
         let g2 = encode(&def2, &r2);
         assert_eq!(g2.1[0], 7);
         for (g, want) in [
-            (&g0, [Value::Int(7), Value::Int(1), Value::Int(5), Value::Int(10), Value::str("c1")]),
-            (&g1, [Value::Int(8), Value::Int(2), Value::Int(5), Value::Int(20), Value::str("c2")]),
+            (
+                &g0,
+                [
+                    Value::Int(7),
+                    Value::Int(1),
+                    Value::Int(5),
+                    Value::Int(10),
+                    Value::str("c1"),
+                ],
+            ),
+            (
+                &g1,
+                [
+                    Value::Int(8),
+                    Value::Int(2),
+                    Value::Int(5),
+                    Value::Int(20),
+                    Value::str("c2"),
+                ],
+            ),
             (&g2, r2.clone()),
         ] {
             assert_eq!(decode(&def2, g.0, &g.1, None).unwrap(), want);
@@ -1044,7 +1113,11 @@ mod tests {
             let got = decode(&def2, g.0, &g.1, Some(&mask)).unwrap();
             assert_eq!(got.len(), 5);
             for i in 0..5 {
-                let w = if mask[i] { want[i].clone() } else { Value::Null };
+                let w = if mask[i] {
+                    want[i].clone()
+                } else {
+                    Value::Null
+                };
                 assert_eq!(got[i], w, "column {i}");
             }
         }
@@ -1054,8 +1127,24 @@ mod tests {
         assert_eq!(phys_row.len(), 7);
         assert_eq!(inst2.logical_row(5, &phys_row).unwrap(), r2);
         assert_eq!(
-            inst2.logical_row(5, &[Value::Int(1), Value::str("a1"), Value::Int(10), Value::str("c1")]).unwrap(),
-            [Value::Int(7), Value::Int(1), Value::Int(5), Value::Int(10), Value::str("c1")]
+            inst2
+                .logical_row(
+                    5,
+                    &[
+                        Value::Int(1),
+                        Value::str("a1"),
+                        Value::Int(10),
+                        Value::str("c1")
+                    ]
+                )
+                .unwrap(),
+            [
+                Value::Int(7),
+                Value::Int(1),
+                Value::Int(5),
+                Value::Int(10),
+                Value::str("c1")
+            ]
         );
         // A count past the physical columns is malformed.
         let mut bad = g2.1.clone();
@@ -1076,7 +1165,10 @@ mod tests {
         // A pure ADD at the end keeps today's form: no layout.
         def.columns.push(col("e", int()));
         let end = InstantColumns::after_alter(
-            &TableDef { columns: def.columns[..4].to_vec(), ..def.clone() },
+            &TableDef {
+                columns: def.columns[..4].to_vec(),
+                ..def.clone()
+            },
             &[Some(0), Some(1), Some(2), Some(3), None],
             &[Value::Int(1)],
         );

@@ -143,7 +143,7 @@ impl Layout {
             &mut row,
             None,
         )
-            .ok_or_else(bad)?;
+        .ok_or_else(bad)?;
         Ok(row)
     }
 

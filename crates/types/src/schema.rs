@@ -645,7 +645,9 @@ impl InstantColumns {
                 PhysicalColumn::Column(j) => match new_pos.get(j).copied().flatten() {
                     Some(i) => PhysicalColumn::Column(i),
                     None => PhysicalColumn::Dropped(
-                        old.columns.get(j).map_or(DataType::Blob(0), |c| c.data_type),
+                        old.columns
+                            .get(j)
+                            .map_or(DataType::Blob(0), |c| c.data_type),
                     ),
                 },
                 dropped => dropped,
