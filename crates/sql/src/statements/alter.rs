@@ -6,6 +6,11 @@
 //! - a change no stored byte depends on (names of columns, indexes and the table,
 //!   defaults, the comment, AUTO_INCREMENT of a `btree` table) is one write of the
 //!   catalog over the same files ([`Catalog::alter_in_place`]);
+//! - ADD COLUMN anywhere and DROP COLUMN of an unindexed column on a `btree` table are
+//!   instant too (MySQL 8.0.29's INSTANT, [`instant_change`]): the same one write, with
+//!   the table's physical column layout updated (`InstantColumns::after_alter`;
+//!   `docs/format/catalog.md`, `tables[].instant`), up to `MAX_ROW_VERSIONS` times
+//!   between rebuilds;
 //! - anything else rebuilds the table (MySQL's COPY algorithm): the catalog makes new
 //!   files under a hidden name, rows stream from the old table into the new one, each
 //!   converted to its new column by MySQL's rules (strict mode: a value that does not
@@ -20,8 +25,9 @@
 //! for `btree` is primary-key order, so the new clustered index fills in order.
 //!
 //! `ALGORITHM=` and `LOCK=` are honoured as far as they can be: INSTANT for a change
-//! that needs a rebuild, INPLACE for one MySQL itself can only copy (a column's type,
-//! ENGINE=), and LOCK=NONE for any rebuild give 1846.
+//! that needs a rebuild gives 1845 (1846 for a DROP of an indexed column, 4092 past the
+//! row versions), INPLACE for one MySQL itself can only copy (a column's type, ENGINE=),
+//! and LOCK=NONE for any rebuild give 1846.
 
 use crate::catalog::engines::engine_name;
 use crate::catalog::Catalog;
