@@ -213,7 +213,7 @@ impl Table for MemTable {
             let k = self.key(ix, row, id);
             st.indexes[ix].insert(k, id);
         }
-        st.rows.insert(id, self.stored(&row));
+        st.rows.insert(id, self.stored(row));
         st.next_id += 1;
         Ok(Inserted {
             row_id: id,
