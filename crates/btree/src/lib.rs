@@ -1699,6 +1699,8 @@ impl Engine for BtreeEngine {
                 ),
             ));
         }
+        // A physical layout that does not cover the columns would misplace values.
+        crate::row::Physical::check(&def).map_err(|d| Error::corrupt(&name, d))?;
         let t = Arc::new(BtreeTable::open(
             inner.clone(),
             Layout::new(def, space, &roots),
@@ -1739,8 +1741,8 @@ impl Engine for BtreeEngine {
             .collect()
     }
 
-    /// Rows older than an instant ADD COLUMN decode with its recorded defaults
-    /// (`row::decode_record_into`).
+    /// Rows older than an instant ADD or DROP COLUMN decode with the table's physical
+    /// layout and recorded defaults (`row::decode_record_into`).
     fn reads_instant_columns(&self) -> bool {
         true
     }

@@ -9,7 +9,7 @@ use strata_types::datetime::DateTime;
 use strata_types::decimal::Decimal;
 use strata_types::member;
 use strata_types::time_value;
-use strata_types::{DataType, TableDef, Value};
+use strata_types::{ColumnDef, DataType, PhysicalColumn, TableDef, Value};
 
 pub const FLAG_DELETED: u8 = 1;
 pub const FLAG_OVERFLOW: u8 = 2;
@@ -93,42 +93,144 @@ pub fn encode_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
     let start = out.len();
     out.resize(start + def.columns.len().div_ceil(8), 0);
     for (i, (v, c)) in row.iter().zip(&def.columns).enumerate() {
-        if let (DataType::Time { .. }, Value::Bytes(b)) = (&c.data_type, v) {
-            // The SQL layer stores only canonical TIME text (time_value::format).
-            put_varint(out, zigzag(time_value::parse_canonical(b).unwrap_or(0)));
-            continue;
-        }
-        match v {
-            Value::Null => out[start + i / 8] |= 1 << (i % 8),
-            Value::Int(x) => put_varint(out, zigzag(*x)),
-            Value::UInt(x) => put_varint(out, *x),
-            Value::Double(x) => out.extend_from_slice(&x.to_bits().to_le_bytes()),
-            Value::Decimal(d) => match c.data_type {
-                DataType::Decimal { precision, scale } if precision > WIDE_FROM => {
-                    out.extend_from_slice(&wide_bytes(d, scale));
-                }
-                DataType::Decimal { scale, .. } => {
-                    out.extend_from_slice(&d.rescale(scale).mantissa().to_le_bytes())
-                }
-                _ => out.extend_from_slice(&d.mantissa().to_le_bytes()),
-            },
-            Value::DateTime(d) => put_varint(out, d.pack()),
-            // ENUM/SET: only the member number (position or bitmask); the text comes
-            // back from the column's member list.
-            Value::Member { number, .. } => put_varint(out, *number),
-            // A JSON document is stored as its binary bytes, like a BLOB; the engine
-            // does not read them.
-            // A BIT value is its (n+7)/8 bytes, likewise length-prefixed.
-            Value::Bytes(b) | Value::Json(b) | Value::Bits(b) => {
-                put_varint(out, b.len() as u64);
-                out.extend_from_slice(b);
+        encode_value(c, v, i, start, out);
+    }
+}
+
+/// Appends column `i`'s value `v` (of column `c`) to a row whose null bitmap starts at
+/// `out[start]`.
+#[inline(always)]
+fn encode_value(c: &ColumnDef, v: &Value, i: usize, start: usize, out: &mut Vec<u8>) {
+    if let (DataType::Time { .. }, Value::Bytes(b)) = (&c.data_type, v) {
+        // The SQL layer stores only canonical TIME text (time_value::format).
+        put_varint(out, zigzag(time_value::parse_canonical(b).unwrap_or(0)));
+        return;
+    }
+    match v {
+        Value::Null => out[start + i / 8] |= 1 << (i % 8),
+        Value::Int(x) => put_varint(out, zigzag(*x)),
+        Value::UInt(x) => put_varint(out, *x),
+        Value::Double(x) => out.extend_from_slice(&x.to_bits().to_le_bytes()),
+        Value::Decimal(d) => match c.data_type {
+            DataType::Decimal { precision, scale } if precision > WIDE_FROM => {
+                out.extend_from_slice(&wide_bytes(d, scale));
             }
+            DataType::Decimal { scale, .. } => {
+                out.extend_from_slice(&d.rescale(scale).mantissa().to_le_bytes())
+            }
+            _ => out.extend_from_slice(&d.mantissa().to_le_bytes()),
+        },
+        Value::DateTime(d) => put_varint(out, d.pack()),
+        // ENUM/SET: only the member number (position or bitmask); the text comes
+        // back from the column's member list.
+        Value::Member { number, .. } => put_varint(out, *number),
+        // A JSON document is stored as its binary bytes, like a BLOB; the engine
+        // does not read them.
+        // A BIT value is its (n+7)/8 bytes, likewise length-prefixed.
+        Value::Bytes(b) | Value::Json(b) | Value::Bits(b) => {
+            put_varint(out, b.len() as u64);
+            out.extend_from_slice(b);
         }
     }
 }
 
+/// The physical columns of a table with instantly added or dropped columns
+/// (`TableDef::instant`, docs/format/btree.md), resolved once per table: the one place
+/// where stored rows, in physical order, meet rows in the table's column order.
+#[derive(Clone, Debug)]
+pub struct Physical {
+    /// How each physical column is stored.
+    kinds: Vec<ColKind>,
+    /// The table's column each physical column holds; None: dropped.
+    to_logical: Vec<Option<usize>>,
+    /// Physical columns every row holds.
+    cols: usize,
+    /// The value of each physical column from `cols` on, in rows older than it.
+    defaults: Vec<Value>,
+    /// Physical column `i` is column `i`, for all of them: rows encode as plain rows
+    /// after their count.
+    identity: bool,
+}
+
+impl Physical {
+    /// None for a table without instant columns (its rows carry no count).
+    pub fn of(def: &TableDef) -> Option<Physical> {
+        let inst = def.instant.as_ref()?;
+        let phys = inst.physical(def.columns.len());
+        let mut kinds = Vec::with_capacity(phys.len());
+        let mut to_logical = Vec::with_capacity(phys.len());
+        for p in &phys {
+            match p {
+                PhysicalColumn::Column(l) => {
+                    // Out of range only in a corrupt catalog (`check` refuses it at open);
+                    // a decode then finds no column there and fails.
+                    kinds.push(
+                        def.columns
+                            .get(*l)
+                            .map_or(ColKind::Bytes, |c| ColKind::of(&c.data_type)),
+                    );
+                    to_logical.push(Some(*l));
+                }
+                PhysicalColumn::Dropped(t) => {
+                    kinds.push(ColKind::of(t));
+                    to_logical.push(None);
+                }
+            }
+        }
+        let identity = to_logical.len() == def.columns.len()
+            && to_logical.iter().enumerate().all(|(i, l)| *l == Some(i));
+        Some(Physical {
+            kinds,
+            to_logical,
+            cols: inst.cols,
+            defaults: inst.defaults.clone(),
+            identity,
+        })
+    }
+
+    /// Whether `def`'s instant entry describes its columns consistently: each column
+    /// held by exactly one physical column, one default per physical column past
+    /// `cols`. An error names what is wrong (the table is corrupt).
+    pub fn check(def: &TableDef) -> std::result::Result<(), String> {
+        let Some(inst) = &def.instant else {
+            return Ok(());
+        };
+        let phys = inst.physical(def.columns.len());
+        if inst.cols + inst.defaults.len() != phys.len() || inst.cols > phys.len() {
+            return Err(format!(
+                "the instant entry has {} physical columns, {} + {} defaults",
+                phys.len(),
+                inst.cols,
+                inst.defaults.len()
+            ));
+        }
+        let mut seen = vec![false; def.columns.len()];
+        for p in &phys {
+            if let PhysicalColumn::Column(l) = p {
+                match seen.get_mut(*l) {
+                    Some(s) if !*s => *s = true,
+                    _ => return Err(format!("physical layout names column {l} wrongly")),
+                }
+            }
+        }
+        if seen.iter().any(|s| !s) {
+            return Err("a column has no physical column".into());
+        }
+        Ok(())
+    }
+
+    /// The number of physical columns.
+    pub fn len(&self) -> usize {
+        self.to_logical.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.to_logical.is_empty()
+    }
+}
+
 /// The flag a version of a row of `def` is written with: [`FLAG_COLS`] when the table
-/// has instantly added columns (its rows then start with their column count).
+/// has instantly added or dropped columns (its rows then start with their column count).
 pub fn row_flags(def: &TableDef) -> u8 {
     if def.instant.is_some() {
         FLAG_COLS
@@ -137,39 +239,61 @@ pub fn row_flags(def: &TableDef) -> u8 {
     }
 }
 
-/// [`encode_row`] as a clustered record of `def` holds it: with the column count first
-/// when [`row_flags`] says so.
-pub fn encode_record_row(def: &TableDef, row: &[Value], out: &mut Vec<u8>) {
-    if def.instant.is_some() {
-        put_varint(out, def.columns.len() as u64);
+/// [`encode_row`] as a clustered record of `def` holds it: with a [`Physical`] layout
+/// (`Physical::of(def)`), the physical column count first, then the physical columns
+/// (a dropped one NULL).
+pub fn encode_record_row(
+    def: &TableDef,
+    phys: Option<&Physical>,
+    row: &[Value],
+    out: &mut Vec<u8>,
+) {
+    let Some(ph) = phys else {
+        return encode_row(def, row, out);
+    };
+    put_varint(out, ph.len() as u64);
+    if ph.identity {
+        return encode_row(def, row, out);
     }
-    encode_row(def, row, out);
+    let start = out.len();
+    out.resize(start + ph.len().div_ceil(8), 0);
+    for (p, l) in ph.to_logical.iter().enumerate() {
+        match l.and_then(|l| Some((def.columns.get(l)?, row.get(l)?))) {
+            Some((c, v)) => encode_value(c, v, p, start, out),
+            None => out[start + p / 8] |= 1 << (p % 8),
+        }
+    }
 }
 
 /// Decodes the row bytes of a clustered record whose header flags are `flags`: a record
-/// of a table that never had an instant ADD COLUMN is decoded as always; otherwise the
-/// row holds as many columns as it was written with ([`FLAG_COLS`], or the count before
-/// the first instant ADD), and the columns added after it read their recorded default
-/// (NULL where `cols` does not ask for them). None when the bytes are malformed.
+/// of a table that never had an instant change is decoded as always; otherwise
+/// (`phys`: `Physical::of(def)`) the row holds as many physical columns as it was
+/// written with ([`FLAG_COLS`], or the count before the first instant change), each put
+/// in its column's place, dropped ones stepped over, and the columns added after it
+/// read their recorded default (NULL where `cols` does not ask for them). `row` comes
+/// out in the table's column order. None when the bytes are malformed.
 pub fn decode_record_into(
     def: &TableDef,
     kinds: &[ColKind],
+    phys: Option<&Physical>,
     flags: u8,
     b: &[u8],
     row: &mut Vec<Value>,
     cols: Option<&[bool]>,
 ) -> Option<()> {
-    if flags & FLAG_COLS == 0 && def.instant.is_none() {
-        return decode_kinds_into(def, kinds, b, row, cols);
+    match phys {
+        None if flags & FLAG_COLS == 0 => decode_kinds_into(def, kinds, b, row, cols),
+        // A count in a table without instant columns.
+        None => None,
+        Some(ph) => decode_physical_into(def, ph, flags, b, row, cols),
     }
-    decode_short_into(def, kinds, flags, b, row, cols)
 }
 
 /// The rare path of [`decode_record_into`], kept apart so the common one stays small.
 #[inline(never)]
-fn decode_short_into(
+fn decode_physical_into(
     def: &TableDef,
-    kinds: &[ColKind],
+    ph: &Physical,
     flags: u8,
     b: &[u8],
     row: &mut Vec<Value>,
@@ -180,22 +304,44 @@ fn decode_short_into(
         let n = get_varint(b, &mut at)?;
         (usize::try_from(n).ok()?, b.get(at..)?)
     } else {
-        (def.instant.as_ref().map_or(kinds.len(), |i| i.cols), b)
+        (ph.cols, b)
     };
-    if n > kinds.len() {
+    if n > ph.len() {
         return None;
     }
-    decode_kinds_into(def, &kinds[..n], body, row, cols)?;
-    if n < kinds.len() {
-        // Columns added after this row was written: none without instant columns.
-        let inst = def.instant.as_ref()?;
-        for i in n..kinds.len() {
-            let wanted = cols.is_none_or(|m| m.get(i).copied().unwrap_or(true));
-            row.push(if wanted {
-                inst.defaults.get(i.checked_sub(inst.cols)?)?.clone()
+    let nl = def.columns.len();
+    row.truncate(nl);
+    row.resize(nl, Value::Null);
+    let wanted = |l: usize| cols.is_none_or(|m| m.get(l).copied().unwrap_or(true));
+    let nulls = body.get(..n.div_ceil(8))?;
+    let mut at = nulls.len();
+    for p in 0..n {
+        let k = ph.kinds[p];
+        let null = nulls[p / 8] & (1 << (p % 8)) != 0;
+        let target = ph.to_logical[p].filter(|&l| wanted(l));
+        match target {
+            Some(l) if !null => {
+                read_into(k, def.columns.get(l)?, body, &mut at, row.get_mut(l)?)?;
+            }
+            _ => {
+                if !null {
+                    skip_kind(k, body, &mut at)?;
+                }
+                if let Some(slot) = ph.to_logical[p].and_then(|l| row.get_mut(l)) {
+                    *slot = Value::Null;
+                }
+            }
+        }
+    }
+    // Physical columns added after this row was written.
+    for p in n..ph.len() {
+        if let Some(l) = ph.to_logical[p] {
+            let v = if wanted(l) {
+                ph.defaults.get(p.checked_sub(ph.cols)?)?.clone()
             } else {
                 Value::Null
-            });
+            };
+            *row.get_mut(l)? = v;
         }
     }
     Some(())
@@ -349,55 +495,63 @@ pub fn decode_kinds_into(
             }
             continue;
         }
-        *slot = match k {
-            ColKind::Int => Value::Int(unzigzag(get_varint(b, &mut at)?)),
-            ColKind::UInt => Value::UInt(get_varint(b, &mut at)?),
-            ColKind::Double => {
-                let s = b.get(at..at + 8)?;
-                at += 8;
-                Value::Double(f64::from_bits(u64::from_le_bytes(s.try_into().ok()?)))
-            }
-            ColKind::Decimal(scale) => {
-                let s = b.get(at..at + 16)?;
-                at += 16;
-                Value::Decimal(Decimal::new(i128::from_le_bytes(s.try_into().ok()?), scale))
-            }
-            ColKind::DecimalWide(scale) => {
-                let s = b.get(at..at + 32)?;
-                at += 32;
-                Value::Decimal(Decimal::from_i256_le(s.try_into().ok()?, scale)?)
-            }
-            ColKind::Date => Value::DateTime(DateTime::unpack(get_varint(b, &mut at)?).as_date()),
-            ColKind::DateTime(fsp) => Value::DateTime(DateTime {
-                fsp,
-                ..DateTime::unpack(get_varint(b, &mut at)?)
-            }),
-            ColKind::Time(fsp) => {
-                let m = unzigzag(get_varint(b, &mut at)?);
-                Value::str(&time_value::format(m, fsp))
-            }
-            ColKind::Year => Value::Int(unzigzag(get_varint(b, &mut at)?)),
-            ColKind::Enum => member::enum_value(&def.columns[i].members, get_varint(b, &mut at)?),
-            ColKind::Set => member::set_value(&def.columns[i].members, get_varint(b, &mut at)?),
-            ColKind::Json | ColKind::Bits | ColKind::Bytes => {
-                let len = get_varint(b, &mut at)? as usize;
-                let s = b.get(at..at.checked_add(len)?)?;
-                at += len;
-                match k {
-                    ColKind::Json => Value::Json(s.to_vec()),
-                    ColKind::Bits => Value::Bits(s.to_vec()),
-                    _ => {
-                        if let Value::Bytes(old) = slot {
-                            old.clear();
-                            old.extend_from_slice(s);
-                            continue;
-                        }
-                        Value::Bytes(s.to_vec())
+        read_into(k, &def.columns[i], b, &mut at, slot)?;
+    }
+    Some(())
+}
+
+/// Reads one non-NULL value of kind `k` (column `c`) at `b[*at]` into `slot`, reusing
+/// its string buffer when it holds a string.
+#[inline(always)]
+fn read_into(k: ColKind, c: &ColumnDef, b: &[u8], at: &mut usize, slot: &mut Value) -> Option<()> {
+    *slot = match k {
+        ColKind::Int => Value::Int(unzigzag(get_varint(b, at)?)),
+        ColKind::UInt => Value::UInt(get_varint(b, at)?),
+        ColKind::Double => {
+            let s = b.get(*at..*at + 8)?;
+            *at += 8;
+            Value::Double(f64::from_bits(u64::from_le_bytes(s.try_into().ok()?)))
+        }
+        ColKind::Decimal(scale) => {
+            let s = b.get(*at..*at + 16)?;
+            *at += 16;
+            Value::Decimal(Decimal::new(i128::from_le_bytes(s.try_into().ok()?), scale))
+        }
+        ColKind::DecimalWide(scale) => {
+            let s = b.get(*at..*at + 32)?;
+            *at += 32;
+            Value::Decimal(Decimal::from_i256_le(s.try_into().ok()?, scale)?)
+        }
+        ColKind::Date => Value::DateTime(DateTime::unpack(get_varint(b, at)?).as_date()),
+        ColKind::DateTime(fsp) => Value::DateTime(DateTime {
+            fsp,
+            ..DateTime::unpack(get_varint(b, at)?)
+        }),
+        ColKind::Time(fsp) => {
+            let m = unzigzag(get_varint(b, at)?);
+            Value::str(&time_value::format(m, fsp))
+        }
+        ColKind::Year => Value::Int(unzigzag(get_varint(b, at)?)),
+        ColKind::Enum => member::enum_value(&c.members, get_varint(b, at)?),
+        ColKind::Set => member::set_value(&c.members, get_varint(b, at)?),
+        ColKind::Json | ColKind::Bits | ColKind::Bytes => {
+            let len = get_varint(b, at)? as usize;
+            let s = b.get(*at..at.checked_add(len)?)?;
+            *at += len;
+            match k {
+                ColKind::Json => Value::Json(s.to_vec()),
+                ColKind::Bits => Value::Bits(s.to_vec()),
+                _ => {
+                    if let Value::Bytes(old) = slot {
+                        old.clear();
+                        old.extend_from_slice(s);
+                        return Some(());
                     }
+                    Value::Bytes(s.to_vec())
                 }
             }
-        };
-    }
+        }
+    };
     Some(())
 }
 
@@ -712,7 +866,7 @@ mod tests {
         let old_row: Vec<Value> = (0..7).map(Value::Int).chain([Value::str("old")]).collect();
         let mut old_bytes = Vec::new();
         assert_eq!(row_flags(&def), 0);
-        encode_record_row(&def, &old_row, &mut old_bytes);
+        encode_record_row(&def, Physical::of(&def).as_ref(), &old_row, &mut old_bytes);
         // Two columns added instantly: 10 columns, a two-byte null bitmap from now on.
         def.columns
             .push(col("n", DataType::Int { unsigned: false }));
@@ -720,10 +874,13 @@ mod tests {
         def.instant = Some(strata_types::InstantColumns {
             cols: 8,
             defaults: vec![Value::Int(5), Value::Null],
+            layout: None,
+            versions: None,
         });
         let kinds = col_kinds(&def);
+        let ph = Physical::of(&def);
         let mut got = vec![Value::str("scratch"); 12];
-        decode_record_into(&def, &kinds, 0, &old_bytes, &mut got, None).unwrap();
+        decode_record_into(&def, &kinds, ph.as_ref(), 0, &old_bytes, &mut got, None).unwrap();
         let mut want = old_row.clone();
         want.extend([Value::Int(5), Value::Null]);
         assert_eq!(got, want);
@@ -734,25 +891,53 @@ mod tests {
             .chain([Value::str("new"), Value::Int(7), Value::str("v")])
             .collect();
         let mut new_bytes = Vec::new();
-        encode_record_row(&def, &new_row, &mut new_bytes);
+        encode_record_row(&def, ph.as_ref(), &new_row, &mut new_bytes);
         assert_eq!(new_bytes[0], 10);
-        decode_record_into(&def, &kinds, FLAG_COLS, &new_bytes, &mut got, None).unwrap();
+        decode_record_into(
+            &def,
+            &kinds,
+            ph.as_ref(),
+            FLAG_COLS,
+            &new_bytes,
+            &mut got,
+            None,
+        )
+        .unwrap();
         assert_eq!(got, new_row);
         // A third column added: both older forms read its default, the 10-column row
         // its own values for the first two.
         def.columns.push(col("w", DataType::Int { unsigned: true }));
         def.instant.as_mut().unwrap().defaults.push(Value::UInt(9));
         let kinds = col_kinds(&def);
-        decode_record_into(&def, &kinds, FLAG_COLS, &new_bytes, &mut got, None).unwrap();
+        let ph = Physical::of(&def);
+        decode_record_into(
+            &def,
+            &kinds,
+            ph.as_ref(),
+            FLAG_COLS,
+            &new_bytes,
+            &mut got,
+            None,
+        )
+        .unwrap();
         assert_eq!(got[..10], new_row[..]);
         assert_eq!(got[10], Value::UInt(9));
-        decode_record_into(&def, &kinds, 0, &old_bytes, &mut got, None).unwrap();
+        decode_record_into(&def, &kinds, ph.as_ref(), 0, &old_bytes, &mut got, None).unwrap();
         assert_eq!(got[8..], [Value::Int(5), Value::Null, Value::UInt(9)]);
         // A mask: asked-for added columns read the default, the others NULL.
         let mut mask = vec![false; 11];
         mask[1] = true;
         mask[8] = true;
-        decode_record_into(&def, &kinds, 0, &old_bytes, &mut got, Some(&mask)).unwrap();
+        decode_record_into(
+            &def,
+            &kinds,
+            ph.as_ref(),
+            0,
+            &old_bytes,
+            &mut got,
+            Some(&mask),
+        )
+        .unwrap();
         assert_eq!(got.len(), 11);
         assert_eq!(got[1], Value::Int(1));
         assert_eq!(got[8], Value::Int(5));
@@ -761,12 +946,234 @@ mod tests {
         // has no instant columns.
         let mut bad = vec![12u8];
         bad.extend_from_slice(&new_bytes[1..]);
-        assert!(decode_record_into(&def, &kinds, FLAG_COLS, &bad, &mut got, None).is_none());
+        assert!(
+            decode_record_into(&def, &kinds, ph.as_ref(), FLAG_COLS, &bad, &mut got, None)
+                .is_none()
+        );
         let mut plain = def.clone();
         plain.instant = None;
         assert!(
-            decode_record_into(&plain, &kinds, FLAG_COLS, &new_bytes, &mut got, None).is_none()
+            decode_record_into(&plain, &kinds, None, FLAG_COLS, &new_bytes, &mut got, None)
+                .is_none()
         );
+    }
+
+    /// Instant DROP of a middle column and ADD … FIRST / AFTER, twice over: rows of each
+    /// generation (no count, and counts of every earlier physical width) decode into
+    /// the table's column order, dropped columns' bytes stepped over, added columns
+    /// reading their recorded default in older rows; new rows store the physical
+    /// columns with a NULL in each dropped slot; a mask applies to the table's columns;
+    /// inconsistent layouts are refused by `Physical::check`.
+    #[test]
+    fn physical_layouts_map_rows_to_the_table_order() {
+        use strata_types::InstantColumns;
+        let int = || DataType::Int { unsigned: false };
+        let mut def = TableDef {
+            db: "d".into(),
+            name: "t".into(),
+            engine: "btree".into(),
+            columns: vec![
+                col("id", int()),
+                col("a", DataType::VarChar(10)),
+                col("b", int()),
+                col("c", DataType::VarChar(10)),
+            ],
+            indexes: vec![],
+            auto_increment_start: 1,
+            comment: String::new(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
+            instant: None,
+        };
+        let decode = |def: &TableDef, flags: u8, b: &[u8], mask: Option<&[bool]>| {
+            let ph = Physical::of(def);
+            let mut got = vec![Value::str("scratch"); 9];
+            decode_record_into(def, &col_kinds(def), ph.as_ref(), flags, b, &mut got, mask)
+                .map(|()| got)
+        };
+        let encode = |def: &TableDef, row: &[Value]| {
+            let mut b = Vec::new();
+            encode_record_row(def, Physical::of(def).as_ref(), row, &mut b);
+            (row_flags(def), b)
+        };
+        let g0 = encode(
+            &def,
+            &[
+                Value::Int(1),
+                Value::str("a1"),
+                Value::Int(10),
+                Value::str("c1"),
+            ],
+        );
+        assert_eq!(g0.0, 0);
+        // ALTER 1: DROP a, ADD x INT DEFAULT 7 FIRST, ADD y VARCHAR DEFAULT NULL AFTER b.
+        // New order: x id b y c; sources from the old columns.
+        let s1 = [None, Some(0), Some(2), None, Some(3)];
+        let inst = InstantColumns::after_alter(&def, &s1, &[Value::Int(7), Value::Null]);
+        assert_eq!(inst.cols, 4);
+        assert_eq!(inst.versions, Some(1));
+        assert_eq!(
+            inst.layout,
+            Some(vec![
+                PhysicalColumn::Column(1),
+                PhysicalColumn::Dropped(DataType::VarChar(10)),
+                PhysicalColumn::Column(2),
+                PhysicalColumn::Column(4),
+                PhysicalColumn::Column(0),
+                PhysicalColumn::Column(3),
+            ])
+        );
+        let def1 = TableDef {
+            columns: vec![
+                col("x", int()),
+                col("id", int()),
+                col("b", int()),
+                col("y", DataType::VarChar(10)),
+                col("c", DataType::VarChar(10)),
+            ],
+            instant: Some(inst),
+            ..def.clone()
+        };
+        Physical::check(&def1).unwrap();
+        assert_eq!(
+            decode(&def1, g0.0, &g0.1, None).unwrap(),
+            [
+                Value::Int(7),
+                Value::Int(1),
+                Value::Int(10),
+                Value::Null,
+                Value::str("c1")
+            ]
+        );
+        let r1 = [
+            Value::Int(8),
+            Value::Int(2),
+            Value::Int(20),
+            Value::str("y2"),
+            Value::str("c2"),
+        ];
+        let g1 = encode(&def1, &r1);
+        assert_eq!(g1.0, FLAG_COLS);
+        // Six physical columns, the dropped one (bit 1) NULL.
+        assert_eq!(g1.1[0], 6);
+        assert_eq!(g1.1[1] & 0b10, 0b10);
+        assert_eq!(decode(&def1, g1.0, &g1.1, None).unwrap(), r1);
+        // ALTER 2: DROP y (added instantly), ADD z INT DEFAULT 5 AFTER id: x id z b c.
+        let s2 = [Some(0), Some(1), None, Some(2), Some(4)];
+        let inst = InstantColumns::after_alter(&def1, &s2, &[Value::Int(5)]);
+        assert_eq!(inst.cols, 4);
+        assert_eq!(inst.defaults, [Value::Int(7), Value::Null, Value::Int(5)]);
+        let def2 = TableDef {
+            columns: vec![
+                col("x", int()),
+                col("id", int()),
+                col("z", int()),
+                col("b", int()),
+                col("c", DataType::VarChar(10)),
+            ],
+            instant: Some(inst),
+            ..def.clone()
+        };
+        Physical::check(&def2).unwrap();
+        let r2 = [
+            Value::Int(9),
+            Value::Int(3),
+            Value::Int(33),
+            Value::Null,
+            Value::str("c3"),
+        ];
+        let g2 = encode(&def2, &r2);
+        assert_eq!(g2.1[0], 7);
+        for (g, want) in [
+            (
+                &g0,
+                [
+                    Value::Int(7),
+                    Value::Int(1),
+                    Value::Int(5),
+                    Value::Int(10),
+                    Value::str("c1"),
+                ],
+            ),
+            (
+                &g1,
+                [
+                    Value::Int(8),
+                    Value::Int(2),
+                    Value::Int(5),
+                    Value::Int(20),
+                    Value::str("c2"),
+                ],
+            ),
+            (&g2, r2.clone()),
+        ] {
+            assert_eq!(decode(&def2, g.0, &g.1, None).unwrap(), want);
+            // Only c and z asked for: the others NULL.
+            let mask = [false, false, true, false, true];
+            let got = decode(&def2, g.0, &g.1, Some(&mask)).unwrap();
+            assert_eq!(got.len(), 5);
+            for i in 0..5 {
+                let w = if mask[i] {
+                    want[i].clone()
+                } else {
+                    Value::Null
+                };
+                assert_eq!(got[i], w, "column {i}");
+            }
+        }
+        // The same through the value form other engines use.
+        let inst2 = def2.instant.as_ref().unwrap();
+        let phys_row = inst2.physical_row(&r2);
+        assert_eq!(phys_row.len(), 7);
+        assert_eq!(inst2.logical_row(5, &phys_row).unwrap(), r2);
+        assert_eq!(
+            inst2
+                .logical_row(
+                    5,
+                    &[
+                        Value::Int(1),
+                        Value::str("a1"),
+                        Value::Int(10),
+                        Value::str("c1")
+                    ]
+                )
+                .unwrap(),
+            [
+                Value::Int(7),
+                Value::Int(1),
+                Value::Int(5),
+                Value::Int(10),
+                Value::str("c1")
+            ]
+        );
+        // A count past the physical columns is malformed.
+        let mut bad = g2.1.clone();
+        bad[0] = 8;
+        assert!(decode(&def2, FLAG_COLS, &bad, None).is_none());
+        // Inconsistent layouts: a column twice, a column missing, defaults short.
+        let mut broken = def2.clone();
+        let l = broken.instant.as_mut().unwrap().layout.as_mut().unwrap();
+        l[0] = PhysicalColumn::Column(2);
+        assert!(Physical::check(&broken).is_err());
+        let mut broken = def2.clone();
+        broken.instant.as_mut().unwrap().layout.as_mut().unwrap()[0] =
+            PhysicalColumn::Dropped(int());
+        assert!(Physical::check(&broken).is_err());
+        let mut broken = def2.clone();
+        broken.instant.as_mut().unwrap().defaults.pop();
+        assert!(Physical::check(&broken).is_err());
+        // A pure ADD at the end keeps today's form: no layout.
+        def.columns.push(col("e", int()));
+        let end = InstantColumns::after_alter(
+            &TableDef {
+                columns: def.columns[..4].to_vec(),
+                ..def.clone()
+            },
+            &[Some(0), Some(1), Some(2), Some(3), None],
+            &[Value::Int(1)],
+        );
+        assert_eq!(end.layout, None);
+        assert_eq!((end.cols, end.defaults), (4, vec![Value::Int(1)]));
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub struct Layout {
     pub name: String,
     /// How each column is stored (`row::col_kinds` of `def`), for decoding rows.
     pub kinds: Vec<row::ColKind>,
+    /// The physical columns of rows of a table with instantly added or dropped columns
+    /// (`row::Physical::of` of `def`): the row codec maps them to `def`'s order.
+    pub phys: Option<Arc<row::Physical>>,
 }
 
 impl Layout {
@@ -54,6 +57,7 @@ impl Layout {
             .collect();
         let name = format!("{}.{}", def.db, def.name);
         let kinds = row::col_kinds(&def);
+        let phys = row::Physical::of(&def).map(Arc::new);
         Layout {
             def,
             space,
@@ -61,6 +65,7 @@ impl Layout {
             hidden,
             name,
             kinds,
+            phys,
         }
     }
 
@@ -129,8 +134,16 @@ impl Layout {
             &value[HEADER..]
         };
         let mut row = Vec::with_capacity(self.kinds.len());
-        row::decode_record_into(&self.def, &self.kinds, h.flags, bytes, &mut row, None)
-            .ok_or_else(bad)?;
+        row::decode_record_into(
+            &self.def,
+            &self.kinds,
+            self.phys.as_deref(),
+            h.flags,
+            bytes,
+            &mut row,
+            None,
+        )
+        .ok_or_else(bad)?;
         Ok(row)
     }
 
@@ -151,7 +164,16 @@ impl Layout {
             return Ok(());
         }
         let bytes = value.get(HEADER..).ok_or_else(bad)?;
-        row::decode_record_into(&self.def, &self.kinds, h.flags, bytes, row, cols).ok_or_else(bad)
+        row::decode_record_into(
+            &self.def,
+            &self.kinds,
+            self.phys.as_deref(),
+            h.flags,
+            bytes,
+            row,
+            cols,
+        )
+        .ok_or_else(bad)
     }
 
     /// A clustered value: `h` (its flags gain [`row::FLAG_COLS`] when the table has
@@ -163,7 +185,7 @@ impl Layout {
             ..h
         }
         .write(&mut v);
-        row::encode_record_row(&self.def, row, &mut v);
+        row::encode_record_row(&self.def, self.phys.as_deref(), row, &mut v);
         v
     }
 }

@@ -40,16 +40,24 @@ struct MemState {
 
 impl MemTable {
     /// A stored row as the table's columns now read it: a row stored before an instant
-    /// ADD COLUMN gets the added columns' recorded defaults, as the `btree` engine's
-    /// decoder gives them.
-    fn full(&self, mut row: Vec<Value>) -> Vec<Value> {
-        if let Some(inst) = &self.def.instant {
-            for i in row.len()..self.def.columns.len() {
-                let d = i.checked_sub(inst.cols).and_then(|j| inst.defaults.get(j));
-                row.push(d.cloned().unwrap_or(Value::Null));
-            }
+    /// ADD or DROP COLUMN is in the physical order the table's instant entry gives and
+    /// the added columns read their recorded defaults, as the `btree` engine's decoder
+    /// gives them.
+    fn full(&self, row: Vec<Value>) -> Vec<Value> {
+        match &self.def.instant {
+            Some(inst) => inst
+                .logical_row(self.def.columns.len(), &row)
+                .expect("a stored row within the physical columns"),
+            None => row,
         }
-        row
+    }
+
+    /// A row as stored: in physical order when the table has instant columns.
+    fn stored(&self, row: &[Value]) -> Vec<Value> {
+        match &self.def.instant {
+            Some(inst) => inst.physical_row(row),
+            None => row.to_vec(),
+        }
     }
 
     fn key(&self, ix: usize, row: &[Value], id: u64) -> Vec<u8> {
@@ -205,7 +213,7 @@ impl Table for MemTable {
             let k = self.key(ix, row, id);
             st.indexes[ix].insert(k, id);
         }
-        st.rows.insert(id, row.clone());
+        st.rows.insert(id, self.stored(row));
         st.next_id += 1;
         Ok(Inserted {
             row_id: id,
@@ -237,7 +245,7 @@ impl Table for MemTable {
             let k = self.key(ix, new, id);
             st.indexes[ix].insert(k, id);
         }
-        st.rows.insert(id, new.to_vec());
+        st.rows.insert(id, self.stored(new));
         Ok(id)
     }
     fn delete(&self, _: &Txn, id: RowId, old: &[Value]) -> Result<()> {
@@ -276,7 +284,7 @@ impl MemTable {
             let k = self.key(ix, row, id);
             st.indexes[ix].insert(k, id);
         }
-        st.rows.insert(id, row.to_vec());
+        st.rows.insert(id, self.stored(row));
     }
 }
 

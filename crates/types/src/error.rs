@@ -96,6 +96,9 @@ pub enum Error {
         what: String,
         try_instead: String,
     },
+    /// 4092: an instant ADD/DROP COLUMN on a table that has had as many as MySQL 8
+    /// allows since its last rebuild (`schema::MAX_ROW_VERSIONS`); `db/table`.
+    MaxRowVersions(String),
     /// 1412: a statement waited for a table that DDL replaced meanwhile; its plan names
     /// the old definition.
     TableDefChanged,
@@ -1001,6 +1004,7 @@ impl Error {
             CantDropKey(_) => 1091,
             AlterNotSupported { .. } => 1846,
             AlterOperationNotSupported { .. } => 1845,
+            MaxRowVersions(_) => 4092,
             TableDefChanged => 1412,
             InvalidUseOfNull => 1138,
             DuplicateKey { .. } => 1062,
@@ -1575,6 +1579,11 @@ impl fmt::Display for Error {
             AlterOperationNotSupported { what, try_instead } => write!(
                 f,
                 "{what} is not supported for this operation. Try {try_instead}."
+            ),
+            MaxRowVersions(t) => write!(
+                f,
+                "Maximum row versions reached for table {t}. No more columns can be added or \
+                 dropped instantly. Please use COPY/INPLACE."
             ),
             TableDefChanged => write!(f, "Table definition has changed, please retry transaction"),
             InvalidUseOfNull => write!(f, "Invalid use of NULL value"),

@@ -40,6 +40,8 @@ pub use decimal::Decimal;
 pub use error::{Error, Result};
 pub use output::{ColumnMeta, EndInfo, FieldType, OkInfo, QueryOutput};
 pub use row_change::RowChange;
-pub use schema::{Collation, ColumnDef, DataType, IndexDef, InstantColumns, TableDef};
+pub use schema::{
+    Collation, ColumnDef, DataType, IndexDef, InstantColumns, PhysicalColumn, TableDef,
+};
 pub use sql_mode::SqlMode;
 pub use value::Value;

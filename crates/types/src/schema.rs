@@ -573,16 +573,146 @@ pub struct TableDef {
     pub instant: Option<InstantColumns>,
 }
 
-/// The instantly added columns of a table: the last `defaults.len()` columns, added
-/// without rewriting any row. A stored row written before column `cols + i` existed
-/// reads `defaults[i]` there: the column's default at the ADD, kept when the column's
-/// DEFAULT changes later, as MySQL 8 keeps it.
+/// The physical columns of a table's stored rows when they differ from its columns as
+/// defined (docs/format/catalog.md, `tables[].instant`): after instant ADD COLUMNs (added
+/// physically at the end, wherever they go in the definition) and instant DROP COLUMNs
+/// (their bytes stay in older rows until a rebuild). Every stored row holds a prefix of
+/// the physical columns, at least `cols` of them. A stored row written before physical
+/// column `cols + i` existed reads `defaults[i]` there: the column's default at the ADD,
+/// kept when the column's DEFAULT changes later, as MySQL 8 keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InstantColumns {
-    /// The number of columns before the first instant ADD.
+    /// The number of physical columns every stored row holds: the columns before the
+    /// first instant change.
     pub cols: usize,
-    /// The stored value of each column from `cols` on, in rows older than it.
+    /// The stored value of each physical column from `cols` on, in rows older than it.
     pub defaults: Vec<crate::Value>,
+    /// What each physical column holds; None: physical column `i` is column `i` of the
+    /// definition, for all of them (instant ADDs at the end only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<Vec<PhysicalColumn>>,
+    /// Instant ADD/DROP statements since the last rebuild (None: catalogs written before
+    /// the field, read as `defaults.len()`, an upper bound).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versions: Option<u32>,
+}
+
+/// MySQL 8's limit of row versions: instant ADD/DROP statements a table takes before it
+/// must be rebuilt.
+pub const MAX_ROW_VERSIONS: u32 = 64;
+
+/// One physical column of stored rows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum PhysicalColumn {
+    /// Holds the definition's column of this number.
+    Column(usize),
+    /// A column dropped instantly, of this type: older rows hold its bytes, which a
+    /// reader steps over; newer rows store NULL there.
+    Dropped(DataType),
+}
+
+impl InstantColumns {
+    /// The physical columns of a table of `ncols` columns, in order.
+    pub fn physical(&self, ncols: usize) -> Vec<PhysicalColumn> {
+        match &self.layout {
+            Some(l) => l.clone(),
+            None => (0..ncols).map(PhysicalColumn::Column).collect(),
+        }
+    }
+
+    /// The entry of a table after an instant ADD/DROP COLUMN statement on `old`: the new
+    /// definition's column `i` is `old`'s column `sources[i]`, or added (None), whose
+    /// values in the rows already stored are `added` in order. Added columns are
+    /// appended physically; an old column absent from `sources` becomes a dropped
+    /// physical column. The layout is left out when it is the definition's order.
+    pub fn after_alter(old: &TableDef, sources: &[Option<usize>], added: &[crate::Value]) -> Self {
+        let inst = old.instant.clone().unwrap_or(InstantColumns {
+            cols: old.columns.len(),
+            defaults: Vec::new(),
+            layout: None,
+            versions: Some(0),
+        });
+        let mut new_pos = vec![None; old.columns.len()];
+        for (i, s) in sources.iter().enumerate() {
+            if let Some(slot) = s.and_then(|j| new_pos.get_mut(j)) {
+                *slot = Some(i);
+            }
+        }
+        let mut layout: Vec<PhysicalColumn> = inst
+            .physical(old.columns.len())
+            .into_iter()
+            .map(|p| match p {
+                PhysicalColumn::Column(j) => match new_pos.get(j).copied().flatten() {
+                    Some(i) => PhysicalColumn::Column(i),
+                    None => PhysicalColumn::Dropped(
+                        old.columns
+                            .get(j)
+                            .map_or(DataType::Blob(0), |c| c.data_type),
+                    ),
+                },
+                dropped => dropped,
+            })
+            .collect();
+        let mut defaults = inst.defaults.clone();
+        let mut values = added.iter();
+        for (i, s) in sources.iter().enumerate() {
+            if s.is_none() {
+                layout.push(PhysicalColumn::Column(i));
+                defaults.push(values.next().cloned().unwrap_or(crate::Value::Null));
+            }
+        }
+        let identity = layout.len() == sources.len()
+            && layout
+                .iter()
+                .enumerate()
+                .all(|(i, p)| *p == PhysicalColumn::Column(i));
+        InstantColumns {
+            cols: inst.cols,
+            defaults,
+            layout: (!identity).then_some(layout),
+            versions: Some(inst.row_versions().saturating_add(1)),
+        }
+    }
+
+    /// Puts a row stored in physical order (`stored`, a prefix of the physical columns)
+    /// into the order of a definition of `ncols` columns: columns past the prefix read
+    /// their recorded default. None when `stored` is longer than the physical columns.
+    /// (The `btree` engine does this inside its row codec; this form serves engines
+    /// that keep rows as values.)
+    pub fn logical_row(&self, ncols: usize, stored: &[crate::Value]) -> Option<Vec<crate::Value>> {
+        let phys = self.physical(ncols);
+        if stored.len() > phys.len() {
+            return None;
+        }
+        let mut row = vec![crate::Value::Null; ncols];
+        for (p, c) in phys.iter().enumerate() {
+            if let PhysicalColumn::Column(l) = c {
+                let v = match stored.get(p) {
+                    Some(v) => v.clone(),
+                    None => self.defaults.get(p.checked_sub(self.cols)?)?.clone(),
+                };
+                *row.get_mut(*l)? = v;
+            }
+        }
+        Some(row)
+    }
+
+    /// A row in a definition's order (`row`) in physical order: dropped columns NULL.
+    pub fn physical_row(&self, row: &[crate::Value]) -> Vec<crate::Value> {
+        self.physical(row.len())
+            .iter()
+            .map(|p| match p {
+                PhysicalColumn::Column(l) => row.get(*l).cloned().unwrap_or(crate::Value::Null),
+                PhysicalColumn::Dropped(_) => crate::Value::Null,
+            })
+            .collect()
+    }
+
+    /// The instant ADD/DROP statements made since the last rebuild.
+    pub fn row_versions(&self) -> u32 {
+        self.versions
+            .unwrap_or_else(|| u32::try_from(self.defaults.len()).unwrap_or(u32::MAX))
+    }
 }
 
 impl TableDef {

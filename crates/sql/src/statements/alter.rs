@@ -6,6 +6,11 @@
 //! - a change no stored byte depends on (names of columns, indexes and the table,
 //!   defaults, the comment, AUTO_INCREMENT of a `btree` table) is one write of the
 //!   catalog over the same files ([`Catalog::alter_in_place`]);
+//! - ADD COLUMN anywhere and DROP COLUMN of an unindexed column on a `btree` table are
+//!   instant too (MySQL 8.0.29's INSTANT, [`instant_change`]): the same one write, with
+//!   the table's physical column layout updated (`InstantColumns::after_alter`;
+//!   `docs/format/catalog.md`, `tables[].instant`), up to `MAX_ROW_VERSIONS` times
+//!   between rebuilds;
 //! - anything else rebuilds the table (MySQL's COPY algorithm): the catalog makes new
 //!   files under a hidden name, rows stream from the old table into the new one, each
 //!   converted to its new column by MySQL's rules (strict mode: a value that does not
@@ -20,8 +25,9 @@
 //! for `btree` is primary-key order, so the new clustered index fills in order.
 //!
 //! `ALGORITHM=` and `LOCK=` are honoured as far as they can be: INSTANT for a change
-//! that needs a rebuild, INPLACE for one MySQL itself can only copy (a column's type,
-//! ENGINE=), and LOCK=NONE for any rebuild give 1846.
+//! that needs a rebuild gives 1845 (1846 for a DROP of an indexed column, 4092 past the
+//! row versions), INPLACE for one MySQL itself can only copy (a column's type, ENGINE=),
+//! and LOCK=NONE for any rebuild give 1846.
 
 use crate::catalog::engines::engine_name;
 use crate::catalog::Catalog;
@@ -843,43 +849,47 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
             return Ok(done);
         }
     }
-    // Columns added at the end of a `btree` table: no row is touched (MySQL 8's
-    // INSTANT, its default for such a change).
+    // Columns added anywhere or dropped on a `btree` table: no row is touched (MySQL 8's
+    // INSTANT, its default for such a change); the table's physical layout maps the
+    // stored rows to the new definition (docs/format/catalog.md, `tables[].instant`).
     let instant_engine = def.engine == old.engine
         && cx
             .catalog
             .engine(&old.engine)
             .is_ok_and(|e| e.reads_instant_columns());
-    let instant = instant_add(&w, old, &def, &sources, instant_engine);
-    if let Some(defaults) = &instant {
-        let mut inst = old.instant.clone().unwrap_or(InstantColumns {
-            cols: old.columns.len(),
-            defaults: Vec::new(),
-        });
-        inst.defaults.extend(defaults.iter().cloned());
-        def.instant = Some(inst);
-    }
-    if let (None, Some(_)) = (&instant, w.rebuild.first()) {
-        // MySQL 8 also adds columns elsewhere and drops them instantly; here that is a
-        // copy with the same result. Anything else it would have to rebuild: on MyISAM
-        // every change, and a column it must compute for every row (AUTO_INCREMENT,
-        // a STORED generated column).
-        let computed = def.columns.iter().zip(&sources).any(|(c, s)| {
-            s.is_none() && (c.auto_increment || c.generated.as_ref().is_some_and(|g| g.stored))
-        });
-        let instant_columns = instant_engine
-            && !computed
-            && w.rebuild
-                .iter()
-                .all(|r| r == "ADD COLUMN" || r == "DROP COLUMN");
-        let primary_gone = w.dropped_primary && !def.indexes.iter().any(|i| i.primary);
-        match w.algorithm {
-            Algorithm::Instant if !instant_columns => {
+    let check = instant_change(&w, old, &def, &sources, instant_engine);
+    let instant = match &check {
+        InstantCheck::Yes(inst) => {
+            def.instant = Some(inst.clone());
+            true
+        }
+        _ => false,
+    };
+    if let (false, Some(_)) = (instant, w.rebuild.first()) {
+        // Anything else is a rebuild: on MyISAM every change, and on `btree` a column
+        // MySQL must compute for every row (AUTO_INCREMENT, a generated or an expression
+        // default), one an index uses dropped, and any other change of stored bytes.
+        match (w.algorithm, &check) {
+            (Algorithm::Instant, InstantCheck::TooManyVersions) => {
+                return Err(Error::MaxRowVersions(format!("{}/{}", old.db, old.name)));
+            }
+            (Algorithm::Instant, InstantCheck::IndexedDrop) => {
+                return Err(not_supported(
+                    "ALGORITHM=INSTANT",
+                    "Dropping a column that is part of an index needs the index rebuilt",
+                    "ALGORITHM=COPY/INPLACE",
+                ));
+            }
+            (Algorithm::Instant, _) => {
                 return Err(Error::AlterOperationNotSupported {
                     what: "ALGORITHM=INSTANT".into(),
                     try_instead: "ALGORITHM=COPY/INPLACE".into(),
                 })
             }
+            _ => {}
+        }
+        let primary_gone = w.dropped_primary && !def.indexes.iter().any(|i| i.primary);
+        match w.algorithm {
             Algorithm::Inplace => {
                 let why = if primary_gone {
                     Some(
@@ -919,7 +929,7 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
             (def.db.clone(), def.name.clone()),
         )
     });
-    if w.rebuild.is_empty() || instant.is_some() {
+    if w.rebuild.is_empty() || instant {
         if *old != def {
             cx.catalog.alter_in_place(handle, def)?;
         }
@@ -928,8 +938,8 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
         }
         return Ok(Outcome::ok(0));
     }
-    // The copy writes every row with all of the new definition's columns: no row is
-    // older than an instant ADD any more.
+    // The copy writes every row with all of the new definition's columns in their
+    // order: no row is older than an instant ADD or DROP any more.
     def.instant = None;
     // The counter carries over (a larger explicit value moves it, as inserts do).
     if w.auto_increment.is_none() {
@@ -942,55 +952,114 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
     Ok(Outcome::ok(copied))
 }
 
-/// The stored value of each added column in the rows already there, when the change
-/// can be an instant ADD COLUMN (MySQL 8's rules for one at the end): on a table whose
-/// engine reads such rows (`instant_engine`: `Engine::reads_instant_columns`, `btree`),
-/// under ALGORITHM=DEFAULT or INSTANT, only columns added after the last one, each with
-/// a constant default (a literal, or none: NULL, or the implicit default of a NOT NULL
-/// column), none AUTO_INCREMENT or generated, no index or constraint added, every old
-/// column stored as before (a rename, default or comment may change with it).
-fn instant_add(
+/// Whether a change can be made instantly, and how.
+enum InstantCheck {
+    /// Yes: the table's new `instant` entry.
+    Yes(InstantColumns),
+    /// No: the change is more than adding and dropping columns, or the engine or
+    /// ALGORITHM= does not allow it.
+    No,
+    /// No: a dropped column is part of an index.
+    IndexedDrop,
+    /// No: the table has had `MAX_ROW_VERSIONS` instant changes since its last rebuild.
+    TooManyVersions,
+}
+
+/// Whether the change can be an instant ADD/DROP COLUMN (MySQL 8.0.29's rules): on a
+/// table whose engine reads such rows (`instant_engine`: `Engine::reads_instant_columns`,
+/// `btree`), under ALGORITHM=DEFAULT or INSTANT, only columns added (anywhere) or
+/// dropped, each added one with a constant default (a literal, or none: NULL, or the
+/// implicit default of a NOT NULL column), none AUTO_INCREMENT or generated, no dropped
+/// column in an index, no index or constraint added, every kept column stored as before
+/// (a rename, default or comment may change with it), fewer than `MAX_ROW_VERSIONS`
+/// such changes since the last rebuild. Yes carries the table's new physical layout,
+/// with the value of each added column in the rows already there.
+fn instant_change(
     w: &Work,
     old: &TableDef,
     def: &TableDef,
     sources: &[Option<usize>],
     instant_engine: bool,
-) -> Option<Vec<Value>> {
-    let n = old.columns.len();
+) -> InstantCheck {
+    use InstantCheck::No;
     let eligible = matches!(w.algorithm, Algorithm::Default | Algorithm::Instant)
         && instant_engine
         && !w.rebuild.is_empty()
-        && w.rebuild.iter().all(|r| r == "ADD COLUMN")
-        && def.columns.len() > n
-        && (0..n).all(|i| {
-            sources.get(i) == Some(&Some(i))
-                && def.columns[i].data_type == old.columns[i].data_type
-                && def.columns[i].members == old.columns[i].members
-                && def.columns[i].nullable == old.columns[i].nullable
-                && def.columns[i].generated == old.columns[i].generated
+        && w.rebuild
+            .iter()
+            .all(|r| r == "ADD COLUMN" || r == "DROP COLUMN")
+        && sources.len() == def.columns.len()
+        && def.columns.iter().zip(sources).all(|(c, s)| match s {
+            Some(j) => old.columns.get(*j).is_some_and(|o| {
+                c.data_type == o.data_type
+                    && c.members == o.members
+                    && c.nullable == o.nullable
+                    && c.generated == o.generated
+                    && c.collation == o.collation
+            }),
+            None => true,
         })
-        && sources[n..].iter().all(Option::is_none)
-        && def.indexes == old.indexes
         && def.foreign_keys == old.foreign_keys
         && def.checks == old.checks;
     if !eligible {
-        return None;
+        return No;
     }
-    def.columns[n..]
+    // Old column -> new column.
+    let mut new_pos = vec![None; old.columns.len()];
+    for (i, s) in sources.iter().enumerate() {
+        match s.and_then(|j| new_pos.get_mut(j)) {
+            Some(slot @ None) => *slot = Some(i),
+            _ if s.is_none() => {}
+            _ => return No,
+        }
+    }
+    let dropped_indexed = old
+        .indexes
         .iter()
-        .map(|c| {
-            if c.auto_increment || c.generated.is_some() {
-                return None;
-            }
-            // The value the copy would have filled in (`RowConverter`).
-            Some(match &c.default {
-                Some(ColumnDefault::Value(v)) => v.clone(),
-                Some(ColumnDefault::CurrentTimestamp | ColumnDefault::Expr(_)) => return None,
-                None if c.nullable => Value::Null,
-                None => implicit_default(c),
-            })
-        })
-        .collect()
+        .any(|ix| ix.columns.iter().any(|&c| new_pos.get(c) == Some(&None)));
+    // The same indexes over the same columns, renumbered.
+    let same_indexes = def.indexes.len() == old.indexes.len()
+        && def.indexes.iter().zip(&old.indexes).all(|(n, o)| {
+            n.name == o.name
+                && n.unique == o.unique
+                && n.primary == o.primary
+                && n.comment == o.comment
+                && n.columns.len() == o.columns.len()
+                && n.columns
+                    .iter()
+                    .zip(&o.columns)
+                    .all(|(&nc, &oc)| sources.get(nc) == Some(&Some(oc)))
+        });
+    if dropped_indexed {
+        return InstantCheck::IndexedDrop;
+    }
+    if !same_indexes {
+        return No;
+    }
+    let mut added = Vec::new();
+    for (c, s) in def.columns.iter().zip(sources) {
+        if s.is_some() {
+            continue;
+        }
+        if c.auto_increment || c.generated.is_some() {
+            return No;
+        }
+        // The value the copy would have filled in (`RowConverter`).
+        added.push(match &c.default {
+            Some(ColumnDefault::Value(v)) => v.clone(),
+            Some(ColumnDefault::CurrentTimestamp | ColumnDefault::Expr(_)) => return No,
+            None if c.nullable => Value::Null,
+            None => implicit_default(c),
+        });
+    }
+    if old
+        .instant
+        .as_ref()
+        .is_some_and(|i| i.row_versions() >= strata_types::schema::MAX_ROW_VERSIONS)
+    {
+        return InstantCheck::TooManyVersions;
+    }
+    InstantCheck::Yes(InstantColumns::after_alter(old, sources, &added))
 }
 
 /// Whether a change only adds secondary indexes to a table, and the statement lets it be
