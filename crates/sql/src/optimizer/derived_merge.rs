@@ -70,6 +70,8 @@ pub(crate) struct Merged {
     map: Vec<Expr>,
     /// Per old scope table, its tables in the new scope.
     tables: Vec<Vec<usize>>,
+    /// The old scope tables that were merged.
+    merged: Vec<usize>,
     /// The new row's width (positions past the old row's, e.g. window values, shift
     /// by the difference).
     width: usize,
@@ -91,10 +93,14 @@ impl Merged {
         });
     }
 
-    /// The new positions of old scope tables `old` (a `*` over a merged derived table
-    /// is over its tables).
-    pub fn tables_of(&self, old: usize) -> &[usize] {
-        self.tables.get(old).map_or(&[], Vec::as_slice)
+    /// The new position of old scope table `old`, unless it was merged (a `*` over a
+    /// merged view is not a `*` over its base tables, for the privilege check's 1142
+    /// against 1143; the view's own `*` is in `star_tables`).
+    pub fn kept(&self, old: usize) -> Option<usize> {
+        match self.tables.get(old).map(Vec::as_slice) {
+            Some([t]) if !self.merged.contains(&old) => Some(*t),
+            _ => None,
+        }
     }
 }
 
@@ -194,6 +200,15 @@ pub(crate) fn merge(
             }
         }
     }
+    // A LATERAL derived table after a merged one reads the columns before it anew.
+    let remap = |e: &mut Expr| {
+        e.replace_columns(&mut |p| map.get(p).cloned().unwrap_or(Expr::Column(p)));
+    };
+    for t in &mut new.tables {
+        if let Some(l) = &mut t.lateral {
+            l.correlated.iter_mut().for_each(remap);
+        }
+    }
     // USING/NATURAL pairs between tables that stay.
     new.coalesced = scope
         .coalesced
@@ -215,6 +230,7 @@ pub(crate) fn merge(
         .filter_map(|(t, _)| t.slot)
         .collect();
     let merged = Merged {
+        merged: (0..picked.len()).filter(|&i| picked[i].is_some()).collect(),
         width: new.width(),
         order: order.iter().flat_map(|&t| tables[t].clone()).collect(),
         scope: new,

@@ -480,7 +480,7 @@ pub fn plan_block(
             }
             let mut stars: Vec<usize> = star_tables
                 .iter()
-                .flat_map(|&t| m.tables_of(t).to_vec())
+                .filter_map(|&t| m.kept(t))
                 .chain(m.star_tables.iter().copied())
                 .collect();
             stars.sort_unstable();
