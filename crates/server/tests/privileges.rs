@@ -2,7 +2,8 @@
 //! created by root, a limited account refused with 1142 / 1044 / 1227 (the Rust driver
 //! and PyMySQL), SHOW GRANTS text, a wrong password 1045, ACCOUNT LOCK 3118,
 //! MAX_USER_CONNECTIONS 1226, REQUIRE SSL refused without TLS (1045) and admitted with
-//! it, and the accounts surviving a restart.
+//! it, the accounts surviving a restart, and column privileges checked through views and
+//! derived tables merged into the query (as when they were materialised).
 
 mod common;
 
@@ -253,4 +254,51 @@ fn require_ssl_needs_tls_and_caching_sha2_logs_in() {
     }
     let (ok, _, err) = cli(port, "sha2", "wrong", true, "SELECT 1");
     assert!(!ok && err.contains("1045"), "{err}");
+}
+
+/// A view or derived table merged into the outer query (optimizer/derived_merge.rs) is
+/// checked as when it was materialised: every column its query reads needs SELECT, and a
+/// `*` over the view is not a `*` over its base table (1143, not 1142).
+#[test]
+fn column_privileges_through_merged_views() {
+    let Some(server) = strata() else { return };
+    let port = server.port;
+    let mut root = common::connect(port, None);
+    for q in [
+        "CREATE DATABASE p",
+        "CREATE TABLE p.b (id INT PRIMARY KEY, a INT, s INT)",
+        "INSERT INTO p.b VALUES (1, 2, 3)",
+        "CREATE TABLE p.t (x INT)",
+        "INSERT INTO p.t VALUES (1)",
+        "CREATE VIEW p.v AS SELECT id, a FROM p.b",
+        "CREATE VIEW p.vs AS SELECT * FROM p.b",
+        "CREATE USER 'cols'@'%' IDENTIFIED WITH mysql_native_password BY 'pw'",
+        "GRANT SELECT ON p.v TO 'cols'@'%'",
+        "GRANT SELECT ON p.vs TO 'cols'@'%'",
+        "GRANT SELECT ON p.t TO 'cols'@'%'",
+        "GRANT SELECT (id) ON p.b TO 'cols'@'%'",
+    ] {
+        root.query_drop(q).unwrap();
+    }
+    let mut c = as_user(port, "cols", "pw", None).unwrap();
+    let err = |c: &mut mysql::Conn, q: &str| c.query_drop(q).err().map(|e| code(e).0);
+    assert_eq!(err(&mut c, "SELECT id FROM p.v"), Some(1143));
+    assert_eq!(err(&mut c, "SELECT * FROM p.v"), Some(1143));
+    assert_eq!(
+        err(&mut c, "SELECT t.x, v.id FROM p.t JOIN p.v ON v.id = t.x"),
+        Some(1143)
+    );
+    assert_eq!(err(&mut c, "SELECT * FROM p.vs"), Some(1142));
+    assert_eq!(
+        err(&mut c, "SELECT id FROM (SELECT id, a FROM p.b) AS d"),
+        Some(1143)
+    );
+    assert_eq!(
+        err(&mut c, "SELECT id FROM (SELECT id FROM p.b) AS d"),
+        None
+    );
+    let rows: Vec<(i64, i64)> = c
+        .query("SELECT t.x, d.id FROM p.t JOIN (SELECT id FROM p.b) AS d ON d.id = t.x")
+        .unwrap();
+    assert_eq!(rows, vec![(1, 1)]);
 }

@@ -353,6 +353,11 @@ impl ColumnAcc<'_> {
             b.const_filter.iter().for_each(&mut mark);
             Some(used)
         };
+        // A merged view's or derived table's select list is read as when materialised.
+        let used = used.map(|mut u| {
+            b.merged_reads.iter().for_each(|e| mark_columns(e, &mut u));
+            u
+        });
         for t in &b.scope.tables {
             if !self.is_mine(t) {
                 continue;

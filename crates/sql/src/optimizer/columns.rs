@@ -140,6 +140,8 @@ mod tests {
             lock_wait: LockWait::Wait,
             windows: None,
             star_tables: vec![],
+            merge_source: None,
+            merged_reads: vec![],
         }
     }
 

@@ -74,6 +74,7 @@
 
 pub mod access;
 pub mod columns;
+pub mod derived_merge;
 pub mod derived_pushdown;
 pub mod equalities;
 pub mod expensive_last;

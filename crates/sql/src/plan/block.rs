@@ -134,6 +134,13 @@ pub struct SelectPlan {
     /// privilege check answers 1142 (the table) rather than 1143 (a column) for them,
     /// as MySQL does.
     pub star_tables: Vec<usize>,
+    /// A block of one FROM clause without outer joins: its WHERE and join conditions as
+    /// bound (before access paths take some), so a block reading it as a derived table
+    /// or view can merge it ([`crate::optimizer::derived_merge`]). None: not mergeable.
+    pub merge_source: Option<Vec<Expr>>,
+    /// The select expressions of the derived tables and views merged into this block:
+    /// their columns are checked for privileges as when the query ran on its own.
+    pub merged_reads: Vec<Expr>,
 }
 
 /// The column name MySQL gives an unaliased select item: the column's name, or the

@@ -110,12 +110,6 @@ pub fn plan_block(
     }
     conds.extend(from.conds);
     let mut groups = from.groups;
-    // A LEFT JOIN whose inner side WHERE null-rejects is an inner join; with no outer
-    // join left, the join order is free again.
-    let mut fixed_order = from.fixed;
-    if crate::optimizer::outer_join::simplify(&mut groups, &mut conds, &|p| scope.table_of(p)) {
-        fixed_order = from.straight || !groups.is_empty();
-    }
     // ONLY_FULL_GROUP_BY reads the equalities of WHERE and the joins, checked below.
     let full_group_by = cx.sql_mode.has(strata_types::SqlMode::ONLY_FULL_GROUP_BY);
     let dependency_conds: Vec<Expr> = if full_group_by {
@@ -123,28 +117,6 @@ pub fn plan_block(
     } else {
         Vec::new()
     };
-    let conds = conds
-        .into_iter()
-        .map(|(owner, e)| (owner, tables_mask(&scope, &e), e))
-        .collect();
-    let mut placed = crate::plan::join_groups::place(&from.order, &mut groups, conds)?;
-    let const_filter = std::mem::take(&mut placed.const_filter);
-    let levels: Vec<Level> = from
-        .order
-        .iter()
-        .enumerate()
-        .map(|(l, &t)| Level {
-            table: t,
-            access: Access::Scan,
-            filter: std::mem::take(&mut placed.filter[l]),
-            outer: !placed.chain[l].is_empty(),
-            on: std::mem::take(&mut placed.on[l]),
-            chain: std::mem::take(&mut placed.chain[l]),
-            starts: placed.starts[l],
-            possible: vec![],
-            columns: None,
-        })
-        .collect();
 
     // Select list.
     let grouped = !matches!(&select.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty())
@@ -471,6 +443,88 @@ pub fn plan_block(
 
     let (limit, offset) = bind_limits(q.limit_clause.as_ref(), env)?;
 
+    // Derived tables and views this block may merge (MySQL's derived_merge): every
+    // clause is bound against the scope with them, so names and metadata are as if
+    // materialised; what reads their columns now reads their queries' expressions.
+    let mut scope = scope;
+    let mut derived = derived;
+    let mut order_of_tables = from.order;
+    let mut merged_reads = Vec::new();
+    if planner.merges() && windows.plan.calls.is_empty() {
+        if let Some(m) = crate::optimizer::derived_merge::merge(
+            &scope,
+            &order_of_tables,
+            &mut groups,
+            &mut derived,
+            &mut conds,
+        ) {
+            if grouped {
+                for g in &mut agg.groups {
+                    m.rewrite(&mut g.1);
+                }
+                for a in &mut agg.aggs {
+                    if let Some(e) = &mut a.arg {
+                        m.rewrite(e);
+                    }
+                    for (e, _, _) in &mut a.more_args {
+                        m.rewrite(e);
+                    }
+                    for (e, _, _) in &mut a.order {
+                        m.rewrite(e);
+                    }
+                }
+            } else {
+                for e in &mut projection {
+                    m.rewrite(e);
+                }
+            }
+            let mut stars: Vec<usize> = star_tables
+                .iter()
+                .filter_map(|&t| m.kept(t))
+                .chain(m.star_tables.iter().copied())
+                .collect();
+            stars.sort_unstable();
+            stars.dedup();
+            star_tables = stars;
+            merged_reads = m.reads;
+            order_of_tables = m.order;
+            scope = m.scope;
+        }
+    }
+    let n = scope.tables.len();
+    // A block of inner joins may be merged into a block reading it as a derived table:
+    // its conditions as bound (after its own merges) go with it.
+    let merge_source: Option<Vec<Expr>> = (groups.is_empty() && !from.straight)
+        .then(|| conds.iter().map(|(_, e)| e.clone()).collect());
+
+    // A LEFT JOIN whose inner side WHERE null-rejects is an inner join; with no outer
+    // join left, the join order is free again.
+    let mut fixed_order = from.fixed;
+    if crate::optimizer::outer_join::simplify(&mut groups, &mut conds, &|p| scope.table_of(p)) {
+        fixed_order = from.straight || !groups.is_empty();
+    }
+    let conds = conds
+        .into_iter()
+        .map(|(owner, e)| (owner, tables_mask(&scope, &e), e))
+        .collect();
+    let mut placed = crate::plan::join_groups::place(&order_of_tables, &mut groups, conds)?;
+    let const_filter = std::mem::take(&mut placed.const_filter);
+    let levels: Vec<Level> = order_of_tables
+        .iter()
+        .enumerate()
+        .map(|(l, &t)| Level {
+            table: t,
+            access: Access::Scan,
+            filter: std::mem::take(&mut placed.filter[l]),
+            outer: !placed.chain[l].is_empty(),
+            on: std::mem::take(&mut placed.on[l]),
+            chain: std::mem::take(&mut placed.chain[l]),
+            starts: placed.starts[l],
+            possible: vec![],
+            columns: None,
+        })
+        .collect();
+
     // Every clause is bound, so the rows the windows see have their final width: the
     // calls' values go right after them.
     let windows = if windows.plan.calls.is_empty() {
@@ -556,7 +610,6 @@ pub fn plan_block(
 
     // Conditions on one derived table or view go down into its query (MySQL's
     // derived_condition_pushdown), before its rows are ever read.
-    let mut derived = derived;
     crate::optimizer::derived_pushdown::push_into_derived(&scope, &levels, &mut derived, cx);
 
     let mut plan = SelectPlan {
@@ -579,6 +632,8 @@ pub fn plan_block(
         lock_wait,
         windows,
         star_tables,
+        merge_source,
+        merged_reads,
     };
     choose_access_paths(&mut plan, cx);
     Ok(plan)
@@ -889,6 +944,8 @@ pub fn plan_single_table(
         read_mode: ReadMode::LockExclusive,
         lock_wait: LockWait::Wait,
         star_tables: vec![],
+        merge_source: None,
+        merged_reads: vec![],
         windows: None,
     };
     choose_access_paths(&mut plan, cx);

@@ -47,6 +47,9 @@ pub struct Planner<'p, 'c> {
     /// The types of the placeholders where they are known (a stored program's
     /// variables); otherwise a placeholder is untyped until it has a value.
     param_types: Vec<Option<(crate::bind::SType, strata_types::Collation)>>,
+    /// Derived tables and views may be merged into the blocks that read them (off for
+    /// the statements that change tables: see `optimizer::derived_merge`).
+    merge: Cell<bool>,
 }
 
 /// What a table name in FROM turned out to be.
@@ -74,7 +77,20 @@ impl<'p, 'c> Planner<'p, 'c> {
             names: ItemNames::default(),
             view_names: RefCell::new(Vec::new()),
             param_types: Vec::new(),
+            merge: Cell::new(true),
         }
+    }
+
+    /// A planner that keeps every derived table and view materialised (UPDATE, DELETE
+    /// and INSERT read them whole before their first change).
+    pub fn without_merge(self) -> Self {
+        self.merge.set(false);
+        self
+    }
+
+    /// Whether derived tables and views may be merged into the blocks reading them.
+    pub(crate) fn merges(&self) -> bool {
+        self.merge.get()
     }
 
     /// A statement of a stored program: bound from `text`, its columns named from
@@ -195,7 +211,13 @@ impl<'p, 'c> Planner<'p, 'c> {
         // A session's temporary table hides a view of its name too.
         let temp = self.cx.temp_table(&db, &table);
         if let Some(view) = self.cx.catalog.view(&db, &table).filter(|_| temp.is_none()) {
-            let (columns, plan) = crate::planner::views::expand(self, &view)?;
+            let (columns, mut plan) = crate::planner::views::expand(self, &view)?;
+            // ALGORITHM=TEMPTABLE: always materialised.
+            if view.algorithm.eq_ignore_ascii_case("TEMPTABLE") {
+                if let QueryPlan::Block(b) = &mut plan {
+                    b.merge_source = None;
+                }
+            }
             return Ok((
                 db,
                 table,

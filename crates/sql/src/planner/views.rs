@@ -2,9 +2,11 @@
 //! planned afresh, as a derived table, every time a statement is bound (so it sees
 //! ALTER TABLE on its base tables; a base table or column that is gone gives 1356).
 //!
-//! MySQL merges a view into the outer block when it can and materialises it otherwise;
-//! both give the same rows, and Strata always materialises (a derived table in one of
-//! the statement's slots), which is MySQL's `ALGORITHM=TEMPTABLE`.
+//! The view is planned as a derived table in one of the statement's slots; the block
+//! that reads it then merges it when MySQL 8 would (`ALGORITHM=UNDEFINED` or `MERGE`,
+//! a plain query: `optimizer::derived_merge`) and materialises it otherwise, as
+//! `ALGORITHM=TEMPTABLE` always is (`Planner::relation` marks such a view's query as not
+//! mergeable). Both give the same rows; names and metadata are the view's either way.
 //!
 //! Inside the view, unqualified table names mean tables of the view's own database,
 //! not of the session's current one: they are qualified before planning; the outer

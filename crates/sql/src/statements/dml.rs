@@ -174,7 +174,7 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
     let target = target(cx, name, "INSERT")?;
     let def = target.def.clone();
     let empty = Scope::default();
-    let planner = Planner::new(cx);
+    let planner = Planner::new(cx).without_merge();
     let env = planner.root_env();
     let mut columns: Vec<usize> = ins
         .columns
@@ -206,7 +206,7 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
         }
         let ast::SetExpr::Values(values) = source.body.as_ref() else {
             let source = select_numeric_hex(source, &columns, &def);
-            let sub = Planner::new(cx).plan_statement(&source)?;
+            let sub = Planner::new(cx).without_merge().plan_statement(&source)?;
             if sub.columns().len() != columns.len() {
                 return Err(Error::ValueCount(1));
             }
@@ -1197,7 +1197,7 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
     if !u.table.joins.is_empty() || matches!(u.table.relation, ast::TableFactor::Derived { .. }) {
         return super::multi_dml::plan_update(u, cx);
     }
-    let planner = Planner::new(cx);
+    let planner = Planner::new(cx).without_merge();
     let env = planner.root_env();
     let (target, source, scope, alias) = single_table_source(
         cx,
@@ -1265,7 +1265,7 @@ pub fn plan_delete(d: &ast::Delete, cx: &ExecCtx) -> Result<DeletePlan> {
     let Some(table) = single else {
         return super::multi_dml::plan_delete(d, cx);
     };
-    let planner = Planner::new(cx);
+    let planner = Planner::new(cx).without_merge();
     let env = planner.root_env();
     let (target, source, _, _) = single_table_source(
         cx,

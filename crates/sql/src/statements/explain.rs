@@ -131,8 +131,9 @@ pub fn explain_statement(
     cx: &ExecCtx,
     out: &mut dyn QueryOutput,
 ) -> Result<Outcome> {
-    let simple =
-        stmt.subqueries.is_empty() && stmt.slots == 0 && matches!(stmt.root, QueryPlan::Block(_));
+    // A merged view or derived table leaves no block of its own (its slot is unused).
+    let simple = stmt.subqueries.is_empty()
+        && matches!(&stmt.root, QueryPlan::Block(b) if b.derived.is_empty());
     let mut ex = Explainer {
         stmt,
         cx,

@@ -231,7 +231,7 @@ pub fn plan_update(u: &ast::Update, cx: &ExecCtx) -> Result<UpdatePlan> {
     let from = vec![u.table.clone()];
     let views = views_in(&from, cx);
     let (q, select) = block_query(from, projection, u.selection.clone())?;
-    let planner = Planner::new(cx);
+    let planner = Planner::new(cx).without_merge();
     let env = planner.root_env();
     let mut source = plan_block(&q, &select, &planner, &env)?;
     // Each SET column, bound as a column of the join: (scope table, column).
@@ -348,7 +348,7 @@ pub fn plan_delete(d: &ast::Delete, cx: &ExecCtx) -> Result<DeletePlan> {
         ast::Value::Number("1".into(), false).into(),
     ));
     let (q, select) = block_query(tables, vec![one], d.selection.clone())?;
-    let planner = Planner::new(cx);
+    let planner = Planner::new(cx).without_merge();
     let env = planner.root_env();
     let mut source = plan_block(&q, &select, &planner, &env)?;
     drop(env);

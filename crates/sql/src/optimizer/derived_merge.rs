@@ -1,0 +1,485 @@
+//! Merging derived tables and views into the block that reads them (MySQL 8's
+//! `derived_merge`): instead of materialising `(SELECT … FROM b WHERE w) AS d` and
+//! joining its rows, the block reads `b` itself — `b`'s tables take `d`'s place in the
+//! join, `w` joins the block's conditions, and every expression that read a column of
+//! `d` reads the derived query's select expression for it instead. The join on the
+//! derived table's key then becomes a primary-key or index lookup into the base table
+//! per outer row, where a materialised derived table is read whole every time.
+//!
+//! When (MySQL's rule, kept narrower where Strata cannot be sure of the result):
+//! - the derived query is one plain block ([`mergeable`]): no aggregates, GROUP BY,
+//!   HAVING, DISTINCT, LIMIT/OFFSET, ORDER BY, window functions, locking clause,
+//!   STRAIGHT_JOIN or outer join inside, every table of it a base table (a derived
+//!   table or view inside it was merged into it first, or it stays materialised and
+//!   so does this one), and no select expression or condition with a subquery, a user
+//!   variable, a stored function or a non-deterministic call (merged, such a value
+//!   would be computed once per reference and per join row instead of once per row);
+//! - not a view of `ALGORITHM=TEMPTABLE` (the planner clears the query's merge source);
+//! - not a CTE (its rows are shared by its references) nor a LATERAL derived table;
+//! - the block is not an UPDATE, DELETE or INSERT's (nor one of their subqueries'):
+//!   there the derived table is read before the first change, which 1093 relies on;
+//! - on the inner side of an outer join only when every select expression is a bare
+//!   column: a NULL-extended base table then gives NULL for each, as the materialised
+//!   row did (a constant or `COALESCE(x, 0)` would not stay NULL); its conditions then
+//!   join that outer join's ON;
+//! - the block keeps at most [`MAX_JOIN_TABLES`] tables.
+//!
+//! Why the result is the same: a materialised derived table holds the inner select
+//! expressions' values as computed (materialisation converts nothing, see
+//! `derived_pushdown`), so an outer expression over them gives what it gives over the
+//! select expressions themselves. Names and result metadata do not change either:
+//! every clause is bound against the block's scope as it was, the derived table
+//! included; only the bound expressions are rewritten here, afterwards.
+
+use crate::bind::{Scope, ScopeTable};
+use crate::expr::Expr;
+use crate::optimizer::derived_pushdown::movable;
+use crate::optimizer::join_order::MAX_JOIN_TABLES;
+use crate::plan::block::{Derived, SelectPlan};
+use crate::plan::join_groups::JoinGroup;
+use crate::plan::query::QueryPlan;
+use strata_engine::ReadMode;
+
+/// Whether a planned derived query is one block MySQL would merge (see the module
+/// comment); its conditions are then in `merge_source`.
+pub(crate) fn mergeable(b: &SelectPlan) -> bool {
+    b.merge_source.is_some()
+        && b.group.is_none()
+        && !b.distinct
+        && b.limit.is_none()
+        && b.offset.is_none()
+        && b.order.is_empty()
+        && b.windows.is_none()
+        && b.read_mode == ReadMode::Consistent
+        && b.derived.is_empty()
+        && b.groups.is_empty()
+        && !b.fixed_order
+        && b.projection.len() == b.columns.len()
+        && !b.scope.tables.is_empty()
+        && b.scope.tables.iter().all(ScopeTable::is_base)
+        && b.projection.iter().all(movable)
+        && b.merge_source.iter().flatten().all(movable)
+}
+
+/// The block after merging: its new scope and join order, and how to rewrite every
+/// expression bound against the old scope.
+pub(crate) struct Merged {
+    pub scope: Scope,
+    pub order: Vec<usize>,
+    /// Per old row position, the expression over the new row that gives its value.
+    map: Vec<Expr>,
+    /// Per old scope table, its tables in the new scope.
+    tables: Vec<Vec<usize>>,
+    /// The old scope tables that were merged.
+    merged: Vec<usize>,
+    /// The new row's width (positions past the old row's, e.g. window values, shift
+    /// by the difference).
+    width: usize,
+    /// The merged select expressions, over the new row: the columns a view's query
+    /// reads are still checked for privileges though the outer block reads fewer.
+    pub reads: Vec<Expr>,
+    /// Scope tables (new positions) the merged queries list through `*`.
+    pub star_tables: Vec<usize>,
+}
+
+impl Merged {
+    /// Rewrites an expression bound against the old scope.
+    pub fn rewrite(&self, e: &mut Expr) {
+        e.replace_columns(&mut |p| {
+            self.map
+                .get(p)
+                .cloned()
+                .unwrap_or(Expr::Column(p - self.map.len() + self.width))
+        });
+    }
+
+    /// The new position of old scope table `old`, unless it was merged (a `*` over a
+    /// merged view is not a `*` over its base tables, for the privilege check's 1142
+    /// against 1143; the view's own `*` is in `star_tables`).
+    pub fn kept(&self, old: usize) -> Option<usize> {
+        match self.tables.get(old).map(Vec::as_slice) {
+            Some([t]) if !self.merged.contains(&old) => Some(*t),
+            _ => None,
+        }
+    }
+}
+
+/// The innermost outer-join group holding table `t` (the one with fewest tables).
+fn innermost_group(groups: &[JoinGroup], t: usize) -> Option<usize> {
+    groups
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.tables & (1 << t) != 0)
+        .min_by_key(|(_, g)| g.tables.count_ones())
+        .map(|(i, _)| i)
+}
+
+/// Merges every derived table of the block that may be merged. `conds` (owner group,
+/// condition) are rewritten and get the merged queries' conditions; `groups` and
+/// `derived` follow. None when nothing was merged (everything stays as it was).
+pub(crate) fn merge(
+    scope: &Scope,
+    order: &[usize],
+    groups: &mut [JoinGroup],
+    derived: &mut Derived,
+    conds: &mut Vec<(Option<usize>, Expr)>,
+) -> Option<Merged> {
+    // Which tables merge, with the block that replaces each.
+    let mut picked: Vec<Option<&SelectPlan>> = vec![None; scope.tables.len()];
+    let mut count = scope.tables.len();
+    for (i, t) in scope.tables.iter().enumerate() {
+        let (Some(slot), None) = (t.slot, &t.lateral) else {
+            continue;
+        };
+        let Some((_, Some(plan))) = derived.iter().find(|(s, _)| *s == slot) else {
+            continue;
+        };
+        // Shared: a CTE (its planner list holds it too).
+        if std::sync::Arc::strong_count(plan) != 1 {
+            continue;
+        }
+        let QueryPlan::Block(b) = plan.as_ref() else {
+            continue;
+        };
+        if !mergeable(b) {
+            continue;
+        }
+        let inner_side = innermost_group(groups, i).is_some();
+        if inner_side && !b.projection.iter().all(|e| matches!(e, Expr::Column(_))) {
+            continue;
+        }
+        if count - 1 + b.scope.tables.len() > MAX_JOIN_TABLES {
+            continue;
+        }
+        count = count - 1 + b.scope.tables.len();
+        picked[i] = Some(b);
+    }
+    if picked.iter().all(Option::is_none) {
+        return None;
+    }
+
+    // The new scope, and where each old table went.
+    let mut new = Scope::default();
+    let mut tables: Vec<Vec<usize>> = Vec::with_capacity(scope.tables.len());
+    let mut map: Vec<Expr> = Vec::with_capacity(scope.width());
+    let mut reads = Vec::new();
+    let mut star_tables = Vec::new();
+    let mut added: Vec<(Option<usize>, Expr)> = Vec::new();
+    for (i, t) in scope.tables.iter().enumerate() {
+        let base = new.width();
+        match picked[i] {
+            None => {
+                tables.push(vec![new.tables.len()]);
+                let mut st = t.clone();
+                st.offset = base;
+                new.tables.push(st);
+                map.extend((0..t.def.columns.len()).map(|c| Expr::Column(base + c)));
+            }
+            Some(b) => {
+                let first = new.tables.len();
+                for it in &b.scope.tables {
+                    let mut st = it.clone();
+                    st.offset = new.width();
+                    new.tables.push(st);
+                }
+                tables.push((first..new.tables.len()).collect());
+                star_tables.extend(b.star_tables.iter().map(|&x| first + x));
+                let shift = |e: &Expr| {
+                    let mut e = e.clone();
+                    e.map_columns(&|p| p + base);
+                    e
+                };
+                let owner = innermost_group(groups, i);
+                for c in b.merge_source.iter().flatten() {
+                    added.push((owner, shift(c)));
+                }
+                for e in &b.projection {
+                    map.push(shift(e));
+                    reads.push(shift(e));
+                }
+            }
+        }
+    }
+    // A LATERAL derived table after a merged one reads the columns before it anew.
+    let remap = |e: &mut Expr| {
+        e.replace_columns(&mut |p| map.get(p).cloned().unwrap_or(Expr::Column(p)));
+    };
+    for t in &mut new.tables {
+        if let Some(l) = &mut t.lateral {
+            l.correlated.iter_mut().for_each(remap);
+        }
+    }
+    // USING/NATURAL pairs between tables that stay.
+    new.coalesced = scope
+        .coalesced
+        .iter()
+        .filter_map(|&(a, b)| match (map.get(a), map.get(b)) {
+            (Some(Expr::Column(x)), Some(Expr::Column(y)))
+                if picked[scope.table_of(a)].is_none() && picked[scope.table_of(b)].is_none() =>
+            {
+                Some((*x, *y))
+            }
+            _ => None,
+        })
+        .collect();
+    let slots: Vec<usize> = scope
+        .tables
+        .iter()
+        .zip(&picked)
+        .filter(|(_, p)| p.is_some())
+        .filter_map(|(t, _)| t.slot)
+        .collect();
+    let merged = Merged {
+        merged: (0..picked.len()).filter(|&i| picked[i].is_some()).collect(),
+        width: new.width(),
+        order: order.iter().flat_map(|&t| tables[t].clone()).collect(),
+        scope: new,
+        map,
+        tables,
+        reads,
+        star_tables,
+    };
+    for g in groups.iter_mut() {
+        let mut mask = 0u64;
+        for (old, news) in merged.tables.iter().enumerate() {
+            if g.tables & (1 << old) != 0 {
+                for &n in news {
+                    mask |= 1 << n;
+                }
+            }
+        }
+        g.tables = mask;
+    }
+    for (_, c) in conds.iter_mut() {
+        merged.rewrite(c);
+    }
+    conds.extend(added);
+    derived.retain(|(slot, _)| !slots.contains(slot));
+    Some(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bind::derived::DerivedTable;
+    use crate::bind::{AggSpec, Lateral, SType};
+    use crate::catalog::rowsource::ReadOnlyTable;
+    use crate::expr::functions::{Func, MathFn};
+    use crate::expr::{Subquery, SubqueryKind};
+    use crate::plan::block::GroupPlan;
+    use std::sync::Arc;
+    use strata_engine::{LockWait, Table};
+    use strata_types::{Collation, ColumnMeta, FieldType, Value};
+
+    fn scope_of(widths: &[usize]) -> Scope {
+        let mut scope = Scope::default();
+        for (i, &w) in widths.iter().enumerate() {
+            let metas: Vec<ColumnMeta> = (0..w)
+                .map(|c| ColumnMeta::computed(&format!("c{c}"), FieldType::LongLong))
+                .collect();
+            let name = format!("t{i}");
+            let t: Arc<dyn Table> = Arc::new(ReadOnlyTable(
+                DerivedTable::new(&name, &metas, &[]).unwrap(),
+            ));
+            scope.push(name, "d".into(), t);
+        }
+        scope
+    }
+
+    /// `SELECT c0, c1 FROM t0 WHERE c0 = 1` over one base table of two columns.
+    fn plain() -> SelectPlan {
+        SelectPlan {
+            scope: scope_of(&[2]),
+            levels: vec![],
+            groups: vec![],
+            fixed_order: false,
+            const_filter: vec![],
+            group: None,
+            projection: vec![Expr::Column(0), Expr::Column(1)],
+            columns: vec![
+                ColumnMeta::computed("c0", FieldType::LongLong),
+                ColumnMeta::computed("c1", FieldType::LongLong),
+            ],
+            order: vec![],
+            order_satisfied: false,
+            distinct: false,
+            limit: None,
+            offset: None,
+            count_star_only: false,
+            derived: vec![],
+            read_mode: ReadMode::Consistent,
+            lock_wait: LockWait::Wait,
+            windows: None,
+            star_tables: vec![],
+            merge_source: Some(vec![eq(Expr::Column(0), Expr::Literal(Value::Int(1)))]),
+            merged_reads: vec![],
+        }
+    }
+
+    fn eq(a: Expr, b: Expr) -> Expr {
+        Expr::Cmp(
+            crate::expr::CmpOp::Eq,
+            Box::new(a),
+            Box::new(b),
+            Collation::Binary,
+        )
+    }
+
+    #[test]
+    fn a_plain_block_merges() {
+        assert!(mergeable(&plain()));
+    }
+
+    #[test]
+    fn grouping_distinct_limit_order_and_windows_stay_materialised() {
+        let mut p = plain();
+        p.group = Some(GroupPlan {
+            groups: vec![],
+            aggs: vec![AggSpec::new(
+                crate::bind::AggFunc::CountStar,
+                None,
+                false,
+                SType::Int,
+                Collation::Binary,
+            )],
+            having: None,
+            rollup: false,
+        });
+        assert!(!mergeable(&p), "aggregate");
+        let mut p = plain();
+        p.distinct = true;
+        assert!(!mergeable(&p), "DISTINCT");
+        let mut p = plain();
+        p.limit = Some(Expr::Literal(Value::Int(3)));
+        assert!(!mergeable(&p), "LIMIT");
+        let mut p = plain();
+        p.offset = Some(Expr::Literal(Value::Int(3)));
+        assert!(!mergeable(&p), "OFFSET");
+        let mut p = plain();
+        p.order = vec![(0, false, Collation::Binary)];
+        assert!(!mergeable(&p), "ORDER BY");
+        let mut p = plain();
+        p.read_mode = ReadMode::LockExclusive;
+        assert!(!mergeable(&p), "FOR UPDATE");
+        let mut p = plain();
+        p.fixed_order = true;
+        assert!(!mergeable(&p), "STRAIGHT_JOIN");
+        let mut p = plain();
+        p.merge_source = None;
+        assert!(!mergeable(&p), "outer join inside, or ALGORITHM=TEMPTABLE");
+    }
+
+    #[test]
+    fn subqueries_variables_and_volatile_calls_stay_materialised() {
+        let sub = Expr::Subquery(Box::new(Subquery {
+            id: 0,
+            kind: SubqueryKind::Scalar,
+            correlated: vec![],
+        }));
+        let mut p = plain();
+        p.projection[1] = sub.clone();
+        assert!(!mergeable(&p), "subquery in the select list");
+        let mut p = plain();
+        p.projection[1] = Expr::UserVariable("x".into());
+        assert!(!mergeable(&p), "user variable");
+        let mut p = plain();
+        p.projection[1] = Expr::Func(Func::Math(MathFn::Rand), vec![]);
+        assert!(!mergeable(&p), "RAND()");
+        let mut p = plain();
+        p.merge_source = Some(vec![sub]);
+        assert!(!mergeable(&p), "subquery in WHERE");
+    }
+
+    #[test]
+    fn a_block_reading_a_derived_or_lateral_table_stays_materialised() {
+        let mut p = plain();
+        p.scope.tables[0].slot = Some(3);
+        assert!(!mergeable(&p));
+        let mut p = plain();
+        p.scope.tables[0].lateral = Some(Lateral {
+            subquery: 0,
+            correlated: vec![],
+        });
+        assert!(!mergeable(&p));
+    }
+
+    /// `FROM t0 JOIN d` where d is `plain()` over one base table: d's columns become
+    /// the base table's, later tables shift, d's WHERE joins the block's conditions.
+    #[test]
+    fn merging_rewrites_positions_and_adds_the_inner_where() {
+        let mut outer = scope_of(&[1, 2, 1]);
+        outer.tables[1].slot = Some(7);
+        let mut inner = plain();
+        inner.projection = vec![
+            Expr::Column(1),
+            Expr::Arith(
+                crate::expr::ArithOp::Add,
+                Box::new(Expr::Column(0)),
+                Box::new(Expr::Literal(Value::Int(1))),
+            ),
+        ];
+        let mut derived: Derived = vec![(7, Some(Arc::new(QueryPlan::Block(Box::new(inner)))))];
+        let mut groups = vec![];
+        let mut conds = vec![(None, eq(Expr::Column(1), Expr::Column(0)))];
+        let m = merge(&outer, &[0, 1, 2], &mut groups, &mut derived, &mut conds).unwrap();
+        assert!(derived.is_empty());
+        assert_eq!(m.order, vec![0, 1, 2]);
+        // d.c0 (old 1) is the base table's c1 (new 2); t2.c0 (old 3) stays at 3.
+        let mut e = Expr::Column(1);
+        m.rewrite(&mut e);
+        assert!(matches!(e, Expr::Column(2)));
+        let mut e = Expr::Column(3);
+        m.rewrite(&mut e);
+        assert!(matches!(e, Expr::Column(3)));
+        let mut e = Expr::Column(2);
+        m.rewrite(&mut e);
+        assert!(matches!(e, Expr::Arith(..)));
+        assert_eq!(conds.len(), 2);
+        assert_eq!(
+            format!("{:?}", conds[1].1),
+            format!("{:?}", eq(Expr::Column(1), Expr::Literal(Value::Int(1))))
+        );
+    }
+
+    /// On the inner side of a LEFT JOIN: merged when the select list is bare columns
+    /// (the inner WHERE then belongs to the join's ON), not with a computed column.
+    #[test]
+    fn inner_side_of_an_outer_join_merges_bare_columns_only() {
+        let setup = |projection: Vec<Expr>| {
+            let mut outer = scope_of(&[1, 2]);
+            outer.tables[1].slot = Some(7);
+            let mut inner = plain();
+            inner.projection = projection;
+            let derived: Derived = vec![(7, Some(Arc::new(QueryPlan::Block(Box::new(inner)))))];
+            let groups = vec![JoinGroup {
+                parent: None,
+                tables: 0b10,
+                first: 0,
+                last: 0,
+            }];
+            (outer, derived, groups)
+        };
+        let (outer, mut derived, mut groups) = setup(vec![Expr::Column(0), Expr::Column(1)]);
+        let mut conds = vec![];
+        let m = merge(&outer, &[0, 1], &mut groups, &mut derived, &mut conds);
+        assert!(m.is_some());
+        assert_eq!(groups[0].tables, 0b10);
+        assert_eq!(conds.len(), 1);
+        assert_eq!(conds[0].0, Some(0));
+        let (outer, mut derived, mut groups) =
+            setup(vec![Expr::Column(0), Expr::Literal(Value::Int(7))]);
+        let mut conds = vec![];
+        assert!(merge(&outer, &[0, 1], &mut groups, &mut derived, &mut conds).is_none());
+        assert_eq!(derived.len(), 1);
+    }
+
+    #[test]
+    fn a_shared_plan_is_a_cte_and_stays_materialised() {
+        let mut outer = scope_of(&[2]);
+        outer.tables[0].slot = Some(1);
+        let plan = Arc::new(QueryPlan::Block(Box::new(plain())));
+        let _held_by_the_planner = plan.clone();
+        let mut derived: Derived = vec![(1, Some(plan))];
+        assert!(merge(&outer, &[0], &mut [], &mut derived, &mut vec![]).is_none());
+    }
+}
