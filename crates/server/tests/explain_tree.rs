@@ -142,14 +142,27 @@ fn explain_format_tree_prints_the_operator_tree() {
         "{t}"
     );
 
-    // A derived table is materialised before it is read.
+    // A plain derived table is merged: its base table is read with both conditions.
     let t = tree(
         &mut c,
         "SELECT * FROM (SELECT a, b FROM t WHERE b < 3) AS d WHERE d.a > 0",
     );
     let s = shape(&t);
+    assert!(s.contains("-> Filter: ((t.a > 0) and (t.b < 3))"), "{t}");
+    assert!(
+        s.contains("-> Index range scan on t using a over (0 < a)"),
+        "{t}"
+    );
+    assert!(!s.contains("Materialize"), "{t}");
+    // One with LIMIT is materialised before it is read.
+    let t = tree(
+        &mut c,
+        "SELECT * FROM (SELECT a, b FROM t WHERE b < 3 LIMIT 10) AS d WHERE d.a > 0",
+    );
+    let s = shape(&t);
     assert!(s.contains("-> Table scan on d"), "{t}");
     assert!(s.contains("-> Materialize\n"), "{t}");
+    assert!(s.contains("-> Limit: 10 row(s)"), "{t}");
 
     // UNION with and without ALL.
     let t = tree(&mut c, "SELECT a FROM t UNION SELECT tid FROM u");
