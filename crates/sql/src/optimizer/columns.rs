@@ -98,52 +98,9 @@ pub(crate) fn needed_columns(plan: &SelectPlan) -> Option<Vec<bool>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bind::derived::DerivedTable;
-    use crate::bind::Scope;
-    use crate::catalog::rowsource::ReadOnlyTable;
     use crate::expr::CmpOp;
     use crate::plan::block::{HashKey, Level};
-    use std::sync::Arc;
-    use strata_engine::{LockWait, ReadMode, Table};
-    use strata_types::{Collation, ColumnMeta, FieldType, Value};
-
-    /// A block over tables of these widths, with nothing in it yet.
-    fn select_plan_over(widths: &[usize]) -> SelectPlan {
-        let mut scope = Scope::default();
-        for (i, &w) in widths.iter().enumerate() {
-            let metas: Vec<ColumnMeta> = (0..w)
-                .map(|c| ColumnMeta::computed(&format!("c{c}"), FieldType::LongLong))
-                .collect();
-            let name = format!("t{i}");
-            let t: Arc<dyn Table> = Arc::new(ReadOnlyTable(
-                DerivedTable::new(&name, &metas, &[]).unwrap(),
-            ));
-            scope.push(name, "d".into(), t);
-        }
-        SelectPlan {
-            scope,
-            levels: vec![],
-            groups: vec![],
-            fixed_order: false,
-            const_filter: vec![],
-            group: None,
-            projection: vec![],
-            columns: vec![],
-            order: vec![],
-            order_satisfied: false,
-            distinct: false,
-            limit: None,
-            offset: None,
-            count_star_only: false,
-            derived: vec![],
-            read_mode: ReadMode::Consistent,
-            lock_wait: LockWait::Wait,
-            windows: None,
-            star_tables: vec![],
-            merge_source: None,
-            merged_reads: vec![],
-        }
-    }
+    use strata_types::{Collation, Value};
 
     fn eq(a: Expr, b: Expr) -> Expr {
         Expr::Cmp(CmpOp::Eq, Box::new(a), Box::new(b), Collation::Binary)
@@ -167,7 +124,7 @@ mod tests {
     /// its table that any part of the block names, and a hash join's key column.
     #[test]
     fn each_table_reads_what_the_block_names() {
-        let mut plan = select_plan_over(&[4, 4]);
+        let mut plan = SelectPlan::empty_over(&[4, 4]);
         plan.levels = vec![
             level(
                 0,
@@ -202,13 +159,13 @@ mod tests {
     /// no mask either.
     #[test]
     fn whole_rows_when_everything_is_read_or_windows_run() {
-        let mut plan = select_plan_over(&[2]);
+        let mut plan = SelectPlan::empty_over(&[2]);
         plan.levels = vec![level(0, Access::Scan, vec![])];
         plan.projection = vec![Expr::Column(0), Expr::Column(1)];
         mark_read_columns(&mut plan);
         assert!(plan.levels[0].columns.is_none());
 
-        let mut plan = select_plan_over(&[2]);
+        let mut plan = SelectPlan::empty_over(&[2]);
         plan.levels = vec![level(0, Access::Scan, vec![])];
         plan.projection = vec![Expr::Column(0)];
         plan.windows = Some(crate::bind::window::WindowPlan {
@@ -223,7 +180,7 @@ mod tests {
     /// though no other part of the block names them.
     #[test]
     fn correlated_subqueries_keep_the_columns_they_read() {
-        let mut plan = select_plan_over(&[3]);
+        let mut plan = SelectPlan::empty_over(&[3]);
         plan.levels = vec![level(
             0,
             Access::Scan,

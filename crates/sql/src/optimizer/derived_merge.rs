@@ -261,58 +261,27 @@ pub(crate) fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bind::derived::DerivedTable;
     use crate::bind::{AggSpec, Lateral, SType};
-    use crate::catalog::rowsource::ReadOnlyTable;
     use crate::expr::functions::{Func, MathFn};
     use crate::expr::{Subquery, SubqueryKind};
     use crate::plan::block::GroupPlan;
     use std::sync::Arc;
-    use strata_engine::{LockWait, Table};
     use strata_types::{Collation, ColumnMeta, FieldType, Value};
 
     fn scope_of(widths: &[usize]) -> Scope {
-        let mut scope = Scope::default();
-        for (i, &w) in widths.iter().enumerate() {
-            let metas: Vec<ColumnMeta> = (0..w)
-                .map(|c| ColumnMeta::computed(&format!("c{c}"), FieldType::LongLong))
-                .collect();
-            let name = format!("t{i}");
-            let t: Arc<dyn Table> = Arc::new(ReadOnlyTable(
-                DerivedTable::new(&name, &metas, &[]).unwrap(),
-            ));
-            scope.push(name, "d".into(), t);
-        }
-        scope
+        SelectPlan::empty_over(widths).scope
     }
 
     /// `SELECT c0, c1 FROM t0 WHERE c0 = 1` over one base table of two columns.
     fn plain() -> SelectPlan {
         SelectPlan {
-            scope: scope_of(&[2]),
-            levels: vec![],
-            groups: vec![],
-            fixed_order: false,
-            const_filter: vec![],
-            group: None,
             projection: vec![Expr::Column(0), Expr::Column(1)],
             columns: vec![
                 ColumnMeta::computed("c0", FieldType::LongLong),
                 ColumnMeta::computed("c1", FieldType::LongLong),
             ],
-            order: vec![],
-            order_satisfied: false,
-            distinct: false,
-            limit: None,
-            offset: None,
-            count_star_only: false,
-            derived: vec![],
-            read_mode: ReadMode::Consistent,
-            lock_wait: LockWait::Wait,
-            windows: None,
-            star_tables: vec![],
             merge_source: Some(vec![eq(Expr::Column(0), Expr::Literal(Value::Int(1)))]),
-            merged_reads: vec![],
+            ..SelectPlan::empty_over(&[2])
         }
     }
 

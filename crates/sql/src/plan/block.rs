@@ -143,6 +143,51 @@ pub struct SelectPlan {
     pub merged_reads: Vec<Expr>,
 }
 
+#[cfg(test)]
+impl SelectPlan {
+    /// For the optimizer's unit tests: a block over derived tables `t0`, `t1`, … of
+    /// these widths (BIGINT columns `c0`, `c1`, …), with nothing else in it yet.
+    pub(crate) fn empty_over(widths: &[usize]) -> SelectPlan {
+        use crate::bind::derived::DerivedTable;
+        use crate::catalog::rowsource::ReadOnlyTable;
+        use strata_types::FieldType;
+        let mut scope = Scope::default();
+        for (i, &w) in widths.iter().enumerate() {
+            let metas: Vec<ColumnMeta> = (0..w)
+                .map(|c| ColumnMeta::computed(&format!("c{c}"), FieldType::LongLong))
+                .collect();
+            let name = format!("t{i}");
+            let t: Arc<dyn strata_engine::Table> = Arc::new(ReadOnlyTable(
+                DerivedTable::new(&name, &metas, &[]).expect("a test table"),
+            ));
+            scope.push(name, "d".into(), t);
+        }
+        SelectPlan {
+            scope,
+            levels: vec![],
+            groups: vec![],
+            fixed_order: false,
+            const_filter: vec![],
+            group: None,
+            projection: vec![],
+            columns: vec![],
+            order: vec![],
+            order_satisfied: false,
+            distinct: false,
+            limit: None,
+            offset: None,
+            count_star_only: false,
+            derived: vec![],
+            read_mode: ReadMode::Consistent,
+            lock_wait: LockWait::Wait,
+            windows: None,
+            star_tables: vec![],
+            merge_source: None,
+            merged_reads: vec![],
+        }
+    }
+}
+
 /// The column name MySQL gives an unaliased select item: the column's name, or the
 /// expression's text.
 /// Derived tables and CTEs a block reads: the slot each is materialized into at run
