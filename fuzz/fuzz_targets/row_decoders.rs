@@ -76,26 +76,52 @@ fn def(engine: &str) -> TableDef {
     }
 }
 
-/// `def` with its last two columns added instantly (rows may be shorter).
-fn instant_def(mut d: TableDef) -> TableDef {
+/// `def` with its last two columns added instantly (rows may be shorter); with
+/// `dropped`, also an INT column dropped instantly after the first one (its physical
+/// slot kept: rows step over its bytes).
+fn instant_def(mut d: TableDef, dropped: bool) -> TableDef {
+    use strata_types::PhysicalColumn::{Column, Dropped};
+    let n = d.columns.len();
+    let layout = dropped.then(|| {
+        let mut l = vec![Column(0), Dropped(DataType::Int { unsigned: false })];
+        l.extend((1..n).map(Column));
+        l
+    });
     d.instant = Some(strata_types::InstantColumns {
-        cols: d.columns.len() - 2,
+        cols: if dropped { n - 1 } else { n - 2 },
         defaults: vec![strata_types::Value::Int(5), strata_types::Value::Null],
+        layout,
+        versions: Some(if dropped { 3 } else { 2 }),
     });
     d
 }
 
 fuzz_target!(|data: &[u8]| {
-    static DEFS: OnceLock<(TableDef, TableDef, TableDef)> = OnceLock::new();
-    let (btree, heap, instant) =
-        DEFS.get_or_init(|| (def("btree"), def("heap"), instant_def(def("btree"))));
+    static DEFS: OnceLock<(TableDef, TableDef, [TableDef; 2])> = OnceLock::new();
+    let (btree, heap, instant) = DEFS.get_or_init(|| {
+        let added = instant_def(def("btree"), false);
+        let moved = instant_def(def("btree"), true);
+        (def("btree"), def("heap"), [added, moved])
+    });
     let _ = strata_btree::row::RecHeader::read(data);
     let _ = strata_btree::row::decode_row(btree, data);
-    // A record row of a table with instant columns, with and without its count.
+    // A record row of a table with instant columns (added at the end; and with a
+    // dropped physical column), with and without its count.
     if let Some((&flags, rest)) = data.split_first() {
-        let kinds = strata_btree::row::col_kinds(instant);
-        let mut row = Vec::new();
-        let _ = strata_btree::row::decode_record_into(instant, &kinds, flags, rest, &mut row, None);
+        for d in instant {
+            let kinds = strata_btree::row::col_kinds(d);
+            let phys = strata_btree::row::Physical::of(d);
+            let mut row = Vec::new();
+            let _ = strata_btree::row::decode_record_into(
+                d,
+                &kinds,
+                phys.as_ref(),
+                flags,
+                rest,
+                &mut row,
+                None,
+            );
+        }
     }
     let _ = strata_heap::format::decode_row(heap, data);
 });
