@@ -43,32 +43,38 @@ fn count(c: &mut mysql::Conn, sql: &str) -> i64 {
     c.query_first(sql).unwrap().unwrap()
 }
 
-#[test]
-fn instant_add_column_touches_no_row_and_survives_restart_and_sigkill() {
+/// A Strata server (None against MariaDB: the tablespace file and catalog are Strata's)
+/// with table `d.sb` made by `create` and [`ROWS`] rows (`row(i)` is row i's VALUES
+/// tuple), restarted cleanly so that the file holds every page as the rows left it.
+fn loaded_server(create: &str, row: impl Fn(i64) -> String) -> Option<common::TestServer> {
     let mut server = common::TestServer::start(&[]);
     if server.flavor != common::Flavor::Strata {
-        // The tablespace file and catalog are Strata's.
-        return;
+        return None;
     }
     {
         let mut c = common::connect(server.port, None);
         c.query_drop("CREATE DATABASE d").unwrap();
-        c.query_drop(
-            "CREATE TABLE d.sb (id INT NOT NULL PRIMARY KEY, k INT NOT NULL DEFAULT 0, \
-             c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_1 (k)) \
-             ENGINE=InnoDB",
-        )
-        .unwrap();
+        c.query_drop(create).unwrap();
         for chunk in 0..ROWS / 2000 {
-            let values: Vec<String> = (chunk * 2000..(chunk + 1) * 2000)
-                .map(|i| format!("({i},{},'c-{i}-{}','p-{i}')", i % 1000, "x".repeat(80)))
-                .collect();
+            let values: Vec<String> = (chunk * 2000..(chunk + 1) * 2000).map(&row).collect();
             c.query_drop(format!("INSERT INTO d.sb VALUES {}", values.join(",")))
                 .unwrap();
         }
     }
-    // A clean restart writes every page: the file is then what the rows are.
     server.restart();
+    Some(server)
+}
+
+#[test]
+fn instant_add_column_touches_no_row_and_survives_restart_and_sigkill() {
+    let Some(mut server) = loaded_server(
+        "CREATE TABLE d.sb (id INT NOT NULL PRIMARY KEY, k INT NOT NULL DEFAULT 0, \
+         c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_1 (k)) \
+         ENGINE=InnoDB",
+        |i| format!("({i},{},'c-{i}-{}','p-{i}')", i % 1000, "x".repeat(80)),
+    ) else {
+        return;
+    };
     let before = space_bytes(&server.datadir);
     let mut c = common::connect(server.port, Some("d"));
     let t = Instant::now();
@@ -245,37 +251,21 @@ fn timed(c: &mut mysql::Conn, sql: &str) -> Duration {
 
 #[test]
 fn instant_add_anywhere_and_drop_touch_no_row_and_survive_restart_and_sigkill() {
-    let mut server = common::TestServer::start(&[]);
-    if server.flavor != common::Flavor::Strata {
-        // The tablespace file and catalog are Strata's.
+    let Some(mut server) = loaded_server(
+        "CREATE TABLE d.sb (id INT NOT NULL PRIMARY KEY, k INT NOT NULL DEFAULT 0, \
+         c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', \
+         e INT, KEY k_1 (k), KEY ke (e)) ENGINE=InnoDB",
+        |i| {
+            format!(
+                "({i},{},'c-{i}-{}','p-{i}',{})",
+                i % 1000,
+                "x".repeat(80),
+                i * 2
+            )
+        },
+    ) else {
         return;
-    }
-    {
-        let mut c = common::connect(server.port, None);
-        c.query_drop("CREATE DATABASE d").unwrap();
-        c.query_drop(
-            "CREATE TABLE d.sb (id INT NOT NULL PRIMARY KEY, k INT NOT NULL DEFAULT 0, \
-             c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', \
-             e INT, KEY k_1 (k), KEY ke (e)) ENGINE=InnoDB",
-        )
-        .unwrap();
-        for chunk in 0..ROWS / 2000 {
-            let values: Vec<String> = (chunk * 2000..(chunk + 1) * 2000)
-                .map(|i| {
-                    format!(
-                        "({i},{},'c-{i}-{}','p-{i}',{})",
-                        i % 1000,
-                        "x".repeat(80),
-                        i * 2
-                    )
-                })
-                .collect();
-            c.query_drop(format!("INSERT INTO d.sb VALUES {}", values.join(",")))
-                .unwrap();
-        }
-    }
-    // A clean restart writes every page: the file is then what the rows are.
-    server.restart();
+    };
     let before = space_bytes(&server.datadir);
     let mut c = common::connect(server.port, Some("d"));
     let mut instant = Duration::ZERO;
