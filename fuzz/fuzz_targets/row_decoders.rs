@@ -73,6 +73,7 @@ fn def(engine: &str) -> TableDef {
         foreign_keys: Vec::new(),
         checks: Vec::new(),
         instant: None,
+        default_collation: Default::default(),
     }
 }
 

@@ -819,6 +819,7 @@ mod optional_metadata_tests {
             foreign_keys: vec![],
             checks: vec![],
             instant: None,
+            default_collation: Default::default(),
         }
     }
 

@@ -33,6 +33,7 @@ fn def() -> Arc<TableDef> {
         foreign_keys: vec![],
         checks: vec![],
         instant: None,
+        default_collation: Default::default(),
     })
 }
 

@@ -201,6 +201,7 @@ mod tests {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         }
     }
 

@@ -601,6 +601,7 @@ mod tests {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         };
         let d = |t: &str, s: u8| Value::Decimal(Decimal::parse(t).unwrap().rescale(s));
         for row in [
@@ -663,6 +664,7 @@ mod tests {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         };
         let dt = DateTime::parse("2020-01-01 10:00:00.123456").unwrap();
         let row = vec![
@@ -711,6 +713,7 @@ mod tests {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         };
         let row = vec![
             Value::Int(-300),
@@ -804,6 +807,7 @@ mod tests {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         };
         let kinds = col_kinds(&def);
         let row = vec![
@@ -862,6 +866,7 @@ mod tests {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         };
         let old_row: Vec<Value> = (0..7).map(Value::Int).chain([Value::str("old")]).collect();
         let mut old_bytes = Vec::new();
@@ -984,6 +989,7 @@ mod tests {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         };
         let decode = |def: &TableDef, flags: u8, b: &[u8], mask: Option<&[bool]>| {
             let ph = Physical::of(def);

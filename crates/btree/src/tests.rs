@@ -71,6 +71,7 @@ fn sbtest() -> TableDef {
         foreign_keys: Vec::new(),
         checks: Vec::new(),
         instant: None,
+        default_collation: Default::default(),
     }
 }
 

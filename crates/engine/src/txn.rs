@@ -788,6 +788,7 @@ mod tests {
             foreign_keys: vec![],
             checks: vec![],
             instant: None,
+            default_collation: Default::default(),
         });
         let row = |i| RowChange::Insert(vec![Value::Int(i)]);
         let t = Txn::default();

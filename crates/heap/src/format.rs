@@ -244,6 +244,7 @@ mod tests {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         };
         assert_eq!(fixed_capacity(&def), Some(1 + 32 + 16 + 32));
         let d = |t: &str, s: u8| Value::Decimal(Decimal::parse(t).unwrap().rescale(s));

@@ -69,6 +69,7 @@ fn sbtest(varlen: bool) -> TableDef {
         foreign_keys: Vec::new(),
         checks: Vec::new(),
         instant: None,
+        default_collation: Default::default(),
     }
 }
 

@@ -1192,7 +1192,14 @@ impl Session {
         }
         self.current_db = Some(db.to_string());
         self.process.set_db(self.current_db.clone());
+        self.follow_database_collation();
         Ok(())
+    }
+
+    /// `character_set_database` and `collation_database` name the current database's
+    /// default, as in MySQL (USE, and ALTER DATABASE of the current one).
+    fn follow_database_collation(&mut self) {
+        follow_collation(&mut self.vars, &self.server, self.current_db.as_deref());
     }
 
     /// The current value of a variable an engine owns (global scope), if one does.
@@ -1415,6 +1422,7 @@ impl Session {
     /// COM_RESET_CONNECTION: back to a fresh session for the same user and database.
     pub fn reset(&mut self) {
         self.vars.clear();
+        self.follow_database_collation();
         self.user_vars.lock().clear();
         self.release_prepared_statements(self.prepared.len());
         self.prepared.clear();
@@ -2223,6 +2231,10 @@ impl Session {
             && self.changes_nontransactional_table(p)
         {
             txn.note_nontransactional_change();
+        }
+        if new_db != self.current_db || (p.commits_implicitly() && new_db.is_some()) {
+            // USE, or DDL such as ALTER DATABASE of the current database.
+            follow_collation(&mut self.vars, &self.server, new_db.as_deref());
         }
         if new_db != self.current_db {
             self.current_db = new_db;
@@ -3255,6 +3267,16 @@ fn parse_set_target(lhs: &str) -> Result<(String, SetScope)> {
         }
     }
     Ok((strip(&lower), SetScope::Session))
+}
+
+/// Sets `character_set_database` and `collation_database` of a session's variables to
+/// the default of its current database `db` (the server's without one).
+fn follow_collation(vars: &mut HashMap<&'static str, Value>, server: &Server, db: Option<&str>) {
+    let c = db
+        .and_then(|d| server.catalog.database_collation(d))
+        .unwrap_or_default();
+    vars.insert("collation_database", Value::str(c.name()));
+    vars.insert("character_set_database", Value::str(c.charset_name()));
 }
 
 #[cfg(test)]

@@ -116,6 +116,11 @@ fn ddl(stmt: &ast::Statement, current: Option<&str>, out: &mut Vec<Need>) {
     };
     match stmt {
         S::CreateDatabase { db_name, .. } => out.push(db_need(db_name.to_string(), Privs::CREATE)),
+        // ALTER DATABASE without a name alters the current one.
+        S::AlterSchema(a) => out.push(db_need(
+            crate::parse::alter_clauses::altered_database(a, current).unwrap_or_default(),
+            Privs::ALTER,
+        )),
         S::CreateSchema { schema_name, .. } => {
             out.push(db_need(schema_name.to_string(), Privs::CREATE))
         }

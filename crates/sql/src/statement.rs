@@ -82,6 +82,7 @@ impl Prepared {
             **stmt,
             S::CreateDatabase { .. }
                 | S::CreateSchema { .. }
+                | S::AlterSchema(_)
                 | S::CreateTable(_)
                 | S::CreateIndex(_)
                 | S::CreateView(_)

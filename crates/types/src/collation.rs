@@ -15,6 +15,25 @@ pub enum Collation {
 }
 
 impl Collation {
+    /// utf8mb4_general_ci, the server's default (what catalogs leave unwritten).
+    pub fn is_server_default(&self) -> bool {
+        *self == Collation::GeneralCi
+    }
+
+    /// The character set SHOW CREATE and information_schema name for the collation.
+    pub fn charset_name(self) -> &'static str {
+        match self {
+            Collation::Binary => "binary",
+            Collation::GeneralCi | Collation::Utf8Bin => "utf8mb4",
+        }
+    }
+
+    /// Whether the collation is its character set's default (SHOW CREATE TABLE prints
+    /// `COLLATE` for a column only when it is not, as MySQL).
+    pub fn is_primary(self) -> bool {
+        matches!(self, Collation::GeneralCi | Collation::Binary)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Collation::GeneralCi => "utf8mb4_general_ci",

@@ -571,6 +571,11 @@ pub struct TableDef {
     /// read as in those rows. None for a table never altered so (and after a rebuild).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instant: Option<InstantColumns>,
+    /// The table's default collation (`DEFAULT CHARSET … COLLATE …`): what a text column
+    /// added or redefined without one of its own gets (docs/format/catalog.md; absent in
+    /// catalogs written before it, and for utf8mb4_general_ci).
+    #[serde(default, skip_serializing_if = "Collation::is_server_default")]
+    pub default_collation: Collation,
 }
 
 /// The physical columns of a table's stored rows when they differ from its columns as

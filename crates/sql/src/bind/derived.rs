@@ -84,6 +84,7 @@ impl DerivedTable {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         };
         Ok(DerivedTable { def: Arc::new(def) })
     }
@@ -104,6 +105,7 @@ impl DerivedTable {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         };
         DerivedTable { def: Arc::new(def) }
     }

@@ -423,6 +423,7 @@ pub fn table(
         foreign_keys: Vec::new(),
         checks: Vec::new(),
         instant: None,
+        default_collation: Default::default(),
     };
     Ok(Arc::new(ReadOnlyTable(InfoTable {
         def: Arc::new(def),
@@ -453,11 +454,12 @@ impl InfoTable {
         match self.kind {
             Kind::Schemata => {
                 for d in &dbs {
+                    let c = self.catalog.database_collation(d).unwrap_or_default();
                     out.push(vec![
                         s("def"),
                         s(d),
-                        s("utf8mb4"),
-                        s("utf8mb4_general_ci"),
+                        s(c.charset_name()),
+                        s(c.name()),
                         Value::Null,
                         s(""),
                     ]);
@@ -638,7 +640,7 @@ impl InfoTable {
                     Value::Null,
                     Value::Null,
                     Value::Null,
-                    s("utf8mb4_general_ci"),
+                    s(def.default_collation.name()),
                     Value::Null,
                     s(""),
                     s(&def.comment),

@@ -61,6 +61,7 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Option<Arc<dyn Table>> {
         foreign_keys: Vec::new(),
         checks: Vec::new(),
         instant: None,
+        default_collation: Default::default(),
     };
     Some(Arc::new(ReadOnlyTable(Triggers {
         def: Arc::new(def),
@@ -148,6 +149,7 @@ fn info_def(name: &str, columns: Vec<ColumnDef>) -> Arc<TableDef> {
         foreign_keys: Vec::new(),
         checks: Vec::new(),
         instant: None,
+        default_collation: Default::default(),
     })
 }
 

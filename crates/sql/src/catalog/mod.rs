@@ -50,6 +50,10 @@ const FORMAT_VERSION: u32 = 3;
 struct CatalogFile {
     format_version: u32,
     databases: Vec<String>,
+    /// Databases whose default collation is not the server's (docs/format/catalog.md);
+    /// absent in catalogs written before it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    database_collations: BTreeMap<String, strata_types::Collation>,
     tables: Vec<StoredTable>,
     #[serde(default = "first_file")]
     next_file: u64,
@@ -107,6 +111,8 @@ struct Entry {
 
 #[derive(Default)]
 struct Db {
+    /// The database's default collation (CREATE/ALTER DATABASE … COLLATE): new tables'.
+    collation: strata_types::Collation,
     tables: BTreeMap<String, Entry>,
     /// Views share the tables' namespace (`views.rs`).
     views: BTreeMap<String, Arc<views::ViewDef>>,
@@ -209,7 +215,18 @@ impl Catalog {
             st.triggers = file.triggers;
             st.routines = file.routines;
             for name in file.databases {
-                st.dbs.insert(name, Db::default());
+                let collation = file
+                    .database_collations
+                    .get(&name)
+                    .copied()
+                    .unwrap_or_default();
+                st.dbs.insert(
+                    name,
+                    Db {
+                        collation,
+                        ..Db::default()
+                    },
+                );
             }
             for t in file.tables {
                 let def = t.def;
@@ -311,6 +328,7 @@ impl Catalog {
                     foreign_keys: Vec::new(),
                     checks: Vec::new(),
                     instant: None,
+                    default_collation: Default::default(),
                 };
                 if let Err(err) = e.drop_table(&def, &stem) {
                     strata_types::log_warning!(
@@ -409,7 +427,44 @@ impl Catalog {
         t.retire();
     }
 
-    pub fn create_database(&self, db: &str, if_not_exists: bool) -> Result<bool> {
+    /// A database's default collation; None for a database that does not exist (the
+    /// system schemas have the server's).
+    pub fn database_collation(&self, db: &str) -> Option<strata_types::Collation> {
+        match self.state.read().dbs.get(db) {
+            Some(d) => Some(d.collation),
+            None => self.database_exists(db).then_some(Default::default()),
+        }
+    }
+
+    /// ALTER DATABASE … COLLATE: one catalog write; the tables keep theirs.
+    pub fn alter_database_collation(
+        &self,
+        db: &str,
+        collation: strata_types::Collation,
+    ) -> Result<()> {
+        if is_system_schema(db) || db == systables::SCHEMA {
+            return Err(Error::SystemSchemaAccess(db.into()));
+        }
+        let mut st = self.state.write();
+        let Some(d) = st.dbs.get_mut(db) else {
+            return Err(Error::UnknownDatabase(db.into()));
+        };
+        let before = std::mem::replace(&mut d.collation, collation);
+        if let Err(e) = self.persist(&st) {
+            if let Some(d) = st.dbs.get_mut(db) {
+                d.collation = before;
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    pub fn create_database(
+        &self,
+        db: &str,
+        if_not_exists: bool,
+        collation: strata_types::Collation,
+    ) -> Result<bool> {
         check_name(db, true)?;
         let mut st = self.state.write();
         if db == systables::SCHEMA {
@@ -425,7 +480,13 @@ impl Catalog {
         let dir = self.datadir.join(file_name(db));
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-        st.dbs.insert(db.to_string(), Db::default());
+        st.dbs.insert(
+            db.to_string(),
+            Db {
+                collation,
+                ..Db::default()
+            },
+        );
         if let Err(e) = self.persist(&st) {
             st.dbs.remove(db);
             return Err(e);
@@ -1028,6 +1089,12 @@ impl Catalog {
         let file = CatalogFile {
             format_version: FORMAT_VERSION,
             databases: st.dbs.keys().cloned().collect(),
+            database_collations: st
+                .dbs
+                .iter()
+                .filter(|(_, d)| !d.collation.is_server_default())
+                .map(|(n, d)| (n.clone(), d.collation))
+                .collect(),
             tables: st
                 .dbs
                 .values()
@@ -1182,6 +1249,7 @@ mod tests {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         };
         let file = CatalogFile {
             format_version: FORMAT_VERSION,
@@ -1196,6 +1264,7 @@ mod tests {
             views: Vec::new(),
             triggers: Vec::new(),
             routines: Vec::new(),
+            database_collations: Default::default(),
         };
         std::fs::write(
             dir.path().join(CATALOG_FILE),

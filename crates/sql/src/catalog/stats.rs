@@ -222,6 +222,7 @@ mod tests {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         };
         Arc::new(ReadOnlyTable(Rows(Arc::new(def), n)))
     }

@@ -500,6 +500,7 @@ impl SysTable {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         }
     }
 }

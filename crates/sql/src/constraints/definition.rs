@@ -294,6 +294,7 @@ mod tests {
             foreign_keys: vec![],
             checks: vec![],
             instant: None,
+            default_collation: Default::default(),
         }
     }
 

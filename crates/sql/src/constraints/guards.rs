@@ -236,7 +236,19 @@ pub fn reconcile_alter(
     let had_checks = new.checks.len();
     super::checks::add_checks(cx, new, &ask.add_checks)?;
     super::checks::recheck_fk_columns(new)?;
-    validate_rows(cx, handle, new, sources, had_fks, had_checks)?;
+    // `ALTER CHECK c ENFORCED` of a check that was not: the rows must pass it too.
+    let now_enforced: Vec<String> = old
+        .checks
+        .iter()
+        .filter(|c| !c.enforced)
+        .filter(|c| {
+            ask.enforce
+                .iter()
+                .any(|(n, on)| *on && n.eq_ignore_ascii_case(&c.name))
+        })
+        .map(|c| c.name.clone())
+        .collect();
+    validate_rows(cx, handle, new, sources, had_fks, had_checks, &now_enforced)?;
     Ok(new.indexes.len() != before)
 }
 
@@ -278,7 +290,8 @@ fn dropped_index(old: &TableDef, new: &TableDef, cols: &[String]) -> String {
 }
 
 /// Checks the rows already in the table against the foreign keys (from `fk_from`) and
-/// checks (from `check_from`) ALTER TABLE adds: 1452 / 3819 as an insert would give.
+/// checks (from `check_from`, and those named in `enforced`) ALTER TABLE adds or turns
+/// on: 1452 / 3819 as an insert would give.
 fn validate_rows(
     cx: &ExecCtx,
     handle: &Arc<dyn Table>,
@@ -286,10 +299,19 @@ fn validate_rows(
     sources: &[Option<usize>],
     fk_from: usize,
     check_from: usize,
+    enforced: &[String],
 ) -> Result<()> {
     let mut fresh = new.clone();
     fresh.foreign_keys = new.foreign_keys[fk_from..].to_vec();
-    fresh.checks = new.checks[check_from..].to_vec();
+    fresh.checks = new
+        .checks
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| {
+            *i >= check_from || enforced.iter().any(|n| n.eq_ignore_ascii_case(&c.name))
+        })
+        .map(|(_, c)| c.clone())
+        .collect();
     let checks_on = super::fk_checks_on(cx) && !fresh.foreign_keys.is_empty();
     if !checks_on && !fresh.checks.iter().any(|c| c.enforced) {
         return Ok(());

@@ -3,6 +3,9 @@
 //! `INSERT_METHOD = <word>`, its value carrying the internal quote ([`INTERNAL_QUOTE`]),
 //! so a client's own `INSERT_METHOD=` is never taken for it.
 //! `statements::create_select::duplicates_clause` reads it back.
+//!
+//! `CREATE SCHEMA` with character set or collation options, which sqlparser reads only
+//! as `CREATE DATABASE` (MySQL's synonym), is rewritten to that.
 
 use crate::parse::token_rewrite::INTERNAL_QUOTE;
 use sqlparser::keywords::Keyword;
@@ -12,7 +15,10 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
 /// before tokenizing).
 pub fn may_need(sql: &str) -> bool {
     let lower = sql.trim_start().to_ascii_lowercase();
-    lower.starts_with("create") && (lower.contains("ignore") || lower.contains("replace"))
+    lower.starts_with("create")
+        && (lower.contains("ignore")
+            || lower.contains("replace")
+            || (lower.contains("schema") && (lower.contains("char") || lower.contains("collate"))))
 }
 
 fn is(t: &Token, w: &str) -> bool {
@@ -32,6 +38,11 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
     let word = |k: usize, w: &str| significant.get(k).is_some_and(|&i| is(&tokens[i].token, w));
     if !word(0, "CREATE") {
         return None;
+    }
+    if word(1, "SCHEMA") {
+        let mut out = tokens.to_vec();
+        out[significant[1]] = TokenWithSpan::wrap(Token::make_keyword("DATABASE"));
+        return Some(out);
     }
     let table_at = if word(1, "TABLE") {
         1
@@ -114,5 +125,13 @@ mod tests {
             None
         );
         assert_eq!(text("insert ignore into t select 1"), None);
+    }
+
+    #[test]
+    fn create_schema_is_create_database() {
+        assert_eq!(
+            text("CREATE SCHEMA s DEFAULT CHARACTER SET utf8mb4").as_deref(),
+            Some("CREATE DATABASE s DEFAULT CHARACTER SET utf8mb4")
+        );
     }
 }

@@ -33,8 +33,10 @@ use crate::catalog::engines::engine_name;
 use crate::catalog::Catalog;
 use crate::constraints::checks::DefOnly;
 use crate::context::{ExecCtx, Outcome, TableLocks};
-use crate::expr::convert::coerce;
-use crate::parse::alter_clauses::RENAME_INDEX;
+use crate::expr::convert::coerce_or_warn;
+use crate::parse::alter_clauses::{
+    ALTER_CHECK, ALTER_CONSTRAINT, CONVERT_TO, DROP_CHECK, RENAME_INDEX,
+};
 use crate::parse::token_rewrite::INTERNAL_QUOTE;
 use crate::statements::column_expr::ColumnExprs;
 use crate::statements::ddl::{build_column, column_default, index_columns, single_name};
@@ -90,6 +92,8 @@ struct Work {
     indexes: Vec<WorkIndex>,
     engine: String,
     comment: String,
+    /// The table's default collation (`[DEFAULT] CHARSET/COLLATE`, `CONVERT TO`).
+    default_collation: Collation,
     auto_increment: Option<u64>,
     rename: Option<(String, String)>,
     /// Why the table must be rebuilt (empty: a change of metadata only); the first
@@ -137,6 +141,7 @@ impl Work {
                 .collect(),
             engine: def.engine.clone(),
             comment: def.comment.clone(),
+            default_collation: def.default_collation,
             auto_increment: None,
             sql_mode,
             warnings: Vec::new(),
@@ -215,7 +220,7 @@ impl Work {
         if self.column(&c.name.value).is_some() {
             return Err(Error::DuplicateColumn(c.name.value.clone()));
         }
-        let built = build_column(c, Collation::GeneralCi, self.sql_mode)?;
+        let built = build_column(c, self.default_collation, self.sql_mode)?;
         self.deprecated_unsigned(&built.col);
         let at = self.position(pos)?;
         let name = built.col.name.clone();
@@ -286,7 +291,7 @@ impl Work {
                 })
                 .collect(),
         };
-        let built = build_column(&c, Collation::GeneralCi, self.sql_mode)?;
+        let built = build_column(&c, self.default_collation, self.sql_mode)?;
         self.deprecated_unsigned(&built.col);
         if !name.value.eq_ignore_ascii_case(old) {
             let defs: Vec<ColumnDef> = self.cols.iter().map(|c| c.def.clone()).collect();
@@ -486,9 +491,49 @@ impl Work {
         }
     }
 
+    /// `CONVERT TO CHARACTER SET x [COLLATE y]`: every text column and the table's
+    /// default take the collation; the rows are copied (keys may order differently).
+    fn convert_to(&mut self, charset: &str, collation: &str, database: Collation) -> Result<()> {
+        let c = if charset.eq_ignore_ascii_case("DEFAULT") {
+            match collation {
+                "" => database,
+                n => super::charsets::resolve(None, Some(n))?.unwrap_or(database),
+            }
+        } else {
+            let collation = (!collation.is_empty()).then_some(collation);
+            super::charsets::resolve(Some(charset), collation)?.unwrap_or_default()
+        };
+        if c == Collation::Binary {
+            // MySQL turns CHAR/VARCHAR/TEXT into BINARY/VARBINARY/BLOB there.
+            return Err(Error::NotSupported(
+                "CONVERT TO CHARACTER SET binary".into(),
+            ));
+        }
+        self.default_collation = c;
+        let mut changed = false;
+        for col in &mut self.cols {
+            if col.def.data_type.is_text() && col.def.collation != c {
+                col.def.collation = c;
+                changed = true;
+            }
+        }
+        if changed {
+            self.needs("CONVERT TO CHARACTER SET");
+            self.copy_only
+                .get_or_insert("Cannot change column type INPLACE".into());
+        }
+        Ok(())
+    }
+
     /// The `SET TBLPROPERTIES` clause [`crate::parse::alter_clauses`] made of table
     /// options and RENAME INDEX; a client's own is refused.
-    fn options(&mut self, opts: &[ast::SqlOption], available: &[&str]) -> Result<()> {
+    fn options(
+        &mut self,
+        opts: &[ast::SqlOption],
+        available: &[&str],
+        database: Collation,
+        old: &TableDef,
+    ) -> Result<()> {
         for o in opts {
             let ast::SqlOption::KeyValue { key, value } = o else {
                 return Err(Error::NotSupported("SET TBLPROPERTIES".into()));
@@ -496,13 +541,7 @@ impl Work {
             if key.quote_style != Some(INTERNAL_QUOTE) {
                 return Err(Error::NotSupported("SET TBLPROPERTIES".into()));
             }
-            let text = match value {
-                ast::Expr::Value(v) => match &v.value {
-                    ast::Value::SingleQuotedString(s) => s.clone(),
-                    other => other.to_string(),
-                },
-                other => other.to_string(),
-            };
+            let text = crate::parse::alter_clauses::option_text(value);
             match key.value.as_str() {
                 RENAME_INDEX => {
                     let (from, to) = text
@@ -532,12 +571,73 @@ impl Work {
                     self.comment = text
                 }
                 "FORCE" => self.needs("FORCE"),
+                // Read before every other clause (`default_charset`).
+                "CHARSET" | "COLLATE" => {}
+                CONVERT_TO => {
+                    let (cs, coll) = text.split_once('\u{0}').unwrap_or((&text, ""));
+                    self.convert_to(cs, coll, database)?;
+                }
+                DROP_CHECK => self.cons.drop_checks.push(text),
+                ALTER_CHECK | ALTER_CONSTRAINT => {
+                    let (name, state) = text
+                        .split_once('\u{0}')
+                        .ok_or_else(|| Error::Syntax(key.value.clone()))?;
+                    let is_check = old.checks.iter().any(|c| c.name.eq_ignore_ascii_case(name));
+                    if key.value == ALTER_CONSTRAINT && !is_check {
+                        let other = old
+                            .foreign_keys
+                            .iter()
+                            .any(|f| f.name.eq_ignore_ascii_case(name))
+                            || old
+                                .indexes
+                                .iter()
+                                .any(|i| i.unique && i.name.eq_ignore_ascii_case(name));
+                        return Err(if other {
+                            Error::NotSupported(format!(
+                                "ALTER CONSTRAINT … ENFORCED of the key '{name}' (MySQL refuses it too)"
+                            ))
+                        } else {
+                            Error::ConstraintNotFound(name.to_string())
+                        });
+                    }
+                    self.cons
+                        .enforce
+                        .push((name.to_string(), state == "ENFORCED"));
+                }
                 other => {
                     return Err(Error::NotSupported(format!(
                         "ALTER TABLE … {other} (table option)"
                     )))
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// `[DEFAULT] CHARSET x [COLLATE y]` among the table options: the default of the
+    /// columns defined from now on, those of this statement included (MySQL reads it
+    /// before the column clauses); the table's columns keep theirs, so no row changes.
+    fn default_charset(&mut self, opts: &[ast::SqlOption]) -> Result<()> {
+        let (mut charset, mut collate) = (None::<String>, None::<String>);
+        for o in opts {
+            let ast::SqlOption::KeyValue { key, value } = o else {
+                continue;
+            };
+            if key.quote_style != Some(INTERNAL_QUOTE) {
+                continue;
+            }
+            let text = crate::parse::alter_clauses::option_text(value);
+            match key.value.as_str() {
+                "CHARSET" => charset = Some(text),
+                "COLLATE" => collate = Some(text),
+                _ => {}
+            }
+        }
+        if let Some(c) = super::charsets::resolve(charset.as_deref(), collate.as_deref())? {
+            if c == Collation::Binary {
+                return Err(Error::NotSupported("ALTER TABLE … CHARSET=binary".into()));
+            }
+            self.default_collation = c;
         }
         Ok(())
     }
@@ -599,6 +699,7 @@ impl Work {
             checks: Vec::new(),
             // Kept by a change of metadata (the rows stay); a rebuild drops it (`run`).
             instant: old.instant.clone(),
+            default_collation: self.default_collation,
         };
         super::column_expr::validate_table(&def)?;
         let sources = self.cols.iter().map(|c| c.source).collect();
@@ -613,8 +714,147 @@ pub fn alter_table(at: &ast::AlterTable, cx: &mut ExecCtx) -> Result<Outcome> {
     let handle = cx.catalog.table(&db, &name)?;
     let old = handle.def().clone();
     let mut w = Work::new(&old, cx.sql_mode);
+    read_clauses(at, cx, &mut w, &old)?;
+    if w.algorithm == Algorithm::Copy && w.rebuild.is_empty() {
+        // ALGORITHM=COPY asks for the copy even of a change of metadata.
+        w.needs("ALGORITHM=COPY");
+    }
+    for (code, message) in std::mem::take(&mut w.warnings) {
+        cx.env.warn(crate::expr::WarnLevel::Warning, code, message);
+    }
+    run(cx, &handle, w, &old)
+}
+
+/// ALTER TABLE (and CREATE/DROP INDEX) of one of the session's temporary tables, every
+/// form but RENAME alone (`statements::temporary`): the same clauses, carried out by
+/// copying the rows into new files of the new definition, which then take the old
+/// table's place. No other session sees the table, so nothing is locked or built online.
+pub fn alter_temporary(
+    at: &ast::AlterTable,
+    cx: &mut ExecCtx,
+    handle: &Arc<dyn Table>,
+) -> Result<Outcome> {
+    let old = handle.def().clone();
+    let mut w = Work::new(&old, cx.sql_mode);
+    read_clauses(at, cx, &mut w, &old)?;
+    if w.rename.is_some() {
+        return Err(Error::NotSupported(
+            "RENAME together with other changes of a TEMPORARY table".into(),
+        ));
+    }
+    rebuild_temporary(cx, handle, w, &old)
+}
+
+/// Carries out `w` on a temporary table by copying its rows (see [`alter_temporary`]).
+fn rebuild_temporary(
+    cx: &mut ExecCtx,
+    handle: &Arc<dyn Table>,
+    mut w: Work,
+    old: &TableDef,
+) -> Result<Outcome> {
+    for (code, message) in std::mem::take(&mut w.warnings) {
+        cx.env.warn(crate::expr::WarnLevel::Warning, code, message);
+    }
+    let auto_increment = w.auto_increment;
+    let (mut def, sources, mut w) = w.finish(old)?;
+    let cons = std::mem::take(&mut w.cons);
+    crate::constraints::guards::reconcile_alter(cx, handle, old, &mut def, &sources, &cons)?;
+    crate::statements::temporary::check_def(&def)?;
+    def.instant = None;
+    if auto_increment.is_none() {
+        def.auto_increment_start = handle.status().auto_increment.max(1);
+    }
+    let engine = cx.catalog.engine(&def.engine)?;
+    let made = cx.temp.make(engine, def)?;
+    let new = made.handle.clone();
+    let def = new.def().clone();
+    let own = Txn::new(cx.txn.isolation(), cx.txn.lock_wait_timeout());
+    let copied = copy_temporary(cx, &own, handle, &new, &def, &sources, old);
+    let done = match copied {
+        Ok(n) => own.commit().map(|()| n),
+        Err(e) => {
+            let _ = own.rollback();
+            Err(e)
+        }
+    };
+    match done {
+        Ok(n) => {
+            drop(new);
+            cx.temp.add(made, Some(handle))?;
+            cx.catalog.invalidate_plans();
+            Ok(Outcome::ok(n))
+        }
+        Err(e) => {
+            drop(new);
+            let _ = cx.temp.discard(made);
+            Err(e)
+        }
+    }
+}
+
+/// The rows of temporary table `from`, converted, inserted into `to` in `own`.
+fn copy_temporary(
+    cx: &ExecCtx,
+    own: &Txn,
+    from: &Arc<dyn Table>,
+    to: &Arc<dyn Table>,
+    def: &TableDef,
+    sources: &[Option<usize>],
+    old: &TableDef,
+) -> Result<u64> {
+    let convert = RowConverter::new(cx, def, sources, old)?;
+    let renumbered = renumbered_column(def, sources, old);
+    let mut n = 0u64;
+    let mut failure = None;
+    from.scan(cx.txn, &mut |_, row| {
+        n += 1;
+        let step = convert.row(row, n).and_then(|mut out| {
+            if let Some(a) = renumbered {
+                crate::statements::dml::zero_asks_for_next_value(&mut out[a], cx.sql_mode);
+            }
+            to.insert(own, &mut out).map(|_| ())
+        });
+        match step {
+            Ok(()) => Ok(strata_engine::Flow::Continue),
+            Err(e) => {
+                failure = Some(e);
+                Ok(strata_engine::Flow::Stop)
+            }
+        }
+    })?;
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(n),
+    }
+}
+
+/// A column that becomes AUTO_INCREMENT numbers its NULLs and, unless sql_mode has
+/// NO_AUTO_VALUE_ON_ZERO, its zeros (as MySQL); one that already was keeps its 0s.
+fn renumbered_column(def: &TableDef, sources: &[Option<usize>], old: &TableDef) -> Option<usize> {
+    def.auto_increment_column().filter(|&a| {
+        !sources
+            .get(a)
+            .copied()
+            .flatten()
+            .is_some_and(|s| old.columns[s].auto_increment)
+    })
+}
+
+/// Reads the clauses of an ALTER TABLE statement into `w`.
+fn read_clauses(
+    at: &ast::AlterTable,
+    cx: &mut ExecCtx,
+    w: &mut Work,
+    old: &TableDef,
+) -> Result<()> {
+    let db = old.db.clone();
     let available: Vec<&str> = cx.catalog.engines().iter().map(|e| e.name()).collect();
     use ast::AlterTableOperation as Op;
+    for op in &at.operations {
+        if let Op::SetTblProperties { table_properties } = op {
+            w.default_charset(table_properties)?;
+        }
+    }
     for op in &at.operations {
         match op {
             Op::AddColumn {
@@ -727,7 +967,10 @@ pub fn alter_table(at: &ast::AlterTable, cx: &mut ExecCtx) -> Result<Outcome> {
                     ast::AlterTableLock::Exclusive => LockClause::Exclusive,
                 };
             }
-            Op::SetTblProperties { table_properties } => w.options(table_properties, &available)?,
+            Op::SetTblProperties { table_properties } => {
+                let database = cx.catalog.database_collation(&db).unwrap_or_default();
+                w.options(table_properties, &available, database, old)?
+            }
             other => {
                 let text = other.to_string();
                 let head: String = text
@@ -739,20 +982,22 @@ pub fn alter_table(at: &ast::AlterTable, cx: &mut ExecCtx) -> Result<Outcome> {
             }
         }
     }
-    if w.algorithm == Algorithm::Copy && w.rebuild.is_empty() {
-        // ALGORITHM=COPY asks for the copy even of a change of metadata.
-        w.needs("ALGORITHM=COPY");
+    Ok(())
+}
+
+/// The table CREATE/DROP INDEX names: the session's temporary table of the name when
+/// there is one (true), else the base table.
+fn indexed_table(cx: &ExecCtx, name: &ast::ObjectName) -> Result<(Arc<dyn Table>, bool)> {
+    let (db, t) = crate::context::resolve_table(cx, name)?;
+    match cx.temp_table(&db, &t) {
+        Some(h) => Ok((h, true)),
+        None => Ok((cx.catalog.table(&db, &t)?, false)),
     }
-    for (code, message) in std::mem::take(&mut w.warnings) {
-        cx.env.warn(crate::expr::WarnLevel::Warning, code, message);
-    }
-    run(cx, &handle, w, &old)
 }
 
 /// CREATE [UNIQUE] INDEX name ON t (cols).
 pub fn create_index(ci: &ast::CreateIndex, cx: &mut ExecCtx) -> Result<Outcome> {
-    let (db, t) = crate::context::resolve_table(cx, &ci.table_name)?;
-    let handle = cx.catalog.table(&db, &t)?;
+    let (handle, temporary) = indexed_table(cx, &ci.table_name)?;
     let old = handle.def().clone();
     let mut w = Work::new(&old, cx.sql_mode);
     let name = ci.name.as_ref().map(single_name).transpose()?;
@@ -766,6 +1011,9 @@ pub fn create_index(ci: &ast::CreateIndex, cx: &mut ExecCtx) -> Result<Outcome> 
         w.add_index(name, cols, ci.unique, false)?;
     }
     w.comment_added(primary, &ci.index_options)?;
+    if temporary {
+        return rebuild_temporary(cx, &handle, w, &old);
+    }
     run(cx, &handle, w, &old)
 }
 
@@ -775,11 +1023,13 @@ pub fn drop_index(
     table: &ast::ObjectName,
     cx: &mut ExecCtx,
 ) -> Result<Outcome> {
-    let (db, t) = crate::context::resolve_table(cx, table)?;
-    let handle = cx.catalog.table(&db, &t)?;
+    let (handle, temporary) = indexed_table(cx, table)?;
     let old = handle.def().clone();
     let mut w = Work::new(&old, cx.sql_mode);
     w.drop_index(&single_name(index)?)?;
+    if temporary {
+        return rebuild_temporary(cx, &handle, w, &old);
+    }
     run(cx, &handle, w, &old)
 }
 
@@ -1140,15 +1390,7 @@ fn copy_rows(
 ) -> Result<u64> {
     let rebuild = catalog.begin_rebuild(&def)?;
     let convert = RowConverter::new(cx, &def, sources, old)?;
-    // A column that becomes AUTO_INCREMENT numbers its NULLs and, unless sql_mode has
-    // NO_AUTO_VALUE_ON_ZERO, its zeros (as MySQL); one that already was keeps its 0s.
-    let renumbered = def.auto_increment_column().filter(|&a| {
-        !sources
-            .get(a)
-            .copied()
-            .flatten()
-            .is_some_and(|s| old.columns[s].auto_increment)
-    });
+    let renumbered = renumbered_column(&def, sources, old);
     let own_txn = || Txn::new(cx.txn.isolation(), cx.txn.lock_wait_timeout());
     catalog.fill_rebuild(handle, cx.txn, rebuild, &own_txn, &mut |row, n| {
         let mut out = convert.row(row, n)?;
@@ -1285,9 +1527,16 @@ impl<'a> RowConverter<'a> {
             if self.strict {
                 return Err(Error::InvalidUseOfNull);
             }
+            // MySQL outside strict mode: the implicit default, with this warning.
+            self.env.warn(
+                crate::expr::WarnLevel::Warning,
+                1265,
+                format!("Data truncated for column '{}' at row {row_no}", col.name),
+            );
             return Ok(implicit_default(col));
         }
-        coerce(v, col, row_no, self.strict).map_err(|e| match e {
+        // Outside strict mode a clipped or cut value is stored with INSERT's warnings.
+        coerce_or_warn(v, col, row_no, self.strict, self.env).map_err(|e| match e {
             // ALTER reports a value cut short as truncated (1265), where INSERT says
             // too long (1406).
             Error::DataTooLong { column, row } => Error::DataTruncated { column, row },
@@ -1336,6 +1585,7 @@ mod tests {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         }
     }
 
@@ -1362,6 +1612,31 @@ mod tests {
         assert!(w.rebuild.is_empty());
         assert_eq!(def.columns[2].name, "c");
         assert_eq!(def.indexes[1].name, "ac");
+    }
+
+    #[test]
+    fn convert_to_changes_every_text_column_and_rebuilds() {
+        let mut old = table();
+        old.columns[2].collation = Collation::GeneralCi;
+        let mut w = Work::new(&old, strata_types::SqlMode::default());
+        w.convert_to("utf8mb4", "utf8mb4_bin", Collation::GeneralCi)
+            .unwrap();
+        let (def, _, w) = w.finish(&old).unwrap();
+        assert_eq!(w.rebuild, vec!["CONVERT TO CHARACTER SET".to_string()]);
+        assert_eq!(def.default_collation, Collation::Utf8Bin);
+        assert_eq!(def.columns[2].collation, Collation::Utf8Bin);
+        assert_eq!(def.columns[1].collation, old.columns[1].collation);
+        // To the collation the columns have: only the default changes, no copy.
+        let mut w = Work::new(&old, strata_types::SqlMode::default());
+        w.convert_to("DEFAULT", "", Collation::GeneralCi).unwrap();
+        assert!(w.rebuild.is_empty());
+        let mut w = Work::new(&old, strata_types::SqlMode::default());
+        assert_eq!(
+            w.convert_to("binary", "", Collation::GeneralCi)
+                .unwrap_err()
+                .code(),
+            1235
+        );
     }
 
     #[test]

@@ -1176,6 +1176,7 @@ mod tests {
             foreign_keys: vec![],
             checks: vec![],
             instant: None,
+            default_collation: Default::default(),
         };
         Table {
             qualifier: "t".into(),

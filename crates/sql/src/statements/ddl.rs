@@ -46,19 +46,29 @@ pub fn execute_other(
         S::CreateDatabase {
             db_name,
             if_not_exists,
+            default_charset,
+            default_collation,
             ..
         } => {
             let name = single_name(db_name)?;
-            let created = cx.catalog.create_database(&name, *if_not_exists)?;
+            let collation =
+                super::charsets::resolve(default_charset.as_deref(), default_collation.as_deref())?
+                    .unwrap_or_default();
+            let created = cx
+                .catalog
+                .create_database(&name, *if_not_exists, collation)?;
             Ok(Outcome::ok(created as u64))
         }
+        S::AlterSchema(a) => alter_database(a, cx),
         S::CreateSchema {
             schema_name,
             if_not_exists,
             ..
         } => {
             let name = schema_name.to_string().trim_matches('`').to_string();
-            let created = cx.catalog.create_database(&name, *if_not_exists)?;
+            let created = cx
+                .catalog
+                .create_database(&name, *if_not_exists, Default::default())?;
             Ok(Outcome::ok(created as u64))
         }
         // DDL that can change the columns views read describes the views afresh.
@@ -182,6 +192,38 @@ pub(crate) fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
         .collect()
 }
 
+/// `ALTER DATABASE|SCHEMA [name] [DEFAULT] CHARACTER SET x [DEFAULT] COLLATE y`, as
+/// `parse::alter_clauses` rewrote it: the database's default collation, which tables
+/// created from now on take (its tables keep theirs, as in MySQL).
+fn alter_database(a: &ast::AlterSchema, cx: &mut ExecCtx) -> Result<Outcome> {
+    use crate::parse::token_rewrite::INTERNAL_QUOTE;
+    let [ast::AlterSchemaOperation::SetOptionsParens { options }] = a.operations.as_slice() else {
+        return Err(Error::NotSupported("this ALTER SCHEMA form".into()));
+    };
+    let db = crate::parse::alter_clauses::altered_database(a, cx.current_db.as_deref())
+        .ok_or(Error::NoDatabaseSelected)?;
+    let (mut charset, mut collation) = (None, None);
+    for o in options {
+        let ast::SqlOption::KeyValue { key, value } = o else {
+            return Err(Error::NotSupported("ALTER SCHEMA … SET OPTIONS".into()));
+        };
+        if key.quote_style != Some(INTERNAL_QUOTE) {
+            return Err(Error::NotSupported("ALTER SCHEMA … SET OPTIONS".into()));
+        }
+        let text = crate::parse::alter_clauses::option_text(value);
+        match key.value.as_str() {
+            "CHARSET" => charset = Some(text),
+            _ => collation = Some(text),
+        }
+    }
+    if !cx.catalog.database_exists(&db) {
+        return Err(Error::UnknownDatabase(db));
+    }
+    let c = super::charsets::resolve(charset.as_deref(), collation.as_deref())?.unwrap_or_default();
+    cx.catalog.alter_database_collation(&db, c)?;
+    Ok(Outcome::ok(1))
+}
+
 fn create_table(ct: &ast::CreateTable, cx: &mut ExecCtx) -> Result<Outcome> {
     if let Some(q) = &ct.query {
         return crate::statements::create_select::create_table_select(ct, q, cx);
@@ -228,7 +270,7 @@ pub(crate) fn table_def(
     let available: Vec<&str> = cx.catalog.engines().iter().map(|e| e.name()).collect();
     let mut engine = cx.default_engine.to_string();
     let mut substituted = false;
-    let mut table_coll = Collation::GeneralCi;
+    let (mut table_charset, mut table_collate) = (None::<String>, None::<String>);
     let mut auto_start = 1u64;
     let mut comment = String::new();
     let opts: &[ast::SqlOption] = match &ct.table_options {
@@ -256,16 +298,11 @@ pub(crate) fn table_def(
                     "ENGINE" => {
                         engine = engine_or_substitute(&v, &available, cx, &mut substituted)?
                     }
-                    "COLLATE" | "DEFAULT_COLLATE" => {
-                        table_coll = Collation::from_name(&v).ok_or(Error::UnknownCollation(v))?
-                    }
+                    "COLLATE" | "DEFAULT_COLLATE" => table_collate = Some(v),
                     "AUTO_INCREMENT" => auto_start = v.parse().unwrap_or(1),
                     "COMMENT" => comment = v,
                     "CHARSET" | "DEFAULT_CHARSET" | "CHARACTER_SET" | "DEFAULT_CHARACTER_SET" => {
-                        check_charset(&v)?;
-                        if v.eq_ignore_ascii_case("binary") {
-                            table_coll = Collation::Binary;
-                        }
+                        table_charset = Some(v)
                     }
                     _ => {}
                 }
@@ -286,6 +323,9 @@ pub(crate) fn table_def(
             _ => {}
         }
     }
+    // The table's default collation: its own options', else its database's (MySQL).
+    let table_coll = super::charsets::resolve(table_charset.as_deref(), table_collate.as_deref())?
+        .unwrap_or_else(|| cx.catalog.database_collation(&db).unwrap_or_default());
     if substituted {
         cx.env.warn(
             crate::expr::WarnLevel::Warning,
@@ -516,6 +556,7 @@ pub(crate) fn table_def(
         foreign_keys: Vec::new(),
         checks: Vec::new(),
         instant: None,
+        default_collation: table_coll,
     };
     super::column_expr::validate_table(&def)?;
     crate::constraints::definition::add_foreign_keys(cx, &mut def, &fks)?;
@@ -578,6 +619,7 @@ pub(crate) fn like_def(
         foreign_keys: Vec::new(),
         checks,
         instant: None,
+        default_collation: old.default_collation,
     };
     Ok(def)
 }
@@ -723,6 +765,7 @@ pub(crate) fn build_column(
         col.collation = fc;
     }
     let mut explicit_null = false;
+    let mut charset: Option<String> = None;
     let mut default_expr = None;
     let mut checks = Vec::new();
     let mut on_update: Option<ast::Expr> = None;
@@ -762,15 +805,18 @@ pub(crate) fn build_column(
             }
             ast::ColumnOption::CharacterSet(cs) => {
                 let cs = cs.to_string();
-                check_charset(&cs)?;
-                if cs.eq_ignore_ascii_case("binary") {
-                    col.collation = Collation::Binary;
+                // A character set alone names its default collation, not the table's.
+                let c = super::charsets::charset_default(&cs)?;
+                if forced_coll.is_none() && (col.data_type.is_text() || c == Collation::Binary) {
+                    col.collation = c;
                 }
+                charset = Some(cs);
             }
             ast::ColumnOption::Collation(n) => {
                 let n = n.to_string();
+                let c = super::charsets::resolve(charset.as_deref(), Some(&n))?;
                 if col.data_type.is_text() {
-                    col.collation = Collation::from_name(&n).ok_or(Error::UnknownCollation(n))?;
+                    col.collation = c.unwrap_or(col.collation);
                 }
             }
             ast::ColumnOption::Comment(t) => {
@@ -925,13 +971,6 @@ pub(crate) fn check_key_types(columns: &[ColumnDef], indexes: &[IndexDef]) -> Re
         }
     }
     Ok(())
-}
-
-fn check_charset(cs: &str) -> Result<()> {
-    match cs.to_ascii_lowercase().as_str() {
-        "utf8mb4" | "utf8" | "utf8mb3" | "latin1" | "ascii" | "binary" => Ok(()),
-        _ => Err(Error::UnknownCharset(cs.to_string())),
-    }
 }
 
 fn is_now(e: &ast::Expr) -> bool {

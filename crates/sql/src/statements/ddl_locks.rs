@@ -109,6 +109,12 @@ fn targets(stmt: &ast::Statement, cx: &ExecCtx) -> Result<Option<Targets>> {
     };
     Ok(Some(match stmt {
         S::CreateDatabase { db_name, .. } => database(object_name_parts(db_name).join("."), false),
+        S::AlterSchema(a) => {
+            match crate::parse::alter_clauses::altered_database(a, cx.current_db.as_deref()) {
+                Some(name) => database(name, false),
+                None => return Ok(None),
+            }
+        }
         S::CreateSchema { schema_name, .. } => {
             database(schema_name.to_string().trim_matches('`').to_string(), false)
         }

@@ -9,6 +9,7 @@
 
 pub mod alter;
 pub mod autoinc;
+pub mod charsets;
 pub mod column_expr;
 pub mod create_select;
 pub mod create_select_types;

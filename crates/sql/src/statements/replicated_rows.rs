@@ -285,6 +285,7 @@ mod tests {
             foreign_keys: Vec::new(),
             checks: Vec::new(),
             instant: None,
+            default_collation: Default::default(),
         }
     }
 

@@ -257,7 +257,13 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
                 if !cx.catalog.database_exists(&d) {
                     return Err(Error::UnknownDatabase(d));
                 }
-                let text = format!("CREATE DATABASE `{d}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */");
+                let c = cx.catalog.database_collation(&d).unwrap_or_default();
+                let text = format!(
+                    "CREATE DATABASE {} /*!40100 DEFAULT CHARACTER SET {} COLLATE {} */",
+                    quote_ident(&d),
+                    c.charset_name(),
+                    c.name()
+                );
                 return send(
                     out,
                     vec![text_col("Database"), text_col("Create Database")],
@@ -794,7 +800,7 @@ fn show_table_status(
                 Value::Null,
                 Value::Null,
                 Value::Null,
-                s("utf8mb4_general_ci"),
+                s(def.default_collation.name()),
                 Value::Null,
                 s(""),
                 s(&def.comment),
@@ -867,8 +873,15 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
     let mut lines = Vec::new();
     for c in &def.columns {
         let mut l = format!("  {} {}", quote_ident(&c.name), type_text(c));
-        if c.data_type.is_text() && c.collation != Collation::GeneralCi {
-            l.push_str(&format!(" COLLATE {}", c.collation.name()));
+        if c.data_type.is_text() {
+            // MySQL 8: the character set when the collation is not the table's, the
+            // collation when it is not its character set's default.
+            if c.collation != def.default_collation {
+                l.push_str(&format!(" CHARACTER SET {}", c.collation.charset_name()));
+            }
+            if !c.collation.is_primary() {
+                l.push_str(&format!(" COLLATE {}", c.collation.name()));
+            }
         }
         if let Some(g) = &c.generated {
             // MySQL 8: `c int GENERATED ALWAYS AS ((`a` + 1)) VIRTUAL NOT NULL`, and no
@@ -939,11 +952,20 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
     if def.auto_increment_column().is_some() && next_auto > 1 {
         text.push_str(&format!(" AUTO_INCREMENT={next_auto}"));
     }
-    text.push_str(" DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci");
+    text.push_str(&table_charset_clause(def.default_collation));
     if !def.comment.is_empty() {
         text.push_str(&format!(" COMMENT={}", comment_literal(&def.comment)));
     }
     text
+}
+
+/// ` DEFAULT CHARSET=… COLLATE=…` of SHOW CREATE TABLE (MySQL 8 names the collation of
+/// every character set but binary).
+fn table_charset_clause(c: Collation) -> String {
+    match c {
+        Collation::Binary => " DEFAULT CHARSET=binary".into(),
+        c => format!(" DEFAULT CHARSET={} COLLATE={}", c.charset_name(), c.name()),
+    }
 }
 
 /// ` COMMENT '…'` after a column or index definition, when it has one.
