@@ -1,8 +1,8 @@
 //! DDL on a session's TEMPORARY tables (`catalog/temporary.rs` holds them): CREATE
 //! TEMPORARY TABLE (plain, `LIKE`, `… SELECT` through `create_select`), DROP TEMPORARY
-//! TABLE, ALTER TABLE … RENAME and RENAME TABLE of one, TRUNCATE; and the statements a
-//! temporary table cannot take yet (other ALTER TABLE forms, CREATE/DROP INDEX), refused
-//! with 1235 rather than run against a base table the temporary one hides.
+//! TABLE, ALTER TABLE … RENAME and RENAME TABLE of one, TRUNCATE; every other ALTER TABLE
+//! form and CREATE/DROP INDEX go to `statements::alter` (`alter_temporary`), never to a
+//! base table the temporary one hides.
 //!
 //! [`execute`] runs before `ddl::execute_other` takes metadata locks: a temporary table is
 //! its session's alone, so its DDL waits for no other session (as in MySQL). What these
@@ -34,13 +34,15 @@ pub fn execute(stmt: &ast::Statement, cx: &mut ExecCtx) -> Option<Result<Outcome
         S::Drop {
             object_type: ast::ObjectType::Index,
             table: Some(t),
+            names,
             ..
-        } if is_temp(cx, t) => Some(Err(Error::NotSupported(
-            "DROP INDEX on a TEMPORARY table".into(),
-        ))),
-        S::CreateIndex(ci) if is_temp(cx, &ci.table_name) => Some(Err(Error::NotSupported(
-            "CREATE INDEX on a TEMPORARY table".into(),
-        ))),
+        } if is_temp(cx, t) => Some(match names.as_slice() {
+            [index] => crate::statements::alter::drop_index(index, t, cx),
+            _ => Err(Error::Syntax("DROP INDEX".into())),
+        }),
+        S::CreateIndex(ci) if is_temp(cx, &ci.table_name) => {
+            Some(crate::statements::alter::create_index(ci, cx))
+        }
         S::AlterTable(at) if is_temp(cx, &at.name) => Some(alter(at, cx)),
         S::RenameTable(pairs) if pairs.iter().any(|p| is_temp(cx, &p.old_name)) => {
             if !pairs.iter().all(|p| is_temp(cx, &p.old_name)) {
@@ -160,8 +162,9 @@ pub fn truncate(cx: &ExecCtx, table: &std::sync::Arc<dyn strata_engine::Table>) 
     table.truncate()
 }
 
-/// ALTER TABLE on a temporary table: `RENAME [TO|AS] new` only, for now.
-fn alter(at: &ast::AlterTable, cx: &ExecCtx) -> Result<Outcome> {
+/// ALTER TABLE on a temporary table: `RENAME [TO|AS] new` alone renames it; any other
+/// form rebuilds it (`alter::alter_temporary`).
+fn alter(at: &ast::AlterTable, cx: &mut ExecCtx) -> Result<Outcome> {
     let (db, name) = resolve_table(cx, &at.name)?;
     match at.operations.as_slice() {
         [ast::AlterTableOperation::RenameTable {
@@ -171,9 +174,12 @@ fn alter(at: &ast::AlterTable, cx: &ExecCtx) -> Result<Outcome> {
             rename(cx, (&db, &name), (&to_db, &to_name))?;
             Ok(Outcome::ok(0))
         }
-        _ => Err(Error::NotSupported(
-            "ALTER TABLE on a TEMPORARY table other than RENAME".into(),
-        )),
+        _ => {
+            let handle = cx
+                .temp_table(&db, &name)
+                .ok_or(Error::NoSuchTable { db, table: name })?;
+            crate::statements::alter::alter_temporary(at, cx, &handle)
+        }
     }
 }
 
@@ -245,6 +251,12 @@ pub fn binlog_text(
         }
         S::Truncate(t) if t.table_names.iter().all(|n| is_temp(&n.name)) => None,
         S::AlterTable(at) if is_temp(&at.name) => None,
+        S::CreateIndex(ci) if is_temp(&ci.table_name) => None,
+        S::Drop {
+            object_type: ast::ObjectType::Index,
+            table: Some(t),
+            ..
+        } if is_temp(t) => None,
         S::RenameTable(pairs) if pairs.iter().any(|p| is_temp(&p.old_name)) => None,
         _ => Some(source.to_string()),
     }
