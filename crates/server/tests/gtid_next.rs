@@ -7,7 +7,8 @@
 //! the owner and then skips; a closed connection frees what it owned; `gtid_purged`
 //! with and without `+` (3546) survives a restart; and a `mysqlbinlog`-style script
 //! (SET GTID_NEXT before each transaction) replays into a fresh server, twice without
-//! a duplicate. (`mariadb-binlog` output cannot be replayed into Strata: its row
+//! a duplicate. Without the binary log (gtid_mode OFF) a GTID is 1781, ANONYMOUS is
+//! accepted and `gtid_purged` is 1235. (`mariadb-binlog` output cannot be replayed into Strata: its row
 //! events are `BINLOG '…'` statements, which Strata does not run; replication.rs
 //! replays it into MariaDB.)
 
@@ -308,5 +309,32 @@ fn a_mysqlbinlog_script_replays_once() {
     assert_eq!(
         one(&mut c, "SELECT @@GLOBAL.gtid_executed"),
         format!("{F}:1-4")
+    );
+}
+
+#[test]
+fn without_the_binary_log_gtid_mode_is_off() {
+    let server = TestServer::start(&[]);
+    if server.flavor != Flavor::Strata {
+        return;
+    }
+    let mut c = connect(server.port, None);
+    let (code, msg) = err(&mut c, &format!("SET gtid_next = '{F}:1'"));
+    assert_eq!(code, 1781);
+    assert_eq!(
+        msg,
+        "@@SESSION.GTID_NEXT cannot be set to UUID:NUMBER when @@GLOBAL.GTID_MODE = OFF."
+    );
+    c.query_drop("SET gtid_next = 'anonymous'").unwrap();
+    assert_eq!(one(&mut c, "SELECT @@gtid_next"), "ANONYMOUS");
+    c.query_drop("CREATE DATABASE gm").unwrap();
+    c.query_drop("CREATE TABLE gm.t (id INT PRIMARY KEY)")
+        .unwrap();
+    c.query_drop("INSERT INTO gm.t VALUES (1)").unwrap();
+    c.query_drop("INSERT INTO gm.t VALUES (2)").unwrap();
+    assert_eq!(one(&mut c, "SELECT COUNT(*) FROM gm.t"), "2");
+    assert_eq!(
+        err(&mut c, &format!("SET @@GLOBAL.gtid_purged = '+{G}:1'")).0,
+        1235
     );
 }
