@@ -23,6 +23,7 @@ pub mod event;
 pub mod file;
 pub mod gtid;
 mod mysql_json;
+mod purged;
 pub mod rows;
 mod sync;
 
@@ -159,6 +160,22 @@ struct State {
     /// Prepared transactions written so far: each one's place in the engines'
     /// commit order (the turnstile).
     ordered: u64,
+    /// GTIDs sessions own (`SET gtid_next = 'uuid:N'`) until they commit or roll
+    /// back: each one's owner, a connection id. Under the same lock as
+    /// `gtid_executed`, so taking ownership and seeing a GTID executed never race.
+    owned: HashMap<(Uuid, u64), u32>,
+    /// The GTIDs `SET @@GLOBAL.gtid_purged` added (in `<basename>.gtid_purged`):
+    /// executed and purged, in no file.
+    purged_added: GtidSet,
+}
+
+/// [`Binlog::own_gtid`]'s outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ownership {
+    /// The caller owns the GTID now; its next group is logged under it.
+    Owned,
+    /// `gtid_executed` holds it already: the caller's transaction is to be skipped.
+    Executed,
 }
 
 pub struct Binlog {
@@ -170,6 +187,8 @@ pub struct Binlog {
     /// Bumped after every write, for dump threads waiting for new events.
     generation: Mutex<u64>,
     grown: Condvar,
+    /// Signalled when a session gives up a GTID it owned (waiters in `own_gtid`).
+    owner_gone: Condvar,
     table_ids: Mutex<HashMap<(String, String), u64>>,
     /// The xid counter (bits 0..39 of an xid), from 1 at each start.
     next_xid: AtomicU64,
@@ -229,6 +248,8 @@ impl Binlog {
         if let Some(first) = files.first() {
             purged = file::scan(&naming.path(first))?.previous;
         }
+        let purged_added = purged::read(&naming)?;
+        purged.union(&purged_added);
         if let Some(last) = files.last() {
             let path = naming.path(last);
             let s = file::scan(&path)?;
@@ -240,6 +261,7 @@ impl Binlog {
             }
             executed = s.gtids;
         }
+        executed.union(&purged_added);
         let next_number = files
             .iter()
             .filter_map(|n| naming.number(n))
@@ -257,10 +279,13 @@ impl Binlog {
                 broken: None,
                 unsynced_commits: 0,
                 ordered: 0,
+                owned: HashMap::new(),
+                purged_added,
             }),
             sync: sync::GroupSync::default(),
             generation: Mutex::new(0),
             grown: Condvar::new(),
+            owner_gone: Condvar::new(),
             table_ids: Mutex::new(HashMap::new()),
             next_xid: AtomicU64::new(1),
             file_number: AtomicU64::new(0),
@@ -823,6 +848,93 @@ impl Binlog {
         }
     }
 
+    /// `SET gtid_next = 'uuid:gno'` by connection `owner`: takes ownership of the GTID,
+    /// or reports it executed already (MySQL then skips the transaction). While another
+    /// session owns it this waits, as MySQL 8 does, until that session commits (then:
+    /// executed) or rolls back (then: owned by the caller); `check` runs at least
+    /// every 10 ms and its error (KILL) ends the wait.
+    pub fn own_gtid(
+        &self,
+        uuid: &Uuid,
+        gno: u64,
+        owner: u32,
+        check: impl Fn() -> Result<()>,
+    ) -> Result<Ownership> {
+        let mut st = self.state.lock();
+        loop {
+            if st.gtid_executed.contains(uuid, gno) {
+                return Ok(Ownership::Executed);
+            }
+            match st.owned.get(&(*uuid, gno)) {
+                Some(&o) if o != owner => {
+                    self.owner_gone.wait_for(&mut st, Duration::from_millis(10));
+                    drop(st);
+                    check()?;
+                    st = self.state.lock();
+                }
+                _ => {
+                    st.owned.insert((*uuid, gno), owner);
+                    return Ok(Ownership::Owned);
+                }
+            }
+        }
+    }
+
+    /// The owner's transaction ended (committed: its GTID is in `gtid_executed` by
+    /// now; or rolled back), or its session did: the GTID is free again.
+    pub fn release_gtid(&self, uuid: &Uuid, gno: u64, owner: u32) {
+        let mut st = self.state.lock();
+        if st.owned.get(&(*uuid, gno)) == Some(&owner) {
+            st.owned.remove(&(*uuid, gno));
+        }
+        drop(st);
+        self.owner_gone.notify_all();
+    }
+
+    /// `SET @@GLOBAL.gtid_purged = 'set'` (`plus` false) or `'+set'`, with MySQL 8's
+    /// rules (3546): without `+` the new value must contain the old `gtid_purged` and
+    /// only what it adds is added; what is added must not overlap `gtid_executed` nor
+    /// a GTID a session owns. The added GTIDs go to `gtid_executed` and `gtid_purged`
+    /// and, first, durably to `<basename>.gtid_purged`.
+    pub fn add_purged(&self, set: &GtidSet, plus: bool) -> Result<()> {
+        let mut st = self.state.lock();
+        let mut add = set.clone();
+        if !plus {
+            if !st.gtid_purged.is_subset(set) {
+                return Err(Error::GtidPurgedConstraint(
+                    "the new value must be a superset of the old value".into(),
+                ));
+            }
+            add.subtract(&st.gtid_purged);
+        }
+        let mut overlap = add.clone();
+        overlap.subtract(&st.gtid_executed);
+        if overlap != add {
+            return Err(Error::GtidPurgedConstraint(
+                "the added gtid set must not overlap with @@GLOBAL.GTID_EXECUTED".into(),
+            ));
+        }
+        if st.owned.keys().any(|(u, g)| add.contains(u, *g)) {
+            return Err(Error::GtidPurgedConstraint(
+                "the added gtid set must not overlap with @@GLOBAL.GTID_OWNED".into(),
+            ));
+        }
+        if add.is_empty() {
+            return Ok(());
+        }
+        let mut all = st.purged_added.clone();
+        all.union(&add);
+        purged::write(&self.naming, &all)?;
+        st.purged_added = all;
+        st.gtid_executed.union(&add);
+        st.gtid_purged.union(&add);
+        drop(st);
+        // Waiters in WAIT_FOR_EXECUTED_GTID_SET and own_gtid see the new GTIDs.
+        self.notify();
+        self.owner_gone.notify_all();
+        Ok(())
+    }
+
     pub fn purged_set(&self) -> GtidSet {
         self.state.lock().gtid_purged.clone()
     }
@@ -916,7 +1028,9 @@ impl Binlog {
             std::fs::remove_file(&p).map_err(|e| Error::io(p.display(), e))?;
         }
         if let Some(first) = st.files.first() {
-            st.gtid_purged = file::scan(&self.naming.path(first))?.previous;
+            let mut p = file::scan(&self.naming.path(first))?.previous;
+            p.union(&st.purged_added);
+            st.gtid_purged = p;
         }
         Ok(())
     }
@@ -933,8 +1047,10 @@ impl Binlog {
                 Err(e) => return Err(Error::io(p.display(), e)),
             }
         }
+        purged::remove(&self.naming)?;
         st.gtid_executed = GtidSet::default();
         st.gtid_purged = GtidSet::default();
+        st.purged_added = GtidSet::default();
         st.unsynced_commits = 0;
         // The commit order goes on (`ordered` is not reset): a transaction may be
         // between its write and its turn.

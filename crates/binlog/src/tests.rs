@@ -557,3 +557,99 @@ fn waiting_for_executed_gtids() {
     let killed = b.wait_executed(&three, None, || Err(Error::Internal("killed".into())));
     assert!(killed.is_err());
 }
+
+#[test]
+fn gtid_ownership_waits_for_the_owner_and_sees_its_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = Arc::new(Binlog::open(opts(dir.path(), 1 << 20, 0), gtid::random_uuid()).unwrap());
+    let src = gtid::parse_uuid("aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee").unwrap();
+    assert_eq!(b.own_gtid(&src, 5, 1, || Ok(())).unwrap(), Ownership::Owned);
+    // The owner asking again keeps it.
+    assert_eq!(b.own_gtid(&src, 5, 1, || Ok(())).unwrap(), Ownership::Owned);
+    // A second session waits; KILL (the check's error) ends the wait.
+    let killed = b.own_gtid(&src, 5, 2, || Err(Error::Interrupted));
+    assert!(killed.is_err());
+    let other = {
+        let b = b.clone();
+        std::thread::spawn(move || b.own_gtid(&src, 5, 2, || Ok(())).unwrap())
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    // The owner logs its group under the GTID, then gives it up: the waiter sees it
+    // executed.
+    let cx = QueryContext {
+        gtid: Some((src, 5)),
+        ..Default::default()
+    };
+    b.write(&Entry::Rows {
+        cx: &cx,
+        changes: &[],
+        xid: None,
+    })
+    .unwrap();
+    b.release_gtid(&src, 5, 1);
+    assert_eq!(other.join().unwrap(), Ownership::Executed);
+    // Rolled back instead: the waiter owns it.
+    assert_eq!(b.own_gtid(&src, 6, 1, || Ok(())).unwrap(), Ownership::Owned);
+    let other = {
+        let b = b.clone();
+        std::thread::spawn(move || b.own_gtid(&src, 6, 2, || Ok(())).unwrap())
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    b.release_gtid(&src, 6, 1);
+    assert_eq!(other.join().unwrap(), Ownership::Owned);
+}
+
+#[test]
+fn gtid_purged_additions_follow_mysql_rules_and_survive_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let uuid = gtid::random_uuid();
+    let b = Binlog::open(opts(dir.path(), 1 << 20, 0), uuid).unwrap();
+    insert(&b, 1, 10);
+    let set = |t: &str| GtidSet::parse(t).unwrap();
+    let g = "11111111-2222-3333-4444-555555555555";
+    b.add_purged(&set(&format!("{g}:1-5")), true).unwrap();
+    assert_eq!(b.gtid_purged(), format!("{g}:1-5"));
+    assert!(b.executed_contains(&gtid::parse_uuid(g).unwrap(), 3));
+    // Overlapping gtid_executed (this server's own transaction, or what was added).
+    let own = format!("{}:1", gtid::uuid_text(&uuid));
+    assert!(matches!(
+        b.add_purged(&set(&own), true),
+        Err(Error::GtidPurgedConstraint(_))
+    ));
+    assert!(matches!(
+        b.add_purged(&set(&format!("{g}:5-6")), true),
+        Err(Error::GtidPurgedConstraint(_))
+    ));
+    // Without '+': a superset of gtid_purged, adding the difference.
+    assert!(matches!(
+        b.add_purged(&set(&format!("{g}:1-4")), false),
+        Err(Error::GtidPurgedConstraint(_))
+    ));
+    b.add_purged(&set(&format!("{g}:1-7")), false).unwrap();
+    // An owned GTID cannot be purged.
+    let h = gtid::parse_uuid(g).unwrap();
+    b.own_gtid(&h, 9, 1, || Ok(())).unwrap();
+    assert!(matches!(
+        b.add_purged(&set(&format!("{g}:9")), true),
+        Err(Error::GtidPurgedConstraint(_))
+    ));
+    let purged = b.gtid_purged();
+    let executed = b.gtid_executed();
+    b.close().unwrap();
+    drop(b);
+    let b = Binlog::open(opts(dir.path(), 1 << 20, 0), uuid).unwrap();
+    assert_eq!(b.gtid_purged(), purged);
+    assert_eq!(b.gtid_executed(), executed);
+    // PURGE BINARY LOGS keeps them in gtid_purged.
+    b.flush_logs().unwrap();
+    let last = b.files().last().unwrap().0.clone();
+    b.purge_to(&last).unwrap();
+    assert_eq!(b.gtid_purged(), executed);
+    b.reset().unwrap();
+    assert_eq!(b.gtid_purged(), "");
+    b.close().unwrap();
+    drop(b);
+    let b = Binlog::open(opts(dir.path(), 1 << 20, 0), uuid).unwrap();
+    assert_eq!(b.gtid_purged(), "");
+    assert_eq!(b.gtid_executed(), "");
+}

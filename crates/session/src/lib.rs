@@ -28,6 +28,7 @@ pub mod acl;
 mod binlog;
 mod diagnostics;
 mod files;
+mod gtid_next;
 mod kill;
 pub mod persist;
 pub mod processlist;
@@ -458,6 +459,9 @@ pub struct Session {
     /// The replica's applier: the server id its logged events carry
     /// ([`Session::set_origin_server_id`]); None for this server's.
     origin_server_id: parking_lot::Mutex<Option<u32>>,
+    /// `@@SESSION.gtid_next` as the client set it, and whether the session owns that
+    /// GTID (`gtid_next.rs`).
+    gtid_spec: gtid_next::GtidNext,
     isolation: Isolation,
     /// transaction_read_only.
     read_only: bool,
@@ -640,6 +644,15 @@ impl Env for SessionEnv<'_> {
         let Some(b) = self.s.server.binlog() else {
             return Err(Error::GtidModeOff("use WAIT_FOR_EXECUTED_GTID_SET".into()));
         };
+        // Waiting for the GTID this session owns would never end (MySQL: 3173).
+        if let Some((uuid, gno)) = self.s.owned_gtid() {
+            if set.contains(&uuid, gno) {
+                return Err(Error::WaitForOwnedGtid(format!(
+                    "{}:{gno}",
+                    strata_binlog::gtid::uuid_text(&uuid)
+                )));
+            }
+        }
         // The wait holds none of the session's locks but its statement's; KILL QUERY
         // and max_execution_time end it with their error, as MySQL's does.
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
@@ -759,6 +772,7 @@ impl Session {
             log_bin_on: true,
             gtid_next: parking_lot::Mutex::new(None),
             origin_server_id: parking_lot::Mutex::new(None),
+            gtid_spec: gtid_next::GtidNext::default(),
             isolation: Isolation::RepeatableRead,
             read_only: false,
             lock_wait_timeout: Duration::from_secs(50),
@@ -1238,6 +1252,7 @@ impl Session {
             "warning_count" => return Ok(Value::UInt(self.previous_counts.0)),
             "error_count" => return Ok(Value::UInt(self.previous_counts.1)),
             "timestamp" => return Ok(Value::Int(DateTime::now().to_unix())),
+            "gtid_next" => return Ok(Value::str(&self.gtid_spec.text())),
             "gtid_executed" | "gtid_purged" => {
                 let b = self.server.binlog();
                 let set = b.map(|b| {
@@ -1291,6 +1306,12 @@ impl Session {
         if key == "last_insert_id" {
             self.last_insert_id = value.and_then(|v| v.to_i64()).unwrap_or(0) as u64;
             return Ok(());
+        }
+        if key == "gtid_next" {
+            return self.set_gtid_next_variable(value);
+        }
+        if key == "gtid_purged" {
+            return self.set_gtid_purged(value);
         }
         if key == "sql_log_bin" {
             // MySQL 8: SUPER or SYSTEM_VARIABLES_ADMIN, and never inside a transaction
@@ -1433,6 +1454,8 @@ impl Session {
         // transaction is gone either way.
         self.detach_xa();
         let _ = self.rollback_open();
+        // A GTID the session owned is free again; gtid_next is AUTOMATIC.
+        self.release_gtid_next(true);
         self.mdl.release_all();
         self.drop_temporary_tables();
         self.next_isolation = None;
@@ -1454,6 +1477,7 @@ impl Session {
         // transaction is rolled back; there is no client left to report an error to.
         self.detach_xa();
         let _ = self.rollback_open();
+        self.release_gtid_next(true);
         self.locked = None;
         self.mdl.release_all();
         self.drop_temporary_tables();
@@ -1662,6 +1686,15 @@ impl Session {
         if sql.is_empty() {
             return Err(Error::Syntax(String::new()));
         }
+        // A GTID assigned with SET gtid_next: MySQL's checks around the statement.
+        if self.gtid_spec.assigned() {
+            return self.under_gtid_next(sql, out, |s, out| s.run_statement(sql, out));
+        }
+        self.run_statement(sql, out)
+    }
+
+    /// [`Session::run`] of a statement whose version comments were resolved.
+    fn run_statement(&mut self, sql: &str, out: &mut dyn QueryOutput) -> Result<()> {
         // 1. The plan cache, for statements that differ only in literals.
         // A statement reading `@name` is typed by the variables' values: not cached. (The
         // normalized text has no literals left, so an `@` in a string does not count.)
@@ -2922,7 +2955,15 @@ impl Session {
             }
         };
         self.process.begin("Execute", info);
-        let r = self.execute_statement(stmt, params, out);
+        let r = if self.gtid_spec.assigned() {
+            let text = match &stmt {
+                PreparedStmt::Text(t) => t.to_string(),
+                PreparedStmt::Sql(p) => p.source.clone(),
+            };
+            self.under_gtid_next(&text, out, |s, out| s.execute_statement(stmt, params, out))
+        } else {
+            self.execute_statement(stmt, params, out)
+        };
         self.process.end();
         r
     }

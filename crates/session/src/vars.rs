@@ -209,7 +209,8 @@ pub static VARIABLES: &[VarDef] = &[
         Kind::Enum(&["OFF", "OFF_PERMISSIVE", "ON_PERMISSIVE", "ON"]),
         false
     ),
-    v!("gtid_purged", Global, Kind::Str, false),
+    v!("gtid_next", Session, Kind::Str, true),
+    v!("gtid_purged", Global, Kind::Str, true),
     v!("have_openssl", Global, Kind::Str, false),
     v!("have_ssl", Global, Kind::Str, false),
     v!("hostname", Global, Kind::Str, false),

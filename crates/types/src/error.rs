@@ -513,6 +513,23 @@ pub enum Error {
     /// 1788: something that needs GTIDs while gtid_mode is OFF (no binary log here);
     /// what was tried, as MySQL words it (`use WAIT_FOR_EXECUTED_GTID_SET`).
     GtidModeOff(String),
+    /// 1766: a variable that cannot change inside an open transaction (`gtid_next`).
+    VariableNotSettableInTransaction(String),
+    /// 1790: `SET gtid_next` while the session owns a GTID (`uuid:gno`) it has not
+    /// committed or rolled back.
+    GtidNextWhileOwning(String),
+    /// 1781: `SET gtid_next = 'uuid:N'` without the binary log (gtid_mode OFF).
+    GtidNextGtidWhenModeOff,
+    /// 1782: `SET gtid_next = 'ANONYMOUS'` with the binary log on (gtid_mode ON).
+    GtidNextAnonymousWhenModeOn,
+    /// 1778: a statement that commits implicitly (BEGIN, DDL) inside a transaction
+    /// under an assigned `gtid_next`.
+    ImplicitCommitWithGtidNext,
+    /// 3173: WAIT_FOR_EXECUTED_GTID_SET for a set holding the GTID (`uuid:gno`) the
+    /// waiting session owns.
+    WaitForOwnedGtid(String),
+    /// 3546: `SET @@GLOBAL.gtid_purged` breaks one of MySQL's rules; the text says which.
+    GtidPurgedConstraint(String),
     /// 1236: a replica's dump cannot be served (a file not in the index, purged
     /// transactions); the text says why.
     MasterFatalReadingBinlog(String),
@@ -1138,6 +1155,13 @@ impl Error {
             GtidExecuted(_) => 1837,
             MalformedGtidSet(_) => 1772,
             GtidModeOff(_) => 1788,
+            VariableNotSettableInTransaction(_) => 1766,
+            GtidNextWhileOwning(_) => 1790,
+            GtidNextGtidWhenModeOff => 1781,
+            GtidNextAnonymousWhenModeOn => 1782,
+            ImplicitCommitWithGtidNext => 1778,
+            WaitForOwnedGtid(_) => 3173,
+            GtidPurgedConstraint(_) => 3546,
             MasterFatalReadingBinlog(_) => 1236,
             Corrupt { .. } => 1194,
             TableFull(_) => 1114,
@@ -2107,6 +2131,31 @@ impl fmt::Display for Error {
                 t.chars().take(200).collect::<String>()
             ),
             GtidModeOff(what) => write!(f, "Cannot {what} when GTID_MODE = OFF."),
+            VariableNotSettableInTransaction(name) => write!(
+                f,
+                "The system variable {name} cannot be set when there is an ongoing transaction."
+            ),
+            GtidNextWhileOwning(g) => write!(
+                f,
+                "@@SESSION.GTID_NEXT cannot be changed by a client that owns a GTID. The client owns {g}. Ownership is released on COMMIT or ROLLBACK."
+            ),
+            GtidNextGtidWhenModeOff => write!(
+                f,
+                "@@SESSION.GTID_NEXT cannot be set to UUID:NUMBER when @@GLOBAL.GTID_MODE = OFF."
+            ),
+            GtidNextAnonymousWhenModeOn => write!(
+                f,
+                "@@SESSION.GTID_NEXT cannot be set to ANONYMOUS when @@GLOBAL.GTID_MODE = ON."
+            ),
+            ImplicitCommitWithGtidNext => write!(
+                f,
+                "Cannot execute statements with implicit commit inside a transaction when @@SESSION.GTID_NEXT == 'UUID:NUMBER'."
+            ),
+            WaitForOwnedGtid(g) => write!(
+                f,
+                "The client holds ownership of the GTID {g}. Therefore, WAIT_FOR_EXECUTED_GTID_SET cannot wait for this GTID."
+            ),
+            GtidPurgedConstraint(why) => write!(f, "@@GLOBAL.GTID_PURGED cannot be changed: {why}"),
             GtidExecuted(g) => write!(
                 f,
                 "When @@SESSION.GTID_NEXT is set to a GTID, you must explicitly set it to a different value after a COMMIT or ROLLBACK. Please check GTID_NEXT variable manual page for detailed explanation. Current @@SESSION.GTID_NEXT is '{g}'."
