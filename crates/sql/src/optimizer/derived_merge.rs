@@ -8,12 +8,17 @@
 //!
 //! When (MySQL's rule, kept narrower where Strata cannot be sure of the result):
 //! - the derived query is one plain block ([`mergeable`]): no aggregates, GROUP BY,
-//!   HAVING, DISTINCT, LIMIT/OFFSET, ORDER BY, window functions, locking clause,
-//!   STRAIGHT_JOIN or outer join inside, every table of it a base table (a derived
-//!   table or view inside it was merged into it first, or it stays materialised and
-//!   so does this one), and no select expression or condition with a subquery, a user
-//!   variable, a stored function or a non-deterministic call (merged, such a value
-//!   would be computed once per reference and per join row instead of once per row);
+//!   HAVING, DISTINCT, LIMIT/OFFSET, ORDER BY, window functions, locking clause or
+//!   STRAIGHT_JOIN, every table of it a base table (a derived table or view inside it
+//!   was merged into it first, or it stays materialised and so does this one), and no
+//!   select expression or condition with a subquery, a user variable, a stored
+//!   function or a non-deterministic call (merged, such a value would be computed once
+//!   per reference and per join row instead of once per row);
+//! - an outer join inside merges with its nest kept: the query's outer-join groups
+//!   become groups of the block nested in the group the derived table was in (or at
+//!   the top), each ON stays its group's, and its tables keep their FROM order (an
+//!   outer join fixes the block's order, as a written one does). A row of the merged
+//!   join is the row the derived query would have produced, NULL-extended alike;
 //! - not a view of `ALGORITHM=TEMPTABLE` (the planner clears the query's merge source);
 //! - not a LATERAL derived table, nor a recursive CTE (its plan is no block);
 //! - a non-recursive CTE merges as a derived table does, at each reference on its
