@@ -18,7 +18,10 @@
 //!   become groups of the block nested in the group the derived table was in (or at
 //!   the top), each ON stays its group's, and its tables keep their FROM order (an
 //!   outer join fixes the block's order, as a written one does). A row of the merged
-//!   join is the row the derived query would have produced, NULL-extended alike;
+//!   join is the row the derived query would have produced, NULL-extended alike.
+//!   Only into a block whose order is fixed already or that reads nothing else (MySQL
+//!   reorders around a nest; Strata fixes the whole block's order with one, so a
+//!   block of inner joins would lose its cost-chosen order);
 //! - not a view of `ALGORITHM=TEMPTABLE` (the planner clears the query's merge source);
 //! - not a LATERAL derived table, nor a recursive CTE (its plan is no block);
 //! - a non-recursive CTE merges as a derived table does, at each reference on its
@@ -126,10 +129,12 @@ fn innermost_group(groups: &[JoinGroup], t: usize) -> Option<usize> {
 
 /// Merges every derived table of the block that may be merged. `conds` (owner group,
 /// condition) are rewritten and get the merged queries' conditions; `groups` and
-/// `derived` follow. None when nothing was merged (everything stays as it was).
+/// `derived` follow. `fixed`: the block's join order is fixed already (outer joins,
+/// STRAIGHT_JOIN). None when nothing was merged (everything stays as it was).
 pub(crate) fn merge(
     scope: &Scope,
     order: &[usize],
+    fixed: bool,
     groups: &mut Vec<JoinGroup>,
     derived: &mut Derived,
     conds: &mut Vec<(Option<usize>, Expr)>,
@@ -158,6 +163,14 @@ pub(crate) fn merge(
             continue;
         }
         if source.order.len() != b.scope.tables.len() {
+            continue;
+        }
+        // An outer join fixes the order of the whole block it is in (the join-order
+        // search does not move tables around outer-join groups): a query with one
+        // merges only where no order was free to choose before, else a block of inner
+        // joins would lose the order its statistics pick (a large table read first
+        // where the materialised rows would have been looked up by its index).
+        if !source.groups.is_empty() && !fixed && scope.tables.len() > 1 {
             continue;
         }
         count = count - 1 + b.scope.tables.len();
@@ -434,7 +447,15 @@ mod tests {
         let mut derived: Derived = vec![(7, Some(Arc::new(QueryPlan::Block(Box::new(inner)))))];
         let mut groups = vec![];
         let mut conds = vec![(None, eq(Expr::Column(1), Expr::Column(0)))];
-        let m = merge(&outer, &[0, 1, 2], &mut groups, &mut derived, &mut conds).unwrap();
+        let m = merge(
+            &outer,
+            &[0, 1, 2],
+            false,
+            &mut groups,
+            &mut derived,
+            &mut conds,
+        )
+        .unwrap();
         assert!(derived.is_empty());
         assert_eq!(m.order, vec![0, 1, 2]);
         // d.c0 (old 1) is the base table's c1 (new 2); t2.c0 (old 3) stays at 3.
@@ -474,7 +495,14 @@ mod tests {
         };
         let (outer, mut derived, mut groups) = setup(vec![Expr::Column(0), Expr::Column(1)]);
         let mut conds = vec![];
-        let m = merge(&outer, &[0, 1], &mut groups, &mut derived, &mut conds);
+        let m = merge(
+            &outer,
+            &[0, 1],
+            false,
+            &mut groups,
+            &mut derived,
+            &mut conds,
+        );
         assert!(m.is_some());
         assert_eq!(groups[0].tables, 0b10);
         assert_eq!(conds.len(), 1);
@@ -482,7 +510,15 @@ mod tests {
         let (outer, mut derived, mut groups) =
             setup(vec![Expr::Column(0), Expr::Literal(Value::Int(7))]);
         let mut conds = vec![];
-        assert!(merge(&outer, &[0, 1], &mut groups, &mut derived, &mut conds).is_none());
+        assert!(merge(
+            &outer,
+            &[0, 1],
+            false,
+            &mut groups,
+            &mut derived,
+            &mut conds
+        )
+        .is_none());
         assert_eq!(derived.len(), 1);
     }
 
@@ -498,7 +534,15 @@ mod tests {
         outer.tables[1].slot = Some(1);
         let mut derived: Derived = vec![(1, Some(plan.clone())), (1, Some(plan.clone()))];
         let mut conds = vec![];
-        let m = merge(&outer, &[0, 1], &mut vec![], &mut derived, &mut conds).unwrap();
+        let m = merge(
+            &outer,
+            &[0, 1],
+            false,
+            &mut vec![],
+            &mut derived,
+            &mut conds,
+        )
+        .unwrap();
         assert!(derived.is_empty());
         assert_eq!(m.scope.tables.len(), 2);
         assert_eq!(conds.len(), 2, "each reference brings the CTE's WHERE");
@@ -515,14 +559,23 @@ mod tests {
             first: 0,
             last: 0,
         }];
-        let m = merge(&outer, &[0, 1], &mut groups, &mut derived, &mut vec![]).unwrap();
+        let m = merge(
+            &outer,
+            &[0, 1],
+            false,
+            &mut groups,
+            &mut derived,
+            &mut vec![],
+        )
+        .unwrap();
         assert_eq!(m.kept(1), Some(1));
         assert!(m.kept(0).is_none());
         assert_eq!(derived.len(), 2);
     }
 
-    /// `FROM t0 JOIN d` where d is `SELECT … FROM a LEFT JOIN b ON a.c0 = b.c0`: d's
-    /// outer join becomes a group of the block, its ON that group's, in FROM order.
+    /// `FROM t0 LEFT JOIN d` where d is `SELECT … FROM a LEFT JOIN b ON a.c0 = b.c0`:
+    /// d's outer join becomes a group of the block nested in d's, its ON that group's,
+    /// in FROM order.
     #[test]
     fn an_outer_join_inside_is_kept_as_a_nested_group() {
         let mut inner = SelectPlan {
@@ -555,7 +608,17 @@ mod tests {
             last: 0,
         }];
         let mut conds = vec![(Some(0), eq(Expr::Column(0), Expr::Column(2)))];
-        let m = merge(&outer, &[0, 1], &mut groups, &mut derived, &mut conds).unwrap();
+        // A block whose join order is free would lose it: stays materialised.
+        assert!(merge(
+            &outer,
+            &[0, 1],
+            false,
+            &mut groups,
+            &mut derived,
+            &mut conds
+        )
+        .is_none());
+        let m = merge(&outer, &[0, 1], true, &mut groups, &mut derived, &mut conds).unwrap();
         assert_eq!(m.order, vec![0, 1, 2]);
         assert_eq!(groups.len(), 2);
         assert_eq!(

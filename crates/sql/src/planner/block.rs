@@ -454,6 +454,7 @@ pub fn plan_block(
         if let Some(m) = crate::optimizer::derived_merge::merge(
             &scope,
             &order_of_tables,
+            from.fixed,
             &mut groups,
             &mut derived,
             &mut conds,
