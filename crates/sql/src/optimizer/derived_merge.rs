@@ -8,14 +8,26 @@
 //!
 //! When (MySQL's rule, kept narrower where Strata cannot be sure of the result):
 //! - the derived query is one plain block ([`mergeable`]): no aggregates, GROUP BY,
-//!   HAVING, DISTINCT, LIMIT/OFFSET, ORDER BY, window functions, locking clause,
-//!   STRAIGHT_JOIN or outer join inside, every table of it a base table (a derived
-//!   table or view inside it was merged into it first, or it stays materialised and
-//!   so does this one), and no select expression or condition with a subquery, a user
-//!   variable, a stored function or a non-deterministic call (merged, such a value
-//!   would be computed once per reference and per join row instead of once per row);
+//!   HAVING, DISTINCT, LIMIT/OFFSET, ORDER BY, window functions, locking clause or
+//!   STRAIGHT_JOIN, every table of it a base table (a derived table or view inside it
+//!   was merged into it first, or it stays materialised and so does this one), and no
+//!   select expression or condition with a subquery, a user variable, a stored
+//!   function or a non-deterministic call (merged, such a value would be computed once
+//!   per reference and per join row instead of once per row);
+//! - an outer join inside merges with its nest kept: the query's outer-join groups
+//!   become groups of the block nested in the group the derived table was in (or at
+//!   the top), each ON stays its group's, and its tables keep their FROM order (an
+//!   outer join fixes the block's order, as a written one does). A row of the merged
+//!   join is the row the derived query would have produced, NULL-extended alike.
+//!   Only into a block whose order is fixed already or that reads nothing else (MySQL
+//!   reorders around a nest; Strata fixes the whole block's order with one, so a
+//!   block of inner joins would lose its cost-chosen order);
 //! - not a view of `ALGORITHM=TEMPTABLE` (the planner clears the query's merge source);
-//! - not a CTE (its rows are shared by its references) nor a LATERAL derived table;
+//! - not a LATERAL derived table, nor a recursive CTE (its plan is no block);
+//! - a non-recursive CTE merges as a derived table does, at each reference on its
+//!   own (MySQL gives every reference its own copy of the CTE's query): merged at one
+//!   and materialised at another, the materialised rows are the same values the merged
+//!   expressions give, so the results agree;
 //! - the block is not an UPDATE, DELETE or INSERT's (nor one of their subqueries'):
 //!   there the derived table is read before the first change, which 1093 relies on;
 //! - on the inner side of an outer join only when every select expression is a bare
@@ -35,7 +47,7 @@ use crate::bind::{Scope, ScopeTable};
 use crate::expr::Expr;
 use crate::optimizer::derived_pushdown::movable;
 use crate::optimizer::join_order::MAX_JOIN_TABLES;
-use crate::plan::block::{Derived, SelectPlan};
+use crate::plan::block::{Derived, MergeSource, SelectPlan};
 use crate::plan::join_groups::JoinGroup;
 use crate::plan::query::QueryPlan;
 use strata_engine::ReadMode;
@@ -52,13 +64,14 @@ pub(crate) fn mergeable(b: &SelectPlan) -> bool {
         && b.windows.is_none()
         && b.read_mode == ReadMode::Consistent
         && b.derived.is_empty()
-        && b.groups.is_empty()
-        && !b.fixed_order
         && b.projection.len() == b.columns.len()
         && !b.scope.tables.is_empty()
         && b.scope.tables.iter().all(ScopeTable::is_base)
         && b.projection.iter().all(movable)
-        && b.merge_source.iter().flatten().all(movable)
+        && b.merge_source
+            .iter()
+            .flat_map(|m| &m.conds)
+            .all(|(_, c)| movable(c))
 }
 
 /// The block after merging: its new scope and join order, and how to rewrite every
@@ -116,16 +129,18 @@ fn innermost_group(groups: &[JoinGroup], t: usize) -> Option<usize> {
 
 /// Merges every derived table of the block that may be merged. `conds` (owner group,
 /// condition) are rewritten and get the merged queries' conditions; `groups` and
-/// `derived` follow. None when nothing was merged (everything stays as it was).
+/// `derived` follow. `fixed`: the block's join order is fixed already (outer joins,
+/// STRAIGHT_JOIN). None when nothing was merged (everything stays as it was).
 pub(crate) fn merge(
     scope: &Scope,
     order: &[usize],
-    groups: &mut [JoinGroup],
+    fixed: bool,
+    groups: &mut Vec<JoinGroup>,
     derived: &mut Derived,
     conds: &mut Vec<(Option<usize>, Expr)>,
 ) -> Option<Merged> {
     // Which tables merge, with the block that replaces each.
-    let mut picked: Vec<Option<&SelectPlan>> = vec![None; scope.tables.len()];
+    let mut picked: Vec<Option<(&SelectPlan, &MergeSource)>> = vec![None; scope.tables.len()];
     let mut count = scope.tables.len();
     for (i, t) in scope.tables.iter().enumerate() {
         let (Some(slot), None) = (t.slot, &t.lateral) else {
@@ -134,16 +149,12 @@ pub(crate) fn merge(
         let Some((_, Some(plan))) = derived.iter().find(|(s, _)| *s == slot) else {
             continue;
         };
-        // Shared: a CTE (its planner list holds it too).
-        if std::sync::Arc::strong_count(plan) != 1 {
-            continue;
-        }
         let QueryPlan::Block(b) = plan.as_ref() else {
             continue;
         };
-        if !mergeable(b) {
+        let Some(source) = b.merge_source.as_ref().filter(|_| mergeable(b)) else {
             continue;
-        }
+        };
         let inner_side = innermost_group(groups, i).is_some();
         if inner_side && !b.projection.iter().all(|e| matches!(e, Expr::Column(_))) {
             continue;
@@ -151,8 +162,19 @@ pub(crate) fn merge(
         if count - 1 + b.scope.tables.len() > MAX_JOIN_TABLES {
             continue;
         }
+        if source.order.len() != b.scope.tables.len() {
+            continue;
+        }
+        // An outer join fixes the order of the whole block it is in (the join-order
+        // search does not move tables around outer-join groups): a query with one
+        // merges only where no order was free to choose before, else a block of inner
+        // joins would lose the order its statistics pick (a large table read first
+        // where the materialised rows would have been looked up by its index).
+        if !source.groups.is_empty() && !fixed && scope.tables.len() > 1 {
+            continue;
+        }
         count = count - 1 + b.scope.tables.len();
-        picked[i] = Some(b);
+        picked[i] = Some((b, source));
     }
     if picked.iter().all(Option::is_none) {
         return None;
@@ -165,6 +187,9 @@ pub(crate) fn merge(
     let mut reads = Vec::new();
     let mut star_tables = Vec::new();
     let mut added: Vec<(Option<usize>, Expr)> = Vec::new();
+    // The merged queries' own outer joins, over the new scope, nested in the group the
+    // derived table was in.
+    let mut added_groups: Vec<JoinGroup> = Vec::new();
     for (i, t) in scope.tables.iter().enumerate() {
         let base = new.width();
         match picked[i] {
@@ -175,14 +200,15 @@ pub(crate) fn merge(
                 new.tables.push(st);
                 map.extend((0..t.def.columns.len()).map(|c| Expr::Column(base + c)));
             }
-            Some(b) => {
+            Some((b, source)) => {
                 let first = new.tables.len();
                 for it in &b.scope.tables {
                     let mut st = it.clone();
                     st.offset = new.width();
                     new.tables.push(st);
                 }
-                tables.push((first..new.tables.len()).collect());
+                // In the order the query's outer joins fix (FROM order).
+                tables.push(source.order.iter().map(|&x| first + x).collect());
                 star_tables.extend(b.star_tables.iter().map(|&x| first + x));
                 let shift = |e: &Expr| {
                     let mut e = e.clone();
@@ -190,8 +216,23 @@ pub(crate) fn merge(
                     e
                 };
                 let owner = innermost_group(groups, i);
-                for c in b.merge_source.iter().flatten() {
-                    added.push((owner, shift(c)));
+                let group_base = groups.len() + added_groups.len();
+                for g in &source.groups {
+                    let mut tables = 0u64;
+                    for x in 0..b.scope.tables.len() {
+                        if g.tables & (1 << x) != 0 {
+                            tables |= 1 << (first + x);
+                        }
+                    }
+                    added_groups.push(JoinGroup {
+                        parent: g.parent.map(|p| group_base + p).or(owner),
+                        tables,
+                        first: 0,
+                        last: 0,
+                    });
+                }
+                for (g, c) in &source.conds {
+                    added.push((g.map(|g| group_base + g).or(owner), shift(c)));
                 }
                 for e in &b.projection {
                     map.push(shift(e));
@@ -222,12 +263,22 @@ pub(crate) fn merge(
             _ => None,
         })
         .collect();
+    // A CTE's slot may serve several references: its materialisation goes only when
+    // none of them still reads it.
+    let still_read: Vec<usize> = scope
+        .tables
+        .iter()
+        .zip(&picked)
+        .filter(|(_, p)| p.is_none())
+        .filter_map(|(t, _)| t.slot)
+        .collect();
     let slots: Vec<usize> = scope
         .tables
         .iter()
         .zip(&picked)
         .filter(|(_, p)| p.is_some())
         .filter_map(|(t, _)| t.slot)
+        .filter(|s| !still_read.contains(s))
         .collect();
     let merged = Merged {
         merged: (0..picked.len()).filter(|&i| picked[i].is_some()).collect(),
@@ -250,6 +301,7 @@ pub(crate) fn merge(
         }
         g.tables = mask;
     }
+    groups.extend(added_groups);
     for (_, c) in conds.iter_mut() {
         merged.rewrite(c);
     }
@@ -280,7 +332,11 @@ mod tests {
                 ColumnMeta::computed("c0", FieldType::LongLong),
                 ColumnMeta::computed("c1", FieldType::LongLong),
             ],
-            merge_source: Some(vec![eq(Expr::Column(0), Expr::Literal(Value::Int(1)))]),
+            merge_source: Some(MergeSource {
+                conds: vec![(None, eq(Expr::Column(0), Expr::Literal(Value::Int(1))))],
+                groups: vec![],
+                order: vec![0],
+            }),
             ..SelectPlan::empty_over(&[2])
         }
     }
@@ -331,11 +387,8 @@ mod tests {
         p.read_mode = ReadMode::LockExclusive;
         assert!(!mergeable(&p), "FOR UPDATE");
         let mut p = plain();
-        p.fixed_order = true;
-        assert!(!mergeable(&p), "STRAIGHT_JOIN");
-        let mut p = plain();
         p.merge_source = None;
-        assert!(!mergeable(&p), "outer join inside, or ALGORITHM=TEMPTABLE");
+        assert!(!mergeable(&p), "STRAIGHT_JOIN, or ALGORITHM=TEMPTABLE");
     }
 
     #[test]
@@ -355,7 +408,11 @@ mod tests {
         p.projection[1] = Expr::Func(Func::Math(MathFn::Rand), vec![]);
         assert!(!mergeable(&p), "RAND()");
         let mut p = plain();
-        p.merge_source = Some(vec![sub]);
+        p.merge_source = Some(MergeSource {
+            conds: vec![(None, sub)],
+            groups: vec![],
+            order: vec![0],
+        });
         assert!(!mergeable(&p), "subquery in WHERE");
     }
 
@@ -390,7 +447,15 @@ mod tests {
         let mut derived: Derived = vec![(7, Some(Arc::new(QueryPlan::Block(Box::new(inner)))))];
         let mut groups = vec![];
         let mut conds = vec![(None, eq(Expr::Column(1), Expr::Column(0)))];
-        let m = merge(&outer, &[0, 1, 2], &mut groups, &mut derived, &mut conds).unwrap();
+        let m = merge(
+            &outer,
+            &[0, 1, 2],
+            false,
+            &mut groups,
+            &mut derived,
+            &mut conds,
+        )
+        .unwrap();
         assert!(derived.is_empty());
         assert_eq!(m.order, vec![0, 1, 2]);
         // d.c0 (old 1) is the base table's c1 (new 2); t2.c0 (old 3) stays at 3.
@@ -430,7 +495,14 @@ mod tests {
         };
         let (outer, mut derived, mut groups) = setup(vec![Expr::Column(0), Expr::Column(1)]);
         let mut conds = vec![];
-        let m = merge(&outer, &[0, 1], &mut groups, &mut derived, &mut conds);
+        let m = merge(
+            &outer,
+            &[0, 1],
+            false,
+            &mut groups,
+            &mut derived,
+            &mut conds,
+        );
         assert!(m.is_some());
         assert_eq!(groups[0].tables, 0b10);
         assert_eq!(conds.len(), 1);
@@ -438,17 +510,132 @@ mod tests {
         let (outer, mut derived, mut groups) =
             setup(vec![Expr::Column(0), Expr::Literal(Value::Int(7))]);
         let mut conds = vec![];
-        assert!(merge(&outer, &[0, 1], &mut groups, &mut derived, &mut conds).is_none());
+        assert!(merge(
+            &outer,
+            &[0, 1],
+            false,
+            &mut groups,
+            &mut derived,
+            &mut conds
+        )
+        .is_none());
         assert_eq!(derived.len(), 1);
     }
 
+    /// A CTE: one plan shared by its references (and the planner's list). Each
+    /// reference merges on its own; the materialisation goes only with the last.
     #[test]
-    fn a_shared_plan_is_a_cte_and_stays_materialised() {
-        let mut outer = scope_of(&[2]);
-        outer.tables[0].slot = Some(1);
+    fn a_cte_merges_at_each_reference() {
         let plan = Arc::new(QueryPlan::Block(Box::new(plain())));
         let _held_by_the_planner = plan.clone();
-        let mut derived: Derived = vec![(1, Some(plan))];
-        assert!(merge(&outer, &[0], &mut [], &mut derived, &mut vec![]).is_none());
+        // FROM c AS x JOIN c AS y: both merge, the slot is no longer filled.
+        let mut outer = scope_of(&[2, 2]);
+        outer.tables[0].slot = Some(1);
+        outer.tables[1].slot = Some(1);
+        let mut derived: Derived = vec![(1, Some(plan.clone())), (1, Some(plan.clone()))];
+        let mut conds = vec![];
+        let m = merge(
+            &outer,
+            &[0, 1],
+            false,
+            &mut vec![],
+            &mut derived,
+            &mut conds,
+        )
+        .unwrap();
+        assert!(derived.is_empty());
+        assert_eq!(m.scope.tables.len(), 2);
+        assert_eq!(conds.len(), 2, "each reference brings the CTE's WHERE");
+        // FROM c AS x LEFT JOIN c AS y: y has a computed column on the inner side and
+        // stays materialised, x merges; the slot is still filled for y.
+        let mut p = plain();
+        p.projection[1] = Expr::Literal(Value::Int(7));
+        let plan = Arc::new(QueryPlan::Block(Box::new(p)));
+        let _held_by_the_planner = plan.clone();
+        let mut derived: Derived = vec![(1, Some(plan.clone())), (1, Some(plan.clone()))];
+        let mut groups = vec![JoinGroup {
+            parent: None,
+            tables: 0b10,
+            first: 0,
+            last: 0,
+        }];
+        let m = merge(
+            &outer,
+            &[0, 1],
+            false,
+            &mut groups,
+            &mut derived,
+            &mut vec![],
+        )
+        .unwrap();
+        assert_eq!(m.kept(1), Some(1));
+        assert!(m.kept(0).is_none());
+        assert_eq!(derived.len(), 2);
+    }
+
+    /// `FROM t0 LEFT JOIN d` where d is `SELECT … FROM a LEFT JOIN b ON a.c0 = b.c0`:
+    /// d's outer join becomes a group of the block nested in d's, its ON that group's,
+    /// in FROM order.
+    #[test]
+    fn an_outer_join_inside_is_kept_as_a_nested_group() {
+        let mut inner = SelectPlan {
+            projection: vec![Expr::Column(0), Expr::Column(3)],
+            columns: vec![
+                ColumnMeta::computed("x", FieldType::LongLong),
+                ColumnMeta::computed("y", FieldType::LongLong),
+            ],
+            ..SelectPlan::empty_over(&[2, 2])
+        };
+        inner.merge_source = Some(MergeSource {
+            conds: vec![(Some(0), eq(Expr::Column(0), Expr::Column(2)))],
+            groups: vec![JoinGroup {
+                parent: None,
+                tables: 0b10,
+                first: 0,
+                last: 0,
+            }],
+            order: vec![0, 1],
+        });
+        assert!(mergeable(&inner));
+        // Outer: t0 LEFT JOIN d ON t0.c0 = d.y (d on the inner side: bare columns).
+        let mut outer = scope_of(&[1, 2]);
+        outer.tables[1].slot = Some(4);
+        let mut derived: Derived = vec![(4, Some(Arc::new(QueryPlan::Block(Box::new(inner)))))];
+        let mut groups = vec![JoinGroup {
+            parent: None,
+            tables: 0b10,
+            first: 0,
+            last: 0,
+        }];
+        let mut conds = vec![(Some(0), eq(Expr::Column(0), Expr::Column(2)))];
+        // A block whose join order is free would lose it: stays materialised.
+        assert!(merge(
+            &outer,
+            &[0, 1],
+            false,
+            &mut groups,
+            &mut derived,
+            &mut conds
+        )
+        .is_none());
+        let m = merge(&outer, &[0, 1], true, &mut groups, &mut derived, &mut conds).unwrap();
+        assert_eq!(m.order, vec![0, 1, 2]);
+        assert_eq!(groups.len(), 2);
+        assert_eq!(
+            groups[0].tables, 0b110,
+            "the outer group holds both of d's tables"
+        );
+        assert_eq!(groups[1].tables, 0b100);
+        assert_eq!(groups[1].parent, Some(0), "d's LEFT JOIN nests in it");
+        // The outer ON now reads b's c1 (new position 1 + 2 + 1 = 4).
+        assert_eq!(
+            format!("{:?}", conds[0].1),
+            format!("{:?}", eq(Expr::Column(0), Expr::Column(4)))
+        );
+        assert_eq!(conds[1].0, Some(1), "d's ON belongs to d's group");
+        assert_eq!(
+            format!("{:?}", conds[1].1),
+            format!("{:?}", eq(Expr::Column(1), Expr::Column(3)))
+        );
     }
 }

@@ -134,10 +134,10 @@ pub struct SelectPlan {
     /// privilege check answers 1142 (the table) rather than 1143 (a column) for them,
     /// as MySQL does.
     pub star_tables: Vec<usize>,
-    /// A block of one FROM clause without outer joins: its WHERE and join conditions as
-    /// bound (before access paths take some), so a block reading it as a derived table
-    /// or view can merge it ([`crate::optimizer::derived_merge`]). None: not mergeable.
-    pub merge_source: Option<Vec<Expr>>,
+    /// A block of one FROM clause: its join nest and conditions as bound (before
+    /// access paths take some), so a block reading it as a derived table or view can
+    /// merge it ([`crate::optimizer::derived_merge`]). None: not mergeable.
+    pub merge_source: Option<MergeSource>,
     /// The select expressions of the derived tables and views merged into this block:
     /// their columns are checked for privileges as when the query ran on its own.
     pub merged_reads: Vec<Expr>,
@@ -186,6 +186,20 @@ impl SelectPlan {
             merged_reads: vec![],
         }
     }
+}
+
+/// What a block reading this one as a derived table needs to merge it: its
+/// conditions, outer joins and join order as planned, before outer-join simplification
+/// and access paths change them.
+#[derive(Clone, Debug, Default)]
+pub struct MergeSource {
+    /// WHERE and join conditions, each with the outer-join group whose ON it is (None:
+    /// WHERE or an inner join's ON).
+    pub conds: Vec<(Option<usize>, Expr)>,
+    /// The outer-join groups (parents before the groups nested in them).
+    pub groups: Vec<crate::plan::join_groups::JoinGroup>,
+    /// The scope tables in FROM order (the order the outer joins fix).
+    pub order: Vec<usize>,
 }
 
 /// The column name MySQL gives an unaliased select item: the column's name, or the

@@ -454,6 +454,7 @@ pub fn plan_block(
         if let Some(m) = crate::optimizer::derived_merge::merge(
             &scope,
             &order_of_tables,
+            from.fixed,
             &mut groups,
             &mut derived,
             &mut conds,
@@ -492,14 +493,19 @@ pub fn plan_block(
         }
     }
     let n = scope.tables.len();
-    // A block of inner joins may be merged into a block reading it as a derived table:
-    // its conditions as bound (after its own merges) go with it.
-    let merge_source: Option<Vec<Expr>> = (groups.is_empty() && !from.straight)
-        .then(|| conds.iter().map(|(_, e)| e.clone()).collect());
+    // A block may be merged into a block reading it as a derived table: its join nest
+    // and conditions as bound (after its own merges) go with it. STRAIGHT_JOIN's order
+    // is the block's own: it stays materialised.
+    let merge_source = (!from.straight).then(|| crate::plan::block::MergeSource {
+        conds: conds.clone(),
+        groups: groups.clone(),
+        order: order_of_tables.clone(),
+    });
 
     // A LEFT JOIN whose inner side WHERE null-rejects is an inner join; with no outer
-    // join left, the join order is free again.
-    let mut fixed_order = from.fixed;
+    // join left, the join order is free again. (A merged derived table may have brought
+    // outer joins of its own: they fix the order as written ones do.)
+    let mut fixed_order = from.straight || !groups.is_empty();
     if crate::optimizer::outer_join::simplify(&mut groups, &mut conds, &|p| scope.table_of(p)) {
         fixed_order = from.straight || !groups.is_empty();
     }
