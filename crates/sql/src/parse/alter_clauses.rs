@@ -53,7 +53,7 @@ pub fn altered_database(a: &sqlparser::ast::AlterSchema, current: Option<&str>) 
 }
 
 /// The text of a rewritten option's value (a string loses its quotes).
-pub fn option_text(value: &sqlparser::ast::Expr) -> String {
+fn option_text(value: &sqlparser::ast::Expr) -> String {
     use sqlparser::ast::{Expr, Value};
     match value {
         Expr::Value(v) => match &v.value {
@@ -62,6 +62,39 @@ pub fn option_text(value: &sqlparser::ast::Expr) -> String {
         },
         other => other.to_string(),
     }
+}
+
+/// The options this module wrote (`SET TBLPROPERTIES (…)`, `SET OPTIONS (…)`) as
+/// (key, value text) pairs; a client's own such clause, whose keys lack the internal
+/// quote, is 1235 naming `what`.
+pub fn internal_options(
+    opts: &[sqlparser::ast::SqlOption],
+    what: &str,
+) -> strata_types::Result<Vec<(String, String)>> {
+    opts.iter()
+        .map(|o| match o {
+            sqlparser::ast::SqlOption::KeyValue { key, value }
+                if key.quote_style == Some(INTERNAL_QUOTE) =>
+            {
+                Ok((key.value.clone(), option_text(value)))
+            }
+            _ => Err(strata_types::Error::NotSupported(what.to_string())),
+        })
+        .collect()
+}
+
+/// Appends `(KEY = value, …)` with internal keys: the option list of a rewritten clause.
+fn push_options(t: &mut Vec<Token>, opts: Vec<(String, Token)>) {
+    t.push(Token::LParen);
+    for (i, (k, v)) in opts.into_iter().enumerate() {
+        if i > 0 {
+            t.push(Token::Comma);
+        }
+        t.push(internal_key(&k));
+        t.push(Token::Eq);
+        t.push(v);
+    }
+    t.push(Token::RParen);
 }
 
 /// Whether `sql` may be an ALTER TABLE statement (the cheap test before tokenizing).
@@ -336,17 +369,8 @@ fn alter_database(tok: &dyn Fn(usize) -> Token, n: usize) -> Option<Vec<TokenWit
         Token::make_keyword("SET"),
         space(),
         Token::make_keyword("OPTIONS"),
-        Token::LParen,
     ];
-    for (j, (k, v)) in opts.into_iter().enumerate() {
-        if j > 0 {
-            t.push(Token::Comma);
-        }
-        t.push(internal_key(&k));
-        t.push(Token::Eq);
-        t.push(v);
-    }
-    t.push(Token::RParen);
+    push_options(&mut t, opts);
     Some(t.into_iter().map(wrap).collect())
 }
 
@@ -478,17 +502,8 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
             Token::make_keyword("SET"),
             Token::Whitespace(sqlparser::tokenizer::Whitespace::Space),
             Token::make_word("TBLPROPERTIES", None),
-            Token::LParen,
         ];
-        for (i, (k, v)) in options.into_iter().enumerate() {
-            if i > 0 {
-                t.push(Token::Comma);
-            }
-            t.push(internal_key(&k));
-            t.push(Token::Eq);
-            t.push(v);
-        }
-        t.push(Token::RParen);
+        push_options(&mut t, options);
         pieces.push(t);
     }
     let mut out: Vec<TokenWithSpan> = tokens[..solid[start - 1] + 1].to_vec();

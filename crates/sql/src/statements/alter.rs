@@ -35,9 +35,8 @@ use crate::constraints::checks::DefOnly;
 use crate::context::{ExecCtx, Outcome, TableLocks};
 use crate::expr::convert::coerce_or_warn;
 use crate::parse::alter_clauses::{
-    ALTER_CHECK, ALTER_CONSTRAINT, CONVERT_TO, DROP_CHECK, RENAME_INDEX,
+    internal_options, ALTER_CHECK, ALTER_CONSTRAINT, CONVERT_TO, DROP_CHECK, RENAME_INDEX,
 };
-use crate::parse::token_rewrite::INTERNAL_QUOTE;
 use crate::statements::column_expr::ColumnExprs;
 use crate::statements::ddl::{build_column, column_default, index_columns, single_name};
 use crate::statements::dml::implicit_default;
@@ -534,15 +533,8 @@ impl Work {
         database: Collation,
         old: &TableDef,
     ) -> Result<()> {
-        for o in opts {
-            let ast::SqlOption::KeyValue { key, value } = o else {
-                return Err(Error::NotSupported("SET TBLPROPERTIES".into()));
-            };
-            if key.quote_style != Some(INTERNAL_QUOTE) {
-                return Err(Error::NotSupported("SET TBLPROPERTIES".into()));
-            }
-            let text = crate::parse::alter_clauses::option_text(value);
-            match key.value.as_str() {
+        for (key, text) in internal_options(opts, "SET TBLPROPERTIES")? {
+            match key.as_str() {
                 RENAME_INDEX => {
                     let (from, to) = text
                         .split_once('\u{0}')
@@ -581,9 +573,9 @@ impl Work {
                 ALTER_CHECK | ALTER_CONSTRAINT => {
                     let (name, state) = text
                         .split_once('\u{0}')
-                        .ok_or_else(|| Error::Syntax(key.value.clone()))?;
+                        .ok_or_else(|| Error::Syntax(key.clone()))?;
                     let is_check = old.checks.iter().any(|c| c.name.eq_ignore_ascii_case(name));
-                    if key.value == ALTER_CONSTRAINT && !is_check {
+                    if key == ALTER_CONSTRAINT && !is_check {
                         let other = old
                             .foreign_keys
                             .iter()
@@ -619,15 +611,8 @@ impl Work {
     /// before the column clauses); the table's columns keep theirs, so no row changes.
     fn default_charset(&mut self, opts: &[ast::SqlOption]) -> Result<()> {
         let (mut charset, mut collate) = (None::<String>, None::<String>);
-        for o in opts {
-            let ast::SqlOption::KeyValue { key, value } = o else {
-                continue;
-            };
-            if key.quote_style != Some(INTERNAL_QUOTE) {
-                continue;
-            }
-            let text = crate::parse::alter_clauses::option_text(value);
-            match key.value.as_str() {
+        for (key, text) in internal_options(opts, "SET TBLPROPERTIES")? {
+            match key.as_str() {
                 "CHARSET" => charset = Some(text),
                 "COLLATE" => collate = Some(text),
                 _ => {}

@@ -196,22 +196,16 @@ pub(crate) fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
 /// `parse::alter_clauses` rewrote it: the database's default collation, which tables
 /// created from now on take (its tables keep theirs, as in MySQL).
 fn alter_database(a: &ast::AlterSchema, cx: &mut ExecCtx) -> Result<Outcome> {
-    use crate::parse::token_rewrite::INTERNAL_QUOTE;
     let [ast::AlterSchemaOperation::SetOptionsParens { options }] = a.operations.as_slice() else {
         return Err(Error::NotSupported("this ALTER SCHEMA form".into()));
     };
     let db = crate::parse::alter_clauses::altered_database(a, cx.current_db.as_deref())
         .ok_or(Error::NoDatabaseSelected)?;
     let (mut charset, mut collation) = (None, None);
-    for o in options {
-        let ast::SqlOption::KeyValue { key, value } = o else {
-            return Err(Error::NotSupported("ALTER SCHEMA … SET OPTIONS".into()));
-        };
-        if key.quote_style != Some(INTERNAL_QUOTE) {
-            return Err(Error::NotSupported("ALTER SCHEMA … SET OPTIONS".into()));
-        }
-        let text = crate::parse::alter_clauses::option_text(value);
-        match key.value.as_str() {
+    let options =
+        crate::parse::alter_clauses::internal_options(options, "ALTER SCHEMA … SET OPTIONS")?;
+    for (key, text) in options {
+        match key.as_str() {
             "CHARSET" => charset = Some(text),
             _ => collation = Some(text),
         }
