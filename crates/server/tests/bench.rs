@@ -7,7 +7,7 @@
 //! Strata server started here, and checks its results against a second server when
 //! `STRATA_BENCH_COMPARE=host:port` names one (e.g. a MariaDB 10.11).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -17,7 +17,7 @@
 //! A missing `mariadbd`, `mariadb-binlog` or `mariadb` skips the replay (a failure in
 //! CI); the per-cycle checks run anyway.
 
-mod common;
+use crate::common;
 
 use common::dump::text_rows;
 use common::{connect, have_program, Flavor, TestServer};

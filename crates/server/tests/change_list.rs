@@ -6,7 +6,7 @@
 //! by the list's size, ROLLBACK restores the table exactly, and a committed one is
 //! purged from the file.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use mysql::prelude::Queryable;

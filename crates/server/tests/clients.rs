@@ -4,7 +4,7 @@
 //! * malformed input over the wire does not bring the server down;
 //! * `mysqldump` of a database restored into another gives identical contents.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

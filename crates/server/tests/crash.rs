@@ -11,7 +11,7 @@
 //! `STRATA_CRASH_SNAPSHOT=DIR` keeps a copy of each crashed data directory (before
 //! recovery) in `DIR/cycleN` for diagnosis.
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use rand::{Rng, SeedableRng};

@@ -6,7 +6,7 @@
 //! Both engines (`ENGINE=InnoDB` 10 cycles, `MyISAM` 6); `STRATA_DDL_CRASH_CYCLES`
 //! overrides the count.
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use rand::{Rng, SeedableRng};

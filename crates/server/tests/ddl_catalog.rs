@@ -11,7 +11,7 @@
 //! * column and index COMMENTs and DECIMAL/DOUBLE UNSIGNED survive a restart on both engines, and a
 //!   catalog written before columns had those fields opens with no comments.
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 

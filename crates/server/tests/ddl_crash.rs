@@ -23,7 +23,7 @@
 //! `STRATA_DDL_CRASH_CYCLES` overrides the count for a longer soak;
 //! `STRATA_CRASH_SNAPSHOT=DIR` keeps each crashed data directory (before recovery).
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use rand::{Rng, SeedableRng};

@@ -12,7 +12,7 @@
 //! Mounting needs root (CAP_SYS_ADMIN). Outside CI a machine that cannot mount skips
 //! with a note; under CI that is a failure, so the test cannot silently not run.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use mysql::prelude::Queryable;

@@ -4,7 +4,7 @@
 //! digits, binary rows carry the double itself. Runs against MariaDB too
 //! (`STRATA_TEST_ORACLE=mariadb`), which agrees on these.
 
-mod common;
+use crate::common;
 
 use mysql::consts::ColumnType;
 use mysql::prelude::Queryable;

@@ -26,7 +26,7 @@
 //! failure under CI (`.ci/run` installs them) and a skip with a note elsewhere. A failing suite
 //! fails its test with the client's whole output and the server log's tail.
 
-mod common;
+use crate::common;
 
 use std::fs::File;
 use std::io::Read;

@@ -5,7 +5,7 @@
 //! with the estimates cut out, and checked to be present on table accesses.
 //! FORMAT=JSON stays refused (1235). MariaDB has no FORMAT=TREE: Strata only.
 
-mod common;
+use crate::common;
 
 use common::Flavor;
 use mysql::prelude::Queryable;

@@ -6,7 +6,7 @@
 //! (29), `local_infile` OFF (3948) and an account without FILE (1045), and table names
 //! that would escape the data directory.
 
-mod common;
+use crate::common;
 
 use common::{Flavor, TestServer};
 use mysql::prelude::Queryable;

@@ -11,7 +11,7 @@
 //!   restart parent and children agree: either the parent and all its children are there,
 //!   or neither.
 
-mod common;
+use crate::common;
 
 use common::{connect, TestServer};
 use mysql::prelude::Queryable;

@@ -12,7 +12,7 @@
 //! events are `BINLOG '…'` statements, which Strata does not run; replication.rs
 //! replays it into MariaDB.)
 
-mod common;
+use crate::common;
 
 use common::dump::text_rows;
 use common::{connect, Flavor, TestServer};

@@ -6,7 +6,7 @@
 //! KILL QUERY ends the wait with 1317. The functions' text rules are in
 //! `tests/slt/gtid_functions.slt`; without a binary log the wait is 1788 (there too).
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use std::time::{Duration, Instant};

@@ -27,7 +27,7 @@
 //! * after 64 instant changes (MySQL 8's row versions) ALGORITHM=INSTANT gives 4092 and
 //!   the default algorithm rebuilds, after which instant changes work again.
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 //! inside a transaction (not an autocommitted SELECT), and ROLLBACK TO SAVEPOINT keeps
 //! the row locks it took. Runs against MariaDB too (`STRATA_TEST_ORACLE=mariadb`).
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use mysql::Conn;

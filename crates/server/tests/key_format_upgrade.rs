@@ -20,7 +20,7 @@
 //! nothing; a table whose catalog entry still says format 1 (as a crash before its switch
 //! leaves it) is rebuilt again with all its rows.
 
-mod common;
+use crate::common;
 
 use common::{Flavor, TestServer};
 use mysql::prelude::Queryable;

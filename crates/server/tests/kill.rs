@@ -6,7 +6,7 @@
 //! (`STRATA_TEST_ORACLE=mariadb`); max_execution_time is MySQL's (MariaDB has
 //! max_statement_time instead), so that test is Strata's only.
 
-mod common;
+use crate::common;
 
 use common::Flavor;
 use mysql::prelude::Queryable;

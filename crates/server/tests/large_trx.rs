@@ -7,7 +7,7 @@
 //! transaction commits; a second one is rolled back by ROLLBACK, a third by crash
 //! recovery after SIGKILL; each rate is printed.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use mysql::prelude::Queryable;

@@ -2,7 +2,7 @@
 //! than a connection thread's stack get MySQL's 1436 (or run), and the server answers the
 //! next client. Runs against the strata binary (or MariaDB with `STRATA_TEST_FLAVOR`).
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 

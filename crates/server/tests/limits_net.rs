@@ -10,7 +10,7 @@
 //! Timeouts are set to a second or two through server options or SET GLOBAL, so each
 //! test runs in seconds; the waits below allow generous slack over them.
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use std::io::{Read, Write};

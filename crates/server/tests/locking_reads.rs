@@ -4,7 +4,7 @@
 //! innodb_lock_wait_timeout. Runs against MariaDB too (`STRATA_TEST_ORACLE=mariadb`),
 //! which answers NOWAIT with 1205 instead of MySQL 8's 3572.
 
-mod common;
+use crate::common;
 
 use common::Flavor;
 use mysql::prelude::Queryable;

@@ -9,7 +9,7 @@
 //!
 //! Runs against MariaDB too (`STRATA_TEST_ORACLE=mariadb`).
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use mysql::Conn;

@@ -6,7 +6,7 @@
 //! Also: a budget the configured pools do not fit in is refused at startup, and
 //! `information_schema.STRATA_MEMORY` shows the components.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use mysql::prelude::Queryable;

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! STRATA_MEM_TARGET=127.0.0.1:4200 STRATA_MEM_PID=<server pid> \
-//!   cargo test --release -p strata --test memory_measure -- --ignored --nocapture
+//!   cargo test --release -p strata --test integration memory_measure:: -- --ignored --nocapture
 //! ```
 //!
 //! 1. loads a 100,000-row sysbench-like table `memt.t` (once; kept between runs),
@@ -16,7 +16,7 @@
 //! Ignored by default: it measures, it does not judge (the budget test in
 //! `memory_budget.rs` judges).
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

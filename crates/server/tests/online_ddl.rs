@@ -8,7 +8,7 @@
 //! values fails with MySQL's 1062 and leaves the table as it was; `LOCK=NONE` is
 //! accepted for ADD INDEX on InnoDB and refused (1846) where it cannot be honoured.
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use mysql::Conn;

@@ -3,7 +3,7 @@
 //! missing is refused at startup with a message saying what to do, never opened empty;
 //! and CREATE TABLE never overwrites a table file the catalog does not know (1050).
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use std::io::Read;

@@ -5,7 +5,7 @@
 //! it, the accounts surviving a restart, and column privileges checked through views and
 //! derived tables merged into the query (as when they were materialised).
 
-mod common;
+use crate::common;
 
 use common::{Flavor, TestServer};
 use mysql::prelude::Queryable;

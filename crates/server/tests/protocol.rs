@@ -3,7 +3,7 @@
 //! max_allowed_packet limit, prepared statements with typed parameters, and hundreds of
 //! concurrent connections.
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use mysql::{Conn, OptsBuilder};

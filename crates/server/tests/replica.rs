@@ -28,7 +28,7 @@
 //! The servers are processes the test starts; a missing `mariadbd` skips the chain
 //! outside CI (fails in CI).
 
-mod common;
+use crate::common;
 
 use common::dump::text_rows;
 use common::{connect, free_port, require_program, Flavor, TestServer};

@@ -13,7 +13,7 @@
 //! or `sysbench` skips (a failure under CI). JSON columns are logged as text
 //! (`--binlog-json-format=TEXT`): MariaDB does not know MySQL's binary JSON type.
 
-mod common;
+use crate::common;
 
 use common::dump::text_rows;
 use common::{connect, require_program, Flavor, TestServer};

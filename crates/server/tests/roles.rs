@@ -4,7 +4,7 @@
 //! some columns (1143 for the others, in the select list, WHERE and UPDATE's SET), and
 //! all of it surviving a restart.
 
-mod common;
+use crate::common;
 
 use common::{Flavor, TestServer};
 use mysql::prelude::Queryable;

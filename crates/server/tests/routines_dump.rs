@@ -7,7 +7,7 @@
 //! answers. Both servers are real processes this test starts; a missing `mariadbd` or
 //! dump program skips it outside CI.
 
-mod common;
+use crate::common;
 
 use common::dump::{dump_program, load, text_rows as rows};
 use common::{Flavor, TestServer};

@@ -4,7 +4,7 @@
 //! missing -> failure under CI, skipped with a note otherwise. `SB_*` variables are passed on to
 //! the script (see its header), e.g. `SB_TIME=1` for a quicker run.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -7,7 +7,7 @@
 //! DROP DATABASE mysql 3552, REVOKE / DROP ROLE of a mandatory role 3628; the grantor
 //! and time of table grants survive a restart.
 
-mod common;
+use crate::common;
 
 use common::{Flavor, TestServer};
 use mysql::prelude::Queryable;

@@ -8,7 +8,7 @@
 //! `STRATA_TABLE_CACHE_TABLES` sets the tables per engine (default 1500: 3000 tables,
 //! 4500 table files, five times what the cache may keep open).
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use std::io::Read;

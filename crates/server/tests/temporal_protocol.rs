@@ -5,7 +5,7 @@
 //! decimals = fsp). Runs against MariaDB too (`STRATA_TEST_ORACLE=mariadb`); the values
 //! need no rounding, where the two differ.
 
-mod common;
+use crate::common;
 
 use mysql::consts::ColumnType;
 use mysql::prelude::Queryable;

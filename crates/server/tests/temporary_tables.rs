@@ -7,7 +7,7 @@
 //! nothing of them reached the catalog; SHOW CREATE TABLE says TEMPORARY; with the binary
 //! log on, nothing about a temporary table is logged.
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use std::path::Path;

@@ -17,7 +17,7 @@
 //! Every client runs under a time limit. A missing toolchain is a skip outside CI and a
 //! failure under it (`.ci/run` installs them).
 
-mod common;
+use crate::common;
 
 use common::{Flavor, TestServer};
 use std::io::{Read, Write};

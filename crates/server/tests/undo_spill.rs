@@ -5,7 +5,7 @@
 //! server's RSS does not grow with the versions; a transaction whose undo spilled rolls
 //! every row back; once the view closes, purge empties the file.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use mysql::prelude::Queryable;

@@ -5,7 +5,7 @@
 //! deadlock (3058) for one of them. Also run against MariaDB (`STRATA_TEST_ORACLE`),
 //! except the deadlock, which MariaDB does not detect for user locks.
 
-mod common;
+use crate::common;
 
 use common::Flavor;
 use mysql::prelude::Queryable;

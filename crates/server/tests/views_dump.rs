@@ -8,7 +8,7 @@
 //! Needs `mariadbd`, `mariadb-install-db`, `mariadb-dump` and `mariadb`; without them the
 //! test says so and passes (outside CI).
 
-mod common;
+use crate::common;
 
 use common::dump::{load, text_rows as rows};
 use common::{Flavor, TestServer};

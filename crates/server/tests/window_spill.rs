@@ -7,7 +7,7 @@
 //! (`memory/sql/window_partition`) used, bounded by `tmp_table_size`, and returned; the
 //! server's resident set must not grow with the rows, and tmpdir is left empty.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use mysql::prelude::Queryable;

@@ -5,7 +5,7 @@
 //! or XA ROLLBACK from any connection). With the binary log on, XA COMMIT … ONE PHASE
 //! is logged as an ordinary transaction (the two-phase groups: `xa_binlog.rs`).
 
-mod common;
+use crate::common;
 
 use mysql::prelude::Queryable;
 use std::time::{Duration, Instant};

@@ -17,7 +17,7 @@
 //!
 //! Without `mariadbd`, `mariadb-binlog` or `mariadb` the replays are skipped (a failure in CI).
 
-mod common;
+use crate::common;
 
 use common::dump::text_rows;
 use common::{connect, have_program, Flavor, TestServer};
