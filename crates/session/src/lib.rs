@@ -33,11 +33,13 @@ mod kill;
 pub mod persist;
 pub mod processlist;
 pub mod replica;
+mod show_where;
 mod sql_prepare;
 mod transaction;
 pub mod vars;
 pub mod xa;
 
+use show_where::{show_filter, ShowFilter};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -1836,28 +1838,12 @@ impl Session {
                 if what == "COUNT" && i == 1 {
                     return self.show_count(&w, out);
                 }
-                if (what == "PROCEDURE" || what == "FUNCTION")
-                    && w.get(i + 1)
-                        .is_some_and(|x| x.eq_ignore_ascii_case("status"))
-                    && w.get(i + 2)
-                        .is_some_and(|x| x.eq_ignore_ascii_case("where"))
-                {
-                    // mysqldump's `SHOW PROCEDURE STATUS WHERE Db = '…'`: the rows of
-                    // information_schema.ROUTINES under SHOW's column names.
-                    let ShowFilter::Where(cond) = show_filter(sql, &w, i + 2)? else {
-                        return Err(Error::Syntax(sql.chars().take(80).collect()));
-                    };
-                    let select = format!(
-                        "SELECT * FROM (SELECT ROUTINE_SCHEMA AS `Db`, ROUTINE_NAME AS `Name`, \
-                         ROUTINE_TYPE AS `Type`, DEFINER AS `Definer`, LAST_ALTERED AS `Modified`, \
-                         CREATED AS `Created`, SECURITY_TYPE AS `Security_type`, \
-                         ROUTINE_COMMENT AS `Comment`, CHARACTER_SET_CLIENT AS \
-                         `character_set_client`, COLLATION_CONNECTION AS `collation_connection`, \
-                         DATABASE_COLLATION AS `Database Collation` \
-                         FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = '{what}') AS s \
-                         WHERE {cond}"
-                    );
-                    return self.run(&select, out);
+                // `SHOW … WHERE cond` of every form that takes one (show_where.rs);
+                // VARIABLES and STATUS filter their own rows below.
+                if show_where::takes_where(&what) {
+                    if let Some(at) = show_where::where_keyword(sql) {
+                        return self.show_where(sql, at, out);
+                    }
                 }
                 if what == "VARIABLES" || what == "STATUS" {
                     let filter = show_filter(sql, &w, i + 1)?;
@@ -2579,30 +2565,21 @@ impl Session {
                     .collect(),
             ),
             ShowFilter::Where(cond) => {
-                let quote = |t: &str| format!("'{}'", t.replace('\\', "\\\\").replace('\'', "''"));
-                let union: Vec<String> = rows
+                let names = ["Variable_name".to_string(), "Value".to_string()];
+                let table: Vec<Vec<Value>> = rows
                     .iter()
-                    .map(|(name, v)| {
-                        let value = if v.is_null() {
-                            "NULL".to_string()
-                        } else {
-                            quote(&v.to_text())
-                        };
-                        format!("SELECT {} AS Variable_name, {value} AS Value", quote(name))
+                    .map(|(name, v)| match v {
+                        // The Value column is text, as MySQL's (`Value = 'OFF'` is not 0).
+                        Value::Null => vec![Value::str(name), Value::Null],
+                        v => vec![Value::str(name), Value::str(&v.to_text())],
                     })
                     .collect();
-                let sql = format!(
-                    "SELECT Variable_name FROM ({}) AS v WHERE {cond}",
-                    union.join(" UNION ALL ")
-                );
-                let mut found = strata_types::output::CollectedOutput::default();
-                self.run(&sql, &mut found)?;
+                let passing = self.rows_passing(&names, &table, &cond)?;
                 Some(
-                    found
-                        .rows
-                        .iter()
-                        .filter_map(|r| r.first())
-                        .map(|v| v.to_text())
+                    rows.iter()
+                        .enumerate()
+                        .filter(|(n, _)| passing.contains(n))
+                        .map(|(_, (name, _))| name.clone())
                         .collect(),
                 )
             }
@@ -2974,7 +2951,10 @@ impl Session {
         // (The statement's first word is looked at only when a limit is set: the
         // common path allocates nothing here.)
         let limit = (!self.max_execution_time.is_zero()
-            && matches!(text::first_word(sql).as_str(), "SELECT" | "WITH" | "("))
+            && matches!(
+                text::first_word(sql).as_str(),
+                "SELECT" | "WITH" | "(" | "TABLE"
+            ))
         .then_some(self.max_execution_time);
         self.process.interrupt.start_statement(limit);
     }
@@ -3103,44 +3083,6 @@ impl QueryOutput for EndWithWarnings<'_> {
     }
     fn local_infile(&mut self, name: &str) -> Result<Option<Box<dyn std::io::Read + '_>>> {
         self.out.local_infile(name)
-    }
-}
-
-/// Which rows a SHOW VARIABLES / SHOW STATUS sends.
-enum ShowFilter {
-    All,
-    /// `LIKE 'pattern'` on the name.
-    Like(String),
-    /// `WHERE condition` (its text) on `Variable_name` and `Value`.
-    Where(String),
-}
-
-/// The filter after SHOW … VARIABLES/STATUS: `w[at..]` are the words that follow.
-fn show_filter(sql: &str, w: &[String], at: usize) -> Result<ShowFilter> {
-    match w.get(at).map(|x| x.to_ascii_uppercase()).as_deref() {
-        None => Ok(ShowFilter::All),
-        Some("LIKE") if w.len() == at + 2 => Ok(ShowFilter::Like(
-            w[at + 1].trim_start_matches('\u{0}').to_string(),
-        )),
-        Some("WHERE") if w.len() > at + 1 => {
-            // The condition is the text after the first WHERE word (no quoted text or
-            // identifier comes before it in SHOW … VARIABLES/STATUS WHERE).
-            let upper = sql.to_ascii_uppercase();
-            let pos = upper
-                .match_indices("WHERE")
-                .map(|(p, _)| p)
-                .find(|&p| {
-                    p > 0
-                        && sql.as_bytes()[p - 1].is_ascii_whitespace()
-                        && sql
-                            .as_bytes()
-                            .get(p + 5)
-                            .is_none_or(|c| c.is_ascii_whitespace() || *c == b'(')
-                })
-                .ok_or_else(|| Error::Syntax(sql.chars().take(80).collect()))?;
-            Ok(ShowFilter::Where(sql[pos + 5..].to_string()))
-        }
-        _ => Err(Error::Syntax(w[at..].join(" "))),
     }
 }
 

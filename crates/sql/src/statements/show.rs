@@ -428,7 +428,8 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
         }
         "COUNT" => Err(Error::NotSupported("SHOW COUNT(*) WARNINGS".into())),
         "CHARACTER" | "CHARSET" => {
-            let rows = vec![
+            let pat = like_filter(&w, if what == "CHARACTER" { i + 1 } else { i });
+            let rows: Vec<Vec<Value>> = vec![
                 vec![
                     s("binary"),
                     s("Binary pseudo charset"),
@@ -441,7 +442,10 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
                     s("utf8mb4_general_ci"),
                     Value::Int(4),
                 ],
-            ];
+            ]
+            .into_iter()
+            .filter(|r| matches(&r[0].to_text(), &pat))
+            .collect();
             let cols = vec![
                 text_col("Charset"),
                 text_col("Description"),
@@ -451,8 +455,10 @@ pub fn execute_show(sql: &str, cx: &ExecCtx, out: &mut dyn QueryOutput) -> Resul
             send(out, cols, rows).map(Some)
         }
         "COLLATION" => {
+            let pat = like_filter(&w, i);
             let rows = [Collation::GeneralCi, Collation::Utf8Bin, Collation::Binary]
                 .iter()
+                .filter(|c| matches(c.name(), &pat))
                 .map(|c| {
                     let cs = if *c == Collation::Binary {
                         "binary"
@@ -869,6 +875,14 @@ fn quote_value(v: &Value) -> String {
 }
 
 /// The CREATE TABLE statement that recreates a table (SHOW CREATE TABLE, mysqldump).
+/// MySQL 8.0.23's INVISIBLE, in the versioned comment mysqldump output carries (older
+/// servers read the column as visible); after the default, before the COMMENT.
+fn push_invisible(l: &mut String, c: &strata_types::ColumnDef) {
+    if c.invisible {
+        l.push_str(" /*!80023 INVISIBLE */");
+    }
+}
+
 pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
     let mut lines = Vec::new();
     for c in &def.columns {
@@ -891,6 +905,7 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
             if !c.nullable {
                 l.push_str(" NOT NULL");
             }
+            push_invisible(&mut l, c);
             push_comment(&mut l, &c.comment);
             lines.push(l);
             continue;
@@ -922,6 +937,7 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
         if c.on_update_now {
             l.push_str(&format!(" ON UPDATE {}", c.current_timestamp_text()));
         }
+        push_invisible(&mut l, c);
         push_comment(&mut l, &c.comment);
         lines.push(l);
     }
