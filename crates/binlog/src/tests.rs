@@ -18,6 +18,7 @@ fn def() -> Arc<TableDef> {
         generated: None,
         comment: String::new(),
         real_unsigned: false,
+        invisible: Default::default(),
     };
     Arc::new(TableDef {
         db: "test".into(),

@@ -152,6 +152,7 @@ mod tests {
             generated: None,
             comment: String::new(),
             real_unsigned: false,
+            invisible: Default::default(),
         }
     }
 

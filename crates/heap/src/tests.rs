@@ -25,6 +25,7 @@ fn col(name: &str, t: DataType, nullable: bool) -> ColumnDef {
         generated: None,
         comment: String::new(),
         real_unsigned: false,
+        invisible: Default::default(),
     }
 }
 

@@ -230,9 +230,11 @@ impl Session {
             Some(t) => t.def().clone(),
             None => self.server.catalog.table(&db, &l.table)?.def().clone(),
         };
+        // Without a column list, the fields fill the visible columns (MySQL's rule).
         let targets: Vec<LoadTarget> = l.targets.clone().unwrap_or_else(|| {
             def.columns
                 .iter()
+                .filter(|c| !c.invisible)
                 .map(|c| LoadTarget::Column(c.name.clone()))
                 .collect()
         });

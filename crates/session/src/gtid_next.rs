@@ -114,7 +114,7 @@ pub(crate) fn classify(sql: &str) -> Class {
     match word(0) {
         "SET" if word(1) == "PASSWORD" => Class::Other,
         "SET" | "SHOW" | "DESCRIBE" | "DESC" | "EXPLAIN" | "DO" | "USE" | "HELP" => Class::Innocent,
-        "SELECT" | "WITH" | "(" => {
+        "SELECT" | "WITH" | "(" | "TABLE" => {
             let locking = w.windows(2).any(|p| {
                 (p[0] == "FOR" && (p[1] == "UPDATE" || p[1] == "SHARE"))
                     || (p[0] == "LOCK" && p[1] == "IN")

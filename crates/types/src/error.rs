@@ -150,6 +150,8 @@ pub enum Error {
     },
     /// 1090: ALTER TABLE would leave no column.
     CantRemoveAllFields,
+    /// 4028: every column of the table would be INVISIBLE.
+    NoVisibleColumn,
     /// 1291: an ENUM/SET definition lists a member twice (under the column's collation):
     /// column, member, and "ENUM" or "SET".
     DuplicatedTypeValue {
@@ -1040,6 +1042,7 @@ impl Error {
             IllegalSetMember(_) => 1367,
             IllegalCollationMix { .. } => 1267,
             CantRemoveAllFields => 1090,
+            NoVisibleColumn => 4028,
             IncorrectValue { .. } => 1366,
             TruncatedWrongValue { .. } | IncorrectTemporalValue { .. } => 1292,
             WrongValueForFunction { .. } => 1411,
@@ -1643,6 +1646,7 @@ impl fmt::Display for Error {
                 f,
                 "You can't delete all columns with ALTER TABLE; use DROP TABLE instead"
             ),
+            NoVisibleColumn => write!(f, "A table must have at least one visible column."),
             DataTooLong { column, row } => {
                 write!(f, "Data too long for column '{column}' at row {row}")
             }

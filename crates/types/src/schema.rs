@@ -425,6 +425,11 @@ pub struct ColumnDef {
     /// in the [`DataType`]; absent (false) in catalogs written before this field.
     #[serde(default, skip_serializing_if = "is_false")]
     pub real_unsigned: bool,
+    /// INVISIBLE (MySQL 8.0.23+): left out of `SELECT *`, `TABLE t`, and INSERT or LOAD
+    /// DATA without a column list; read and written when named. Absent (false) in
+    /// catalogs written before this field (docs/format/catalog.md).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub invisible: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -452,6 +457,7 @@ impl ColumnDef {
             generated: None,
             comment: String::new(),
             real_unsigned: false,
+            invisible: false,
         }
     }
 
@@ -496,17 +502,20 @@ impl ColumnDef {
     /// The Extra text of SHOW COLUMNS and information_schema.COLUMNS.EXTRA, as MySQL 8
     /// prints it: `DEFAULT_GENERATED` for a CURRENT_TIMESTAMP or expression default
     /// (`DEFAULT_GENERATED on update CURRENT_TIMESTAMP`), `auto_increment`, `VIRTUAL
-    /// GENERATED` / `STORED GENERATED`.
+    /// GENERATED` / `STORED GENERATED`, each followed by `INVISIBLE` for an invisible
+    /// column.
     pub fn extra_text(&self) -> String {
-        if let Some(g) = &self.generated {
-            return if g.stored {
-                "STORED GENERATED"
-            } else {
-                "VIRTUAL GENERATED"
-            }
-            .into();
-        }
         let mut e = Vec::new();
+        if let Some(g) = &self.generated {
+            e.push(
+                if g.stored {
+                    "STORED GENERATED"
+                } else {
+                    "VIRTUAL GENERATED"
+                }
+                .to_string(),
+            );
+        }
         if matches!(
             self.default,
             Some(ColumnDefault::CurrentTimestamp | ColumnDefault::Expr(_))
@@ -518,6 +527,9 @@ impl ColumnDef {
         }
         if self.on_update_now {
             e.push(format!("on update {}", self.current_timestamp_text()));
+        }
+        if self.invisible {
+            e.push("INVISIBLE".to_string());
         }
         e.join(" ")
     }
@@ -721,6 +733,14 @@ impl InstantColumns {
 }
 
 impl TableDef {
+    /// The positions of the columns `SELECT *` and a column-less INSERT name: every
+    /// column but the INVISIBLE ones, in definition order.
+    pub fn visible_columns(&self) -> Vec<usize> {
+        (0..self.columns.len())
+            .filter(|&i| !self.columns[i].invisible)
+            .collect()
+    }
+
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns
             .iter()

@@ -71,6 +71,7 @@ impl DerivedTable {
                 generated: None,
                 comment: String::new(),
                 real_unsigned: false,
+                invisible: Default::default(),
             });
         }
         let def = TableDef {

@@ -63,6 +63,7 @@ pub(crate) fn col(name: &str, data_type: DataType) -> ColumnDef {
         generated: None,
         comment: String::new(),
         real_unsigned: false,
+        invisible: Default::default(),
     }
 }
 

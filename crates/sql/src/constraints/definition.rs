@@ -269,6 +269,7 @@ mod tests {
             generated: None,
             comment: String::new(),
             real_unsigned: false,
+            invisible: Default::default(),
         }
     }
 

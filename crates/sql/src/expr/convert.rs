@@ -570,6 +570,7 @@ mod tests {
             generated: None,
             comment: String::new(),
             real_unsigned: false,
+            invisible: Default::default(),
         }
     }
 

@@ -4,6 +4,7 @@
 //! - `RENAME new` (without TO/AS) becomes `RENAME TO new`;
 //! - `ADD [COLUMN] (c1 type, c2 type, INDEX (c1))` becomes one `ADD` clause per element;
 //! - `RENAME INDEX|KEY a TO b`, `DROP CHECK c`, `ALTER CHECK|CONSTRAINT c [NOT] ENFORCED`,
+//!   `ALTER [COLUMN] c SET VISIBLE|INVISIBLE`,
 //!   `CONVERT TO CHARACTER SET x [COLLATE y]` and table options (`ENGINE [=] x`,
 //!   `COMMENT [=] 'x'`, `[DEFAULT] CHARSET|CHARACTER SET|COLLATE [=] x`, `FORCE`, and the
 //!   like) become one `SET TBLPROPERTIES ([NAME] = value, …)` clause whose keys carry the
@@ -31,6 +32,9 @@ pub const DROP_CHECK: &str = "DROP CHECK";
 pub const ALTER_CHECK: &str = "ALTER CHECK";
 /// The key of a rewritten `ALTER CONSTRAINT c [NOT] ENFORCED`, valued as [`ALTER_CHECK`].
 pub const ALTER_CONSTRAINT: &str = "ALTER CONSTRAINT";
+/// The key of a rewritten `ALTER [COLUMN] c SET VISIBLE|INVISIBLE`; its value is
+/// `'c\0VISIBLE'` or `'c\0INVISIBLE'`.
+pub const COLUMN_VISIBILITY: &str = "COLUMN VISIBILITY";
 /// The key of a rewritten `CONVERT TO CHARACTER SET x [COLLATE y]`; its value is
 /// `'x\0y'` (`'x\0'` without COLLATE; x may be `DEFAULT`).
 pub const CONVERT_TO: &str = "CONVERT TO";
@@ -232,6 +236,33 @@ fn alter_enforced(toks: &[&Token]) -> Option<(String, Token)> {
     };
     Some((
         key.into(),
+        Token::SingleQuotedString(format!("{name}\u{0}{state}")),
+    ))
+}
+
+/// `ALTER [COLUMN] c SET VISIBLE|INVISIBLE` as its option.
+fn alter_visibility(toks: &[&Token]) -> Option<(String, Token)> {
+    let rest = match toks {
+        [a, c, rest @ ..] if is(a, "ALTER") && is(c, "COLUMN") => rest,
+        [a, rest @ ..] if is(a, "ALTER") => rest,
+        _ => return None,
+    };
+    let [name, set, state] = rest else {
+        return None;
+    };
+    let state = if is(state, "VISIBLE") {
+        "VISIBLE"
+    } else if is(state, "INVISIBLE") {
+        "INVISIBLE"
+    } else {
+        return None;
+    };
+    if !is(set, "SET") {
+        return None;
+    }
+    let name = word(name)?.value.clone();
+    Some((
+        COLUMN_VISIBILITY.into(),
         Token::SingleQuotedString(format!("{name}\u{0}{state}")),
     ))
 }
@@ -439,6 +470,7 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
         } else if let Some(o) = drop_check(&toks)
             .or_else(|| alter_enforced(&toks))
             .or_else(|| convert_to(&toks))
+            .or_else(|| alter_visibility(&toks))
         {
             options.push(o);
             changed = true;
@@ -552,6 +584,15 @@ mod tests {
         assert_eq!(
             rewritten("ALTER TABLE t CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"),
             "ALTER TABLE t SET TBLPROPERTIES([CONVERT TO]='utf8mb4\u{0}utf8mb4_bin')"
+        );
+        assert_eq!(
+            rewritten("ALTER TABLE t ALTER COLUMN a SET INVISIBLE, ALTER `b` SET VISIBLE"),
+            "ALTER TABLE t SET TBLPROPERTIES([COLUMN VISIBILITY]='a\u{0}INVISIBLE',\
+             [COLUMN VISIBILITY]='b\u{0}VISIBLE')"
+        );
+        assert_eq!(
+            rewritten("ALTER TABLE t ALTER COLUMN a SET DEFAULT 1"),
+            "unchanged"
         );
         assert_eq!(
             rewritten("ALTER TABLE t CONVERT TO CHARSET = DEFAULT"),

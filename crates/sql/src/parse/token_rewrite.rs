@@ -18,6 +18,15 @@
 //! - the function `INTERVAL(N, N1, N2, …)` becomes an internal call `[interval](…)`,
 //!   since sqlparser reads `INTERVAL (` as an interval literal. Only a group with a comma
 //!   at its top level is the function: `d + INTERVAL (1 + 1) DAY` stays a literal.
+//! - `VISIBLE`, a column's (or an index's) default visibility, is dropped in CREATE and
+//!   ALTER statements where it follows a definition and ends it or precedes another
+//!   option (sqlparser reads only `INVISIBLE`); a column named `visible` stays;
+//! - MySQL 8.0.19's `TABLE t` (a query body: at the start, in parentheses, after
+//!   UNION/EXCEPT/INTERSECT [ALL|DISTINCT]) becomes `SELECT * FROM t`, which is what it
+//!   means (its ORDER BY and LIMIT follow unchanged);
+//! - `CHARSET x`, MySQL's synonym of `CHARACTER SET x` (a column's), becomes
+//!   `CHARACTER SET x`; sqlparser reads the synonym only as a
+//!   table option. `CHARSET(expr)` the function, `CHARSET = x` and `SHOW CHARSET` stay.
 //!
 //! Internal names carry a quote style no client can write ([`INTERNAL_QUOTE`]).
 //! These words are reserved in MySQL, so unquoted they are never names.
@@ -44,13 +53,85 @@ const COMPOUND: [(&str, &str, &str); 11] = [
     ("YEAR_MONTH", "YEAR", "MONTH"),
 ];
 
+/// Words after which `VISIBLE` is a name (`ADD visible INT`, `(visible)`), not the
+/// visibility keyword.
+const NAME_BEFORE: [&str; 20] = [
+    "ADD",
+    "COLUMN",
+    "CHANGE",
+    "MODIFY",
+    "DROP",
+    "ALTER",
+    "TO",
+    "AFTER",
+    "AS",
+    "TABLE",
+    "BY",
+    "ON",
+    "SET",
+    "KEY",
+    "INDEX",
+    "FIRST",
+    "RENAME",
+    "REFERENCES",
+    "CONSTRAINT",
+    "VIEW",
+];
+
+/// Words that may follow the visibility keyword in a column or index definition.
+const OPTION_AFTER: [&str; 22] = [
+    "NOT",
+    "NULL",
+    "DEFAULT",
+    "COMMENT",
+    "PRIMARY",
+    "UNIQUE",
+    "KEY",
+    "AUTO_INCREMENT",
+    "COLLATE",
+    "CHARACTER",
+    "CHARSET",
+    "CHECK",
+    "REFERENCES",
+    "INVISIBLE",
+    "GENERATED",
+    "AS",
+    "ON",
+    "FIRST",
+    "AFTER",
+    "CONSTRAINT",
+    "STORAGE",
+    "COLUMN_FORMAT",
+];
+
+/// Whether `VISIBLE` at `i` is the visibility keyword of a definition: unquoted, in a
+/// CREATE or ALTER before any SELECT, after a definition's text and before its end or
+/// another option.
+fn visibility_keyword(tokens: &[TokenWithSpan], i: usize, prev: Option<&Token>) -> bool {
+    let first = next_solid(tokens, 0).map(|f| &tokens[f].token);
+    let ddl = first.is_some_and(|f| word_is(f, "CREATE") || word_is(f, "ALTER"));
+    if !ddl || tokens[..i].iter().any(|t| word_is(&t.token, "SELECT")) {
+        return false;
+    }
+    let after_name = match prev {
+        None | Some(Token::LParen | Token::Comma | Token::Period) => true,
+        Some(p) => NAME_BEFORE.iter().any(|w| word_is(p, w)),
+    };
+    let next = next_solid(tokens, i + 1).map(|n| &tokens[n].token);
+    let ends = match next {
+        None | Some(Token::Comma | Token::RParen | Token::SemiColon | Token::EOF) => true,
+        Some(n) => OPTION_AFTER.iter().any(|w| word_is(n, w)),
+    };
+    !after_name && ends
+}
+
 /// Whether the text may hold one of the rewritten forms (a cheap test before
 /// tokenizing twice).
 pub fn may_need(sql: &str) -> bool {
     let lower = sql.to_ascii_lowercase();
     [
         "mod", "char", "binary", "day_", "hour_", "minute_", "second_", "year_", "trim", "regexp",
-        "rlike", "like", "interval", "comment",
+        "rlike", "like", "interval", "comment", "charset", "visible", "table",
     ]
     .iter()
     .any(|w| lower.contains(w))
@@ -248,6 +329,52 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
                     i += 1;
                     continue;
                 }
+                if up == "TABLE"
+                    && matches!(next_tok, Some(Token::Word(_)))
+                    && match last_solid(&out) {
+                        None | Some(Token::LParen) => true,
+                        Some(p) => ["UNION", "EXCEPT", "INTERSECT", "ALL", "DISTINCT"]
+                            .iter()
+                            .any(|w| word_is(&p, w)),
+                    }
+                {
+                    changed = true;
+                    for (k, word) in ["SELECT", "*", "FROM"].iter().enumerate() {
+                        if k > 0 {
+                            out.push(wrap(Token::Whitespace(
+                                sqlparser::tokenizer::Whitespace::Space,
+                            )));
+                        }
+                        out.push(wrap(if *word == "*" {
+                            Token::Mul
+                        } else {
+                            Token::make_keyword(word)
+                        }));
+                    }
+                    i += 1;
+                    continue;
+                }
+                if up == "VISIBLE" && visibility_keyword(tokens, i, last_solid(&out).as_ref()) {
+                    changed = true;
+                    i += 1;
+                    continue;
+                }
+                if up == "CHARSET"
+                    && matches!(
+                        next_tok,
+                        Some(Token::Word(_) | Token::SingleQuotedString(_))
+                    )
+                    && !last_solid(&out).is_some_and(|p| word_is(&p, "SHOW"))
+                {
+                    changed = true;
+                    out.push(wrap(Token::make_keyword("CHARACTER")));
+                    out.push(wrap(Token::Whitespace(
+                        sqlparser::tokenizer::Whitespace::Space,
+                    )));
+                    out.push(wrap(Token::make_keyword("SET")));
+                    i += 1;
+                    continue;
+                }
                 if up == "COMMENT" {
                     // The string may follow an `=` (a table option).
                     let at = match next_tok {
@@ -361,12 +488,54 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
 #[cfg(test)]
 mod tests {
     fn sql(s: &str) -> String {
-        crate::parse::parse(s).unwrap()[0].to_string()
+        crate::parse::parse(s).expect(s)[0].to_string()
     }
 
     #[test]
     fn forms_are_rewritten() {
         assert_eq!(sql("SELECT 7 MOD 3"), "SELECT 7 % 3");
+        assert_eq!(
+            sql("CREATE TABLE t (a VARCHAR(5) CHARSET latin1)"),
+            "CREATE TABLE t (a VARCHAR(5) CHARACTER SET latin1)"
+        );
+        assert_eq!(sql("SELECT CHARSET(x)"), "SELECT CHARSET(x)");
+        assert_eq!(
+            sql("TABLE t ORDER BY a LIMIT 2"),
+            "SELECT * FROM t ORDER BY a LIMIT 2"
+        );
+        assert_eq!(
+            sql("SELECT a FROM u UNION ALL TABLE t"),
+            "SELECT a FROM u UNION ALL SELECT * FROM t"
+        );
+        assert_eq!(
+            sql("SELECT * FROM u WHERE a IN (TABLE t)"),
+            "SELECT * FROM u WHERE a IN (SELECT * FROM t)"
+        );
+        assert_eq!(sql("CREATE TABLE t (a INT)"), "CREATE TABLE t (a INT)");
+        assert_eq!(
+            sql("CREATE TABLE t (a INT VISIBLE, visible INT NOT NULL VISIBLE)"),
+            "CREATE TABLE t (a INT, visible INT NOT NULL)"
+        );
+        assert_eq!(
+            sql("CREATE TABLE t (a VARCHAR(3) VISIBLE COMMENT 'x', b INT)"),
+            "CREATE TABLE t (a VARCHAR(3) COMMENT 'x', b INT)"
+        );
+        assert_eq!(
+            sql("ALTER TABLE t ADD visible INT, MODIFY visible INT VISIBLE FIRST"),
+            "ALTER TABLE t ADD visible INT, MODIFY COLUMN visible INT FIRST"
+        );
+        assert_eq!(
+            sql("SELECT visible FROM t WHERE visible = 1"),
+            "SELECT visible FROM t WHERE visible = 1"
+        );
+        assert_eq!(
+            sql("CREATE TABLE t2 AS SELECT a visible, b FROM t"),
+            "CREATE TABLE t2 AS SELECT a AS visible, b FROM t"
+        );
+        assert_eq!(
+            sql("CREATE TABLE t (a INT) DEFAULT CHARSET = utf8mb4"),
+            "CREATE TABLE t (a INT) DEFAULT CHARSET = utf8mb4"
+        );
         assert_eq!(sql("SELECT MOD(7, 3)"), "SELECT MOD(7, 3)");
         assert!(sql("SELECT d + INTERVAL '1:2' HOUR_MINUTE").contains("HOUR TO MINUTE"));
         assert!(sql("SELECT EXTRACT(DAY_HOUR FROM d)").contains("'DAY_HOUR', d"));

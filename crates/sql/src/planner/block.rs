@@ -174,6 +174,9 @@ pub fn plan_block(
                     star_tables.extend(0..scope.tables.len());
                     for &pos in &scope.star {
                         let (t, col) = scope.column(pos);
+                        if col.invisible {
+                            continue;
+                        }
                         let e = if grouped {
                             let ty = SType::of_column(&col.data_type, col.collation);
                             agg.at = Some((GroupedClause::SelectList, projection.len() + 1));
@@ -201,6 +204,10 @@ pub fn plan_block(
                             .unwrap_or(0),
                     );
                     for (ci, col) in t.def.columns.iter().enumerate() {
+                        // `*` leaves out INVISIBLE columns (only base tables have them).
+                        if col.invisible {
+                            continue;
+                        }
                         let pos = t.offset + ci;
                         let e = if grouped {
                             let ty = SType::of_column(&col.data_type, col.collation);

@@ -250,6 +250,7 @@ fn computed_column(m: &ColumnMeta) -> ColumnDef {
         generated: None,
         comment: String::new(),
         real_unsigned: false,
+        invisible: Default::default(),
     }
 }
 

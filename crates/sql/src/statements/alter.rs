@@ -35,7 +35,8 @@ use crate::constraints::checks::DefOnly;
 use crate::context::{ExecCtx, Outcome, TableLocks};
 use crate::expr::convert::coerce_or_warn;
 use crate::parse::alter_clauses::{
-    internal_options, ALTER_CHECK, ALTER_CONSTRAINT, CONVERT_TO, DROP_CHECK, RENAME_INDEX,
+    internal_options, ALTER_CHECK, ALTER_CONSTRAINT, COLUMN_VISIBILITY, CONVERT_TO, DROP_CHECK,
+    RENAME_INDEX,
 };
 use crate::statements::column_expr::ColumnExprs;
 use crate::statements::ddl::{build_column, column_default, index_columns, single_name};
@@ -570,6 +571,14 @@ impl Work {
                     self.convert_to(cs, coll, database)?;
                 }
                 DROP_CHECK => self.cons.drop_checks.push(text),
+                COLUMN_VISIBILITY => {
+                    // Metadata only: no stored byte depends on it.
+                    let (name, state) = text
+                        .split_once('\u{0}')
+                        .ok_or_else(|| Error::Syntax(key.clone()))?;
+                    let i = self.column(name).ok_or_else(|| self.unknown_column(name))?;
+                    self.cols[i].def.invisible = state == "INVISIBLE";
+                }
                 ALTER_CHECK | ALTER_CONSTRAINT => {
                     let (name, state) = text
                         .split_once('\u{0}')

@@ -239,10 +239,13 @@ fn validate(columns: &[ColumnDef], at: usize, e: &ast::Expr, kind: Kind) -> Resu
     Ok(())
 }
 
-/// Checks every expression of a table definition (CREATE TABLE, ALTER TABLE): the
-/// refusals above, then binding over the definition (1054 for an unknown column, 1305
-/// for an unknown function).
+/// Checks a table definition (CREATE TABLE, ALTER TABLE): a visible column (4028), then
+/// every expression: the refusals above, then binding over the definition (1054 for an
+/// unknown column, 1305 for an unknown function).
 pub fn validate_table(def: &TableDef) -> Result<()> {
+    if !def.columns.is_empty() && def.columns.iter().all(|c| c.invisible) {
+        return Err(Error::NoVisibleColumn);
+    }
     if !def.columns.iter().any(computed) {
         return Ok(());
     }
@@ -369,6 +372,7 @@ mod tests {
             generated: None,
             comment: String::new(),
             real_unsigned: false,
+            invisible: Default::default(),
         }
     }
 

@@ -412,6 +412,8 @@ fn selected_column(
         });
     if let Some(mut c) = base {
         c.name = m.name.clone();
+        // A column named in the SELECT is visible in the new table (MySQL's rule).
+        c.invisible = false;
         c.nullable |= nullable;
         if c.auto_increment {
             c.auto_increment = false;

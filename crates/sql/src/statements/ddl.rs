@@ -754,6 +754,7 @@ pub(crate) fn build_column(
         generated: None,
         comment: String::new(),
         real_unsigned,
+        invisible: Default::default(),
     };
     if let Some(fc) = forced_coll {
         col.collation = fc;
@@ -845,6 +846,8 @@ pub(crate) fn build_column(
                 on_update = Some(e.clone());
                 col.on_update_now = true;
             }
+            // (`VISIBLE`, the default, is dropped by the parser's token rewrite.)
+            ast::ColumnOption::Invisible => col.invisible = true,
             other => return Err(Error::NotSupported(format!("column option {other}"))),
         }
     }

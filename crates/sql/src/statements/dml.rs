@@ -201,7 +201,8 @@ pub fn plan_insert(ins: &ast::Insert, cx: &ExecCtx) -> Result<InsertPlan> {
         if columns.is_empty() {
             columns = match &target.through {
                 Some(th) => th.insert_columns()?,
-                None => (0..def.columns.len()).collect(),
+                // Without a column list, INSERT names every visible column.
+                None => def.visible_columns(),
             };
         }
         let ast::SetExpr::Values(values) = source.body.as_ref() else {

@@ -145,6 +145,7 @@ mod tests {
             generated: None,
             comment: String::new(),
             real_unsigned: false,
+            invisible: Default::default(),
         };
         TableDef {
             db: "d".into(),

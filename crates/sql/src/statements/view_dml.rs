@@ -66,6 +66,8 @@ struct Level {
     base_table: String,
     base_alias: String,
     columns: Vec<ViewColumn>,
+    /// The columns `*` names: all but a base table's INVISIBLE ones.
+    star: Vec<usize>,
     /// Each view's WHERE (over the base table) and its check option, outermost first.
     wheres: Vec<(Option<ast::Expr>, String)>,
 }
@@ -369,6 +371,7 @@ fn resolve_level(
                         base: Some(i),
                     })
                     .collect(),
+                star: def.visible_columns(),
                 wheres: Vec::new(),
             }
         }
@@ -382,8 +385,9 @@ fn resolve_level(
     let mut items: Vec<ViewColumn> = Vec::new();
     for p in &s.projection {
         match p {
-            ast::SelectItem::Wildcard(_) => items.extend(below.columns.iter().cloned()),
-            ast::SelectItem::QualifiedWildcard(..) => items.extend(below.columns.iter().cloned()),
+            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
+                items.extend(below.star.iter().map(|&i| below.columns[i].clone()))
+            }
             ast::SelectItem::ExprWithAliases { .. } => return Err(refused(view, verb)),
             ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
                 let source = match p {
@@ -420,6 +424,7 @@ fn resolve_level(
         base_db: below.base_db,
         base_table: below.base_table,
         base_alias: below.base_alias,
+        star: (0..columns.len()).collect(),
         columns,
         wheres,
     })
