@@ -9,7 +9,8 @@
 //! of its query would make, so a column read through it keeps the type it has inside
 //! (an INT stays an INT, a VARCHAR(20) a VARCHAR(20)), and expressions over it are
 //! typed from those. A recursive CTE's columns are typed from its non-recursive SELECTs
-//! and are NULL-able, as MySQL 8 documents.
+//! and are NULL-able, as MySQL 8 documents. A scalar subquery in the select list is
+//! typed from its query the same way.
 
 use crate::context::ExecCtx;
 use crate::planner::query::Planner;
@@ -88,7 +89,7 @@ fn body_columns(
                 .zip(items)
                 .map(|(m, item)| {
                     let tables = tables.as_ref().map(|t| &t.0).map_err(Clone::clone)?;
-                    selected_column(cx, m, item, tables)
+                    selected_column(cx, scope, m, item, tables)
                 })
                 .collect();
             (cols, step)
@@ -253,6 +254,7 @@ fn plain_join(j: &ast::Join) -> bool {
 /// type.
 fn selected_column(
     cx: &ExecCtx,
+    scope: &Scope,
     m: &ColumnMeta,
     item: Option<&ast::Expr>,
     tables: &[Table],
@@ -293,7 +295,11 @@ fn selected_column(
         }
         _ => None,
     };
-    if let Some((qual, col)) = named {
+    // The metadata names the column a plain (perhaps aliased) column reference reads,
+    // which settles a name both sides of USING have.
+    let by_meta = (!m.table.is_empty() && !m.org_name.is_empty())
+        .then(|| (Some(m.table.clone()), m.org_name.clone()));
+    for (qual, col) in by_meta.into_iter().chain(named) {
         if let Some(c) = through_derived(qual.as_deref(), &col, tables)? {
             let mut c = c;
             c.name = m.name.clone();
@@ -301,6 +307,10 @@ fn selected_column(
         }
     }
     let item = item.ok_or_else(|| "an expression not matched to the select list".to_string())?;
+    if let ast::Expr::Subquery(q) = item {
+        let c = scope.scalar_subquery(cx, q)?.column(&m.name)?;
+        return finish_computed(c).map_err(|e| e.to_string());
+    }
     let c = type_of(item, tables)?.column(&m.name)?;
     finish_computed(c).map_err(|e| e.to_string())
 }
@@ -554,6 +564,30 @@ impl Scope {
             inner.typing.push(cte.alias.name.value.clone());
         }
         inner.derived(cx, &cte.query, &names, qualifier)
+    }
+
+    /// The result type of a scalar subquery in the select list: its one select-list
+    /// expression's, typed as an expression (MySQL 8 makes a subquery's column of its
+    /// result type and length, as a function's: an INT column's 11 characters are a
+    /// BIGINT there), NULL-able when it reads a table (it may find no row).
+    fn scalar_subquery(&self, cx: &ExecCtx, q: &ast::Query) -> std::result::Result<Item, Unknown> {
+        let ast::SetExpr::Select(sel) = q.body.as_ref() else {
+            return Err("a subquery of a set operation".into());
+        };
+        let scope = self.with(q.with.as_ref());
+        let (tables, step) = scope.tables_of(cx, sel)?;
+        if step {
+            return Err("a subquery reading the recursive CTE".into());
+        }
+        let [ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. }] =
+            sel.projection.as_slice()
+        else {
+            return Err("a subquery of several columns or `*`".into());
+        };
+        let mut item = type_of(e, &tables)?;
+        item.exact = None;
+        item.nullable |= !sel.from.is_empty();
+        Ok(item)
     }
 
     /// The table a derived table, CTE or view of query `q` is (named `qualifier`, its
