@@ -138,11 +138,10 @@ fn set_columns(
                 .iter()
                 .map(|b| {
                     let (items, tables) = b.as_ref().map_err(Clone::clone)?;
-                    let e = items
-                        .get(i)
-                        .cloned()
-                        .flatten()
-                        .ok_or_else(|| "a UNION branch whose columns are not known".to_string())?;
+                    let e =
+                        items.get(i).cloned().flatten().ok_or_else(|| {
+                            "a UNION branch whose columns are not known".to_string()
+                        })?;
                     type_of(&e, tables)
                 })
                 .collect::<std::result::Result<Vec<Item>, Unknown>>()?;
@@ -193,9 +192,7 @@ fn branch_items(sel: &ast::Select, tables: &[Table], width: usize) -> Vec<Option
             ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
                 out.push(Some(e.clone()))
             }
-            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..)
-                if typed_all =>
-            {
+            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) if typed_all => {
                 let qual = match item {
                     ast::SelectItem::QualifiedWildcard(
                         ast::SelectItemQualifiedWildcardKind::ObjectName(n),
@@ -204,7 +201,10 @@ fn branch_items(sel: &ast::Select, tables: &[Table], width: usize) -> Vec<Option
                     _ => None,
                 };
                 for t in tables {
-                    if qual.as_ref().is_some_and(|q| !q.eq_ignore_ascii_case(&t.qualifier)) {
+                    if qual
+                        .as_ref()
+                        .is_some_and(|q| !q.eq_ignore_ascii_case(&t.qualifier))
+                    {
                         continue;
                     }
                     let names = t
@@ -235,8 +235,13 @@ fn branch_items(sel: &ast::Select, tables: &[Table], width: usize) -> Vec<Option
 fn plain_join(j: &ast::Join) -> bool {
     use ast::JoinOperator as J;
     let c = match &j.join_operator {
-        J::Join(c) | J::Inner(c) | J::Left(c) | J::LeftOuter(c) | J::Right(c)
-        | J::RightOuter(c) | J::CrossJoin(c) => c,
+        J::Join(c)
+        | J::Inner(c)
+        | J::Left(c)
+        | J::LeftOuter(c)
+        | J::Right(c)
+        | J::RightOuter(c)
+        | J::CrossJoin(c) => c,
         _ => return false,
     };
     matches!(c, ast::JoinConstraint::On(_) | ast::JoinConstraint::None)
@@ -439,7 +444,9 @@ impl Scope {
                 J::Join(_) | J::Inner(_) | J::CrossJoin(_) | J::StraightJoin(_) => {
                     self.push_table(cx, &j.relation, false, out, step)?
                 }
-                J::Left(_) | J::LeftOuter(_) => self.push_table(cx, &j.relation, true, out, step)?,
+                J::Left(_) | J::LeftOuter(_) => {
+                    self.push_table(cx, &j.relation, true, out, step)?
+                }
                 J::Right(_) | J::RightOuter(_) => {
                     for t in &mut out[start..] {
                         t.outer = true;
@@ -549,7 +556,12 @@ impl Scope {
     /// the CTEs before it (all of them, and itself, in a WITH RECURSIVE).
     fn cte(&self, cx: &ExecCtx, i: usize, qualifier: String) -> Table {
         let cte = &self.ctes[i];
-        let names: Vec<String> = cte.alias.columns.iter().map(|c| c.name.value.clone()).collect();
+        let names: Vec<String> = cte
+            .alias
+            .columns
+            .iter()
+            .map(|c| c.name.value.clone())
+            .collect();
         let mut inner = Scope {
             ctes: if self.recursive {
                 self.ctes.clone()
@@ -832,16 +844,39 @@ mod tests {
         let mut def = (*t.def).clone();
         def.columns[1].default = Some(ColumnDefault::Value(strata_types::Value::Int(7)));
         t.def = Arc::new(def);
-        let a = through_derived(None, "a", std::slice::from_ref(&t)).unwrap().unwrap();
+        let a = through_derived(None, "a", std::slice::from_ref(&t))
+            .unwrap()
+            .unwrap();
         assert_eq!(a.default, None);
-        let b = through_derived(Some("x"), "b", std::slice::from_ref(&t)).unwrap().unwrap();
-        assert_eq!(b.default, Some(ColumnDefault::Value(strata_types::Value::Int(0))));
+        let b = through_derived(Some("x"), "b", std::slice::from_ref(&t))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            b.default,
+            Some(ColumnDefault::Value(strata_types::Value::Int(0)))
+        );
         t.merged = false;
-        let b = through_derived(None, "b", std::slice::from_ref(&t)).unwrap().unwrap();
-        assert_eq!(b.default, Some(ColumnDefault::Value(strata_types::Value::Int(7))));
+        let b = through_derived(None, "b", std::slice::from_ref(&t))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            b.default,
+            Some(ColumnDefault::Value(strata_types::Value::Int(7)))
+        );
         t.outer = true;
-        assert!(through_derived(None, "a", std::slice::from_ref(&t)).unwrap().unwrap().nullable);
-        assert_eq!(through_derived(None, "r", std::slice::from_ref(&t)), Err("why".into()));
-        assert_eq!(through_derived(Some("z"), "a", std::slice::from_ref(&t)), Ok(None));
+        assert!(
+            through_derived(None, "a", std::slice::from_ref(&t))
+                .unwrap()
+                .unwrap()
+                .nullable
+        );
+        assert_eq!(
+            through_derived(None, "r", std::slice::from_ref(&t)),
+            Err("why".into())
+        );
+        assert_eq!(
+            through_derived(Some("z"), "a", std::slice::from_ref(&t)),
+            Ok(None)
+        );
     }
 }

@@ -412,9 +412,9 @@ fn column(qualifier: Option<&str>, name: &str, tables: &[Table]) -> Result<Item,
                 .find(|(n, _)| n.eq_ignore_ascii_case(name))
                 .map(|(_, why)| why.clone())
         });
-        return Err(why.unwrap_or_else(|| {
-            format!("`{name}` (not a column of a table the query reads)")
-        }));
+        return Err(
+            why.unwrap_or_else(|| format!("`{name}` (not a column of a table the query reads)"))
+        );
     };
     let nullable = c.nullable || outer;
     let t = c.data_type;
