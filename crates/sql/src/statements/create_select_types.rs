@@ -40,6 +40,15 @@ pub(crate) struct Table {
     pub qualifier: String,
     pub def: Arc<TableDef>,
     pub outer: bool,
+    /// A derived table, CTE or view: its columns are the CTAS columns of its query
+    /// (`create_select`), and those of them that could not be typed are here with why.
+    pub refused: Vec<(String, Unknown)>,
+    /// A derived table, CTE or view that MySQL merges into the query reading it (one
+    /// SELECT without grouping, DISTINCT, aggregates, window functions or LIMIT):
+    /// a base column read through it is MySQL's `Item_view_ref`, not the column.
+    pub merged: bool,
+    /// Whether it is a derived table, CTE or view (not a base table).
+    pub derived: bool,
 }
 
 /// The result type of an expression, as MySQL's item holds it.
@@ -393,9 +402,19 @@ fn column(qualifier: Option<&str>, name: &str, tables: &[Table]) -> Result<Item,
         Some((&t.def.columns[i], t.outer))
     });
     let (Some((c, outer)), None) = (found.next(), found.next()) else {
-        return Err(format!(
-            "`{name}` (not a column of a table the query reads)"
-        ));
+        // A column of a derived table, CTE or view whose type is not known: why.
+        let why = tables.iter().find_map(|t| {
+            if qualifier.is_some_and(|q| !q.eq_ignore_ascii_case(&t.qualifier)) {
+                return None;
+            }
+            t.refused
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, why)| why.clone())
+        });
+        return Err(
+            why.unwrap_or_else(|| format!("`{name}` (not a column of a table the query reads)"))
+        );
     };
     let nullable = c.nullable || outer;
     let t = c.data_type;
@@ -646,7 +665,12 @@ fn function(f: &ast::Function, tables: &[Table]) -> Result<Item, Unknown> {
         .join(".")
         .to_ascii_lowercase();
     if f.over.is_some() {
-        return Err(format!("the window function {}", name.to_uppercase()));
+        // The ranking functions are BIGINTs, never NULL; the others' types are not
+        // derived here.
+        return match name.as_str() {
+            "row_number" | "rank" | "dense_rank" => Ok(Item::int(21, 20, false, false)),
+            _ => Err(format!("the window function {}", name.to_uppercase())),
+        };
     }
     if f.filter.is_some() || !f.within_group.is_empty() {
         return Err(format!("{} with FILTER/WITHIN GROUP", name.to_uppercase()));
@@ -760,6 +784,16 @@ fn function(f: &ast::Function, tables: &[Table]) -> Result<Item, Unknown> {
             [x, ast::Expr::Interval(iv)] => add_interval(x, iv, tables),
             _ => Err(format!("{} without an INTERVAL", name.to_uppercase())),
         },
+        // The aggregated type of the arguments (MySQL's `aggregate_type`), NULL when
+        // one is.
+        "greatest" | "least" if args.len() >= 2 => {
+            let items = args
+                .iter()
+                .map(|a| type_of(a, tables))
+                .collect::<Result<Vec<_>, _>>()?;
+            let nullable = items.iter().any(|i| i.nullable);
+            aggregate(&items, nullable, false, &name.to_uppercase())
+        }
         "ifnull" => match args.as_slice() {
             [a, b] => {
                 let (a, b) = (type_of(a, tables)?, type_of(b, tables)?);
@@ -1182,6 +1216,9 @@ mod tests {
             qualifier: "t".into(),
             def: Arc::new(def),
             outer: false,
+            refused: Vec::new(),
+            merged: false,
+            derived: false,
         }
     }
 
@@ -1234,6 +1271,23 @@ mod tests {
         assert_eq!(ty("k > 1"), ok("int", false));
         assert!(ty("k % 2").is_err());
         assert!(ty("k DIV 2").is_err());
+    }
+
+    #[test]
+    fn greatest_least_and_ranking_functions() {
+        // The arguments' aggregated type: an integer of 11 characters is a BIGINT
+        // (MySQL 8's integer function result), one column type kept, NULL-able with
+        // a NULL-able argument.
+        assert_eq!(ty("GREATEST(k, ti)"), ok("bigint", true));
+        assert_eq!(ty("GREATEST(k, k)"), ok("int", false));
+        assert_eq!(ty("LEAST(s, 'b')"), ok("varchar(10)", true));
+        assert_eq!(ty("LEAST(d, 1)"), ok("decimal(6,2)", true));
+        assert_eq!(ty("GREATEST(dt, ts)"), ok("datetime(3)", true));
+        assert!(ty("GREATEST(k)").is_err());
+        assert!(ty("GREATEST(dt, 'x')").is_err());
+        assert_eq!(ty("ROW_NUMBER() OVER ()"), ok("bigint", false));
+        assert_eq!(ty("RANK() OVER (ORDER BY k)"), ok("bigint", false));
+        assert!(ty("SUM(k) OVER ()").is_err());
     }
 
     #[test]
