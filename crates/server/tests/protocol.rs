@@ -546,3 +546,56 @@ fn signed_beside_bigint_unsigned_is_decimal_on_both_protocols() {
     let vals: Vec<String> = rows.into_iter().map(|r| shape(r)[0].1.clone()).collect();
     assert_eq!(vals, ["-3", big]);
 }
+
+/// A derived table's or CTE's columns reach the client with the types their subquery gave
+/// them (MySQL and MariaDB: an INT column read through `(SELECT …) d` is still LONG of
+/// length 11, NOT NULL, a VARCHAR(20) VAR_STRING of 80 bytes), on both protocols; they
+/// used to be LONGLONG and LONGTEXT, whatever the column was.
+#[test]
+fn derived_table_and_cte_columns_keep_their_types() {
+    use mysql::consts::{ColumnFlags, ColumnType};
+    let server = common::TestServer::start(&[]);
+    let mut c = common::connect(server.port, None);
+    c.query_drop("CREATE DATABASE dm").unwrap();
+    c.query_drop("USE dm").unwrap();
+    c.query_drop(
+        "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20), d DECIMAL(6,2), s SMALLINT NOT NULL)",
+    )
+    .unwrap();
+    c.query_drop("INSERT INTO t VALUES (1, 'a', 1.50, 2)").unwrap();
+    // (type, length, decimals, NOT NULL)
+    let expected = vec![
+        (ColumnType::MYSQL_TYPE_LONG, 11, 0, true),
+        (ColumnType::MYSQL_TYPE_VAR_STRING, 80, 0, false),
+        (ColumnType::MYSQL_TYPE_NEWDECIMAL, 8, 2, false),
+        (ColumnType::MYSQL_TYPE_SHORT, 6, 0, true),
+    ];
+    let shape = |cols: &[mysql::Column]| -> Vec<(ColumnType, u32, u8, bool)> {
+        cols.iter()
+            .map(|c| {
+                (
+                    c.column_type(),
+                    c.column_length(),
+                    c.decimals(),
+                    c.flags().contains(ColumnFlags::NOT_NULL_FLAG),
+                )
+            })
+            .collect()
+    };
+    for query in [
+        "SELECT * FROM t",
+        "SELECT * FROM (SELECT id, v, d, s FROM t) AS x",
+        "SELECT x.id, x.v, x.d, x.s FROM (SELECT DISTINCT id, v, d, s FROM t LIMIT 5) AS x",
+        "WITH c AS (SELECT id, v, d, s FROM t) SELECT * FROM c",
+        "WITH c AS (SELECT * FROM t UNION ALL SELECT * FROM t) SELECT * FROM c",
+        "SELECT y.* FROM t AS z JOIN LATERAL (SELECT id, v, d, s FROM t WHERE t.id = z.id) AS y",
+    ] {
+        let result = c.query_iter(query).unwrap();
+        assert_eq!(shape(result.columns().as_ref()), expected, "text: {query}");
+        drop(result);
+        let stmt = c.prep(query).unwrap();
+        assert_eq!(shape(stmt.columns()), expected, "prepared: {query}");
+        let rows: Vec<mysql::Row> = c.exec(&stmt, ()).unwrap();
+        assert_eq!(rows.len(), if query.contains("UNION") { 2 } else { 1 });
+    }
+}

@@ -189,6 +189,7 @@ mod tests {
             offset,
             slot: None,
             lateral: None,
+            source_meta: None,
         }
     }
 

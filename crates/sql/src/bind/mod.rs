@@ -48,6 +48,10 @@ pub struct ScopeTable {
     pub slot: Option<usize>,
     /// A LATERAL derived table: run again for each row of the tables before it.
     pub lateral: Option<Lateral>,
+    /// A derived table's or CTE's result columns as its query typed them (`INT`,
+    /// `VARCHAR(20)`, NOT NULL), which [`column_meta`] sends for its columns: the
+    /// table's own definition holds the coarser types its rows are kept in.
+    pub source_meta: Option<Arc<Vec<ColumnMeta>>>,
 }
 
 impl ScopeTable {
@@ -96,6 +100,7 @@ impl Scope {
             offset,
             slot: None,
             lateral: None,
+            source_meta: None,
         });
     }
 
@@ -303,6 +308,28 @@ impl SType {
 
 /// Result metadata for a table column.
 pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) -> ColumnMeta {
+    // A derived table's or CTE's column: the type its subquery gave it.
+    if let Some(m) = t
+        .source_meta
+        .as_ref()
+        .zip(t.def.column_index(&col.name))
+        .and_then(|(metas, i)| metas.get(i))
+    {
+        return ColumnMeta {
+            schema: t.db.clone(),
+            table: t.alias.clone(),
+            org_table: t.def.name.clone(),
+            name: name.to_string(),
+            org_name: col.name.clone(),
+            // No key or AUTO_INCREMENT of the table below: the rows are the subquery's.
+            flags: m.flags
+                & !(flags::PRI_KEY
+                    | flags::UNIQUE_KEY
+                    | flags::MULTIPLE_KEY
+                    | flags::AUTO_INCREMENT),
+            ..m.clone()
+        };
+    }
     let mut fl = 0;
     if !col.nullable {
         fl |= flags::NOT_NULL;

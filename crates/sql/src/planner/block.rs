@@ -846,6 +846,9 @@ pub(crate) fn add_factor(
     scope: &mut Scope,
     derived: &mut Derived,
 ) -> Result<()> {
+    // A derived table's or CTE's result columns as its subquery typed them (the table
+    // made of them holds coarser types: `bind::column_meta` sends these).
+    let mut metas = None;
     let (alias, db, handle, slot): (String, String, Arc<dyn strata_engine::Table>, _) = match f {
         ast::TableFactor::Table { name, alias, .. } => {
             let (db, table, rel) = planner.relation(name)?;
@@ -855,7 +858,13 @@ pub(crate) fn add_factor(
                 .unwrap_or(table);
             match rel {
                 Relation::Engine(handle) => (alias, db, handle, None),
-                Relation::Cte { table, slot, plan } => {
+                Relation::Cte {
+                    table,
+                    slot,
+                    plan,
+                    metas: m,
+                } => {
+                    metas = m;
                     derived.push((slot, plan));
                     (alias, db, table, Some(slot))
                 }
@@ -871,6 +880,7 @@ pub(crate) fn add_factor(
                 return Err(Error::DerivedNeedsAlias);
             };
             let sub = planner.plan_derived(subquery)?;
+            metas = Some(Arc::new(sub.columns().to_vec()));
             let names: Vec<String> = alias.columns.iter().map(|c| c.name.value.clone()).collect();
             let table = Arc::new(crate::catalog::rowsource::ReadOnlyTable(
                 crate::bind::derived::DerivedTable::new(&alias.name.value, sub.columns(), &names)?,
@@ -892,6 +902,7 @@ pub(crate) fn add_factor(
     scope.push(alias, db, handle);
     if let Some(t) = scope.tables.last_mut() {
         t.slot = slot;
+        t.source_meta = metas;
     }
     Ok(())
 }

@@ -230,6 +230,7 @@ impl Builder<'_, '_, '_> {
         }
         self.scope.push(name, String::new(), table);
         if let Some(t) = self.scope.tables.last_mut() {
+            t.source_meta = Some(Arc::new(sub.columns.clone()));
             t.lateral = Some(Lateral {
                 subquery: sub.id,
                 correlated: sub.correlated,

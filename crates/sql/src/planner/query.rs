@@ -61,6 +61,9 @@ pub enum Relation {
         table: Arc<dyn Table>,
         slot: usize,
         plan: Option<Arc<QueryPlan>>,
+        /// The body's result columns as the client sees them (a CTE's; None for a view,
+        /// whose table already has its base columns' types).
+        metas: Option<Arc<Vec<strata_types::ColumnMeta>>>,
     },
 }
 
@@ -203,6 +206,7 @@ impl<'p, 'c> Planner<'p, 'c> {
                         table,
                         slot: cte.slot,
                         plan: cte.plan,
+                        metas: Some(Arc::new(cte.columns.clone())),
                     },
                 ));
             }
@@ -225,6 +229,7 @@ impl<'p, 'c> Planner<'p, 'c> {
                     table: crate::planner::views::handle(self.cx, &view, &columns)?,
                     slot: self.new_slot(),
                     plan: Some(Arc::new(plan)),
+                    metas: None,
                 },
             ));
         }
