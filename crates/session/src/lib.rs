@@ -256,6 +256,7 @@ impl Server {
             ("sql_notes", i(1)),
             ("system_versioning_insert_history", i(0)),
             ("gtid_domain_id", i(0)),
+            ("gtid_seq_no", i(0)),
             ("pseudo_slave_mode", i(0)),
             ("sql_quote_show_create", i(1)),
             ("sql_safe_updates", i(0)),

@@ -208,6 +208,9 @@ pub static VARIABLES: &[VarDef] = &[
         },
         true
     ),
+    // MariaDB's GTID domain of the session's transactions (`mariadb-binlog` prints it
+    // before each MariaDB GTID): this server has one domain, 0; others are refused.
+    v!("gtid_domain_id", Session, Kind::Int { min: 0, max: 0 }, true),
     v!("gtid_executed", Global, Kind::Str, false),
     v!(
         "gtid_mode",
@@ -215,15 +218,12 @@ pub static VARIABLES: &[VarDef] = &[
         Kind::Enum(&["OFF", "OFF_PERMISSIVE", "ON_PERMISSIVE", "ON"]),
         false
     ),
-    // MariaDB's GTID domain of the session's transactions (`mariadb-binlog` prints it
-    // before each MariaDB GTID): this server has one domain, 0; others are refused.
-    v!("gtid_domain_id", Session, Kind::Int { min: 0, max: 0 }, true),
     v!("gtid_next", Session, Kind::Str, true),
+    v!("gtid_purged", Global, Kind::Str, true),
     // MariaDB's sequence number for the session's next GTID (`mariadb-binlog` prints it
     // before each MariaDB GTID): refused (1235), since this server's log holds MySQL
     // GTIDs and ignoring it would lose the transaction's identity.
     v!("gtid_seq_no", Session, U64, true),
-    v!("gtid_purged", Global, Kind::Str, true),
     v!("have_openssl", Global, Kind::Str, false),
     v!("have_ssl", Global, Kind::Str, false),
     v!("hostname", Global, Kind::Str, false),
