@@ -130,14 +130,27 @@ fn binlog_literal(sql: &str) -> Result<&str> {
 }
 
 /// The bytes of a BINLOG statement's base64 text (line breaks and spaces skipped, as
-/// MySQL's decoder does); 1575 when it is not base64.
+/// MySQL's decoder does); 1575 when it is not base64. The text may be several chunks,
+/// each padded on its own (`mysqlbinlog` encodes each event separately): a chunk ends
+/// after its `=` padding.
 pub fn decode_base64(text: &str) -> Result<Vec<u8>> {
-    let compact: Vec<u8> = text
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace())
-        .collect();
+    let compact: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 0..compact.len() {
+        let chunk_ends = compact[i] == b'=' && compact.get(i + 1).is_some_and(|next| *next != b'=');
+        if chunk_ends {
+            decode_chunk(&compact[start..=i], &mut out)?;
+            start = i + 1;
+        }
+    }
+    decode_chunk(&compact[start..], &mut out)?;
+    Ok(out)
+}
+
+fn decode_chunk(chunk: &[u8], out: &mut Vec<u8>) -> Result<()> {
     base64::engine::general_purpose::STANDARD
-        .decode(compact)
+        .decode_vec(chunk, out)
         .map_err(|_| Error::Base64Decode)
 }
 
@@ -197,9 +210,7 @@ impl Session {
             "completion_type" => match &value {
                 Some(v) => match v.to_text().to_ascii_uppercase().as_str() {
                     "0" | "NO_CHAIN" => Ok(Replay::Store(Some(Value::str("NO_CHAIN")))),
-                    "1" | "2" | "CHAIN" | "RELEASE" => {
-                        refuse("completion_type CHAIN or RELEASE")
-                    }
+                    "1" | "2" | "CHAIN" | "RELEASE" => refuse("completion_type CHAIN or RELEASE"),
                     _ => Err(Error::WrongValueForVariable {
                         name: "completion_type".into(),
                         value: v.to_text(),
@@ -208,9 +219,9 @@ impl Session {
                 None => Ok(Replay::Store(None)),
             },
             "check_constraint_checks" => match value.as_ref().map(truth) {
-                Some(Some(false)) => refuse(
-                    "check_constraint_checks = OFF (CHECK constraints are always enforced)",
-                ),
+                Some(Some(false)) => {
+                    refuse("check_constraint_checks = OFF (CHECK constraints are always enforced)")
+                }
                 Some(None) => Err(Error::WrongValueForVariable {
                     name: key.into(),
                     value: value.map(|v| v.to_text()).unwrap_or_default(),
@@ -218,9 +229,9 @@ impl Session {
                 _ => Ok(Replay::Store(value.map(|_| Value::Int(1)))),
             },
             "system_versioning_insert_history" => match value.as_ref().map(truth) {
-                Some(Some(true)) => refuse(
-                    "system_versioning_insert_history = ON (system-versioned tables)",
-                ),
+                Some(Some(true)) => {
+                    refuse("system_versioning_insert_history = ON (system-versioned tables)")
+                }
                 Some(None) => Err(Error::WrongValueForVariable {
                     name: key.into(),
                     value: value.map(|v| v.to_text()).unwrap_or_default(),
@@ -335,21 +346,37 @@ mod tests {
 
     #[test]
     fn literal_and_base64() {
-        assert_eq!(binlog_literal("BINLOG '\nQUJD\nREVG\n'").unwrap(), "\nQUJD\nREVG\n");
+        assert_eq!(
+            binlog_literal("BINLOG '\nQUJD\nREVG\n'").unwrap(),
+            "\nQUJD\nREVG\n"
+        );
         assert_eq!(binlog_literal("binlog \"QUJD\"").unwrap(), "QUJD");
         assert_eq!(binlog_literal("BINLOG 'QUJD").unwrap_err().code(), 1064);
         assert_eq!(binlog_literal("BINLOG QUJD").unwrap_err().code(), 1064);
         assert_eq!(binlog_literal("BINLOG 'a'b'").unwrap_err().code(), 1064);
         assert_eq!(binlog_literal("BINLOG '").unwrap_err().code(), 1064);
-        assert_eq!(binlog_literal("BINLOG @binlog_fragment_0, @binlog_fragment_1").unwrap_err().code(), 1235);
+        assert_eq!(
+            binlog_literal("BINLOG @binlog_fragment_0, @binlog_fragment_1")
+                .unwrap_err()
+                .code(),
+            1235
+        );
         assert_eq!(decode_base64("\nQUJD\nREVG\n").unwrap(), b"ABCDEF");
+        // Chunks padded on their own, as mysqlbinlog prints one per event.
+        assert_eq!(decode_base64("QUI=\nQw==\nREVG").unwrap(), b"ABCDEF");
+        assert_eq!(decode_base64("QQ==\n").unwrap(), b"A");
+        assert_eq!(decode_base64("").unwrap(), b"");
         assert_eq!(decode_base64("QUJ").unwrap_err().code(), 1575);
+        assert_eq!(decode_base64("QQ=x").unwrap_err().code(), 1575);
         assert_eq!(decode_base64("QU*D").unwrap_err().code(), 1575);
     }
 
     #[test]
     fn timestamps_and_collation_ids() {
-        assert_eq!(timestamp_of(&Value::Int(1796105332)).unwrap(), (1796105332, 0));
+        assert_eq!(
+            timestamp_of(&Value::Int(1796105332)).unwrap(),
+            (1796105332, 0)
+        );
         assert_eq!(
             timestamp_of(&Value::Double(1796105332.5)).unwrap(),
             (1796105332, 500_000)
@@ -366,9 +393,14 @@ mod tests {
             Some(Value::str("utf8mb4"))
         );
         assert_eq!(
-            by_collation_id("collation_server", &Value::Int(9999)).unwrap_err().code(),
+            by_collation_id("collation_server", &Value::Int(9999))
+                .unwrap_err()
+                .code(),
             1235
         );
-        assert_eq!(by_collation_id("collation_server", &Value::str("binary")).unwrap(), None);
+        assert_eq!(
+            by_collation_id("collation_server", &Value::str("binary")).unwrap(),
+            None
+        );
     }
 }

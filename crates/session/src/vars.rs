@@ -145,7 +145,12 @@ pub static VARIABLES: &[VarDef] = &[
     v!("character_set_server", Both, Kind::Enum(CHARSETS), true),
     // MariaDB's switch for CHECK constraints, which `mariadb-binlog` sets before each
     // statement it prints: only ON (constraints are always checked here) is accepted.
-    v!("check_constraint_checks", Both, Kind::Int { min: 1, max: 1 }, true),
+    v!(
+        "check_constraint_checks",
+        Both,
+        Kind::Int { min: 1, max: 1 },
+        true
+    ),
     v!("collation_connection", Both, Kind::Enum(COLLATIONS), true),
     v!("collation_database", Both, Kind::Enum(COLLATIONS), true),
     v!("collation_server", Both, Kind::Enum(COLLATIONS), true),
@@ -210,7 +215,12 @@ pub static VARIABLES: &[VarDef] = &[
     ),
     // MariaDB's GTID domain of the session's transactions (`mariadb-binlog` prints it
     // before each MariaDB GTID): this server has one domain, 0; others are refused.
-    v!("gtid_domain_id", Session, Kind::Int { min: 0, max: 0 }, true),
+    v!(
+        "gtid_domain_id",
+        Session,
+        Kind::Int { min: 0, max: 0 },
+        true
+    ),
     v!("gtid_executed", Global, Kind::Str, false),
     v!(
         "gtid_mode",
@@ -311,10 +321,7 @@ pub static VARIABLES: &[VarDef] = &[
     v!(
         "max_delayed_threads",
         Both,
-        Kind::Int {
-            min: 0,
-            max: 16384
-        },
+        Kind::Int { min: 0, max: 16384 },
         true
     ),
     // 0: no limit per user.

@@ -115,9 +115,8 @@ fn read_fde(one: &[u8]) -> Result<FormatDescriptionEvent<'static>> {
     guarded(|| {
         let base = FormatDescriptionEvent::new(BinlogVersion::Version4);
         let ev = Event::read(&base, one).map_err(|_| Error::BinlogEventMalformed)?;
-        let fde: FormatDescriptionEvent = ev
-            .read_event()
-            .map_err(|_| Error::BinlogEventMalformed)?;
+        let fde: FormatDescriptionEvent =
+            ev.read_event().map_err(|_| Error::BinlogEventMalformed)?;
         Ok(fde.into_owned().with_footer(ev.footer()))
     })
 }
@@ -200,7 +199,8 @@ mod tests {
     const FDE: &str = "cmQOaw8BAAAAegAAAH4AAAABAAQAOC4wLjM2LXN0cmF0YQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
 AAAAAAAAAAAAAAAAAAByZA5rEzgNAAgAAAAABAAEAAAAYgAEGggAAAAICAgCAAAACgoKKioAEjQA
 CigAASbqtzQ=";
-    const ROWS_EVENTS: &str = "dGQOaxMBAAAAQgAAANkDAAAAAAEAAAAAAAEABGJyX2EAAnQxAAcDCA/2Evz1B6AADAMGAgR+AQFA
+    const ROWS_EVENTS: &str =
+        "dGQOaxMBAAAAQgAAANkDAAAAAAEAAAAAAAEABGJyX2EAAnQxAAcDCA/2Evz1B6AADAMGAgR+AQFA
 AgMtAT/nrl12
 dGQOax4BAAAAXAAAADUEAAAAAAEAAAAAAAEAAgAHfwABAAAA//////////8BeH////7+C5myRDEF
 AeJABABhYgBjDQAAAAABAAwACwABAAUBAGF+AgAAAC4bXP4=";
@@ -242,9 +242,8 @@ AeJABABhYgBjDQAAAAABAAwACwABAAUBAGF+AgAAAC4bXP4=";
         for n in 0..bytes.len() {
             let _ = split_events(&bytes[..n]).map(|evs| {
                 for one in evs {
-                    let _ = guarded(|| {
-                        Event::read(&fde, one).map_err(|_| Error::BinlogEventMalformed)
-                    });
+                    let _ =
+                        guarded(|| Event::read(&fde, one).map_err(|_| Error::BinlogEventMalformed));
                 }
             });
         }

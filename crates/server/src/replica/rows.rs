@@ -85,9 +85,7 @@ pub fn apply(
     let db = map.database_name().into_owned();
     let name = map.table_name().into_owned();
     let kind = kind_of(r).ok_or_else(|| {
-        RowsError::Sql(Error::NotSupported(
-            "partial JSON update row events".into(),
-        ))
+        RowsError::Sql(Error::NotSupported("partial JSON update row events".into()))
     })?;
     let def: Arc<TableDef> = session
         .server()
