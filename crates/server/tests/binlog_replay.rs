@@ -4,7 +4,8 @@
 //! without a primary key), `mariadb-binlog` prints its files, and the `mariadb` client
 //! pipes the script into an empty Strata — whose tables then equal the source's, row for
 //! row. With `--stop-position` the replay stops at an earlier state, equal to what the
-//! source held then. Also: the BINLOG statement's errors (1609, 1575, 1149, 1227 and
+//! source held then. An XA transaction prepared before another transaction and
+//! committed after it replays too (`pseudo_slave_mode`). Also: the BINLOG statement's errors (1609, 1575, 1149, 1227 and
 //! REPLICATION_APPLIER's table checks, 1142) and the session variables the script sets.
 //!
 //! The servers are processes the test starts; a missing `mariadb-binlog` or `mariadb`
@@ -188,6 +189,21 @@ fn mariadb_binlog_output_replays_into_an_empty_strata() {
     for s in PHASE2 {
         c.query_drop(*s).unwrap_or_else(|e| panic!("{s}: {e}"));
     }
+    // An XA transaction prepared, another connection's transaction logged before its
+    // XA COMMIT: the replay's XA PREPARE must leave the session (pseudo_slave_mode) for
+    // the next transaction to start there.
+    let mut c2 = connect(source.port, None);
+    for s in [
+        "XA START 'br1'",
+        "INSERT INTO br_src.ti (v) VALUES ('xa')",
+        "XA END 'br1'",
+        "XA PREPARE 'br1'",
+    ] {
+        c.query_drop(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+    c2.query_drop("INSERT INTO br_src.tn VALUES (9, 'between')")
+        .unwrap();
+    c.query_drop("XA COMMIT 'br1'").unwrap();
     let at_end = snapshot(source.port);
     assert_ne!(at_stop, at_end);
     let files = binlog_files(&source);
