@@ -26,6 +26,7 @@
 
 pub mod acl;
 mod binlog;
+pub mod binlog_replay;
 mod diagnostics;
 mod files;
 mod gtid_next;
@@ -136,6 +137,9 @@ pub struct Server {
     /// This server as a replica (`Server::install_replica`): what CHANGE REPLICATION
     /// SOURCE, START REPLICA, … act on.
     replica: std::sync::OnceLock<Arc<dyn replica::ReplicaControl>>,
+    /// What runs the events of a BINLOG statement (`Server::install_binlog_events`,
+    /// the server binary's replica applier code; `binlog_replay.rs`).
+    binlog_events: std::sync::OnceLock<Arc<dyn binlog_replay::BinlogEvents>>,
 }
 
 /// A function giving SHOW STATUS rows, see [`Server::add_status_source`].
@@ -201,6 +205,8 @@ impl Server {
             ("collation_connection", s("utf8mb4_general_ci")),
             ("collation_database", s("utf8mb4_general_ci")),
             ("collation_server", s("utf8mb4_general_ci")),
+            ("completion_type", s("NO_CHAIN")),
+            ("check_constraint_checks", i(1)),
             ("connect_timeout", i(10)),
             ("cte_max_recursion_depth", i(1000)),
             ("datadir", s(&config.datadir.display().to_string())),
@@ -218,10 +224,12 @@ impl Server {
             ("interactive_timeout", i(28800)),
             ("key_buffer_size", i(config.key_buffer_size as i64)),
             ("license", s("Apache-2.0")),
+            ("lc_time_names", s("en_US")),
             ("lock_wait_timeout", i(31_536_000)),
             ("lower_case_table_names", i(0)),
             ("max_allowed_packet", i(config.max_allowed_packet as i64)),
             ("max_connections", i(config.max_connections as i64)),
+            ("max_delayed_threads", i(20)),
             ("max_execution_time", i(0)),
             ("max_sp_recursion_depth", i(0)),
             ("max_prepared_stmt_count", i(16382)),
@@ -248,6 +256,10 @@ impl Server {
             ("sql_log_bin", i(1)),
             ("sql_mode", s(&config.sql_mode)),
             ("sql_notes", i(1)),
+            ("system_versioning_insert_history", i(0)),
+            ("gtid_domain_id", i(0)),
+            ("gtid_seq_no", i(0)),
+            ("pseudo_slave_mode", i(0)),
             ("sql_quote_show_create", i(1)),
             ("sql_safe_updates", i(0)),
             ("sql_select_limit", Value::UInt(u64::MAX)),
@@ -303,6 +315,7 @@ impl Server {
             replicas: Default::default(),
             xa: Default::default(),
             replica: Default::default(),
+            binlog_events: Default::default(),
         }
     }
 
@@ -321,6 +334,12 @@ impl Server {
     /// Installs this server's replica (once, at startup, by the server binary).
     pub fn install_replica(&self, r: Arc<dyn replica::ReplicaControl>) {
         let _ = self.replica.set(r);
+    }
+
+    /// Installs what applies the events of BINLOG statements (once, at startup, by the
+    /// server binary; without it BINLOG is refused with 1235).
+    pub fn install_binlog_events(&self, b: Arc<dyn binlog_replay::BinlogEvents>) {
+        let _ = self.binlog_events.set(b);
     }
 
     /// The replica the replication statements act on, once installed.
@@ -449,6 +468,15 @@ pub struct Session {
     sql_mode: strata_types::SqlMode,
     engine: String,
     tz_offset: Option<i64>,
+    /// `SET TIMESTAMP = t`: the clock NOW() reads (UTC seconds and microseconds), until
+    /// SET TIMESTAMP = DEFAULT.
+    fixed_time: Option<(i64, u32)>,
+    /// The BINLOG statements' state between statements (their FORMAT_DESCRIPTION and
+    /// table maps), kept by the installed [`binlog_replay::BinlogEvents`].
+    binlog_events_state: Option<Box<dyn std::any::Any + Send>>,
+    /// Inside a BINLOG statement run under REPLICATION_APPLIER alone: each rows event
+    /// needs its table privilege (`binlog_replay.rs`).
+    row_event_table_checks: bool,
     sort_buffer: usize,
     /// `tmp_table_size`: a materialised derived table's memory before it spills.
     tmp_table_size: usize,
@@ -601,7 +629,12 @@ impl Env for SessionEnv<'_> {
         }))
     }
     fn connection_id(&self) -> u64 {
-        self.s.connection_id as u64
+        // MySQL's CONNECTION_ID() is the session's pseudo_thread_id, which a binary-log
+        // replay sets to the id of the thread that wrote the change.
+        match self.s.vars.get("pseudo_thread_id").and_then(Value::to_i64) {
+            Some(id) => id as u64,
+            None => self.s.connection_id as u64,
+        }
     }
     fn now(&self) -> DateTime {
         self.now
@@ -768,6 +801,9 @@ impl Session {
             sql_mode: strata_types::SqlMode::default(),
             engine: String::new(),
             tz_offset: None,
+            fixed_time: None,
+            binlog_events_state: None,
+            row_event_table_checks: false,
             sort_buffer: 2 << 20,
             tmp_table_size: 16 << 20,
             autocommit_on: true,
@@ -1186,7 +1222,10 @@ impl Session {
 
     /// The statement's clock, in the session's time zone.
     fn now(&self) -> DateTime {
-        let utc = DateTime::now();
+        let utc = match self.fixed_time {
+            Some((secs, micro)) => DateTime::from_unix(secs, micro),
+            None => DateTime::now(),
+        };
         match self.tz_offset {
             Some(secs) => DateTime::from_unix(utc.to_unix() + secs, utc.micro),
             None => utc,
@@ -1253,7 +1292,10 @@ impl Session {
             }
             "warning_count" => return Ok(Value::UInt(self.previous_counts.0)),
             "error_count" => return Ok(Value::UInt(self.previous_counts.1)),
-            "timestamp" => return Ok(Value::Int(DateTime::now().to_unix())),
+            "timestamp" => return Ok(self.timestamp_value()),
+            "pseudo_thread_id" if !self.vars.contains_key("pseudo_thread_id") => {
+                return Ok(Value::UInt(self.connection_id as u64))
+            }
             "gtid_next" => return Ok(Value::str(&self.gtid_spec.text())),
             "gtid_executed" | "gtid_purged" => {
                 let b = self.server.binlog();
@@ -1330,6 +1372,11 @@ impl Session {
         if key == "max_allowed_packet" && !global {
             return Err(Error::SessionVariableReadOnly(def.name.to_string()));
         }
+        // What binary-log replays set: checked (and for some, applied) there.
+        let value = match self.replay_variable(&key, global, value)? {
+            binlog_replay::Replay::Done => return Ok(()),
+            binlog_replay::Replay::Store(v) => v,
+        };
         let v = match value {
             None if global => {
                 // DEFAULT for GLOBAL: the value the server started with.
@@ -1445,6 +1492,8 @@ impl Session {
     /// COM_RESET_CONNECTION: back to a fresh session for the same user and database.
     pub fn reset(&mut self) {
         self.vars.clear();
+        self.fixed_time = None;
+        self.binlog_events_state = None;
         self.follow_database_collation();
         self.user_vars.lock().clear();
         self.release_prepared_statements(self.prepared.len());
@@ -1878,6 +1927,7 @@ impl Session {
             }
             "RESET" => return self.reset_persist(sql, out),
             "XA" => return self.xa_statement(sql, out),
+            "BINLOG" => return self.binlog_base64_statement(sql, out),
             "ALTER" => {
                 // ALTER TABLE t DISABLE|ENABLE KEYS, which dumps wrap around their
                 // inserts: index maintenance is never deferred here, so it only names

@@ -51,6 +51,7 @@ impl Session {
     /// Errors are MySQL's: 1032 for a row an UPDATE or DELETE cannot find, 1062 for a
     /// WRITE whose key is taken.
     pub fn apply_row_event(&mut self, ev: &strata_sql::RowEvent) -> Result<u64> {
+        self.check_row_event_privilege(ev)?;
         if self.txn.is_some() || !self.autocommit() {
             // Its COMMIT waits for (and is held off by) FLUSH TABLES WITH READ LOCK.
             self.txn_wrote = true;

@@ -143,9 +143,20 @@ pub static VARIABLES: &[VarDef] = &[
     v!("character_set_database", Both, Kind::Enum(CHARSETS), true),
     v!("character_set_results", Both, Kind::Enum(CHARSETS), true),
     v!("character_set_server", Both, Kind::Enum(CHARSETS), true),
+    // MariaDB's switch for CHECK constraints, which `mariadb-binlog` sets before each
+    // statement it prints: only ON (constraints are always checked here) is accepted.
+    v!(
+        "check_constraint_checks",
+        Both,
+        Kind::Int { min: 1, max: 1 },
+        true
+    ),
     v!("collation_connection", Both, Kind::Enum(COLLATIONS), true),
     v!("collation_database", Both, Kind::Enum(COLLATIONS), true),
     v!("collation_server", Both, Kind::Enum(COLLATIONS), true),
+    // What COMMIT and ROLLBACK do after ending the transaction: only NO_CHAIN (0) here;
+    // CHAIN and RELEASE are refused (1235) rather than ignored.
+    v!("completion_type", Both, Kind::Enum(&["NO_CHAIN"]), true),
     // Seconds a new connection has to complete the handshake (the wire layer's timer).
     v!(
         "connect_timeout",
@@ -202,6 +213,14 @@ pub static VARIABLES: &[VarDef] = &[
         },
         true
     ),
+    // MariaDB's GTID domain of the session's transactions (`mariadb-binlog` prints it
+    // before each MariaDB GTID): this server has one domain, 0; others are refused.
+    v!(
+        "gtid_domain_id",
+        Session,
+        Kind::Int { min: 0, max: 0 },
+        true
+    ),
     v!("gtid_executed", Global, Kind::Str, false),
     v!(
         "gtid_mode",
@@ -211,6 +230,10 @@ pub static VARIABLES: &[VarDef] = &[
     ),
     v!("gtid_next", Session, Kind::Str, true),
     v!("gtid_purged", Global, Kind::Str, true),
+    // MariaDB's sequence number for the session's next GTID (`mariadb-binlog` prints it
+    // before each MariaDB GTID): refused (1235), since this server's log holds MySQL
+    // GTIDs and ignoring it would lose the transaction's identity.
+    v!("gtid_seq_no", Session, U64, true),
     v!("have_openssl", Global, Kind::Str, false),
     v!("have_ssl", Global, Kind::Str, false),
     v!("hostname", Global, Kind::Str, false),
@@ -237,6 +260,9 @@ pub static VARIABLES: &[VarDef] = &[
         true
     ),
     v!("last_insert_id", Session, U64, true),
+    // The locale of month and day names: only en_US (id 0) is implemented; others are
+    // refused (1235) rather than accepted and printed in English.
+    v!("lc_time_names", Both, Kind::Str, true),
     v!("license", Global, Kind::Str, false),
     // How long a statement waits for a metadata lock (DDL behind open transactions,
     // DML behind DDL, FLUSH TABLES WITH READ LOCK) before error 1205.
@@ -288,6 +314,14 @@ pub static VARIABLES: &[VarDef] = &[
             min: 1,
             max: 100_000
         },
+        true
+    ),
+    // INSERT DELAYED's handler threads: DELAYED is gone from MySQL 8 (and never was
+    // here), so the value only reads back, as in MySQL 8.
+    v!(
+        "max_delayed_threads",
+        Both,
+        Kind::Int { min: 0, max: 16384 },
         true
     ),
     // 0: no limit per user.
@@ -344,6 +378,13 @@ pub static VARIABLES: &[VarDef] = &[
     v!("performance_schema", Global, Kind::Bool, false),
     v!("port", Global, U32, false),
     v!("protocol_version", Global, U32, false),
+    // Set by `mysqlbinlog` output: the session applies a binary log (MySQL's replica
+    // mode for a client session; here: an XA PREPARE detaches the prepared branch, as
+    // the replica's applier does, so the script's next transaction can start).
+    v!("pseudo_slave_mode", Session, Kind::Bool, true),
+    // The thread id a binary-log replay runs under: what CONNECTION_ID() returns, as
+    // in MySQL (the connection's own id unless set).
+    v!("pseudo_thread_id", Session, U32, true),
     v!(
         "query_cache_size",
         Global,
@@ -393,12 +434,23 @@ pub static VARIABLES: &[VarDef] = &[
     ),
     v!("sync_binlog", Global, U32, false),
     v!("system_time_zone", Global, Kind::Str, false),
+    // MariaDB's history rows for system-versioned tables (which this server does not
+    // have): only OFF is accepted.
+    v!(
+        "system_versioning_insert_history",
+        Both,
+        Kind::Int { min: 0, max: 0 },
+        true
+    ),
     // Tables whose files stay open (storage::filecache keeps twice as many files),
     // sized at startup; read-only here (MySQL's is dynamic): SET GLOBAL gets 1238
     // rather than being stored and not applied.
     v!("table_open_cache", Global, U64, false),
     v!("time_zone", Both, Kind::Str, true),
-    v!("timestamp", Session, U64, false),
+    // The session's clock for NOW() and friends (seconds since the epoch, with up to
+    // six decimals), as `mysqlbinlog` output sets it before each statement; DEFAULT
+    // returns to the real clock.
+    v!("timestamp", Session, Kind::Str, true),
     v!("tls_version", Global, Kind::Str, false),
     v!(
         "tmp_table_size",

@@ -392,7 +392,15 @@ impl Session {
                 }
                 x.state = XaState::Idle;
             }
-            XaStmt::Prepare { xid } => self.xa_prepare(xid)?,
+            XaStmt::Prepare { xid } => {
+                self.xa_prepare(xid)?;
+                // pseudo_slave_mode (a binary-log replay): the prepared branch leaves
+                // the session as the replica's applier's does, so the script's next
+                // transaction can start; its XA COMMIT later finds it detached.
+                if self.get_variable("pseudo_slave_mode", false)?.truth() == Some(true) {
+                    self.detach_prepared_xa();
+                }
+            }
             XaStmt::Commit { xid, one_phase } => self.xa_finish(xid, Some(one_phase))?,
             XaStmt::Rollback { xid } => self.xa_finish(xid, None)?,
             XaStmt::Recover { convert } => return self.xa_recover(convert, out),

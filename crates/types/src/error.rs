@@ -420,6 +420,15 @@ pub enum Error {
     SystemSchemaAccess(String),
     /// 1227: the statement needs one of the named (global) privileges.
     SpecificAccessDenied(String),
+    /// 1575: a BINLOG statement whose text is not base64.
+    Base64Decode,
+    /// 1609: a BINLOG statement's event (its type named) before any FORMAT_DESCRIPTION.
+    BinlogNoFormatDescription(String),
+    /// 1730: a BINLOG statement holding an event other than FORMAT_DESCRIPTION, a table
+    /// map or a rows event (its type named).
+    BinlogEventNotAllowed(String),
+    /// 1149: a BINLOG statement's event that does not read (truncated, wrong sizes).
+    BinlogEventMalformed,
     /// 1396: an account statement failed for the listed accounts; (operation, accounts).
     AccountOperationFailed(String, String),
     /// 1410: GRANT naming an account that does not exist.
@@ -1116,6 +1125,10 @@ impl Error {
             DbAccessDenied { .. } => 1044,
             TableAccessDenied { .. } => 1142,
             SpecificAccessDenied(_) => 1227,
+            Base64Decode => 1575,
+            BinlogNoFormatDescription(_) => 1609,
+            BinlogEventNotAllowed(_) => 1730,
+            BinlogEventMalformed => 1149,
             ColumnAccessDenied { .. } => 1143,
             UnknownAuthId(..) => 3523,
             RoleNotGranted(..) => 3530,
@@ -1264,10 +1277,10 @@ impl Error {
             return sqlstate;
         }
         match self.code() {
-            1101 | 1066 | 1248 | 1064 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176 | 1091
-            | 1061 | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1166 | 1286 | 1305 | 1582 | 1273
-            | 1118 | 1071 | 1203 | 1044 | 1142 | 1143 | 1227 | 1410 | 1133 | 1141 | 1147 | 1144
-            | 1055 | 1140 => "42000",
+            1101 | 1066 | 1248 | 1064 | 1149 | 1235 | 1049 | 1067 | 1068 | 1072 | 1075 | 1176
+            | 1091 | 1061 | 1231 | 1232 | 1074 | 1115 | 1102 | 1103 | 1166 | 1286 | 1305 | 1582
+            | 1273 | 1118 | 1071 | 1203 | 1044 | 1142 | 1143 | 1227 | 1410 | 1133 | 1141 | 1147
+            | 1144 | 1055 | 1140 => "42000",
             1146 | 1051 | 1109 => "42S02",
             1050 => "42S01",
             1054 => "42S22",
@@ -2031,6 +2044,19 @@ impl fmt::Display for Error {
             SpecificAccessDenied(privs) => write!(
                 f,
                 "Access denied; you need (at least one of) the {privs} privilege(s) for this operation"
+            ),
+            Base64Decode => write!(f, "Decoding of base64 string failed"),
+            BinlogNoFormatDescription(t) => write!(
+                f,
+                "The BINLOG statement of type `{t}` was not preceded by a format description BINLOG statement."
+            ),
+            BinlogEventNotAllowed(t) => write!(
+                f,
+                "Only Format_description_log_event and row events are allowed in BINLOG statements (but {t} was provided)"
+            ),
+            BinlogEventMalformed => write!(
+                f,
+                "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use"
             ),
             AccountOperationFailed(op, who) => write!(f, "Operation {op} failed for {who}"),
             NoImplicitUserCreation => write!(f, "You are not allowed to create a user with GRANT"),

@@ -169,10 +169,12 @@ impl Privs {
 
 /// MySQL 8's dynamic privileges Strata knows, granted only at the global level
 /// (`mysql.global_grants`); `GRANT ALL ON *.*` gives every one of them.
-pub const DYNAMIC: [&str; 8] = [
+pub const DYNAMIC: [&str; 10] = [
     "BACKUP_ADMIN",
+    "BINLOG_ADMIN",
     "CONNECTION_ADMIN",
     "PERSIST_RO_VARIABLES_ADMIN",
+    "REPLICATION_APPLIER",
     "REPLICATION_SLAVE_ADMIN",
     "ROLE_ADMIN",
     "SESSION_VARIABLES_ADMIN",

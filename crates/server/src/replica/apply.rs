@@ -2,7 +2,8 @@
 //! server. QUERY events carry DDL (run as written, in the event's database) and the
 //! BEGIN / COMMIT around row events; TABLE_MAP + WRITE/UPDATE/DELETE_ROWS (v1 and v2,
 //! as MariaDB and MySQL write them, with full or partial row images) are decoded to
-//! exact values (`decode`) and applied through the engine API
+//! exact values (`decode`) and applied through the engine API (`rows`, shared with
+//! the BINLOG statements of a `mysqlbinlog` replay)
 //! ([`Session::apply_row_event`]: no SQL text, no triggers, the row found by the
 //! primary key, a unique key or the before image). A
 //! transaction ends at its XID (or COMMIT): the position row is updated in the same
@@ -22,15 +23,13 @@
 //! skipped whole (MySQL's auto-skip), its position recorded. MariaDB's transactions
 //! get this server's own GTIDs.
 
-use super::decode;
 use super::gtid::{parse_mariadb_gtid, Applied, Pending, MARIADB_GTID_EVENT};
+use super::rows;
 use super::settings::{position_update, run};
 use mysql::binlog::events::{Event, EventData, RowsEventData, TableMapEvent};
 use std::collections::HashMap;
-use std::sync::Arc;
 use strata_session::Session;
-use strata_sql::{RowEvent, RowEventKind, RowImage};
-use strata_types::{Error, TableDef, Value};
+use strata_types::Error;
 
 /// An event that could not be applied: MySQL's error number and text for
 /// Last_SQL_Errno / Last_SQL_Error.
@@ -557,117 +556,20 @@ impl Applier {
                 r.table_id()
             ),
         })?;
-        let db = map.database_name().into_owned();
-        let name = map.table_name().into_owned();
-        let kind = match r {
-            RowsEventData::WriteRowsEvent(_) | RowsEventData::WriteRowsEventV1(_) => {
-                RowEventKind::Write
-            }
-            RowsEventData::UpdateRowsEvent(_) | RowsEventData::UpdateRowsEventV1(_) => {
-                RowEventKind::Update
-            }
-            RowsEventData::DeleteRowsEvent(_) | RowsEventData::DeleteRowsEventV1(_) => {
-                RowEventKind::Delete
-            }
-            _ => {
-                return Err(bad(Error::NotSupported(
-                    "partial JSON update row events".into(),
-                )))
-            }
-        };
-        let kind_name = match kind {
-            RowEventKind::Write => "Write_rows",
-            RowEventKind::Update => "Update_rows",
-            RowEventKind::Delete => "Delete_rows",
-        };
-        let fail = |code: u16, why: String| {
+        rows::apply(&mut self.session, map, r).map_err(|e| {
+            let kind_name = rows::kind_of(r).map_or("Rows", rows::kind_name);
+            let code = e.code();
             ApplyError {
-            code,
-            message: format!(
-                "Could not execute {kind_name} event on table {db}.{name}; {why}, Error_code: {code}; \
-                 the event's source log {}, end_log_pos {next}",
-                self.file
-            ),
-        }
-        };
-        let def: Arc<TableDef> = self
-            .session
-            .server()
-            .catalog
-            .table(&db, &name)
-            .map_err(|e| fail(e.code(), e.to_string()))?
-            .def()
-            .clone();
-        let n = map.columns_count() as usize;
-        if n > def.columns.len() {
-            return Err(fail(
-                1677,
-                format!(
-                    "the source's table has {n} columns, this server's {}",
-                    def.columns.len()
+                code,
+                message: format!(
+                    "Could not execute {kind_name} event on table {}.{}; {}, Error_code: {code}; \
+                     the event's source log {}, end_log_pos {next}",
+                    map.database_name(),
+                    map.table_name(),
+                    e.why(),
+                    self.file
                 ),
-            ));
-        }
-        // The source's column types, and which columns each image holds (all, or with
-        // binlog_row_image=MINIMAL/NOBLOB some): a row's values are those columns', in
-        // order.
-        let mut types = Vec::with_capacity(n);
-        for i in 0..n {
-            types.push(
-                map.get_column_type(i)
-                    .ok()
-                    .flatten()
-                    .ok_or_else(|| fail(1235, "an unknown column type".into()))?,
-            );
-        }
-        let before_cols: Vec<usize> = match r.columns_before_image() {
-            Some(b) => (0..n).filter(|i| b.get(*i).is_some_and(|x| *x)).collect(),
-            None => (0..n).collect(),
-        };
-        let after_cols: Vec<usize> = match r.columns_after_image() {
-            Some(b) => (0..n).filter(|i| b.get(*i).is_some_and(|x| *x)).collect(),
-            None => (0..n).collect(),
-        };
-        let image = |row: &Option<mysql::binlog::row::BinlogRow>,
-                     cols: &[usize]|
-         -> std::result::Result<Option<RowImage>, ApplyError> {
-            let Some(row) = row else { return Ok(None) };
-            let mut out: RowImage = vec![None; n];
-            for (k, &i) in cols.iter().enumerate() {
-                let v = match row.as_ref(k) {
-                    Some(v) => decode::value(v, types[i], def.columns[i].data_type.is_unsigned())
-                        .map_err(|e| fail(e.code(), e.to_string()))?,
-                    None => Value::Null,
-                };
-                out[i] = Some(v);
             }
-            Ok(Some(out))
-        };
-        let mut rows = Vec::new();
-        for row in r.rows(map) {
-            let (before, after) = row.map_err(|e| fail(1594, format!("unreadable row: {e}")))?;
-            rows.push((image(&before, &before_cols)?, image(&after, &after_cols)?));
-        }
-        let flags = match r {
-            RowsEventData::WriteRowsEvent(e) => e.flags_raw(),
-            RowsEventData::UpdateRowsEvent(e) => e.flags_raw(),
-            RowsEventData::DeleteRowsEvent(e) => e.flags_raw(),
-            RowsEventData::WriteRowsEventV1(e) => e.flags_raw(),
-            RowsEventData::UpdateRowsEventV1(e) => e.flags_raw(),
-            RowsEventData::DeleteRowsEventV1(e) => e.flags_raw(),
-            RowsEventData::PartialUpdateRowsEvent(e) => e.flags_raw(),
-        };
-        let ev = RowEvent {
-            db: &db,
-            table: &name,
-            kind,
-            rows: &rows,
-            // NO_FOREIGN_KEY_CHECKS: the source ran with foreign_key_checks=0.
-            foreign_key_checks: flags & 0x0002 == 0,
-        };
-        self.session
-            .apply_row_event(&ev)
-            .map_err(|e| fail(e.code(), e.to_string()))?;
-        Ok(())
+        })
     }
 }

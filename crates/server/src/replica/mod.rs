@@ -22,11 +22,16 @@
 //! - Errors (source unreachable, authentication, an event that cannot be applied) are
 //!   kept with MySQL's numbers for SHOW REPLICA STATUS; connection errors are retried
 //!   every SOURCE_CONNECT_RETRY seconds, an apply error stops the thread.
-//! - [`decode`]: row-event values as the exact `Value`s the engine API applies.
+//! - [`decode`]: row-event values as the exact `Value`s the engine API applies;
+//!   [`rows`]: one rows event applied on a session, used by the applier and by
+//!   [`binlog_statement`], the events of a client's `BINLOG '…'` statements
+//!   (`mysqlbinlog` replays), installed on the server at startup as well.
 
 pub mod apply;
+pub mod binlog_statement;
 pub mod decode;
 pub mod gtid;
+pub mod rows;
 pub mod settings;
 mod thread;
 
@@ -103,6 +108,8 @@ impl Replica {
             thread: Mutex::new(None),
         });
         server.install_replica(r.clone());
+        // BINLOG statements (mysqlbinlog replays) apply rows with the applier's code.
+        server.install_binlog_events(Arc::new(binlog_statement::BinlogStatements));
         let configured = r.load()?;
         if let Some(src) = configured {
             r.show_stored(&src);
