@@ -11,7 +11,7 @@
 //! The servers are processes the test starts; a missing `mariadb-binlog` or `mariadb`
 //! skips (a failure under CI).
 
-mod common;
+use crate::common;
 
 use common::dump::text_rows;
 use common::{connect, require_program, Flavor, TestServer};

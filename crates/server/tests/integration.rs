@@ -11,6 +11,7 @@ mod common;
 
 mod bench;
 mod binlog_crash;
+mod binlog_replay;
 mod change_list;
 mod clients;
 mod crash;
