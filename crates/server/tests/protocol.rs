@@ -562,7 +562,8 @@ fn derived_table_and_cte_columns_keep_their_types() {
         "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20), d DECIMAL(6,2), s SMALLINT NOT NULL)",
     )
     .unwrap();
-    c.query_drop("INSERT INTO t VALUES (1, 'a', 1.50, 2)").unwrap();
+    c.query_drop("INSERT INTO t VALUES (1, 'a', 1.50, 2)")
+        .unwrap();
     // (type, length, decimals, NOT NULL)
     let expected = vec![
         (ColumnType::MYSQL_TYPE_LONG, 11, 0, true),

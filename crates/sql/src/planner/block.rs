@@ -337,6 +337,21 @@ pub fn plan_block(
         }
     }
     let visible = projection.len();
+    // A column of a table on the inner side of an outer join can be NULL whatever its
+    // definition says (MySQL clears NOT_NULL there too).
+    let inner_tables = groups.iter().fold(0u64, |m, g| m | g.tables);
+    if inner_tables != 0 {
+        for c in &mut columns {
+            let inner = scope
+                .tables
+                .iter()
+                .position(|t| !c.table.is_empty() && t.alias == c.table)
+                .is_some_and(|i| i < 64 && inner_tables & (1u64 << i) != 0);
+            if inner {
+                c.flags &= !strata_types::output::flags::NOT_NULL;
+            }
+        }
+    }
     if agg.rollup {
         // Super-aggregate rows show NULL in the rolled-up columns.
         for c in &mut columns {

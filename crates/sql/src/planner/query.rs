@@ -676,13 +676,19 @@ pub(crate) fn union_columns(left: &[ColumnMeta], right: &[ColumnMeta]) -> Result
             {
                 t = SType::Text;
             }
-            if t == SType::of_meta(l) {
-                let mut m = l.clone();
-                m.flags &= !strata_types::output::flags::NOT_NULL;
-                m
+            // NOT NULL only when neither side can be NULL (MySQL 8 and MariaDB).
+            let not_null = strata_types::output::flags::NOT_NULL;
+            let both_not_null = l.flags & r.flags & not_null != 0;
+            let mut m = if t == SType::of_meta(l) {
+                l.clone()
             } else {
                 t.meta(&l.name)
+            };
+            m.flags &= !not_null;
+            if both_not_null {
+                m.flags |= not_null;
             }
+            m
         })
         .collect())
 }
