@@ -32,6 +32,7 @@ fn col(name: &str, t: DataType) -> ColumnDef {
         generated: None,
         comment: String::new(),
         real_unsigned: false,
+        invisible: Default::default(),
     }
 }
 

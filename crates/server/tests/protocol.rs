@@ -595,8 +595,25 @@ fn derived_table_and_cte_columns_keep_their_types() {
         assert_eq!(shape(result.columns().as_ref()), expected, "text: {query}");
         drop(result);
         let stmt = c.prep(query).unwrap();
-        assert_eq!(shape(stmt.columns()), expected, "prepared: {query}");
+        assert_eq!(shape(&stmt.columns()), expected, "prepared: {query}");
         let rows: Vec<mysql::Row> = c.exec(&stmt, ()).unwrap();
         assert_eq!(rows.len(), if query.contains("UNION") { 2 } else { 1 });
     }
+    // NOT NULL: lost on the inner side of an outer join, kept by a UNION of NOT NULL sides.
+    let not_null = |c: &mut mysql::Conn, q: &str| -> Vec<bool> {
+        let result = c.query_iter(q).unwrap();
+        let flags = result
+            .columns()
+            .as_ref()
+            .iter()
+            .map(|c| c.flags().contains(ColumnFlags::NOT_NULL_FLAG))
+            .collect();
+        drop(result);
+        flags
+    };
+    let q = "SELECT t.id, t2.id, x.s FROM t LEFT JOIN t AS t2 ON 1 = 0 \
+             LEFT JOIN (SELECT id, s FROM t) AS x ON x.id = t.id";
+    assert_eq!(not_null(&mut c, q), vec![true, false, false], "{q}");
+    let q = "SELECT id, s FROM t UNION ALL SELECT id, d FROM t";
+    assert_eq!(not_null(&mut c, q), vec![true, false], "{q}");
 }
