@@ -54,6 +54,7 @@ fn def(engine: &str) -> TableDef {
             generated: None,
             comment: String::new(),
             real_unsigned: false,
+            invisible: Default::default(),
         })
         .collect();
     TableDef {
