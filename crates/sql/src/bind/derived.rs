@@ -74,20 +74,7 @@ impl DerivedTable {
                 invisible: Default::default(),
             });
         }
-        let def = TableDef {
-            db: String::new(),
-            name: alias.to_string(),
-            engine: "derived".into(),
-            columns: cols,
-            indexes: vec![],
-            auto_increment_start: 1,
-            comment: String::new(),
-            foreign_keys: Vec::new(),
-            checks: Vec::new(),
-            instant: None,
-            default_collation: Default::default(),
-        };
-        Ok(DerivedTable { def: Arc::new(def) })
+        Ok(DerivedTable::with_columns(alias, cols))
     }
 }
 
@@ -95,20 +82,27 @@ impl DerivedTable {
     /// A table with exactly these column definitions (a view gives its columns the
     /// types of the base columns they read).
     pub fn with_columns(alias: &str, columns: Vec<ColumnDef>) -> DerivedTable {
-        let def = TableDef {
-            db: String::new(),
-            name: alias.to_string(),
-            engine: "derived".into(),
-            columns,
-            indexes: vec![],
-            auto_increment_start: 1,
-            comment: String::new(),
-            foreign_keys: Vec::new(),
-            checks: Vec::new(),
-            instant: None,
-            default_collation: Default::default(),
-        };
-        DerivedTable { def: Arc::new(def) }
+        DerivedTable {
+            def: Arc::new(derived_def(alias, columns)),
+        }
+    }
+}
+
+/// The definition of a table that holds no files (a derived table, CTE or view, or
+/// what CREATE TABLE … SELECT types one as): its columns and nothing else.
+pub fn derived_def(alias: &str, columns: Vec<ColumnDef>) -> TableDef {
+    TableDef {
+        db: String::new(),
+        name: alias.to_string(),
+        engine: "derived".into(),
+        columns,
+        indexes: vec![],
+        auto_increment_start: 1,
+        comment: String::new(),
+        foreign_keys: Vec::new(),
+        checks: Vec::new(),
+        instant: None,
+        default_collation: Default::default(),
     }
 }
 

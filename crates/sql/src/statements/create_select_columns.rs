@@ -683,19 +683,7 @@ fn unknown_table(qualifier: String, names: &[String], why: &str) -> Table {
 }
 
 fn table_def(columns: Vec<ColumnDef>) -> TableDef {
-    TableDef {
-        db: String::new(),
-        name: String::new(),
-        engine: "derived".into(),
-        columns,
-        indexes: vec![],
-        auto_increment_start: 1,
-        comment: String::new(),
-        foreign_keys: Vec::new(),
-        checks: Vec::new(),
-        instant: None,
-        default_collation: Default::default(),
-    }
+    crate::bind::derived::derived_def("", columns)
 }
 
 /// Whether MySQL 8 merges a derived table, CTE or view of query `q` into the query
