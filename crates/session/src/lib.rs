@@ -2618,13 +2618,10 @@ impl Session {
                 let names = ["Variable_name".to_string(), "Value".to_string()];
                 let table: Vec<Vec<Value>> = rows
                     .iter()
-                    .map(|(name, v)| match v {
-                        // The Value column is text, as MySQL's (`Value = 'OFF'` is not 0).
-                        Value::Null => vec![Value::str(name), Value::Null],
-                        v => vec![Value::str(name), Value::str(&v.to_text())],
-                    })
+                    .map(|(name, v)| vec![Value::str(name), v.clone()])
                     .collect();
-                let passing = self.rows_passing(&names, &table, &cond)?;
+                // Both columns are text, as MySQL's.
+                let passing = self.rows_passing(&names, &[false, false], &table, &cond)?;
                 Some(
                     rows.iter()
                         .enumerate()

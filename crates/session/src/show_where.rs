@@ -169,15 +169,31 @@ pub(crate) fn numbers_passing(
 }
 
 impl Session {
-    /// The row numbers of `rows` (under column `names`) for which `cond` holds.
+    /// The row numbers of `rows` (under column `names`) for which `cond` holds. Only the
+    /// columns marked `numeric` compare as numbers; the others' values are text, as the
+    /// SHOW types them (`Value = 'OFF'` must not match a 0).
     pub(crate) fn rows_passing(
         &mut self,
         names: &[String],
+        numeric: &[bool],
         rows: &[Vec<Value>],
         cond: &str,
     ) -> Result<std::collections::HashSet<usize>> {
+        let typed: Vec<Vec<Value>> = rows
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .zip(numeric)
+                    .map(|(v, &num)| match v {
+                        Value::Null => Value::Null,
+                        v if num && v.is_numeric() => v.clone(),
+                        v => Value::str(&v.to_text()),
+                    })
+                    .collect()
+            })
+            .collect();
         let escapes = !self.sql_mode.has(SqlMode::NO_BACKSLASH_ESCAPES);
-        let Some(select) = numbers_passing(names, rows, cond, escapes) else {
+        let Some(select) = numbers_passing(names, &typed, cond, escapes) else {
             return Ok(Default::default());
         };
         let mut found = CollectedOutput::default();
@@ -207,8 +223,6 @@ impl Session {
         let mut shown = CollectedOutput::default();
         self.run(sql[..where_at].trim_end(), &mut shown)?;
         let names: Vec<String> = shown.columns.iter().map(|c| c.name.clone()).collect();
-        // A text column's numbers compare as text (`Value = 'OFF'` must not match a 0):
-        // only the columns SHOW types as numbers keep numeric values.
         let numeric: Vec<bool> = shown
             .columns
             .iter()
@@ -220,21 +234,7 @@ impl Session {
                 )
             })
             .collect();
-        let as_filtered: Vec<Vec<Value>> = shown
-            .rows
-            .iter()
-            .map(|row| {
-                row.iter()
-                    .zip(&numeric)
-                    .map(|(v, &num)| match v {
-                        Value::Null => Value::Null,
-                        v if num && v.is_numeric() => v.clone(),
-                        v => Value::str(&v.to_text()),
-                    })
-                    .collect()
-            })
-            .collect();
-        let keep = self.rows_passing(&names, &as_filtered, cond)?;
+        let keep = self.rows_passing(&names, &numeric, &shown.rows, cond)?;
         out.columns(&shown.columns)?;
         let mut sent = 0;
         for (n, row) in shown.rows.iter().enumerate() {

@@ -312,8 +312,7 @@ pub fn column_meta(t: &ScopeTable, col: &strata_types::ColumnDef, name: &str) ->
     if let Some(m) = t
         .source_meta
         .as_ref()
-        .zip(t.def.column_index(&col.name))
-        .and_then(|(metas, i)| metas.get(i))
+        .and_then(|metas| metas.get(t.def.column_index(&col.name)?))
     {
         return ColumnMeta {
             schema: t.db.clone(),
