@@ -94,50 +94,62 @@ fn many_connections_stay_within_the_budget() {
     let join_want: Vec<i64> = joined[1000..1003].iter().map(|r| r.1).collect();
 
     let base = common::proc_status(pid, "VmRSS:");
-    let barrier = Arc::new(Barrier::new(clients));
-    let started = Instant::now();
-    let handles: Vec<_> = (0..clients)
-        .map(|i| {
-            let port = server.port;
-            let barrier = barrier.clone();
-            let (sort_want, join_want) = (sort_want.clone(), join_want.clone());
-            std::thread::spawn(move || {
-                let mut c = common::connect(port, Some("m"));
-                barrier.wait();
-                match i % 3 {
-                    0 => {
-                        let got: Vec<i64> = c
-                            .query(format!(
-                                "SELECT id FROM t ORDER BY pad DESC, id LIMIT 5 OFFSET {}",
-                                ROWS / 2
-                            ))
-                            .unwrap();
-                        assert_eq!(got, sort_want, "sort");
-                    }
-                    1 => {
-                        let got: Option<(u64, i64)> = c
-                            .query_first(
-                                "SELECT COUNT(*), SUM(s) FROM \
-                                 (SELECT pad, SUM(id) AS s FROM t GROUP BY pad) d",
-                            )
-                            .unwrap();
-                        assert_eq!(got, Some(group_want), "group by");
-                    }
-                    _ => {
-                        let got: Vec<i64> = c
-                            .query(
-                                "SELECT t.id FROM t JOIN u ON u.k = t.k \
-                                 ORDER BY u.name, t.id LIMIT 3 OFFSET 1000",
-                            )
-                            .unwrap();
-                        assert_eq!(got, join_want, "join");
-                    }
-                }
-            })
-        })
+    // Every client connects here, before any thread starts: a connection refused under a
+    // loaded machine then fails the test at once instead of leaving the others waiting at
+    // the barrier for ever.
+    let conns: Vec<mysql::Conn> = (0..clients)
+        .map(|_| common::connect(server.port, Some("m")))
         .collect();
-    for h in handles {
-        h.join().expect("a client failed");
+    let barrier = Arc::new(Barrier::new(clients));
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<std::thread::Result<()>>();
+    let started = Instant::now();
+    for (i, mut c) in conns.into_iter().enumerate() {
+        let barrier = barrier.clone();
+        let done_tx = done_tx.clone();
+        let (sort_want, join_want) = (sort_want.clone(), join_want.clone());
+        std::thread::spawn(move || {
+            barrier.wait();
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match i % 3 {
+                0 => {
+                    let got: Vec<i64> = c
+                        .query(format!(
+                            "SELECT id FROM t ORDER BY pad DESC, id LIMIT 5 OFFSET {}",
+                            ROWS / 2
+                        ))
+                        .unwrap();
+                    assert_eq!(got, sort_want, "sort");
+                }
+                1 => {
+                    let got: Option<(u64, i64)> = c
+                        .query_first(
+                            "SELECT COUNT(*), SUM(s) FROM \
+                             (SELECT pad, SUM(id) AS s FROM t GROUP BY pad) d",
+                        )
+                        .unwrap();
+                    assert_eq!(got, Some(group_want), "group by");
+                }
+                _ => {
+                    let got: Vec<i64> = c
+                        .query(
+                            "SELECT t.id FROM t JOIN u ON u.k = t.k \
+                             ORDER BY u.name, t.id LIMIT 3 OFFSET 1000",
+                        )
+                        .unwrap();
+                    assert_eq!(got, join_want, "join");
+                }
+            }));
+            let _ = done_tx.send(outcome);
+        });
+    }
+    drop(done_tx);
+    // A deadline instead of join: a query that never answers fails the test (the server is
+    // killed when `server` drops, which ends the stuck threads) instead of hanging the suite.
+    for finished in 0..clients {
+        match done_rx.recv_timeout(Duration::from_secs(600)) {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => panic!("a client failed (its message is above)"),
+            Err(e) => panic!("{finished} of {clients} clients finished, then none for 600 s: {e}"),
+        }
     }
     let took = started.elapsed();
     let hwm = common::proc_status(pid, "VmHWM:");
