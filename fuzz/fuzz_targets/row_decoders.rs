@@ -57,7 +57,7 @@ fn def(engine: &str) -> TableDef {
             invisible: Default::default(),
         })
         .collect();
-    TableDef {
+    TableDef { options: Default::default(),
         db: "d".into(),
         name: "t".into(),
         engine: engine.into(),

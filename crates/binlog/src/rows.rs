@@ -782,6 +782,7 @@ mod optional_metadata_tests {
     /// b BLOB, e ENUM('x','yy'), s SET('p'), d DECIMAL; primary key (name, id).
     fn table() -> TableDef {
         TableDef {
+            options: Default::default(),
             db: "db".into(),
             name: "t".into(),
             engine: "btree".into(),

@@ -21,6 +21,7 @@ fn def() -> Arc<TableDef> {
         invisible: Default::default(),
     };
     Arc::new(TableDef {
+        options: Default::default(),
         db: "test".into(),
         name: "t".into(),
         engine: "btree".into(),

@@ -158,6 +158,7 @@ mod tests {
 
     fn table() -> TableDef {
         TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "btree".into(),

@@ -585,6 +585,7 @@ mod tests {
             scale: s,
         };
         let def = TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "btree".into(),
@@ -649,6 +650,7 @@ mod tests {
     #[test]
     fn temporal_columns_round_trip_with_fractions() {
         let def = TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "btree".into(),
@@ -688,6 +690,7 @@ mod tests {
     #[test]
     fn masked_decode_steps_over_unread_columns() {
         let def = TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "btree".into(),
@@ -790,6 +793,7 @@ mod tests {
         assert_eq!(ColKind::of(&DataType::Bit(3)), ColKind::Bits);
         assert_eq!(ColKind::of(&DataType::Json), ColKind::Json);
         let def = TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "btree".into(),
@@ -853,6 +857,7 @@ mod tests {
     #[test]
     fn rows_older_than_instant_columns_read_recorded_defaults() {
         let mut def = TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "btree".into(),
@@ -974,6 +979,7 @@ mod tests {
         use strata_types::InstantColumns;
         let int = || DataType::Int { unsigned: false };
         let mut def = TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "btree".into(),

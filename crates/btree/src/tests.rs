@@ -40,6 +40,7 @@ fn sbtest() -> TableDef {
     id.auto_increment = true;
     id.nullable = false;
     TableDef {
+        options: Default::default(),
         db: "d".into(),
         name: "t".into(),
         engine: "btree".into(),

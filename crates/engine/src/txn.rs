@@ -778,6 +778,7 @@ mod tests {
     fn logged_rows_follow_statement_and_savepoint_rollback() {
         use strata_types::Value;
         let def = Arc::new(TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "btree".into(),

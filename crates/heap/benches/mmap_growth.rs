@@ -39,6 +39,7 @@ fn col(name: &str, t: DataType) -> ColumnDef {
 /// sbtest1's columns (fixed-length rows of about 200 bytes).
 fn sbtest() -> TableDef {
     TableDef {
+        options: Default::default(),
         db: "bench".into(),
         name: "sbtest1".into(),
         engine: "heap".into(),

@@ -234,6 +234,7 @@ mod tests {
             )
         };
         let def = TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "heap".into(),

@@ -33,6 +33,7 @@ fn sbtest(varlen: bool) -> TableDef {
     let mut id = col("id", DataType::Int { unsigned: false }, false);
     id.auto_increment = true;
     TableDef {
+        options: Default::default(),
         db: "d".into(),
         name: "t".into(),
         engine: "heap".into(),

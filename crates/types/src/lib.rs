@@ -28,6 +28,7 @@ pub mod schema;
 pub mod sql_mode;
 pub mod sqltext;
 pub mod stack;
+pub mod table_options;
 pub mod time_value;
 mod u256;
 mod u512;
@@ -44,4 +45,5 @@ pub use schema::{
     Collation, ColumnDef, DataType, IndexDef, InstantColumns, PhysicalColumn, TableDef,
 };
 pub use sql_mode::SqlMode;
+pub use table_options::TableOptions;
 pub use value::Value;

@@ -588,6 +588,10 @@ pub struct TableDef {
     /// catalogs written before it, and for utf8mb4_general_ci).
     #[serde(default, skip_serializing_if = "Collation::is_server_default")]
     pub default_collation: Collation,
+    /// ROW_FORMAT, KEY_BLOCK_SIZE, STATS_* and the other options kept to be shown
+    /// (docs/format/catalog.md; absent when none is set).
+    #[serde(default, skip_serializing_if = "crate::TableOptions::is_default")]
+    pub options: crate::TableOptions,
 }
 
 /// The physical columns of a table's stored rows when they differ from its columns as
@@ -733,6 +737,17 @@ impl InstantColumns {
 }
 
 impl TableDef {
+    /// The `Row_format` of SHOW TABLE STATUS and information_schema.TABLES: the declared
+    /// one, else what the engine stores (fixed-width rows of the heap engine are `Fixed`).
+    pub fn row_format_shown(&self) -> &'static str {
+        let all_fixed = self
+            .columns
+            .iter()
+            .all(|c| c.data_type.fixed_width().is_some());
+        self.options
+            .row_format_shown(self.engine == "btree", all_fixed)
+    }
+
     /// The positions of the columns `SELECT *` and a column-less INSERT name: every
     /// column but the INVISIBLE ones, in definition order.
     pub fn visible_columns(&self) -> Vec<usize> {

@@ -92,6 +92,7 @@ impl DerivedTable {
 /// what CREATE TABLE … SELECT types one as): its columns and nothing else.
 pub fn derived_def(alias: &str, columns: Vec<ColumnDef>) -> TableDef {
     TableDef {
+        options: Default::default(),
         db: String::new(),
         name: alias.to_string(),
         engine: "derived".into(),

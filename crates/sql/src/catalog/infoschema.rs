@@ -414,6 +414,7 @@ pub fn table(
         },
     };
     let def = TableDef {
+        options: Default::default(),
         db: "information_schema".into(),
         name: name.to_ascii_uppercase(),
         engine: "system".into(),
@@ -615,10 +616,6 @@ impl InfoTable {
         match self.kind {
             Kind::Tables => {
                 let st = t.status();
-                let fixed = def
-                    .columns
-                    .iter()
-                    .all(|c| c.data_type.fixed_width().is_some());
                 out.push(vec![
                     s("def"),
                     s(db),
@@ -626,7 +623,7 @@ impl InfoTable {
                     s("BASE TABLE"),
                     s(engine_display(&def.engine)),
                     u(10),
-                    s(if fixed { "Fixed" } else { "Dynamic" }),
+                    s(def.row_format_shown()),
                     u(st.rows),
                     u(st.data_length.checked_div(st.rows).unwrap_or(0)),
                     u(st.data_length),
@@ -643,7 +640,7 @@ impl InfoTable {
                     Value::Null,
                     s(def.default_collation.name()),
                     Value::Null,
-                    s(""),
+                    s(&def.options.information_schema_text()),
                     s(&def.comment),
                 ]);
             }

@@ -51,6 +51,7 @@ pub fn table(catalog: &Arc<Catalog>, name: &str) -> Option<Arc<dyn Table>> {
         text("DATABASE_COLLATION"),
     ];
     let def = TableDef {
+        options: Default::default(),
         db: "information_schema".into(),
         name: "TRIGGERS".into(),
         engine: "memory".into(),
@@ -139,6 +140,7 @@ fn num(name: &str) -> ColumnDef {
 
 fn info_def(name: &str, columns: Vec<ColumnDef>) -> Arc<TableDef> {
     Arc::new(TableDef {
+        options: Default::default(),
         db: "information_schema".into(),
         name: name.into(),
         engine: "memory".into(),

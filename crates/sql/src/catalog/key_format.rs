@@ -105,6 +105,7 @@ mod tests {
     fn table(ty: DataType, coll: Collation, indexed: bool) -> TableDef {
         let c = ColumnDef::plain("s", ty, true, coll);
         TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "btree".into(),

@@ -318,6 +318,7 @@ impl Catalog {
                     e.name()
                 );
                 let def = TableDef {
+                    options: Default::default(),
                     db: String::new(),
                     name: rel.clone(),
                     engine: e.name().to_string(),
@@ -1239,6 +1240,7 @@ mod tests {
     fn leftover_that_cannot_be_removed_waits_for_the_next_start() {
         let dir = tempfile::tempdir().unwrap();
         let def = TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t2".into(),
             engine: "dropfails".into(),

@@ -212,6 +212,7 @@ mod tests {
 
     fn table(n: i64) -> Arc<dyn Table> {
         let def = TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "test".into(),

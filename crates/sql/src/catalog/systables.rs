@@ -484,6 +484,7 @@ impl SysTable {
     /// The table's definition (`mysql.x` or `information_schema.X`).
     pub fn def(self) -> TableDef {
         TableDef {
+            options: Default::default(),
             db: if self.is_mysql() {
                 SCHEMA.into()
             } else {

@@ -275,6 +275,7 @@ mod tests {
 
     fn table(name: &str, cols: Vec<ColumnDef>, indexes: Vec<Vec<usize>>) -> TableDef {
         TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: name.into(),
             engine: "btree".into(),

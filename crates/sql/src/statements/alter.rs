@@ -92,6 +92,8 @@ struct Work {
     indexes: Vec<WorkIndex>,
     engine: String,
     comment: String,
+    /// ROW_FORMAT, KEY_BLOCK_SIZE, STATS_* …: metadata only.
+    options: strata_types::TableOptions,
     /// The table's default collation (`[DEFAULT] CHARSET/COLLATE`, `CONVERT TO`).
     default_collation: Collation,
     auto_increment: Option<u64>,
@@ -141,6 +143,7 @@ impl Work {
                 .collect(),
             engine: def.engine.clone(),
             comment: def.comment.clone(),
+            options: def.options.clone(),
             default_collation: def.default_collation,
             auto_increment: None,
             sql_mode,
@@ -564,6 +567,10 @@ impl Work {
                     self.comment = text
                 }
                 "FORCE" => self.needs("FORCE"),
+                // Kept and shown; no stored byte depends on them.
+                name if strata_types::table_options::TABLE_OPTION_NAMES.contains(&name) => {
+                    self.options.set(name, &text).map_err(Error::Syntax)?;
+                }
                 // Read before every other clause (`default_charset`).
                 "CHARSET" | "COLLATE" => {}
                 CONVERT_TO => {
@@ -694,6 +701,7 @@ impl Work {
             // Kept by a change of metadata (the rows stay); a rebuild drops it (`run`).
             instant: old.instant.clone(),
             default_collation: self.default_collation,
+            options: self.options.clone(),
         };
         super::column_expr::validate_table(&def)?;
         let sources = self.cols.iter().map(|c| c.source).collect();
@@ -1321,6 +1329,7 @@ fn online_candidate(w: &Work, old: &TableDef, def: &TableDef) -> bool {
         && def.db == old.db
         && def.name == old.name
         && def.comment == old.comment
+        && def.options == old.options
         && def.auto_increment_start == old.auto_increment_start
         && def.foreign_keys == old.foreign_keys
         && def.checks == old.checks
@@ -1550,6 +1559,7 @@ mod tests {
 
     fn table() -> TableDef {
         TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "btree".into(),

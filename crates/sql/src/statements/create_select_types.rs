@@ -1146,6 +1146,7 @@ mod tests {
 
     fn table() -> Table {
         let def = TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "btree".into(),

@@ -267,6 +267,7 @@ pub(crate) fn table_def(
     let (mut table_charset, mut table_collate) = (None::<String>, None::<String>);
     let mut auto_start = 1u64;
     let mut comment = String::new();
+    let mut table_options = strata_types::TableOptions::default();
     let opts: &[ast::SqlOption] = match &ct.table_options {
         ast::CreateTableOptions::None => &[],
         ast::CreateTableOptions::With(o)
@@ -298,7 +299,9 @@ pub(crate) fn table_def(
                     "CHARSET" | "DEFAULT_CHARSET" | "CHARACTER_SET" | "DEFAULT_CHARACTER_SET" => {
                         table_charset = Some(v)
                     }
-                    _ => {}
+                    other => {
+                        table_options.set(other, &v).map_err(Error::Syntax)?;
+                    }
                 }
             }
             ast::SqlOption::Comment(c) => {
@@ -551,6 +554,7 @@ pub(crate) fn table_def(
         checks: Vec::new(),
         instant: None,
         default_collation: table_coll,
+        options: table_options,
     };
     super::column_expr::validate_table(&def)?;
     crate::constraints::definition::add_foreign_keys(cx, &mut def, &fks)?;
@@ -614,6 +618,8 @@ pub(crate) fn like_def(
         checks,
         instant: None,
         default_collation: old.default_collation,
+        // CREATE TABLE … LIKE copies the table options, as MySQL does.
+        options: old.options.clone(),
     };
     Ok(def)
 }

@@ -148,6 +148,7 @@ mod tests {
             invisible: Default::default(),
         };
         TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "btree".into(),

@@ -272,6 +272,7 @@ mod tests {
 
     fn def(cols: Vec<(&str, DataType)>) -> TableDef {
         TableDef {
+            options: Default::default(),
             db: "d".into(),
             name: "t".into(),
             engine: "btree".into(),

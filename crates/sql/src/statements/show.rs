@@ -781,17 +781,13 @@ fn show_table_status(
         }
         let st = t.status();
         let avg = st.data_length.checked_div(st.rows).unwrap_or(0);
-        let fixed = def
-            .columns
-            .iter()
-            .all(|c| c.data_type.fixed_width().is_some());
         rows.push((
             def.name.clone(),
             vec![
                 s(&def.name),
                 s(engine_display(&def.engine)),
                 Value::Int(10),
-                s(if fixed { "Fixed" } else { "Dynamic" }),
+                s(def.row_format_shown()),
                 Value::UInt(st.rows),
                 Value::UInt(avg),
                 Value::UInt(st.data_length),
@@ -808,7 +804,7 @@ fn show_table_status(
                 Value::Null,
                 s(def.default_collation.name()),
                 Value::Null,
-                s(""),
+                s(&def.options.information_schema_text()),
                 s(&def.comment),
             ],
         ));
@@ -969,6 +965,7 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
         text.push_str(&format!(" AUTO_INCREMENT={next_auto}"));
     }
     text.push_str(&table_charset_clause(def.default_collation));
+    text.push_str(&def.options.create_clause());
     if !def.comment.is_empty() {
         text.push_str(&format!(" COMMENT={}", comment_literal(&def.comment)));
     }
