@@ -63,6 +63,7 @@ fn def(engine: &str) -> TableDef {
         engine: engine.into(),
         columns,
         indexes: vec![IndexDef {
+invisible: false,
             name: "PRIMARY".into(),
             columns: vec![0],
             unique: true,

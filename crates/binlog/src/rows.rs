@@ -810,6 +810,7 @@ mod optional_metadata_tests {
                 ),
             ],
             indexes: vec![IndexDef {
+                invisible: false,
                 name: "PRIMARY".into(),
                 columns: vec![2, 0],
                 unique: true,

@@ -177,6 +177,7 @@ mod tests {
             ],
             indexes: vec![
                 IndexDef {
+                    invisible: false,
                     name: "PRIMARY".into(),
                     columns: vec![0],
                     unique: true,
@@ -184,6 +185,7 @@ mod tests {
                     comment: String::new(),
                 },
                 IndexDef {
+                    invisible: false,
                     name: "k".into(),
                     columns: vec![2, 3, 1],
                     unique: false,
@@ -191,6 +193,7 @@ mod tests {
                     comment: String::new(),
                 },
                 IndexDef {
+                    invisible: false,
                     name: "n".into(),
                     columns: vec![4],
                     unique: false,

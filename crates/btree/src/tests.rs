@@ -47,6 +47,7 @@ fn sbtest() -> TableDef {
         columns: vec![id, col("k", int), col("c", DataType::VarChar(200))],
         indexes: vec![
             IndexDef {
+                invisible: false,
                 name: "PRIMARY".into(),
                 columns: vec![0],
                 unique: true,
@@ -54,6 +55,7 @@ fn sbtest() -> TableDef {
                 comment: String::new(),
             },
             IndexDef {
+                invisible: false,
                 name: "k_1".into(),
                 columns: vec![1],
                 unique: false,
@@ -61,6 +63,7 @@ fn sbtest() -> TableDef {
                 comment: String::new(),
             },
             IndexDef {
+                invisible: false,
                 name: "c_u".into(),
                 columns: vec![2],
                 unique: true,
@@ -1368,6 +1371,7 @@ fn online_index_build_captures_concurrent_changes() {
     // A new unique index over duplicate values: 1062, and the table keeps its indexes.
     let mut dup = full.clone();
     dup.indexes.push(IndexDef {
+        invisible: false,
         name: "k_u".into(),
         columns: vec![1],
         unique: true,

@@ -52,6 +52,7 @@ fn sbtest(varlen: bool) -> TableDef {
         ],
         indexes: vec![
             IndexDef {
+                invisible: false,
                 name: "PRIMARY".into(),
                 columns: vec![0],
                 unique: true,
@@ -59,6 +60,7 @@ fn sbtest(varlen: bool) -> TableDef {
                 comment: String::new(),
             },
             IndexDef {
+                invisible: false,
                 name: "k_1".into(),
                 columns: vec![1],
                 unique: false,
@@ -346,6 +348,7 @@ fn mixed_length_keys_split_safely_and_long_keys_are_refused() {
     let mut def = sbtest(true);
     def.columns[2].data_type = DataType::VarChar(1000);
     def.indexes.push(IndexDef {
+        invisible: false,
         name: "c".into(),
         columns: vec![2],
         unique: false,

@@ -66,6 +66,11 @@ pub enum Error {
     DuplicateKeyName(String),
     /// 1068
     MultiplePrimaryKey,
+    /// 1031: a table option the table's engine does not have (InnoDB's ROW_FORMAT=FIXED,
+    /// which MySQL 8's strict InnoDB refuses); the table's name.
+    IllegalCreateOption(String),
+    /// 3522: a primary key (or the unique key that stands in for one) made INVISIBLE.
+    PrimaryKeyInvisible,
     /// 1072
     KeyColumnMissing(String),
     /// 1075
@@ -1024,6 +1029,8 @@ impl Error {
             DuplicateColumn(_) => 1060,
             DuplicateKeyName(_) => 1061,
             MultiplePrimaryKey => 1068,
+            PrimaryKeyInvisible => 3522,
+            IllegalCreateOption(_) => 1031,
             KeyColumnMissing(_) => 1072,
             WrongAutoKey => 1075,
             InvalidDefault(_) => 1067,
@@ -1593,6 +1600,10 @@ impl fmt::Display for Error {
             DuplicateColumn(c) => write!(f, "Duplicate column name '{c}'"),
             DuplicateKeyName(k) => write!(f, "Duplicate key name '{k}'"),
             MultiplePrimaryKey => write!(f, "Multiple primary key defined"),
+            PrimaryKeyInvisible => write!(f, "A primary key index cannot be invisible"),
+            IllegalCreateOption(t) => {
+                write!(f, "Table storage engine for '{t}' doesn't have this option")
+            }
             KeyColumnMissing(c) => write!(f, "Key column '{c}' doesn't exist in table"),
             WrongAutoKey => write!(
                 f,

@@ -557,6 +557,11 @@ pub struct IndexDef {
     /// comments were kept.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub comment: String,
+    /// MySQL 8's INVISIBLE index: kept up to date (a unique one still refuses
+    /// duplicates) but never chosen by the optimizer; absent (false) in catalogs written
+    /// before invisible indexes.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub invisible: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -766,6 +771,30 @@ impl TableDef {
         self.indexes.first().filter(|i| i.primary)
     }
 
+    /// The keys in the order MySQL keeps them, which SHOW CREATE TABLE, SHOW INDEX,
+    /// SHOW COLUMNS' `Key` and information_schema.STATISTICS follow: unique keys first
+    /// (the primary key, then those on NOT NULL columns only, then the others), then the
+    /// rest, each group in the order its keys were added. `indexes` itself stays in the
+    /// order of definition, since the engines number their indexes by it.
+    pub fn indexes_in_shown_order(&self) -> Vec<&IndexDef> {
+        let rank = |ix: &IndexDef| match (ix.primary, ix.unique) {
+            (true, _) => 0,
+            (false, true)
+                if ix
+                    .columns
+                    .iter()
+                    .all(|&c| self.columns.get(c).is_some_and(|c| !c.nullable)) =>
+            {
+                1
+            }
+            (false, true) => 2,
+            (false, false) => 3,
+        };
+        let mut shown: Vec<&IndexDef> = self.indexes.iter().collect();
+        shown.sort_by_key(|ix| rank(ix));
+        shown
+    }
+
     /// Position of the AUTO_INCREMENT column.
     pub fn auto_increment_column(&self) -> Option<usize> {
         self.columns.iter().position(|c| c.auto_increment)
@@ -781,6 +810,56 @@ mod tests {
             r#"{{"name":"a","data_type":{ty},"nullable":true,"default":null,
                 "auto_increment":false,"on_update_now":false,"collation":"Binary"}}"#
         )
+    }
+
+    #[test]
+    fn keys_show_unique_first_and_old_indexes_load_visible() {
+        let col = |nullable: bool| -> ColumnDef {
+            let mut c: ColumnDef =
+                serde_json::from_str(&col_json(r#"{"Int":{"unsigned":false}}"#)).unwrap();
+            c.nullable = nullable;
+            c
+        };
+        let ix = |name: &str, col: usize, unique: bool, primary: bool| IndexDef {
+            name: name.into(),
+            columns: vec![col],
+            unique,
+            primary,
+            comment: String::new(),
+            invisible: false,
+        };
+        let def = TableDef {
+            db: "d".into(),
+            name: "t".into(),
+            engine: "btree".into(),
+            columns: vec![col(false), col(true), col(false)],
+            indexes: vec![
+                ix("PRIMARY", 0, true, true),
+                ix("k", 1, false, false),
+                ix("u_null", 1, true, false),
+                ix("u_not_null", 2, true, false),
+                ix("k2", 2, false, false),
+            ],
+            auto_increment_start: 1,
+            comment: String::new(),
+            foreign_keys: vec![],
+            checks: vec![],
+            instant: None,
+            default_collation: Default::default(),
+            options: Default::default(),
+        };
+        let shown: Vec<&str> = def
+            .indexes_in_shown_order()
+            .iter()
+            .map(|i| i.name.as_str())
+            .collect();
+        assert_eq!(shown, ["PRIMARY", "u_not_null", "u_null", "k", "k2"]);
+        let old: IndexDef =
+            serde_json::from_str(r#"{"name":"k","columns":[1],"unique":false,"primary":false}"#)
+                .unwrap();
+        assert!(!old.invisible);
+        let text = serde_json::to_string(&old).unwrap();
+        assert!(!text.contains("invisible"), "{text}");
     }
 
     #[test]

@@ -154,6 +154,7 @@ mod tests {
 
     fn key(name: &str, columns: Vec<usize>, primary: bool) -> IndexDef {
         IndexDef {
+            invisible: false,
             name: name.into(),
             columns,
             unique: true,

@@ -345,6 +345,8 @@ pub fn table(
                 text("INDEX_TYPE"),
                 text("COMMENT"),
                 text("INDEX_COMMENT"),
+                text("IS_VISIBLE"),
+                text("EXPRESSION"),
             ],
         ),
         "ENGINES" => (
@@ -742,7 +744,7 @@ impl InfoTable {
             }
             Kind::Statistics => {
                 let rows = t.status().rows;
-                for ix in &def.indexes {
+                for ix in def.indexes_in_shown_order() {
                     for (seq, &c) in ix.columns.iter().enumerate() {
                         let col = &def.columns[c];
                         out.push(vec![
@@ -762,6 +764,8 @@ impl InfoTable {
                             s("BTREE"),
                             s(""),
                             s(&ix.comment),
+                            s(if ix.invisible { "NO" } else { "YES" }),
+                            Value::Null,
                         ]);
                     }
                 }

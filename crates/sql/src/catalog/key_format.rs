@@ -112,6 +112,7 @@ mod tests {
             columns: vec![c],
             indexes: if indexed {
                 vec![IndexDef {
+                    invisible: false,
                     name: "s".into(),
                     columns: vec![0],
                     unique: false,

@@ -209,6 +209,7 @@ fn add_child_index(def: &mut TableDef, c: &FkClause, cols: Vec<usize>) {
         k += 1;
     }
     def.indexes.push(IndexDef {
+        invisible: false,
         name: n,
         columns: cols,
         unique: false,
@@ -284,6 +285,7 @@ mod tests {
                 .into_iter()
                 .enumerate()
                 .map(|(i, c)| IndexDef {
+                    invisible: false,
                     name: format!("i{i}"),
                     columns: c,
                     unique: i == 0,

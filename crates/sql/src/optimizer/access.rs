@@ -138,6 +138,10 @@ pub(crate) fn best_access(
     }
     let mut best: Option<(u32, Access)> = None;
     for (ix, index) in t.def.indexes.iter().enumerate() {
+        // MySQL 8's invisible index: maintained, never chosen.
+        if index.invisible {
+            continue;
+        }
         // Past the index's own columns (into the primary key its entries end with)
         // only when every one of them is compared with `=`.
         let key_cols = crate::plan::block::key_columns(t, ix);
@@ -271,7 +275,7 @@ pub(crate) fn mark_possible_keys(plan: &mut SelectPlan) {
             .indexes
             .iter()
             .enumerate()
-            .filter(|(_, ix)| cols.contains(&(t.offset + ix.columns[0])))
+            .filter(|(_, ix)| !ix.invisible && cols.contains(&(t.offset + ix.columns[0])))
             .map(|(i, _)| i)
             .collect();
     }
@@ -322,7 +326,9 @@ pub(crate) fn use_index_order(plan: &mut SelectPlan) {
             plan.order_satisfied = true;
         }
         Access::Scan if plan.limit.is_some() => {
-            if let Some(ix) = (0..t.def.indexes.len()).find(|&i| fits(i, 0)) {
+            if let Some(ix) =
+                (0..t.def.indexes.len()).find(|&i| !t.def.indexes[i].invisible && fits(i, 0))
+            {
                 plan.levels[0].access = Access::Index {
                     index: ix,
                     eq: vec![],

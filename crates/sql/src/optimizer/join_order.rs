@@ -248,7 +248,7 @@ pub(crate) fn distinct(scope: &Scope, stats: &[Arc<TableStats>], p: usize) -> Op
         .indexes
         .iter()
         .enumerate()
-        .filter(|(_, ix)| ix.columns.first() == Some(&col))
+        .filter(|(_, ix)| !ix.invisible && ix.columns.first() == Some(&col))
         .map(|(i, ix)| {
             if ix.unique && ix.columns.len() == 1 {
                 rows

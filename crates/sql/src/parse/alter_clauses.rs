@@ -4,7 +4,7 @@
 //! - `RENAME new` (without TO/AS) becomes `RENAME TO new`;
 //! - `ADD [COLUMN] (c1 type, c2 type, INDEX (c1))` becomes one `ADD` clause per element;
 //! - `RENAME INDEX|KEY a TO b`, `DROP CHECK c`, `ALTER CHECK|CONSTRAINT c [NOT] ENFORCED`,
-//!   `ALTER [COLUMN] c SET VISIBLE|INVISIBLE`,
+//!   `ALTER [COLUMN] c SET VISIBLE|INVISIBLE`, `ALTER INDEX i VISIBLE|INVISIBLE`,
 //!   `CONVERT TO CHARACTER SET x [COLLATE y]` and table options (`ENGINE [=] x`,
 //!   `COMMENT [=] 'x'`, `[DEFAULT] CHARSET|CHARACTER SET|COLLATE [=] x`, `FORCE`, and the
 //!   like) become one `SET TBLPROPERTIES ([NAME] = value, …)` clause whose keys carry the
@@ -35,6 +35,9 @@ pub const ALTER_CONSTRAINT: &str = "ALTER CONSTRAINT";
 /// The key of a rewritten `ALTER [COLUMN] c SET VISIBLE|INVISIBLE`; its value is
 /// `'c\0VISIBLE'` or `'c\0INVISIBLE'`.
 pub const COLUMN_VISIBILITY: &str = "COLUMN VISIBILITY";
+/// The key of a rewritten `ALTER INDEX i VISIBLE|INVISIBLE`; its value is
+/// `'i\0VISIBLE'` or `'i\0INVISIBLE'`.
+pub const INDEX_VISIBILITY: &str = "INDEX VISIBILITY";
 /// The key of a rewritten `CONVERT TO CHARACTER SET x [COLLATE y]`; its value is
 /// `'x\0y'` (`'x\0'` without COLLATE; x may be `DEFAULT`).
 pub const CONVERT_TO: &str = "CONVERT TO";
@@ -267,6 +270,28 @@ fn alter_visibility(toks: &[&Token]) -> Option<(String, Token)> {
     ))
 }
 
+/// `ALTER INDEX i VISIBLE|INVISIBLE` as its option.
+fn alter_index_visibility(toks: &[&Token]) -> Option<(String, Token)> {
+    let [a, index, name, state] = toks else {
+        return None;
+    };
+    if !is(a, "ALTER") || !is(index, "INDEX") {
+        return None;
+    }
+    let state = if is(state, "VISIBLE") {
+        "VISIBLE"
+    } else if is(state, "INVISIBLE") {
+        "INVISIBLE"
+    } else {
+        return None;
+    };
+    let name = word(name)?.value.clone();
+    Some((
+        INDEX_VISIBILITY.into(),
+        Token::SingleQuotedString(format!("{name}\u{0}{state}")),
+    ))
+}
+
 /// `CONVERT TO CHARACTER SET|CHARSET [=] x [COLLATE [=] y]` as its option.
 fn convert_to(toks: &[&Token]) -> Option<(String, Token)> {
     if toks.len() < 4 || !is(toks[0], "CONVERT") || !is(toks[1], "TO") {
@@ -471,6 +496,7 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
             .or_else(|| alter_enforced(&toks))
             .or_else(|| convert_to(&toks))
             .or_else(|| alter_visibility(&toks))
+            .or_else(|| alter_index_visibility(&toks))
         {
             options.push(o);
             changed = true;
@@ -589,6 +615,11 @@ mod tests {
             rewritten("ALTER TABLE t ALTER COLUMN a SET INVISIBLE, ALTER `b` SET VISIBLE"),
             "ALTER TABLE t SET TBLPROPERTIES([COLUMN VISIBILITY]='a\u{0}INVISIBLE',\
              [COLUMN VISIBILITY]='b\u{0}VISIBLE')"
+        );
+        assert_eq!(
+            rewritten("ALTER TABLE t ALTER INDEX k INVISIBLE, ALTER INDEX `v` VISIBLE"),
+            "ALTER TABLE t SET TBLPROPERTIES([INDEX VISIBILITY]='k\u{0}INVISIBLE',\
+             [INDEX VISIBILITY]='v\u{0}VISIBLE')"
         );
         assert_eq!(
             rewritten("ALTER TABLE t ALTER COLUMN a SET DEFAULT 1"),

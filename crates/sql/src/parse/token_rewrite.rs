@@ -21,6 +21,10 @@
 //! - `VISIBLE`, a column's (or an index's) default visibility, is dropped in CREATE and
 //!   ALTER statements where it follows a definition and ends it or precedes another
 //!   option (sqlparser reads only `INVISIBLE`); a column named `visible` stays;
+//! - an index's `INVISIBLE` (`KEY k (a) INVISIBLE`, `CREATE INDEX k ON t (a) INVISIBLE`,
+//!   `ADD UNIQUE (a) INVISIBLE`) becomes the index option `USING [INVISIBLE]`
+//!   ([`INVISIBLE_INDEX`] with the internal quote), since sqlparser reads `INVISIBLE`
+//!   only after a column; a column's `INVISIBLE` stays;
 //! - MySQL 8.0.19's `TABLE t` (a query body: at the start, in parentheses, after
 //!   UNION/EXCEPT/INTERSECT [ALL|DISTINCT]) becomes `SELECT * FROM t`, which is what it
 //!   means (its ORDER BY and LIMIT follow unchanged);
@@ -52,6 +56,82 @@ const COMPOUND: [(&str, &str, &str); 11] = [
     ("SECOND_MICROSECOND", "MICROSECOND", "SECOND"),
     ("YEAR_MONTH", "YEAR", "MONTH"),
 ];
+
+/// The internal index type an index's `INVISIBLE` becomes (`USING [INVISIBLE]`).
+pub const INVISIBLE_INDEX: &str = "INVISIBLE";
+
+/// Words that start an index's definition (after `ADD` in ALTER TABLE).
+const INDEX_START: [&str; 7] = [
+    "INDEX",
+    "KEY",
+    "UNIQUE",
+    "PRIMARY",
+    "FULLTEXT",
+    "SPATIAL",
+    "CONSTRAINT",
+];
+
+/// Whether `INVISIBLE` at `i` is an index's visibility, not a column's: in a CREATE or
+/// ALTER before any SELECT, the definition it ends (back to the `,` or `(` that opens it
+/// at its depth) is an index's, or the statement is CREATE [UNIQUE] INDEX.
+fn index_visibility_keyword(tokens: &[TokenWithSpan], i: usize) -> bool {
+    let first = next_solid(tokens, 0).map(|f| &tokens[f].token);
+    let ddl = first.is_some_and(|f| word_is(f, "CREATE") || word_is(f, "ALTER"));
+    if !ddl || tokens[..i].iter().any(|t| word_is(&t.token, "SELECT")) {
+        return false;
+    }
+    let mut depth = 0i32;
+    let mut start = 0;
+    for k in (0..i).rev() {
+        match tokens[k].token {
+            Token::RParen => depth += 1,
+            Token::LParen if depth == 0 => {
+                start = k + 1;
+                break;
+            }
+            Token::LParen => depth -= 1,
+            Token::Comma if depth == 0 => {
+                start = k + 1;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let solid: Vec<&Token> = tokens[start..i]
+        .iter()
+        .map(|t| &t.token)
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .collect();
+    let mut words = solid.as_slice();
+    if let [c, rest @ ..] = words {
+        if word_is(c, "CREATE") {
+            return rest.first().is_some_and(|t| {
+                ["UNIQUE", "FULLTEXT", "SPATIAL", "INDEX"]
+                    .iter()
+                    .any(|k| word_is(t, k))
+            });
+        }
+        if word_is(c, "ALTER") {
+            // Past `[IGNORE] TABLE name` (or `db.name`).
+            let Some(table) = rest.iter().position(|t| word_is(t, "TABLE")) else {
+                return false;
+            };
+            let mut k = table + 2;
+            while rest.get(k) == Some(&&Token::Period) {
+                k += 2;
+            }
+            words = &rest[k.min(rest.len())..];
+        }
+    }
+    if let [add, rest @ ..] = words {
+        if word_is(add, "ADD") {
+            words = rest;
+        }
+    }
+    words
+        .first()
+        .is_some_and(|t| INDEX_START.iter().any(|k| word_is(t, k)))
+}
 
 /// Words after which `VISIBLE` is a name (`ADD visible INT`, `(visible)`), not the
 /// visibility keyword.
@@ -354,6 +434,16 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
                     i += 1;
                     continue;
                 }
+                if up == "INVISIBLE" && index_visibility_keyword(tokens, i) {
+                    changed = true;
+                    out.push(wrap(Token::make_keyword("USING")));
+                    out.push(wrap(Token::Whitespace(
+                        sqlparser::tokenizer::Whitespace::Space,
+                    )));
+                    out.push(wrap(internal(INVISIBLE_INDEX)));
+                    i += 1;
+                    continue;
+                }
                 if up == "VISIBLE" && visibility_keyword(tokens, i, last_solid(&out).as_ref()) {
                     changed = true;
                     i += 1;
@@ -489,6 +579,27 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
 mod tests {
     fn sql(s: &str) -> String {
         crate::parse::parse(s).expect(s)[0].to_string()
+    }
+
+    #[test]
+    fn an_index_invisible_becomes_an_index_option_and_a_columns_stays() {
+        assert_eq!(
+            sql("CREATE TABLE t (a INT INVISIBLE, b ENUM('x','y') INVISIBLE, KEY k (a) INVISIBLE, UNIQUE (b) COMMENT 'c' INVISIBLE)"),
+            "CREATE TABLE t (a INT INVISIBLE, b ENUM('x', 'y') INVISIBLE, KEY k (a) USING [INVISIBLE], UNIQUE (b) COMMENT 'c' USING [INVISIBLE])"
+        );
+        assert_eq!(
+            sql("CREATE UNIQUE INDEX k ON d.t (a) INVISIBLE"),
+            "CREATE UNIQUE INDEX k ON d.t(a) USING [INVISIBLE]"
+        );
+        assert_eq!(
+            sql("ALTER TABLE d.t ADD INDEX k (a) INVISIBLE, ADD COLUMN c INT INVISIBLE"),
+            "ALTER TABLE d.t ADD INDEX k (a) USING [INVISIBLE], ADD COLUMN c INT INVISIBLE"
+        );
+        // A quoted `INVISIBLE` is a name.
+        assert_eq!(
+            sql("CREATE TABLE t (`invisible` INT, KEY (`invisible`))"),
+            "CREATE TABLE t (`invisible` INT, KEY (`invisible`))"
+        );
     }
 
     #[test]

@@ -593,7 +593,7 @@ impl SubqueryPlanner for Planner<'_, '_> {
         };
         def.indexes
             .iter()
-            .any(|ix| ix.columns.first() == Some(&pos))
+            .any(|ix| !ix.invisible && ix.columns.first() == Some(&pos))
     }
 }
 

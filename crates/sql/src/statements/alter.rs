@@ -36,7 +36,7 @@ use crate::context::{ExecCtx, Outcome, TableLocks};
 use crate::expr::convert::coerce_or_warn;
 use crate::parse::alter_clauses::{
     internal_options, ALTER_CHECK, ALTER_CONSTRAINT, COLUMN_VISIBILITY, CONVERT_TO, DROP_CHECK,
-    RENAME_INDEX,
+    INDEX_VISIBILITY, RENAME_INDEX,
 };
 use crate::statements::column_expr::ColumnExprs;
 use crate::statements::ddl::{build_column, column_default, index_columns, single_name};
@@ -65,6 +65,8 @@ struct WorkIndex {
     unique: bool,
     primary: bool,
     comment: String,
+    /// MySQL 8's INVISIBLE: kept up to date, never chosen by the optimizer.
+    invisible: bool,
 }
 
 /// The LOCK= clause.
@@ -139,6 +141,7 @@ impl Work {
                     unique: ix.unique,
                     primary: ix.primary,
                     comment: ix.comment.clone(),
+                    invisible: ix.invisible,
                 })
                 .collect(),
             engine: def.engine.clone(),
@@ -406,6 +409,7 @@ impl Work {
             unique,
             primary,
             comment: String::new(),
+            invisible: false,
         };
         if primary {
             self.indexes.insert(0, ix);
@@ -417,8 +421,8 @@ impl Work {
         Ok(())
     }
 
-    /// The COMMENT of the index [`Work::add_index`] just added (the primary key is
-    /// first, any other last).
+    /// The COMMENT and visibility of the index [`Work::add_index`] just added (the
+    /// primary key is first, any other last).
     fn comment_added(&mut self, primary: bool, opts: &[ast::IndexOption]) -> Result<()> {
         let at = if primary {
             0
@@ -427,7 +431,18 @@ impl Work {
         };
         if let Some(ix) = self.indexes.get_mut(at) {
             ix.comment = crate::statements::ddl::index_comment(opts, &ix.name)?;
+            ix.invisible = crate::statements::ddl::index_invisible(opts);
         }
+        Ok(())
+    }
+
+    /// `ALTER INDEX i VISIBLE|INVISIBLE`: metadata only, the index stays as built.
+    fn index_visibility(&mut self, name: &str, invisible: bool) -> Result<()> {
+        let i = self.index(name).ok_or_else(|| Error::NoSuchIndex {
+            index: name.to_string(),
+            table: self.table.clone(),
+        })?;
+        self.indexes[i].invisible = invisible;
         Ok(())
     }
 
@@ -586,6 +601,12 @@ impl Work {
                     let i = self.column(name).ok_or_else(|| self.unknown_column(name))?;
                     self.cols[i].def.invisible = state == "INVISIBLE";
                 }
+                INDEX_VISIBILITY => {
+                    let (name, state) = text
+                        .split_once('\u{0}')
+                        .ok_or_else(|| Error::Syntax(key.clone()))?;
+                    self.index_visibility(name, state == "INVISIBLE")?;
+                }
                 ALTER_CHECK | ALTER_CONSTRAINT => {
                     let (name, state) = text
                         .split_once('\u{0}')
@@ -658,6 +679,7 @@ impl Work {
                 columns.push(p);
             }
             indexes.push(IndexDef {
+                invisible: ix.invisible,
                 name: ix.name.clone(),
                 columns,
                 unique: ix.unique,
@@ -704,6 +726,7 @@ impl Work {
             options: self.options.clone(),
         };
         super::column_expr::validate_table(&def)?;
+        super::ddl::check_table_options(&def)?;
         let sources = self.cols.iter().map(|c| c.source).collect();
         Ok((def, sources, self))
     }
@@ -1570,6 +1593,7 @@ mod tests {
             ],
             indexes: vec![
                 IndexDef {
+                    invisible: false,
                     name: "PRIMARY".into(),
                     columns: vec![0],
                     unique: true,
@@ -1577,6 +1601,7 @@ mod tests {
                     comment: String::new(),
                 },
                 IndexDef {
+                    invisible: false,
                     name: "ab".into(),
                     columns: vec![1, 2],
                     unique: false,

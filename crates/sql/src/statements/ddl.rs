@@ -358,6 +358,7 @@ pub(crate) fn table_def(
         }
         if built.unique {
             indexes.push(IndexDef {
+                invisible: false,
                 name: c.name.value.clone(),
                 columns: vec![columns.len()],
                 unique: true,
@@ -420,6 +421,7 @@ pub(crate) fn table_def(
             .ok_or_else(|| Error::KeyColumnMissing(name.to_string()))
     };
     let mut primary_comment = String::new();
+    let mut primary_invisible = false;
     for con in &ct.constraints {
         match con {
             ast::TableConstraint::PrimaryKey(pk) => {
@@ -432,6 +434,7 @@ pub(crate) fn table_def(
                     .collect::<Result<Vec<_>>>()?;
                 primary = Some(cols);
                 primary_comment = index_comment(&pk.index_options, "PRIMARY")?;
+                primary_invisible = index_invisible(&pk.index_options);
             }
             ast::TableConstraint::Unique(u) => {
                 let names = index_columns(&u.columns)?;
@@ -447,6 +450,7 @@ pub(crate) fn table_def(
                     .unwrap_or_else(|| names[0].clone());
                 let comment = index_comment(&u.index_options, &name)?;
                 indexes.push(IndexDef {
+                    invisible: index_invisible(&u.index_options),
                     name,
                     columns: cols,
                     unique: true,
@@ -467,6 +471,7 @@ pub(crate) fn table_def(
                     .unwrap_or_else(|| names[0].clone());
                 let comment = index_comment(&ix.index_options, &name)?;
                 indexes.push(IndexDef {
+                    invisible: index_invisible(&ix.index_options),
                     name,
                     columns: cols,
                     unique: false,
@@ -509,6 +514,7 @@ pub(crate) fn table_def(
         indexes.insert(
             0,
             IndexDef {
+                invisible: primary_invisible,
                 name: "PRIMARY".into(),
                 columns: pk,
                 unique: true,
@@ -557,6 +563,7 @@ pub(crate) fn table_def(
         options: table_options,
     };
     super::column_expr::validate_table(&def)?;
+    check_table_options(&def)?;
     crate::constraints::definition::add_foreign_keys(cx, &mut def, &fks)?;
     crate::constraints::checks::add_checks(cx, &mut def, &checks)?;
     crate::constraints::checks::recheck_fk_columns(&def)?;
@@ -641,6 +648,26 @@ pub(crate) fn index_comment(opts: &[ast::IndexOption], index: &str) -> Result<St
         });
     }
     Ok(comment)
+}
+
+/// The table options the table's engine cannot have: ROW_FORMAT=FIXED on the btree
+/// engine (InnoDB has no fixed-length rows; MySQL 8's strict InnoDB refuses it), 1031.
+pub(crate) fn check_table_options(def: &TableDef) -> Result<()> {
+    if def.engine == "btree" && def.options.row_format.as_deref() == Some("FIXED") {
+        return Err(Error::IllegalCreateOption(def.name.clone()));
+    }
+    Ok(())
+}
+
+/// Whether an index's options hold MySQL 8's `INVISIBLE`, which the parser's token
+/// rewrite turns into the internal index type `USING [INVISIBLE]`
+/// (`parse::token_rewrite::INVISIBLE_INDEX`); `VISIBLE` is the default.
+pub(crate) fn index_invisible(opts: &[ast::IndexOption]) -> bool {
+    opts.iter().any(|o| {
+        matches!(o, ast::IndexOption::Using(ast::IndexType::Custom(id))
+            if id.quote_style == Some(crate::parse::token_rewrite::INTERNAL_QUOTE)
+                && id.value == crate::parse::token_rewrite::INVISIBLE_INDEX)
+    })
 }
 
 /// MySQL's limit on a table's COMMENT (2048 characters, 1628); beyond it MySQL
@@ -966,6 +993,20 @@ pub(crate) fn column_default(e: &ast::Expr, col: &ColumnDef) -> Result<ColumnDef
 /// Column types no index may hold: JSON (3152; MySQL indexes a JSON path through a
 /// generated column instead).
 pub(crate) fn check_key_types(columns: &[ColumnDef], indexes: &[IndexDef]) -> Result<()> {
+    // The primary key, or without one the first UNIQUE key on NOT NULL columns (which
+    // stands in for it, as in MySQL), stays visible: 3522.
+    let effective_primary = indexes.iter().find(|ix| ix.primary).or_else(|| {
+        indexes.iter().find(|ix| {
+            ix.unique
+                && ix
+                    .columns
+                    .iter()
+                    .all(|&c| columns.get(c).is_some_and(|c| !c.nullable))
+        })
+    });
+    if effective_primary.is_some_and(|ix| ix.invisible) {
+        return Err(Error::PrimaryKeyInvisible);
+    }
     for ix in indexes {
         for &c in &ix.columns {
             if let Some(col) = columns.get(c).filter(|c| c.data_type == DataType::Json) {

@@ -571,7 +571,7 @@ pub(crate) fn default_text(c: &strata_types::ColumnDef) -> Value {
 }
 
 fn key_text(def: &TableDef, col: usize) -> &'static str {
-    for ix in &def.indexes {
+    for ix in def.indexes_in_shown_order() {
         if ix.columns.first() == Some(&col) {
             if ix.primary {
                 return "PRI";
@@ -693,10 +693,11 @@ fn show_index(cx: &ExecCtx, db: &str, t: &str, out: &mut dyn QueryOutput) -> Res
     let rows_est = table.as_ref().map_or(0, |t| t.status().rows as i64);
     let defs: Vec<_> = table.iter().map(|t| t.def().clone()).collect();
     let mut rows = Vec::new();
-    for (ix, def) in defs
-        .iter()
-        .flat_map(|d| d.indexes.iter().map(move |ix| (ix, d)))
-    {
+    for (ix, def) in defs.iter().flat_map(|d| {
+        d.indexes_in_shown_order()
+            .into_iter()
+            .map(move |ix| (ix, d))
+    }) {
         for (seq, &c) in ix.columns.iter().enumerate() {
             let col = &def.columns[c];
             rows.push(vec![
@@ -717,7 +718,7 @@ fn show_index(cx: &ExecCtx, db: &str, t: &str, out: &mut dyn QueryOutput) -> Res
                 s("BTREE"),
                 s(""),
                 s(&ix.comment),
-                s("YES"),
+                s(if ix.invisible { "NO" } else { "YES" }),
                 Value::Null,
             ]);
         }
@@ -937,7 +938,7 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
         push_comment(&mut l, &c.comment);
         lines.push(l);
     }
-    for ix in &def.indexes {
+    for ix in def.indexes_in_shown_order() {
         let cols = ix
             .columns
             .iter()
@@ -952,6 +953,10 @@ pub fn show_create_table(def: &TableDef, next_auto: u64) -> String {
             format!("  KEY {} ({cols})", quote_ident(&ix.name))
         };
         push_comment(&mut l, &ix.comment);
+        if ix.invisible {
+            // MySQL 8's form: a server before 8.0 reads the key as visible.
+            l.push_str(" /*!80000 INVISIBLE */");
+        }
         lines.push(l);
     }
     lines.extend(crate::constraints::show::create_lines(def));
