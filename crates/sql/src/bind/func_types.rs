@@ -254,6 +254,32 @@ pub fn cast_target(dt: &ast::DataType) -> Result<(CastFn, SType, Collation)> {
     })
 }
 
+/// `CAST(x AS CHAR[(n)] CHARACTER SET cs)` / `CONVERT(x, CHAR[(n)] CHARACTER SET cs)`:
+/// `CHARACTER SET binary` makes it `BINARY[(n)]` (as in MySQL); a utf8 character set is
+/// `CHAR[(n)]`; any other character set is what [`convert_using`] says of it (1235 for
+/// the ones Strata does not keep text in, 1115 unknown).
+pub fn cast_target_with_charset(
+    dt: &ast::DataType,
+    charset: &str,
+) -> Result<(CastFn, SType, Collation)> {
+    let ast::DataType::Char(len) = dt else {
+        return Err(Error::NotSupported(format!(
+            "CAST AS {dt} CHARACTER SET {charset}"
+        )));
+    };
+    if charset.eq_ignore_ascii_case("binary") {
+        let n = match len {
+            Some(ast::CharacterLength::IntegerLength { length, .. }) => {
+                Some((*length).min(u32::MAX as u64) as u32)
+            }
+            _ => None,
+        };
+        return Ok((CastFn::Binary(n), SType::Binary, Collation::Binary));
+    }
+    convert_using(charset)?;
+    cast_target(dt)
+}
+
 /// CONVERT(x USING charset): text in that character set's default collation.
 pub fn convert_using(charset: &str) -> Result<(CastFn, SType, Collation)> {
     match charset.to_ascii_lowercase().as_str() {
@@ -352,5 +378,29 @@ mod tests {
         assert_eq!(convert_using("latin1").unwrap_err().code(), 1235);
         assert_eq!(convert_using("nope").unwrap_err().code(), 1115);
         assert_eq!(convert_using("binary").unwrap().1, SType::Binary);
+        let char3 = D::Char(Some(ast::CharacterLength::IntegerLength {
+            length: 3,
+            unit: None,
+        }));
+        assert_eq!(
+            cast_target_with_charset(&char3, "BINARY").unwrap().0,
+            CastFn::Binary(Some(3))
+        );
+        assert_eq!(
+            cast_target_with_charset(&char3, "utf8mb4").unwrap().0,
+            CastFn::Char(Some(3))
+        );
+        assert_eq!(
+            cast_target_with_charset(&D::Char(None), "latin1")
+                .unwrap_err()
+                .code(),
+            1235
+        );
+        assert_eq!(
+            cast_target_with_charset(&D::Char(None), "koi8")
+                .unwrap_err()
+                .code(),
+            1115
+        );
     }
 }

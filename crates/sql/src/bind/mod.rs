@@ -1212,6 +1212,9 @@ impl<'a> Binder<'a> {
                 let (f, t, c) = match (data_type, charset) {
                     (Some(dt), None) => func_types::cast_target(dt)?,
                     (None, Some(cs)) => func_types::convert_using(&cs.to_string())?,
+                    (Some(dt), Some(cs)) => {
+                        func_types::cast_target_with_charset(dt, &cs.to_string())?
+                    }
                     _ => return Err(Error::NotSupported(format!("expression {e}"))),
                 };
                 let (x, from, _) = if is_number_type(t) {

@@ -28,6 +28,9 @@
 //! - MySQL 8.0.19's `TABLE t` (a query body: at the start, in parentheses, after
 //!   UNION/EXCEPT/INTERSECT [ALL|DISTINCT]) becomes `SELECT * FROM t`, which is what it
 //!   means (its ORDER BY and LIMIT follow unchanged);
+//! - `CAST(x AS CHAR[(n)] CHARACTER SET cs)` (or `CHARSET cs`) becomes
+//!   `CONVERT(x, CHAR[(n)] CHARACTER SET cs)`, the form sqlparser reads with a character
+//!   set;
 //! - `CHARSET x`, MySQL's synonym of `CHARACTER SET x` (a column's), becomes
 //!   `CHARACTER SET x`; sqlparser reads the synonym only as a
 //!   table option. `CHARSET(expr)` the function, `CHARSET = x` and `SHOW CHARSET` stay.
@@ -327,6 +330,33 @@ fn operand_end(tokens: &[TokenWithSpan], i: usize) -> Option<usize> {
     }
 }
 
+/// The position of the `AS` in `CAST ( x AS CHAR [(n)] CHARACTER SET|CHARSET cs )` whose
+/// `(` is at `open`: the cast that becomes `CONVERT(x, CHAR … CHARACTER SET cs)`.
+fn cast_with_charset(tokens: &[TokenWithSpan], open: usize) -> Option<usize> {
+    let end = group_end(tokens, open)?;
+    let mut depth = 0i32;
+    let mut as_at = None;
+    for (k, t) in tokens.iter().enumerate().take(end).skip(open) {
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            tok if depth == 1 && word_is(tok, "AS") => as_at = Some(k),
+            _ => {}
+        }
+    }
+    let as_at = as_at?;
+    let ty = next_solid(tokens, as_at + 1)?;
+    if !word_is(&tokens[ty].token, "CHAR") {
+        return None;
+    }
+    let mut after = next_solid(tokens, ty + 1)?;
+    if tokens[after].token == Token::LParen {
+        after = next_solid(tokens, group_end(tokens, after)?)?;
+    }
+    let t = &tokens[after].token;
+    (word_is(t, "CHARACTER") || word_is(t, "CHARSET")).then_some(as_at)
+}
+
 /// Applies the rewrites; None when nothing changed.
 pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
     let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len() + 8);
@@ -433,6 +463,15 @@ pub fn rewrite(tokens: &[TokenWithSpan]) -> Option<Vec<TokenWithSpan>> {
                     }
                     i += 1;
                     continue;
+                }
+                if up == "CAST" && next_tok == Some(&Token::LParen) {
+                    if let Some(as_at) = next.and_then(|open| cast_with_charset(tokens, open)) {
+                        changed = true;
+                        comma_at[as_at] = true;
+                        out.push(wrap(Token::make_keyword("CONVERT")));
+                        i += 1;
+                        continue;
+                    }
                 }
                 if up == "INVISIBLE" && index_visibility_keyword(tokens, i) {
                     changed = true;
@@ -610,6 +649,10 @@ mod tests {
             "CREATE TABLE t (a VARCHAR(5) CHARACTER SET latin1)"
         );
         assert_eq!(sql("SELECT CHARSET(x)"), "SELECT CHARSET(x)");
+        assert_eq!(
+            sql("SELECT CAST(a + (1) AS CHAR(3) CHARSET binary), CAST(b AS CHAR CHARACTER SET utf8mb4), CAST(c AS CHAR(2))"),
+            "SELECT CONVERT(a + (1), CHAR(3) CHARACTER SET binary), CONVERT(b, CHAR CHARACTER SET utf8mb4), CAST(c AS CHAR(2))"
+        );
         assert_eq!(
             sql("TABLE t ORDER BY a LIMIT 2"),
             "SELECT * FROM t ORDER BY a LIMIT 2"
