@@ -12,6 +12,7 @@
 use super::frame::{self, Peers, RangeKey, Resolved};
 use crate::bind::window::call::count_value;
 use crate::bind::window::{WinFunc, WindowCall, WindowPlan};
+use crate::bind::AggFunc;
 use crate::exec::aggregate::{finish_state, new_state, update_state};
 use crate::expr::{sort_compare, EvalCtx};
 use std::cmp::Ordering;
@@ -193,12 +194,12 @@ impl<'a> Run<'a> {
                 | WinFunc::NthValue
                 | WinFunc::Aggregate
         );
-        let values = match call.args.first() {
-            Some(e) if reads_values => rows
-                .iter()
-                .map(|r| e.eval(r, ecx))
-                .collect::<Result<Vec<_>>>()?,
-            _ => vec![],
+        let values = if reads_values {
+            rows.iter()
+                .map(|r| arg_value(call, r, ecx))
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            vec![]
         };
         Ok(Run {
             call,
@@ -325,6 +326,24 @@ impl<'a> Run<'a> {
         }
         Ok(())
     }
+}
+
+/// A call's first argument at `row` (NULL for COUNT(*), which has none). A bit
+/// aggregate reads a string as an unsigned integer, as grouping does
+/// (`exec::aggregate::eval_inputs`): its leading digits, warning 1292 when cut.
+pub(super) fn arg_value(call: &WindowCall, row: &[Value], ecx: &EvalCtx) -> Result<Value> {
+    let Some(e) = call.args.first() else {
+        return Ok(Value::Null);
+    };
+    let v = e.eval(row, ecx)?;
+    let bits = call
+        .agg
+        .as_ref()
+        .is_some_and(|a| matches!(a.func, AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor));
+    Ok(match v {
+        Value::Bytes(_) if bits => Value::UInt(crate::expr::int_context::uint_arg(&v, ecx)),
+        v => v,
+    })
 }
 
 /// The bucket (from 1) of position `j` when `m` rows are dealt into `buckets` buckets

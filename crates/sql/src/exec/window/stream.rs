@@ -21,7 +21,7 @@
 //! [`super::external`]): the block's columns first, then bookkeeping the expressions do
 //! not read.
 
-use super::eval::{count_arg, ntile};
+use super::eval::{arg_value, count_arg, ntile};
 use super::frame::{self, is_before, shifted, At, Resolved};
 use crate::bind::window::Unit;
 use crate::bind::window::{WinFunc, WindowCall};
@@ -340,12 +340,7 @@ pub fn evaluate(
             _ => CallState::None,
         });
     }
-    let value = |call: &WindowCall, row: &[Value]| -> Result<Value> {
-        match call.args.first() {
-            Some(e) => e.eval(row, ecx),
-            None => Ok(Value::Null),
-        }
-    };
+    let value = |call: &WindowCall, row: &[Value]| arg_value(call, row, ecx);
 
     let mut prev: Option<Vec<Value>> = None;
     // Bytes of argument values the sliding calls' queues hold together.
