@@ -158,10 +158,16 @@ impl Session {
     /// The session's clock as @@timestamp reads it: seconds since the epoch, with the
     /// microseconds of a fractional SET TIMESTAMP.
     pub(crate) fn timestamp_value(&self) -> Value {
+        // A DOUBLE with microseconds, as MySQL 8 (`1700000000.500000`; the binder shows
+        // it with six decimals).
         match self.fixed_time {
-            Some((secs, 0)) => Value::Int(secs),
             Some((secs, micro)) => Value::Double(secs as f64 + micro as f64 / 1e6),
-            None => Value::Int(strata_types::DateTime::now().to_unix()),
+            None => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default();
+                Value::Double(now.as_secs() as f64 + now.subsec_micros() as f64 / 1e6)
+            }
         }
     }
 

@@ -1594,6 +1594,10 @@ impl<'a> Binder<'a> {
         let ty = match value {
             Some(Value::Int(_)) => SType::Int,
             Some(Value::UInt(_)) => SType::UInt,
+            // MySQL shows @@timestamp with its six digits of microseconds.
+            Some(Value::Double(_)) if matches!(&b.0, Expr::SystemVariable { name, .. } if name == "timestamp") => {
+                SType::Double(6)
+            }
             Some(Value::Double(_)) => SType::DOUBLE,
             Some(Value::Decimal(d)) => SType::Decimal(d.shown),
             _ => b.1,
