@@ -865,14 +865,22 @@ pub(crate) fn add_factor(
     // made of them holds coarser types: `bind::column_meta` sends these).
     let mut metas = None;
     let (alias, db, handle, slot): (String, String, Arc<dyn strata_engine::Table>, _) = match f {
-        ast::TableFactor::Table { name, alias, .. } => {
+        ast::TableFactor::Table {
+            name,
+            alias,
+            index_hints,
+            ..
+        } => {
             let (db, table, rel) = planner.relation(name)?;
             let alias = alias
                 .as_ref()
                 .map(|a| a.name.value.clone())
                 .unwrap_or(table);
             match rel {
-                Relation::Engine(handle) => (alias, db, handle, None),
+                Relation::Engine(handle) => {
+                    check_index_hints(index_hints, &handle.def())?;
+                    (alias, db, handle, None)
+                }
                 Relation::Cte {
                     table,
                     slot,
@@ -918,6 +926,25 @@ pub(crate) fn add_factor(
     if let Some(t) = scope.tables.last_mut() {
         t.slot = slot;
         t.source_meta = metas;
+    }
+    Ok(())
+}
+
+/// `USE|FORCE|IGNORE INDEX (…)` may name only the table's visible indexes (`PRIMARY` for
+/// its primary key): another name is 1176, as in MySQL. The hints themselves are taken
+/// as hints: the optimizer's own choice stands.
+fn check_index_hints(hints: &[ast::TableIndexHints], def: &strata_types::TableDef) -> Result<()> {
+    for name in hints.iter().flat_map(|h| &h.index_names) {
+        let known = def
+            .indexes
+            .iter()
+            .any(|ix| !ix.invisible && ix.name.eq_ignore_ascii_case(&name.value));
+        if !known {
+            return Err(Error::NoSuchIndex {
+                index: name.value.clone(),
+                table: def.name.clone(),
+            });
+        }
     }
     Ok(())
 }
