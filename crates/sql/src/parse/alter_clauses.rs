@@ -148,25 +148,9 @@ fn as_string(t: &Token) -> Option<Token> {
 
 /// Table options that take no value.
 const BARE_OPTIONS: [&str; 1] = ["FORCE"];
-/// Table options with a value, as their first word.
-const VALUE_OPTIONS: [&str; 16] = [
-    "ENGINE",
-    "COMMENT",
-    "CHARSET",
-    "COLLATE",
-    "ROW_FORMAT",
-    "KEY_BLOCK_SIZE",
-    "STATS_PERSISTENT",
-    "STATS_AUTO_RECALC",
-    "STATS_SAMPLE_PAGES",
-    "PACK_KEYS",
-    "CHECKSUM",
-    "DELAY_KEY_WRITE",
-    "MAX_ROWS",
-    "MIN_ROWS",
-    "AVG_ROW_LENGTH",
-    "COMPRESSION",
-];
+/// Table options with a value, as their first word: these and the metadata-only ones
+/// `strata_types::table_options` owns (ROW_FORMAT, STATS_PERSISTENT, …).
+const VALUE_OPTIONS: [&str; 4] = ["ENGINE", "COMMENT", "CHARSET", "COLLATE"];
 
 /// Reads a run of table options (`ENGINE=InnoDB COMMENT 'x'`) into `[NAME] = value`
 /// pairs; None when `toks` is not only table options.
@@ -185,7 +169,11 @@ fn table_options(toks: &[&Token]) -> Option<Vec<(String, Token)>> {
             out.push((b.to_string(), Token::Number("1".into(), false)));
             i += 1;
             continue;
-        } else if let Some(v) = VALUE_OPTIONS.iter().find(|v| is(t, v)) {
+        } else if let Some(v) = VALUE_OPTIONS
+            .iter()
+            .chain(strata_types::table_options::TABLE_OPTION_NAMES.iter())
+            .find(|v| is(t, v))
+        {
             i += 1;
             v.to_string()
         } else {
@@ -243,6 +231,11 @@ fn alter_enforced(toks: &[&Token]) -> Option<(String, Token)> {
     ))
 }
 
+/// `VISIBLE` or `INVISIBLE`, as written in upper case.
+fn visibility(t: &Token) -> Option<&'static str> {
+    ["VISIBLE", "INVISIBLE"].into_iter().find(|v| is(t, v))
+}
+
 /// `ALTER [COLUMN] c SET VISIBLE|INVISIBLE` as its option.
 fn alter_visibility(toks: &[&Token]) -> Option<(String, Token)> {
     let rest = match toks {
@@ -253,13 +246,7 @@ fn alter_visibility(toks: &[&Token]) -> Option<(String, Token)> {
     let [name, set, state] = rest else {
         return None;
     };
-    let state = if is(state, "VISIBLE") {
-        "VISIBLE"
-    } else if is(state, "INVISIBLE") {
-        "INVISIBLE"
-    } else {
-        return None;
-    };
+    let state = visibility(state)?;
     if !is(set, "SET") {
         return None;
     }
@@ -278,13 +265,7 @@ fn alter_index_visibility(toks: &[&Token]) -> Option<(String, Token)> {
     if !is(a, "ALTER") || !is(index, "INDEX") {
         return None;
     }
-    let state = if is(state, "VISIBLE") {
-        "VISIBLE"
-    } else if is(state, "INVISIBLE") {
-        "INVISIBLE"
-    } else {
-        return None;
-    };
+    let state = visibility(state)?;
     let name = word(name)?.value.clone();
     Some((
         INDEX_VISIBILITY.into(),

@@ -878,7 +878,7 @@ pub(crate) fn add_factor(
                 .unwrap_or(table);
             match rel {
                 Relation::Engine(handle) => {
-                    check_index_hints(index_hints, &handle.def())?;
+                    check_index_hints(index_hints, handle.def())?;
                     (alias, db, handle, None)
                 }
                 Relation::Cte {
