@@ -105,6 +105,11 @@ fn index_visibility_keyword(tokens: &[TokenWithSpan], i: usize) -> bool {
         .map(|t| &t.token)
         .filter(|t| !matches!(t, Token::Whitespace(_)))
         .collect();
+    // The visibility follows the key's column list: before it, `INVISIBLE` is the
+    // index's name (`KEY invisible (a)`, `CREATE INDEX invisible ON t (a)`).
+    if !solid.contains(&&Token::RParen) {
+        return false;
+    }
     let mut words = solid.as_slice();
     if let [c, rest @ ..] = words {
         if word_is(c, "CREATE") {
@@ -634,7 +639,19 @@ mod tests {
             sql("ALTER TABLE d.t ADD INDEX k (a) INVISIBLE, ADD COLUMN c INT INVISIBLE"),
             "ALTER TABLE d.t ADD INDEX k (a) USING [INVISIBLE], ADD COLUMN c INT INVISIBLE"
         );
-        // A quoted `INVISIBLE` is a name.
+        // An index or a column named `invisible`, quoted or not, is a name.
+        assert_eq!(
+            sql("CREATE INDEX invisible ON t (a)"),
+            "CREATE INDEX invisible ON t(a)"
+        );
+        assert_eq!(
+            sql("CREATE TABLE t (invisible INT, KEY invisible (invisible) INVISIBLE)"),
+            "CREATE TABLE t (invisible INT, KEY invisible (invisible) USING [INVISIBLE])"
+        );
+        assert_eq!(
+            sql("ALTER TABLE t ADD INDEX invisible (a)"),
+            "ALTER TABLE t ADD INDEX invisible (a)"
+        );
         assert_eq!(
             sql("CREATE TABLE t (`invisible` INT, KEY (`invisible`))"),
             "CREATE TABLE t (`invisible` INT, KEY (`invisible`))"
