@@ -430,6 +430,13 @@ pub enum AggFunc {
     Grouping,
 }
 
+impl AggFunc {
+    /// BIT_AND, BIT_OR, BIT_XOR: they read their argument as an unsigned integer.
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct AggSpec {
     pub func: AggFunc,

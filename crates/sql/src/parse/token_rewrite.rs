@@ -63,6 +63,14 @@ const COMPOUND: [(&str, &str, &str); 11] = [
 /// The internal index type an index's `INVISIBLE` becomes (`USING [INVISIBLE]`).
 pub const INVISIBLE_INDEX: &str = "INVISIBLE";
 
+/// Whether position `i` is among a CREATE or ALTER statement's definitions: the
+/// statement starts with one of them and no SELECT comes before `i`.
+fn in_definitions(tokens: &[TokenWithSpan], i: usize) -> bool {
+    let first = next_solid(tokens, 0).map(|f| &tokens[f].token);
+    let ddl = first.is_some_and(|f| word_is(f, "CREATE") || word_is(f, "ALTER"));
+    ddl && !tokens[..i].iter().any(|t| word_is(&t.token, "SELECT"))
+}
+
 /// Words that start an index's definition (after `ADD` in ALTER TABLE).
 const INDEX_START: [&str; 7] = [
     "INDEX",
@@ -78,9 +86,7 @@ const INDEX_START: [&str; 7] = [
 /// ALTER before any SELECT, the definition it ends (back to the `,` or `(` that opens it
 /// at its depth) is an index's, or the statement is CREATE [UNIQUE] INDEX.
 fn index_visibility_keyword(tokens: &[TokenWithSpan], i: usize) -> bool {
-    let first = next_solid(tokens, 0).map(|f| &tokens[f].token);
-    let ddl = first.is_some_and(|f| word_is(f, "CREATE") || word_is(f, "ALTER"));
-    if !ddl || tokens[..i].iter().any(|t| word_is(&t.token, "SELECT")) {
+    if !in_definitions(tokens, i) {
         return false;
     }
     let mut depth = 0i32;
@@ -196,9 +202,7 @@ const OPTION_AFTER: [&str; 22] = [
 /// CREATE or ALTER before any SELECT, after a definition's text and before its end or
 /// another option.
 fn visibility_keyword(tokens: &[TokenWithSpan], i: usize, prev: Option<&Token>) -> bool {
-    let first = next_solid(tokens, 0).map(|f| &tokens[f].token);
-    let ddl = first.is_some_and(|f| word_is(f, "CREATE") || word_is(f, "ALTER"));
-    if !ddl || tokens[..i].iter().any(|t| word_is(&t.token, "SELECT")) {
+    if !in_definitions(tokens, i) {
         return false;
     }
     let after_name = match prev {

@@ -405,9 +405,7 @@ fn bind_with(
     };
     if let Some(func) = agg_func {
         crate::bind::refuse_time_extreme(func, arg_ty, "MIN/MAX() OVER")?;
-        if matches!(func, AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor)
-            && arg_ty == SType::Binary
-        {
+        if func.is_bitwise() && arg_ty == SType::Binary {
             // As grouped: MySQL 8 works bytewise on binary strings, not written yet.
             return Err(Error::NotSupported(format!(
                 "{}() OVER of a binary string",

@@ -12,7 +12,6 @@
 use super::frame::{self, Peers, RangeKey, Resolved};
 use crate::bind::window::call::count_value;
 use crate::bind::window::{WinFunc, WindowCall, WindowPlan};
-use crate::bind::AggFunc;
 use crate::exec::aggregate::{finish_state, new_state, update_state};
 use crate::expr::{sort_compare, EvalCtx};
 use std::cmp::Ordering;
@@ -336,10 +335,7 @@ pub(super) fn arg_value(call: &WindowCall, row: &[Value], ecx: &EvalCtx) -> Resu
         return Ok(Value::Null);
     };
     let v = e.eval(row, ecx)?;
-    let bits = call
-        .agg
-        .as_ref()
-        .is_some_and(|a| matches!(a.func, AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor));
+    let bits = call.agg.as_ref().is_some_and(|a| a.func.is_bitwise());
     Ok(match v {
         Value::Bytes(_) if bits => Value::UInt(crate::expr::int_context::uint_arg(&v, ecx)),
         v => v,
