@@ -22,6 +22,7 @@ pub mod infoschema_programs;
 pub mod key_format;
 pub mod processes;
 pub mod rebuild_fill;
+mod redefine;
 pub mod routines;
 pub mod rowsource;
 pub mod stats;
@@ -165,6 +166,16 @@ pub struct Catalog {
 pub struct Rebuild {
     pub handle: Arc<dyn Table>,
     file: String,
+    /// Other tables that take a new definition in the same catalog write (children
+    /// whose foreign keys follow a renamed parent column or table).
+    followers: Vec<(Arc<dyn Table>, TableDef)>,
+}
+
+impl Rebuild {
+    /// Other tables (and their new definitions) that change in the commit's write.
+    pub fn follow(&mut self, followers: Vec<(Arc<dyn Table>, TableDef)>) {
+        self.followers = followers;
+    }
 }
 
 /// Databases every MySQL server shows and that cannot be created or dropped. `mysql`
@@ -705,7 +716,11 @@ impl Catalog {
             return Err(e);
         }
         match engine.open_table(Arc::new(def.clone()), &stem) {
-            Ok(handle) => Ok(Rebuild { handle, file }),
+            Ok(handle) => Ok(Rebuild {
+                handle,
+                file,
+                followers: Vec::new(),
+            }),
             Err(e) => {
                 let _ = engine.drop_table(def, &stem);
                 st.forget_log(&file);
@@ -798,7 +813,7 @@ impl Catalog {
     /// files, whose contents must be durable already, in one write of the catalog (under
     /// the new definition's name, when the statement also renamed the table); then
     /// removes the old files.
-    pub fn commit_rebuild(&self, old: &Arc<dyn Table>, r: Rebuild) -> Result<()> {
+    pub fn commit_rebuild(&self, old: &Arc<dyn Table>, mut r: Rebuild) -> Result<()> {
         let mut st = self.state.write();
         let (db, name) = (old.def().db.clone(), old.def().name.clone());
         let new_def = r.handle.def().clone();
@@ -829,7 +844,17 @@ impl Catalog {
             self.abort_rebuild(r);
             return Err(e);
         }
+        let followers = std::mem::take(&mut r.followers);
+        let followed = match self.redefine(&mut st, &followers, None) {
+            Ok(f) => f,
+            Err(e) => {
+                drop(st);
+                self.abort_rebuild(r);
+                return Err(e);
+            }
+        };
         let Some(old_entry) = st.dbs.get_mut(&db).and_then(|d| d.tables.remove(&name)) else {
+            followed.undo(&mut st);
             drop(st);
             self.abort_rebuild(r);
             return Err(Error::TableDefChanged);
@@ -849,16 +874,25 @@ impl Catalog {
             file: old_entry.file.clone(),
             def: (*old_def).clone(),
         });
+        // The table's triggers follow it to its new name.
+        let triggers_before = st.triggers.clone();
+        if moved {
+            let to = (new_def.db.clone(), new_def.name.clone());
+            triggers::follow_renames(&mut st, &[((db.clone(), name.clone()), to)]);
+        }
         if let Err(e) = self.persist(&st) {
+            st.triggers = triggers_before;
             st.forget_log(&old_entry.file);
             if let Some(d) = st.dbs.get_mut(&new_def.db) {
                 d.tables.remove(&new_def.name);
             }
             st.dbs.entry(db).or_default().tables.insert(name, old_entry);
+            followed.undo(&mut st);
             drop(st);
             self.abort_rebuild(r);
             return Err(e);
         }
+        followed.retire_old(self);
         self.retire(&old_entry.handle);
         drop(old_entry.handle);
         self.engine(&old_def.engine)?
@@ -869,10 +903,18 @@ impl Catalog {
 
     /// Gives table `old` a new definition over the same files (a change no row's bytes
     /// depend on: names, defaults, comment, AUTO_INCREMENT of `btree`), possibly under a
-    /// new name or database, in one write of the catalog.
-    pub fn alter_in_place(&self, old: &Arc<dyn Table>, def: TableDef) -> Result<()> {
+    /// new name or database, in one write of the catalog, together with `followers`:
+    /// other tables' new definitions (children whose foreign keys follow the change).
+    pub fn alter_in_place(
+        &self,
+        old: &Arc<dyn Table>,
+        def: TableDef,
+        followers: Vec<(Arc<dyn Table>, TableDef)>,
+    ) -> Result<()> {
         let from = (old.def().db.clone(), old.def().name.clone());
-        self.rename_and_redefine(&[(old.clone(), def)], Some(&from))
+        let mut changes = vec![(old.clone(), def)];
+        changes.extend(followers);
+        self.rename_and_redefine(&changes, Some(&from))
     }
 
     /// RENAME TABLE a TO b, c TO d: every pair in order, all in one write or none. Each
@@ -950,26 +992,6 @@ impl Catalog {
         self.rename_and_redefine(&changes, None)
     }
 
-    /// After ALTER TABLE … RENAME of `from` to `to`: the foreign keys of other tables
-    /// that referred to it follow it (one more write of the catalog).
-    pub fn retarget_references(&self, from: &TableName, to: &TableName) -> Result<()> {
-        let st = self.state.read();
-        let mut changes = Vec::new();
-        for d in st.dbs.values() {
-            for e in d.tables.values() {
-                let mut def = (**e.handle.def()).clone();
-                if retarget_foreign_keys(&mut def, &[(from.clone(), to.clone())]) {
-                    changes.push((e.handle.clone(), def));
-                }
-            }
-        }
-        drop(st);
-        if changes.is_empty() {
-            return Ok(());
-        }
-        self.rename_and_redefine(&changes, None)
-    }
-
     /// Reopens each handle's files under its new definition (and name) and records all
     /// of them in one write. `expect` names the table the single change applies to, so
     /// a handle that was replaced meanwhile is refused (1412).
@@ -979,101 +1001,15 @@ impl Catalog {
         expect: Option<&(String, String)>,
     ) -> Result<()> {
         let mut st = self.state.write();
-        // Take every old entry out, checking it is still current.
-        let mut taken: Vec<(String, String, Entry)> = Vec::new();
-        let put_back = |st: &mut State, taken: Vec<(String, String, Entry)>| {
-            for (db, name, e) in taken {
-                st.dbs.entry(db).or_default().tables.insert(name, e);
-            }
-        };
-        for (h, def) in changes {
-            let (db, name) = (h.def().db.clone(), h.def().name.clone());
-            let current = st
-                .dbs
-                .get(&db)
-                .and_then(|d| d.tables.get(&name))
-                .is_some_and(|e| Arc::ptr_eq(&e.handle, h));
-            if !current {
-                put_back(&mut st, taken);
-                return Err(match expect {
-                    Some(_) => Error::TableDefChanged,
-                    None => Error::NoSuchTable { db, table: name },
-                });
-            }
-            if let Some(e) = st.dbs.get_mut(&db).and_then(|d| d.tables.remove(&name)) {
-                taken.push((db, name, e));
-            }
-            let _ = def;
-        }
-        for (_, def) in changes {
-            let clash = st.dbs.get(&def.db).is_some_and(|d| {
-                d.tables.contains_key(&def.name) || d.views.contains_key(&def.name)
-            });
-            if clash || !st.dbs.contains_key(&def.db) {
-                put_back(&mut st, taken);
-                return Err(if clash {
-                    Error::TableExists(def.name.clone())
-                } else {
-                    Error::UnknownDatabase(def.db.clone())
-                });
-            }
-        }
-        // Flush each old handle so the reopened one reads what it wrote, then reopen.
-        let mut opened: Vec<Arc<dyn Table>> = Vec::new();
-        for ((h, def), (_, _, e)) in changes.iter().zip(&taken) {
-            let reopened = h.flush().and_then(|()| {
-                self.engine(&def.engine)?
-                    .open_table(Arc::new(def.clone()), &self.datadir.join(&e.file))
-            });
-            match reopened {
-                Ok(n) => opened.push(n),
-                Err(err) => {
-                    put_back(&mut st, taken);
-                    return Err(err);
-                }
-            }
-        }
-        let mut old_handles = Vec::new();
-        let mut placed: Vec<(String, String)> = Vec::new();
-        for ((_, def), ((_, _, e), n)) in changes.iter().zip(taken.iter().zip(opened)) {
-            st.dbs.entry(def.db.clone()).or_default().tables.insert(
-                def.name.clone(),
-                Entry {
-                    handle: n,
-                    file: e.file.clone(),
-                    key_format: e.key_format,
-                },
-            );
-            placed.push((def.db.clone(), def.name.clone()));
-            old_handles.push(e.handle.clone());
-        }
-        let renames: Vec<(TableName, TableName)> = taken
-            .iter()
-            .zip(changes)
-            .map(|((db, name, _), (_, def))| {
-                (
-                    (db.clone(), name.clone()),
-                    (def.db.clone(), def.name.clone()),
-                )
-            })
-            .collect();
+        let swapped = self.redefine(&mut st, changes, expect)?;
         let triggers_before = st.triggers.clone();
-        triggers::follow_renames(&mut st, &renames);
+        triggers::follow_renames(&mut st, &swapped.renames);
         if let Err(err) = self.persist(&st) {
             st.triggers = triggers_before;
-            for (db, name) in placed {
-                if let Some(d) = st.dbs.get_mut(&db) {
-                    d.tables.remove(&name);
-                }
-            }
-            // The files are unchanged, so the old handles are still right for them.
-            put_back(&mut st, taken);
+            swapped.undo(&mut st);
             return Err(err);
         }
-        drop(taken);
-        for h in &old_handles {
-            self.retire(h);
-        }
+        swapped.retire_old(self);
         Ok(())
     }
 

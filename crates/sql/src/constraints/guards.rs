@@ -31,6 +31,23 @@ pub fn referencing(cx: &ExecCtx, db: &str, name: &str) -> Vec<(String, String, F
     out
 }
 
+/// The other tables with a foreign key that refers to `db`.`name`.
+fn referencing_tables(cx: &ExecCtx, db: &str, name: &str) -> Vec<Arc<dyn Table>> {
+    let mut out = Vec::new();
+    for d in cx.catalog.databases() {
+        for t in cx.catalog.tables(&d).unwrap_or_default() {
+            let def = t.def();
+            if (def.db == db && def.name == name)
+                || !def.foreign_keys.iter().any(|f| f.references(db, name))
+            {
+                continue;
+            }
+            out.push(t);
+        }
+    }
+    out
+}
+
 /// DROP TABLE of `db`.`name`, dropping `also` in the same statement: refused (3730)
 /// while a table not being dropped refers to it, unless foreign_key_checks=0.
 pub fn check_drop(cx: &ExecCtx, db: &str, name: &str, also: &[(String, String)]) -> Result<()> {
@@ -77,9 +94,17 @@ pub struct AlterConstraints {
     pub enforce: Vec<(String, bool)>,
 }
 
+/// What [`reconcile_alter`] found beyond the new definition.
+pub struct Reconciled {
+    /// It added an index to the new definition (the table must then be rebuilt).
+    pub added_index: bool,
+    /// Tables whose foreign keys refer to this one, with the new definitions that
+    /// follow its renamed columns or name: written in the same catalog write as it.
+    pub followers: Vec<(Arc<dyn Table>, TableDef)>,
+}
+
 /// Carries `old`'s constraints over to `new` (built by ALTER TABLE, `sources[j]` the old
 /// position of new column j), applies `ask`, and checks that nothing is left dangling.
-/// Returns true when it added an index to `new` (the table must then be rebuilt).
 pub fn reconcile_alter(
     cx: &ExecCtx,
     handle: &Arc<dyn Table>,
@@ -87,7 +112,7 @@ pub fn reconcile_alter(
     new: &mut TableDef,
     sources: &[Option<usize>],
     ask: &AlterConstraints,
-) -> Result<bool> {
+) -> Result<Reconciled> {
     let new_name = |i: usize| -> Option<String> {
         sources
             .iter()
@@ -190,32 +215,40 @@ pub fn reconcile_alter(
             "changing the engine of a table with foreign keys".into(),
         ));
     }
-    // The table as a parent: other tables' keys must still find their columns and index.
-    for (cdb, cname, fk) in referencing(cx, &old.db, &old.name) {
-        for c in &fk.parent_columns {
-            match old_pos(c).map(|i| (i, new_name(i))) {
-                Some((_, None)) => {
-                    return Err(Error::FkColumnCannotDropChild {
-                        column: c.clone(),
-                        constraint: fk.name.clone(),
-                        table: cname.clone(),
-                    })
-                }
-                Some((i, Some(n))) if n != old.columns[i].name => {
-                    return Err(Error::NotSupported(format!(
-                        "renaming column '{c}', which foreign key '{}' of table '{cname}' refers to",
-                        fk.name
-                    )))
-                }
-                _ => {}
+    // The table as a parent: other tables' keys must still find their columns and an
+    // index, and follow renamed columns (and a renamed table) in the same catalog write.
+    let mut followers = Vec::new();
+    for child in referencing_tables(cx, &old.db, &old.name) {
+        let mut def = (**child.def()).clone();
+        for fk in def.foreign_keys.iter_mut() {
+            if !fk.references(&old.db, &old.name) {
+                continue;
             }
+            for c in fk.parent_columns.iter_mut() {
+                match old_pos(c).map(new_name) {
+                    Some(None) => {
+                        return Err(Error::FkColumnCannotDropChild {
+                            column: c.clone(),
+                            constraint: fk.name.clone(),
+                            table: def.name.clone(),
+                        })
+                    }
+                    Some(Some(n)) => *c = n,
+                    None => {}
+                }
+            }
+            fk.parent_db = new.db.clone();
+            fk.parent_table = new.name.clone();
         }
-        if new.db != old.db || new.name != old.name {
-            // Renaming a parent is RENAME TABLE's job, which keeps the references.
-            continue;
+        for fk in def
+            .foreign_keys
+            .iter()
+            .filter(|f| f.references(&new.db, &new.name))
+        {
+            check_kept(&def, fk, new, old)?;
         }
-        if let Ok(child) = cx.catalog.table(&cdb, &cname) {
-            check_kept(&child.def().clone(), &fk, new, old)?;
+        if def != **child.def() {
+            followers.push((child, def));
         }
     }
     // The table as a child: its own keys still need their index and matching parents.
@@ -249,7 +282,10 @@ pub fn reconcile_alter(
         .map(|c| c.name.clone())
         .collect();
     validate_rows(cx, handle, new, sources, had_fks, had_checks, &now_enforced)?;
-    Ok(new.indexes.len() != before)
+    Ok(Reconciled {
+        added_index: new.indexes.len() != before,
+        followers,
+    })
 }
 
 /// A parent-side check after ALTER: the child's key still matches `parent` (3780), and

@@ -783,6 +783,7 @@ fn rebuild_temporary(
     let auto_increment = w.auto_increment;
     let (mut def, sources, mut w) = w.finish(old)?;
     let cons = std::mem::take(&mut w.cons);
+    // A temporary table has no foreign keys and none refers to it: no followers.
     crate::constraints::guards::reconcile_alter(cx, handle, old, &mut def, &sources, &cons)?;
     crate::statements::temporary::check_def(&def)?;
     def.instant = None;
@@ -1115,12 +1116,15 @@ fn not_supported(what: &str, reason: &str, try_instead: &str) -> Error {
 fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Result<Outcome> {
     let (mut def, sources, mut w) = w.finish(old)?;
     let cons = std::mem::take(&mut w.cons);
-    if crate::constraints::guards::reconcile_alter(cx, handle, old, &mut def, &sources, &cons)? {
+    let reconciled =
+        crate::constraints::guards::reconcile_alter(cx, handle, old, &mut def, &sources, &cons)?;
+    if reconciled.added_index {
         // An index for a new foreign key's columns.
         w.needs("ADD INDEX");
     }
+    let followers = reconciled.followers;
     if online_candidate(&w, old, &def) {
-        if let Some(done) = add_indexes_online(cx, handle, &def, old, w.lock)? {
+        if let Some(done) = add_indexes_online(cx, handle, &def, old, w.lock, &followers)? {
             return Ok(done);
         }
     }
@@ -1198,18 +1202,9 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
             return Err(Error::TableExists(def.name.clone()));
         }
     }
-    let renamed = (def.db != old.db || def.name != old.name).then(|| {
-        (
-            (old.db.clone(), old.name.clone()),
-            (def.db.clone(), def.name.clone()),
-        )
-    });
     if w.rebuild.is_empty() || instant {
         if *old != def {
-            cx.catalog.alter_in_place(handle, def)?;
-        }
-        if let Some((from, to)) = renamed {
-            cx.catalog.retarget_references(&from, &to)?;
+            cx.catalog.alter_in_place(handle, def, followers)?;
         }
         return Ok(Outcome::ok(0));
     }
@@ -1220,10 +1215,7 @@ fn run(cx: &mut ExecCtx, handle: &Arc<dyn Table>, w: Work, old: &TableDef) -> Re
     if w.auto_increment.is_none() {
         def.auto_increment_start = handle.status().auto_increment.max(1);
     }
-    let copied = copy_rows(cx, handle, cx.catalog, def, &sources, old)?;
-    if let Some((from, to)) = renamed {
-        cx.catalog.retarget_references(&from, &to)?;
-    }
+    let copied = copy_rows(cx, handle, cx.catalog, def, &sources, old, followers)?;
     Ok(Outcome::ok(copied))
 }
 
@@ -1370,6 +1362,7 @@ fn add_indexes_online(
     def: &TableDef,
     old: &TableDef,
     lock: LockClause,
+    followers: &[(Arc<dyn Table>, TableDef)],
 ) -> Result<Option<Outcome>> {
     use crate::mdl::{MdlDuration, MdlKey, MdlMode, MdlRequest};
     let opts = strata_engine::IndexBuildOptions {
@@ -1401,7 +1394,8 @@ fn add_indexes_online(
     }
     build.finish()?;
     drop(build);
-    cx.catalog.alter_in_place(handle, def.clone())?;
+    cx.catalog
+        .alter_in_place(handle, def.clone(), followers.to_vec())?;
     Ok(Some(Outcome::ok(0)))
 }
 
@@ -1413,8 +1407,10 @@ fn copy_rows(
     def: TableDef,
     sources: &[Option<usize>],
     old: &TableDef,
+    followers: Vec<(Arc<dyn Table>, TableDef)>,
 ) -> Result<u64> {
-    let rebuild = catalog.begin_rebuild(&def)?;
+    let mut rebuild = catalog.begin_rebuild(&def)?;
+    rebuild.follow(followers);
     let convert = RowConverter::new(cx, &def, sources, old)?;
     let renumbered = renumbered_column(&def, sources, old);
     let own_txn = || Txn::new(cx.txn.isolation(), cx.txn.lock_wait_timeout());

@@ -150,7 +150,7 @@ pub fn execute_other(
                 if table.def().auto_increment_start > 1 {
                     let mut def = TableDef::clone(table.def());
                     def.auto_increment_start = 1;
-                    cx.catalog.alter_in_place(&table, def)?;
+                    cx.catalog.alter_in_place(&table, def, Vec::new())?;
                     table = cx.table(&db, &name)?;
                 }
                 let mut locks = TableLocks::default();
