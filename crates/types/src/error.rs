@@ -723,6 +723,9 @@ pub enum Error {
     },
     /// 1553: DROP INDEX of the index a foreign key needs.
     FkDropIndex(String),
+    /// 1217: ALTER TABLE … ENGINE to an engine without foreign keys, of a table that
+    /// has one or that one refers to.
+    FkEngineChange,
     /// 1701: TRUNCATE of a table another table's foreign key refers to.
     FkTruncate(String),
     /// 1824: the referenced table does not exist (with foreign_key_checks on).
@@ -987,6 +990,7 @@ impl Error {
             FkIncompatibleColumns { .. } => 3780,
             FkCannotDropParent { .. } => 3730,
             FkDropIndex(_) => 1553,
+            FkEngineChange => 1217,
             FkTruncate(_) => 1701,
             FkCannotOpenParent(_) => 1824,
             FkDuplicateName(_) => 1826,
@@ -1292,7 +1296,7 @@ impl Error {
             1050 => "42S01",
             1054 => "42S22",
             1060 => "42S21",
-            1052 | 1062 | 1048 | 1451 | 1452 => "23000",
+            1052 | 1062 | 1048 | 1217 | 1451 | 1452 => "23000",
             1239 | 1701 => "42000",
             1045 => "28000",
             1046 => "3D000",
@@ -1451,6 +1455,10 @@ impl fmt::Display for Error {
             FkDropIndex(i) => write!(
                 f,
                 "Cannot drop index '{i}': needed in a foreign key constraint"
+            ),
+            FkEngineChange => write!(
+                f,
+                "Cannot delete or update a parent row: a foreign key constraint fails"
             ),
             FkTruncate(c) => write!(
                 f,

@@ -210,15 +210,16 @@ pub fn reconcile_alter(
     }
     new.foreign_keys = fks;
     new.checks = checks;
-    if new.engine != "btree" && !new.foreign_keys.is_empty() {
-        return Err(Error::NotSupported(
-            "changing the engine of a table with foreign keys".into(),
-        ));
+    // Only the btree engine keeps foreign keys: leaving it with one, or while another
+    // table's key refers to this one, is 1217 (MySQL and MariaDB).
+    let children = referencing_tables(cx, &old.db, &old.name);
+    if new.engine != "btree" && (!new.foreign_keys.is_empty() || !children.is_empty()) {
+        return Err(Error::FkEngineChange);
     }
     // The table as a parent: other tables' keys must still find their columns and an
     // index, and follow renamed columns (and a renamed table) in the same catalog write.
     let mut followers = Vec::new();
-    for child in referencing_tables(cx, &old.db, &old.name) {
+    for child in children {
         let mut def = (**child.def()).clone();
         for fk in def.foreign_keys.iter_mut() {
             if !fk.references(&old.db, &old.name) {
