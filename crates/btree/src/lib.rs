@@ -163,6 +163,9 @@ pub(crate) struct Inner {
     /// finished; read views older than it may not use the tree (`BtreeTable::since`).
     /// In memory: no read view survives a restart.
     pub(crate) built_since: Mutex<HashMap<(u32, usize), u64>>,
+    /// Per space: the mark ([`Inner::contents_mark`]) its contents were last written
+    /// anew at; consistent reads with an older view get 1412.
+    pub(crate) contents_since: Mutex<HashMap<u32, u64>>,
     /// Set when purge or the startup sweep had to leave secondary entries behind that
     /// it could not account for: covering reads then always take the clustered record
     /// (`covering.rs`), until a restart's sweep.
@@ -282,6 +285,7 @@ impl BtreeEngine {
             online: RwLock::new(HashMap::new()),
             online_builds: std::sync::atomic::AtomicUsize::new(0),
             built_since: Mutex::new(HashMap::new()),
+            contents_since: Mutex::new(HashMap::new()),
             covering_off: AtomicBool::new(false),
             covering_off_spaces: Mutex::new(Default::default()),
             index_only_records: strata_storage::sync::AtomicU64::new(0),
@@ -1128,6 +1132,21 @@ impl Inner {
         }
         self.log_online(lay.space, key);
         Ok(())
+    }
+
+    /// Marks every tree of `space` as written anew now (a rebuild's copy switched in,
+    /// TRUNCATE): a consistent read whose view is older cannot read it (1412, as
+    /// InnoDB's table definition change check), since the old versions it should see
+    /// are not there. Returns the mark.
+    pub(crate) fn contents_mark(&self, space: u32) -> u64 {
+        let id = self.trx.mark();
+        if self.trx.peek_next_id() >= self.spaces.trx_id_reserved() {
+            if let Err(e) = self.spaces.reserve_trx_ids(self.trx.peek_next_id()) {
+                log_error!("btree: cannot persist the transaction id ceiling: {e}");
+            }
+        }
+        self.contents_since.lock().insert(space, id);
+        id
     }
 
     pub(crate) fn truncate_space(&self, lay: &Layout) -> Result<()> {

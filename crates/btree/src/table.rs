@@ -237,6 +237,9 @@ pub struct BtreeTable {
     /// none). A consistent read whose view is older may not use that index: it holds
     /// entries for the latest versions only (1412, as InnoDB's `index->trx_id`).
     since: Vec<u64>,
+    /// The mark of the table's contents ([`Inner::contents_mark`], 0: none since the
+    /// start): a consistent read whose view is older gets 1412.
+    contents_since: AtomicU64,
 }
 
 const AHI_SHARDS: usize = 64;
@@ -351,7 +354,14 @@ impl BtreeTable {
     pub(crate) fn open(inner: Arc<Inner>, lay: Layout) -> Result<BtreeTable> {
         let ahi = AdaptiveHash::new(inner.st.pool.latch_policy());
         let since = inner.index_since(&lay);
+        let contents_since = inner
+            .contents_since
+            .lock()
+            .get(&lay.space)
+            .copied()
+            .unwrap_or(0);
         let t = BtreeTable {
+            contents_since: AtomicU64::new(contents_since),
             inner,
             lay,
             since,
@@ -493,8 +503,9 @@ impl BtreeTable {
         let requested = cols;
         self.with_trx(txn, |trx| {
             let kind = self.read_kind(txn, trx);
-            if let (Some(&since), ReadKind::Snapshot(v)) = (self.since.get(tree_no), &kind) {
-                if v.low_limit <= since {
+            if let ReadKind::Snapshot(v) = &kind {
+                let since = self.since.get(tree_no).copied().unwrap_or(0);
+                if v.low_limit <= since.max(self.contents_since.load(Ordering::Relaxed)) {
                     return Err(Error::TableDefChanged);
                 }
             }
@@ -1150,6 +1161,7 @@ impl Table for BtreeTable {
 
     fn truncate(&self) -> Result<()> {
         self.inner.truncate_space(&self.lay)?;
+        self.mark_new_contents();
         self.autoinc
             .store(self.lay.def.auto_increment_start.max(1), Ordering::SeqCst);
         self.next_row_id.store(1, Ordering::SeqCst);
@@ -1175,6 +1187,11 @@ impl Table for BtreeTable {
     fn check(&self, txn: &Txn) -> Result<()> {
         let _ = txn;
         crate::check::check_table(&self.inner, &self.lay)
+    }
+
+    fn mark_new_contents(&self) {
+        let id = self.inner.contents_mark(self.lay.space);
+        self.contents_since.store(id, Ordering::Relaxed);
     }
 
     fn retire(&self) {

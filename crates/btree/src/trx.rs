@@ -262,6 +262,14 @@ impl TrxSys {
         self.next_id.load(Ordering::SeqCst)
     }
 
+    /// An id no transaction takes, ordered with every view: views opened before this
+    /// call have `low_limit <= id`, views opened after it `low_limit > id`. DDL marks a
+    /// table's new contents with it (`Inner::contents_mark`).
+    pub fn mark(&self) -> u64 {
+        let _ordered = self.active.write();
+        self.next_id.fetch_add(1, Ordering::SeqCst)
+    }
+
     /// Makes a transaction read-write: gives it an id and registers it as active.
     pub fn begin(&self, first_lsn: u64) -> u64 {
         let mut a = self.active.write();

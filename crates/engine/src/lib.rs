@@ -387,6 +387,12 @@ pub trait Table: Send + Sync {
     /// Writes cached changes of this table to its files.
     fn flush(&self) -> Result<()>;
 
+    /// The table's rows were all written anew (a rebuild's copy about to be switched
+    /// in): a transaction whose consistent snapshot is older than this call cannot read
+    /// it any more and gets 1412 "Table definition has changed", as in MySQL, instead
+    /// of a table that looks empty to it. Engines without snapshots ignore it.
+    fn mark_new_contents(&self) {}
+
     /// Marks this handle as replaced or dropped by DDL: the catalog holds another handle
     /// for the table (or none), and a statement that still holds this one must not use
     /// it. Engines keep the mark in the handle, so [`Table::retired`] is one load.

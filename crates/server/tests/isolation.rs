@@ -170,3 +170,40 @@ fn sql_prepared_statements_over_the_wire() {
     a.query_drop("DEALLOCATE PREPARE sel").unwrap();
     assert_eq!(code(a.query_drop("EXECUTE sel USING @i")), 1243);
 }
+
+/// A snapshot older than a rebuild (ALTER … MODIFY of a column's type) or a TRUNCATE
+/// cannot read the table: 1412, as MySQL and MariaDB, never a table that looks empty
+/// to it (the copied rows are all newer than the snapshot). An instant ADD COLUMN
+/// rewrites no row: the snapshot reads on. After COMMIT a new snapshot reads the table.
+#[test]
+fn a_snapshot_older_than_a_rebuild_gets_1412() {
+    let (_s, mut a, mut b) = two_connections();
+    b.query_drop("CREATE TABLE other (id INT) ENGINE=InnoDB")
+        .unwrap();
+    for (ddl, after) in [
+        ("ALTER TABLE t MODIFY v BIGINT", 1),
+        ("ALTER TABLE t ADD COLUMN z INT, ALGORITHM=COPY", 1),
+        ("TRUNCATE TABLE t", 0),
+    ] {
+        a.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            .unwrap();
+        // The snapshot exists (it read another table), t's metadata lock is not held.
+        let _: Option<i64> = a.query_first("SELECT COUNT(*) FROM other").unwrap();
+        b.query_drop(ddl).unwrap();
+        assert_eq!(
+            code(a.query::<mysql::Row, _>("SELECT * FROM t")),
+            1412,
+            "{ddl}"
+        );
+        a.query_drop("COMMIT").unwrap();
+        assert_eq!(count(&mut a), after, "{ddl}");
+    }
+    b.query_drop("INSERT INTO t (id, v) VALUES (1, 1)").unwrap();
+    a.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        .unwrap();
+    let _: Option<i64> = a.query_first("SELECT COUNT(*) FROM other").unwrap();
+    b.query_drop("ALTER TABLE t ADD COLUMN w INT, ALGORITHM=INSTANT")
+        .unwrap();
+    assert_eq!(count(&mut a), 1);
+    a.query_drop("COMMIT").unwrap();
+}

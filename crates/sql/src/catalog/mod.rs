@@ -874,6 +874,8 @@ impl Catalog {
             file: old_entry.file.clone(),
             def: (*old_def).clone(),
         });
+        // Snapshots older than now see none of the copied rows: they get 1412.
+        r.handle.mark_new_contents();
         // The table's triggers follow it to its new name.
         let triggers_before = st.triggers.clone();
         if moved {
