@@ -550,6 +550,9 @@ impl Env for SessionEnv<'_> {
     fn system_variable(&self, name: &str, global: bool) -> Result<Value> {
         self.s.get_variable(name, global)
     }
+    fn check_session_scope(&self, name: &str) -> Result<()> {
+        self.s.check_session_scope(name)
+    }
     fn user_variable(&self, name: &str) -> Value {
         self.s
             .user_vars
@@ -1265,6 +1268,27 @@ impl Session {
                 .find(|v| v.name.eq_ignore_ascii_case(name))
                 .map(|v| (e.clone(), v.value))
         })
+    }
+
+    /// `@@session.name`: 1238 "Variable 'x' is a GLOBAL variable" when `name` has no
+    /// session value (MySQL 8 refuses it; `@@name` without a scope reads the global
+    /// value). Unknown names pass: reading them reports 1193.
+    pub fn check_session_scope(&self, name: &str) -> Result<()> {
+        let lname = name.to_ascii_lowercase();
+        let key = vars::canonical(&lname);
+        let global_only = match vars::lookup(key) {
+            Some(def) => def.scope == vars::Scope::Global && !vars::session_readable(def),
+            // Engine variables are all global-only in MySQL 8.
+            None => self.engine_variable(key).is_some(),
+        };
+        if global_only {
+            let name = vars::lookup(key).map_or(key.to_string(), |d| d.name.to_string());
+            return Err(Error::VariableWrongScope {
+                name,
+                scope: "GLOBAL",
+            });
+        }
+        Ok(())
     }
 
     pub fn get_variable(&self, name: &str, global: bool) -> Result<Value> {

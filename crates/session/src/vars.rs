@@ -29,6 +29,16 @@ pub enum Kind {
     SqlMode,
 }
 
+/// Global variables MySQL 8 also gives a session value (read-only, or settable with
+/// privileges MySQL reserves for replication tools): `@@session.name` reads the global
+/// one instead of failing with 1238.
+const SESSION_READABLE: &[&str] = &["binlog_format", "binlog_row_image", "max_user_connections"];
+
+/// Whether `@@session.name` of a [`Scope::Global`] variable reads its value.
+pub fn session_readable(def: &VarDef) -> bool {
+    SESSION_READABLE.contains(&def.name)
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct VarDef {
     pub name: &'static str,

@@ -125,6 +125,9 @@ impl bind::SubqueryPlanner for VariablesOnly<'_> {
     fn table_columns(&self, _: &sqlparser::ast::ObjectName) -> Option<Vec<String>> {
         None
     }
+    fn check_session_scope(&self, name: &str) -> Result<()> {
+        self.0.check_session_scope(name)
+    }
     fn variable_value(&self, name: &str, system: Option<bool>) -> Option<Value> {
         match system {
             Some(global) => self.0.system_variable(name, global).ok(),

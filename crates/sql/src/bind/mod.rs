@@ -550,6 +550,10 @@ pub trait SubqueryPlanner {
     fn variable_value(&self, _name: &str, _system: Option<bool>) -> Option<Value> {
         None
     }
+    /// `@@session.name`: an error when the variable has no session scope (1238).
+    fn check_session_scope(&self, _name: &str) -> Result<()> {
+        Ok(())
+    }
     /// The type of placeholder `i`, when the statement knows it (a stored program's
     /// variable).
     fn param_type(&self, _i: usize) -> Option<(SType, Collation)> {
@@ -1636,6 +1640,10 @@ impl<'a> Binder<'a> {
         }
         if let [scope, name] = parts {
             if let Some(s) = scope.strip_prefix("@@") {
+                let session = s.eq_ignore_ascii_case("session") || s.eq_ignore_ascii_case("local");
+                if let (true, Some(env)) = (session, self.env) {
+                    env.planner.check_session_scope(name)?;
+                }
                 return Ok(self.typed_variable(system_variable(name, Some(s))));
             }
         }

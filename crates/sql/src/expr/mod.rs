@@ -40,6 +40,11 @@ pub enum UserLockCall {
 /// Session facts an expression may read: system and user variables, and the like.
 pub trait Env {
     fn system_variable(&self, name: &str, global: bool) -> Result<Value>;
+    /// `@@session.name` / `@@local.name`: 1238 for a variable that has no session
+    /// value (a global-only one), as MySQL 8 refuses it when the statement is bound.
+    fn check_session_scope(&self, _name: &str) -> Result<()> {
+        Ok(())
+    }
     fn user_variable(&self, name: &str) -> Value;
     fn last_insert_id(&self) -> u64;
     /// `LAST_INSERT_ID(expr)`: the session's value from now on, and the insert id the

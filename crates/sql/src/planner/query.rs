@@ -541,6 +541,10 @@ impl SubqueryPlanner for Planner<'_, '_> {
         })
     }
 
+    fn check_session_scope(&self, name: &str) -> Result<()> {
+        self.cx.env.check_session_scope(name)
+    }
+
     fn variable_value(&self, name: &str, system: Option<bool>) -> Option<Value> {
         match system {
             Some(global) => self.cx.env.system_variable(name, global).ok(),
