@@ -44,6 +44,7 @@ pub(crate) fn selected_columns(
     query: &ast::Query,
     metas: &[ColumnMeta],
 ) -> Vec<Result<ColumnDef>> {
+    let _strict = super::create_select_types::StrictTyping::new(cx.sql_mode.strict());
     query_columns(cx, query, metas, &Scope::default())
         .into_iter()
         .zip(metas)

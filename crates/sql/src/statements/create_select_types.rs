@@ -13,6 +13,7 @@
 //! integer column (by the result's data type, by its display length) could disagree,
 //! the expression is refused the same way.
 
+use super::create_select_calls;
 use crate::bind::real_decimals::{self, NOT_FIXED};
 use crate::expr::datetime::interval::Unit;
 use sqlparser::ast;
@@ -33,6 +34,34 @@ const BIGINT_FROM: u32 = 10;
 
 /// Why an expression's type is not derived: the kind of expression, for the 1235.
 pub(crate) type Unknown = String;
+
+thread_local! {
+    /// Whether the statement being typed runs in a strict sql_mode ([`StrictTyping`]).
+    static STRICT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While alive, the typing on this thread is for a strict sql_mode: MySQL 8 makes every
+/// string function's result NULL-able then (`Item_str_func::fix_fields`: a value
+/// strict mode refuses becomes NULL), so `CONCAT(a, b)` of NOT NULL columns is a
+/// NULL-able column.
+pub(crate) struct StrictTyping(bool);
+
+impl StrictTyping {
+    pub(crate) fn new(strict: bool) -> StrictTyping {
+        StrictTyping(STRICT.with(|s| s.replace(strict)))
+    }
+}
+
+impl Drop for StrictTyping {
+    fn drop(&mut self) {
+        STRICT.with(|s| s.set(self.0));
+    }
+}
+
+/// The NULL-ability of a string function's result whose arguments give `nullable`.
+pub(crate) fn string_result_nullable(nullable: bool) -> bool {
+    nullable || STRICT.with(|s| s.get())
+}
 
 /// A table a SELECT reads: the name its columns may be qualified with, its definition,
 /// and whether an outer join makes its columns NULL-able.
@@ -92,7 +121,7 @@ pub(crate) enum Kind {
 }
 
 impl Item {
-    fn new(kind: Kind, nullable: bool) -> Item {
+    pub(crate) fn new(kind: Kind, nullable: bool) -> Item {
         Item {
             kind,
             nullable,
@@ -156,7 +185,7 @@ impl Item {
         }
     }
 
-    fn int(len: u32, prec: u32, unsigned: bool, nullable: bool) -> Item {
+    pub(crate) fn int(len: u32, prec: u32, unsigned: bool, nullable: bool) -> Item {
         Item::new(
             Kind::Int {
                 len,
@@ -179,7 +208,7 @@ impl Item {
 
     /// The characters the value takes as a string (CONCAT's and CAST AS CHAR's
     /// operand).
-    fn chars(&self) -> Option<u64> {
+    pub(crate) fn chars(&self) -> Option<u64> {
         match &self.kind {
             Kind::Str { chars, .. } => Some(*chars),
             Kind::Int { len, .. } => Some(u64::from(*len)),
@@ -333,6 +362,22 @@ pub(crate) fn type_of(e: &ast::Expr, tables: &[Table]) -> Result<Item, Unknown> 
             let nullable = nullable_else || branches.iter().any(|b| b.nullable);
             aggregate(&branches, nullable, false, "CASE")
         }
+        // SUBSTRING(s FROM p FOR n) and TRIM([… FROM] s) have forms of their own.
+        E::Substring {
+            expr,
+            substring_from: Some(from),
+            substring_for,
+            ..
+        } => {
+            let mut args: Vec<&ast::Expr> = vec![expr, from];
+            args.extend(substring_for.as_deref());
+            call_of("substring", &args, tables)
+        }
+        E::Trim {
+            expr,
+            trim_characters: None,
+            ..
+        } => call_of("trim", &[expr], tables),
         E::Subquery(_) | E::Exists { .. } | E::InSubquery { .. } => Err("a subquery".into()),
         other => Err(format!("the expression `{other}`")),
     }
@@ -758,7 +803,7 @@ fn function(f: &ast::Function, tables: &[Table]) -> Result<Item, Unknown> {
                     column: false,
                     fixed: false,
                 },
-                items.iter().any(|i| i.nullable),
+                string_result_nullable(items.iter().any(|i| i.nullable)),
             ))
         }
         "upper" | "lower" | "ucase" | "lcase" => {
@@ -771,7 +816,7 @@ fn function(f: &ast::Function, tables: &[Table]) -> Result<Item, Unknown> {
                         column: true,
                         fixed: false,
                     },
-                    x.nullable,
+                    string_result_nullable(x.nullable),
                 )),
                 _ => Err(format!("{} of a number or date", name.to_uppercase())),
             }
@@ -820,6 +865,9 @@ fn function(f: &ast::Function, tables: &[Table]) -> Result<Item, Unknown> {
             _ => Err("IF without three arguments".into()),
         },
         other => {
+            if let Some(typed) = create_select_calls::call(other, &args, tables) {
+                return typed;
+            }
             let fsp = match args.as_slice() {
                 [] => Some(0),
                 [ast::Expr::Value(v)] => match &v.value {
@@ -833,9 +881,15 @@ fn function(f: &ast::Function, tables: &[Table]) -> Result<Item, Unknown> {
     }
 }
 
+/// A function of [`create_select_calls`] (its type, or why it has none).
+fn call_of(name: &str, args: &[&ast::Expr], tables: &[Table]) -> Result<Item, Unknown> {
+    create_select_calls::call(name, args, tables)
+        .unwrap_or_else(|| Err(format!("the function {}", name.to_uppercase())))
+}
+
 /// The collation of a string function's result: the shared one of its column
 /// operands, else (literals and numbers only) the connection's.
-fn string_collation(items: &[Item]) -> Result<Collation, Unknown> {
+pub(crate) fn string_collation(items: &[Item]) -> Result<Collation, Unknown> {
     let mut out: Option<Collation> = None;
     for i in items {
         if let Kind::Str { coll, column, .. } = i.kind {
@@ -868,12 +922,16 @@ fn cast(x: &ast::Expr, to: &ast::DataType, tables: &[Table]) -> Result<Item, Unk
                 Some(n) => u64::from(n),
                 None => x.chars().ok_or("CAST AS CHAR of a date, time or double")?,
             };
-            Kind::Str {
-                chars,
-                coll: Collation::GeneralCi,
-                column: true,
-                fixed: false,
-            }
+            // CAST AS CHAR is one of MySQL's string functions: NULL-able in strict mode.
+            return Ok(Item::new(
+                Kind::Str {
+                    chars,
+                    coll: Collation::GeneralCi,
+                    column: true,
+                    fixed: false,
+                },
+                string_result_nullable(nullable),
+            ));
         }
         CastFn::Signed | CastFn::Unsigned => {
             let len = x
@@ -1337,7 +1395,8 @@ mod tests {
         assert_eq!(ty("MIN(c)"), ok("char(4)", true));
         assert_eq!(ty("CONCAT(s, '!')"), ok("varchar(11)", true));
         assert_eq!(ty("CONCAT(c, '-', k)"), ok("varchar(16)", false));
-        assert!(ty("CONCAT(REPEAT('a', 3))").is_err());
+        assert_eq!(ty("CONCAT(REPEAT('a', 3))"), ok("varchar(3)", false));
+        assert!(ty("CONCAT(SOUNDEX('a'))").is_err());
         assert_eq!(ty("UPPER(c)"), ok("varchar(4)", false));
         assert_eq!(ty("NOW()"), ok("datetime", false));
         assert_eq!(ty("NOW(3)"), ok("datetime(3)", false));

@@ -12,6 +12,7 @@ pub mod autoinc;
 pub mod charsets;
 pub mod column_expr;
 pub mod create_select;
+pub mod create_select_calls;
 pub mod create_select_columns;
 pub mod create_select_types;
 pub mod ddl;
