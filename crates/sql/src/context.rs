@@ -240,13 +240,29 @@ impl<'a> ExecCtx<'a> {
         }
     }
 
+    /// The session's time zone, seconds east of UTC (named zones, which the server
+    /// does not know, count as UTC).
+    pub fn time_zone_offset(&self) -> i64 {
+        self.env
+            .system_variable("time_zone", false)
+            .ok()
+            .and_then(|v| crate::expr::datetime::functions::zone_offset(&v.to_text()))
+            .unwrap_or(0)
+    }
+
     pub fn table(&self, db: &str, name: &str) -> Result<Arc<dyn Table>> {
         use crate::catalog::systables;
         if db.eq_ignore_ascii_case("information_schema") {
             if let Some(t) = systables::SysTable::in_infoschema(name) {
                 return Ok(systables::open(t, self.env.account_rows()));
             }
-            return crate::catalog::infoschema::table(self.catalog, name, self.env.account_rows());
+            let tz_offset = self.time_zone_offset();
+            return crate::catalog::infoschema::table(
+                self.catalog,
+                name,
+                self.env.account_rows(),
+                tz_offset,
+            );
         }
         if db == systables::SCHEMA {
             if let Some(t) = systables::SysTable::in_mysql(name) {

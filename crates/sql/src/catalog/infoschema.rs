@@ -42,6 +42,18 @@ pub struct InfoTable {
     catalog: Arc<Catalog>,
     /// The `mysql` tables' rows (for their TABLES rows' counts).
     accounts: Option<Arc<dyn AccountRows>>,
+    /// The reading session's time zone, seconds east of UTC: CREATE_TIME is shown in
+    /// it, as MySQL shows its dictionary's TIMESTAMPs.
+    tz_offset: i64,
+}
+
+/// A table's creation time (`Catalog::table_created`) as a DATETIME in the zone
+/// `tz_offset` seconds east of UTC; NULL when not known.
+pub(crate) fn created_time(created: Option<i64>, tz_offset: i64) -> Value {
+    match created {
+        Some(secs) => Value::DateTime(strata_types::DateTime::from_unix(secs + tz_offset, 0)),
+        None => Value::Null,
+    }
 }
 
 /// A column of an information_schema table: NULL-able, text in the collation
@@ -257,6 +269,7 @@ pub fn table(
     catalog: &Arc<Catalog>,
     name: &str,
     accounts: Option<Arc<dyn AccountRows>>,
+    tz_offset: i64,
 ) -> Result<Arc<dyn Table>> {
     if let Some(t) = crate::catalog::infoschema_programs::table(catalog, name) {
         return Ok(t);
@@ -434,6 +447,7 @@ pub fn table(
         kind,
         catalog: catalog.clone(),
         accounts,
+        tz_offset,
     })))
 }
 
@@ -637,7 +651,10 @@ impl InfoTable {
                     } else {
                         Value::Null
                     },
-                    Value::Null,
+                    created_time(
+                        self.catalog.table_created(&def.db, &def.name),
+                        self.tz_offset,
+                    ),
                     Value::Null,
                     Value::Null,
                     s(def.default_collation.name()),

@@ -87,6 +87,11 @@ struct StoredTable {
     /// before version 3, which wrote format 1.
     #[serde(default = "key_format_1")]
     key_format: u32,
+    /// When the table's files were made (CREATE TABLE, or the rebuild that made the
+    /// current ones), in seconds since the Unix epoch: information_schema's
+    /// CREATE_TIME. Absent for tables of catalogs written before it (NULL there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    created: Option<i64>,
 }
 
 fn key_format_1() -> u32 {
@@ -108,6 +113,8 @@ struct Entry {
     /// The form of the keys in its files ([`key_format::CURRENT`] for every file this
     /// server writes; an older one only until the startup upgrade rebuilt the table).
     key_format: u32,
+    /// When its files were made (seconds since the epoch; `StoredTable::created`).
+    created: Option<i64>,
 }
 
 #[derive(Default)]
@@ -251,6 +258,7 @@ impl Catalog {
                         handle,
                         file: rel,
                         key_format,
+                        created: t.created,
                     },
                 );
             }
@@ -431,6 +439,12 @@ impl Catalog {
 
     /// True when DDL replaced or dropped this handle: a statement holding it must not
     /// use it (1412). The mark lives in the handle, so this is one load.
+    /// When table `db`.`name`'s files were made (seconds since the epoch), if known:
+    /// information_schema.TABLES.CREATE_TIME, SHOW TABLE STATUS' Create_time.
+    pub fn table_created(&self, db: &str, name: &str) -> Option<i64> {
+        self.state.read().dbs.get(db)?.tables.get(name)?.created
+    }
+
     pub fn is_retired(&self, t: &Arc<dyn Table>) -> bool {
         t.retired()
     }
@@ -637,6 +651,7 @@ impl Catalog {
                     handle,
                     file: file.clone(),
                     key_format: key_format::CURRENT,
+                    created: Some(unix_now()),
                 },
             );
         }
@@ -776,6 +791,7 @@ impl Catalog {
                     handle: r.handle.clone(),
                     file: r.file.clone(),
                     key_format: key_format::CURRENT,
+                    created: Some(unix_now()),
                 },
             );
         }
@@ -866,6 +882,7 @@ impl Catalog {
                 handle: r.handle.clone(),
                 file: r.file.clone(),
                 key_format: key_format::CURRENT,
+                created: Some(unix_now()),
             },
         );
         st.forget_log(&r.file);
@@ -1042,6 +1059,7 @@ impl Catalog {
                         def: (**e.handle.def()).clone(),
                         file: Some(e.file.clone()),
                         key_format: e.key_format,
+                        created: e.created,
                     })
                 })
                 .collect(),
@@ -1071,6 +1089,13 @@ impl Catalog {
 
 /// A table's (database, name).
 pub type TableName = (String, String);
+
+/// Now, in seconds since the Unix epoch (a table's `created`).
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
 
 /// Points the foreign keys of `def` that refer to a renamed table at its new name, the
 /// renames applied in order; true when one changed.

@@ -114,6 +114,7 @@ impl Catalog {
                     handle: n,
                     file: e.file.clone(),
                     key_format: e.key_format,
+                    created: e.created,
                 },
             );
             placed.push((def.db.clone(), def.name.clone()));

@@ -800,7 +800,10 @@ fn show_table_status(
                 } else {
                     Value::Null
                 },
-                Value::Null,
+                crate::catalog::infoschema::created_time(
+                    cx.catalog.table_created(&def.db, &def.name),
+                    cx.time_zone_offset(),
+                ),
                 Value::Null,
                 Value::Null,
                 s(def.default_collation.name()),
