@@ -739,7 +739,11 @@ impl InfoTable {
                         prec,
                         scale,
                         ty.fsp().map_or(Value::Null, |f| u(f as u64)),
-                        if text { s("utf8mb4") } else { Value::Null },
+                        if text {
+                            s(c.collation.charset_name())
+                        } else {
+                            Value::Null
+                        },
                         if text {
                             s(c.collation.name())
                         } else {

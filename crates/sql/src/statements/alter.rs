@@ -521,18 +521,27 @@ impl Work {
             let collation = (!collation.is_empty()).then_some(collation);
             super::charsets::resolve(Some(charset), collation)?.unwrap_or_default()
         };
-        if c == Collation::Binary {
-            // MySQL turns CHAR/VARCHAR/TEXT into BINARY/VARBINARY/BLOB there.
-            return Err(Error::NotSupported(
-                "CONVERT TO CHARACTER SET binary".into(),
-            ));
-        }
         self.default_collation = c;
         let mut changed = false;
         for col in &mut self.cols {
             if col.def.data_type.is_text() && col.def.collation != c {
                 col.def.collation = c;
                 changed = true;
+            }
+            if c == Collation::Binary {
+                // MySQL makes CHAR/VARCHAR/TEXT the binary types of as many bytes as
+                // they had characters (a longer value is 1406 in strict mode); ENUM
+                // and SET keep their type under the binary collation.
+                let binary = match col.def.data_type {
+                    DataType::Char(n) => Some(DataType::Binary(n)),
+                    DataType::VarChar(n) => Some(DataType::VarBinary(n)),
+                    DataType::Text(limit) => Some(DataType::Blob(limit)),
+                    _ => None,
+                };
+                if let Some(t) = binary {
+                    col.def.data_type = t;
+                    changed = true;
+                }
             }
         }
         if changed {
@@ -1432,6 +1441,10 @@ struct RowConverter<'a> {
     convert: Vec<bool>,
     /// For each added column: its value.
     added: Vec<Value>,
+    /// For each new column: a string going to another character set (CONVERT TO
+    /// CHARACTER SET binary): a value cut short is then MySQL's 1406, as its
+    /// character-set copy stores it, not the 1265 of a copy within one set.
+    recoded: Vec<bool>,
     /// For each new column: a TIME becoming a date type (read on today's date).
     from_time: Vec<bool>,
     now: strata_types::DateTime,
@@ -1476,6 +1489,23 @@ impl<'a> RowConverter<'a> {
                 None => implicit_default(c),
             })
             .collect();
+        let string_charset = |c: &ColumnDef| {
+            let binary = matches!(
+                c.data_type,
+                DataType::Binary(_) | DataType::VarBinary(_) | DataType::Blob(_)
+            );
+            (c.data_type.is_text() || binary).then(|| c.collation.charset_name())
+        };
+        let recoded = sources
+            .iter()
+            .zip(&def.columns)
+            .map(|(s, c)| {
+                s.is_some_and(|i| {
+                    let (from, to) = (string_charset(&old.columns[i]), string_charset(c));
+                    from.is_some() && to.is_some() && from != to
+                })
+            })
+            .collect();
         let from_time = sources
             .iter()
             .zip(&def.columns)
@@ -1494,6 +1524,7 @@ impl<'a> RowConverter<'a> {
             .map(|(s, c)| s.is_none() && matches!(c.default, Some(ColumnDefault::Expr(_))))
             .collect();
         Ok(RowConverter {
+            recoded,
             def,
             sources,
             convert,
@@ -1519,7 +1550,14 @@ impl<'a> RowConverter<'a> {
                         .unwrap_or(Value::Null);
                     self.value(v, col, row_no)?
                 }
-                Some(i) => self.value(old[*i].clone(), col, row_no)?,
+                Some(i) => self
+                    .value(old[*i].clone(), col, row_no)
+                    .map_err(|e| match e {
+                        Error::DataTruncated { column, row } if self.recoded[j] => {
+                            Error::DataTooLong { column, row }
+                        }
+                        other => other,
+                    })?,
             };
             out.push(v);
         }
@@ -1655,13 +1693,21 @@ mod tests {
         let mut w = Work::new(&old, strata_types::SqlMode::default());
         w.convert_to("DEFAULT", "", Collation::GeneralCi).unwrap();
         assert!(w.rebuild.is_empty());
+        // To binary: the string types become binary ones of the same length.
         let mut w = Work::new(&old, strata_types::SqlMode::default());
-        assert_eq!(
-            w.convert_to("binary", "", Collation::GeneralCi)
-                .unwrap_err()
-                .code(),
-            1235
-        );
+        w.convert_to("binary", "", Collation::GeneralCi).unwrap();
+        let (def, _, w) = w.finish(&old).unwrap();
+        assert_eq!(w.rebuild, vec!["CONVERT TO CHARACTER SET".to_string()]);
+        assert_eq!(def.default_collation, Collation::Binary);
+        let binary = |t: &DataType| match t {
+            DataType::Char(n) => DataType::Binary(*n),
+            DataType::VarChar(n) => DataType::VarBinary(*n),
+            DataType::Text(n) => DataType::Blob(*n),
+            other => other.clone(),
+        };
+        for (new, was) in def.columns.iter().zip(&old.columns) {
+            assert_eq!(new.data_type, binary(&was.data_type), "{}", new.name);
+        }
     }
 
     #[test]
@@ -1721,6 +1767,7 @@ mod tests {
             def: &new,
             sources: &sources,
             convert: vec![false, true, true],
+            recoded: vec![false; 3],
             added: vec![Value::Null; 3],
             from_time: vec![false; 3],
             now: strata_types::DateTime::default(),
@@ -1743,6 +1790,29 @@ mod tests {
             e(&[Value::Int(1), Value::Int(1), Value::Bytes(b"abc".to_vec())]),
             1265
         );
+        // Into another character set (CONVERT TO … binary): too long is 1406.
+        let recoding = RowConverter {
+            recoded: vec![false, false, true],
+            convert: vec![false, true, true],
+            added: vec![Value::Null; 3],
+            from_time: vec![false; 3],
+            pending: vec![false; 3],
+            ..conv
+        };
+        assert_eq!(
+            recoding
+                .row(
+                    &[Value::Int(1), Value::Int(1), Value::Bytes(b"abc".to_vec())],
+                    3
+                )
+                .unwrap_err()
+                .code(),
+            1406
+        );
+        let conv = RowConverter {
+            recoded: vec![false; 3],
+            ..recoding
+        };
         let loose = RowConverter {
             strict: false,
             ..conv
