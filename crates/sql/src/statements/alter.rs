@@ -1703,7 +1703,7 @@ mod tests {
             DataType::Char(n) => DataType::Binary(*n),
             DataType::VarChar(n) => DataType::VarBinary(*n),
             DataType::Text(n) => DataType::Blob(*n),
-            other => other.clone(),
+            other => *other,
         };
         for (new, was) in def.columns.iter().zip(&old.columns) {
             assert_eq!(new.data_type, binary(&was.data_type), "{}", new.name);
