@@ -172,12 +172,23 @@ fn handshakes_that_never_finish_are_closed_after_connect_timeout() {
     if server.flavor == common::Flavor::MariaDb {
         return;
     }
-    // max_connections + 20 clients read the greeting and never answer.
+    // max_connections + 20 clients read the greeting and never answer. The startup
+    // probe's connection (TestServer::wait_ready) may still hold a slot until the server
+    // sees it closed, which a loaded machine can delay: then all of them are closed and
+    // the flood is tried again, a few times at most.
     let mut silent = Vec::new();
-    for _ in 0..24 {
-        let mut r = Raw::connect(port);
-        let first = r.read().expect("a first packet").1;
-        silent.push((r, first));
+    for attempt in 0..5 {
+        silent.clear();
+        for _ in 0..24 {
+            let mut r = Raw::connect(port);
+            let first = r.read().expect("a first packet").1;
+            silent.push((r, first));
+        }
+        if silent.iter().filter(|(_, p)| p[0] == 10).count() == 5 || attempt == 4 {
+            break;
+        }
+        silent.clear();
+        std::thread::sleep(Duration::from_millis(500));
     }
     let greeted = silent.iter().filter(|(_, p)| p[0] == 10).count();
     assert_eq!(greeted, 5, "max_connections + 1 (root's) are greeted");
