@@ -114,7 +114,7 @@ pub(crate) fn call(
             Ok(string(chars, coll, column, nullable(&items)))
         }),
         "replace" => typed().and_then(|items| {
-            let [s, from, to] = items.as_slice() else {
+            let [_, from, to] = items.as_slice() else {
                 return Err(format!("REPLACE of {} arguments", items.len()));
             };
             let (mut chars, coll, column) = first_string(&items, &upper)?;
@@ -126,7 +126,6 @@ pub(crate) fn call(
             if to > from && from > 0 {
                 chars += chars / from * (to - from);
             }
-            let _ = s;
             Ok(string(chars, coll, column, nullable(&items)))
         }),
         "repeat" => typed().and_then(|items| {
