@@ -1350,6 +1350,9 @@ impl BtreeTrx {
             let lsn = self.inner.st.log.current_lsn();
             s.first_lsn = lsn;
             s.id = self.inner.trx.begin(lsn);
+            if let Some(v) = &s.view {
+                v.set_creator(s.id);
+            }
             let next = self.inner.trx.peek_next_id();
             if next >= self.inner.spaces.trx_id_reserved() {
                 if let Err(e) = self.inner.spaces.reserve_trx_ids(next) {

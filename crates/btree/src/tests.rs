@@ -1907,3 +1907,30 @@ fn a_full_disk_under_a_change_list_fails_the_statement_and_rollback_is_whole() {
     assert_eq!(all(&t, &Txn::default()), base);
     t.check(&Txn::default()).unwrap();
 }
+
+/// A transaction that read before its first write (its read view made while it had no
+/// id) sees its own inserts, updates and deletes afterwards, through the clustered index
+/// and a secondary one, as InnoDB sets the view's creator at the first write.
+#[test]
+fn a_transaction_sees_its_own_writes_made_after_its_first_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_e, t) = setup(dir.path(), true);
+    autocommit(|txn| t.insert(txn, &mut row(1, 1, "one")).map(|_| ())).unwrap();
+    let txn = Txn::default();
+    assert_eq!(all(&t, &txn), vec![row(1, 1, "one")]);
+    t.insert(&txn, &mut row(2, 2, "two")).unwrap();
+    t.update(&txn, 0, &row(1, 1, "one"), &row(1, 3, "uno"))
+        .unwrap();
+    assert_eq!(all(&t, &txn), vec![row(1, 3, "uno"), row(2, 2, "two")]);
+    assert_eq!(by_k(&t, &txn, 2, false), vec![2]);
+    assert_eq!(by_k(&t, &txn, 3, false), vec![1]);
+    assert_eq!(by_k(&t, &txn, 1, false), Vec::<i64>::new());
+    t.delete(&txn, 0, &row(2, 2, "two")).unwrap();
+    assert_eq!(all(&t, &txn), vec![row(1, 3, "uno")]);
+    // Another transaction's snapshot still reads the committed row only.
+    let other = Txn::default();
+    assert_eq!(all(&t, &other), vec![row(1, 1, "one")]);
+    txn.commit().unwrap();
+    assert_eq!(all(&t, &other), vec![row(1, 1, "one")]);
+    other.commit().unwrap();
+}

@@ -26,8 +26,10 @@ use strata_storage::sync::{
 /// An MVCC snapshot.
 #[derive(Debug)]
 pub struct ReadView {
-    /// The viewing transaction's own id (0 for a read-only one).
-    pub creator: u64,
+    /// The viewing transaction's own id: 0 while it has not written, set when its
+    /// first write gives it one ([`ReadView::set_creator`]), so it sees its own changes
+    /// made after its first read (InnoDB sets its view's `m_creator_trx_id` likewise).
+    creator: AtomicU64,
     /// Ids below this were committed (or rolled back) when the view was made.
     pub up_limit: u64,
     /// Ids at or above this did not exist yet.
@@ -39,8 +41,15 @@ pub struct ReadView {
 }
 
 impl ReadView {
+    /// The viewing transaction got its id (at its first write, after the view was
+    /// made): its changes are visible to it. The id is newer than the view, so no
+    /// other transaction's change could have carried it.
+    pub fn set_creator(&self, id: u64) {
+        self.creator.store(id, Ordering::Relaxed);
+    }
+
     pub fn sees(&self, trx_id: u64) -> bool {
-        trx_id == self.creator
+        trx_id == self.creator.load(Ordering::Relaxed)
             || trx_id < self.up_limit
             || (trx_id < self.low_limit && self.active.binary_search(&trx_id).is_err())
     }
@@ -339,7 +348,7 @@ impl TrxSys {
         drop(views);
         drop(a);
         Arc::new(ReadView {
-            creator,
+            creator: AtomicU64::new(creator),
             up_limit,
             low_limit,
             active,
