@@ -40,7 +40,7 @@ mod tests;
 use lock::{Granted, LockKey, LockTable, Mode};
 use mtr::{Mtr, Storage};
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -864,19 +864,29 @@ impl Inner {
             return Ok(false);
         }
         let res = self.purge_locked(lay, trx_id, item, visible_below);
-        self.locks.release(PURGE_TRX, std::slice::from_ref(&key));
-        res.map(|_| true)
+        self.locks.release_key(PURGE_TRX, &key);
+        res
     }
 
     /// `visible_below`: from `TrxSys::visible_to_all_below`, read before the row lock.
+    /// False, with nothing done, when a running transaction's insert holds the row (its
+    /// implicit lock, `lock.rs`), as for a row lock.
     fn purge_locked(
         &self,
         lay: &Layout,
         trx_id: u64,
         item: &UndoItem,
         visible_below: u64,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let st = &self.st;
+        let cur = lay
+            .clustered()
+            .get(st, &item.key)
+            .map_err(|e| io_err(&lay.name, e))?;
+        let cur_hdr = cur.as_ref().and_then(|c| row::RecHeader::read(c));
+        if cur_hdr.is_some_and(|h| h.trx_id != trx_id && self.trx.is_active(h.trx_id)) {
+            return Ok(false);
+        }
         let old = self
             .trx
             .versions
@@ -887,11 +897,6 @@ impl Inner {
             Some(v) => Some(lay.decode(&self.st, v)?),
             None => None,
         };
-        let cur = lay
-            .clustered()
-            .get(st, &item.key)
-            .map_err(|e| io_err(&lay.name, e))?;
-        let cur_hdr = cur.as_ref().and_then(|c| row::RecHeader::read(c));
         let cur_row = match &cur {
             Some(c) => Some(lay.decode(&self.st, c)?),
             None => None,
@@ -911,7 +916,8 @@ impl Inner {
                 .remove(st, &item.key, &[])
                 .map_err(|e| io_err(&lay.name, e))?;
         }
-        self.remove_unused_entries(lay, &item.key, &drop_rows, &keep)
+        self.remove_unused_entries(lay, &item.key, &drop_rows, &keep)?;
+        Ok(true)
     }
 
     /// After a restart: removes delete-marked records of transactions from before it
@@ -1222,7 +1228,9 @@ struct TrxState {
     next_undo_no: u32,
     /// Changes numbered below this have their undo in the undo log (`undo_log.rs`).
     durable_no: u32,
-    locks: Vec<LockKey>,
+    /// The row locks it holds to its end (a set: an update or delete gives back the
+    /// one its row's write now stands for, wherever it is, `BtreeTrx::written`).
+    locks: HashSet<LockKey>,
     finished: bool,
     /// The xid it prepared under (two-phase commit with the binary log).
     prepared: Option<u64>,
@@ -1299,7 +1307,7 @@ impl BtreeTrx {
                 first_lsn: 0,
                 undo: list,
                 next_undo_no,
-                locks,
+                locks: locks.into_iter().collect(),
                 xa: Some(xa),
                 ..TrxState::default()
             }),
@@ -1374,24 +1382,24 @@ impl BtreeTrx {
         v
     }
 
-    pub(crate) fn lock(&self, lay: &Layout, index: u16, key: &[u8], mode: Mode) -> Result<()> {
-        self.lock_with(lay, index, key, mode, strata_engine::LockWait::Wait)
+    /// How long a lock request of kind `wait` may wait.
+    fn wait_time(&self, wait: strata_engine::LockWait) -> Duration {
+        match wait {
+            strata_engine::LockWait::Wait => self.lock_wait,
+            _ => Duration::ZERO,
+        }
     }
 
-    /// [`BtreeTrx::lock`] for a read with NOWAIT or SKIP LOCKED: a row lock that is not
-    /// free at once gives `LockWaitTimeout` without waiting.
-    pub(crate) fn lock_with(
+    /// Takes `mode` on `key` of tree `index`; the caller decides whether the
+    /// transaction keeps it to its end ([`BtreeTrx::keep`]) or gives it back.
+    pub(crate) fn acquire(
         &self,
         lay: &Layout,
         index: u16,
         key: &[u8],
         mode: Mode,
         wait: strata_engine::LockWait,
-    ) -> Result<()> {
-        let timeout = match wait {
-            strata_engine::LockWait::Wait => self.lock_wait,
-            _ => Duration::ZERO,
-        };
+    ) -> Result<(Granted, LockKey)> {
         let id = self.ensure_id();
         let k = LockKey {
             space: lay.space,
@@ -1401,11 +1409,90 @@ impl BtreeTrx {
         let granted = self
             .inner
             .locks
-            .lock(id, &k, mode, timeout, &self.interrupt)?;
+            .lock(id, &k, mode, self.wait_time(wait), &self.interrupt)?;
+        Ok((granted, k))
+    }
+
+    /// Holds a lock [`BtreeTrx::acquire`] took until the transaction ends.
+    pub(crate) fn keep(&self, granted: Granted, k: LockKey) {
         if granted == Granted::New {
-            self.state.lock().locks.push(k);
+            self.state.lock().locks.insert(k);
         }
-        Ok(())
+    }
+
+    /// Gives back a lock [`BtreeTrx::acquire`] took and nothing keeps.
+    pub(crate) fn give_back(&self, k: &LockKey) {
+        let id = self.state.lock().id;
+        self.inner.locks.release_key(id, k);
+    }
+
+    /// Gives back the locks taken for one write (an insert's key and unique values),
+    /// whether the write was made or refused: a made write's record stands for them.
+    pub(crate) fn done_writing(&self, taken: Vec<LockKey>) {
+        for k in &taken {
+            self.give_back(k);
+        }
+    }
+
+    /// After a write of clustered key `key` (an update or delete-mark): the record now
+    /// carries this transaction's id, which holds the row to the transaction's end (the
+    /// implicit lock, `lock.rs`), so the entry of the lock it took on the row (its
+    /// locking read's, this statement's or an earlier one's) is given back. A large
+    /// UPDATE or DELETE then keeps no entry per row once its rows are written. A
+    /// rollback to a savepoint locks the row again before undoing the change (`undo`).
+    pub(crate) fn written(&self, lay: &Layout, key: &[u8]) {
+        let k = LockKey {
+            space: lay.space,
+            index: 0,
+            key: key.to_vec(),
+        };
+        let mut s = self.state.lock();
+        if !s.locks.remove(&k) {
+            return;
+        }
+        let id = s.id;
+        drop(s);
+        self.inner.locks.release_key(id, &k);
+    }
+
+    /// Turns the implicit lock this transaction's change of `key` holds into an entry
+    /// it keeps, before a partial rollback undoes the change: no other transaction can
+    /// hold the row meanwhile (one that wants it waits on this transaction).
+    fn relock_own(&self, lay: &Layout, key: &[u8]) {
+        let id = self.state.lock().id;
+        let k = LockKey {
+            space: lay.space,
+            index: 0,
+            key: key.to_vec(),
+        };
+        if self.inner.locks.grant(id, &k) == Granted::New {
+            self.state.lock().locks.insert(k);
+        }
+    }
+
+    /// Waits until `owner`, a running transaction whose write the record of clustered
+    /// key `key` carries, has ended (its implicit lock; `lock.rs`).
+    pub(crate) fn wait_implicit(
+        &self,
+        lay: &Layout,
+        key: &[u8],
+        owner: u64,
+        wait: strata_engine::LockWait,
+    ) -> Result<()> {
+        let k = LockKey {
+            space: lay.space,
+            index: 0,
+            key: key.to_vec(),
+        };
+        let trx = &self.inner.trx;
+        self.inner.locks.wait_implicit(
+            self.ensure_id(),
+            owner,
+            &k,
+            &|t| trx.is_active(t),
+            self.wait_time(wait),
+            &self.interrupt,
+        )
     }
 
     /// Remembers a change before it is logged (so a checkpoint cannot miss it); returns
@@ -1442,7 +1529,7 @@ impl BtreeTrx {
     /// and the state unlocked while each piece is undone: a checkpoint meanwhile
     /// copies what the undo log lacks of it (a rollback of a transaction larger than
     /// the redo log needs checkpoints).
-    fn undo_from(&self, at: usize, trx_id: u64) -> Result<()> {
+    fn undo_from(&self, at: usize, trx_id: u64, relock: bool) -> Result<()> {
         let mut end = self.state.lock().undo.len();
         while end > at {
             let (start, items) = self
@@ -1452,7 +1539,7 @@ impl BtreeTrx {
                 .piece_before(end)
                 .map_err(|e| io_err("the transaction's change list", e))?;
             let from = at.max(start);
-            self.undo(&items[from - start..], trx_id)?;
+            self.undo(&items[from - start..], trx_id, relock)?;
             end = from;
         }
         Ok(())
@@ -1464,8 +1551,12 @@ impl BtreeTrx {
         }
     }
 
-    /// Undoes `items` newest first.
-    fn undo(&self, items: &[UndoItem], trx_id: u64) -> Result<()> {
+    /// Undoes `items` newest first. With `relock` (a rollback to a savepoint or of one
+    /// statement, the transaction going on), a row that existed before its change is
+    /// locked explicitly first: the change's record held it implicitly, and the
+    /// transaction keeps the locks it took to its end, as InnoDB does. (A row the
+    /// change inserted is free again, as in InnoDB.)
+    fn undo(&self, items: &[UndoItem], trx_id: u64, relock: bool) -> Result<()> {
         for item in items.iter().rev() {
             // Room in the log before any page latch is taken, as a forward change does:
             // an mtr waiting for space while holding latches would stall the
@@ -1488,6 +1579,9 @@ impl BtreeTrx {
                 .get(item.roll_ptr)
                 .map_err(|e| io_err(&lay.name, e))?;
             let old_val = old.as_ref().and_then(|o| o.value.as_deref());
+            if relock && old_val.is_some() {
+                self.relock_own(&lay, &item.key);
+            }
             self.inner
                 .restore(&lay, &item.key, old_val, &[], trx_id.max(1))?;
             self.inner.trx.versions.remove(item.roll_ptr);
@@ -1499,7 +1593,7 @@ impl BtreeTrx {
         self.inner.open_trx[self.serial as usize % TRX_SHARDS]
             .lock()
             .remove(&self.serial);
-        let locks = std::mem::take(&mut s.locks);
+        let locks: Vec<LockKey> = std::mem::take(&mut s.locks).into_iter().collect();
         if s.id != 0 {
             self.inner.locks.release(s.id, &locks);
         }
@@ -1573,7 +1667,7 @@ impl Participant for BtreeTrx {
         // The list stays in place while the changes are undone (`undo_from`).
         let id = s.id;
         drop(s);
-        let res = self.undo_from(0, id);
+        let res = self.undo_from(0, id, false);
         let mut s = self.state.lock();
         s.undo.clear();
         if id != 0 {
@@ -1599,7 +1693,7 @@ impl Participant for BtreeTrx {
         let id = s.id;
         drop(s);
         // Listed until undone, for a checkpoint meanwhile (`undo_from`).
-        let res = self.undo_from(at, id);
+        let res = self.undo_from(at, id, true);
         self.state.lock().undo.truncate(at);
         res
     }
@@ -1806,6 +1900,10 @@ impl Engine for BtreeEngine {
             (
                 "Innodb_active_transactions".into(),
                 self.inner.trx.active_count() as u64,
+            ),
+            (
+                "Strata_btree_row_locks".into(),
+                self.inner.locks.entries() as u64,
             ),
             (
                 "Strata_btree_index_only_records".into(),

@@ -7,6 +7,20 @@
 //! for and looks for a cycle back to itself; finding one, it gives up with error 1213
 //! (the session then rolls the victim back), as InnoDB's deadlock detector does. A wait
 //! that outlasts `innodb_lock_wait_timeout` gives error 1205.
+//!
+//! A row a running transaction inserted, updated or deleted is locked by it without an
+//! entry here (InnoDB's *implicit* lock): the record carries the writer's transaction
+//! id. An insert gives back the locks it took for its write right after it
+//! (`BtreeTrx::done_writing`), an update or delete the lock its locking read took on
+//! the row (`BtreeTrx::written`), so a transaction inserting or changing millions of
+//! rows holds no lock memory for them. Another transaction that then wants such a row
+//! sees the active id in the record, gives back the lock it just took (holding none
+//! while it waits: the writer may want the row again), and turns the implicit lock into
+//! an entry held by the writer ([`LockTable::wait_implicit`]), which it waits on as on
+//! any lock; the writer's [`LockTable::release`] at its end drops those entries too. A
+//! rollback to a savepoint makes a changed row's implicit lock an entry again before it
+//! undoes the change ([`LockTable::grant`]): the transaction keeps its locks to its end,
+//! as InnoDB does.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -16,6 +30,8 @@ use strata_storage::sync::{default_policy, Arc, Condvar, LatchMutex, Mutex, Spin
 use strata_types::{Error, Result};
 
 const SHARDS: usize = 64;
+/// Shards of the implicit locks turned into entries, by the writer's transaction id.
+const CONVERSION_SHARDS: usize = 16;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LockKey {
@@ -59,13 +75,20 @@ pub struct LockTable {
     shards: Vec<Shard>,
     /// Touched on every grant (to forget a past wait): engine-wide, so a latch mutex.
     waits_for: LatchMutex<HashMap<u64, Vec<u64>>>,
+    /// Entries made for a writer from its implicit locks, by writer: its release drops
+    /// them. Checking that the writer is still active and adding the entry happen under
+    /// its shard's mutex, and the writer's release takes that mutex after it stopped
+    /// being active, so no entry is ever added for a writer that has already ended.
+    converted: Vec<Mutex<HashMap<u64, Vec<LockKey>>>>,
 }
 
 /// What [`LockTable::lock`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Granted {
-    /// A new lock (or an upgrade): the caller must remember the key for release.
+    /// A new lock: the caller must remember the key for release.
     New,
+    /// A shared lock the transaction held became exclusive (the key is remembered).
+    Upgraded,
     /// The transaction already held it at least as strongly.
     AlreadyHeld,
 }
@@ -82,6 +105,9 @@ impl LockTable {
         LockTable {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             waits_for: LatchMutex::with_policy(policy.clone(), HashMap::new()),
+            converted: (0..CONVERSION_SHARDS)
+                .map(|_| Mutex::new(HashMap::new()))
+                .collect(),
         }
     }
 
@@ -89,6 +115,12 @@ impl LockTable {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         k.hash(&mut h);
         &self.shards[(h.finish() as usize) % SHARDS]
+    }
+
+    /// Rows and unique values with a lock entry now (each shard's map, counted one at
+    /// a time: a figure for status, not a snapshot).
+    pub fn entries(&self) -> usize {
+        self.shards.iter().map(|s| s.map.lock().len()).sum()
     }
 
     /// Takes `mode` on `key` for `trx`, waiting up to `timeout`, or until the waiting
@@ -104,6 +136,7 @@ impl LockTable {
         let shard = self.shard(key);
         let deadline = Instant::now() + timeout;
         let mut map = shard.map.lock();
+        let mut waited = false;
         loop {
             let e = map.entry(key.clone()).or_default();
             if let Some(pos) = e.holders.iter().position(|(t, _)| *t == trx) {
@@ -113,29 +146,116 @@ impl LockTable {
             }
             let blockers = e.conflicts(trx, mode);
             if blockers.is_empty() {
-                match e.holders.iter_mut().find(|(t, _)| *t == trx) {
-                    Some(h) => h.1 = mode,
-                    None => e.holders.push((trx, mode)),
+                let granted = match e.holders.iter_mut().find(|(t, _)| *t == trx) {
+                    Some(h) => {
+                        h.1 = mode;
+                        Granted::Upgraded
+                    }
+                    None => {
+                        e.holders.push((trx, mode));
+                        Granted::New
+                    }
+                };
+                // Only a wait recorded an edge in the wait-for graph: a grant without
+                // one does not touch the engine-wide mutex.
+                if waited {
+                    self.waits_for.lock().remove(&trx);
                 }
-                self.waits_for.lock().remove(&trx);
-                return Ok(Granted::New);
+                return Ok(granted);
             }
-            if self.would_deadlock(trx, &blockers) {
-                self.waits_for.lock().remove(&trx);
-                return Err(Error::Deadlock);
+            waited = true;
+            self.nap(trx, &blockers, deadline, interrupt, shard, &mut map)?;
+        }
+    }
+
+    /// One wait of `trx` behind `blockers` on `shard`: an error when the wait closes a
+    /// cycle (1213), its time is up (1205) or its statement was killed; else sleeps
+    /// until a release wakes it, or 100 ms pass so deadlocks formed after it slept are
+    /// looked for again.
+    fn nap(
+        &self,
+        trx: u64,
+        blockers: &[u64],
+        deadline: Instant,
+        interrupt: &Interrupt,
+        shard: &Shard,
+        map: &mut strata_storage::sync::MutexGuard<'_, HashMap<LockKey, Entry>>,
+    ) -> Result<()> {
+        if self.would_deadlock(trx, blockers) {
+            self.waits_for.lock().remove(&trx);
+            return Err(Error::Deadlock);
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            self.waits_for.lock().remove(&trx);
+            return Err(Error::LockWaitTimeout);
+        }
+        if let Err(e) = interrupt.check() {
+            self.waits_for.lock().remove(&trx);
+            return Err(e);
+        }
+        let nap = (deadline - now).min(Duration::from_millis(100));
+        shard.cv.wait_for(map, nap);
+        Ok(())
+    }
+
+    /// Waits until `owner`, whose write left `key`'s record carrying its id while it is
+    /// still active (`active` tells), has ended: the implicit lock becomes an exclusive
+    /// entry held by `owner`, and `trx` waits on it as on any lock — deadlocks, the
+    /// timeout and KILL included. Returns at once when `owner` has already ended.
+    pub fn wait_implicit(
+        &self,
+        trx: u64,
+        owner: u64,
+        key: &LockKey,
+        active: &dyn Fn(u64) -> bool,
+        timeout: Duration,
+        interrupt: &Interrupt,
+    ) -> Result<()> {
+        let shard = self.shard(key);
+        {
+            let mut converted = self.converted[owner as usize % CONVERSION_SHARDS].lock();
+            if !active(owner) {
+                return Ok(());
             }
-            let now = Instant::now();
-            if now >= deadline {
-                self.waits_for.lock().remove(&trx);
-                return Err(Error::LockWaitTimeout);
+            let mut map = shard.map.lock();
+            let e = map.entry(key.clone()).or_default();
+            if !e.holders.iter().any(|(t, _)| *t == owner) {
+                e.holders.push((owner, Mode::Exclusive));
+                converted.entry(owner).or_default().push(key.clone());
             }
-            if let Err(e) = interrupt.check() {
+        }
+        let deadline = Instant::now() + timeout;
+        let mut map = shard.map.lock();
+        loop {
+            let held = map
+                .get(key)
+                .is_some_and(|e| e.holders.iter().any(|(t, _)| *t == owner));
+            if !held {
                 self.waits_for.lock().remove(&trx);
-                return Err(e);
+                return Ok(());
             }
-            // Wake at least every 100 ms to look for deadlocks formed after we slept.
-            let nap = (deadline - now).min(Duration::from_millis(100));
-            shard.cv.wait_for(&mut map, nap);
+            self.nap(trx, &[owner], deadline, interrupt, shard, &mut map)?;
+        }
+    }
+
+    /// Gives `trx` an exclusive entry on `key` whoever else is listed there: `trx`
+    /// already holds the row implicitly (its change is in the record), and any other
+    /// entry is a transaction waiting for it (`BtreeTrx::relock_own`).
+    pub fn grant(&self, trx: u64, key: &LockKey) -> Granted {
+        let shard = self.shard(key);
+        let mut map = shard.map.lock();
+        let e = map.entry(key.clone()).or_default();
+        match e.holders.iter_mut().find(|(t, _)| *t == trx) {
+            Some(h) if h.1 == Mode::Exclusive => Granted::AlreadyHeld,
+            Some(h) => {
+                h.1 = Mode::Exclusive;
+                Granted::Upgraded
+            }
+            None => {
+                e.holders.push((trx, Mode::Exclusive));
+                Granted::New
+            }
         }
     }
 
@@ -175,9 +295,30 @@ impl LockTable {
         false
     }
 
-    /// Releases every lock `trx` holds on `keys` and wakes the waiters.
+    /// Gives back the lock `trx` took on `key` for one write, which the written
+    /// record's transaction id now stands for (the implicit lock), and wakes waiters.
+    pub fn release_key(&self, trx: u64, key: &LockKey) {
+        let shard = self.shard(key);
+        let mut map = shard.map.lock();
+        if let Some(e) = map.get_mut(key) {
+            e.holders.retain(|(t, _)| *t != trx);
+            if e.holders.is_empty() {
+                map.remove(key);
+            }
+        }
+        drop(map);
+        shard.cv.notify_all();
+    }
+
+    /// Releases every lock `trx` holds on `keys`, and the entries its implicit locks
+    /// became ([`LockTable::wait_implicit`]), and wakes the waiters. Called once `trx`
+    /// is no longer active.
     pub fn release(&self, trx: u64, keys: &[LockKey]) {
-        for k in keys {
+        let converted = self.converted[trx as usize % CONVERSION_SHARDS]
+            .lock()
+            .remove(&trx)
+            .unwrap_or_default();
+        for k in keys.iter().chain(&converted) {
             let shard = self.shard(k);
             let mut map = shard.map.lock();
             if let Some(e) = map.get_mut(k) {
@@ -268,6 +409,80 @@ mod tests {
         kill.raise(strata_engine::StopReason::Query);
         assert_eq!(h.join().unwrap(), Err(Error::Interrupted));
         assert!(asked.elapsed() < Duration::from_millis(500));
+    }
+
+    #[test]
+    fn an_implicit_lock_becomes_an_entry_the_writer_releases() {
+        let t = Arc::new(LockTable::default());
+        let active = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        // Writer 1's insert left row 1 carrying its id; 2 wants the row.
+        let (t2, a2) = (t.clone(), active.clone());
+        let h = std::thread::spawn(move || {
+            let is_active = move |id: u64| id == 1 && a2.load(std::sync::atomic::Ordering::SeqCst);
+            t2.wait_implicit(2, 1, &k(1), &is_active, LONG, &Interrupt::default())
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!h.is_finished(), "2 waits while 1 runs");
+        assert_eq!(t.entries(), 1, "the implicit lock became 1's entry");
+        // A third transaction queues behind it as behind any exclusive lock.
+        assert_eq!(
+            t.lock(
+                3,
+                &k(1),
+                Mode::Shared,
+                Duration::from_millis(50),
+                &Interrupt::default()
+            ),
+            Err(Error::LockWaitTimeout)
+        );
+        // 1 ends: no longer active, then its release (of nothing it listed itself).
+        active.store(false, std::sync::atomic::Ordering::SeqCst);
+        t.release(1, &[]);
+        assert_eq!(h.join().unwrap(), Ok(()));
+        assert_eq!(t.entries(), 0);
+        // A writer that has ended is not waited for, and leaves no entry.
+        let ended = |_: u64| false;
+        assert_eq!(
+            t.wait_implicit(2, 1, &k(1), &ended, LONG, &Interrupt::default()),
+            Ok(())
+        );
+        assert_eq!(t.entries(), 0);
+    }
+
+    #[test]
+    fn waiting_on_an_implicit_lock_can_close_a_cycle() {
+        let t = Arc::new(LockTable::default());
+        // 2 holds row 2 explicitly; 1 holds row 1 implicitly (its insert).
+        t.lock(2, &k(2), Mode::Exclusive, LONG, &Interrupt::default())
+            .unwrap();
+        let t2 = t.clone();
+        let h = std::thread::spawn(move || {
+            t2.lock(1, &k(2), Mode::Exclusive, LONG, &Interrupt::default())
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        let only_1 = |id: u64| id == 1;
+        let r = t.wait_implicit(2, 1, &k(1), &only_1, LONG, &Interrupt::default());
+        assert_eq!(r, Err(Error::Deadlock));
+        t.release(2, &[k(2)]);
+        assert_eq!(h.join().unwrap(), Ok(Granted::New));
+        t.release(1, &[k(2)]);
+        assert_eq!(t.entries(), 0);
+    }
+
+    #[test]
+    fn a_shared_lock_made_exclusive_is_an_upgrade() {
+        let t = LockTable::default();
+        let none = Interrupt::default();
+        assert_eq!(
+            t.lock(1, &k(1), Mode::Shared, LONG, &none),
+            Ok(Granted::New)
+        );
+        assert_eq!(
+            t.lock(1, &k(1), Mode::Exclusive, LONG, &none),
+            Ok(Granted::Upgraded)
+        );
+        t.release_key(1, &k(1));
+        assert_eq!(t.entries(), 0);
     }
 
     #[test]

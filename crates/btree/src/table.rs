@@ -12,7 +12,7 @@
 //! write the new version stamped with the transaction's id, and log the old version as
 //! an undo record in the same mini-transaction (recovery rolls back with it).
 
-use crate::lock::Mode;
+use crate::lock::{Granted, LockKey, Mode};
 use crate::row::{self, RecHeader, FLAG_DELETED, HEADER};
 use crate::tree::{PutMode, Tree};
 use crate::trx::{OldVersion, ReadView};
@@ -22,6 +22,22 @@ use strata_engine::*;
 use strata_storage::sync::{AtomicU64, Ordering};
 use strata_types::keycode::{encode_index_key, row_key_has_null};
 use strata_types::IndexDef;
+
+/// Where a row lock [`BtreeTable::lock_current`] takes goes.
+enum Keep<'a> {
+    /// Held until the transaction ends (locking reads, updates, deletes).
+    ToTheEnd,
+    /// Given back after the write by `BtreeTrx::done_writing` (an insert's).
+    ForTheWrite(&'a mut Vec<LockKey>),
+}
+
+/// What one try to lock a row and read it found.
+enum Current {
+    /// The current record (None: no record), the lock taken and its key.
+    Row(Option<Vec<u8>>, Granted, LockKey),
+    /// The running transaction whose change holds the row.
+    Held(u64),
+}
 
 /// Where a table's indexes are in its space, and how its keys are built.
 #[derive(Clone)]
@@ -670,8 +686,10 @@ impl BtreeTable {
             }
             ReadKind::Latest => clustered()?.filter(live),
             ReadKind::Locking(mode, wait) => {
-                match trx.lock_with(&self.lay, 0, ckey, *mode, *wait) {
-                    Ok(()) => {}
+                // The version read before the lock may be gone: read the latest again.
+                let latest = self.lock_current(trx, ckey, *mode, *wait, Keep::ToTheEnd);
+                match latest {
+                    Ok(v) => v.filter(live),
                     // SKIP LOCKED: a row another transaction holds is left out.
                     Err(Error::LockWaitTimeout) if *wait == LockWait::SkipLocked => {
                         return Ok(Flow::Continue)
@@ -681,12 +699,6 @@ impl BtreeTable {
                     }
                     Err(e) => return Err(e),
                 }
-                // The version read before the lock may be gone: read the latest again.
-                self.lay
-                    .clustered()
-                    .get(st, ckey)
-                    .map_err(|e| self.io(e))?
-                    .filter(live)
             }
         };
         let Some(value) = value else {
@@ -768,8 +780,18 @@ impl BtreeTable {
         flow
     }
 
-    /// Checks a unique secondary index for another live row with the same values.
-    fn check_unique(&self, trx: &BtreeTrx, pos: usize, row: &[Value], ckey: &[u8]) -> Result<()> {
+    /// Checks a unique secondary index for another live row with the same values. The
+    /// lock on the value it takes is pushed to `taken`, for the caller to give back
+    /// once its row is written (`BtreeTrx::done_writing`): the written row then stands
+    /// for it, as a later checker of the value waits on that row.
+    fn check_unique(
+        &self,
+        trx: &BtreeTrx,
+        pos: usize,
+        row: &[Value],
+        ckey: &[u8],
+        taken: &mut Vec<LockKey>,
+    ) -> Result<()> {
         let ix = &self.lay.def.indexes[pos];
         if !ix.unique || row_key_has_null(&self.lay.def, ix, row) {
             return Ok(());
@@ -777,44 +799,66 @@ impl BtreeTable {
         let tree_no = self.lay.tree_of_index(pos);
         let mut prefix = Vec::new();
         encode_index_key(&mut prefix, &self.lay.def, ix, row);
-        // Serializes inserters of the same value (they would not see each other's rows).
-        trx.lock(&self.lay, tree_no as u16, &prefix, Mode::Exclusive)?;
         let range = KeyRange::prefix(prefix.clone());
         let st = &self.inner.st;
-        let mut candidates = Vec::new();
-        self.lay.trees[tree_no]
-            .range(st, &range.start, &range.end, false, &mut |batch| {
-                candidates.extend(batch.iter().map(|(_, v)| v.to_vec()));
-                Ok(true)
-            })
-            .map_err(|e| self.io(e))?;
-        for other in candidates {
-            if other == ckey {
-                continue;
+        'check: loop {
+            // Serializes inserters of the same value (they would not see each other's
+            // rows).
+            let (granted, value_lock) = trx.acquire(
+                &self.lay,
+                tree_no as u16,
+                &prefix,
+                Mode::Exclusive,
+                LockWait::Wait,
+            )?;
+            let took = granted == Granted::New;
+            if took {
+                taken.push(value_lock);
             }
-            trx.lock(&self.lay, 0, &other, Mode::Shared)?;
-            let Some(cur) = self
-                .lay
-                .clustered()
-                .get(st, &other)
-                .map_err(|e| self.io(e))?
-            else {
-                continue;
-            };
-            if RecHeader::read(&cur).is_none_or(|h| h.deleted()) {
-                continue;
+            let mut candidates = Vec::new();
+            self.lay.trees[tree_no]
+                .range(st, &range.start, &range.end, false, &mut |batch| {
+                    candidates.extend(batch.iter().map(|(_, v)| v.to_vec()));
+                    Ok(true)
+                })
+                .map_err(|e| self.io(e))?;
+            for other in candidates {
+                if other == ckey {
+                    continue;
+                }
+                let cur = match self.lock_once(trx, &other, Mode::Shared, LockWait::Wait)? {
+                    Current::Row(cur, granted, k) => {
+                        trx.keep(granted, k);
+                        cur
+                    }
+                    Current::Held(owner) => {
+                        // Not holding the value while waiting for the row's writer: it
+                        // may insert the value again and must meet its own row, not us.
+                        if took {
+                            if let Some(k) = taken.pop() {
+                                trx.give_back(&k);
+                            }
+                        }
+                        trx.wait_implicit(&self.lay, &other, owner, LockWait::Wait)?;
+                        continue 'check;
+                    }
+                };
+                let Some(cur) = cur else { continue };
+                if RecHeader::read(&cur).is_none_or(|h| h.deleted()) {
+                    continue;
+                }
+                let r = self.lay.decode(&self.inner.st, &cur)?;
+                let mut k = Vec::new();
+                encode_index_key(&mut k, &self.lay.def, ix, &r);
+                if k == prefix {
+                    return Err(Error::DuplicateKey {
+                        value: key_text(ix, row),
+                        key: format!("{}.{}", self.lay.def.name, ix.name),
+                    });
+                }
             }
-            let r = self.lay.decode(&self.inner.st, &cur)?;
-            let mut k = Vec::new();
-            encode_index_key(&mut k, &self.lay.def, ix, &r);
-            if k == prefix {
-                return Err(Error::DuplicateKey {
-                    value: key_text(ix, row),
-                    key: format!("{}.{}", self.lay.def.name, ix.name),
-                });
-            }
+            return Ok(());
         }
-        Ok(())
     }
 
     /// Writes a new version of the clustered record `ckey` (None: delete-mark of `old`).
@@ -963,8 +1007,29 @@ impl BtreeTable {
         if ckey.len() > crate::tree::max_key(page_size) {
             return Err(Error::KeyTooLong(crate::tree::max_key(page_size)));
         }
-        trx.lock(&self.lay, 0, ckey, Mode::Exclusive)?;
-        let cur = self.lay.clustered().get(st, ckey).map_err(|e| self.io(e))?;
+        let mut taken = Vec::new();
+        let res = self.insert_locked(trx, row, ckey, &mut taken);
+        trx.done_writing(taken);
+        res
+    }
+
+    /// [`BtreeTable::insert_row`] with the locks it takes for the write pushed to
+    /// `taken`: the inserted row carries the transaction's id, its implicit lock, so a
+    /// bulk insert holds no lock entry per row (`lock.rs`).
+    fn insert_locked(
+        &self,
+        trx: &BtreeTrx,
+        row: &[Value],
+        ckey: &[u8],
+        taken: &mut Vec<LockKey>,
+    ) -> Result<()> {
+        let cur = self.lock_current(
+            trx,
+            ckey,
+            Mode::Exclusive,
+            LockWait::Wait,
+            Keep::ForTheWrite(taken),
+        )?;
         if let Some(c) = &cur {
             if RecHeader::read(c).is_none_or(|h| !h.deleted()) {
                 let pk = &self.lay.def.indexes[0];
@@ -975,10 +1040,99 @@ impl BtreeTable {
             }
         }
         for pos in self.unique_positions().collect::<Vec<_>>() {
-            self.check_unique(trx, pos, row, ckey)?;
+            self.check_unique(trx, pos, row, ckey, taken)?;
         }
         self.write_version(trx, ckey, cur, Some(row))?;
         self.add_entries(trx.ensure_id(), row, ckey, None)
+    }
+
+    /// Writes `new` over the live record `cur` of `okey` (its old row `old`), checking
+    /// the unique indexes whose values change; their value locks go to `taken`.
+    fn update_row(
+        &self,
+        trx: &BtreeTrx,
+        okey: &[u8],
+        cur: Vec<u8>,
+        old: &[Value],
+        new: &[Value],
+        taken: &mut Vec<LockKey>,
+    ) -> Result<()> {
+        for pos in self.unique_positions().collect::<Vec<_>>() {
+            let ix = &self.lay.def.indexes[pos];
+            if ix.columns.iter().any(|&c| old[c] != new[c]) {
+                self.check_unique(trx, pos, new, okey, taken)?;
+            }
+        }
+        let cur_row = self.lay.decode(&self.inner.st, &cur)?;
+        self.write_version(trx, okey, Some(cur), Some(new))?;
+        self.add_entries(trx.ensure_id(), new, okey, Some(&cur_row))
+    }
+
+    /// Locks clustered key `key` in `mode` and reads its current record, once no other
+    /// running transaction's write holds the row. A record whose transaction id is a
+    /// running transaction's is locked by it (the implicit lock of its change,
+    /// `lock.rs`): `trx` gives back the lock it has just taken, waits per `wait` for that
+    /// transaction to end, and tries again. The lock taken goes where `keep` says.
+    fn lock_current(
+        &self,
+        trx: &BtreeTrx,
+        key: &[u8],
+        mode: Mode,
+        wait: LockWait,
+        keep: Keep<'_>,
+    ) -> Result<Option<Vec<u8>>> {
+        loop {
+            match self.lock_once(trx, key, mode, wait)? {
+                Current::Row(cur, granted, k) => {
+                    match keep {
+                        Keep::ToTheEnd => trx.keep(granted, k),
+                        Keep::ForTheWrite(taken) => {
+                            if granted == Granted::New {
+                                taken.push(k);
+                            }
+                        }
+                    }
+                    return Ok(cur);
+                }
+                Current::Held(owner) => trx.wait_implicit(&self.lay, key, owner, wait)?,
+            }
+        }
+    }
+
+    /// One try of [`BtreeTable::lock_current`]: the record with the lock taken, or the
+    /// running transaction that holds the row implicitly (the lock just taken given
+    /// back, so no lock is held while waiting for it: it may want the row again).
+    fn lock_once(&self, trx: &BtreeTrx, key: &[u8], mode: Mode, wait: LockWait) -> Result<Current> {
+        let (granted, k) = trx.acquire(&self.lay, 0, key, mode, wait)?;
+        let cur = self
+            .lay
+            .clustered()
+            .get(&self.inner.st, key)
+            .map_err(|e| self.io(e));
+        let cur = match cur {
+            Ok(c) => c,
+            Err(e) => {
+                trx.keep(granted, k);
+                return Err(e);
+            }
+        };
+        let me = trx.ensure_id();
+        let owner = cur
+            .as_deref()
+            .and_then(RecHeader::read)
+            .map(|h| h.trx_id)
+            .filter(|&t| t != me && self.inner.trx.is_active(t));
+        match owner {
+            None => Ok(Current::Row(cur, granted, k)),
+            Some(owner) => {
+                if granted == Granted::New {
+                    trx.give_back(&k);
+                } else {
+                    trx.keep(granted, k);
+                }
+                Ok(Current::Held(owner))
+            }
+        }
     }
 }
 
@@ -1118,25 +1272,18 @@ impl Table for BtreeTable {
                 self.delete_row(trx, &okey)?;
                 return self.insert_row(trx, new, &nkey);
             }
-            let st = &self.inner.st;
-            trx.lock(&self.lay, 0, &okey, Mode::Exclusive)?;
-            let cur = self
-                .lay
-                .clustered()
-                .get(st, &okey)
-                .map_err(|e| self.io(e))?;
+            let cur =
+                self.lock_current(trx, &okey, Mode::Exclusive, LockWait::Wait, Keep::ToTheEnd)?;
             let Some(cur) = cur.filter(|c| RecHeader::read(c).is_some_and(|h| !h.deleted())) else {
                 return Ok(());
             };
-            for pos in self.unique_positions().collect::<Vec<_>>() {
-                let ix = &self.lay.def.indexes[pos];
-                if ix.columns.iter().any(|&c| old[c] != new[c]) {
-                    self.check_unique(trx, pos, new, &okey)?;
-                }
+            let mut taken = Vec::new();
+            let res = self.update_row(trx, &okey, cur, old, new, &mut taken);
+            trx.done_writing(taken);
+            if res.is_ok() {
+                trx.written(&self.lay, &okey);
             }
-            let cur_row = self.lay.decode(&self.inner.st, &cur)?;
-            self.write_version(trx, &okey, Some(cur), Some(new))?;
-            self.add_entries(trx.ensure_id(), new, &okey, Some(&cur_row))
+            res
         })?;
         Ok(id)
     }
@@ -1214,8 +1361,7 @@ impl Table for BtreeTable {
 impl BtreeTable {
     fn delete_row(&self, trx: &BtreeTrx, key: &[u8]) -> Result<()> {
         let st = &self.inner.st;
-        trx.lock(&self.lay, 0, key, Mode::Exclusive)?;
-        let cur = self.lay.clustered().get(st, key).map_err(|e| self.io(e))?;
+        let cur = self.lock_current(trx, key, Mode::Exclusive, LockWait::Wait, Keep::ToTheEnd)?;
         match cur {
             Some(c) if RecHeader::read(&c).is_some_and(|h| !h.deleted()) => {
                 let row = if self.lay.trees.len() > 1 {
@@ -1224,6 +1370,7 @@ impl BtreeTable {
                     None
                 };
                 self.write_version(trx, key, Some(c), None)?;
+                trx.written(&self.lay, key);
                 match row {
                     Some(r) => self.stamp_entries(trx.ensure_id(), &r, key),
                     None => Ok(()),

@@ -1908,6 +1908,99 @@ fn a_full_disk_under_a_change_list_fails_the_statement_and_rollback_is_whole() {
     t.check(&Txn::default()).unwrap();
 }
 
+/// Inserts hold their rows by the transaction id in the record (InnoDB's implicit lock,
+/// `lock.rs`): a transaction inserting many rows leaves no lock entry per row, yet
+/// another transaction wanting one of its rows — by primary key or by unique value, to
+/// insert, update or lock it — waits for it to end, then sees what it did.
+#[test]
+fn inserted_rows_are_locked_by_their_writer_without_a_lock_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = setup(dir.path(), true);
+    let short = Duration::from_millis(100);
+    let bulk = Txn::default();
+    for i in 1..=2000 {
+        t.insert(&bulk, &mut row(i, i % 10, &format!("c{i}")))
+            .unwrap();
+    }
+    assert_eq!(status(&e, "Strata_btree_row_locks"), 0);
+    // Each way to reach an inserted row waits, and times out while the writer runs.
+    let other = Txn::new(Isolation::RepeatableRead, short);
+    let dup_pk = t.insert(&other, &mut row(5, 0, "new"));
+    assert!(matches!(dup_pk, Err(Error::LockWaitTimeout)), "{dup_pk:?}");
+    let dup_unique = t.insert(&other, &mut row(9000, 0, "c7"));
+    assert!(
+        matches!(dup_unique, Err(Error::LockWaitTimeout)),
+        "{dup_unique:?}"
+    );
+    let upd = t.update(&other, 0, &row(6, 6, "c6"), &row(6, 6, "six"));
+    assert!(matches!(upd, Err(Error::LockWaitTimeout)), "{upd:?}");
+    let del = t.delete(&other, 0, &row(8, 8, "c8"));
+    assert!(matches!(del, Err(Error::LockWaitTimeout)), "{del:?}");
+    other.set_read_mode(ReadMode::LockShared);
+    let locked = t.scan(&other, &mut |_, _| Ok(Flow::Continue));
+    assert!(matches!(locked, Err(Error::LockWaitTimeout)), "{locked:?}");
+    other.rollback().unwrap();
+    // Each wait turned the implicit lock it met into an entry held by the writer (rows
+    // 5, 7, 6, 8 and the scan's first); the writer's end drops them.
+    assert_eq!(status(&e, "Strata_btree_row_locks"), 5);
+    let t2 = t.clone();
+    let waiter = std::thread::spawn(move || {
+        let w = Txn::new(Isolation::RepeatableRead, Duration::from_secs(20));
+        let r = t2.insert(&w, &mut row(3, 0, "again"));
+        w.rollback().unwrap();
+        r.map(|_| ())
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!waiter.is_finished());
+    assert_eq!(status(&e, "Strata_btree_row_locks"), 6);
+    bulk.commit().unwrap();
+    let r = waiter.join().unwrap();
+    assert!(matches!(r, Err(Error::DuplicateKey { .. })), "{r:?}");
+    no_row_locks_left(&e);
+    assert_eq!(all(&t, &Txn::default()).len(), 2000);
+    t.check(&Txn::default()).unwrap();
+}
+
+/// A waiter behind an insert that rolls back finds the key free: its own insert, of
+/// the same primary key and unique value, goes in.
+#[test]
+fn a_waiter_behind_a_rolled_back_insert_takes_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = setup(dir.path(), true);
+    let a = Txn::default();
+    t.insert(&a, &mut row(1, 1, "one")).unwrap();
+    t.insert(&a, &mut row(2, 2, "two")).unwrap();
+    let t2 = t.clone();
+    let waiter = std::thread::spawn(move || {
+        let b = Txn::new(Isolation::RepeatableRead, Duration::from_secs(20));
+        t2.insert(&b, &mut row(1, 5, "five"))?;
+        // Another primary key, the unique value a's second row held.
+        t2.insert(&b, &mut row(7, 7, "two"))?;
+        b.commit()
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!waiter.is_finished());
+    a.rollback().unwrap();
+    waiter.join().unwrap().unwrap();
+    assert_eq!(
+        all(&t, &Txn::default()),
+        vec![row(1, 5, "five"), row(7, 7, "two")]
+    );
+    no_row_locks_left(&e);
+    e.purge_all();
+    t.check(&Txn::default()).unwrap();
+}
+
+/// Waits for the lock table to empty: purge, working through what a commit left,
+/// holds each row it cleans for a moment.
+fn no_row_locks_left(e: &BtreeEngine) {
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while status(e, "Strata_btree_row_locks") != 0 {
+        assert!(std::time::Instant::now() < until, "row locks left behind");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// A transaction that read before its first write (its read view made while it had no
 /// id) sees its own inserts, updates and deletes afterwards, through the clustered index
 /// and a secondary one, as InnoDB sets the view's creator at the first write.
@@ -1933,4 +2026,55 @@ fn a_transaction_sees_its_own_writes_made_after_its_first_read() {
     txn.commit().unwrap();
     assert_eq!(all(&t, &other), vec![row(1, 1, "one")]);
     other.commit().unwrap();
+}
+
+/// A transaction that locked rows with a locking read and then updated or deleted them
+/// holds them by its id in their records: no lock entry per row is left, and another
+/// transaction still waits for each of them until it ends.
+#[test]
+fn updated_and_deleted_rows_are_held_by_their_writer_without_a_lock_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = setup(dir.path(), true);
+    autocommit(|txn| {
+        for i in 1..=500 {
+            t.insert(txn, &mut row(i, i, &format!("c{i}")))?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    no_row_locks_left(&e);
+    let txn = Txn::default();
+    txn.set_read_mode(ReadMode::LockExclusive);
+    let rows = all(&t, &txn);
+    txn.set_read_mode(ReadMode::Consistent);
+    assert_eq!(status(&e, "Strata_btree_row_locks"), 500);
+    for r in &rows[..250] {
+        let mut new = r.clone();
+        new[1] = Value::Int(r[1].to_i64().unwrap() + 1000);
+        t.update(&txn, 0, r, &new).unwrap();
+    }
+    for r in &rows[250..] {
+        t.delete(&txn, 0, r).unwrap();
+    }
+    assert_eq!(status(&e, "Strata_btree_row_locks"), 0);
+    let other = Txn::new(Isolation::RepeatableRead, Duration::from_millis(100));
+    let upd = t.update(&other, 0, &rows[0], &row(1, 5, "x"));
+    assert!(matches!(upd, Err(Error::LockWaitTimeout)), "{upd:?}");
+    let del = t.delete(&other, 0, &rows[400]);
+    assert!(matches!(del, Err(Error::LockWaitTimeout)), "{del:?}");
+    let reinsert = t.insert(&other, &mut row(401, 0, "again"));
+    assert!(
+        matches!(reinsert, Err(Error::LockWaitTimeout)),
+        "{reinsert:?}"
+    );
+    other.rollback().unwrap();
+    txn.commit().unwrap();
+    no_row_locks_left(&e);
+    let after = Txn::default();
+    t.update(&after, 0, &row(1, 1001, "c1"), &row(1, 5, "x"))
+        .unwrap();
+    after.commit().unwrap();
+    assert_eq!(all(&t, &Txn::default()).len(), 250);
+    e.purge_all();
+    t.check(&Txn::default()).unwrap();
 }

@@ -226,6 +226,10 @@ pub struct TrxSys {
     next_id: AtomicU64,
     /// Active read-write transactions: id → LSN of their first log record.
     active: Latch<BTreeMap<u64, u64>>,
+    /// The smallest id in `active` (u64::MAX: none), set under its write latch: a
+    /// record's id below it belongs to an ended transaction, known without the latch
+    /// ([`TrxSys::is_active`], asked for every row a write or locking read touches).
+    min_active: AtomicU64,
     serial: AtomicU64,
     /// Open read views by serial: how many, and the smallest `up_limit` among them.
     /// Taken by every statement's read view, the trx system's hottest mutex.
@@ -252,6 +256,7 @@ impl TrxSys {
             first_id: first_id.max(1),
             next_id: AtomicU64::new(first_id.max(1)),
             active: Latch::with_policy(policy.clone(), BTreeMap::new()),
+            min_active: AtomicU64::new(u64::MAX),
             serial: AtomicU64::new(1),
             views: LatchMutex::with_policy(policy.clone(), BTreeMap::new()),
             // Each restart moves the id ceiling up by at least 100,000, so runs' roll
@@ -284,14 +289,35 @@ impl TrxSys {
         let mut a = self.active.write();
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         a.insert(id, first_lsn);
+        self.note_min_active(&a);
         self.owes(id);
         id
+    }
+
+    fn note_min_active(&self, active: &BTreeMap<u64, u64>) {
+        let min = active.keys().next().copied().unwrap_or(u64::MAX);
+        self.min_active.store(min, Ordering::SeqCst);
+    }
+
+    /// Whether transaction `id` is still running (an XA-prepared one recovery kept
+    /// counts): a record it wrote is then locked by it (the implicit lock).
+    pub fn is_active(&self, id: u64) -> bool {
+        // A record carrying `id` was written after `begin` stored the minimum that
+        // counts it, so a reader that found `id` in a record reads a minimum at most
+        // `id` while it runs; an id below the minimum has ended.
+        if id < self.min_active.load(Ordering::SeqCst) {
+            return false;
+        }
+        self.active.read().contains_key(&id)
     }
 
     /// Registers again, as active, transaction `id` of an earlier run that recovery
     /// keeps prepared (XA): read views do not see its changes until it ends.
     pub fn resume(&self, id: u64, first_lsn: u64) {
-        self.active.write().insert(id, first_lsn);
+        let mut a = self.active.write();
+        a.insert(id, first_lsn);
+        self.note_min_active(&a);
+        drop(a);
         self.owes(id);
     }
 
@@ -330,6 +356,7 @@ impl TrxSys {
     pub fn end(&self, id: u64) -> u64 {
         let mut a = self.active.write();
         a.remove(&id);
+        self.note_min_active(&a);
         self.serial.fetch_add(1, Ordering::SeqCst)
     }
 
