@@ -45,6 +45,7 @@ mod replica;
 mod replication;
 mod roles;
 mod routines_dump;
+mod row_locks;
 mod sysbench;
 mod systables;
 mod table_cache;
