@@ -216,7 +216,19 @@ fn run_engine(
                 );
                 results.push(r);
             }
-            Err(e) => panic!("corpus {engine} {name}: {e}"),
+            // A server this test started says whether it is still up and what it
+            // logged: a refused connection is then told apart from a crash.
+            Err(e) => {
+                let server = match target.server.as_mut() {
+                    Some(s) => format!(
+                        "\nserver running: {}; its log:\n{}",
+                        s.is_running(),
+                        s.log_tail()
+                    ),
+                    None => String::new(),
+                };
+                panic!("corpus {engine} {name}: {e}{server}")
+            }
         }
     }
     let gated = target.gated();
