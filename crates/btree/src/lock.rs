@@ -411,6 +411,19 @@ mod tests {
         assert!(asked.elapsed() < Duration::from_millis(500));
     }
 
+    /// Waits (up to 20 s, for a loaded machine) until `cond` holds: a thread has got
+    /// as far as its wait.
+    fn until(cond: impl Fn() -> bool) {
+        let end = Instant::now() + LONG;
+        while !cond() {
+            assert!(
+                Instant::now() < end,
+                "the other thread never got to its wait"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     #[test]
     fn an_implicit_lock_becomes_an_entry_the_writer_releases() {
         let t = Arc::new(LockTable::default());
@@ -421,7 +434,7 @@ mod tests {
             let is_active = move |id: u64| id == 1 && a2.load(std::sync::atomic::Ordering::SeqCst);
             t2.wait_implicit(2, 1, &k(1), &is_active, LONG, &Interrupt::default())
         });
-        std::thread::sleep(Duration::from_millis(100));
+        until(|| t.waits_for.lock().contains_key(&2));
         assert!(!h.is_finished(), "2 waits while 1 runs");
         assert_eq!(t.entries(), 1, "the implicit lock became 1's entry");
         // A third transaction queues behind it as behind any exclusive lock.
@@ -459,7 +472,7 @@ mod tests {
         let h = std::thread::spawn(move || {
             t2.lock(1, &k(2), Mode::Exclusive, LONG, &Interrupt::default())
         });
-        std::thread::sleep(Duration::from_millis(100));
+        until(|| t.waits_for.lock().contains_key(&1));
         let only_1 = |id: u64| id == 1;
         let r = t.wait_implicit(2, 1, &k(1), &only_1, LONG, &Interrupt::default());
         assert_eq!(r, Err(Error::Deadlock));
@@ -497,7 +510,7 @@ mod tests {
         let h = std::thread::spawn(move || {
             t2.lock(1, &k(2), Mode::Exclusive, LONG, &Interrupt::default())
         });
-        std::thread::sleep(Duration::from_millis(100));
+        until(|| t.waits_for.lock().contains_key(&1));
         let r = t.lock(2, &k(1), Mode::Exclusive, LONG, &Interrupt::default());
         assert_eq!(r, Err(Error::Deadlock));
         t.release(2, &[k(2)]);

@@ -1950,9 +1950,13 @@ fn inserted_rows_are_locked_by_their_writer_without_a_lock_entry() {
         w.rollback().unwrap();
         r.map(|_| ())
     });
-    std::thread::sleep(Duration::from_millis(200));
+    // The waiter's wait turns row 3's implicit lock into a sixth entry.
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while status(&e, "Strata_btree_row_locks") != 6 {
+        assert!(std::time::Instant::now() < until, "the waiter never waited");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     assert!(!waiter.is_finished());
-    assert_eq!(status(&e, "Strata_btree_row_locks"), 6);
     bulk.commit().unwrap();
     let r = waiter.join().unwrap();
     assert!(matches!(r, Err(Error::DuplicateKey { .. })), "{r:?}");
