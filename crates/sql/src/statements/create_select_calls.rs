@@ -12,7 +12,9 @@
 //!   `LTRIM`, `RTRIM`, `REVERSE`, `REPLACE`, `REPEAT` (constant count), `LPAD`/`RPAD`
 //!   (constant length), `CONCAT_WS`: strings of the first argument's collation,
 //!   NULL-able under a strict sql_mode whatever their arguments (`StrictTyping`);
-//! * `MD5`, `SHA1`/`SHA`: 32 and 40 characters of the connection's collation.
+//! * `MD5`, `SHA1`/`SHA`: 32 and 40 characters of the connection's collation;
+//! * `ABS`: its operand's integer, DECIMAL or DOUBLE type (MySQL's `Item_func_num1`:
+//!   same display length, digits and sign flag), a DOUBLE for a string.
 //!
 //! Anything else (a length that is not a constant, an argument of another kind) stays
 //! unknown, and the caller's 1235 names it.
@@ -20,6 +22,7 @@
 use super::create_select_types::{
     string_collation, string_result_nullable, type_of, Item, Kind, Table, Unknown,
 };
+use crate::bind::real_decimals::NOT_FIXED;
 use sqlparser::ast;
 use strata_types::{Collation, DataType};
 
@@ -167,6 +170,30 @@ pub(crate) fn call(
             // NULL arguments are skipped: only a NULL separator makes the result NULL.
             Ok(string(chars, coll, false, sep.nullable))
         }),
+        "abs" => typed().and_then(|items| {
+            let [x] = items.as_slice() else {
+                return Err(format!("ABS of {} arguments", items.len()));
+            };
+            // Item_func_num1: the operand's kind, display length and digits (an
+            // integer keeps its sign flag), a string a DOUBLE; not the column's own
+            // type (ABS of a TINYINT is an INT column).
+            match &x.kind {
+                Kind::Int { .. } | Kind::Decimal { .. } => {
+                    Ok(Item::new(x.kind.clone(), x.nullable))
+                }
+                Kind::Double { dec, .. } if *dec >= NOT_FIXED => {
+                    Ok(Item::new(x.kind.clone(), x.nullable))
+                }
+                Kind::Str { .. } => Ok(Item::new(
+                    Kind::Double {
+                        len: 23,
+                        dec: NOT_FIXED,
+                    },
+                    x.nullable,
+                )),
+                _ => Err("ABS of a DOUBLE of fixed decimals, a date or NULL".into()),
+            }
+        }),
         "md5" | "sha1" | "sha" => typed().and_then(|items| {
             let [x] = items.as_slice() else {
                 return Err(format!("{upper} of {} arguments", items.len()));
@@ -296,5 +323,21 @@ mod tests {
         assert_eq!(item, Ok(Item::int(4, 4, false, true)));
         let item = type_of(&crate::parse::test_expr("DATE('2024-01-02')"), &[]);
         assert_eq!(item, Ok(Item::new(Kind::Temporal(DataType::Date), true)));
+    }
+
+    #[test]
+    fn abs_keeps_its_operands_number_kind() {
+        let _mode = super::super::create_select_types::StrictTyping::new(false);
+        let ty = |sql: &str| type_of(&crate::parse::test_expr(sql), &[]);
+        let int = ty("-12").unwrap();
+        assert_eq!(ty("ABS(-12)"), Ok(int));
+        let dec = ty("-1.25").unwrap();
+        assert_eq!(ty("ABS(-1.25)"), Ok(dec));
+        assert!(matches!(
+            ty("ABS('-3')").map(|i| i.kind),
+            Ok(Kind::Double { dec: NOT_FIXED, .. })
+        ));
+        assert!(ty("ABS(NULL)").is_err());
+        assert!(ty("ABS(1, 2)").is_err());
     }
 }
