@@ -854,11 +854,7 @@ impl Inner {
                 return Ok(true);
             }
         };
-        let key = LockKey {
-            space: item.space,
-            index: 0,
-            key: item.key.clone(),
-        };
+        let key = LockKey::row(item.space, &item.key);
         const PURGE_TRX: u64 = u64::MAX;
         if !self.locks.try_lock(PURGE_TRX, &key) {
             return Ok(false);
@@ -869,7 +865,7 @@ impl Inner {
     }
 
     /// `visible_below`: from `TrxSys::visible_to_all_below`, read before the row lock.
-    /// False, with nothing done, when a running transaction's insert holds the row (its
+    /// False, with nothing done, when a running transaction's write holds the row (its
     /// implicit lock, `lock.rs`), as for a row lock.
     fn purge_locked(
         &self,
@@ -1011,11 +1007,7 @@ impl Inner {
     /// skips `f` when a transaction holds it.
     fn with_row_lock(&self, space: u32, key: &[u8], f: impl FnOnce() -> Result<()>) -> Result<()> {
         const PURGE_TRX: u64 = u64::MAX;
-        let k = LockKey {
-            space,
-            index: 0,
-            key: key.to_vec(),
-        };
+        let k = LockKey::row(space, key);
         if !self.locks.try_lock(PURGE_TRX, &k) {
             // What this row may leave stale is not purge's to account for.
             self.covering_off_spaces.lock().insert(space);
@@ -1429,8 +1421,12 @@ impl BtreeTrx {
     /// Gives back the locks taken for one write (an insert's key and unique values),
     /// whether the write was made or refused: a made write's record stands for them.
     pub(crate) fn done_writing(&self, taken: Vec<LockKey>) {
+        if taken.is_empty() {
+            return;
+        }
+        let id = self.state.lock().id;
         for k in &taken {
-            self.give_back(k);
+            self.inner.locks.release_key(id, k);
         }
     }
 
@@ -1441,11 +1437,7 @@ impl BtreeTrx {
     /// UPDATE or DELETE then keeps no entry per row once its rows are written. A
     /// rollback to a savepoint locks the row again before undoing the change (`undo`).
     pub(crate) fn written(&self, lay: &Layout, key: &[u8]) {
-        let k = LockKey {
-            space: lay.space,
-            index: 0,
-            key: key.to_vec(),
-        };
+        let k = LockKey::row(lay.space, key);
         let mut s = self.state.lock();
         if !s.locks.remove(&k) {
             return;
@@ -1460,11 +1452,7 @@ impl BtreeTrx {
     /// hold the row meanwhile (one that wants it waits on this transaction).
     fn relock_own(&self, lay: &Layout, key: &[u8]) {
         let id = self.state.lock().id;
-        let k = LockKey {
-            space: lay.space,
-            index: 0,
-            key: key.to_vec(),
-        };
+        let k = LockKey::row(lay.space, key);
         if self.inner.locks.grant(id, &k) == Granted::New {
             self.state.lock().locks.insert(k);
         }
@@ -1479,11 +1467,7 @@ impl BtreeTrx {
         owner: u64,
         wait: strata_engine::LockWait,
     ) -> Result<()> {
-        let k = LockKey {
-            space: lay.space,
-            index: 0,
-            key: key.to_vec(),
-        };
+        let k = LockKey::row(lay.space, key);
         let trx = &self.inner.trx;
         self.inner.locks.wait_implicit(
             self.ensure_id(),
@@ -1593,7 +1577,7 @@ impl BtreeTrx {
         self.inner.open_trx[self.serial as usize % TRX_SHARDS]
             .lock()
             .remove(&self.serial);
-        let locks: Vec<LockKey> = std::mem::take(&mut s.locks).into_iter().collect();
+        let locks = std::mem::take(&mut s.locks);
         if s.id != 0 {
             self.inner.locks.release(s.id, &locks);
         }

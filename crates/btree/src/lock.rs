@@ -41,6 +41,17 @@ pub struct LockKey {
     pub key: Vec<u8>,
 }
 
+impl LockKey {
+    /// The lock of the row whose clustered key is `key` in `space`.
+    pub fn row(space: u32, key: &[u8]) -> LockKey {
+        LockKey {
+            space,
+            index: 0,
+            key: key.to_vec(),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Shared,
@@ -73,7 +84,8 @@ struct Shard {
 /// variable, which needs that mutex, and is a row-lock wait, not a latch wait.
 pub struct LockTable {
     shards: Vec<Shard>,
-    /// Touched on every grant (to forget a past wait): engine-wide, so a latch mutex.
+    /// Touched by a wait and by the grant or release that ends it: engine-wide, so a
+    /// latch mutex.
     waits_for: LatchMutex<HashMap<u64, Vec<u64>>>,
     /// Entries made for a writer from its implicit locks, by writer: its release drops
     /// them. Checking that the writer is still active and adding the entry happen under
@@ -313,22 +325,16 @@ impl LockTable {
     /// Releases every lock `trx` holds on `keys`, and the entries its implicit locks
     /// became ([`LockTable::wait_implicit`]), and wakes the waiters. Called once `trx`
     /// is no longer active.
-    pub fn release(&self, trx: u64, keys: &[LockKey]) {
+    pub fn release<'a>(&self, trx: u64, keys: impl IntoIterator<Item = &'a LockKey>) {
         let converted = self.converted[trx as usize % CONVERSION_SHARDS]
             .lock()
             .remove(&trx)
             .unwrap_or_default();
-        for k in keys.iter().chain(&converted) {
-            let shard = self.shard(k);
-            let mut map = shard.map.lock();
-            if let Some(e) = map.get_mut(k) {
-                e.holders.retain(|(t, _)| *t != trx);
-                if e.holders.is_empty() {
-                    map.remove(k);
-                }
-            }
-            drop(map);
-            shard.cv.notify_all();
+        for k in keys {
+            self.release_key(trx, k);
+        }
+        for k in &converted {
+            self.release_key(trx, k);
         }
         self.waits_for.lock().remove(&trx);
     }
