@@ -393,6 +393,113 @@ class Gen:
             q = f"SELECT * FROM ({q}) AS dt WHERE dt.x0 IS NOT NULL"
         return q
 
+    # --- `shapes` mode: query structures the other modes do not build ----------------------
+    def ids(self, tables):
+        return ", ".join(f"{t}.id" for t in tables)
+
+    def shape(self):
+        """A query of one of a dozen structures: joins of three tables, RIGHT JOIN, USING,
+        CTEs (recursive ones too), row-constructor IN, subqueries in HAVING and the select
+        list, window functions with frames and ranking, INTERSECT/EXCEPT, ORDER BY … LIMIT
+        inside a derived table; every ordering that picks rows is total (ids last)."""
+        k = self.r.randint(0, 11)
+        if k == 0:
+            on2 = f"t1.{self.pick(['a', 'b', 'id'])} = t2.{self.pick(['a', 'b', 'id'])}"
+            on3 = f"t3.{self.pick(['a', 'b', 'id'])} = t2.{self.pick(['a', 'b', 'id'])}"
+            j2, j3 = self.pick(["JOIN", "LEFT JOIN"]), self.pick(["JOIN", "LEFT JOIN", "RIGHT JOIN"])
+            tables = ["t1", "t2", "t3"]
+            cols = ", ".join(f"{self.scalar(tables, 1)} AS x{i}" for i in range(self.r.randint(1, 3)))
+            where = f" WHERE {self.predicate(tables, 1)}" if self.chance(0.6) else ""
+            return f"SELECT {cols} FROM t1 {j2} t2 ON {on2} {j3} t1 AS t3 ON {on3}{where}"
+        if k == 1:
+            tables = ["t1", "t2"]
+            cols = ", ".join(f"{self.scalar(tables, 1)} AS x{i}" for i in range(self.r.randint(1, 3)))
+            join = self.pick(["RIGHT JOIN t2 ON t1.a = t2.b", "JOIN t2 USING (id)", "LEFT JOIN t2 USING (a)",
+                              "RIGHT JOIN t2 USING (b)", "JOIN t2 USING (a, b)"])
+            where = f" WHERE {self.predicate(tables, 1)}" if self.chance(0.6) else ""
+            return f"SELECT {cols} FROM t1 {join}{where}"
+        if k == 2:
+            # A CTE read twice, joined with itself.
+            inner = self.pick(["t1", "t2"])
+            ty = self.pick(["num", "str"])
+            col, _ = self.column([inner], ty)
+            key = self.column([inner], "num")[0]
+            return (f"WITH c AS (SELECT {inner}.id AS id, {col} AS v, {key} AS k FROM {inner} "
+                    f"WHERE {self.predicate([inner], 1)}) "
+                    f"SELECT c1.id, c1.v, c2.id FROM c AS c1 {self.pick(['JOIN', 'LEFT JOIN'])} c AS c2 "
+                    f"ON c1.k {self.pick(['=', '<'])} c2.k AND c2.id < {self.r.randint(3, 30)}")
+        if k == 3:
+            n = self.r.randint(1, 15)
+            col = self.pick(["a", "b", "u"])
+            agg = self.pick(["COUNT(t1.id)", "SUM(t1.d)", "MAX(t1.c)", "MIN(t1.dt)"])
+            return (f"WITH RECURSIVE r(n) AS (SELECT {self.r.randint(-3, 2)} UNION ALL "
+                    f"SELECT n + 1 FROM r WHERE n < {n}) "
+                    f"SELECT r.n, {agg} FROM r LEFT JOIN t1 ON t1.{col} = r.n GROUP BY r.n")
+        if k == 4:
+            cols = self.pick([("a", "b"), ("b", "a"), ("a", "u"), ("c", "dt"), ("b", "id")])
+            lhs = ", ".join(f"t1.{c}" for c in cols)
+            rhs = ", ".join(f"s.{c}" for c in cols)
+            return (f"SELECT t1.id, t1.a FROM t1 WHERE ({lhs}) {self.pick(['', 'NOT '])}IN "
+                    f"(SELECT {rhs} FROM t2 s WHERE {self.predicate(['s'], 1)})")
+        if k == 5:
+            t = self.pick(["t1", "t2"])
+            other = "t2" if t == "t1" else "t1"
+            key = self.scalar([t], 1)
+            agg = self.pick([f"SUM({t}.d)", f"COUNT(*)", f"MAX({t}.a)", f"AVG({t}.f)"])
+            sub = self.pick([f"(SELECT AVG(o.d) FROM {other} o)", f"(SELECT COUNT(*) FROM {other} o WHERE o.a > 3)",
+                             f"(SELECT MIN(o.b) FROM {other} o WHERE o.c = MAX({t}.c))"])
+            return (f"SELECT {key} AS k, {agg} AS g FROM {t} WHERE {self.predicate([t], 1)} "
+                    f"GROUP BY k HAVING {agg} {self.pick(['>', '<', '>=', '<>'])} {sub}")
+        if k == 6:
+            t = self.pick(["t1", "t2"])
+            other = "t2" if t == "t1" else "t1"
+            sub = self.pick([f"(SELECT COUNT(*) FROM {other} o WHERE o.a = {t}.a)",
+                             f"(SELECT MAX(o.d) FROM {other} o WHERE o.b < {t}.b)",
+                             f"EXISTS (SELECT 1 FROM {other} o WHERE o.c = {t}.c)",
+                             f"{t}.a IN (SELECT o.b FROM {other} o WHERE o.d > {self.r.randint(-5, 20)})",
+                             f"(SELECT o.c FROM {other} o WHERE o.id = {t}.b)"])
+            return f"SELECT {t}.id, {sub} AS s FROM {t} WHERE {self.predicate([t], 1)}"
+        if k == 7:
+            t = self.pick(["t1", "t2"])
+            part = self.pick(["", f"PARTITION BY {self.column([t])[0]} "])
+            order = f"{self.column([t])[0]}{self.pick(['', ' DESC'])}, {t}.id"
+            fn = self.pick(["NTILE(3)", "PERCENT_RANK()", "CUME_DIST()", f"LEAD({t}.a, 2)",
+                            f"LAG({t}.c, 1)", f"NTH_VALUE({t}.b, 2)", f"LAST_VALUE({t}.d)",
+                            f"SUM({t}.d)", f"AVG({t}.b)", f"COUNT(*)", f"MIN({t}.dt)"])
+            frame = ""
+            if fn.startswith(("NTH_VALUE", "LAST_VALUE", "SUM", "AVG", "COUNT", "MIN")):
+                frame = self.pick(["", " ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING",
+                                   " ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING",
+                                   " ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"])
+            if fn.startswith(("SUM", "COUNT", "AVG")) and self.chance(0.4):
+                order = f"{t}.b"
+                frame = self.pick([" RANGE BETWEEN 2 PRECEDING AND CURRENT ROW",
+                                   " RANGE BETWEEN CURRENT ROW AND 3 FOLLOWING", ""])
+            return f"SELECT {t}.id, {fn} OVER ({part}ORDER BY {order}{frame}) AS w FROM {t}"
+        if k == 8:
+            ty = self.pick(["num", "str", "date"])
+            q1 = f"SELECT {self.column(['t1'], ty)[0]} FROM t1 WHERE {self.predicate(['t1'], 1)}"
+            q2 = f"SELECT {self.column(['t2'], ty)[0]} FROM t2 WHERE {self.predicate(['t2'], 1)}"
+            q3 = f"SELECT {self.column(['t1'], ty)[0]} FROM t1 WHERE {self.predicate(['t1'], 1)}"
+            op1, op2 = self.pick(["INTERSECT", "EXCEPT", "UNION"]), self.pick(["INTERSECT", "EXCEPT", "UNION ALL"])
+            return f"{q1} {op1} {q2} {op2} {q3}"
+        if k == 9:
+            t = self.pick(["t1", "t2"])
+            key = self.scalar([t], 1)
+            n = self.r.randint(1, 10)
+            return (f"SELECT d.k, d.id FROM (SELECT {key} AS k, {t}.id FROM {t} "
+                    f"ORDER BY k{self.pick(['', ' DESC'])}, {t}.id LIMIT {n}) AS d "
+                    f"WHERE d.k IS NOT NULL")
+        if k == 10:
+            t = self.pick(["t1", "t2"])
+            cols = self.pick([("a", "b"), ("c", "dt"), ("a", "c"), ("d", "u")])
+            return (f"SELECT COUNT(DISTINCT {t}.{cols[0]}, {t}.{cols[1]}), "
+                    f"COUNT(DISTINCT {t}.{cols[0]}) FROM {t} WHERE {self.predicate([t], 1)}")
+        # Nested EXISTS two levels down, correlated at both.
+        return (f"SELECT t1.id FROM t1 WHERE {self.pick(['', 'NOT '])}EXISTS (SELECT 1 FROM t2 "
+                f"WHERE t2.a = t1.{self.pick(['a', 'b'])} AND {self.pick(['', 'NOT '])}EXISTS "
+                f"(SELECT 1 FROM t1 AS t3 WHERE t3.b = t2.b AND t3.c {self.pick(['=', '<>'])} t1.c))")
+
     def dml(self):
         k = self.r.randint(0, 6)
         if k == 0:
@@ -567,7 +674,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=400, help="statements to generate")
     ap.add_argument("--engine", default="innodb", choices=["innodb", "myisam"])
-    ap.add_argument("--mode", default="select", choices=["select", "extra", "dml", "funcs"])
+    ap.add_argument("--mode", default="select", choices=["select", "extra", "dml", "funcs", "shapes"])
     ap.add_argument("--verbose", action="store_true", help="print every statement")
     ap.add_argument("--prepared", action="store_true",
                     help="run each generated SELECT on Strata as a prepared statement too "
@@ -601,7 +708,10 @@ def main():
 
     diffs = unsupported = both_failed = near = mysql8_refusals = shown = 0
     for i in range(args.count):
-        sql = gen.dml() if args.mode == "dml" else gen.select(args.mode in ("extra", "funcs"))
+        if args.mode == "shapes":
+            sql = gen.shape()
+        else:
+            sql = gen.dml() if args.mode == "dml" else gen.select(args.mode in ("extra", "funcs"))
         if args.verbose:
             print(f"[{i}] {sql}")
         exact = args.exact and args.mode != "dml"

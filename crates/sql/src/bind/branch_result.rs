@@ -83,6 +83,66 @@ pub fn as_string(e: Expr) -> Expr {
     Expr::Func(Func::Cast(CastFn::Char(None)), vec![e])
 }
 
+/// How a GREATEST/LEAST of dates and non-dates (a string result) shows the value it
+/// picks, as MySQL 8 formats it: by its temporal argument (the last DATETIME or
+/// TIMESTAMP, else the first date or time), a DATE as a date ([`DATE_ONLY`]), a
+/// DATETIME with the most fraction digits any argument has (`Item::datetime_precision`:
+/// a string literal its own, a date none, another string six). None when no argument
+/// has a date (a TIME, or no temporal argument at all: compared and shown as they are).
+///
+/// [`DATE_ONLY`]: strata_types::datetime::DATE_ONLY
+pub fn picked_date_shown(types: &[SType], args: &[Expr]) -> Option<u8> {
+    use SType::*;
+    let temporal = types
+        .iter()
+        .rev()
+        .find(|t| matches!(t, DateTime(_)))
+        .or_else(|| types.iter().find(|t| is_temporal(**t)))?;
+    match temporal {
+        Date => return Some(strata_types::datetime::DATE_ONLY),
+        DateTime(_) => {}
+        _ => return None,
+    }
+    let precision = |t: &SType, e: &Expr| -> u8 {
+        match (t, e) {
+            (DateTime(f) | Time(f), _) => *f,
+            (Date | Int | UInt | Null, _) => 0,
+            (Decimal(s) | Double(s), _) => *s,
+            (Text | Binary, Expr::Literal(strata_types::Value::Bytes(b))) => {
+                literal_fraction_digits(b)
+            }
+            (Text | Binary | Json, _) => 6,
+        }
+    };
+    let most = types.iter().zip(args).map(|(t, e)| precision(t, e)).max()?;
+    Some(most.min(6))
+}
+
+/// The fraction digits a date-time string literal carries (`'2020-01-01 10:00:00.25'`
+/// 2), as `str_to_datetime` counts them; six for a string that is no date-time, whose
+/// precision is a string's.
+fn literal_fraction_digits(text: &[u8]) -> u8 {
+    let Some(s) = std::str::from_utf8(text)
+        .ok()
+        .and_then(crate::expr::datetime::temporal::parse_stamp)
+    else {
+        return 6;
+    };
+    if !s.has_time {
+        return 0;
+    }
+    let text = String::from_utf8_lossy(text);
+    let after_time = text.rfind(':').map_or("", |i| &text[i..]);
+    match after_time.find('.') {
+        Some(i) => after_time[i + 1..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count()
+            .min(6) as u8,
+        None => 0,
+    }
+}
+
 /// Whether a value of this type is a string (text or binary).
 pub fn is_string(t: SType) -> bool {
     matches!(t, SType::Text | SType::Binary)
@@ -97,6 +157,45 @@ pub fn is_temporal(t: SType) -> bool {
 mod tests {
     use super::*;
     use SType::*;
+
+    #[test]
+    fn a_date_picked_among_strings_shows_as_its_date_argument() {
+        use strata_types::datetime::DATE_ONLY;
+        let lit = |s: &str| Expr::Literal(strata_types::Value::str(s));
+        let col = || Expr::Column(0);
+        // LEAST(datetime(3)_col, '2020-01-01'): a DATETIME of 3 digits.
+        assert_eq!(
+            picked_date_shown(&[DateTime(3), Text], &[col(), lit("2020-01-01")]),
+            Some(3)
+        );
+        // A literal's own digits count; a string column's are six.
+        assert_eq!(
+            picked_date_shown(
+                &[DateTime(0), Text],
+                &[col(), lit("2020-01-01 10:00:00.25")]
+            ),
+            Some(2)
+        );
+        assert_eq!(
+            picked_date_shown(&[DateTime(0), Text], &[col(), Expr::Column(1)]),
+            Some(6)
+        );
+        // A DATE as the temporal argument: a date, whatever the strings carry.
+        assert_eq!(
+            picked_date_shown(&[Date, Text], &[col(), lit("2020-01-01 10:00:00.5")]),
+            Some(DATE_ONLY)
+        );
+        // The last DATETIME decides over a DATE before it; a TIME first is not a date.
+        assert_eq!(
+            picked_date_shown(&[Date, Text, DateTime(1)], &[col(), lit("x"), col()]),
+            Some(6)
+        );
+        assert_eq!(
+            picked_date_shown(&[Time(0), Text], &[col(), lit("1")]),
+            None
+        );
+        assert_eq!(picked_date_shown(&[Text, Int], &[col(), col()]), None);
+    }
 
     #[test]
     fn mysql_8_result_types_of_mixed_temporal_branches() {

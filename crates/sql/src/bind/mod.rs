@@ -2150,11 +2150,20 @@ impl<'a> Binder<'a> {
                 *b = self.conform_branch(e, *t, ty);
             }
         }
+        let picked_date = if picks && branch_result::is_string(ty) {
+            branch_result::picked_date_shown(&types, &bound)
+        } else {
+            None
+        };
         let e = Expr::Func(func, bound);
         let e = if mixed_string {
             branch_result::as_string(e)
         } else {
             e
+        };
+        let e = match picked_date {
+            Some(fsp) => Expr::Func(Func::ShowPickedDate(fsp), vec![e]),
+            None => e,
         };
         let e = match func {
             Func::If | Func::IfNull | Func::Coalesce | Func::Greatest(_) | Func::Least(_) => {
@@ -2262,9 +2271,6 @@ impl<'a> Binder<'a> {
         if !shape_ok || !clauses_ok {
             return Err(Error::Syntax(format!("{name}(")));
         }
-        if self.agg.is_none() {
-            return Err(Error::InvalidGroupUse);
-        }
         let mut inner = Binder {
             scope,
             context,
@@ -2301,11 +2307,16 @@ impl<'a> Binder<'a> {
             bound.push((e, t, c));
         }
         // An aggregate of only an enclosing query's columns aggregates in that query
-        // (MySQL); not done here, so refused rather than computed per subquery row.
+        // (MySQL); not done here, so refused rather than computed per subquery row. This
+        // comes before the clause check: `WHERE o.c = MAX(outer.c)` in a subquery of a
+        // grouped query's HAVING is valid MySQL, not a misplaced aggregate (1111).
         if outer && !local {
             return Err(Error::NotSupported(
                 "an aggregate of only outer-query columns in a subquery".into(),
             ));
+        }
+        if self.agg.is_none() {
+            return Err(Error::InvalidGroupUse);
         }
         let mut spec = if star {
             AggSpec::new(
@@ -3300,6 +3311,27 @@ mod correlation_tests {
         assert!(hashable);
         // The outer query itself reads no enclosing query.
         assert!(env.correlated.borrow().is_empty());
+    }
+
+    #[test]
+    fn an_aggregate_of_outer_columns_in_a_subquerys_where_is_not_supported_not_misplaced() {
+        let mut scope = Scope::default();
+        scope.push("t".into(), "d".into(), table("t", &["id", "x"]));
+        let env = BindEnv {
+            planner: &WherePlanner,
+            parent: None,
+            correlated: RefCell::new(vec![]),
+        };
+        let code = |sql: &str| {
+            Binder::in_env(&scope, "where clause", &env)
+                .bind(&expr(sql))
+                .unwrap_err()
+                .code()
+        };
+        // MAX(t.x) belongs to the enclosing query (MySQL aggregates it there): 1235.
+        assert_eq!(code("EXISTS (SELECT 1 FROM u WHERE u.y = MAX(t.x))"), 1235);
+        // MAX(u.y) is the subquery's own, and its WHERE takes no aggregate: 1111.
+        assert_eq!(code("EXISTS (SELECT 1 FROM u WHERE u.y = MAX(u.y))"), 1111);
     }
 
     #[test]

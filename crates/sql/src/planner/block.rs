@@ -97,7 +97,9 @@ pub fn plan_block(
     // WHERE and the join conditions, each placed at the level where it is checked.
     let mut conds: Vec<(Option<usize>, Expr)> = Vec::new();
     if let Some(w) = &select.selection {
-        if bind::contains_aggregate(w) {
+        // In a subquery the binder tells an aggregate of the enclosing query's columns
+        // (MySQL aggregates it there; 1235 here) from a misplaced one of its own (1111).
+        if env.parent.is_none() && bind::contains_aggregate(w) {
             return Err(Error::InvalidGroupUse);
         }
         let (e, _, _) = Binder::in_env(&scope, "where clause", env).bind(w)?;

@@ -1,6 +1,7 @@
 //! Control-flow functions: IF, IFNULL, NULLIF, COALESCE, GREATEST, LEAST, and the
 //! wrappers the binder adds to give a branch's value its result type (ShowScale,
-//! ShowDouble, ShowSigned) or a FLOAT's text (ShowFloat). GREATEST/LEAST compare by
+//! ShowDouble, ShowSigned), a FLOAT's text (ShowFloat) or the date GREATEST/LEAST of
+//! dates and strings picked (ShowPickedDate). GREATEST/LEAST compare by
 //! the arguments' kind as MySQL 8: numbers as numbers, and as strings once a string is
 //! among them.
 
@@ -87,6 +88,21 @@ pub(super) fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Resul
         }
         ShowFloat => match a0()? {
             Value::Double(d) => Value::str(&strata_types::floatfmt::format_float(d)),
+            v => v,
+        },
+        ShowPickedDate(fsp) => match a0()? {
+            v @ (Value::DateTime(_) | Value::Bytes(_)) => {
+                // A string that is no date was compared as a string: it stays itself.
+                match crate::expr::datetime::temporal::stamp_of(&v, false) {
+                    Some(s) if fsp == strata_types::datetime::DATE_ONLY => {
+                        Value::str(&s.dt.date_string())
+                    }
+                    Some(s) => Value::str(&crate::expr::datetime::temporal::format_datetime(
+                        &s.dt, fsp,
+                    )),
+                    None => v,
+                }
+            }
             v => v,
         },
         ShowFixed(decimals) => match a0()? {

@@ -100,6 +100,12 @@ pub enum Func {
     /// Not callable by name: the binder wraps a FLOAT(M,D) / DOUBLE(M,D) column read as
     /// text in it, so it reads with its D decimals as MySQL shows it (`3.00`).
     ShowFixed(u8),
+    /// Not callable by name: the binder wraps a GREATEST/LEAST of dates and strings in
+    /// it (a string result compared as dates), so the value picked shows as the date
+    /// argument's type does, as MySQL 8's `Item_func_min_max::str_op` formats it: a
+    /// DATE (`DATE_ONLY`) or a DATETIME of this many fraction digits
+    /// (`LEAST(datetime_col, '2020-01-01')` is `2020-01-01 00:00:00`, not the string).
+    ShowPickedDate(u8),
     /// A JSON function, `->`, `->>`, MEMBER OF or CAST AS JSON (`expr/json/`).
     Json(crate::expr::json::JsonFn),
     /// Not callable by name: `@name := expr`, bound with the lower-case name as its
@@ -240,7 +246,9 @@ pub fn call(f: Func, args: &[Expr], row: &[Value], cx: &EvalCtx) -> Result<Value
         }
         InetAton | InetNtoa => network::call(f, args, row, cx),
         If | IfNull | NullIf(_) | Coalesce | Greatest(_) | Least(_) | ShowScale(_) | ShowDouble
-        | ShowSigned | ShowFloat | ShowFixed(_) => control::call(f, args, row, cx),
+        | ShowSigned | ShowFloat | ShowFixed(_) | ShowPickedDate(_) => {
+            control::call(f, args, row, cx)
+        }
         Str(f, coll) => string::call(f, coll, args, row, cx),
         Math(f) => math::call(f, args, row, cx),
         Hash(f) => match f {
